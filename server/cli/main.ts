@@ -1,0 +1,38 @@
+/**
+ * The `observatory` CLI: one binary, the first argument selects the role. Each command module is
+ * loaded on demand so that, e.g., `migrate` does not load the web server.
+ * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
+ */
+import { ConfigError } from '../config/env.ts';
+import { UsageError } from './usage.ts';
+
+export type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {};
+
+function help(): string {
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`);
+  return ['usage: observatory <command> [options]', '', 'commands:', ...rows].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${help()}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
+    return 2;
+  }
+  try {
+    return await (await command.load())(rest);
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof UsageError) {
+      process.stderr.write(`observatory ${name}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

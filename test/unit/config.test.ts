@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../server/config/env.ts';
+import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/config/write-modes.ts';
+
+const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
+const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';
+const PREVIEW = 'SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN';
+const BACKFILL = 'SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL';
+
+const modes = [undefined, 'legacy', 'dual', 'events_only'] as const;
+const otels = [undefined, 'dual_write', 'direct'] as const;
+const bools = [undefined, 'true', 'false'] as const;
+
+/** The rules restated independently of the implementation, to check it over every combination. */
+function expectedProblems(
+  mode = 'events_only',
+  otel = 'direct',
+  preview = 'true',
+  backfill = 'true',
+): string[] {
+  const p: string[] = [];
+  if (mode === 'events_only' && otel !== 'direct') p.push(`${MODE}=events_only requires ${OTEL}=direct`);
+  if (mode === 'events_only' && preview !== 'true') p.push(`${MODE}=events_only requires ${PREVIEW}=true`);
+  if (mode === 'legacy' && backfill === 'true') p.push(`${MODE}=legacy requires ${BACKFILL}=false`);
+  if (mode === 'legacy' && otel !== 'dual_write') p.push(`${MODE}=legacy requires ${OTEL}=dual_write`);
+  return p;
+}
+
+describe('configuration combinations (release 4)', () => {
+  const cases = modes.flatMap((m) =>
+    otels.flatMap((o) => bools.flatMap((p) => bools.map((b) => [m, o, p, b] as const))),
+  );
+  it.each(cases)('mode=%s otel=%s preview=%s backfill=%s', (m, o, p, b) => {
+    const env = { [MODE]: m, [OTEL]: o, [PREVIEW]: p, [BACKFILL]: b };
+    const problems = expectedProblems(m, o, p, b);
+    if (problems.length === 0) {
+      expect(loadConfig(env).mode.writeMode).toBe(m ?? 'events_only');
+      return;
+    }
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).not.toContain('\n');
+    for (const problem of problems) expect(message).toContain(problem);
+  });
+});
+
+describe('configuration values', () => {
+  it('defaults to the version 4 target state', () => {
+    const c = loadConfig({});
+    expect({ ...c.mode, release: undefined }).toEqual({ ...V4_DEFAULTS, release: undefined });
+    expect(c.propagationStuckThresholdMinutes).toBe(15);
+  });
+
+  it.each([
+    [{ [MODE]: 'dul' }, `${MODE}=dul is not one of legacy|dual|events_only`],
+    [{ [OTEL]: 'both' }, `${OTEL}=both is not one of dual_write|direct`],
+    [{ [PREVIEW]: 'yes' }, `${PREVIEW}=yes is not one of true|false`],
+    [
+      { SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES: '0' },
+      'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES=0',
+    ],
+    [{ SERVICE_RELEASE: '5' }, 'SERVICE_RELEASE=5 is not one of 3|4'],
+    [{ SERVICE_RELEASE: '3', [MODE]: 'dual' }, `SERVICE_RELEASE=3 supports only ${MODE}=legacy`],
+    [{ CLICKHOUSE_URL: 'tcp://x' }, 'CLICKHOUSE_URL must start with'],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('names missing required variables without printing secrets', () => {
+    const env = { CLICKHOUSE_URL: 'http://u:hunter2@h:8123', CLICKHOUSE_PASSWORD: 'hunter2', [MODE]: 'bad' };
+    expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).toThrow('DATABASE_URL is required');
+    expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).not.toThrow('hunter2');
+  });
+
+  it('release 3 behaves as version 3: legacy only, no version 4 reads', () => {
+    const c = loadConfig({ SERVICE_RELEASE: '3' });
+    expect(behaviourOf(c.mode)).toMatchObject({ writesEventsTables: false, servesV4Reads: false });
+  });
+});
+
+describe('OTLP write targets', () => {
+  const dual = {
+    ...V4_DEFAULTS,
+    release: '4' as const,
+    writeMode: 'dual' as const,
+    nativeOtelBehaviour: 'dual_write' as const,
+  };
+  it.each([
+    [{}, { legacy: true, staging: true, events: false }],
+    [{ ingestionVersion: 4 }, { legacy: true, staging: false, events: true }],
+    [
+      { sdkName: 'javascript', sdkVersion: '5.11.1' },
+      { legacy: true, staging: false, events: true },
+    ],
+    [
+      { sdkName: 'javascript', sdkVersion: '4.6.0' },
+      { legacy: true, staging: true, events: false },
+    ],
+    [
+      { sdkName: 'python', sdkVersion: '4.0.0b1' },
+      { legacy: true, staging: false, events: true },
+    ],
+  ])('dual with dual_write, producer %j', (producer, targets) => {
+    expect(otelTargets(dual, producer)).toEqual(targets);
+  });
+  it('legacy ignores the header; events_only always writes directly', () => {
+    expect(otelTargets({ ...dual, writeMode: 'legacy' }, { ingestionVersion: 4 })).toEqual({
+      legacy: true,
+      staging: false,
+      events: false,
+    });
+    expect(otelTargets({ ...dual, writeMode: 'events_only', nativeOtelBehaviour: 'direct' }, {})).toEqual({
+      legacy: false,
+      staging: false,
+      events: true,
+    });
+  });
+});
