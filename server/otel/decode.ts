@@ -1,0 +1,126 @@
+import { gunzipSync } from 'node:zlib';
+import { OtlpDecodeError } from './errors.ts';
+import { base64BytesToHex, jsonIdToHex } from './ids.ts';
+import { normalizeExport } from './normalize.ts';
+import { exportTraceServiceRequestType } from './otlp-proto.ts';
+import type { ExportTraceServiceRequest } from './otlp-types.ts';
+
+/** Default cap on the (decompressed) body: generous for OTLP batches, small enough to refuse zip bombs. */
+export const DEFAULT_MAX_DECODED_BYTES = 32 * 1024 * 1024;
+
+export interface DecodeOptions {
+  /** Largest body accepted, measured after decompression; larger ones fail with kind `too-large`. */
+  maxBytes?: number;
+}
+
+type Format = 'protobuf' | 'json';
+
+/**
+ * Decodes the body of `POST …/v1/traces` into an ExportTraceServiceRequest (see otlp-types.ts).
+ * Throws OtlpDecodeError. The result is structurally normalized but not validated: run
+ * `validateTraceExport` on it before use, as a JSON body can hold anything.
+ */
+export function decodeTraceExport(
+  body: Buffer,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  options: DecodeOptions = {},
+): ExportTraceServiceRequest {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_DECODED_BYTES;
+  const format = formatOf(contentType);
+  const payload = decompress(body, contentEncoding, maxBytes);
+  return format === 'protobuf' ? decodeProtobuf(payload) : decodeJson(payload);
+}
+
+/** The reference server accepts any content type that contains one of the two media types (charset etc. allowed). */
+function formatOf(contentType: string | undefined): Format {
+  const ct = (contentType ?? '').toLowerCase();
+  if (ct.includes('application/x-protobuf')) return 'protobuf';
+  if (ct.includes('application/json')) return 'json';
+  throw new OtlpDecodeError(
+    'content-type',
+    `Invalid content type: expected application/x-protobuf or application/json, got ${contentType ? `"${contentType}"` : 'none'}`,
+  );
+}
+
+/** gzip magic number; neither a protobuf message (wire type 7 is invalid) nor JSON can start with it. */
+function looksGzipped(body: Buffer): boolean {
+  return body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b;
+}
+
+function decompress(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+  const encodings = (contentEncoding ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '' && e !== 'identity');
+  const unsupported = encodings.find((e) => e !== 'gzip' && e !== 'x-gzip');
+  if (unsupported !== undefined) {
+    throw new OtlpDecodeError(
+      'content-encoding',
+      `Unsupported content encoding "${unsupported}": expected gzip or identity`,
+    );
+  }
+  // Some clients compress without saying so; the magic bytes make that unambiguous.
+  const gzipped = encodings.length > 0 || looksGzipped(body);
+  if (!gzipped) {
+    if (body.length > maxBytes) throw tooLarge(maxBytes);
+    return body;
+  }
+  let out = body;
+  for (let i = 0; i < Math.max(encodings.length, 1); i++) out = gunzip(out, maxBytes);
+  return out;
+}
+
+function gunzip(body: Buffer, maxBytes: number): Buffer {
+  try {
+    // maxOutputLength makes zlib stop as soon as the output would exceed the cap: a bomb never inflates.
+    return gunzipSync(body, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes);
+    throw new OtlpDecodeError('gzip', `Invalid gzip body: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function tooLarge(maxBytes: number): OtlpDecodeError {
+  return new OtlpDecodeError(
+    'too-large',
+    `Request body exceeds the limit of ${maxBytes} bytes after decompression`,
+  );
+}
+
+function decodeProtobuf(payload: Buffer): ExportTraceServiceRequest {
+  const type = exportTraceServiceRequestType();
+  let raw: Record<string, unknown>;
+  try {
+    raw = type.toObject(type.decode(payload), {
+      longs: String,
+      bytes: String,
+      arrays: true,
+      defaults: false,
+    });
+  } catch (err) {
+    throw new OtlpDecodeError('protobuf', `Failed to parse OTel Protobuf Trace: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return normalizeExport(raw, base64BytesToHex);
+}
+
+function decodeJson(payload: Buffer): ExportTraceServiceRequest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload.toString('utf8').replace(/^\uFEFF/, ''));
+  } catch (err) {
+    throw new OtlpDecodeError('json', `Failed to parse OTel JSON Trace: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new OtlpDecodeError(
+      'json',
+      'Failed to parse OTel JSON Trace: expected a JSON object with "resourceSpans"',
+    );
+  }
+  return normalizeExport(parsed as Record<string, unknown>, jsonIdToHex);
+}

@@ -1,0 +1,188 @@
+import {
+  type Attributes,
+  asText,
+  attr,
+  firstText,
+  isTrue,
+  LANGFUSE_SDK_SCOPE_PREFIX,
+  LF,
+  toAttributes,
+  toStringRecord,
+} from './attributes.ts';
+import { extractExperiment } from './experiment.ts';
+import { extractInputOutput } from './io.ts';
+import { extractMetadata, remainingAttributes } from './metadata.ts';
+import { extractModelName, extractModelParameters } from './model.ts';
+import { mapObservationType } from './observation-type.ts';
+import type { ExportTraceServiceRequest, OtlpSpan, OtlpSpanEvent } from './otlp-types.ts';
+import {
+  extractCompletionStartTime,
+  extractEnvironment,
+  extractLevel,
+  extractName,
+  extractPrompt,
+  extractStatusMessage,
+} from './span-fields.ts';
+import { microsToIso, nanosToMicros } from './time.ts';
+import { extractPublic, extractSessionId, extractTags, extractUserId } from './trace-fields.ts';
+import type { MapContext, OtelInstrumentation, OtelObservation } from './types.ts';
+import { extractCostDetails, extractUsageDetails } from './usage.ts';
+
+/** What every span of one resource/scope block shares. */
+interface ScopeContext {
+  resourceAttrs: Attributes;
+  /** Trace metadata declared on the resource (`langfuse.trace.metadata…` resource attributes). */
+  resourceTraceMetadata: Record<string, unknown>;
+  scopeName: string;
+  scopeVersion: string;
+  scopeAttrs: Attributes;
+  /** Spans of the Langfuse SDK scope carry only Langfuse attributes, so no `metadata.attributes` copy. */
+  isLangfuseSdk: boolean;
+  instrumentation: OtelInstrumentation;
+  nowMicros: bigint;
+}
+
+function objects<T>(value: unknown): T[] {
+  return Array.isArray(value) ? value.filter((v): v is T => typeof v === 'object' && v !== null) : [];
+}
+
+/** Input/output columns hold text: strings as they are, anything else as JSON. */
+function text(value: unknown): string | null {
+  return value === null || value === undefined ? null : asText(value);
+}
+
+/**
+ * Maps a (validated) OTLP trace export to one observation per span, in export order. Pure: the only
+ * outside input is `ctx`; `ctx.now` matters only for spans that carry no timestamps at all.
+ */
+export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = {}): OtelObservation[] {
+  const nowMicros = BigInt((ctx.now ?? new Date()).getTime()) * 1000n;
+  const observations: OtelObservation[] = [];
+  for (const rs of objects<ExportTraceServiceRequest['resourceSpans'][number]>(request?.resourceSpans)) {
+    const resourceAttrs = toAttributes(rs.resource?.attributes);
+    for (const ss of objects<(typeof rs.scopeSpans)[number]>(rs.scopeSpans)) {
+      const scopeName = typeof ss.scope?.name === 'string' ? ss.scope.name : '';
+      const scopeVersion = typeof ss.scope?.version === 'string' ? ss.scope.version : '';
+      const scope: ScopeContext = {
+        resourceAttrs,
+        resourceTraceMetadata: extractMetadata(resourceAttrs, 'trace'),
+        scopeName,
+        scopeVersion,
+        scopeAttrs: toAttributes(ss.scope?.attributes),
+        isLangfuseSdk: scopeName.startsWith(LANGFUSE_SDK_SCOPE_PREFIX),
+        instrumentation: instrumentationOf(resourceAttrs, scopeName, scopeVersion, ctx),
+        nowMicros,
+      };
+      for (const span of objects<OtlpSpan>(ss.spans)) observations.push(mapSpan(span, scope));
+    }
+  }
+  return observations;
+}
+
+function instrumentationOf(
+  resourceAttrs: Attributes,
+  scopeName: string,
+  scopeVersion: string,
+  ctx: MapContext,
+): OtelInstrumentation {
+  return {
+    serviceName: firstText(resourceAttrs, ['service.name']),
+    serviceVersion: firstText(resourceAttrs, ['service.version']),
+    scopeName: scopeName || null,
+    scopeVersion: scopeVersion || null,
+    sdkLanguage: firstText(resourceAttrs, ['telemetry.sdk.language']),
+    sdkName: firstText(resourceAttrs, ['telemetry.sdk.name']),
+    sdkVersion: firstText(resourceAttrs, ['telemetry.sdk.version']),
+    ingestionSdkName: ctx.sdkName?.trim() || 'unknown',
+    ingestionSdkVersion: ctx.sdkVersion?.trim() || 'unknown',
+  };
+}
+
+/** '' for a root; OTel uses an absent (or, from some exporters, all-zero) parent id for roots. */
+function parentOf(span: OtlpSpan): string {
+  const parent = typeof span.parentSpanId === 'string' ? span.parentSpanId : '';
+  return /^0*$/.test(parent) ? '' : parent;
+}
+
+function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
+  const attrs = toAttributes(span.attributes);
+  const events = objects<OtlpSpanEvent>(span.events);
+  const spanName = typeof span.name === 'string' ? span.name : '';
+  const startMicros =
+    nanosToMicros(span.startTimeUnixNano) ?? nanosToMicros(span.endTimeUnixNano) ?? scope.nowMicros;
+  const endMicros = nanosToMicros(span.endTimeUnixNano) ?? startMicros;
+
+  const type = mapObservationType({
+    attrs,
+    resourceAttrs: scope.resourceAttrs,
+    scopeName: scope.scopeName,
+    scopeVersion: scope.scopeVersion,
+    spanName,
+  });
+  const { input, output } = extractInputOutput(attrs, events, scope.scopeName);
+  const traceMetadata = { ...scope.resourceTraceMetadata, ...extractMetadata(attrs, 'trace') };
+  const metadata = toStringRecord({
+    ...traceMetadata,
+    ...extractMetadata(attrs, 'observation'),
+    ...(scope.isLangfuseSdk ? {} : { attributes: remainingAttributes(attrs) }),
+    resourceAttributes: scope.resourceAttrs,
+    scope: { name: scope.scopeName, version: scope.scopeVersion, attributes: scope.scopeAttrs },
+  });
+
+  const userId = extractUserId(attrs);
+  const sessionId = extractSessionId(attrs);
+  const tags = extractTags(attrs);
+  const isPublic = extractPublic(attrs);
+  const version = firstText(attrs, [LF.VERSION]) ?? firstText(scope.resourceAttrs, ['service.version']);
+  const release = firstText(attrs, [LF.RELEASE]) ?? firstText(scope.resourceAttrs, [LF.RELEASE]);
+  const traceName = firstText(attrs, [LF.TRACE_NAME]);
+  const prompt = type === 'GENERATION' ? extractPrompt(attrs) : { name: null, version: null };
+  const statusCode = typeof span.status?.code === 'number' ? span.status.code : 0;
+  const statusMessage = typeof span.status?.message === 'string' ? span.status.message : '';
+
+  return {
+    traceId: String(span.traceId),
+    spanId: String(span.spanId),
+    parentSpanId: parentOf(span),
+    name: extractName(spanName, attrs),
+    type,
+    startTime: microsToIso(startMicros),
+    endTime: microsToIso(endMicros),
+    completionStartTime: extractCompletionStartTime(attrs, startMicros),
+    environment: extractEnvironment(attrs, scope.resourceAttrs),
+    level: extractLevel(attrs, statusCode, scope.scopeName, spanName),
+    statusMessage: extractStatusMessage(attrs, statusMessage),
+    version,
+    release,
+    input: text(input),
+    output: text(output),
+    metadata,
+    userId,
+    sessionId,
+    tags,
+    traceName,
+    public: isPublic,
+    modelName: extractModelName(attrs),
+    modelParameters: extractModelParameters(attrs, scope.scopeName),
+    usageDetails: extractUsageDetails(attrs, scope.scopeName),
+    costDetails: extractCostDetails(attrs),
+    promptName: prompt.name,
+    promptVersion: prompt.version,
+    isAppRoot: isTrue(attr(attrs, LF.IS_APP_ROOT)),
+    asRoot: isTrue(attr(attrs, LF.AS_ROOT)),
+    trace: {
+      name: traceName,
+      input: text(attr(attrs, LF.TRACE_INPUT)),
+      output: text(attr(attrs, LF.TRACE_OUTPUT)),
+      metadata: toStringRecord(traceMetadata),
+      userId,
+      sessionId,
+      tags,
+      public: isPublic,
+      version,
+      release,
+    },
+    experiment: extractExperiment(attrs),
+    instrumentation: { ...scope.instrumentation },
+  };
+}

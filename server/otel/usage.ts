@@ -1,0 +1,229 @@
+import { type Attributes, attr, isPlainObject, LF, parseJsonish, VERCEL_AI_SCOPE } from './attributes.ts';
+
+/** A token count as stored (UInt64): a finite non-negative number, rounded; null for anything else. */
+function count(value: unknown): number | null {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.round(n) : null;
+}
+
+/** Keeps the valid counts; an invalid entry is dropped alone rather than discarding the whole usage. */
+function counts(obj: Record<string, unknown>): Record<string, number> {
+  const entries: [string, number][] = [];
+  for (const [key, value] of Object.entries(obj)) {
+    const n = count(value);
+    if (n !== null) entries.push([key, n]);
+  }
+  return Object.fromEntries(entries);
+}
+
+const COMPLETION_KEYS = [
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'prompt_tokens_details',
+  'completion_tokens_details',
+];
+const RESPONSE_KEYS = [
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'input_tokens_details',
+  'output_tokens_details',
+];
+
+/** Matches one of OpenAI's usage objects exactly (as the reference's strict schemas do): the three totals, optional detail maps. */
+function isOpenAiShape(obj: Record<string, unknown>, keys: string[]): boolean {
+  const [input, output, total, inDetails, outDetails] = keys as [string, string, string, string, string];
+  const integer = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  const details = (v: unknown) =>
+    v === undefined ||
+    v === null ||
+    (isPlainObject(v) && Object.values(v).every((d) => d === null || integer(d)));
+  return (
+    Object.keys(obj).every((k) => keys.includes(k)) &&
+    integer(obj[input]) &&
+    integer(obj[output]) &&
+    integer(obj[total]) &&
+    details(obj[inDetails]) &&
+    details(obj[outDetails])
+  );
+}
+
+/**
+ * OpenAI usage → Langfuse keys: totals become input/output/total; each detail becomes `input_<k>`/`output_<k>`
+ * and is subtracted from its side, so that the parts add up (cached tokens are not billed as fresh input).
+ */
+function fromOpenAi(obj: Record<string, unknown>, keys: string[]): Record<string, number> {
+  const [input, output, total, inDetails, outDetails] = keys as [string, string, string, string, string];
+  const result: Record<string, number> = {
+    input: obj[input] as number,
+    output: obj[output] as number,
+    total: obj[total] as number,
+  };
+  for (const [side, detailsKey] of [
+    ['input', inDetails],
+    ['output', outDetails],
+  ] as const) {
+    const details = obj[detailsKey];
+    if (!isPlainObject(details)) continue;
+    for (const [key, value] of Object.entries(details)) {
+      if (typeof value !== 'number') continue;
+      result[`${side}_${key}`] = value;
+      result[side] = Math.max((result[side] ?? 0) - value, 0);
+    }
+  }
+  return result;
+}
+
+/** A usage object in any accepted form: OpenAI chat-completions usage, OpenAI responses usage, or a flat map. */
+export function normalizeUsage(obj: Record<string, unknown>): Record<string, number> {
+  if (isOpenAiShape(obj, COMPLETION_KEYS)) return fromOpenAi(obj, COMPLETION_KEYS);
+  if (isOpenAiShape(obj, RESPONSE_KEYS)) return fromOpenAi(obj, RESPONSE_KEYS);
+  return counts(obj);
+}
+
+/** Vercel AI SDK: totals from gen_ai.usage.*, details from ai.usage.* and provider metadata; details are subtracted. */
+function vercelUsage(attrs: Attributes): Record<string, number | undefined> {
+  const has = (k: string) => Object.hasOwn(attrs, k);
+  const int = (k: string) => count(attr(attrs, k)) ?? 0;
+  const usage: Record<string, number | undefined> = {
+    input: has('gen_ai.usage.prompt_tokens')
+      ? int('gen_ai.usage.prompt_tokens')
+      : has('gen_ai.usage.input_tokens')
+        ? int('gen_ai.usage.input_tokens')
+        : undefined,
+    output: has('gen_ai.usage.completion_tokens')
+      ? int('gen_ai.usage.completion_tokens')
+      : has('gen_ai.usage.output_tokens')
+        ? int('gen_ai.usage.output_tokens')
+        : undefined,
+    total: has('ai.usage.tokens') ? int('ai.usage.tokens') : undefined,
+  };
+  if (has('ai.usage.cachedInputTokens')) usage.input_cached_tokens = int('ai.usage.cachedInputTokens');
+  if (has('ai.usage.reasoningTokens')) usage.output_reasoning_tokens = int('ai.usage.reasoningTokens');
+
+  const provider = parseJsonish(attr(attrs, 'ai.response.providerMetadata'));
+  if (isPlainObject(provider)) addProviderUsage(usage, provider);
+
+  const minus = (...keys: string[]) => keys.reduce((sum, k) => sum + (usage[k] ?? 0), 0);
+  usage.input = Math.max(
+    (usage.input ?? 0) -
+      minus(
+        'input_cached_tokens',
+        'input_cache_creation',
+        'input_cache_creation_5m',
+        'input_cache_creation_1h',
+        'input_cache_read',
+      ),
+    0,
+  );
+  usage.output = Math.max((usage.output ?? 0) - minus('output_reasoning_tokens'), 0);
+  return usage;
+}
+
+/** Cache and reasoning details that only the provider-specific metadata carries (OpenAI, Anthropic, Bedrock). */
+function addProviderUsage(
+  usage: Record<string, number | undefined>,
+  provider: Record<string, unknown>,
+): void {
+  const setIfAbsent = (key: string, value: unknown) => {
+    const n = count(value);
+    if (usage[key] === undefined && n !== null) usage[key] = n;
+  };
+  const openai = provider.openai;
+  if (isPlainObject(openai)) {
+    setIfAbsent('input_cached_tokens', openai.cachedPromptTokens);
+    setIfAbsent('accepted_prediction_tokens', openai.acceptedPredictionTokens);
+    setIfAbsent('rejected_prediction_tokens', openai.rejectedPredictionTokens);
+    setIfAbsent('output_reasoning_tokens', openai.reasoningTokens);
+  }
+  const anthropic = isPlainObject(provider.anthropic) ? provider.anthropic.usage : undefined;
+  if (isPlainObject(anthropic)) {
+    setIfAbsent('input_cache_creation', anthropic.cache_creation_input_tokens);
+    setIfAbsent('input_cached_tokens', anthropic.cache_read_input_tokens);
+    const byTtl = anthropic.cache_creation;
+    if (isPlainObject(byTtl)) {
+      setIfAbsent('input_cache_creation_5m', byTtl.ephemeral_5m_input_tokens);
+      setIfAbsent('input_cache_creation_1h', byTtl.ephemeral_1h_input_tokens);
+      // The TTL buckets are part of the creation total; keep only the unattributed rest to avoid double counting.
+      usage.input_cache_creation = Math.max(
+        (usage.input_cache_creation ?? 0) -
+          (usage.input_cache_creation_5m ?? 0) -
+          (usage.input_cache_creation_1h ?? 0),
+        0,
+      );
+    }
+  }
+  const bedrock = isPlainObject(provider.bedrock) ? provider.bedrock.usage : undefined;
+  if (isPlainObject(bedrock)) {
+    setIfAbsent('input_cache_read', bedrock.cacheReadInputTokens);
+    setIfAbsent('input_cache_write', bedrock.cacheWriteInputTokens);
+    setIfAbsent('input_cache_creation', bedrock.cacheCreationInputTokens);
+  }
+}
+
+/** Pydantic AI reports totals and details; only the details are used, or cache tokens would count twice. */
+function pydanticAiUsage(attrs: Attributes): Record<string, unknown> {
+  return {
+    input: attr(attrs, 'gen_ai.usage.details.input_tokens'),
+    output: attr(attrs, 'gen_ai.usage.details.output_tokens'),
+    input_cache_read:
+      attr(attrs, 'gen_ai.usage.details.cache_read_input_tokens') ??
+      attr(attrs, 'gen_ai.usage.details.cache_read_tokens'),
+    input_cache_creation:
+      attr(attrs, 'gen_ai.usage.cache_write_tokens') ??
+      attr(attrs, 'gen_ai.usage.details.cache_creation_input_tokens'),
+  };
+}
+
+const GENERIC_KEY_NAMES: Record<string, string> = {
+  prompt_tokens: 'input',
+  completion_tokens: 'output',
+  total_tokens: 'total',
+  input_tokens: 'input',
+  output_tokens: 'output',
+  prompt: 'input',
+  completion: 'output',
+};
+
+/** OTel GenAI `gen_ai.usage.<k>` and OpenInference `llm.token_count.<k>`, with the common names unified. */
+function genericUsage(attrs: Attributes): Record<string, unknown> {
+  const entries: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(attrs)) {
+    let name: string;
+    if (key.startsWith('gen_ai.usage.') && key !== 'gen_ai.usage.cost')
+      name = key.slice('gen_ai.usage.'.length);
+    else if (key.startsWith('llm.token_count.')) name = key.slice('llm.token_count.'.length);
+    else continue;
+    entries.push([Object.hasOwn(GENERIC_KEY_NAMES, name) ? GENERIC_KEY_NAMES[name]! : name, value]);
+  }
+  return Object.fromEntries(entries);
+}
+
+/** Token usage of a span: the Langfuse JSON attribute, else the framework conventions. */
+export function extractUsageDetails(attrs: Attributes, scopeName: string): Record<string, number> {
+  const langfuse = parseJsonish(attr(attrs, LF.OBSERVATION_USAGE_DETAILS) || undefined);
+  if (isPlainObject(langfuse)) return normalizeUsage(langfuse);
+  if (scopeName === VERCEL_AI_SCOPE) return counts(vercelUsage(attrs));
+  if (scopeName === 'pydantic-ai') return counts(pydanticAiUsage(attrs));
+  return counts(genericUsage(attrs));
+}
+
+/** Cost in USD: the Langfuse JSON attribute, else a single total from `gen_ai.usage.cost` / `llm.cost.total`. */
+export function extractCostDetails(attrs: Attributes): Record<string, number> {
+  const langfuse = parseJsonish(attr(attrs, LF.OBSERVATION_COST_DETAILS) || undefined);
+  if (isPlainObject(langfuse)) {
+    const entries: [string, number][] = [];
+    for (const [key, value] of Object.entries(langfuse)) {
+      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+      if (typeof n === 'number' && Number.isFinite(n)) entries.push([key, n]);
+    }
+    return Object.fromEntries(entries);
+  }
+  for (const key of ['gen_ai.usage.cost', 'llm.cost.total']) {
+    const value = attr(attrs, key);
+    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (value && typeof n === 'number' && Number.isFinite(n)) return { total: n };
+  }
+  return {};
+}
