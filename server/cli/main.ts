@@ -8,7 +8,29 @@ import { UsageError } from './usage.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {};
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  web: { summary: 'serve the web container (port 3000)', load: async () => (await import('./web.ts')).run },
+  worker: {
+    summary: 'run the worker container (port 3030)',
+    load: async () => (await import('./worker.ts')).run,
+  },
+  migrate: {
+    summary: 'apply or rewind schema migrations: up [--to N] | down --to N | status [--json]',
+    load: async () => (await import('./migrate.ts')).run,
+  },
+  'analytics-server': {
+    summary: 'serve the embedded analytics engine over the ClickHouse HTTP interface: --port N --data DIR',
+    load: async () => (await import('./analytics-server.ts')).run,
+  },
+  dev: {
+    summary: 'everything in one process on embedded datastores: [--port N] [--data DIR] [--json]',
+    load: async () => (await import('./dev.ts')).run,
+  },
+  'create-project': {
+    summary: 'create a project and print its keys: --name NAME [--json]',
+    load: async () => (await import('./create-project.ts')).run,
+  },
+};
 
 function help(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`);

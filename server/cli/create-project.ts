@@ -1,0 +1,27 @@
+/** `observatory create-project --name NAME [--json]`: prints the new project's keys, once. */
+import { loadConfig } from '../config/env.ts';
+import { createPool } from '../datastores/postgres.ts';
+import { RelationalMigrator } from '../migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
+import { createProject } from '../projects/keys.ts';
+import { parseFlags, UsageError } from './usage.ts';
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { name: { type: 'string' }, json: { type: 'boolean' } });
+  if (!values.name?.trim()) throw new UsageError('usage: observatory create-project --name NAME [--json]');
+  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const pool = createPool(config.databaseUrl!, 1);
+  try {
+    // The projects table must exist; applying the relational migrations is idempotent.
+    await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();
+    const keys = await createProject(pool, values.name.trim());
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify(keys)}\n`
+        : `project ${keys.projectId}\npublic key ${keys.publicKey}\nsecret key ${keys.secretKey} (shown once)\n`,
+    );
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * `observatory dev [--port N] [--data DIR] [--json]`: the whole service in one process on the
+ * embedded datastores (the ClickHouse engine in-process, PGlite, no Redis server), with a default
+ * project whose keys are printed, ready for an SDK or an OTLP exporter.
+ *
+ * The default project's keys are kept in `<data>/dev-project.json` (mode 0600) so that a restart
+ * on the same data directory prints the same working keys; the database stores only the hash.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../config/env.ts';
+import { createAnalyticsClient } from '../datastores/clickhouse.ts';
+import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
+import { createPool } from '../datastores/postgres.ts';
+import { clickhouseStore } from '../ingestion/store.ts';
+import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { migratorsFor } from '../runtime/schema.ts';
+import { onShutdown } from '../runtime/shutdown.ts';
+import { buildWebApp } from '../web/app.ts';
+import { intFlag, parseFlags } from './usage.ts';
+
+export interface DevReady {
+  url: string;
+  projectId: string;
+  publicKey: string;
+  secretKey: string;
+}
+
+async function defaultProject(file: string, create: () => Promise<ProjectKeys>, verify: KeyVerifier) {
+  if (existsSync(file)) {
+    const keys = JSON.parse(readFileSync(file, 'utf8')) as ProjectKeys;
+    if (await verify.verify(keys.publicKey, keys.secretKey)) return keys;
+  }
+  const keys = await create();
+  writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return keys;
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    port: { type: 'string' },
+    data: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  const port = intFlag(values.port, 'port') ?? 3000;
+  const dataDir = resolve(values.data ?? '.data/dev');
+  mkdirSync(dataDir, { recursive: true });
+  const config = loadConfig({
+    ...process.env,
+    CLICKHOUSE_URL: `chdb://${join(dataDir, 'analytics')}`,
+  });
+  const log = createLogger('dev');
+  const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
+  const pool = createPool(pg.url, pg.poolSize);
+  const analytics = createAnalyticsClient(config.clickhouse);
+  const migrators = migratorsFor(config, pool, analytics);
+  await migrators.relational.up();
+  await migrators.analytics.up();
+  const keysVerifier = new KeyVerifier(pool);
+  const keys = await defaultProject(
+    join(dataDir, 'dev-project.json'),
+    () => createProject(pool, 'default'),
+    keysVerifier,
+  );
+
+  const app = buildWebApp({
+    config: { ...config, databaseUrl: pg.url },
+    pool,
+    analytics,
+    store: clickhouseStore(analytics),
+    keys: keysVerifier,
+    shuttingDown: () => false,
+  });
+  const host = process.env['HOST'] ?? '127.0.0.1';
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  const ready: DevReady = {
+    url,
+    projectId: keys.projectId,
+    publicKey: keys.publicKey,
+    secretKey: keys.secretKey,
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(ready)}\n`);
+  else {
+    process.stdout.write(
+      [
+        `Observatory is running at ${url} (write mode ${config.mode.writeMode}, data in ${dataDir})`,
+        `  SERVICE_BASE_URL=${url}`,
+        `  SERVICE_PUBLIC_KEY=${keys.publicKey}`,
+        `  SERVICE_SECRET_KEY=${keys.secretKey}`,
+        `  OTLP endpoint: ${url}/api/public/otel/v1/traces (Authorization: Basic base64(public:secret))`,
+        'Press Ctrl+C to stop.',
+        '',
+      ].join('\n'),
+    );
+  }
+  log.info({ url }, 'dev ready');
+  await onShutdown(async () => {
+    await app.close();
+    await pool.end();
+    await analytics.close();
+    await pg.stop();
+  });
+  return 0;
+}

@@ -1,0 +1,67 @@
+/**
+ * `observatory migrate up [--to N] | down --to N | status [--json]`: the schema of both stores.
+ * Versions are the analytics schema's (§3 of the architecture); the relational schema follows the
+ * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
+ * relational change).
+ */
+import { loadConfig } from '../config/env.ts';
+import { SchemaAheadError } from '../migrations/analytics/runner.ts';
+import { RELEASE_3_SCHEMA_VERSION } from '../migrations/analytics/versions.ts';
+import { openDatastores } from '../runtime/datastores.ts';
+import { migratorsFor } from '../runtime/schema.ts';
+import { intFlag, parseFlags, UsageError } from './usage.ts';
+
+export interface MigrationStatus {
+  release: '3' | '4';
+  analytics: { version: number; dirty: boolean; latestKnown: number; release3Version: number };
+  relational: { version: number; latestKnown: number };
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { to: { type: 'string' }, json: { type: 'boolean' } });
+  const action = positionals[0];
+  if (action !== 'up' && action !== 'down' && action !== 'status') {
+    throw new UsageError('usage: observatory migrate up [--to N] | down --to N | status [--json]');
+  }
+  const to = intFlag(values.to, 'to');
+  if (action === 'down' && to === undefined) throw new UsageError('migrate down needs --to N');
+  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const stores = openDatastores(config);
+  const m = migratorsFor(config, stores.pool, stores.analytics);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  try {
+    if (action === 'up') {
+      await m.relational.up();
+      const applied = await m.analytics.up(to, say);
+      if (applied.length === 0) say('analytics schema is up to date');
+    } else if (action === 'down') {
+      const rewound = await m.analytics.down(to!, say);
+      if (rewound.length === 0) say(`analytics schema is already at or below ${to}`);
+    }
+    const state = await m.analytics.state();
+    const status: MigrationStatus = {
+      release: config.mode.release,
+      analytics: {
+        ...state,
+        latestKnown: m.analytics.latestKnown,
+        release3Version: RELEASE_3_SCHEMA_VERSION,
+      },
+      relational: { version: await m.relational.version(), latestKnown: m.relational.latestKnown },
+    };
+    if (values.json) process.stdout.write(`${JSON.stringify(status)}\n`);
+    else if (action === 'status') {
+      process.stdout.write(
+        `analytics schema version ${state.version}${state.dirty ? ' (dirty)' : ''} of ${m.analytics.latestKnown} known; relational ${status.relational.version}\n`,
+      );
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof SchemaAheadError) {
+      say(`observatory migrate: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await stores.close();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * `observatory web`: the web container. Applies pending migrations unless
+ * SERVICE_AUTO_MIGRATION_DISABLED=true, refuses to start on a schema newer than it knows, then
+ * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM.
+ */
+import { loadConfig } from '../config/env.ts';
+import { clickhouseStore } from '../ingestion/store.ts';
+import { SchemaAheadError } from '../migrations/analytics/runner.ts';
+import { KeyVerifier } from '../projects/keys.ts';
+import { openDatastores } from '../runtime/datastores.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { autoMigrationDisabled, migratorsFor } from '../runtime/schema.ts';
+import { onShutdown } from '../runtime/shutdown.ts';
+import { buildWebApp } from '../web/app.ts';
+
+export async function run(_args: string[]): Promise<number> {
+  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const log = createLogger('web');
+  const stores = openDatastores(config);
+  const migrators = migratorsFor(config, stores.pool, stores.analytics);
+  try {
+    if (!autoMigrationDisabled(process.env)) {
+      await migrators.relational.up();
+      await migrators.analytics.up(undefined, (line) => log.info(line));
+    }
+    await migrators.analytics.assertKnown();
+  } catch (err) {
+    await stores.close();
+    if (err instanceof SchemaAheadError) {
+      process.stderr.write(`observatory web: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  let shuttingDown = false;
+  const app = buildWebApp(
+    {
+      config,
+      pool: stores.pool,
+      analytics: stores.analytics,
+      store: clickhouseStore(stores.analytics),
+      keys: new KeyVerifier(stores.pool),
+      shuttingDown: () => shuttingDown,
+    },
+    { logger: log },
+  );
+  await app.listen({ host: config.host, port: config.port ?? 3000 });
+  log.info({ mode: config.mode }, 'web ready');
+  await onShutdown(async () => {
+    shuttingDown = true;
+    await app.close();
+    await stores.close();
+  });
+  return 0;
+}

@@ -1,0 +1,228 @@
+/**
+ * Batch ingestion: validates each event on its own, answers every event in the 207 envelope, and
+ * acknowledges only what the analytics store has durably written. Which tables are written follows
+ * the write mode (server/config/write-modes.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../config/write-modes.ts';
+import {
+  type Attribution,
+  applyObservation,
+  applyTrace,
+  emptyObservationRow,
+  emptyTraceRow,
+  type ObservationPatch,
+  type Row,
+  type RowContext,
+  scoreRow,
+  stagedObservation,
+  stagedTraceRoot,
+} from './records.ts';
+import {
+  describeIssues,
+  type IngestionEvent,
+  ingestionEvent,
+  OBSERVATION_CREATE_TYPES,
+  OBSERVATION_UPDATE_TYPES,
+  type ObservationType,
+  type TraceBody,
+} from './schemas.ts';
+import type { IngestionStore } from './store.ts';
+
+export interface EventSuccess {
+  id: string;
+  status: 201;
+}
+export interface EventError {
+  id: string;
+  status: 400;
+  message: string;
+  error?: string;
+}
+export interface BatchResult {
+  successes: EventSuccess[];
+  errors: EventError[];
+}
+
+export interface BatchContext {
+  projectId: string;
+  settings: ModeSettings;
+  attribution: Attribution;
+  store: IngestionStore;
+  now?: number;
+}
+
+/** What an operator of a refused producer is told (the spec leaves the wording to us). */
+export const EVENTS_ONLY_REFUSAL =
+  'This deployment runs write mode events_only: batch ingestion accepts only score-create events. ' +
+  'Upgrade the producer to an OpenTelemetry-based SDK (JS/TS SDK 5.4+ or Python SDK 4.7+, or OTLP with ' +
+  'the header x-service-ingestion-version: 4), or have the service operator run write mode dual until ' +
+  'every producer has moved.';
+
+type ObservationEvent = Exclude<IngestionEvent, { type: 'trace-create' | 'score-create' | 'sdk-log' }>;
+
+function observationTypeOf(e: ObservationEvent): ObservationType {
+  if (e.type === 'observation-create' || e.type === 'observation-update') return e.body.type;
+  return (
+    (OBSERVATION_CREATE_TYPES as Record<string, ObservationType>)[e.type] ??
+    (OBSERVATION_UPDATE_TYPES as Record<string, ObservationType>)[e.type]!
+  );
+}
+
+function idOf(item: unknown): string {
+  const id = (item as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id.length > 0 ? id : 'unknown';
+}
+
+/** One change to a trace or an observation, applied in order onto the stored row. */
+interface Change<P> {
+  patch: P;
+  at: string;
+  isUpdate: boolean;
+}
+type ObservationChange = Change<ObservationPatch> & { traceId: string; type: ObservationType };
+
+/**
+ * The trace and observation changes of one request, grouped by entity. Committing merges each
+ * entity's changes (creates first, then updates, each by time) onto its stored row and writes the
+ * result to the legacy tables, and to staging in dual write.
+ */
+export class LegacyChanges {
+  readonly traces = new Map<string, Change<TraceBody>[]>();
+  readonly observations = new Map<string, ObservationChange[]>();
+
+  addTrace(id: string, patch: TraceBody, at: string): void {
+    const list = this.traces.get(id) ?? [];
+    list.push({ patch, at, isUpdate: false });
+    this.traces.set(id, list);
+  }
+
+  addObservation(id: string, change: ObservationChange): void {
+    const list = this.observations.get(id) ?? [];
+    list.push(change);
+    this.observations.set(id, list);
+  }
+
+  get size(): number {
+    return this.traces.size + this.observations.size;
+  }
+}
+
+const changeOrder = (a: Change<unknown>, b: Change<unknown>) =>
+  Number(a.isUpdate) - Number(b.isUpdate) || Date.parse(a.at) - Date.parse(b.at);
+
+export interface CommitContext {
+  projectId: string;
+  attribution: Attribution;
+  store: IngestionStore;
+  targets: WriteTargets;
+  now: number;
+}
+
+/** Merges and writes the changes; resolves once every target table acknowledged its rows. */
+export async function commitLegacyChanges(
+  changes: LegacyChanges,
+  scores: Row[],
+  ctx: CommitContext,
+): Promise<void> {
+  const rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
+  const traces: Row[] = [];
+  const observations: Row[] = [];
+  if (ctx.targets.legacy && changes.size > 0) {
+    const [storedTraces, storedObservations] = await Promise.all([
+      ctx.store.fetchByIds('traces', ctx.projectId, [...changes.traces.keys()]),
+      ctx.store.fetchByIds('observations', ctx.projectId, [...changes.observations.keys()]),
+    ]);
+    const storedTrace = new Map(storedTraces.map((r) => [String(r['id']), r]));
+    const storedObservation = new Map(storedObservations.map((r) => [String(r['id']), r]));
+    for (const [id, list] of changes.traces) {
+      list.sort(changeOrder);
+      let row = storedTrace.get(id) ?? emptyTraceRow(rc, id, list[0]!.patch.timestamp ?? list[0]!.at);
+      for (const c of list) row = applyTrace(row, c.patch, rc);
+      traces.push(row);
+    }
+    for (const [id, list] of changes.observations) {
+      list.sort(changeOrder);
+      const first = list[0]!;
+      let row =
+        storedObservation.get(id) ??
+        emptyObservationRow(rc, id, first.traceId, first.type, first.patch.startTime ?? first.at);
+      for (const c of list)
+        row = applyObservation(row, c.isUpdate ? c.patch : { ...c.patch, type: c.type }, rc);
+      observations.push(row);
+    }
+  }
+  // Legacy tables first, then staging: a retry after a partial failure rewrites the same rows.
+  await Promise.all([
+    ctx.store.insert('traces', traces),
+    ctx.store.insert('observations', observations),
+    ctx.store.insert('scores', scores),
+  ]);
+  if (ctx.targets.staging) {
+    await ctx.store.insert('observations_batch_staging', [
+      ...traces.map((t) => stagedTraceRoot(t, rc, ctx.attribution)),
+      ...observations.map((o) => stagedObservation(o, rc, ctx.attribution)),
+    ]);
+  }
+}
+
+export async function processBatch(items: unknown[], ctx: BatchContext): Promise<BatchResult> {
+  const result: BatchResult = { successes: [], errors: [] };
+  const now = ctx.now ?? Date.now();
+  const rc: RowContext = { projectId: ctx.projectId, now };
+  const behaviour = behaviourOf(ctx.settings);
+  const accepted: IngestionEvent[] = [];
+
+  for (const item of items) {
+    const parsed = ingestionEvent.safeParse(item);
+    if (!parsed.success) {
+      result.errors.push({
+        id: idOf(item),
+        status: 400,
+        message: 'Invalid request data',
+        error: describeIssues(parsed.error),
+      });
+    } else if (behaviour.batchAcceptsOnlyScores && parsed.data.type !== 'score-create') {
+      result.errors.push({
+        id: parsed.data.id,
+        status: 400,
+        message: 'Event type not accepted',
+        error: EVENTS_ONLY_REFUSAL,
+      });
+    } else {
+      accepted.push(parsed.data);
+    }
+  }
+
+  const scores: Row[] = [];
+  const changes = new LegacyChanges();
+  for (const e of accepted) {
+    if (e.type === 'score-create') scores.push(scoreRow(e.body, e.timestamp, rc, ctx.attribution));
+    else if (e.type === 'trace-create') changes.addTrace(e.body.id ?? randomUUID(), e.body, e.timestamp);
+    else if (e.type !== 'sdk-log') {
+      // An observation without a trace gets one, as the reference SDKs expect.
+      let traceId = e.body.traceId;
+      if (!traceId) {
+        traceId = randomUUID();
+        changes.addTrace(traceId, { id: traceId, timestamp: e.body.startTime ?? e.timestamp }, e.timestamp);
+      }
+      changes.addObservation(e.body.id, {
+        patch: e.body,
+        at: e.timestamp,
+        isUpdate: e.type.endsWith('-update'),
+        traceId,
+        type: observationTypeOf(e),
+      });
+    }
+  }
+
+  await commitLegacyChanges(changes, scores, {
+    projectId: ctx.projectId,
+    attribution: ctx.attribution,
+    store: ctx.store,
+    targets: batchTargets(ctx.settings),
+    now,
+  });
+  for (const e of accepted) result.successes.push({ id: e.id, status: 201 });
+  return result;
+}

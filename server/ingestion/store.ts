@@ -1,0 +1,41 @@
+/** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Row } from './records.ts';
+
+export interface IngestionStore {
+  /** Inserts rows; resolves only once the store has acknowledged the write. */
+  insert(table: string, rows: Row[]): Promise<void>;
+  /** Current rows (after replacing merge) of `traces` or `observations` for these ids. */
+  fetchByIds(table: 'traces' | 'observations', projectId: string, ids: string[]): Promise<Row[]>;
+}
+
+/** Settings that make reads return numbers as JSON numbers, so rows can be written back as read. */
+const READ_SETTINGS = {
+  output_format_json_quote_64bit_integers: 0,
+  output_format_json_quote_decimals: 0,
+} as const;
+
+export function clickhouseStore(client: ClickHouseClient): IngestionStore {
+  return {
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      await client.insert({
+        table,
+        values: rows,
+        format: 'JSONEachRow',
+        // Synchronous insert: the promise resolves after the data is written to the table.
+        clickhouse_settings: { async_insert: 0, date_time_input_format: 'best_effort' },
+      });
+    },
+    async fetchByIds(table, projectId, ids) {
+      if (ids.length === 0) return [];
+      const rs = await client.query({
+        query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
+        query_params: { projectId, ids },
+        format: 'JSONEachRow',
+        clickhouse_settings: READ_SETTINGS,
+      });
+      return rs.json<Row>();
+    },
+  };
+}

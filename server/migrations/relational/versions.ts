@@ -1,0 +1,137 @@
+/**
+ * The relational (PostgreSQL) schema as numbered migrations with up and down steps. Versions 1-4
+ * are release 3's; 5-6 are version 4's (the backfill chain rows, and the drop of the relational
+ * tracing tables). Each migration runs in one transaction.
+ */
+import { BACKFILL_CHAIN } from '../../backfill/chain.ts';
+
+export interface RelationalMigration {
+  version: number;
+  name: string;
+  up: string;
+  down: string;
+}
+
+const LEGACY_TRACING_TABLES = `
+CREATE TABLE IF NOT EXISTS traces (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  timestamp TIMESTAMPTZ NOT NULL DEFAULT now(), name TEXT, user_id TEXT, metadata JSONB,
+  release TEXT, version TEXT, input JSONB, output JSONB, session_id TEXT, public BOOLEAN NOT NULL DEFAULT false,
+  bookmarked BOOLEAN NOT NULL DEFAULT false, tags TEXT[] NOT NULL DEFAULT '{}',
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id)
+);
+CREATE TABLE IF NOT EXISTS observations (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  trace_id TEXT, type TEXT NOT NULL, name TEXT, start_time TIMESTAMPTZ NOT NULL DEFAULT now(),
+  end_time TIMESTAMPTZ, parent_observation_id TEXT, level TEXT NOT NULL DEFAULT 'DEFAULT',
+  status_message TEXT, version TEXT, model TEXT, input JSONB, output JSONB, metadata JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id)
+);
+CREATE TABLE IF NOT EXISTS scores (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  timestamp TIMESTAMPTZ NOT NULL DEFAULT now(), name TEXT NOT NULL, value DOUBLE PRECISION,
+  string_value TEXT, source TEXT NOT NULL, comment TEXT, trace_id TEXT, observation_id TEXT,
+  data_type TEXT NOT NULL DEFAULT 'NUMERIC',
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id)
+);
+CREATE TABLE IF NOT EXISTS dataset_run_items (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  dataset_run_id TEXT NOT NULL REFERENCES dataset_runs(id) ON DELETE CASCADE,
+  dataset_item_id TEXT NOT NULL, trace_id TEXT NOT NULL, observation_id TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id)
+);`;
+
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+export const RELATIONAL_MIGRATIONS: RelationalMigration[] = [
+  {
+    version: 1,
+    name: 'projects_and_api_keys',
+    up: `
+CREATE TABLE projects (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL UNIQUE,
+  -- SHA-256 of the secret key: secrets are 256-bit random values, so a fast hash is safe to store
+  -- and to check on every request; the secret itself is shown once and never stored.
+  hashed_secret_key TEXT NOT NULL UNIQUE,
+  display_secret_key TEXT NOT NULL,
+  note TEXT, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), last_used_at TIMESTAMPTZ
+);
+CREATE INDEX api_keys_project_id_idx ON api_keys(project_id);`,
+    down: 'DROP TABLE IF EXISTS api_keys; DROP TABLE IF EXISTS projects;',
+  },
+  {
+    version: 2,
+    name: 'background_migrations',
+    up: `
+CREATE TABLE background_migrations (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, script TEXT NOT NULL, args JSONB NOT NULL DEFAULT '{}',
+  state JSONB NOT NULL DEFAULT '{}', finished_at TIMESTAMPTZ, failed_at TIMESTAMPTZ, failed_reason TEXT,
+  worker_id TEXT, locked_at TIMESTAMPTZ
+);`,
+    down: 'DROP TABLE IF EXISTS background_migrations;',
+  },
+  {
+    version: 3,
+    name: 'datasets',
+    up: `
+CREATE TABLE datasets (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, description TEXT, metadata JSONB, input_schema JSONB, expected_output_schema JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id), UNIQUE (project_id, name)
+);
+CREATE TABLE dataset_items (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  dataset_id TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'ACTIVE', input JSONB, expected_output JSONB,
+  metadata JSONB, source_trace_id TEXT, source_observation_id TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (id, project_id), FOREIGN KEY (dataset_id, project_id) REFERENCES datasets(id, project_id) ON DELETE CASCADE
+);
+CREATE INDEX dataset_items_dataset_idx ON dataset_items(project_id, dataset_id, created_at);
+CREATE TABLE dataset_runs (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  dataset_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT, metadata JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (dataset_id, project_id, name)
+);`,
+    down: 'DROP TABLE IF EXISTS dataset_runs; DROP TABLE IF EXISTS dataset_items; DROP TABLE IF EXISTS datasets;',
+  },
+  {
+    version: 4,
+    name: 'legacy_tracing_tables',
+    up: LEGACY_TRACING_TABLES,
+    down: 'DROP TABLE IF EXISTS dataset_run_items, scores, observations, traces;',
+  },
+  {
+    version: 5,
+    name: 'v4_backfill_chain',
+    up: BACKFILL_CHAIN.map(
+      (s) =>
+        `INSERT INTO background_migrations (id, name, script, args) VALUES (${sqlString(s.id)}, ${sqlString(s.name)}, ${sqlString(s.script)}, ${sqlString(JSON.stringify({ envGate: s.envGate }))}) ON CONFLICT (name) DO NOTHING;`,
+    ).join('\n'),
+    down: `DELETE FROM background_migrations WHERE name IN (${BACKFILL_CHAIN.map((s) => sqlString(s.name)).join(', ')});`,
+  },
+  {
+    version: 6,
+    name: 'v4_drop_legacy_tracing_tables',
+    up: 'DROP TABLE IF EXISTS dataset_run_items, scores, observations, traces;',
+    down: LEGACY_TRACING_TABLES,
+  },
+];
+
+export const RELEASE_3_RELATIONAL_VERSION = 4;
+
+export function relationalMigrationsFor(release: '3' | '4'): RelationalMigration[] {
+  return release === '3'
+    ? RELATIONAL_MIGRATIONS.filter((m) => m.version <= RELEASE_3_RELATIONAL_VERSION)
+    : RELATIONAL_MIGRATIONS;
+}

@@ -1,0 +1,24 @@
+/** Schema management for a process: the migrators of both stores for this release's migrations. */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import type { ServiceConfig } from '../config/env.ts';
+import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../migrations/analytics/runner.ts';
+import { migrationsFor } from '../migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
+
+export function dialectOf(config: ServiceConfig): Dialect {
+  return { cluster: config.clickhouse.clusterEnabled, clusterName: config.clickhouse.clusterName };
+}
+
+export function migratorsFor(config: ServiceConfig, pool: pg.Pool, analytics: ClickHouseClient) {
+  return {
+    relational: new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)),
+    analytics: new AnalyticsMigrator(analytics, dialectOf(config), migrationsFor(config.mode.release)),
+  };
+}
+
+/** Whether a process applies pending migrations itself at start (the operator turns this off). */
+export const autoMigrationDisabled = (env: Record<string, string | undefined>) =>
+  env['SERVICE_AUTO_MIGRATION_DISABLED'] === 'true';

@@ -1,0 +1,58 @@
+/**
+ * The web container's HTTP application. Health routes are public; every other route sits in an
+ * encapsulated context behind project-key authentication and the write load limit.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { requireProjectKey } from './auth.ts';
+import type { WebContext } from './context.ts';
+import { limitConcurrentWrites } from './overload.ts';
+import { datasetRunItemRoutes } from './routes/dataset-run-items.ts';
+import { healthRoutes } from './routes/health.ts';
+import { ingestionRoutes } from './routes/ingestion.ts';
+import { legacyWriteRoutes } from './routes/legacy-writes.ts';
+import { otelRoutes } from './routes/otel.ts';
+
+export interface WebOptions {
+  logger?: FastifyBaseLogger;
+  /** Concurrent write requests before answering 429. */
+  maxInFlightWrites?: number;
+}
+
+export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
+  // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: 1024 * 1024,
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ message: `Request body too large: ${err.message}` });
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ message: err.message });
+    }
+    req.log.error({ err }, 'request failed');
+    // A datastore failure: nothing of this request is acknowledged, so the client retries it.
+    return reply
+      .code(503)
+      .header('retry-after', '5')
+      .send({ message: 'The service could not store this request; nothing was acknowledged. Retry later.' });
+  });
+
+  healthRoutes(app, ctx);
+
+  app.register(async (api) => {
+    limitConcurrentWrites(api, opts.maxInFlightWrites ?? 64);
+    requireProjectKey(api, ctx);
+    ingestionRoutes(api, ctx);
+    otelRoutes(api, ctx);
+    legacyWriteRoutes(api, ctx);
+    datasetRunItemRoutes(api, ctx);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    return reply.code(404).send({ message: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+  return app;
+}

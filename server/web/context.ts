@@ -1,0 +1,44 @@
+/** What the web routes need from the process: configuration and the datastore clients. */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import type { ServiceConfig } from '../config/env.ts';
+import type { Attribution } from '../ingestion/records.ts';
+import type { IngestionStore } from '../ingestion/store.ts';
+import type { KeyVerifier, Principal } from '../projects/keys.ts';
+
+export interface WebContext {
+  config: ServiceConfig;
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  store: IngestionStore;
+  keys: KeyVerifier;
+  /** Set once SIGTERM arrived: readiness fails so traffic drains. */
+  shuttingDown: () => boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+/** Reads a producer header in any of its accepted spellings: x-service-*, x-langfuse-*, underscores. */
+export function producerHeader(req: FastifyRequest, name: string): string | undefined {
+  for (const prefix of ['x-service-', 'x-langfuse-']) {
+    for (const n of [`${prefix}${name}`, `${prefix}${name}`.replaceAll('-', '_')]) {
+      const v = req.headers[n];
+      const value = Array.isArray(v) ? v[0] : v;
+      if (value !== undefined && value !== '') return value;
+    }
+  }
+  return undefined;
+}
+
+export function attributionOf(req: FastifyRequest): Attribution {
+  return {
+    apiKey: req.principal.publicKey,
+    sdkName: producerHeader(req, 'sdk-name') ?? 'unknown',
+    sdkVersion: producerHeader(req, 'sdk-version') ?? 'unknown',
+  };
+}

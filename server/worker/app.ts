@@ -1,0 +1,91 @@
+/**
+ * The worker's HTTP surface on port 3030: `/api/health` (with the opt-in
+ * `failIfEventPropagationStuck=true`), `/api/ready` (fails after SIGTERM so traffic drains) and
+ * Prometheus `/metrics`. Both health routes check PostgreSQL and Redis with a short timeout.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import type { Registry } from 'prom-client';
+import type { Coordination } from '../coordination/store.ts';
+import { evaluatePropagation, type PropagationHealth } from './propagation/health.ts';
+import { readRecord } from './propagation/job.ts';
+
+export interface WorkerHttpContext {
+  pool: pg.Pool;
+  coordination: Coordination;
+  propagationEnabled: boolean;
+  thresholdMinutes: number;
+  processStartedAt: number;
+  shuttingDown: () => boolean;
+  metrics: Registry;
+}
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)),
+      CHECK_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function dependencyChecks(ctx: WorkerHttpContext) {
+  const check = async (name: string, fn: () => Promise<unknown>) => {
+    try {
+      await withTimeout(fn(), name);
+      return { name, ok: true };
+    } catch (err) {
+      return { name, ok: false, error: (err as Error).message };
+    }
+  };
+  return Promise.all([
+    check('postgres', () => ctx.pool.query('SELECT 1')),
+    check('redis', () => ctx.coordination.ping()),
+  ]);
+}
+
+export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
+  const app = Fastify({ logger: false });
+
+  app.get<{ Querystring: { failIfEventPropagationStuck?: string } }>('/api/health', async (req, reply) => {
+    const checks = await dependencyChecks(ctx);
+    let eventPropagation: PropagationHealth | undefined;
+    if (req.query.failIfEventPropagationStuck === 'true') {
+      eventPropagation = evaluatePropagation({
+        enabled: ctx.propagationEnabled,
+        now: Date.now(),
+        processStartedAt: ctx.processStartedAt,
+        thresholdMinutes: ctx.thresholdMinutes,
+        record: await withTimeout(readRecord(ctx.coordination), 'redis').catch(() => ({
+          lastRunStartedAt: null,
+          lastSuccessAt: null,
+          lastProcessedPartition: null,
+          idle: false,
+          lastError: 'propagation state unreadable',
+        })),
+      });
+    }
+    const failing = checks.filter((c) => !c.ok);
+    if (failing.length > 0) return reply.code(503).send({ status: 'error', checks, eventPropagation });
+    if (eventPropagation?.stuck)
+      return reply.code(503).send({ status: 'Event propagation stuck', checks, eventPropagation });
+    return { status: 'ok', checks, eventPropagation };
+  });
+
+  app.get('/api/ready', async (_req, reply) => {
+    if (ctx.shuttingDown())
+      return reply.code(503).send({ status: 'SIGTERM / SIGINT received, shutting down' });
+    const checks = await dependencyChecks(ctx);
+    if (checks.some((c) => !c.ok)) return reply.code(503).send({ status: 'error', checks });
+    return { status: 'ok', checks };
+  });
+
+  app.get('/metrics', async (_req, reply) => {
+    return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());
+  });
+  return app;
+}

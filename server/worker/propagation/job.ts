@@ -1,0 +1,131 @@
+/**
+ * The dual-write propagation job: a singleton across worker replicas (a Redis lease that a crashed
+ * holder loses when it expires). Each run records a heartbeat, then propagates every completed
+ * staging partition oldest first, advancing the cursor only after a partition's insert succeeded.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from 'pino';
+import type { Coordination } from '../../coordination/store.ts';
+import type { PropagationRecord } from './health.ts';
+import { completedPartitionsQuery, pendingPartitionsQuery, propagatePartitionStatement } from './sql.ts';
+
+export const KEYS = {
+  lease: 'observatory:event-propagation:lease',
+  lastRunStartedAt: 'observatory:event-propagation:last-run-started-at',
+  lastSuccessAt: 'observatory:event-propagation:last-success-at',
+  cursor: 'observatory:event-propagation:last-processed-partition',
+  idle: 'observatory:event-propagation:idle',
+  lastError: 'observatory:event-propagation:last-error',
+} as const;
+
+export interface PropagationOptions {
+  analytics: ClickHouseClient;
+  coordination: Coordination;
+  log: Logger;
+  workerId: string;
+  intervalMs: number;
+  /** Seconds after a partition's window closes before it is taken (lets in-flight inserts land). */
+  graceSeconds: number;
+  onMetrics?: (m: { backlog: number; lastProcessedDelaySeconds: number | null }) => void;
+}
+
+export interface RunOutcome {
+  ran: boolean;
+  processed: string[];
+}
+
+export async function readRecord(c: Coordination): Promise<PropagationRecord> {
+  const [run, success, cursor, idle, error] = await Promise.all([
+    c.get(KEYS.lastRunStartedAt),
+    c.get(KEYS.lastSuccessAt),
+    c.get(KEYS.cursor),
+    c.get(KEYS.idle),
+    c.get(KEYS.lastError),
+  ]);
+  return {
+    lastRunStartedAt: run === null ? null : Number(run),
+    lastSuccessAt: success === null ? null : Number(success),
+    lastProcessedPartition: cursor,
+    idle: idle === '1',
+    lastError: error && error.length > 0 ? error : null,
+  };
+}
+
+export class PropagationJob {
+  readonly #o: PropagationOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<unknown> | undefined;
+
+  constructor(options: PropagationOptions) {
+    this.#o = options;
+  }
+
+  /** One run, if this worker holds the lease. */
+  async runOnce(): Promise<RunOutcome> {
+    const { coordination: c, analytics, workerId } = this.#o;
+    const leaseMs = Math.max(3 * this.#o.intervalMs, 30_000);
+    if (!(await c.acquireLease(KEYS.lease, workerId, leaseMs))) return { ran: false, processed: [] };
+    await c.set(KEYS.lastRunStartedAt, String(Date.now()));
+    const processed: string[] = [];
+    try {
+      const after = (await c.get(KEYS.cursor)) ?? '';
+      const rs = await analytics.query({
+        query: completedPartitionsQuery(),
+        query_params: { after, graceSeconds: this.#o.graceSeconds },
+        format: 'JSONEachRow',
+      });
+      const partitions = (await rs.json<{ partition: string }>()).map((r) => r.partition);
+      for (const partition of partitions) {
+        await analytics.command({ query: propagatePartitionStatement(), query_params: { partition } });
+        await c.set(KEYS.cursor, partition);
+        processed.push(partition);
+        // Renew between partitions so a long catch-up keeps the lease.
+        await c.acquireLease(KEYS.lease, workerId, leaseMs);
+      }
+      await c.set(KEYS.idle, partitions.length === 0 ? '1' : '0');
+      await c.set(KEYS.lastError, '');
+      await c.set(KEYS.lastSuccessAt, String(Date.now()));
+      await this.#reportMetrics();
+      if (processed.length > 0) this.#o.log.info({ partitions: processed }, 'propagated staging partitions');
+    } catch (err) {
+      const message = (err as Error).message.slice(0, 500);
+      await c.set(KEYS.lastError, message).catch(() => {});
+      this.#o.log.error({ err: message, processed }, 'propagation run failed');
+    }
+    return { ran: true, processed };
+  }
+
+  async #reportMetrics(): Promise<void> {
+    if (!this.#o.onMetrics) return;
+    const after = (await this.#o.coordination.get(KEYS.cursor)) ?? '';
+    const rs = await this.#o.analytics.query({
+      query: pendingPartitionsQuery(),
+      query_params: { after },
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    const end = after ? Date.parse(`${after.replace(' ', 'T')}Z`) + 3 * 60_000 : null;
+    this.#o.onMetrics({
+      backlog: Number(row?.n ?? 0),
+      lastProcessedDelaySeconds: end === null ? null : (Date.now() - end) / 1000,
+    });
+  }
+
+  start(): void {
+    const tick = () => {
+      this.#running = this.runOnce()
+        .catch((err) => this.#o.log.error({ err: (err as Error).message }, 'propagation tick failed'))
+        .finally(() => {
+          if (this.#timer !== undefined) this.#timer = setTimeout(tick, this.#o.intervalMs);
+        });
+    };
+    this.#timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+    await this.#o.coordination.releaseLease(KEYS.lease, this.#o.workerId).catch(() => {});
+  }
+}

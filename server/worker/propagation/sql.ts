@@ -1,0 +1,110 @@
+/**
+ * SQL of the dual-write propagation job (pure builders). A completed 3-minute partition of
+ * `observations_batch_staging` is joined with the live `traces` rows of its traces and inserted
+ * into `events_full`. Trace attributes (user, session, tags, release, version, metadata) are
+ * propagated; observation values win. Every output value comes from stored rows, `event_ts`
+ * included, so running a partition again writes identical rows that the replacing merge collapses.
+ */
+import { EVENTS, insertable } from '../../migrations/analytics/tables.ts';
+
+/** Partitions of the staging table whose 3-minute window closed at least `graceSeconds` ago. */
+export function completedPartitionsQuery(): string {
+  return `SELECT DISTINCT partition
+FROM system.parts
+WHERE database = currentDatabase() AND table = 'observations_batch_staging' AND active
+  AND toDateTime(partition) + INTERVAL 3 MINUTE + toIntervalSecond({graceSeconds:UInt32}) <= now()
+  AND ({after:String} = '' OR partition > {after:String})
+ORDER BY partition ASC`;
+}
+
+/** Staging partitions not yet processed, including the one still filling (for the backlog metric). */
+export function pendingPartitionsQuery(): string {
+  return `SELECT count(DISTINCT partition) AS n FROM system.parts
+WHERE database = currentDatabase() AND table = 'observations_batch_staging' AND active
+  AND ({after:String} = '' OR partition > {after:String})`;
+}
+
+/** Column expressions of the propagated row, by `events_full` column. */
+const EXPRESSIONS: Record<string, string> = {
+  project_id: 'obs.project_id',
+  trace_id: 'obs.trace_id',
+  span_id: 'obs.id',
+  parent_span_id:
+    "if(obs.id = concat('t-', obs.trace_id), '', coalesce(obs.parent_observation_id, concat('t-', obs.trace_id)))",
+  start_time: 'obs.start_time',
+  end_time: 'obs.end_time',
+  completion_start_time: 'obs.completion_start_time',
+  name: 'obs.name',
+  type: 'obs.type',
+  environment: 'obs.environment',
+  version: "coalesce(obs.version, t.version, '')",
+  release: "coalesce(t.release, '')",
+  trace_name: "coalesce(t.name, '')",
+  user_id: "coalesce(t.user_id, '')",
+  session_id: "coalesce(t.session_id, '')",
+  tags: 't.tags',
+  level: 'obs.level',
+  status_message: "coalesce(obs.status_message, '')",
+  is_app_root: 'false',
+  // Bookmarks belong to the trace, so only its root carries them.
+  bookmarked: "coalesce(t.bookmarked, false) AND obs.id = concat('t-', obs.trace_id)",
+  public: 'coalesce(t.public, false)',
+  prompt_id: "coalesce(obs.prompt_id, '')",
+  prompt_name: "coalesce(obs.prompt_name, '')",
+  prompt_version: 'obs.prompt_version',
+  model_id: "coalesce(obs.internal_model_id, '')",
+  provided_model_name: "coalesce(obs.provided_model_name, '')",
+  model_parameters: "coalesce(obs.model_parameters, '')",
+  provided_usage_details: 'obs.provided_usage_details',
+  usage_details: 'obs.usage_details',
+  provided_cost_details: 'obs.provided_cost_details',
+  cost_details: 'obs.cost_details',
+  usage_pricing_tier_id: 'obs.usage_pricing_tier_id',
+  usage_pricing_tier_name: 'obs.usage_pricing_tier_name',
+  tool_definitions: 'obs.tool_definitions',
+  tool_calls: 'obs.tool_calls',
+  tool_call_names: 'obs.tool_call_names',
+  input: "coalesce(obs.input, '')",
+  output: "coalesce(obs.output, '')",
+  // Observation metadata wins over trace metadata on equal keys.
+  metadata_names: 'mapKeys(mapUpdate(t.metadata, obs.metadata))',
+  metadata_values: 'mapValues(mapUpdate(t.metadata, obs.metadata))',
+  source:
+    "if(mapContains(obs.metadata, 'resourceAttributes'), 'otel-dual-write', 'ingestion-api-dual-write')",
+  event_bytes: "length(coalesce(obs.input, '')) + length(coalesce(obs.output, ''))",
+  created_at: 'obs.created_at',
+  updated_at: 'obs.updated_at',
+  event_ts: 'obs.event_ts',
+  is_deleted: 'obs.is_deleted',
+  ingestion_api_key: 'obs.ingestion_api_key',
+  ingestion_sdk_name: 'obs.ingestion_sdk_name',
+  ingestion_sdk_version: 'obs.ingestion_sdk_version',
+};
+
+/** Columns filled from the staged row; the rest (experiment, instrumentation) keep their defaults. */
+export const PROPAGATED_COLUMNS = [
+  ...insertable(EVENTS),
+  'ingestion_api_key',
+  'ingestion_sdk_name',
+  'ingestion_sdk_version',
+].filter((c) => c in EXPRESSIONS);
+
+/** Inserts one staging partition (`{partition:String}`) into events_full. */
+export function propagatePartitionStatement(): string {
+  const select = PROPAGATED_COLUMNS.map((c) => `${EXPRESSIONS[c]} AS ${c}`).join(',\n  ');
+  return `INSERT INTO events_full (${PROPAGATED_COLUMNS.join(', ')})
+SELECT
+  ${select}
+FROM (
+  SELECT * FROM observations_batch_staging FINAL
+  WHERE _partition_value = tuple({partition:String})
+) AS obs
+LEFT ANY JOIN (
+  SELECT project_id, id, name, user_id, session_id, release, version, tags, public, bookmarked, metadata
+  FROM traces FINAL
+  WHERE (project_id, id) IN (
+    SELECT project_id, trace_id FROM observations_batch_staging WHERE _partition_value = tuple({partition:String})
+  )
+) AS t ON obs.project_id = t.project_id AND obs.trace_id = t.id
+SETTINGS join_use_nulls = 1`;
+}

@@ -1,0 +1,466 @@
+/**
+ * The version 4 write path on real datastores, driven as users drive it: the npm `langfuse` 3.x
+ * SDK, OpenTelemetry exporters (protobuf and JSON) and raw HTTP against `observatory web` in each
+ * write mode, with PostgreSQL from Debian and the ClickHouse engine behind `analytics-server`.
+ */
+
+import { request } from 'node:http';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter as OtlpHttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Langfuse } from 'langfuse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  createProject,
+  type Env,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+
+const MODES = {
+  legacy: {
+    SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
+    SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+    SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
+  },
+  dual: { SERVICE_MIGRATION_V4_WRITE_MODE: 'dual', SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write' },
+  events_only: { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' },
+} as const;
+type Mode = keyof typeof MODES;
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let base: Env;
+const webs = {} as Record<Mode, WebServer>;
+const projects = {} as Record<Mode, Project>;
+
+beforeAll(async () => {
+  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  // The first web applies the migrations; the others start on the migrated schema.
+  webs.legacy = await startWeb({ ...base, ...MODES.legacy });
+  [webs.dual, webs.events_only] = await Promise.all([
+    startWeb({ ...base, ...MODES.dual }),
+    startWeb({ ...base, ...MODES.events_only }),
+  ]);
+  for (const mode of Object.keys(MODES) as Mode[]) projects[mode] = await createProject(base, `p-${mode}`);
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(webs).map((w) => w.stop()));
+  await Promise.all([ch?.stop(), pg?.stop()]);
+});
+
+async function count(table: string, projectId: string, where = '1'): Promise<number> {
+  const rs = await ch.client.query({
+    query: `SELECT count() AS n FROM ${table} FINAL WHERE project_id = {p:String} AND ${where}`,
+    query_params: { p: projectId },
+    format: 'JSONEachRow',
+  });
+  return Number((await rs.json<{ n: string }>())[0]!.n);
+}
+
+async function rows<T = Record<string, unknown>>(
+  query: string,
+  params: Record<string, unknown>,
+): Promise<T[]> {
+  const rs = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
+  return rs.json<T>();
+}
+
+/** What the langfuse 3.x SDK sends for one trace: a span, a generation and a score. */
+async function sendWithOldSdk(mode: Mode, traceId: string) {
+  const sdk = new Langfuse({
+    publicKey: projects[mode].publicKey,
+    secretKey: projects[mode].secretKey,
+    baseUrl: webs[mode].url,
+    flushAt: 100,
+  });
+  const responses: { status: number; body: unknown }[] = [];
+  sdk.on('error', (e: unknown) => responses.push({ status: -1, body: e }));
+  const trace = sdk.trace({
+    id: traceId,
+    name: 'chat',
+    userId: 'user-1',
+    sessionId: 'session-1',
+    tags: ['t1'],
+    metadata: { plan: 'pro' },
+  });
+  const span = trace.span({ name: 'retrieve', input: { q: 'hello' } });
+  span.end({ output: { docs: 2 } });
+  const generation = trace.generation({
+    name: 'answer',
+    model: 'gpt-4o',
+    input: [{ role: 'user', content: 'hello' }],
+    usage: { input: 12, output: 30 },
+  });
+  generation.end({ output: 'hi there' });
+  sdk.score({ traceId, name: 'quality', value: 0.9 });
+  await sdk.flushAsync();
+  await sdk.shutdownAsync();
+  return { span, generation };
+}
+
+describe.each(['legacy', 'dual'] as const)('the langfuse 3.x SDK in %s', (mode) => {
+  it('writes traces, observations and scores, and stages them in dual', async () => {
+    const traceId = `old-sdk-${mode}`;
+    const { generation } = await sendWithOldSdk(mode, traceId);
+    const p = projects[mode].projectId;
+    expect(await count('traces', p, `id = '${traceId}'`)).toBe(1);
+    expect(await count('observations', p, `trace_id = '${traceId}'`)).toBe(2);
+    expect(await count('scores', p, `trace_id = '${traceId}'`)).toBe(1);
+    expect(await count('events_full', p)).toBe(0);
+    const [trace] = await rows(
+      'SELECT name, user_id, session_id, tags, metadata FROM traces FINAL WHERE id = {id:String}',
+      { id: traceId },
+    );
+    expect(trace).toMatchObject({
+      name: 'chat',
+      user_id: 'user-1',
+      session_id: 'session-1',
+      tags: ['t1'],
+      metadata: { plan: 'pro' },
+    });
+    const [gen] = await rows<Record<string, unknown>>(
+      'SELECT type, provided_model_name, usage_details, output, end_time FROM observations FINAL WHERE id = {id:String}',
+      { id: generation.id },
+    );
+    // A string output is stored as sent; other JSON values are serialized.
+    expect(gen).toMatchObject({ type: 'GENERATION', provided_model_name: 'gpt-4o', output: 'hi there' });
+    expect(gen!['usage_details']).toMatchObject({ input: 12, output: 30, total: 42 });
+    expect(gen!['end_time']).not.toBeNull();
+    const staged = await count('observations_batch_staging', p, `trace_id = '${traceId}'`);
+    if (mode === 'legacy') expect(staged).toBe(0);
+    else {
+      expect(staged).toBe(3);
+      const [root] = await rows(
+        'SELECT type, parent_observation_id, name FROM observations_batch_staging FINAL WHERE id = {id:String}',
+        {
+          id: `t-${traceId}`,
+        },
+      );
+      expect(root).toEqual({ type: 'SPAN', parent_observation_id: null, name: 'chat' });
+    }
+  });
+});
+
+describe('events_only', () => {
+  it('answers the old SDK batch with 207 and 400 per non-score event, and stores the score', async () => {
+    const p = projects.events_only;
+    const ts = new Date().toISOString();
+    const res = await fetch(`${webs.events_only.url}/api/public/ingestion`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth(p),
+        'content-type': 'application/json',
+        'x-langfuse-sdk-name': 'javascript',
+      },
+      body: JSON.stringify({
+        batch: [
+          { id: 'a', type: 'trace-create', timestamp: ts, body: { id: 'eo-trace', name: 'x' } },
+          { id: 'b', type: 'span-create', timestamp: ts, body: { id: 'eo-span', traceId: 'eo-trace' } },
+          { id: 'c', type: 'sdk-log', timestamp: ts, body: { log: 'hi' } },
+          {
+            id: 'd',
+            type: 'score-create',
+            timestamp: ts,
+            body: { id: 'eo-score', traceId: 'eo-trace', name: 'q', value: 1 },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as {
+      successes: { id: string }[];
+      errors: { id: string; status: number; message: string; error: string }[];
+    };
+    expect(body.successes.map((s) => s.id)).toEqual(['d']);
+    expect(body.errors.map((e) => [e.id, e.status])).toEqual([
+      ['a', 400],
+      ['b', 400],
+      ['c', 400],
+    ]);
+    expect(body.errors[0]!.error).toMatch(/events_only.*OpenTelemetry/);
+    expect(await count('scores', p.projectId, "id = 'eo-score'")).toBe(1);
+    expect(await count('traces', p.projectId)).toBe(0);
+    expect(await count('observations', p.projectId)).toBe(0);
+  });
+
+  it('also refuses the real old SDK, whose score still lands', async () => {
+    await sendWithOldSdk('events_only', 'old-sdk-eo');
+    const p = projects.events_only.projectId;
+    expect(await count('scores', p, "trace_id = 'old-sdk-eo'")).toBe(1);
+    expect(await count('traces', p, "id = 'old-sdk-eo'")).toBe(0);
+  });
+
+  it.each([
+    ['POST', '/api/public/traces'],
+    ['POST', '/api/public/spans'],
+    ['PATCH', '/api/public/spans'],
+    ['POST', '/api/public/generations'],
+    ['PATCH', '/api/public/generations'],
+    ['POST', '/api/public/events'],
+  ])('%s %s answers 404', async (method, path) => {
+    const res = await fetch(`${webs.events_only.url}${path}`, {
+      method,
+      headers: { authorization: basicAuth(projects.events_only), 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'x', traceId: 'y' }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { message: string }).message).toContain('events_only');
+  });
+});
+
+describe('legacy write endpoints in legacy and dual', () => {
+  it.each(['legacy', 'dual'] as const)(
+    '%s: POST /traces, POST+PATCH /spans and /generations, POST /events',
+    async (mode) => {
+      const p = projects[mode];
+      const call = async (method: string, path: string, body: object) => {
+        const res = await fetch(`${webs[mode].url}${path}`, {
+          method,
+          headers: { authorization: basicAuth(p), 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        expect(res.status, `${method} ${path}`).toBe(200);
+        return res.json() as Promise<{ id: string }>;
+      };
+      const traceId = `legacy-endpoints-${mode}`;
+      expect((await call('POST', '/api/public/traces', { id: traceId, name: 'via-endpoint' })).id).toBe(
+        traceId,
+      );
+      await call('POST', '/api/public/spans', { id: `${traceId}-s`, traceId, name: 'span' });
+      await call('PATCH', '/api/public/spans', { id: `${traceId}-s`, traceId, output: 'done' });
+      await call('POST', '/api/public/generations', { id: `${traceId}-g`, traceId, model: 'm' });
+      await call('PATCH', '/api/public/generations', {
+        id: `${traceId}-g`,
+        traceId,
+        usage: { input: 1, output: 2 },
+      });
+      await call('POST', '/api/public/events', { id: `${traceId}-e`, traceId, name: 'evt' });
+      expect(await count('observations', p.projectId, `trace_id = '${traceId}'`)).toBe(3);
+      const [span] = await rows('SELECT output, name FROM observations FINAL WHERE id = {id:String}', {
+        id: `${traceId}-s`,
+      });
+      expect(span).toEqual({ output: 'done', name: 'span' });
+    },
+  );
+});
+
+function otelProvider(mode: Mode, kind: 'proto' | 'json', headers: Record<string, string> = {}) {
+  const options = {
+    url: `${webs[mode].url}/api/public/otel/v1/traces`,
+    headers: { Authorization: basicAuth(projects[mode]), ...headers },
+  };
+  const exporter = kind === 'proto' ? new OtlpProtoExporter(options) : new OtlpHttpExporter(options);
+  return new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'otel-test' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+}
+
+async function sendOtel(mode: Mode, kind: 'proto' | 'json', headers: Record<string, string> = {}) {
+  const provider = otelProvider(mode, kind, headers);
+  const tracer = provider.getTracer('my-app');
+  const root = tracer.startSpan('agent', {
+    attributes: { 'langfuse.user.id': 'otel-user', 'langfuse.session.id': 'otel-session' },
+  });
+  const child = tracer.startSpan(
+    'llm-call',
+    {
+      attributes: {
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.usage.input_tokens': 5,
+        'gen_ai.usage.output_tokens': 7,
+      },
+    },
+    trace.setSpan(ROOT_CONTEXT, root),
+  );
+  child.end();
+  root.end();
+  const traceId = root.spanContext().traceId;
+  await provider.forceFlush();
+  await provider.shutdown();
+  return traceId;
+}
+
+describe('OpenTelemetry exporters', () => {
+  // [mode, exporter, header?, expected tables]
+  const cases = [
+    ['legacy', 'proto', false, { legacy: true, staging: false, events: false }],
+    ['legacy', 'json', true, { legacy: true, staging: false, events: false }],
+    ['dual', 'proto', false, { legacy: true, staging: true, events: false }],
+    ['dual', 'json', true, { legacy: true, staging: false, events: true }],
+    ['events_only', 'proto', false, { legacy: false, staging: false, events: true }],
+    ['events_only', 'json', true, { legacy: false, staging: false, events: true }],
+  ] as const;
+  it.each(cases)('%s, %s exporter, version header %s', async (mode, kind, header, expected) => {
+    const traceId = await sendOtel(mode, kind, header ? { 'x-service-ingestion-version': '4' } : {});
+    const p = projects[mode].projectId;
+    const where = `trace_id = '${traceId}'`;
+    expect(await count('observations', p, where)).toBe(expected.legacy ? 2 : 0);
+    expect(await count('traces', p, `id = '${traceId}'`)).toBe(expected.legacy ? 1 : 0);
+    expect(await count('observations_batch_staging', p, where)).toBe(expected.staging ? 3 : 0);
+    expect(await count('events_full', p, where)).toBe(expected.events ? 2 : 0);
+    if (expected.events) {
+      const events = await rows<Record<string, unknown>>(
+        'SELECT span_id, parent_span_id, type, provided_model_name, user_id, session_id, usage_details, source FROM events_full FINAL WHERE trace_id = {t:String} ORDER BY parent_span_id',
+        { t: traceId },
+      );
+      expect(events[0]).toMatchObject({
+        parent_span_id: '',
+        user_id: 'otel-user',
+        session_id: 'otel-session',
+        source: 'otel',
+      });
+      expect(events[1]).toMatchObject({ type: 'GENERATION', provided_model_name: 'gpt-4o-mini' });
+      expect(events[1]!['usage_details']).toMatchObject({ input: 5, output: 7 });
+      expect(await count('events_core', p, where)).toBe(2);
+    }
+    if (expected.legacy) {
+      const [trace] = await rows('SELECT name, user_id, session_id FROM traces FINAL WHERE id = {t:String}', {
+        t: traceId,
+      });
+      expect(trace).toEqual({ name: 'agent', user_id: 'otel-user', session_id: 'otel-session' });
+    }
+  });
+});
+
+describe('authentication and isolation', () => {
+  const batch = (id: string) => ({
+    batch: [
+      {
+        id,
+        type: 'score-create',
+        timestamp: new Date().toISOString(),
+        body: { id, traceId: 'iso', name: 'n', value: 1 },
+      },
+    ],
+  });
+  it.each([
+    ['no header', undefined],
+    ['wrong secret', `Basic ${Buffer.from('pk-obs-x:sk-obs-y').toString('base64')}`],
+    ['bearer', 'Bearer abc'],
+  ])('%s gets 401 without echoing credentials', async (_, auth) => {
+    const res = await fetch(`${webs.legacy.url}/api/public/ingestion`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+      body: JSON.stringify(batch('unauth')),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.text()).not.toMatch(/sk-obs/);
+  });
+
+  it('a key writes into its own project only', async () => {
+    const a = projects.legacy;
+    const res = await fetch(`${webs.legacy.url}/api/public/ingestion`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basicAuth(a) },
+      body: JSON.stringify({ ...batch('iso-score'), projectId: projects.dual.projectId }),
+    });
+    expect(res.status).toBe(207);
+    expect(await count('scores', a.projectId, "id = 'iso-score'")).toBe(1);
+    expect(await count('scores', projects.dual.projectId, "id = 'iso-score'")).toBe(0);
+  });
+});
+
+/**
+ * A POST that reads the response even when the server answers before the body is sent (as it
+ * does for an oversized body), which fetch reports as a broken pipe instead.
+ */
+function post(path: string, body: string | Buffer, headers: Record<string, string>) {
+  return new Promise<{ status: number; text: () => Promise<string> }>((resolve, reject) => {
+    const req = request(`${webs.dual.url}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth(projects.dual),
+        'content-length': Buffer.byteLength(body),
+        ...headers,
+      },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: async () => Buffer.concat(chunks).toString() }),
+      );
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    req.end(body);
+  });
+}
+
+describe('bad input keeps accepted data intact', () => {
+  it.each([
+    ['malformed JSON', '/api/public/ingestion', '{"batch": [', { 'content-type': 'application/json' }, 400],
+    [
+      'batch not an array',
+      '/api/public/ingestion',
+      '{"batch": 5}',
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'oversized batch',
+      '/api/public/ingestion',
+      JSON.stringify({ batch: [{ x: 'y'.repeat(4 * 1024 * 1024) }] }),
+      { 'content-type': 'application/json' },
+      413,
+    ],
+    [
+      'corrupt protobuf',
+      '/api/public/otel/v1/traces',
+      Buffer.from([0x0a, 0xff, 0xff, 0x01, 0x02]),
+      { 'content-type': 'application/x-protobuf' },
+      400,
+    ],
+    ['unknown content type', '/api/public/otel/v1/traces', 'hello', { 'content-type': 'text/plain' }, 415],
+    [
+      'invalid span id',
+      '/api/public/otel/v1/traces',
+      JSON.stringify({
+        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'zz', spanId: '01', name: 'x' }] }] }],
+      }),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'ingestion version 5',
+      '/api/public/otel/v1/traces',
+      '{"resourceSpans":[]}',
+      { 'content-type': 'application/json', 'x-langfuse-ingestion-version': '5' },
+      400,
+    ],
+    [
+      'ingestion version not an integer',
+      '/api/public/otel/v1/traces',
+      '{"resourceSpans":[]}',
+      { 'content-type': 'application/json', 'x-service-ingestion-version': 'four' },
+      400,
+    ],
+  ] as const)('%s is refused with a message', async (_, path, body, headers, status) => {
+    const before = await count('traces', projects.dual.projectId);
+    const res = await post(path, body, headers);
+    expect(res.status).toBe(status);
+    const text = await res.text();
+    expect(text.length).toBeGreaterThan(10);
+    expect(await count('traces', projects.dual.projectId)).toBe(before);
+    expect(before).toBeGreaterThan(0);
+  });
+
+  it('an empty OTLP export gets 200', async () => {
+    const res = await post('/api/public/otel/v1/traces', '{"resourceSpans":[]}', {
+      'content-type': 'application/json',
+    });
+    expect(res.status).toBe(200);
+  });
+});

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { V4_DEFAULTS, type WriteMode } from '../../server/config/write-modes.ts';
+import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
+import type { Row } from '../../server/ingestion/records.ts';
+import { costDetails, usageDetails } from '../../server/ingestion/records.ts';
+import type { IngestionStore } from '../../server/ingestion/store.ts';
+import { chTime } from '../../server/ingestion/time.ts';
+
+/** An in-memory stand-in for the store: the merge logic under test is pure. */
+function memoryStore() {
+  const tables = new Map<string, Row[]>();
+  const store: IngestionStore = {
+    async insert(table, rows) {
+      tables.set(table, [...(tables.get(table) ?? []), ...rows]);
+    },
+    async fetchByIds(table, projectId, ids) {
+      const latest = new Map<string, Row>();
+      for (const r of tables.get(table) ?? [])
+        if (r['project_id'] === projectId && ids.includes(String(r['id']))) latest.set(String(r['id']), r);
+      return [...latest.values()];
+    },
+  };
+  return { store, rows: (t: string) => tables.get(t) ?? [] };
+}
+
+const attribution = { apiKey: 'pk', sdkName: 'javascript', sdkVersion: '3.38.0' };
+const settings = (writeMode: WriteMode) => ({
+  ...V4_DEFAULTS,
+  release: '4' as const,
+  writeMode,
+  nativeOtelBehaviour: writeMode === 'events_only' ? ('direct' as const) : ('dual_write' as const),
+  enableHistoricBackfill: writeMode !== 'legacy',
+});
+const ts = '2026-11-22T10:00:00.000Z';
+const ev = (id: string, type: string, body: object, timestamp = ts) => ({ id, type, timestamp, body });
+
+const batch = [
+  ev('e1', 'trace-create', {
+    id: 't1',
+    name: 'chat',
+    userId: 'u1',
+    sessionId: 's1',
+    tags: ['b'],
+    metadata: { a: 1 },
+  }),
+  ev('e2', 'span-create', { id: 'o1', traceId: 't1', name: 'retrieve', startTime: ts }),
+  ev('e3', 'generation-create', {
+    id: 'o2',
+    traceId: 't1',
+    parentObservationId: 'o1',
+    model: 'gpt',
+    usage: { input: 3, output: 4 },
+  }),
+  ev('e4', 'score-create', { id: 'sc1', traceId: 't1', name: 'quality', value: 0.5 }),
+  ev('e5', 'sdk-log', { log: 'hello' }),
+];
+
+describe('batch ingestion by write mode', () => {
+  it.each([
+    ['legacy', { traces: 1, observations: 2, scores: 1, observations_batch_staging: 0 }],
+    ['dual', { traces: 1, observations: 2, scores: 1, observations_batch_staging: 3 }],
+    ['events_only', { traces: 0, observations: 0, scores: 1, observations_batch_staging: 0 }],
+  ] as const)('%s writes %j', async (mode, counts) => {
+    const m = memoryStore();
+    const result = await processBatch(batch, {
+      projectId: 'p',
+      settings: settings(mode),
+      attribution,
+      store: m.store,
+    });
+    for (const [table, n] of Object.entries(counts)) expect(m.rows(table)).toHaveLength(n);
+    if (mode === 'events_only') {
+      expect(result.successes.map((s) => s.id)).toEqual(['e4']);
+      expect(result.errors.map((e) => [e.id, e.status, e.message])).toEqual(
+        ['e1', 'e2', 'e3', 'e5'].map((id) => [id, 400, 'Event type not accepted']),
+      );
+      expect(result.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
+    } else {
+      expect(result.errors).toEqual([]);
+      expect(result.successes).toHaveLength(5);
+    }
+  });
+
+  it('stages the trace as virtual root span t-<traceId> of type SPAN with no parent', async () => {
+    const m = memoryStore();
+    await processBatch(batch, { projectId: 'p', settings: settings('dual'), attribution, store: m.store });
+    const root = m.rows('observations_batch_staging').find((r) => r['id'] === 't-t1')!;
+    expect(root).toMatchObject({ type: 'SPAN', parent_observation_id: null, trace_id: 't1', name: 'chat' });
+    expect(root['ingestion_sdk_version']).toBe('3.38.0');
+  });
+
+  it('merges updates onto stored rows and keeps earlier fields', async () => {
+    const m = memoryStore();
+    const ctx = { projectId: 'p', settings: settings('legacy'), attribution, store: m.store };
+    await processBatch(batch, ctx);
+    await processBatch(
+      [
+        ev(
+          'u1',
+          'generation-update',
+          { id: 'o2', output: { text: 'hi' }, endTime: '2026-11-22T10:00:01.000Z' },
+          '2026-11-22T10:00:01.000Z',
+        ),
+        ev('u2', 'trace-create', { id: 't1', tags: ['a'], metadata: { c: 'x' } }),
+      ],
+      ctx,
+    );
+    const gen = m.rows('observations').at(-1)!;
+    expect(gen).toMatchObject({
+      id: 'o2',
+      type: 'GENERATION',
+      provided_model_name: 'gpt',
+      output: '{"text":"hi"}',
+    });
+    expect(gen['end_time']).toBe('2026-11-22 10:00:01.000');
+    const trace = m.rows('traces').at(-1)!;
+    expect(trace).toMatchObject({
+      name: 'chat',
+      user_id: 'u1',
+      tags: ['a', 'b'],
+      metadata: { a: '1', c: 'x' },
+    });
+  });
+
+  it('answers each invalid event with 400 and the field path, and stores the valid ones', async () => {
+    const m = memoryStore();
+    const result = await processBatch(
+      [
+        ev('bad1', 'score-create', { traceId: 't', name: 'n', value: 'x', dataType: 'NUMERIC' }),
+        { id: 'bad2', type: 'nope', timestamp: ts, body: {} },
+        ev('bad3', 'span-create', { traceId: 't' }),
+        ev('ok', 'score-create', { traceId: 't', name: 'n', value: 1 }),
+      ],
+      { projectId: 'p', settings: settings('legacy'), attribution, store: m.store },
+    );
+    expect(result.successes.map((s) => s.id)).toEqual(['ok']);
+    expect(result.errors.map((e) => e.id)).toEqual(['bad1', 'bad2', 'bad3']);
+    expect(result.errors[0]!.error).toContain('body.value: NUMERIC scores need a number value');
+    expect(result.errors[2]!.error).toContain('body.id');
+    expect(m.rows('scores')).toHaveLength(1);
+  });
+});
+
+describe('usage, cost and time', () => {
+  it.each([
+    [{ usage: { input: 3, output: 4 } }, { input: 3, output: 4, total: 7 }],
+    [{ usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } }, { input: 1, output: 2, total: 3 }],
+    [
+      {
+        usageDetails: { prompt_tokens: 5, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 2 } },
+      },
+      { input: 5, output: 1, input_cached_tokens: 2, total: 6 },
+    ],
+  ])('usage %j', (body, expected) => expect(usageDetails(body as never)).toEqual(expected));
+  it.each([
+    [{ usage: { inputCost: 0.1, outputCost: 0.2 } }, { input: 0.1, output: 0.2, total: 0.30000000000000004 }],
+    [{ costDetails: { total: 1 } }, { total: 1 }],
+  ])('cost %j', (body, expected) => expect(costDetails(body as never)).toEqual(expected));
+  it.each([
+    ['2026-11-22T10:00:00.123456Z', 6, '2026-11-22 10:00:00.123456'],
+    ['2026-11-22T10:00:00.123456Z', 3, '2026-11-22 10:00:00.123'],
+    ['2026-11-22T12:00:00+02:00', 3, '2026-11-22 10:00:00.000'],
+  ] as const)('chTime(%s, %i)', (v, d, out) => expect(chTime(v, d)).toBe(out));
+});
