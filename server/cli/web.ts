@@ -42,7 +42,7 @@ export async function run(_args: string[]): Promise<number> {
       keys: new KeyVerifier(stores.pool),
       shuttingDown: () => shuttingDown,
     },
-    { logger: log },
+    { logger: log, maxInFlightWrites: config.maxInFlightWrites },
   );
   await app.listen({ host: config.host, port: config.port ?? 3000 });
   log.info({ mode: config.mode }, 'web ready');

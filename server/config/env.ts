@@ -37,6 +37,8 @@ export interface ServiceConfig {
   clickhouse: ClickHouseSettings;
   host: string;
   port: number | undefined;
+  /** Concurrent write requests a web process serves before answering 429. */
+  maxInFlightWrites: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -123,6 +125,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     r.problems.push('CLICKHOUSE_URL must start with http://, https:// or chdb://');
   }
   const port = r.positiveInt('PORT', undefined, 65535);
+  const maxInFlightWrites = r.positiveInt('SERVICE_INGESTION_MAX_IN_FLIGHT', 64, 10_000) ?? 64;
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -137,5 +140,6 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     clickhouse,
     host: r.raw('HOST') ?? '0.0.0.0',
     port,
+    maxInFlightWrites,
   };
 }
