@@ -98,11 +98,13 @@ export async function run(args: string[]): Promise<number> {
     );
   }
   log.info({ url }, 'dev ready');
-  await onShutdown(async () => {
-    await app.close();
-    await pool.end();
-    await analytics.close();
-    await pg.stop();
+  await onShutdown({
+    cleanup: async () => {
+      await app.close();
+      await pool.end();
+      await analytics.close();
+      await pg.stop();
+    },
   });
   return 0;
 }

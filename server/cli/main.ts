@@ -26,6 +26,18 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'everything in one process on embedded datastores: [--port N] [--data DIR] [--json]',
     load: async () => (await import('./dev.ts')).run,
   },
+  backfill: {
+    summary: 'one step of the historic backfill: run --step N | retry --step N | status [--json]',
+    load: async () => (await import('./backfill.ts')).run,
+  },
+  preflight: {
+    summary: 'checks before upgrading release 3 to version 4 [--json]',
+    load: async () => (await import('./preflight.ts')).run,
+  },
+  producers: {
+    summary: 'producers on paths events_only refuses: --since DURATION [--json]',
+    load: async () => (await import('./producers.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

@@ -6,11 +6,12 @@
 import { loadConfig } from '../config/env.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
+import { ProducerRecorder } from '../producers/recorder.ts';
 import { KeyVerifier } from '../projects/keys.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { autoMigrationDisabled, migratorsFor } from '../runtime/schema.ts';
-import { onShutdown } from '../runtime/shutdown.ts';
+import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
 import { buildWebApp } from '../web/app.ts';
 
 export async function run(_args: string[]): Promise<number> {
@@ -33,6 +34,7 @@ export async function run(_args: string[]): Promise<number> {
     throw err;
   }
   let shuttingDown = false;
+  const producers = config.mode.release === '4' ? new ProducerRecorder(stores.pool) : undefined;
   const app = buildWebApp(
     {
       config,
@@ -40,16 +42,23 @@ export async function run(_args: string[]): Promise<number> {
       analytics: stores.analytics,
       store: clickhouseStore(stores.analytics),
       keys: new KeyVerifier(stores.pool),
+      producers,
       shuttingDown: () => shuttingDown,
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites },
   );
   await app.listen({ host: config.host, port: config.port ?? 3000 });
   log.info({ mode: config.mode }, 'web ready');
-  await onShutdown(async () => {
-    shuttingDown = true;
-    await app.close();
-    await stores.close();
+  await onShutdown({
+    onSignal: () => {
+      shuttingDown = true;
+    },
+    drainMs: drainMsFromEnv(process.env),
+    cleanup: async () => {
+      await app.close();
+      await producers?.close();
+      await stores.close();
+    },
   });
   return 0;
 }

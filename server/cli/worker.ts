@@ -8,13 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { BackfillManager } from '../backfill/manager.ts';
 import { loadConfig } from '../config/env.ts';
 import { behaviourOf } from '../config/write-modes.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { migratorsFor } from '../runtime/schema.ts';
-import { onShutdown } from '../runtime/shutdown.ts';
+import { dialectOf, migratorsFor } from '../runtime/schema.ts';
+import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
 import { buildWorkerApp } from '../worker/app.ts';
 import { PropagationJob } from '../worker/propagation/job.ts';
 
@@ -65,7 +66,28 @@ export async function run(_args: string[]): Promise<number> {
     : undefined;
   propagation?.start();
 
+  // The chain also runs inside the worker, as the reference's does; the operator turns this off
+  // and runs each step as a Job instead. Each pass runs whatever step is next and runnable.
   let shuttingDown = false;
+  const chainInWorker =
+    process.env['SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER'] !== 'false' && schema === 'known';
+  const backfill = new BackfillManager({
+    pool: stores.pool,
+    analytics: stores.analytics,
+    dialect: dialectOf(config),
+    settings: config.mode,
+    workerId,
+    log: (msg, fields) => log.info(fields ?? {}, msg),
+  });
+  let chainPass: Promise<void> = Promise.resolve();
+  const chainTimer = chainInWorker
+    ? setInterval(() => {
+        chainPass = chainPass
+          .then(() => backfill.runChain(() => shuttingDown))
+          .catch((err: Error) => log.error({ err: err.message }, 'backfill pass failed'));
+      }, 30_000)
+    : undefined;
+
   const app = buildWorkerApp({
     pool: stores.pool,
     coordination,
@@ -77,12 +99,20 @@ export async function run(_args: string[]): Promise<number> {
   });
   await app.listen({ host: config.host, port: config.port ?? 3030 });
   log.info({ mode: config.mode, propagationEnabled, workerId }, 'worker ready');
-  await onShutdown(async () => {
-    shuttingDown = true;
-    await propagation?.stop();
-    await app.close();
-    await coordination.close();
-    await stores.close();
+  await onShutdown({
+    onSignal: () => {
+      shuttingDown = true;
+    },
+    drainMs: drainMsFromEnv(process.env),
+    cleanup: async () => {
+      clearInterval(chainTimer);
+      await propagation?.stop();
+      // A running chunk finishes or is abandoned; either way the step resumes from its checkpoint.
+      await Promise.race([chainPass, new Promise((r) => setTimeout(r, 10_000))]);
+      await app.close();
+      await coordination.close();
+      await stores.close();
+    },
   });
   return 0;
 }

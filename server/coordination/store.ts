@@ -11,6 +11,8 @@ export interface Coordination {
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
   ping(): Promise<void>;
+  /** The server's INFO text ('' for the in-process store). */
+  info(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export function redisCoordination(url: string): Coordination {
     async ping() {
       await redis.ping();
     },
+    info: () => redis.info('server'),
     async close() {
       redis.disconnect();
     },
@@ -61,6 +64,7 @@ export function memoryCoordination(): Coordination {
       if (leases.get(key)?.owner === owner) leases.delete(key);
     },
     async ping() {},
+    info: async () => '',
     async close() {},
   };
 }

@@ -1,11 +1,26 @@
-/** Resolves after SIGTERM or SIGINT and the given cleanup ran; a second signal exits at once. */
-export function onShutdown(cleanup: () => Promise<void>): Promise<void> {
+/**
+ * Graceful shutdown on SIGTERM or SIGINT: `onSignal` runs at once (readiness starts failing, so
+ * Kubernetes takes the pod out of its Service), then after `drainMs` the cleanup closes listeners
+ * and clients. A second signal exits at once.
+ */
+export interface ShutdownPlan {
+  onSignal?: () => void;
+  drainMs?: number;
+  cleanup: () => Promise<void>;
+}
+
+/** Drain time from SERVICE_SHUTDOWN_DRAIN_SECONDS (default 3 s). */
+export const drainMsFromEnv = (env: Record<string, string | undefined>): number =>
+  Math.max(0, Number(env['SERVICE_SHUTDOWN_DRAIN_SECONDS'] ?? 3)) * 1000;
+
+export function onShutdown(plan: ShutdownPlan): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false;
     const handler = () => {
       if (stopping) process.exit(1);
       stopping = true;
-      cleanup().finally(resolve);
+      plan.onSignal?.();
+      setTimeout(() => void plan.cleanup().finally(resolve), plan.drainMs ?? 0);
     };
     process.on('SIGTERM', handler);
     process.on('SIGINT', handler);

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { ServiceConfig } from '../config/env.ts';
 import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
+import type { ProducerRecorder, RefusedPath } from '../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../projects/keys.ts';
 
 export interface WebContext {
@@ -13,6 +14,8 @@ export interface WebContext {
   analytics: ClickHouseClient;
   store: IngestionStore;
   keys: KeyVerifier;
+  /** Tallies producers on paths that events_only refuses; absent on release 3. */
+  producers?: ProducerRecorder | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }
@@ -41,4 +44,16 @@ export function attributionOf(req: FastifyRequest): Attribution {
     sdkName: producerHeader(req, 'sdk-name') ?? 'unknown',
     sdkVersion: producerHeader(req, 'sdk-version') ?? 'unknown',
   };
+}
+
+/** Notes that this request's producer used a path events_only refuses. */
+export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: RefusedPath): void {
+  const a = attributionOf(req);
+  ctx.producers?.record({
+    projectId: req.principal.projectId,
+    publicKey: a.apiKey,
+    sdkName: a.sdkName,
+    sdkVersion: a.sdkVersion,
+    path,
+  });
 }

@@ -126,6 +126,18 @@ CREATE TABLE dataset_runs (
     up: 'DROP TABLE IF EXISTS dataset_run_items, scores, observations, traces;',
     down: LEGACY_TRACING_TABLES,
   },
+  {
+    version: 7,
+    name: 'v4_producer_activity',
+    up: `
+CREATE TABLE producer_activity (
+  project_id TEXT NOT NULL, public_key TEXT NOT NULL, sdk_name TEXT NOT NULL, sdk_version TEXT NOT NULL,
+  path TEXT NOT NULL, first_seen TIMESTAMPTZ NOT NULL, last_seen TIMESTAMPTZ NOT NULL, requests BIGINT NOT NULL,
+  PRIMARY KEY (public_key, sdk_name, sdk_version, path)
+);
+CREATE INDEX producer_activity_last_seen_idx ON producer_activity(last_seen);`,
+    down: 'DROP TABLE IF EXISTS producer_activity;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

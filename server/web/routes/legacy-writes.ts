@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { behaviourOf } from '../../config/write-modes.ts';
 import { processBatch } from '../../ingestion/batch.ts';
-import { attributionOf, type WebContext } from '../context.ts';
+import { attributionOf, recordRefusedPath, type WebContext } from '../context.ts';
 
 const ROUTES = [
   ['POST', '/api/public/traces', 'trace-create'],
@@ -31,6 +31,7 @@ export function legacyWriteRoutes(app: FastifyInstance, ctx: WebContext): void {
       method,
       url,
       handler: async (req, reply) => {
+        recordRefusedPath(ctx, req, 'legacy-endpoint');
         if (!behaviourOf(ctx.config.mode).servesLegacyEndpoints) return notInEventsOnly(reply);
         const body = (req.body ?? {}) as Record<string, unknown>;
         // Trace bodies may omit their id; observation bodies must carry one (validated below).

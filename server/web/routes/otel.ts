@@ -4,14 +4,14 @@
  * the producer's headers say (server/config/write-modes.ts) before the 200 is sent.
  */
 import type { FastifyInstance } from 'fastify';
-import { otelTargets } from '../../config/write-modes.ts';
+import { otelTargets, producerPropagatesClientSide } from '../../config/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
 import { OtlpDecodeError } from '../../otel/errors.ts';
 import { mapExport } from '../../otel/map-spans.ts';
 import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
-import { attributionOf, producerHeader, type WebContext } from '../context.ts';
+import { attributionOf, producerHeader, recordRefusedPath, type WebContext } from '../context.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
 export const OTLP_BODY_LIMIT = 16 * 1024 * 1024;
@@ -49,11 +49,13 @@ export function otelRoutes(app: FastifyInstance, ctx: WebContext): void {
       const spans = mapExport(request, { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion });
       if (spans.length === 0) return reply.code(200).send({});
 
-      const targets = otelTargets(ctx.config.mode, {
+      const producer = {
         ingestionVersion: version ?? undefined,
         sdkName: producerHeader(req, 'sdk-name'),
         sdkVersion: producerHeader(req, 'sdk-version'),
-      });
+      };
+      if (!producerPropagatesClientSide(producer)) recordRefusedPath(ctx, req, 'otel-dual-path');
+      const targets = otelTargets(ctx.config.mode, producer);
       const { projectId } = req.principal;
       const now = Date.now();
       if (targets.legacy) {

@@ -24,8 +24,32 @@ WHERE database = currentDatabase() AND table = 'observations_batch_staging' AND 
   AND ({after:String} = '' OR partition > {after:String})`;
 }
 
-/** Column expressions of the propagated row, by `events_full` column. */
-const EXPRESSIONS: Record<string, string> = {
+export interface ObservationMapping {
+  /** Copy trace metadata under the observation's (dual write does; the historic backfill does not). */
+  traceMetadata: boolean;
+  /** Suffix of `source`: `dual-write` or `backfill`. */
+  source: 'dual-write' | 'backfill';
+}
+
+/**
+ * Column expressions that turn a legacy observation row `obs` joined with its trace `t` into an
+ * `events_full` row, by column. Shared by the propagation job and the historic backfill.
+ */
+export function observationEventExpressions(m: ObservationMapping): Record<string, string> {
+  const metadata = m.traceMetadata ? 'mapUpdate(t.metadata, obs.metadata)' : 'obs.metadata';
+  return {
+    ...BASE_EXPRESSIONS,
+    metadata_names: `mapKeys(${metadata})`,
+    metadata_values: `mapValues(${metadata})`,
+    source: `if(mapContains(obs.metadata, 'resourceAttributes'), 'otel-${m.source}', 'ingestion-api-${m.source}')`,
+  };
+}
+
+/** The trace columns the join needs. */
+export const TRACE_JOIN_COLUMNS =
+  'project_id, id, name, user_id, session_id, release, version, tags, public, bookmarked, metadata';
+
+const BASE_EXPRESSIONS: Record<string, string> = {
   project_id: 'obs.project_id',
   trace_id: 'obs.trace_id',
   span_id: 'obs.id',
@@ -46,8 +70,9 @@ const EXPRESSIONS: Record<string, string> = {
   level: 'obs.level',
   status_message: "coalesce(obs.status_message, '')",
   is_app_root: 'false',
-  // Bookmarks belong to the trace, so only its root carries them.
-  bookmarked: "coalesce(t.bookmarked, false) AND obs.id = concat('t-', obs.trace_id)",
+  // Bookmarks belong to the trace: its root carries them (historic observations are never roots).
+  bookmarked:
+    "coalesce(t.bookmarked, false) AND (obs.id = concat('t-', obs.trace_id) OR obs.parent_observation_id IS NULL)",
   public: 'coalesce(t.public, false)',
   prompt_id: "coalesce(obs.prompt_id, '')",
   prompt_name: "coalesce(obs.prompt_name, '')",
@@ -81,17 +106,23 @@ const EXPRESSIONS: Record<string, string> = {
   ingestion_sdk_version: 'obs.ingestion_sdk_version',
 };
 
+/** `expr AS col` lines for the columns an expression map fills, and the column list. */
+export function selectList(
+  expressions: Record<string, string>,
+  columns: readonly string[],
+): { columns: string[]; select: string } {
+  const used = columns.filter((c) => c in expressions);
+  return { columns: used, select: used.map((c) => `${expressions[c]} AS ${c}`).join(',\n  ') };
+}
+
+export const ATTRIBUTED = ['ingestion_api_key', 'ingestion_sdk_name', 'ingestion_sdk_version'];
+const DUAL_WRITE = observationEventExpressions({ traceMetadata: true, source: 'dual-write' });
 /** Columns filled from the staged row; the rest (experiment, instrumentation) keep their defaults. */
-export const PROPAGATED_COLUMNS = [
-  ...insertable(EVENTS),
-  'ingestion_api_key',
-  'ingestion_sdk_name',
-  'ingestion_sdk_version',
-].filter((c) => c in EXPRESSIONS);
+export const PROPAGATED_COLUMNS = selectList(DUAL_WRITE, [...insertable(EVENTS), ...ATTRIBUTED]).columns;
 
 /** Inserts one staging partition (`{partition:String}`) into events_full. */
 export function propagatePartitionStatement(): string {
-  const select = PROPAGATED_COLUMNS.map((c) => `${EXPRESSIONS[c]} AS ${c}`).join(',\n  ');
+  const { select } = selectList(DUAL_WRITE, PROPAGATED_COLUMNS);
   return `INSERT INTO events_full (${PROPAGATED_COLUMNS.join(', ')})
 SELECT
   ${select}
@@ -100,7 +131,7 @@ FROM (
   WHERE _partition_value = tuple({partition:String})
 ) AS obs
 LEFT ANY JOIN (
-  SELECT project_id, id, name, user_id, session_id, release, version, tags, public, bookmarked, metadata
+  SELECT ${TRACE_JOIN_COLUMNS}
   FROM traces FINAL
   WHERE (project_id, id) IN (
     SELECT project_id, trace_id FROM observations_batch_staging WHERE _partition_value = tuple({partition:String})

@@ -1,0 +1,330 @@
+/**
+ * Runs the historic backfill chain recorded in `background_migrations`. A step runs only when the
+ * write mode writes the events tables (Rule 3), its gate variable is true, its predecessor has
+ * finished and no live worker holds its lock. Progress is checkpointed in the row's `state` after
+ * every chunk, so a step killed at any point resumes where it stopped; a chunk run twice writes
+ * identical rows. A failure records `failed_at` and the reason and halts the chain.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import { behaviourOf, ENV, type ModeSettings } from '../config/write-modes.ts';
+import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
+import { type Chunk, partitionsQuery } from './sql.ts';
+import { bucketsFor, planOf } from './steps.ts';
+
+/** The step may not start now; nothing was recorded. */
+export class BackfillRefusal extends Error {
+  override name = 'BackfillRefusal';
+}
+/** The step failed; `failed_at` and the reason are recorded. */
+export class BackfillFailure extends Error {
+  override name = 'BackfillFailure';
+}
+
+interface ChunkState extends Chunk {
+  done: boolean;
+}
+export interface StepState {
+  phase?: 'chunks_loaded' | 'completed';
+  chunks?: ChunkState[];
+}
+
+interface Row {
+  name: string;
+  args: { chunkRows?: number; throttleMs?: number; envGate?: string };
+  state: StepState;
+  finished_at: Date | null;
+  failed_at: Date | null;
+  failed_reason: string | null;
+  worker_id: string | null;
+  locked_at: Date | null;
+}
+
+export interface StepStatus {
+  step: number;
+  name: string;
+  status: 'pending' | 'dormant' | 'running' | 'finished' | 'failed';
+  chunksDone: number;
+  chunksTotal: number;
+  finishedAt: string | null;
+  failedAt: string | null;
+  failedReason: string | null;
+  lockedBy: string | null;
+}
+
+const LOCK_STALE_SECONDS = 60;
+const HEARTBEAT_MS = 15_000;
+const CHUNK_ATTEMPTS = 3;
+const DEFAULT_CHUNK_ROWS = 200_000;
+
+export interface ManagerOptions {
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  dialect: Dialect;
+  settings: ModeSettings;
+  workerId: string;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export class BackfillManager {
+  readonly #o: ManagerOptions;
+
+  constructor(options: ManagerOptions) {
+    this.#o = options;
+  }
+
+  #gateOpen(s: ChainStep): boolean {
+    return s.envGate === ENV.dropPidTidSortingTables
+      ? this.#o.settings.dropPidTidSortingTables
+      : this.#o.settings.enableHistoricBackfill;
+  }
+
+  async #row(name: string): Promise<Row | undefined> {
+    const r = await this.#o.pool.query<Row>('SELECT * FROM background_migrations WHERE name = $1', [name]);
+    return r.rows[0];
+  }
+
+  async status(): Promise<StepStatus[]> {
+    const out: StepStatus[] = [];
+    for (const s of BACKFILL_CHAIN) {
+      const row = await this.#row(s.name);
+      const chunks = row?.state.chunks ?? [];
+      const live =
+        row?.locked_at && row.worker_id && Date.now() - row.locked_at.getTime() < LOCK_STALE_SECONDS * 1000;
+      out.push({
+        step: s.step,
+        name: s.name,
+        status: row?.finished_at
+          ? 'finished'
+          : row?.failed_at
+            ? 'failed'
+            : live
+              ? 'running'
+              : this.#gateOpen(s) && behaviourOf(this.#o.settings).writesEventsTables
+                ? 'pending'
+                : 'dormant',
+        chunksDone: chunks.filter((c) => c.done).length,
+        chunksTotal: chunks.length,
+        finishedAt: row?.finished_at?.toISOString() ?? null,
+        failedAt: row?.failed_at?.toISOString() ?? null,
+        failedReason: row?.failed_reason ?? null,
+        lockedBy: live ? row.worker_id : null,
+      });
+    }
+    return out;
+  }
+
+  /** Clears a failure so the step can run again from its checkpoint. */
+  async retry(step: number): Promise<void> {
+    const s = stepOf(step);
+    const r = await this.#o.pool.query(
+      'UPDATE background_migrations SET failed_at = NULL, failed_reason = NULL WHERE name = $1 AND failed_at IS NOT NULL',
+      [s.name],
+    );
+    if (r.rowCount === 0) throw new BackfillRefusal(`backfill step ${step} has not failed; nothing to retry`);
+  }
+
+  /** Why the step may not start, or undefined when it may. */
+  async #refusal(s: ChainStep, row: Row | undefined): Promise<string | undefined> {
+    if (!row)
+      return `backfill step ${s.step} is not recorded in background_migrations; run the migrations first`;
+    if (row.failed_at) {
+      return `backfill step ${s.step} failed at ${row.failed_at.toISOString()}: ${row.failed_reason}; retry it with \`observatory backfill retry --step ${s.step}\``;
+    }
+    if (!behaviourOf(this.#o.settings).writesEventsTables) {
+      return `the historic backfill runs only once dual write is active (${ENV.writeMode} is ${this.#o.settings.writeMode}): data written before it would be missing from the events tables`;
+    }
+    if (!this.#gateOpen(s)) return `backfill step ${s.step} is gated off: set ${s.envGate}=true`;
+    const prev = BACKFILL_CHAIN[s.step - 2];
+    if (prev) {
+      const p = await this.#row(prev.name);
+      if (!p?.finished_at) return `backfill step ${s.step} waits for step ${prev.step} to finish`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Takes the step's lock: a session-level advisory lock on a dedicated connection, which
+   * PostgreSQL releases the moment this process dies, so a killed Job's successor can resume at
+   * once. `worker_id` and `locked_at` are recorded for people and refreshed as a heartbeat.
+   */
+  async #claim(s: ChainStep): Promise<pg.PoolClient | undefined> {
+    const client = await this.#o.pool.connect();
+    const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [
+      s.name,
+    ]);
+    if (!r.rows[0]?.ok) {
+      client.release();
+      return undefined;
+    }
+    await client.query('UPDATE background_migrations SET worker_id = $2, locked_at = now() WHERE name = $1', [
+      s.name,
+      this.#o.workerId,
+    ]);
+    return client;
+  }
+
+  static async #unlock(client: pg.PoolClient, s: ChainStep): Promise<void> {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [s.name]).catch(() => {});
+    client.release();
+  }
+
+  /** Saves the checkpoint through the lock's own connection. */
+  static async #save(client: pg.PoolClient, s: ChainStep, state: StepState): Promise<void> {
+    await client.query('UPDATE background_migrations SET state = $2, locked_at = now() WHERE name = $1', [
+      s.name,
+      JSON.stringify(state),
+    ]);
+  }
+
+  async #enumerate(table: string, chunkRows: number): Promise<ChunkState[]> {
+    const rs = await this.#o.analytics.query({
+      query: partitionsQuery(),
+      query_params: { table },
+      format: 'JSONEachRow',
+    });
+    const parts = await rs.json<{ partition: string; rows: string | number }>();
+    return parts.flatMap((p) => {
+      const buckets = bucketsFor(Number(p.rows), chunkRows);
+      return Array.from({ length: buckets }, (_, bucket) => ({
+        partition: p.partition,
+        bucket,
+        buckets,
+        done: false,
+      }));
+    });
+  }
+
+  async #requireTables(tables: string[]): Promise<void> {
+    if (tables.length === 0) return;
+    const rs = await this.#o.analytics.query({
+      query:
+        'SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN {t:Array(String)}',
+      query_params: { t: tables },
+      format: 'JSONEachRow',
+    });
+    const present = new Set((await rs.json<{ name: string }>()).map((r) => r.name));
+    const missing = tables.filter((t) => !present.has(t));
+    if (missing.length > 0) throw new Error(`required tables are missing: ${missing.join(', ')}`);
+  }
+
+  /** Runs one step to completion. Throws BackfillRefusal (nothing recorded) or BackfillFailure. */
+  async runStep(
+    step: number,
+    shouldStop: () => boolean = () => false,
+  ): Promise<'finished' | 'already-finished'> {
+    const s = stepOf(step);
+    const row = await this.#row(s.name);
+    if (row?.finished_at) return 'already-finished';
+    const refusal = await this.#refusal(s, row);
+    if (refusal) throw new BackfillRefusal(refusal);
+    const lock = await this.#claim(s);
+    if (!lock) {
+      throw new BackfillRefusal(
+        `backfill step ${step} is being run by ${row!.worker_id ?? 'another process'}`,
+      );
+    }
+    const heartbeat = setInterval(() => {
+      lock
+        .query('UPDATE background_migrations SET locked_at = now() WHERE name = $1', [s.name])
+        .catch(() => {});
+    }, HEARTBEAT_MS);
+    try {
+      await this.#execute(s, row!, lock, shouldStop);
+      await lock.query(
+        'UPDATE background_migrations SET finished_at = now(), worker_id = NULL, locked_at = NULL WHERE name = $1',
+        [s.name],
+      );
+      this.#o.log?.('backfill step finished', { step });
+      return 'finished';
+    } catch (err) {
+      if (err instanceof BackfillRefusal || shouldStop()) {
+        // Interrupted (shutdown): not a failure. The checkpoint stays; the lock is freed.
+        await lock
+          .query('UPDATE background_migrations SET worker_id = NULL, locked_at = NULL WHERE name = $1', [
+            s.name,
+          ])
+          .catch(() => {});
+        throw err instanceof BackfillRefusal
+          ? err
+          : new BackfillRefusal(`backfill step ${step} interrupted by shutdown`);
+      }
+      const reason = (err as Error).message.slice(0, 1000);
+      await lock.query(
+        'UPDATE background_migrations SET failed_at = now(), failed_reason = $2, worker_id = NULL, locked_at = NULL WHERE name = $1',
+        [s.name, reason],
+      );
+      throw new BackfillFailure(`backfill step ${step} failed: ${reason}`);
+    } finally {
+      clearInterval(heartbeat);
+      await BackfillManager.#unlock(lock, s);
+    }
+  }
+
+  async #execute(s: ChainStep, row: Row, lock: pg.PoolClient, shouldStop: () => boolean): Promise<void> {
+    const plan = planOf(s.step);
+    const { analytics, dialect } = this.#o;
+    const chunkRows = row.args.chunkRows ?? DEFAULT_CHUNK_ROWS;
+    for (const query of plan.before?.(dialect) ?? []) await analytics.command({ query });
+    await this.#requireTables(plan.requires);
+    const state: StepState = { ...row.state };
+    if (plan.source && state.phase !== 'chunks_loaded' && state.phase !== 'completed') {
+      state.chunks = await this.#enumerate(plan.source, chunkRows);
+      state.phase = 'chunks_loaded';
+      await BackfillManager.#save(lock, s, state);
+    }
+    for (const chunk of state.chunks ?? []) {
+      if (chunk.done) continue;
+      if (shouldStop()) throw new BackfillRefusal(`backfill step ${s.step} interrupted by shutdown`);
+      await withRetries(() =>
+        analytics.command({
+          query: plan.chunkStatement!,
+          query_params: { partition: chunk.partition, bucket: chunk.bucket, buckets: chunk.buckets },
+          clickhouse_settings: { max_execution_time: 0 },
+        }),
+      );
+      chunk.done = true;
+      await BackfillManager.#save(lock, s, state);
+      if (row.args.throttleMs) await sleep(row.args.throttleMs);
+    }
+    for (const query of plan.after?.(dialect) ?? []) await analytics.command({ query });
+    state.phase = 'completed';
+    await BackfillManager.#save(lock, s, state);
+  }
+
+  /** The chain inside the worker: runs the next runnable step until none is left. */
+  async runChain(shouldStop: () => boolean): Promise<void> {
+    for (const s of BACKFILL_CHAIN) {
+      if (shouldStop()) return;
+      const row = await this.#row(s.name);
+      if (row?.finished_at) continue;
+      if (row?.failed_at || (await this.#refusal(s, row))) return;
+      try {
+        await this.runStep(s.step, shouldStop);
+      } catch (err) {
+        this.#o.log?.('backfill chain halted', { step: s.step, reason: (err as Error).message });
+        return;
+      }
+    }
+  }
+}
+
+function stepOf(step: number): ChainStep {
+  const s = BACKFILL_CHAIN.find((c) => c.step === step);
+  if (!s) throw new BackfillRefusal(`no backfill step ${step}: steps are 1-${BACKFILL_CHAIN.length}`);
+  return s;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function withRetries<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= CHUNK_ATTEMPTS) throw err;
+      await sleep(1000 * 2 ** attempt);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * `observatory preflight [--json]`: the checks before upgrading a release 3 deployment to version
+ * 4. Exit 0 when every check passes (or does not apply), 1 when one fails. The JSON document is
+ * `{"ok": boolean, "checks": [{"name", "status": "pass"|"fail"|"not_applicable", "detail"}]}`.
+ */
+import { loadConfig } from '../config/env.ts';
+import { redisCoordination } from '../coordination/store.ts';
+import { evaluatePreflight } from '../preflight/checks.ts';
+import { gatherFacts, redisVersion } from '../preflight/gather.ts';
+import { openDatastores } from '../runtime/datastores.ts';
+import { parseFlags } from './usage.ts';
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { json: { type: 'boolean' } });
+  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const stores = openDatastores(config);
+  const redis = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
+  try {
+    const facts = await gatherFacts(
+      stores.pool,
+      stores.analytics,
+      async () => (redis ? redisVersion(redis) : null),
+      config.clickhouse.database,
+    );
+    const report = evaluatePreflight(facts);
+    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else
+      for (const c of report.checks) process.stdout.write(`${c.status.padEnd(15)} ${c.name}: ${c.detail}\n`);
+    return report.ok ? 0 : 1;
+  } finally {
+    await redis?.close();
+    await stores.close();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * `observatory producers --since DURATION [--json]`: keys and SDKs that sent traffic through paths
+ * `events_only` refuses (batch ingestion of non-score events, legacy endpoints, OTLP without
+ * client-side propagation) within the window (e.g. `30m`, `24h`, `7d`). The JSON document is
+ * `{"since", "producers": [{"projectId", "publicKey", "sdkName", "sdkVersion", "path", "firstSeen",
+ * "lastSeen", "requests"}]}`; an empty list means the cutover will refuse no current producer.
+ */
+import { loadConfig } from '../config/env.ts';
+import { createPool } from '../datastores/postgres.ts';
+import { parseDuration, producersSince } from '../producers/recorder.ts';
+import { parseFlags, UsageError } from './usage.ts';
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { since: { type: 'string' }, json: { type: 'boolean' } });
+  const window = values.since ? parseDuration(values.since) : undefined;
+  if (window === undefined)
+    throw new UsageError('usage: observatory producers --since DURATION (e.g. 30m, 24h, 7d) [--json]');
+  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const pool = createPool(config.databaseUrl!, 1);
+  try {
+    const report = await producersSince(pool, new Date(Date.now() - window));
+    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else if (report.producers.length === 0)
+      process.stdout.write(`no incompatible producer since ${report.since}\n`);
+    else
+      for (const p of report.producers) {
+        process.stdout.write(
+          `${p.publicKey} ${p.sdkName}@${p.sdkVersion} via ${p.path}: ${p.requests} requests, last ${p.lastSeen}\n`,
+        );
+      }
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * The historic backfill chain on real stores, run as the operator's Jobs run it
+ * (`observatory backfill run --step N`): historic data ingested in `legacy`, the switch to `dual`,
+ * then every step, including SIGKILLs mid-step. Every historic trace and observation must be in
+ * `events_full` exactly once after FINAL, with the fields the spec names, row by row.
+ */
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { startProcess } from '../fixtures/processes.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  cli,
+  createProject,
+  type Env,
+  type Project,
+  ROOT,
+  startAnalyticsServer,
+  startWeb,
+} from '../fixtures/service.ts';
+
+const LEGACY = {
+  SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
+  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+  SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
+};
+const DUAL = {
+  SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
+  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+  SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
+};
+
+let pgf: PostgresFixture;
+let ch: AnalyticsServer;
+let base: Env;
+let project: Project;
+let db: pg.Pool;
+const TRACES = 24;
+const MONTHS = ['2026-08-14T09:00:00.000Z', '2026-09-15T10:00:00.000Z', '2026-10-20T11:30:00.000Z'];
+
+function historicBatch(i: number) {
+  const ts = new Date(Date.parse(MONTHS[i % MONTHS.length]!) + i * 60_000).toISOString();
+  const traceId = `h-${i}`;
+  const ev = (id: string, type: string, body: object) => ({ id: `${id}-ev`, type, timestamp: ts, body });
+  return [
+    ev(traceId, 'trace-create', {
+      id: traceId,
+      timestamp: ts,
+      name: `trace-${i}`,
+      userId: `user-${i % 3}`,
+      sessionId: `session-${i % 4}`,
+      tags: ['hist', `g${i % 2}`],
+      metadata: { tm: `v${i}`, shared: 'from-trace' },
+      release: 'r1',
+      version: i % 2 === 0 ? 'v-trace' : undefined,
+      public: i % 5 === 0,
+      input: { q: i },
+      output: 'answer',
+    }),
+    ev(`${traceId}-s`, 'span-create', {
+      id: `${traceId}-s`,
+      traceId,
+      name: 'retrieve',
+      startTime: ts,
+      metadata: { shared: 'from-obs' },
+      version: i % 3 === 0 ? 'v-obs' : undefined,
+    }),
+    ev(`${traceId}-g`, 'generation-create', {
+      id: `${traceId}-g`,
+      traceId,
+      parentObservationId: `${traceId}-s`,
+      name: 'llm',
+      startTime: ts,
+      model: 'gpt-4o',
+      usage: { input: 1, output: 2 },
+    }),
+    ev(`${traceId}-e`, 'event-create', { id: `${traceId}-e`, traceId, name: 'evt', startTime: ts }),
+  ];
+}
+
+async function ingest(url: string, batch: object[]) {
+  const res = await fetch(`${url}/api/public/ingestion`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+    body: JSON.stringify({ batch }),
+  });
+  expect(res.status).toBe(207);
+  const body = (await res.json()) as { errors: unknown[] };
+  expect(body.errors).toEqual([]);
+}
+
+async function query<T>(sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await ch.client.query({
+    query: sql,
+    query_params: { p: project.projectId, ...params },
+    format: 'JSONEachRow',
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+  });
+  return rs.json<T>();
+}
+
+const backfill = (step: number, env: Env = {}) =>
+  cli(['backfill', 'run', '--step', String(step)], { ...base, ...DUAL, ...env });
+
+beforeAll(async () => {
+  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
+  db = new pg.Pool({ connectionString: pgf.url, max: 2 });
+  const legacy = await startWeb({ ...base, ...LEGACY });
+  project = await createProject(base, 'backfill');
+  for (let i = 0; i < TRACES; i++) await ingest(legacy.url, historicBatch(i));
+  // An experiment: a dataset item and a run item linking the first trace to it.
+  await db.query("INSERT INTO datasets (id, project_id, name) VALUES ('ds1', $1, 'golden')", [
+    project.projectId,
+  ]);
+  await db.query(
+    `INSERT INTO dataset_items (id, project_id, dataset_id, input, expected_output) VALUES ('item1', $1, 'ds1', '{"q":0}', '"42"')`,
+    [project.projectId],
+  );
+  const dri = await fetch(`${legacy.url}/api/public/dataset-run-items`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+    body: JSON.stringify({ runName: 'run-1', datasetItemId: 'item1', traceId: 'h-0' }),
+  });
+  expect(dri.status).toBe(200);
+  await legacy.stop();
+}, 300_000);
+
+afterAll(async () => {
+  await db?.end();
+  await Promise.all([ch?.stop(), pgf?.stop()]);
+});
+
+describe('the historic backfill chain', () => {
+  it('refuses to run while the write mode is legacy, and out of order', async () => {
+    const legacy = await backfill(1, LEGACY);
+    expect(legacy.code).toBe(1);
+    expect(legacy.stderr).toContain('only once dual write is active');
+    const early = await backfill(3);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('waits for step 2');
+    const rows = await db.query(
+      'SELECT count(*) AS n FROM background_migrations WHERE failed_at IS NOT NULL',
+    );
+    expect(Number(rows.rows[0].n)).toBe(0);
+  });
+
+  it('runs steps 1-3 in small chunks, resuming after SIGKILLs without losing or duplicating rows', async () => {
+    await db.query(
+      `UPDATE background_migrations SET args = args || '{"chunkRows": 3, "throttleMs": 150}'::jsonb`,
+    );
+    expect((await backfill(1)).code).toBe(0);
+    for (const step of [2, 3]) {
+      for (const delay of [400, 900, 1500]) {
+        const child = startProcess(
+          `backfill-${step}`,
+          process.execPath,
+          [`${ROOT}/server/bin/observatory.ts`, 'backfill', 'run', '--step', String(step)],
+          {
+            env: { PATH: process.env['PATH'], ...base, ...DUAL },
+          },
+        );
+        await new Promise((r) => setTimeout(r, delay));
+        await child.kill('SIGKILL');
+      }
+      const progress = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
+        `%step_${step}%`,
+      ]);
+      const chunks = (progress.rows[0].state.chunks ?? []) as { done: boolean }[];
+      expect(chunks.length).toBeGreaterThan(3);
+      const done = await backfill(step);
+      expect(done.code, done.stderr).toBe(0);
+    }
+    const again = await backfill(3);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('already finished');
+  });
+
+  it('puts every historic trace and observation into events_full exactly once with the spec fields', async () => {
+    const traces = await query<Record<string, any>>(
+      'SELECT * FROM traces FINAL WHERE project_id = {p:String}',
+    );
+    const observations = await query<Record<string, any>>(
+      'SELECT * FROM observations FINAL WHERE project_id = {p:String}',
+    );
+    const events = await query<Record<string, any>>(
+      'SELECT * FROM events_full FINAL WHERE project_id = {p:String}',
+    );
+    expect(traces).toHaveLength(TRACES);
+    expect(observations).toHaveLength(TRACES * 3);
+    expect(events).toHaveLength(traces.length + observations.length);
+    const bySpan = new Map(events.map((e) => [e['span_id'], e]));
+    expect(bySpan.size).toBe(events.length);
+    const traceById = new Map(traces.map((t) => [t['id'], t]));
+    const meta = (e: Record<string, any>) =>
+      Object.fromEntries((e['metadata_names'] as string[]).map((n, i) => [n, e['metadata_values'][i]]));
+    const same = (a: string, b: string) =>
+      expect(Date.parse(`${a.replace(' ', 'T')}Z`)).toBe(Date.parse(`${b.replace(' ', 'T')}Z`));
+
+    for (const t of traces) {
+      const e = bySpan.get(`t-${t['id']}`)!;
+      expect(e, `root of ${t['id']}`).toBeDefined();
+      expect(e).toMatchObject({
+        trace_id: t['id'],
+        parent_span_id: '',
+        type: 'SPAN',
+        name: t['name'],
+        trace_name: t['name'],
+        user_id: t['user_id'] ?? '',
+        session_id: t['session_id'] ?? '',
+        tags: t['tags'],
+        release: t['release'] ?? '',
+        version: t['version'] ?? '',
+        public: t['public'],
+        input: t['input'],
+        output: t['output'],
+        source: 'ingestion-api-backfill',
+      });
+      same(e['start_time'], t['timestamp']);
+      expect(meta(e)).toEqual(t['metadata']);
+    }
+    for (const o of observations) {
+      const e = bySpan.get(o['id'])!;
+      const t = traceById.get(o['trace_id'])!;
+      expect(e, `event of ${o['id']}`).toBeDefined();
+      expect(e).toMatchObject({
+        trace_id: o['trace_id'],
+        parent_span_id: o['parent_observation_id'] ?? `t-${o['trace_id']}`,
+        type: o['type'],
+        name: o['name'],
+        trace_name: t['name'],
+        user_id: t['user_id'] ?? '',
+        session_id: t['session_id'] ?? '',
+        tags: t['tags'],
+        release: t['release'] ?? '',
+        version: o['version'] ?? t['version'] ?? '',
+        public: t['public'],
+        provided_model_name: o['provided_model_name'] ?? '',
+      });
+      same(e['start_time'], o['start_time']);
+      // Trace metadata is deliberately not copied onto child events by the backfill.
+      expect(meta(e)).toEqual(o['metadata']);
+      expect(e['usage_details']).toEqual(o['usage_details']);
+    }
+  });
+
+  it('enriches experiment spans from dataset run items (step 4) and drops the scratch table (step 5)', async () => {
+    expect((await backfill(4)).code).toBe(0);
+    const exp = await query<Record<string, any>>(
+      "SELECT span_id, experiment_id, experiment_name, experiment_item_id, experiment_item_expected_output, experiment_item_root_span_id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id = 'h-0' ORDER BY span_id",
+    );
+    expect(exp).toHaveLength(4);
+    for (const e of exp) {
+      expect(e).toMatchObject({
+        experiment_name: 'run-1',
+        experiment_item_id: 'item1',
+        experiment_item_expected_output: '"42"',
+        experiment_item_root_span_id: 't-h-0',
+      });
+      expect(e['experiment_id']).not.toBe('');
+    }
+    expect(
+      (
+        await query(
+          "SELECT 1 FROM events_full FINAL WHERE project_id = {p:String} AND experiment_id != '' AND trace_id != 'h-0'",
+        )
+      ).length,
+    ).toBe(0);
+    expect((await backfill(5)).code).toBe(0);
+    const scratch = await query(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND name = 'observations_pid_tid_sorting'",
+    );
+    expect(scratch).toHaveLength(0);
+    const status = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL });
+    const steps = (JSON.parse(status.stdout) as { steps: { status: string }[] }).steps;
+    expect(steps.map((s) => s.status)).toEqual(['finished', 'finished', 'finished', 'finished', 'finished']);
+  });
+
+  it('records a failure, halts, and resumes after `backfill retry`', async () => {
+    // Re-open step 4 and make its source table disappear for a moment.
+    await db.query(
+      "UPDATE background_migrations SET finished_at = NULL, state = '{}' WHERE name LIKE '%step_4%'",
+    );
+    await ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt TO dataset_run_items_rmt_away' });
+    const failed = await backfill(4);
+    expect(failed.code).toBe(1);
+    const row = await db.query(
+      "SELECT failed_at, failed_reason FROM background_migrations WHERE name LIKE '%step_4%'",
+    );
+    expect(row.rows[0].failed_at).not.toBeNull();
+    expect(row.rows[0].failed_reason).toContain('dataset_run_items_rmt');
+    expect((await backfill(4)).stderr).toContain('backfill retry --step 4');
+    await ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt_away TO dataset_run_items_rmt' });
+    expect((await cli(['backfill', 'retry', '--step', '4'], { ...base, ...DUAL })).code).toBe(0);
+    const resumed = await backfill(4);
+    expect(resumed.code, resumed.stderr).toBe(0);
+  });
+});
