@@ -14,6 +14,18 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          // Builds the control plane on a fresh machine before any test runs.
+          globalSetup: ['test/cluster/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          // Each file runs its own cluster (four processes); two cores fit two at a time.
+          maxWorkers: 2,
+        },
+      },
     ],
   },
 });

@@ -37,6 +37,8 @@ let ch: AnalyticsServer;
 let base: Env;
 let project: Project;
 let db: pg.Pool;
+// biome-ignore lint/suspicious/noExplicitAny: rows read back from the store are compared field by field
+type StoreRow = Record<string, any>;
 const TRACES = 24;
 const MONTHS = ['2026-08-14T09:00:00.000Z', '2026-09-15T10:00:00.000Z', '2026-10-20T11:30:00.000Z'];
 
@@ -179,22 +181,18 @@ describe('the historic backfill chain', () => {
   });
 
   it('puts every historic trace and observation into events_full exactly once with the spec fields', async () => {
-    const traces = await query<Record<string, any>>(
-      'SELECT * FROM traces FINAL WHERE project_id = {p:String}',
-    );
-    const observations = await query<Record<string, any>>(
+    const traces = await query<StoreRow>('SELECT * FROM traces FINAL WHERE project_id = {p:String}');
+    const observations = await query<StoreRow>(
       'SELECT * FROM observations FINAL WHERE project_id = {p:String}',
     );
-    const events = await query<Record<string, any>>(
-      'SELECT * FROM events_full FINAL WHERE project_id = {p:String}',
-    );
+    const events = await query<StoreRow>('SELECT * FROM events_full FINAL WHERE project_id = {p:String}');
     expect(traces).toHaveLength(TRACES);
     expect(observations).toHaveLength(TRACES * 3);
     expect(events).toHaveLength(traces.length + observations.length);
     const bySpan = new Map(events.map((e) => [e['span_id'], e]));
     expect(bySpan.size).toBe(events.length);
     const traceById = new Map(traces.map((t) => [t['id'], t]));
-    const meta = (e: Record<string, any>) =>
+    const meta = (e: StoreRow) =>
       Object.fromEntries((e['metadata_names'] as string[]).map((n, i) => [n, e['metadata_values'][i]]));
     const same = (a: string, b: string) =>
       expect(Date.parse(`${a.replace(' ', 'T')}Z`)).toBe(Date.parse(`${b.replace(' ', 'T')}Z`));
@@ -248,7 +246,7 @@ describe('the historic backfill chain', () => {
 
   it('enriches experiment spans from dataset run items (step 4) and drops the scratch table (step 5)', async () => {
     expect((await backfill(4)).code).toBe(0);
-    const exp = await query<Record<string, any>>(
+    const exp = await query<StoreRow>(
       "SELECT span_id, experiment_id, experiment_name, experiment_item_id, experiment_item_expected_output, experiment_item_root_span_id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id = 'h-0' ORDER BY span_id",
     );
     expect(exp).toHaveLength(4);
