@@ -1,0 +1,286 @@
+/**
+ * The worker on real PostgreSQL, Redis and the ClickHouse engine: dual-write propagation of old
+ * SDK traffic with trace attributes, the health probe (stuck, idle, dual write off, draining), the
+ * preflight checks and the producer report.
+ */
+
+import { Redis } from 'ioredis';
+import { Langfuse } from 'langfuse';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  cli,
+  createProject,
+  type Env,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+
+const DUAL = {
+  SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
+  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+};
+const LEGACY = {
+  SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
+  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+  SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
+};
+const FAST = {
+  SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '2',
+  SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '2',
+  SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES: '1',
+  SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+};
+
+let pgf: PostgresFixture;
+let redisf: RedisFixture;
+let ch: AnalyticsServer;
+let base: Env;
+let web: WebServer;
+let worker: WebServer;
+let project: Project;
+let redis: Redis;
+
+beforeAll(async () => {
+  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
+  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
+  web = await startWeb({ ...base, ...DUAL });
+  project = await createProject(base, 'worker');
+  worker = await startWorker({ ...base, ...DUAL, ...FAST });
+  redis = new Redis(redisf.url);
+}, 180_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await Promise.all([web?.stop(), worker?.stop()]);
+  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+});
+
+async function health(url: string) {
+  const res = await fetch(`${url}/api/health?failIfEventPropagationStuck=true`);
+  return {
+    status: res.status,
+    body: (await res.json()) as { status: string; eventPropagation?: Record<string, unknown> },
+  };
+}
+
+async function rows<T>(query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await ch.client.query({
+    query,
+    query_params: { p: project.projectId, ...params },
+    format: 'JSONEachRow',
+  });
+  return rs.json<T>();
+}
+
+describe('dual-write propagation', () => {
+  it('carries old-SDK traffic into events_full with trace attributes within a minute of its partition completing', async () => {
+    const sdk = new Langfuse({
+      publicKey: project.publicKey,
+      secretKey: project.secretKey,
+      baseUrl: web.url,
+    });
+    const trace = sdk.trace({
+      id: 'prop-1',
+      name: 'checkout',
+      userId: 'u-9',
+      sessionId: 's-9',
+      tags: ['dual'],
+      release: 'r-2',
+      version: 'v-2',
+      metadata: { shared: 'trace', t: '1' },
+    });
+    trace.span({ id: 'prop-1-s', name: 'step', metadata: { shared: 'obs' } }).end();
+    trace.generation({ id: 'prop-1-g', name: 'llm', model: 'gpt', version: 'v-gen' }).end();
+    await sdk.shutdownAsync();
+
+    const [staged] = await rows<{ partition: string }>(
+      "SELECT DISTINCT toString(toStartOfInterval(s3_first_seen_timestamp, INTERVAL 3 MINUTE)) AS partition FROM observations_batch_staging WHERE trace_id = 'prop-1'",
+    );
+    const partitionEnd = Date.parse(`${staged!.partition.replace(' ', 'T')}Z`) + 180_000;
+    let events: Record<string, unknown>[] = [];
+    while (events.length < 3) {
+      expect(
+        Date.now() - partitionEnd,
+        'propagated within a minute of the partition completing',
+      ).toBeLessThan(60_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      events = await rows(
+        'SELECT * FROM events_full FINAL WHERE project_id = {p:String} AND trace_id = {t:String}',
+        { t: 'prop-1' },
+      );
+    }
+    const bySpan = Object.fromEntries(events.map((e) => [e['span_id'], e]));
+    expect(bySpan['t-prop-1']).toMatchObject({ parent_span_id: '', type: 'SPAN', name: 'checkout' });
+    expect(bySpan['prop-1-s']).toMatchObject({
+      parent_span_id: 't-prop-1',
+      user_id: 'u-9',
+      session_id: 's-9',
+      tags: ['dual'],
+      release: 'r-2',
+      version: 'v-2',
+      trace_name: 'checkout',
+      source: 'ingestion-api-dual-write',
+    });
+    expect(bySpan['prop-1-g']).toMatchObject({ version: 'v-gen', type: 'GENERATION' });
+    const s = bySpan['prop-1-s']!;
+    const meta = Object.fromEntries(
+      (s['metadata_names'] as string[]).map((n, i) => [n, (s['metadata_values'] as string[])[i]]),
+    );
+    expect(meta).toEqual({ shared: 'obs', t: '1' });
+
+    // Re-running the partition (cursor reset) changes nothing.
+    await redis.del('observatory:event-propagation:last-processed-partition');
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await redis.get('observatory:event-propagation:last-processed-partition')).not.toBeNull();
+    const again = await rows(
+      'SELECT span_id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id = {t:String}',
+      { t: 'prop-1' },
+    );
+    expect(again).toHaveLength(3);
+    const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+    expect(metrics).toMatch(/observatory_event_propagation_partition_backlog \d+/);
+  }, 420_000);
+});
+
+describe('health probe', () => {
+  it('answers 200 while the job heartbeats, idle or not, with the details', async () => {
+    const h = await health(worker.url);
+    expect(h.status).toBe(200);
+    expect(h.body.eventPropagation).toMatchObject({ enabled: true, stuck: false, thresholdSeconds: 60 });
+    expect(h.body.eventPropagation!['lastSuccessAt']).not.toBeNull();
+    expect(typeof h.body.eventPropagation!['idle']).toBe('boolean');
+  });
+
+  it('answers 503 when the job made no progress within the threshold, and recovers', async () => {
+    // Another holder keeps the singleton lease (as a hung replica would) and the last success is old.
+    await redis.set('observatory:event-propagation:lease', 'hung-replica', 'PX', 600_000);
+    await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 5 * 60_000));
+    const stuck = await health(worker.url);
+    expect(stuck.status).toBe(503);
+    expect(stuck.body.status).toBe('Event propagation stuck');
+    expect(stuck.body.eventPropagation).toMatchObject({
+      stuck: true,
+      secondsSinceLastSuccess: expect.any(Number),
+    });
+    await redis.del('observatory:event-propagation:lease');
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect((await health(worker.url)).status).toBe(200);
+  });
+
+  it('passes where dual write does not run', async () => {
+    const legacy = await startWorker({ ...base, ...LEGACY, ...FAST });
+    await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 60 * 60_000));
+    const h = await health(legacy.url);
+    expect(h.status).toBe(200);
+    expect(h.body.eventPropagation).toMatchObject({ enabled: false, stuck: false });
+    await legacy.stop();
+  });
+
+  it('fails readiness once SIGTERM arrived, while draining', async () => {
+    const draining = await startWorker({ ...base, ...DUAL, ...FAST, SERVICE_SHUTDOWN_DRAIN_SECONDS: '3' });
+    expect((await fetch(`${draining.url}/api/ready`)).status).toBe(200);
+    process.kill(-draining.process.pid, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    const ready = await fetch(`${draining.url}/api/ready`);
+    expect(ready.status).toBe(503);
+    await draining.process.exited;
+  });
+});
+
+describe('preflight', () => {
+  it('fails with named checks on an unfinished version 3 background migration and passes otherwise', async () => {
+    const db = new pg.Pool({ connectionString: pgf.url, max: 1 });
+    try {
+      await db.query(
+        "INSERT INTO background_migrations (id, name, script) VALUES ('v3-1', '20241024_1730_migrate_traces_from_pg_to_ch', 'migrateTracesFromPostgresToClickhouse')",
+      );
+      const failing = await cli(['preflight', '--json'], base);
+      expect(failing.code).toBe(1);
+      const report = JSON.parse(failing.stdout) as {
+        ok: boolean;
+        checks: { name: string; status: string; detail: string }[];
+      };
+      expect(report.ok).toBe(false);
+      const names = report.checks.map((c) => c.name);
+      expect(names).toEqual([
+        'version-3-background-migrations-finished',
+        'analytics-version',
+        'postgres-version',
+        'redis-version',
+        'analytics-privileges',
+        'disk-headroom',
+      ]);
+      const v3 = report.checks[0]!;
+      expect(v3.status).toBe('fail');
+      expect(v3.detail).toContain('20241024_1730_migrate_traces_from_pg_to_ch');
+      await db.query("UPDATE background_migrations SET finished_at = now() WHERE id = 'v3-1'");
+      const passing = await cli(['preflight', '--json'], base);
+      expect(passing.code, passing.stdout).toBe(0);
+      expect((JSON.parse(passing.stdout) as { ok: boolean }).ok).toBe(true);
+    } finally {
+      await db.end();
+    }
+  });
+});
+
+describe('producer report', () => {
+  it('names keys and SDKs on paths events_only refuses, and not version 4 producers', async () => {
+    const otlp = (headers: Record<string, string>) =>
+      fetch(`${web.url}/api/public/otel/v1/traces`, {
+        method: 'POST',
+        headers: { authorization: basicAuth(project), 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({
+          resourceSpans: [
+            {
+              scopeSpans: [
+                {
+                  spans: [
+                    {
+                      traceId: '0af7651916cd43dd8448eb211c80319c',
+                      spanId: 'b7ad6b7169203331',
+                      name: 'x',
+                      startTimeUnixNano: '1',
+                      endTimeUnixNano: '2',
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      });
+    const sdk = new Langfuse({
+      publicKey: project.publicKey,
+      secretKey: project.secretKey,
+      baseUrl: web.url,
+    });
+    sdk.trace({ name: 'from-old-sdk' });
+    await sdk.shutdownAsync();
+    expect((await otlp({ 'x-langfuse-sdk-name': 'python', 'x-langfuse-sdk-version': '3.2.0' })).status).toBe(
+      200,
+    );
+    expect(
+      (await otlp({ 'x-service-ingestion-version': '4', 'x-langfuse-sdk-name': 'custom-v4' })).status,
+    ).toBe(200);
+    await new Promise((r) => setTimeout(r, 6_000)); // the web flushes its tally every few seconds
+    const r = await cli(['producers', '--since', '1h', '--json'], base);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as {
+      producers: { publicKey: string; sdkName: string; sdkVersion: string; path: string }[];
+    };
+    const seen = report.producers.map((p) => `${p.sdkName}@${p.sdkVersion}:${p.path}`);
+    expect(seen).toContain('python@3.2.0:otel-dual-path');
+    expect(seen.some((s) => s.startsWith('langfuse-js@3.') && s.endsWith(':ingestion-api'))).toBe(true);
+    expect(seen.some((s) => s.startsWith('custom-v4'))).toBe(false);
+    expect(report.producers.every((p) => p.publicKey === project.publicKey)).toBe(true);
+    expect((await cli(['producers', '--since', 'soon'], base)).code).toBe(2);
+  });
+});
