@@ -38,6 +38,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'producers on paths events_only refuses: --since DURATION [--json]',
     load: async () => (await import('./producers.ts')).run,
   },
+  cleanup: {
+    summary: 'after the cutover: truncate-legacy-tables (never drops)',
+    load: async () => (await import('./cleanup.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

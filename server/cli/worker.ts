@@ -96,6 +96,7 @@ export async function run(_args: string[]): Promise<number> {
     processStartedAt: Date.now(),
     shuttingDown: () => shuttingDown,
     metrics,
+    backfillStatus: () => backfill.status(),
   });
   await app.listen({ host: config.host, port: config.port ?? 3030 });
   log.info({ mode: config.mode, propagationEnabled, workerId }, 'worker ready');

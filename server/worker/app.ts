@@ -7,10 +7,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import type { Coordination } from '../coordination/store.ts';
+import { parseDuration, producersSince } from '../producers/recorder.ts';
 import { evaluatePropagation, type PropagationHealth } from './propagation/health.ts';
 import { readRecord } from './propagation/job.ts';
 
 export interface WorkerHttpContext {
+  /** Backfill chain progress, for `GET /api/backfill`. */
+  backfillStatus: () => Promise<unknown>;
   pool: pg.Pool;
   coordination: Coordination;
   propagationEnabled: boolean;
@@ -83,6 +86,15 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
     if (checks.some((c) => !c.ok)) return reply.code(503).send({ status: 'error', checks });
     return { status: 'ok', checks };
   });
+
+  // Read-only reports for the operator, which gates the cutover on them without database access.
+  app.get<{ Querystring: { since?: string } }>('/api/producers', async (req, reply) => {
+    const window = parseDuration(req.query.since ?? '24h');
+    if (window === undefined)
+      return reply.code(400).send({ message: 'since must be a duration such as 30m, 24h or 7d' });
+    return producersSince(ctx.pool, new Date(Date.now() - window));
+  });
+  app.get('/api/backfill', async () => ({ steps: await ctx.backfillStatus() }));
 
   app.get('/metrics', async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());

@@ -282,5 +282,20 @@ describe('producer report', () => {
     expect(seen.some((s) => s.startsWith('custom-v4'))).toBe(false);
     expect(report.producers.every((p) => p.publicKey === project.publicKey)).toBe(true);
     expect((await cli(['producers', '--since', 'soon'], base)).code).toBe(2);
+    const viaWorker = (await (await fetch(`${worker.url}/api/producers?since=1h`)).json()) as typeof report;
+    expect(viaWorker.producers.map((p) => `${p.sdkName}@${p.sdkVersion}:${p.path}`).sort()).toEqual(
+      [...seen].sort(),
+    );
+    expect((await fetch(`${worker.url}/api/producers?since=x`)).status).toBe(400);
+  });
+
+  it('reports backfill progress, and refuses the legacy-table cleanup before events_only', async () => {
+    const backfill = (await (await fetch(`${worker.url}/api/backfill`)).json()) as {
+      steps: { step: number; status: string }[];
+    };
+    expect(backfill.steps.map((s) => s.step)).toEqual([1, 2, 3, 4, 5]);
+    const cleanup = await cli(['cleanup', 'truncate-legacy-tables'], { ...base, ...DUAL });
+    expect(cleanup.code).toBe(1);
+    expect(cleanup.stderr).toContain('only in write mode events_only');
   });
 });

@@ -1,0 +1,36 @@
+/**
+ * `observatory cleanup truncate-legacy-tables`: the optional cleanup after the cutover. Truncates
+ * (never drops) the analytics `traces` and `observations` tables. Irreversible: it removes the
+ * backfill's source and the last way back to a version 3 read path, so it refuses unless the
+ * write mode is events_only.
+ */
+import { loadConfig } from '../config/env.ts';
+import { onCluster } from '../migrations/analytics/dialect.ts';
+import { openDatastores } from '../runtime/datastores.ts';
+import { dialectOf } from '../runtime/schema.ts';
+import { parseFlags, UsageError } from './usage.ts';
+
+export async function run(args: string[]): Promise<number> {
+  const { positionals } = parseFlags(args, {});
+  if (positionals[0] !== 'truncate-legacy-tables')
+    throw new UsageError('usage: observatory cleanup truncate-legacy-tables');
+  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  if (config.mode.release !== '4' || config.mode.writeMode !== 'events_only') {
+    process.stderr.write(
+      'observatory cleanup: refused: truncating the legacy tables is allowed only in write mode events_only\n',
+    );
+    return 1;
+  }
+  const stores = openDatastores(config);
+  try {
+    for (const table of ['traces', 'observations']) {
+      await stores.analytics.command({
+        query: `TRUNCATE TABLE IF EXISTS ${table}${onCluster(dialectOf(config))}`,
+      });
+      process.stderr.write(`truncated ${table}\n`);
+    }
+    return 0;
+  } finally {
+    await stores.close();
+  }
+}
