@@ -1,0 +1,159 @@
+// Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler of one cluster as child
+// processes of the multi-call binary, with the flags a single-node loopback cluster needs.
+import { mkdir, readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import type { Pki } from './pki.ts';
+import { type Supervised, startProcess } from './processes.ts';
+import { waitFor } from './wait.ts';
+
+export interface ControlPlaneLayout {
+  binary: string;
+  dataDir: string;
+  host: string;
+  apiPort: number;
+  etcdPort: number;
+  etcdPeerPort: number;
+  pki: Pki;
+  controllerManagerKubeconfig: string;
+  schedulerKubeconfig: string;
+  verbosity: number;
+}
+
+export const serviceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';
+
+function componentEnv(): NodeJS.ProcessEnv {
+  // A clean environment: a person's KUBECONFIG or proxy settings must not leak into the cluster.
+  return {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: process.env['HOME'] ?? '/tmp',
+    // The binary arms PR_SET_PDEATHSIG against this pid: the cluster dies with the harness.
+    CONTROLPLANE_PARENT_PID: String(process.pid),
+  };
+}
+
+function start(layout: ControlPlaneLayout, name: string, args: string[]): Supervised {
+  return startProcess({
+    name,
+    file: layout.binary,
+    args: [name, ...args],
+    env: componentEnv(),
+    cwd: layout.dataDir,
+    logPath: join(layout.dataDir, 'logs', `${name}.log`),
+  });
+}
+
+export async function tail(path: string, lines = 30): Promise<string> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Rejects as soon as the process exits, quoting its log: a crashed component fails fast. */
+export async function failOnExit(process: Supervised): Promise<never> {
+  const status = await process.exited;
+  throw new Error(
+    `${process.name} exited (code ${status.code}, signal ${status.signal}); last log lines:\n${await tail(process.logPath)}`,
+  );
+}
+
+export function startEtcd(layout: ControlPlaneLayout): Supervised {
+  return start(layout, 'etcd', [
+    `--data-dir=${join(layout.dataDir, 'etcd')}`,
+    `--listen-client-url=http://${layout.host}:${layout.etcdPort}`,
+    `--listen-peer-url=http://${layout.host}:${layout.etcdPeerPort}`,
+    // Throwaway data: durability is not worth the disk flushes.
+    '--unsafe-no-fsync',
+  ]);
+}
+
+export function startApiServer(layout: ControlPlaneLayout): Supervised {
+  const { pki } = layout;
+  return start(layout, 'kube-apiserver', [
+    `--etcd-servers=http://${layout.host}:${layout.etcdPort}`,
+    `--bind-address=${layout.host}`,
+    `--advertise-address=${layout.host}`,
+    `--secure-port=${layout.apiPort}`,
+    `--tls-cert-file=${pki.serverCert}`,
+    `--tls-private-key-file=${pki.serverKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    `--service-account-issuer=${serviceAccountIssuer}`,
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    // Node + RBAC as in a real cluster: the node agent is held to what a kubelet may do.
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
+    '--service-cluster-ip-range=10.96.0.0/16',
+    // Endpoints may not hold loopback addresses, so the `kubernetes` Service is not reconciled.
+    '--endpoint-reconciler-type=none',
+    '--allow-privileged=true',
+    '--profiling=false',
+    `--cert-dir=${join(layout.dataDir, 'apiserver')}`,
+    `--v=${layout.verbosity}`,
+  ]);
+}
+
+export function startControllerManager(layout: ControlPlaneLayout): Supervised {
+  return start(layout, 'kube-controller-manager', [
+    `--kubeconfig=${layout.controllerManagerKubeconfig}`,
+    '--secure-port=0', // no metrics/health endpoint: one port fewer per cluster
+    '--leader-elect=false',
+    // Each controller acts as its own service account, as in kubeadm clusters.
+    '--use-service-account-credentials=true',
+    `--root-ca-file=${layout.pki.caCert}`,
+    `--service-account-private-key-file=${layout.pki.serviceAccountKey}`,
+    '--cluster-name=observatory-test',
+    `--v=${layout.verbosity}`,
+  ]);
+}
+
+export function startScheduler(layout: ControlPlaneLayout): Supervised {
+  return start(layout, 'kube-scheduler', [
+    `--kubeconfig=${layout.schedulerKubeconfig}`,
+    '--secure-port=0',
+    '--leader-elect=false',
+    `--v=${layout.verbosity}`,
+  ]);
+}
+
+/** GET a path of the API server as admin; resolves with status code and body. */
+export function adminGet(
+  layout: ControlPlaneLayout,
+  path: string,
+): Promise<{ status: number; body: string }> {
+  return Promise.all([
+    readFile(layout.pki.caCert),
+    readFile(layout.pki.admin.cert),
+    readFile(layout.pki.admin.key),
+  ]).then(
+    ([ca, cert, key]) =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          { host: layout.host, port: layout.apiPort, path, method: 'GET', ca, cert, key, timeout: 5000 },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              body += chunk;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('timeout', () => req.destroy(new Error('timeout')));
+        req.on('error', reject);
+        req.end();
+      }),
+  );
+}
+
+export async function waitApiServerReady(layout: ControlPlaneLayout, timeoutMs: number): Promise<void> {
+  await waitFor(
+    'kube-apiserver /readyz',
+    async () => (await adminGet(layout, '/readyz').catch(() => ({ status: 0 }))).status === 200,
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
+export async function makeDataDirs(dataDir: string): Promise<void> {
+  await mkdir(join(dataDir, 'logs'), { recursive: true });
+  await mkdir(join(dataDir, 'etcd'), { recursive: true, mode: 0o700 });
+}

@@ -1,0 +1,58 @@
+// Helpers for tests that drive the local cluster.
+import { request } from 'node:http';
+import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { Cluster } from './harness.ts';
+
+export function clients(cluster: Cluster) {
+  return {
+    core: cluster.kubeconfig.makeApiClient(CoreV1Api),
+    apps: cluster.kubeconfig.makeApiClient(AppsV1Api),
+    batch: cluster.kubeconfig.makeApiClient(BatchV1Api),
+  };
+}
+
+export const isReady = (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/** Local pids of a Pod's containers, from the containerIDs the node agent reports. */
+export function containerPids(pod: V1Pod): number[] {
+  return (pod.status?.containerStatuses ?? [])
+    .map((s) => /^local:\/\/(\d+)$/.exec(s.containerID ?? '')?.[1])
+    .filter((pid): pid is string => pid !== undefined)
+    .map(Number);
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function httpGetText(
+  host: string,
+  port: number,
+  path = '/',
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port, path, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A unique namespace per test so tests in one cluster do not see each other's objects. */
+export async function createNamespace(cluster: Cluster, name: string): Promise<string> {
+  await clients(cluster).core.createNamespace({ body: { metadata: { name } } });
+  return name;
+}
