@@ -1,0 +1,125 @@
+/**
+ * `npm run bench`: speed figures, each a ratio against a baseline measured in the same run on the
+ * same data, so the numbers mean the same on a fast or a slow machine.
+ *   1. Historic backfill (steps 2 and 3: scratch copy, then events with the trace join) rows/s,
+ *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit).
+ *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
+ *      implies (grace + tick interval + processing), against the 3-minute staging window.
+ * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { BackfillManager } from '../../server/backfill/manager.ts';
+import { memoryCoordination } from '../../server/coordination/store.ts';
+import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
+import { createPool } from '../../server/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { PropagationJob } from '../../server/worker/propagation/job.ts';
+import { startPostgres } from '../fixtures/postgres.ts';
+
+const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
+const OBS_PER_TRACE = 4;
+const dir = mkdtempSync(join(tmpdir(), 'obs-bench-'));
+const ch = createAnalyticsClient({ url: `chdb://${dir}` });
+const pgf = await startPostgres();
+const pool = createPool(pgf.url, 4);
+const run = (query: string) => ch.command({ query, clickhouse_settings: { max_execution_time: 0 } });
+const count = async (table: string) => {
+  const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
+  return Number((await rs.json<{ n: string }>())[0]!.n);
+};
+const time = async (fn: () => Promise<unknown>) => {
+  const t = performance.now();
+  await fn();
+  return (performance.now() - t) / 1000;
+};
+
+try {
+  await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
+  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
+  const obsRows = TRACES * OBS_PER_TRACE;
+  await run(`INSERT INTO traces (id, timestamp, name, user_id, metadata, release, version, project_id, public, bookmarked, tags, input, output, session_id, event_ts, is_deleted)
+    SELECT concat('t', toString(number)), toDateTime64('2026-10-01 00:00:00', 3) + number, 'trace', concat('u', toString(number % 100)),
+      map('k', toString(number)), 'r1', 'v1', 'bench', false, false, ['a','b'], repeat('x', 200), repeat('y', 200), concat('s', toString(number % 50)), now64(3), 0
+    FROM numbers(${TRACES})`);
+  await run(`INSERT INTO observations (id, trace_id, project_id, type, parent_observation_id, start_time, name, metadata, level, input, output, provided_model_name, event_ts, is_deleted)
+    SELECT concat('o', toString(number)), concat('t', toString(intDiv(number, ${OBS_PER_TRACE}))), 'bench', if(number % 2 = 0, 'SPAN', 'GENERATION'), NULL,
+      toDateTime64('2026-10-01 00:00:00', 3) + intDiv(number, ${OBS_PER_TRACE}), 'obs', map('m', 'v'), 'DEFAULT', repeat('i', 500), repeat('o', 500), 'gpt', now64(3), 0
+    FROM numbers(${obsRows})`);
+
+  // Baseline: the same observation rows copied with a plain INSERT ... SELECT (no FINAL, no join).
+  const baseline = await time(() =>
+    run(`INSERT INTO events_full (project_id, trace_id, span_id, parent_span_id, start_time, name, type, level, input, output, provided_model_name, metadata_names, metadata_values, event_ts, is_deleted)
+      SELECT project_id, trace_id, id, '', start_time, name, type, level, coalesce(input, ''), coalesce(output, ''), coalesce(provided_model_name, ''), mapKeys(metadata), mapValues(metadata), event_ts, is_deleted FROM observations`),
+  );
+  await run('TRUNCATE TABLE events_full');
+  await run('TRUNCATE TABLE events_core');
+
+  const manager = new BackfillManager({
+    pool,
+    analytics: ch,
+    dialect: SINGLE_NODE,
+    settings: {
+      release: '4',
+      writeMode: 'dual',
+      nativeOtelBehaviour: 'dual_write',
+      allowPreviewOptIn: true,
+      enableHistoricBackfill: true,
+      dropPidTidSortingTables: false,
+    },
+    workerId: 'bench',
+  });
+  // Steps 1-3 run in order; step 1 (roots) is timed apart so the observation figure compares like with like.
+  await manager.runStep(1);
+  const backfill = await time(async () => {
+    await manager.runStep(2);
+    await manager.runStep(3);
+  });
+  const written = (await count('events_full')) - TRACES;
+  if (written !== obsRows)
+    throw new Error(`backfill wrote ${written} observation events, expected ${obsRows}`);
+  const backfillRate = obsRows / backfill;
+  const baselineRate = obsRows / baseline;
+
+  // Propagation: one completed staging partition of the same observations.
+  await run(
+    `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
+  );
+  const job = new PropagationJob({
+    analytics: ch,
+    coordination: memoryCoordination(),
+    log: pino({ level: 'silent' }),
+    workerId: 'bench',
+    intervalMs: 60_000,
+    graceSeconds: 30,
+  });
+  const propagation = await time(() => job.runOnce());
+  const worstLag = 30 + 60 + propagation;
+
+  const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
+  process.stdout.write(
+    `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
+  );
+  line('plain INSERT ... SELECT of the observations (baseline)', `${Math.round(baselineRate)} rows/s`);
+  line('historic backfill steps 2+3 (scratch copy + join)', `${Math.round(backfillRate)} rows/s`);
+  line('  ratio backfill / baseline', (backfillRate / baselineRate).toFixed(3));
+  line(`propagation of one partition of ${obsRows} rows`, `${propagation.toFixed(2)} s`);
+  line('  worst-case lag (grace 30 s + tick 60 s + processing)', `${worstLag.toFixed(1)} s`);
+  line('  ratio worst-case lag / 180 s staging window', (worstLag / 180).toFixed(3));
+} finally {
+  await ch.close();
+  await pool.end();
+  await pgf.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function version(): Promise<string> {
+  const rs = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
+  return (await rs.json<{ v: string }>())[0]!.v;
+}
