@@ -400,6 +400,15 @@ function post(path: string, body: string | Buffer, headers: Record<string, strin
 }
 
 describe('bad input keeps accepted data intact', () => {
+  beforeAll(async () => {
+    const accepted = await post(
+      '/api/public/traces',
+      JSON.stringify({ id: 'accepted-before-bad-input', name: 'kept' }),
+      { 'content-type': 'application/json' },
+    );
+    expect(accepted.status).toBe(200);
+  });
+
   it.each([
     ['malformed JSON', '/api/public/ingestion', '{"batch": [', { 'content-type': 'application/json' }, 400],
     [
@@ -455,6 +464,49 @@ describe('bad input keeps accepted data intact', () => {
     expect(text.length).toBeGreaterThan(10);
     expect(await count('traces', projects.dual.projectId)).toBe(before);
     expect(before).toBeGreaterThan(0);
+  });
+
+  it('wrong types get 400 with the field path: per event in a batch, whole on a legacy endpoint', async () => {
+    const ts = new Date().toISOString();
+    const batch = await post(
+      '/api/public/ingestion',
+      JSON.stringify({
+        batch: [
+          { id: 'wt-1', type: 'trace-create', timestamp: ts, body: { id: 'wt', name: 5 } },
+          {
+            id: 'wt-2',
+            type: 'score-create',
+            timestamp: 'yesterday',
+            body: { traceId: 'wt', name: 'n', value: 1 },
+          },
+          {
+            id: 'wt-3',
+            type: 'score-create',
+            timestamp: ts,
+            body: { id: 'wt-score', traceId: 'wt', name: 'n', value: 1 },
+          },
+        ],
+      }),
+      { 'content-type': 'application/json' },
+    );
+    expect(batch.status).toBe(207);
+    const body = JSON.parse(await batch.text()) as {
+      successes: { id: string }[];
+      errors: { id: string; status: number; error: string }[];
+    };
+    expect(body.successes.map((s) => s.id)).toEqual(['wt-3']);
+    expect(body.errors.map((e) => [e.id, e.status])).toEqual([
+      ['wt-1', 400],
+      ['wt-2', 400],
+    ]);
+    expect(body.errors[0]!.error).toContain('body.name');
+    expect(body.errors[1]!.error).toContain('timestamp');
+    const single = await post('/api/public/traces', JSON.stringify({ id: 'wt-x', tags: 'not-an-array' }), {
+      'content-type': 'application/json',
+    });
+    expect(single.status).toBe(400);
+    expect(await single.text()).toContain('body.tags');
+    expect(await count('traces', projects.dual.projectId, "id IN ('wt', 'wt-x')")).toBe(0);
   });
 
   it('an empty OTLP export gets 200', async () => {
