@@ -1,0 +1,72 @@
+/**
+ * A self-healing informer: client-node's list-and-watch cache, restarted with backoff whenever the
+ * watch ends in an error (an expired resourceVersion, 410 Gone, included: a restart lists afresh),
+ * so a dropped connection never leaves the controller blind. Every add, update and delete calls
+ * `onChange` with the object, for the controller to enqueue.
+ */
+import {
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  makeInformer,
+} from '@kubernetes/client-node';
+
+export interface SupervisedInformer<T extends KubernetesObject> {
+  list(namespace?: string): readonly T[];
+  get(name: string, namespace?: string): T | undefined;
+  /** Resolves after the first successful list. */
+  synced: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function superviseInformer<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  listFn: () => Promise<KubernetesListObject<T>>,
+  onChange: (obj: T) => void,
+  options: { labelSelector?: string; log?: (msg: string, fields?: Record<string, unknown>) => void } = {},
+): SupervisedInformer<T> {
+  const informer = makeInformer<T>(kc, path, listFn, options.labelSelector);
+  let stopped = false;
+  let failures = 0;
+  let markSynced: () => void = () => {};
+  const synced = new Promise<void>((resolve) => {
+    markSynced = resolve;
+  });
+  for (const verb of ['add', 'update', 'delete'] as const) {
+    informer.on(verb, (obj) => {
+      failures = 0;
+      onChange(obj);
+    });
+  }
+  const start = async () => {
+    while (!stopped) {
+      try {
+        await informer.start();
+        failures = 0;
+        markSynced();
+        return;
+      } catch (err) {
+        failures++;
+        options.log?.('informer list failed', { path, error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, Math.min(30_000, 500 * 2 ** failures)));
+      }
+    }
+  };
+  informer.on('error', (err) => {
+    if (stopped) return;
+    failures++;
+    options.log?.('informer watch ended; restarting', { path, error: (err as Error | undefined)?.message });
+    setTimeout(() => void start(), Math.min(30_000, 500 * 2 ** failures));
+  });
+  void start();
+  return {
+    list: (namespace) => informer.list(namespace),
+    get: (name, namespace) => informer.get(name, namespace),
+    synced,
+    async stop() {
+      stopped = true;
+      await informer.stop();
+    },
+  };
+}
