@@ -21,6 +21,7 @@ interface Info {
   kubeconfigPath: string;
   server: string;
   startupMs: number;
+  warnings: string[];
 }
 
 function alive(pid: number): boolean {
@@ -50,8 +51,9 @@ function printInfo(info: Info): void {
   console.log(info.kubeconfigPath);
   console.error(`cluster running at ${info.server} (pid ${info.pid}, ready in ${info.startupMs}ms)`);
   console.error(`  export KUBECONFIG=${info.kubeconfigPath}`);
-  console.error(`  ${join(controlPlaneDir, 'kubectl')} get nodes   # kubectl ${'of the same release'}`);
+  console.error(`  ${join(controlPlaneDir, 'kubectl')} get nodes   # kubectl of the server's release`);
   console.error('  npm run cluster:down   # to stop it');
+  for (const warning of info.warnings) console.error(warning);
 }
 
 async function up(): Promise<number> {
@@ -87,7 +89,13 @@ async function up(): Promise<number> {
 }
 
 async function serve(): Promise<void> {
-  const cluster = await startCluster({ dataDir, log: (line) => console.log(line) });
+  // A person still gets a cluster when crds/ is broken; the warning is in the log and printed by `up`.
+  const warnings: string[] = [];
+  const log = (line: string) => {
+    console.log(line);
+    if (line.startsWith('warning:')) warnings.push(line);
+  };
+  const cluster = await startCluster({ dataDir, crdErrors: 'warn', log });
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -106,6 +114,7 @@ async function serve(): Promise<void> {
     kubeconfigPath: cluster.kubeconfigPath,
     server: cluster.server,
     startupMs: cluster.startupMs,
+    warnings,
   };
   await writeFile(infoFile, `${JSON.stringify(info, null, 2)}\n`);
 }

@@ -10,6 +10,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { rawRequest } from './raw-request.ts';
 import { waitFor } from './wait.ts';
 
 export const harnessFieldManager = 'observatory-cluster-harness';
@@ -22,6 +23,21 @@ async function yamlFiles(dir: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
+/** Server-side apply of a CRD exactly as written (see raw-request.ts for why not the typed client). */
+async function applyCrd(kc: KubeConfig, crd: KubernetesObject, file: string): Promise<void> {
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata?.name}?fieldManager=${harnessFieldManager}&force=true`;
+  const response = await rawRequest(kc, 'PATCH', path, crd, PatchStrategy.ServerSideApply);
+  if (response.status >= 300) {
+    let message = response.body;
+    try {
+      message = (JSON.parse(response.body) as { message?: string }).message ?? message;
+    } catch {}
+    throw new Error(
+      `the API server rejected CRD ${crd.metadata?.name} from ${file} (${response.status}): ${message}`,
+    );
+  }
+}
+
 /** Server-side applies every object in the YAML files of dirs; returns the CRD names applied. */
 export async function applyCrdDirs(kc: KubeConfig, dirs: string[]): Promise<string[]> {
   const objects = kc.makeApiClient(KubernetesObjectApi);
@@ -31,16 +47,19 @@ export async function applyCrdDirs(kc: KubeConfig, dirs: string[]): Promise<stri
       for (const doc of parseAllDocuments(await readFile(file, 'utf8'))) {
         const object = doc.toJS() as KubernetesObject | null;
         if (!object?.kind) continue;
-        await objects.patch(
-          object,
-          undefined,
-          undefined,
-          harnessFieldManager,
-          true,
-          PatchStrategy.ServerSideApply,
-        );
-        if (object.kind === 'CustomResourceDefinition' && object.metadata?.name)
+        if (object.kind === 'CustomResourceDefinition' && object.metadata?.name) {
+          await applyCrd(kc, object, file);
           applied.push(object.metadata.name);
+        } else {
+          await objects.patch(
+            object,
+            undefined,
+            undefined,
+            harnessFieldManager,
+            true,
+            PatchStrategy.ServerSideApply,
+          );
+        }
       }
     }
   }

@@ -11,6 +11,9 @@ import { groupAlive } from './processes.ts';
 import { clients, processAlive } from './testing.ts';
 import { waitFor } from './wait.ts';
 
+// These tests are about the cluster, not about the project's CRDs (which other suites apply).
+const noCrds = { crdDirs: [] };
+
 describe('the cluster harness', () => {
   const started: Cluster[] = [];
   afterAll(async () => {
@@ -18,7 +21,7 @@ describe('the cluster harness', () => {
   });
 
   it('runs two clusters side by side and leaves no process or port behind after stop()', async () => {
-    const [a, b] = await Promise.all([startCluster(), startCluster()]);
+    const [a, b] = await Promise.all([startCluster(noCrds), startCluster(noCrds)]);
     started.push(a, b);
     expect(a.host).not.toBe(b.host);
     for (const cluster of [a, b]) {

@@ -40,6 +40,8 @@ export interface ClusterOptions {
   keepDataDir?: boolean;
   /** Directories whose *.yaml objects (CRDs) are applied at start; default the project's crds/. */
   crdDirs?: string[];
+  /** A CRD the API server rejects fails the start ('fail', default) or is only logged ('warn'). */
+  crdErrors?: 'fail' | 'warn';
   nodeName?: string;
   /** Component log verbosity (klog --v). */
   verbosity?: number;
@@ -191,7 +193,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           intervalMs: 100,
         });
         await agent.start();
-        await applyCrdDirs(cluster.kubeconfig, options.crdDirs ?? [crdDir]);
+        await applyCrdDirs(cluster.kubeconfig, options.crdDirs ?? [crdDir]).catch((error: Error) => {
+          if (options.crdErrors !== 'warn') throw error;
+          log(`warning: ${error.message}`);
+        });
         await waitFor(
           'node Ready and schedulable',
           async () => {

@@ -28,7 +28,8 @@ describe('Jobs on the local cluster', () => {
   let ns: string;
 
   beforeAll(async () => {
-    cluster = await startCluster({ restartBackoff: { baseMs: 500, maxMs: 5000 } });
+    // About the cluster itself: the project's CRDs (crds/) are left to the operator's suites.
+    cluster = await startCluster({ crdDirs: [], restartBackoff: { baseMs: 500, maxMs: 5000 } });
     ns = await createNamespace(cluster, 'jobs');
     await waitFor('default service account in the namespace', () =>
       clients(cluster).core.readNamespacedServiceAccount({ name: 'default', namespace: ns }),

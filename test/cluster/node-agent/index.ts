@@ -138,8 +138,7 @@ export class NodeAgent {
       .deleteNamespacedPod({
         name: pod.metadata?.name ?? '',
         namespace: pod.metadata?.namespace ?? 'default',
-        gracePeriodSeconds: 0,
-        body: { preconditions: { uid: pod.metadata?.uid } },
+        body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid } },
       })
       .catch(() => {});
   }

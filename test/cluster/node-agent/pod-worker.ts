@@ -156,8 +156,8 @@ export class PodWorker {
         await this.ctx.core.deleteNamespacedPod({
           name: this.name,
           namespace: this.namespace,
-          gracePeriodSeconds: 0,
-          body: { preconditions: { uid: this.uid } },
+          // With a body the API server ignores query parameters: the grace period goes in the body.
+          body: { gracePeriodSeconds: 0, preconditions: { uid: this.uid } },
         });
       } catch (error) {
         if (!isNotFound(error) && !(error instanceof ApiException && error.code === 409)) {
