@@ -1,0 +1,89 @@
+/**
+ * The admission rules of the spec as CEL (`x-kubernetes-validations` on `.spec`). Each rule has a
+ * stable reason and the field it blames; `operator/validation.ts` reports violations of the same
+ * rules with the same reasons and messages, so kubectl and the Stalled condition read alike.
+ * Every field the rules touch is an enum or a boolean, which keeps the CEL cost tiny.
+ */
+import type { CelRule } from './schema.ts';
+
+export interface SpecRule {
+  /** Stable CamelCase reason (also used by the reconciler's validation). */
+  reason: string;
+  /** The field blamed, as a path from the object root. */
+  field: string;
+  message: string;
+  cel: string;
+  /** Uses oldSelf: evaluated by the API server on updates only. */
+  transition?: boolean;
+}
+
+const mode = (m: string) => `(has(self.writeMode) && self.writeMode == '${m}')`;
+
+export const SPEC_RULES: readonly SpecRule[] = [
+  {
+    reason: 'EventsOnlyRequiresDirectOtel',
+    field: 'spec.nativeOtelBehaviour',
+    message: 'spec.nativeOtelBehaviour must be Direct (or unset) when spec.writeMode is EventsOnly',
+    cel: `!(${mode('EventsOnly')} && has(self.nativeOtelBehaviour) && self.nativeOtelBehaviour == 'DualWrite')`,
+  },
+  {
+    reason: 'EventsOnlyRequiresPreviewOptIn',
+    field: 'spec.allowPreviewOptIn',
+    message: 'spec.allowPreviewOptIn must be true when spec.writeMode is EventsOnly',
+    cel: `!(${mode('EventsOnly')} && has(self.allowPreviewOptIn) && !self.allowPreviewOptIn)`,
+  },
+  {
+    reason: 'LegacyForbidsBackfill',
+    field: 'spec.backfill.enabled',
+    message:
+      'spec.backfill.enabled must be false (or unset) when spec.writeMode is Legacy: the backfill runs once and must start only after dual write is active',
+    cel: `!(${mode('Legacy')} && has(self.backfill) && has(self.backfill.enabled) && self.backfill.enabled)`,
+  },
+  {
+    reason: 'LegacyRequiresDualWriteOtel',
+    field: 'spec.nativeOtelBehaviour',
+    message: 'spec.nativeOtelBehaviour must be DualWrite (or unset) when spec.writeMode is Legacy',
+    cel: `!(${mode('Legacy')} && has(self.nativeOtelBehaviour) && self.nativeOtelBehaviour == 'Direct')`,
+  },
+  {
+    reason: 'Release3OnlyLegacy',
+    field: 'spec.writeMode',
+    message: 'spec.writeMode must be unset or Legacy when spec.release is "3"',
+    cel: `self.release != '3' || !has(self.writeMode) || self.writeMode == 'Legacy'`,
+  },
+  {
+    reason: 'WriteModeRequired',
+    field: 'spec.writeMode',
+    message: 'spec.writeMode is required when spec.release is "4" (Legacy, Dual or EventsOnly)',
+    cel: `self.release != '4' || has(self.writeMode)`,
+  },
+  {
+    reason: 'CleanupRequiresEventsOnly',
+    field: 'spec.cleanup.truncateLegacyTables',
+    message: 'spec.cleanup.truncateLegacyTables may be true only when spec.writeMode is EventsOnly',
+    cel: `!(has(self.cleanup) && has(self.cleanup.truncateLegacyTables) && self.cleanup.truncateLegacyTables) || ${mode('EventsOnly')}`,
+  },
+  {
+    reason: 'EventsOnlyIsFinal',
+    field: 'spec.writeMode',
+    message: 'spec.writeMode cannot change once it is EventsOnly: the cutover is the point of commitment',
+    cel: `!has(oldSelf.writeMode) || oldSelf.writeMode != 'EventsOnly' || ${mode('EventsOnly')}`,
+    transition: true,
+  },
+  {
+    reason: 'NoRollbackAfterEventsOnly',
+    field: 'spec.release',
+    message:
+      'spec.release cannot go back to "3" once spec.writeMode was EventsOnly: data written since exists only in the new tables',
+    cel: `!has(oldSelf.writeMode) || oldSelf.writeMode != 'EventsOnly' || self.release == '4'`,
+    transition: true,
+  },
+];
+
+/** The rules as the CRD carries them on `.spec` (field paths relative to it). */
+export const spec: CelRule[] = SPEC_RULES.map((r) => ({
+  rule: r.cel,
+  message: r.message,
+  fieldPath: r.field.replace(/^spec/, ''),
+  reason: 'FieldValueForbidden',
+}));

@@ -1,0 +1,449 @@
+/**
+ * `observatory.dev/v1alpha1` ObservabilityService: the single source of truth for the API.
+ * The CRD (crds/) is rendered from these schema nodes and the TypeScript types are inferred from
+ * them, so a field, its description for `kubectl explain`, its validation and its type can never
+ * drift apart. CEL rules refuse at admission what the spec forbids; `operator/validation.ts`
+ * repeats them in the reconciler for clusters where a rule could not apply.
+ */
+import { spec as specRules } from './rules.ts';
+import {
+  array,
+  boolean,
+  defaulted,
+  enumOf,
+  integer,
+  map,
+  type ObjectOf,
+  object,
+  optional,
+  quantity,
+  string,
+  type TypeOf,
+} from './schema.ts';
+
+export const GROUP = 'observatory.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'ObservabilityService';
+export const PLURAL = 'observabilityservices';
+export const SINGULAR = 'observabilityservice';
+export const SHORT_NAMES = ['obsvc'];
+
+/** Annotations users (kubectl, GitOps) set on the object. */
+export const ANNOTATIONS = {
+  /** `"<generation>"`: approves the cutover of that generation (Manual approval). */
+  approveCutover: `${GROUP}/approve-cutover`,
+  /** `"<step>"` or `"<step>.<n>"`: retries the failed backfill step; a new value is a new request. */
+  retryBackfill: `${GROUP}/retry-backfill`,
+  /** `"<purpose>"` or `"<purpose>.<n>"` (preflight, migrate, rollback, cleanup): retries a failed Job. */
+  retryJob: `${GROUP}/retry-job`,
+} as const;
+
+export const RELEASES = ['3', '4'] as const;
+export const WRITE_MODES = ['Legacy', 'Dual', 'EventsOnly'] as const;
+export const OTEL_BEHAVIOURS = ['DualWrite', 'Direct'] as const;
+export const MIGRATION_STATES = ['Release3', 'Legacy', 'Dual', 'EventsOnly'] as const;
+export const APPROVALS = ['Manual', 'Automatic'] as const;
+export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+
+export type Release = (typeof RELEASES)[number];
+export type WriteMode = (typeof WRITE_MODES)[number];
+export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
+export type MigrationState = (typeof MIGRATION_STATES)[number];
+
+/** Go-style durations limited to what the operator needs: "90s", "30m", "24h", "7d", "1h30m". */
+export const DURATION_PATTERN = '^([0-9]{1,6}(s|m|h|d))+$';
+const duration = (description: string) => string({ description, maxLength: 32, pattern: DURATION_PATTERN });
+
+const secretKeyRef = (what: string) =>
+  object(
+    {
+      name: string({ description: 'Name of a Secret in the namespace of this object.', maxLength: 253 }),
+      key: string({ description: `Key of the Secret whose value is ${what}.`, maxLength: 253 }),
+    },
+    { description: `Secret key holding ${what}; never written inline.` },
+  );
+
+const resources = object(
+  {
+    requests: optional(
+      map(quantity({ description: 'A quantity, e.g. 500m or 1Gi.' }), {
+        description: 'Minimum compute resources (cpu, memory, ...).',
+        maxProperties: 8,
+      }),
+    ),
+    limits: optional(
+      map(quantity({ description: 'A quantity, e.g. 500m or 1Gi.' }), {
+        description: 'Maximum compute resources (cpu, memory, ...).',
+        maxProperties: 8,
+      }),
+    ),
+  },
+  { description: 'Compute resources of each container, as in a Pod spec.' },
+);
+
+const role = (name: string) =>
+  object(
+    {
+      replicas: defaulted(
+        integer({ description: `Number of ${name} pods.`, minimum: 1, maximum: 100, format: 'int32' }),
+        1,
+      ),
+      resources: optional(resources),
+    },
+    { description: `The ${name} Deployment.` },
+  );
+
+export const specSchema = object(
+  {
+    release: enumOf(RELEASES, {
+      description:
+        'Server release line to run: "3" (legacy data model) or "4" (observations first). Moving "3" to "4" needs upgrade.backupConfirmed; moving back to "3" is possible until the cutover to EventsOnly.',
+    }),
+    image: string({
+      description: 'Container image for every role (web, worker and the Jobs), e.g. observatory:dev.',
+      maxLength: 512,
+      minLength: 1,
+    }),
+    imagePullPolicy: defaulted(
+      enumOf(PULL_POLICIES, { description: 'Image pull policy of every container.' }),
+      'IfNotPresent',
+    ),
+    writeMode: optional(
+      enumOf(WRITE_MODES, {
+        description:
+          'Desired write mode of release "4": Legacy (old tables only), Dual (old and new tables), EventsOnly (new tables only; the point of commitment, never left once set). The operator moves one step at a time and records the observed mode in status.state. Required for release "4"; unset or Legacy for release "3".',
+      }),
+    ),
+    nativeOtelBehaviour: optional(
+      enumOf(OTEL_BEHAVIOURS, {
+        description:
+          'How native OpenTelemetry spans are written in Dual: DualWrite (through the staging pipeline unless the producer propagates client-side) or Direct. Legacy requires DualWrite, EventsOnly requires Direct; unset means DualWrite before the cutover and Direct after it.',
+      }),
+    ),
+    allowPreviewOptIn: defaulted(
+      boolean({
+        description:
+          'Serve the version 4 read paths (per-user preview, v2 APIs) in Dual. Must be true for EventsOnly.',
+      }),
+      true,
+    ),
+    backfill: optional(
+      object(
+        {
+          enabled: optional(
+            boolean({
+              description:
+                'Run the historic backfill (one Job per step, after the Dual rollout completed on every pod). Unset means false in Legacy (where it is forbidden) and true otherwise.',
+            }),
+          ),
+          dropScratchTables: defaulted(
+            boolean({
+              description: 'Also run step 5, which drops the scratch table observations_pid_tid_sorting.',
+            }),
+            false,
+          ),
+        },
+        {
+          description:
+            'The historic backfill that copies data written before dual write into the new tables.',
+        },
+      ),
+    ),
+    propagation: defaulted(
+      object(
+        {
+          stuckThresholdMinutes: defaulted(
+            integer({
+              description:
+                'Minutes without progress after which the dual-write propagation counts as stuck (worker health probe fails in Dual).',
+              minimum: 1,
+              maximum: 10080,
+              format: 'int32',
+            }),
+            15,
+          ),
+        },
+        { description: 'Dual-write propagation settings.' },
+      ),
+      {},
+    ),
+    cutover: defaulted(
+      object(
+        {
+          approval: defaulted(
+            enumOf(APPROVALS, {
+              description:
+                'Manual: the cutover to EventsOnly waits for approvedGeneration or the annotation observatory.dev/approve-cutover naming the current generation. Automatic: it proceeds when the other gates hold.',
+            }),
+            'Manual',
+          ),
+          approvedGeneration: optional(
+            integer({
+              description:
+                'The metadata.generation whose cutover is approved (Manual approval). An approval is valid for the generation shown in status.approval.specGeneration and later ones, up to the current generation.',
+              minimum: 1,
+              format: 'int64',
+            }),
+          ),
+          retentionWindow: optional(
+            duration(
+              'Having dual-written for this long (e.g. 30d, your data retention) stands in for the historic backfill when it is disabled or incomplete.',
+            ),
+          ),
+          producerQuietPeriod: defaulted(
+            duration(
+              'No producer that EventsOnly would refuse (old SDKs, legacy endpoints) may have been seen for this long before the cutover.',
+            ),
+            '24h',
+          ),
+        },
+        { description: 'Gates of the cutover from Dual to EventsOnly.' },
+      ),
+      {},
+    ),
+    upgrade: optional(
+      object(
+        {
+          backupConfirmed: defaulted(
+            boolean({
+              description:
+                'Confirms that the relational and analytics databases were backed up just before moving release "3" to "4"; required for that move.',
+            }),
+            false,
+          ),
+        },
+        { description: 'Confirmations for the move from release "3" to "4".' },
+      ),
+    ),
+    datastores: object(
+      {
+        postgres: object(
+          { urlSecretRef: secretKeyRef('the PostgreSQL URL (DATABASE_URL)') },
+          { description: 'The relational database.' },
+        ),
+        clickhouse: object(
+          {
+            urlSecretRef: secretKeyRef('the ClickHouse URL (CLICKHOUSE_URL)'),
+            userSecretRef: optional(secretKeyRef('the ClickHouse user (CLICKHOUSE_USER)')),
+            passwordSecretRef: optional(secretKeyRef('the ClickHouse password (CLICKHOUSE_PASSWORD)')),
+            database: optional(
+              string({
+                description: 'ClickHouse database (CLICKHOUSE_DB); default "default".',
+                maxLength: 128,
+              }),
+            ),
+            clusterEnabled: optional(
+              boolean({ description: 'Clustered ClickHouse deployment (COLUMNAR_CLUSTER_ENABLED).' }),
+            ),
+          },
+          { description: 'The columnar analytics database.' },
+        ),
+        redis: object(
+          { urlSecretRef: secretKeyRef('the Redis URL (REDIS_URL)') },
+          { description: 'The cache and queue store.' },
+        ),
+      },
+      { description: 'Connection settings of the datastores, taken only from Secrets.' },
+    ),
+    web: defaulted(role('web'), {}),
+    worker: defaulted(role('worker'), {}),
+    paused: defaulted(
+      boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
+      false,
+    ),
+    cleanup: optional(
+      object(
+        {
+          truncateLegacyTables: defaulted(
+            boolean({
+              description:
+                'After the cutover, truncate (never drop) the analytics tables traces and observations. Irreversible: removes the backfill source and the last way back to a version 3 read path. Only with EventsOnly.',
+            }),
+            false,
+          ),
+        },
+        { description: 'Optional cleanup after the cutover.' },
+      ),
+    ),
+  },
+  {
+    description: 'Desired state of the service: release, write mode, gates and workload settings.',
+    validations: specRules,
+  },
+);
+
+const condition = object(
+  {
+    type: string({ description: 'Type of condition in CamelCase.', maxLength: 316 }),
+    status: enumOf(['True', 'False', 'Unknown'] as const, { description: 'Status of the condition.' }),
+    observedGeneration: optional(
+      integer({
+        description: 'The metadata.generation the condition was computed from.',
+        minimum: 0,
+        format: 'int64',
+      }),
+    ),
+    lastTransitionTime: string({
+      description: 'Last time the status changed.',
+      maxLength: 64,
+      format: 'date-time',
+    }),
+    reason: string({
+      description: 'Machine-readable reason in CamelCase.',
+      maxLength: 1024,
+      minLength: 1,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+    }),
+    message: string({ description: 'Human-readable details.', maxLength: 32768 }),
+  },
+  { description: 'A metav1.Condition.' },
+);
+
+const stateEnum = (description: string) => enumOf(MIGRATION_STATES, { description });
+const timestamp = (description: string) => string({ description, maxLength: 64, format: 'date-time' });
+
+export const statusSchema = object(
+  {
+    observedGeneration: optional(
+      integer({ description: 'The metadata.generation last reconciled.', minimum: 0, format: 'int64' }),
+    ),
+    state: optional(
+      stateEnum(
+        'Observed migration state: advanced only at the end of a fully successful pass (Jobs done, both Deployments rolled out).',
+      ),
+    ),
+    target: optional(
+      object(
+        {
+          state: stateEnum('The state the operator is moving to; recorded before acting.'),
+          since: timestamp(
+            'When the intent was recorded (also names the pass, so each pass has its own Jobs).',
+          ),
+          image: string({ description: 'Image the pass rolls out.', maxLength: 512 }),
+          preflightPassed: optional(boolean({ description: 'The preflight Job of this pass succeeded.' })),
+          schemaMigrated: optional(
+            boolean({ description: 'The schema Job (migrate or rollback) of this pass succeeded.' }),
+          ),
+          schemaStarted: optional(
+            boolean({
+              description:
+                'The schema Job of this pass was created: the pass must finish before another starts.',
+            }),
+          ),
+        },
+        { description: 'The recorded intent of the pass in progress; EventsOnly here is never taken back.' },
+      ),
+    ),
+    phase: optional(string({ description: 'Short summary for printer columns.', maxLength: 64 })),
+    conditions: optional(
+      array(condition, {
+        description:
+          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, CutoverApproved, CutoverReady, Paused.',
+        maxItems: 32,
+        listType: 'map',
+        mapKeys: ['type'],
+      }),
+    ),
+    backfill: optional(
+      object(
+        {
+          completedSteps: integer({
+            description: 'Steps finished, in chain order (the cursor).',
+            minimum: 0,
+          }),
+          totalSteps: integer({ description: 'Steps enabled (4, or 5 with dropScratchTables).', minimum: 0 }),
+          currentStep: optional(
+            integer({ description: 'Step running or next to run.', minimum: 1, maximum: 5 }),
+          ),
+          currentJob: optional(string({ description: 'Job of the current step.', maxLength: 253 })),
+          progress: string({ description: 'completedSteps/totalSteps, for printer columns.', maxLength: 16 }),
+        },
+        { description: 'Progress of the historic backfill chain.' },
+      ),
+    ),
+    plannedActions: optional(
+      array(string({ description: 'An action.', maxLength: 512 }), {
+        description: 'What the operator does next.',
+        maxItems: 16,
+      }),
+    ),
+    blockedBy: optional(
+      array(string({ description: 'A blocking reason.', maxLength: 1024 }), {
+        description: 'What the operator is waiting for.',
+        maxItems: 16,
+      }),
+    ),
+    deployedImage: optional(
+      string({ description: 'Image of the last completed pass (runs the rollback Job).', maxLength: 512 }),
+    ),
+    dualSince: optional(timestamp('When the state became Dual (for cutover.retentionWindow).')),
+    approval: optional(
+      object(
+        {
+          specGeneration: integer({
+            description:
+              'Generation at which the spec (apart from approvals) last changed: approvals name it or a later one.',
+            minimum: 0,
+            format: 'int64',
+          }),
+          specHash: string({ description: 'Hash of the spec apart from approvals.', maxLength: 64 }),
+        },
+        { description: 'What an approval must name.' },
+      ),
+    ),
+    attempts: optional(
+      map(integer({ description: 'Attempt number.', minimum: 0 }), {
+        description: 'Attempt number of each Job purpose (raised by a retry request).',
+        maxProperties: 16,
+      }),
+    ),
+    consumedRetries: optional(
+      map(string({ description: 'Annotation value.', maxLength: 64 }), {
+        description: 'Retry annotation values already acted on, by annotation.',
+        maxProperties: 4,
+      }),
+    ),
+    legacyTablesTruncated: optional(boolean({ description: 'The cleanup Job finished.' })),
+  },
+  { description: 'Observed state, written by the operator.' },
+);
+
+export type ObservabilityServiceSpec = TypeOf<typeof specSchema>;
+export type ObservabilityServiceStatus = TypeOf<typeof statusSchema>;
+export type Condition = TypeOf<typeof condition>;
+export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
+export type Resources = TypeOf<typeof resources>;
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation: number;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  resourceVersion?: string;
+}
+
+export interface ObservabilityService {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: ObservabilityServiceSpec;
+  status?: ObservabilityServiceStatus;
+}
+
+export const CONDITION_TYPES = [
+  'Ready',
+  'Reconciling',
+  'Stalled',
+  'PreflightPassed',
+  'SchemaMigrated',
+  'BackfillComplete',
+  'PropagationHealthy',
+  'ProducersCompatible',
+  'CutoverApproved',
+  'CutoverReady',
+  'Paused',
+] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];

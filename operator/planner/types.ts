@@ -1,0 +1,100 @@
+/**
+ * The planner's contract with the runtime: what the runtime observes (World) and what the
+ * planner asks it to do (Action). Plain data only, so a thin runtime can fill World from its
+ * informers and probes and execute Actions in order, stopping at the first failure.
+ */
+import type { V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
+import type { ObservabilityService, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
+import type { JobPurpose } from '../render/jobs.ts';
+import type { Role } from '../render/names.ts';
+
+/** A Deployment as the informer sees it (absent: not created yet). */
+export interface ObservedDeployment {
+  generation: number;
+  observedGeneration: number;
+  /** spec.replicas */
+  specReplicas: number;
+  /** status.replicas, updatedReplicas, readyReplicas, availableReplicas (absent counts as 0). */
+  replicas: number;
+  updatedReplicas: number;
+  readyReplicas: number;
+  availableReplicas: number;
+  /** The pod template's observatory.dev/config-hash annotation. */
+  configHash: string;
+  /** The object's observatory.dev/spec-hash annotation. */
+  specHash: string;
+}
+
+export interface ObservedService {
+  specHash: string;
+}
+
+/** A Job owned by the object. Outcome comes from the terminal Complete/Failed condition (G6). */
+export interface ObservedJob {
+  name: string;
+  /** The observatory.dev/purpose annotation. */
+  purpose: string;
+  outcome: 'running' | 'succeeded' | 'failed';
+  /** Reason and message of the Failed condition. */
+  reason?: string;
+  message?: string;
+}
+
+/** GET /api/health?failIfEventPropagationStuck=true on one worker pod: 200, 503, or no answer. */
+export type ProbeResult = 'healthy' | 'stuck' | 'unreachable';
+export interface WorkerProbe {
+  pod: string;
+  result: ProbeResult;
+}
+
+/** A producer that EventsOnly would refuse, from the worker's GET /api/producers?since=<quiet period>. */
+export interface IncompatibleProducer {
+  sdkName: string;
+  sdkVersion: string;
+  path: string;
+}
+export type ProducersReport = { known: false } | { known: true; producers: IncompatibleProducer[] };
+
+export type BackfillStepState = 'pending' | 'dormant' | 'running' | 'finished' | 'failed';
+export interface BackfillStepReport {
+  step: number;
+  status: BackfillStepState;
+  chunksDone: number;
+  chunksTotal: number;
+}
+/** The worker's GET /api/backfill, or unknown when it did not answer. */
+export type BackfillReport = { known: false } | { known: true; steps: BackfillStepReport[] };
+
+export interface World {
+  deployments: Partial<Record<Role, ObservedDeployment>>;
+  services: Partial<Record<Role, ObservedService>>;
+  /** Jobs owned by the object (by ownerReference or instance label). */
+  jobs: ObservedJob[];
+  /** One entry per worker pod; undefined when not probed (see `observationsNeeded`). */
+  workerProbes?: WorkerProbe[];
+  producers: ProducersReport;
+  backfill: BackfillReport;
+  now: Date;
+}
+
+export interface PlanInput {
+  object: ObservabilityService;
+  world: World;
+}
+
+export type Action =
+  | { kind: 'applyDeployment'; role: Role; object: V1Deployment }
+  | { kind: 'applyService'; role: Role; object: V1Service }
+  | { kind: 'createJob'; purpose: JobPurpose; object: V1Job }
+  | { kind: 'deleteJob'; name: string; reason: string }
+  /** Replace .status through the status subresource, with the object's resourceVersion as precondition. */
+  | { kind: 'writeStatus'; status: ObservabilityServiceStatus }
+  | { kind: 'event'; type: 'Normal' | 'Warning'; reason: string; message: string }
+  | { kind: 'requeue'; afterSeconds: number };
+
+export interface Plan {
+  /** In execution order; the runtime stops at the first failure and retries with backoff. */
+  actions: Action[];
+  /** The status after this pass (also inside the writeStatus action when it changed). */
+  status: ObservabilityServiceStatus;
+}

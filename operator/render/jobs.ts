@@ -1,0 +1,109 @@
+/**
+ * The operator's Jobs: one CLI command each, named `<name>-<purpose>-<hash of the attempt inputs>`
+ * so a step attempt maps to exactly one Job whatever the number of reconciles or restarts.
+ */
+import type { V1Job } from '@kubernetes/client-node';
+import type { MigrationState } from '../api/v1alpha1.ts';
+import { shortHash } from '../util/hash.ts';
+import { containerEnv } from './env.ts';
+import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
+import { modeSettingsFor } from './settings.ts';
+import type { RenderContext } from './workloads.ts';
+
+/** Analytics schema version of the latest release 3 (the rollback target). */
+export const RELEASE_3_SCHEMA_VERSION = 37;
+
+export type JobPurpose =
+  | 'preflight'
+  | 'migrate'
+  | 'rollback'
+  | 'cleanup'
+  | `backfill-${number}`
+  | `backfill-retry-${number}`;
+
+export const backfillPurpose = (step: number): JobPurpose => `backfill-${step}`;
+export const backfillRetryPurpose = (step: number): JobPurpose => `backfill-retry-${step}`;
+
+/** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
+export function jobArgs(purpose: JobPurpose): string[] {
+  const step = /^backfill-(retry-)?(\d)$/.exec(purpose);
+  if (step) return ['backfill', step[1] ? 'retry' : 'run', '--step', step[2]!];
+  switch (purpose) {
+    case 'preflight':
+      return ['preflight', '--json'];
+    case 'migrate':
+      return ['migrate', 'up'];
+    case 'rollback':
+      return ['migrate', 'down', '--to', String(RELEASE_3_SCHEMA_VERSION)];
+    case 'cleanup':
+      return ['cleanup', 'truncate-legacy-tables'];
+  }
+  throw new RangeError(`unknown job purpose ${purpose}`);
+}
+
+/**
+ * Pod retries per purpose (G6): the schema commands and the truncate are idempotent; a backfill
+ * step records its failure, after which only an explicit retry may run it again.
+ */
+const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
+  purpose === 'migrate' || purpose === 'rollback' || purpose === 'cleanup' ? 2 : 0;
+
+export interface JobRequest {
+  purpose: JobPurpose;
+  /** State whose settings the Job runs with (a state the server accepts for that command). */
+  state: MigrationState;
+  image: string;
+  attempt: number;
+  /** Extra inputs that make a new attempt (e.g. the image a migration is for). */
+  inputs?: Record<string, string>;
+}
+
+/** The name of the Job of one attempt: stable across reconciles and restarts. */
+export function jobNameFor(
+  ctx: RenderContext,
+  r: Pick<JobRequest, 'purpose' | 'attempt' | 'inputs'>,
+): string {
+  return jobName(ctx.meta.name, r.purpose, attemptHash(ctx, r));
+}
+
+export function attemptHash(
+  ctx: RenderContext,
+  r: Pick<JobRequest, 'purpose' | 'attempt' | 'inputs'>,
+): string {
+  return shortHash({ uid: ctx.meta.uid, purpose: r.purpose, attempt: r.attempt, inputs: r.inputs ?? {} });
+}
+
+export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
+  const { meta, spec } = ctx;
+  const backfillGate = r.purpose.startsWith('backfill-');
+  const jobLabels = labels(meta.name, r.purpose);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: jobNameFor(ctx, r),
+      namespace: meta.namespace,
+      labels: jobLabels,
+      annotations: { [PURPOSE_ANNOTATION]: r.purpose, [ATTEMPT_ANNOTATION]: String(r.attempt) },
+      ownerReferences: [ownerReference(meta)],
+    },
+    spec: {
+      backoffLimit: BACKOFF_LIMIT(r.purpose),
+      template: {
+        metadata: { labels: jobLabels },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'observatory',
+              image: r.image,
+              imagePullPolicy: spec.imagePullPolicy,
+              args: jobArgs(r.purpose),
+              env: containerEnv(spec, modeSettingsFor(r.state, spec, { backfillGate })),
+            },
+          ],
+        },
+      },
+    },
+  };
+}

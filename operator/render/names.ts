@@ -1,0 +1,52 @@
+/** Names, labels and owner references of the children (ARCHITECTURE §4). */
+import type { V1OwnerReference } from '@kubernetes/client-node';
+import { API_VERSION, KIND, type ObjectMeta } from '../api/v1alpha1.ts';
+
+export type Role = 'web' | 'worker';
+export const PORTS: Record<Role, number> = { web: 3000, worker: 3030 };
+export const MANAGED_BY = 'observatory-operator';
+/** Pod template annotation whose change rolls the pods. */
+export const CONFIG_HASH_ANNOTATION = 'observatory.dev/config-hash';
+/** Object annotation hashing the whole desired spec: the planner re-applies when it differs. */
+export const SPEC_HASH_ANNOTATION = 'observatory.dev/spec-hash';
+/** Job annotations the planner reads back to know what a Job stands for. */
+export const PURPOSE_ANNOTATION = 'observatory.dev/purpose';
+export const ATTEMPT_ANNOTATION = 'observatory.dev/attempt';
+
+export const deploymentName = (owner: string, role: Role): string => `${owner}-${role}`;
+export const serviceName = deploymentName;
+/** Job names stay within 63 characters (the job-name pod label); the hash keeps them unique. */
+export function jobName(owner: string, purpose: string, hash: string): string {
+  const room = 63 - purpose.length - hash.length - 2;
+  return `${owner.slice(0, room).replace(/-+$/, '')}-${purpose}-${hash}`;
+}
+
+export function labels(owner: string, component: string): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'observatory',
+    'app.kubernetes.io/instance': owner,
+    'app.kubernetes.io/component': component,
+    'app.kubernetes.io/managed-by': MANAGED_BY,
+  };
+}
+
+/** Selector labels: stable across renders (a Deployment's selector is immutable). */
+export function selector(owner: string, role: Role): Record<string, string> {
+  const l = labels(owner, role);
+  return {
+    'app.kubernetes.io/name': l['app.kubernetes.io/name']!,
+    'app.kubernetes.io/instance': l['app.kubernetes.io/instance']!,
+    'app.kubernetes.io/component': l['app.kubernetes.io/component']!,
+  };
+}
+
+export function ownerReference(meta: ObjectMeta): V1OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: meta.name,
+    uid: meta.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}

@@ -1,0 +1,27 @@
+/** Durations as the API writes them ("90s", "30m", "24h", "7d", "1h30m"). */
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Milliseconds, or undefined when the text is not a duration. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^([0-9]{1,6}(s|m|h|d))+$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)(s|m|h|d)/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  return ms;
+}
+
+/** A compact human form for messages ("2d3h", "45m", "12s"). */
+export function formatDuration(ms: number): string {
+  let rest = Math.max(0, Math.ceil(ms / 1000));
+  const parts: string[] = [];
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    const n = Math.floor(rest / size);
+    if (n > 0) parts.push(`${n}${unit}`);
+    rest -= n * size;
+  }
+  return parts.slice(0, 2).join('') || '0s';
+}

@@ -1,0 +1,134 @@
+/**
+ * The reconciler's copy of the admission rules (G8): the same refusals as the CRD's CEL, for
+ * clusters where a rule did not apply (CRD installed without it, objects stored before it), plus
+ * the refusals only the status can justify (the point of no return). Mode combinations come from
+ * the server's own rules module. Violations name a reason and a field path, never a value.
+ */
+
+import { findViolations, type ModeSettings, type SettingKey } from '../server/config/write-modes.ts';
+import { backfillEnabled } from './api/effective.ts';
+import { SPEC_RULES } from './api/rules.ts';
+import type {
+  MigrationState,
+  ObjectMeta,
+  ObservabilityServiceSpec,
+  ObservabilityServiceStatus,
+} from './api/v1alpha1.ts';
+import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
+
+export interface SpecViolation {
+  /** Stable CamelCase reason (the Stalled condition's reason when it is the first one). */
+  reason: string;
+  /** Path of the field to change, e.g. `spec.writeMode`. */
+  field: string;
+  message: string;
+}
+
+/** Longest name whose children (`<name>-worker` Services, DNS labels) stay valid. */
+export const MAX_NAME_LENGTH = 56;
+
+const SPEC_PATH: Record<SettingKey, string> = {
+  release: 'spec.release',
+  writeMode: 'spec.writeMode',
+  nativeOtelBehaviour: 'spec.nativeOtelBehaviour',
+  allowPreviewOptIn: 'spec.allowPreviewOptIn',
+  enableHistoricBackfill: 'spec.backfill.enabled',
+  dropPidTidSortingTables: 'spec.backfill.dropScratchTables',
+};
+
+const ruleByReason = new Map(SPEC_RULES.map((r) => [r.reason, r]));
+
+/**
+ * The spec's settings as the server would see them, with explicit values kept as written so an
+ * explicit bad combination is caught; unset ones take their documented meaning.
+ */
+export function specModeSettings(spec: ObservabilityServiceSpec): ModeSettings {
+  const mode = spec.writeMode ?? 'Legacy';
+  return {
+    release: spec.release,
+    writeMode: SERVER_WRITE_MODE[mode],
+    nativeOtelBehaviour:
+      SERVER_OTEL[spec.nativeOtelBehaviour ?? (mode === 'EventsOnly' ? 'Direct' : 'DualWrite')],
+    allowPreviewOptIn: spec.allowPreviewOptIn ?? true,
+    enableHistoricBackfill: backfillEnabled(spec),
+    dropPidTidSortingTables: spec.backfill?.dropScratchTables ?? false,
+  };
+}
+
+function add(out: SpecViolation[], v: SpecViolation): void {
+  if (!out.some((o) => o.reason === v.reason && o.field === v.field)) out.push(v);
+}
+
+/** A violation of one of the CRD's rules, with the CRD's message. */
+function fromRule(reason: string): SpecViolation {
+  const r = ruleByReason.get(reason);
+  if (!r) throw new Error(`no spec rule ${reason}`);
+  return { reason, field: r.field, message: r.message };
+}
+
+export interface ValidationInput {
+  meta?: Pick<ObjectMeta, 'name'>;
+  spec: ObservabilityServiceSpec;
+  /** The spec before this update, when known (the runtime may keep the last one it reconciled). */
+  oldSpec?: ObservabilityServiceSpec;
+  status?: ObservabilityServiceStatus;
+}
+
+export function validate({ meta, spec, oldSpec, status }: ValidationInput): SpecViolation[] {
+  const out: SpecViolation[] = [];
+  if (meta && meta.name.length > MAX_NAME_LENGTH) {
+    add(out, {
+      reason: 'NameTooLong',
+      field: 'metadata.name',
+      message: `metadata.name must be at most ${MAX_NAME_LENGTH} characters (children are named <name>-worker)`,
+    });
+  }
+  const modeKnown = !(spec.release === '4' && spec.writeMode === undefined);
+  if (!modeKnown) add(out, fromRule('WriteModeRequired'));
+
+  // The mode combinations: the server's rules, blamed on the spec field the user wrote.
+  for (const v of modeKnown ? findViolations(specModeSettings(spec)) : []) {
+    const rule = ruleByReason.get(v.reason);
+    if (rule) add(out, fromRule(v.reason));
+    else {
+      const field = SPEC_PATH[v.settings[v.settings.length - 1] ?? 'writeMode'];
+      add(out, {
+        reason: v.reason,
+        field,
+        message: v.rule.replace(/\{(\w+)\}/g, (_, k: SettingKey) => SPEC_PATH[k]),
+      });
+    }
+  }
+  if (spec.cleanup?.truncateLegacyTables && spec.writeMode !== 'EventsOnly')
+    add(out, fromRule('CleanupRequiresEventsOnly'));
+
+  // Transition rules (what CEL checks with oldSelf).
+  if (oldSpec?.writeMode === 'EventsOnly') {
+    if (spec.writeMode !== 'EventsOnly') add(out, fromRule('EventsOnlyIsFinal'));
+    if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
+  }
+
+  // The point of no return as the status records it, which CEL cannot see.
+  if (committed(status)) {
+    if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
+    else if (spec.writeMode !== 'EventsOnly') add(out, fromRule('EventsOnlyIsFinal'));
+  } else if (status?.state === 'Dual' && spec.writeMode === 'Legacy' && backfillStarted(status)) {
+    add(out, {
+      reason: 'NoLegacyAfterBackfill',
+      field: 'spec.writeMode',
+      message:
+        'spec.writeMode cannot go back to Legacy once the backfill started: it runs once, and data written in Legacy afterwards would be missing from the new tables',
+    });
+  }
+  return out;
+}
+
+/** EventsOnly was reached or its intent recorded: there is no way back from here. */
+export function committed(status: ObservabilityServiceStatus | undefined): boolean {
+  const reached: (MigrationState | undefined)[] = [status?.state, status?.target?.state];
+  return reached.includes('EventsOnly');
+}
+
+function backfillStarted(status: ObservabilityServiceStatus): boolean {
+  return (status.backfill?.completedSteps ?? 0) > 0 || status.backfill?.currentJob !== undefined;
+}
