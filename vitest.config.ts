@@ -26,6 +26,16 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        test: {
+          name: 'chart',
+          include: ['test/chart/**/*.test.ts'],
+          // Builds helm and kubeconform from the Go module proxy on a fresh machine before any test runs.
+          globalSetup: ['test/chart/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,146 @@
+// Runs the real helm and kubeconform (built from the Go module proxy, see test/tools/) on the chart.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { kubernetesVersion } from '../cluster/binaries.ts';
+import { ensureHelm, ensureKubeconform } from '../tools/go-tools.ts';
+import { ensureKubernetesSchemas, writeCrdSchemas } from '../tools/kubernetes-schemas.ts';
+import { chartDir, crdSourceDir, toolsCache } from '../tools/paths.ts';
+
+export const releaseName = 'obs';
+export const releaseNamespace = 'observatory-system';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runTool(
+  binary: string,
+  args: string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+) {
+  return new Promise<RunResult>((resolve, reject) => {
+    const child = execFile(
+      binary,
+      args,
+      { env: { ...process.env, ...options.env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        if (error && code === -1) reject(error);
+        else resolve({ code, stdout, stderr });
+      },
+    );
+    if (options.input !== undefined) child.stdin!.end(options.input);
+  });
+}
+
+/** helm's cache, config and data directories: ours, never the user's ~/.config/helm. */
+const helmHome = join(toolsCache, 'helm-home');
+
+export async function helm(args: string[]): Promise<RunResult> {
+  const home = helmHome;
+  return runTool(await ensureHelm(), args, {
+    env: {
+      HELM_CACHE_HOME: join(home, 'cache'),
+      HELM_CONFIG_HOME: join(home, 'config'),
+      HELM_DATA_HOME: join(home, 'data'),
+      KUBECONFIG: join(home, 'no-kubeconfig'),
+    },
+  });
+}
+
+/** `--set` style overrides as helm arguments (`--set-json` keeps each value's JSON type). */
+export function valueArgs(values: Record<string, unknown> = {}): string[] {
+  return Object.entries(values).flatMap(([key, value]) => ['--set-json', `${key}=${JSON.stringify(value)}`]);
+}
+
+/** `helm template` of the chart; rejects with helm's stderr when it fails. */
+export async function template(values: Record<string, unknown> = {}, extra: string[] = []): Promise<string> {
+  const result = await helm([
+    'template',
+    releaseName,
+    chartDir,
+    '--namespace',
+    releaseNamespace,
+    '--kube-version',
+    kubernetesVersion.replace(/^v/, ''),
+    ...valueArgs(values),
+    ...extra,
+  ]);
+  if (result.code !== 0) throw new Error(result.stderr.trim() || `helm template exited ${result.code}`);
+  return result.stdout;
+}
+
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are arbitrary Kubernetes objects
+  [field: string]: any;
+};
+
+export function parseManifests(text: string): Manifest[] {
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(doc.errors[0]!.message);
+      return doc.toJS() as Manifest | null;
+    })
+    .filter((doc): doc is Manifest => doc !== null);
+}
+
+export async function render(values: Record<string, unknown> = {}): Promise<Manifest[]> {
+  return parseManifests(await template(values));
+}
+
+export function find(manifests: Manifest[], kind: string, name?: string): Manifest {
+  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+  if (found.length !== 1)
+    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
+  return found[0]!;
+}
+
+export interface KubeconformReport {
+  code: number;
+  resources: { filename: string; kind: string; name: string; version: string; status: string; msg: string }[];
+  summary: { valid: number; invalid: number; errors: number; skipped: number };
+  stderr: string;
+}
+
+/** kubeconform -strict against the Kubernetes schemas of the local cluster's version and the project's CRDs. */
+export async function kubeconform(manifests: string): Promise<KubeconformReport> {
+  const schemas = await ensureKubernetesSchemas();
+  const crdDir = await mkdtemp(join(tmpdir(), 'observatory-crd-schemas-'));
+  try {
+    const crdFiles = (await readdir(crdSourceDir)).filter((f) => f.endsWith('.yaml'));
+    const crdLocation = await writeCrdSchemas(
+      await Promise.all(crdFiles.map((f) => readFile(join(crdSourceDir, f), 'utf8'))),
+      crdDir,
+    );
+    const result = await runTool(
+      await ensureKubeconform(),
+      [
+        '-strict',
+        '-summary',
+        '-verbose',
+        '-output',
+        'json',
+        '-kubernetes-version',
+        schemas.kubernetesVersion,
+        '-schema-location',
+        schemas.location,
+        '-schema-location',
+        crdLocation,
+        '-',
+      ],
+      { input: manifests },
+    );
+    const report = JSON.parse(result.stdout) as Omit<KubeconformReport, 'code' | 'stderr'>;
+    return { ...report, code: result.code, stderr: result.stderr };
+  } finally {
+    await rm(crdDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,122 @@
+// helm template | kubeconform -strict, against the Kubernetes schemas of the local cluster's
+// version (generated from k8s.io/kubernetes' OpenAPI document) and the project's generated CRD.
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { chartDir, repoRoot } from '../tools/paths.ts';
+import { helm, kubeconform, releaseName, releaseNamespace, template } from './helm.ts';
+
+describe('helm template | kubeconform -strict', () => {
+  it.each([
+    [
+      'default values',
+      {},
+      ['CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount'],
+    ],
+    [
+      'rbac.clusterWide=true',
+      { 'rbac.clusterWide': true },
+      [
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+        'Deployment',
+        'Role',
+        'RoleBinding',
+        'ServiceAccount',
+      ],
+    ],
+    [
+      'every optional object on',
+      {
+        'metrics.service.create': true,
+        'operator.watchNamespace': 'team-a',
+        'operator.extraEnv': [
+          { name: 'LOG_LEVEL', value: 'debug' },
+          { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+        ],
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' }],
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        imagePullSecrets: [{ name: 'registry' }],
+        podAnnotations: { team: 'ops' },
+        priorityClassName: 'system-cluster-critical',
+        'image.digest': `sha256:${'a'.repeat(64)}`,
+      },
+      ['CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount'],
+    ],
+  ])('every rendered object is valid with %s', async (_label, values, kinds) => {
+    const report = await kubeconform(await template(values));
+    const invalid = report.resources.filter((r) => r.status !== 'statusValid');
+    expect(invalid).toEqual([]);
+    expect(report.code).toBe(0);
+    expect(report.summary.skipped).toBe(0);
+    expect([...new Set(report.resources.map((r) => r.kind))].sort()).toEqual(kinds);
+  });
+
+  it('the schemas have teeth: a misspelt field, a wrong type and a bad custom resource are refused', async () => {
+    const manifests = [
+      (await template()).replace('readOnlyRootFilesystem: true', 'readOnlyRootFilesytem: true'),
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules: [{apiGroups: [""], resources: pods, verbs: [get]}]',
+      'apiVersion: observatory.dev/v1alpha1\nkind: ObservabilityService\nmetadata: {name: x}\nspec: {release: "5", image: i}',
+    ].join('\n---\n');
+    const report = await kubeconform(manifests);
+    const messages = Object.fromEntries(
+      report.resources.filter((r) => r.status !== 'statusValid').map((r) => [r.kind, r.msg]),
+    );
+    expect(messages['Deployment']).toContain("'readOnlyRootFilesytem' not allowed");
+    expect(messages['Role']).toMatch(/rules\/0\/resources.*want array/);
+    expect(messages['ObservabilityService']).toMatch(/release|datastores/);
+    expect(report.code).not.toBe(0);
+  });
+
+  it("NOTES.txt's example ObservabilityService is valid against the CRD", async () => {
+    // helm renders NOTES.txt only on install; render it here as a ConfigMap of a copy of the chart.
+    const copy = await mkdtemp(join(tmpdir(), 'observatory-chart-notes-'));
+    try {
+      await cp(chartDir, copy, { recursive: true });
+      const notes = await readFile(join(copy, 'templates', 'NOTES.txt'), 'utf8');
+      await writeFile(
+        join(copy, 'templates', '_notes-under-test.tpl'),
+        `{{- define "notes-under-test" -}}\n${notes}\n{{- end }}\n`,
+      );
+      await writeFile(
+        join(copy, 'templates', 'notes-under-test.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ include "notes-under-test" . | indent 4 }}\n',
+      );
+      for (const values of [[], ['--set', 'rbac.clusterWide=true']]) {
+        const result = await helm([
+          'template',
+          releaseName,
+          copy,
+          '--namespace',
+          releaseNamespace,
+          '--show-only',
+          'templates/notes-under-test.yaml',
+          ...values,
+        ]);
+        expect(result.stderr).toBe('');
+        const text = (parse(result.stdout) as { data: { notes: string } }).data.notes;
+        const example =
+          /# example-observabilityservice \(begin\)\n([\s\S]*?)# example-observabilityservice \(end\)/.exec(
+            text,
+          );
+        expect(example, text).not.toBeNull();
+        const report = await kubeconform(example![1]!.replace(/^ {2}/gm, ''));
+        expect(report.resources).toMatchObject([{ kind: 'ObservabilityService', status: 'statusValid' }]);
+        const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+          version: string;
+        };
+        expect(text).toContain(`image: observatory:${version}`);
+        expect(text).toContain('kubectl -n observatory-system get obsvc -w');
+        expect(text).toMatch(
+          /observatory\.dev\/approve-cutover="\$\(kubectl .* -o jsonpath='\{\.metadata\.generation\}'\)"/,
+        );
+        expect(text).toContain('secretKeyRef');
+      }
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
+  });
+});

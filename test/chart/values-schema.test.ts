@@ -1,0 +1,93 @@
+// values.schema.json refuses unknown keys at every level and wrong types, and helm says which key.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { chartDir } from '../tools/paths.ts';
+import { template } from './helm.ts';
+
+type JsonSchema = { [key: string]: unknown };
+
+async function refusal(values: Record<string, unknown>): Promise<string> {
+  try {
+    await template(values);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`helm template accepted ${JSON.stringify(values)}`);
+}
+
+describe('values.schema.json', () => {
+  it.each([
+    ['an unknown top-level key', { replicas: 2 }, /additional properties 'replicas' not allowed/],
+    [
+      'an unknown nested key (a typo)',
+      { 'rbac.clusterwide': true },
+      /at '\/rbac'.*additional properties 'clusterwide'/,
+    ],
+    [
+      'an unknown key two levels down',
+      { 'metrics.service.type': 'NodePort' },
+      /at '\/metrics\/service'.*'type' not allowed/,
+    ],
+    ['a string for an integer', { replicaCount: 'two' }, /at '\/replicaCount'.*got string, want integer/],
+    ['a string for a boolean', { 'crds.create': 'yes' }, /at '\/crds\/create'.*got string, want boolean/],
+    ['an unknown pull policy', { 'image.pullPolicy': 'Sometimes' }, /at '\/image\/pullPolicy'/],
+    [
+      'a malformed resource quantity',
+      { 'resources.limits': { memory: 'lots' } },
+      /at '\/resources\/limits\/memory'/,
+    ],
+    [
+      'running as root',
+      { 'podSecurityContext.runAsNonRoot': false },
+      /at '\/podSecurityContext\/runAsNonRoot'/,
+    ],
+    [
+      'removing runAsNonRoot',
+      { 'securityContext.runAsNonRoot': null },
+      /at '\/securityContext'.*runAsNonRoot/,
+    ],
+    [
+      'overriding a variable the chart sets',
+      { 'operator.extraEnv': [{ name: 'OPERATOR_WATCH_NAMESPACE', value: 'x' }] },
+      /at '\/operator\/extraEnv\/0\/name'/,
+    ],
+    ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
+  ])('refuses %s, naming the key', async (_label, values, message) => {
+    expect(await refusal(values)).toMatch(message);
+  });
+
+  it('every object either lists its keys and refuses others, or is a map with typed values', async () => {
+    const schema = JSON.parse(await readFile(join(chartDir, 'values.schema.json'), 'utf8')) as JsonSchema;
+    const problems: string[] = [];
+    const visit = (node: unknown, path: string) => {
+      if (typeof node !== 'object' || node === null) return;
+      if (Array.isArray(node)) {
+        node.forEach((item, i) => {
+          visit(item, `${path}[${i}]`);
+        });
+        return;
+      }
+      const s = node as JsonSchema;
+      if (s['type'] === 'object' || 'properties' in s) {
+        if ('properties' in s && s['additionalProperties'] !== false)
+          problems.push(`${path}: keys not closed`);
+        if (!('properties' in s) && typeof s['additionalProperties'] !== 'object')
+          problems.push(`${path}: untyped map`);
+      }
+      for (const [key, value] of Object.entries(s)) visit(value, `${path}/${key}`);
+    };
+    visit(schema, '#');
+    expect(problems).toEqual([]);
+  });
+
+  it('documents and accepts every default in values.yaml (and nothing the schema does not know)', async () => {
+    const values = parse(await readFile(join(chartDir, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+    const schema = JSON.parse(await readFile(join(chartDir, 'values.schema.json'), 'utf8')) as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(values).sort()).toEqual(Object.keys(schema.properties).sort());
+    await expect(template()).resolves.toContain('kind: Deployment');
+  });
+});
