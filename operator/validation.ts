@@ -7,7 +7,7 @@
 
 import { findViolations, type ModeSettings, type SettingKey } from '../server/config/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
-import { SPEC_RULES } from './api/rules.ts';
+import { MAX_NAME_LENGTH, SPEC_RULES } from './api/rules.ts';
 import type {
   MigrationState,
   ObjectMeta,
@@ -23,9 +23,6 @@ export interface SpecViolation {
   field: string;
   message: string;
 }
-
-/** Longest name whose children (`<name>-worker` Services, DNS labels) stay valid. */
-export const MAX_NAME_LENGTH = 56;
 
 const SPEC_PATH: Record<SettingKey, string> = {
   release: 'spec.release',

@@ -3,6 +3,7 @@
  * form as written to crds/. generate-crd.ts writes it; a unit test re-renders and compares.
  */
 import { stringify } from 'yaml';
+import { MAX_NAME_LENGTH } from './rules.ts';
 import type { OpenApi } from './schema.ts';
 import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, specSchema, statusSchema, VERSION } from './v1alpha1.ts';
 
@@ -41,6 +42,12 @@ export function buildCrd() {
       status: statusSchema.openapi,
     },
     required: ['spec'],
+    'x-kubernetes-validations': [
+      {
+        rule: `self.metadata.name.size() <= ${MAX_NAME_LENGTH}`,
+        message: `metadata.name must be at most ${MAX_NAME_LENGTH} characters (children are named <name>-worker)`,
+      },
+    ],
   };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

@@ -6,6 +6,9 @@
  */
 import type { CelRule } from './schema.ts';
 
+/** Longest object name whose children (`<name>-worker` Services, DNS labels) stay valid. */
+export const MAX_NAME_LENGTH = 56;
+
 export interface SpecRule {
   /** Stable CamelCase reason (also used by the reconciler's validation). */
   reason: string;

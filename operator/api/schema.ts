@@ -167,7 +167,7 @@ export function map<T>(
 export function quantity(o: Common): Node<string | number> {
   return node({
     description: o.description,
-    anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 64 }],
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
     'x-kubernetes-int-or-string': true,
     pattern:
       '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',

@@ -320,56 +320,50 @@ export class FakeCluster {
   }
 
   private finishJob(j: SimJob): void {
+    const failure = this.runJob(j);
+    j.outcome = failure === undefined ? 'succeeded' : 'failed';
+    if (failure !== undefined) j.message = failure;
+  }
+
+  /** What the Job's command does to the database; returns the failure message, if any. */
+  private runJob(j: SimJob): string | undefined {
     const env = j.object.spec!.template.spec!.containers[0]!.env!;
-    const settings = readModeSettings(
-      Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value])),
-    );
-    const fail = (message: string) => {
-      j.outcome = 'failed';
-      j.message = message;
-    };
+    const settings = readModeSettings(envRecord(env));
     const backfill = /^backfill-(retry-)?(\d)$/.exec(j.purpose);
+    const step = Number(backfill?.[2]);
     if (backfill?.[1]) {
-      const step = Number(backfill[2]);
-      if (this.db.steps[step] !== 'failed')
-        return fail(`backfill step ${step} has not failed; nothing to retry`);
+      if (this.db.steps[step] !== 'failed') return `backfill step ${step} has not failed; nothing to retry`;
       this.db.steps[step] = 'pending';
-      j.outcome = 'succeeded';
-      return;
+      return undefined;
     }
     if (this.rng() < this.chaos.jobFailure) {
-      if (backfill) this.db.steps[Number(backfill[2])] = 'failed';
-      return fail('random failure');
+      if (backfill && this.db.steps[step] !== 'finished') this.db.steps[step] = 'failed';
+      return 'random failure';
     }
     if (backfill) {
-      const step = Number(backfill[2]);
-      if (this.db.steps[step] === 'finished') {
-        j.outcome = 'succeeded';
-        return;
-      }
-      if (this.db.steps[step] === 'failed') return fail(`backfill step ${step} failed earlier; retry it`);
-      if (this.db.schema !== 'v4') return fail('events tables missing');
-      if (settings.writeMode === 'legacy' || !settings.enableHistoricBackfill) return fail('gated off');
-      if (step > 1 && this.db.steps[step - 1] !== 'finished') return fail(`waits for step ${step - 1}`);
+      if (this.db.steps[step] === 'finished') return undefined;
+      if (this.db.steps[step] === 'failed') return `backfill step ${step} failed earlier; retry it`;
+      if (this.db.schema !== 'v4') return 'events tables missing';
+      if (settings.writeMode === 'legacy' || !settings.enableHistoricBackfill) return 'gated off';
+      if (step > 1 && this.db.steps[step - 1] !== 'finished') return `waits for step ${step - 1}`;
       this.db.steps[step] = 'finished';
-      j.outcome = 'succeeded';
-      return;
+      return undefined;
     }
     switch (j.purpose) {
       case 'migrate':
         if (settings.release === '3' && this.db.schema === 'v4')
-          return fail('no migration was found for version 46');
+          return 'no migration was found for version 46';
         this.db.schema = settings.release === '4' ? 'v4' : 'v3';
-        break;
+        return undefined;
       case 'rollback':
         this.db.schema = 'v3';
-        break;
+        return undefined;
       case 'cleanup':
-        if (settings.writeMode !== 'events_only') return fail('refused: only in events_only');
+        if (settings.writeMode !== 'events_only') return 'refused: only in events_only';
         this.db.truncated = true;
-        break;
+        return undefined;
     }
-    j.outcome = 'succeeded';
+    return undefined;
   }
 
   // ---- the properties, checked when an action executes ----

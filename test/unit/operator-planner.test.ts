@@ -1,0 +1,470 @@
+/** Table tests of the planner's rules, one world at a time. */
+import { describe, expect, it } from 'vitest';
+import { withDefaults } from '../../operator/api/effective.ts';
+import type {
+  MigrationState,
+  ObservabilityService,
+  ObservabilityServiceSpec,
+  ObservabilityServiceStatus,
+} from '../../operator/api/v1alpha1.ts';
+import { plan } from '../../operator/planner/plan.ts';
+import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
+import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
+import type { Role } from '../../operator/render/names.ts';
+import { configHashOf, renderDeployment, specHashOf } from '../../operator/render/workloads.ts';
+
+const NOW = new Date('2026-03-01T12:00:00Z');
+const SINCE = '2026-03-01T11:00:00.000Z';
+const baseSpec: ObservabilityServiceSpec = {
+  release: '4',
+  image: 'observatory:dev',
+  writeMode: 'Dual',
+  upgrade: { backupConfirmed: true },
+  cutover: { approval: 'Automatic' },
+  datastores: {
+    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
+    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
+    redis: { urlSecretRef: { name: 's', key: 'redis' } },
+  },
+};
+
+function object(
+  spec: Partial<ObservabilityServiceSpec>,
+  status?: ObservabilityServiceStatus,
+  annotations?: Record<string, string>,
+): ObservabilityService {
+  return {
+    apiVersion: 'observatory.dev/v1alpha1',
+    kind: 'ObservabilityService',
+    metadata: {
+      name: 'obs',
+      namespace: 'ns',
+      uid: 'uid-1',
+      generation: 5,
+      ...(annotations ? { annotations } : {}),
+    },
+    spec: { ...baseSpec, ...spec },
+    ...(status ? { status } : {}),
+  };
+}
+
+/** Both Deployments fully rolled out as rendered for `state` from the object's spec. */
+function rolledOut(
+  o: ObservabilityService,
+  state: MigrationState,
+  image = o.spec.image,
+): World['deployments'] {
+  const ctx = { meta: o.metadata, spec: withDefaults({ ...o.spec, image }) };
+  const out: World['deployments'] = {};
+  for (const role of ['web', 'worker'] as Role[]) {
+    const d = renderDeployment(ctx, role, state);
+    const n = d.spec!.replicas!;
+    out[role] = {
+      generation: 2,
+      observedGeneration: 2,
+      specReplicas: n,
+      replicas: n,
+      updatedReplicas: n,
+      readyReplicas: n,
+      availableReplicas: n,
+      configHash: configHashOf(d),
+      specHash: specHashOf(d),
+    };
+  }
+  return out;
+}
+
+function world(patch: Partial<World> = {}): World {
+  return {
+    deployments: {},
+    services: {},
+    jobs: [],
+    producers: { known: true, producers: [] },
+    backfill: { known: true, steps: [] },
+    now: NOW,
+    ...patch,
+  };
+}
+
+const job = (
+  o: ObservabilityService,
+  purpose: JobPurpose,
+  outcome: ObservedJob['outcome'],
+  attempt = 0,
+  inputs?: Record<string, string>,
+): ObservedJob => ({
+  name: jobNameFor({ meta: o.metadata, spec: withDefaults(o.spec) }, { purpose, attempt, inputs }),
+  purpose,
+  outcome,
+  ...(outcome === 'failed'
+    ? { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }
+    : {}),
+});
+
+const kinds = (actions: Action[]) => actions.map((a) => a.kind);
+const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.purpose] : []));
+const cond = (s: ObservabilityServiceStatus, type: string) => s.conditions?.find((c) => c.type === type);
+const steady = (
+  state: MigrationState,
+  extra: ObservabilityServiceStatus = {},
+): ObservabilityServiceStatus => ({
+  state,
+  deployedImage: 'observatory:dev',
+  target: { state, since: SINCE, image: 'observatory:dev', schemaMigrated: true },
+  ...(state === 'Dual' ? { dualSince: SINCE } : {}),
+  ...extra,
+});
+
+describe('planner: guards', () => {
+  it('paused: writes status only, with the Paused condition', () => {
+    const o = object({ paused: true }, steady('Dual'));
+    const p = plan({ object: o, world: world() });
+    expect(kinds(p.actions)).toEqual(['writeStatus', 'event']);
+    expect(cond(p.status, 'Paused')).toMatchObject({ status: 'True', observedGeneration: 5 });
+    expect(p.status.blockedBy).toEqual(['spec.paused is true: no changes are made']);
+  });
+
+  it('invalid spec: Stalled with the reason and field path, nothing else', () => {
+    const o = object({ writeMode: 'EventsOnly', nativeOtelBehaviour: 'DualWrite' }, steady('Dual'));
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual') }) });
+    expect(kinds(p.actions)).toEqual(['writeStatus', 'event']);
+    expect(cond(p.status, 'Stalled')).toMatchObject({
+      status: 'True',
+      reason: 'EventsOnlyRequiresDirectOtel',
+    });
+    expect(cond(p.status, 'Stalled')!.message).toContain('spec.nativeOtelBehaviour');
+    expect(cond(p.status, 'Ready')!.status).toBe('False');
+    expect(cond(p.status, 'Reconciling')!.status).toBe('False');
+  });
+
+  it('after the commitment, a spec asking to go back is refused', () => {
+    const status = steady('Dual', {
+      target: { state: 'EventsOnly', since: SINCE, image: 'observatory:dev' },
+    });
+    const p = plan({ object: object({ writeMode: 'Dual' }, status), world: world() });
+    expect(cond(p.status, 'Stalled')!.reason).toBe('EventsOnlyIsFinal');
+    expect(created(p.actions)).toEqual([]);
+    expect(p.status.target!.state).toBe('EventsOnly');
+  });
+});
+
+describe('planner: release 3 -> 4', () => {
+  const r3 = steady('Release3');
+
+  it('needs the backup confirmation', () => {
+    const o = object({ upgrade: { backupConfirmed: false } }, r3);
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Release3') }) });
+    expect(cond(p.status, 'Stalled')).toMatchObject({ status: 'True', reason: 'BackupNotConfirmed' });
+    expect(p.status.target!.state).toBe('Release3');
+    expect(created(p.actions)).toEqual([]);
+  });
+
+  it('records the intent before anything else (G5)', () => {
+    const o = object({}, r3);
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Release3') }) });
+    expect(kinds(p.actions)).toEqual(['writeStatus', 'event', 'requeue']);
+    expect(p.status.target).toEqual({ state: 'Dual', since: NOW.toISOString(), image: 'observatory:dev' });
+    expect(p.status.state).toBe('Release3');
+  });
+
+  const passing = { ...r3, target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' } };
+  const inputs = { pass: SINCE };
+
+  it('runs preflight first, then the migrations, then the rollout; the state advances last (G2)', () => {
+    const o = object({}, passing);
+    const r3Deployments = rolledOut(o, 'Release3');
+    let p = plan({ object: o, world: world({ deployments: r3Deployments }) });
+    expect(created(p.actions)).toEqual(['preflight']);
+    expect(kinds(p.actions)).not.toContain('applyDeployment');
+
+    p = plan({
+      object: o,
+      world: world({ deployments: r3Deployments, jobs: [job(o, 'preflight', 'running', 0, inputs)] }),
+    });
+    expect(created(p.actions)).toEqual([]);
+    expect(p.status.blockedBy!.join()).toContain('preflight checks');
+
+    const afterPreflight = object({}, { ...passing, target: { ...passing.target, preflightPassed: true } });
+    p = plan({
+      object: o,
+      world: world({ deployments: r3Deployments, jobs: [job(o, 'preflight', 'succeeded', 0, inputs)] }),
+    });
+    expect(p.status.target!.preflightPassed).toBe(true);
+    expect(created(p.actions)).toEqual(['migrate']);
+    expect(kinds(p.actions)[0]).toBe('writeStatus');
+
+    const migrated = object(
+      {},
+      { ...afterPreflight.status!, target: { ...afterPreflight.status!.target!, schemaMigrated: true } },
+    );
+    p = plan({ object: migrated, world: world({ deployments: r3Deployments }) });
+    expect(kinds(p.actions).filter((k) => k === 'applyDeployment')).toHaveLength(2);
+    expect(p.status.state).toBe('Release3');
+
+    const half = rolledOut(o, 'Dual');
+    half.worker = { ...half.worker!, readyReplicas: 0, availableReplicas: 0 };
+    p = plan({ object: migrated, world: world({ deployments: half }) });
+    expect(p.status.state).toBe('Release3');
+
+    p = plan({ object: migrated, world: world({ deployments: rolledOut(o, 'Dual') }) });
+    expect(p.status.state).toBe('Dual');
+    expect(p.status.dualSince).toBe(NOW.toISOString());
+    expect(p.actions).toContainEqual(expect.objectContaining({ kind: 'event', reason: 'StateAdvanced' }));
+  });
+
+  it('a failed preflight stalls with the Job name and the documented retry', () => {
+    const o = object({}, passing);
+    const failed = job(o, 'preflight', 'failed', 0, inputs);
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Release3'), jobs: [failed] }) });
+    const stalled = cond(p.status, 'Stalled')!;
+    expect(stalled).toMatchObject({ status: 'True', reason: 'PreflightFailed' });
+    expect(stalled.message).toContain(failed.name);
+    expect(stalled.message).toContain(
+      'kubectl annotate obsvc/obs observatory.dev/retry-job=preflight --overwrite',
+    );
+    expect(p.actions).toContainEqual(
+      expect.objectContaining({ kind: 'event', type: 'Warning', reason: 'PreflightFailed' }),
+    );
+  });
+});
+
+describe('planner: the backfill chain', () => {
+  const dual = steady('Dual');
+
+  it('starts only after the Dual rollout is complete on every pod (Rule 3)', () => {
+    const o = object({}, dual);
+    const half = rolledOut(o, 'Dual');
+    half.web = { ...half.web!, updatedReplicas: 0 };
+    expect(created(plan({ object: o, world: world({ deployments: half }) }).actions)).toEqual([]);
+    expect(created(plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual') }) }).actions)).toEqual(
+      ['backfill-1'],
+    );
+  });
+
+  it('runs one step at a time, in order, moving the cursor in status', () => {
+    const o = object({}, { ...dual, backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+    const p = plan({
+      object: o,
+      world: world({ deployments: rolledOut(o, 'Dual'), jobs: [job(o, 'backfill-2', 'succeeded')] }),
+    });
+    expect(p.status.backfill).toMatchObject({ completedSteps: 2, currentStep: 3, progress: '2/4' });
+    expect(created(p.actions)).toEqual(['backfill-3']);
+  });
+
+  it('a failed step halts the chain and says how to retry', () => {
+    const o = object({}, { ...dual, backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+    const failed = job(o, 'backfill-2', 'failed');
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual'), jobs: [failed] }) });
+    expect(created(p.actions)).toEqual([]);
+    const stalled = cond(p.status, 'Stalled')!;
+    expect(stalled.reason).toBe('BackfillStepFailed');
+    expect(stalled.message).toContain(failed.name);
+    expect(stalled.message).toContain('observatory.dev/retry-backfill=2');
+  });
+
+  it('a retry request raises the attempt, deletes the failed Job, un-fails the step, then runs it again', () => {
+    const status = { ...dual, backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } };
+    const o = object({}, status, { 'observatory.dev/retry-backfill': '2' });
+    const failed = job(o, 'backfill-2', 'failed');
+    const deployments = rolledOut(o, 'Dual');
+    let p = plan({ object: o, world: world({ deployments, jobs: [failed] }) });
+    expect(p.status.attempts).toEqual({ 'backfill-2': 1 });
+    expect(p.status.consumedRetries).toEqual({ 'observatory.dev/retry-backfill': '2' });
+    expect(p.actions).toContainEqual({
+      kind: 'deleteJob',
+      name: failed.name,
+      reason: 'retry of backfill step 2 requested',
+    });
+    expect(kinds(p.actions)[0]).toBe('writeStatus');
+
+    const retried = object({}, p.status, { 'observatory.dev/retry-backfill': '2' });
+    const report = (s: 'failed' | 'pending'): World['backfill'] => ({
+      known: true,
+      steps: [{ step: 2, status: s, chunksDone: 3, chunksTotal: 10 }],
+    });
+    p = plan({ object: retried, world: world({ deployments, backfill: report('failed') }) });
+    expect(created(p.actions)).toEqual(['backfill-retry-2']);
+    p = plan({ object: retried, world: world({ deployments, backfill: { known: false } }) });
+    expect(created(p.actions)).toEqual([]);
+    const unfailed = job(o, 'backfill-retry-2', 'succeeded', 1);
+    p = plan({
+      object: retried,
+      world: world({ deployments, backfill: report('pending'), jobs: [unfailed] }),
+    });
+    expect(created(p.actions)).toEqual(['backfill-2']);
+    // The same annotation value is not a second request.
+    const again = job(o, 'backfill-2', 'failed', 1);
+    p = plan({ object: retried, world: world({ deployments, jobs: [unfailed, again] }) });
+    expect(kinds(p.actions)).not.toContain('deleteJob');
+    expect(cond(p.status, 'Stalled')!.message).toContain('observatory.dev/retry-backfill=2.2');
+  });
+});
+
+describe('planner: the cutover gates', () => {
+  const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
+  const dualDone = steady('Dual', { backfill: done });
+  const healthy = [{ pod: 'w-0', result: 'healthy' as const }];
+  const eo = (
+    spec: Partial<ObservabilityServiceSpec> = {},
+    annotations?: Record<string, string>,
+    status = dualDone,
+  ) => object({ writeMode: 'EventsOnly', ...spec }, status, annotations);
+  const run = (o: ObservabilityService, patch: Partial<World> = {}) =>
+    plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual'), workerProbes: healthy, ...patch }) });
+
+  it('records the intent to cut over when every gate holds, and nothing else', () => {
+    const p = run(eo());
+    expect(p.status.target!.state).toBe('EventsOnly');
+    expect(kinds(p.actions)).toEqual(['writeStatus', 'event', 'requeue']);
+    expect(cond(p.status, 'CutoverReady')!.status).toBe('True');
+  });
+
+  it.each([
+    [
+      'a stuck worker',
+      { workerProbes: [{ pod: 'w-0', result: 'stuck' as const }] },
+      'PropagationHealthy',
+      'PropagationStuck',
+    ],
+    [
+      'an unreachable worker (G4)',
+      { workerProbes: [{ pod: 'w-0', result: 'unreachable' as const }] },
+      'PropagationHealthy',
+      'WorkerUnreachable',
+    ],
+    ['no probe at all', { workerProbes: [] }, 'PropagationHealthy', 'ProbeUnavailable'],
+    [
+      'an incompatible producer',
+      {
+        producers: {
+          known: true as const,
+          producers: [{ sdkName: 'python', sdkVersion: '2.1.0', path: 'ingestion-api' }],
+        },
+      },
+      'ProducersCompatible',
+      'IncompatibleProducersSeen',
+    ],
+    [
+      'an unknown producer report',
+      { producers: { known: false as const } },
+      'ProducersCompatible',
+      'ProducersUnknown',
+    ],
+  ])('holds on %s', (_n, patch, type, reason) => {
+    const p = run(eo(), patch);
+    expect(p.status.target!.state).toBe('Dual');
+    expect(cond(p.status, type)).toMatchObject({ status: 'False', reason });
+    expect(cond(p.status, 'CutoverReady')!.status).toBe('False');
+    expect(cond(p.status, 'Reconciling')!.status).toBe('True');
+    expect(p.status.blockedBy!.some((b) => b.startsWith('cutover:'))).toBe(true);
+  });
+
+  it('holds until the backfill finished, or the retention window was dual-written', () => {
+    const running = steady('Dual', { backfill: { completedSteps: 2, totalSteps: 4, progress: '2/4' } });
+    expect(run(eo({}, undefined, running)).status.target!.state).toBe('Dual');
+    const noBackfill = {
+      backfill: { enabled: false },
+      cutover: { approval: 'Automatic' as const, retentionWindow: '30d' },
+    };
+    const young = steady('Dual', { dualSince: '2026-02-20T12:00:00.000Z' });
+    const p = run(eo(noBackfill, undefined, young));
+    expect(p.status.target!.state).toBe('Dual');
+    expect(cond(p.status, 'CutoverReady')!.message).toContain('21d left');
+    const old = steady('Dual', { dualSince: '2026-01-20T12:00:00.000Z' });
+    expect(run(eo(noBackfill, undefined, old)).status.target!.state).toBe('EventsOnly');
+  });
+
+  it('Manual approval names the current generation (annotation or spec field)', () => {
+    const manual = { cutover: { approval: 'Manual' as const } };
+    let p = run(eo(manual));
+    expect(cond(p.status, 'CutoverApproved')).toMatchObject({ status: 'False', reason: 'AwaitingApproval' });
+    expect(cond(p.status, 'CutoverApproved')!.message).toContain('observatory.dev/approve-cutover=5');
+    expect(p.status.target!.state).toBe('Dual');
+    const tracked = { ...dualDone, approval: p.status.approval! };
+    p = run(eo(manual, { 'observatory.dev/approve-cutover': '5' }, tracked));
+    expect(p.status.target!.state).toBe('EventsOnly');
+    // Setting the field bumps the generation; it still approves what the user saw.
+    const viaField = eo({ cutover: { approval: 'Manual', approvedGeneration: 5 } }, undefined, tracked);
+    viaField.metadata.generation = 6;
+    expect(run(viaField).status.target!.state).toBe('EventsOnly');
+    // A stale approval does not carry over to a changed spec.
+    const changed = eo(
+      { ...manual, worker: { replicas: 1 }, image: 'observatory:dev' },
+      { 'observatory.dev/approve-cutover': '4' },
+      tracked,
+    );
+    expect(run(changed).status.target!.state).toBe('Dual');
+  });
+
+  it('never goes back once the intent is recorded, and finishes the cutover pass', () => {
+    const committed = steady('Dual', {
+      backfill: done,
+      target: { state: 'EventsOnly', since: SINCE, image: 'observatory:dev' },
+    });
+    const o = eo({}, undefined, committed);
+    // Gates failing after the commitment do not matter any more.
+    let p = run(o, { workerProbes: [{ pod: 'w-0', result: 'stuck' }] });
+    expect(created(p.actions)).toEqual(['migrate']);
+    const migrated = eo({}, undefined, {
+      ...committed,
+      target: { ...committed.target!, schemaMigrated: true },
+    });
+    p = plan({ object: migrated, world: world({ deployments: rolledOut(o, 'Dual') }) });
+    const applied = p.actions.filter((a) => a.kind === 'applyDeployment');
+    expect(applied).toHaveLength(2);
+    p = plan({ object: migrated, world: world({ deployments: rolledOut(o, 'EventsOnly') }) });
+    expect(p.status.state).toBe('EventsOnly');
+  });
+});
+
+describe('planner: rollback and steady states', () => {
+  it('rolls back from Dual: intent, rollback Job on the deployed image, then release 3', () => {
+    const r3 = { release: '3' as const, writeMode: undefined, image: 'observatory:v3' };
+    const dual = steady('Dual');
+    let o = object(r3, dual);
+    let p = plan({ object: o, world: world({ deployments: rolledOut(object({}, dual), 'Dual') }) });
+    expect(p.status.target).toMatchObject({ state: 'Release3', image: 'observatory:v3' });
+    expect(kinds(p.actions)).toEqual(['writeStatus', 'event', 'requeue']);
+    o = object(r3, p.status);
+    p = plan({ object: o, world: world({ deployments: rolledOut(object({}, dual), 'Dual') }) });
+    const rollback = p.actions.find((a) => a.kind === 'createJob');
+    expect(rollback).toMatchObject({ purpose: 'rollback' });
+    const container =
+      rollback?.kind === 'createJob' ? rollback.object.spec!.template.spec!.containers[0]! : undefined;
+    expect(container!.image).toBe('observatory:dev');
+    expect(container!.args).toEqual(['migrate', 'down', '--to', '37']);
+    expect(p.status.target!.schemaStarted).toBe(true);
+  });
+
+  it('waits for a running backfill Job before rolling back', () => {
+    const o = object({ release: '3', writeMode: undefined }, steady('Dual'));
+    const p = plan({
+      object: o,
+      world: world({ deployments: rolledOut(o, 'Dual'), jobs: [job(o, 'backfill-1', 'running')] }),
+    });
+    expect(p.status.target!.state).toBe('Dual');
+    expect(p.status.blockedBy!.join()).toContain('rollback waits for the backfill Job');
+  });
+
+  it('is Ready with kstatus conditions once the desired state is reached and done', () => {
+    const o = object({ backfill: { enabled: false } }, steady('Dual'));
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual'), services: {} }) });
+    expect(p.status.phase).toBe('Ready');
+    expect(cond(p.status, 'Ready')).toMatchObject({ status: 'True', observedGeneration: 5 });
+    expect(cond(p.status, 'Reconciling')!.status).toBe('False');
+    expect(cond(p.status, 'Stalled')!.status).toBe('False');
+    expect(p.status.observedGeneration).toBe(5);
+    expect(p.status.plannedActions).toEqual(['apply Service obs-web', 'apply Service obs-worker']);
+  });
+
+  it('truncates the legacy tables after the cutover when asked, once', () => {
+    const o = object(
+      { writeMode: 'EventsOnly', backfill: { enabled: false }, cleanup: { truncateLegacyTables: true } },
+      steady('EventsOnly'),
+    );
+    const deployments = rolledOut(o, 'EventsOnly');
+    expect(created(plan({ object: o, world: world({ deployments }) }).actions)).toEqual(['cleanup']);
+    const p = plan({ object: o, world: world({ deployments, jobs: [job(o, 'cleanup', 'succeeded')] }) });
+    expect(p.status.legacyTablesTruncated).toBe(true);
+  });
+});
