@@ -11,6 +11,7 @@ import { healthRoutes } from './routes/health.ts';
 import { ingestionRoutes } from './routes/ingestion.ts';
 import { legacyWriteRoutes } from './routes/legacy-writes.ts';
 import { otelRoutes } from './routes/otel.ts';
+import { readRoutes } from './routes/reads/index.ts';
 
 export interface WebOptions {
   logger?: FastifyBaseLogger;
@@ -49,6 +50,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     otelRoutes(api, ctx);
     legacyWriteRoutes(api, ctx);
     datasetRunItemRoutes(api, ctx);
+    readRoutes(api, ctx);
   });
 
   app.setNotFoundHandler((req, reply) => {

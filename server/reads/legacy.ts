@@ -1,0 +1,497 @@
+/**
+ * The deprecated read endpoints over the version 3 analytics tables (`traces`, `observations`,
+ * `scores`, `dataset_run_items_rmt`): page-numbered lists, single reads and the daily metrics.
+ * Pure builders and row mappers; the routes gate them on the write mode.
+ */
+import { BadRequest, num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
+
+type Row = Record<string, unknown>;
+
+export interface Page {
+  page: number;
+  limit: number;
+}
+
+/** A list query and its count over the same WHERE. */
+export interface PagedQuery {
+  list: Query;
+  count: Query;
+}
+
+function paged(
+  p: Params,
+  from: string,
+  where: string[],
+  order: string,
+  page: Page,
+  select = '*',
+): PagedQuery {
+  const w = where.join('\n  AND ');
+  const offset = p.add((page.page - 1) * page.limit, 'UInt32');
+  const limit = p.add(page.limit, 'UInt32');
+  return {
+    list: {
+      sql: `SELECT ${select} FROM ${from}\nWHERE ${w}\nORDER BY ${order}\nLIMIT ${limit} OFFSET ${offset}`,
+      params: p.values,
+    },
+    count: { sql: `SELECT count() AS n FROM ${from}\nWHERE ${w}`, params: p.values },
+  };
+}
+
+const eq = (p: Params, where: string[], col: string, v: string | undefined) => {
+  if (v !== undefined) where.push(`${col} = ${p.str(v)}`);
+};
+const anyOf = (p: Params, where: string[], col: string, vs: string[] | undefined) => {
+  if (vs && vs.length > 0) where.push(`${col} IN ${p.strs(vs)}`);
+};
+const range = (p: Params, where: string[], col: string, from?: string, to?: string) => {
+  if (from) where.push(`${col} >= ${p.time(from)}`);
+  if (to) where.push(`${col} < ${p.time(to)}`);
+};
+
+/** Trace ids matching trace-level filters, as a subquery for observation and score lists. */
+function traceSubquery(
+  p: Params,
+  projectId: string,
+  conds: { userId?: string | undefined; tags?: string[] | undefined; name?: string | undefined },
+) {
+  const w = [`project_id = ${p.str(projectId)}`];
+  eq(p, w, 'user_id', conds.userId);
+  eq(p, w, 'name', conds.name);
+  if (conds.tags && conds.tags.length > 0) w.push(`hasAll(tags, ${p.strs(conds.tags)})`);
+  return w.length > 1 ? `trace_id IN (SELECT id FROM traces FINAL WHERE ${w.join(' AND ')})` : undefined;
+}
+
+export interface TraceListRequest extends Page {
+  projectId: string;
+  userId?: string | undefined;
+  name?: string | undefined;
+  sessionId?: string | undefined;
+  fromTimestamp?: string | undefined;
+  toTimestamp?: string | undefined;
+  orderBy?: string | undefined;
+  tags?: string[] | undefined;
+  version?: string | undefined;
+  release?: string | undefined;
+  environment?: string[] | undefined;
+}
+
+const TRACE_ORDER: Record<string, string> = {
+  id: 'id',
+  timestamp: 'timestamp',
+  name: 'name',
+  userId: 'user_id',
+  release: 'release',
+  version: 'version',
+  public: 'public',
+  bookmarked: 'bookmarked',
+  sessionId: 'session_id',
+};
+
+export function buildTraceList(r: TraceListRequest): PagedQuery {
+  const p = new Params();
+  const where = [`project_id = ${p.str(r.projectId)}`];
+  eq(p, where, 'user_id', r.userId);
+  eq(p, where, 'name', r.name);
+  eq(p, where, 'session_id', r.sessionId);
+  eq(p, where, 'version', r.version);
+  eq(p, where, 'release', r.release);
+  anyOf(p, where, 'environment', r.environment);
+  if (r.tags && r.tags.length > 0) where.push(`hasAll(tags, ${p.strs(r.tags)})`);
+  range(p, where, 'timestamp', r.fromTimestamp, r.toTimestamp);
+  let order = 'timestamp DESC, id DESC';
+  if (r.orderBy) {
+    const [field, dir] = r.orderBy.split('.');
+    const col = TRACE_ORDER[field ?? ''];
+    if (!col || (dir !== 'asc' && dir !== 'desc'))
+      throw new BadRequest(
+        `orderBy: expected <field>.<asc|desc>, field one of ${Object.keys(TRACE_ORDER).join(', ')}`,
+      );
+    order = `${col} ${dir.toUpperCase()}, id DESC`;
+  }
+  return paged(p, 'traces FINAL', where, order, r);
+}
+
+export function buildTraceById(projectId: string, id: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
+    params: p.values,
+  };
+}
+
+/** Observation ids, latency and cost per trace, and score ids per trace, for a page of traces. */
+export function buildTraceAggregates(
+  projectId: string,
+  traceIds: string[],
+): { observations: Query; scores: Query } {
+  const p = new Params();
+  const project = p.str(projectId);
+  const ids = p.strs(traceIds);
+  return {
+    observations: {
+      sql: `SELECT trace_id, groupArray(id) AS ids, min(start_time) AS first_start,
+  max(greatest(start_time, ifNull(end_time, start_time))) AS last_end, sum(ifNull(total_cost, 0)) AS cost
+FROM observations FINAL WHERE project_id = ${project} AND trace_id IN ${ids} GROUP BY trace_id`,
+      params: p.values,
+    },
+    scores: {
+      sql: `SELECT trace_id, groupArray(id) AS ids FROM scores FINAL WHERE project_id = ${project} AND trace_id IN ${ids} GROUP BY trace_id`,
+      params: p.values,
+    },
+  };
+}
+
+const metadataObject = (m: unknown) =>
+  Object.fromEntries(
+    Object.entries((m ?? {}) as Record<string, string>).map(([k, v]) => [k, parseMaybeJson(v)]),
+  );
+
+export function mapTrace(r: Row): Record<string, unknown> {
+  return {
+    id: r['id'],
+    timestamp: toIso(r['timestamp']),
+    name: orNull(r['name']),
+    input: r['input'] == null ? null : parseMaybeJson(r['input']),
+    output: r['output'] == null ? null : parseMaybeJson(r['output']),
+    sessionId: orNull(r['session_id']),
+    release: orNull(r['release']),
+    version: orNull(r['version']),
+    userId: orNull(r['user_id']),
+    metadata: metadataObject(r['metadata']),
+    tags: r['tags'] ?? [],
+    public: Boolean(r['public']),
+    environment: r['environment'],
+  };
+}
+
+/** Seconds between the first observation start and the last observation end. */
+export function traceLatency(agg: Row | undefined): number | null {
+  if (!agg) return null;
+  const start = Date.parse(toIso(agg['first_start'])!);
+  const end = Date.parse(toIso(agg['last_end'])!);
+  return Number.isFinite(start) && Number.isFinite(end) ? (end - start) / 1000 : null;
+}
+
+export function htmlPath(projectId: string, traceId: string): string {
+  return `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
+}
+
+export interface ObservationListRequest extends Page {
+  projectId: string;
+  name?: string | undefined;
+  userId?: string | undefined;
+  type?: string | undefined;
+  traceId?: string | undefined;
+  level?: string | undefined;
+  parentObservationId?: string | undefined;
+  environment?: string[] | undefined;
+  fromStartTime?: string | undefined;
+  toStartTime?: string | undefined;
+  version?: string | undefined;
+}
+
+export function buildObservationList(r: ObservationListRequest): PagedQuery {
+  const p = new Params();
+  const where = [`project_id = ${p.str(r.projectId)}`];
+  eq(p, where, 'name', r.name);
+  eq(p, where, 'type', r.type);
+  eq(p, where, 'trace_id', r.traceId);
+  eq(p, where, 'level', r.level);
+  eq(p, where, 'parent_observation_id', r.parentObservationId);
+  eq(p, where, 'version', r.version);
+  anyOf(p, where, 'environment', r.environment);
+  range(p, where, 'start_time', r.fromStartTime, r.toStartTime);
+  const sub = traceSubquery(p, r.projectId, { userId: r.userId });
+  if (sub) where.push(sub);
+  return paged(p, 'observations FINAL', where, 'start_time DESC, id DESC', r);
+}
+
+export function buildObservationById(projectId: string, id: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM observations FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
+    params: p.values,
+  };
+}
+
+export function buildObservationsOfTrace(projectId: string, traceId: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM observations FINAL WHERE project_id = ${p.str(projectId)} AND trace_id = ${p.str(traceId)} ORDER BY start_time, id`,
+    params: p.values,
+  };
+}
+
+/** A legacy observation in the ObservationsView shape (usage, costs, latency). */
+export function mapLegacyObservation(r: Row): Record<string, unknown> {
+  const usage = numberMap(r['usage_details']);
+  const cost = numberMap(r['cost_details']);
+  const start = Date.parse(toIso(r['start_time'])!);
+  const end = r['end_time'] ? Date.parse(toIso(r['end_time'])!) : Number.NaN;
+  const first = r['completion_start_time'] ? Date.parse(toIso(r['completion_start_time'])!) : Number.NaN;
+  return {
+    id: r['id'],
+    traceId: orNull(r['trace_id']),
+    type: r['type'],
+    name: orNull(r['name']),
+    startTime: toIso(r['start_time']),
+    endTime: toIso(r['end_time']),
+    completionStartTime: toIso(r['completion_start_time']),
+    model: orNull(r['provided_model_name']),
+    modelParameters: r['model_parameters'] ? parseMaybeJson(r['model_parameters']) : null,
+    input: r['input'] == null ? null : parseMaybeJson(r['input']),
+    version: orNull(r['version']),
+    metadata: metadataObject(r['metadata']),
+    output: r['output'] == null ? null : parseMaybeJson(r['output']),
+    usage: {
+      input: usage['input'] ?? 0,
+      output: usage['output'] ?? 0,
+      total: usage['total'] ?? 0,
+      unit: null,
+      ...(cost['input'] !== undefined ? { inputCost: cost['input'] } : {}),
+      ...(cost['output'] !== undefined ? { outputCost: cost['output'] } : {}),
+      ...(cost['total'] !== undefined ? { totalCost: cost['total'] } : {}),
+    },
+    level: r['level'],
+    statusMessage: orNull(r['status_message']),
+    parentObservationId: orNull(r['parent_observation_id']),
+    promptId: orNull(r['prompt_id']),
+    usageDetails: usage,
+    costDetails: cost,
+    environment: r['environment'],
+    promptName: orNull(r['prompt_name']),
+    promptVersion: num(r['prompt_version']),
+    modelId: orNull(r['internal_model_id']),
+    inputPrice: null,
+    outputPrice: null,
+    totalPrice: null,
+    calculatedInputCost: cost['input'] ?? null,
+    calculatedOutputCost: cost['output'] ?? null,
+    calculatedTotalCost: num(r['total_cost']),
+    latency: Number.isFinite(end) ? (end - start) / 1000 : null,
+    timeToFirstToken: Number.isFinite(first) ? (first - start) / 1000 : null,
+  };
+}
+
+export interface SessionListRequest extends Page {
+  projectId: string;
+  fromTimestamp?: string | undefined;
+  toTimestamp?: string | undefined;
+  environment?: string[] | undefined;
+}
+
+/** Sessions are the distinct session ids of traces; created at their first trace. */
+export function buildSessionList(r: SessionListRequest): PagedQuery {
+  const p = new Params();
+  const where = [`project_id = ${p.str(r.projectId)}`, "ifNull(session_id, '') != ''"];
+  anyOf(p, where, 'environment', r.environment);
+  // Aliases differ from column names: an alias named like a column would also replace it in WHERE.
+  const inner = `(SELECT session_id AS id, min(timestamp) AS created_at, any(environment) AS session_environment
+  FROM traces FINAL WHERE ${where.join(' AND ')} GROUP BY session_id)`;
+  const outer = ['1'];
+  range(p, outer, 'created_at', r.fromTimestamp, r.toTimestamp);
+  return paged(p, inner, outer, 'created_at DESC, id DESC', r);
+}
+
+export function buildSessionTraces(projectId: string, sessionId: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND session_id = ${p.str(sessionId)} ORDER BY timestamp, id`,
+    params: p.values,
+  };
+}
+
+export interface ScoreListRequest extends Page {
+  projectId: string;
+  userId?: string | undefined;
+  name?: string | undefined;
+  fromTimestamp?: string | undefined;
+  toTimestamp?: string | undefined;
+  environment?: string[] | undefined;
+  source?: string | undefined;
+  operator?: string | undefined;
+  value?: number | undefined;
+  scoreIds?: string[] | undefined;
+  configId?: string | undefined;
+  sessionId?: string | undefined;
+  datasetRunId?: string | undefined;
+  traceId?: string | undefined;
+  observationId?: string[] | undefined;
+  queueId?: string | undefined;
+  dataType?: string | undefined;
+  traceTags?: string[] | undefined;
+}
+
+const VALUE_OPERATORS = new Set(['<', '>', '<=', '>=', '=', '!=']);
+
+export function buildScoreList(r: ScoreListRequest): PagedQuery {
+  const p = new Params();
+  const where = [`project_id = ${p.str(r.projectId)}`];
+  eq(p, where, 'name', r.name);
+  eq(p, where, 'source', r.source);
+  eq(p, where, 'config_id', r.configId);
+  eq(p, where, 'session_id', r.sessionId);
+  eq(p, where, 'dataset_run_id', r.datasetRunId);
+  eq(p, where, 'trace_id', r.traceId);
+  eq(p, where, 'queue_id', r.queueId);
+  eq(p, where, 'data_type', r.dataType);
+  anyOf(p, where, 'environment', r.environment);
+  anyOf(p, where, 'id', r.scoreIds);
+  anyOf(p, where, 'observation_id', r.observationId);
+  range(p, where, 'timestamp', r.fromTimestamp, r.toTimestamp);
+  if (r.value !== undefined) {
+    const op = r.operator ?? '=';
+    if (!VALUE_OPERATORS.has(op)) throw new BadRequest(`operator: one of ${[...VALUE_OPERATORS].join(' ')}`);
+    where.push(`value ${op} ${p.num(r.value)}`);
+  }
+  const sub = traceSubquery(p, r.projectId, { userId: r.userId, tags: r.traceTags });
+  if (sub) where.push(sub);
+  return paged(p, 'scores FINAL', where, 'timestamp DESC, id DESC', r);
+}
+
+export function buildScoreById(projectId: string, id: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM scores FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
+    params: p.values,
+  };
+}
+
+export function buildScoresOfTrace(projectId: string, traceId: string): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT * FROM scores FINAL WHERE project_id = ${p.str(projectId)} AND trace_id = ${p.str(traceId)} ORDER BY timestamp, id`,
+    params: p.values,
+  };
+}
+
+/** Trace fields the score lists attach (`trace: {userId, tags, environment, sessionId}`). */
+export function buildTracesByIds(projectId: string, ids: string[]): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT id, user_id, tags, environment, session_id FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id IN ${p.strs(ids)}`,
+    params: p.values,
+  };
+}
+
+export interface DailyMetricsRequest {
+  projectId: string;
+  traceName?: string | undefined;
+  userId?: string | undefined;
+  tags?: string[] | undefined;
+  environment?: string[] | undefined;
+  fromTimestamp?: string | undefined;
+  toTimestamp?: string | undefined;
+}
+
+/** Per day and model: observation counts, usage and cost; per day: trace counts. */
+export function buildDailyMetrics(r: DailyMetricsRequest): { observations: Query; traces: Query } {
+  const p = new Params();
+  const project = p.str(r.projectId);
+  const t = [`project_id = ${project}`];
+  eq(p, t, 'name', r.traceName);
+  eq(p, t, 'user_id', r.userId);
+  anyOf(p, t, 'environment', r.environment);
+  if (r.tags && r.tags.length > 0) t.push(`hasAll(tags, ${p.strs(r.tags)})`);
+  range(p, t, 'timestamp', r.fromTimestamp, r.toTimestamp);
+  const o = [`project_id = ${project}`, `trace_id IN (SELECT id FROM traces FINAL WHERE ${t.join(' AND ')})`];
+  return {
+    traces: {
+      sql: `SELECT toString(toDate(timestamp)) AS date, count() AS traces FROM traces FINAL WHERE ${t.join(' AND ')} GROUP BY date`,
+      params: p.values,
+    },
+    observations: {
+      sql: `SELECT toString(toDate(start_time)) AS date, ifNull(provided_model_name, '') AS model,
+  count() AS observations, uniqExact(trace_id) AS traces,
+  sum(usage_details['input']) AS input_usage, sum(usage_details['output']) AS output_usage,
+  sum(usage_details['total']) AS total_usage, sum(ifNull(total_cost, 0)) AS cost
+FROM observations FINAL WHERE ${o.join(' AND ')} GROUP BY date, model`,
+      params: p.values,
+    },
+  };
+}
+
+/** Days newest first, each with its per-model usage. */
+export function assembleDaily(traceRows: Row[], obsRows: Row[]) {
+  const days = new Map<
+    string,
+    { date: string; countTraces: number; countObservations: number; totalCost: number; usage: Row[] }
+  >();
+  const day = (date: string) => {
+    let d = days.get(date);
+    if (!d) {
+      d = { date, countTraces: 0, countObservations: 0, totalCost: 0, usage: [] };
+      days.set(date, d);
+    }
+    return d;
+  };
+  for (const r of traceRows) day(String(r['date'])).countTraces = Number(r['traces']);
+  for (const r of obsRows) {
+    const d = day(String(r['date']));
+    d.countObservations += Number(r['observations']);
+    d.totalCost += Number(r['cost']);
+    if (r['model'] !== '') {
+      d.usage.push({
+        model: r['model'],
+        inputUsage: Number(r['input_usage']),
+        outputUsage: Number(r['output_usage']),
+        totalUsage: Number(r['total_usage']),
+        countTraces: Number(r['traces']),
+        countObservations: Number(r['observations']),
+        totalCost: Number(r['cost']),
+      });
+    }
+  }
+  return [...days.values()].sort((a, b) => b.date.localeCompare(a.date));
+}
+
+/** Run items of one run, page-numbered, from the replacing run-item table. */
+export function buildRunItems(
+  projectId: string,
+  datasetId: string,
+  runId: string,
+  page: Page | undefined,
+): PagedQuery {
+  const p = new Params();
+  const where = [
+    `project_id = ${p.str(projectId)}`,
+    `dataset_id = ${p.str(datasetId)}`,
+    `dataset_run_id = ${p.str(runId)}`,
+  ];
+  return paged(
+    p,
+    'dataset_run_items_rmt FINAL',
+    where,
+    'created_at DESC, id DESC',
+    page ?? { page: 1, limit: 100_000 },
+  );
+}
+
+export function mapRunItem(r: Row): Record<string, unknown> {
+  return {
+    id: r['id'],
+    datasetRunId: r['dataset_run_id'],
+    datasetRunName: r['dataset_run_name'],
+    datasetItemId: r['dataset_item_id'],
+    traceId: r['trace_id'],
+    observationId: orNull(r['observation_id']),
+    createdAt: toIso(r['created_at']),
+    updatedAt: toIso(r['updated_at']),
+  };
+}
+
+/**
+ * Deleting a run's items: tombstones (is_deleted = 1, newer event_ts) that the replacing merge
+ * and every FINAL read apply, instead of a mutation that rewrites parts.
+ */
+export function buildRunItemTombstones(projectId: string, datasetId: string, runId: string): Query {
+  const p = new Params();
+  return {
+    sql: `INSERT INTO dataset_run_items_rmt
+SELECT * REPLACE (1 AS is_deleted, now64(3) AS event_ts, now64(3) AS updated_at)
+FROM dataset_run_items_rmt FINAL
+WHERE project_id = ${p.str(projectId)} AND dataset_id = ${p.str(datasetId)} AND dataset_run_id = ${p.str(runId)}`,
+    params: p.values,
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The views of the metrics APIs. Version 4 (`/api/public/v2/metrics`) reads observations from
+ * `events_core`; the legacy endpoint (`/api/public/metrics`) reads the version 3 tables. Both
+ * share the score views over `scores`, which version 4 keeps.
+ */
+import {
+  INPUT_TOKENS,
+  IS_ROOT,
+  LATENCY_MS,
+  millisBetween,
+  OBSERVATION_COLUMNS,
+  OUTPUT_TOKENS,
+  TOTAL_COST,
+  TOTAL_TOKENS,
+  TTFT_MS,
+} from './events-columns.ts';
+import type { ColumnTable } from './filters.ts';
+import type { MetricsView } from './metrics.ts';
+
+const perSecond = (tokens: string) => `(${tokens} / nullIf(${LATENCY_MS} / 1000, 0))`;
+
+const EVENTS_OBSERVATIONS: MetricsView = {
+  table: 'events_core',
+  final: true,
+  timeColumn: 'start_time',
+  dimensions: {
+    environment: 'environment',
+    type: 'type',
+    name: 'name',
+    level: 'level',
+    version: 'version',
+    tags: 'tags',
+    release: 'release',
+    traceName: 'trace_name',
+    traceRelease: 'release',
+    traceVersion: 'version',
+    providedModelName: 'provided_model_name',
+    promptName: 'prompt_name',
+    promptVersion: 'prompt_version',
+    isRootObservation: IS_ROOT,
+    startTimeMonth: "formatDateTime(start_time, '%Y-%m')",
+  },
+  highCardinality: ['id', 'traceId', 'userId', 'sessionId', 'parentObservationId'],
+  measures: {
+    count: '1',
+    latency: LATENCY_MS,
+    streamingLatency: millisBetween('completion_start_time', 'end_time'),
+    inputTokens: INPUT_TOKENS,
+    outputTokens: OUTPUT_TOKENS,
+    totalTokens: TOTAL_TOKENS,
+    outputTokensPerSecond: perSecond(OUTPUT_TOKENS),
+    tokensPerSecond: perSecond(TOTAL_TOKENS),
+    inputCost: 'calculated_input_cost',
+    outputCost: 'calculated_output_cost',
+    totalCost: TOTAL_COST,
+    timeToFirstToken: TTFT_MS,
+  },
+  filters: OBSERVATION_COLUMNS,
+};
+
+const SCORE_FILTERS: ColumnTable = {
+  id: { expr: 'id', kind: 'string' },
+  name: { expr: 'name', kind: 'string' },
+  source: { expr: 'source', kind: 'string' },
+  dataType: { expr: 'data_type', kind: 'string' },
+  environment: { expr: 'environment', kind: 'string' },
+  configId: { expr: 'config_id', kind: 'string' },
+  traceId: { expr: 'trace_id', kind: 'string' },
+  sessionId: { expr: 'session_id', kind: 'string' },
+  observationId: { expr: 'observation_id', kind: 'string' },
+  value: { expr: 'value', kind: 'number' },
+  stringValue: { expr: 'string_value', kind: 'string' },
+  timestamp: { expr: 'timestamp', kind: 'datetime' },
+  metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+};
+
+const scoreView = (types: string[], extra: Record<string, string>): MetricsView => ({
+  table: 'scores',
+  final: true,
+  timeColumn: 'timestamp',
+  where: [`data_type IN (${types.map((t) => `'${t}'`).join(', ')})`],
+  dimensions: {
+    environment: 'environment',
+    name: 'name',
+    source: 'source',
+    dataType: 'data_type',
+    configId: 'config_id',
+    timestampMonth: "formatDateTime(timestamp, '%Y-%m')",
+    timestampDay: "formatDateTime(timestamp, '%Y-%m-%d')",
+    ...extra,
+  },
+  highCardinality: ['id', 'traceId', 'userId', 'sessionId', 'observationId'],
+  measures: types.includes('CATEGORICAL') ? { count: '1' } : { count: '1', value: 'value' },
+  filters: SCORE_FILTERS,
+});
+
+const SCORE_VIEWS: Record<string, MetricsView> = {
+  'scores-numeric': scoreView(['NUMERIC', 'BOOLEAN'], { value: 'value' }),
+  'scores-boolean': scoreView(['BOOLEAN'], {
+    booleanValue: "if(value = 1, 'true', 'false')",
+    value: 'value',
+  }),
+  'scores-categorical': scoreView(['CATEGORICAL'], { stringValue: 'string_value' }),
+};
+
+export const METRICS_V2_VIEWS: Record<string, MetricsView> = {
+  observations: EVENTS_OBSERVATIONS,
+  ...SCORE_VIEWS,
+};
+
+const LEGACY_TRACES: MetricsView = {
+  table: 'traces',
+  final: true,
+  timeColumn: 'timestamp',
+  dimensions: {
+    id: 'id',
+    name: 'name',
+    userId: 'user_id',
+    sessionId: 'session_id',
+    release: 'release',
+    version: 'version',
+    environment: 'environment',
+    tags: 'tags',
+    timestampMonth: "formatDateTime(timestamp, '%Y-%m')",
+  },
+  highCardinality: [],
+  measures: { count: '1' },
+  filters: {
+    id: { expr: 'id', kind: 'string' },
+    name: { expr: 'name', kind: 'string' },
+    userId: { expr: 'user_id', kind: 'string' },
+    sessionId: { expr: 'session_id', kind: 'string' },
+    release: { expr: 'release', kind: 'string' },
+    version: { expr: 'version', kind: 'string' },
+    environment: { expr: 'environment', kind: 'string' },
+    tags: { expr: 'tags', kind: 'array' },
+    timestamp: { expr: 'timestamp', kind: 'datetime' },
+    metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+  },
+};
+
+const legacyLatency = millisBetween('start_time', 'end_time');
+const LEGACY_OBSERVATIONS: MetricsView = {
+  table: 'observations',
+  final: true,
+  timeColumn: 'start_time',
+  dimensions: {
+    id: 'id',
+    traceId: 'trace_id',
+    environment: 'environment',
+    type: 'type',
+    name: 'name',
+    level: 'level',
+    version: 'version',
+    providedModelName: 'provided_model_name',
+    promptName: 'prompt_name',
+    promptVersion: 'prompt_version',
+    startTimeMonth: "formatDateTime(start_time, '%Y-%m')",
+  },
+  highCardinality: [],
+  measures: {
+    count: '1',
+    latency: legacyLatency,
+    timeToFirstToken: millisBetween('start_time', 'completion_start_time'),
+    inputTokens: "usage_details['input']",
+    outputTokens: "usage_details['output']",
+    totalTokens: "usage_details['total']",
+    inputCost: "cost_details['input']",
+    outputCost: "cost_details['output']",
+    totalCost: 'total_cost',
+  },
+  filters: {
+    id: { expr: 'id', kind: 'string' },
+    traceId: { expr: 'trace_id', kind: 'string' },
+    type: { expr: 'type', kind: 'string' },
+    name: { expr: 'name', kind: 'string' },
+    level: { expr: 'level', kind: 'string' },
+    environment: { expr: 'environment', kind: 'string' },
+    version: { expr: 'version', kind: 'string' },
+    providedModelName: { expr: 'provided_model_name', kind: 'string' },
+    startTime: { expr: 'start_time', kind: 'datetime' },
+    metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+  },
+};
+
+export const METRICS_V1_VIEWS: Record<string, MetricsView> = {
+  traces: LEGACY_TRACES,
+  observations: LEGACY_OBSERVATIONS,
+  ...SCORE_VIEWS,
+};

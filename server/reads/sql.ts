@@ -1,0 +1,121 @@
+/**
+ * Building blocks for parameterized analytics queries. Every value that comes from a request is
+ * bound as a ClickHouse query parameter (`{p0:String}`), never spliced into the SQL text; the only
+ * text that varies is chosen from fixed tables of column expressions. Pure: no I/O.
+ */
+
+export type ParamType = 'String' | 'Float64' | 'Int64' | 'UInt32' | 'Array(String)' | 'Array(Float64)';
+
+/** Collects bound values and hands out their placeholders. */
+export class Params {
+  readonly values: Record<string, unknown> = {};
+  #next = 0;
+
+  /** Binds `value` and returns its placeholder. */
+  add(value: unknown, type: ParamType): string {
+    const name = `p${this.#next++}`;
+    this.values[name] = value;
+    return `{${name}:${type}}`;
+  }
+
+  str(value: string): string {
+    return this.add(value, 'String');
+  }
+
+  num(value: number): string {
+    return this.add(value, 'Float64');
+  }
+
+  strs(values: string[]): string {
+    return this.add(values, 'Array(String)');
+  }
+
+  /** A timestamp as DateTime64(6) in UTC; bound as text so both transports read it the same way. */
+  time(iso: string): string {
+    return `toDateTime64(${this.str(toChText(iso))}, 6, 'UTC')`;
+  }
+}
+
+/** A statement with its parameters and the settings it needs. */
+export interface Query {
+  sql: string;
+  params: Record<string, unknown>;
+  settings?: Record<string, number | string>;
+}
+
+/** ISO-8601 (any offset) -> `YYYY-MM-DD hh:mm:ss.ffffff` in UTC. Throws RangeError when invalid. */
+export function toChText(iso: string): string {
+  const m = iso.match(/^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/);
+  if (m && (m[4] === undefined || m[4] === 'Z' || /^[+-]00:?00$/.test(m[4]))) {
+    return `${m[1]} ${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}`;
+  }
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) throw new RangeError(`invalid timestamp: ${iso}`);
+  const s = d.toISOString();
+  return `${s.slice(0, 10)} ${s.slice(11, 23)}000`;
+}
+
+/** The store's `YYYY-MM-DD hh:mm:ss[.f]` (UTC) -> ISO-8601 with milliseconds; null stays null. */
+export function toIso(value: unknown): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  const text = String(value);
+  const m = text.match(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?/);
+  if (!m) return text;
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+}
+
+/** Empty strings of the events tables are absent values in the API. */
+export const orNull = (v: unknown): string | null =>
+  v === null || v === undefined || v === '' ? null : String(v);
+
+export const num = (v: unknown): number | null => {
+  if (v === null || v === undefined || v === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+};
+
+/** A map of numbers as the store returns it (numbers may arrive as strings). */
+export function numberMap(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out[k] = Number(x);
+  return out;
+}
+
+/** Parallel name/value arrays (the events tables' metadata) -> object, values parsed when JSON. */
+export function zipMetadata(names: unknown, values: unknown): Record<string, unknown> {
+  const ns = Array.isArray(names) ? (names as string[]) : [];
+  const vs = Array.isArray(values) ? (values as string[]) : [];
+  return Object.fromEntries(ns.map((n, i) => [n, parseMaybeJson(vs[i] ?? '')]));
+}
+
+/** JSON text stored as a string: objects and arrays come back as values; other text stays text. */
+export function parseMaybeJson(v: unknown): unknown {
+  if (typeof v !== 'string') return v ?? null;
+  const t = v.trim();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
+/** base64url(JSON) cursors: opaque to clients, validated on the way back in. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+export function decodeCursor(text: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A request error the route turns into HTTP 400 with this message. */
+export class BadRequest extends Error {
+  override name = 'BadRequest';
+}

@@ -1,0 +1,294 @@
+/**
+ * Datasets and dataset items (`/api/public/v2/datasets`, `/api/public/dataset-items`, and the v1
+ * `/api/public/datasets` the SDKs may still call). Served in every mode: relational data is not
+ * part of the data-model change.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import {
+  type DatasetItemRow,
+  type DatasetRow,
+  itemListQueries,
+  jsonParam,
+  mapDataset,
+  mapDatasetItem,
+  pageMeta,
+  SQL,
+} from '../../../reads/datasets.ts';
+import { BadRequest } from '../../../reads/sql.ts';
+import type { WebContext } from '../../context.ts';
+import { q, route } from './registry.ts';
+
+const createDataset = z.object({
+  name: z.string().min(1),
+  description: z.string().nullish(),
+  metadata: z.unknown().optional(),
+  inputSchema: z.unknown().optional(),
+  expectedOutputSchema: z.unknown().optional(),
+});
+
+const createItem = z.object({
+  datasetName: z.string().min(1),
+  input: z.unknown().optional(),
+  expectedOutput: z.unknown().optional(),
+  metadata: z.unknown().optional(),
+  sourceTraceId: z.string().nullish(),
+  sourceObservationId: z.string().nullish(),
+  id: z.string().min(1).max(255).optional(),
+  status: z.enum(['ACTIVE', 'ARCHIVED']).optional(),
+});
+
+const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) });
+const nameParam = z.object({ datasetName: z.string().min(1) });
+const idParam = z.object({ id: z.string().min(1) });
+
+const dataset = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  metadata: z.unknown(),
+  inputSchema: z.unknown(),
+  expectedOutputSchema: z.unknown(),
+  projectId: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+const datasetItem = z.object({
+  id: z.string(),
+  status: z.enum(['ACTIVE', 'ARCHIVED']),
+  input: z.unknown(),
+  expectedOutput: z.unknown(),
+  metadata: z.unknown(),
+  sourceTraceId: z.string().nullable(),
+  sourceObservationId: z.string().nullable(),
+  datasetId: z.string(),
+  datasetName: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  mediaReferences: z.array(z.unknown()),
+});
+const meta = z.object({
+  page: z.number(),
+  limit: z.number(),
+  totalItems: z.number(),
+  totalPages: z.number(),
+});
+
+export function datasetRoutes(app: FastifyInstance, ctx: WebContext): void {
+  const findDataset = async (projectId: string, name: string) =>
+    (await ctx.pool.query<DatasetRow>(SQL.datasetByName, [projectId, name])).rows[0];
+
+  const upsertDataset = async (projectId: string, b: z.infer<typeof createDataset>) => {
+    const { rows } = await ctx.pool.query<DatasetRow>(SQL.upsertDataset, [
+      randomUUID(),
+      projectId,
+      b.name,
+      b.description ?? null,
+      jsonParam(b.metadata),
+      jsonParam(b.inputSchema),
+      jsonParam(b.expectedOutputSchema),
+    ]);
+    return mapDataset(rows[0]!);
+  };
+
+  const listDatasets = async (projectId: string, page: number, limit: number) => {
+    const [list, count] = await Promise.all([
+      ctx.pool.query<DatasetRow>(SQL.listDatasets, [projectId, limit, (page - 1) * limit]),
+      ctx.pool.query<{ n: number }>(SQL.countDatasets, [projectId]),
+    ]);
+    return { data: list.rows.map(mapDataset), meta: pageMeta(page, limit, count.rows[0]!.n) };
+  };
+
+  for (const url of ['/api/public/v2/datasets', '/api/public/datasets']) {
+    route(
+      app,
+      {
+        method: 'POST',
+        url,
+        tag: 'Datasets',
+        summary: 'Create a dataset (upsert by name)',
+        body: createDataset,
+        response: dataset,
+      },
+      async ({ body, req }) => upsertDataset(req.principal.projectId, body),
+    );
+    route(
+      app,
+      {
+        method: 'GET',
+        url,
+        tag: 'Datasets',
+        summary: 'List datasets',
+        query: pageQuery,
+        response: z.object({ data: z.array(dataset), meta }),
+      },
+      async ({ query, req }) => listDatasets(req.principal.projectId, query.page, query.limit),
+    );
+  }
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/datasets/:datasetName',
+      tag: 'Datasets',
+      summary: 'Get a dataset by name',
+      params: nameParam,
+      response: dataset,
+    },
+    async ({ params, req, reply }) => {
+      const row = await findDataset(req.principal.projectId, params.datasetName);
+      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      return mapDataset(row);
+    },
+  );
+
+  // v1: the dataset with its items and the names of its runs.
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/datasets/:datasetName',
+      tag: 'Datasets',
+      summary: 'Get a dataset with its items and run names (v1)',
+      params: nameParam,
+    },
+    async ({ params, req, reply }) => {
+      const { projectId } = req.principal;
+      const row = await findDataset(projectId, params.datasetName);
+      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      const items = itemListQueries({ projectId, datasetId: row.id }, 100_000, 0).list;
+      const [itemRows, runs] = await Promise.all([
+        ctx.pool.query<DatasetItemRow>(items.text, items.values),
+        ctx.pool.query<{ name: string }>(
+          'SELECT name FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 ORDER BY created_at',
+          [projectId, row.id],
+        ),
+      ]);
+      return {
+        ...mapDataset(row),
+        items: itemRows.rows.map(mapDatasetItem),
+        runs: runs.rows.map((r) => r.name),
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/public/dataset-items',
+      tag: 'Dataset items',
+      summary: 'Create a dataset item; an existing id updates that item (within its dataset only)',
+      body: createItem,
+      response: datasetItem,
+    },
+    async ({ body, req, reply }) => {
+      const { projectId } = req.principal;
+      const ds = await findDataset(projectId, body.datasetName);
+      if (!ds) return reply.code(404).send({ message: `Dataset ${body.datasetName} not found` });
+      const id = body.id ?? randomUUID();
+      const { rows } = await ctx.pool.query<{ id: string }>(SQL.upsertItem, [
+        id,
+        projectId,
+        ds.id,
+        body.status ?? null,
+        jsonParam(body.input),
+        jsonParam(body.expectedOutput),
+        jsonParam(body.metadata),
+        body.sourceTraceId ?? null,
+        body.sourceObservationId ?? null,
+      ]);
+      if (rows.length === 0) {
+        throw new BadRequest(
+          `Dataset item ${id} belongs to another dataset; items cannot move between datasets`,
+        );
+      }
+      const item = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [projectId, id]);
+      return mapDatasetItem(item.rows[0]!);
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/dataset-items',
+      tag: 'Dataset items',
+      summary: 'List dataset items, newest first',
+      query: pageQuery.extend({
+        datasetName: z.string().optional(),
+        sourceTraceId: z.string().optional(),
+        sourceObservationId: z.string().optional(),
+        version: q.datetime().optional(),
+      }),
+      response: z.object({ data: z.array(datasetItem), meta }),
+    },
+    async ({ query, req, reply }) => {
+      const { projectId } = req.principal;
+      if (query.version !== undefined) {
+        // Item history is not kept, so a past version cannot be reconstructed faithfully.
+        throw new BadRequest('version: dataset versions are not supported by this server');
+      }
+      let datasetId: string | undefined;
+      if (query.datasetName !== undefined) {
+        const ds = await findDataset(projectId, query.datasetName);
+        if (!ds) return reply.code(404).send({ message: `Dataset ${query.datasetName} not found` });
+        datasetId = ds.id;
+      }
+      const { list, count } = itemListQueries(
+        {
+          projectId,
+          datasetId,
+          sourceTraceId: query.sourceTraceId,
+          sourceObservationId: query.sourceObservationId,
+        },
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      const [rows, n] = await Promise.all([
+        ctx.pool.query<DatasetItemRow>(list.text, list.values),
+        ctx.pool.query<{ n: number }>(count.text, count.values),
+      ]);
+      return { data: rows.rows.map(mapDatasetItem), meta: pageMeta(query.page, query.limit, n.rows[0]!.n) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/dataset-items/:id',
+      tag: 'Dataset items',
+      summary: 'Get a dataset item',
+      params: idParam,
+      response: datasetItem,
+    },
+    async ({ params, req, reply }) => {
+      const { rows } = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [
+        req.principal.projectId,
+        params.id,
+      ]);
+      if (!rows[0]) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      return mapDatasetItem(rows[0]);
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/public/dataset-items/:id',
+      tag: 'Dataset items',
+      summary: 'Delete a dataset item',
+      params: idParam,
+      response: z.object({ message: z.string() }),
+    },
+    async ({ params, req, reply }) => {
+      const { rows } = await ctx.pool.query(SQL.deleteItem, [req.principal.projectId, params.id]);
+      if (rows.length === 0) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      return { message: 'Dataset item successfully deleted' };
+    },
+  );
+}

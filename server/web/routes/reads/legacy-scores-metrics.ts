@@ -1,0 +1,156 @@
+/** Deprecated score lists (v1 and v2), the v1 metrics query and daily metrics; 404 in events_only. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { pageMeta } from '../../../reads/datasets.ts';
+import {
+  assembleDaily,
+  buildDailyMetrics,
+  buildScoreById,
+  buildScoreList,
+  buildTracesByIds,
+} from '../../../reads/legacy.ts';
+import { METRICS_V1_VIEWS } from '../../../reads/metrics-views.ts';
+import { mapScoreLegacy } from '../../../reads/scores.ts';
+import { orNull } from '../../../reads/sql.ts';
+import type { WebContext } from '../../context.ts';
+import { type Row, refuseLegacyRead, select } from './common.ts';
+import { runPaged } from './legacy-tracing.ts';
+import { metricsQueryParam, metricsResponse, runMetrics } from './metrics-run.ts';
+import { q, route } from './registry.ts';
+
+const scoreListQuery = z.object({
+  page: q.int(1, 1_000_000, 1),
+  limit: q.int(1, 100, 50),
+  userId: z.string().optional(),
+  name: z.string().optional(),
+  fromTimestamp: q.datetime().optional(),
+  toTimestamp: q.datetime().optional(),
+  environment: q.many(),
+  source: z.string().optional(),
+  operator: z.string().optional(),
+  value: z.coerce.number().optional(),
+  scoreIds: q.csv(),
+  configId: z.string().optional(),
+  sessionId: z.string().optional(),
+  datasetRunId: z.string().optional(),
+  traceId: z.string().optional(),
+  observationId: q.csv(),
+  queueId: z.string().optional(),
+  dataType: z.string().optional(),
+  traceTags: q.many(),
+  fields: q.csv(),
+});
+
+export function legacyScoreAndMetricRoutes(app: FastifyInstance, ctx: WebContext): void {
+  for (const url of ['/api/public/scores', '/api/public/v2/scores']) {
+    route(
+      app,
+      {
+        method: 'GET',
+        url,
+        tag: 'Legacy',
+        summary: 'Scores with their trace fields (deprecated; 404 in events_only)',
+        query: scoreListQuery,
+      },
+      async ({ query, req, reply }) => {
+        if (refuseLegacyRead(ctx, reply)) return;
+        const { projectId } = req.principal;
+        const { rows, meta } = await runPaged(ctx, buildScoreList({ ...query, projectId }), query);
+        const withTrace = !query.fields || query.fields.includes('trace');
+        const traces = new Map<string, Row>();
+        const traceIds = [
+          ...new Set(rows.map((r) => orNull(r['trace_id'])).filter((t): t is string => t !== null)),
+        ];
+        if (withTrace && traceIds.length > 0) {
+          for (const t of await select(ctx, buildTracesByIds(projectId, traceIds)))
+            traces.set(String(t['id']), t);
+        }
+        return {
+          data: rows.map((r) => {
+            const t = traces.get(String(r['trace_id']));
+            return {
+              ...mapScoreLegacy(r),
+              ...(withTrace && t
+                ? {
+                    trace: {
+                      userId: orNull(t['user_id']) ?? undefined,
+                      tags: t['tags'],
+                      environment: t['environment'],
+                      sessionId: orNull(t['session_id']) ?? undefined,
+                    },
+                  }
+                : {}),
+            };
+          }),
+          meta,
+        };
+      },
+    );
+    route(
+      app,
+      {
+        method: 'GET',
+        url: `${url}/:id`,
+        tag: 'Legacy',
+        summary: 'One score (deprecated)',
+        params: z.object({ id: z.string().min(1) }),
+      },
+      async ({ params, req, reply }) => {
+        if (refuseLegacyRead(ctx, reply)) return;
+        const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
+        if (!row) return reply.code(404).send({ message: `Score ${params.id} not found` });
+        return mapScoreLegacy(row);
+      },
+    );
+  }
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/metrics',
+      tag: 'Legacy',
+      summary: 'Metrics query over the version 3 tables (deprecated; 404 in events_only)',
+      query: metricsQueryParam,
+      response: metricsResponse,
+    },
+    async ({ query, req, reply }) => {
+      if (refuseLegacyRead(ctx, reply)) return;
+      return runMetrics(ctx, METRICS_V1_VIEWS, req.principal.projectId, query.query);
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/metrics/daily',
+      tag: 'Legacy',
+      summary: 'Daily trace and observation counts, usage and cost by model (deprecated)',
+      query: z.object({
+        page: q.int(1, 1_000_000, 1),
+        limit: q.int(1, 1000, 50),
+        traceName: z.string().optional(),
+        userId: z.string().optional(),
+        tags: q.many(),
+        environment: q.many(),
+        fromTimestamp: q.datetime().optional(),
+        toTimestamp: q.datetime().optional(),
+      }),
+    },
+    async ({ query, req, reply }) => {
+      if (refuseLegacyRead(ctx, reply)) return;
+      const qs = buildDailyMetrics({ ...query, projectId: req.principal.projectId });
+      const [traces, observations] = await Promise.all([
+        select(ctx, qs.traces),
+        select(ctx, qs.observations),
+      ]);
+      const days = assembleDaily(traces, observations);
+      const start = (query.page - 1) * query.limit;
+      return {
+        data: days.slice(start, start + query.limit),
+        meta: pageMeta(query.page, query.limit, days.length),
+      };
+    },
+  );
+}

@@ -1,0 +1,98 @@
+/** `GET /api/public/v2/observations`: see server/reads/observations.ts for the queries. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { parseFilterParam } from '../../../reads/filters.ts';
+import {
+  buildObservationDetails,
+  buildObservationList,
+  mapObservation,
+  needsDetails,
+  nextCursor,
+  parseFieldGroups,
+  parseObservationCursor,
+  rowKey,
+  simpleFilters,
+} from '../../../reads/observations.ts';
+import { BadRequest } from '../../../reads/sql.ts';
+import type { WebContext } from '../../context.ts';
+import { hasTextIndex, refuseUnlessV4, select } from './common.ts';
+import { q, route } from './registry.ts';
+
+export const observationsV2Query = z.object({
+  fields: z
+    .string()
+    .optional()
+    .describe('core,basic,time,io,metadata,model,usage,prompt,metrics,trace_context'),
+  expandMetadata: q.csv(),
+  limit: q.int(1, 1000, 50),
+  cursor: z.string().optional(),
+  parseIoAsJson: q.bool(),
+  name: z.string().optional(),
+  userId: z.string().optional(),
+  sessionId: z.string().optional(),
+  type: z.string().optional(),
+  traceId: z.string().optional(),
+  level: z.enum(['DEBUG', 'DEFAULT', 'WARNING', 'ERROR']).optional(),
+  parentObservationId: z.string().optional(),
+  isRootObservation: q.bool(),
+  environment: q.many(),
+  fromStartTime: q.datetime().optional(),
+  toStartTime: q.datetime().optional(),
+  version: z.string().optional(),
+  filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}'),
+});
+
+const observationV2 = z
+  .object({
+    id: z.string(),
+    traceId: z.string().nullable(),
+    startTime: z.string(),
+    endTime: z.string().nullable(),
+    projectId: z.string(),
+    parentObservationId: z.string().nullable(),
+    type: z.string(),
+  })
+  .loose();
+
+export function observationsV2Routes(app: FastifyInstance, ctx: WebContext): void {
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/observations',
+      tag: 'Observations v2',
+      summary: 'Observations with field groups, filters and cursor pagination (a trace = traceId filter)',
+      query: observationsV2Query,
+      response: z.object({ data: z.array(observationV2), meta: z.object({ cursor: z.string().optional() }) }),
+    },
+    async ({ query, req, reply }) => {
+      if (refuseUnlessV4(ctx, reply)) return;
+      if (query.parseIoAsJson)
+        throw new BadRequest('parseIoAsJson is no longer supported: input and output are raw strings');
+      const groups = parseFieldGroups(query.fields);
+      const filters = query.filter !== undefined ? parseFilterParam(query.filter) : simpleFilters(query);
+      const expand = query.expandMetadata ?? [];
+      const list = buildObservationList({
+        projectId: req.principal.projectId,
+        groups,
+        filters,
+        limit: query.limit,
+        cursor: parseObservationCursor(query.cursor),
+        textIndex: await hasTextIndex(ctx),
+      });
+      const rows = await select(ctx, list);
+      const page = rows.slice(0, query.limit);
+      const details = new Map<string, Record<string, unknown>>();
+      if (page.length > 0 && needsDetails(groups, expand)) {
+        for (const d of await select(ctx, buildObservationDetails(req.principal.projectId, page))) {
+          details.set(rowKey(d), d);
+        }
+      }
+      const cursor = nextCursor(rows, query.limit);
+      return {
+        data: page.map((r) => mapObservation(r, groups, details.get(rowKey(r)), expand)),
+        meta: cursor ? { cursor } : {},
+      };
+    },
+  );
+}
