@@ -71,8 +71,6 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-const liveClusters = new Set<Cluster>();
-
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const started = performance.now();
   const log = options.log ?? (() => {});
@@ -95,11 +93,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     stopped ??= (async () => {
       await agent?.stop().catch(() => {});
       // The control plane goes together: its state is thrown away, so no orderly shutdown is needed.
-      await Promise.all(processes.map((p) => p.stop(3000)));
+      await Promise.all(processes.map((p) => p.stop(1000)));
       releaseLoopbackBlock(block);
       const keep = options.keepDataDir || process.env['OBSERVATORY_CLUSTER_KEEP'] === '1';
       if (!keep) await rm(dataDir, { recursive: true, force: true });
-      liveClusters.delete(cluster);
     })();
     return stopped;
   };
@@ -121,7 +118,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     pids: () => [...processes.filter((p) => groupAlive(p.pid)).map((p) => p.pid), ...(agent?.pids() ?? [])],
     stop,
   };
-  liveClusters.add(cluster);
 
   try {
     await makeDataDirs(dataDir);
@@ -162,6 +158,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const crashed = Promise.race([guard(startEtcd(layout)), guard(startApiServer(layout))]);
     crashed.catch(() => {});
     await Promise.race([crashed, waitApiServerReady(layout, timeoutMs)]);
+    log(`kube-apiserver ready after ${Math.round(performance.now() - started)}ms`);
     const crashedLater = Promise.race([
       crashed,
       guard(startControllerManager(layout)),
@@ -193,6 +190,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           intervalMs: 100,
         });
         await agent.start();
+        log(`node registered after ${Math.round(performance.now() - started)}ms`);
         await applyCrdDirs(cluster.kubeconfig, options.crdDirs ?? [crdDir]).catch((error: Error) => {
           if (options.crdErrors !== 'warn') throw error;
           log(`warning: ${error.message}`);
@@ -231,9 +229,4 @@ export async function leftovers(cluster: Cluster, pids: number[]): Promise<strin
     if (!(await portIsFree(cluster.host, port))) found.push(`port ${cluster.host}:${port}`);
   }
   return found;
-}
-
-/** Stops every cluster this process started (for exit paths that bypass afterAll). */
-export async function stopAllClusters(): Promise<void> {
-  await Promise.all([...liveClusters].map((c) => c.stop()));
 }

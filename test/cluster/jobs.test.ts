@@ -123,4 +123,47 @@ describe('Jobs on the local cluster', () => {
     });
     expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(0);
   });
+  it("runs init containers first, then the containers, sharing the Pod's directory", async () => {
+    const { core } = clients(cluster);
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'with-init' },
+        spec: {
+          restartPolicy: 'Never',
+          initContainers: [
+            { name: 'prepare', image: 'busybox', command: ['sh', '-c', 'echo prepared > "$HOME/state"'] },
+          ],
+          containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'cat "$HOME/state"'] }],
+        },
+      },
+    });
+    const pod = await waitFor('pod Succeeded', async () => {
+      const p = await core.readNamespacedPod({ name: 'with-init', namespace: ns });
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    });
+    expect(pod.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+    expect(pod.status?.conditions?.find((c) => c.type === 'Initialized')?.status).toBe('True');
+    expect(await cluster.logs(ns, 'with-init', 'main')).toBe('prepared\n');
+  });
+
+  it("the project's image runs the observatory CLI, with command/args as its arguments", async () => {
+    const { core } = clients(cluster);
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'cli' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'observatory', image: 'ghcr.io/example/observatory:0.1.0', args: ['--help'] }],
+        },
+      },
+    });
+    const pod = await waitFor('pod finished', async () => {
+      const p = await core.readNamespacedPod({ name: 'cli', namespace: ns });
+      return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+    });
+    expect(pod.status?.phase).toBe('Succeeded');
+    expect(await cluster.logs(ns, 'cli', 'observatory')).toContain('usage: observatory <command>');
+  });
 });

@@ -2,7 +2,7 @@
 // children go with it), its output goes to a file, and every live group is killed when this
 // process exits, whatever the reason.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync } from 'node:fs';
 
 export interface ExitStatus {
   code: number | null;
@@ -80,9 +80,10 @@ export function startProcess(options: StartOptions): Supervised {
   }
   let exitStatus: ExitStatus | undefined;
   const exited = new Promise<ExitStatus>((resolve) => {
+    // Spawning itself failed (e.g. no such file): say so where the process's output would be.
     child.once('error', (error) => {
+      appendFileSync(options.logPath, `failed to start ${options.file}: ${error.message}\n`);
       exitStatus ??= { code: 127, signal: null };
-      void error;
       resolve(exitStatus);
     });
     child.once('exit', (code, signal) => {
