@@ -1,9 +1,9 @@
 // Runs the real helm and kubeconform (built from the Go module proxy, see test/tools/) on the chart.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { kubernetesVersion } from '../cluster/binaries.ts';
 import { ensureHelm, ensureKubeconform } from '../tools/go-tools.ts';
 import { ensureKubernetesSchemas, writeCrdSchemas } from '../tools/kubernetes-schemas.ts';
@@ -143,4 +143,46 @@ export async function kubeconform(manifests: string): Promise<KubeconformReport>
   } finally {
     await rm(crdDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * NOTES.txt as `helm install` would print it (helm renders it only on install, which needs a
+ * cluster): rendered here as a ConfigMap of a throwaway copy of the chart.
+ */
+export async function renderNotes(extra: string[] = []): Promise<string> {
+  const copy = await mkdtemp(join(tmpdir(), 'observatory-chart-notes-'));
+  try {
+    await cp(chartDir, copy, { recursive: true });
+    const notes = await readFile(join(copy, 'templates', 'NOTES.txt'), 'utf8');
+    await writeFile(
+      join(copy, 'templates', '_notes-under-test.tpl'),
+      `{{- define "notes-under-test" -}}\n${notes}\n{{- end }}\n`,
+    );
+    await writeFile(
+      join(copy, 'templates', 'notes-under-test.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ include "notes-under-test" . | indent 4 }}\n',
+    );
+    const result = await helm([
+      'template',
+      releaseName,
+      copy,
+      '--namespace',
+      releaseNamespace,
+      '--show-only',
+      'templates/notes-under-test.yaml',
+      ...extra,
+    ]);
+    if (result.code !== 0) throw new Error(result.stderr);
+    return (parse(result.stdout) as { data: { notes: string } }).data.notes;
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
+/** The example ObservabilityService manifest NOTES.txt tells the user to apply. */
+export function notesExample(notes: string): string {
+  const example =
+    /# example-observabilityservice \(begin\)\n([\s\S]*?)# example-observabilityservice \(end\)/.exec(notes);
+  if (!example) throw new Error(`NOTES.txt has no example manifest:\n${notes}`);
+  return example[1]!.replace(/^ {2}/gm, '');
 }

@@ -1,12 +1,10 @@
 // helm template | kubeconform -strict, against the Kubernetes schemas of the local cluster's
 // version (generated from k8s.io/kubernetes' OpenAPI document) and the project's generated CRD.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { chartDir, repoRoot } from '../tools/paths.ts';
-import { helm, kubeconform, releaseName, releaseNamespace, template } from './helm.ts';
+import { repoRoot } from '../tools/paths.ts';
+import { kubeconform, notesExample, renderNotes, template } from './helm.ts';
 
 describe('helm template | kubeconform -strict', () => {
   it.each([
@@ -72,51 +70,19 @@ describe('helm template | kubeconform -strict', () => {
   });
 
   it("NOTES.txt's example ObservabilityService is valid against the CRD", async () => {
-    // helm renders NOTES.txt only on install; render it here as a ConfigMap of a copy of the chart.
-    const copy = await mkdtemp(join(tmpdir(), 'observatory-chart-notes-'));
-    try {
-      await cp(chartDir, copy, { recursive: true });
-      const notes = await readFile(join(copy, 'templates', 'NOTES.txt'), 'utf8');
-      await writeFile(
-        join(copy, 'templates', '_notes-under-test.tpl'),
-        `{{- define "notes-under-test" -}}\n${notes}\n{{- end }}\n`,
+    const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    for (const values of [[], ['--set', 'rbac.clusterWide=true']]) {
+      const text = await renderNotes(values);
+      const report = await kubeconform(notesExample(text));
+      expect(report.resources).toMatchObject([{ kind: 'ObservabilityService', status: 'statusValid' }]);
+      expect(text).toContain(`image: observatory:${version}`);
+      expect(text).toContain('kubectl -n observatory-system get obsvc -w');
+      expect(text).toMatch(
+        /observatory\.dev\/approve-cutover="\$\(kubectl .* -o jsonpath='\{\.metadata\.generation\}'\)"/,
       );
-      await writeFile(
-        join(copy, 'templates', 'notes-under-test.yaml'),
-        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ include "notes-under-test" . | indent 4 }}\n',
-      );
-      for (const values of [[], ['--set', 'rbac.clusterWide=true']]) {
-        const result = await helm([
-          'template',
-          releaseName,
-          copy,
-          '--namespace',
-          releaseNamespace,
-          '--show-only',
-          'templates/notes-under-test.yaml',
-          ...values,
-        ]);
-        expect(result.stderr).toBe('');
-        const text = (parse(result.stdout) as { data: { notes: string } }).data.notes;
-        const example =
-          /# example-observabilityservice \(begin\)\n([\s\S]*?)# example-observabilityservice \(end\)/.exec(
-            text,
-          );
-        expect(example, text).not.toBeNull();
-        const report = await kubeconform(example![1]!.replace(/^ {2}/gm, ''));
-        expect(report.resources).toMatchObject([{ kind: 'ObservabilityService', status: 'statusValid' }]);
-        const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
-          version: string;
-        };
-        expect(text).toContain(`image: observatory:${version}`);
-        expect(text).toContain('kubectl -n observatory-system get obsvc -w');
-        expect(text).toMatch(
-          /observatory\.dev\/approve-cutover="\$\(kubectl .* -o jsonpath='\{\.metadata\.generation\}'\)"/,
-        );
-        expect(text).toContain('secretKeyRef');
-      }
-    } finally {
-      await rm(copy, { recursive: true, force: true });
+      expect(text).toContain('secretKeyRef');
     }
   });
 });

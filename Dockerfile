@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# The one image for every role of Observatory: the operator (`observatory operator`, what the Helm
+# chart runs), the web and worker containers (`web`, `worker`) and the Jobs the operator creates
+# (`migrate`, `backfill`, `preflight`, `producers`, `cleanup`, `create-project`). The role is the
+# container's first argument; Node 24 runs the TypeScript sources directly (type stripping), so
+# there is no compile step.
+#
+#   docker build -t observatory:0.1.0 .
+#
+# chdb (the embedded ClickHouse engine, ~540 MB of native library in @chdb/lib-linux-x64-gnu) is a
+# production dependency used only by `dev`, `analytics-server` and chdb:// URLs; the roles a cluster
+# runs talk to ClickHouse over HTTP and never load it.
+
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+# Production dependencies only, from the lockfile.
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+# What runs: the sources, the manifest and the production node_modules. Everything belongs to root
+# and is only readable by the user the process runs as.
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    HOME=/tmp
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY server ./server
+COPY operator ./operator
+USER 10001:10001
+# web 3000, worker 3030, operator metrics 8080 and health 8081.
+EXPOSE 3000 3030 8080 8081
+ENTRYPOINT ["node", "server/bin/observatory.ts"]
