@@ -59,6 +59,7 @@ export function toChText(iso: string): string {
 export function toIso(value: unknown): string | null {
   if (value === null || value === undefined || value === '') return null;
   const text = String(value);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return `${text}T00:00:00.000Z`;
   const m = text.match(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?/);
   if (!m) return text;
   return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
