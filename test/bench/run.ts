@@ -22,6 +22,7 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchReads } from './reads.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
 const OBS_PER_TRACE = 4;
@@ -123,3 +124,5 @@ async function version(): Promise<string> {
   const rs = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
   return (await rs.json<{ v: string }>())[0]!.v;
 }
+
+await benchReads();
