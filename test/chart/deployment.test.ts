@@ -81,7 +81,10 @@ describe('operator Deployment', () => {
       OPERATOR_LEADER_ELECTION: 'true',
       OPERATOR_LEASE_NAME: `${fullname}-leader`,
       OPERATOR_NAMESPACE: { fieldRef: { fieldPath: 'metadata.namespace' } },
+      POD_NAME: { fieldRef: { fieldPath: 'metadata.name' } },
       OPERATOR_WATCH_NAMESPACE: releaseNamespace,
+      OPERATOR_METRICS_PORT: '8080',
+      OPERATOR_HEALTH_PORT: '8081',
     });
 
     const clusterWide = operatorContainer(await render({ 'rbac.clusterWide': true })).container;
@@ -103,6 +106,16 @@ describe('operator Deployment', () => {
     const single = operatorContainer(await render({ 'leaderElection.enabled': false })).container;
     expect(envOf(single)['OPERATOR_LEADER_ELECTION']).toBe('false');
     expect(envOf(single)).not.toHaveProperty('OPERATOR_LEASE_NAME');
+  });
+
+  it('moves ports, probes and the scrape annotation together when the ports change', async () => {
+    const { deployment, container } = operatorContainer(
+      await render({ 'operator.metricsPort': 9090, 'operator.healthPort': 9091 }),
+    );
+    expect(container.ports.map((p: { containerPort: number }) => p.containerPort)).toEqual([9090, 9091]);
+    expect(envOf(container)).toMatchObject({ OPERATOR_METRICS_PORT: '9090', OPERATOR_HEALTH_PORT: '9091' });
+    expect(container.livenessProbe.httpGet.port).toBe('health');
+    expect(deployment.spec.template.metadata.annotations['prometheus.io/port']).toBe('9090');
   });
 
   it('takes image repository, tag or digest from values', async () => {
