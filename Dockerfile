@@ -13,11 +13,13 @@
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-# Production dependencies only, from the lockfile.
+# Production dependencies only, at the lockfile's versions. `npm install` rather than `npm ci`: the
+# lockfile is written where only Linux packages are served, and `npm ci` refuses a lockfile that
+# lacks other platforms' optional packages.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm install --omit=dev --no-audit --no-fund
 
 # What runs: the sources, the manifest and the production node_modules. Everything belongs to root
 # and is only readable by the user the process runs as.

@@ -28,6 +28,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/cluster/global-setup.ts'],
+          testTimeout: 900_000,
+          hookTimeout: 300_000,
+          // One whole deployment (datastores, cluster, operator, pods) per file at a time.
+          maxWorkers: 1,
+        },
+      },
+      {
+        test: {
           name: 'chart',
           include: ['test/chart/**/*.test.ts'],
           // Builds helm and kubeconform from the Go module proxy on a fresh machine before any test runs.

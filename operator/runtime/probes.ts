@@ -15,9 +15,13 @@ async function get(url: string): Promise<Response | undefined> {
   }
 }
 
-/** `GET /api/health?failIfEventPropagationStuck=true` on one worker pod. */
-export async function probePropagation(podIP: string, port = 3030): Promise<ProbeResult> {
-  const res = await get(`http://${podIP}:${port}/api/health?failIfEventPropagationStuck=true`);
+/** `GET /api/health?failIfEventPropagationStuck=true` (the planner's path) on one worker pod. */
+export async function probePropagation(
+  podIP: string,
+  path = '/api/health?failIfEventPropagationStuck=true',
+  port = 3030,
+): Promise<ProbeResult> {
+  const res = await get(`http://${podIP}:${port}${path.startsWith('/') ? path : `/${path}`}`);
   if (!res) return 'unreachable';
   const body = (await res.json().catch(() => undefined)) as { status?: string } | undefined;
   if (res.status === 200) return 'healthy';

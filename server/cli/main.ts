@@ -42,6 +42,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'after the cutover: truncate-legacy-tables (never drops)',
     load: async () => (await import('./cleanup.ts')).run,
   },
+  operator: {
+    summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
+    load: async () => (await import('./operator.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

@@ -121,7 +121,7 @@ async function cli(args: string[]) {
 }
 
 describe('container image build files', () => {
-  it('two stages on a Node 24 slim base pinned by tag; production dependencies installed with npm ci --omit=dev', async () => {
+  it('two stages on a Node 24 slim base pinned by tag; production dependencies installed with npm install --omit=dev', async () => {
     const stages = await dockerfile();
     expect(stages).toHaveLength(2);
     for (const stage of stages) expect(stage.from).toMatch(/^node:24\.\d+\.\d+-(bookworm-)?slim$/);
@@ -129,7 +129,7 @@ describe('container image build files', () => {
     expect(deps.name).toBe('deps');
     const runs = (stage: Stage) => stage.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
     expect(runs(deps)).toHaveLength(1);
-    expect(runs(deps)[0]).toMatch(/^npm ci --omit=dev\b/);
+    expect(runs(deps)[0]).toMatch(/^npm install --omit=dev\b/);
     // The final stage installs nothing itself.
     expect(runs(final)).toEqual([]);
   });
@@ -198,13 +198,13 @@ describe('container image build files', () => {
     }
   });
 
-  it("the deps stage's npm ci accepts package.json with package-lock.json (dry run on a copy of the build context)", async () => {
-    // What `COPY package.json package-lock.json ./` + `RUN npm ci --omit=dev` sees; --dry-run installs nothing.
+  it("the deps stage's npm install accepts package.json with package-lock.json (dry run on a copy of the build context)", async () => {
+    // What `COPY package.json package-lock.json ./` + `RUN npm install --omit=dev` sees; --dry-run installs nothing.
     const context = await mkdtemp(join(tmpdir(), 'observatory-image-deps-'));
     try {
       for (const file of ['package.json', 'package-lock.json'])
         await copyFile(join(repoRoot, file), join(context, file));
-      const result = await exec('npm', ['ci', '--omit=dev', '--dry-run', '--no-audit', '--no-fund'], {
+      const result = await exec('npm', ['install', '--omit=dev', '--dry-run', '--no-audit', '--no-fund'], {
         cwd: context,
         timeout: 120_000,
         maxBuffer: 16 * 1024 * 1024,
@@ -232,14 +232,14 @@ describe('container image build files', () => {
     const lock = JSON.parse(await readFile(join(repoRoot, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { dev?: boolean }>;
     };
-    // What `npm ci --omit=dev` installs: the lockfile's entries not marked dev.
+    // What `npm install --omit=dev` installs: the lockfile's entries not marked dev.
     const production = new Set(
       Object.entries(lock.packages)
         .filter(([path, entry]) => path.startsWith('node_modules/') && !entry.dev)
         .map(([path]) => path.slice('node_modules/'.length)),
     );
     // Dev tools are left out (a dev dependency that a production package also needs, such as
-    // @opentelemetry/api, is installed as that package's dependency, as in any npm ci --omit=dev).
+    // @opentelemetry/api, is installed as that package's dependency, as in any npm install --omit=dev).
     for (const tool of ['vitest', 'typescript', '@biomejs/biome', 'fast-check', 'langfuse']) {
       expect(Object.keys(pkg.devDependencies)).toContain(tool);
       expect(production.has(tool), tool).toBe(false);

@@ -1,0 +1,194 @@
+/**
+ * `observatory operator`: the controller process. Kubeconfig from KUBECONFIG or in-cluster. With
+ * leader election on (the default), only the Lease holder reconciles; losing the Lease exits the
+ * process so Kubernetes restarts it as a follower. Health on :8081 (/healthz, /readyz), metrics
+ * on :8080 (/metrics).
+ *
+ * Environment: OPERATOR_NAMESPACE (where the Lease lives), OPERATOR_WATCH_NAMESPACE (one namespace,
+ * or all when empty), OPERATOR_LEADER_ELECTION (true), OPERATOR_LEASE_NAME (observatory-operator),
+ * OPERATOR_HEALTH_PORT (8081), OPERATOR_METRICS_PORT (8080), POD_NAME (the leader identity).
+ */
+import { hostname } from 'node:os';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1Job,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
+import pino from 'pino';
+import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
+import { reconcile } from './runtime/controller.ts';
+import { superviseInformer } from './runtime/informer.ts';
+import { Kube } from './runtime/kube.ts';
+import { LeaderElector } from './runtime/leader.ts';
+import { probePropagation } from './runtime/probes.ts';
+import { operatorMetrics, serveHealth, serveMetrics } from './runtime/serve.ts';
+import { WorkQueue } from './runtime/workqueue.ts';
+
+const INSTANCE = 'app.kubernetes.io/instance';
+const MANAGED = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+export async function runOperator(env: Record<string, string | undefined>): Promise<number> {
+  const log = pino({ name: 'operator', level: env['LOG_LEVEL'] ?? 'info' });
+  const say = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const watchNs = env['OPERATOR_WATCH_NAMESPACE'] ?? '';
+  const leaseNs = env['OPERATOR_NAMESPACE'] ?? (watchNs || 'default');
+  const identity = env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  const metrics = operatorMetrics();
+  const kube = new Kube(kc);
+  let ready = false;
+  let leading = false;
+
+  const queue = new WorkQueue((key) => reconcile(key, deps), {
+    workers: 2,
+    onError: (key, err, retryInMs) =>
+      log.warn({ key, err: (err as Error).message, retryInMs }, 'reconcile failed'),
+  });
+  const enqueueOwner = (o: { metadata?: { namespace?: string; labels?: Record<string, string> } }) => {
+    const owner = o.metadata?.labels?.[INSTANCE];
+    if (owner && o.metadata?.namespace) queue.add(`${o.metadata.namespace}/${owner}`);
+  };
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const nsPath = (group: string, version: string, plural: string) =>
+    `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
+  type List<T extends KubernetesObject> = Promise<KubernetesListObject<T>>;
+
+  const informers = {
+    objects: superviseInformer<ObservabilityService & { metadata: { name: string } }>(
+      kc,
+      nsPath(GROUP, VERSION, PLURAL),
+      () =>
+        (watchNs
+          ? custom.listNamespacedCustomObject({
+              group: GROUP,
+              version: VERSION,
+              plural: PLURAL,
+              namespace: watchNs,
+            })
+          : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as List<
+          ObservabilityService & { metadata: { name: string } }
+        >,
+      (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
+      { log: say },
+    ),
+    deployments: superviseInformer<V1Deployment>(
+      kc,
+      nsPath('apps', 'v1', 'deployments'),
+      () =>
+        watchNs
+          ? apps.listNamespacedDeployment({ namespace: watchNs, labelSelector: MANAGED })
+          : apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }),
+      enqueueOwner,
+      { labelSelector: MANAGED, log: say },
+    ),
+    services: superviseInformer<V1Service>(
+      kc,
+      nsPath('', 'v1', 'services'),
+      () =>
+        watchNs
+          ? core.listNamespacedService({ namespace: watchNs, labelSelector: MANAGED })
+          : core.listServiceForAllNamespaces({ labelSelector: MANAGED }),
+      enqueueOwner,
+      { labelSelector: MANAGED, log: say },
+    ),
+    jobs: superviseInformer<V1Job>(
+      kc,
+      nsPath('batch', 'v1', 'jobs'),
+      () =>
+        watchNs
+          ? batch.listNamespacedJob({ namespace: watchNs, labelSelector: MANAGED })
+          : batch.listJobForAllNamespaces({ labelSelector: MANAGED }),
+      enqueueOwner,
+      { labelSelector: MANAGED, log: say },
+    ),
+    pods: superviseInformer<V1Pod>(
+      kc,
+      nsPath('', 'v1', 'pods'),
+      () =>
+        watchNs
+          ? core.listNamespacedPod({ namespace: watchNs, labelSelector: MANAGED })
+          : core.listPodForAllNamespaces({ labelSelector: MANAGED }),
+      enqueueOwner,
+      { labelSelector: MANAGED, log: say },
+    ),
+  };
+  const deps = {
+    kube,
+    objects: (namespace: string, name: string) =>
+      informers.objects.get(name, namespace) as ObservabilityService | undefined,
+    caches: {
+      deployments: () => informers.deployments.list(),
+      services: () => informers.services.list(),
+      jobs: () => informers.jobs.list(),
+      pods: () => informers.pods.list(),
+    },
+    probe: (ip: string, path: string) => probePropagation(ip, path),
+    metrics,
+    log: say,
+  };
+
+  const health = await serveHealth(
+    Number(env['OPERATOR_HEALTH_PORT'] ?? 8081),
+    () => ready,
+    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
+  );
+  const metricsServer = await serveMetrics(
+    Number(env['OPERATOR_METRICS_PORT'] ?? 8080),
+    metrics.registry,
+    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
+  );
+
+  const startLeading = async () => {
+    leading = true;
+    await Promise.all(Object.values(informers).map((i) => i.synced));
+    for (const o of informers.objects.list()) queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
+    ready = true;
+    say('reconciling', { watchNamespace: watchNs || '(all)' });
+  };
+
+  const electionOn = (env['OPERATOR_LEADER_ELECTION'] ?? 'true') !== 'false';
+  const elector = electionOn
+    ? new LeaderElector(kc, {
+        namespace: leaseNs,
+        name: env['OPERATOR_LEASE_NAME'] ?? 'observatory-operator',
+        identity,
+        onStartedLeading: () => void startLeading(),
+        onStoppedLeading: () => {
+          log.error('lost the leader lease; exiting so a fresh process can campaign');
+          process.exit(1);
+        },
+        log: say,
+      })
+    : undefined;
+  if (elector) {
+    elector.start();
+    // Followers are ready to take over; /readyz reports the process, not the leadership.
+    ready = true;
+  } else await startLeading();
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  say('shutting down', { leading });
+  ready = false;
+  await queue.stop();
+  await elector?.stop();
+  await Promise.all(Object.values(informers).map((i) => i.stop()));
+  health.close();
+  metricsServer.close();
+  return 0;
+}

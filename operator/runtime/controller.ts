@@ -1,0 +1,98 @@
+/**
+ * The reconciler: for one ObservabilityService, observe the world, ask the pure planner what to
+ * do, and carry the actions out in order, stopping at the first failure (the work queue retries
+ * with backoff). Status goes through the status subresource under optimistic concurrency.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { type Action, API_VERSION, KIND, type ObservabilityService, plan } from '../index.ts';
+import type { Kube } from './kube.ts';
+import { statusCode } from './kube.ts';
+import { type Caches, observeWorld, type Probe } from './observe.ts';
+import type { OperatorMetrics } from './serve.ts';
+import type { Outcome } from './workqueue.ts';
+
+export interface ControllerDeps {
+  kube: Kube;
+  objects: (namespace: string, name: string) => ObservabilityService | undefined;
+  caches: Caches;
+  probe: Probe;
+  metrics?: OperatorMetrics;
+  log: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A status write lost a race: re-read and re-plan at once rather than back off. */
+export class Conflict extends Error {
+  override name = 'Conflict';
+}
+
+export async function reconcile(key: string, deps: ControllerDeps): Promise<Outcome | undefined> {
+  const [namespace, name] = key.split('/') as [string, string];
+  const object = deps.objects(namespace, name);
+  if (!object || (object as KubernetesObject).metadata?.deletionTimestamp) return undefined; // children go by ownerReference GC
+  const started = performance.now();
+  let result = 'ok';
+  try {
+    const world = await observeWorld(object, deps.caches, deps.probe);
+    const p = plan({ object, world });
+    for (const probe of world.workerProbes ?? []) {
+      if (probe.result !== 'healthy')
+        deps.metrics?.probeFailures.inc({ namespace, name, result: probe.result });
+    }
+    let requeueAfterMs: number | undefined;
+    for (const action of p.actions) {
+      const after = await execute(action, object, deps);
+      if (after !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? after, after);
+    }
+    const state = p.status.state;
+    if (state) {
+      deps.metrics?.state.reset();
+      deps.metrics?.state.set({ namespace, name, state }, 1);
+    }
+    deps.metrics?.backfillSteps.set({ namespace, name }, p.status.backfill?.completedSteps ?? 0);
+    return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+  } catch (err) {
+    result = err instanceof Conflict ? 'conflict' : 'error';
+    if (err instanceof Conflict) return { requeueAfterMs: 100 };
+    throw err;
+  } finally {
+    deps.metrics?.reconcileDuration.observe({ result }, (performance.now() - started) / 1000);
+  }
+}
+
+async function execute(
+  action: Action,
+  object: ObservabilityService,
+  deps: ControllerDeps,
+): Promise<number | undefined> {
+  const { kube } = deps;
+  switch (action.kind) {
+    case 'applyDeployment':
+    case 'applyService':
+    case 'createJob':
+      await kube.apply(action.object as KubernetesObject);
+      return undefined;
+    case 'deleteJob':
+      await kube.delete({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: action.name, namespace: object.metadata!.namespace! },
+      });
+      deps.log('deleted job', { job: action.name, reason: action.reason });
+      return undefined;
+    case 'writeStatus':
+      try {
+        await kube.replaceStatus({ ...object, apiVersion: API_VERSION, kind: KIND, status: action.status });
+      } catch (err) {
+        if (statusCode(err) === 409) throw new Conflict('status changed since it was read');
+        throw err;
+      }
+      return undefined;
+    case 'event':
+      await kube
+        .event({ ...object, apiVersion: API_VERSION, kind: KIND }, action.type, action.reason, action.message)
+        .catch((err: Error) => deps.log('event not recorded', { error: err.message }));
+      return undefined;
+    case 'requeue':
+      return action.afterSeconds * 1000;
+  }
+}

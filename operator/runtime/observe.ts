@@ -1,0 +1,129 @@
+/**
+ * Builds the planner's World for one ObservabilityService from the informer caches and, only when
+ * the planner needs them (`observationsNeeded`), from HTTP reads of the worker pods.
+ */
+import type { KubernetesObject, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
+import {
+  CONFIG_HASH_ANNOTATION,
+  type ObservabilityService,
+  type ObservedDeployment,
+  type ObservedJob,
+  observationsNeeded,
+  PURPOSE_ANNOTATION,
+  type Role,
+  SPEC_HASH_ANNOTATION,
+  type World,
+} from '../index.ts';
+import { fetchBackfill, fetchProducers, type ProbeResult } from './probes.ts';
+
+export interface Caches {
+  deployments: () => readonly V1Deployment[];
+  services: () => readonly V1Service[];
+  jobs: () => readonly V1Job[];
+  pods: () => readonly V1Pod[];
+}
+
+const INSTANCE = 'app.kubernetes.io/instance';
+const COMPONENT = 'app.kubernetes.io/component';
+
+const ownedBy = (owner: ObservabilityService) => (o: KubernetesObject) =>
+  o.metadata?.namespace === owner.metadata?.namespace &&
+  o.metadata?.labels?.[INSTANCE] === owner.metadata?.name;
+
+function deployment(d: V1Deployment): ObservedDeployment {
+  return {
+    generation: d.metadata?.generation ?? 0,
+    observedGeneration: d.status?.observedGeneration ?? 0,
+    specReplicas: d.spec?.replicas ?? 1,
+    replicas: d.status?.replicas ?? 0,
+    updatedReplicas: d.status?.updatedReplicas ?? 0,
+    readyReplicas: d.status?.readyReplicas ?? 0,
+    availableReplicas: d.status?.availableReplicas ?? 0,
+    configHash: d.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? '',
+    specHash: d.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '',
+  };
+}
+
+function job(j: V1Job): ObservedJob {
+  const terminal = j.status?.conditions?.find(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+  return {
+    name: j.metadata?.name ?? '',
+    purpose: j.metadata?.annotations?.[PURPOSE_ANNOTATION] ?? '',
+    outcome: terminal?.type === 'Complete' ? 'succeeded' : terminal?.type === 'Failed' ? 'failed' : 'running',
+    ...(terminal?.reason ? { reason: terminal.reason } : {}),
+    ...(terminal?.message ? { message: terminal.message } : {}),
+  };
+}
+
+export type Probe = (podIP: string, path: string) => Promise<ProbeResult>;
+
+export async function observeWorld(
+  object: ObservabilityService,
+  caches: Caches,
+  probe: Probe,
+): Promise<World> {
+  const mine = ownedBy(object);
+  const roleOf = (o: KubernetesObject) => o.metadata?.labels?.[COMPONENT] as Role | undefined;
+  const deployments: World['deployments'] = {};
+  for (const d of caches.deployments().filter(mine)) {
+    const role = roleOf(d);
+    if (role === 'web' || role === 'worker') deployments[role] = deployment(d);
+  }
+  const services: World['services'] = {};
+  for (const s of caches.services().filter(mine)) {
+    const role = roleOf(s);
+    if (role === 'web' || role === 'worker')
+      services[role] = { specHash: s.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
+  }
+  const workers = caches
+    .pods()
+    .filter(mine)
+    .filter(
+      (p) =>
+        roleOf(p) === 'worker' &&
+        !p.metadata?.deletionTimestamp &&
+        p.status?.phase !== 'Succeeded' &&
+        p.status?.phase !== 'Failed',
+    );
+  const ips = workers.map((p) => p.status?.podIP).filter((ip): ip is string => Boolean(ip));
+  const need = observationsNeeded(object);
+  const world: World = {
+    deployments,
+    services,
+    jobs: caches.jobs().filter(mine).map(job),
+    producers: { known: false },
+    backfill: { known: false },
+    now: new Date(),
+  };
+  if (need.workerProbePath) {
+    const path = need.workerProbePath;
+    world.workerProbes = await Promise.all(
+      workers.map(async (p) => ({
+        pod: p.metadata?.name ?? '',
+        result: p.status?.podIP ? await probe(p.status.podIP, path) : ('unreachable' as const),
+      })),
+    );
+  }
+  // Reports come from any worker: they read shared state (PostgreSQL), not the pod's own.
+  if (need.producersSince && ips[0]) {
+    const report = await fetchProducers(ips[0], need.producersSince);
+    if (report) world.producers = { known: true, producers: report.producers };
+  }
+  if (need.backfill && ips[0]) {
+    const report = await fetchBackfill(ips[0]);
+    if (report) {
+      world.backfill = {
+        known: true,
+        steps: report.steps.map((s) => ({
+          step: s.step,
+          status: s.status as 'pending',
+          chunksDone: s.chunksDone,
+          chunksTotal: s.chunksTotal,
+        })),
+      };
+    }
+  }
+  return world;
+}

@@ -1,0 +1,262 @@
+/**
+ * The operator end to end on the local cluster: the real server and worker as Pods on real
+ * datastores. A release 3 deployment walks to Legacy, Dual, through the backfill Jobs (one of them
+ * failing and retried) and, after approval, to EventsOnly, with the operator SIGKILLed at moments
+ * along the way; a stuck propagation holds the cutover until it recovers; forbidden specs are
+ * refused at admission.
+ */
+
+import { Redis } from 'ioredis';
+import { Langfuse } from 'langfuse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../cluster/wait.ts';
+import { condition, DATASTORES, Deployment, isTrue, type Obsvc } from './operator-env.ts';
+
+const NAME = 'demo';
+let d: Deployment;
+let project: { publicKey: string; secretKey: string };
+
+const base = {
+  apiVersion: 'observatory.dev/v1alpha1',
+  kind: 'ObservabilityService',
+  metadata: { name: NAME, namespace: 'obs' },
+};
+const spec = (extra: Record<string, unknown>) => ({
+  image: 'observatory:dev',
+  datastores: DATASTORES,
+  web: { replicas: 1 },
+  worker: { replicas: 1 },
+  cutover: { approval: 'Manual', producerQuietPeriod: '1m' },
+  ...extra,
+});
+
+/** Applies as GitOps would (server-side apply of the whole spec) and expects acceptance. */
+function apply(extra: Record<string, unknown>) {
+  const r = d.apply({ ...base, spec: spec(extra) });
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** Restarts the operator after a random delay, as a crash mid-step would. */
+async function crashOperatorSoon(maxDelayMs = 4_000) {
+  await sleep(Math.floor(Math.random() * maxDelayMs));
+  await d.killOperator();
+  await d.startOperator();
+}
+
+async function oldSdkTraffic(tag: string) {
+  const ip = await d.podIP('web');
+  const sdk = new Langfuse({ ...project, baseUrl: `http://${ip}:3000` });
+  const trace = sdk.trace({ name: `trace-${tag}`, userId: 'u1', sessionId: 's1' });
+  trace.span({ name: `span-${tag}` }).end();
+  trace.generation({ name: `gen-${tag}`, model: 'gpt' }).end();
+  await sdk.shutdownAsync();
+}
+
+async function analyticsCount(table: string): Promise<number> {
+  const rs = await d.ch.client.query({
+    query: `SELECT count() AS n FROM ${table} FINAL`,
+    format: 'JSONEachRow',
+  });
+  return Number((await rs.json<{ n: string }>())[0]!.n);
+}
+
+beforeAll(async () => {
+  d = await Deployment.start('obs');
+  await d.startOperator();
+});
+afterAll(async () => {
+  await d?.stop();
+});
+
+describe('admission refuses what the spec forbids', () => {
+  const refused = (extra: Record<string, unknown>, message: RegExp) => {
+    const r = d.apply({ ...base, metadata: { name: 'refused', namespace: 'obs' }, spec: spec(extra) });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  };
+  it.each([
+    [
+      { release: '4', writeMode: 'EventsOnly', nativeOtelBehaviour: 'DualWrite' },
+      /EventsOnly.*Direct|nativeOtelBehaviour/,
+    ],
+    [{ release: '4', writeMode: 'EventsOnly', allowPreviewOptIn: false }, /allowPreviewOptIn/],
+    [{ release: '4', writeMode: 'Legacy', backfill: { enabled: true } }, /backfill/],
+    [{ release: '4', writeMode: 'Dual', cleanup: { truncateLegacyTables: true } }, /cleanup|EventsOnly/],
+    [{ release: '3', writeMode: 'Dual' }, /release/],
+  ])('%j', (extra, message) => refused(extra, message));
+
+  it('refuses any way back from EventsOnly, and a rollback to release 3', () => {
+    const frozen = {
+      ...base,
+      metadata: { name: 'frozen', namespace: 'obs' },
+      spec: spec({ release: '4', writeMode: 'EventsOnly', paused: true }),
+    };
+    expect(d.apply(frozen).code).toBe(0);
+    const back = d.apply({ ...frozen, spec: spec({ release: '4', writeMode: 'Dual', paused: true }) });
+    expect(back.code).not.toBe(0);
+    expect(back.stderr).toMatch(/EventsOnly/);
+    const rollback = d.apply({ ...frozen, spec: spec({ release: '3', paused: true }) });
+    expect(rollback.code).not.toBe(0);
+    expect(d.kubectl(['delete', 'obsvc', 'frozen', '-n', 'obs']).code).toBe(0);
+  });
+});
+
+describe('a release 3 deployment walks to EventsOnly', () => {
+  it('starts as release 3', async () => {
+    apply({ release: '3' });
+    const o = await d.waitFor(
+      NAME,
+      'Release3 and Ready',
+      (x) => x.status?.state === 'Release3' && isTrue(x, 'Ready'),
+    );
+    expect(o.status?.observedGeneration).toBe(o.metadata.generation);
+    const ip = await d.podIP('web');
+    expect(ip).toMatch(/^127\./);
+    // A project for the SDK traffic, created with the CLI against the same database.
+    const { cli } = await import('../fixtures/service.ts');
+    const r = await cli(['create-project', '--name', 'e2e', '--json'], {
+      DATABASE_URL: d.pg.url,
+      SERVICE_RELEASE: '3',
+    });
+    expect(r.code, r.stderr).toBe(0);
+    project = JSON.parse(r.stdout);
+    await oldSdkTraffic('v3');
+    expect(await analyticsCount('traces')).toBeGreaterThan(0);
+  });
+
+  it('needs the backup confirmation before version 4, then goes to Legacy', async () => {
+    apply({ release: '4', writeMode: 'Legacy' });
+    await d.waitFor(NAME, 'Stalled on the backup confirmation', (x) => isTrue(x, 'Stalled'));
+    expect(condition(await d.get(NAME), 'Stalled')?.message).toMatch(/backupConfirmed/);
+    apply({ release: '4', writeMode: 'Legacy', upgrade: { backupConfirmed: true } });
+    await crashOperatorSoon();
+    const o = await d.waitFor(
+      NAME,
+      'Legacy and Ready',
+      (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'),
+    );
+    expect(isTrue(o, 'PreflightPassed')).toBe(true);
+    const web = d.kubectl(['get', 'deploy', `${NAME}-web`, '-n', 'obs', '-o', 'json']);
+    const env = JSON.parse(web.stdout).spec.template.spec.containers[0].env as {
+      name: string;
+      value?: string;
+    }[];
+    expect(env.find((e) => e.name === 'SERVICE_MIGRATION_V4_WRITE_MODE')?.value).toBe('legacy');
+    await oldSdkTraffic('legacy');
+  });
+
+  it('goes to Dual and runs the backfill Jobs in order; a failed step stalls and resumes after retry', async () => {
+    // Step 4 will fail: its source table is away until the retry.
+    await d.ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt TO dataset_run_items_rmt_away' });
+    apply({
+      release: '4',
+      writeMode: 'Dual',
+      backfill: { enabled: true },
+      upgrade: { backupConfirmed: true },
+    });
+    await crashOperatorSoon();
+    await d.waitFor(NAME, 'Dual', (x) => x.status?.state === 'Dual');
+    await oldSdkTraffic('dual');
+    const stalled = await d.waitFor(NAME, 'Stalled on backfill step 4', (x) => isTrue(x, 'Stalled'));
+    const message = condition(stalled, 'Stalled')?.message ?? '';
+    expect(message).toMatch(/backfill-4|step 4/);
+    expect(message).toMatch(/retry-backfill/);
+    const events = d.kubectl([
+      'get',
+      'events',
+      '-n',
+      'obs',
+      '--field-selector',
+      `involvedObject.name=${NAME}`,
+      '-o',
+      'json',
+    ]);
+    expect((JSON.parse(events.stdout).items as unknown[]).length).toBeGreaterThan(3);
+    await d.ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt_away TO dataset_run_items_rmt' });
+    expect(
+      d.kubectl(['annotate', 'obsvc', NAME, '-n', 'obs', '--overwrite', 'observatory.dev/retry-backfill=4'])
+        .code,
+    ).toBe(0);
+    const done = await d.waitFor(NAME, 'BackfillComplete', (x) => isTrue(x, 'BackfillComplete'));
+    expect(done.status?.backfill?.progress).toMatch(/4\/4|5\/5/);
+    expect(await analyticsCount('events_full')).toBeGreaterThanOrEqual(await analyticsCount('traces'));
+  });
+
+  it('holds the cutover while propagation is stuck, and until approved', async () => {
+    apply({
+      release: '4',
+      writeMode: 'EventsOnly',
+      nativeOtelBehaviour: 'Direct',
+      backfill: { enabled: true },
+      upgrade: { backupConfirmed: true },
+    });
+    const redis = new Redis(d.redis.url);
+    try {
+      await redis.set('observatory:event-propagation:lease', 'hung-replica', 'PX', 600_000);
+      await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 30 * 60_000));
+      const held = await d.waitFor(
+        NAME,
+        'PropagationHealthy=False',
+        (x) => condition(x, 'PropagationHealthy')?.status === 'False',
+      );
+      expect(condition(held, 'PropagationHealthy')?.message).toMatch(/stuck|unreachable/);
+      expect(held.status?.state).toBe('Dual');
+      await redis.del('observatory:event-propagation:lease');
+    } finally {
+      redis.disconnect();
+    }
+    const waiting = await d.waitFor(
+      NAME,
+      'healthy again, waiting for approval',
+      (x) => isTrue(x, 'PropagationHealthy') && condition(x, 'CutoverApproved')?.status === 'False',
+    );
+    expect(waiting.status?.state).toBe('Dual');
+    const generation = waiting.metadata.generation;
+    expect(
+      d.kubectl([
+        'annotate',
+        'obsvc',
+        NAME,
+        '-n',
+        'obs',
+        '--overwrite',
+        `observatory.dev/approve-cutover=${generation}`,
+      ]).code,
+    ).toBe(0);
+    await crashOperatorSoon(2_000);
+    const final = await d.waitFor(
+      NAME,
+      'EventsOnly and Ready',
+      (x) => x.status?.state === 'EventsOnly' && isTrue(x, 'Ready'),
+      600_000,
+    );
+    expect(final.status?.observedGeneration).toBe(final.metadata.generation);
+    // After the commitment the old SDK's batch is refused per event and legacy endpoints are gone.
+    const ip = await d.podIP('web');
+    const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
+    const batch = await fetch(`http://${ip}:3000/api/public/ingestion`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: [{ id: 'e', type: 'trace-create', timestamp: new Date().toISOString(), body: { name: 'x' } }],
+      }),
+    });
+    expect(batch.status).toBe(207);
+    expect(((await batch.json()) as { errors: { status: number }[] }).errors[0]?.status).toBe(400);
+    expect(
+      (
+        await fetch(`http://${ip}:3000/api/public/traces`, {
+          method: 'POST',
+          headers: { authorization: auth },
+        })
+      ).status,
+    ).toBe(404);
+    const back = d.apply({
+      ...base,
+      spec: spec({ release: '4', writeMode: 'Dual', upgrade: { backupConfirmed: true } }),
+    });
+    expect(back.code).not.toBe(0);
+  });
+});
+
+export type { Obsvc };
