@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../cluster/wait.ts';
-import { condition, DATASTORES, Deployment, isTrue, type Obsvc } from './operator-env.ts';
+import { condition, DATASTORES, Deployment, isTrue } from './operator-env.ts';
 
 const NAME = 'demo';
 let d: Deployment;
@@ -258,5 +258,3 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     expect(back.code).not.toBe(0);
   });
 });
-
-export type { Obsvc };
