@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { helm } from '../chart/helm.ts';
 import { controlPlaneDir } from '../cluster/binaries.ts';
 import { type Cluster, startCluster } from '../cluster/harness.ts';
 import { waitFor } from '../cluster/wait.ts';
@@ -15,6 +16,11 @@ import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type ManagedProcess, startProcess } from '../fixtures/processes.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { type AnalyticsServer, ROOT, startAnalyticsServer } from '../fixtures/service.ts';
+import { chartDir } from '../tools/paths.ts';
+
+/** Where the chart installs the operator when a Deployment uses `{ operator: 'chart' }`. */
+export const OPERATOR_NAMESPACE = 'observatory-system';
+export const OPERATOR_RELEASE = 'obs';
 
 export interface Obsvc {
   metadata: { name: string; namespace: string; generation: number; annotations?: Record<string, string> };
@@ -43,15 +49,28 @@ export class Deployment {
   ns = 'obs';
   operator: ManagedProcess | undefined;
   operatorStarts = 0;
+  operatorPorts = { health: 0, metrics: 0 };
 
-  static async start(ns = 'obs'): Promise<Deployment> {
+  /** 'process': the operator runs beside the cluster (startOperator); 'chart': helm installs it as a Pod. */
+  mode: 'process' | 'chart' = 'process';
+
+  static async start(
+    ns = 'obs',
+    options: { operator?: 'process' | 'chart'; log?: (line: string) => void } = {},
+  ): Promise<Deployment> {
     const d = new Deployment();
     d.ns = ns;
+    d.mode = options.operator ?? 'process';
     [d.pg, d.redis, d.ch, d.cluster] = await Promise.all([
       startPostgres(),
       startRedis(),
       startAnalyticsServer(),
-      startCluster({ restartBackoff: { baseMs: 500, maxMs: 5_000 } }),
+      startCluster({
+        restartBackoff: { baseMs: 500, maxMs: 5_000 },
+        // With the chart, the CRD comes from the chart (helm refuses to adopt one it did not create).
+        ...(d.mode === 'chart' ? { crdDirs: [] } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      }),
     ]);
     const core = d.core();
     await core.createNamespace({ body: { metadata: { name: ns } } });
@@ -71,12 +90,64 @@ export class Deployment {
   core() {
     return this.cluster.kubeconfig.makeApiClient(CoreV1Api);
   }
+
+  /** helm install of the chart: the operator as a Pod of image observatory:dev watching this namespace. */
+  async installChart(): Promise<void> {
+    const r = await helm([
+      'install',
+      OPERATOR_RELEASE,
+      chartDir,
+      '--kubeconfig',
+      this.cluster.kubeconfigPath,
+      '--namespace',
+      OPERATOR_NAMESPACE,
+      '--create-namespace',
+      '--set',
+      'image.tag=dev',
+      '--set',
+      `operator.watchNamespace=${this.ns}`,
+      '--set-json',
+      'operator.extraEnv=[{"name":"LOG_LEVEL","value":"warn"}]',
+      '--wait',
+      '--timeout',
+      '3m',
+    ]);
+    if (r.code !== 0) throw new Error(`helm install failed: ${r.stderr}`);
+  }
+
+  async operatorPods(): Promise<V1Pod[]> {
+    const list = await this.core().listNamespacedPod({
+      namespace: OPERATOR_NAMESPACE,
+      labelSelector: `app.kubernetes.io/instance=${OPERATOR_RELEASE}`,
+    });
+    return list.items.filter((p) => !p.metadata?.deletionTimestamp);
+  }
+
+  /** Deletes the chart's operator Pod (its Deployment makes a new one); returns the deleted name. */
+  async deleteOperatorPod(): Promise<string> {
+    const [pod] = await this.operatorPods();
+    const name = pod?.metadata?.name;
+    if (!name) throw new Error('no operator pod to delete');
+    await this.core().deleteNamespacedPod({ name, namespace: OPERATOR_NAMESPACE, gracePeriodSeconds: 0 });
+    return name;
+  }
+
+  /** The last lines of the operator's output, from the process or the chart's Pod. */
+  async operatorOutput(): Promise<string> {
+    if (this.mode === 'process') return this.operator?.output().slice(-3_000) ?? '';
+    const [pod] = await this.operatorPods();
+    if (!pod?.metadata?.name) return '(no operator pod)';
+    return (await this.cluster.logs(OPERATOR_NAMESPACE, pod.metadata.name, 'operator').catch(() => '')).slice(
+      -3_000,
+    );
+  }
   custom() {
     return this.cluster.kubeconfig.makeApiClient(CustomObjectsApi);
   }
 
   async startOperator(): Promise<void> {
     const [health, metrics] = [await freePort(), await freePort()];
+    this.operatorPorts = { health, metrics };
     this.operatorStarts++;
     this.operator = startProcess(
       'operator',
@@ -152,7 +223,7 @@ export class Deployment {
         { timeoutMs, intervalMs: 1_000 },
       );
     } catch (err) {
-      const out = this.operator?.output().slice(-3_000) ?? '';
+      const out = await this.operatorOutput();
       throw new Error(
         `${(err as Error).message}\nstatus: ${JSON.stringify(last?.status, null, 1)}\noperator: ${out}`,
       );
