@@ -3,6 +3,7 @@
  * endpoints, as the reference SDKs send them (research notes §4).
  */
 import { z } from 'zod';
+import { OBSERVATION_TYPES, type ObservationType } from '../otel/types.ts';
 
 const json = z.unknown();
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time');
@@ -150,19 +151,9 @@ export const OBSERVATION_CREATE_TYPES = {
 } as const;
 export const OBSERVATION_UPDATE_TYPES = { 'span-update': 'SPAN', 'generation-update': 'GENERATION' } as const;
 
-const observationTypeEnum = z.enum([
-  'SPAN',
-  'GENERATION',
-  'EVENT',
-  'AGENT',
-  'TOOL',
-  'CHAIN',
-  'RETRIEVER',
-  'EVALUATOR',
-  'EMBEDDING',
-  'GUARDRAIL',
-]);
-export type ObservationType = z.infer<typeof observationTypeEnum>;
+const observationTypeEnum = z.enum(OBSERVATION_TYPES);
+
+export type { ObservationType };
 
 const legacyObservationBody = z.object({
   ...observationBase,

@@ -14,23 +14,17 @@ import {
   basicAuth,
   cli,
   createProject,
+  DUAL_ENV,
   type Env,
+  LEGACY_ENV,
   type Project,
   ROOT,
   startAnalyticsServer,
   startWeb,
 } from '../fixtures/service.ts';
 
-const LEGACY = {
-  SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
-  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
-  SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
-};
-const DUAL = {
-  SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
-  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
-  SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
-};
+const LEGACY = LEGACY_ENV;
+const DUAL = { ...DUAL_ENV, SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true' };
 
 let pgf: PostgresFixture;
 let ch: AnalyticsServer;

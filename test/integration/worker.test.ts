@@ -15,7 +15,9 @@ import {
   basicAuth,
   cli,
   createProject,
+  DUAL_ENV,
   type Env,
+  LEGACY_ENV,
   type Project,
   startAnalyticsServer,
   startWeb,
@@ -23,15 +25,8 @@ import {
   type WebServer,
 } from '../fixtures/service.ts';
 
-const DUAL = {
-  SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
-  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
-};
-const LEGACY = {
-  SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
-  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
-  SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
-};
+const DUAL = DUAL_ENV;
+const LEGACY = LEGACY_ENV;
 const FAST = {
   SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '2',
   SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '2',
