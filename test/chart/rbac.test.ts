@@ -15,7 +15,7 @@ const reconcileRules: [group: string, resource: string, verbs: string[]][] = [
   ['observatory.dev', 'observabilityservices/finalizers', ['update']],
   ['apps', 'deployments', crud],
   ['', 'services', crud],
-  ['batch', 'jobs', ['get', 'list', 'watch', 'create', 'delete']],
+  ['batch', 'jobs', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
   ['', 'pods', ['get', 'list', 'watch']],
   ['', 'events', ['create', 'patch']],
   ['events.k8s.io', 'events', ['create', 'patch']],
