@@ -302,8 +302,11 @@ export async function walkToEventsOnly(
     applySpec(p, name, SPECS.eventsOnly);
     return p.waitFor(
       name,
-      'cutover waiting for approval',
-      (x) => condition(x, 'CutoverApproved')?.status === 'False' && x.status?.state === 'Dual',
+      'cutover checks passed, waiting for approval',
+      (x) =>
+        x.status?.state === 'Dual' &&
+        isTrue(x, 'PropagationHealthy') &&
+        condition(x, 'CutoverApproved')?.status === 'False',
     );
   });
   await hooks.beforeApproval?.(waiting);
