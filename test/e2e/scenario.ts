@@ -269,11 +269,17 @@ export async function walkToEventsOnly(
     /** Runs from the moment Dual is applied until the backfill is complete (for faults). */
     duringBackfill?: () => Promise<void>;
     beforeApproval?: (o: Obsvc) => Promise<void>;
+    /** Told the name of each step as it starts (the demo prints it). */
+    onStep?: (name: string) => void;
   } = {},
   steps: Step[] = [],
 ): Promise<{ final: Obsvc; steps: Step[]; sent: Sent[] }> {
+  const step = <T>(stepName: string, body: () => Promise<T>) => {
+    hooks.onStep?.(stepName);
+    return timed(steps, stepName, body);
+  };
   const sent: Sent[] = [];
-  const legacy = await timed(steps, 'Release3 -> Legacy (preflight, schema migration)', async () => {
+  const legacy = await step('Release3 -> Legacy (preflight, schema migration)', async () => {
     applySpec(p, name, SPECS.legacy);
     return p.waitFor(name, 'Legacy and Ready', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
   });
@@ -281,7 +287,7 @@ export async function walkToEventsOnly(
   sent.push(await sendTraffic(p, project, 'legacy'));
 
   let during: Promise<void> | undefined;
-  const dual = await timed(steps, 'Legacy -> Dual', async () => {
+  const dual = await step('Legacy -> Dual', async () => {
     applySpec(p, name, SPECS.dual);
     // Started now: the backfill Jobs begin as soon as Dual is reached and take seconds on small data.
     during = hooks.duringBackfill?.();
@@ -292,13 +298,13 @@ export async function walkToEventsOnly(
   // Old-SDK traffic during Dual goes to the staging table; the worker propagates it to events_full.
   sent.push(await sendTraffic(p, project, 'dual'));
 
-  await timed(steps, 'backfill Jobs', async () => {
+  await step('backfill Jobs', async () => {
     await p.waitFor(name, 'BackfillComplete', (x) => isTrue(x, 'BackfillComplete'), 600_000);
     await during;
   });
-  await timed(steps, 'propagation of dual-written data', () => waitAllMoved(p, project.projectId));
+  await step('propagation of dual-written data', () => waitAllMoved(p, project.projectId));
 
-  const waiting = await timed(steps, 'cutover checks (quiet period, propagation)', async () => {
+  const waiting = await step('cutover checks (quiet period, propagation)', async () => {
     applySpec(p, name, SPECS.eventsOnly);
     return p.waitFor(
       name,
@@ -310,7 +316,7 @@ export async function walkToEventsOnly(
     );
   });
   await hooks.beforeApproval?.(waiting);
-  const final = await timed(steps, 'approved -> EventsOnly', async () => {
+  const final = await step('approved -> EventsOnly', async () => {
     approveCutover(p, name, waiting.metadata.generation);
     return p.waitFor(
       name,
