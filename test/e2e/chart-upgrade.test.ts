@@ -5,7 +5,8 @@
  * and a backfill Job's Pod is deleted mid-step (the step fails, is retried, the chain completes).
  * The data is checked at the end: every legacy trace and observation is in events_full.
  */
-import { type V1Pod, Watch } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sleep, waitFor } from '../cluster/wait.ts';
 import { Deployment } from './operator-env.ts';
@@ -36,43 +37,46 @@ async function deleteOperatorPodSoon(maxDelayMs = 5_000) {
   operatorPodsDeleted.push(await d.deleteOperatorPod());
 }
 
+/** The step's checkpoint in background_migrations: chunks done and in all. */
+async function checkpoint(step: number): Promise<{ done: number; total: number }> {
+  const db = new pg.Client({ connectionString: d.pg.url });
+  await db.connect();
+  try {
+    const r = await db.query<{ state: { chunks?: { done: boolean }[] } }>(
+      'SELECT state FROM background_migrations WHERE name LIKE $1',
+      [`%step_${step}_%`],
+    );
+    const chunks = r.rows[0]?.state.chunks ?? [];
+    return { done: chunks.filter((c) => c.done).length, total: chunks.length };
+  } finally {
+    await db.end();
+  }
+}
+
 /**
- * Deletes the Pod of backfill step `step` as soon as it is bound to the node, i.e. while the node
- * agent starts its process. A step takes about a second on this data, no longer than the Pod's
- * running status takes to show in the API: waiting for "running" missed it in practice.
+ * Deletes the Pod of backfill step `step` in the middle of its work: once its checkpoint shows some
+ * chunks done and some not (the steps are throttled at Legacy so that moment lasts seconds).
  */
-function killBackfillPodMidStep(step: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let request: { abort(): void } | undefined;
-    const finish = (error?: Error, name?: string) => {
-      if (done) return;
-      done = true;
-      request?.abort();
-      if (error) reject(error);
-      else resolve(name!);
-    };
-    new Watch(d.cluster.kubeconfig)
-      .watch(
-        `/api/v1/namespaces/${d.ns}/pods`,
-        { labelSelector: `app.kubernetes.io/component=backfill-${step}` },
-        (_type, pod: V1Pod) => {
-          const finished = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
-          if (done || !pod.spec?.nodeName || finished || pod.metadata?.deletionTimestamp) return;
-          const name = pod.metadata!.name!;
-          d.core()
-            .deleteNamespacedPod({ name, namespace: d.ns, gracePeriodSeconds: 0 })
-            .then(() => finish(undefined, name), finish);
-        },
-        (err) => {
-          if (!done) finish(err ?? new Error('the pod watch ended before the backfill Pod ran'));
-        },
-      )
-      .then((r) => {
-        request = r;
-      }, finish);
-    setTimeout(() => finish(new Error(`no backfill-${step} Pod ran within 3 minutes`)), 180_000).unref();
+async function killBackfillPodMidStep(step: number): Promise<{ pod: string; done: number; total: number }> {
+  const progress = await waitFor(
+    `backfill step ${step} part-way through its chunks`,
+    async () => {
+      const c = await checkpoint(step);
+      return c.done > 0 && c.done < c.total ? c : undefined;
+    },
+    { timeoutMs: 240_000, intervalMs: 100 },
+  );
+  const pods = await d.core().listNamespacedPod({
+    namespace: d.ns,
+    labelSelector: `app.kubernetes.io/component=backfill-${step}`,
   });
+  const running = pods.items.find(
+    (x: V1Pod) => x.status?.phase === 'Running' && !x.metadata?.deletionTimestamp,
+  );
+  if (!running?.metadata?.name)
+    throw new Error(`no running backfill-${step} Pod at ${progress.done}/${progress.total}`);
+  await d.core().deleteNamespacedPod({ name: running.metadata.name, namespace: d.ns, gracePeriodSeconds: 0 });
+  return { pod: running.metadata.name, ...progress };
 }
 
 beforeAll(async () => {
@@ -110,6 +114,13 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
         expect(env['SERVICE_RELEASE'] ?? '4').toBe('4');
         expect(env['SERVICE_MIGRATION_V4_WRITE_MODE']).toBe('legacy');
       }
+      // Small, throttled chunks make each backfill step last long enough to be killed mid-way.
+      const db = new pg.Client({ connectionString: d.pg.url });
+      await db.connect();
+      await db.query(
+        `UPDATE background_migrations SET args = args || '{"chunkRows": 2, "throttleMs": 300}'::jsonb`,
+      );
+      await db.end();
       // The first fault: the operator Pod goes away while Dual is being applied.
       void deleteOperatorPodSoon();
     },
@@ -124,8 +135,10 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
       ).toBe('true');
     },
     duringBackfill: async () => {
-      killedStep = 1 + Math.floor(Math.random() * 4);
-      killedPod = await killBackfillPodMidStep(killedStep);
+      // Steps 2 and 3 work through the observations, the largest source.
+      killedStep = 2 + Math.floor(Math.random() * 2);
+      const killed = await killBackfillPodMidStep(killedStep);
+      killedPod = `${killed.pod} at chunk ${killed.done}/${killed.total}`;
       const stalled = await p.waitFor(NAME, `Stalled on backfill step ${killedStep}`, (x) =>
         isTrue(x, 'Stalled'),
       );
