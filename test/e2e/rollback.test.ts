@@ -1,5 +1,6 @@
 /**
- * Rollback before the point of no return: a deployment in Dual goes back to release 3. The
+ * Rollback before the point of no return, with the operator installed from the chart: a deployment
+ * in Dual goes back to release 3. The
  * operator rewinds the analytics schema to 37 with a Job, then deploys release 3, whose pods start
  * on the rewound schema; everything written in Legacy and Dual is still readable there.
  */
@@ -43,8 +44,8 @@ async function schemaVersion(): Promise<number> {
 }
 
 beforeAll(async () => {
-  d = await Deployment.start('rb');
-  await d.startOperator();
+  d = await Deployment.start('rb', { operator: 'chart' });
+  await d.installChart();
 });
 afterAll(async () => {
   await d?.stop();
@@ -100,11 +101,11 @@ describe('rollback from Dual to release 3', () => {
       expect(trace.id).toBe(id);
       expect(trace.observations.length).toBe(1);
     }
-    // The operator's own endpoints report the object's state.
-    const { health, metrics } = d.operatorPorts;
-    expect((await fetch(`http://127.0.0.1:${health}/healthz`)).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${health}/readyz`)).status).toBe(200);
-    const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    // The operator Pod's own endpoints (chart ports) report the object's state.
+    const operatorIP = (await d.operatorPods())[0]?.status?.podIP;
+    expect((await fetch(`http://${operatorIP}:8081/healthz`)).status).toBe(200);
+    expect((await fetch(`http://${operatorIP}:8081/readyz`)).status).toBe(200);
+    const text = await (await fetch(`http://${operatorIP}:8080/metrics`)).text();
     expect(text).toMatch(/observatory_service_state\{namespace="rb",name="back",state="Release3"\} 1/);
     expect(text).toMatch(/observatory_operator_reconcile_duration_seconds_count\{result="ok"\} [1-9]/);
     // Release 3 keeps ingesting into the legacy tables.
