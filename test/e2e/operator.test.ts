@@ -1,6 +1,6 @@
 /**
- * The operator end to end on the local cluster: the real server and worker as Pods on real
- * datastores. A release 3 deployment walks to Legacy, Dual, through the backfill Jobs (one of them
+ * The operator end to end on the local cluster, installed from the chart: the real server and
+ * worker as Pods on real datastores. A release 3 deployment walks to Legacy, Dual, through the backfill Jobs (one of them
  * failing and retried) and, after approval, to EventsOnly, with the operator SIGKILLed at moments
  * along the way; a stuck propagation holds the cutover until it recovers; forbidden specs are
  * refused at admission.
@@ -36,11 +36,10 @@ function apply(extra: Record<string, unknown>) {
   expect(r.code, r.stderr).toBe(0);
 }
 
-/** Restarts the operator after a random delay, as a crash mid-step would. */
+/** Deletes the operator Pod after a random delay, as a crash or node loss mid-step would. */
 async function crashOperatorSoon(maxDelayMs = 4_000) {
   await sleep(Math.floor(Math.random() * maxDelayMs));
-  await d.killOperator();
-  await d.startOperator();
+  await d.deleteOperatorPod();
 }
 
 async function oldSdkTraffic(tag: string) {
@@ -61,8 +60,8 @@ async function analyticsCount(table: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  d = await Deployment.start('obs');
-  await d.startOperator();
+  d = await Deployment.start('obs', { operator: 'chart' });
+  await d.installChart();
 });
 afterAll(async () => {
   await d?.stop();
