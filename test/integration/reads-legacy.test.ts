@@ -11,21 +11,14 @@ import {
   basicAuth,
   createProject,
   type Env,
+  MODE_ENV,
   type Project,
   startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
 
-const MODES = {
-  legacy: {
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
-    SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
-    SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
-  },
-  dual: { SERVICE_MIGRATION_V4_WRITE_MODE: 'dual', SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write' },
-  events_only: { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' },
-} as const;
+const MODES = MODE_ENV;
 type Mode = keyof typeof MODES;
 
 let pg: PostgresFixture;
