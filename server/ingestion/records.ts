@@ -142,7 +142,6 @@ export type ObservationPatch = Partial<Omit<GenerationBody, 'usageDetails'>> & {
   type?: ObservationType | undefined;
   endTime?: string | null;
   usageDetails?: Record<string, number | Record<string, number | null | undefined> | null> | null;
-  isAppRoot?: boolean;
 };
 
 /** Usage in the store's shape: `input`, `output`, `total` (+ any raw detail keys). */

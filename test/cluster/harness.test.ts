@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Cluster, leftovers, startCluster } from './harness.ts';
 import { portIsFree } from './network.ts';
 import { groupAlive } from './processes.ts';
-import { clients, processAlive } from './testing.ts';
+import { clients, processAlive, startSleeperPod } from './testing.ts';
 import { waitFor } from './wait.ts';
 
 // These tests are about the cluster, not about the project's CRDs (which other suites apply).
@@ -29,21 +29,7 @@ describe('the cluster harness', () => {
       expect(nodes.items.map((n) => n.metadata?.name)).toEqual(['local-node']);
     }
     // A running Pod is part of what stop() must end.
-    const { core } = clients(a);
-    await waitFor('default service account', () =>
-      core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
-    );
-    await core.createNamespacedPod({
-      namespace: 'default',
-      body: {
-        metadata: { name: 'sleeper' },
-        spec: { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '600'] }] },
-      },
-    });
-    await waitFor('pod running', async () => {
-      const pod = await core.readNamespacedPod({ name: 'sleeper', namespace: 'default' });
-      return pod.status?.phase === 'Running';
-    });
+    await startSleeperPod(a);
     const pidsA = a.pids();
     const pidsB = b.pids();
     expect(pidsA.length).toBe(5); // etcd, apiserver, controller manager, scheduler, the Pod

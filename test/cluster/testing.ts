@@ -2,6 +2,7 @@
 import { request } from 'node:http';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from './harness.ts';
+import { waitFor } from './wait.ts';
 
 export function clients(cluster: Cluster) {
   return {
@@ -55,4 +56,23 @@ export function httpGetText(
 export async function createNamespace(cluster: Cluster, name: string): Promise<string> {
   await clients(cluster).core.createNamespace({ body: { metadata: { name } } });
   return name;
+}
+
+/** A long-sleeping busybox Pod in `default`, resolved once it runs: a process stop() must end. */
+export async function startSleeperPod(cluster: Cluster): Promise<void> {
+  const { core } = clients(cluster);
+  await waitFor('default service account', () =>
+    core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
+  );
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'sleeper' },
+      spec: { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '600'] }] },
+    },
+  });
+  await waitFor('pod running', async () => {
+    const pod = await core.readNamespacedPod({ name: 'sleeper', namespace: 'default' });
+    return pod.status?.phase === 'Running';
+  });
 }
