@@ -5,7 +5,7 @@
  * the server's own rules module. Violations name a reason and a field path, never a value.
  */
 
-import { findViolations, type ModeSettings, type SettingKey } from '../server/config/write-modes.ts';
+import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
 import { MAX_NAME_LENGTH, SPEC_RULES } from './api/rules.ts';
 import type {

@@ -5,6 +5,7 @@
  * drift apart. CEL rules refuse at admission what the spec forbids; `operator/validation.ts`
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
+import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import { spec as specRules } from './rules.ts';
 import {
   array,
@@ -51,8 +52,7 @@ export type WriteMode = (typeof WRITE_MODES)[number];
 export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
 export type MigrationState = (typeof MIGRATION_STATES)[number];
 
-/** Go-style durations limited to what the operator needs: "90s", "30m", "24h", "7d", "1h30m". */
-export const DURATION_PATTERN = '^([0-9]{1,6}(s|m|h|d))+$';
+/** The contract's duration grammar: "90s", "30m", "24h", "7d", "1h30m". */
 const duration = (description: string) => string({ description, maxLength: 32, pattern: DURATION_PATTERN });
 
 const secretKeyRef = (what: string) =>

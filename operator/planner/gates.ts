@@ -3,9 +3,10 @@
  * own condition with the reason it blocks; all must hold before the intent is recorded.
  * Unknown counts as not holding (G4): an unreachable worker is a failing worker.
  */
+
+import { formatDuration, parseDuration } from '../../server/contract/duration.ts';
 import { backfillEnabled } from '../api/effective.ts';
 import { ANNOTATIONS } from '../api/v1alpha1.ts';
-import { formatDuration, parseDuration } from '../util/duration.ts';
 import type { PlanContext } from './context.ts';
 
 export interface Gate {

@@ -8,6 +8,7 @@
  * Dual/EventsOnly the backfill chain and the cleanup run. The cutover to EventsOnly is a pass
  * whose intent is recorded only when every gate holds, and once recorded it is never taken back.
  */
+import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import { desiredState } from '../api/effective.ts';
 import type { MigrationState } from '../api/v1alpha1.ts';
 import { committed, validate } from '../validation.ts';
@@ -180,7 +181,7 @@ function runPass(
           // The migration files of the deployed version 4 image rewind the schema.
           image: ctx.old.deployedImage ?? pass.image,
           inputs: jobInputs,
-          label: 'rollback of the analytics schema to version 37',
+          label: `rollback of the analytics schema to version ${RELEASE_3_SCHEMA_VERSION}`,
           failureReason: 'RollbackFailed',
         })
       : ensureJob(ctx, {
@@ -195,14 +196,18 @@ function runPass(
       'SchemaMigrated',
       r === 'succeeded' ? 'True' : 'False',
       r === 'failed' ? 'SchemaJobFailed' : r === 'succeeded' ? 'SchemaUpToDate' : 'SchemaJobRunning',
-      rollback ? 'rewinding the analytics schema to version 37' : 'applying the schema migrations',
+      rollback
+        ? `rewinding the analytics schema to version ${RELEASE_3_SCHEMA_VERSION}`
+        : 'applying the schema migrations',
     );
     if (r !== 'succeeded') return;
     t.schemaMigrated = true;
     ctx.event(
       'Normal',
       'SchemaMigrated',
-      rollback ? 'analytics schema rewound to version 37' : 'schema migrations applied',
+      rollback
+        ? `analytics schema rewound to version ${RELEASE_3_SCHEMA_VERSION}`
+        : 'schema migrations applied',
     );
   }
 

@@ -4,7 +4,8 @@
  * to the operator's Jobs.
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
-import { ENV, type ModeSettings } from '../../server/config/write-modes.ts';
+import { ENV, ENV_DEFAULTS } from '../../server/contract/env.ts';
+import type { ModeSettings } from '../../server/contract/write-modes.ts';
 import type { ObservabilityServiceSpec, SecretKeyRef } from '../api/v1alpha1.ts';
 
 const value = (name: string, v: string | number | boolean): V1EnvVar => ({ name, value: String(v) });
@@ -32,25 +33,28 @@ export function containerEnv(
       value(ENV.allowPreviewOptIn, mode.allowPreviewOptIn),
       value(ENV.enableHistoricBackfill, mode.enableHistoricBackfill),
       value(ENV.dropPidTidSortingTables, mode.dropPidTidSortingTables),
-      value(ENV.propagationStuckThresholdMinutes, spec.propagation?.stuckThresholdMinutes ?? 15),
+      value(
+        ENV.propagationStuckThresholdMinutes,
+        spec.propagation?.stuckThresholdMinutes ?? ENV_DEFAULTS.propagationStuckThresholdMinutes,
+      ),
     );
   }
   env.push(
-    secret('DATABASE_URL', ds.postgres.urlSecretRef),
-    secret('CLICKHOUSE_URL', ds.clickhouse.urlSecretRef),
-    secret('REDIS_URL', ds.redis.urlSecretRef),
+    secret(ENV.databaseUrl, ds.postgres.urlSecretRef),
+    secret(ENV.clickhouseUrl, ds.clickhouse.urlSecretRef),
+    secret(ENV.redisUrl, ds.redis.urlSecretRef),
   );
-  if (ds.clickhouse.userSecretRef) env.push(secret('CLICKHOUSE_USER', ds.clickhouse.userSecretRef));
+  if (ds.clickhouse.userSecretRef) env.push(secret(ENV.clickhouseUser, ds.clickhouse.userSecretRef));
   if (ds.clickhouse.passwordSecretRef)
-    env.push(secret('CLICKHOUSE_PASSWORD', ds.clickhouse.passwordSecretRef));
+    env.push(secret(ENV.clickhousePassword, ds.clickhouse.passwordSecretRef));
   env.push(
-    value('CLICKHOUSE_DB', ds.clickhouse.database ?? 'default'),
-    value(ENV.columnarClusterEnabled, ds.clickhouse.clusterEnabled ?? false),
+    value(ENV.clickhouseDb, ds.clickhouse.database ?? ENV_DEFAULTS.clickhouseDb),
+    value(ENV.columnarClusterEnabled, ds.clickhouse.clusterEnabled ?? ENV_DEFAULTS.columnarClusterEnabled),
     // The operator runs schema migrations and the backfill as Jobs; the pods must not race them.
-    value('SERVICE_AUTO_MIGRATION_DISABLED', true),
-    value('SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER', false),
+    value(ENV.autoMigrationDisabled, true),
+    value(ENV.backgroundMigrationsInWorker, false),
   );
-  if (o.port !== undefined) env.push(value('PORT', o.port));
-  env.push({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+  if (o.port !== undefined) env.push(value(ENV.port, o.port));
+  env.push({ name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
   return env;
 }

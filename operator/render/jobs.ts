@@ -3,15 +3,13 @@
  * so a step attempt maps to exactly one Job whatever the number of reconciles or restarts.
  */
 import type { V1Job } from '@kubernetes/client-node';
+import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import type { MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { containerEnv } from './env.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
 import { modeSettingsFor } from './settings.ts';
 import type { RenderContext } from './workloads.ts';
-
-/** Analytics schema version of the latest release 3 (the rollback target). */
-export const RELEASE_3_SCHEMA_VERSION = 37;
 
 export type JobPurpose =
   | 'preflight'

@@ -1,9 +1,9 @@
 /** Names, labels and owner references of the children (ARCHITECTURE §4). */
 import type { V1OwnerReference } from '@kubernetes/client-node';
+import type { Role } from '../../server/contract/ports.ts';
 import { API_VERSION, KIND, type ObjectMeta } from '../api/v1alpha1.ts';
 
-export type Role = 'web' | 'worker';
-export const PORTS: Record<Role, number> = { web: 3000, worker: 3030 };
+export type { Role };
 export const MANAGED_BY = 'observatory-operator';
 /** Pod template annotation whose change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = 'observatory.dev/config-hash';

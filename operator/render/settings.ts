@@ -4,16 +4,16 @@
  * write-mode rules accept; `assertAccepted` checks it against the shared rules module.
  */
 
+import { ENV } from '../../server/contract/env.ts';
 import {
   describeViolation,
-  ENV,
   findViolations,
   type ModeSettings,
   RELEASE_3_SETTINGS,
   type OtelBehaviour as ServerOtel,
   type WriteMode as ServerWriteMode,
   type SettingKey,
-} from '../../server/config/write-modes.ts';
+} from '../../server/contract/write-modes.ts';
 import { backfillEnabled, otelBehaviourIn } from '../api/effective.ts';
 import type { MigrationState, ObservabilityServiceSpec, OtelBehaviour, WriteMode } from '../api/v1alpha1.ts';
 

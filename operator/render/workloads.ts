@@ -3,6 +3,8 @@
  * one, or the recorded target of the pass in progress), never from spec.writeMode.
  */
 import type { V1Container, V1Deployment, V1Probe, V1Service } from '@kubernetes/client-node';
+import { PORTS } from '../../server/contract/ports.ts';
+import { PROPAGATION_PROBE_PATH, WEB_PATHS, WORKER_PATHS } from '../../server/contract/worker-api.ts';
 import type { Spec } from '../api/effective.ts';
 import type { MigrationState, ObjectMeta } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
@@ -12,7 +14,6 @@ import {
   deploymentName,
   labels,
   ownerReference,
-  PORTS,
   type Role,
   SPEC_HASH_ANNOTATION,
   selector,
@@ -34,23 +35,21 @@ const httpGet = (path: string, port: number, extra: Partial<V1Probe> = {}): V1Pr
   ...extra,
 });
 
-/** The worker fails liveness on stuck propagation while dual-writing (spec, upgrade step 6). */
-export const STUCK_PROBE_PATH = '/api/health?failIfEventPropagationStuck=true';
-
 function probes(role: Role, state: MigrationState): Pick<V1Container, 'readinessProbe' | 'livenessProbe'> {
   if (role === 'web') {
     return {
-      readinessProbe: httpGet('/api/public/ready', PORTS.web),
-      livenessProbe: httpGet('/api/public/health', PORTS.web, { initialDelaySeconds: 10 }),
+      readinessProbe: httpGet(WEB_PATHS.ready, PORTS.web),
+      livenessProbe: httpGet(WEB_PATHS.health, PORTS.web, { initialDelaySeconds: 10 }),
     };
   }
   return {
-    readinessProbe: httpGet('/api/ready', PORTS.worker),
+    readinessProbe: httpGet(WORKER_PATHS.ready, PORTS.worker),
     livenessProbe:
       state === 'Dual'
-        ? // A fresh worker has not propagated yet: give it a minute before judging it stuck.
-          httpGet(STUCK_PROBE_PATH, PORTS.worker, { initialDelaySeconds: 60 })
-        : httpGet('/api/health', PORTS.worker, { initialDelaySeconds: 10 }),
+        ? // Liveness fails on stuck propagation while dual-writing (spec, upgrade step 6); a fresh
+          // worker has not propagated yet: give it a minute before judging it stuck.
+          httpGet(PROPAGATION_PROBE_PATH, PORTS.worker, { initialDelaySeconds: 60 })
+        : httpGet(WORKER_PATHS.health, PORTS.worker, { initialDelaySeconds: 10 }),
   };
 }
 

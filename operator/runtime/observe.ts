@@ -14,7 +14,8 @@ import {
   SPEC_HASH_ANNOTATION,
   type World,
 } from '../index.ts';
-import { fetchBackfill, fetchProducers, type ProbeResult } from './probes.ts';
+import type { ProbeResult } from '../planner/types.ts';
+import { fetchBackfill, fetchProducers } from './probes.ts';
 
 export interface Caches {
   deployments: () => readonly V1Deployment[];
@@ -118,7 +119,7 @@ export async function observeWorld(
         known: true,
         steps: report.steps.map((s) => ({
           step: s.step,
-          status: s.status as 'pending',
+          status: s.status,
           chunksDone: s.chunksDone,
           chunksTotal: s.chunksTotal,
         })),

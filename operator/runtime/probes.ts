@@ -1,9 +1,21 @@
 /**
  * HTTP reads of the worker pods that gate the cutover: the propagation probe, the producer report
- * and the backfill progress. Anything but a definite answer counts as "unreachable" (G4): a gate
- * never opens on silence.
+ * and the backfill progress, parsed with the worker's published schemas. Anything but a definite
+ * answer counts as "unreachable" (G4): a gate never opens on silence.
  */
-export type ProbeResult = 'healthy' | 'stuck' | 'unreachable';
+import type { z } from 'zod';
+import { PORTS } from '../../server/contract/ports.ts';
+import {
+  type BackfillReport,
+  backfillReportSchema,
+  HEALTH_STATUS,
+  healthResponseSchema,
+  PROPAGATION_PROBE_PATH,
+  type ProducersReport,
+  producersReportSchema,
+  WORKER_PATHS,
+} from '../../server/contract/worker-api.ts';
+import type { ProbeResult } from '../planner/types.ts';
 
 const TIMEOUT_MS = 3_000;
 
@@ -15,46 +27,41 @@ async function get(url: string): Promise<Response | undefined> {
   }
 }
 
+async function parsed<T>(res: Response, schema: z.ZodType<T>): Promise<T | undefined> {
+  const body: unknown = await res.json().catch(() => undefined);
+  const r = schema.safeParse(body);
+  return r.success ? r.data : undefined;
+}
+
 /** `GET /api/health?failIfEventPropagationStuck=true` (the planner's path) on one worker pod. */
 export async function probePropagation(
   podIP: string,
-  path = '/api/health?failIfEventPropagationStuck=true',
-  port = 3030,
+  path: string = PROPAGATION_PROBE_PATH,
+  port: number = PORTS.worker,
 ): Promise<ProbeResult> {
   const res = await get(`http://${podIP}:${port}${path.startsWith('/') ? path : `/${path}`}`);
   if (!res) return 'unreachable';
-  const body = (await res.json().catch(() => undefined)) as { status?: string } | undefined;
-  if (res.status === 200) return 'healthy';
-  return body?.status === 'Event propagation stuck' ? 'stuck' : 'unreachable';
+  const body = await parsed(res, healthResponseSchema);
+  if (res.status === 200 && body?.status === HEALTH_STATUS.ok) return 'healthy';
+  return body?.status === HEALTH_STATUS.propagationStuck ? 'stuck' : 'unreachable';
 }
 
-export interface ProducersSeen {
-  producers: { publicKey: string; sdkName: string; sdkVersion: string; path: string; lastSeen: string }[];
-}
-
-/** The producers on paths events_only refuses within the window, or undefined when unknown. */
+/** The producers report within the window, or undefined when unknown. */
 export async function fetchProducers(
   podIP: string,
   since: string,
-  port = 3030,
-): Promise<ProducersSeen | undefined> {
-  const res = await get(`http://${podIP}:${port}/api/producers?since=${encodeURIComponent(since)}`);
-  if (res?.status !== 200) return undefined;
-  return (await res.json().catch(() => undefined)) as ProducersSeen | undefined;
+  port: number = PORTS.worker,
+): Promise<ProducersReport | undefined> {
+  const res = await get(
+    `http://${podIP}:${port}${WORKER_PATHS.producers}?since=${encodeURIComponent(since)}`,
+  );
+  return res?.status === 200 ? parsed(res, producersReportSchema) : undefined;
 }
 
-export interface BackfillProgress {
-  steps: {
-    step: number;
-    status: string;
-    chunksDone: number;
-    chunksTotal: number;
-    failedReason: string | null;
-  }[];
-}
-
-export async function fetchBackfill(podIP: string, port = 3030): Promise<BackfillProgress | undefined> {
-  const res = await get(`http://${podIP}:${port}/api/backfill`);
-  if (res?.status !== 200) return undefined;
-  return (await res.json().catch(() => undefined)) as BackfillProgress | undefined;
+export async function fetchBackfill(
+  podIP: string,
+  port: number = PORTS.worker,
+): Promise<BackfillReport | undefined> {
+  const res = await get(`http://${podIP}:${port}${WORKER_PATHS.backfill}`);
+  return res?.status === 200 ? parsed(res, backfillReportSchema) : undefined;
 }

@@ -7,8 +7,10 @@
  * is recorded in `violations`. Pure in-memory code for tests: no I/O.
  */
 import type { V1Deployment, V1EnvVar, V1Job } from '@kubernetes/client-node';
-import { readModeSettings } from '../../server/config/env.ts';
-import { findViolations, type ModeSettings } from '../../server/config/write-modes.ts';
+import { parseDuration } from '../../server/contract/duration.ts';
+import { readModeSettings } from '../../server/contract/env.ts';
+import { LATEST_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
+import { findViolations, type ModeSettings } from '../../server/contract/write-modes.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../api/effective.ts';
 import type { ObservabilityService, ObservabilityServiceSpec } from '../api/v1alpha1.ts';
 import { observationsNeeded } from '../planner/observations.ts';
@@ -23,7 +25,6 @@ import type {
 } from '../planner/types.ts';
 import { ATTEMPT_ANNOTATION, PURPOSE_ANNOTATION, type Role } from '../render/names.ts';
 import { configHashOf, specHashOf } from '../render/workloads.ts';
-import { parseDuration } from '../util/duration.ts';
 
 export type Rng = () => number;
 
@@ -352,7 +353,7 @@ export class FakeCluster {
     switch (j.purpose) {
       case 'migrate':
         if (settings.release === '3' && this.db.schema === 'v4')
-          return 'no migration was found for version 46';
+          return `no migration was found for version ${LATEST_SCHEMA_VERSION}`;
         this.db.schema = settings.release === '4' ? 'v4' : 'v3';
         return undefined;
       case 'rollback':

@@ -3,7 +3,7 @@
  * and each starting only after its predecessor finished. Names and ids follow the reference so a
  * database migrated by either carries the same rows.
  */
-import { ENV } from '../config/write-modes.ts';
+import { ENV } from '../contract/env.ts';
 
 export interface ChainStep {
   step: 1 | 2 | 3 | 4 | 5;

@@ -7,7 +7,9 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
-import { behaviourOf, ENV, type ModeSettings } from '../config/write-modes.ts';
+import { ENV } from '../contract/env.ts';
+import type { BackfillStep } from '../contract/worker-api.ts';
+import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, partitionsQuery } from './sql.ts';
@@ -41,17 +43,7 @@ interface Row {
   locked_at: Date | null;
 }
 
-export interface StepStatus {
-  step: number;
-  name: string;
-  status: 'pending' | 'dormant' | 'running' | 'finished' | 'failed';
-  chunksDone: number;
-  chunksTotal: number;
-  finishedAt: string | null;
-  failedAt: string | null;
-  failedReason: string | null;
-  lockedBy: string | null;
-}
+export type StepStatus = BackfillStep;
 
 const LOCK_STALE_SECONDS = 60;
 const HEARTBEAT_MS = 15_000;

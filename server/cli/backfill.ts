@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { BackfillFailure, BackfillManager, BackfillRefusal } from '../backfill/manager.ts';
 import { loadConfig } from '../config/env.ts';
+import { ENV } from '../contract/env.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
@@ -26,7 +27,7 @@ export async function run(args: string[]): Promise<number> {
     analytics: stores.analytics,
     dialect: dialectOf(config),
     settings: config.mode,
-    workerId: `${process.env['POD_NAME'] ?? hostname()}-${process.pid}`,
+    workerId: `${process.env[ENV.podName] ?? hostname()}-${process.pid}`,
     log: (msg, fields) => process.stderr.write(`${msg} ${JSON.stringify(fields ?? {})}\n`),
   });
   try {

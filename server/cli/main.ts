@@ -4,14 +4,18 @@
  * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
  */
 import { ConfigError } from '../config/env.ts';
+import { PORTS } from '../contract/ports.ts';
 import { UsageError } from './usage.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  web: { summary: 'serve the web container (port 3000)', load: async () => (await import('./web.ts')).run },
+  web: {
+    summary: `serve the web container (port ${PORTS.web})`,
+    load: async () => (await import('./web.ts')).run,
+  },
   worker: {
-    summary: 'run the worker container (port 3030)',
+    summary: `run the worker container (port ${PORTS.worker})`,
     load: async () => (await import('./worker.ts')).run,
   },
   migrate: {

@@ -5,8 +5,8 @@
  * relational change).
  */
 import { loadConfig } from '../config/env.ts';
+import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
-import { RELEASE_3_SCHEMA_VERSION } from '../migrations/analytics/versions.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';

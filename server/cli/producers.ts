@@ -1,20 +1,23 @@
 /**
  * `observatory producers --since DURATION [--json]`: keys and SDKs that sent traffic through paths
  * `events_only` refuses (batch ingestion of non-score events, legacy endpoints, OTLP without
- * client-side propagation) within the window (e.g. `30m`, `24h`, `7d`). The JSON document is
+ * client-side propagation) within the window (e.g. `30m`, `24h`, `1h30m`). The JSON document is
  * `{"since", "producers": [{"projectId", "publicKey", "sdkName", "sdkVersion", "path", "firstSeen",
  * "lastSeen", "requests"}]}`; an empty list means the cutover will refuse no current producer.
  */
 import { loadConfig } from '../config/env.ts';
+import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
 import { createPool } from '../datastores/postgres.ts';
-import { parseDuration, producersSince } from '../producers/recorder.ts';
+import { producersSince } from '../producers/recorder.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { since: { type: 'string' }, json: { type: 'boolean' } });
   const window = values.since ? parseDuration(values.since) : undefined;
   if (window === undefined)
-    throw new UsageError('usage: observatory producers --since DURATION (e.g. 30m, 24h, 7d) [--json]');
+    throw new UsageError(
+      `usage: observatory producers --since DURATION (e.g. ${DURATION_EXAMPLES}) [--json]`,
+    );
   const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
   const pool = createPool(config.databaseUrl!, 1);
   try {

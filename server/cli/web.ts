@@ -4,6 +4,7 @@
  * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM.
  */
 import { loadConfig } from '../config/env.ts';
+import { PORTS } from '../contract/ports.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ProducerRecorder } from '../producers/recorder.ts';
@@ -47,7 +48,7 @@ export async function run(_args: string[]): Promise<number> {
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites },
   );
-  await app.listen({ host: config.host, port: config.port ?? 3000 });
+  await app.listen({ host: config.host, port: config.port ?? PORTS.web });
   log.info({ mode: config.mode }, 'web ready');
   await onShutdown({
     onSignal: () => {

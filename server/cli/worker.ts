@@ -10,7 +10,9 @@ import { hostname } from 'node:os';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { BackfillManager } from '../backfill/manager.ts';
 import { loadConfig } from '../config/env.ts';
-import { behaviourOf } from '../config/write-modes.ts';
+import { ENV } from '../contract/env.ts';
+import { PORTS } from '../contract/ports.ts';
+import { behaviourOf } from '../contract/write-modes.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
@@ -69,8 +71,7 @@ export async function run(_args: string[]): Promise<number> {
   // The chain also runs inside the worker, as the reference's does; the operator turns this off
   // and runs each step as a Job instead. Each pass runs whatever step is next and runnable.
   let shuttingDown = false;
-  const chainInWorker =
-    process.env['SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER'] !== 'false' && schema === 'known';
+  const chainInWorker = process.env[ENV.backgroundMigrationsInWorker] !== 'false' && schema === 'known';
   const backfill = new BackfillManager({
     pool: stores.pool,
     analytics: stores.analytics,
@@ -98,7 +99,7 @@ export async function run(_args: string[]): Promise<number> {
     metrics,
     backfillStatus: () => backfill.status(),
   });
-  await app.listen({ host: config.host, port: config.port ?? 3030 });
+  await app.listen({ host: config.host, port: config.port ?? PORTS.worker });
   log.info({ mode: config.mode, propagationEnabled, workerId }, 'worker ready');
   await onShutdown({
     onSignal: () => {

@@ -1,10 +1,10 @@
 /**
  * Batch ingestion: validates each event on its own, answers every event in the 207 envelope, and
  * acknowledges only what the analytics store has durably written. Which tables are written follows
- * the write mode (server/config/write-modes.ts).
+ * the write mode (server/contract/write-modes.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../config/write-modes.ts';
+import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../contract/write-modes.ts';
 import {
   type Attribution,
   applyObservation,

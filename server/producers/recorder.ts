@@ -5,15 +5,14 @@
  * flushed to PostgreSQL every few seconds: this is telemetry about producers, not their data.
  */
 import type pg from 'pg';
-
-export type RefusedPath = 'ingestion-api' | 'legacy-endpoint' | 'otel-dual-path';
+import type { ProducerPath, ProducersReport } from '../contract/worker-api.ts';
 
 export interface ProducerKey {
   projectId: string;
   publicKey: string;
   sdkName: string;
   sdkVersion: string;
-  path: RefusedPath;
+  path: ProducerPath;
 }
 
 interface Tally {
@@ -74,27 +73,13 @@ export class ProducerRecorder {
   }
 }
 
-export interface ProducerReport {
-  since: string;
-  producers: {
-    projectId: string;
-    publicKey: string;
-    sdkName: string;
-    sdkVersion: string;
-    path: RefusedPath;
-    firstSeen: string;
-    lastSeen: string;
-    requests: number;
-  }[];
-}
-
-export async function producersSince(pool: pg.Pool, since: Date): Promise<ProducerReport> {
+export async function producersSince(pool: pg.Pool, since: Date): Promise<ProducersReport> {
   const r = await pool.query<{
     project_id: string;
     public_key: string;
     sdk_name: string;
     sdk_version: string;
-    path: RefusedPath;
+    path: ProducerPath;
     first_seen: Date;
     last_seen: Date;
     requests: string;
@@ -112,11 +97,4 @@ export async function producersSince(pool: pg.Pool, since: Date): Promise<Produc
       requests: Number(row.requests),
     })),
   };
-}
-
-/** Parses `30s`, `15m`, `24h`, `7d` into milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const m = text.match(/^(\d+)(s|m|h|d)$/);
-  if (!m) return undefined;
-  return Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }

@@ -2,6 +2,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { ServiceConfig } from '../config/env.ts';
+import { ENV } from '../contract/env.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../migrations/analytics/runner.ts';
 import { migrationsFor } from '../migrations/analytics/versions.ts';
@@ -21,4 +22,4 @@ export function migratorsFor(config: ServiceConfig, pool: pg.Pool, analytics: Cl
 
 /** Whether a process applies pending migrations itself at start (the operator turns this off). */
 export const autoMigrationDisabled = (env: Record<string, string | undefined>) =>
-  env['SERVICE_AUTO_MIGRATION_DISABLED'] === 'true';
+  env[ENV.autoMigrationDisabled] === 'true';

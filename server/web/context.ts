@@ -3,9 +3,10 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { ServiceConfig } from '../config/env.ts';
+import type { ProducerPath } from '../contract/worker-api.ts';
 import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
-import type { ProducerRecorder, RefusedPath } from '../producers/recorder.ts';
+import type { ProducerRecorder } from '../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../projects/keys.ts';
 
 export interface WebContext {
@@ -47,7 +48,7 @@ export function attributionOf(req: FastifyRequest): Attribution {
 }
 
 /** Notes that this request's producer used a path events_only refuses. */
-export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: RefusedPath): void {
+export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: ProducerPath): void {
   const a = attributionOf(req);
   ctx.producers?.record({
     projectId: req.principal.projectId,

@@ -6,14 +6,24 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
+import type { StepStatus } from '../backfill/manager.ts';
+import { parseDuration } from '../contract/duration.ts';
+import {
+  type BackfillReport,
+  HEALTH_STATUS,
+  type HealthResponse,
+  producersQuerySchema,
+  STUCK_PROBE_QUERY,
+  WORKER_PATHS,
+} from '../contract/worker-api.ts';
 import type { Coordination } from '../coordination/store.ts';
-import { parseDuration, producersSince } from '../producers/recorder.ts';
-import { evaluatePropagation, type PropagationHealth } from './propagation/health.ts';
+import { producersSince } from '../producers/recorder.ts';
+import { evaluatePropagation } from './propagation/health.ts';
 import { readRecord } from './propagation/job.ts';
 
 export interface WorkerHttpContext {
   /** Backfill chain progress, for `GET /api/backfill`. */
-  backfillStatus: () => Promise<unknown>;
+  backfillStatus: () => Promise<StepStatus[]>;
   pool: pg.Pool;
   coordination: Coordination;
   propagationEnabled: boolean;
@@ -54,10 +64,10 @@ async function dependencyChecks(ctx: WorkerHttpContext) {
 export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
   const app = Fastify({ logger: false });
 
-  app.get<{ Querystring: { failIfEventPropagationStuck?: string } }>('/api/health', async (req, reply) => {
+  app.get<{ Querystring: Record<string, string | undefined> }>(WORKER_PATHS.health, async (req, reply) => {
     const checks = await dependencyChecks(ctx);
-    let eventPropagation: PropagationHealth | undefined;
-    if (req.query.failIfEventPropagationStuck === 'true') {
+    let eventPropagation: HealthResponse['eventPropagation'];
+    if (req.query[STUCK_PROBE_QUERY] === 'true') {
       eventPropagation = evaluatePropagation({
         enabled: ctx.propagationEnabled,
         now: Date.now(),
@@ -73,30 +83,33 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
       });
     }
     const failing = checks.filter((c) => !c.ok);
-    if (failing.length > 0) return reply.code(503).send({ status: 'error', checks, eventPropagation });
+    const answer = (code: number, body: HealthResponse) => reply.code(code).send(body);
+    if (failing.length > 0) return answer(503, { status: HEALTH_STATUS.error, checks, eventPropagation });
     if (eventPropagation?.stuck)
-      return reply.code(503).send({ status: 'Event propagation stuck', checks, eventPropagation });
-    return { status: 'ok', checks, eventPropagation };
+      return answer(503, { status: HEALTH_STATUS.propagationStuck, checks, eventPropagation });
+    return answer(200, { status: HEALTH_STATUS.ok, checks, eventPropagation });
   });
 
-  app.get('/api/ready', async (_req, reply) => {
-    if (ctx.shuttingDown())
-      return reply.code(503).send({ status: 'SIGTERM / SIGINT received, shutting down' });
+  app.get(WORKER_PATHS.ready, async (_req, reply) => {
+    if (ctx.shuttingDown()) return reply.code(503).send({ status: HEALTH_STATUS.shuttingDown });
     const checks = await dependencyChecks(ctx);
-    if (checks.some((c) => !c.ok)) return reply.code(503).send({ status: 'error', checks });
-    return { status: 'ok', checks };
+    if (checks.some((c) => !c.ok)) return reply.code(503).send({ status: HEALTH_STATUS.error, checks });
+    return { status: HEALTH_STATUS.ok, checks };
   });
 
   // Read-only reports for the operator, which gates the cutover on them without database access.
-  app.get<{ Querystring: { since?: string } }>('/api/producers', async (req, reply) => {
-    const window = parseDuration(req.query.since ?? '24h');
-    if (window === undefined)
-      return reply.code(400).send({ message: 'since must be a duration such as 30m, 24h or 7d' });
-    return producersSince(ctx.pool, new Date(Date.now() - window));
+  app.get(WORKER_PATHS.producers, async (req, reply) => {
+    const query = producersQuerySchema.safeParse(req.query);
+    if (!query.success)
+      return reply.code(400).send({ message: query.error.issues.map((i) => i.message).join('; ') });
+    return producersSince(ctx.pool, new Date(Date.now() - parseDuration(query.data.since)!));
   });
-  app.get('/api/backfill', async () => ({ steps: await ctx.backfillStatus() }));
+  app.get(
+    WORKER_PATHS.backfill,
+    async (): Promise<BackfillReport> => ({ steps: await ctx.backfillStatus() }),
+  );
 
-  app.get('/metrics', async (_req, reply) => {
+  app.get(WORKER_PATHS.metrics, async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());
   });
   return app;

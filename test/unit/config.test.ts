@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/config/env.ts';
-import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/config/write-modes.ts';
+import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
+import { producerPropagatesClientSide } from '../../server/producers/classify.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
 const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';
@@ -107,15 +108,15 @@ describe('OTLP write targets', () => {
       { legacy: true, staging: false, events: true },
     ],
   ])('dual with dual_write, producer %j', (producer, targets) => {
-    expect(otelTargets(dual, producer)).toEqual(targets);
+    expect(otelTargets(dual, producerPropagatesClientSide(producer))).toEqual(targets);
   });
   it('legacy ignores the header; events_only always writes directly', () => {
-    expect(otelTargets({ ...dual, writeMode: 'legacy' }, { ingestionVersion: 4 })).toEqual({
+    expect(otelTargets({ ...dual, writeMode: 'legacy' }, true)).toEqual({
       legacy: true,
       staging: false,
       events: false,
     });
-    expect(otelTargets({ ...dual, writeMode: 'events_only', nativeOtelBehaviour: 'direct' }, {})).toEqual({
+    expect(otelTargets({ ...dual, writeMode: 'events_only', nativeOtelBehaviour: 'direct' }, false)).toEqual({
       legacy: false,
       staging: false,
       events: true,

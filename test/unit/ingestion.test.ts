@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { V4_DEFAULTS, type WriteMode } from '../../server/config/write-modes.ts';
+import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
 import type { Row } from '../../server/ingestion/records.ts';
 import { costDetails, usageDetails } from '../../server/ingestion/records.ts';

@@ -46,9 +46,6 @@ export interface Migration {
 
 type Step = Omit<Migration, 'version'>;
 
-/** The last schema version of release 3. */
-export const RELEASE_3_SCHEMA_VERSION = 37;
-
 const RMT = { engine: 'ReplacingMergeTree', engineArgs: 'event_ts, is_deleted' } as const;
 
 const rmtVersion = DATASET_RUN_ITEMS_RMT.filter((c) => c.name === 'dataset_item_version');
@@ -320,5 +317,3 @@ export function migrationsFor(release: '3' | '4'): Migration[] {
   const steps = release === '3' ? RELEASE_3 : [...RELEASE_3, ...RELEASE_4];
   return steps.map((s, i) => ({ ...s, version: i + 1 }));
 }
-
-export const LATEST_SCHEMA_VERSION = RELEASE_3.length + RELEASE_4.length;

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { behaviourOf } from '../../config/write-modes.ts';
+import { behaviourOf } from '../../contract/write-modes.ts';
 import { describeIssues } from '../../ingestion/schemas.ts';
 import { chTime } from '../../ingestion/time.ts';
 import type { WebContext } from '../context.ts';

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { behaviourOf } from '../../config/write-modes.ts';
+import { behaviourOf } from '../../contract/write-modes.ts';
 import { processBatch } from '../../ingestion/batch.ts';
 import { attributionOf, recordRefusedPath, type WebContext } from '../context.ts';
 

@@ -1,16 +1,17 @@
 /**
  * `POST /api/public/otel/v1/traces`: OTLP/HTTP traces (protobuf or JSON, optionally gzip). An
  * export is validated whole and refused whole; accepted spans are written where the write mode and
- * the producer's headers say (server/config/write-modes.ts) before the 200 is sent.
+ * the producer's headers say (server/contract/write-modes.ts) before the 200 is sent.
  */
 import type { FastifyInstance } from 'fastify';
-import { otelTargets, producerPropagatesClientSide } from '../../config/write-modes.ts';
+import { otelTargets } from '../../contract/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
 import { OtlpDecodeError } from '../../otel/errors.ts';
 import { mapExport } from '../../otel/map-spans.ts';
 import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
+import { producerPropagatesClientSide } from '../../producers/classify.ts';
 import { attributionOf, producerHeader, recordRefusedPath, type WebContext } from '../context.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
@@ -54,8 +55,9 @@ export function otelRoutes(app: FastifyInstance, ctx: WebContext): void {
         sdkName: producerHeader(req, 'sdk-name'),
         sdkVersion: producerHeader(req, 'sdk-version'),
       };
-      if (!producerPropagatesClientSide(producer)) recordRefusedPath(ctx, req, 'otel-dual-path');
-      const targets = otelTargets(ctx.config.mode, producer);
+      const clientSide = producerPropagatesClientSide(producer);
+      if (!clientSide) recordRefusedPath(ctx, req, 'otel-dual-path');
+      const targets = otelTargets(ctx.config.mode, clientSide);
       const { projectId } = req.principal;
       const now = Date.now();
       if (targets.legacy) {

@@ -4,6 +4,7 @@
  * runs keep failing is stuck even though it keeps starting, and a job that never completed a run
  * counts as stuck once this worker has been up longer than the threshold.
  */
+import type { PropagationHealth } from '../../contract/worker-api.ts';
 
 export interface PropagationRecord {
   lastRunStartedAt: number | null;
@@ -11,21 +12,6 @@ export interface PropagationRecord {
   lastProcessedPartition: string | null;
   /** The last successful run found no completed partition to propagate. */
   idle: boolean;
-  lastError: string | null;
-}
-
-export interface PropagationHealth {
-  enabled: boolean;
-  stuck: boolean;
-  idle: boolean;
-  lastRunStartedAt: string | null;
-  lastSuccessAt: string | null;
-  secondsSinceLastRun: number | null;
-  secondsSinceLastSuccess: number | null;
-  lastProcessedPartition: string | null;
-  /** How far behind the newest propagated data is (informational: a quiet system is not late). */
-  propagationDelaySeconds: number | null;
-  thresholdSeconds: number;
   lastError: string | null;
 }
 

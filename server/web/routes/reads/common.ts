@@ -1,6 +1,6 @@
 /** What every read route shares: running a built query, the mode gates, the text-index probe. */
 import type { FastifyReply } from 'fastify';
-import { behaviourOf } from '../../../config/write-modes.ts';
+import { behaviourOf } from '../../../contract/write-modes.ts';
 import type { Query } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
 import { notInEventsOnly } from '../legacy-writes.ts';

@@ -1,15 +1,27 @@
-/** Durations as the API writes them ("90s", "30m", "24h", "7d", "1h30m"). */
+/**
+ * The one duration grammar of the API, the CRD, the worker's `?since=` and the CLI's `--since`:
+ * one or more `<digits><unit>` groups, units s, m, h, d ("90s", "15m", "24h", "7d", "1h30m").
+ * Pure: no I/O.
+ */
+
+/** The grammar as a regular expression (the CRD's OpenAPI `pattern`). */
+export const DURATION_PATTERN = '^([0-9]{1,6}(s|m|h|d))+$';
+
+/** What a usage or validation message shows as examples. */
+export const DURATION_EXAMPLES = '90s, 15m, 24h, 7d or 1h30m';
+
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const WHOLE = new RegExp(DURATION_PATTERN);
 
 /** Milliseconds, or undefined when the text is not a duration. */
 export function parseDuration(text: string): number | undefined {
-  if (!/^([0-9]{1,6}(s|m|h|d))+$/.test(text)) return undefined;
+  if (!WHOLE.test(text)) return undefined;
   let ms = 0;
   for (const [, n, unit] of text.matchAll(/([0-9]+)(s|m|h|d)/g)) ms += Number(n) * UNIT_MS[unit!]!;
   return ms;
 }
 
-/** A compact human form for messages ("2d3h", "45m", "12s"). */
+/** A compact human form for messages ("2d3h", "45m", "12s"): the two largest units. */
 export function formatDuration(ms: number): string {
   let rest = Math.max(0, Math.ceil(ms / 1000));
   const parts: string[] = [];

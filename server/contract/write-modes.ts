@@ -1,7 +1,8 @@
 /**
  * The write-mode rules of the version 4 migration: which combinations of settings are allowed,
- * which tables each mode writes and which endpoints each mode serves. The server and the operator
- * both import this module, so there is exactly one statement of these rules. Pure: no I/O.
+ * which tables each mode writes and which endpoints each mode serves. Part of the server's
+ * published contract: the server and the operator both import it, so there is exactly one
+ * statement of these rules. Pure: no I/O.
  */
 
 export const WRITE_MODES = ['legacy', 'dual', 'events_only'] as const;
@@ -12,19 +13,6 @@ export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
 
 export const RELEASES = ['3', '4'] as const;
 export type Release = (typeof RELEASES)[number];
-
-/** Environment variable names, fixed by the spec (prefix `SERVICE_`). */
-export const ENV = {
-  release: 'SERVICE_RELEASE',
-  writeMode: 'SERVICE_MIGRATION_V4_WRITE_MODE',
-  nativeOtelBehaviour: 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR',
-  allowPreviewOptIn: 'SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN',
-  enableHistoricBackfill: 'SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL',
-  dropPidTidSortingTables: 'SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES',
-  propagationStuckThresholdMinutes: 'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES',
-  columnarClusterEnabled: 'COLUMNAR_CLUSTER_ENABLED',
-  columnarUseLightweightUpdate: 'COLUMNAR_USE_LIGHTWEIGHT_UPDATE',
-} as const;
 
 /** The settings that decide the write behaviour, after parsing. */
 export interface ModeSettings {
@@ -152,24 +140,6 @@ export function behaviourOf(s: ModeSettings): ModeBehaviour {
   };
 }
 
-/** The SDK versions from which OTLP exports are written directly (the reference's header check). */
-export const DIRECT_WRITE_SDK_MIN_MAJOR: Record<string, number> = { python: 4, javascript: 5 };
-
-export interface OtelProducer {
-  ingestionVersion?: number | undefined;
-  sdkName?: string | undefined;
-  sdkVersion?: string | undefined;
-}
-
-/** True when the producer declares client-side propagation (header, or a version 4 capable SDK). */
-export function producerPropagatesClientSide(p: OtelProducer): boolean {
-  if (p.ingestionVersion !== undefined && p.ingestionVersion >= 4) return true;
-  const min = p.sdkName ? DIRECT_WRITE_SDK_MIN_MAJOR[p.sdkName.toLowerCase()] : undefined;
-  if (min === undefined || !p.sdkVersion) return false;
-  const major = Number.parseInt(p.sdkVersion.replace(/^v/, ''), 10);
-  return Number.isInteger(major) && major >= min;
-}
-
 /** The tables one write lands in. */
 export interface WriteTargets {
   /** `traces` / `observations` (scores always go to `scores`). */
@@ -191,10 +161,10 @@ export function batchTargets(s: ModeSettings): WriteTargets {
  * `events_only` writes only `events_full`; `dual` always writes the legacy tables and adds either
  * a direct write (behaviour `direct`, or a producer that propagates client-side) or staging.
  */
-export function otelTargets(s: ModeSettings, p: OtelProducer): WriteTargets {
+export function otelTargets(s: ModeSettings, clientSidePropagation: boolean): WriteTargets {
   const b = behaviourOf(s);
   if (!b.writesEventsTables) return { legacy: true, staging: false, events: false };
   if (!b.writesLegacyTables) return { legacy: false, staging: false, events: true };
-  const direct = s.nativeOtelBehaviour === 'direct' || producerPropagatesClientSide(p);
+  const direct = s.nativeOtelBehaviour === 'direct' || clientSidePropagation;
   return { legacy: true, staging: !direct, events: direct };
 }

@@ -1,0 +1,122 @@
+/**
+ * The service's environment: variable names (fixed by the spec), their defaults, and the parsing
+ * of the mode settings, so the operator renders exactly what the server reads. Problems are
+ * collected, not thrown, so one message can name every bad variable.
+ */
+import {
+  describeViolation,
+  findViolations,
+  type ModeSettings,
+  OTEL_BEHAVIOURS,
+  RELEASE_3_SETTINGS,
+  RELEASES,
+  type SettingKey,
+  V4_DEFAULTS,
+  WRITE_MODES,
+} from './write-modes.ts';
+
+/** Names of the variables the service reads. */
+export const ENV = {
+  release: 'SERVICE_RELEASE',
+  writeMode: 'SERVICE_MIGRATION_V4_WRITE_MODE',
+  nativeOtelBehaviour: 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR',
+  allowPreviewOptIn: 'SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN',
+  enableHistoricBackfill: 'SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL',
+  dropPidTidSortingTables: 'SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES',
+  propagationStuckThresholdMinutes: 'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES',
+  columnarClusterEnabled: 'COLUMNAR_CLUSTER_ENABLED',
+  columnarClusterName: 'COLUMNAR_CLUSTER_NAME',
+  columnarUseLightweightUpdate: 'COLUMNAR_USE_LIGHTWEIGHT_UPDATE',
+  databaseUrl: 'DATABASE_URL',
+  redisUrl: 'REDIS_URL',
+  clickhouseUrl: 'CLICKHOUSE_URL',
+  clickhouseUser: 'CLICKHOUSE_USER',
+  clickhousePassword: 'CLICKHOUSE_PASSWORD',
+  clickhouseDb: 'CLICKHOUSE_DB',
+  host: 'HOST',
+  port: 'PORT',
+  maxInFlightWrites: 'SERVICE_INGESTION_MAX_IN_FLIGHT',
+  /** Schema migrations are left to someone else (the operator's Jobs). */
+  autoMigrationDisabled: 'SERVICE_AUTO_MIGRATION_DISABLED',
+  /** The worker runs the backfill chain itself (false: the operator's Jobs run it). */
+  backgroundMigrationsInWorker: 'SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER',
+  /** The process's identity in locks and leader leases (the Pod name in a cluster). */
+  podName: 'POD_NAME',
+} as const;
+
+/** Defaults of the settings that are not mode settings (those are V4_DEFAULTS). */
+export const ENV_DEFAULTS = {
+  propagationStuckThresholdMinutes: 15,
+  clickhouseUser: 'default',
+  clickhouseDb: 'default',
+  columnarClusterEnabled: false,
+  columnarClusterName: 'default',
+  columnarUseLightweightUpdate: false,
+  host: '0.0.0.0',
+  maxInFlightWrites: 64,
+} as const;
+
+/** Upper bound of the propagation stuck threshold: one week. */
+export const MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES = 7 * 24 * 60;
+
+export type Env = Record<string, string | undefined>;
+
+/** Reads typed values from an environment, collecting one line per bad variable. */
+export class EnvReader {
+  readonly problems: string[] = [];
+  readonly #env: Env;
+  constructor(env: Env) {
+    this.#env = env;
+  }
+
+  raw(name: string): string | undefined {
+    const v = this.#env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(v)) return v as T;
+    this.problems.push(`${name}=${v} is not one of ${allowed.join('|')}`);
+    return fallback;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.raw(name)?.toLowerCase();
+    if (v === undefined) return fallback;
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    this.problems.push(`${name}=${v} is not one of true|false`);
+    return fallback;
+  }
+
+  positiveInt(name: string, fallback: number | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (Number.isInteger(n) && n > 0 && n <= max) return n;
+    this.problems.push(`${name}=${v} is not an integer between 1 and ${max}`);
+    return fallback;
+  }
+}
+
+const envName = (k: SettingKey): string => ENV[k];
+
+/** The mode settings from an environment; forbidden combinations are added to the reader's problems. */
+export function readModeSettings(env: Env, r = new EnvReader(env)): ModeSettings {
+  const release = r.oneOf(ENV.release, RELEASES, '4');
+  const defaults = release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
+  const settings: ModeSettings = {
+    release,
+    writeMode: r.oneOf(ENV.writeMode, WRITE_MODES, defaults.writeMode),
+    nativeOtelBehaviour: r.oneOf(ENV.nativeOtelBehaviour, OTEL_BEHAVIOURS, defaults.nativeOtelBehaviour),
+    allowPreviewOptIn: r.bool(ENV.allowPreviewOptIn, defaults.allowPreviewOptIn),
+    enableHistoricBackfill: r.bool(ENV.enableHistoricBackfill, defaults.enableHistoricBackfill),
+    dropPidTidSortingTables: r.bool(ENV.dropPidTidSortingTables, defaults.dropPidTidSortingTables),
+  };
+  if (r.problems.length === 0) {
+    for (const v of findViolations(settings)) r.problems.push(describeViolation(v, envName));
+  }
+  return settings;
+}

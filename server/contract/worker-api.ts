@@ -1,0 +1,123 @@
+/**
+ * The worker's HTTP contract on its port (3030): paths, query parameters, response bodies and the
+ * probe's messages. The worker answers with these shapes; the operator parses them with these
+ * schemas, so a change on one side is a compile or parse error on the other.
+ */
+import { z } from 'zod';
+import { DURATION_EXAMPLES, parseDuration } from './duration.ts';
+
+export const WORKER_PATHS = {
+  health: '/api/health',
+  ready: '/api/ready',
+  producers: '/api/producers',
+  backfill: '/api/backfill',
+  metrics: '/metrics',
+} as const;
+
+/** The web's probes (port 3000). */
+export const WEB_PATHS = {
+  health: '/api/public/health',
+  ready: '/api/public/ready',
+} as const;
+
+/** `/api/health` with this query also fails (503) when the event propagation is stuck. */
+export const STUCK_PROBE_QUERY = 'failIfEventPropagationStuck';
+export const PROPAGATION_PROBE_PATH = `${WORKER_PATHS.health}?${STUCK_PROBE_QUERY}=true`;
+
+/** The `status` of a health or readiness answer. */
+export const HEALTH_STATUS = {
+  ok: 'ok',
+  /** A dependency (PostgreSQL, Redis) did not answer. */
+  error: 'error',
+  /** Dependencies answer but the propagation made no progress within the threshold. */
+  propagationStuck: 'Event propagation stuck',
+  /** `/api/ready` after SIGTERM, so traffic drains. */
+  shuttingDown: 'SIGTERM / SIGINT received, shutting down',
+} as const;
+
+export const dependencyCheckSchema = z.object({
+  name: z.string(),
+  ok: z.boolean(),
+  error: z.string().optional(),
+});
+export type DependencyCheck = z.infer<typeof dependencyCheckSchema>;
+
+export const propagationHealthSchema = z.object({
+  /** The propagation job runs in this mode (dual write); when false the probe never fails on it. */
+  enabled: z.boolean(),
+  stuck: z.boolean(),
+  /** The last successful run found no completed partition to propagate. */
+  idle: z.boolean(),
+  lastRunStartedAt: z.string().nullable(),
+  lastSuccessAt: z.string().nullable(),
+  secondsSinceLastRun: z.number().nullable(),
+  secondsSinceLastSuccess: z.number().nullable(),
+  lastProcessedPartition: z.string().nullable(),
+  /** How far behind the newest propagated data is (informational: a quiet system is not late). */
+  propagationDelaySeconds: z.number().nullable(),
+  thresholdSeconds: z.number(),
+  lastError: z.string().nullable(),
+});
+export type PropagationHealth = z.infer<typeof propagationHealthSchema>;
+
+/** `GET /api/health[?failIfEventPropagationStuck=true]`: 200 with status ok, otherwise 503. */
+export const healthResponseSchema = z.object({
+  status: z.enum([HEALTH_STATUS.ok, HEALTH_STATUS.error, HEALTH_STATUS.propagationStuck]),
+  checks: z.array(dependencyCheckSchema),
+  eventPropagation: propagationHealthSchema.optional(),
+});
+export type HealthResponse = z.infer<typeof healthResponseSchema>;
+
+/** Paths on which `events_only` refuses or changes what a producer sends. */
+export const PRODUCER_PATHS = ['ingestion-api', 'legacy-endpoint', 'otel-dual-path'] as const;
+export type ProducerPath = (typeof PRODUCER_PATHS)[number];
+
+/** `GET /api/producers?since=DURATION` (default 24h). */
+export const DEFAULT_PRODUCERS_SINCE = '24h';
+export const producersQuerySchema = z.object({
+  since: z
+    .string()
+    .default(DEFAULT_PRODUCERS_SINCE)
+    .refine((s) => parseDuration(s) !== undefined, {
+      message: `since must be a duration such as ${DEFAULT_PRODUCERS_SINCE} (${DURATION_EXAMPLES})`,
+    }),
+});
+
+export const producerSeenSchema = z.object({
+  projectId: z.string(),
+  publicKey: z.string(),
+  sdkName: z.string(),
+  sdkVersion: z.string(),
+  path: z.enum(PRODUCER_PATHS),
+  firstSeen: z.string(),
+  lastSeen: z.string(),
+  requests: z.number(),
+});
+export type ProducerSeen = z.infer<typeof producerSeenSchema>;
+
+/** The producers report of `/api/producers` and `observatory producers --json`. */
+export const producersReportSchema = z.object({
+  since: z.string(),
+  producers: z.array(producerSeenSchema),
+});
+export type ProducersReport = z.infer<typeof producersReportSchema>;
+
+export const BACKFILL_STEP_STATUSES = ['pending', 'dormant', 'running', 'finished', 'failed'] as const;
+export type BackfillStepStatus = (typeof BACKFILL_STEP_STATUSES)[number];
+
+export const backfillStepSchema = z.object({
+  step: z.number(),
+  name: z.string(),
+  status: z.enum(BACKFILL_STEP_STATUSES),
+  chunksDone: z.number(),
+  chunksTotal: z.number(),
+  finishedAt: z.string().nullable(),
+  failedAt: z.string().nullable(),
+  failedReason: z.string().nullable(),
+  lockedBy: z.string().nullable(),
+});
+export type BackfillStep = z.infer<typeof backfillStepSchema>;
+
+/** `GET /api/backfill`: the chain's progress. */
+export const backfillReportSchema = z.object({ steps: z.array(backfillStepSchema) });
+export type BackfillReport = z.infer<typeof backfillReportSchema>;
