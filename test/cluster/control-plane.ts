@@ -3,6 +3,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { exchange } from '../fixtures/exchange.ts';
 import type { Pki } from './pki.ts';
 import { type Supervised, startProcess } from './processes.ts';
 import { waitFor } from './wait.ts';
@@ -116,33 +117,28 @@ export function startScheduler(layout: ControlPlaneLayout): Supervised {
 }
 
 /** GET a path of the API server as admin; resolves with status code and body. */
-export function adminGet(
+export async function adminGet(
   layout: ControlPlaneLayout,
   path: string,
 ): Promise<{ status: number; body: string }> {
-  return Promise.all([
+  const [ca, cert, key] = await Promise.all([
     readFile(layout.pki.caCert),
     readFile(layout.pki.admin.cert),
     readFile(layout.pki.admin.key),
-  ]).then(
-    ([ca, cert, key]) =>
-      new Promise((resolve, reject) => {
-        const req = request(
-          { host: layout.host, port: layout.apiPort, path, method: 'GET', ca, cert, key, timeout: 5000 },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              body += chunk;
-            });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-          },
-        );
-        req.on('timeout', () => req.destroy(new Error('timeout')));
-        req.on('error', reject);
-        req.end();
-      }),
-  );
+  ]);
+  const req = request({
+    host: layout.host,
+    port: layout.apiPort,
+    path,
+    method: 'GET',
+    ca,
+    cert,
+    key,
+    timeout: 5000,
+  });
+  const res = await exchange(req, undefined, 15_000);
+  if (res.error !== undefined) throw new Error(`GET ${path}: ${res.error}`);
+  return { status: res.status, body: res.body };
 }
 
 export async function waitApiServerReady(layout: ControlPlaneLayout, timeoutMs: number): Promise<void> {

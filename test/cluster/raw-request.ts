@@ -3,6 +3,7 @@
 // the wire name (e.g. `x-kubernetes-validations` in CRD schemas); this sends bytes as given.
 import { type RequestOptions, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { exchange } from '../fixtures/exchange.ts';
 
 export async function rawRequest(
   kc: KubeConfig,
@@ -18,16 +19,7 @@ export async function rawRequest(
   await kc.applyToHTTPSOptions(options);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   if (payload !== undefined) options.headers = { ...options.headers, 'content-type': contentType };
-  return new Promise((resolve, reject) => {
-    const req = request(url, options, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const res = await exchange(request(url, options), payload, 60_000);
+  if (res.error !== undefined) throw new Error(`${method} ${path}: ${res.error}`);
+  return { status: res.status, body: res.body };
 }

@@ -1,6 +1,7 @@
 // Helpers for tests that drive the local cluster.
 import { request } from 'node:http';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { exchange } from '../fixtures/exchange.ts';
 import type { Cluster } from './harness.ts';
 import { waitFor } from './wait.ts';
 
@@ -32,24 +33,14 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-export function httpGetText(
+export async function httpGetText(
   host: string,
   port: number,
   path = '/',
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path, timeout: 2000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
+  const res = await exchange(request({ host, port, path, timeout: 2000 }), undefined, 10_000);
+  if (res.error !== undefined) throw new Error(`GET http://${host}:${port}${path}: ${res.error}`);
+  return { status: res.status, body: res.body };
 }
 
 /** A unique namespace per test so tests in one cluster do not see each other's objects. */
