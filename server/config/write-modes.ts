@@ -152,24 +152,6 @@ export function behaviourOf(s: ModeSettings): ModeBehaviour {
   };
 }
 
-/** The SDK versions from which OTLP exports are written directly (the reference's header check). */
-export const DIRECT_WRITE_SDK_MIN_MAJOR: Record<string, number> = { python: 4, javascript: 5 };
-
-export interface OtelProducer {
-  ingestionVersion?: number | undefined;
-  sdkName?: string | undefined;
-  sdkVersion?: string | undefined;
-}
-
-/** True when the producer declares client-side propagation (header, or a version 4 capable SDK). */
-export function producerPropagatesClientSide(p: OtelProducer): boolean {
-  if (p.ingestionVersion !== undefined && p.ingestionVersion >= 4) return true;
-  const min = p.sdkName ? DIRECT_WRITE_SDK_MIN_MAJOR[p.sdkName.toLowerCase()] : undefined;
-  if (min === undefined || !p.sdkVersion) return false;
-  const major = Number.parseInt(p.sdkVersion.replace(/^v/, ''), 10);
-  return Number.isInteger(major) && major >= min;
-}
-
 /** The tables one write lands in. */
 export interface WriteTargets {
   /** `traces` / `observations` (scores always go to `scores`). */
@@ -189,12 +171,13 @@ export function batchTargets(s: ModeSettings): WriteTargets {
 /**
  * Targets of an OTLP export. `legacy` writes only the legacy tables whatever the producer says;
  * `events_only` writes only `events_full`; `dual` always writes the legacy tables and adds either
- * a direct write (behaviour `direct`, or a producer that propagates client-side) or staging.
+ * a direct write (behaviour `direct`, or a real-time producer, one that propagates client-side:
+ * server/ingestion/sdk-versions.ts) or staging.
  */
-export function otelTargets(s: ModeSettings, p: OtelProducer): WriteTargets {
+export function otelTargets(s: ModeSettings, producerIsRealTime: boolean): WriteTargets {
   const b = behaviourOf(s);
   if (!b.writesEventsTables) return { legacy: true, staging: false, events: false };
   if (!b.writesLegacyTables) return { legacy: false, staging: false, events: true };
-  const direct = s.nativeOtelBehaviour === 'direct' || producerPropagatesClientSide(p);
+  const direct = s.nativeOtelBehaviour === 'direct' || producerIsRealTime;
   return { legacy: true, staging: !direct, events: direct };
 }

@@ -92,30 +92,25 @@ describe('OTLP write targets', () => {
     nativeOtelBehaviour: 'dual_write' as const,
   };
   it.each([
-    [{}, { legacy: true, staging: true, events: false }],
-    [{ ingestionVersion: 4 }, { legacy: true, staging: false, events: true }],
-    [
-      { sdkName: 'javascript', sdkVersion: '5.11.1' },
-      { legacy: true, staging: false, events: true },
-    ],
-    [
-      { sdkName: 'javascript', sdkVersion: '4.6.0' },
-      { legacy: true, staging: true, events: false },
-    ],
-    [
-      { sdkName: 'python', sdkVersion: '4.0.0b1' },
-      { legacy: true, staging: false, events: true },
-    ],
-  ])('dual with dual_write, producer %j', (producer, targets) => {
-    expect(otelTargets(dual, producer)).toEqual(targets);
+    [false, { legacy: true, staging: true, events: false }],
+    [true, { legacy: true, staging: false, events: true }],
+  ])('dual with dual_write, real-time producer %s', (realTime, targets) => {
+    expect(otelTargets(dual, realTime)).toEqual(targets);
+  });
+  it('dual with direct writes every producer directly', () => {
+    expect(otelTargets({ ...dual, nativeOtelBehaviour: 'direct' }, false)).toEqual({
+      legacy: true,
+      staging: false,
+      events: true,
+    });
   });
   it('legacy ignores the header; events_only always writes directly', () => {
-    expect(otelTargets({ ...dual, writeMode: 'legacy' }, { ingestionVersion: 4 })).toEqual({
+    expect(otelTargets({ ...dual, writeMode: 'legacy' }, true)).toEqual({
       legacy: true,
       staging: false,
       events: false,
     });
-    expect(otelTargets({ ...dual, writeMode: 'events_only', nativeOtelBehaviour: 'direct' }, {})).toEqual({
+    expect(otelTargets({ ...dual, writeMode: 'events_only', nativeOtelBehaviour: 'direct' }, false)).toEqual({
       legacy: false,
       staging: false,
       events: true,

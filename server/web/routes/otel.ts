@@ -4,9 +4,10 @@
  * the producer's headers say (server/config/write-modes.ts) before the 200 is sent.
  */
 import type { FastifyInstance } from 'fastify';
-import { otelTargets, producerPropagatesClientSide } from '../../config/write-modes.ts';
+import { otelTargets } from '../../config/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
+import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
 import { OtlpDecodeError } from '../../otel/errors.ts';
 import { mapExport } from '../../otel/map-spans.ts';
@@ -54,8 +55,9 @@ export function otelRoutes(app: FastifyInstance, ctx: WebContext): void {
         sdkName: producerHeader(req, 'sdk-name'),
         sdkVersion: producerHeader(req, 'sdk-version'),
       };
-      if (!producerPropagatesClientSide(producer)) recordRefusedPath(ctx, req, 'otel-dual-path');
-      const targets = otelTargets(ctx.config.mode, producer);
+      const realTime = isRealTimeProducer(producer);
+      if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
+      const targets = otelTargets(ctx.config.mode, realTime);
       const { projectId } = req.principal;
       const now = Date.now();
       if (targets.legacy) {
