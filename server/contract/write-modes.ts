@@ -159,12 +159,13 @@ export function batchTargets(s: ModeSettings): WriteTargets {
 /**
  * Targets of an OTLP export. `legacy` writes only the legacy tables whatever the producer says;
  * `events_only` writes only `events_full`; `dual` always writes the legacy tables and adds either
- * a direct write (behaviour `direct`, or a producer that propagates client-side) or staging.
+ * a direct write (behaviour `direct`, or a real-time producer, one that propagates client-side:
+ * server/ingestion/sdk-versions.ts) or staging.
  */
-export function otelTargets(s: ModeSettings, clientSidePropagation: boolean): WriteTargets {
+export function otelTargets(s: ModeSettings, producerIsRealTime: boolean): WriteTargets {
   const b = behaviourOf(s);
   if (!b.writesEventsTables) return { legacy: true, staging: false, events: false };
   if (!b.writesLegacyTables) return { legacy: false, staging: false, events: true };
-  const direct = s.nativeOtelBehaviour === 'direct' || clientSidePropagation;
+  const direct = s.nativeOtelBehaviour === 'direct' || producerIsRealTime;
   return { legacy: true, staging: !direct, events: direct };
 }

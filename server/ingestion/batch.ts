@@ -27,6 +27,7 @@ import {
   type ObservationType,
   type TraceBody,
 } from './schemas.ts';
+import { isRefusedInEventsOnly, refusalReason } from './sdk-versions.ts';
 import type { IngestionStore } from './store.ts';
 
 export interface EventSuccess {
@@ -172,6 +173,10 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
   const rc: RowContext = { projectId: ctx.projectId, now };
   const behaviour = behaviourOf(ctx.settings);
   const accepted: IngestionEvent[] = [];
+  // An SDK the spec rejects in events_only (Python v2 or older, JS/TS v3 or older) is told so by name.
+  const refusal = isRefusedInEventsOnly(ctx.attribution)
+    ? refusalReason(ctx.attribution)
+    : EVENTS_ONLY_REFUSAL;
 
   for (const item of items) {
     const parsed = ingestionEvent.safeParse(item);
@@ -187,7 +192,7 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
         id: parsed.data.id,
         status: 400,
         message: 'Event type not accepted',
-        error: EVENTS_ONLY_REFUSAL,
+        error: refusal,
       });
     } else {
       accepted.push(parsed.data);

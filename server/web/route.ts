@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { describeIssues } from '../../../ingestion/schemas.ts';
-import { BadRequest } from '../../../reads/sql.ts';
+import { describeIssues } from '../ingestion/schemas.ts';
+import { BadRequest } from '../reads/sql.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 

@@ -187,6 +187,35 @@ describe('events_only', () => {
     expect(await count('observations', p.projectId)).toBe(0);
   });
 
+  it('names the refused SDK and its version (Python 2.x sends its headers with underscores)', async () => {
+    const p = projects.events_only;
+    const res = await fetch(`${webs.events_only.url}/api/public/ingestion`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth(p),
+        'content-type': 'application/json',
+        x_langfuse_sdk_name: 'python',
+        x_langfuse_sdk_version: '2.60.10',
+      },
+      body: JSON.stringify({
+        batch: [
+          {
+            id: 'py2-trace-event',
+            type: 'trace-create',
+            timestamp: new Date().toISOString(),
+            body: { id: 'py2-trace', name: 't' },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as { errors: { id: string; status: number; error: string }[] };
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors[0]).toMatchObject({ id: 'py2-trace-event', status: 400 });
+    expect(body.errors[0]!.error).toMatch(/^Python SDK 2\.60\.10 is not supported in write mode events_only/);
+    expect(await count('traces', p.projectId, "id = 'py2-trace'")).toBe(0);
+  });
+
   it('also refuses the real old SDK, whose score still lands', async () => {
     await sendWithOldSdk('events_only', 'old-sdk-eo');
     const p = projects.events_only.projectId;
@@ -324,6 +353,29 @@ describe('OpenTelemetry exporters', () => {
       });
       expect(trace).toEqual({ name: 'agent', user_id: 'otel-user', session_id: 'otel-session' });
     }
+  });
+});
+
+describe('SDK version headers decide, in dual with dual_write, between direct and staged', () => {
+  // The spec's Limits table: Python >= 4.7.0 and JS/TS >= 5.4.0 are real-time; older ones are staged.
+  const cases: [Record<string, string>, 'direct' | 'staged'][] = [
+    [{ 'x-langfuse-sdk-name': 'python', 'x-langfuse-sdk-version': '4.6.1' }, 'staged'],
+    [{ 'x-langfuse-sdk-name': 'python', 'x-langfuse-sdk-version': '4.7.0rc1' }, 'staged'],
+    [{ 'x-langfuse-sdk-name': 'python', 'x-langfuse-sdk-version': '4.7.1' }, 'direct'],
+    [{ x_langfuse_sdk_name: 'python', x_langfuse_sdk_version: '4.6.9' }, 'staged'],
+    [{ x_langfuse_sdk_name: 'python', x_langfuse_sdk_version: '4.7.0' }, 'direct'],
+    [{ 'x-service-sdk-name': 'javascript', 'x-service-sdk-version': '5.3.9' }, 'staged'],
+    [{ 'x-service-sdk-name': 'javascript', 'x-service-sdk-version': '5.4.0-rc.1' }, 'staged'],
+    [{ 'x-service-sdk-name': 'javascript', 'x-service-sdk-version': '5.4.0' }, 'direct'],
+    [{ 'x-langfuse-sdk-name': 'python', 'x-langfuse-sdk-version': 'garbage' }, 'staged'],
+  ];
+  it.each(cases)('%j -> %s', async (headers, expected) => {
+    const traceId = await sendOtel('dual', 'proto', headers);
+    const p = projects.dual.projectId;
+    const where = `trace_id = '${traceId}'`;
+    expect(await count('observations', p, where)).toBe(2);
+    expect(await count('observations_batch_staging', p, where)).toBe(expected === 'staged' ? 3 : 0);
+    expect(await count('events_full', p, where)).toBe(expected === 'direct' ? 2 : 0);
   });
 });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/config/env.ts';
 import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
-import { producerPropagatesClientSide } from '../../server/producers/classify.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
 const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';
@@ -93,22 +92,17 @@ describe('OTLP write targets', () => {
     nativeOtelBehaviour: 'dual_write' as const,
   };
   it.each([
-    [{}, { legacy: true, staging: true, events: false }],
-    [{ ingestionVersion: 4 }, { legacy: true, staging: false, events: true }],
-    [
-      { sdkName: 'javascript', sdkVersion: '5.11.1' },
-      { legacy: true, staging: false, events: true },
-    ],
-    [
-      { sdkName: 'javascript', sdkVersion: '4.6.0' },
-      { legacy: true, staging: true, events: false },
-    ],
-    [
-      { sdkName: 'python', sdkVersion: '4.0.0b1' },
-      { legacy: true, staging: false, events: true },
-    ],
-  ])('dual with dual_write, producer %j', (producer, targets) => {
-    expect(otelTargets(dual, producerPropagatesClientSide(producer))).toEqual(targets);
+    [false, { legacy: true, staging: true, events: false }],
+    [true, { legacy: true, staging: false, events: true }],
+  ])('dual with dual_write, real-time producer %s', (realTime, targets) => {
+    expect(otelTargets(dual, realTime)).toEqual(targets);
+  });
+  it('dual with direct writes every producer directly', () => {
+    expect(otelTargets({ ...dual, nativeOtelBehaviour: 'direct' }, false)).toEqual({
+      legacy: true,
+      staging: false,
+      events: true,
+    });
   });
   it('legacy ignores the header; events_only always writes directly', () => {
     expect(otelTargets({ ...dual, writeMode: 'legacy' }, true)).toEqual({

@@ -7,11 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { otelTargets } from '../../contract/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
+import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
 import { OtlpDecodeError } from '../../otel/errors.ts';
 import { mapExport } from '../../otel/map-spans.ts';
 import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
-import { producerPropagatesClientSide } from '../../producers/classify.ts';
 import { attributionOf, producerHeader, recordRefusedPath, type WebContext } from '../context.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
@@ -55,9 +55,9 @@ export function otelRoutes(app: FastifyInstance, ctx: WebContext): void {
         sdkName: producerHeader(req, 'sdk-name'),
         sdkVersion: producerHeader(req, 'sdk-version'),
       };
-      const clientSide = producerPropagatesClientSide(producer);
-      if (!clientSide) recordRefusedPath(ctx, req, 'otel-dual-path');
-      const targets = otelTargets(ctx.config.mode, clientSide);
+      const realTime = isRealTimeProducer(producer);
+      if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
+      const targets = otelTargets(ctx.config.mode, realTime);
       const { projectId } = req.principal;
       const now = Date.now();
       if (targets.legacy) {

@@ -18,7 +18,7 @@ import {
 } from '../../../reads/datasets.ts';
 import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
-import { q, route } from './registry.ts';
+import { q, route } from '../../route.ts';
 
 const createDataset = z.object({
   name: z.string().min(1),

@@ -15,8 +15,8 @@ import { parseFilterParam } from '../../../reads/filters.ts';
 import { mapScoreV3 } from '../../../reads/scores.ts';
 import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { type Row, refuseUnlessV4, select } from './common.ts';
-import { q, route } from './registry.ts';
 
 const common = {
   limit: q.int(1, 100, 50),

@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { type DatasetRow, pageMeta, SQL } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { refuseLegacyRead, select } from './common.ts';
 import { runPaged } from './legacy-tracing.ts';
-import { q, route } from './registry.ts';
 
 interface RunRow {
   id: string;

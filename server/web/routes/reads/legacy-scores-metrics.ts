@@ -13,10 +13,10 @@ import { METRICS_V1_VIEWS } from '../../../reads/metrics-views.ts';
 import { mapScoreLegacy } from '../../../reads/scores.ts';
 import { orNull } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { type Row, refuseLegacyRead, select } from './common.ts';
 import { runPaged } from './legacy-tracing.ts';
 import { metricsQueryParam, metricsResponse, runMetrics } from './metrics-run.ts';
-import { q, route } from './registry.ts';
 
 const scoreListQuery = z.object({
   page: q.int(1, 1_000_000, 1),

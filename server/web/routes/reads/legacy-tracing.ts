@@ -23,8 +23,8 @@ import {
 } from '../../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../../reads/scores.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { type Row, refuseLegacyRead, select } from './common.ts';
-import { q, route } from './registry.ts';
 
 const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
 const idParam = z.object({ id: z.string().min(1) });

@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { METRICS_V2_VIEWS } from '../../../reads/metrics-views.ts';
 import type { WebContext } from '../../context.ts';
+import { route } from '../../route.ts';
 import { refuseUnlessMetricsV2 } from './common.ts';
 import { metricsQueryParam, metricsResponse, runMetrics } from './metrics-run.ts';
-import { route } from './registry.ts';
 
 export function metricsV2Routes(app: FastifyInstance, ctx: WebContext): void {
   route(

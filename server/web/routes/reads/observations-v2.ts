@@ -15,8 +15,8 @@ import {
 } from '../../../reads/observations.ts';
 import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { hasTextIndex, refuseUnlessV4, select } from './common.ts';
-import { q, route } from './registry.ts';
 
 export const observationsV2Query = z.object({
   fields: z

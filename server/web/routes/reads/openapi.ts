@@ -5,8 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { WebContext } from '../../context.ts';
+import { declaredRoutes, route } from '../../route.ts';
 import { SERVICE_VERSION } from '../health.ts';
-import { declaredRoutes, route } from './registry.ts';
 
 const toSchema = (s: z.ZodType) =>
   z.toJSONSchema(s, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<

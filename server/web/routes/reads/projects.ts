@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { WebContext } from '../../context.ts';
-import { route } from './registry.ts';
+import { route } from '../../route.ts';
 
 export function projectRoutes(app: FastifyInstance, ctx: WebContext): void {
   route(

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../../reads/scores.ts';
 import type { WebContext } from '../../context.ts';
+import { q, route } from '../../route.ts';
 import { refuseOnRelease3, select } from './common.ts';
-import { q, route } from './registry.ts';
 
 export const scoresV3Query = z.object({
   limit: q.int(1, 100, 50),
