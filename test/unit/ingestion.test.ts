@@ -3,6 +3,7 @@ import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.t
 import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
 import type { Row } from '../../server/ingestion/records.ts';
 import { costDetails, usageDetails } from '../../server/ingestion/records.ts';
+import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
 import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { chTime } from '../../server/ingestion/time.ts';
 
@@ -74,7 +75,16 @@ describe('batch ingestion by write mode', () => {
       expect(result.errors.map((e) => [e.id, e.status, e.message])).toEqual(
         ['e1', 'e2', 'e3', 'e5'].map((id) => [id, 400, 'Event type not accepted']),
       );
-      expect(result.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
+      // JS/TS SDK 3.x is one of the SDKs events_only rejects: the refusal names it.
+      expect(result.errors[0]!.error).toBe(refusalReason(attribution));
+      const modern = { ...attribution, sdkName: 'javascript', sdkVersion: '5.4.0' };
+      const other = await processBatch(batch, {
+        projectId: 'p',
+        settings: settings(mode),
+        attribution: modern,
+        store: memoryStore().store,
+      });
+      expect(other.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
     } else {
       expect(result.errors).toEqual([]);
       expect(result.successes).toHaveLength(5);
