@@ -4,17 +4,10 @@
  * carrying its id, an item is the root span of one dataset item's run (its span id is the item's
  * `experiment_item_root_span_id`). Pure builders and mappers.
  */
+
+import { BadRequest } from '../web/errors.ts';
 import type { FilterCondition } from './filters.ts';
-import {
-  BadRequest,
-  decodeCursor,
-  encodeCursor,
-  orNull,
-  Params,
-  type Query,
-  toIso,
-  zipMetadata,
-} from './sql.ts';
+import { decodeCursor, encodeCursor, orNull, Params, type Query, toIso, zipMetadata } from './sql.ts';
 
 /** The columns structured `filter` conditions may use, by endpoint. */
 const EXPERIMENT_FILTER_COLUMNS: Record<string, string> = {

@@ -4,7 +4,8 @@
  * always bound parameters; a column or operator outside the table is a 400, never SQL text.
  */
 import { z } from 'zod';
-import { BadRequest, type Params } from './sql.ts';
+import { BadRequest } from '../web/errors.ts';
+import type { Params } from './sql.ts';
 
 export const filterCondition = z.object({
   type: z.enum([

@@ -3,7 +3,8 @@
  * `scores`, `dataset_run_items_rmt`): page-numbered lists, single reads and the daily metrics.
  * Pure builders and row mappers; the routes gate them on the write mode.
  */
-import { BadRequest, num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
+import { BadRequest } from '../web/errors.ts';
+import { num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
 
 type Row = Record<string, unknown>;
 

@@ -6,8 +6,9 @@
  * `<aggregation>_<measure>`. Pure.
  */
 import { z } from 'zod';
+import { BadRequest } from '../web/errors.ts';
 import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
-import { BadRequest, Params, type Query, toIso } from './sql.ts';
+import { Params, type Query, toIso } from './sql.ts';
 
 export const AGGREGATIONS = [
   'sum',

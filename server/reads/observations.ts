@@ -4,10 +4,11 @@
  * truncated and unindexed), keyset pagination, and the follow-up read of full input, output and
  * metadata from `events_full` for the page's rows only. Pure builders and row mappers.
  */
+
+import { BadRequest } from '../web/errors.ts';
 import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TTFT_MS } from './events-columns.ts';
 import { type CompileContext, compileFilters, type FilterCondition } from './filters.ts';
 import {
-  BadRequest,
   decodeCursor,
   encodeCursor,
   num,

@@ -3,17 +3,8 @@
  * live: csv filters, the subject rules (traceId | sessionId | experimentId), keyset pagination by
  * (timestamp, id) descending, and the value typed by data type. Pure builders and mappers.
  */
-import {
-  BadRequest,
-  decodeCursor,
-  encodeCursor,
-  num,
-  orNull,
-  Params,
-  parseMaybeJson,
-  type Query,
-  toIso,
-} from './sql.ts';
+import { BadRequest } from '../web/errors.ts';
+import { decodeCursor, encodeCursor, num, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
 
 export const SCORE_FIELD_GROUPS = ['details', 'subject', 'annotation'] as const;
 export type ScoreFieldGroup = (typeof SCORE_FIELD_GROUPS)[number];

@@ -115,8 +115,3 @@ export function decodeCursor(text: string): unknown {
     return undefined;
   }
 }
-
-/** A request error the route turns into HTTP 400 with this message. */
-export class BadRequest extends Error {
-  override name = 'BadRequest';
-}

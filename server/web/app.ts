@@ -2,10 +2,12 @@
  * The web container's HTTP application. Health routes are public; every other route sits in an
  * encapsulated context behind project-key authentication and the write load limit.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
+import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { collectRouteSpecs } from './route.ts';
 import { datasetRunItemRoutes } from './routes/dataset-run-items.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ingestionRoutes } from './routes/ingestion.ts';
@@ -26,20 +28,8 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     bodyLimit: 1024 * 1024,
   });
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send({ message: `Request body too large: ${err.message}` });
-    }
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send({ message: err.message });
-    }
-    req.log.error({ err }, 'request failed');
-    // A datastore failure: nothing of this request is acknowledged, so the client retries it.
-    return reply
-      .code(503)
-      .header('retry-after', '5')
-      .send({ message: 'The service could not store this request; nothing was acknowledged. Retry later.' });
-  });
+  app.setErrorHandler(handleError);
+  collectRouteSpecs(app);
 
   healthRoutes(app, ctx);
 

@@ -3,16 +3,12 @@
  * instead of queueing without limit, so accepted data is never dropped and clients back off.
  */
 import type { FastifyInstance } from 'fastify';
+import { TooManyRequests } from './errors.ts';
 
 export function limitConcurrentWrites(app: FastifyInstance, maxInFlight: number): void {
   let inFlight = 0;
   app.addHook('onRequest', async (_req, reply) => {
-    if (inFlight >= maxInFlight) {
-      return reply
-        .code(429)
-        .header('retry-after', '1')
-        .send({ message: 'Too many concurrent writes; retry shortly' });
-    }
+    if (inFlight >= maxInFlight) throw new TooManyRequests('Too many concurrent writes; retry shortly', 1);
     inFlight++;
     reply.raw.once('close', () => {
       inFlight--;

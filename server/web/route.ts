@@ -1,14 +1,15 @@
 /**
- * Read routes are declared with zod schemas for their path, query and body. One declaration both
- * validates requests (400 with the failing fields) and feeds `/api/public/openapi.json`, so the
- * document cannot drift from what the routes accept.
+ * Routes are declared with zod schemas for their path, query and body. One declaration both
+ * validates requests (400 naming the failing fields) and feeds `/api/public/openapi.json`: the
+ * spec travels in the route's config and `collectRouteSpecs` gathers it as routes register, so
+ * the document cannot drift from what the registered routes accept.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { describeIssues } from '../ingestion/schemas.ts';
-import { BadRequest } from '../reads/sql.ts';
+import { BadRequest } from './errors.ts';
 
-export type Method = 'GET' | 'POST' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   method: Method;
@@ -30,13 +31,27 @@ export interface Parsed<P extends z.ZodType, Q extends z.ZodType, B extends z.Zo
   reply: FastifyReply;
 }
 
-type AnySpec = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
+export type AnySpec = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
 
-/** Every declared route by `METHOD url`; re-registration (a second app in one process) replaces. */
-const ROUTES = new Map<string, AnySpec>();
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The declaration of a route made with `route()`, for the OpenAPI document. */
+    openapi?: AnySpec;
+  }
+  interface FastifyInstance {
+    /** Every route declared with `route()` in this app, in registration order. */
+    routeSpecs: AnySpec[];
+  }
+}
 
-export function declaredRoutes(): AnySpec[] {
-  return [...ROUTES.values()].sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method));
+/** Call on the root instance before registering routes: collects every `route()` declaration. */
+export function collectRouteSpecs(app: FastifyInstance): void {
+  const specs: AnySpec[] = [];
+  app.decorate('routeSpecs', specs);
+  app.addHook('onRoute', (options) => {
+    const spec = options.config?.openapi;
+    if (spec) specs.push(spec);
+  });
 }
 
 const EMPTY = z.object({});
@@ -50,10 +65,10 @@ export function route<
   spec: RouteSpec<P, Q, B>,
   handler: (input: Parsed<P, Q, B>) => Promise<unknown>,
 ): void {
-  ROUTES.set(`${spec.method} ${spec.url}`, spec as unknown as AnySpec);
   app.route({
     method: spec.method,
     url: spec.url,
+    config: { openapi: spec as unknown as AnySpec },
     handler: async (req, reply) => {
       const parts = {} as { params: unknown; query: unknown; body: unknown };
       for (const [key, schema, value] of [
@@ -66,20 +81,11 @@ export function route<
           continue;
         }
         const parsed = schema.safeParse(value ?? {});
-        if (!parsed.success) {
-          return reply
-            .code(400)
-            .send({ message: 'Invalid request data', error: describeIssues(parsed.error) });
-        }
+        if (!parsed.success) throw new BadRequest('Invalid request data', describeIssues(parsed.error));
         parts[key] = parsed.data;
       }
-      try {
-        const result = await handler({ ...(parts as Omit<Parsed<P, Q, B>, 'req' | 'reply'>), req, reply });
-        return reply.sent ? reply : result;
-      } catch (err) {
-        if (err instanceof BadRequest) return reply.code(400).send({ message: err.message });
-        throw err;
-      }
+      const result = await handler({ ...(parts as Omit<Parsed<P, Q, B>, 'req' | 'reply'>), req, reply });
+      return reply.sent ? reply : result;
     },
   });
 }

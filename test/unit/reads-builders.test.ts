@@ -15,7 +15,8 @@ import {
   simpleFilters,
 } from '../../server/reads/observations.ts';
 import { buildScoresV3, mapScoreV3 } from '../../server/reads/scores.ts';
-import { BadRequest, Params, toChText, toIso } from '../../server/reads/sql.ts';
+import { Params, toChText, toIso } from '../../server/reads/sql.ts';
+import { BadRequest } from '../../server/web/errors.ts';
 
 const HOSTILE = "x' OR 1=1 --";
 

@@ -16,8 +16,8 @@ import {
   pageMeta,
   SQL,
 } from '../../../reads/datasets.ts';
-import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { BadRequest } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 
 const createDataset = z.object({

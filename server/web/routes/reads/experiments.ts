@@ -13,8 +13,8 @@ import {
 } from '../../../reads/experiments.ts';
 import { parseFilterParam } from '../../../reads/filters.ts';
 import { mapScoreV3 } from '../../../reads/scores.ts';
-import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { BadRequest } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { type Row, refuseUnlessV4, select } from './common.ts';
 

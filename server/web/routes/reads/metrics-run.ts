@@ -1,8 +1,8 @@
 /** Running a metrics query (`?query=`) against a set of views: shared by the v2 and legacy v1 endpoints. */
 import { z } from 'zod';
 import { buildMetrics, type MetricsView, mapMetricsRow, parseMetricsQuery } from '../../../reads/metrics.ts';
-import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { BadRequest } from '../../errors.ts';
 import type { Row } from './common.ts';
 import { select } from './common.ts';
 

@@ -13,8 +13,8 @@ import {
   rowKey,
   simpleFilters,
 } from '../../../reads/observations.ts';
-import { BadRequest } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
+import { BadRequest } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { hasTextIndex, refuseUnlessV4, select } from './common.ts';
 

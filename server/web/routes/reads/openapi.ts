@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { WebContext } from '../../context.ts';
-import { declaredRoutes, route } from '../../route.ts';
+import { type AnySpec, route } from '../../route.ts';
 import { SERVICE_VERSION } from '../health.ts';
 
 const toSchema = (s: z.ZodType) =>
@@ -28,9 +28,10 @@ function parameters(schema: z.ZodType | undefined, where: 'query' | 'path') {
   }));
 }
 
-export function buildOpenApi(): Record<string, unknown> {
+export function buildOpenApi(specs: readonly AnySpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of declaredRoutes()) {
+  const sorted = [...specs].sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method));
+  for (const r of sorted) {
     const path = openapiPath(r.url);
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
@@ -64,6 +65,6 @@ export function openApiRoutes(app: FastifyInstance, _ctx: WebContext): void {
   route(
     app,
     { method: 'GET', url: '/api/public/openapi.json', tag: 'Meta', summary: 'This document' },
-    async () => buildOpenApi(),
+    async ({ req }) => buildOpenApi(req.server.routeSpecs),
   );
 }

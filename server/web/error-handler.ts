@@ -1,0 +1,45 @@
+/**
+ * The one error handler of the web app. An `HttpError` answers its own status; Fastify's 4xx
+ * (bad JSON, body too large, unsupported content type) stay 4xx; a datastore that is down answers
+ * 503 with Retry-After; anything else is a bug: 500, logged, and nothing of it echoed.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
+
+/** Seconds a client waits before retrying a request that met a store that is down. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+const WRITE_NOT_ACKNOWLEDGED =
+  'The service could not store this request; nothing was acknowledged. Retry later.';
+const READ_UNAVAILABLE = 'A datastore is unavailable; retry later.';
+
+const isWrite = (req: FastifyRequest) => req.method !== 'GET' && req.method !== 'HEAD';
+
+export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply {
+  if (err instanceof ServiceUnavailable || err instanceof TooManyRequests) {
+    reply.header('retry-after', String(err.retryAfterSeconds));
+  }
+  return reply
+    .code(err.statusCode)
+    .send(
+      err.details === undefined ? { message: err.message } : { message: err.message, error: err.details },
+    );
+}
+
+export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof HttpError) return sendHttpError(reply, err);
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return reply.code(413).send({ message: `Request body too large: ${err.message}` });
+  }
+  // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return reply.code(err.statusCode).send({ message: err.message });
+  }
+  if (isStoreUnavailable(err)) {
+    req.log.warn({ err }, 'datastore unavailable');
+    const message = isWrite(req) ? WRITE_NOT_ACKNOWLEDGED : READ_UNAVAILABLE;
+    return sendHttpError(reply, new ServiceUnavailable(message, STORE_RETRY_AFTER_SECONDS));
+  }
+  req.log.error({ err }, 'request failed');
+  return reply.code(500).send({ message: 'internal error' });
+}

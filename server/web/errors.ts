@@ -1,0 +1,144 @@
+/**
+ * The errors a request can end with. Code anywhere below the web layer throws an `HttpError` kind
+ * to answer a status; the error handler (error-handler.ts) turns it into `{message, error?}`.
+ * `isStoreUnavailable` tells a datastore that is down or unreachable (503, retry) from a bug (500).
+ * Pure: no I/O.
+ */
+
+export class HttpError extends Error {
+  override name = 'HttpError';
+  readonly statusCode: number;
+  /** What is wrong, naming the fields (e.g. `body.name: expected string`); sent as `error`. */
+  readonly details: string | undefined;
+  constructor(statusCode: number, message: string, details?: string) {
+    super(message);
+    this.statusCode = statusCode;
+    this.details = details;
+  }
+}
+
+export class BadRequest extends HttpError {
+  override name = 'BadRequest';
+  constructor(message: string, details?: string) {
+    super(400, message, details);
+  }
+}
+
+export class Unauthorized extends HttpError {
+  override name = 'Unauthorized';
+  constructor(message: string) {
+    super(401, message);
+  }
+}
+
+export class Forbidden extends HttpError {
+  override name = 'Forbidden';
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
+export class NotFound extends HttpError {
+  override name = 'NotFound';
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+
+export class Conflict extends HttpError {
+  override name = 'Conflict';
+  constructor(message: string, details?: string) {
+    super(409, message, details);
+  }
+}
+
+export class PayloadTooLarge extends HttpError {
+  override name = 'PayloadTooLarge';
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+
+/** Answered with Retry-After. */
+export class TooManyRequests extends HttpError {
+  override name = 'TooManyRequests';
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Answered with Retry-After. */
+export class ServiceUnavailable extends HttpError {
+  override name = 'ServiceUnavailable';
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(503, message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Socket-level failures of any client (Node system errors). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * PostgreSQL SQLSTATEs of a server that cannot serve now: connection exceptions (class 08),
+ * shutdown and startup (57P01-57P03), too many connections (53300).
+ */
+const PG_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+
+/** ClickHouse server exceptions that mean "busy or timed out", not "wrong query". */
+const CLICKHOUSE_UNAVAILABLE = new Set([
+  'TIMEOUT_EXCEEDED',
+  'SOCKET_TIMEOUT',
+  'NETWORK_ERROR',
+  'TOO_MANY_SIMULTANEOUS_QUERIES',
+  'ALL_CONNECTION_TRIES_FAILED',
+  'TABLE_IS_READ_ONLY',
+]);
+
+/** Messages of clients that fail without a code (pg, pg-pool, @clickhouse/client, ioredis). */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/i, // pg: the server closed or the connect timed out
+  /timeout exceeded when trying to connect/i, // pg-pool
+  /is not queryable/i, // pg: a client whose connection failed
+  /^Timeout error\.?$/i, // @clickhouse/client request_timeout
+  /^socket hang up$/i,
+  /^Connection is closed\.?$/i, // ioredis
+  /^Stream isn't writeable/i, // ioredis with the offline queue off
+];
+
+/** The ioredis error names for a Redis that cannot be reached. */
+const REDIS_UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError']);
+
+/**
+ * Whether `err` means a datastore is unreachable, down or timing out, so the request may succeed
+ * when retried. Follows `cause` chains and the `errors` of an AggregateError (Node reports a
+ * refused connection to every address of a host that way).
+ */
+export function isStoreUnavailable(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 5) return false;
+  if (err instanceof HttpError) return false;
+  const e = err as Error & { code?: unknown; type?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || PG_UNAVAILABLE.test(e.code))) return true;
+  if (typeof e.type === 'string' && CLICKHOUSE_UNAVAILABLE.has(e.type)) return true;
+  if (REDIS_UNAVAILABLE_NAMES.has(e.name)) return true;
+  if (UNAVAILABLE_MESSAGES.some((re) => re.test(e.message))) return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
+  return isStoreUnavailable(e.cause, depth + 1);
+}
