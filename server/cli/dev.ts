@@ -1,7 +1,9 @@
 /**
  * `observatory dev [--port N] [--data DIR] [--json]`: the whole service in one process on the
  * embedded datastores (the ClickHouse engine in-process, PGlite, no Redis server), with a default
- * project whose keys are printed, ready for an SDK or an OTLP exporter.
+ * project whose keys are printed, ready for an SDK or an OTLP exporter. The worker's jobs run in
+ * the same process (the dual-write propagation, and the backfill chain when enabled), on an
+ * in-process coordination store, so staged data from older SDKs arrives as in a deployment.
  *
  * The default project's keys are kept in `<data>/dev-project.json` (mode 0600) so that a restart
  * on the same data directory prints the same working keys; the database stores only the hash.
@@ -9,6 +11,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../config/env.ts';
+import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
@@ -18,6 +21,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import { onShutdown } from '../runtime/shutdown.ts';
 import { buildWebApp } from '../web/app.ts';
+import { startWorkerJobs } from '../worker/jobs.ts';
 import { intFlag, parseFlags } from './usage.ts';
 
 export interface DevReady {
@@ -73,6 +77,17 @@ export async function run(args: string[]): Promise<number> {
     keys: keysVerifier,
     shuttingDown: () => false,
   });
+  const coordination = memoryCoordination();
+  const jobs = startWorkerJobs({
+    config,
+    pool,
+    analytics,
+    coordination,
+    log,
+    workerId: 'dev',
+    schemaKnown: true,
+    env: process.env,
+  });
   const host = process.env['HOST'] ?? '127.0.0.1';
   await app.listen({ host, port });
   const address = app.server.address();
@@ -97,10 +112,12 @@ export async function run(args: string[]): Promise<number> {
       ].join('\n'),
     );
   }
-  log.info({ url }, 'dev ready');
+  log.info({ url, mode: config.mode, propagationEnabled: jobs.propagationEnabled }, 'dev ready');
   await onShutdown({
+    onSignal: () => jobs.beginShutdown(),
     cleanup: async () => {
       await app.close();
+      await jobs.stop();
       await pool.end();
       await analytics.close();
       await pg.stop();

@@ -1,0 +1,95 @@
+/**
+ * The worker's background jobs: the dual-write propagation (while the write mode writes the
+ * events tables: dual, and events_only to drain what is left) and the historic backfill chain.
+ * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
+ * one process, so staged data from older SDKs arrives there as it does in a deployment.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { BackfillManager } from '../backfill/manager.ts';
+import type { ServiceConfig } from '../config/env.ts';
+import { ENV } from '../contract/env.ts';
+import { behaviourOf } from '../contract/write-modes.ts';
+import type { Coordination } from '../coordination/store.ts';
+import { dialectOf } from '../runtime/schema.ts';
+import { PropagationJob } from './propagation/job.ts';
+
+export interface WorkerJobsOptions {
+  config: ServiceConfig;
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  coordination: Coordination;
+  log: Logger;
+  workerId: string;
+  /** False when the analytics schema is newer than this release knows: no job runs against it. */
+  schemaKnown: boolean;
+  /** `process.env`: the propagation timing and whether the chain runs in this process. */
+  env: Record<string, string | undefined>;
+  onPropagationMetrics?: (m: { backlog: number; lastProcessedDelaySeconds: number | null }) => void;
+}
+
+export interface WorkerJobs {
+  propagationEnabled: boolean;
+  backfill: BackfillManager;
+  /** Lets a running chain step stop between chunks. */
+  beginShutdown(): void;
+  stop(): Promise<void>;
+}
+
+const CHAIN_PASS_EVERY_MS = 30_000;
+const CHAIN_STOP_WAIT_MS = 10_000;
+
+export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
+  const propagationEnabled = behaviourOf(o.config.mode).runsPropagation && o.schemaKnown;
+  const propagation = propagationEnabled
+    ? new PropagationJob({
+        analytics: o.analytics,
+        coordination: o.coordination,
+        log: o.log,
+        workerId: o.workerId,
+        intervalMs: Number(o.env['SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS'] ?? 60) * 1000,
+        graceSeconds: Number(o.env['SERVICE_EVENT_PROPAGATION_GRACE_SECONDS'] ?? 30),
+        onMetrics: o.onPropagationMetrics,
+      })
+    : undefined;
+  propagation?.start();
+
+  // The chain runs in-process as the reference's worker does; the operator turns this off and
+  // runs each step as a Job instead. Each pass runs whatever step is next and runnable.
+  let shuttingDown = false;
+  const backfill = new BackfillManager({
+    pool: o.pool,
+    analytics: o.analytics,
+    dialect: dialectOf(o.config),
+    settings: o.config.mode,
+    workerId: o.workerId,
+    log: (msg, fields) => o.log.info(fields ?? {}, msg),
+  });
+  const chainInProcess = o.env[ENV.backgroundMigrationsInWorker] !== 'false' && o.schemaKnown;
+  let chainPass: Promise<void> = Promise.resolve();
+  const chainTimer = chainInProcess
+    ? setInterval(() => {
+        chainPass = chainPass
+          .then(() => backfill.runChain(() => shuttingDown))
+          .catch((err: Error) => o.log.error({ err: err.message }, 'backfill pass failed'));
+      }, CHAIN_PASS_EVERY_MS)
+    : undefined;
+
+  return {
+    propagationEnabled,
+    backfill,
+    beginShutdown() {
+      shuttingDown = true;
+    },
+    async stop() {
+      shuttingDown = true;
+      clearInterval(chainTimer);
+      await propagation?.stop();
+      // A running chunk finishes or is abandoned; either way the step resumes from its checkpoint.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([chainPass, new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS)))]);
+      clearTimeout(timer);
+    },
+  };
+}
