@@ -12,6 +12,7 @@ import type { BackfillStep } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
+import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
 import { type Chunk, partitionsQuery } from './sql.ts';
 import { bucketsFor, planOf } from './steps.ts';
 
@@ -30,6 +31,8 @@ interface ChunkState extends Chunk {
 export interface StepState {
   phase?: 'chunks_loaded' | 'completed';
   chunks?: ChunkState[];
+  /** Recorded as the step finishes; see proof.ts. */
+  output?: OutputProof;
 }
 
 interface Row {
@@ -77,7 +80,14 @@ export class BackfillManager {
     return r.rows[0];
   }
 
+  /** Resets the steps whose output is gone (proof.ts), so no report or run trusts them. */
+  async #invalidate(): Promise<void> {
+    const reset = await invalidateUnproven(this.#o.pool, this.#o.analytics);
+    if (reset.length > 0) this.#o.log?.('backfill steps reset: their output is gone', { steps: reset });
+  }
+
   async status(): Promise<StepStatus[]> {
+    await this.#invalidate();
     const out: StepStatus[] = [];
     for (const s of BACKFILL_CHAIN) {
       const row = await this.#row(s.name);
@@ -207,6 +217,7 @@ export class BackfillManager {
     shouldStop: () => boolean = () => false,
   ): Promise<'finished' | 'already-finished'> {
     const s = stepOf(step);
+    await this.#invalidate();
     const row = await this.#row(s.name);
     if (row?.finished_at) return 'already-finished';
     const refusal = await this.#refusal(s, row);
@@ -223,10 +234,11 @@ export class BackfillManager {
         .catch(() => {});
     }, HEARTBEAT_MS);
     try {
-      await this.#execute(s, row!, lock, shouldStop);
+      const state = await this.#execute(s, row!, lock, shouldStop);
+      const output = await proofOf(this.#o.analytics, s.step);
       await lock.query(
-        'UPDATE background_migrations SET finished_at = now(), worker_id = NULL, locked_at = NULL WHERE name = $1',
-        [s.name],
+        'UPDATE background_migrations SET finished_at = now(), state = $2, worker_id = NULL, locked_at = NULL WHERE name = $1',
+        [s.name, JSON.stringify({ ...state, ...(output ? { output } : {}) })],
       );
       this.#o.log?.('backfill step finished', { step });
       return 'finished';
@@ -254,7 +266,7 @@ export class BackfillManager {
     }
   }
 
-  async #execute(s: ChainStep, row: Row, lock: pg.PoolClient, shouldStop: () => boolean): Promise<void> {
+  async #execute(s: ChainStep, row: Row, lock: pg.PoolClient, shouldStop: () => boolean): Promise<StepState> {
     const plan = planOf(s.step);
     const { analytics, dialect } = this.#o;
     const chunkRows = row.args.chunkRows ?? DEFAULT_CHUNK_ROWS;
@@ -283,10 +295,12 @@ export class BackfillManager {
     for (const query of plan.after?.(dialect) ?? []) await analytics.command({ query });
     state.phase = 'completed';
     await BackfillManager.#save(lock, s, state);
+    return state;
   }
 
   /** The chain inside the worker: runs the next runnable step until none is left. */
   async runChain(shouldStop: () => boolean): Promise<void> {
+    await this.#invalidate();
     for (const s of BACKFILL_CHAIN) {
       if (shouldStop()) return;
       const row = await this.#row(s.name);

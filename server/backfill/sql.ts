@@ -8,7 +8,12 @@
 import { createTable, dropTable } from '../migrations/analytics/ddl.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { EVENTS, insertable, OBSERVATIONS } from '../migrations/analytics/tables.ts';
-import { observationEventExpressions, selectList, TRACE_JOIN_COLUMNS } from '../worker/propagation/sql.ts';
+import {
+  FROM_OTLP,
+  observationEventExpressions,
+  selectList,
+  TRACE_JOIN_COLUMNS,
+} from '../worker/propagation/sql.ts';
 
 export const SCRATCH_TABLE = 'observations_pid_tid_sorting';
 
@@ -30,7 +35,10 @@ WHERE database = currentDatabase() AND table = {table:String} AND active
 GROUP BY partition_id ORDER BY partition_id DESC`;
 }
 
-/** Step 1: one virtual root span `t-<traceId>` per historic trace, with the trace's own fields. */
+/**
+ * Step 1: one virtual root span `t-<traceId>` per historic trace, with the trace's own fields.
+ * Traces of OTLP spans have a root span of their own (step 3 keeps it a root) and get none.
+ */
 export function rootSpansStatement(): string {
   const expressions: Record<string, string> = {
     project_id: 'project_id',
@@ -66,7 +74,11 @@ export function rootSpansStatement(): string {
 SELECT
   ${select}
 FROM traces FINAL
-WHERE ${slice('id')}`;
+WHERE ${slice('id')}
+  AND (project_id, id) NOT IN (
+    SELECT project_id, trace_id FROM observations
+    WHERE xxHash32(trace_id) % {buckets:UInt32} = {bucket:UInt32} AND ${FROM_OTLP('observations')}
+  )`;
 }
 
 /** Step 2: the scratch copy of `observations`, sorted by (project_id, trace_id, id). */

@@ -4,6 +4,8 @@
  * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
  * relational change).
  */
+
+import { invalidateUnproven } from '../backfill/proof.ts';
 import { loadConfig } from '../config/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
@@ -37,6 +39,9 @@ export async function run(args: string[]): Promise<number> {
     } else if (action === 'down') {
       const rewound = await m.analytics.down(to!, say);
       if (rewound.length === 0) say(`analytics schema is already at or below ${to}`);
+      // The backfill's records must not outlive the tables they describe.
+      const reset = await invalidateUnproven(stores.pool, stores.analytics);
+      if (reset.length > 0) say(`backfill steps ${reset.join(', ')} reset: their output was dropped`);
     }
     const state = await m.analytics.state();
     const status: MigrationStatus = {

@@ -11,6 +11,7 @@ import {
   applyTrace,
   emptyObservationRow,
   emptyTraceRow,
+  movedRootTombstone,
   type ObservationPatch,
   type Row,
   type RowContext,
@@ -118,6 +119,11 @@ export interface CommitContext {
   store: IngestionStore;
   targets: WriteTargets;
   now: number;
+  /**
+   * The traces are represented in the events tables by a virtual root `t-<traceId>` (batch
+   * ingestion), not by a root span of their own (OTLP), so staging carries the trace as one.
+   */
+  virtualRoots: boolean;
 }
 
 /** Merges and writes the changes; resolves once every target table acknowledged its rows. */
@@ -129,6 +135,7 @@ export async function commitLegacyChanges(
   const rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
   const traces: Row[] = [];
   const observations: Row[] = [];
+  const tombstones: Row[] = [];
   if (ctx.targets.legacy && changes.size > 0) {
     const [storedTraces, storedObservations] = await Promise.all([
       ctx.store.fetchByIds('traces', ctx.projectId, [...changes.traces.keys()]),
@@ -141,6 +148,9 @@ export async function commitLegacyChanges(
       let row = storedTrace.get(id) ?? emptyTraceRow(rc, id, list[0]!.patch.timestamp ?? list[0]!.at);
       for (const c of list) row = applyTrace(row, c.patch, rc);
       traces.push(row);
+      const before = storedTrace.get(id)?.['timestamp'];
+      if (ctx.virtualRoots && before !== undefined && before !== row['timestamp'])
+        tombstones.push(movedRootTombstone(ctx.projectId, id, String(before), ctx.now));
     }
     for (const [id, list] of changes.observations) {
       list.sort(changeOrder);
@@ -161,10 +171,11 @@ export async function commitLegacyChanges(
   ]);
   if (ctx.targets.staging) {
     await ctx.store.insert('observations_batch_staging', [
-      ...traces.map((t) => stagedTraceRoot(t, rc, ctx.attribution)),
+      ...(ctx.virtualRoots ? traces.map((t) => stagedTraceRoot(t, rc, ctx.attribution)) : []),
       ...observations.map((o) => stagedObservation(o, rc, ctx.attribution)),
     ]);
   }
+  if (ctx.targets.staging) await ctx.store.insert('events_full', tombstones);
 }
 
 export async function processBatch(items: unknown[], ctx: BatchContext): Promise<BatchResult> {
@@ -227,6 +238,7 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
     store: ctx.store,
     targets: batchTargets(ctx.settings),
     now,
+    virtualRoots: true,
   });
   for (const e of accepted) result.successes.push({ id: e.id, status: 201 });
   return result;

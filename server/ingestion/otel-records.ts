@@ -8,7 +8,6 @@ import type { Attribution, Row } from './records.ts';
 import { chTime } from './time.ts';
 
 const orEmpty = (v: string | null | undefined) => v ?? '';
-const time6 = (v: string | null) => (v === null ? null : chTime(v, 6));
 
 /** Metadata as parallel name and value arrays, the events tables' form. */
 export function metadataArrays(m: Record<string, string>): { names: string[]; values: string[] } {
@@ -18,21 +17,42 @@ export function metadataArrays(m: Record<string, string>): { names: string[]; va
 
 const isRoot = (o: OtelObservation) => o.asRoot || o.parentSpanId === '';
 
-/** One `events_full` row written directly (no server-side propagation, no virtual root). */
-export function eventsRow(o: OtelObservation, projectId: string, a: Attribution, now: number): Row {
+/** How a direct write stores its times. */
+export interface DirectShape {
+  /**
+   * The same spans also go to the legacy tables (dual write): times take the legacy tables'
+   * millisecond precision, so the backfill's or the propagation's later copy of a span has the
+   * same sorting key (`start_time` is in it) and the replacing merge collapses the two.
+   */
+  besideLegacy: boolean;
+}
+
+/**
+ * One `events_full` row written directly (no server-side propagation). An OTLP trace keeps its own
+ * root span as its root: no virtual root, here or in the copies made from the legacy tables.
+ */
+export function eventsRow(
+  o: OtelObservation,
+  projectId: string,
+  a: Attribution,
+  now: number,
+  shape: DirectShape = { besideLegacy: false },
+): Row {
   const meta = metadataArrays(o.metadata);
   const exp = o.experiment;
   const expMeta = metadataArrays(exp?.metadata ?? {});
   const itemMeta = metadataArrays(exp?.itemMetadata ?? {});
   const nowText = chTime(now, 6);
+  const digits = shape.besideLegacy ? 3 : 6;
+  const time = (v: string | null) => (v === null ? null : chTime(v, digits));
   return {
     project_id: projectId,
     trace_id: o.traceId,
     span_id: o.spanId,
     parent_span_id: o.asRoot ? '' : o.parentSpanId,
-    start_time: chTime(o.startTime, 6),
-    end_time: time6(o.endTime),
-    completion_start_time: time6(o.completionStartTime),
+    start_time: chTime(o.startTime, digits),
+    end_time: time(o.endTime),
+    completion_start_time: time(o.completionStartTime),
     name: o.name,
     type: o.type,
     environment: o.environment,
@@ -73,7 +93,7 @@ export function eventsRow(o: OtelObservation, projectId: string, a: Attribution,
     experiment_description: orEmpty(exp?.description),
     experiment_dataset_id: orEmpty(exp?.datasetId),
     experiment_item_id: orEmpty(exp?.itemId),
-    experiment_item_version: time6(exp?.itemVersion ?? null),
+    experiment_item_version: exp?.itemVersion ? chTime(exp.itemVersion, 6) : null,
     experiment_item_expected_output: orEmpty(exp?.itemExpectedOutput),
     experiment_item_metadata_names: itemMeta.names,
     experiment_item_metadata_values: itemMeta.values,

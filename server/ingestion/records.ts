@@ -280,11 +280,33 @@ export function stagedObservation(obs: Row, ctx: RowContext, a: Attribution): Ro
   return { ...obs, s3_first_seen_timestamp: chTime(ctx.now), ...attributionColumns(a) };
 }
 
+/** The span id of a trace's virtual root: the trace as the legacy tables hold it. */
+export const virtualRootId = (traceId: string): string => `t-${traceId}`;
+
+/**
+ * Removes from `events_full` the virtual root a trace had before its timestamp moved (a trace
+ * update carrying another timestamp): `start_time` is in the sorting key, so the root at the new
+ * time is another row, and this newer deleted version collapses the old one, whether the old one
+ * is already propagated or still staged.
+ */
+export function movedRootTombstone(projectId: string, traceId: string, oldStart: string, now: number): Row {
+  return {
+    project_id: projectId,
+    trace_id: traceId,
+    span_id: virtualRootId(traceId),
+    parent_span_id: '',
+    start_time: oldStart,
+    type: 'SPAN',
+    event_ts: chTime(now, 6),
+    is_deleted: 1,
+  };
+}
+
 /** A trace staged as its virtual root span `t-<traceId>` (type SPAN, no parent). */
 export function stagedTraceRoot(trace: Row, ctx: RowContext, a: Attribution): Row {
   const root = emptyObservationRow(
     ctx,
-    `t-${trace['id']}`,
+    virtualRootId(String(trace['id'])),
     String(trace['id']),
     'SPAN',
     '1970-01-01T00:00:00Z',

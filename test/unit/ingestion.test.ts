@@ -172,3 +172,29 @@ describe('usage, cost and time', () => {
     ['2026-11-22T12:00:00+02:00', 3, '2026-11-22 10:00:00.000'],
   ] as const)('chTime(%s, %i)', (v, d, out) => expect(chTime(v, d)).toBe(out));
 });
+
+describe("a trace's virtual root when the trace's timestamp moves", () => {
+  const create = (timestamp: string) => [ev('c', 'trace-create', { id: 'tm', name: 'moved', timestamp })];
+  const later = '2026-11-22T10:05:00.000Z';
+
+  it.each([
+    ['dual', [{ span_id: 't-tm', start_time: chTime(ts), is_deleted: 1, trace_id: 'tm' }]],
+    ['legacy', []],
+  ] as const)('%s: the root at the old time is deleted in events_full', async (mode, tombstones) => {
+    const { store, rows } = memoryStore();
+    const ctx = { projectId: 'p', settings: settings(mode), attribution, store };
+    await processBatch(create(ts), { ...ctx, now: 1 });
+    expect(rows('events_full')).toEqual([]);
+    await processBatch(create(later), { ...ctx, now: 2 });
+    expect(rows('events_full')).toMatchObject(tombstones);
+    expect(rows('events_full')).toHaveLength(tombstones.length);
+  });
+
+  it('an update that keeps the timestamp deletes nothing', async () => {
+    const { store, rows } = memoryStore();
+    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store };
+    await processBatch(create(ts), { ...ctx, now: 1 });
+    await processBatch(create(ts), { ...ctx, now: 2 });
+    expect(rows('events_full')).toEqual([]);
+  });
+});

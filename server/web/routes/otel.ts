@@ -63,12 +63,20 @@ export function otelRoutes(app: FastifyInstance, ctx: WebContext): void {
       if (targets.legacy) {
         const changes = new LegacyChanges();
         addOtelChanges(changes, spans);
-        await commitLegacyChanges(changes, [], { projectId, attribution, store: ctx.store, targets, now });
+        await commitLegacyChanges(changes, [], {
+          projectId,
+          attribution,
+          store: ctx.store,
+          targets,
+          now,
+          virtualRoots: false,
+        });
       }
       if (targets.events) {
+        const shape = { besideLegacy: targets.legacy };
         await ctx.store.insert(
           'events_full',
-          spans.map((s) => eventsRow(s, projectId, attribution, now)),
+          spans.map((s) => eventsRow(s, projectId, attribution, now, shape)),
         );
       }
       return reply.code(200).send({});

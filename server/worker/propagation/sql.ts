@@ -41,7 +41,7 @@ export function observationEventExpressions(m: ObservationMapping): Record<strin
     ...BASE_EXPRESSIONS,
     metadata_names: `mapKeys(${metadata})`,
     metadata_values: `mapValues(${metadata})`,
-    source: `if(mapContains(obs.metadata, 'resourceAttributes'), 'otel-${m.source}', 'ingestion-api-${m.source}')`,
+    source: `if(${FROM_OTLP('obs')}, 'otel-${m.source}', 'ingestion-api-${m.source}')`,
   };
 }
 
@@ -49,12 +49,16 @@ export function observationEventExpressions(m: ObservationMapping): Record<strin
 export const TRACE_JOIN_COLUMNS =
   'project_id, id, name, user_id, session_id, release, version, tags, public, bookmarked, metadata';
 
+/** The observation came from an OTLP span (the OTLP mapping always records its resource). */
+export const FROM_OTLP = (alias: string) => `mapContains(${alias}.metadata, 'resourceAttributes')`;
+
 const BASE_EXPRESSIONS: Record<string, string> = {
   project_id: 'obs.project_id',
   trace_id: 'obs.trace_id',
   span_id: 'obs.id',
-  parent_span_id:
-    "if(obs.id = concat('t-', obs.trace_id), '', coalesce(obs.parent_observation_id, concat('t-', obs.trace_id)))",
+  // Top-level batch observations hang under the trace's virtual root; an OTLP trace's top-level
+  // span is its root, as the direct write stores it, so both copies of a span are one row.
+  parent_span_id: `if(obs.id = concat('t-', obs.trace_id), '', coalesce(obs.parent_observation_id, if(${FROM_OTLP('obs')}, '', concat('t-', obs.trace_id))))`,
   start_time: 'obs.start_time',
   end_time: 'obs.end_time',
   completion_start_time: 'obs.completion_start_time',
@@ -94,8 +98,6 @@ const BASE_EXPRESSIONS: Record<string, string> = {
   // Observation metadata wins over trace metadata on equal keys.
   metadata_names: 'mapKeys(mapUpdate(t.metadata, obs.metadata))',
   metadata_values: 'mapValues(mapUpdate(t.metadata, obs.metadata))',
-  source:
-    "if(mapContains(obs.metadata, 'resourceAttributes'), 'otel-dual-write', 'ingestion-api-dual-write')",
   event_bytes: "length(coalesce(obs.input, '')) + length(coalesce(obs.output, ''))",
   created_at: 'obs.created_at',
   updated_at: 'obs.updated_at',
