@@ -1,19 +1,25 @@
 /**
- * The web container's HTTP application. Health routes are public; every other route sits in an
- * encapsulated context behind project-key authentication and the write load limit.
+ * The web container's HTTP application: one encapsulated plugin per API family (plugins/). Health
+ * is public; every other family sits behind project-key authentication, and the write families
+ * share one bound on concurrent writes. Each family gates its routes on the write mode itself.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { datasetsPlugin } from './plugins/datasets.ts';
+import { healthPlugin } from './plugins/health.ts';
+import { ingestionPlugin } from './plugins/ingestion.ts';
+import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
+import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
+import { metricsPlugin } from './plugins/metrics.ts';
+import { openapiPlugin } from './plugins/openapi.ts';
+import { otlpPlugin } from './plugins/otlp.ts';
+import { projectsPlugin } from './plugins/projects.ts';
+import { scoresPlugin } from './plugins/scores.ts';
+import { v4ReadsPlugin } from './plugins/v4-reads.ts';
 import { collectRouteSpecs } from './route.ts';
-import { datasetRunItemRoutes } from './routes/dataset-run-items.ts';
-import { healthRoutes } from './routes/health.ts';
-import { ingestionRoutes } from './routes/ingestion.ts';
-import { legacyWriteRoutes } from './routes/legacy-writes.ts';
-import { otelRoutes } from './routes/otel.ts';
-import { readRoutes } from './routes/reads/index.ts';
 
 export interface WebOptions {
   logger?: FastifyBaseLogger;
@@ -27,20 +33,27 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: 1024 * 1024,
   });
-
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);
 
-  healthRoutes(app, ctx);
+  app.register(healthPlugin, { ctx });
 
   app.register(async (api) => {
-    limitConcurrentWrites(api, opts.maxInFlightWrites ?? 64);
     requireProjectKey(api, ctx);
-    ingestionRoutes(api, ctx);
-    otelRoutes(api, ctx);
-    legacyWriteRoutes(api, ctx);
-    datasetRunItemRoutes(api, ctx);
-    readRoutes(api, ctx);
+    // The ingestion paths write to the analytics store in volume: past the bound they answer 429.
+    api.register(async (writes) => {
+      limitConcurrentWrites(writes, opts.maxInFlightWrites ?? 64);
+      writes.register(ingestionPlugin, { ctx });
+      writes.register(otlpPlugin, { ctx });
+      writes.register(legacyWritesPlugin, { ctx });
+    });
+    api.register(legacyReadsPlugin, { ctx });
+    api.register(v4ReadsPlugin, { ctx });
+    api.register(datasetsPlugin, { ctx });
+    api.register(scoresPlugin, { ctx });
+    api.register(metricsPlugin, { ctx });
+    api.register(projectsPlugin, { ctx });
+    api.register(openapiPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { describeIssues } from '../ingestion/schemas.ts';
 import { BadRequest } from './errors.ts';
+import type { Gate } from './gates.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -16,6 +17,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   url: string;
   summary: string;
   tag: string;
+  /** Which deployments serve the route (gates.ts); checked by the family plugin's hook. */
+  gate?: Gate;
   params?: P;
   query?: Q;
   body?: B;
@@ -68,7 +71,7 @@ export function route<
   app.route({
     method: spec.method,
     url: spec.url,
-    config: { openapi: spec as unknown as AnySpec },
+    config: { openapi: spec as unknown as AnySpec, gate: spec.gate ?? 'always' },
     handler: async (req, reply) => {
       const parts = {} as { params: unknown; query: unknown; body: unknown };
       for (const [key, schema, value] of [

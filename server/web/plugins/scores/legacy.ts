@@ -1,22 +1,12 @@
-/** Deprecated score lists (v1 and v2), the v1 metrics query and daily metrics; 404 in events_only. */
+/** Deprecated score reads (v1 and v2 lists, one score by id); 404 in events_only. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { pageMeta } from '../../../reads/datasets.ts';
-import {
-  assembleDaily,
-  buildDailyMetrics,
-  buildScoreById,
-  buildScoreList,
-  buildTracesByIds,
-} from '../../../reads/legacy.ts';
-import { METRICS_V1_VIEWS } from '../../../reads/metrics-views.ts';
+import { buildScoreById, buildScoreList, buildTracesByIds } from '../../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../../reads/scores.ts';
 import { orNull } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
 import { q, route } from '../../route.ts';
-import { type Row, refuseLegacyRead, select } from './common.ts';
-import { runPaged } from './legacy-tracing.ts';
-import { metricsQueryParam, metricsResponse, runMetrics } from './metrics-run.ts';
+import { type Row, runPaged, select } from '../../select.ts';
 
 const scoreListQuery = z.object({
   page: q.int(1, 1_000_000, 1),
@@ -41,19 +31,19 @@ const scoreListQuery = z.object({
   fields: q.csv(),
 });
 
-export function legacyScoreAndMetricRoutes(app: FastifyInstance, ctx: WebContext): void {
+export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
   for (const url of ['/api/public/scores', '/api/public/v2/scores']) {
     route(
       app,
       {
         method: 'GET',
+        gate: 'deprecated',
         url,
         tag: 'Legacy',
         summary: 'Scores with their trace fields (deprecated; 404 in events_only)',
         query: scoreListQuery,
       },
-      async ({ query, req, reply }) => {
-        if (refuseLegacyRead(ctx, reply)) return;
+      async ({ query, req }) => {
         const { projectId } = req.principal;
         const { rows, meta } = await runPaged(ctx, buildScoreList({ ...query, projectId }), query);
         const withTrace = !query.fields || query.fields.includes('trace');
@@ -90,67 +80,17 @@ export function legacyScoreAndMetricRoutes(app: FastifyInstance, ctx: WebContext
       app,
       {
         method: 'GET',
+        gate: 'deprecated',
         url: `${url}/:id`,
         tag: 'Legacy',
         summary: 'One score (deprecated)',
         params: z.object({ id: z.string().min(1) }),
       },
       async ({ params, req, reply }) => {
-        if (refuseLegacyRead(ctx, reply)) return;
         const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
         if (!row) return reply.code(404).send({ message: `Score ${params.id} not found` });
         return mapScoreLegacy(row);
       },
     );
   }
-
-  route(
-    app,
-    {
-      method: 'GET',
-      url: '/api/public/metrics',
-      tag: 'Legacy',
-      summary: 'Metrics query over the version 3 tables (deprecated; 404 in events_only)',
-      query: metricsQueryParam,
-      response: metricsResponse,
-    },
-    async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
-      return runMetrics(ctx, METRICS_V1_VIEWS, req.principal.projectId, query.query);
-    },
-  );
-
-  route(
-    app,
-    {
-      method: 'GET',
-      url: '/api/public/metrics/daily',
-      tag: 'Legacy',
-      summary: 'Daily trace and observation counts, usage and cost by model (deprecated)',
-      query: z.object({
-        page: q.int(1, 1_000_000, 1),
-        limit: q.int(1, 1000, 50),
-        traceName: z.string().optional(),
-        userId: z.string().optional(),
-        tags: q.many(),
-        environment: q.many(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
-      }),
-    },
-    async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
-      const qs = buildDailyMetrics({ ...query, projectId: req.principal.projectId });
-      const [traces, observations] = await Promise.all([
-        select(ctx, qs.traces),
-        select(ctx, qs.observations),
-      ]);
-      const days = assembleDaily(traces, observations);
-      const start = (query.page - 1) * query.limit;
-      return {
-        data: days.slice(start, start + query.limit),
-        meta: pageMeta(query.page, query.limit, days.length),
-      };
-    },
-  );
 }

@@ -1,10 +1,10 @@
 /** Liveness and readiness of the web container (`/api/public/health`, `/api/public/ready`). */
-import type { FastifyInstance } from 'fastify';
-import type { WebContext } from '../context.ts';
+import type { FastifyPluginAsync } from 'fastify';
+import type { PluginOptions } from './types.ts';
 
 export const SERVICE_VERSION = '4.0.0';
 
-export function healthRoutes(app: FastifyInstance, ctx: WebContext): void {
+export const healthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const version = ctx.config.mode.release === '3' ? '3.0.0' : SERVICE_VERSION;
   app.get<{ Querystring: { failIfDatabaseUnavailable?: string } }>(
     '/api/public/health',
@@ -24,4 +24,4 @@ export function healthRoutes(app: FastifyInstance, ctx: WebContext): void {
       return reply.code(500).send({ status: 'SIGTERM / SIGINT received, shutting down', version });
     return { status: 'OK', version };
   });
-}
+};

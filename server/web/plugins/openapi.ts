@@ -2,11 +2,11 @@
  * `GET /api/public/openapi.json`: OpenAPI 3.1 generated from the zod schemas the read routes
  * validate with (zod 4's `z.toJSONSchema`), so the document and the behaviour share one source.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { WebContext } from '../../context.ts';
-import { type AnySpec, route } from '../../route.ts';
-import { SERVICE_VERSION } from '../health.ts';
+import { type AnySpec, route } from '../route.ts';
+import { SERVICE_VERSION } from './health.ts';
+import type { PluginOptions } from './types.ts';
 
 const toSchema = (s: z.ZodType) =>
   z.toJSONSchema(s, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<
@@ -61,10 +61,10 @@ export function buildOpenApi(specs: readonly AnySpec[]): Record<string, unknown>
   };
 }
 
-export function openApiRoutes(app: FastifyInstance, _ctx: WebContext): void {
+export const openapiPlugin: FastifyPluginAsync<PluginOptions> = async (app) => {
   route(
     app,
     { method: 'GET', url: '/api/public/openapi.json', tag: 'Meta', summary: 'This document' },
     async ({ req }) => buildOpenApi(req.server.routeSpecs),
   );
-}
+};

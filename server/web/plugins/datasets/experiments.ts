@@ -16,7 +16,7 @@ import { mapScoreV3 } from '../../../reads/scores.ts';
 import type { WebContext } from '../../context.ts';
 import { BadRequest } from '../../errors.ts';
 import { q, route } from '../../route.ts';
-import { type Row, refuseUnlessV4, select } from './common.ts';
+import { type Row, select } from '../../select.ts';
 
 const common = {
   limit: q.int(1, 100, 50),
@@ -51,13 +51,13 @@ export function experimentRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'GET',
+      gate: 'v4-reads',
       url: '/api/public/experiments',
       tag: 'Experiments',
       summary: 'Experiments (from the experiment columns of the events), latest activity first',
       query: z.object({ ...common, fields: q.csv(), id: q.csv(), name: q.csv(), datasetId: q.csv() }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseUnlessV4(ctx, reply)) return;
+    async ({ query, req }) => {
       const fields = new Set(query.fields ?? ['core']);
       for (const f of fields)
         if (!['core', 'metadata', 'scores'].includes(f))
@@ -92,6 +92,7 @@ export function experimentRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'GET',
+      gate: 'v4-reads',
       url: '/api/public/experiment-items',
       tag: 'Experiments',
       summary: 'Experiment items (the root span of each dataset item run), newest first',
@@ -104,8 +105,7 @@ export function experimentRoutes(app: FastifyInstance, ctx: WebContext): void {
         datasetId: q.csv(),
       }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseUnlessV4(ctx, reply)) return;
+    async ({ query, req }) => {
       const groups = new Set<ItemFieldGroup>(['core']);
       for (const f of query.fields ?? ['core', 'dataset']) {
         if (!(ITEM_FIELD_GROUPS as readonly string[]).includes(f))

@@ -2,12 +2,12 @@
  * `GET /api/public/projects`: the project of the calling key. The SDK's experiment runner asks
  * for it to build links, so without it a run over a dataset fails at the end.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { WebContext } from '../../context.ts';
-import { route } from '../../route.ts';
+import { route } from '../route.ts';
+import type { PluginOptions } from './types.ts';
 
-export function projectRoutes(app: FastifyInstance, ctx: WebContext): void {
+export const projectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
     app,
     {
@@ -27,4 +27,4 @@ export function projectRoutes(app: FastifyInstance, ctx: WebContext): void {
       return { data: rows.map((r) => ({ id: r.id, name: r.name, metadata: {} })) };
     },
   );
-}
+};

@@ -3,10 +3,12 @@
  * `events_only`; each is one event through the batch path, so they write what a batch would.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { behaviourOf } from '../../contract/write-modes.ts';
+import type { FastifyPluginAsync } from 'fastify';
 import { processBatch } from '../../ingestion/batch.ts';
-import { attributionOf, recordRefusedPath, type WebContext } from '../context.ts';
+import { attributionOf, recordRefusedPath } from '../context.ts';
+import { BadRequest } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import type { PluginOptions } from './types.ts';
 
 const ROUTES = [
   ['POST', '/api/public/traces', 'trace-create'],
@@ -17,22 +19,22 @@ const ROUTES = [
   ['POST', '/api/public/events', 'event-create'],
 ] as const;
 
-export function notInEventsOnly(reply: FastifyReply): FastifyReply {
-  return reply.code(404).send({
-    message:
-      'This endpoint is not available on deployments running write mode events_only. ' +
-      'Use OpenTelemetry ingestion (/api/public/otel/v1/traces) and the version 4 read APIs.',
-  });
-}
-
-export function legacyWriteRoutes(app: FastifyInstance, ctx: WebContext): void {
+export const legacyWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  // Tallied before the gate: the tally is of producers still on paths events_only refuses.
+  app.addHook('onRequest', async (req) => recordRefusedPath(ctx, req, 'legacy-endpoint'));
+  app.addHook('onRequest', modeGate(ctx));
   for (const [method, url, type] of ROUTES) {
+    const openapi = {
+      method,
+      url,
+      tag: 'Legacy',
+      summary: `One ${type} event (deprecated; 404 in events_only)`,
+    };
     app.route({
       method,
       url,
+      config: { gate: 'deprecated', openapi },
       handler: async (req, reply) => {
-        recordRefusedPath(ctx, req, 'legacy-endpoint');
-        if (!behaviourOf(ctx.config.mode).servesLegacyEndpoints) return notInEventsOnly(reply);
         const body = (req.body ?? {}) as Record<string, unknown>;
         // Trace bodies may omit their id; observation bodies must carry one (validated below).
         if (type === 'trace-create' && body['id'] == null) body['id'] = randomUUID();
@@ -44,9 +46,9 @@ export function legacyWriteRoutes(app: FastifyInstance, ctx: WebContext): void {
           store: ctx.store,
         });
         const error = result.errors[0];
-        if (error) return reply.code(400).send({ message: error.message, error: error.error });
+        if (error) throw new BadRequest(error.message, error.error);
         return reply.code(200).send({ id: body['id'] });
       },
     });
   }
-}
+};

@@ -1,18 +1,26 @@
 /** `POST /api/public/ingestion`: the batch endpoint of the older SDKs, answered with 207. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { processBatch } from '../../ingestion/batch.ts';
 import { batchRequest, describeIssues } from '../../ingestion/schemas.ts';
-import { attributionOf, recordRefusedPath, type WebContext } from '../context.ts';
+import { attributionOf, recordRefusedPath } from '../context.ts';
+import { BadRequest } from '../errors.ts';
+import type { PluginOptions } from './types.ts';
 
 /** The reference documents batches of about 3.5 MB. */
 export const BATCH_BODY_LIMIT = 3.5 * 1024 * 1024;
 
-export function ingestionRoutes(app: FastifyInstance, ctx: WebContext): void {
-  app.post('/api/public/ingestion', { bodyLimit: BATCH_BODY_LIMIT }, async (req, reply) => {
+const openapi = {
+  method: 'POST',
+  url: '/api/public/ingestion',
+  tag: 'Ingestion',
+  summary: 'A batch of events; each answered in the 207 body (events_only: only score-create)',
+  body: batchRequest,
+} as const;
+
+export const ingestionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.post(openapi.url, { bodyLimit: BATCH_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
     const parsed = batchRequest.safeParse(req.body);
-    if (!parsed.success) {
-      return reply.code(400).send({ message: 'Invalid request data', error: describeIssues(parsed.error) });
-    }
+    if (!parsed.success) throw new BadRequest('Invalid request data', describeIssues(parsed.error));
     if (parsed.data.batch.some((e) => (e as { type?: unknown } | null)?.type !== 'score-create')) {
       recordRefusedPath(ctx, req, 'ingestion-api');
     }
@@ -24,4 +32,4 @@ export function ingestionRoutes(app: FastifyInstance, ctx: WebContext): void {
     });
     return reply.code(207).send(result);
   });
-}
+};

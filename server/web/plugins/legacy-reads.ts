@@ -2,9 +2,8 @@
  * Deprecated reads of traces, observations and sessions from the version 3 tables: served in
  * `legacy` and `dual`, 404 in `events_only` (the spec's endpoint table).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { pageMeta } from '../../../reads/datasets.ts';
 import {
   buildObservationById,
   buildObservationList,
@@ -18,28 +17,24 @@ import {
   htmlPath,
   mapLegacyObservation,
   mapTrace,
-  type PagedQuery,
   traceLatency,
-} from '../../../reads/legacy.ts';
-import { mapScoreLegacy } from '../../../reads/scores.ts';
-import type { WebContext } from '../../context.ts';
-import { q, route } from '../../route.ts';
-import { type Row, refuseLegacyRead, select } from './common.ts';
+} from '../../reads/legacy.ts';
+import { mapScoreLegacy } from '../../reads/scores.ts';
+import { modeGate } from '../gates.ts';
+import { q, route } from '../route.ts';
+import { type Row, runPaged, select } from '../select.ts';
+import type { PluginOptions } from './types.ts';
 
 const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
 const idParam = z.object({ id: z.string().min(1) });
 
-/** A page and its total, run side by side. */
-export async function runPaged(ctx: WebContext, pq: PagedQuery, p: { page: number; limit: number }) {
-  const [rows, count] = await Promise.all([select(ctx, pq.list), select(ctx, pq.count)]);
-  return { rows, meta: pageMeta(p.page, p.limit, Number(count[0]?.['n'] ?? 0)) };
-}
-
-export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void {
+export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/traces',
       tag: 'Legacy',
       summary: 'Traces (deprecated; 404 in events_only)',
@@ -57,8 +52,7 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
         environment: q.many(),
       }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
+    async ({ query, req }) => {
       const { projectId } = req.principal;
       const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
       const ids = rows.map((r) => String(r['id']));
@@ -92,13 +86,13 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/traces/:id',
       tag: 'Legacy',
       summary: 'A trace with its observations and scores (deprecated)',
       params: idParam,
     },
     async ({ params, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const [trace] = await select(ctx, buildTraceById(projectId, params.id));
       if (!trace) return reply.code(404).send({ message: `Trace ${params.id} not found` });
@@ -124,6 +118,7 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/observations',
       tag: 'Legacy',
       summary: 'Observations (deprecated; 404 in events_only)',
@@ -141,8 +136,7 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
         version: z.string().optional(),
       }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
+    async ({ query, req }) => {
       const { rows, meta } = await runPaged(
         ctx,
         buildObservationList({ ...query, projectId: req.principal.projectId }),
@@ -156,13 +150,13 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/observations/:id',
       tag: 'Legacy',
       summary: 'One observation (deprecated)',
       params: idParam,
     },
     async ({ params, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const [row] = await select(ctx, buildObservationById(req.principal.projectId, params.id));
       if (!row) return reply.code(404).send({ message: `Observation ${params.id} not found` });
       return mapLegacyObservation(row);
@@ -173,6 +167,7 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/sessions',
       tag: 'Legacy',
       summary: 'Sessions (deprecated; 404 in events_only)',
@@ -183,8 +178,7 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
         environment: q.many(),
       }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
+    async ({ query, req }) => {
       const { rows, meta } = await runPaged(
         ctx,
         buildSessionList({ ...query, projectId: req.principal.projectId }),
@@ -206,13 +200,13 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/sessions/:id',
       tag: 'Legacy',
       summary: 'A session with its traces (deprecated)',
       params: idParam,
     },
     async ({ params, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const traces = await select(ctx, buildSessionTraces(projectId, params.id));
       if (traces.length === 0) return reply.code(404).send({ message: `Session ${params.id} not found` });
@@ -226,4 +220,4 @@ export function legacyTracingRoutes(app: FastifyInstance, ctx: WebContext): void
       };
     },
   );
-}
+};

@@ -1,10 +1,12 @@
 /**
- * Datasets and dataset items (`/api/public/v2/datasets`, `/api/public/dataset-items`, and the v1
- * `/api/public/datasets` the SDKs may still call). Served in every mode: relational data is not
- * part of the data-model change.
+ * Datasets and experiments: datasets and dataset items (`/api/public/v2/datasets`,
+ * `/api/public/dataset-items`, and the v1 `/api/public/datasets` the SDKs may still call), served
+ * in every mode since relational data is not part of the data-model change; dataset run items and
+ * the deprecated dataset runs (datasets/runs.ts, datasets/run-items.ts); the version 4 experiment
+ * reads (datasets/experiments.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import {
   type DatasetItemRow,
@@ -15,10 +17,14 @@ import {
   mapDatasetItem,
   pageMeta,
   SQL,
-} from '../../../reads/datasets.ts';
-import type { WebContext } from '../../context.ts';
-import { BadRequest } from '../../errors.ts';
-import { q, route } from '../../route.ts';
+} from '../../reads/datasets.ts';
+import { BadRequest } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import { q, route } from '../route.ts';
+import { experimentRoutes } from './datasets/experiments.ts';
+import { datasetRunItemRoutes } from './datasets/run-items.ts';
+import { legacyRunRoutes } from './datasets/runs.ts';
+import type { PluginOptions } from './types.ts';
 
 const createDataset = z.object({
   name: z.string().min(1),
@@ -75,7 +81,8 @@ const meta = z.object({
   totalPages: z.number(),
 });
 
-export function datasetRoutes(app: FastifyInstance, ctx: WebContext): void {
+export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
   const findDataset = async (projectId: string, name: string) =>
     (await ctx.pool.query<DatasetRow>(SQL.datasetByName, [projectId, name])).rows[0];
 
@@ -291,4 +298,7 @@ export function datasetRoutes(app: FastifyInstance, ctx: WebContext): void {
       return { message: 'Dataset item successfully deleted' };
     },
   );
-}
+  datasetRunItemRoutes(app, ctx);
+  legacyRunRoutes(app, ctx);
+  experimentRoutes(app, ctx);
+};

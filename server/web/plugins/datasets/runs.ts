@@ -8,8 +8,7 @@ import { type DatasetRow, pageMeta, SQL } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
 import type { WebContext } from '../../context.ts';
 import { q, route } from '../../route.ts';
-import { refuseLegacyRead, select } from './common.ts';
-import { runPaged } from './legacy-tracing.ts';
+import { runPaged, select } from '../../select.ts';
 
 interface RunRow {
   id: string;
@@ -50,13 +49,13 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/dataset-run-items',
       tag: 'Legacy',
       summary: 'Items of one dataset run (deprecated; 404 in events_only)',
       query: z.object({ ...page, datasetId: z.string().min(1), runName: z.string().min(1) }),
     },
     async ({ query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const run = await findRun(projectId, query.datasetId, query.runName);
       if (!run) return reply.code(404).send({ message: `Dataset run ${query.runName} not found` });
@@ -73,6 +72,7 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/datasets/:datasetName/runs',
       tag: 'Legacy',
       summary: 'Runs of a dataset (deprecated; 404 in events_only)',
@@ -80,7 +80,6 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       query: z.object(page),
     },
     async ({ params, query, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const ds = await findDataset(projectId, params.datasetName);
       if (!ds) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
@@ -105,13 +104,13 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'GET',
+      gate: 'deprecated',
       url: '/api/public/datasets/:datasetName/runs/:runName',
       tag: 'Legacy',
       summary: 'A dataset run with its items (deprecated)',
       params: runParams,
     },
     async ({ params, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const ds = await findDataset(projectId, params.datasetName);
       const run = ds && (await findRun(projectId, ds.id, params.runName));
@@ -125,13 +124,13 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     app,
     {
       method: 'DELETE',
+      gate: 'deprecated',
       url: '/api/public/datasets/:datasetName/runs/:runName',
       tag: 'Legacy',
       summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
       params: runParams,
     },
     async ({ params, req, reply }) => {
-      if (refuseLegacyRead(ctx, reply)) return;
       const { projectId } = req.principal;
       const ds = await findDataset(projectId, params.datasetName);
       const run = ds && (await findRun(projectId, ds.id, params.runName));

@@ -1,10 +1,15 @@
-/** `GET /api/public/v3/scores` (ungated in every write mode of release 4). */
-import type { FastifyInstance } from 'fastify';
+/**
+ * Score reads: `GET /api/public/v3/scores` (every write mode of release 4) and the deprecated v1
+ * and v2 lists (404 in events_only).
+ */
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../../reads/scores.ts';
-import type { WebContext } from '../../context.ts';
-import { q, route } from '../../route.ts';
-import { refuseOnRelease3, select } from './common.ts';
+import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../reads/scores.ts';
+import { modeGate } from '../gates.ts';
+import { q, route } from '../route.ts';
+import { select } from '../select.ts';
+import { legacyScoreRoutes } from './scores/legacy.ts';
+import type { PluginOptions } from './types.ts';
 
 export const scoresV3Query = z.object({
   limit: q.int(1, 100, 50),
@@ -44,11 +49,13 @@ const scoreV3 = z
   })
   .loose();
 
-export function scoresV3Routes(app: FastifyInstance, ctx: WebContext): void {
+export const scoresPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {
       method: 'GET',
+      gate: 'release-4',
       url: '/api/public/v3/scores',
       tag: 'Scores v3',
       summary: 'Scores with typed values, field groups and cursor pagination',
@@ -58,8 +65,7 @@ export function scoresV3Routes(app: FastifyInstance, ctx: WebContext): void {
         meta: z.object({ limit: z.number(), cursor: z.string().optional() }),
       }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseOnRelease3(ctx, reply)) return;
+    async ({ query, req }) => {
       const groups = parseScoreFields(query.fields);
       const rows = await select(ctx, buildScoresV3({ ...query, projectId: req.principal.projectId }));
       const cursor = scoresCursor(rows, query.limit);
@@ -69,4 +75,5 @@ export function scoresV3Routes(app: FastifyInstance, ctx: WebContext): void {
       };
     },
   );
-}
+  legacyScoreRoutes(app, ctx);
+};

@@ -1,7 +1,7 @@
 /** `GET /api/public/v2/observations`: see server/reads/observations.ts for the queries. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { parseFilterParam } from '../../../reads/filters.ts';
+import { parseFilterParam } from '../../reads/filters.ts';
 import {
   buildObservationDetails,
   buildObservationList,
@@ -12,11 +12,12 @@ import {
   parseObservationCursor,
   rowKey,
   simpleFilters,
-} from '../../../reads/observations.ts';
-import type { WebContext } from '../../context.ts';
-import { BadRequest } from '../../errors.ts';
-import { q, route } from '../../route.ts';
-import { hasTextIndex, refuseUnlessV4, select } from './common.ts';
+} from '../../reads/observations.ts';
+import { BadRequest } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import { q, route } from '../route.ts';
+import { hasTextIndex, select } from '../select.ts';
+import type { PluginOptions } from './types.ts';
 
 export const observationsV2Query = z.object({
   fields: z
@@ -54,19 +55,20 @@ const observationV2 = z
   })
   .loose();
 
-export function observationsV2Routes(app: FastifyInstance, ctx: WebContext): void {
+export const v4ReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {
       method: 'GET',
+      gate: 'v4-reads',
       url: '/api/public/v2/observations',
       tag: 'Observations v2',
       summary: 'Observations with field groups, filters and cursor pagination (a trace = traceId filter)',
       query: observationsV2Query,
       response: z.object({ data: z.array(observationV2), meta: z.object({ cursor: z.string().optional() }) }),
     },
-    async ({ query, req, reply }) => {
-      if (refuseUnlessV4(ctx, reply)) return;
+    async ({ query, req }) => {
       if (query.parseIoAsJson)
         throw new BadRequest('parseIoAsJson is no longer supported: input and output are raw strings');
       const groups = parseFieldGroups(query.fields);
@@ -95,4 +97,4 @@ export function observationsV2Routes(app: FastifyInstance, ctx: WebContext): voi
       };
     },
   );
-}
+};

@@ -1,0 +1,359 @@
+/**
+ * Every route of the web app in every deployment (write modes legacy, dual, dual without the
+ * preview opt-in, events_only, and release 3), in process with `app.inject()` over real stores
+ * (PostgreSQL, the embedded ClickHouse engine). The expected statuses are written from the spec's
+ * tables, not from the code: deprecated endpoints keep working in legacy and dual and answer 404
+ * in events_only whatever the request; the version 4 reads need events_only or dual with the
+ * preview opt-in; metrics v2 is not served in legacy; release 3 has no version 4 endpoint.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config/env.ts';
+import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
+import { createPool } from '../../server/datastores/postgres.ts';
+import { clickhouseStore } from '../../server/ingestion/store.ts';
+import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
+import { buildWebApp } from '../../server/web/app.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { LEGACY_ENV } from '../fixtures/service.ts';
+
+const DEPLOYMENTS = {
+  legacy: LEGACY_ENV,
+  dual: { SERVICE_MIGRATION_V4_WRITE_MODE: 'dual', SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write' },
+  dual_no_preview: {
+    SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
+    SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+    SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false',
+  },
+  events_only: { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' },
+  release3: { SERVICE_RELEASE: '3' },
+} as const;
+type Deployment = keyof typeof DEPLOYMENTS;
+const ALL = Object.keys(DEPLOYMENTS) as Deployment[];
+
+/** Who serves what, from the spec (Endpoints, Replacement surfaces, Limits). */
+const SERVED = {
+  always: ALL,
+  deprecated: ['legacy', 'dual', 'dual_no_preview', 'release3'],
+  v4Reads: ['dual', 'events_only'],
+  metricsV2: ['dual', 'events_only'],
+  release4: ['legacy', 'dual', 'dual_no_preview', 'events_only'],
+} satisfies Record<string, Deployment[]>;
+type Served = keyof typeof SERVED;
+
+const NOW = new Date().toISOString();
+const HOUR_AGO = new Date(Date.now() - 3_600_000).toISOString();
+const metricsQuery = (view: string) =>
+  encodeURIComponent(
+    JSON.stringify({
+      view,
+      metrics: [{ measure: 'count', aggregation: 'count' }],
+      fromTimestamp: HOUR_AGO,
+      toTimestamp: NOW,
+    }),
+  );
+
+interface Case {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  url: (d: Deployment) => string;
+  body?: unknown;
+  served: Served;
+  /** Status where served (404 elsewhere). */
+  ok: number;
+}
+
+const json = (method: Case['method'], url: string, body: unknown, served: Served, ok: number): Case => ({
+  method,
+  url: () => url,
+  body,
+  served,
+  ok,
+});
+const get = (url: string, served: Served, ok = 200): Case => ({ method: 'GET', url: () => url, served, ok });
+
+/** One valid request per route; the seeded entities exist (`beforeAll`). */
+const VALID: [string, Case][] = [
+  ['POST ingestion', json('POST', '/api/public/ingestion', { batch: [] }, 'always', 207)],
+  ['POST otel traces', json('POST', '/api/public/otel/v1/traces', { resourceSpans: [] }, 'always', 200)],
+  ['POST traces', json('POST', '/api/public/traces', { name: 'm' }, 'deprecated', 200)],
+  [
+    'POST spans',
+    json('POST', '/api/public/spans', { id: 'm-span-2', traceId: 'm-trace' }, 'deprecated', 200),
+  ],
+  [
+    'PATCH spans',
+    json('PATCH', '/api/public/spans', { id: 'm-span-2', traceId: 'm-trace' }, 'deprecated', 200),
+  ],
+  [
+    'POST generations',
+    json('POST', '/api/public/generations', { id: 'm-gen', traceId: 'm-trace' }, 'deprecated', 200),
+  ],
+  [
+    'PATCH generations',
+    json('PATCH', '/api/public/generations', { id: 'm-gen', traceId: 'm-trace' }, 'deprecated', 200),
+  ],
+  [
+    'POST events',
+    json('POST', '/api/public/events', { id: 'm-event', traceId: 'm-trace' }, 'deprecated', 200),
+  ],
+  ['GET traces', get('/api/public/traces', 'deprecated')],
+  ['GET trace', get('/api/public/traces/m-trace', 'deprecated')],
+  ['GET observations', get('/api/public/observations', 'deprecated')],
+  ['GET observation', get('/api/public/observations/m-span', 'deprecated')],
+  ['GET sessions', get('/api/public/sessions', 'deprecated')],
+  ['GET session', get('/api/public/sessions/m-session', 'deprecated')],
+  ['GET scores', get('/api/public/scores', 'deprecated')],
+  ['GET score', get('/api/public/scores/m-score', 'deprecated')],
+  ['GET v2 scores', get('/api/public/v2/scores', 'deprecated')],
+  ['GET v2 score', get('/api/public/v2/scores/m-score', 'deprecated')],
+  ['GET metrics', get(`/api/public/metrics?query=${metricsQuery('traces')}`, 'deprecated')],
+  ['GET metrics daily', get('/api/public/metrics/daily', 'deprecated')],
+  [
+    'POST dataset-run-items',
+    json(
+      'POST',
+      '/api/public/dataset-run-items',
+      { runName: 'm-run', datasetItemId: 'm-item', traceId: 'm-trace' },
+      'always',
+      200,
+    ),
+  ],
+  [
+    'GET dataset-run-items',
+    get('/api/public/dataset-run-items?datasetId=m-ds-id&runName=m-run', 'deprecated'),
+  ],
+  ['GET dataset runs', get('/api/public/datasets/m-ds/runs', 'deprecated')],
+  ['GET dataset run', get('/api/public/datasets/m-ds/runs/m-run', 'deprecated')],
+  [
+    'DELETE dataset run',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/datasets/m-ds/runs/m-del-${d}`,
+      served: 'deprecated',
+      ok: 200,
+    },
+  ],
+  ['GET v2 observations', get('/api/public/v2/observations', 'v4Reads')],
+  ['GET experiments', get(`/api/public/experiments?fromStartTime=${HOUR_AGO}`, 'v4Reads')],
+  ['GET experiment-items', get(`/api/public/experiment-items?fromStartTime=${HOUR_AGO}`, 'v4Reads')],
+  ['GET v3 scores', get('/api/public/v3/scores', 'release4')],
+  ['GET v2 metrics', get(`/api/public/v2/metrics?query=${metricsQuery('observations')}`, 'metricsV2')],
+  ['POST v2 datasets', json('POST', '/api/public/v2/datasets', { name: 'm-ds-2' }, 'always', 200)],
+  ['GET v2 datasets', get('/api/public/v2/datasets', 'always')],
+  ['GET v2 dataset', get('/api/public/v2/datasets/m-ds', 'always')],
+  ['GET v1 dataset', get('/api/public/datasets/m-ds', 'always')],
+  [
+    'POST dataset-items',
+    json(
+      'POST',
+      '/api/public/dataset-items',
+      { datasetName: 'm-ds', id: 'm-item-2', input: 1 },
+      'always',
+      200,
+    ),
+  ],
+  ['GET dataset-items', get('/api/public/dataset-items?datasetName=m-ds', 'always')],
+  ['GET dataset-item', get('/api/public/dataset-items/m-item', 'always')],
+  [
+    'DELETE dataset-item',
+    { method: 'DELETE', url: (d) => `/api/public/dataset-items/m-item-del-${d}`, served: 'always', ok: 200 },
+  ],
+  ['POST v1 datasets', json('POST', '/api/public/datasets', { name: 'm-ds-3' }, 'always', 200)],
+  ['GET v1 datasets', get('/api/public/datasets', 'always')],
+  ['GET projects', get('/api/public/projects', 'always')],
+  ['GET openapi.json', get('/api/public/openapi.json', 'always')],
+  ['GET health', get('/api/public/health', 'always')],
+  ['GET ready', get('/api/public/ready', 'always')],
+];
+
+/** Requests a serving deployment refuses with 400: a refusing one must still answer 404 first. */
+const INVALID: [string, Case][] = [
+  ['POST spans without id', json('POST', '/api/public/spans', { name: 'x' }, 'deprecated', 400)],
+  ['GET traces page 0', get('/api/public/traces?page=0', 'deprecated', 400)],
+  ['GET scores limit 1000', get('/api/public/scores?limit=1000', 'deprecated', 400)],
+  ['GET metrics without query', get('/api/public/metrics', 'deprecated', 400)],
+  ['GET dataset-run-items without parameters', get('/api/public/dataset-run-items', 'deprecated', 400)],
+  ['GET v2 observations limit 0', get('/api/public/v2/observations?limit=0', 'v4Reads', 400)],
+  ['GET experiments limit 0', get('/api/public/experiments?limit=0', 'v4Reads', 400)],
+  ['GET v3 scores limit 0', get('/api/public/v3/scores?limit=0', 'release4', 400)],
+  ['GET v2 metrics without query', get('/api/public/v2/metrics', 'metricsV2', 400)],
+  ['POST v2 datasets without name', json('POST', '/api/public/v2/datasets', {}, 'always', 400)],
+];
+
+let pgf: PostgresFixture;
+let dir: string;
+let ch: ClickHouseClient;
+let pool: pg.Pool;
+let auth: string;
+const apps = {} as Record<Deployment, FastifyInstance>;
+
+function app(d: Deployment, analytics = ch): FastifyInstance {
+  const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
+  return buildWebApp({
+    config,
+    pool,
+    analytics,
+    store: clickhouseStore(analytics),
+    keys: new KeyVerifier(pool),
+    shuttingDown: () => false,
+  });
+}
+
+async function send(a: FastifyInstance, c: Case, d: Deployment) {
+  return a.inject({
+    method: c.method,
+    url: c.url(d),
+    headers: { authorization: auth },
+    ...(c.body === undefined ? {} : { payload: c.body as object }),
+  });
+}
+
+beforeAll(async () => {
+  pgf = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'obs-route-matrix-'));
+  ch = createAnalyticsClient({ url: `chdb://${dir}` });
+  pool = createPool(pgf.url, 4);
+  await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
+  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
+  const project = await createProject(pool, 'route-matrix');
+  auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
+  for (const d of ALL) apps[d] = app(d);
+
+  // What the reads by id find: a trace with a span in a session, a score, a dataset with an item
+  // and a run (and one run per deployment for the DELETE).
+  const seed = async (method: Case['method'], url: string, body: unknown) => {
+    const res = await apps.legacy.inject({
+      method,
+      url,
+      headers: { authorization: auth },
+      payload: body as object,
+    });
+    expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+    return res.json() as Record<string, unknown>;
+  };
+  await seed('POST', '/api/public/ingestion', {
+    batch: [
+      {
+        id: 'e1',
+        type: 'trace-create',
+        timestamp: NOW,
+        body: { id: 'm-trace', name: 't', sessionId: 'm-session' },
+      },
+      {
+        id: 'e2',
+        type: 'span-create',
+        timestamp: NOW,
+        body: { id: 'm-span', traceId: 'm-trace', startTime: NOW },
+      },
+      {
+        id: 'e3',
+        type: 'score-create',
+        timestamp: NOW,
+        body: { id: 'm-score', traceId: 'm-trace', name: 'q', value: 1 },
+      },
+    ],
+  });
+  const ds = await seed('POST', '/api/public/v2/datasets', { name: 'm-ds' });
+  await pool.query('UPDATE datasets SET id = $1 WHERE id = $2', ['m-ds-id', ds['id']]);
+  for (const id of ['m-item', ...ALL.map((d) => `m-item-del-${d}`)]) {
+    await seed('POST', '/api/public/dataset-items', { datasetName: 'm-ds', id, input: 1 });
+  }
+  for (const runName of ['m-run', ...ALL.map((d) => `m-del-${d}`)]) {
+    await seed('POST', '/api/public/dataset-run-items', {
+      runName,
+      datasetItemId: 'm-item',
+      traceId: 'm-trace',
+    });
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(apps).map((a) => a.close()));
+  await pool?.end();
+  await ch?.close();
+  await pgf?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each(ALL)('%s', (d) => {
+  it.each(VALID)('%s', async (_, c) => {
+    const res = await send(apps[d], c, d);
+    const expected = (SERVED[c.served] as Deployment[]).includes(d) ? c.ok : 404;
+    expect(res.statusCode, res.body).toBe(expected);
+  });
+
+  it.each(INVALID)('%s: 404 before validation where not served, else 400 naming the field', async (_, c) => {
+    const res = await send(apps[d], c, d);
+    if ((SERVED[c.served] as Deployment[]).includes(d)) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error ?? res.json().message).toMatch(/\w+: /);
+    } else {
+      expect(res.statusCode, res.body).toBe(404);
+    }
+  });
+});
+
+describe('the analytics store is unreachable', () => {
+  let down: FastifyInstance;
+  let unreachable: ClickHouseClient;
+  beforeAll(async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    unreachable = createAnalyticsClient({ url: `http://127.0.0.1:${port}` });
+    down = app('dual', unreachable);
+  });
+  afterAll(async () => {
+    await down?.close();
+    await unreachable?.close();
+  });
+
+  it('a read answers 503 with Retry-After', async () => {
+    const res = await send(down, get('/api/public/v3/scores', 'always'), 'dual');
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBeDefined();
+  });
+
+  it('a write answers 503 and says nothing was acknowledged', async () => {
+    const batch = { batch: [{ id: 'x', type: 'trace-create', timestamp: NOW, body: { id: 'down-trace' } }] };
+    const res = await send(down, json('POST', '/api/public/ingestion', batch, 'always', 207), 'dual');
+    expect(res.statusCode).toBe(503);
+    expect(res.json().message).toMatch(/nothing was acknowledged/);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('lists every authenticated route the app registered, gated or not', async () => {
+    const res = await send(apps.events_only, get('/api/public/openapi.json', 'always'), 'events_only');
+    const doc = res.json() as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const expected = VALID.filter(([name]) => !['GET health', 'GET ready'].includes(name)).map(
+      ([, c]) =>
+        `${c.method} ${c
+          .url('legacy')
+          .split('?')[0]!
+          .replace('/m-trace', '/{id}')
+          .replace('/observations/m-span', '/observations/{id}')
+          .replace('/m-session', '/{id}')
+          .replace('/m-score', '/{id}')
+          .replace(/\/datasets\/m-ds/, '/datasets/{datasetName}')
+          .replace(/\/runs\/m-(run|del-legacy)/, '/runs/{runName}')
+          .replace(/\/dataset-items\/m-item(-del-legacy)?/, '/dataset-items/{id}')}`,
+    );
+    expect(new Set(operations)).toEqual(new Set(expected));
+  });
+});
