@@ -7,6 +7,7 @@ import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { scoresPlugin } from './plugins/scores.ts';
 import { collectRouteSpecs } from './route.ts';
 import { datasetRunItemRoutes } from './routes/dataset-run-items.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -41,6 +42,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     legacyWriteRoutes(api, ctx);
     datasetRunItemRoutes(api, ctx);
     readRoutes(api, ctx);
+    api.register(scoresPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

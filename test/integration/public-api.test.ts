@@ -136,3 +136,191 @@ describe('dataset items', () => {
     ]);
   });
 });
+
+async function v3Scores(mode: Mode, query: string, p: Project = projects[mode]) {
+  const res = await call(mode, 'GET', `/api/public/v3/scores?fields=details&${query}`, undefined, p);
+  expect(res.status).toBe(200);
+  return res.body.data!;
+}
+
+describe('scores', () => {
+  it.each(MODES)(
+    '%s: one score and an array (as Python SDK 5.x sends) reach the reads; delete removes',
+    async (mode) => {
+      const traceId = hex(16);
+      const single = await call(mode, 'POST', '/api/public/scores', {
+        id: `s1-${mode}`,
+        traceId,
+        name: 'accuracy',
+        value: 0.9,
+        comment: 'good',
+        environment: 'default',
+      });
+      expect(single).toEqual({ status: 200, body: { id: `s1-${mode}` } });
+      const batch = await call(mode, 'POST', '/api/public/scores', [
+        {
+          id: `s2-${mode}`,
+          traceId,
+          name: 'helpful',
+          value: 1,
+          dataType: 'BOOLEAN',
+          timestamp: new Date().toISOString(),
+        },
+        { id: `s3-${mode}`, traceId, name: 'label', value: 'yes', dataType: 'CATEGORICAL' },
+      ]);
+      expect(batch).toEqual({ status: 202, body: { message: 'Accepted' } });
+      const partial = await call(mode, 'POST', '/api/public/scores', [
+        { id: `s4-${mode}`, traceId, name: 'ok', value: 2 },
+        { id: `s5-${mode}`, traceId, name: 'bad', value: 'x', dataType: 'NUMERIC' },
+        { id: `s6-${mode}`, name: 'orphan', value: 1 },
+        { id: `s7-${mode}`, traceId, name: 'naive', value: 1, timestamp: '2026-01-01T10:00:00' },
+      ]);
+      expect(partial.status).toBe(207);
+      expect(partial.body).toMatchObject({ accepted: 1, rejected: 3 });
+      expect((partial.body['errors'] as { message: string }[]).map((e) => e.message)).toEqual([
+        'value: NUMERIC scores need a number value',
+        'traceId: one of traceId, sessionId, datasetRunId is required',
+        'timestamp: must be an ISO 8601 date-time with a UTC offset',
+      ]);
+      const bad = await call(mode, 'POST', '/api/public/scores', {
+        traceId,
+        name: 'n',
+        value: 1,
+        source: 'EVAL',
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body['message']).toContain('source');
+
+      const rows = await v3Scores(mode, `traceId=${traceId}`);
+      expect(rows.map((r) => [r['id'], r['name'], r['value'], r['dataType']]).sort()).toEqual([
+        [`s1-${mode}`, 'accuracy', 0.9, 'NUMERIC'],
+        [`s2-${mode}`, 'helpful', true, 'BOOLEAN'],
+        [`s3-${mode}`, 'label', 'yes', 'CATEGORICAL'],
+        [`s4-${mode}`, 'ok', 2, 'NUMERIC'],
+      ]);
+      if (mode !== 'events_only') {
+        const legacy = await call(mode, 'GET', `/api/public/scores/s1-${mode}`);
+        expect(legacy.body).toMatchObject({
+          id: `s1-${mode}`,
+          name: 'accuracy',
+          value: 0.9,
+          comment: 'good',
+        });
+      }
+
+      expect((await call(mode, 'DELETE', `/api/public/scores/s1-${mode}`, undefined, other)).status).toBe(
+        404,
+      );
+      expect((await v3Scores(mode, `id=s1-${mode}`, other)).length).toBe(0);
+      expect((await call(mode, 'DELETE', `/api/public/scores/s1-${mode}`)).status).toBe(204);
+      expect((await v3Scores(mode, `traceId=${traceId}`)).map((r) => r['id']).sort()).toEqual([
+        `s2-${mode}`,
+        `s3-${mode}`,
+        `s4-${mode}`,
+      ]);
+      expect((await call(mode, 'DELETE', `/api/public/scores/s1-${mode}`)).status).toBe(404);
+    },
+  );
+
+  it('@langfuse/client 5.x api.scores.create and api.scores.delete, read through scores v3', async () => {
+    const lf = client5('events_only');
+    const traceId = hex(16);
+    const { id } = await lf.api.scores.create({ traceId, name: 'sdk-score', value: 0.25 });
+    const rows = await v3Scores('events_only', `id=${id}`);
+    expect(rows.map((r) => [r['name'], r['value']])).toEqual([['sdk-score', 0.25]]);
+    await lf.api.legacy.scoreV1.delete(id);
+    expect(await v3Scores('events_only', `id=${id}`)).toEqual([]);
+  });
+});
+
+describe('score configs', () => {
+  it.each(MODES)(
+    '%s: configs are created, listed and fetched; scores naming one are checked against it',
+    async (mode) => {
+      const numeric = await call(mode, 'POST', '/api/public/score-configs', {
+        name: 'quality',
+        dataType: 'NUMERIC',
+        minValue: 0,
+        maxValue: 1,
+        description: null,
+      });
+      expect(numeric.status).toBe(200);
+      const cat = await call(mode, 'POST', '/api/public/score-configs', {
+        name: 'tone',
+        dataType: 'CATEGORICAL',
+        categories: [
+          { label: 'friendly', value: 1 },
+          { label: 'rude', value: 0 },
+        ],
+      });
+      const bool = await call(mode, 'POST', '/api/public/score-configs', {
+        name: 'correct',
+        dataType: 'BOOLEAN',
+      });
+      expect(bool.body['categories']).toEqual([
+        { value: 1, label: 'True' },
+        { value: 0, label: 'False' },
+      ]);
+      const refused = await call(mode, 'POST', '/api/public/score-configs', {
+        name: 'x',
+        dataType: 'CATEGORICAL',
+      });
+      expect(refused.status).toBe(400);
+      expect(String(refused.body['error'])).toContain('categories');
+
+      const traceId = hex(16);
+      const score = (body: Record<string, unknown>) =>
+        call(mode, 'POST', '/api/public/scores', { traceId, name: 'checked', ...body });
+      const tooHigh = await score({ value: 1.5, configId: numeric.body['id'] });
+      expect(tooHigh.status).toBe(400);
+      expect(tooHigh.body['message']).toMatch(/^value: 1.5 is above the maximum 1 of score config/);
+      const wrongType = await score({ value: 'friendly', dataType: 'TEXT', configId: cat.body['id'] });
+      expect(wrongType.body['message']).toMatch(/^dataType: TEXT does not match the data type CATEGORICAL/);
+      expect((await score({ value: 'grumpy', configId: cat.body['id'] })).status).toBe(400);
+      expect((await score({ value: 0.5, configId: `missing-${mode}` })).body['message']).toContain(
+        'not found',
+      );
+      const ok = await score({ id: `cfg-${mode}`, value: 'friendly', configId: cat.body['id'] });
+      expect(ok.status).toBe(200);
+      const [row] = await v3Scores(mode, `id=cfg-${mode}`);
+      expect(row).toMatchObject({ dataType: 'CATEGORICAL', value: 'friendly', configId: cat.body['id'] });
+
+      const list = await call(mode, 'GET', '/api/public/score-configs?limit=2');
+      expect(list.body['meta']).toEqual({ page: 1, limit: 2, totalItems: 3, totalPages: 2 });
+      expect(list.body.data?.map((c) => c['name'])).toEqual(['correct', 'tone']);
+      const got = await call(mode, 'GET', `/api/public/score-configs/${numeric.body['id']}`);
+      expect(got.body).toMatchObject({
+        name: 'quality',
+        dataType: 'NUMERIC',
+        minValue: 0,
+        maxValue: 1,
+        isArchived: false,
+      });
+      expect(
+        (await call(mode, 'GET', `/api/public/score-configs/${numeric.body['id']}`, undefined, other)).status,
+      ).toBe(404);
+      const stranger = await call(
+        mode,
+        'POST',
+        '/api/public/scores',
+        { traceId, name: 'x', value: 0.5, configId: numeric.body['id'] },
+        other,
+      );
+      expect(stranger.body['message']).toContain('not found');
+    },
+  );
+
+  it('@langfuse/client 5.x api.scoreConfigs.create / get / list', async () => {
+    const lf = client5('dual');
+    const created = await lf.api.scoreConfigs.create({
+      name: 'sdk config',
+      dataType: 'NUMERIC',
+      minValue: 1,
+    });
+    expect(await lf.api.scoreConfigs.getById(created.id)).toMatchObject({ name: 'sdk config', minValue: 1 });
+    const listed = await lf.api.scoreConfigs.get({ limit: 100 });
+    expect(listed.data.map((c) => c.id)).toContain(created.id);
+    const read = await call('dual', 'GET', `/api/public/score-configs/${created.id}`);
+    expect(read.body['name']).toBe('sdk config');
+  });
+});
