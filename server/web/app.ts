@@ -7,6 +7,7 @@ import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { promptsPlugin } from './plugins/prompts.ts';
 import { scoresPlugin } from './plugins/scores.ts';
 import { collectRouteSpecs } from './route.ts';
 import { datasetRunItemRoutes } from './routes/dataset-run-items.ts';
@@ -43,6 +44,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     datasetRunItemRoutes(api, ctx);
     readRoutes(api, ctx);
     api.register(scoresPlugin, { ctx });
+    api.register(promptsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -324,3 +324,165 @@ describe('score configs', () => {
     expect(read.body['name']).toBe('sdk config');
   });
 });
+
+describe('prompts', () => {
+  it.each(MODES)(
+    '%s: versions per name, labels on one version at a time, latest, folders, list, 404',
+    async (mode) => {
+      const create = (body: Record<string, unknown>) => call(mode, 'POST', '/api/public/v2/prompts', body);
+      const v1 = await create({
+        name: 'team/greet',
+        prompt: 'Hi {{name}}',
+        labels: ['production'],
+        config: { t: 0 },
+        tags: ['a'],
+      });
+      expect(v1.status).toBe(200);
+      expect(v1.body).toMatchObject({
+        name: 'team/greet',
+        version: 1,
+        type: 'text',
+        labels: ['production', 'latest'],
+        tags: ['a'],
+      });
+      const v2 = await create({
+        name: 'team/greet',
+        type: 'text',
+        prompt: 'Hello {{name}}',
+        labels: ['staging'],
+        commitMessage: 'warmer',
+      });
+      expect(v2.body).toMatchObject({
+        version: 2,
+        labels: ['staging', 'latest'],
+        tags: ['a'],
+        commitMessage: 'warmer',
+        config: {},
+      });
+      const enc = encodeURIComponent('team/greet');
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}`)).body).toMatchObject({
+        version: 1,
+        prompt: 'Hi {{name}}',
+      });
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}?label=latest`)).body['version']).toBe(2);
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}?version=1`)).body['labels']).toEqual([
+        'production',
+      ]);
+
+      const moved = await call(mode, 'PATCH', `/api/public/v2/prompts/${enc}/versions/2`, {
+        newLabels: ['production'],
+      });
+      expect(moved.body['labels']).toEqual(['staging', 'latest', 'production']);
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}?version=1`)).body['labels']).toEqual([]);
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}`)).body['version']).toBe(2);
+      expect(
+        (await call(mode, 'PATCH', `/api/public/v2/prompts/${enc}/versions/2`, { newLabels: ['latest'] }))
+          .status,
+      ).toBe(400);
+      expect(
+        (await call(mode, 'PATCH', `/api/public/v2/prompts/${enc}/versions/9`, { newLabels: ['x'] })).status,
+      ).toBe(404);
+
+      const chat = await create({
+        name: 'chat-bot',
+        type: 'chat',
+        prompt: [
+          { role: 'system', content: 'Be brief' },
+          { type: 'placeholder', name: 'history' },
+        ],
+      });
+      expect(chat.body).toMatchObject({ version: 1, type: 'chat', labels: ['latest'] });
+      expect((await create({ name: 'bad', type: 'chat', prompt: 'not a list' })).status).toBe(400);
+
+      const missing = await call(mode, 'GET', '/api/public/v2/prompts/chat-bot');
+      expect(missing).toEqual({
+        status: 404,
+        body: {
+          error: 'LangfuseNotFoundError',
+          message: "Prompt not found: 'chat-bot' with label 'production'",
+        },
+      });
+      const list = await call(mode, 'GET', '/api/public/v2/prompts?limit=10');
+      expect(list.body['meta']).toEqual({ page: 1, limit: 10, totalItems: 2, totalPages: 1 });
+      const greet = list.body.data?.find((p) => p['name'] === 'team/greet');
+      expect(greet).toMatchObject({
+        type: 'text',
+        versions: [1, 2],
+        labels: ['latest', 'production', 'staging'],
+        tags: ['a'],
+        lastConfig: {},
+      });
+      const byLabel = await call(mode, 'GET', '/api/public/v2/prompts?label=staging');
+      expect(byLabel.body.data?.map((p) => [p['name'], p['versions']])).toEqual([['team/greet', [2]]]);
+
+      expect((await call(mode, 'GET', `/api/public/v2/prompts/${enc}`, undefined, other)).status).toBe(404);
+      expect(
+        (await call(mode, 'PATCH', `/api/public/v2/prompts/${enc}/versions/1`, { newLabels: ['x'] }, other))
+          .status,
+      ).toBe(404);
+      expect((await call(mode, 'GET', '/api/public/v2/prompts', undefined, other)).body.data).toEqual([]);
+    },
+  );
+
+  it('concurrent creates of one name get consecutive versions and one latest', async () => {
+    const all = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call('dual', 'POST', '/api/public/v2/prompts', { name: 'race', prompt: `p${i}` }),
+      ),
+    );
+    expect(all.map((r) => r.body['version']).sort((a, b) => Number(a) - Number(b))).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8,
+    ]);
+    const list = await call('dual', 'GET', '/api/public/v2/prompts?name=race');
+    expect(list.body.data?.[0]).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7, 8], labels: ['latest'] });
+  });
+
+  it('langfuse 3.x createPrompt / getPrompt / updatePrompt', async () => {
+    const lf = client3('legacy');
+    await lf.createPrompt({
+      name: 'sdk3/prompt',
+      prompt: 'one {{x}}',
+      labels: ['production'],
+      config: { model: 'm' },
+    });
+    await lf.createPrompt({ name: 'sdk3/prompt', prompt: 'two {{x}}', labels: [] });
+    const prod = await lf.getPrompt('sdk3/prompt', undefined, { cacheTtlSeconds: 0 });
+    expect([prod.version, prod.prompt, prod.compile({ x: 'y' }), prod.config]).toEqual([
+      1,
+      'one {{x}}',
+      'one y',
+      { model: 'm' },
+    ]);
+    const latest = await lf.getPrompt('sdk3/prompt', undefined, { label: 'latest', cacheTtlSeconds: 0 });
+    expect(latest.version).toBe(2);
+    await lf.updatePrompt({ name: 'sdk3/prompt', version: 2, newLabels: ['production'] });
+    const read = await call('legacy', 'GET', `/api/public/v2/prompts/${encodeURIComponent('sdk3/prompt')}`);
+    expect(read.body['version']).toBe(2);
+    await lf.shutdownAsync();
+  });
+
+  it('@langfuse/client 5.x prompt.create / get, chat prompts with placeholders', async () => {
+    const lf = client5('events_only');
+    await lf.prompt.create({
+      name: 'sdk5-chat',
+      type: 'chat',
+      prompt: [
+        { role: 'system', content: 'You help {{who}}' },
+        { type: 'placeholder', name: 'history' },
+      ],
+      labels: ['production'],
+    });
+    const got = await lf.prompt.get('sdk5-chat', { type: 'chat', cacheTtlSeconds: 0 });
+    expect(got.version).toBe(1);
+    expect(got.compile({ who: 'me' }, { history: [{ role: 'user', content: 'hi' }] })).toEqual([
+      { role: 'system', content: 'You help me' },
+      { role: 'user', content: 'hi' },
+    ]);
+    const read = await call('events_only', 'GET', '/api/public/v2/prompts?name=sdk5-chat');
+    expect(read.body.data?.[0]).toMatchObject({
+      type: 'chat',
+      versions: [1],
+      labels: ['latest', 'production'],
+    });
+  });
+});
