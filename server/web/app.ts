@@ -7,6 +7,7 @@ import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { commentsPlugin } from './plugins/comments.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
 import { scoresPlugin } from './plugins/scores.ts';
 import { collectRouteSpecs } from './route.ts';
@@ -45,6 +46,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     readRoutes(api, ctx);
     api.register(scoresPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
+    api.register(commentsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

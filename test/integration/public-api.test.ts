@@ -486,3 +486,108 @@ describe('prompts', () => {
     });
   });
 });
+
+describe('comments', () => {
+  it.each(MODES)('%s: created on each object type, listed and fetched, project-scoped', async (mode) => {
+    const traceId = hex(16);
+    const made: string[] = [];
+    for (const [objectType, objectId] of [
+      ['trace', traceId],
+      ['OBSERVATION', 'obs-1'],
+      ['SESSION', 'sess-1'],
+      ['PROMPT', 'prompt-1'],
+    ]) {
+      const res = await call(mode, 'POST', '/api/public/comments', {
+        projectId: other.projectId,
+        objectType,
+        objectId,
+        content: `on ${objectId}`,
+        authorUserId: null,
+      });
+      expect(res.status).toBe(200);
+      made.push(String(res.body['id']));
+    }
+    const got = await call(mode, 'GET', `/api/public/comments/${made[0]}`);
+    expect(got.body).toMatchObject({
+      id: made[0],
+      projectId: projects[mode].projectId,
+      objectType: 'TRACE',
+      objectId: traceId,
+      content: `on ${traceId}`,
+      authorUserId: null,
+    });
+    const onSession = await call(mode, 'GET', '/api/public/comments?objectType=session&objectId=sess-1');
+    expect(onSession.body.data?.map((c) => c['id'])).toEqual([made[2]]);
+    expect((await call(mode, 'GET', '/api/public/comments?objectId=sess-1')).status).toBe(400);
+    expect(
+      (
+        await call(mode, 'POST', '/api/public/comments', {
+          objectType: 'DATASET',
+          objectId: 'x',
+          content: 'c',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await call(mode, 'POST', '/api/public/comments', { objectType: 'TRACE', objectId: 'x', content: '' }))
+        .status,
+    ).toBe(400);
+    // A historic trace's virtual root span shows the trace's comments.
+    const onRoot = await call(
+      mode,
+      'GET',
+      `/api/public/comments?objectType=OBSERVATION&objectId=t-${traceId}`,
+    );
+    expect(onRoot.body.data?.map((c) => c['id'])).toEqual([made[0]]);
+
+    expect((await call(mode, 'GET', `/api/public/comments/${made[0]}`, undefined, other)).status).toBe(404);
+    expect((await call(mode, 'GET', '/api/public/comments', undefined, other)).body.data).toEqual([]);
+  });
+
+  it('a trace comment is listed for the trace’s root observation (OTLP trace, events_only), via @langfuse/client 5.x', async () => {
+    const traceId = hex(16);
+    const rootId = hex(8);
+    const childId = hex(8);
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const span = (spanId: string, parentSpanId?: string) => ({
+      traceId,
+      spanId,
+      ...(parentSpanId ? { parentSpanId } : {}),
+      name: spanId,
+      kind: 1,
+      startTimeUnixNano: `${now}`,
+      endTimeUnixNano: `${now + 1_000_000n}`,
+      attributes: [],
+    });
+    const otlp = await fetch(`${webs.events_only.url}/api/public/otel/v1/traces`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth(projects.events_only),
+        'content-type': 'application/json',
+        'x-langfuse-ingestion-version': '4',
+      },
+      body: JSON.stringify({
+        resourceSpans: [
+          { scopeSpans: [{ scope: { name: 'langfuse-sdk' }, spans: [span(rootId), span(childId, rootId)] }] },
+        ],
+      }),
+    });
+    expect(otlp.status).toBe(200);
+    const lf = client5('events_only');
+    const { id } = await lf.api.comments.create({
+      projectId: projects.events_only.projectId,
+      objectType: 'TRACE',
+      objectId: traceId,
+      content: 'looks wrong',
+    });
+    const onRoot = await lf.api.comments.get({ objectType: 'OBSERVATION', objectId: rootId });
+    expect(onRoot.data.map((c) => [c.id, c.objectType, c.objectId])).toEqual([[id, 'TRACE', traceId]]);
+    const onChild = await call(
+      'events_only',
+      'GET',
+      `/api/public/comments?objectType=OBSERVATION&objectId=${childId}`,
+    );
+    expect(onChild.body.data).toEqual([]);
+    expect((await lf.api.comments.getById(id)).content).toBe('looks wrong');
+  });
+});
