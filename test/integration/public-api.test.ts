@@ -487,15 +487,68 @@ describe('prompts', () => {
   });
 });
 
+/** OTLP/JSON spans: a root span (with a session) and a child, as the OTel SDKs export them. */
+function otlpTrace(traceId: string, rootId: string, childId: string, sessionId: string) {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const span = (spanId: string, parentSpanId?: string) => ({
+    traceId,
+    spanId,
+    ...(parentSpanId ? { parentSpanId } : {}),
+    name: spanId,
+    kind: 1,
+    startTimeUnixNano: `${now}`,
+    endTimeUnixNano: `${now + 1_000_000n}`,
+    attributes: [{ key: 'langfuse.session.id', value: { stringValue: sessionId } }],
+  });
+  return {
+    resourceSpans: [
+      { scopeSpans: [{ scope: { name: 'langfuse-sdk' }, spans: [span(rootId), span(childId, rootId)] }] },
+    ],
+  };
+}
+
+/** A trace with one child observation in a session, through the mode's own write path. */
+async function seedTrace(mode: Mode, traceId: string, rootId: string, childId: string, sessionId: string) {
+  if (mode === 'events_only') {
+    const res = await fetch(`${webs[mode].url}/api/public/otel/v1/traces`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth(projects[mode]),
+        'content-type': 'application/json',
+        'x-langfuse-ingestion-version': '4',
+      },
+      body: JSON.stringify(otlpTrace(traceId, rootId, childId, sessionId)),
+    });
+    expect(res.status).toBe(200);
+    return;
+  }
+  const at = new Date().toISOString();
+  const res = await call(mode, 'POST', '/api/public/ingestion', {
+    batch: [
+      { id: hex(8), type: 'trace-create', timestamp: at, body: { id: traceId, sessionId } },
+      { id: hex(8), type: 'span-create', timestamp: at, body: { id: childId, traceId } },
+    ],
+  });
+  expect(res.status).toBe(207);
+  expect(res.body['errors']).toEqual([]);
+}
+
 describe('comments', () => {
   it.each(MODES)('%s: created on each object type, listed and fetched, project-scoped', async (mode) => {
     const traceId = hex(16);
+    const childId = hex(8);
+    const sessionId = `sess-${hex(4)}`;
+    await seedTrace(mode, traceId, hex(8), childId, sessionId);
+    const prompt = await call(mode, 'POST', '/api/public/v2/prompts', {
+      name: `commented-${mode}`,
+      prompt: 'p',
+    });
     const made: string[] = [];
     for (const [objectType, objectId] of [
       ['trace', traceId],
-      ['OBSERVATION', 'obs-1'],
-      ['SESSION', 'sess-1'],
-      ['PROMPT', 'prompt-1'],
+      ['OBSERVATION', childId],
+      ['SESSION', sessionId],
+      ['PROMPT', String(prompt.body['id'])],
     ]) {
       const res = await call(mode, 'POST', '/api/public/comments', {
         projectId: other.projectId,
@@ -516,22 +569,28 @@ describe('comments', () => {
       content: `on ${traceId}`,
       authorUserId: null,
     });
-    const onSession = await call(mode, 'GET', '/api/public/comments?objectType=session&objectId=sess-1');
+    const onSession = await call(
+      mode,
+      'GET',
+      `/api/public/comments?objectType=session&objectId=${sessionId}`,
+    );
     expect(onSession.body.data?.map((c) => c['id'])).toEqual([made[2]]);
-    expect((await call(mode, 'GET', '/api/public/comments?objectId=sess-1')).status).toBe(400);
-    expect(
-      (
-        await call(mode, 'POST', '/api/public/comments', {
-          objectType: 'DATASET',
-          objectId: 'x',
-          content: 'c',
-        })
-      ).status,
-    ).toBe(400);
-    expect(
-      (await call(mode, 'POST', '/api/public/comments', { objectType: 'TRACE', objectId: 'x', content: '' }))
-        .status,
-    ).toBe(400);
+    const prompts = await call(mode, 'GET', '/api/public/comments?objectType=PROMPT');
+    expect(prompts.body.data?.map((c) => c['id'])).toEqual([made[3]]);
+    expect((await call(mode, 'GET', `/api/public/comments?objectId=${sessionId}`)).status).toBe(400);
+    const refusals = [
+      { objectType: 'DATASET', objectId: 'x', content: 'c' },
+      { objectType: 'TRACE', objectId: traceId, content: '' },
+    ];
+    for (const body of refusals)
+      expect((await call(mode, 'POST', '/api/public/comments', body)).status).toBe(400);
+    const missing = await call(mode, 'POST', '/api/public/comments', {
+      objectType: 'TRACE',
+      objectId: hex(16),
+      content: 'c',
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body['message']).toMatch(/^objectId: no trace /);
     // A historic trace's virtual root span shows the trace's comments.
     const onRoot = await call(
       mode,
@@ -542,37 +601,15 @@ describe('comments', () => {
 
     expect((await call(mode, 'GET', `/api/public/comments/${made[0]}`, undefined, other)).status).toBe(404);
     expect((await call(mode, 'GET', '/api/public/comments', undefined, other)).body.data).toEqual([]);
+    const foreign = { objectType: 'TRACE', objectId: traceId, content: 'from elsewhere' };
+    expect((await call(mode, 'POST', '/api/public/comments', foreign, other)).status).toBe(404);
   });
 
   it('a trace comment is listed for the trace’s root observation (OTLP trace, events_only), via @langfuse/client 5.x', async () => {
     const traceId = hex(16);
     const rootId = hex(8);
     const childId = hex(8);
-    const now = BigInt(Date.now()) * 1_000_000n;
-    const span = (spanId: string, parentSpanId?: string) => ({
-      traceId,
-      spanId,
-      ...(parentSpanId ? { parentSpanId } : {}),
-      name: spanId,
-      kind: 1,
-      startTimeUnixNano: `${now}`,
-      endTimeUnixNano: `${now + 1_000_000n}`,
-      attributes: [],
-    });
-    const otlp = await fetch(`${webs.events_only.url}/api/public/otel/v1/traces`, {
-      method: 'POST',
-      headers: {
-        authorization: basicAuth(projects.events_only),
-        'content-type': 'application/json',
-        'x-langfuse-ingestion-version': '4',
-      },
-      body: JSON.stringify({
-        resourceSpans: [
-          { scopeSpans: [{ scope: { name: 'langfuse-sdk' }, spans: [span(rootId), span(childId, rootId)] }] },
-        ],
-      }),
-    });
-    expect(otlp.status).toBe(200);
+    await seedTrace('events_only', traceId, rootId, childId, `sess-${hex(4)}`);
     const lf = client5('events_only');
     const { id } = await lf.api.comments.create({
       projectId: projects.events_only.projectId,

@@ -1,6 +1,7 @@
 /**
  * Comments (`/api/public/comments`) on traces, observations, sessions and prompts: create, list,
- * get. Relational data, served in every write mode. Listing the comments of an observation that
+ * get. Relational data, served in every write mode; the commented object must exist in the key's
+ * project. Listing the comments of an observation that
  * is a trace's root also lists the trace's comments (version 4 shows a trace as its root).
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -8,6 +9,7 @@ import { z } from 'zod';
 import { traceRootedAt } from '../../comments/root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../../comments/rules.ts';
 import { createComment, findComment, listComments } from '../../comments/store.ts';
+import { targetExists } from '../../comments/targets.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../context.ts';
 import { BadRequest } from '../errors.ts';
@@ -41,7 +43,16 @@ export const commentsPlugin: FastifyPluginAsync<{ ctx: WebContext }> = async (ap
       body: createCommentRequest,
       response: z.object({ id: z.string() }),
     },
-    async ({ body, req }) => ({ id: (await createComment(ctx.pool, req.principal.projectId, body)).id }),
+    async ({ body, req, reply }) => {
+      const { projectId } = req.principal;
+      const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
+      if (!(await targetExists(stores, projectId, body))) {
+        return reply.code(404).send({
+          message: `objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`,
+        });
+      }
+      return { id: (await createComment(ctx.pool, projectId, body)).id };
+    },
   );
 
   route(
