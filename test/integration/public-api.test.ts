@@ -424,6 +424,26 @@ describe('prompts', () => {
     },
   );
 
+  it('folder names sent with bare slashes (Python SDK 2.x quotes names keeping `/`) reach the same prompt', async () => {
+    const create = (prompt: string) =>
+      call('legacy', 'POST', '/api/public/v2/prompts', { name: 'a/b/c', prompt, labels: ['production'] });
+    await create('one');
+    await create('two');
+    expect((await call('legacy', 'GET', '/api/public/v2/prompts/a/b/c?version=1')).body['prompt']).toBe(
+      'one',
+    );
+    const patched = await call('legacy', 'PATCH', '/api/public/v2/prompts/a/b/c/versions/1', {
+      newLabels: ['production'],
+    });
+    expect(patched.body).toMatchObject({ name: 'a/b/c', version: 1, labels: ['production'] });
+    const encoded = await call('legacy', 'GET', `/api/public/v2/prompts/${encodeURIComponent('a/b/c')}`);
+    expect(encoded.body).toMatchObject({ version: 1, prompt: 'one' });
+    expect((await call('legacy', 'GET', '/api/public/v2/prompts/a/b/x')).status).toBe(404);
+    expect(
+      (await call('legacy', 'PATCH', '/api/public/v2/prompts/a/b/c/versions/0', { newLabels: ['x'] })).status,
+    ).toBe(400);
+  });
+
   it('concurrent creates of one name get consecutive versions and one latest', async () => {
     const all = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>

@@ -17,7 +17,7 @@ import {
 import { addLabels, createPrompt, getPrompt, listPromptMeta } from '../../prompts/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../context.ts';
-import { q, route } from '../route.ts';
+import { type Parsed, q, route } from '../route.ts';
 
 const prompt = z
   .object({
@@ -48,6 +48,14 @@ const meta = z.object({
   totalPages: z.number(),
 });
 const nameParam = z.object({ name: z.string().min(1) });
+/**
+ * Folder names (`team/greet`) arrive URL-encoded from most SDKs (one path segment) but with bare
+ * slashes from Python SDK 2.x, which quotes names keeping `/`; the wildcard routes take the latter.
+ */
+const wildcardName = z
+  .object({ '*': z.string().min(1) })
+  .transform((p) => ({ name: p['*'] }))
+  .pipe(nameParam);
 
 const notFound = (message: string) => ({ error: 'LangfuseNotFoundError', message });
 
@@ -65,6 +73,22 @@ export const promptsPlugin: FastifyPluginAsync<{ ctx: WebContext }> = async (app
     async ({ body, req }) => createPrompt(ctx.pool, req.principal.projectId, body),
   );
 
+  const getQuery = z.object({
+    version: z.coerce.number().int().min(1).optional(),
+    label: z.string().min(1).optional(),
+    resolve: q.bool(),
+  });
+  const getOne = async ({
+    params,
+    query,
+    req,
+    reply,
+  }: Parsed<z.ZodType<{ name: string }>, typeof getQuery, z.ZodUnknown>) => {
+    const selector = selectorOf(query);
+    const found = await getPrompt(ctx.pool, req.principal.projectId, params.name, selector);
+    if (!found) return reply.code(404).send(notFound(describeSelector(params.name, selector)));
+    return found;
+  };
   route(
     app,
     {
@@ -73,19 +97,23 @@ export const promptsPlugin: FastifyPluginAsync<{ ctx: WebContext }> = async (app
       tag: 'Prompts',
       summary: 'Get a prompt by version or label (default label: production)',
       params: nameParam,
-      query: z.object({
-        version: z.coerce.number().int().min(1).optional(),
-        label: z.string().min(1).optional(),
-        resolve: q.bool(),
-      }),
+      query: getQuery,
       response: prompt,
     },
-    async ({ params, query, req, reply }) => {
-      const selector = selectorOf(query);
-      const found = await getPrompt(ctx.pool, req.principal.projectId, params.name, selector);
-      if (!found) return reply.code(404).send(notFound(describeSelector(params.name, selector)));
-      return found;
+    getOne,
+  );
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/prompts/*',
+      tag: 'Prompts',
+      summary: 'Get a prompt in a folder whose name arrives with unencoded slashes (Python SDK 2.x)',
+      params: wildcardName,
+      query: getQuery,
+      response: prompt,
     },
+    getOne,
   );
 
   route(
@@ -119,6 +147,30 @@ export const promptsPlugin: FastifyPluginAsync<{ ctx: WebContext }> = async (app
     },
   );
 
+  const versionParams = nameParam.extend({ version: z.coerce.number().int().min(1) });
+  const versionPath = z.object({ '*': z.string() }).transform((p, tx) => {
+    const m = /^(.+)\/versions\/([1-9]\d*)$/.exec(p['*']);
+    if (m) return { name: m[1]!, version: Number(m[2]) };
+    tx.addIssue({ code: 'custom', path: ['*'], message: 'expected <prompt name>/versions/<version>' });
+    return z.NEVER;
+  });
+  const addVersionLabels = async ({
+    params,
+    body,
+    req,
+    reply,
+  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) => {
+    const updated = await addLabels(
+      ctx.pool,
+      req.principal.projectId,
+      params.name,
+      params.version,
+      body.newLabels,
+    );
+    if (!updated)
+      return reply.code(404).send(notFound(describeSelector(params.name, { version: params.version })));
+    return updated;
+  };
   route(
     app,
     {
@@ -126,22 +178,24 @@ export const promptsPlugin: FastifyPluginAsync<{ ctx: WebContext }> = async (app
       url: '/api/public/v2/prompts/:name/versions/:version',
       tag: 'Prompts',
       summary: 'Add labels to a prompt version (each label leaves the version that had it)',
-      params: nameParam.extend({ version: z.coerce.number().int().min(1) }),
+      params: versionParams,
       body: updateLabelsRequest,
       response: prompt,
     },
-    async ({ params, body, req, reply }) => {
-      const updated = await addLabels(
-        ctx.pool,
-        req.principal.projectId,
-        params.name,
-        params.version,
-        body.newLabels,
-      );
-      if (!updated) {
-        return reply.code(404).send(notFound(describeSelector(params.name, { version: params.version })));
-      }
-      return updated;
+    addVersionLabels,
+  );
+  route(
+    app,
+    {
+      method: 'PATCH',
+      url: '/api/public/v2/prompts/*',
+      tag: 'Prompts',
+      summary:
+        'Add labels to a version of a prompt in a folder sent with unencoded slashes (`<name>/versions/<n>`)',
+      params: versionPath,
+      body: updateLabelsRequest,
+      response: prompt,
     },
+    addVersionLabels,
   );
 };
