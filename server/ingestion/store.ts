@@ -5,8 +5,8 @@ import type { Row } from './records.ts';
 export interface IngestionStore {
   /** Inserts rows; resolves only once the store has acknowledged the write. */
   insert(table: string, rows: Row[]): Promise<void>;
-  /** Current rows (after replacing merge) of `traces` or `observations` for these ids. */
-  fetchByIds(table: 'traces' | 'observations', projectId: string, ids: string[]): Promise<Row[]>;
+  /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
+  fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
 }
 
 /** Settings that make reads return numbers as JSON numbers, so rows can be written back as read. */

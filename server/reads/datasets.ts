@@ -69,8 +69,11 @@ export function pageMeta(page: number, limit: number, totalItems: number) {
   return { page, limit, totalItems, totalPages: Math.ceil(totalItems / limit) };
 }
 
-/** JSON for a JSONB parameter; undefined (not sent) becomes SQL NULL, which the upsert keeps. */
-export const jsonParam = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+/**
+ * JSON for a JSONB parameter. Undefined and null become SQL NULL, which the upsert keeps: the SDKs
+ * send `null` for every field the caller left out, so null means "not given", like absent.
+ */
+export const jsonParam = (v: unknown): string | null => (v == null ? null : JSON.stringify(v));
 
 export const SQL = {
   upsertDataset: `

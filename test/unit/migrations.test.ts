@@ -3,7 +3,10 @@ import { LATEST_SCHEMA_VERSION, RELEASE_3_SCHEMA_VERSION } from '../../server/co
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { EVENTS } from '../../server/migrations/analytics/tables.ts';
 import { coreViewSelect, migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RELATIONAL_MIGRATIONS } from '../../server/migrations/relational/versions.ts';
+import {
+  RELATIONAL_MIGRATIONS,
+  relationalMigrationsFor,
+} from '../../server/migrations/relational/versions.ts';
 
 const CLUSTER = { cluster: true, clusterName: 'default' };
 
@@ -75,8 +78,12 @@ describe('analytics migrations', () => {
 
 describe('relational migrations', () => {
   it('are numbered densely, each with a down step', () => {
-    expect(RELATIONAL_MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(RELATIONAL_MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     for (const m of RELATIONAL_MIGRATIONS) expect(m.down.trim()).not.toBe('');
+  });
+  it('release 3 applies its own four and the relational resources both releases share', () => {
+    expect(relationalMigrationsFor('3').map((m) => m.version)).toEqual([1, 2, 3, 4, 8, 9, 10, 11]);
+    expect(relationalMigrationsFor('4')).toEqual(RELATIONAL_MIGRATIONS);
   });
   it('version 4 inserts the five backfill rows with their gates and drops the relational tracing tables', () => {
     const chain = RELATIONAL_MIGRATIONS[4]!.up;

@@ -1,7 +1,7 @@
 /**
  * The relational (PostgreSQL) schema as numbered migrations with up and down steps. Versions 1-4
- * are release 3's; 5-6 are version 4's (the backfill chain rows, and the drop of the relational
- * tracing tables). Each migration runs in one transaction.
+ * are release 3's; 5-7 are version 4's (the backfill chain rows, the drop of the relational
+ * tracing tables, producer activity); 8 onwards are on both releases (`bothReleases`). Each migration runs in one transaction.
  */
 import { BACKFILL_CHAIN } from '../../backfill/chain.ts';
 
@@ -10,6 +10,11 @@ export interface RelationalMigration {
   name: string;
   up: string;
   down: string;
+  /**
+   * Part of release 3's schema too: relational resources that exist on both releases (the spec:
+   * the relational schema needs no change on a rollback). Release 3 applies versions 1-4 and these.
+   */
+  bothReleases?: true;
 }
 
 const LEGACY_TRACING_TABLES = `
@@ -138,12 +143,70 @@ CREATE TABLE producer_activity (
 CREATE INDEX producer_activity_last_seen_idx ON producer_activity(last_seen);`,
     down: 'DROP TABLE IF EXISTS producer_activity;',
   },
+  {
+    version: 8,
+    name: 'organizations',
+    bothReleases: true,
+    // Every project belongs to an organization (the SDKs' project model requires one); projects
+    // created before this version, or without naming one, belong to the default organization.
+    up: `
+CREATE TABLE IF NOT EXISTS organizations (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+INSERT INTO organizations (id, name) VALUES ('default', 'Default organization') ON CONFLICT (id) DO NOTHING;
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS org_id TEXT NOT NULL DEFAULT 'default' REFERENCES organizations(id);`,
+    down: 'ALTER TABLE projects DROP COLUMN IF EXISTS org_id; DROP TABLE IF EXISTS organizations;',
+  },
+  {
+    version: 9,
+    name: 'prompts',
+    bothReleases: true,
+    up: `
+CREATE TABLE IF NOT EXISTS prompts (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, prompt JSONB NOT NULL,
+  config JSONB NOT NULL DEFAULT '{}', labels TEXT[] NOT NULL DEFAULT '{}', tags TEXT[] NOT NULL DEFAULT '{}',
+  commit_message TEXT, created_by TEXT NOT NULL DEFAULT 'API',
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name, version)
+);
+CREATE INDEX IF NOT EXISTS prompts_project_updated_idx ON prompts(project_id, updated_at);`,
+    down: 'DROP TABLE IF EXISTS prompts;',
+  },
+  {
+    version: 10,
+    name: 'score_configs',
+    bothReleases: true,
+    up: `
+CREATE TABLE IF NOT EXISTS score_configs (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, data_type TEXT NOT NULL, is_archived BOOLEAN NOT NULL DEFAULT false,
+  min_value DOUBLE PRECISION, max_value DOUBLE PRECISION, categories JSONB, description TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS score_configs_project_idx ON score_configs(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS score_configs;',
+  },
+  {
+    version: 11,
+    name: 'comments',
+    bothReleases: true,
+    up: `
+CREATE TABLE IF NOT EXISTS comments (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  object_type TEXT NOT NULL, object_id TEXT NOT NULL, content TEXT NOT NULL, author_user_id TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS comments_object_idx ON comments(project_id, object_type, object_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS comments;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
 
 export function relationalMigrationsFor(release: '3' | '4'): RelationalMigration[] {
   return release === '3'
-    ? RELATIONAL_MIGRATIONS.filter((m) => m.version <= RELEASE_3_RELATIONAL_VERSION)
+    ? RELATIONAL_MIGRATIONS.filter((m) => m.version <= RELEASE_3_RELATIONAL_VERSION || m.bothReleases)
     : RELATIONAL_MIGRATIONS;
 }

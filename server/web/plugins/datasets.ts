@@ -41,8 +41,9 @@ const createItem = z.object({
   metadata: z.unknown().optional(),
   sourceTraceId: z.string().nullish(),
   sourceObservationId: z.string().nullish(),
-  id: z.string().min(1).max(255).optional(),
-  status: z.enum(['ACTIVE', 'ARCHIVED']).optional(),
+  id: z.string().min(1).max(255).nullish(),
+  // Every SDK sends `status: null` when the caller does not set one: null means "the default".
+  status: z.enum(['ACTIVE', 'ARCHIVED']).nullish(),
 });
 
 const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) });

@@ -1,6 +1,7 @@
 /**
- * `GET /api/public/projects`: the project of the calling key. The SDK's experiment runner asks
- * for it to build links, so without it a run over a dataset fails at the end.
+ * `GET /api/public/projects`: the project of the calling key with its organization. The SDK's
+ * experiment runner asks for it to build links, and Python SDK 4.7+ `auth_check()` parses it
+ * with the organization required.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -16,15 +17,30 @@ export const projectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       tag: 'Projects',
       summary: 'The project the API key belongs to',
       response: z.object({
-        data: z.array(z.object({ id: z.string(), name: z.string(), metadata: z.unknown() })),
+        data: z.array(
+          z.object({
+            id: z.string(),
+            name: z.string(),
+            organization: z.object({ id: z.string(), name: z.string() }),
+            metadata: z.record(z.string(), z.unknown()),
+          }),
+        ),
       }),
     },
     async ({ req }) => {
-      const { rows } = await ctx.pool.query<{ id: string; name: string }>(
-        'SELECT id, name FROM projects WHERE id = $1',
+      const { rows } = await ctx.pool.query<{ id: string; name: string; org_id: string; org_name: string }>(
+        `SELECT p.id, p.name, o.id AS org_id, o.name AS org_name
+         FROM projects p JOIN organizations o ON o.id = p.org_id WHERE p.id = $1`,
         [req.principal.projectId],
       );
-      return { data: rows.map((r) => ({ id: r.id, name: r.name, metadata: {} })) };
+      return {
+        data: rows.map((r) => ({
+          id: r.id,
+          name: r.name,
+          organization: { id: r.org_id, name: r.org_name },
+          metadata: {},
+        })),
+      };
     },
   );
 };

@@ -1,0 +1,201 @@
+/**
+ * Prompt management (`/api/public/v2/prompts`): create text and chat prompt versions, get one by
+ * version or label, list names with their versions, move labels. Relational data, served in every
+ * write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the path. The SDKs
+ * cache prompts on their side (by TTL) and send no conditional request headers, so responses
+ * carry none.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import {
+  createPromptRequest,
+  describeSelector,
+  selectorOf,
+  updateLabelsRequest,
+  withDefaultType,
+} from '../../prompts/rules.ts';
+import { addLabels, createPrompt, getPrompt, listPromptMeta } from '../../prompts/store.ts';
+import { pageMeta } from '../../reads/datasets.ts';
+import { type Parsed, q, route } from '../route.ts';
+import type { PluginOptions } from './types.ts';
+
+const prompt = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    version: z.number(),
+    type: z.enum(['text', 'chat']),
+    prompt: z.unknown(),
+    config: z.unknown(),
+    labels: z.array(z.string()),
+    tags: z.array(z.string()),
+    commitMessage: z.string().nullable(),
+  })
+  .loose();
+const promptMeta = z.object({
+  name: z.string(),
+  type: z.enum(['text', 'chat']),
+  versions: z.array(z.number()),
+  labels: z.array(z.string()),
+  tags: z.array(z.string()),
+  lastUpdatedAt: z.string(),
+  lastConfig: z.unknown(),
+});
+const meta = z.object({
+  page: z.number(),
+  limit: z.number(),
+  totalItems: z.number(),
+  totalPages: z.number(),
+});
+const nameParam = z.object({ name: z.string().min(1) });
+/**
+ * Folder names (`team/greet`) arrive URL-encoded from most SDKs (one path segment) but with bare
+ * slashes from Python SDK 2.x, which quotes names keeping `/`; the wildcard routes take the latter.
+ */
+const wildcardName = z
+  .object({ '*': z.string().min(1) })
+  .transform((p) => ({ name: p['*'] }))
+  .pipe(nameParam);
+
+const notFound = (message: string) => ({ error: 'LangfuseNotFoundError', message });
+
+export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/public/v2/prompts',
+      tag: 'Prompts',
+      summary: 'Create a new version of a prompt (version numbers count up per name; `latest` moves to it)',
+      body: z.preprocess(withDefaultType, createPromptRequest),
+      response: prompt,
+    },
+    async ({ body, req }) => createPrompt(ctx.pool, req.principal.projectId, body),
+  );
+
+  const getQuery = z.object({
+    version: z.coerce.number().int().min(1).optional(),
+    label: z.string().min(1).optional(),
+    resolve: q.bool(),
+  });
+  const getOne = async ({
+    params,
+    query,
+    req,
+    reply,
+  }: Parsed<z.ZodType<{ name: string }>, typeof getQuery, z.ZodUnknown>) => {
+    const selector = selectorOf(query);
+    const found = await getPrompt(ctx.pool, req.principal.projectId, params.name, selector);
+    if (!found) return reply.code(404).send(notFound(describeSelector(params.name, selector)));
+    return found;
+  };
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/prompts/:name',
+      tag: 'Prompts',
+      summary: 'Get a prompt by version or label (default label: production)',
+      params: nameParam,
+      query: getQuery,
+      response: prompt,
+    },
+    getOne,
+  );
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/prompts/*',
+      tag: 'Prompts',
+      summary: 'Get a prompt in a folder whose name arrives with unencoded slashes (Python SDK 2.x)',
+      params: wildcardName,
+      query: getQuery,
+      response: prompt,
+    },
+    getOne,
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/prompts',
+      tag: 'Prompts',
+      summary: 'List prompt names with their versions, labels and tags',
+      query: z.object({
+        name: z.string().optional(),
+        label: z.string().optional(),
+        tag: z.string().optional(),
+        page: q.int(1, 1_000_000, 1),
+        limit: q.int(1, 1000, 50),
+        fromUpdatedAt: q.datetime().optional(),
+        toUpdatedAt: q.datetime().optional(),
+      }),
+      response: z.object({ data: z.array(promptMeta), meta }),
+    },
+    async ({ query, req }) => {
+      const { page, limit, ...filter } = query;
+      const { data, total } = await listPromptMeta(
+        ctx.pool,
+        req.principal.projectId,
+        filter,
+        limit,
+        (page - 1) * limit,
+      );
+      return { data, meta: pageMeta(page, limit, total) };
+    },
+  );
+
+  const versionParams = nameParam.extend({ version: z.coerce.number().int().min(1) });
+  const versionPath = z.object({ '*': z.string() }).transform((p, tx) => {
+    const m = /^(.+)\/versions\/([1-9]\d*)$/.exec(p['*']);
+    if (m) return { name: m[1]!, version: Number(m[2]) };
+    tx.addIssue({ code: 'custom', path: ['*'], message: 'expected <prompt name>/versions/<version>' });
+    return z.NEVER;
+  });
+  const addVersionLabels = async ({
+    params,
+    body,
+    req,
+    reply,
+  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) => {
+    const updated = await addLabels(
+      ctx.pool,
+      req.principal.projectId,
+      params.name,
+      params.version,
+      body.newLabels,
+    );
+    if (!updated)
+      return reply.code(404).send(notFound(describeSelector(params.name, { version: params.version })));
+    return updated;
+  };
+  route(
+    app,
+    {
+      method: 'PATCH',
+      url: '/api/public/v2/prompts/:name/versions/:version',
+      tag: 'Prompts',
+      summary: 'Add labels to a prompt version (each label leaves the version that had it)',
+      params: versionParams,
+      body: updateLabelsRequest,
+      response: prompt,
+    },
+    addVersionLabels,
+  );
+  route(
+    app,
+    {
+      method: 'PATCH',
+      url: '/api/public/v2/prompts/*',
+      tag: 'Prompts',
+      summary:
+        'Add labels to a version of a prompt in a folder sent with unencoded slashes (`<name>/versions/<n>`)',
+      params: versionPath,
+      body: updateLabelsRequest,
+      response: prompt,
+    },
+    addVersionLabels,
+  );
+};
