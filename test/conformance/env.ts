@@ -1,5 +1,6 @@
 /** What the conformance global setup hands to the test files, and the helpers they share. */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pythonOf } from './python-sdks.ts';
 
@@ -141,4 +142,46 @@ export function runPython<T = Record<string, unknown>>(
 /** A name unique to one case, for datasets, prompts and ids. */
 export function caseName(...parts: string[]): string {
   return `${parts.join('-').replace(/[^a-zA-Z0-9-]/g, '-')}-${Date.now().toString(36)}`;
+}
+
+/**
+ * A trace made by a real-time producer (OTLP JSON with the version 4 header), as the object of
+ * comments and scores: it exists in every write mode, whatever the SDK under test can write there.
+ */
+export async function otlpTrace(s: ModeServer, name: string): Promise<string> {
+  const traceId = randomBytes(16).toString('hex');
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const res = await fetch(`${s.url}/api/public/otel/v1/traces`, {
+    method: 'POST',
+    headers: {
+      authorization: auth(s),
+      'content-type': 'application/json',
+      'x-service-ingestion-version': '4',
+    },
+    body: JSON.stringify({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'conformance' } }] },
+          scopeSpans: [
+            {
+              scope: { name: 'conformance' },
+              spans: [
+                {
+                  traceId,
+                  spanId: randomBytes(8).toString('hex'),
+                  name,
+                  kind: 1,
+                  startTimeUnixNano: String(now),
+                  endTimeUnixNano: String(now + 1_000_000n),
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (res.status !== 200) throw new Error(`OTLP trace for ${name}: ${res.status} ${await res.text()}`);
+  return traceId;
 }

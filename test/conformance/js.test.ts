@@ -5,9 +5,16 @@
  */
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { Langfuse } from 'langfuse';
-import { beforeAll, describe, inject, it } from 'vitest';
-import { checkScore, checkTracing } from './checks.ts';
-import { caseName, MODES, type Mode, type ModeServer } from './env.ts';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  checkComment,
+  checkDataset,
+  checkPrompts,
+  checkScore,
+  checkScoreConfig,
+  checkTracing,
+} from './checks.ts';
+import { caseName, MODES, type Mode, type ModeServer, otlpTrace } from './env.ts';
 import { LANGFUSE_V3_VERSION, OTEL_SDKS, type OtelSdk } from './js-sdks.ts';
 
 const env = inject('conformance');
@@ -144,6 +151,175 @@ for (const sdk of OTEL_SDKS) {
         const id = caseName('js', sdk.version, 'score', mode);
         await scoreWithOtelSdk(sdk, env.modes[mode], `${id}-trace`, `${id}-quality`);
         await checkScore(env.modes[mode], `${id}-trace`, `${id}-quality`, 0.75);
+      });
+    }
+  });
+}
+
+describe.concurrent('langfuse 3.x: datasets and prompts', () => {
+  for (const mode of MODES) {
+    it(`datasets in ${mode}`, async () => {
+      const id = caseName('js3', 'datasets', mode);
+      const s = env.modes[mode];
+      const sdk = v3Client(s);
+      const name = `${id}-dataset`;
+      const itemIds = [`${id}-item-1`, `${id}-item-2`];
+      await bounded('createDataset', sdk.createDataset({ name }));
+      for (const [i, itemId] of itemIds.entries()) {
+        await bounded(
+          'createDatasetItem',
+          sdk.createDatasetItem({ datasetName: name, id: itemId, input: { n: i } }),
+        );
+      }
+      const dataset = await bounded('getDataset', sdk.getDataset(name));
+      expect(dataset.items.map((i) => i.id).sort()).toEqual(itemIds);
+      await bounded('shutdownAsync', sdk.shutdownAsync());
+      await checkDataset(s, name, itemIds);
+    });
+    it(`prompts in ${mode}`, async () => {
+      const id = caseName('js3', 'prompts', mode);
+      const s = env.modes[mode];
+      const sdk = v3Client(s);
+      const [text, chat] = [`${id}-text`, `${id}-chat`];
+      await bounded(
+        'createPrompt',
+        sdk.createPrompt({
+          name: text,
+          prompt: 'Hello {{name}}',
+          labels: ['production'],
+          config: { temperature: 0.1 },
+        }),
+      );
+      await bounded(
+        'createPrompt',
+        sdk.createPrompt({ name: text, prompt: 'Hi {{name}}', labels: ['staging'] }),
+      );
+      await bounded(
+        'createPrompt',
+        sdk.createPrompt({
+          name: chat,
+          type: 'chat',
+          prompt: [
+            { role: 'system', content: 'You are {{role}}' },
+            { role: 'user', content: '{{q}}' },
+          ],
+          labels: ['production'],
+        }),
+      );
+      const production = await bounded('getPrompt', sdk.getPrompt(text, undefined, { cacheTtlSeconds: 0 }));
+      expect([production.version, production.compile({ name: 'Ada' })]).toEqual([1, 'Hello Ada']);
+      const staging = await bounded(
+        'getPrompt',
+        sdk.getPrompt(text, undefined, { label: 'staging', cacheTtlSeconds: 0 }),
+      );
+      expect(staging.version).toBe(2);
+      await bounded('shutdownAsync', sdk.shutdownAsync());
+      await checkPrompts(s, text, chat);
+    });
+  }
+});
+
+function otelClient(sdk: OtelSdk, s: ModeServer) {
+  return new sdk.client.LangfuseClient({ publicKey: s.publicKey, secretKey: s.secretKey, baseUrl: s.url });
+}
+
+for (const sdk of OTEL_SDKS) {
+  describe.concurrent(`${sdk.label} (${sdk.version}): datasets, prompts, comments, score configs`, () => {
+    for (const mode of MODES) {
+      it(`datasets in ${mode}`, async () => {
+        const id = caseName('js', sdk.version, 'datasets', mode);
+        const s = env.modes[mode];
+        const client = otelClient(sdk, s);
+        const name = `${id}-dataset`;
+        const itemIds = [`${id}-item-1`, `${id}-item-2`];
+        await bounded('datasets.create', client.api.datasets.create({ name }));
+        for (const [i, itemId] of itemIds.entries()) {
+          await bounded(
+            'datasetItems.create',
+            client.api.datasetItems.create({ datasetName: name, id: itemId, input: { n: i } }),
+          );
+        }
+        const dataset = await bounded('dataset.get', client.dataset.get(name));
+        expect(dataset.items.map((i) => i.id).sort()).toEqual(itemIds);
+        await bounded('shutdown', client.shutdown());
+        await checkDataset(s, name, itemIds);
+      });
+      it(`prompts in ${mode}`, async () => {
+        const id = caseName('js', sdk.version, 'prompts', mode);
+        const s = env.modes[mode];
+        const client = otelClient(sdk, s);
+        const [text, chat] = [`${id}-text`, `${id}-chat`];
+        await bounded(
+          'prompt.create',
+          client.prompt.create({
+            name: text,
+            prompt: 'Hello {{name}}',
+            labels: ['production'],
+            config: { temperature: 0.1 },
+          }),
+        );
+        await bounded(
+          'prompt.create',
+          client.prompt.create({ name: text, prompt: 'Hi {{name}}', labels: ['staging'] }),
+        );
+        await bounded(
+          'prompt.create',
+          client.prompt.create({
+            name: chat,
+            type: 'chat',
+            prompt: [
+              { role: 'system', content: 'You are {{role}}' },
+              { role: 'user', content: '{{q}}' },
+            ],
+            labels: ['production'],
+          }),
+        );
+        const production = await bounded('prompt.get', client.prompt.get(text, { cacheTtlSeconds: 0 }));
+        expect([production.version, production.compile({ name: 'Ada' })]).toEqual([1, 'Hello Ada']);
+        const v2 = await bounded('prompt.get', client.prompt.get(text, { version: 2, cacheTtlSeconds: 0 }));
+        expect(v2.version).toBe(2);
+        await bounded('shutdown', client.shutdown());
+        await checkPrompts(s, text, chat);
+      });
+      it(`comments in ${mode}`, async () => {
+        const id = caseName('js', sdk.version, 'comments', mode);
+        const s = env.modes[mode];
+        const traceId = await otlpTrace(s, `${id}-commented`);
+        const client = otelClient(sdk, s);
+        await bounded(
+          'comments.create',
+          client.api.comments.create({
+            projectId: s.projectId,
+            objectType: 'TRACE',
+            objectId: traceId,
+            content: `${id} comment`,
+          }),
+        );
+        const listed = await bounded(
+          'comments.get',
+          client.api.comments.get({ objectType: 'TRACE', objectId: traceId }),
+        );
+        expect(listed.data.map((c) => c.content)).toEqual([`${id} comment`]);
+        await bounded('shutdown', client.shutdown());
+        await checkComment(s, traceId, `${id} comment`);
+      });
+      it(`score configs in ${mode}`, async () => {
+        const id = caseName('js', sdk.version, 'score-configs', mode);
+        const s = env.modes[mode];
+        const client = otelClient(sdk, s);
+        const config = await bounded(
+          'scoreConfigs.create',
+          client.api.scoreConfigs.create({
+            name: `${id}-config`,
+            dataType: 'NUMERIC',
+            minValue: 0,
+            maxValue: 1,
+          }),
+        );
+        const fetched = await bounded('scoreConfigs.getById', client.api.scoreConfigs.getById(config.id));
+        expect(fetched.name).toBe(`${id}-config`);
+        await bounded('shutdown', client.shutdown());
+        await checkScoreConfig(s, config.id, `${id}-config`);
       });
     }
   });

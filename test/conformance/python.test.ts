@@ -3,9 +3,17 @@
  * script with one version's interpreter (test/conformance/python/), then checks the outcome on
  * the server's read APIs, never trusting the SDK's silence.
  */
-import { describe, inject, it } from 'vitest';
-import { checkScore, checkTracing, type Tier } from './checks.ts';
-import { caseName, MODES, type Mode, runPython } from './env.ts';
+import { describe, expect, inject, it } from 'vitest';
+import {
+  checkComment,
+  checkDataset,
+  checkPrompts,
+  checkScore,
+  checkScoreConfig,
+  checkTracing,
+  type Tier,
+} from './checks.ts';
+import { caseName, MODES, type Mode, otlpTrace, runPython } from './env.ts';
 import { PYTHON_SDK_VERSIONS, type PythonSdkVersion } from './python-sdks.ts';
 
 const env = inject('conformance');
@@ -18,6 +26,15 @@ const TIER: Record<PythonSdkVersion, Tier> = {
   '4.7.1': 'real-time',
   '5.0.4': 'real-time',
 };
+
+async function scoreCase(version: PythonSdkVersion, mode: Mode, id: string) {
+  const traceId = `${id}-trace`;
+  const out = await runPython<{ name: string }>(version, 'score', env.modes[mode], {
+    CONFORMANCE_CASE: id,
+    CONFORMANCE_TRACE_ID: traceId,
+  });
+  await checkScore(env.modes[mode], traceId, out.name, 0.75);
+}
 
 interface Operation {
   /** The versions that offer it (all when absent). */
@@ -43,15 +60,78 @@ const OPERATIONS: Record<string, Operation> = {
   'score (batch score-create)': {
     versions: (v) => !v.startsWith('5.'),
     async run(version, mode, id) {
-      const traceId = `${id}-trace`;
-      const out = await runPython<{ name: string }>(version, 'score', env.modes[mode], {
+      await scoreCase(version, mode, id);
+    },
+  },
+  'score (POST /api/public/scores)': {
+    versions: (v) => v.startsWith('5.'),
+    async run(version, mode, id) {
+      await scoreCase(version, mode, id);
+    },
+  },
+  auth_check: {
+    async run(version, mode) {
+      const out = await runPython<{ ok: boolean }>(version, 'auth', env.modes[mode]);
+      expect(out.ok).toBe(true);
+    },
+  },
+  datasets: {
+    async run(version, mode, id) {
+      const out = await runPython<{ name: string; itemIds: string[] }>(version, 'datasets', env.modes[mode], {
+        CONFORMANCE_CASE: id,
+      });
+      const itemIds = [`${id}-item-1`, `${id}-item-2`];
+      expect(out.itemIds).toEqual(itemIds);
+      await checkDataset(env.modes[mode], out.name, itemIds);
+    },
+  },
+  prompts: {
+    async run(version, mode, id) {
+      const out = await runPython<PromptsResult>(version, 'prompts', env.modes[mode], {
+        CONFORMANCE_CASE: id,
+      });
+      expect(out.production).toEqual({ version: 1, compiled: 'Hello Ada', config: { temperature: 0.1 } });
+      expect(out.v2).toEqual({ version: 2, compiled: 'Hi Ada' });
+      expect(out.staging).toEqual({ version: 2 });
+      expect(out.chat.messages).toEqual([
+        { role: 'system', content: 'You are a tester' },
+        { role: 'user', content: '2+2?' },
+      ]);
+      await checkPrompts(env.modes[mode], out.text, out.chat.name);
+    },
+  },
+  comments: {
+    async run(version, mode, id) {
+      const traceId = await otlpTrace(env.modes[mode], `${id}-commented`);
+      const out = await runPython<{ listed: string[] }>(version, 'comments', env.modes[mode], {
         CONFORMANCE_CASE: id,
         CONFORMANCE_TRACE_ID: traceId,
       });
-      await checkScore(env.modes[mode], traceId, out.name, 0.75);
+      expect(out.listed).toEqual([`${id} comment`]);
+      await checkComment(env.modes[mode], traceId, `${id} comment`);
+    },
+  },
+  'score configs': {
+    async run(version, mode, id) {
+      const traceId = await otlpTrace(env.modes[mode], `${id}-scored`);
+      const out = await runPython<{ id: string; name: string }>(version, 'score_configs', env.modes[mode], {
+        CONFORMANCE_CASE: id,
+        CONFORMANCE_TRACE_ID: traceId,
+      });
+      expect(out.name).toBe(`${id}-config`);
+      await checkScoreConfig(env.modes[mode], out.id, `${id}-config`);
+      await checkScore(env.modes[mode], traceId, `${id}-config`, 0.5, out.id);
     },
   },
 };
+
+interface PromptsResult {
+  text: string;
+  production: unknown;
+  v2: unknown;
+  staging: unknown;
+  chat: { name: string; messages: unknown };
+}
 
 describe.concurrent.each(PYTHON_SDK_VERSIONS.map((v) => [v]))('python %s', (version) => {
   for (const mode of MODES) {

@@ -21,10 +21,9 @@ close(lf)
 done(
     {
         "text": text,
-        "chat": chat,
         "production": {"version": production.version, "compiled": production.compile(name="Ada"), "config": production.config},
         "v2": {"version": v2.version, "compiled": v2.compile(name="Ada")},
         "staging": {"version": staging.version},
-        "chat": {"name": chat, "messages": chat_prompt.compile(role="a tester", q="2+2?")},
+        "chat": {"name": chat, "messages": [{"role": m["role"], "content": m["content"]} for m in chat_prompt.compile(role="a tester", q="2+2?")]},
     }
 )
