@@ -16,6 +16,19 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'conformance',
+          include: ['test/conformance/**/*.test.ts'],
+          // Installs the public Python SDKs (cached) and starts the service once per write mode.
+          globalSetup: ['test/conformance/global-setup.ts'],
+          // Data from SDKs that are not real-time arrives in dual after a 3-minute staging window.
+          testTimeout: 420_000,
+          hookTimeout: 900_000,
+          maxConcurrency: 6,
+          maxWorkers: 2,
+        },
+      },
+      {
+        test: {
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           // Builds the control plane on a fresh machine before any test runs.
