@@ -80,6 +80,9 @@ export async function runHistory(stores: Stores, steps: Step[], n: number): Prom
   const h = await HistoryRun.open(stores, n);
   try {
     return await h.run(steps);
+  } catch (err) {
+    // A role that fails to start or a backfill step that fails is a finding too, not a crash.
+    return { diffs: [...h.diffs, `history aborted: ${(err as Error).message}`], store: null, log: h.log };
   } finally {
     await h.close();
   }
@@ -285,7 +288,7 @@ class HistoryRun {
     this.note(`settle: waiting for partition ${partition} to be propagated`);
     const deadline = Date.now() + SETTLE_LIMIT_MS;
     for (;;) {
-      const health = await fetch(`${this.worker.url}/api/health`)
+      const health = await fetch(`${this.worker.url}/api/health?failIfEventPropagationStuck=true`)
         .then((r) => r.json() as Promise<{ eventPropagation?: { lastProcessedPartition: string | null } }>)
         .catch(() => undefined);
       const cursor = health?.eventPropagation?.lastProcessedPartition ?? '';
