@@ -106,16 +106,13 @@ export function compareEvents(expectation: Expectation, store: StoreRow[] | null
   for (const k of byKey.keys()) if (!expected.has(k)) diffs.push(`unexpected ${k}`);
 
   // One root per trace: never two; and one wherever the model requires a root row.
-  const rootRequired = new Set(
-    expectation.rows
-      .filter((e) => e.required && e.candidates.every((c) => c.parent_span_id === ''))
-      .map((e) => e.traceId),
-  );
+  const rootRequired = new Set(expectation.rootRequired);
   const roots = new Map<string, string[]>();
   for (const r of store) {
     if (!roots.has(r.trace_id)) roots.set(r.trace_id, []);
     if (r.parent_span_id === '') roots.get(r.trace_id)!.push(r.span_id);
   }
+  for (const traceId of rootRequired) if (!roots.has(traceId)) roots.set(traceId, []);
   for (const [traceId, ids] of roots) {
     if (ids.length > 1 || (ids.length === 0 && rootRequired.has(traceId))) {
       diffs.push(`trace ${traceId} has ${ids.length} roots (${ids.join(', ') || 'none'})`);

@@ -61,6 +61,8 @@ export interface Expectation {
   /** false: the history ends on release 3, whose schema has no events tables. */
   eventsTablesExist: boolean;
   rows: ExpectedRow[];
+  /** Traces that must have exactly one root row (others: at most one). */
+  rootRequired: string[];
 }
 
 /** Producers whose spans are written directly in dual (they propagate shared attributes themselves). */
@@ -189,9 +191,10 @@ export function expectedEvents(steps: Step[], baseUs: number): Expectation {
     if (dual) stage(t.traceId, t.spanId);
   });
 
-  if (mode === 'release3') return { eventsTablesExist: false, rows: [] };
+  if (mode === 'release3') return { eventsTablesExist: false, rows: [], rootRequired: [] };
 
   const rows: ExpectedRow[] = [];
+  const rootRequired: string[] = [];
   const bf = epoch.backfill;
   /** 'yes': the backfill surely read it; 'maybe': it ran alongside the write; 'no'. */
   const backfilled = (firstWrite: number): 'yes' | 'maybe' | 'no' =>
@@ -213,37 +216,45 @@ export function expectedEvents(steps: Step[], baseUs: number): Expectation {
         : NO_EXPERIMENT;
 
     if (lt) {
+      const otlp = !isBatch(lt.producer);
       const rootBackfill = backfilled(lt.firstWrite);
       const rootStaged = staged.has(rootId(traceId));
       if (rootStaged || rootBackfill !== 'no') {
+        const required = rootStaged || rootBackfill === 'yes';
+        // An OTLP trace has a root span of its own: it may stay the root instead of a virtual one.
         rows.push({
           traceId,
           spanId: rootId(traceId),
-          required: rootStaged || rootBackfill === 'yes',
+          required: required && !otlp,
           candidates: [{ ...virtualRoot(lt, baseUs), ...experiment }],
         });
+        if (required && !otlp) rootRequired.push(traceId);
       }
       for (const [spanId, o] of lt.observations) {
         const candidates: EventFields[] = [];
         const b = backfilled(o.firstWrite);
-        if (b !== 'no') candidates.push({ ...legacyChild(lt, o.spec, false, baseUs), ...experiment });
-        if (staged.has(spanId)) candidates.push({ ...legacyChild(lt, o.spec, true, baseUs), ...experiment });
+        const legacyPath = (propagated: boolean) => {
+          const child = { ...legacyChild(lt, o.spec, propagated, baseUs), ...experiment };
+          candidates.push(child);
+          if (otlp && o.spec.parentId === undefined) candidates.push({ ...child, parent_span_id: '' });
+        };
+        if (b !== 'no') legacyPath(false);
+        if (staged.has(spanId)) legacyPath(true);
         const d = direct.get(spanId);
-        if (d) candidates.push(directRow(d, baseUs));
+        if (d) candidates.push(...directRows(d, baseUs, true));
         if (candidates.length === 0) continue;
-        rows.push({
-          traceId,
-          spanId,
-          required: b === 'yes' || staged.has(spanId) || d !== undefined,
-          candidates,
-        });
+        const required = b === 'yes' || staged.has(spanId) || d !== undefined;
+        rows.push({ traceId, spanId, required, candidates });
+        if (required && otlp && o.spec.parentId === undefined) rootRequired.push(traceId);
       }
     } else {
-      for (const [spanId, d] of direct)
-        rows.push({ traceId, spanId, required: true, candidates: [directRow(d, baseUs)] });
+      for (const [spanId, d] of direct) {
+        rows.push({ traceId, spanId, required: true, candidates: directRows(d, baseUs, false) });
+        if (d.spec.parentId === undefined) rootRequired.push(traceId);
+      }
     }
   }
-  return { eventsTablesExist: true, rows };
+  return { eventsTablesExist: true, rows, rootRequired };
 }
 
 const NO_EXPERIMENT = {
@@ -306,6 +317,16 @@ function legacyChild(
     start_us: baseUs + toMs(s.startUs),
     ...(batch ? { metadata: propagated ? { ...lt.trace.metadata, ...s.metadata } : s.metadata } : {}),
   };
+}
+
+/**
+ * A span written directly, as sent. Beside the legacy tables (dual) it may keep the legacy tables'
+ * milliseconds so that a later backfill of the same span replaces it (start_time is in the sorting
+ * key); the spec leaves the precision open there.
+ */
+function directRows(d: DirectSpan, baseUs: number, besideLegacy: boolean): EventFields[] {
+  const row = directRow(d, baseUs);
+  return besideLegacy ? [row, { ...row, start_us: baseUs + toMs(d.spec.startUs) }] : [row];
 }
 
 /** A span written directly, exactly as sent: trace-level attributes only where the producer put them. */
