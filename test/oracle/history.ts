@@ -55,8 +55,8 @@ export type Traffic =
       trace: TraceAttrs;
       spans: SpanSpec[];
     }
-  /** `trace-create` again for an existing batch trace, with different fields. */
-  | { kind: 'trace-update'; traceId: string; trace: TraceAttrs }
+  /** `trace-create` again for an existing batch trace (same timestamp), with different fields. */
+  | { kind: 'trace-update'; traceId: string; startUs: number; trace: TraceAttrs }
   /** `span-update`/`generation-update`/`event`-less update of an existing batch observation. */
   | {
       kind: 'obs-update';
@@ -146,7 +146,7 @@ const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
 /** Turns a plan into concrete steps with ids; references to traces that do not exist yet are dropped. */
 export function flatten(plan: HistoryPlan): Step[] {
   const steps: Step[] = [];
-  const batchTraces: { traceId: string; trace: TraceAttrs; spans: SpanSpec[] }[] = [];
+  const batchTraces: { traceId: string; startUs: number; trace: TraceAttrs; spans: SpanSpec[] }[] = [];
   let traceCount = 0;
   let scoreCount = 0;
   let mode: Mode = 'release3';
@@ -168,7 +168,7 @@ export function flatten(plan: HistoryPlan): Step[] {
         const spans = spanSpecs(p, n, traceId, startUs);
         // The generator's own view of each batch trace, updated by later updates (copies: steps stay as sent).
         if (p.producer === 'batch')
-          batchTraces.push({ traceId, trace: { ...trace }, spans: spans.map((s) => ({ ...s })) });
+          batchTraces.push({ traceId, startUs, trace: { ...trace }, spans: spans.map((s) => ({ ...s })) });
         return { kind: 'trace', producer: p.producer, traceId, startUs, trace, spans };
       }
       case 'trace-update': {
@@ -187,7 +187,7 @@ export function flatten(plan: HistoryPlan): Step[] {
           metadata: Object.fromEntries(Object.keys(target.trace.metadata).map((k) => [k, 'updated'])),
         };
         target.trace = trace;
-        return { kind: 'trace-update', traceId: target.traceId, trace };
+        return { kind: 'trace-update', traceId: target.traceId, startUs: target.startUs, trace };
       }
       case 'obs-update': {
         // Events have no update event of their own.

@@ -91,7 +91,7 @@ export function requestsFor(
       return requests;
     }
     case 'trace-update':
-      return [batch([traceCreate(`${t.traceId}-update-${n}`, t.traceId, t.trace, now)])];
+      return [batch([traceCreate(`${t.traceId}-update-${n}`, t.traceId, t.trace, iso(baseUs, t.startUs))])];
     case 'obs-update':
       return [
         batch([

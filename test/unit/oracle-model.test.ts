@@ -160,7 +160,7 @@ describe('the model of events_full', () => {
       trace('batch', 'a', [span('a1')]),
       to('dual'),
       backfill,
-      { op: 'send', traffic: { kind: 'trace-update', traceId: 'a', trace: updated } },
+      { op: 'send', traffic: { kind: 'trace-update', traceId: 'a', startUs: 1_000_250, trace: updated } },
     ];
     const rows = byId(expectedEvents(steps, BASE).rows);
     for (const r of Object.values(rows)) {
