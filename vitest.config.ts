@@ -29,6 +29,14 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'oracle',
+          include: ['test/oracle/**/*.test.ts'],
+          testTimeout: 1_800_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           // Builds the control plane on a fresh machine before any test runs.

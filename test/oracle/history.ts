@@ -1,0 +1,363 @@
+/**
+ * A history: what producers send and what the operator of a deployment does, in order. Plans (what
+ * the generator draws and fast-check shrinks) are flattened here into concrete steps with ids, which
+ * both the model and the runner read. Pure.
+ */
+
+export type Mode = 'release3' | 'legacy' | 'dual' | 'events_only';
+
+/**
+ * Who sends a trace: the old batch SDK (`/api/public/ingestion`), OTLP without any header, OTLP with
+ * the version-4 ingestion header, and the Python SDK's OTLP exporter in a real-time (4.7+) and a
+ * delayed (4.0-4.6) version.
+ */
+export type Producer = 'batch' | 'otlp' | 'otlp-v4' | 'sdk-realtime' | 'sdk-delayed';
+export const PRODUCERS: readonly Producer[] = ['batch', 'otlp', 'otlp-v4', 'sdk-realtime', 'sdk-delayed'];
+
+export type SpanType = 'SPAN' | 'GENERATION' | 'EVENT';
+export type Level = 'DEFAULT' | 'DEBUG' | 'WARNING' | 'ERROR';
+
+export interface TraceAttrs {
+  name: string;
+  userId: string;
+  sessionId: string;
+  tags: string[];
+  release: string;
+  /** Trace version; batch traces only (OTLP has no trace-level version of its own). */
+  version?: string;
+  environment: string;
+  public: boolean;
+  /** Trace metadata; batch traces only. */
+  metadata: Record<string, string>;
+}
+
+export interface SpanSpec {
+  id: string;
+  parentId?: string;
+  type: SpanType;
+  name: string;
+  level: Level;
+  statusMessage?: string;
+  /** Observation version (batch only); the trace's applies when absent. */
+  version?: string;
+  model?: string;
+  metadata: Record<string, string>;
+  /** Start, in microseconds after the history's base time; OTLP producers send sub-millisecond parts. */
+  startUs: number;
+}
+
+export type Traffic =
+  | {
+      kind: 'trace';
+      producer: Producer;
+      traceId: string;
+      startUs: number;
+      trace: TraceAttrs;
+      spans: SpanSpec[];
+    }
+  /** `trace-create` again for an existing batch trace (same timestamp), with different fields. */
+  | { kind: 'trace-update'; traceId: string; startUs: number; trace: TraceAttrs }
+  /** `span-update`/`generation-update`/`event`-less update of an existing batch observation. */
+  | {
+      kind: 'obs-update';
+      traceId: string;
+      spanId: string;
+      type: SpanType;
+      name: string;
+      level: Level;
+      statusMessage: string;
+    }
+  | { kind: 'score'; traceId: string; scoreId: string }
+  /** A batch trace and a dataset run item linking it to a dataset item (an experiment run). */
+  | {
+      kind: 'experiment';
+      traceId: string;
+      startUs: number;
+      trace: TraceAttrs;
+      spans: SpanSpec[];
+      runName: string;
+      itemId: string;
+    };
+
+export type Step =
+  | { op: 'switch'; to: 'legacy' | 'dual' | 'events_only' }
+  /** Rewind the analytics schema to 37 and run release 3. */
+  | { op: 'rollback' }
+  /**
+   * The backfill chain, step by step as the operator's Jobs run it; `kills[i]` (ms) SIGKILLs step
+   * i+1 that long after its start before it is run to the end. `concurrent`: traffic goes on while
+   * it runs, until the matching `backfill-join`.
+   */
+  | { op: 'backfill'; concurrent: boolean; kills: (number | null)[] }
+  | { op: 'backfill-join' }
+  | { op: 'worker'; action: 'start' | 'kill' }
+  | { op: 'send'; traffic: Traffic };
+
+/** The dataset item every experiment links to (created in the relational store by the runner). */
+export const DATASET = { id: 'oracle-ds', name: 'oracle-dataset', itemId: 'oracle-item' } as const;
+
+// ---- plans: the generator's shape, flattened below ----
+
+export interface TracePlan {
+  kind: 'trace';
+  producer: Producer;
+  /** Per span after the first: index of its parent among the earlier spans, or null (top level). */
+  parents: (number | null)[];
+  types: SpanType[];
+  levels: Level[];
+  withVersion: boolean;
+  tagCount: number;
+  isPublic: boolean;
+  subMs: number;
+}
+export type TrafficPlan =
+  | TracePlan
+  | { kind: 'trace-update'; target: number; isPublic: boolean }
+  | { kind: 'obs-update'; target: number; span: number; level: Level }
+  | { kind: 'score'; target: number }
+  | { kind: 'experiment'; spans: number };
+
+export interface TrafficSlot {
+  traffic: TrafficPlan;
+  /** Kill or (re)start the worker before this traffic. */
+  worker?: 'start' | 'kill';
+}
+
+export interface EpochPlan {
+  legacy: TrafficSlot[] | null;
+  /** null: this epoch never reaches dual (a rollback from legacy). */
+  dual: { before: TrafficSlot[]; backfill: BackfillPlan | null; after: TrafficSlot[] } | null;
+}
+export interface BackfillPlan {
+  concurrent: boolean;
+  kills: (number | null)[];
+}
+
+export interface HistoryPlan {
+  release3: TrafficSlot[];
+  /** Every epoch but the last ends in a rollback to release 3. */
+  epochs: EpochPlan[];
+  /** Traffic after the cutover; null: the history ends before it. */
+  eventsOnly: TrafficSlot[] | null;
+}
+
+const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+/** Turns a plan into concrete steps with ids; references to traces that do not exist yet are dropped. */
+export function flatten(plan: HistoryPlan): Step[] {
+  const steps: Step[] = [];
+  const batchTraces: { traceId: string; startUs: number; trace: TraceAttrs; spans: SpanSpec[] }[] = [];
+  let traceCount = 0;
+  let scoreCount = 0;
+  let mode: Mode = 'release3';
+
+  const traffic = (slots: TrafficSlot[]) => {
+    for (const slot of slots) {
+      if (slot.worker) steps.push({ op: 'worker', action: slot.worker });
+      const t = concrete(slot.traffic);
+      if (t) steps.push({ op: 'send', traffic: t });
+    }
+  };
+  const concrete = (p: TrafficPlan): Traffic | undefined => {
+    switch (p.kind) {
+      case 'trace': {
+        const n = traceCount++;
+        const traceId = p.producer === 'batch' ? `tr-${n}` : hexId(n + 1, 32);
+        const startUs = n * 10_000_000 + (p.producer === 'batch' ? 0 : p.subMs);
+        const trace = traceAttrs(n, p.producer, p.tagCount, p.isPublic, p.withVersion);
+        const spans = spanSpecs(p, n, traceId, startUs);
+        // The generator's own view of each batch trace, updated by later updates (copies: steps stay as sent).
+        if (p.producer === 'batch')
+          batchTraces.push({ traceId, startUs, trace: { ...trace }, spans: spans.map((s) => ({ ...s })) });
+        return { kind: 'trace', producer: p.producer, traceId, startUs, trace, spans };
+      }
+      case 'trace-update': {
+        if (batchTraces.length === 0) return undefined;
+        const target = pick(batchTraces, p.target);
+        // Tags and metadata only grow, so merge and replace semantics of an upsert agree.
+        const trace: TraceAttrs = {
+          ...target.trace,
+          name: `${target.trace.name}-u`,
+          userId: `${target.trace.userId}-u`,
+          sessionId: `${target.trace.sessionId}-u`,
+          tags: [...target.trace.tags, `u${target.trace.tags.length}`],
+          release: `${target.trace.release}-u`,
+          version: `${target.trace.version ?? 'tv'}-u`,
+          public: p.isPublic,
+          metadata: Object.fromEntries(Object.keys(target.trace.metadata).map((k) => [k, 'updated'])),
+        };
+        target.trace = trace;
+        return { kind: 'trace-update', traceId: target.traceId, startUs: target.startUs, trace };
+      }
+      case 'obs-update': {
+        // Events have no update event of their own.
+        const updatable = batchTraces.filter((t) => t.spans.some((s) => s.type !== 'EVENT'));
+        if (updatable.length === 0) return undefined;
+        const target = pick(updatable, p.target);
+        const span = pick(
+          target.spans.filter((s) => s.type !== 'EVENT'),
+          p.span,
+        );
+        span.name = `${span.name}-u`;
+        span.level = p.level;
+        span.statusMessage = `updated-${scoreCount++}`;
+        return {
+          kind: 'obs-update',
+          traceId: target.traceId,
+          spanId: span.id,
+          type: span.type,
+          name: span.name,
+          level: span.level,
+          statusMessage: span.statusMessage,
+        };
+      }
+      case 'score': {
+        if (traceCount === 0) return undefined;
+        return {
+          kind: 'score',
+          traceId: pick(batchTraces, p.target)?.traceId ?? 'tr-none',
+          scoreId: `sc-${scoreCount++}`,
+        };
+      }
+      case 'experiment': {
+        // Run items are legacy data: written before the move to the events tables starts.
+        if (mode !== 'release3' && mode !== 'legacy') return undefined;
+        const n = traceCount++;
+        const traceId = `ex-${n}`;
+        const startUs = n * 10_000_000;
+        const plan: TracePlan = {
+          kind: 'trace',
+          producer: 'batch',
+          parents: Array.from({ length: p.spans - 1 }, (_, i) => (i === 0 ? null : i - 1)),
+          types: ['SPAN', 'GENERATION', 'EVENT'],
+          levels: ['DEFAULT'],
+          withVersion: false,
+          tagCount: 1,
+          isPublic: false,
+          subMs: 0,
+        };
+        return {
+          kind: 'experiment',
+          traceId,
+          startUs,
+          trace: traceAttrs(n, 'batch', 1, false, false),
+          spans: spanSpecs(plan, n, traceId, startUs),
+          runName: `run-${n}`,
+          itemId: DATASET.itemId,
+        };
+      }
+    }
+  };
+
+  traffic(plan.release3);
+  plan.epochs.forEach((epoch, i) => {
+    const last = i === plan.epochs.length - 1;
+    if (epoch.legacy) {
+      steps.push({ op: 'switch', to: 'legacy' });
+      mode = 'legacy';
+      traffic(epoch.legacy);
+    }
+    if (epoch.dual) {
+      steps.push({ op: 'switch', to: 'dual' });
+      mode = 'dual';
+      traffic(epoch.dual.before);
+      const b = epoch.dual.backfill;
+      if (b) steps.push({ op: 'backfill', concurrent: b.concurrent, kills: b.kills });
+      traffic(epoch.dual.after);
+      if (b?.concurrent) steps.push({ op: 'backfill-join' });
+    }
+    if (!last) {
+      steps.push({ op: 'rollback' });
+      mode = 'release3';
+    }
+  });
+  const lastEpoch = plan.epochs.at(-1);
+  if (plan.eventsOnly && lastEpoch?.dual?.backfill) {
+    steps.push({ op: 'switch', to: 'events_only' });
+    mode = 'events_only';
+    traffic(plan.eventsOnly);
+  }
+  return steps;
+}
+
+export function hexId(n: number, width: number): string {
+  return n.toString(16).padStart(width, '0');
+}
+
+function traceAttrs(
+  n: number,
+  producer: Producer,
+  tagCount: number,
+  isPublic: boolean,
+  withVersion: boolean,
+): TraceAttrs {
+  const batch = producer === 'batch';
+  return {
+    name: `trace-${n}`,
+    userId: `user-${n % 3}`,
+    sessionId: `session-${n}`,
+    tags: Array.from({ length: tagCount }, (_, i) => `tag${i}`),
+    release: `rel-${n}`,
+    ...(batch && withVersion ? { version: `tv-${n}` } : {}),
+    environment: batch ? pick(['default', 'production', 'staging'], n) : 'default',
+    public: batch && isPublic,
+    metadata: batch ? { tm: `t${n}`, shared: 'trace' } : {},
+  };
+}
+
+function spanSpecs(p: TracePlan, n: number, traceId: string, startUs: number): SpanSpec[] {
+  const batch = p.producer === 'batch';
+  const count = p.parents.length + 1;
+  const ids = Array.from({ length: count }, (_, j) =>
+    batch ? `${traceId}-o${j}` : hexId(n * 16 + j + 1, 16),
+  );
+  return ids.map((id, j): SpanSpec => {
+    // OTLP traces have exactly one root span, the first; batch traces may have several top-level ones.
+    const parentIndex = j === 0 ? null : (p.parents[j - 1] ?? (batch ? null : 0));
+    const parent = parentIndex === null ? undefined : ids[Math.min(parentIndex, j - 1)];
+    const type = pick(p.types, j);
+    return {
+      id,
+      ...(parent === undefined ? {} : { parentId: parent }),
+      type,
+      name: `${type.toLowerCase()}-${j}`,
+      level: pick(p.levels, j),
+      ...(j % 2 === 1 ? { statusMessage: `status-${j}` } : {}),
+      ...(batch && p.withVersion && j % 2 === 0 ? { version: `ov-${j}` } : {}),
+      ...(type === 'GENERATION' ? { model: `model-${j}` } : {}),
+      metadata: batch ? { om: `o${j}`, shared: 'observation' } : ({} as Record<string, string>),
+      startUs: startUs + j * 1000,
+    };
+  });
+}
+
+/** One line per step, for printing a failing history. */
+export function describeSteps(steps: Step[]): string {
+  return steps
+    .map((s, i) => {
+      const head = `${String(i).padStart(3)} `;
+      switch (s.op) {
+        case 'send': {
+          const t = s.traffic;
+          if (t.kind === 'trace')
+            return `${head}send ${t.producer} trace ${t.traceId}: ${t.spans.map((x) => `${x.id}${x.parentId ? `<${x.parentId}` : ''}:${x.type}`).join(' ')}`;
+          if (t.kind === 'experiment')
+            return `${head}send experiment ${t.traceId} (${t.spans.length} spans, run ${t.runName})`;
+          if (t.kind === 'obs-update')
+            return `${head}send obs-update ${t.spanId} name=${t.name} level=${t.level}`;
+          if (t.kind === 'trace-update')
+            return `${head}send trace-update ${t.traceId} public=${t.trace.public}`;
+          return `${head}send score ${t.scoreId} on ${t.traceId}`;
+        }
+        case 'backfill':
+          return `${head}backfill${s.concurrent ? ' (concurrent)' : ''} kills=${JSON.stringify(s.kills)}`;
+        case 'switch':
+          return `${head}switch to ${s.to}`;
+        case 'worker':
+          return `${head}worker ${s.action}`;
+        default:
+          return `${head}${s.op}`;
+      }
+    })
+    .join('\n');
+}

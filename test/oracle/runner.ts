@@ -1,0 +1,364 @@
+/**
+ * Runs a history on the real services: the CLI roles (`web`, `worker`, `migrate`, `backfill run`)
+ * as processes against real PostgreSQL, Redis and the embedded engine served by `observatory
+ * analytics-server`, each history in databases of its own. Then reads `events_full` FINAL and
+ * compares it with the model.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type ManagedProcess, startProcess } from '../fixtures/processes.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  cli,
+  createProject,
+  DUAL_ENV,
+  type Env,
+  LEGACY_ENV,
+  type Project,
+  ROOT,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { compareEvents, type StoreRow } from './compare.ts';
+import { DATASET, type Mode, type Step } from './history.ts';
+import { expectedEvents } from './model.ts';
+import { requestsFor } from './producers.ts';
+
+/** Datastores shared by the histories of one run; each history gets its own databases in them. */
+export interface Stores {
+  pg: PostgresFixture;
+  redis: RedisFixture;
+  analytics: AnalyticsServer;
+  stop(): Promise<void>;
+}
+
+export async function startStores(): Promise<Stores> {
+  const [pgf, redis, analytics] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
+  return {
+    pg: pgf,
+    redis,
+    analytics,
+    stop: async () => void (await Promise.all([analytics.stop(), pgf.stop(), redis.stop()])),
+  };
+}
+
+const MODE_ENV: Record<Mode, Env> = {
+  release3: { SERVICE_RELEASE: '3' },
+  legacy: LEGACY_ENV,
+  dual: DUAL_ENV,
+  events_only: { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' },
+};
+
+/** Propagation every second, a partition taken 1 s after its window closes; the chain only as Jobs. */
+const WORKER_ENV: Env = {
+  SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',
+  SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '1',
+  SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+};
+const BACKFILL_ENV: Env = {
+  ...DUAL_ENV,
+  SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
+};
+const PARTITION_MS = 3 * 60_000;
+/** Longest wait for the last staging partition to close and be propagated. */
+const SETTLE_LIMIT_MS = PARTITION_MS + 120_000;
+
+export interface HistoryResult {
+  diffs: string[];
+  /** Rows read back (null: no events_full). */
+  store: StoreRow[] | null;
+  log: string[];
+}
+
+/** Runs one history (number `n` in this run) and returns how the store differs from the model. */
+export async function runHistory(stores: Stores, steps: Step[], n: number): Promise<HistoryResult> {
+  const h = await HistoryRun.open(stores, n);
+  try {
+    return await h.run(steps);
+  } catch (err) {
+    // A role that fails to start or a backfill step that fails is a finding too, not a crash.
+    return { diffs: [...h.diffs, `history aborted: ${(err as Error).message}`], store: null, log: h.log };
+  } finally {
+    await h.close();
+  }
+}
+
+class HistoryRun {
+  readonly log: string[] = [];
+  readonly diffs: string[] = [];
+  readonly baseUs = (Date.now() - 2 * 3600_000) * 1000;
+  private web: WebServer | undefined;
+  private worker: WebServer | undefined;
+  private mode: Mode = 'release3';
+  private project!: Project;
+  private chain: Promise<void> | undefined;
+  private readonly started = Date.now();
+
+  private readonly stores: Stores;
+  private readonly env: Env;
+  private readonly database: string;
+
+  private constructor(stores: Stores, env: Env, database: string) {
+    this.stores = stores;
+    this.env = env;
+    this.database = database;
+  }
+
+  static async open(stores: Stores, n: number): Promise<HistoryRun> {
+    const database = `oracle_${process.pid}_${n}`;
+    const pgUrl = new URL(stores.pg.url);
+    const admin = new pg.Client({ connectionString: stores.pg.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${database}`);
+    } finally {
+      await admin.end();
+    }
+    pgUrl.pathname = `/${database}`;
+    await stores.analytics.client.command({ query: `CREATE DATABASE ${database}` });
+    const redisDb = n % 16;
+    const redis = new Redis(`${stores.redis.url}/${redisDb}`);
+    await redis.flushdb();
+    redis.disconnect();
+    return new HistoryRun(
+      stores,
+      {
+        DATABASE_URL: pgUrl.toString(),
+        CLICKHOUSE_URL: stores.analytics.url,
+        CLICKHOUSE_DB: database,
+        REDIS_URL: `${stores.redis.url}/${redisDb}`,
+      },
+      database,
+    );
+  }
+
+  private note(line: string) {
+    this.log.push(`${((Date.now() - this.started) / 1000).toFixed(1).padStart(6)}s ${line}`);
+  }
+
+  async run(steps: Step[]): Promise<HistoryResult> {
+    await this.startWeb('release3');
+    this.project = await createProject(this.env, 'oracle');
+    // The dataset item experiments link to (datasets are relational data, made as an admin would).
+    await this.withPg(async (c) => {
+      await c.query('INSERT INTO datasets (id, project_id, name) VALUES ($1, $2, $3)', [
+        DATASET.id,
+        this.project.projectId,
+        DATASET.name,
+      ]);
+      await c.query(
+        `INSERT INTO dataset_items (id, project_id, dataset_id, input, expected_output) VALUES ($1, $2, $3, '{"q":1}', '"42"')`,
+        [DATASET.itemId, this.project.projectId, DATASET.id],
+      );
+    });
+
+    for (const [i, step] of steps.entries()) await this.apply(step, i);
+    if (this.chain) await this.joinChain();
+    await this.settle();
+    const store = await this.readEvents();
+    const expectation = expectedEvents(steps, this.baseUs);
+    this.diffs.push(...compareEvents(expectation, store));
+    return { diffs: this.diffs, store, log: this.log };
+  }
+
+  private async apply(step: Step, i: number): Promise<void> {
+    switch (step.op) {
+      case 'switch':
+        this.note(`switch to ${step.to}`);
+        return this.redeploy(step.to);
+      case 'rollback': {
+        this.note('rollback: migrate down --to 37, release 3');
+        await this.stopRoles();
+        const down = await cli(['migrate', 'down', '--to', '37'], { ...this.env, ...LEGACY_ENV });
+        if (down.code !== 0) throw new Error(`migrate down --to 37 failed: ${down.stderr}`);
+        return this.startWeb('release3');
+      }
+      case 'backfill':
+        this.note(`backfill${step.concurrent ? ' (concurrent)' : ''}`);
+        this.chain = this.runChain(step.kills);
+        if (!step.concurrent) await this.joinChain();
+        return;
+      case 'backfill-join':
+        return this.joinChain();
+      case 'worker':
+        if (this.mode !== 'dual' && this.mode !== 'events_only') return;
+        if (step.action === 'kill' && this.worker) {
+          this.note('worker SIGKILL');
+          await this.worker.process.kill('SIGKILL');
+          this.worker = undefined;
+        } else if (step.action === 'start' && !this.worker) {
+          this.note('worker start');
+          this.worker = await startWorker({ ...this.env, ...MODE_ENV[this.mode], ...WORKER_ENV });
+        }
+        return;
+      case 'send':
+        return this.send(step.traffic, i);
+    }
+  }
+
+  private async send(traffic: Extract<Step, { op: 'send' }>['traffic'], i: number): Promise<void> {
+    const requests = requestsFor(traffic, i, this.baseUs, basicAuth(this.project), {
+      itemId: DATASET.itemId,
+    });
+    for (const r of requests) {
+      const res = await fetch(`${this.web!.url}${r.path}`, {
+        method: 'POST',
+        headers: r.headers,
+        body: JSON.stringify(r.body),
+      });
+      const text = await res.text();
+      const refusedBatch = this.mode === 'events_only' && r.path === '/api/public/ingestion';
+      const ok =
+        r.path === '/api/public/ingestion'
+          ? res.status === 207 &&
+            (refusedBatch || (JSON.parse(text) as { errors: unknown[] }).errors.length === 0)
+          : res.status === 200;
+      this.note(`step ${i} ${traffic.kind} ${r.path} -> ${res.status}`);
+      if (!ok)
+        this.diffs.push(`step ${i}: ${r.path} in ${this.mode} answered ${res.status}: ${text.slice(0, 300)}`);
+    }
+  }
+
+  private async redeploy(mode: Mode): Promise<void> {
+    const hadWorker = this.worker !== undefined;
+    await this.stopRoles();
+    await this.startWeb(mode);
+    if (hadWorker && (mode === 'dual' || mode === 'events_only')) {
+      this.worker = await startWorker({ ...this.env, ...MODE_ENV[mode], ...WORKER_ENV });
+    }
+  }
+
+  private async startWeb(mode: Mode): Promise<void> {
+    this.mode = mode;
+    this.web = await startWeb({ ...this.env, ...MODE_ENV[mode] });
+  }
+
+  private async stopRoles(): Promise<void> {
+    await Promise.all([this.web?.stop(), this.worker?.stop()]);
+    this.web = undefined;
+    this.worker = undefined;
+  }
+
+  /** Steps 1-5 one after the other as one-shot processes; a step may be SIGKILLed first. */
+  private async runChain(kills: (number | null)[]): Promise<void> {
+    const env = { ...this.env, ...BACKFILL_ENV };
+    for (let step = 1; step <= 5; step++) {
+      const kill = kills[step - 1];
+      if (kill !== null && kill !== undefined) {
+        const child: ManagedProcess = startProcess(
+          `backfill-${step}`,
+          process.execPath,
+          [`${ROOT}/server/bin/observatory.ts`, 'backfill', 'run', '--step', String(step)],
+          { env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv },
+        );
+        await Promise.race([child.exited, new Promise((r) => setTimeout(r, kill))]);
+        await child.kill('SIGKILL');
+        this.note(`backfill step ${step} SIGKILLed after ${kill} ms`);
+      }
+      const done = await cli(['backfill', 'run', '--step', String(step)], env, 300_000);
+      this.note(`backfill step ${step} -> exit ${done.code}`);
+      if (done.code !== 0)
+        throw new Error(`backfill step ${step} failed (${done.code}): ${done.stderr.slice(-500)}`);
+    }
+  }
+
+  private async joinChain(): Promise<void> {
+    const chain = this.chain;
+    this.chain = undefined;
+    await chain;
+  }
+
+  /**
+   * Lets the dual-write propagation take every staged partition: the worker runs (started if it
+   * is not), and we wait until the newest partition's window closed and the job's cursor passed it.
+   */
+  private async settle(): Promise<void> {
+    if (this.mode !== 'dual' && this.mode !== 'events_only') return;
+    const [newest] = await this.query<{ partition: string }>(
+      `SELECT max(partition) AS partition FROM system.parts WHERE database = {db:String} AND table = 'observations_batch_staging' AND active`,
+    );
+    const partition = newest?.partition ?? '';
+    if (!partition) return;
+    if (!this.worker) this.worker = await startWorker({ ...this.env, ...MODE_ENV[this.mode], ...WORKER_ENV });
+    this.note(`settle: waiting for partition ${partition} to be propagated`);
+    const deadline = Date.now() + SETTLE_LIMIT_MS;
+    for (;;) {
+      const health = await fetch(`${this.worker.url}/api/health?failIfEventPropagationStuck=true`)
+        .then((r) => r.json() as Promise<{ eventPropagation?: { lastProcessedPartition: string | null } }>)
+        .catch(() => undefined);
+      const cursor = health?.eventPropagation?.lastProcessedPartition ?? '';
+      if (cursor >= partition) break;
+      if (Date.now() > deadline) {
+        this.diffs.push(
+          `propagation did not take partition ${partition} within ${SETTLE_LIMIT_MS / 1000} s (cursor ${cursor || 'none'})`,
+        );
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    this.note('settled');
+  }
+
+  private async readEvents(): Promise<StoreRow[] | null> {
+    const exists = await this.query<{ n: number }>(
+      `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'events_full'`,
+    );
+    if (Number(exists[0]?.n ?? 0) === 0) return null;
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT trace_id, span_id, parent_span_id, type, name, trace_name, user_id, session_id, tags, release,
+              version, environment, public, bookmarked, level, status_message, provided_model_name,
+              metadata_names, metadata_values, toUnixTimestamp64Micro(start_time) AS start_us,
+              experiment_id, experiment_name, experiment_item_id, experiment_dataset_id, experiment_item_root_span_id
+       FROM ${this.database}.events_full FINAL WHERE project_id = {p:String} ORDER BY trace_id, span_id`,
+    );
+    return rows.map((r) => {
+      const names = r['metadata_names'] as string[];
+      const values = r['metadata_values'] as string[];
+      const { metadata_names: _n, metadata_values: _v, ...rest } = r;
+      return {
+        ...rest,
+        public: Boolean(rest['public']),
+        bookmarked: Boolean(rest['bookmarked']),
+        start_us: Number(rest['start_us']),
+        metadata: Object.fromEntries(names.map((k, i) => [k, values[i]!])),
+      } as unknown as StoreRow;
+    });
+  }
+
+  private async query<T>(sql: string): Promise<T[]> {
+    const rs = await this.stores.analytics.client.query({
+      query: sql,
+      query_params: { db: this.database, p: this.project?.projectId ?? '' },
+      format: 'JSONEachRow',
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    });
+    return rs.json<T>();
+  }
+
+  private async withPg<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
+    const c = new pg.Client({ connectionString: this.env['DATABASE_URL'] });
+    await c.connect();
+    try {
+      return await f(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.chain?.catch(() => {});
+    await this.stopRoles();
+    await this.stores.analytics.client
+      .command({ query: `DROP DATABASE IF EXISTS ${this.database}` })
+      .catch(() => {});
+    const admin = new pg.Client({ connectionString: this.stores.pg.url });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${this.database} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+  }
+}
