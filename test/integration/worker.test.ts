@@ -179,6 +179,22 @@ describe('health probe', () => {
     await legacy.stop();
   });
 
+  it('passes in events_only, where the job only drains, even when it makes no progress', async () => {
+    const eventsOnly = await startWorker({
+      ...base,
+      ...FAST,
+      SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
+    });
+    // The job cannot run (a hung holder keeps its lease) and its last success is long past.
+    await redis.set('observatory:event-propagation:lease', 'hung-replica', 'PX', 600_000);
+    await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 60 * 60_000));
+    const h = await health(eventsOnly.url);
+    expect(h.status).toBe(200);
+    expect(h.body).toMatchObject({ status: 'ok', eventPropagation: { enabled: false, stuck: false } });
+    await redis.del('observatory:event-propagation:lease');
+    await eventsOnly.stop();
+  });
+
   it('fails readiness once SIGTERM arrived, while draining', async () => {
     const draining = await startWorker({ ...base, ...DUAL, ...FAST, SERVICE_SHUTDOWN_DRAIN_SECONDS: '3' });
     expect((await fetch(`${draining.url}/api/ready`)).status).toBe(200);
