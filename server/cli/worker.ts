@@ -65,7 +65,7 @@ export async function run(_args: string[]): Promise<number> {
   const app = buildWorkerApp({
     pool: stores.pool,
     coordination,
-    propagationEnabled: jobs.propagationEnabled,
+    propagationEnabled: jobs.propagationWatched,
     thresholdMinutes: config.propagationStuckThresholdMinutes,
     processStartedAt: Date.now(),
     shuttingDown: () => shuttingDown,

@@ -29,41 +29,58 @@ export class ProducerRecorder {
 
   constructor(pool: pg.Pool, flushEveryMs = 5_000) {
     this.#pool = pool;
+    // A failed flush keeps its tallies for the next one.
     this.#timer = setInterval(() => void this.flush().catch(() => {}), flushEveryMs);
     this.#timer.unref();
   }
 
   record(key: ProducerKey): void {
-    const id = JSON.stringify([key.publicKey, key.sdkName, key.sdkVersion, key.path]);
-    const now = new Date();
-    const t = this.#pending.get(id);
-    if (t) {
-      t.last = now;
-      t.requests++;
-    } else this.#pending.set(id, { key, first: now, last: now, requests: 1 });
+    this.#add({ key, first: new Date(), last: new Date(), requests: 1 });
   }
 
+  #add(t: Tally): void {
+    const id = JSON.stringify([t.key.publicKey, t.key.sdkName, t.key.sdkVersion, t.key.path]);
+    const seen = this.#pending.get(id);
+    if (!seen) {
+      this.#pending.set(id, { ...t });
+      return;
+    }
+    if (t.first < seen.first) seen.first = t.first;
+    if (t.last > seen.last) seen.last = t.last;
+    seen.requests += t.requests;
+  }
+
+  /**
+   * Writes the pending tallies in one statement, so they land all or none; when the database
+   * fails, they go back into the pending ones (merged with what arrived meanwhile) for the next
+   * flush, and the error is thrown. The cutover gate relies on these tallies most when something
+   * is wrong.
+   */
   async flush(): Promise<void> {
     const batch = [...this.#pending.values()];
+    if (batch.length === 0) return;
     this.#pending = new Map();
-    for (const t of batch) {
+    try {
       await this.#pool.query(
         `INSERT INTO producer_activity (project_id, public_key, sdk_name, sdk_version, path, first_seen, last_seen, requests)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::bigint[])
          ON CONFLICT (public_key, sdk_name, sdk_version, path) DO UPDATE
          SET last_seen = GREATEST(producer_activity.last_seen, EXCLUDED.last_seen),
              requests = producer_activity.requests + EXCLUDED.requests`,
         [
-          t.key.projectId,
-          t.key.publicKey,
-          t.key.sdkName,
-          t.key.sdkVersion,
-          t.key.path,
-          t.first,
-          t.last,
-          t.requests,
+          batch.map((t) => t.key.projectId),
+          batch.map((t) => t.key.publicKey),
+          batch.map((t) => t.key.sdkName),
+          batch.map((t) => t.key.sdkVersion),
+          batch.map((t) => t.key.path),
+          batch.map((t) => t.first),
+          batch.map((t) => t.last),
+          batch.map((t) => t.requests),
         ],
       );
+    } catch (err) {
+      for (const t of batch) this.#add(t);
+      throw err;
     }
   }
 

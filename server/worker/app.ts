@@ -26,6 +26,7 @@ export interface WorkerHttpContext {
   backfillStatus: () => Promise<StepStatus[]>;
   pool: pg.Pool;
   coordination: Coordination;
+  /** The stuck probe judges the propagation (dual write runs here). */
   propagationEnabled: boolean;
   thresholdMinutes: number;
   processStartedAt: number;

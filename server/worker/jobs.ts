@@ -31,6 +31,12 @@ export interface WorkerJobsOptions {
 
 export interface WorkerJobs {
   propagationEnabled: boolean;
+  /**
+   * The stuck probe judges the propagation: only where dual write runs. In events_only the job
+   * just drains what is left, and the spec's probe "passes on deployments where dual write does
+   * not run".
+   */
+  propagationWatched: boolean;
   backfill: BackfillManager;
   /** Lets a running chain step stop between chunks. */
   beginShutdown(): void;
@@ -78,6 +84,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
 
   return {
     propagationEnabled,
+    propagationWatched: propagationEnabled && behaviourOf(o.config.mode).writesStaging,
     backfill,
     beginShutdown() {
       shuttingDown = true;

@@ -148,8 +148,15 @@ describe('the historic backfill chain', () => {
       `UPDATE background_migrations SET args = args || '{"chunkRows": 3, "throttleMs": 150}'::jsonb`,
     );
     expect((await backfill(1)).code).toBe(0);
+    const doneChunks = async (step: number) => {
+      const r = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
+        `%step_${step}%`,
+      ]);
+      return ((r.rows[0].state.chunks ?? []) as { done: boolean }[]).filter((c) => c.done).length;
+    };
     for (const step of [2, 3]) {
-      for (const delay of [400, 900, 1500]) {
+      for (let kill = 0; kill < 3; kill++) {
+        const before = await doneChunks(step);
         const child = startProcess(
           `backfill-${step}`,
           process.execPath,
@@ -158,7 +165,9 @@ describe('the historic backfill chain', () => {
             env: { PATH: process.env['PATH'], ...base, ...DUAL },
           },
         );
-        await new Promise((r) => setTimeout(r, delay));
+        // Killed mid-step: once its checkpoint shows one more chunk done (bounded wait).
+        for (let i = 0; i < 600 && (await doneChunks(step)) === before; i++)
+          await new Promise((r) => setTimeout(r, 100));
         await child.kill('SIGKILL');
       }
       const progress = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [

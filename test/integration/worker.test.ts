@@ -8,6 +8,8 @@ import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchProducers } from '../../operator/runtime/probes.ts';
+import type { ProducersReport } from '../../server/contract/worker-api.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
@@ -179,6 +181,22 @@ describe('health probe', () => {
     await legacy.stop();
   });
 
+  it('passes in events_only, where the job only drains, even when it makes no progress', async () => {
+    const eventsOnly = await startWorker({
+      ...base,
+      ...FAST,
+      SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
+    });
+    // The job cannot run (a hung holder keeps its lease) and its last success is long past.
+    await redis.set('observatory:event-propagation:lease', 'hung-replica', 'PX', 600_000);
+    await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 60 * 60_000));
+    const h = await health(eventsOnly.url);
+    expect(h.status).toBe(200);
+    expect(h.body).toMatchObject({ status: 'ok', eventPropagation: { enabled: false, stuck: false } });
+    await redis.del('observatory:event-propagation:lease');
+    await eventsOnly.stop();
+  });
+
   it('fails readiness once SIGTERM arrived, while draining', async () => {
     const draining = await startWorker({ ...base, ...DUAL, ...FAST, SERVICE_SHUTDOWN_DRAIN_SECONDS: '3' });
     expect((await fetch(`${draining.url}/api/ready`)).status).toBe(200);
@@ -282,6 +300,26 @@ describe('producer report', () => {
       [...seen].sort(),
     );
     expect((await fetch(`${worker.url}/api/producers?since=x`)).status).toBe(400);
+  });
+
+  it('takes a compound quiet period (1h30m) through the CLI, the worker and the operator client', async () => {
+    const spec = { producerQuietPeriod: '1h30m' };
+    const cliReport = await cli(['producers', '--since', spec.producerQuietPeriod, '--json'], base);
+    expect(cliReport.code, cliReport.stderr).toBe(0);
+    const fromCli = JSON.parse(cliReport.stdout) as ProducersReport;
+    const port = Number(new URL(worker.url).port);
+    const fromOperator = await fetchProducers('127.0.0.1', spec.producerQuietPeriod, port);
+    expect(fromOperator).toBeDefined();
+    const names = (r: ProducersReport) =>
+      r.producers.map((p) => `${p.sdkName}@${p.sdkVersion}:${p.path}`).sort();
+    expect(names(fromOperator!)).toEqual(names(fromCli));
+    expect(names(fromCli)).toContain('python@3.2.0:otel-dual-path');
+    // The window is an hour and a half back from now, as both sides read it.
+    for (const r of [fromCli, fromOperator!]) {
+      const back = Date.now() - Date.parse(r.since);
+      expect(back).toBeGreaterThanOrEqual(90 * 60_000);
+      expect(back).toBeLessThan(100 * 60_000);
+    }
   });
 
   it('reports backfill progress, and refuses the legacy-table cleanup before events_only', async () => {
