@@ -15,7 +15,7 @@ export type Spec = ObservabilityServiceSpec & {
   imagePullPolicy: NonNullable<ObservabilityServiceSpec['imagePullPolicy']>;
   allowPreviewOptIn: boolean;
   paused: boolean;
-  propagation: { stuckThresholdMinutes: number };
+  propagation: { stuckThresholdMinutes: number; failureThreshold: number };
   cutover: NonNullable<ObservabilityServiceSpec['cutover']> & {
     approval: 'Manual' | 'Automatic';
     producerQuietPeriod: string;

@@ -163,6 +163,16 @@ export const specSchema = object(
             }),
             15,
           ),
+          failureThreshold: defaulted(
+            integer({
+              description:
+                'Consecutive probes in which a worker answers stuck before PropagationHealthy turns False (and without a definite answer before it turns Unknown), like a kubelet probe failureThreshold. One healthy answer turns it True.',
+              minimum: 1,
+              maximum: 100,
+              format: 'int32',
+            }),
+            3,
+          ),
         },
         { description: 'Dual-write propagation settings.' },
       ),
@@ -405,6 +415,24 @@ export const statusSchema = object(
       }),
     ),
     legacyTablesTruncated: optional(boolean({ description: 'The cleanup Job finished.' })),
+    probeStreak: optional(
+      object(
+        {
+          stuck: integer({
+            description: 'Consecutive probe rounds in which a worker answered stuck.',
+            minimum: 0,
+          }),
+          unanswered: integer({
+            description: 'Consecutive probe rounds without a definite answer from every worker pod.',
+            minimum: 0,
+          }),
+        },
+        {
+          description:
+            'Propagation probe counts behind PropagationHealthy (compared with spec.propagation.failureThreshold); kept across operator restarts.',
+        },
+      ),
+    ),
   },
   { description: 'Observed state, written by the operator.' },
 );

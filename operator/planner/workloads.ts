@@ -2,16 +2,16 @@
 import type { MigrationState } from '../api/v1alpha1.ts';
 import { deploymentName, type Role } from '../render/names.ts';
 import { renderDeployment, renderService, specHashOf } from '../render/workloads.ts';
-import type { PlanContext } from './context.ts';
 import { rolloutState } from './rollout.ts';
+import { type StepInput, StepOutput } from './step.ts';
 
 const ROLES: readonly Role[] = ['web', 'worker'];
 
-export function applyServices(ctx: PlanContext): void {
+export function applyServices(input: StepInput, out: StepOutput): void {
   for (const role of ROLES) {
-    const desired = renderService(ctx.render, role);
-    if (ctx.world.services[role]?.specHash !== specHashOf(desired))
-      ctx.act({ kind: 'applyService', role, object: desired }, `apply Service ${desired.metadata!.name}`);
+    const desired = renderService(input.render, role);
+    if (input.world.services[role]?.specHash !== specHashOf(desired))
+      out.act({ kind: 'applyService', role, object: desired }, `apply Service ${desired.metadata!.name}`);
   }
 }
 
@@ -19,20 +19,35 @@ export function applyServices(ctx: PlanContext): void {
  * Applies what differs and reports whether both Deployments run the rendering of `state` with
  * `image` on every replica (observed generation caught up, all replicas updated, ready, available).
  */
-export function applyDeployments(ctx: PlanContext, state: MigrationState, image: string): boolean {
-  const render = { ...ctx.render, spec: { ...ctx.spec, image } };
+export function applyDeployments(
+  input: StepInput,
+  out: StepOutput,
+  state: MigrationState,
+  image: string,
+): boolean {
+  const render = { ...input.render, spec: { ...input.spec, image } };
   let done = true;
   for (const role of ROLES) {
     const desired = renderDeployment(render, role, state);
-    const observed = ctx.world.deployments[role];
-    const name = deploymentName(ctx.name, role);
+    const observed = input.world.deployments[role];
+    const name = deploymentName(input.object.metadata.name, role);
     if (observed?.specHash !== specHashOf(desired))
-      ctx.act({ kind: 'applyDeployment', role, object: desired }, `apply Deployment ${name} (${state})`);
+      out.act({ kind: 'applyDeployment', role, object: desired }, `apply Deployment ${name} (${state})`);
     const r = rolloutState(name, observed, desired);
     if (!r.done) {
       done = false;
-      ctx.wait(10, r.detail);
+      out.wait(10, r.detail);
     }
   }
   return done;
+}
+
+/** Whether the deployed state runs on every replica (the fact later steps gate on). */
+export function deployedRolledOut(input: StepInput): boolean {
+  const { state, deployedImage } = input.status;
+  return (
+    state !== undefined &&
+    deployedImage !== undefined &&
+    applyDeployments(input, new StepOutput(), state, deployedImage)
+  );
 }

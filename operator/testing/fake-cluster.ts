@@ -25,6 +25,7 @@ import type {
 } from '../planner/types.ts';
 import { ATTEMPT_ANNOTATION, PURPOSE_ANNOTATION, type Role } from '../render/names.ts';
 import { configHashOf, specHashOf } from '../render/workloads.ts';
+import type { StatusRecord } from './condition-history.ts';
 
 export type Rng = () => number;
 
@@ -101,11 +102,17 @@ export class FakeCluster {
     | undefined;
   readonly violations: string[] = [];
   readonly log: string[] = [];
+  /** Every status written, in order, with what the operator saw when it computed it. */
+  readonly statuses: StatusRecord[] = [];
   /** Distinct Jobs created per purpose, and retries the user asked for per purpose. */
   readonly created = new Map<string, string[]>();
+  /** The purpose of every Job created, in order. */
+  readonly jobsCreated: string[] = [];
   readonly retriesAsked = new Map<string, number>();
   reconciles = 0;
   private everCommitted = false;
+  /** Consecutive probe rounds with a stuck answer, over the rounds whose status was written. */
+  private stuckRounds = 0;
   private lastState: string | undefined;
 
   constructor(spec: ObservabilityServiceSpec, rng: Rng, chaos: Chaos) {
@@ -253,6 +260,11 @@ export class FakeCluster {
         if (seen.metadata.resourceVersion !== this.live.metadata.resourceVersion) return false; // conflict
         this.checkStatusWrite(a.status, world);
         this.live.status = structuredClone(a.status);
+        this.statuses.push({
+          status: structuredClone(a.status),
+          ...(seen.metadata.annotations ? { annotations: { ...seen.metadata.annotations } } : {}),
+          world: flakyFacts(world),
+        });
         this.bump();
         return true;
       }
@@ -296,6 +308,7 @@ export class FakeCluster {
     const names = this.created.get(purpose) ?? [];
     if (!names.includes(name)) names.push(name);
     this.created.set(purpose, names);
+    this.jobsCreated.push(purpose);
     this.jobs.set(name, { object, purpose, attempt, outcome: 'running' });
   }
 
@@ -421,6 +434,24 @@ export class FakeCluster {
     if (next.target?.state === 'EventsOnly') this.everCommitted = true;
     if (next.state !== prev?.state && next.state !== undefined)
       this.checkCompletePass(prev?.state ?? 'Release3', next.state);
+    this.checkPropagation(next, world);
+  }
+
+  /** PropagationHealthy turns False only after failureThreshold stuck rounds, True only on a healthy one. */
+  private checkPropagation(next: NonNullable<ObservabilityService['status']>, world: World): void {
+    const probes = world.workerProbes;
+    if (probes?.some((p) => p.result === 'stuck')) this.stuckRounds++;
+    else if (probes && probes.length > 0 && probes.every((p) => p.result === 'healthy')) this.stuckRounds = 0;
+    const c = next.conditions?.find((x) => x.type === 'PropagationHealthy');
+    const before = this.live.status?.conditions?.find((x) => x.type === 'PropagationHealthy');
+    // Only a condition this write changed was computed from this round.
+    if (c?.status === before?.status && c?.reason === before?.reason && c?.message === before?.message)
+      return;
+    const threshold = this.live.spec.propagation?.failureThreshold ?? 3;
+    if (c?.reason === 'PropagationStuck' && this.stuckRounds < threshold)
+      this.fail(`PropagationHealthy False after ${this.stuckRounds} stuck rounds`);
+    if (c?.reason === 'WorkersHealthy' && probes && !probes.every((p) => p.result === 'healthy'))
+      this.fail('PropagationHealthy WorkersHealthy without a healthy round');
   }
 
   private checkCutoverGates(world: World): void {
@@ -486,6 +517,13 @@ export class FakeCluster {
       ready.observedGeneration === this.live.metadata.generation
     );
   }
+}
+
+/** The observations chaos makes flaky: probe answers and whether the worker's reports answered. */
+function flakyFacts(w: World): string {
+  const probes = (w.workerProbes ?? []).map((p) => p.result).join(',');
+  const producers = w.producers.known ? String(w.producers.producers.length) : 'unknown';
+  return `probes=${probes} producers=${producers} backfill=${w.backfill.known}`;
 }
 
 function observe(d: SimDeployment): ObservedDeployment {

@@ -315,24 +315,34 @@ describe('planner: the cutover gates', () => {
   it('records the intent to cut over when every gate holds, and nothing else', () => {
     const p = run(eo());
     expect(p.status.target!.state).toBe('EventsOnly');
-    expect(kinds(p.actions)).toEqual(['writeStatus', 'event', 'requeue']);
+    // The status write and the Events of its transitions; no Job and no Deployment change (the
+    // Services, the same in every state, are kept as everywhere).
+    expect(kinds(p.actions).filter((k) => k !== 'event' && k !== 'applyService')).toEqual([
+      'writeStatus',
+      'requeue',
+    ]);
+    expect(p.actions).toContainEqual(expect.objectContaining({ kind: 'event', reason: 'CutoverStarted' }));
     expect(cond(p.status, 'CutoverReady')!.status).toBe('True');
   });
 
+  // A single probe round: the gate closes at once, while the condition follows the hysteresis
+  // (an unreachable or first stuck answer is not yet a verdict on propagation).
   it.each([
     [
       'a stuck worker',
       { workerProbes: [{ pod: 'w-0', result: 'stuck' as const }] },
       'PropagationHealthy',
-      'PropagationStuck',
+      'Unknown',
+      'AwaitingProbe',
     ],
     [
       'an unreachable worker (G4)',
       { workerProbes: [{ pod: 'w-0', result: 'unreachable' as const }] },
       'PropagationHealthy',
-      'WorkerUnreachable',
+      'Unknown',
+      'AwaitingProbe',
     ],
-    ['no probe at all', { workerProbes: [] }, 'PropagationHealthy', 'ProbeUnavailable'],
+    ['no probe at all', { workerProbes: [] }, 'PropagationHealthy', 'Unknown', 'AwaitingProbe'],
     [
       'an incompatible producer',
       {
@@ -342,21 +352,47 @@ describe('planner: the cutover gates', () => {
         },
       },
       'ProducersCompatible',
+      'False',
       'IncompatibleProducersSeen',
     ],
     [
       'an unknown producer report',
       { producers: { known: false as const } },
       'ProducersCompatible',
+      'Unknown',
       'ProducersUnknown',
     ],
-  ])('holds on %s', (_n, patch, type, reason) => {
+  ])('holds on %s', (_n, patch, type, status, reason) => {
     const p = run(eo(), patch);
     expect(p.status.target!.state).toBe('Dual');
-    expect(cond(p.status, type)).toMatchObject({ status: 'False', reason });
-    expect(cond(p.status, 'CutoverReady')!.status).toBe('False');
+    expect(cond(p.status, type)).toMatchObject({ status, reason });
+    expect(cond(p.status, 'CutoverReady')).toMatchObject({ status: 'False', reason: 'GatesClosed' });
     expect(cond(p.status, 'Reconciling')!.status).toBe('True');
     expect(p.status.blockedBy!.some((b) => b.startsWith('cutover:'))).toBe(true);
+  });
+
+  it('turns PropagationHealthy False only after failureThreshold stuck rounds, across restarts', () => {
+    const stuck = { workerProbes: [{ pod: 'w-0', result: 'stuck' as const }] };
+    const manual = { cutover: { approval: 'Manual' as const } };
+    // Each plan starts from the status the previous one wrote, as after an operator restart.
+    let status: ObservabilityServiceStatus = dualDone;
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      status = run(eo(manual, undefined, status), i === 0 ? {} : stuck).status;
+      const c = cond(status, 'PropagationHealthy')!;
+      seen.push(`${c.status} ${c.reason} ${status.probeStreak!.stuck}`);
+    }
+    status = run(eo(manual, undefined, status), stuck).status;
+    seen.push(`${cond(status, 'PropagationHealthy')!.status} ${status.probeStreak!.stuck}`);
+    status = run(eo(manual, undefined, status)).status;
+    seen.push(`${cond(status, 'PropagationHealthy')!.status} ${status.probeStreak!.stuck}`);
+    expect(seen).toEqual([
+      'True WorkersHealthy 0',
+      'True ProbeFailuresBelowThreshold 1',
+      'True ProbeFailuresBelowThreshold 2',
+      'False 3',
+      'True 0',
+    ]);
   });
 
   it('holds until the backfill finished, or the retention window was dual-written', () => {

@@ -1,0 +1,47 @@
+/**
+ * The pass in progress, read from status: a pass moves the deployment to status.target (state +
+ * image). Every pass step reads it from the same status, so they agree on what is in progress.
+ */
+import { desiredState } from '../api/effective.ts';
+import type { MigrationState, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
+import { committed } from '../validation.ts';
+import { nextState } from './states.ts';
+import type { StepInput } from './step.ts';
+
+export type Target = NonNullable<ObservabilityServiceStatus['target']>;
+
+export interface PassView {
+  /** The observed state (Release3 before the first pass). */
+  state: MigrationState;
+  /** The next state on the way to the desired one. */
+  want: MigrationState;
+  /** The pass in progress, if any. */
+  pass?: Target;
+  /** A new pass is needed (another state or image), none in progress. */
+  needsPass: boolean;
+}
+
+export function passOf(input: StepInput): PassView {
+  const s = input.status;
+  const state: MigrationState = s.state ?? 'Release3';
+  const want = committed(s) ? 'EventsOnly' : nextState(state, desiredState(input.spec));
+  const target = s.target;
+  let pass = target && !(target.state === state && target.image === s.deployedImage) ? target : undefined;
+  // A pass that is not committed and has not touched the schema gives way to a new request.
+  if (
+    pass &&
+    (pass.state !== want || pass.image !== input.spec.image) &&
+    pass.state !== 'EventsOnly' &&
+    !pass.schemaStarted
+  )
+    pass = undefined;
+  const needsPass = !pass && (want !== state || input.spec.image !== s.deployedImage);
+  return { state, want, ...(pass ? { pass } : {}), needsPass };
+}
+
+/** Printer-column phase of a pass. */
+export function phaseOfPass(from: MigrationState, to: MigrationState): string {
+  if (to === 'EventsOnly' && from !== 'EventsOnly') return 'CuttingOver';
+  if (to === 'Release3' && from !== 'Release3') return 'RollingBack';
+  return from === to ? 'RollingOut' : `MovingTo${to}`;
+}

@@ -1,0 +1,38 @@
+/**
+ * The workloads: during a pass, roll both Deployments out as rendered for the target and only
+ * then advance status.state (G2); between passes, keep them as the status says (G1).
+ */
+import { passOf, phaseOfPass } from '../pass.ts';
+import { type Step, StepOutput } from '../step.ts';
+import { applyDeployments, applyServices } from '../workloads.ts';
+
+export const rolloutStep: Step = {
+  name: 'rollout',
+  owns: [],
+  run(input) {
+    const out = new StepOutput();
+    const { state: from, pass } = passOf(input);
+    applyServices(input, out);
+    if (!pass) {
+      const { state, deployedImage } = input.status;
+      if (state === undefined || deployedImage === undefined) return out.next();
+      if (!applyDeployments(input, out, state, deployedImage)) out.phase = 'RollingOut';
+      return out.next();
+    }
+    const to = pass.state;
+    if (!applyDeployments(input, out, to, pass.image)) return out.stop();
+    // The pass is complete: only now does the observed state advance (G2).
+    out.patch({
+      state: to,
+      deployedImage: pass.image,
+      ...(to === 'Dual' && from !== 'Dual' ? { dualSince: input.now } : {}),
+      ...(to === 'Release3' || to === 'Legacy' ? { dualSince: undefined } : {}),
+      // Version 3 leaves the version 4 backfill dormant; a later upgrade re-reads its progress.
+      ...(to === 'Release3' && from !== 'Release3' ? { backfill: undefined } : {}),
+    });
+    out.phase = phaseOfPass(from, to);
+    out.planned.push(`state ${from} -> ${to} recorded`);
+    out.requeue(0);
+    return out.stop();
+  },
+};

@@ -1,0 +1,159 @@
+/**
+ * Whole migrations played against the simulated world: the specs a user applies one after the
+ * other, a random schedule of reconciles, controller ticks, operator restarts and user actions,
+ * then a cooperative world until it converges. Shared by the sequence tests and the golden
+ * narratives.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
+import { type Chaos, FakeCluster, seededRng } from '../../operator/testing/fake-cluster.ts';
+
+export const base: ObservabilityServiceSpec = {
+  release: '3',
+  image: 'observatory:dev',
+  datastores: {
+    postgres: { urlSecretRef: { name: 'db', key: 'url' } },
+    clickhouse: { urlSecretRef: { name: 'ch', key: 'url' } },
+    redis: { urlSecretRef: { name: 'redis', key: 'url' } },
+  },
+};
+
+export type Scenario =
+  | 'toEventsOnly'
+  | 'viaLegacy'
+  | 'retentionWindow'
+  | 'rollbackFromDual'
+  | 'rollbackFromLegacy'
+  | 'stayDual';
+
+/** The specs the user applies one after the other. */
+function path(
+  s: Scenario,
+  o: { automatic: boolean; drop: boolean; replicas: number },
+): ((x: ObservabilityServiceSpec) => ObservabilityServiceSpec)[] {
+  const v4 = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
+    ...x,
+    release: '4',
+    upgrade: { backupConfirmed: true },
+    worker: { replicas: o.replicas },
+    cutover: { approval: o.automatic ? 'Automatic' : 'Manual' },
+  });
+  const dual = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
+    ...v4(x),
+    writeMode: 'Dual',
+    backfill: { enabled: true, dropScratchTables: o.drop },
+  });
+  const eventsOnly = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
+    ...x,
+    writeMode: 'EventsOnly',
+  });
+  const legacy = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
+    ...v4(x),
+    writeMode: 'Legacy',
+  });
+  const release3 = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => {
+    const { writeMode: _w, backfill: _b, ...rest } = x;
+    return { ...rest, release: '3' };
+  };
+  switch (s) {
+    case 'toEventsOnly':
+      return [dual, eventsOnly];
+    case 'viaLegacy':
+      return [legacy, dual, eventsOnly];
+    case 'retentionWindow':
+      return [
+        (x) => ({
+          ...v4(x),
+          writeMode: 'Dual',
+          backfill: { enabled: false },
+          cutover: { ...v4(x).cutover, retentionWindow: '2h' },
+        }),
+        eventsOnly,
+      ];
+    case 'rollbackFromDual':
+      return [dual, release3];
+    case 'rollbackFromLegacy':
+      return [legacy, release3];
+    case 'stayDual':
+      return [dual];
+  }
+}
+
+export interface Run {
+  seed: number;
+  scenario: Scenario;
+  automatic: boolean;
+  drop: boolean;
+  replicas: number;
+  chaos: Chaos;
+  /** Reconcile/tick/user interleaving: one entry per simulation step. */
+  schedule: number[];
+}
+
+export const chaosArb = fc.record({
+  jobFailure: fc.double({ min: 0, max: 0.3, noNaN: true }),
+  apiFailure: fc.double({ min: 0, max: 0.2, noNaN: true }),
+  probeFlake: fc.double({ min: 0, max: 0.3, noNaN: true }),
+  reportOutage: fc.double({ min: 0, max: 0.3, noNaN: true }),
+  cacheLag: fc.double({ min: 0, max: 0.5, noNaN: true }),
+});
+
+export const runArb: fc.Arbitrary<Run> = fc.record({
+  seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  scenario: fc.constantFrom<Scenario>(
+    'toEventsOnly',
+    'viaLegacy',
+    'retentionWindow',
+    'rollbackFromDual',
+    'rollbackFromLegacy',
+    'stayDual',
+  ),
+  automatic: fc.boolean(),
+  drop: fc.boolean(),
+  replicas: fc.integer({ min: 1, max: 3 }),
+  chaos: chaosArb,
+  schedule: fc.array(fc.integer({ min: 0, max: 99 }), { minLength: 150, maxLength: 400 }),
+});
+
+/** Plays the run; returns the cluster for assertions. */
+export function play(r: Run): FakeCluster {
+  const rng = seededRng(r.seed);
+  const c = new FakeCluster(structuredClone(base), rng, r.chaos);
+  const specs = path(r.scenario, r);
+  let next = 0;
+  c.incompatibleProducers = rng() < 0.5 ? 2 : 0;
+  const step = (roll: number, cooperative: boolean) => {
+    if (roll < 40) c.reconcile();
+    else if (roll < 75) c.tick();
+    else if (roll < 80) c.restartOperator();
+    else if (roll < 86) {
+      // The user moves on to the next spec of the path, whether or not the last one was reached.
+      const change = specs[next];
+      if (change && (cooperative || rng() < 0.5)) {
+        c.updateSpec(change);
+        next++;
+      }
+    } else if (roll < 91) {
+      if (c.retryIfStalled() === false && rng() < 0.3) c.approveCurrentGeneration();
+    } else if (roll < 94) c.incompatibleProducers = 0;
+    else c.tick();
+    expect(c.violations).toEqual([]);
+  };
+  for (const roll of r.schedule) step(roll, false);
+
+  // The world cooperates from here on: it must converge.
+  c.chaos = { jobFailure: 0, apiFailure: 0, probeFlake: 0, reportOutage: 0, cacheLag: 0 };
+  c.incompatibleProducers = 0;
+  for (const change of specs.slice(next)) c.updateSpec(change);
+  for (let i = 0; i < 600 && !c.isConverged(); i++) {
+    c.retryIfStalled();
+    if (c.live.status?.conditions?.some((x) => x.reason === 'AwaitingApproval' && x.status === 'False'))
+      c.approveCurrentGeneration();
+    c.reconcile();
+    c.tick();
+    c.tick();
+    expect(c.violations).toEqual([]);
+  }
+  return c;
+}
