@@ -6,15 +6,19 @@
  * refused at admission.
  */
 
+import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
 import { sleep } from '../cluster/wait.ts';
 import { condition, DATASTORES, Deployment, isTrue } from './operator-env.ts';
+import { StatusRecorder } from './status-recorder.ts';
 
 const NAME = 'demo';
 let d: Deployment;
 let project: { publicKey: string; secretKey: string };
+let statuses: StatusRecorder | undefined;
 
 const base = {
   apiVersion: 'observatory.dev/v1alpha1',
@@ -64,6 +68,7 @@ beforeAll(async () => {
   await d.installChart();
 });
 afterAll(async () => {
+  statuses?.stop();
   await d?.stop();
 });
 
@@ -102,6 +107,8 @@ describe('admission refuses what the spec forbids', () => {
 
 describe('a release 3 deployment walks to EventsOnly', () => {
   it('starts as release 3', async () => {
+    statuses = new StatusRecorder(d.cluster.kubeconfig, 'obs', NAME);
+    await statuses.start();
     apply({ release: '3' });
     const o = await d.waitFor(
       NAME,
@@ -255,5 +262,15 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       spec: spec({ release: '4', writeMode: 'Dual', upgrade: { backupConfirmed: true } }),
     });
     expect(back.code).not.toBe(0);
+  });
+
+  it('told a story without condition flicker on every watch event of the walk', () => {
+    const records = statuses!.records;
+    const story = narrative(records).join('\n');
+    // For review: STATUS_NARRATIVE=<file> keeps the walk's condition transitions.
+    const out = process.env['STATUS_NARRATIVE'];
+    if (out) writeFileSync(out, `${story}\n`);
+    expect(records.length, story).toBeGreaterThan(10);
+    expect(findFlicker(records), story).toEqual([]);
   });
 });
