@@ -397,10 +397,7 @@ describe('prompts', () => {
       const missing = await call(mode, 'GET', '/api/public/v2/prompts/chat-bot');
       expect(missing).toEqual({
         status: 404,
-        body: {
-          error: 'LangfuseNotFoundError',
-          message: "Prompt not found: 'chat-bot' with label 'production'",
-        },
+        body: { message: "Prompt not found: 'chat-bot' with label 'production'" },
       });
       const list = await call(mode, 'GET', '/api/public/v2/prompts?limit=10');
       expect(list.body['meta']).toEqual({ page: 1, limit: 10, totalItems: 2, totalPages: 1 });

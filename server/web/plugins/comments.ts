@@ -11,7 +11,7 @@ import { type CommentTarget, createCommentRequest, objectType, shownTargets } fr
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { pageMeta } from '../../reads/datasets.ts';
-import { BadRequest } from '../errors.ts';
+import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 
@@ -43,13 +43,11 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       body: createCommentRequest,
       response: z.object({ id: z.string() }),
     },
-    async ({ body, req, reply }) => {
+    async ({ body, req }) => {
       const { projectId } = req.principal;
       const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
       if (!(await targetExists(stores, projectId, body))) {
-        return reply.code(404).send({
-          message: `objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`,
-        });
+        throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
       }
       return { id: (await createComment(ctx.pool, projectId, body)).id };
     },
@@ -107,9 +105,9 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       params: z.object({ commentId: z.string().min(1) }),
       response: comment,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const found = await findComment(ctx.pool, req.principal.projectId, params.commentId);
-      if (!found) return reply.code(404).send({ message: `Comment ${params.commentId} not found` });
+      if (!found) throw new NotFound(`Comment ${params.commentId} not found`);
       return found;
     },
   );

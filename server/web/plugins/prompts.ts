@@ -16,6 +16,7 @@ import {
 } from '../../prompts/rules.ts';
 import { addLabels, createPrompt, getPrompt, listPromptMeta } from '../../prompts/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
+import { NotFound } from '../errors.ts';
 import { type Parsed, q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 
@@ -57,8 +58,6 @@ const wildcardName = z
   .transform((p) => ({ name: p['*'] }))
   .pipe(nameParam);
 
-const notFound = (message: string) => ({ error: 'LangfuseNotFoundError', message });
-
 export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
     app,
@@ -82,11 +81,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     params,
     query,
     req,
-    reply,
   }: Parsed<z.ZodType<{ name: string }>, typeof getQuery, z.ZodUnknown>) => {
     const selector = selectorOf(query);
     const found = await getPrompt(ctx.pool, req.principal.projectId, params.name, selector);
-    if (!found) return reply.code(404).send(notFound(describeSelector(params.name, selector)));
+    if (!found) throw new NotFound(describeSelector(params.name, selector));
     return found;
   };
   route(
@@ -158,7 +156,6 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     params,
     body,
     req,
-    reply,
   }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) => {
     const updated = await addLabels(
       ctx.pool,
@@ -167,8 +164,7 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       params.version,
       body.newLabels,
     );
-    if (!updated)
-      return reply.code(404).send(notFound(describeSelector(params.name, { version: params.version })));
+    if (!updated) throw new NotFound(describeSelector(params.name, { version: params.version }));
     return updated;
   };
   route(

@@ -10,7 +10,7 @@ import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs } from '../../scores/config-store.ts';
 import { createConfigRequest } from '../../scores/configs.ts';
 import { attributionOf } from '../context.ts';
-import { BadRequest } from '../errors.ts';
+import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 
@@ -79,7 +79,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
     async ({ params, req, reply }) => {
       if (!(await deleteApiScore(ctx.store, req.principal.projectId, params.scoreId))) {
-        return reply.code(404).send({ message: `Score ${params.scoreId} not found` });
+        throw new NotFound(`Score ${params.scoreId} not found`);
       }
       return reply.code(204).send();
     },
@@ -132,9 +132,9 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       params: z.object({ configId: z.string().min(1) }),
       response: scoreConfig,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const config = await findConfig(ctx.pool, req.principal.projectId, params.configId);
-      if (!config) return reply.code(404).send({ message: `Score config ${params.configId} not found` });
+      if (!config) throw new NotFound(`Score config ${params.configId} not found`);
       return config;
     },
   );
