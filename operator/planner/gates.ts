@@ -91,16 +91,27 @@ export function producersGate(ctx: PlanContext): Gate {
       message: 'the worker producer report is unavailable',
       recheckSeconds: 60,
     };
-  if (report.producers.length > 0) {
-    const names = report.producers
+  const names = (list: typeof report.producers) =>
+    list
       .slice(0, 5)
       .map((p) => `${p.sdkName} ${p.sdkVersion} (${p.path})`)
       .join(', ');
+  const refused = report.producers.filter((p) => p.consequence === 'refused');
+  const changed = report.producers.filter((p) => p.consequence === 'loses-propagation');
+  if (refused.length > 0) {
     return {
       ok: false,
       reason: 'IncompatibleProducersSeen',
-      message: `${report.producers.length} producer(s) EventsOnly would refuse were seen in the last ${period}: ${names}`,
+      message: `${refused.length} producer(s) EventsOnly would refuse were seen in the last ${period}: ${names(refused)}`,
       recheckSeconds: 300,
+    };
+  }
+  if (changed.length > 0) {
+    // Accepted after the cutover: worth saying, not worth blocking on.
+    return {
+      ok: true,
+      reason: 'ProducersLosePropagation',
+      message: `no producer EventsOnly would refuse was seen in the last ${period}; ${changed.length} OTLP producer(s) without client-side propagation will lose server-side propagation of trace attributes: ${names(changed)}`,
     };
   }
   return {
