@@ -44,8 +44,7 @@ export function specModeSettings(spec: ObservabilityServiceSpec): ModeSettings {
   return {
     release: spec.release,
     writeMode: SERVER_WRITE_MODE[mode],
-    nativeOtelBehaviour:
-      SERVER_OTEL[spec.nativeOtelBehaviour ?? (mode === 'EventsOnly' ? 'Direct' : 'DualWrite')],
+    nativeOtelBehaviour: SERVER_OTEL[spec.nativeOtelBehaviour ?? (mode === 'Dual' ? 'DualWrite' : 'Direct')],
     allowPreviewOptIn: spec.allowPreviewOptIn ?? true,
     enableHistoricBackfill: backfillEnabled(spec),
     dropPidTidSortingTables: spec.backfill?.dropScratchTables ?? false,

@@ -44,12 +44,16 @@ export function enabledSteps(spec: ObservabilityServiceSpec): number[] {
   return spec.backfill?.dropScratchTables ? [1, 2, 3, 4, 5] : [1, 2, 3, 4];
 }
 
-/** Unset `nativeOtelBehaviour` means DualWrite before the cutover and Direct in EventsOnly. */
+/**
+ * Unset `nativeOtelBehaviour` means DualWrite in Dual (older producers go through staging) and
+ * the spec's default, Direct, elsewhere: Legacy writes no events table, so only the backfill
+ * variable must be off there (the spec's transition table).
+ */
 export function otelBehaviourIn(
   state: 'Legacy' | 'Dual' | 'EventsOnly',
   spec: ObservabilityServiceSpec,
 ): OtelBehaviour {
-  if (state === 'Legacy') return 'DualWrite';
+  if (state === 'Legacy') return spec.nativeOtelBehaviour ?? 'Direct';
   if (state === 'EventsOnly') return 'Direct';
   return spec.nativeOtelBehaviour ?? 'DualWrite';
 }

@@ -43,12 +43,6 @@ export const SPEC_RULES: readonly SpecRule[] = [
     cel: `!(${mode('Legacy')} && has(self.backfill) && has(self.backfill.enabled) && self.backfill.enabled)`,
   },
   {
-    reason: 'LegacyRequiresDualWriteOtel',
-    field: 'spec.nativeOtelBehaviour',
-    message: 'spec.nativeOtelBehaviour must be DualWrite (or unset) when spec.writeMode is Legacy',
-    cel: `!(${mode('Legacy')} && has(self.nativeOtelBehaviour) && self.nativeOtelBehaviour == 'Direct')`,
-  },
-  {
     reason: 'Release3OnlyLegacy',
     field: 'spec.writeMode',
     message: 'spec.writeMode must be unset or Legacy when spec.release is "3"',

@@ -118,7 +118,7 @@ export const specSchema = object(
     nativeOtelBehaviour: optional(
       enumOf(OTEL_BEHAVIOURS, {
         description:
-          'How native OpenTelemetry spans are written in Dual: DualWrite (through the staging pipeline unless the producer propagates client-side) or Direct. Legacy requires DualWrite, EventsOnly requires Direct; unset means DualWrite before the cutover and Direct after it.',
+          'How native OpenTelemetry spans are written in Dual: DualWrite (through the staging pipeline unless the producer propagates client-side) or Direct. EventsOnly requires Direct; Legacy writes no events table and takes either; unset means DualWrite in Dual and Direct otherwise.',
       }),
     ),
     allowPreviewOptIn: defaulted(

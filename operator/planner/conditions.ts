@@ -111,6 +111,10 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       '{count} producer(s) EventsOnly would refuse were seen in the last {period}: {names}',
     ),
     NoIncompatibleProducers: t('True', 'no incompatible producer seen in the last {period}'),
+    ProducersLosePropagation: t(
+      'True',
+      'no producer EventsOnly would refuse was seen in the last {period}; {count} OTLP producer(s) without client-side propagation will lose server-side propagation of trace attributes: {names}',
+    ),
   },
   CutoverApproved: {
     NotInDual: notInDual,

@@ -4,6 +4,7 @@
  * informers and probes and execute Actions in order, stopping at the first failure.
  */
 import type { V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
+import type { Consequence } from '../../server/contract/worker-api.ts';
 import type { ObservabilityService, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import type { JobPurpose } from '../render/jobs.ts';
 import type { Role } from '../render/names.ts';
@@ -47,11 +48,15 @@ export interface WorkerProbe {
   result: ProbeResult;
 }
 
-/** A producer that EventsOnly would refuse, from the worker's GET /api/producers?since=<quiet period>. */
+/**
+ * A producer EventsOnly would refuse or change, from the worker's GET /api/producers?since=<quiet
+ * period>, with the consequence (only `refused` blocks the cutover).
+ */
 export interface IncompatibleProducer {
   sdkName: string;
   sdkVersion: string;
   path: string;
+  consequence: Consequence;
 }
 export type ProducersReport = { known: false } | { known: true; producers: IncompatibleProducer[] };
 

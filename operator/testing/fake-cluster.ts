@@ -214,6 +214,7 @@ export class FakeCluster {
               sdkName: 'python',
               sdkVersion: `2.${i}.0`,
               path: 'ingestion-api',
+              consequence: 'refused' as const,
             })),
           },
       backfill: outage
@@ -469,7 +470,7 @@ export class FakeCluster {
     const probes = world.workerProbes ?? [];
     if (probes.length === 0 || probes.some((p) => p.result !== 'healthy'))
       this.fail('cutover with a failing worker probe');
-    if (!world.producers.known || world.producers.producers.length > 0)
+    if (!world.producers.known || world.producers.producers.some((p) => p.consequence === 'refused'))
       this.fail('cutover with incompatible producers');
     if ((spec.cutover?.approval ?? 'Manual') === 'Manual') {
       const approved = this.live.metadata.annotations?.['observatory.dev/approve-cutover'];

@@ -1,9 +1,11 @@
 /**
- * `observatory producers --since DURATION [--json]`: keys and SDKs that sent traffic through paths
- * `events_only` refuses (batch ingestion of non-score events, legacy endpoints, OTLP without
- * client-side propagation) within the window (e.g. `30m`, `24h`, `1h30m`). The JSON document is
- * `{"since", "producers": [{"projectId", "publicKey", "sdkName", "sdkVersion", "path", "firstSeen",
- * "lastSeen", "requests"}]}`; an empty list means the cutover will refuse no current producer.
+ * `observatory producers --since DURATION [--json]`: keys and SDKs that sent traffic within the
+ * window (e.g. `30m`, `24h`, `1h30m`) on paths `events_only` treats differently, each with its
+ * consequence: `refused` (batch ingestion of non-score events, legacy endpoints) or
+ * `loses-propagation` (OTLP without client-side propagation: accepted, but trace attributes are no
+ * longer propagated server-side). The JSON document is `{"since", "producers": [{"projectId",
+ * "publicKey", "sdkName", "sdkVersion", "path", "consequence", "firstSeen", "lastSeen",
+ * "requests"}]}`; no `refused` entry means the cutover will refuse no current producer.
  */
 import { loadConfig } from '../config/env.ts';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
@@ -24,11 +26,11 @@ export async function run(args: string[]): Promise<number> {
     const report = await producersSince(pool, new Date(Date.now() - window));
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else if (report.producers.length === 0)
-      process.stdout.write(`no incompatible producer since ${report.since}\n`);
+      process.stdout.write(`no producer events_only would refuse or change since ${report.since}\n`);
     else
       for (const p of report.producers) {
         process.stdout.write(
-          `${p.publicKey} ${p.sdkName}@${p.sdkVersion} via ${p.path}: ${p.requests} requests, last ${p.lastSeen}\n`,
+          `${p.publicKey} ${p.sdkName}@${p.sdkVersion} via ${p.path} (events_only: ${p.consequence}): ${p.requests} requests, last ${p.lastSeen}\n`,
         );
       }
     return 0;

@@ -72,6 +72,20 @@ export type HealthResponse = z.infer<typeof healthResponseSchema>;
 export const PRODUCER_PATHS = ['ingestion-api', 'legacy-endpoint', 'otel-dual-path'] as const;
 export type ProducerPath = (typeof PRODUCER_PATHS)[number];
 
+/**
+ * What `events_only` does to a producer's traffic: `refused` (batch ingestion of anything but
+ * scores answers 400, the legacy endpoints 404), or `loses-propagation` (OTLP without client-side
+ * propagation is accepted and written directly, but trace-level attributes are no longer copied
+ * onto its spans server-side). Only the first blocks the cutover.
+ */
+export const CONSEQUENCES = ['refused', 'loses-propagation'] as const;
+export type Consequence = (typeof CONSEQUENCES)[number];
+
+/** The one classification of a producer path (the spec's endpoint table and OTLP ingestion). */
+export function consequenceOf(path: ProducerPath): Consequence {
+  return path === 'otel-dual-path' ? 'loses-propagation' : 'refused';
+}
+
 /** `GET /api/producers?since=DURATION` (default 24h). */
 export const DEFAULT_PRODUCERS_SINCE = '24h';
 export const producersQuerySchema = z.object({
@@ -89,6 +103,7 @@ export const producerSeenSchema = z.object({
   sdkName: z.string(),
   sdkVersion: z.string(),
   path: z.enum(PRODUCER_PATHS),
+  consequence: z.enum(CONSEQUENCES),
   firstSeen: z.string(),
   lastSeen: z.string(),
   requests: z.number(),

@@ -90,13 +90,6 @@ export function findViolations(s: ModeSettings): Violation[] {
       rule: '{writeMode}=legacy requires {enableHistoricBackfill}=false (the backfill runs once and must start only after dual write is active)',
     });
   }
-  if (s.writeMode === 'legacy' && s.nativeOtelBehaviour !== 'dual_write') {
-    out.push({
-      settings: ['writeMode', 'nativeOtelBehaviour'],
-      reason: 'LegacyRequiresDualWriteOtel',
-      rule: '{writeMode}=legacy requires {nativeOtelBehaviour}=dual_write',
-    });
-  }
   return out;
 }
 

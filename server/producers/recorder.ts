@@ -5,7 +5,7 @@
  * flushed to PostgreSQL every few seconds: this is telemetry about producers, not their data.
  */
 import type pg from 'pg';
-import type { ProducerPath, ProducersReport } from '../contract/worker-api.ts';
+import { consequenceOf, type ProducerPath, type ProducersReport } from '../contract/worker-api.ts';
 
 export interface ProducerKey {
   projectId: string;
@@ -109,6 +109,7 @@ export async function producersSince(pool: pg.Pool, since: Date): Promise<Produc
       sdkName: row.sdk_name,
       sdkVersion: row.sdk_version,
       path: row.path,
+      consequence: consequenceOf(row.path),
       firstSeen: row.first_seen.toISOString(),
       lastSeen: row.last_seen.toISOString(),
       requests: Number(row.requests),

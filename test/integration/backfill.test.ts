@@ -121,6 +121,11 @@ beforeAll(async () => {
     body: JSON.stringify({ runName: 'run-1', datasetItemId: 'item1', traceId: 'h-0' }),
   });
   expect(dri.status).toBe(200);
+  // Bookmarks are set on the trace (a newer version of its row, as the version 3 UI writes it).
+  await ch.client.command({
+    query: `INSERT INTO traces SELECT * REPLACE (true AS bookmarked, event_ts + INTERVAL 1 SECOND AS event_ts)
+            FROM traces FINAL WHERE project_id = '${project.projectId}' AND id IN ('h-1', 'h-6')`,
+  });
   await legacy.stop();
 }, 300_000);
 
@@ -190,6 +195,9 @@ describe('the historic backfill chain', () => {
     );
     const events = await query<StoreRow>('SELECT * FROM events_full FINAL WHERE project_id = {p:String}');
     expect(traces).toHaveLength(TRACES);
+    expect(traces.filter((t) => t['bookmarked']).map((t) => t['id'])).toEqual(
+      expect.arrayContaining(['h-1', 'h-6']),
+    );
     expect(observations).toHaveLength(TRACES * 3);
     expect(events).toHaveLength(traces.length + observations.length);
     const bySpan = new Map(events.map((e) => [e['span_id'], e]));
@@ -215,6 +223,7 @@ describe('the historic backfill chain', () => {
         release: t['release'] ?? '',
         version: t['version'] ?? '',
         public: t['public'],
+        bookmarked: t['bookmarked'],
         input: t['input'],
         output: t['output'],
         source: 'ingestion-api-backfill',
@@ -238,6 +247,7 @@ describe('the historic backfill chain', () => {
         release: t['release'] ?? '',
         version: o['version'] ?? t['version'] ?? '',
         public: t['public'],
+        bookmarked: t['bookmarked'],
         provided_model_name: o['provided_model_name'] ?? '',
       });
       same(e['start_time'], o['start_time']);

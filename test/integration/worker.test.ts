@@ -291,6 +291,13 @@ describe('producer report', () => {
     };
     const seen = report.producers.map((p) => `${p.sdkName}@${p.sdkVersion}:${p.path}`);
     expect(seen).toContain('python@3.2.0:otel-dual-path');
+    // Only the batch producer would be refused; the OTLP one is accepted but loses propagation.
+    const consequences = (report as unknown as ProducersReport).producers.map(
+      (p) => `${p.path}:${p.consequence}`,
+    );
+    expect(new Set(consequences)).toEqual(
+      new Set(['ingestion-api:refused', 'otel-dual-path:loses-propagation']),
+    );
     expect(seen.some((s) => s.startsWith('langfuse-js@3.') && s.endsWith(':ingestion-api'))).toBe(true);
     expect(seen.some((s) => s.startsWith('custom-v4'))).toBe(false);
     expect(report.producers.every((p) => p.publicKey === project.publicKey)).toBe(true);

@@ -22,7 +22,6 @@ function expectedProblems(
   if (mode === 'events_only' && otel !== 'direct') p.push(`${MODE}=events_only requires ${OTEL}=direct`);
   if (mode === 'events_only' && preview !== 'true') p.push(`${MODE}=events_only requires ${PREVIEW}=true`);
   if (mode === 'legacy' && backfill === 'true') p.push(`${MODE}=legacy requires ${BACKFILL}=false`);
-  if (mode === 'legacy' && otel !== 'dual_write') p.push(`${MODE}=legacy requires ${OTEL}=dual_write`);
   return p;
 }
 

@@ -348,7 +348,20 @@ describe('planner: the cutover gates', () => {
       {
         producers: {
           known: true as const,
-          producers: [{ sdkName: 'python', sdkVersion: '2.1.0', path: 'ingestion-api' }],
+          producers: [
+            {
+              sdkName: 'python',
+              sdkVersion: '2.1.0',
+              path: 'ingestion-api',
+              consequence: 'refused' as const,
+            },
+            {
+              sdkName: 'python',
+              sdkVersion: '3.2.0',
+              path: 'otel-dual-path',
+              consequence: 'loses-propagation' as const,
+            },
+          ],
         },
       },
       'ProducersCompatible',
@@ -369,6 +382,51 @@ describe('planner: the cutover gates', () => {
     expect(cond(p.status, 'CutoverReady')).toMatchObject({ status: 'False', reason: 'GatesClosed' });
     expect(cond(p.status, 'Reconciling')!.status).toBe('True');
     expect(p.status.blockedBy!.some((b) => b.startsWith('cutover:'))).toBe(true);
+  });
+
+  it('does not hold on producers EventsOnly accepts (OTLP losing server-side propagation), and says so', () => {
+    const p = run(eo(), {
+      producers: {
+        known: true,
+        producers: [
+          {
+            sdkName: 'python',
+            sdkVersion: '3.2.0',
+            path: 'otel-dual-path',
+            consequence: 'loses-propagation',
+          },
+        ],
+      },
+    });
+    expect(p.status.target!.state).toBe('EventsOnly');
+    const c = cond(p.status, 'ProducersCompatible')!;
+    expect(c).toMatchObject({ status: 'True', reason: 'ProducersLosePropagation' });
+    expect(c.message).toContain('no producer EventsOnly would refuse');
+    expect(c.message).toContain('python 3.2.0 (otel-dual-path)');
+    expect(c.message).toContain('lose server-side propagation');
+  });
+
+  it('names only the refused producers when it holds', () => {
+    const p = run(eo(), {
+      producers: {
+        known: true,
+        producers: [
+          { sdkName: 'javascript', sdkVersion: '3.38.0', path: 'ingestion-api', consequence: 'refused' },
+          {
+            sdkName: 'python',
+            sdkVersion: '3.2.0',
+            path: 'otel-dual-path',
+            consequence: 'loses-propagation',
+          },
+        ],
+      },
+    });
+    expect(p.status.target!.state).toBe('Dual');
+    const c = cond(p.status, 'ProducersCompatible')!;
+    expect(c).toMatchObject({ status: 'False', reason: 'IncompatibleProducersSeen' });
+    expect(c.message).toContain('1 producer(s) EventsOnly would refuse');
+    expect(c.message).toContain('javascript 3.38.0 (ingestion-api)');
+    expect(c.message).not.toContain('otel-dual-path');
   });
 
   it('turns PropagationHealthy False only after failureThreshold stuck rounds, across restarts', () => {

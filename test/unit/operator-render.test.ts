@@ -71,7 +71,7 @@ describe('Deployments and Services', () => {
       envOf(renderDeployment(ctx, 'web', s).spec!.template.spec!.containers[0]!.env!);
     expect(env('Legacy')).toMatchObject({
       SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
-      SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+      SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'direct',
       SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
     });
     expect(env('Dual')).toMatchObject({ SERVICE_MIGRATION_V4_WRITE_MODE: 'dual' });

@@ -133,23 +133,43 @@ export const gatesStep: Step = {
       producers = { ok: false, message: 'the worker producer report is unavailable', recheckSeconds: 60 };
       // No new answer: the condition keeps the last one it had.
       const last = findCondition(input.old.conditions, 'ProducersCompatible')?.reason;
-      if (last !== 'NoIncompatibleProducers' && last !== 'IncompatibleProducersSeen')
+      if (
+        last !== 'NoIncompatibleProducers' &&
+        last !== 'IncompatibleProducersSeen' &&
+        last !== 'ProducersLosePropagation'
+      )
         out.set('ProducersCompatible', 'ProducersUnknown');
-    } else if (report.producers.length > 0) {
-      const names = report.producers
-        .slice(0, 5)
-        .map((p) => `${p.sdkName} ${p.sdkVersion} (${p.path})`)
-        .join(', ');
-      const facts = { count: report.producers.length, period, names };
-      out.set('ProducersCompatible', 'IncompatibleProducersSeen', facts);
-      producers = {
-        ok: false,
-        message: `${facts.count} producer(s) EventsOnly would refuse were seen in the last ${period}`,
-        recheckSeconds: 300,
-      };
     } else {
-      out.set('ProducersCompatible', 'NoIncompatibleProducers', { period });
-      producers = { ok: true, message: `no incompatible producer seen in the last ${period}` };
+      const names = (list: typeof report.producers) =>
+        list
+          .slice(0, 5)
+          .map((p) => `${p.sdkName} ${p.sdkVersion} (${p.path})`)
+          .join(', ');
+      const refused = report.producers.filter((p) => p.consequence === 'refused');
+      const losing = report.producers.filter((p) => p.consequence === 'loses-propagation');
+      if (refused.length > 0) {
+        const facts = { count: refused.length, period, names: names(refused) };
+        out.set('ProducersCompatible', 'IncompatibleProducersSeen', facts);
+        producers = {
+          ok: false,
+          message: `${facts.count} producer(s) EventsOnly would refuse were seen in the last ${period}`,
+          recheckSeconds: 300,
+        };
+      } else if (losing.length > 0) {
+        // Accepted after the cutover: worth saying, not worth blocking on.
+        out.set('ProducersCompatible', 'ProducersLosePropagation', {
+          count: losing.length,
+          period,
+          names: names(losing),
+        });
+        producers = {
+          ok: true,
+          message: `no producer EventsOnly would refuse was seen in the last ${period}`,
+        };
+      } else {
+        out.set('ProducersCompatible', 'NoIncompatibleProducers', { period });
+        producers = { ok: true, message: `no incompatible producer seen in the last ${period}` };
+      }
     }
 
     let approvalGate: Gate;

@@ -74,9 +74,9 @@ const BASE_EXPRESSIONS: Record<string, string> = {
   level: 'obs.level',
   status_message: "coalesce(obs.status_message, '')",
   is_app_root: 'false',
-  // Bookmarks belong to the trace: its root carries them (historic observations are never roots).
-  bookmarked:
-    "coalesce(t.bookmarked, false) AND (obs.id = concat('t-', obs.trace_id) OR obs.parent_observation_id IS NULL)",
+  // Trace-level flags reach every event of the trace, not only its top-level ones (the spec's
+  // list of trace properties the backfill propagates onto child events).
+  bookmarked: 'coalesce(t.bookmarked, false)',
   public: 'coalesce(t.public, false)',
   prompt_id: "coalesce(obs.prompt_id, '')",
   prompt_name: "coalesce(obs.prompt_name, '')",
