@@ -60,19 +60,19 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
       if (!datasetItem) throw new NotFound(`Dataset item ${b.datasetItemId} not found`);
       const now = new Date();
       const traceId = b.traceId ?? null;
+      const answer = (id: string, datasetRunId: string) => ({
+        id,
+        datasetRunId,
+        datasetRunName: b.runName,
+        datasetItemId: b.datasetItemId,
+        traceId,
+        observationId: b.observationId ?? null,
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      });
 
       if (!behaviourOf(ctx.config.mode).servesLegacyEndpoints) {
-        const runId = experimentRunId(projectId, datasetItem.dataset_id, b.runName);
-        return {
-          id: randomUUID(),
-          datasetRunId: runId,
-          datasetRunName: b.runName,
-          datasetItemId: b.datasetItemId,
-          traceId,
-          observationId: b.observationId ?? null,
-          createdAt: now.toISOString(),
-          updatedAt: now.toISOString(),
-        };
+        return answer(randomUUID(), experimentRunId(projectId, datasetItem.dataset_id, b.runName));
       }
 
       const run = await ctx.pool.query<{ id: string; created_at: Date }>(
@@ -114,16 +114,7 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
           is_deleted: 0,
         },
       ]);
-      return {
-        id,
-        datasetRunId: runRow.id,
-        datasetRunName: b.runName,
-        datasetItemId: b.datasetItemId,
-        traceId,
-        observationId: b.observationId ?? null,
-        createdAt: now.toISOString(),
-        updatedAt: now.toISOString(),
-      };
+      return answer(id, runRow.id);
     },
   );
 }

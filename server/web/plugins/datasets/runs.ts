@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type DatasetRow, pageMeta, SQL } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
 import type { WebContext } from '../../context.ts';
+import { NotFound } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { runPaged, select } from '../../select.ts';
 
@@ -44,6 +45,13 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     ).rows[0];
   const findDataset = async (projectId: string, name: string) =>
     (await ctx.pool.query<DatasetRow>(SQL.datasetByName, [projectId, name])).rows[0];
+  /** The dataset and its run named in the path, or 404. */
+  const findDatasetRun = async (projectId: string, p: { datasetName: string; runName: string }) => {
+    const ds = await findDataset(projectId, p.datasetName);
+    const run = ds && (await findRun(projectId, ds.id, p.runName));
+    if (!ds || !run) throw new NotFound(`Dataset run ${p.runName} not found`);
+    return { ds, run };
+  };
 
   route(
     app,
@@ -110,11 +118,9 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       summary: 'A dataset run with its items (deprecated)',
       params: runParams,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { projectId } = req.principal;
-      const ds = await findDataset(projectId, params.datasetName);
-      const run = ds && (await findRun(projectId, ds.id, params.runName));
-      if (!ds || !run) return reply.code(404).send({ message: `Dataset run ${params.runName} not found` });
+      const { ds, run } = await findDatasetRun(projectId, params);
       const items = await select(ctx, buildRunItems(projectId, ds.id, run.id, undefined).list);
       return { ...mapRun(run, ds.name), datasetRunItems: items.map(mapRunItem) };
     },
@@ -130,11 +136,9 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
       params: runParams,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { projectId } = req.principal;
-      const ds = await findDataset(projectId, params.datasetName);
-      const run = ds && (await findRun(projectId, ds.id, params.runName));
-      if (!ds || !run) return reply.code(404).send({ message: `Dataset run ${params.runName} not found` });
+      const { ds, run } = await findDatasetRun(projectId, params);
       const tombstones = buildRunItemTombstones(projectId, ds.id, run.id);
       await ctx.analytics.command({ query: tombstones.sql, query_params: tombstones.params });
       await ctx.pool.query('DELETE FROM dataset_runs WHERE project_id = $1 AND id = $2', [projectId, run.id]);
