@@ -71,6 +71,8 @@ interface Case {
   served: Served;
   /** Status where served (404 elsewhere). */
   ok: number;
+  /** The path as the OpenAPI document names it, where the URL does not show it. */
+  template?: string;
 }
 
 const json = (method: Case['method'], url: string, body: unknown, served: Served, ok: number): Case => ({
@@ -171,6 +173,103 @@ const VALID: [string, Case][] = [
   ],
   ['POST v1 datasets', json('POST', '/api/public/datasets', { name: 'm-ds-3' }, 'always', 200)],
   ['GET v1 datasets', get('/api/public/datasets', 'always')],
+  [
+    'POST scores',
+    json('POST', '/api/public/scores', { traceId: 'm-trace', name: 'q', value: 1 }, 'always', 200),
+  ],
+  [
+    'DELETE score',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/scores/m-score-del-${d}`,
+      served: 'always',
+      ok: 204,
+      template: '/api/public/scores/{scoreId}',
+    },
+  ],
+  [
+    'POST score-configs',
+    json('POST', '/api/public/score-configs', { name: 'm-cfg-2', dataType: 'NUMERIC' }, 'always', 200),
+  ],
+  ['GET score-configs', get('/api/public/score-configs', 'always')],
+  [
+    'GET score-config',
+    {
+      method: 'GET',
+      url: () => `/api/public/score-configs/${seeded.config}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/score-configs/{configId}',
+    },
+  ],
+  [
+    'POST comments',
+    json(
+      'POST',
+      '/api/public/comments',
+      { objectType: 'TRACE', objectId: 'm-trace', content: 'c2' },
+      'always',
+      200,
+    ),
+  ],
+  ['GET comments', get('/api/public/comments', 'always')],
+  [
+    'GET comment',
+    {
+      method: 'GET',
+      url: () => `/api/public/comments/${seeded.comment}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/comments/{commentId}',
+    },
+  ],
+  [
+    'POST prompts',
+    json('POST', '/api/public/v2/prompts', { name: 'm-prompt-2', prompt: 'hi', type: 'text' }, 'always', 200),
+  ],
+  ['GET prompts', get('/api/public/v2/prompts', 'always')],
+  [
+    'GET prompt',
+    {
+      method: 'GET',
+      url: () => '/api/public/v2/prompts/m-prompt',
+      served: 'always',
+      ok: 200,
+      template: '/api/public/v2/prompts/{name}',
+    },
+  ],
+  [
+    'GET prompt in a folder',
+    {
+      method: 'GET',
+      url: () => '/api/public/v2/prompts/m-folder/m-prompt',
+      served: 'always',
+      ok: 200,
+      template: '/api/public/v2/prompts/*',
+    },
+  ],
+  [
+    'PATCH prompt labels',
+    {
+      method: 'PATCH',
+      url: () => '/api/public/v2/prompts/m-prompt/versions/1',
+      body: { newLabels: ['m-label'] },
+      served: 'always',
+      ok: 200,
+      template: '/api/public/v2/prompts/{name}/versions/{version}',
+    },
+  ],
+  [
+    'PATCH prompt labels in a folder',
+    {
+      method: 'PATCH',
+      url: () => '/api/public/v2/prompts/m-folder/m-prompt/versions/1',
+      body: { newLabels: ['m-label'] },
+      served: 'always',
+      ok: 200,
+      template: '/api/public/v2/prompts/*',
+    },
+  ],
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -197,6 +296,8 @@ let ch: ClickHouseClient;
 let pool: pg.Pool;
 let auth: string;
 const apps = {} as Record<Deployment, FastifyInstance>;
+/** Ids the server chose for seeded entities. */
+const seeded = { comment: '', config: '' };
 
 function app(d: Deployment, analytics = ch): FastifyInstance {
   const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
@@ -268,6 +369,30 @@ beforeAll(async () => {
   await pool.query('UPDATE datasets SET id = $1 WHERE id = $2', ['m-ds-id', ds['id']]);
   for (const id of ['m-item', ...ALL.map((d) => `m-item-del-${d}`)]) {
     await seed('POST', '/api/public/dataset-items', { datasetName: 'm-ds', id, input: 1 });
+  }
+  for (const d of ALL) {
+    await seed('POST', '/api/public/scores', {
+      id: `m-score-del-${d}`,
+      traceId: 'm-trace',
+      name: 'q',
+      value: 1,
+    });
+  }
+  seeded.config = String(
+    (await seed('POST', '/api/public/score-configs', { name: 'm-cfg', dataType: 'NUMERIC' }))['id'],
+  );
+  seeded.comment = String(
+    (await seed('POST', '/api/public/comments', { objectType: 'TRACE', objectId: 'm-trace', content: 'c' }))[
+      'id'
+    ],
+  );
+  for (const name of ['m-prompt', 'm-folder/m-prompt']) {
+    await seed('POST', '/api/public/v2/prompts', {
+      name,
+      prompt: 'hi',
+      type: 'text',
+      labels: ['production'],
+    });
   }
   for (const runName of ['m-run', ...ALL.map((d) => `m-del-${d}`)]) {
     await seed('POST', '/api/public/dataset-run-items', {
@@ -343,16 +468,19 @@ describe('the OpenAPI document', () => {
     );
     const expected = VALID.filter(([name]) => !['GET health', 'GET ready'].includes(name)).map(
       ([, c]) =>
-        `${c.method} ${c
-          .url('legacy')
-          .split('?')[0]!
-          .replace('/m-trace', '/{id}')
-          .replace('/observations/m-span', '/observations/{id}')
-          .replace('/m-session', '/{id}')
-          .replace('/m-score', '/{id}')
-          .replace(/\/datasets\/m-ds/, '/datasets/{datasetName}')
-          .replace(/\/runs\/m-(run|del-legacy)/, '/runs/{runName}')
-          .replace(/\/dataset-items\/m-item(-del-legacy)?/, '/dataset-items/{id}')}`,
+        `${c.method} ${
+          c.template ??
+          c
+            .url('legacy')
+            .split('?')[0]!
+            .replace('/m-trace', '/{id}')
+            .replace('/observations/m-span', '/observations/{id}')
+            .replace('/m-session', '/{id}')
+            .replace('/m-score', '/{id}')
+            .replace(/\/datasets\/m-ds/, '/datasets/{datasetName}')
+            .replace(/\/runs\/m-(run|del-legacy)/, '/runs/{runName}')
+            .replace(/\/dataset-items\/m-item(-del-legacy)?/, '/dataset-items/{id}')
+        }`,
     );
     expect(new Set(operations)).toEqual(new Set(expected));
   });
