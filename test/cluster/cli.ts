@@ -6,10 +6,10 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { controlPlaneDir } from './binaries.ts';
+import { controlPlaneDir } from '../../cluster/control-plane-binary.ts';
+import { sleep } from '../../cluster/wait.ts';
 import { startCluster } from './harness.ts';
 import { cacheRoot } from './paths.ts';
-import { sleep } from './wait.ts';
 
 const pidFile = join(cacheRoot, 'cluster.pid');
 const infoFile = join(cacheRoot, 'cluster.json');

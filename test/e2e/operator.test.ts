@@ -9,7 +9,7 @@
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../cluster/wait.ts';
+import { sleep } from '../../cluster/wait.ts';
 import { condition, DATASTORES, Deployment, isTrue } from './operator-env.ts';
 
 const NAME = 'demo';

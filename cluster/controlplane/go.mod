@@ -1,4 +1,4 @@
-module observatory.dev/test/cluster/controlplane
+module observatory.dev/cluster/controlplane
 
 go 1.26.0
 

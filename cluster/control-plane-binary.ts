@@ -1,4 +1,4 @@
-// The control-plane binary: built once from test/cluster/controlplane (Go modules) and cached under
+// The control-plane binary: built once from cluster/controlplane (Go modules) and cached under
 // .cache/k8s-<version>/, keyed by a hash of the Go sources so an edited main.go is rebuilt. Several
 // harnesses may ask at once (parallel test files): one builds under a lock, the others wait.
 import { execFile } from 'node:child_process';
