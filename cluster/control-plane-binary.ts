@@ -129,6 +129,11 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Whether the cached binary was built from the current sources. */
+export async function controlPlaneFresh(): Promise<boolean> {
+  return existsSync(controlPlaneBinary) && (await readRecord())?.sourceHash === (await sourceHash());
+}
+
 /** Path of the control-plane binary, building it when the cache lacks it or is stale. */
 export async function ensureControlPlane(log: (line: string) => void = () => {}): Promise<string> {
   const hash = await sourceHash();
