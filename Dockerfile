@@ -7,9 +7,10 @@
 #
 #   docker build -t observatory:0.1.0 .
 #
-# chdb (the embedded ClickHouse engine, ~540 MB of native library in @chdb/lib-linux-x64-gnu) is a
-# production dependency used only by `dev`, `analytics-server` and chdb:// URLs; the roles a cluster
-# runs talk to ClickHouse over HTTP and never load it.
+# chdb (the embedded ClickHouse engine) is used only by `dev`, `analytics-server` and chdb:// URLs;
+# the roles a cluster runs talk to ClickHouse over HTTP and never load it. Its ~540 MB native
+# library is an optional dependency of chdb (@chdb/lib-linux-x64-gnu), so `--omit=optional` keeps it
+# out of the image; the only other optional package is pg's pg-cloudflare, unused on Node.
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
@@ -19,7 +20,7 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund
+RUN npm install --omit=dev --omit=optional --no-audit --no-fund
 
 # What runs: the sources, the manifest and the production node_modules. Everything belongs to root
 # and is only readable by the user the process runs as.

@@ -60,6 +60,18 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          // Builds the node's programs and images (each a step with its time) before any test runs.
+          globalSetup: ['test/node/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          // One real node per machine: its files run one after another.
+          maxWorkers: 1,
+        },
+      },
+      {
+        test: {
           name: 'chart',
           include: ['test/chart/**/*.test.ts'],
           // Builds helm and kubeconform from the Go module proxy on a fresh machine before any test runs.

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { controlPlaneDir } from '../test/cluster/binaries.ts';
+import { controlPlaneDir } from '../cluster/control-plane-binary.ts';
 import { Deployment, type Obsvc } from '../test/e2e/operator-env.ts';
 import {
   countData,

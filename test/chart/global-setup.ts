@@ -1,7 +1,7 @@
 // Builds helm and kubeconform, generates the Kubernetes schemas and builds the local cluster's
 // control plane (install.test.ts) once before the chart tests (a fresh machine has none cached), so
 // no test's timeout has to cover a cold Go build.
-import { ensureControlPlane } from '../cluster/binaries.ts';
+import { ensureControlPlane } from '../../cluster/control-plane-binary.ts';
 import { ensureHelm, ensureKubeconform, helm, kubeconform, toolRecord } from '../tools/go-tools.ts';
 import { ensureKubernetesSchemas } from '../tools/kubernetes-schemas.ts';
 

@@ -4,7 +4,7 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { kubernetesVersion } from '../cluster/binaries.ts';
+import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
 import { ensureHelm, ensureKubeconform } from '../tools/go-tools.ts';
 import { ensureKubernetesSchemas, writeCrdSchemas } from '../tools/kubernetes-schemas.ts';
 import { chartDir, crdSourceDir, toolsCache } from '../tools/paths.ts';

@@ -14,8 +14,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { waitFor } from '../../cluster/wait.ts';
 import { type Cluster, startCluster } from '../cluster/harness.ts';
-import { waitFor } from '../cluster/wait.ts';
 import { chartDir } from '../tools/paths.ts';
 import { helm, notesExample, releaseName, releaseNamespace, renderNotes } from './helm.ts';
 

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { ApiException, CustomObjectsApi, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { waitFor } from '../../cluster/wait.ts';
 import { type Cluster, startCluster } from './harness.ts';
 import { clients, containerPids, createNamespace, processAlive } from './testing.ts';
-import { waitFor } from './wait.ts';
 
 const widgetCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -5,11 +5,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { groupAlive } from '../../cluster/processes.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import { type Cluster, leftovers, startCluster } from './harness.ts';
 import { portIsFree } from './network.ts';
-import { groupAlive } from './processes.ts';
 import { clients, processAlive, startSleeperPod } from './testing.ts';
-import { waitFor } from './wait.ts';
 
 // These tests are about the cluster, not about the project's CRDs (which other suites apply).
 const noCrds = { crdDirs: [] };

@@ -7,7 +7,6 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { ensureControlPlane, kubernetesVersion } from './binaries.ts';
 import {
   type ControlPlaneLayout,
   failOnExit,
@@ -17,9 +16,14 @@ import {
   startEtcd,
   startScheduler,
   waitApiServerReady,
-} from './control-plane.ts';
-import { applyCrdDirs } from './crds.ts';
-import { writeKubeconfig } from './kubeconfig.ts';
+} from '../../cluster/control-plane.ts';
+import { ensureControlPlane, kubernetesVersion } from '../../cluster/control-plane-binary.ts';
+import { applyCrdDirs } from '../../cluster/crds.ts';
+import { writeKubeconfig } from '../../cluster/kubeconfig.ts';
+import { crdDir } from '../../cluster/paths.ts';
+import { createPki } from '../../cluster/pki.ts';
+import { groupAlive, type Supervised } from '../../cluster/processes.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import {
   freePorts,
   PodAddressPool,
@@ -28,10 +32,6 @@ import {
   reserveLoopbackBlock,
 } from './network.ts';
 import { NodeAgent } from './node-agent/index.ts';
-import { crdDir } from './paths.ts';
-import { createPki } from './pki.ts';
-import { groupAlive, type Supervised } from './processes.ts';
-import { waitFor } from './wait.ts';
 
 export interface ClusterOptions {
   /** Directory for all state; a fresh temp directory (removed by stop()) when absent. */

@@ -2,9 +2,9 @@
 // agent ends Succeeded or Failed by exit code.
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../cluster/wait.ts';
 import { type Cluster, startCluster } from './harness.ts';
 import { clients, createNamespace } from './testing.ts';
-import { waitFor } from './wait.ts';
 
 function job(name: string, script: string, backoffLimit: number): V1Job {
   return {

@@ -4,8 +4,6 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const cacheRoot = join(repoRoot, '.cache');
-export const controlPlaneSource = join(repoRoot, 'test', 'cluster', 'controlplane');
-export const crdDir = join(repoRoot, 'crds');
 export const observatoryCli = join(repoRoot, 'server', 'bin', 'observatory.ts');
 /** The Node binary running the harness (Node 24 via scripts/node-env.sh) also runs `node` containers. */
 export const nodeBinary = process.execPath;

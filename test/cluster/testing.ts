@@ -1,9 +1,9 @@
 // Helpers for tests that drive the local cluster.
 import { request } from 'node:http';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { exchange } from '../fixtures/exchange.ts';
+import { exchange } from '../../cluster/exchange.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import type { Cluster } from './harness.ts';
-import { waitFor } from './wait.ts';
 
 export function clients(cluster: Cluster) {
   return {

@@ -2,9 +2,9 @@
 // as processes by the node agent, with real readiness probes.
 import { type V1Deployment, type V1Pod, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../cluster/wait.ts';
 import { type Cluster, startCluster } from './harness.ts';
 import { clients, containerPids, createNamespace, httpGetText, isReady, processAlive } from './testing.ts';
-import { waitFor } from './wait.ts';
 
 // A small HTTP server bound to the Pod's own address; it answers with who it is.
 const server = `

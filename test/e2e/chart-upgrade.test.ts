@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sleep, waitFor } from '../cluster/wait.ts';
+import { sleep, waitFor } from '../../cluster/wait.ts';
 import { Deployment } from './operator-env.ts';
 import {
   afterCutover,

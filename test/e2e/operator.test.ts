@@ -10,8 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../cluster/wait.ts';
 import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
-import { sleep } from '../cluster/wait.ts';
 import { condition, DATASTORES, Deployment, isTrue } from './operator-env.ts';
 import { StatusRecorder } from './status-recorder.ts';
 

@@ -8,7 +8,7 @@ import { context, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
-import { waitFor } from '../cluster/wait.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import { cli } from '../fixtures/service.ts';
 import { DATASTORES, type Deployment, type Obsvc } from './operator-env.ts';
 

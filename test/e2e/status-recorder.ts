@@ -5,7 +5,7 @@
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import type { StatusRecord } from '../../operator/testing/condition-history.ts';
-import { sleep } from '../cluster/wait.ts';
+import { sleep } from '../../cluster/wait.ts';
 
 export class StatusRecorder {
   readonly records: StatusRecord[] = [];

@@ -12,8 +12,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
+import { waitFor } from '../../cluster/wait.ts';
 import { helm } from '../chart/helm.ts';
-import { waitFor } from '../cluster/wait.ts';
 import type { Obsvc } from '../e2e/operator-env.ts';
 import {
   afterCutover,

@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { kubernetesVersion } from '../cluster/binaries.ts';
+import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
 import { moduleDir } from './go-tools.ts';
 import { withFileLock } from './lock.ts';
 import { toolsCache } from './paths.ts';

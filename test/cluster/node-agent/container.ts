@@ -3,7 +3,7 @@
 // kubelet reports (waiting/running/terminated, last state, restart count, started, ready).
 import { constants } from 'node:os';
 import type { V1Container, V1ContainerState } from '@kubernetes/client-node';
-import { type Supervised, startProcess } from '../processes.ts';
+import { type Supervised, startProcess } from '../../../cluster/processes.ts';
 import type { LocalCommand } from './images.ts';
 import { type ProbeContext, ProbeLoop } from './probes.ts';
 

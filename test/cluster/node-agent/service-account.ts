@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoreV1Api, V1Pod, V1ServiceAccountTokenProjection } from '@kubernetes/client-node';
-import { writeKubeconfig } from '../kubeconfig.ts';
+import { writeKubeconfig } from '../../../cluster/kubeconfig.ts';
 
 export interface ApiEndpoint {
   host: string;

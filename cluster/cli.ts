@@ -1,27 +1,25 @@
-// `npm run cluster:up` / `npm run cluster:down`: a local cluster for people, kept running in the
-// background. `up` starts a detached `serve` process (pid in .cache/cluster.pid) and returns once
-// the cluster is ready; `down` stops it; the cluster dies with the serve process in any case.
+// `npm run cluster:up` / `npm run cluster:down`: the local cluster (control plane and a real node,
+// see local-cluster.ts) for people, kept running in the background. `up` starts a detached `serve`
+// process and follows its log (each cold build is a step with its time) until the cluster is
+// ready; `down` stops it, and its stop undoes what the node changed on the machine.
 import { spawn } from 'node:child_process';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { controlPlaneDir } from './binaries.ts';
-import { startCluster } from './harness.ts';
+import { startLocalCluster } from './local-cluster.ts';
 import { cacheRoot } from './paths.ts';
 import { sleep } from './wait.ts';
 
-const pidFile = join(cacheRoot, 'cluster.pid');
-const infoFile = join(cacheRoot, 'cluster.json');
-const logFile = join(cacheRoot, 'cluster.log');
-const dataDir = join(cacheRoot, 'cluster');
+const pidFile = join(cacheRoot, 'local-cluster.pid');
+const infoFile = join(cacheRoot, 'local-cluster.json');
+const logFile = join(cacheRoot, 'local-cluster.log');
 
 interface Info {
   pid: number;
   kubeconfigPath: string;
   server: string;
-  startupMs: number;
-  warnings: string[];
+  kubectl: string;
 }
 
 function alive(pid: number): boolean {
@@ -49,11 +47,10 @@ function readInfo(): Info | undefined {
 
 function printInfo(info: Info): void {
   console.log(info.kubeconfigPath);
-  console.error(`cluster running at ${info.server} (pid ${info.pid}, ready in ${info.startupMs}ms)`);
+  console.error(`local cluster running at ${info.server} (pid ${info.pid})`);
   console.error(`  export KUBECONFIG=${info.kubeconfigPath}`);
-  console.error(`  ${join(controlPlaneDir, 'kubectl')} get nodes   # kubectl of the server's release`);
+  console.error(`  ${info.kubectl} get nodes -o wide`);
   console.error('  npm run cluster:down   # to stop it');
-  for (const warning of info.warnings) console.error(warning);
 }
 
 async function up(): Promise<number> {
@@ -64,24 +61,30 @@ async function up(): Promise<number> {
     return 0;
   }
   await rm(infoFile, { force: true });
+  await writeFile(logFile, '');
   const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'serve'], {
     detached: true,
     stdio: ['ignore', log, log],
   });
   child.unref();
-  console.error(
-    `starting the cluster (log: ${logFile}); the first run builds the control plane (~10 minutes)...`,
-  );
+  console.error(`starting the local cluster (log: ${logFile})`);
+  let shown = 0;
+  const follow = () => {
+    const text = readFileSync(logFile, 'utf8');
+    if (text.length > shown) process.stderr.write(text.slice(shown));
+    shown = text.length;
+  };
   for (;;) {
+    follow();
     const info = readInfo();
     if (info && info.pid === child.pid) {
       printInfo(info);
       return 0;
     }
     if (child.pid === undefined || !alive(child.pid)) {
-      console.error(`the cluster failed to start; see ${logFile}:`);
-      console.error(readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-20).join('\n'));
+      follow();
+      console.error(`the local cluster failed to start; see ${logFile}`);
       return 1;
     }
     await sleep(250);
@@ -89,19 +92,13 @@ async function up(): Promise<number> {
 }
 
 async function serve(): Promise<void> {
-  // A person still gets a cluster when crds/ is broken; the warning is in the log and printed by `up`.
-  const warnings: string[] = [];
-  const log = (line: string) => {
-    console.log(line);
-    if (line.startsWith('warning:')) warnings.push(line);
-  };
-  const cluster = await startCluster({ dataDir, crdErrors: 'warn', log });
+  const cluster = await startLocalCluster({ log: (line) => console.log(line) });
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: stopping the cluster`);
-    await cluster.stop();
+    console.log(`${signal}: stopping the local cluster`);
+    await cluster.stop().catch((error: Error) => console.log(error.message));
     await rm(pidFile, { force: true });
     await rm(infoFile, { force: true });
     process.exit(0);
@@ -113,8 +110,7 @@ async function serve(): Promise<void> {
     pid: process.pid,
     kubeconfigPath: cluster.kubeconfigPath,
     server: cluster.server,
-    startupMs: cluster.startupMs,
-    warnings,
+    kubectl: cluster.kubectlPath,
   };
   await writeFile(infoFile, `${JSON.stringify(info, null, 2)}\n`);
 }
@@ -122,19 +118,19 @@ async function serve(): Promise<void> {
 async function down(): Promise<number> {
   const pid = runningPid();
   if (!pid) {
-    console.error('no cluster is running');
+    console.error('no local cluster is running');
     await rm(pidFile, { force: true });
     await rm(infoFile, { force: true });
     return 0;
   }
   process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 100 && alive(pid); i++) await sleep(200);
-  // Still there after 20s: kill it; its components die with it (parent-death signal).
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
-  await rm(pidFile, { force: true });
-  await rm(infoFile, { force: true });
-  await rm(dataDir, { recursive: true, force: true });
-  console.error('cluster stopped');
+  // The node's teardown (Pods, containerd, network, cgroups) takes a while.
+  for (let i = 0; i < 600 && alive(pid); i++) await sleep(200);
+  if (alive(pid)) {
+    console.error(`the local cluster (pid ${pid}) did not stop within 120s; see ${logFile}`);
+    return 1;
+  }
+  console.error('local cluster stopped');
   return 0;
 }
 
@@ -143,6 +139,6 @@ if (command === 'up') process.exitCode = await up();
 else if (command === 'down') process.exitCode = await down();
 else if (command === 'serve') await serve();
 else {
-  console.error('usage: node test/cluster/cli.ts up|down');
+  console.error('usage: node cluster/cli.ts up|down');
   process.exitCode = 2;
 }

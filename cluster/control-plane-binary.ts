@@ -1,4 +1,4 @@
-// The control-plane binary: built once from test/cluster/controlplane (Go modules) and cached under
+// The control-plane binary: built once from cluster/controlplane (Go modules) and cached under
 // .cache/k8s-<version>/, keyed by a hash of the Go sources so an edited main.go is rebuilt. Several
 // harnesses may ask at once (parallel test files): one builds under a lock, the others wait.
 import { execFile } from 'node:child_process';
@@ -127,6 +127,11 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     await rm(lock, { recursive: true, force: true });
   }
+}
+
+/** Whether the cached binary was built from the current sources. */
+export async function controlPlaneFresh(): Promise<boolean> {
+  return existsSync(controlPlaneBinary) && (await readRecord())?.sourceHash === (await sourceHash());
 }
 
 /** Path of the control-plane binary, building it when the cache lacks it or is stale. */

@@ -3,7 +3,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { exchange } from '../fixtures/exchange.ts';
+import { exchange } from './exchange.ts';
 import type { Pki } from './pki.ts';
 import { type Supervised, startProcess } from './processes.ts';
 import { waitFor } from './wait.ts';
@@ -12,6 +12,8 @@ export interface ControlPlaneLayout {
   binary: string;
   dataDir: string;
   host: string;
+  /** Where etcd listens (default host): loopback when host is reachable from Pods. */
+  etcdHost?: string;
   apiPort: number;
   etcdPort: number;
   etcdPeerPort: number;
@@ -19,6 +21,10 @@ export interface ControlPlaneLayout {
   controllerManagerKubeconfig: string;
   schedulerKubeconfig: string;
   verbosity: number;
+  /** Set when a real kubelet runs the node (cluster/local-cluster.ts): host is then a non-loopback
+   * local address, the `kubernetes` Service gets its endpoint, and the API server talks to the
+   * kubelet (logs, exec) by the node's InternalIP with this identity. */
+  kubelet?: { clientCert: string; clientKey: string };
 }
 
 export const serviceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';
@@ -60,8 +66,8 @@ export async function failOnExit(process: Supervised): Promise<never> {
 export function startEtcd(layout: ControlPlaneLayout): Supervised {
   return start(layout, 'etcd', [
     `--data-dir=${join(layout.dataDir, 'etcd')}`,
-    `--listen-client-url=http://${layout.host}:${layout.etcdPort}`,
-    `--listen-peer-url=http://${layout.host}:${layout.etcdPeerPort}`,
+    `--listen-client-url=http://${layout.etcdHost ?? layout.host}:${layout.etcdPort}`,
+    `--listen-peer-url=http://${layout.etcdHost ?? layout.host}:${layout.etcdPeerPort}`,
     // Throwaway data: durability is not worth the disk flushes.
     '--unsafe-no-fsync',
   ]);
@@ -70,7 +76,7 @@ export function startEtcd(layout: ControlPlaneLayout): Supervised {
 export function startApiServer(layout: ControlPlaneLayout): Supervised {
   const { pki } = layout;
   return start(layout, 'kube-apiserver', [
-    `--etcd-servers=http://${layout.host}:${layout.etcdPort}`,
+    `--etcd-servers=http://${layout.etcdHost ?? layout.host}:${layout.etcdPort}`,
     `--bind-address=${layout.host}`,
     `--advertise-address=${layout.host}`,
     `--secure-port=${layout.apiPort}`,
@@ -84,8 +90,15 @@ export function startApiServer(layout: ControlPlaneLayout): Supervised {
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
     '--service-cluster-ip-range=10.96.0.0/16',
-    // Endpoints may not hold loopback addresses, so the `kubernetes` Service is not reconciled.
-    '--endpoint-reconciler-type=none',
+    ...(layout.kubelet
+      ? [
+          `--kubelet-client-certificate=${layout.kubelet.clientCert}`,
+          `--kubelet-client-key=${layout.kubelet.clientKey}`,
+          // Never the node's hostname: resolving it would ask the machine's resolver (off-machine).
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : // Endpoints may not hold loopback addresses, so the `kubernetes` Service is not reconciled.
+        ['--endpoint-reconciler-type=none']),
     '--allow-privileged=true',
     '--profiling=false',
     `--cert-dir=${join(layout.dataDir, 'apiserver')}`,

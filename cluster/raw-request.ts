@@ -3,7 +3,7 @@
 // the wire name (e.g. `x-kubernetes-validations` in CRD schemas); this sends bytes as given.
 import { type RequestOptions, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { exchange } from '../fixtures/exchange.ts';
+import { exchange } from './exchange.ts';
 
 export async function rawRequest(
   kc: KubeConfig,

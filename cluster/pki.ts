@@ -27,6 +27,10 @@ export interface Pki {
   controllerManager: ClientIdentity;
   scheduler: ClientIdentity;
   node: ClientIdentity;
+  /** The API server's identity towards kubelets (logs, exec), a cluster admin as in kubeadm. */
+  kubeletClient: ClientIdentity;
+  /** kube-proxy's identity, bound to system:node-proxier by the default RBAC. */
+  kubeProxy: ClientIdentity;
 }
 
 interface CertRequest {
@@ -125,7 +129,7 @@ export async function createPki(dir: string, host: string, nodeName: string): Pr
   ]);
   const ca = { cert: caCert, key: caKey };
   const client = 'clientAuth';
-  const [server, admin, controllerManager, scheduler, node] = await Promise.all([
+  const [server, admin, controllerManager, scheduler, node, kubeletClient, kubeProxy] = await Promise.all([
     issue(dir, ca, {
       name: 'kube-apiserver',
       subject: '/CN=kube-apiserver',
@@ -161,6 +165,12 @@ export async function createPki(dir: string, host: string, nodeName: string): Pr
       subject: `/O=system:nodes/CN=system:node:${nodeName}`,
       extendedKeyUsage: client,
     }),
+    issue(dir, ca, {
+      name: 'kube-apiserver-kubelet-client',
+      subject: '/O=system:masters/CN=kube-apiserver-kubelet-client',
+      extendedKeyUsage: client,
+    }),
+    issue(dir, ca, { name: 'kube-proxy', subject: '/CN=system:kube-proxy', extendedKeyUsage: client }),
   ]);
   // Service-account tokens are signed with ES256; the API server verifies with the public half.
   const { privateKey, publicKey } = generateKeyPairSync('ec', {
@@ -184,5 +194,7 @@ export async function createPki(dir: string, host: string, nodeName: string): Pr
     controllerManager,
     scheduler,
     node,
+    kubeletClient,
+    kubeProxy,
   };
 }
