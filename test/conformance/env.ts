@@ -185,3 +185,8 @@ export async function otlpTrace(s: ModeServer, name: string): Promise<string> {
   if (res.status !== 200) throw new Error(`OTLP trace for ${name}: ${res.status} ${await res.text()}`);
   return traceId;
 }
+
+/** A short unique name, for objects whose names the service bounds (score configs: 35 characters). */
+export function shortName(prefix: string): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}

@@ -14,7 +14,7 @@ import {
   checkScoreConfig,
   checkTracing,
 } from './checks.ts';
-import { caseName, MODES, type Mode, type ModeServer, otlpTrace } from './env.ts';
+import { caseName, MODES, type Mode, type ModeServer, otlpTrace, shortName } from './env.ts';
 import { LANGFUSE_V3_VERSION, OTEL_SDKS, type OtelSdk } from './js-sdks.ts';
 
 const env = inject('conformance');
@@ -304,22 +304,22 @@ for (const sdk of OTEL_SDKS) {
         await checkComment(s, traceId, `${id} comment`);
       });
       it(`score configs in ${mode}`, async () => {
-        const id = caseName('js', sdk.version, 'score-configs', mode);
+        const name = shortName('cfg');
         const s = env.modes[mode];
         const client = otelClient(sdk, s);
         const config = await bounded(
           'scoreConfigs.create',
           client.api.scoreConfigs.create({
-            name: `${id}-config`,
+            name,
             dataType: 'NUMERIC',
             minValue: 0,
             maxValue: 1,
           }),
         );
         const fetched = await bounded('scoreConfigs.getById', client.api.scoreConfigs.getById(config.id));
-        expect(fetched.name).toBe(`${id}-config`);
+        expect(fetched.name).toBe(name);
         await bounded('shutdown', client.shutdown());
-        await checkScoreConfig(s, config.id, `${id}-config`);
+        await checkScoreConfig(s, config.id, name);
       });
     }
   });

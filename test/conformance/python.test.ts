@@ -13,7 +13,7 @@ import {
   checkTracing,
   type Tier,
 } from './checks.ts';
-import { caseName, MODES, type Mode, otlpTrace, runPython } from './env.ts';
+import { caseName, MODES, type Mode, otlpTrace, runPython, shortName } from './env.ts';
 import { PYTHON_SDK_VERSIONS, type PythonSdkVersion } from './python-sdks.ts';
 
 const env = inject('conformance');
@@ -114,13 +114,14 @@ const OPERATIONS: Record<string, Operation> = {
   'score configs': {
     async run(version, mode, id) {
       const traceId = await otlpTrace(env.modes[mode], `${id}-scored`);
+      const name = shortName('cfg');
       const out = await runPython<{ id: string; name: string }>(version, 'score_configs', env.modes[mode], {
-        CONFORMANCE_CASE: id,
+        CONFORMANCE_CONFIG_NAME: name,
         CONFORMANCE_TRACE_ID: traceId,
       });
-      expect(out.name).toBe(`${id}-config`);
-      await checkScoreConfig(env.modes[mode], out.id, `${id}-config`);
-      await checkScore(env.modes[mode], traceId, `${id}-config`, 0.5, out.id);
+      expect(out.name).toBe(name);
+      await checkScoreConfig(env.modes[mode], out.id, name);
+      await checkScore(env.modes[mode], traceId, name, 0.5);
     },
   },
 };
