@@ -3,9 +3,9 @@
  * from the last resourceVersion whenever the connection is recycled), for the flicker checks.
  */
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
+import { sleep } from '../../cluster/wait.ts';
 import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import type { StatusRecord } from '../../operator/testing/condition-history.ts';
-import { sleep } from '../../cluster/wait.ts';
 
 export class StatusRecorder {
   readonly records: StatusRecord[] = [];
