@@ -50,6 +50,14 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
       return rs.json<Row>();
     },
     async updateTraceEvents(projectId, traceId, assignments) {
+      // Most dual traffic is staged: its trace has no event yet, and a mutation would only cost.
+      const existing = await client.query({
+        query:
+          'SELECT 1 FROM events_full WHERE project_id = {projectId:String} AND trace_id = {traceId:String} LIMIT 1',
+        query_params: { projectId, traceId },
+        format: 'JSONEachRow',
+      });
+      if ((await existing.json()).length === 0) return;
       const form = options.lightweightUpdate ? 'lightweight' : 'mutation';
       for (const table of EVENTS_TABLES) {
         const { query, params } = traceEventsUpdateStatement(table, form, projectId, traceId, assignments);
