@@ -129,28 +129,53 @@ const EXPERIMENT_COLUMNS: Record<string, string> = {
   experiment_item_expected_output: "coalesce(dri.dataset_item_expected_output, '')",
   experiment_item_metadata_names: 'mapKeys(dri.dataset_item_metadata)',
   experiment_item_metadata_values: 'mapValues(dri.dataset_item_metadata)',
-  experiment_item_root_span_id: "coalesce(dri.observation_id, concat('t-', dri.trace_id))",
+  experiment_item_root_span_id: 'w.root_span_id',
   // One microsecond newer than the row it enriches, so the enriched version wins the merge.
   event_ts: 'e.event_ts + toIntervalMicrosecond(1)',
 };
 
+/** Deepest experiment tree the walk descends; deeper spans (or a parent cycle) stop there. */
+export const EXPERIMENT_TREE_DEPTH = 1000;
+
 /**
- * Step 4: spans of experiment traces get the experiment's fields from their dataset run item.
- * Rows already enriched are skipped, so a chunk run twice changes nothing the second time.
+ * Step 4: the experiment's trace tree gets the experiment's fields from its dataset run item: the
+ * run item's observation and its descendants, or the trace's root and its tree when the run item
+ * names no observation. Spans of the trace outside that tree keep none; a span under two run items
+ * takes the nearest one's. Rows already enriched are skipped, so a chunk run twice changes nothing
+ * the second time.
  */
 export function experimentEnrichmentStatement(): string {
   const expressions: Record<string, string> = Object.fromEntries(EVENT_COLUMNS.map((c) => [c, `e.${c}`]));
   Object.assign(expressions, EXPERIMENT_COLUMNS);
   const { columns, select } = selectList(expressions, EVENT_COLUMNS);
   return `INSERT INTO events_full (${columns.join(', ')})
+WITH RECURSIVE
+  runs AS (
+    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${slice('trace_id')}
+    ORDER BY created_at DESC LIMIT 1 BY project_id, trace_id, observation_id
+  ),
+  spans AS (
+    SELECT project_id, trace_id, span_id, parent_span_id FROM events_full FINAL
+    WHERE (project_id, trace_id) IN (SELECT project_id, trace_id FROM runs)
+  ),
+  tree AS (
+    SELECT s.project_id AS project_id, s.trace_id AS trace_id, s.span_id AS span_id,
+      s.span_id AS root_span_id, r.id AS run_item_id, toUInt32(0) AS depth
+    FROM spans AS s INNER JOIN runs AS r ON s.project_id = r.project_id AND s.trace_id = r.trace_id
+    WHERE if(r.observation_id IS NULL, s.parent_span_id = '', s.span_id = assumeNotNull(r.observation_id))
+    UNION ALL
+    SELECT c.project_id, c.trace_id, c.span_id, tree.root_span_id, tree.run_item_id, tree.depth + 1
+    FROM spans AS c INNER JOIN tree
+      ON c.project_id = tree.project_id AND c.trace_id = tree.trace_id AND c.parent_span_id = tree.span_id
+    WHERE tree.depth < ${EXPERIMENT_TREE_DEPTH}
+  )
 SELECT
   ${select}
 FROM (SELECT * FROM events_full FINAL WHERE experiment_id = ''
-      AND (project_id, trace_id) IN (SELECT project_id, trace_id FROM dataset_run_items_rmt FINAL WHERE ${slice('trace_id')})) AS e
-INNER JOIN (
-  SELECT * FROM dataset_run_items_rmt FINAL WHERE ${slice('trace_id')}
-  ORDER BY created_at DESC LIMIT 1 BY project_id, trace_id
-) AS dri ON e.project_id = dri.project_id AND e.trace_id = dri.trace_id`;
+      AND (project_id, trace_id) IN (SELECT project_id, trace_id FROM runs)) AS e
+INNER JOIN (SELECT * FROM tree ORDER BY depth LIMIT 1 BY project_id, trace_id, span_id) AS w
+  ON e.project_id = w.project_id AND e.trace_id = w.trace_id AND e.span_id = w.span_id
+INNER JOIN runs AS dri ON dri.project_id = w.project_id AND dri.id = w.run_item_id`;
 }
 
 /** Step 5. */

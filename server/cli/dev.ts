@@ -73,7 +73,7 @@ export async function run(args: string[]): Promise<number> {
     config: { ...config, databaseUrl: pg.url },
     pool,
     analytics,
-    store: clickhouseStore(analytics),
+    store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: keysVerifier,
     shuttingDown: () => false,
   });

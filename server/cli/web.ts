@@ -41,7 +41,7 @@ export async function run(_args: string[]): Promise<number> {
       config,
       pool: stores.pool,
       analytics: stores.analytics,
-      store: clickhouseStore(stores.analytics),
+      store: clickhouseStore(stores.analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
       keys: new KeyVerifier(stores.pool),
       producers,
       shuttingDown: () => shuttingDown,

@@ -30,6 +30,7 @@ import {
 } from './schemas.ts';
 import { isRefusedInEventsOnly, refusalReason } from './sdk-versions.ts';
 import type { IngestionStore } from './store.ts';
+import { type TraceEventAssignments, traceEventAssignments } from './trace-events-update.ts';
 
 export interface EventSuccess {
   id: string;
@@ -136,6 +137,7 @@ export async function commitLegacyChanges(
   const traces: Row[] = [];
   const observations: Row[] = [];
   const tombstones: Row[] = [];
+  const traceEventUpdates: [string, TraceEventAssignments][] = [];
   if (ctx.targets.legacy && changes.size > 0) {
     const [storedTraces, storedObservations] = await Promise.all([
       ctx.store.fetchByIds('traces', ctx.projectId, [...changes.traces.keys()]),
@@ -148,7 +150,12 @@ export async function commitLegacyChanges(
       let row = storedTrace.get(id) ?? emptyTraceRow(rc, id, list[0]!.patch.timestamp ?? list[0]!.at);
       for (const c of list) row = applyTrace(row, c.patch, rc);
       traces.push(row);
-      const before = storedTrace.get(id)?.['timestamp'];
+      const stored = storedTrace.get(id);
+      if (ctx.targets.staging && stored) {
+        const assignments = traceEventAssignments(stored, row);
+        if (assignments.set.length > 0) traceEventUpdates.push([id, assignments]);
+      }
+      const before = stored?.['timestamp'];
       if (ctx.virtualRoots && before !== undefined && before !== row['timestamp'])
         tombstones.push(movedRootTombstone(ctx.projectId, id, String(before), ctx.now));
     }
@@ -176,6 +183,9 @@ export async function commitLegacyChanges(
     ]);
   }
   if (ctx.targets.staging) await ctx.store.insert('events_full', tombstones);
+  // Events of these traces already in the events tables (written directly) take the new fields.
+  for (const [traceId, assignments] of traceEventUpdates)
+    await ctx.store.updateTraceEvents(ctx.projectId, traceId, assignments);
 }
 
 export async function processBatch(items: unknown[], ctx: BatchContext): Promise<BatchResult> {

@@ -1,12 +1,19 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Row } from './records.ts';
+import {
+  EVENTS_TABLES,
+  type TraceEventAssignments,
+  traceEventsUpdateStatement,
+} from './trace-events-update.ts';
 
 export interface IngestionStore {
   /** Inserts rows; resolves only once the store has acknowledged the write. */
   insert(table: string, rows: Row[]): Promise<void>;
   /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
   fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
+  /** Applies trace-field assignments to the trace's events in both events tables, durably. */
+  updateTraceEvents(projectId: string, traceId: string, assignments: TraceEventAssignments): Promise<void>;
 }
 
 /** Settings that make reads return numbers as JSON numbers, so rows can be written back as read. */
@@ -15,7 +22,12 @@ const READ_SETTINGS = {
   output_format_json_quote_decimals: 0,
 } as const;
 
-export function clickhouseStore(client: ClickHouseClient): IngestionStore {
+export interface StoreOptions {
+  /** COLUMNAR_USE_LIGHTWEIGHT_UPDATE: lightweight `UPDATE` instead of a waited-for mutation. */
+  lightweightUpdate: boolean;
+}
+
+export function clickhouseStore(client: ClickHouseClient, options: StoreOptions): IngestionStore {
   return {
     async insert(table, rows) {
       if (rows.length === 0) return;
@@ -36,6 +48,21 @@ export function clickhouseStore(client: ClickHouseClient): IngestionStore {
         clickhouse_settings: READ_SETTINGS,
       });
       return rs.json<Row>();
+    },
+    async updateTraceEvents(projectId, traceId, assignments) {
+      // Most dual traffic is staged: its trace has no event yet, and a mutation would only cost.
+      const existing = await client.query({
+        query:
+          'SELECT 1 FROM events_full WHERE project_id = {projectId:String} AND trace_id = {traceId:String} LIMIT 1',
+        query_params: { projectId, traceId },
+        format: 'JSONEachRow',
+      });
+      if ((await existing.json()).length === 0) return;
+      const form = options.lightweightUpdate ? 'lightweight' : 'mutation';
+      for (const table of EVENTS_TABLES) {
+        const { query, params } = traceEventsUpdateStatement(table, form, projectId, traceId, assignments);
+        await client.command({ query, query_params: params });
+      }
     },
   };
 }

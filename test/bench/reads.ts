@@ -71,7 +71,7 @@ export async function benchReads(): Promise<void> {
     config,
     pool,
     analytics: ch,
-    store: clickhouseStore(ch),
+    store: clickhouseStore(ch, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: new KeyVerifier(pool),
     shuttingDown: () => false,
   });

@@ -121,6 +121,39 @@ beforeAll(async () => {
     body: JSON.stringify({ runName: 'run-1', datasetItemId: 'item1', traceId: 'h-0' }),
   });
   expect(dri.status).toBe(200);
+  // Trace h-1 becomes an experiment trace with two run items on two subtrees: run-a on h-1-s
+  // (above h-1-g) and run-b on a second subtree h-1-b (above h-1-b1); h-1-e and the root stay out.
+  const ts = Date.parse(MONTHS[1]!) + 60_000;
+  const at = new Date(ts).toISOString();
+  await ingest(legacy.url, [
+    {
+      id: 'h-1-b-ev',
+      type: 'span-create',
+      timestamp: at,
+      body: { id: 'h-1-b', traceId: 'h-1', name: 'b', startTime: at },
+    },
+    {
+      id: 'h-1-b1-ev',
+      type: 'generation-create',
+      timestamp: at,
+      body: { id: 'h-1-b1', traceId: 'h-1', parentObservationId: 'h-1-b', name: 'b1', startTime: at },
+    },
+  ]);
+  await db.query(
+    `INSERT INTO dataset_items (id, project_id, dataset_id, input, expected_output) VALUES ('item2', $1, 'ds1', '{"q":1}', '"43"')`,
+    [project.projectId],
+  );
+  for (const [runName, datasetItemId, observationId] of [
+    ['run-a', 'item1', 'h-1-s'],
+    ['run-b', 'item2', 'h-1-b'],
+  ]) {
+    const res = await fetch(`${legacy.url}/api/public/dataset-run-items`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+      body: JSON.stringify({ runName, datasetItemId, traceId: 'h-1', observationId }),
+    });
+    expect(res.status).toBe(200);
+  }
   // Bookmarks are set on the trace (a newer version of its row, as the version 3 UI writes it).
   await ch.client.command({
     query: `INSERT INTO traces SELECT * REPLACE (true AS bookmarked, event_ts + INTERVAL 1 SECOND AS event_ts)
@@ -198,7 +231,7 @@ describe('the historic backfill chain', () => {
     expect(traces.filter((t) => t['bookmarked']).map((t) => t['id'])).toEqual(
       expect.arrayContaining(['h-1', 'h-6']),
     );
-    expect(observations).toHaveLength(TRACES * 3);
+    expect(observations).toHaveLength(TRACES * 3 + 2);
     expect(events).toHaveLength(traces.length + observations.length);
     const bySpan = new Map(events.map((e) => [e['span_id'], e]));
     expect(bySpan.size).toBe(events.length);
@@ -257,28 +290,75 @@ describe('the historic backfill chain', () => {
     }
   });
 
-  it('enriches experiment spans from dataset run items (step 4) and drops the scratch table (step 5)', async () => {
-    expect((await backfill(4)).code).toBe(0);
-    const exp = await query<StoreRow>(
-      "SELECT span_id, experiment_id, experiment_name, experiment_item_id, experiment_item_expected_output, experiment_item_root_span_id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id = 'h-0' ORDER BY span_id",
+  it('enriches the trace tree below each dataset run item (step 4), idempotently, and drops the scratch table (step 5)', async () => {
+    const experimentTraces = "trace_id IN ('h-0', 'h-1')";
+    const before = await query<StoreRow>(
+      `SELECT * FROM events_full FINAL WHERE project_id = {p:String} AND ${experimentTraces} ORDER BY span_id`,
     );
-    expect(exp).toHaveLength(4);
-    for (const e of exp) {
-      expect(e).toMatchObject({
-        experiment_name: 'run-1',
-        experiment_item_id: 'item1',
-        experiment_item_expected_output: '"42"',
-        experiment_item_root_span_id: 't-h-0',
-      });
-      expect(e['experiment_id']).not.toBe('');
+    expect((await backfill(4)).code).toBe(0);
+    const after = await query<StoreRow>(
+      `SELECT * FROM events_full FINAL WHERE project_id = {p:String} AND ${experimentTraces} ORDER BY span_id`,
+    );
+    const runs = await query<StoreRow>(
+      'SELECT dataset_run_id, dataset_run_name FROM dataset_run_items_rmt FINAL WHERE project_id = {p:String}',
+    );
+    const runId = new Map(runs.map((r) => [r['dataset_run_name'], r['dataset_run_id']]));
+    const run = (name: string, item: string, expected: string, root: string) => ({
+      experiment_id: runId.get(name),
+      experiment_name: name,
+      experiment_dataset_id: 'ds1',
+      experiment_item_id: item,
+      experiment_item_expected_output: expected,
+      experiment_item_root_span_id: root,
+    });
+    const none = {
+      experiment_id: '',
+      experiment_name: '',
+      experiment_dataset_id: '',
+      experiment_item_id: '',
+      experiment_item_expected_output: '',
+      experiment_item_root_span_id: '',
+    };
+    const run1 = run('run-1', 'item1', '"42"', 't-h-0');
+    const runA = run('run-a', 'item1', '"42"', 'h-1-s');
+    const runB = run('run-b', 'item2', '"43"', 'h-1-b');
+    const expected: Record<string, object> = {
+      't-h-0': run1,
+      'h-0-s': run1,
+      'h-0-g': run1,
+      'h-0-e': run1,
+      't-h-1': none,
+      'h-1-s': runA,
+      'h-1-g': runA,
+      'h-1-b': runB,
+      'h-1-b1': runB,
+      'h-1-e': none,
+    };
+    expect(after.map((e) => e['span_id'])).toEqual(Object.keys(expected).sort());
+    const experimentColumn = (c: string) => c.startsWith('experiment_') || c === 'event_ts';
+    for (const e of after) {
+      expect(e, e['span_id']).toMatchObject(expected[e['span_id']]!);
+      // Everything but the experiment fields is the row as it was before the step.
+      const was = before.find((b) => b['span_id'] === e['span_id'])!;
+      for (const [column, value] of Object.entries(e))
+        if (!experimentColumn(column)) expect(value, `${e['span_id']}.${column}`).toEqual(was[column]);
     }
     expect(
       (
         await query(
-          "SELECT 1 FROM events_full FINAL WHERE project_id = {p:String} AND experiment_id != '' AND trace_id != 'h-0'",
+          `SELECT 1 FROM events_full FINAL WHERE project_id = {p:String} AND experiment_id != '' AND NOT ${experimentTraces}`,
         )
       ).length,
     ).toBe(0);
+    // Run again (the step re-opened): nothing changes, no row is added.
+    await db.query(
+      "UPDATE background_migrations SET finished_at = NULL, state = '{}' WHERE name LIKE '%step_4%'",
+    );
+    expect((await backfill(4)).code).toBe(0);
+    const again = await query<StoreRow>(
+      `SELECT * FROM events_full FINAL WHERE project_id = {p:String} AND ${experimentTraces} ORDER BY span_id`,
+    );
+    expect(again).toEqual(after);
     expect((await backfill(5)).code).toBe(0);
     const scratch = await query(
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND name = 'observations_pid_tid_sorting'",

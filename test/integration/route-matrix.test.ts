@@ -305,7 +305,7 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     config,
     pool,
     analytics,
-    store: clickhouseStore(analytics),
+    store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: new KeyVerifier(pool),
     shuttingDown: () => false,
   });

@@ -10,6 +10,7 @@ import { chTime } from '../../server/ingestion/time.ts';
 /** An in-memory stand-in for the store: the merge logic under test is pure. */
 function memoryStore() {
   const tables = new Map<string, Row[]>();
+  const updates: { projectId: string; traceId: string; set: string[] }[] = [];
   const store: IngestionStore = {
     async insert(table, rows) {
       tables.set(table, [...(tables.get(table) ?? []), ...rows]);
@@ -20,8 +21,11 @@ function memoryStore() {
         if (r['project_id'] === projectId && ids.includes(String(r['id']))) latest.set(String(r['id']), r);
       return [...latest.values()];
     },
+    async updateTraceEvents(projectId, traceId, assignments) {
+      updates.push({ projectId, traceId, set: assignments.set });
+    },
   };
-  return { store, rows: (t: string) => tables.get(t) ?? [] };
+  return { store, rows: (t: string) => tables.get(t) ?? [], updates };
 }
 
 const attribution = { apiKey: 'pk', sdkName: 'javascript', sdkVersion: '3.38.0' };
@@ -131,6 +135,34 @@ describe('batch ingestion by write mode', () => {
       metadata: { a: '1', c: 'x' },
     });
   });
+
+  it.each([
+    [
+      'dual',
+      [{ projectId: 'p', traceId: 't1', set: ['tags = {tags:Array(String)}', 'public = {public:Bool}'] }],
+    ],
+    ['legacy', []],
+  ] as const)(
+    'in %s, a trace update that changes fields events carry updates its events: %j',
+    async (mode, expected) => {
+      const m = memoryStore();
+      const ctx = { projectId: 'p', settings: settings(mode), attribution, store: m.store };
+      await processBatch(batch, ctx);
+      // The first batch creates the trace: nothing stored yet, nothing to update.
+      expect(m.updates).toEqual([]);
+      await processBatch([ev('u1', 'trace-create', { id: 't1', tags: ['z'], metadata: { c: 'x' } })], ctx);
+      await processBatch(
+        [
+          ev('u2', 'trace-create', { id: 't1', metadata: { d: 'y' } }),
+          ev('u3', 'trace-create', { id: 't1' }),
+        ],
+        ctx,
+      );
+      m.updates.length = 0;
+      await processBatch([ev('u4', 'trace-create', { id: 't1', tags: ['y'], public: true })], ctx);
+      expect(m.updates).toEqual(expected);
+    },
+  );
 
   it('answers each invalid event with 400 and the field path, and stores the valid ones', async () => {
     const m = memoryStore();
