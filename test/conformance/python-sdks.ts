@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withFileLock } from '../../cluster/lock.ts';
 import { runCommand } from '../fixtures/processes.ts';
-import { withFileLock } from '../tools/lock.ts';
 import { repoRoot } from '../tools/paths.ts';
 
 /** One of each generation the spec names: v2 (refused in events_only), v3, v4 below and at 4.7, v5. */

@@ -16,8 +16,8 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
+import { withFileLock } from '../../cluster/lock.ts';
 import { moduleDir } from './go-tools.ts';
-import { withFileLock } from './lock.ts';
 import { toolsCache } from './paths.ts';
 
 type Schema = { [key: string]: unknown };
