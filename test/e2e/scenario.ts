@@ -163,7 +163,7 @@ export interface Counts {
   traces: number;
   observations: number;
   eventsFull: number;
-  /** Legacy traces without their root span `t-<id>` in events_full. */
+  /** Legacy traces without a root observation in events_full (`t-<id>`, or an OTLP trace's own root). */
   missingTraces: number;
   /** Legacy observations without a row of the same span id in events_full. */
   missingObservations: number;
@@ -186,8 +186,9 @@ export async function countData(p: Platform, projectId: string): Promise<Counts>
   const events = `SELECT DISTINCT span_id FROM events_full WHERE project_id = {project:String}`;
   const [eventsFull, missingTraces, missingObservations] = await Promise.all([
     one('SELECT count(DISTINCT span_id) AS n FROM events_full WHERE project_id = {project:String}'),
+    // A trace is its root observation: the virtual root t-<id> of a batch trace, or an OTLP trace's own root span.
     one(
-      `SELECT count(DISTINCT id) AS n FROM traces WHERE project_id = {project:String} AND concat('t-', id) NOT IN (${events})`,
+      `SELECT count(DISTINCT id) AS n FROM traces WHERE project_id = {project:String} AND id NOT IN (SELECT DISTINCT trace_id FROM events_full WHERE project_id = {project:String} AND parent_span_id = '')`,
     ),
     one(
       `SELECT count(DISTINCT id) AS n FROM observations WHERE project_id = {project:String} AND id NOT IN (${events})`,
