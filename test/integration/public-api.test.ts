@@ -20,7 +20,7 @@ import {
   MODE_ENV,
   type Project,
   startAnalyticsServer,
-  startWeb,
+  startWebPerMode,
   type WebServer,
 } from '../fixtures/service.ts';
 
@@ -37,11 +37,7 @@ let other: Project;
 beforeAll(async () => {
   [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  webs.legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
-  [webs.dual, webs.events_only] = await Promise.all([
-    startWeb({ ...base, ...MODE_ENV.dual }),
-    startWeb({ ...base, ...MODE_ENV.events_only }),
-  ]);
+  Object.assign(webs, await startWebPerMode(base));
   for (const mode of MODES) projects[mode] = await createProject(base, `api-${mode}`);
   other = await createProject(base, 'api-other');
 });

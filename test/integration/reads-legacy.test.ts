@@ -14,7 +14,7 @@ import {
   MODE_ENV,
   type Project,
   startAnalyticsServer,
-  startWeb,
+  startWebPerMode,
   type WebServer,
 } from '../fixtures/service.ts';
 
@@ -31,11 +31,7 @@ let other: Project;
 beforeAll(async () => {
   [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  webs.legacy = await startWeb({ ...base, ...MODES.legacy });
-  [webs.dual, webs.events_only] = await Promise.all([
-    startWeb({ ...base, ...MODES.dual }),
-    startWeb({ ...base, ...MODES.events_only }),
-  ]);
+  Object.assign(webs, await startWebPerMode(base));
   for (const mode of Object.keys(MODES) as Mode[])
     projects[mode] = await createProject(base, `reads-${mode}`);
   other = await createProject(base, 'reads-other');
