@@ -1,0 +1,35 @@
+// kstatus reads one Kubernetes object as JSON on stdin and prints the status the kstatus library
+// (sigs.k8s.io/cli-utils/pkg/kstatus/status) computes for it, as JSON: {"status","message"}.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+func main() {
+	raw, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail(err)
+	}
+	var obj map[string]interface{}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		fail(err)
+	}
+	result, err := status.Compute(&unstructured.Unstructured{Object: obj})
+	if err != nil {
+		fail(err)
+	}
+	out, _ := json.Marshal(map[string]string{"status": result.Status.String(), "message": result.Message})
+	fmt.Println(string(out))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "kstatus:", err)
+	os.Exit(1)
+}
