@@ -4,6 +4,7 @@
 // `kubectl wait`-style tools compute) and `luahealth` (gopher-lua, the interpreter Argo CD runs
 // its resource.customizations health scripts in).
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureBuilt } from '../../cluster/cached-build.ts';
 import { type GoBuild, goBuild, goInputs } from '../../cluster/go-build.ts';
@@ -20,20 +21,36 @@ export interface HealthVerdict {
   message: string;
 }
 
-async function binaries(): Promise<string> {
+/** The directory holding both binaries; builds them on the first call on this machine. */
+export async function ensureGitopsHealth(
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<string> {
   return ensureBuilt(
     {
       name: 'gitops-health',
       label: 'GitOps health checkers (kstatus, gopher-lua)',
-      inputs: () => goInputs(build),
+      // goInputs hashes the module's top directory; the two main packages live one level down.
+      inputs: async () => [
+        ...(await goInputs(build)),
+        ...(await Promise.all(
+          build.packages.map(async (pkg) => readFile(join(build.moduleDir, pkg, 'main.go'))),
+        )),
+      ],
       async build(out) {
         await goBuild(build, out);
         return {};
       },
     },
-    stepReporter((line) => process.stderr.write(`${line}\n`)),
+    stepReporter(log),
   );
 }
+
+let built: Promise<string> | undefined;
+/** Built (or found in the cache) once per process. */
+const binaries = () => {
+  built ??= ensureGitopsHealth();
+  return built;
+};
 
 function runJson(binary: string, args: string[], input: string): Promise<HealthVerdict> {
   return new Promise((resolve, reject) => {

@@ -17,11 +17,12 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	var obj map[string]interface{}
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	// The apimachinery decoder, as a client reading from the API server: integers stay int64.
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(raw); err != nil {
 		fail(err)
 	}
-	result, err := status.Compute(&unstructured.Unstructured{Object: obj})
+	result, err := status.Compute(obj)
 	if err != nil {
 		fail(err)
 	}
