@@ -5,7 +5,13 @@
  * kept as given and validated by the API server against the core schema when the operator applies
  * the Deployment or Job. Extra env may not name a variable the operator sets (CEL, naming it).
  */
-import type { V1Affinity, V1EnvVarSource, V1LabelSelector, V1SeccompProfile } from '@kubernetes/client-node';
+import type {
+  V1Affinity,
+  V1EnvVarSource,
+  V1LabelSelector,
+  V1SeccompProfile,
+  V1Volume,
+} from '@kubernetes/client-node';
 import { ENV } from '../../server/contract/env.ts';
 import {
   array,
@@ -13,6 +19,7 @@ import {
   enumOf,
   integer,
   map,
+  type Node,
   object,
   opaque,
   optional,
@@ -279,6 +286,7 @@ export const podTemplate = (role: string) =>
       ),
       volumes: optional(
         array(
+          // Typed as the core Volume it stands for: every source field is kept as given.
           object(
             { name: name('Volume name, unique in the Pod.') },
             {
@@ -289,7 +297,7 @@ export const podTemplate = (role: string) =>
                 { rule: "self.name != 'tmp'", message: "volume name 'tmp' is the operator's writable /tmp" },
               ],
             },
-          ),
+          ) as Node<V1Volume>,
           { description: 'Extra volumes of the Pods.', maxItems: 16 },
         ),
       ),

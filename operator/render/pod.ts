@@ -71,7 +71,7 @@ export function applyTemplate(
     ...podSpec,
     containers: [c],
     securityContext: { ...RESTRICTED_POD_SECURITY, ...(t.podSecurityContext ?? {}) },
-    volumes: [TMP_VOLUME, ...((t.volumes ?? []) as V1Volume[])],
+    volumes: [TMP_VOLUME, ...(t.volumes ?? [])],
     ...(t.nodeSelector ? { nodeSelector: t.nodeSelector } : {}),
     ...(t.tolerations ? { tolerations: t.tolerations as V1Toleration[] } : {}),
     ...(t.affinity ? { affinity: t.affinity } : {}),
