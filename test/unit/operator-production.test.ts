@@ -4,6 +4,7 @@
  * surge-only rollouts, the server settings reachable from the spec (judged by the server's own
  * configuration parser), and the hash of the Secret keys each role reads.
  */
+import { createHash } from 'node:crypto';
 import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildCrd } from '../../operator/api/crd.ts';
@@ -21,6 +22,7 @@ import {
   sourcesRead,
 } from '../../operator/render/sources.ts';
 import { configHashOf, type RenderContext, renderDeployment } from '../../operator/render/workloads.ts';
+import { sourceDigests } from '../../operator/runtime/observe.ts';
 import { loadConfig } from '../../server/config/env.ts';
 
 const base: ObservabilityServiceSpec = {
@@ -422,5 +424,32 @@ describe('the hash of what each role reads', () => {
     expect(configHashOf(render(digests('d2')))).not.toBe(configHashOf(before));
     expect(configHashOf(render(digests('d1', { unrelated: 'x' })))).toBe(configHashOf(before));
     expect(before.spec!.template.metadata!.annotations![CONFIG_HASH_ANNOTATION]).toBe(configHashOf(before));
+  });
+});
+
+describe('digests of the watched Secrets and ConfigMaps (runtime side)', () => {
+  const secret = (namespace: string, name: string, data: Record<string, string>) => ({
+    metadata: { namespace, name },
+    data,
+  });
+  it('keeps one SHA-256 per key, never a value, only for the object namespace', () => {
+    const value = Buffer.from('postgres://user:hunter2@db/obs').toString('base64');
+    const d = sourceDigests(
+      'obs',
+      [secret('obs', 'db', { url: value }), secret('other', 'db', { url: 'eA==' })],
+      [{ metadata: { namespace: 'obs', name: 'extra' }, data: { a: '1' }, binaryData: { b: 'AAE=' } }],
+    );
+    expect(Object.keys(d.secrets)).toEqual(['db']);
+    expect(d.secrets.db!.url).toBe(createHash('sha256').update(value).digest('hex'));
+    expect(JSON.stringify(d)).not.toContain(value);
+    expect(JSON.stringify(d)).not.toContain('hunter2');
+    expect(Object.keys(d.configMaps.extra!).sort()).toEqual(['a', 'b']);
+  });
+
+  it('a changed value changes its digest and only its own', () => {
+    const a = sourceDigests('obs', [secret('obs', 'db', { url: 'YQ==', other: 'Yg==' })], []);
+    const b = sourceDigests('obs', [secret('obs', 'db', { url: 'Yw==', other: 'Yg==' })], []);
+    expect(a.secrets.db!.url).not.toBe(b.secrets.db!.url);
+    expect(a.secrets.db!.other).toBe(b.secrets.db!.other);
   });
 });
