@@ -6,7 +6,9 @@
  *
  * Environment: OPERATOR_NAMESPACE (where the Lease lives), OPERATOR_WATCH_NAMESPACE (one namespace,
  * or all when empty), OPERATOR_LEADER_ELECTION (true), OPERATOR_LEASE_NAME (observatory-operator),
- * OPERATOR_HEALTH_PORT (8081), OPERATOR_METRICS_PORT (8080), POD_NAME (the leader identity).
+ * OPERATOR_HEALTH_PORT (8081), OPERATOR_METRICS_PORT (8080), POD_NAME (the leader identity),
+ * OPERATOR_SECRET_ROLLOUTS (true: watch Secrets and ConfigMaps labeled observatory.dev/watch=true
+ * and roll the Pods that read a changed key; false: no Secret access at all).
  */
 import { hostname } from 'node:os';
 import {
@@ -17,17 +19,22 @@ import {
   KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  PolicyV1Api,
+  type V1ConfigMap,
   type V1Deployment,
   type V1Job,
   type V1Pod,
+  type V1PodDisruptionBudget,
+  type V1Secret,
   type V1Service,
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
 import { reconcile } from './runtime/controller.ts';
-import { superviseInformer } from './runtime/informer.ts';
+import { type SupervisedInformer, superviseInformer } from './runtime/informer.ts';
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
+import { WATCH_LABEL } from './runtime/observe.ts';
 import { probePropagation } from './runtime/probes.ts';
 import { operatorMetrics, serveHealth, serveMetrics } from './runtime/serve.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
@@ -61,6 +68,15 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const secretRollouts = (env['OPERATOR_SECRET_ROLLOUTS'] ?? 'true') !== 'false';
+  const WATCHED = `${WATCH_LABEL}=true`;
+  // A watched Secret or ConfigMap changed: every object of its namespace re-plans; only those
+  // whose roles read a changed key get a new Pod template.
+  const enqueueNamespace = (o: KubernetesObject) => {
+    for (const s of informers.objects.list(o.metadata?.namespace))
+      queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
+  };
   const nsPath = (group: string, version: string, plural: string) =>
     `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
   type List<T extends KubernetesObject> = Promise<KubernetesListObject<T>>;
@@ -123,7 +139,45 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
       enqueueOwner,
       { labelSelector: MANAGED, log: say },
     ),
+    disruptionBudgets: superviseInformer<V1PodDisruptionBudget>(
+      kc,
+      nsPath('policy', 'v1', 'poddisruptionbudgets'),
+      () =>
+        watchNs
+          ? policy.listNamespacedPodDisruptionBudget({ namespace: watchNs, labelSelector: MANAGED })
+          : policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: MANAGED }),
+      enqueueOwner,
+      { labelSelector: MANAGED, log: say },
+    ),
   };
+  // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
+  // the label is what keeps every other credential of the namespace out of the operator's memory).
+  const sources: { secrets?: SupervisedInformer<V1Secret>; configMaps?: SupervisedInformer<V1ConfigMap> } =
+    secretRollouts
+      ? {
+          secrets: superviseInformer<V1Secret>(
+            kc,
+            nsPath('', 'v1', 'secrets'),
+            () =>
+              watchNs
+                ? core.listNamespacedSecret({ namespace: watchNs, labelSelector: WATCHED })
+                : core.listSecretForAllNamespaces({ labelSelector: WATCHED }),
+            enqueueNamespace,
+            { labelSelector: WATCHED, log: say },
+          ),
+          configMaps: superviseInformer<V1ConfigMap>(
+            kc,
+            nsPath('', 'v1', 'configmaps'),
+            () =>
+              watchNs
+                ? core.listNamespacedConfigMap({ namespace: watchNs, labelSelector: WATCHED })
+                : core.listConfigMapForAllNamespaces({ labelSelector: WATCHED }),
+            enqueueNamespace,
+            { labelSelector: WATCHED, log: say },
+          ),
+        }
+      : {};
+  const allInformers = [...Object.values(informers), ...Object.values(sources)];
   const deps = {
     kube,
     objects: (namespace: string, name: string) =>
@@ -133,6 +187,9 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
       services: () => informers.services.list(),
       jobs: () => informers.jobs.list(),
       pods: () => informers.pods.list(),
+      disruptionBudgets: () => informers.disruptionBudgets.list(),
+      secrets: () => sources.secrets?.list() ?? [],
+      configMaps: () => sources.configMaps?.list() ?? [],
     },
     probe: (ip: string, path: string) => probePropagation(ip, path),
     metrics,
@@ -152,7 +209,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
 
   const startLeading = async () => {
     leading = true;
-    await Promise.all(Object.values(informers).map((i) => i.synced));
+    await Promise.all(allInformers.map((i) => i.synced));
     for (const o of informers.objects.list()) queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
     ready = true;
     say('reconciling', { watchNamespace: watchNs || '(all)' });
@@ -187,7 +244,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   ready = false;
   await queue.stop();
   await elector?.stop();
-  await Promise.all(Object.values(informers).map((i) => i.stop()));
+  await Promise.all(allInformers.map((i) => i.stop()));
   health.close();
   metricsServer.close();
   return 0;

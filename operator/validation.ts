@@ -8,6 +8,7 @@
 import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
 import { MAX_NAME_LENGTH, SPEC_RULES } from './api/rules.ts';
+import { OPERATOR_OWNED_ENV } from './api/template.ts';
 import type {
   MigrationState,
   ObjectMeta,
@@ -97,6 +98,26 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
   }
   if (spec.cleanup?.truncateLegacyTables && spec.writeMode !== 'EventsOnly')
     add(out, fromRule('CleanupRequiresEventsOnly'));
+
+  // The template rules the CRD checks per field (the same messages as its CEL).
+  for (const role of ['web', 'worker', 'jobs'] as const) {
+    for (const e of spec[role]?.template?.env ?? [])
+      if (OPERATOR_OWNED_ENV.includes(e.name))
+        add(out, {
+          reason: 'OperatorOwnedEnv',
+          field: `spec.${role}.template.env`,
+          message: `env ${e.name} is set by the operator from the spec and cannot be overridden`,
+        });
+  }
+  for (const role of ['web', 'worker'] as const) {
+    const budget = spec[role]?.podDisruptionBudget;
+    if (budget?.minAvailable !== undefined && budget.maxUnavailable !== undefined)
+      add(out, {
+        reason: 'DisruptionBudgetConflict',
+        field: `spec.${role}.podDisruptionBudget`,
+        message: 'set at most one of minAvailable and maxUnavailable',
+      });
+  }
 
   // Transition rules (what CEL checks with oldSelf).
   if (oldSpec?.writeMode === 'EventsOnly') {

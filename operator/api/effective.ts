@@ -15,13 +15,19 @@ export type Spec = ObservabilityServiceSpec & {
   imagePullPolicy: NonNullable<ObservabilityServiceSpec['imagePullPolicy']>;
   allowPreviewOptIn: boolean;
   paused: boolean;
-  propagation: { stuckThresholdMinutes: number; failureThreshold: number };
+  logLevel: NonNullable<ObservabilityServiceSpec['logLevel']>;
+  propagation: {
+    stuckThresholdMinutes: number;
+    failureThreshold: number;
+    intervalSeconds: number;
+    graceSeconds: number;
+  };
   cutover: NonNullable<ObservabilityServiceSpec['cutover']> & {
     approval: 'Manual' | 'Automatic';
     producerQuietPeriod: string;
   };
-  web: { replicas: number; resources?: NonNullable<ObservabilityServiceSpec['web']>['resources'] };
-  worker: { replicas: number; resources?: NonNullable<ObservabilityServiceSpec['worker']>['resources'] };
+  web: NonNullable<ObservabilityServiceSpec['web']> & { replicas: number; maxInFlightWrites: number };
+  worker: NonNullable<ObservabilityServiceSpec['worker']> & { replicas: number };
 };
 
 export function withDefaults(spec: ObservabilityServiceSpec): Spec {

@@ -9,6 +9,8 @@
 export interface CelRule {
   rule: string;
   message: string;
+  /** A CEL expression for the message, so it can name the offending value. */
+  messageExpression?: string;
   fieldPath?: string;
   reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }
@@ -33,6 +35,7 @@ export interface OpenApi {
   items?: OpenApi;
   anyOf?: OpenApi[];
   'x-kubernetes-int-or-string'?: true;
+  'x-kubernetes-preserve-unknown-fields'?: true;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-validations'?: CelRule[];
@@ -111,7 +114,7 @@ export function boolean(o: Common): Node<boolean> {
 
 export function object<S extends Shape>(
   shape: S,
-  o: Common & { validations?: CelRule[] },
+  o: Common & { validations?: CelRule[]; preserveUnknownFields?: boolean },
 ): Node<ObjectOf<S>> {
   const properties: Record<string, OpenApi> = {};
   const required: string[] = [];
@@ -126,6 +129,7 @@ export function object<S extends Shape>(
       properties,
       ...(required.length > 0 ? { required } : {}),
       ...(o.validations ? { 'x-kubernetes-validations': o.validations } : {}),
+      ...(o.preserveUnknownFields ? { 'x-kubernetes-preserve-unknown-fields': true as const } : {}),
     },
     { shape },
   );
@@ -133,7 +137,12 @@ export function object<S extends Shape>(
 
 export function array<T>(
   element: Node<T, boolean>,
-  o: Common & { maxItems: number; listType?: 'atomic' | 'set' | 'map'; mapKeys?: string[] },
+  o: Common & {
+    maxItems: number;
+    listType?: 'atomic' | 'set' | 'map';
+    mapKeys?: string[];
+    validations?: CelRule[];
+  },
 ): Node<T[]> {
   return node(
     {
@@ -141,6 +150,7 @@ export function array<T>(
       description: o.description,
       items: element.openapi,
       maxItems: o.maxItems,
+      ...(o.validations ? { 'x-kubernetes-validations': o.validations } : {}),
       ...(o.listType ? { 'x-kubernetes-list-type': o.listType } : {}),
       ...(o.mapKeys ? { 'x-kubernetes-list-map-keys': o.mapKeys } : {}),
     },
@@ -171,6 +181,30 @@ export function quantity(o: Common): Node<string | number> {
     'x-kubernetes-int-or-string': true,
     pattern:
       '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+  });
+}
+
+/**
+ * An object whose fields the API server keeps as given (`x-kubernetes-preserve-unknown-fields`):
+ * for deep core types (affinity, volumes) that the operator copies into Pod specs unchanged, where
+ * the API server validates them against the core schema when the Deployment is applied.
+ */
+export function opaque<T>(o: Common & { validations?: CelRule[] }): Node<T> {
+  return node({
+    type: 'object',
+    description: o.description,
+    'x-kubernetes-preserve-unknown-fields': true,
+    ...(o.validations ? { 'x-kubernetes-validations': o.validations } : {}),
+  });
+}
+
+/** An integer or a percentage ("25%"), as a PodDisruptionBudget's minAvailable takes. */
+export function intOrPercent(o: Common): Node<number | string> {
+  return node({
+    description: o.description,
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    'x-kubernetes-int-or-string': true,
+    pattern: '^(100|[1-9]?[0-9])%$',
   });
 }
 

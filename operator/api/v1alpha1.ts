@@ -6,6 +6,7 @@
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
+import { ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS } from '../../server/contract/env.ts';
 import { spec as specRules } from './rules.ts';
 import {
   array,
@@ -13,6 +14,7 @@ import {
   defaulted,
   enumOf,
   integer,
+  intOrPercent,
   map,
   type ObjectOf,
   object,
@@ -21,6 +23,7 @@ import {
   string,
   type TypeOf,
 } from './schema.ts';
+import { podTemplate } from './template.ts';
 
 export const GROUP = 'observatory.dev';
 export const VERSION = 'v1alpha1';
@@ -82,17 +85,66 @@ const resources = object(
   { description: 'Compute resources of each container, as in a Pod spec.' },
 );
 
-const role = (name: string) =>
+const disruptionBudget = (name: string) =>
   object(
     {
-      replicas: defaulted(
-        integer({ description: `Number of ${name} pods.`, minimum: 1, maximum: 100, format: 'int32' }),
-        1,
+      enabled: optional(
+        boolean({
+          description: `Keep a PodDisruptionBudget for the ${name} Pods. Unset means on when replicas > 1 (a budget over one Pod would block every node drain).`,
+        }),
       ),
-      resources: optional(resources),
+      minAvailable: optional(
+        intOrPercent({
+          description: 'Pods that must stay available during a voluntary disruption (e.g. 1 or 50%).',
+        }),
+      ),
+      maxUnavailable: optional(
+        intOrPercent({
+          description:
+            'Pods a voluntary disruption may take at once (e.g. 1 or 25%). Default when neither is set: maxUnavailable 1.',
+        }),
+      ),
     },
-    { description: `The ${name} Deployment.` },
+    {
+      description: `PodDisruptionBudget of the ${name} Pods (<name>-${name}), so a node drain never takes them all at once.`,
+      validations: [
+        {
+          rule: '!(has(self.minAvailable) && has(self.maxUnavailable))',
+          message: 'set at most one of minAvailable and maxUnavailable',
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    },
   );
+
+const roleFields = (name: string) => ({
+  replicas: defaulted(
+    integer({ description: `Number of ${name} pods.`, minimum: 1, maximum: 100, format: 'int32' }),
+    1,
+  ),
+  resources: optional(resources),
+  podDisruptionBudget: optional(disruptionBudget(name)),
+  template: optional(podTemplate(name)),
+});
+
+const role = (name: string) => object(roleFields(name), { description: `The ${name} Deployment.` });
+
+const webRole = object(
+  {
+    ...roleFields('web'),
+    maxInFlightWrites: defaulted(
+      integer({
+        description:
+          'Concurrent ingestion requests one web Pod serves before answering 429 (SERVICE_INGESTION_MAX_IN_FLIGHT).',
+        minimum: ENV_LIMITS.maxInFlightWrites.min,
+        maximum: ENV_LIMITS.maxInFlightWrites.max,
+        format: 'int32',
+      }),
+      ENV_DEFAULTS.maxInFlightWrites,
+    ),
+  },
+  { description: 'The web Deployment.' },
+);
 
 export const specSchema = object(
   {
@@ -173,6 +225,26 @@ export const specSchema = object(
             }),
             3,
           ),
+          intervalSeconds: defaulted(
+            integer({
+              description:
+                'Seconds between two propagation runs of the worker (SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS).',
+              minimum: ENV_LIMITS.propagationIntervalSeconds.min,
+              maximum: ENV_LIMITS.propagationIntervalSeconds.max,
+              format: 'int32',
+            }),
+            ENV_DEFAULTS.propagationIntervalSeconds,
+          ),
+          graceSeconds: defaulted(
+            integer({
+              description:
+                'Seconds a staged row waits before it is propagated, so late writes of the same batch join it (SERVICE_EVENT_PROPAGATION_GRACE_SECONDS).',
+              minimum: ENV_LIMITS.propagationGraceSeconds.min,
+              maximum: ENV_LIMITS.propagationGraceSeconds.max,
+              format: 'int32',
+            }),
+            ENV_DEFAULTS.propagationGraceSeconds,
+          ),
         },
         { description: 'Dual-write propagation settings.' },
       ),
@@ -246,8 +318,33 @@ export const specSchema = object(
             clusterEnabled: optional(
               boolean({ description: 'Clustered ClickHouse deployment (COLUMNAR_CLUSTER_ENABLED).' }),
             ),
+            clusterName: optional(
+              string({
+                description:
+                  'Name of the ClickHouse cluster the DDL runs ON CLUSTER (COLUMNAR_CLUSTER_NAME); only with clusterEnabled, default "default".',
+                maxLength: 128,
+                minLength: 1,
+                pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+              }),
+            ),
+            useLightweightUpdate: optional(
+              boolean({
+                description:
+                  'Rewrite rows with lightweight UPDATE instead of mutations (COLUMNAR_USE_LIGHTWEIGHT_UPDATE); default false.',
+              }),
+            ),
           },
-          { description: 'The columnar analytics database.' },
+          {
+            description: 'The columnar analytics database.',
+            validations: [
+              {
+                rule: '!has(self.clusterName) || (has(self.clusterEnabled) && self.clusterEnabled)',
+                message: 'clusterName is used only with clusterEnabled: true',
+                fieldPath: '.clusterName',
+                reason: 'FieldValueForbidden',
+              },
+            ],
+          },
         ),
         redis: object(
           { urlSecretRef: secretKeyRef('the Redis URL (REDIS_URL)') },
@@ -256,8 +353,18 @@ export const specSchema = object(
       },
       { description: 'Connection settings of the datastores, taken only from Secrets.' },
     ),
-    web: defaulted(role('web'), {}),
+    web: defaulted(webRole, {}),
     worker: defaulted(role('worker'), {}),
+    jobs: optional(
+      object(
+        { resources: optional(resources), template: optional(podTemplate('Job')) },
+        { description: 'The Pods of the Jobs the operator runs (preflight, schema, backfill, cleanup).' },
+      ),
+    ),
+    logLevel: defaulted(
+      enumOf(LOG_LEVELS, { description: 'Log level of every role (LOG_LEVEL).' }),
+      ENV_DEFAULTS.logLevel,
+    ),
     paused: defaulted(
       boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
       false,

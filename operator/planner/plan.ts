@@ -51,7 +51,7 @@ export function plan(input: PlanInput): Plan {
     object,
     spec,
     world,
-    render: { meta: object.metadata, spec },
+    render: { meta: object.metadata, spec, ...(world.sources ? { sources: world.sources } : {}) },
     old,
     now: world.now.toISOString(),
     generation: object.metadata.generation,

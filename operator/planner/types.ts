@@ -3,11 +3,12 @@
  * planner asks it to do (Action). Plain data only, so a thin runtime can fill World from its
  * informers and probes and execute Actions in order, stopping at the first failure.
  */
-import type { V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
+import type { V1Deployment, V1Job, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import type { Consequence } from '../../server/contract/worker-api.ts';
 import type { ObservabilityService, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import type { JobPurpose } from '../render/jobs.ts';
 import type { Role } from '../render/names.ts';
+import type { SourceDigests } from '../render/sources.ts';
 
 /** A Deployment as the informer sees it (absent: not created yet). */
 export interface ObservedDeployment {
@@ -73,6 +74,10 @@ export type BackfillReport = { known: false } | { known: true; steps: BackfillSt
 export interface World {
   deployments: Partial<Record<Role, ObservedDeployment>>;
   services: Partial<Record<Role, ObservedService>>;
+  /** The PodDisruptionBudgets of the roles (same shape: the spec-hash annotation). */
+  disruptionBudgets?: Partial<Record<Role, ObservedService>>;
+  /** Per-key digests of the Secrets and ConfigMaps the operator watches (absent: none). */
+  sources?: SourceDigests;
   /** Jobs owned by the object (by ownerReference or instance label). */
   jobs: ObservedJob[];
   /** One entry per worker pod; undefined when not probed (see `observationsNeeded`). */
@@ -90,6 +95,8 @@ export interface PlanInput {
 export type Action =
   | { kind: 'applyDeployment'; role: Role; object: V1Deployment }
   | { kind: 'applyService'; role: Role; object: V1Service }
+  | { kind: 'applyDisruptionBudget'; role: Role; object: V1PodDisruptionBudget }
+  | { kind: 'deleteDisruptionBudget'; role: Role; name: string }
   | { kind: 'createJob'; purpose: JobPurpose; object: V1Job }
   | { kind: 'deleteJob'; name: string; reason: string }
   /** Replace .status through the status subresource, with the object's resourceVersion as precondition. */

@@ -1,6 +1,7 @@
 /** Keeps the web and worker Deployments and Services as rendered for one state and image. */
 import type { MigrationState } from '../api/v1alpha1.ts';
-import { deploymentName, type Role } from '../render/names.ts';
+import { renderDisruptionBudget } from '../render/disruption.ts';
+import { deploymentName, disruptionBudgetName, type Role } from '../render/names.ts';
 import { renderDeployment, renderService, specHashOf } from '../render/workloads.ts';
 import { rolloutState } from './rollout.ts';
 import { type StepInput, StepOutput } from './step.ts';
@@ -12,6 +13,19 @@ export function applyServices(input: StepInput, out: StepOutput): void {
     const desired = renderService(input.render, role);
     if (input.world.services[role]?.specHash !== specHashOf(desired))
       out.act({ kind: 'applyService', role, object: desired }, `apply Service ${desired.metadata!.name}`);
+  }
+}
+
+/** Keeps each role's PodDisruptionBudget as rendered, and removes one the spec turned off. */
+export function applyDisruptionBudgets(input: StepInput, out: StepOutput): void {
+  for (const role of ROLES) {
+    const desired = renderDisruptionBudget(input.render, role);
+    const observed = input.world.disruptionBudgets?.[role];
+    const name = disruptionBudgetName(input.object.metadata.name, role);
+    if (desired && observed?.specHash !== specHashOf(desired))
+      out.act({ kind: 'applyDisruptionBudget', role, object: desired }, `apply PodDisruptionBudget ${name}`);
+    if (!desired && observed)
+      out.act({ kind: 'deleteDisruptionBudget', role, name }, `delete PodDisruptionBudget ${name}`);
   }
 }
 

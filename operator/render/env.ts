@@ -6,7 +6,8 @@
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { ENV, ENV_DEFAULTS } from '../../server/contract/env.ts';
 import type { ModeSettings } from '../../server/contract/write-modes.ts';
-import type { ObservabilityServiceSpec, SecretKeyRef } from '../api/v1alpha1.ts';
+import type { Spec } from '../api/effective.ts';
+import type { SecretKeyRef } from '../api/v1alpha1.ts';
 
 const value = (name: string, v: string | number | boolean): V1EnvVar => ({ name, value: String(v) });
 const secret = (name: string, ref: SecretKeyRef): V1EnvVar => ({
@@ -17,13 +18,11 @@ const secret = (name: string, ref: SecretKeyRef): V1EnvVar => ({
 export interface EnvOptions {
   /** PORT for the long-running roles. */
   port?: number;
+  /** The role whose own settings to add (ingestion limit for web, propagation timing for worker). */
+  role?: 'web' | 'worker';
 }
 
-export function containerEnv(
-  spec: ObservabilityServiceSpec,
-  mode: ModeSettings,
-  o: EnvOptions = {},
-): V1EnvVar[] {
+export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {}): V1EnvVar[] {
   const ds = spec.datastores;
   const env: V1EnvVar[] = [value(ENV.release, mode.release)];
   if (mode.release === '4') {
@@ -50,10 +49,22 @@ export function containerEnv(
   env.push(
     value(ENV.clickhouseDb, ds.clickhouse.database ?? ENV_DEFAULTS.clickhouseDb),
     value(ENV.columnarClusterEnabled, ds.clickhouse.clusterEnabled ?? ENV_DEFAULTS.columnarClusterEnabled),
+    value(ENV.columnarClusterName, ds.clickhouse.clusterName ?? ENV_DEFAULTS.columnarClusterName),
+    value(
+      ENV.columnarUseLightweightUpdate,
+      ds.clickhouse.useLightweightUpdate ?? ENV_DEFAULTS.columnarUseLightweightUpdate,
+    ),
+    value(ENV.logLevel, spec.logLevel),
     // The operator runs schema migrations and the backfill as Jobs; the pods must not race them.
     value(ENV.autoMigrationDisabled, true),
     value(ENV.backgroundMigrationsInWorker, false),
   );
+  if (o.role === 'web') env.push(value(ENV.maxInFlightWrites, spec.web.maxInFlightWrites));
+  if (o.role === 'worker')
+    env.push(
+      value(ENV.propagationIntervalSeconds, spec.propagation.intervalSeconds),
+      value(ENV.propagationGraceSeconds, spec.propagation.graceSeconds),
+    );
   if (o.port !== undefined) env.push(value(ENV.port, o.port));
   env.push({ name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
   return env;

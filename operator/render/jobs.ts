@@ -2,12 +2,13 @@
  * The operator's Jobs: one CLI command each, named `<name>-<purpose>-<hash of the attempt inputs>`
  * so a step attempt maps to exactly one Job whatever the number of reconciles or restarts.
  */
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Container, V1Job } from '@kubernetes/client-node';
 import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import type { MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { containerEnv } from './env.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
+import { applyTemplate } from './pod.ts';
 import { modeSettingsFor } from './settings.ts';
 import type { RenderContext } from './workloads.ts';
 
@@ -75,6 +76,19 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
   const { meta, spec } = ctx;
   const backfillGate = r.purpose.startsWith('backfill-');
   const jobLabels = labels(meta.name, r.purpose);
+  const pod = applyTemplate(
+    spec.jobs?.template,
+    {
+      name: 'observatory',
+      image: r.image,
+      imagePullPolicy: spec.imagePullPolicy,
+      args: jobArgs(r.purpose),
+      env: containerEnv(spec, modeSettingsFor(r.state, spec, { backfillGate })),
+      ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
+    },
+    { labels: jobLabels, annotations: {}, selector: jobLabels },
+    { restartPolicy: 'Never' },
+  );
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -88,19 +102,11 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
     spec: {
       backoffLimit: BACKOFF_LIMIT(r.purpose),
       template: {
-        metadata: { labels: jobLabels },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [
-            {
-              name: 'observatory',
-              image: r.image,
-              imagePullPolicy: spec.imagePullPolicy,
-              args: jobArgs(r.purpose),
-              env: containerEnv(spec, modeSettingsFor(r.state, spec, { backfillGate })),
-            },
-          ],
+        metadata: {
+          labels: pod.labels,
+          ...(Object.keys(pod.annotations).length > 0 ? { annotations: pod.annotations } : {}),
         },
+        spec: pod.spec,
       },
     },
   };

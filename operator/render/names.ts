@@ -7,6 +7,8 @@ export type { Role };
 export const MANAGED_BY = 'observatory-operator';
 /** Pod template annotation whose change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = 'observatory.dev/config-hash';
+/** Pod template annotation: hash of the Secret and ConfigMap keys the role reads (see sources.ts). */
+export const INPUTS_HASH_ANNOTATION = 'observatory.dev/inputs-hash';
 /** Object annotation hashing the whole desired spec: the planner re-applies when it differs. */
 export const SPEC_HASH_ANNOTATION = 'observatory.dev/spec-hash';
 /** Job annotations the planner reads back to know what a Job stands for. */
@@ -15,6 +17,7 @@ export const ATTEMPT_ANNOTATION = 'observatory.dev/attempt';
 
 export const deploymentName = (owner: string, role: Role): string => `${owner}-${role}`;
 export const serviceName = deploymentName;
+export const disruptionBudgetName = deploymentName;
 /** Job names stay within 63 characters (the job-name pod label); the hash keeps them unique. */
 export function jobName(owner: string, purpose: string, hash: string): string {
   const room = 63 - purpose.length - hash.length - 2;

@@ -2,7 +2,13 @@
  * Deployments and Services of the web and worker, rendered from a migration state (the observed
  * one, or the recorded target of the pass in progress), never from spec.writeMode.
  */
-import type { V1Container, V1Deployment, V1Probe, V1Service } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1Container,
+  V1Deployment,
+  V1Probe,
+  V1Service,
+} from '@kubernetes/client-node';
 import { PORTS } from '../../server/contract/ports.ts';
 import { PROPAGATION_PROBE_PATH, WEB_PATHS, WORKER_PATHS } from '../../server/contract/worker-api.ts';
 import type { Spec } from '../api/effective.ts';
@@ -12,6 +18,7 @@ import { containerEnv } from './env.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   deploymentName,
+  INPUTS_HASH_ANNOTATION,
   labels,
   ownerReference,
   type Role,
@@ -19,12 +26,16 @@ import {
   selector,
   serviceName,
 } from './names.ts';
+import { applyTemplate } from './pod.ts';
 import { modeSettingsFor } from './settings.ts';
+import { type SourceDigests, sourcesHash, sourcesRead } from './sources.ts';
 
 /** What every child is rendered from. */
 export interface RenderContext {
   meta: ObjectMeta;
   spec: Spec;
+  /** Digests of the watched Secrets and ConfigMaps (absent: none watched). */
+  sources?: SourceDigests;
 }
 
 const httpGet = (path: string, port: number, extra: Partial<V1Probe> = {}): V1Probe => ({
@@ -63,20 +74,36 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
     imagePullPolicy: spec.imagePullPolicy,
     args: [role],
     ports: [{ name: 'http', containerPort: PORTS[role] }],
-    env: containerEnv(spec, modeSettingsFor(state, spec), { port: PORTS[role] }),
+    env: containerEnv(spec, modeSettingsFor(state, spec), { port: PORTS[role], role }),
     ...(settings.resources ? { resources: settings.resources as V1Container['resources'] } : {}),
     ...probes(role, state),
   };
-  const podSpec = { containers: [container], terminationGracePeriodSeconds: 60 };
-  const podLabels = labels(meta.name, role);
-  // The config hash covers the whole pod spec and labels, so any settings change rolls the pods.
-  const configHash = shortHash({ podSpec, podLabels });
+  const inputsHash = sourcesHash(sourcesRead(spec, role), ctx.sources);
+  const pod = applyTemplate(
+    settings.template,
+    container,
+    {
+      labels: labels(meta.name, role),
+      annotations: { [INPUTS_HASH_ANNOTATION]: inputsHash },
+      selector: selector(meta.name, role),
+    },
+    { terminationGracePeriodSeconds: 60 },
+  );
+  // The config hash covers the whole pod (spec, labels, annotations with the inputs hash), so any
+  // settings change and any change of a Secret key the role reads rolls the pods.
+  const configHash = shortHash(pod);
   const deploymentSpec = {
     replicas: settings.replicas,
     selector: { matchLabels: selector(meta.name, role) },
+    // Surge, never take a ready Pod away first: a rollout then keeps every replica a
+    // PodDisruptionBudget counts, and "rolled out" (all replicas updated and available) stays exact.
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
     template: {
-      metadata: { labels: podLabels, annotations: { [CONFIG_HASH_ANNOTATION]: configHash } },
-      spec: podSpec,
+      metadata: {
+        labels: pod.labels,
+        annotations: { ...pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash },
+      },
+      spec: pod.spec,
     },
   };
   return {
@@ -116,5 +143,5 @@ export function renderService(ctx: RenderContext, role: Role): V1Service {
 /** Helpers the planner uses to compare desired and observed objects. */
 export const configHashOf = (d: V1Deployment): string =>
   d.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? '';
-export const specHashOf = (o: V1Deployment | V1Service): string =>
+export const specHashOf = (o: KubernetesObject): string =>
   o.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '';

@@ -68,6 +68,7 @@ async function execute(
   switch (action.kind) {
     case 'applyDeployment':
     case 'applyService':
+    case 'applyDisruptionBudget':
     case 'createJob':
       await kube.apply(action.object as KubernetesObject);
       return undefined;
@@ -78,6 +79,13 @@ async function execute(
         metadata: { name: action.name, namespace: object.metadata!.namespace! },
       });
       deps.log('deleted job', { job: action.name, reason: action.reason });
+      return undefined;
+    case 'deleteDisruptionBudget':
+      await kube.delete({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: action.name, namespace: object.metadata!.namespace! },
+      });
       return undefined;
     case 'writeStatus':
       try {

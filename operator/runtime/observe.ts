@@ -2,7 +2,17 @@
  * Builds the planner's World for one ObservabilityService from the informer caches and, only when
  * the planner needs them (`observationsNeeded`), from HTTP reads of the worker pods.
  */
-import type { KubernetesObject, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1Deployment,
+  V1Job,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
 import {
   CONFIG_HASH_ANNOTATION,
   type ObservabilityService,
@@ -15,6 +25,7 @@ import {
   type World,
 } from '../index.ts';
 import type { ProbeResult } from '../planner/types.ts';
+import type { SourceDigests } from '../render/sources.ts';
 import { fetchBackfill, fetchProducers } from './probes.ts';
 
 export interface Caches {
@@ -22,6 +33,40 @@ export interface Caches {
   services: () => readonly V1Service[];
   jobs: () => readonly V1Job[];
   pods: () => readonly V1Pod[];
+  disruptionBudgets: () => readonly V1PodDisruptionBudget[];
+  /** Secrets and ConfigMaps labeled for watching (empty when Secret rollouts are off). */
+  secrets: () => readonly V1Secret[];
+  configMaps: () => readonly V1ConfigMap[];
+}
+
+/** The label users put on Secrets and ConfigMaps whose changes should roll the Pods that read them. */
+export const WATCH_LABEL = 'observatory.dev/watch';
+
+const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+
+/**
+ * Per-key digests of the watched Secrets and ConfigMaps of one namespace: the planner hashes what
+ * each role reads from these, and never sees a value.
+ */
+export function sourceDigests(
+  namespace: string,
+  secrets: readonly V1Secret[],
+  configMaps: readonly V1ConfigMap[],
+): SourceDigests {
+  const digest = (objects: readonly (V1Secret | V1ConfigMap)[]) =>
+    Object.fromEntries(
+      objects
+        .filter((o) => o.metadata?.namespace === namespace && o.metadata.name)
+        .map((o) => {
+          const data: Record<string, string> = { ...(o.data ?? {}) };
+          for (const [k, v] of Object.entries((o as V1ConfigMap).binaryData ?? {})) data[k] = v;
+          return [
+            o.metadata!.name!,
+            Object.fromEntries(Object.entries(data).map(([k, v]) => [k, sha256(v)])),
+          ];
+        }),
+    );
+  return { secrets: digest(secrets), configMaps: digest(configMaps) };
 }
 
 const INSTANCE = 'app.kubernetes.io/instance';
@@ -78,6 +123,12 @@ export async function observeWorld(
     if (role === 'web' || role === 'worker')
       services[role] = { specHash: s.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
   }
+  const disruptionBudgets: World['disruptionBudgets'] = {};
+  for (const b of caches.disruptionBudgets().filter(mine)) {
+    const role = roleOf(b);
+    if (role === 'web' || role === 'worker')
+      disruptionBudgets[role] = { specHash: b.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
+  }
   const workers = caches
     .pods()
     .filter(mine)
@@ -93,6 +144,8 @@ export async function observeWorld(
   const world: World = {
     deployments,
     services,
+    disruptionBudgets,
+    sources: sourceDigests(object.metadata.namespace, caches.secrets(), caches.configMaps()),
     jobs: caches.jobs().filter(mine).map(job),
     producers: { known: false },
     backfill: { known: false },

@@ -24,6 +24,7 @@ import type {
   World,
 } from '../planner/types.ts';
 import { ATTEMPT_ANNOTATION, PURPOSE_ANNOTATION, type Role } from '../render/names.ts';
+import type { SourceDigests } from '../render/sources.ts';
 import { configHashOf, specHashOf } from '../render/workloads.ts';
 import type { StatusRecord } from './condition-history.ts';
 
@@ -88,6 +89,9 @@ export class FakeCluster {
   private resourceVersion = 1;
   readonly deployments = new Map<Role, SimDeployment>();
   readonly services = new Map<Role, string>();
+  readonly disruptionBudgets = new Map<Role, string>();
+  /** Digests of the watched Secrets, as the operator's Secret informer would hand them over. */
+  sources: SourceDigests = { secrets: {}, configMaps: {} };
   readonly jobs = new Map<string, SimJob>();
   readonly db = {
     schema: 'none' as 'none' | 'v3' | 'v4',
@@ -204,6 +208,10 @@ export class FakeCluster {
     return {
       deployments: this.cache!.deployments,
       services: Object.fromEntries([...this.services].map(([r, h]) => [r, { specHash: h }])),
+      disruptionBudgets: Object.fromEntries(
+        [...this.disruptionBudgets].map(([r, h]) => [r, { specHash: h }]),
+      ),
+      sources: structuredClone(this.sources),
       jobs: this.cache!.jobs,
       ...(probes ? { workerProbes: probes } : {}),
       producers: outage
@@ -275,6 +283,12 @@ export class FakeCluster {
         return true;
       case 'applyService':
         this.services.set(a.role, specHashOf(a.object));
+        return true;
+      case 'applyDisruptionBudget':
+        this.disruptionBudgets.set(a.role, specHashOf(a.object));
+        return true;
+      case 'deleteDisruptionBudget':
+        this.disruptionBudgets.delete(a.role);
         return true;
       case 'createJob':
         this.createJob(a.object);

@@ -5,8 +5,11 @@
 import {
   ENV,
   ENV_DEFAULTS,
+  ENV_LIMITS,
   type Env,
   EnvReader,
+  LOG_LEVELS,
+  type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
   readModeSettings,
 } from '../contract/env.ts';
@@ -29,6 +32,10 @@ export interface ClickHouseSettings {
 export interface ServiceConfig {
   mode: ModeSettings;
   propagationStuckThresholdMinutes: number;
+  /** Seconds between propagation runs and how long a staged row waits for late writes. */
+  propagationIntervalSeconds: number;
+  propagationGraceSeconds: number;
+  logLevel: LogLevel;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   clickhouse: ClickHouseSettings;
@@ -67,8 +74,21 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   }
   const port = r.positiveInt(ENV.port, undefined, 65535);
   const maxInFlightWrites =
-    r.positiveInt(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, 10_000) ??
+    r.intIn(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, ENV_LIMITS.maxInFlightWrites) ??
     ENV_DEFAULTS.maxInFlightWrites;
+  const propagationIntervalSeconds =
+    r.intIn(
+      ENV.propagationIntervalSeconds,
+      ENV_DEFAULTS.propagationIntervalSeconds,
+      ENV_LIMITS.propagationIntervalSeconds,
+    ) ?? ENV_DEFAULTS.propagationIntervalSeconds;
+  const propagationGraceSeconds =
+    r.intIn(
+      ENV.propagationGraceSeconds,
+      ENV_DEFAULTS.propagationGraceSeconds,
+      ENV_LIMITS.propagationGraceSeconds,
+    ) ?? ENV_DEFAULTS.propagationGraceSeconds;
+  const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -78,6 +98,9 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   return {
     mode,
     propagationStuckThresholdMinutes: threshold,
+    propagationIntervalSeconds,
+    propagationGraceSeconds,
+    logLevel,
     databaseUrl: r.raw(ENV.databaseUrl),
     redisUrl: r.raw(ENV.redisUrl),
     clickhouse,

@@ -24,6 +24,8 @@ export const ENV = {
   enableHistoricBackfill: 'SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL',
   dropPidTidSortingTables: 'SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES',
   propagationStuckThresholdMinutes: 'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES',
+  propagationIntervalSeconds: 'SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS',
+  propagationGraceSeconds: 'SERVICE_EVENT_PROPAGATION_GRACE_SECONDS',
   columnarClusterEnabled: 'COLUMNAR_CLUSTER_ENABLED',
   columnarClusterName: 'COLUMNAR_CLUSTER_NAME',
   columnarUseLightweightUpdate: 'COLUMNAR_USE_LIGHTWEIGHT_UPDATE',
@@ -42,7 +44,12 @@ export const ENV = {
   backgroundMigrationsInWorker: 'SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER',
   /** The process's identity in locks and leader leases (the Pod name in a cluster). */
   podName: 'POD_NAME',
+  logLevel: 'LOG_LEVEL',
 } as const;
+
+/** The levels LOG_LEVEL takes (pino's). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Defaults of the settings that are not mode settings (those are V4_DEFAULTS). */
 export const ENV_DEFAULTS = {
@@ -54,6 +61,16 @@ export const ENV_DEFAULTS = {
   columnarUseLightweightUpdate: false,
   host: '0.0.0.0',
   maxInFlightWrites: 64,
+  propagationIntervalSeconds: 60,
+  propagationGraceSeconds: 30,
+  logLevel: 'info' as LogLevel,
+} as const;
+
+/** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
+export const ENV_LIMITS = {
+  maxInFlightWrites: { min: 1, max: 10_000 },
+  propagationIntervalSeconds: { min: 1, max: 3600 },
+  propagationGraceSeconds: { min: 0, max: 3600 },
 } as const;
 
 /** Upper bound of the propagation stuck threshold: one week. */
@@ -92,11 +109,19 @@ export class EnvReader {
   }
 
   positiveInt(name: string, fallback: number | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+    return this.intIn(name, fallback, { min: 1, max });
+  }
+
+  intIn(
+    name: string,
+    fallback: number | undefined,
+    { min, max }: { min: number; max: number },
+  ): number | undefined {
     const v = this.raw(name);
     if (v === undefined) return fallback;
     const n = Number(v);
-    if (Number.isInteger(n) && n > 0 && n <= max) return n;
-    this.problems.push(`${name}=${v} is not an integer between 1 and ${max}`);
+    if (Number.isInteger(n) && n >= min && n <= max) return n;
+    this.problems.push(`${name}=${v} is not an integer between ${min} and ${max}`);
     return fallback;
   }
 }

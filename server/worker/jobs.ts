@@ -54,8 +54,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         coordination: o.coordination,
         log: o.log,
         workerId: o.workerId,
-        intervalMs: Number(o.env['SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS'] ?? 60) * 1000,
-        graceSeconds: Number(o.env['SERVICE_EVENT_PROPAGATION_GRACE_SECONDS'] ?? 30),
+        intervalMs: o.config.propagationIntervalSeconds * 1000,
+        graceSeconds: o.config.propagationGraceSeconds,
         onMetrics: o.onPropagationMetrics,
       })
     : undefined;

@@ -1,7 +1,7 @@
 // The chart installed for real with helm on the local cluster (test/cluster): the API server
 // accepts every object (the CRD with its CEL rules, the RBAC, the Deployment), the RBAC grants the
-// operator's service account what it needs and refuses the rest (Secrets, other Leases, other
-// namespaces), an upgrade updates the CRD, and an uninstall keeps it with the custom resources.
+// operator's service account what it needs and refuses the rest (reading a Secret by name, writing
+// Secrets or ConfigMaps, other Leases, other namespaces), an upgrade updates the CRD, and an uninstall keeps it with the custom resources.
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,6 +114,9 @@ describe('helm install on the local cluster', () => {
       ['delete', '', 'services'],
       ['create', 'batch', 'jobs'],
       ['list', '', 'pods'],
+      ['patch', 'policy', 'poddisruptionbudgets'],
+      ['watch', '', 'secrets'],
+      ['list', '', 'configmaps'],
       ['create', '', 'events'],
       ['patch', 'events.k8s.io', 'events'],
       ['create', 'coordination.k8s.io', 'leases'],
@@ -128,7 +131,8 @@ describe('helm install on the local cluster', () => {
     // ...and what it may not.
     const refusals: [string, string, string, string, string?][] = [
       ['get', '', 'secrets', releaseNamespace],
-      ['list', '', 'secrets', releaseNamespace],
+      ['update', '', 'secrets', releaseNamespace],
+      ['create', '', 'configmaps', releaseNamespace],
       ['delete', 'observatory.dev', 'observabilityservices', releaseNamespace],
       ['create', '', 'pods', releaseNamespace],
       ['update', 'batch', 'jobs', releaseNamespace],

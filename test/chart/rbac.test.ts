@@ -1,6 +1,7 @@
 // The operator's RBAC is exactly the least privilege it needs: compared rule by rule (as
 // group/resource/verb/name tuples, so the grouping of rules does not matter) with the list below,
-// for the namespaced default and the cluster-wide variant. No Secrets, no wildcards.
+// for the namespaced default and the cluster-wide variant. Secrets and ConfigMaps read-only (list
+// and watch, for Secret rollouts) and gone with secretRollouts.enabled=false; no wildcards.
 import { describe, expect, it } from 'vitest';
 import { find, type Manifest, releaseName, releaseNamespace, render } from './helm.ts';
 
@@ -17,6 +18,9 @@ const reconcileRules: [group: string, resource: string, verbs: string[]][] = [
   ['', 'services', crud],
   ['batch', 'jobs', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
   ['', 'pods', ['get', 'list', 'watch']],
+  ['policy', 'poddisruptionbudgets', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
+  ['', 'secrets', ['list', 'watch']],
+  ['', 'configmaps', ['list', 'watch']],
   ['', 'events', ['create', 'patch']],
   ['events.k8s.io', 'events', ['create', 'patch']],
 ];
@@ -58,10 +62,10 @@ function expectBinding(binding: Manifest, kind: string, role: Manifest) {
   expect(binding.metadata.namespace).toBe(role.metadata.namespace);
 }
 
-function expectNoSecretsNoWildcards(manifests: Manifest[]) {
+function expectSecretsReadOnlyNoWildcards(manifests: Manifest[]) {
   for (const role of manifests.filter((m) => m.kind === 'Role' || m.kind === 'ClusterRole')) {
     for (const rule of role.rules as PolicyRule[]) {
-      expect(rule.resources ?? []).not.toContain('secrets');
+      if ((rule.resources ?? []).includes('secrets')) expect(rule.verbs).toEqual(['list', 'watch']);
       for (const field of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames]) {
         expect((field ?? []).some((value) => value.includes('*'))).toBe(false);
       }
@@ -96,7 +100,7 @@ describe('RBAC', () => {
       value?: string;
     }[];
     expect(env.find((e) => e.name === 'OPERATOR_LEASE_NAME')?.value).toBe(leaseName);
-    expectNoSecretsNoWildcards(manifests);
+    expectSecretsReadOnlyNoWildcards(manifests);
   });
 
   it('rbac.clusterWide: a ClusterRole with the same rules; Leases stay namespaced and by name', async () => {
@@ -109,7 +113,7 @@ describe('RBAC', () => {
     expect(ruleTuples(clusterRole)).toEqual(tuples(reconcileRules));
     expectBinding(find(manifests, 'ClusterRoleBinding', fullname), 'ClusterRole', clusterRole);
     expect(ruleTuples(find(manifests, 'Role', `${fullname}-leader-election`))).toEqual(leaseRules);
-    expectNoSecretsNoWildcards(manifests);
+    expectSecretsReadOnlyNoWildcards(manifests);
   });
 
   it('operator.watchNamespace: the reconcile Role lives in the watched namespace, the Lease Role in the release namespace', async () => {
@@ -117,6 +121,19 @@ describe('RBAC', () => {
     expect(find(manifests, 'Role', fullname).metadata.namespace).toBe('team-a');
     expect(find(manifests, 'RoleBinding', fullname).metadata.namespace).toBe('team-a');
     expect(find(manifests, 'Role', `${fullname}-leader-election`).metadata.namespace).toBe(releaseNamespace);
+  });
+
+  it('secretRollouts.enabled=false: no access to Secrets or ConfigMaps, and the operator is told so', async () => {
+    const manifests = await render({ 'secretRollouts.enabled': false });
+    const withoutSources = reconcileRules.filter(
+      ([, resource]) => !['secrets', 'configmaps'].includes(resource),
+    );
+    expect(ruleTuples(find(manifests, 'Role', fullname))).toEqual(tuples(withoutSources));
+    const env = find(manifests, 'Deployment').spec.template.spec.containers[0].env as {
+      name: string;
+      value?: string;
+    }[];
+    expect(env.find((e) => e.name === 'OPERATOR_SECRET_ROLLOUTS')?.value).toBe('false');
   });
 
   it('without leader election there is no Lease access; rbac.create=false renders no RBAC', async () => {

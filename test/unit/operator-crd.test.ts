@@ -75,7 +75,12 @@ describe('CRD generation', () => {
     walk(ds, 'datastores', (n, p) => {
       if (n.type !== 'object' && !/SecretRef\.(name|key)$/.test(p)) leaves.push(p);
     });
-    expect(leaves.sort()).toEqual(['datastores.clickhouse.clusterEnabled', 'datastores.clickhouse.database']);
+    expect(leaves.sort()).toEqual([
+      'datastores.clickhouse.clusterEnabled',
+      'datastores.clickhouse.clusterName',
+      'datastores.clickhouse.database',
+      'datastores.clickhouse.useLightweightUpdate',
+    ]);
   });
 
   it('carries one CEL rule per forbidden combination, each with a message naming its field', () => {

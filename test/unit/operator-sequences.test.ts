@@ -5,9 +5,11 @@
  * checked against the safety properties as it executes (see operator/testing/fake-cluster.ts);
  * once the world cooperates, every run must converge to the desired state.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findFlicker } from '../../operator/testing/condition-history.ts';
+import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
+import { CALM } from '../../operator/testing/fake-cluster.ts';
 import { play, runArb } from './operator-walks.ts';
 
 describe('operator planner: whole migrations in a simulated world', () => {
@@ -52,5 +54,56 @@ describe('operator planner: whole migrations in a simulated world', () => {
       'backfill-5',
       'migrate',
     ]);
+  });
+});
+
+describe('operator planner: a rotated Secret rolls the Pods that read it', () => {
+  const converge = (c: ReturnType<typeof play>) => {
+    const actions: string[] = [];
+    for (let i = 0; i < 100 && (actions.length === 0 || !c.isConverged()); i++) {
+      for (const a of c.reconcile().actions)
+        if (a.kind === 'applyDeployment' || a.kind === 'createJob')
+          actions.push(`${a.kind} ${'role' in a ? a.role : a.purpose}`);
+      c.tick();
+      c.tick();
+    }
+    return actions;
+  };
+  const calmDual = () =>
+    play({
+      seed: 9,
+      scenario: 'stayDual',
+      automatic: true,
+      drop: false,
+      replicas: 2,
+      chaos: CALM,
+      schedule: [],
+    });
+
+  it('a referenced key changes: both Deployments re-apply, Ready drops while rolling, the state stays Dual', () => {
+    const c = calmDual();
+    c.sources = { secrets: { db: { url: 'digest-1' } }, configMaps: {} };
+    converge(c);
+    expect(c.isConverged()).toBe(true);
+    const from = c.statuses.length;
+
+    c.sources = { secrets: { db: { url: 'digest-2' } }, configMaps: {} };
+    const actions = converge(c);
+    expect(actions).toEqual(['applyDeployment web', 'applyDeployment worker']);
+    expect(c.isConverged()).toBe(true);
+    expect(c.live.status?.state).toBe('Dual');
+    const text = `${narrative(c.statuses.slice(from)).join('\n')}\n`;
+    const file = new URL('./testdata/secret-rotation-in-dual.golden', import.meta.url);
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(file)) writeFileSync(file, text);
+    expect(text).toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('a key no role reads changes: nothing is applied', () => {
+    const c = calmDual();
+    c.sources = { secrets: { db: { url: 'digest-1', other: 'a' } }, configMaps: {} };
+    converge(c);
+    c.sources = { secrets: { db: { url: 'digest-1', other: 'b' } }, configMaps: {} };
+    const p = c.reconcile();
+    expect(p.actions.filter((a) => a.kind.startsWith('apply'))).toEqual([]);
   });
 });

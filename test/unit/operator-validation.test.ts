@@ -21,6 +21,17 @@ const reasons = (v: ReturnType<typeof validate>) => v.map((x) => `${x.reason}@${
 describe('validate: forbidden combinations', () => {
   const table: [string, ObservabilityServiceSpec, string[]][] = [
     ['Dual with defaults', spec({}), []],
+    [
+      'an owned variable in extra env',
+      spec({ worker: { template: { env: [{ name: 'REDIS_URL', value: 'redis://x' }] } } }),
+      ['OperatorOwnedEnv@spec.worker.template.env'],
+    ],
+    ['extra env of its own', spec({ web: { template: { env: [{ name: 'HTTPS_PROXY', value: 'x' }] } } }), []],
+    [
+      'a budget with both limits',
+      spec({ web: { podDisruptionBudget: { minAvailable: 1, maxUnavailable: 1 } } }),
+      ['DisruptionBudgetConflict@spec.web.podDisruptionBudget'],
+    ],
     ['Legacy with backfill unset', spec({ writeMode: 'Legacy' }), []],
     ['EventsOnly with defaults', spec({ writeMode: 'EventsOnly' }), []],
     ['release 3 with writeMode unset', spec({ release: '3', writeMode: undefined }), []],

@@ -4,7 +4,7 @@
  */
 import { passOf, phaseOfPass } from '../pass.ts';
 import { type Step, StepOutput } from '../step.ts';
-import { applyDeployments, applyServices } from '../workloads.ts';
+import { applyDeployments, applyDisruptionBudgets, applyServices } from '../workloads.ts';
 
 export const rolloutStep: Step = {
   name: 'rollout',
@@ -13,6 +13,7 @@ export const rolloutStep: Step = {
     const out = new StepOutput();
     const { state: from, pass } = passOf(input);
     applyServices(input, out);
+    applyDisruptionBudgets(input, out);
     if (!pass) {
       const { state, deployedImage } = input.status;
       if (state === undefined || deployedImage === undefined) return out.next();
