@@ -4,9 +4,8 @@ export function parseCookies(header: string | undefined): Record<string, string>
   const out: Record<string, string> = {};
   for (const part of (header ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const name = part.slice(0, i).trim();
-    if (name in out) continue; // the first of duplicates is the most specific path's
+    const name = part.slice(0, Math.max(0, i)).trim();
+    if (name === '' || name in out) continue; // the first of duplicates is the most specific path's
     try {
       out[name] = decodeURIComponent(part.slice(i + 1).trim());
     } catch {

@@ -176,14 +176,15 @@ function condition(
   column: string,
   key: string | undefined,
   kind: ColumnKind,
-  op: string,
+  operator: { text: string; at: number },
   v: Value | undefined,
   at: number,
 ): FilterCondition {
+  const op = operator.text;
   const unsupported = (allowed: string[]) =>
     new FilterSyntaxError(
       `${column}: operator ${op} is not supported on a ${kind} column (use ${allowed.join(', ')})`,
-      at,
+      operator.at,
     );
   if (op === 'is null' || op === 'is not null') {
     if (kind === 'array' || kind === 'metadata') throw unsupported(['any of', 'none of']);
@@ -268,7 +269,7 @@ export function parseFilterText(text: string, columns: Record<string, ColumnKind
       const op = p.operator();
       const needsValue = op.text !== 'is null' && op.text !== 'is not null';
       const v = needsValue ? p.value() : undefined;
-      filters.push(condition(name, key, kind, op.text, v?.value, v?.at ?? op.at));
+      filters.push(condition(name, key, kind, op, v?.value, v?.at ?? op.at));
     }
     return { ok: true, filters };
   } catch (err) {
