@@ -25,6 +25,7 @@ import { scoresPlugin } from './plugins/scores.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
 import { uiAuthPlugin } from './plugins/ui-auth.ts';
 import { uiProjectsPlugin } from './plugins/ui-projects.ts';
+import { uiTracesPlugin } from './plugins/ui-traces.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
 import { collectRouteSpecs } from './route.ts';
 
@@ -48,6 +49,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.register(uiAssetsPlugin, { ctx });
   app.register(uiAuthPlugin, { ctx });
   app.register(uiProjectsPlugin, { ctx });
+  app.register(uiTracesPlugin, { ctx });
 
   app.register(async (api) => {
     requireProjectKey(api, ctx);

@@ -36,6 +36,7 @@ let web: WebServer;
 let legacy: WebServer;
 let projectA: Project;
 let projectB: Project;
+let ownerId: string;
 const users = {} as Record<
   'owner' | 'viewer' | 'outsider' | 'throttled',
   { email: string; password: string }
@@ -210,6 +211,7 @@ beforeAll(async () => {
     createUser('throttled@example.com', ['--project', projectB.projectId]),
   ]);
   users.owner = made[0];
+  ownerId = made[0].userId;
   users.viewer = made[1];
   users.outsider = made[2];
   users.throttled = made[3];
@@ -582,5 +584,90 @@ describe('the observations table', () => {
     expect((await request(b, 'GET', '/api/ui/projects')).body.data.map((p: Row) => p.name)).toEqual(['ui-a']);
     const r = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/observations`);
     expect(r.status).toBe(404);
+  });
+});
+
+describe('the trace view', () => {
+  it('shows every observation of a trace with full values, scores and comments', async () => {
+    const owner = await signIn(users.owner);
+    const s = sent[3]!;
+    const r = await request(owner, 'GET', `/api/ui/projects/${projectA.projectId}/traces/${s.traceId}`);
+    expect(r.status).toBe(200);
+    expect(r.body.observations.map((o: Row) => [o.id, o.parentObservationId])).toEqual([
+      [s.rootId, null],
+      [s.genId, s.rootId],
+    ]);
+    const [root, gen] = r.body.observations;
+    expect(JSON.parse(root.input)).toEqual({ question: 'Where does the Aardvark sleep?' });
+    expect(gen).toMatchObject({ model: s.model, usageDetails: s.usage, output: 'answer 3' });
+    expect(root.scores).toEqual([expect.objectContaining({ name: 'accuracy', value: 0.9 })]);
+    expect(r.body.truncated).toBe(false);
+  });
+
+  it('adds a score and a comment through the services of the public API; viewers cannot', async () => {
+    const owner = await signIn(users.owner);
+    const s = sent[8]!;
+    const base = `/api/ui/projects/${projectA.projectId}`;
+    const score = await request(owner, 'POST', `${base}/scores`, {
+      body: { traceId: s.traceId, observationId: s.genId, name: 'helpful', value: 1 },
+      headers: { 'x-csrf-token': owner.csrf },
+    });
+    expect(score.status, JSON.stringify(score.body)).toBe(200);
+    const comment = await request(owner, 'POST', `${base}/comments`, {
+      body: { objectType: 'TRACE', objectId: s.traceId, content: 'looked at this' },
+      headers: { 'x-csrf-token': owner.csrf },
+    });
+    expect(comment.status, JSON.stringify(comment.body)).toBe(200);
+
+    const trace = await request(owner, 'GET', `${base}/traces/${s.traceId}`);
+    const gen = trace.body.observations.find((o: Row) => o.id === s.genId);
+    expect(gen.scores).toEqual([expect.objectContaining({ id: score.body.id, name: 'helpful', value: 1 })]);
+    expect(trace.body.comments).toEqual([
+      expect.objectContaining({ id: comment.body.id, objectType: 'TRACE', content: 'looked at this' }),
+    ]);
+    // The public API reads what the page wrote.
+    const auth = { authorization: basicAuth(projectA) };
+    const apiScores = await (
+      await fetch(`${web.url}/api/public/v3/scores?traceId=${s.traceId}`, { headers: auth })
+    ).json();
+    expect((apiScores as { data: Row[] }).data.map((x) => x.id)).toEqual([score.body.id]);
+    const apiComments = await (
+      await fetch(`${web.url}/api/public/comments?objectType=TRACE&objectId=${s.traceId}`, { headers: auth })
+    ).json();
+    expect((apiComments as { data: Row[] }).data).toEqual([
+      expect.objectContaining({ id: comment.body.id, authorUserId: ownerId }),
+    ]);
+
+    const viewer = await signIn(users.viewer);
+    const refused = await request(viewer, 'POST', `${base}/scores`, {
+      body: { traceId: s.traceId, name: 'helpful', value: 0 },
+      headers: { 'x-csrf-token': viewer.csrf },
+    });
+    expect(refused.status).toBe(403);
+    const noToken = await request(owner, 'POST', `${base}/comments`, {
+      body: { objectType: 'TRACE', objectId: s.traceId, content: 'x' },
+    });
+    expect(noToken.status).toBe(403);
+    expect((await request(owner, 'GET', `${base}/traces/${s.traceId}`)).body.comments).toHaveLength(1);
+  });
+
+  it("answers 404 for a trace of another user's project and for a trace that does not exist", async () => {
+    const outsider = await signIn(users.outsider);
+    const r = await request(
+      outsider,
+      'GET',
+      `/api/ui/projects/${projectA.projectId}/traces/${sent[0]!.traceId}`,
+    );
+    expect(r.status).toBe(404);
+    const owner = await signIn(users.owner);
+    expect((await request(owner, 'GET', `/api/ui/projects/${projectA.projectId}/traces/nope`)).status).toBe(
+      404,
+    );
+    const outsiderOwn = await request(
+      outsider,
+      'GET',
+      `/api/ui/projects/${projectB.projectId}/traces/${sent[0]!.traceId}`,
+    );
+    expect(outsiderOwn.status).toBe(404);
   });
 });

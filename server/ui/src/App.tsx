@@ -4,6 +4,7 @@ import { api, type SessionInfo, setCsrfToken } from './api.ts';
 import { Login } from './pages/Login.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
 
 export function App() {
@@ -61,6 +62,7 @@ export function App() {
       {route.page === 'observations' && (
         <Observations projectId={route.projectId} deployment={session.deployment} />
       )}
+      {route.page === 'trace' && <Trace projectId={route.projectId} traceId={route.traceId} />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}
     </div>
   );

@@ -68,6 +68,31 @@ export interface ObservationRow {
   match?: Snippet;
 }
 
+export interface TraceObservationDetail extends ObservationRow {
+  parentObservationId: string | null;
+  input: string | null;
+  output: string | null;
+  metadata: Record<string, unknown>;
+  statusMessage: string | null;
+  completionStartTime: string | null;
+}
+
+export interface Comment {
+  id: string;
+  objectType: string;
+  objectId: string;
+  content: string;
+  authorUserId: string | null;
+  createdAt: string;
+}
+
+export interface TraceDetail {
+  traceId: string;
+  observations: TraceObservationDetail[];
+  comments: Comment[];
+  truncated: boolean;
+}
+
 export interface Page<T> {
   data: T[];
   meta: { cursor?: string };
@@ -116,4 +141,13 @@ export const api = {
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
     return call<Page<ObservationRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/observations?${qs}`);
   },
+  trace: (id: string, traceId: string) =>
+    call<TraceDetail>(
+      'GET',
+      `/api/ui/projects/${encodeURIComponent(id)}/traces/${encodeURIComponent(traceId)}`,
+    ),
+  addScore: (id: string, score: Record<string, unknown>) =>
+    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/scores`, score),
+  addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>
+    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/comments`, comment),
 };

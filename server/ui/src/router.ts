@@ -5,11 +5,14 @@ export type Route =
   | { page: 'login' }
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
+  | { page: 'trace'; projectId: string; traceId: string }
   | { page: 'notFound' };
 
 export function routeOf(pathname: string): Route {
   if (pathname === '/login') return { page: 'login' };
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
+  const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
+  if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
   const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);
   if (m) return { page: 'observations', projectId: decodeURIComponent(m[1]!) };
   return { page: 'notFound' };

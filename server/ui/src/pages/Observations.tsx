@@ -16,6 +16,7 @@ import {
   TIME_RANGES,
   type TimeRange,
 } from '../format.ts';
+import { navigate } from '../router.ts';
 
 export const DEFAULT_FILTER = 'isRootObservation = true';
 
@@ -190,7 +191,7 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
             </thead>
             <tbody>
               {rows.map((r) => (
-                <ObservationRowView key={`${r.traceId}/${r.id}`} row={r} />
+                <ObservationRowView key={`${r.traceId}/${r.id}`} row={r} projectId={projectId} />
               ))}
             </tbody>
           </table>
@@ -209,11 +210,22 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
   );
 }
 
-function ObservationRowView({ row: r }: { row: ObservationRow }) {
+function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projectId: string }) {
+  const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(r.traceId)}`;
   return (
     <>
       <tr className={`level-${r.level.toLowerCase()}`}>
-        <td title={r.id}>{r.name}</td>
+        <td title={r.id}>
+          <a
+            href={href}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(href);
+            }}
+          >
+            {r.name || '(unnamed)'}
+          </a>
+        </td>
         <td>{r.type}</td>
         <td>{formatTime(r.startTime)}</td>
         <td className="num">{formatLatency(r.latency)}</td>
