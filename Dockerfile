@@ -22,6 +22,17 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --omit=optional --no-audit --no-fund
 
+# The web UI's bundle (server/ui, React + Vite): built with the full dependency tree, dev and
+# optional included (Vite's bundler and CSS minifier are native optional packages), in a stage of
+# its own so none of it reaches the image; only server/ui/dist does.
+FROM ${NODE_IMAGE} AS ui
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+RUN npm install --no-audit --no-fund --ignore-scripts
+COPY scripts/build-ui.ts ./scripts/
+COPY server/ui ./server/ui
+RUN node scripts/build-ui.ts
+
 # What runs: the sources, the manifest and the production node_modules. Everything belongs to root
 # and is only readable by the user the process runs as.
 FROM ${NODE_IMAGE}
@@ -32,6 +43,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY server ./server
 COPY operator ./operator
+COPY --from=ui /app/server/ui/dist ./server/ui/dist
 USER 10001:10001
 # web 3000, worker 3030, operator metrics 8080 and health 8081.
 EXPOSE 3000 3030 8080 8081

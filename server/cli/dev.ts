@@ -7,6 +7,7 @@
  *
  * The default project's keys are kept in `<data>/dev-project.json` (mode 0600) so that a restart
  * on the same data directory prints the same working keys; the database stores only the hash.
+ * Likewise the default web UI user (owner of the default organization) in `<data>/dev-user.json`.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,6 +21,9 @@ import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.t
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import { onShutdown } from '../runtime/shutdown.ts';
+import { verifyPassword } from '../users/passwords.ts';
+import { generatePassword, provisionUser } from '../users/provision.ts';
+import { setPassword, UserExists, userByEmail } from '../users/store.ts';
 import { buildWebApp } from '../web/app.ts';
 import { startWorkerJobs } from '../worker/jobs.ts';
 import { intFlag, parseFlags } from './usage.ts';
@@ -29,6 +33,17 @@ export interface DevReady {
   projectId: string;
   publicKey: string;
   secretKey: string;
+  /** The web UI, and the default user who signs in to it. */
+  uiUrl: string;
+  email: string;
+  password: string;
+}
+
+const DEV_EMAIL = 'dev@observatory.local';
+
+function writeSecret(file: string, value: unknown): void {
+  writeFileSync(file, JSON.stringify(value), { mode: 0o600 });
+  chmodSync(file, 0o600);
 }
 
 async function defaultProject(file: string, create: () => Promise<ProjectKeys>, verify: KeyVerifier) {
@@ -37,9 +52,26 @@ async function defaultProject(file: string, create: () => Promise<ProjectKeys>, 
     if (await verify.verify(keys.publicKey, keys.secretKey)) return keys;
   }
   const keys = await create();
-  writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeSecret(file, keys);
   return keys;
+}
+
+/** The default user: the one of an earlier run when its password still works, else made (or reset). */
+async function defaultUser(file: string, pool: ReturnType<typeof createPool>) {
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { email: string; password: string };
+    const user = await userByEmail(pool, saved.email);
+    if (user && (await verifyPassword(saved.password, user.password_hash))) return saved;
+  }
+  const creds = { email: DEV_EMAIL, password: generatePassword() };
+  try {
+    await provisionUser(pool, { ...creds, name: 'Developer', role: 'owner' });
+  } catch (err) {
+    if (!(err instanceof UserExists)) throw err;
+    await setPassword(pool, creds.email, creds.password);
+  }
+  writeSecret(file, creds);
+  return creds;
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -68,6 +100,7 @@ export async function run(args: string[]): Promise<number> {
     () => createProject(pool, 'default'),
     keysVerifier,
   );
+  const user = await defaultUser(join(dataDir, 'dev-user.json'), pool);
 
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
@@ -97,12 +130,16 @@ export async function run(args: string[]): Promise<number> {
     projectId: keys.projectId,
     publicKey: keys.publicKey,
     secretKey: keys.secretKey,
+    uiUrl: `${url}/`,
+    email: user.email,
+    password: user.password,
   };
   if (values.json) process.stdout.write(`${JSON.stringify(ready)}\n`);
   else {
     process.stdout.write(
       [
         `Observatory is running at ${url} (write mode ${config.mode.writeMode}, data in ${dataDir})`,
+        `  Web UI: ${url}/ (sign in as ${user.email}, password ${user.password})`,
         `  SERVICE_BASE_URL=${url}`,
         `  SERVICE_PUBLIC_KEY=${keys.publicKey}`,
         `  SERVICE_SECRET_KEY=${keys.secretKey}`,

@@ -54,6 +54,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,
   },
+  'create-user': {
+    summary:
+      'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]',
+    load: async () => (await import('./create-user.ts')).run,
+  },
 };
 
 function help(): string {

@@ -105,6 +105,20 @@ export function textMatch(expr: string, value: string, ctx: CompileContext): str
   return `(${[...each, literal].join(' AND ')})`;
 }
 
+/**
+ * The UI's full-text search: `matches` on input or output (indexed) or on any metadata value
+ * (scanned: the metadata text index is case-sensitive). Reads the full values, so the caller picks
+ * `events_full`.
+ */
+export function fullTextMatch(value: string, ctx: CompileContext): string {
+  ctx.readsText = true;
+  const metadata = textMatch("arrayStringConcat(metadata_values, '\\n')", value, {
+    ...ctx,
+    textIndex: false,
+  });
+  return `(${textMatch('input', value, ctx)} OR ${textMatch('output', value, ctx)} OR ${metadata})`;
+}
+
 /** `matches` on a metadata value: case-sensitive literal with whole-token boundaries. */
 function metadataMatch(valueExpr: string, value: string, ctx: CompileContext): string {
   const tokens = value.split(/[^A-Za-z0-9\u0080-\u{10FFFF}]+/u).filter((t) => t !== '');

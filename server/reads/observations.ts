@@ -6,8 +6,8 @@
  */
 
 import { BadRequest } from '../web/errors.ts';
-import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TTFT_MS } from './events-columns.ts';
-import { type CompileContext, compileFilters, type FilterCondition } from './filters.ts';
+import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TOTAL_TOKENS, TTFT_MS } from './events-columns.ts';
+import { type CompileContext, compileFilters, type FilterCondition, fullTextMatch } from './filters.ts';
 import {
   decodeCursor,
   encodeCursor,
@@ -43,8 +43,12 @@ export function parseFieldGroups(text: string | undefined): Set<FieldGroup> {
   return out;
 }
 
-/** Position after the last row of a page: newest first, ties broken by trace and span id. */
+/**
+ * Position after the last row of a page: ties broken by start time, trace and span id; `s` is the
+ * sort value when the page is ordered by another column than the start time.
+ */
 export interface ObservationCursor {
+  s?: number | string;
   t: string;
   tr: string;
   id: string;
@@ -53,11 +57,32 @@ export interface ObservationCursor {
 export function parseObservationCursor(text: string | undefined): ObservationCursor | undefined {
   if (text === undefined || text === '') return undefined;
   const c = decodeCursor(text) as Partial<ObservationCursor> | undefined;
-  if (!c || typeof c.t !== 'string' || typeof c.tr !== 'string' || typeof c.id !== 'string') {
+  const sortOk = c?.s === undefined || typeof c.s === 'number' || typeof c.s === 'string';
+  if (!c || typeof c.t !== 'string' || typeof c.tr !== 'string' || typeof c.id !== 'string' || !sortOk) {
     throw new BadRequest('cursor: not a cursor returned by this endpoint');
   }
-  return { t: c.t, tr: c.tr, id: c.id };
+  return { ...(c.s === undefined ? {} : { s: c.s }), t: c.t, tr: c.tr, id: c.id };
 }
+
+/**
+ * Columns a page may be ordered by, as total orders: NULL sorts as -1 (below every real
+ * latency, token count or cost), so the keyset comparison never meets a NULL.
+ */
+export const SORT_COLUMNS = {
+  startTime: undefined,
+  name: { expr: 'name', type: 'string' },
+  latency: { expr: `ifNull(toFloat64(${LATENCY_MS}), -1)`, type: 'number' },
+  totalTokens: { expr: `toFloat64(${TOTAL_TOKENS})`, type: 'number' },
+  totalCost: { expr: `ifNull(toFloat64(${TOTAL_COST}), -1)`, type: 'number' },
+} as const;
+export type SortColumn = keyof typeof SORT_COLUMNS;
+export const isSortColumn = (v: string): v is SortColumn => Object.hasOwn(SORT_COLUMNS, v);
+
+export interface ObservationOrder {
+  column: SortColumn;
+  dir: 'asc' | 'desc';
+}
+export const DEFAULT_ORDER: ObservationOrder = { column: 'startTime', dir: 'desc' };
 
 /** The simple query parameters, as the structured filters they stand for. */
 export interface SimpleObservationParams {
@@ -150,6 +175,10 @@ export interface ObservationListRequest {
   cursor?: ObservationCursor | undefined;
   /** The text indexes exist on `events_full` (ClickHouse >= 25.12 with migration 39 applied). */
   textIndex: boolean;
+  /** Newest first when absent. */
+  order?: ObservationOrder | undefined;
+  /** Full-text search across input, output and metadata values. */
+  search?: string | undefined;
 }
 
 export interface ObservationListQuery extends Query {
@@ -165,18 +194,30 @@ export function buildObservationList(req: ObservationListRequest): ObservationLi
     `project_id = ${params.str(req.projectId)}`,
     ...compileFilters(req.filters, OBSERVATION_COLUMNS, ctx),
   ];
+  if (req.search !== undefined && req.search.trim() !== '') where.push(fullTextMatch(req.search.trim(), ctx));
+  const order = req.order ?? DEFAULT_ORDER;
+  const sort = SORT_COLUMNS[order.column];
+  const dir = order.dir === 'asc' ? 'ASC' : 'DESC';
+  const keys = [...(sort ? [sort.expr] : []), 'start_time', 'trace_id', 'span_id'];
   if (req.cursor) {
-    where.push(
-      `(start_time, trace_id, span_id) < (${params.time(req.cursor.t)}, ${params.str(req.cursor.tr)}, ${params.str(req.cursor.id)})`,
-    );
+    const c = req.cursor;
+    const values = [params.time(c.t), params.str(c.tr), params.str(c.id)];
+    if (sort) {
+      if (typeof c.s !== (sort.type === 'number' ? 'number' : 'string')) {
+        throw new BadRequest(`cursor: not a cursor of a page ordered by ${order.column}`);
+      }
+      values.unshift(sort.type === 'number' ? params.num(c.s as number) : params.str(c.s as string));
+    }
+    where.push(`(${keys.join(', ')}) ${dir === 'ASC' ? '>' : '<'} (${values.join(', ')})`);
   }
   const table = ctx.readsText ? 'events_full' : 'events_core';
   const columns = [...req.groups].flatMap((g) => GROUP_COLUMNS[g]);
+  if (sort) columns.push(`${sort.expr} AS sort_value`);
   const sql = [
     `SELECT ${columns.join(', ')}`,
     `FROM ${table} FINAL`,
     `WHERE ${where.join('\n  AND ')}`,
-    'ORDER BY start_time DESC, trace_id DESC, span_id DESC',
+    `ORDER BY ${keys.map((k) => `${k} ${dir}`).join(', ')}`,
     `LIMIT ${params.add(req.limit + 1, 'UInt32')}`,
   ].join('\n');
   return {
@@ -314,7 +355,9 @@ export function mapObservation(
 export function nextCursor(rows: Row[], limit: number): string | undefined {
   if (rows.length <= limit) return undefined;
   const last = rows[limit - 1]!;
+  const s = last['sort_value'];
   return encodeCursor({
+    ...(s === undefined ? {} : { s: typeof s === 'number' ? s : String(s) }),
     t: String(last['start_time']),
     tr: String(last['trace_id']),
     id: String(last['span_id']),

@@ -1,7 +1,8 @@
 /**
  * The web container's HTTP application: one encapsulated plugin per API family (plugins/). Health
- * is public; every other family sits behind project-key authentication, and the write families
- * share one bound on concurrent writes. Each family gates its routes on the write mode itself.
+ * is public; the web UI's routes sit behind a user session; every other family sits behind
+ * project-key authentication, and the write families share one bound on concurrent writes. Each
+ * family gates its routes on the write mode itself.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { requireProjectKey } from './auth.ts';
@@ -21,6 +22,10 @@ import { projectsPlugin } from './plugins/projects.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
 import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
+import { uiAssetsPlugin } from './plugins/ui-assets.ts';
+import { uiAuthPlugin } from './plugins/ui-auth.ts';
+import { uiProjectsPlugin } from './plugins/ui-projects.ts';
+import { uiTracesPlugin } from './plugins/ui-traces.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
 import { collectRouteSpecs } from './route.ts';
 
@@ -40,6 +45,11 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   collectRouteSpecs(app);
 
   app.register(healthPlugin, { ctx });
+  // The web UI: its pages and assets, and its JSON routes under /api/ui behind a session cookie.
+  app.register(uiAssetsPlugin, { ctx });
+  app.register(uiAuthPlugin, { ctx });
+  app.register(uiProjectsPlugin, { ctx });
+  app.register(uiTracesPlugin, { ctx });
 
   app.register(async (api) => {
     requireProjectKey(api, ctx);

@@ -42,7 +42,7 @@ declare module 'fastify' {
     openapi?: AnySpec;
   }
   interface FastifyInstance {
-    /** Every route declared with `route()` in this app, in registration order. */
+    /** Every public route declared with `route()` in this app, in registration order. */
     routeSpecs: AnySpec[];
   }
 }
@@ -53,7 +53,8 @@ export function collectRouteSpecs(app: FastifyInstance): void {
   app.decorate('routeSpecs', specs);
   app.addHook('onRoute', (options) => {
     const spec = options.config?.openapi;
-    if (spec) specs.push(spec);
+    // The web UI's internal routes (`/api/ui`) are not part of the public API's document.
+    if (spec?.url.startsWith('/api/public/')) specs.push(spec);
   });
 }
 

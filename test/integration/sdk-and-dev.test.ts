@@ -19,6 +19,28 @@ interface DevReady {
   projectId: string;
   publicKey: string;
   secretKey: string;
+  uiUrl: string;
+  email: string;
+  password: string;
+}
+
+/** Signs in to the web UI as the printed default user; the projects that user sees. */
+async function devUserProjects(): Promise<{ id: string; role: string }[]> {
+  const session = await fetch(`${ready.url}/api/ui/session`);
+  const csrf = ((await session.json()) as { csrfToken: string }).csrfToken;
+  const csrfCookie = session.headers.getSetCookie()[0]!.split(';')[0]!;
+  const login = await fetch(`${ready.url}/api/ui/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: csrfCookie, 'x-csrf-token': csrf },
+    body: JSON.stringify({ email: ready.email, password: ready.password }),
+  });
+  expect(login.status).toBe(200);
+  const sessionCookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+  const projects = await fetch(`${ready.url}/api/ui/projects`, { headers: { cookie: sessionCookie } });
+  return ((await projects.json()) as { data: { id: string; role: string }[] }).data.map((p) => ({
+    id: p.id,
+    role: p.role,
+  }));
 }
 
 let dir: string;
@@ -56,6 +78,13 @@ describe('observatory dev with the version 5 SDK', () => {
   it('prints a ready line with working keys and serves health', async () => {
     expect(ready.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${ready.url}/api/public/health`)).status).toBe(200);
+  });
+
+  it('prints the web UI and a default user who signs in and sees the default project', async () => {
+    expect(ready.uiUrl).toBe(`${ready.url}/`);
+    expect((await fetch(ready.uiUrl)).headers.get('content-type')).toMatch(/^text\/html/);
+    expect(ready.email).toBe('dev@observatory.local');
+    expect(await devUserProjects()).toEqual([{ id: ready.projectId, role: 'owner' }]);
   });
 
   it('stores a generation with model, usage, cost, user and session in events_full', async () => {
@@ -127,6 +156,8 @@ describe('observatory dev with the version 5 SDK', () => {
     const before = ready;
     await startDev();
     expect(ready.publicKey).toBe(before.publicKey);
+    expect(ready.password).toBe(before.password);
+    expect(await devUserProjects()).toEqual([{ id: ready.projectId, role: 'owner' }]);
     const res = await fetch(`${ready.url}/api/public/otel/v1/traces`, {
       method: 'POST',
       headers: {

@@ -201,6 +201,38 @@ CREATE TABLE IF NOT EXISTS comments (
 CREATE INDEX IF NOT EXISTS comments_object_idx ON comments(project_id, object_type, object_id, created_at);`,
     down: 'DROP TABLE IF EXISTS comments;',
   },
+  {
+    version: 12,
+    name: 'users_memberships_sessions',
+    bothReleases: true,
+    // The web UI's people: a password hash (PHC string, memory-hard), a role per organization or
+    // per project, and server-side sessions keyed by the SHA-256 of the cookie's token.
+    up: `
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT, password_hash TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS organization_memberships (
+  org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'member', 'viewer')),
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (org_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS project_memberships (
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'member', 'viewer')),
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (project_id, user_id)
+);
+CREATE INDEX IF NOT EXISTS project_memberships_user_idx ON project_memberships(user_id);
+CREATE INDEX IF NOT EXISTS organization_memberships_user_idx ON organization_memberships(user_id);
+CREATE TABLE IF NOT EXISTS user_sessions (
+  token_hash TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  csrf_token TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS user_sessions_user_idx ON user_sessions(user_id);`,
+    down: 'DROP TABLE IF EXISTS user_sessions, project_memberships, organization_memberships, users;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

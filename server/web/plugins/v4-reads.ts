@@ -2,21 +2,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { parseFilterParam } from '../../reads/filters.ts';
-import {
-  buildObservationDetails,
-  buildObservationList,
-  mapObservation,
-  needsDetails,
-  nextCursor,
-  parseFieldGroups,
-  parseObservationCursor,
-  rowKey,
-  simpleFilters,
-} from '../../reads/observations.ts';
+import { mapObservation, parseFieldGroups, rowKey, simpleFilters } from '../../reads/observations.ts';
 import { BadRequest } from '../errors.ts';
 import { modeGate } from '../gates.ts';
+import { readObservationPage } from '../observation-page.ts';
 import { q, route } from '../route.ts';
-import { hasTextIndex, select } from '../select.ts';
 import type { PluginOptions } from './types.ts';
 
 export const observationsV2Query = z.object({
@@ -74,25 +64,16 @@ export const v4ReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       const groups = parseFieldGroups(query.fields);
       const filters = query.filter !== undefined ? parseFilterParam(query.filter) : simpleFilters(query);
       const expand = query.expandMetadata ?? [];
-      const list = buildObservationList({
+      const { rows, details, cursor } = await readObservationPage(ctx, {
         projectId: req.principal.projectId,
         groups,
         filters,
         limit: query.limit,
-        cursor: parseObservationCursor(query.cursor),
-        textIndex: await hasTextIndex(ctx),
+        cursor: query.cursor,
+        expandMetadata: expand,
       });
-      const rows = await select(ctx, list);
-      const page = rows.slice(0, query.limit);
-      const details = new Map<string, Record<string, unknown>>();
-      if (page.length > 0 && needsDetails(groups, expand)) {
-        for (const d of await select(ctx, buildObservationDetails(req.principal.projectId, page))) {
-          details.set(rowKey(d), d);
-        }
-      }
-      const cursor = nextCursor(rows, query.limit);
       return {
-        data: page.map((r) => mapObservation(r, groups, details.get(rowKey(r)), expand)),
+        data: rows.map((r) => mapObservation(r, groups, details.get(rowKey(r)), expand)),
         meta: cursor ? { cursor } : {},
       };
     },

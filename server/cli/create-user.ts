@@ -1,0 +1,78 @@
+/**
+ * `observatory create-user --email EMAIL [--name NAME] [--role owner|member|viewer]
+ * [--project ID | --org ID] [--password-stdin] [--json]`: a web UI user with one membership (the
+ * default organization unless a project or organization is named; role `member` by default). The
+ * password is read from stdin with `--password-stdin` (never from the command line, which other
+ * users of the machine can see), else generated and printed once.
+ */
+import { text } from 'node:stream/consumers';
+import { loadConfig } from '../config/env.ts';
+import { createPool } from '../datastores/postgres.ts';
+import { RelationalMigrator } from '../migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
+import { provisionUser } from '../users/provision.ts';
+import { isRole, ROLES } from '../users/roles.ts';
+import { checkEmail, checkPassword, UserExists } from '../users/store.ts';
+import { parseFlags, UsageError } from './usage.ts';
+
+const USAGE =
+  'usage: observatory create-user --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]';
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    email: { type: 'string' },
+    name: { type: 'string' },
+    role: { type: 'string' },
+    project: { type: 'string' },
+    org: { type: 'string' },
+    'password-stdin': { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (!values.email) throw new UsageError(USAGE);
+  const emailProblem = checkEmail(values.email);
+  if (emailProblem) throw new UsageError(`--${emailProblem}`);
+  const role = values.role ?? 'member';
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  if (values.project && values.org) throw new UsageError('--project and --org are mutually exclusive');
+  const given = values['password-stdin'] ? (await text(process.stdin)).replace(/\r?\n$/, '') : undefined;
+  const passwordProblem = given === undefined ? undefined : checkPassword(given);
+  if (passwordProblem) throw new UsageError(passwordProblem);
+
+  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const pool = createPool(config.databaseUrl!, 1);
+  try {
+    await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();
+    const target = values.project
+      ? await pool.query('SELECT 1 FROM projects WHERE id = $1', [values.project])
+      : await pool.query('SELECT 1 FROM organizations WHERE id = $1', [values.org ?? 'default']);
+    if (target.rowCount === 0) {
+      process.stderr.write(
+        `observatory create-user: ${values.project ? `project ${values.project}` : `organization ${values.org}`} not found\n`,
+      );
+      return 1;
+    }
+    const { user, password } = await provisionUser(pool, {
+      email: values.email,
+      name: values.name,
+      password: given,
+      role,
+      projectId: values.project,
+      orgId: values.org,
+    });
+    const shown = given === undefined ? { password } : {};
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ userId: user.id, email: user.email, role, ...shown })}\n`
+        : `user ${user.id} ${user.email} (${role})${given === undefined ? `\npassword ${password} (shown once)` : ''}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof UserExists) {
+      process.stderr.write(`observatory create-user: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,69 @@
+/** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
+import { useCallback, useEffect, useState } from 'react';
+import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Login } from './pages/Login.tsx';
+import { Observations } from './pages/Observations.tsx';
+import { Projects } from './pages/Projects.tsx';
+import { Trace } from './pages/Trace.tsx';
+import { navigate, routeOf, useLocation } from './router.ts';
+
+export function App() {
+  const path = useLocation();
+  const [session, setSession] = useState<SessionInfo | undefined>();
+  const [error, setError] = useState<string | undefined>();
+
+  const adopt = useCallback((s: SessionInfo) => {
+    setCsrfToken(s.csrfToken);
+    setSession(s);
+  }, []);
+
+  useEffect(() => {
+    api.session().then(adopt, (e: Error) => setError(e.message));
+  }, [adopt]);
+
+  if (error) return <main className="centered error">Cannot reach the service: {error}</main>;
+  if (!session) return <main className="centered muted">Loading…</main>;
+  const route = routeOf(path);
+  if (!session.user) return <Login onSignedIn={adopt} />;
+  if (route.page === 'login') {
+    navigate('/');
+    return null;
+  }
+
+  const signOut = async () => {
+    await api.logout();
+    adopt(await api.session());
+    navigate('/login');
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <a
+          href="/"
+          className="brand"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/');
+          }}
+        >
+          Observatory
+        </a>
+        <span className="muted">
+          release {session.deployment.release} · write mode {session.deployment.writeMode}
+        </span>
+        <span className="spacer" />
+        <span>{session.user.email}</span>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      {route.page === 'projects' && <Projects />}
+      {route.page === 'observations' && (
+        <Observations projectId={route.projectId} deployment={session.deployment} />
+      )}
+      {route.page === 'trace' && <Trace projectId={route.projectId} traceId={route.traceId} />}
+      {route.page === 'notFound' && <main className="centered">Page not found.</main>}
+    </div>
+  );
+}

@@ -1,0 +1,153 @@
+/** The UI's calls to its JSON routes under /api/ui: same origin, cookies, the CSRF header on writes. */
+import type { ColumnKind } from './filter-syntax.ts';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+}
+
+export interface Deployment {
+  release: string;
+  writeMode: string;
+  v4Reads: boolean;
+  v4ReadsUnavailable?: string;
+}
+
+export interface SessionInfo {
+  user: User | null;
+  csrfToken: string;
+  deployment: Deployment;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  organization: { id: string; name: string };
+  role: 'owner' | 'member' | 'viewer';
+}
+
+export interface ProjectInfo {
+  project: Project;
+  columns: Record<string, ColumnKind>;
+  sortColumns: string[];
+}
+
+export interface Score {
+  id: string;
+  name: string;
+  value: number | boolean | string;
+  dataType: string;
+}
+
+export interface Snippet {
+  field: string;
+  before: string;
+  match: string;
+  after: string;
+}
+
+export interface ObservationRow {
+  id: string;
+  traceId: string;
+  name: string;
+  type: string;
+  startTime: string;
+  endTime: string | null;
+  latency: number | null;
+  model: string | null;
+  usageDetails: Record<string, number>;
+  totalCost: number | null;
+  userId: string | null;
+  sessionId: string | null;
+  tags: string[];
+  level: string;
+  environment: string;
+  isRootObservation: boolean;
+  scores: Score[];
+  match?: Snippet;
+}
+
+export interface TraceObservationDetail extends ObservationRow {
+  parentObservationId: string | null;
+  input: string | null;
+  output: string | null;
+  metadata: Record<string, unknown>;
+  statusMessage: string | null;
+  completionStartTime: string | null;
+}
+
+export interface Comment {
+  id: string;
+  objectType: string;
+  objectId: string;
+  content: string;
+  authorUserId: string | null;
+  createdAt: string;
+}
+
+export interface TraceDetail {
+  traceId: string;
+  observations: TraceObservationDetail[];
+  comments: Comment[];
+  truncated: boolean;
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: { cursor?: string };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+let csrfToken = '';
+export const setCsrfToken = (t: string) => {
+  csrfToken = t;
+};
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const payload = (await res.json().catch(() => ({}))) as { message?: string; error?: string };
+  if (!res.ok) {
+    const text = [payload.message, payload.error].filter(Boolean).join(': ');
+    throw new ApiError(res.status, text || `${res.status} ${res.statusText}`);
+  }
+  return payload as T;
+}
+
+export const api = {
+  session: () => call<SessionInfo>('GET', '/api/ui/session'),
+  login: (email: string, password: string) =>
+    call<SessionInfo>('POST', '/api/ui/auth/login', { email, password }),
+  logout: () => call<{ ok: boolean }>('POST', '/api/ui/auth/logout'),
+  projects: () => call<{ data: Project[] }>('GET', '/api/ui/projects'),
+  project: (id: string) => call<ProjectInfo>('GET', `/api/ui/projects/${encodeURIComponent(id)}`),
+  observations: (id: string, query: Record<string, string | undefined>) => {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
+    return call<Page<ObservationRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/observations?${qs}`);
+  },
+  trace: (id: string, traceId: string) =>
+    call<TraceDetail>(
+      'GET',
+      `/api/ui/projects/${encodeURIComponent(id)}/traces/${encodeURIComponent(traceId)}`,
+    ),
+  addScore: (id: string, score: Record<string, unknown>) =>
+    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/scores`, score),
+  addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>
+    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/comments`, comment),
+};

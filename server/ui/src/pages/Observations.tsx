@@ -1,0 +1,265 @@
+/**
+ * The observations table: one row per trace by default (the `isRootObservation = true` filter
+ * the bar starts with), the filter bar in the API v2 filter language, full-text search with the
+ * match shown under its row, a time range, sortable columns and keyset "load more".
+ */
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { api, type Deployment, type ObservationRow, type ProjectInfo } from '../api.ts';
+import { type FilterCondition, parseFilterText } from '../filter-syntax.ts';
+import {
+  formatCost,
+  formatLatency,
+  formatScore,
+  formatTime,
+  formatTokens,
+  rangeBounds,
+  TIME_RANGES,
+  type TimeRange,
+} from '../format.ts';
+import { navigate } from '../router.ts';
+
+export const DEFAULT_FILTER = 'isRootObservation = true';
+
+interface Query {
+  filters: FilterCondition[];
+  search: string;
+  range: TimeRange;
+  orderBy: string;
+  order: 'asc' | 'desc';
+}
+
+const SORTABLE: Record<string, string> = {
+  Name: 'name',
+  'Start time': 'startTime',
+  Latency: 'latency',
+  Tokens: 'totalTokens',
+  Cost: 'totalCost',
+};
+const HEADERS = [
+  'Name',
+  'Type',
+  'Start time',
+  'Latency',
+  'Model',
+  'Tokens',
+  'Cost',
+  'User',
+  'Session',
+  'Tags',
+  'Level',
+  'Scores',
+];
+
+export function Observations({ projectId, deployment }: { projectId: string; deployment: Deployment }) {
+  const [info, setInfo] = useState<ProjectInfo | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [filterText, setFilterText] = useState(DEFAULT_FILTER);
+  const [searchText, setSearchText] = useState('');
+  const [query, setQuery] = useState<Query | undefined>();
+  const [rows, setRows] = useState<ObservationRow[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>();
+  const [loading, setLoading] = useState(false);
+
+  useEffect(() => {
+    api.project(projectId).then(
+      (p) => {
+        setInfo(p);
+        const parsed = parseFilterText(DEFAULT_FILTER, p.columns);
+        setQuery({
+          filters: parsed.ok ? parsed.filters : [],
+          search: '',
+          range: '24h',
+          orderBy: 'startTime',
+          order: 'desc',
+        });
+      },
+      (e: Error) => setError(e.message),
+    );
+  }, [projectId]);
+
+  const load = useCallback(
+    async (q: Query, after?: string) => {
+      setLoading(true);
+      setError(undefined);
+      try {
+        const page = await api.observations(projectId, {
+          filter: JSON.stringify(q.filters),
+          search: q.search,
+          orderBy: q.orderBy,
+          order: q.order,
+          cursor: after,
+          ...rangeBounds(q.range, Date.now()),
+        });
+        setRows((prev) => (after ? [...prev, ...page.data] : page.data));
+        setCursor(page.meta.cursor);
+      } catch (e) {
+        setError((e as Error).message);
+      } finally {
+        setLoading(false);
+      }
+    },
+    [projectId],
+  );
+
+  useEffect(() => {
+    if (query && deployment.v4Reads) void load(query);
+  }, [query, load, deployment.v4Reads]);
+
+  if (!info) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
+
+  const parsed = parseFilterText(filterText, info.columns);
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    if (parsed.ok && query) setQuery({ ...query, filters: parsed.filters, search: searchText.trim() });
+  };
+  const sortBy = (column: string) => {
+    if (!query) return;
+    const order = query.orderBy === column && query.order === 'desc' ? 'asc' : 'desc';
+    setQuery({ ...query, orderBy: column, order });
+  };
+
+  return (
+    <main>
+      <h1>
+        {info.project.name} <span className="muted">· observations · {info.project.role}</span>
+      </h1>
+      {!deployment.v4Reads ? (
+        <p className="notice">
+          The observations table reads the version 4 events tables, which this deployment (write mode{' '}
+          {deployment.writeMode}, release {deployment.release}) does not serve:{' '}
+          {deployment.v4ReadsUnavailable}
+        </p>
+      ) : (
+        <>
+          <form className="filters" onSubmit={apply}>
+            <input
+              className={`filterbar ${parsed.ok ? '' : 'invalid'}`}
+              aria-label="Filter"
+              value={filterText}
+              spellCheck={false}
+              onChange={(e) => setFilterText(e.target.value)}
+              placeholder='name = "chat" AND latency > 2 AND tags any of ["prod"]'
+            />
+            <input
+              className="search"
+              aria-label="Full-text search"
+              value={searchText}
+              onChange={(e) => setSearchText(e.target.value)}
+              placeholder="Search input, output, metadata"
+            />
+            <select
+              aria-label="Time range"
+              value={query?.range ?? '24h'}
+              onChange={(e) => query && setQuery({ ...query, range: e.target.value as TimeRange })}
+            >
+              {Object.keys(TIME_RANGES).map((r) => (
+                <option key={r} value={r}>
+                  {r === 'all' ? 'All time' : `Past ${r}`}
+                </option>
+              ))}
+            </select>
+            <button type="submit" disabled={!parsed.ok}>
+              Apply
+            </button>
+          </form>
+          {!parsed.ok && (
+            <p className="error">
+              Filter: {parsed.error} (at character {parsed.at + 1})
+            </p>
+          )}
+          <p className="muted hint">Columns: {Object.keys(info.columns).join(', ')}</p>
+          {error && <p className="error">{error}</p>}
+          <table className="grid observations">
+            <thead>
+              <tr>
+                {HEADERS.map((h) => {
+                  const col = SORTABLE[h];
+                  const active = col !== undefined && query?.orderBy === col;
+                  return (
+                    <th key={h}>
+                      {col ? (
+                        <button type="button" className="sort" onClick={() => sortBy(col)}>
+                          {h} {active ? (query?.order === 'desc' ? '▼' : '▲') : ''}
+                        </button>
+                      ) : (
+                        h
+                      )}
+                    </th>
+                  );
+                })}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <ObservationRowView key={`${r.traceId}/${r.id}`} row={r} projectId={projectId} />
+              ))}
+            </tbody>
+          </table>
+          {rows.length === 0 && !loading && <p className="muted">No observations match.</p>}
+          <div className="pager">
+            {loading && <span className="muted">Loading…</span>}
+            {cursor && !loading && query && (
+              <button type="button" onClick={() => load(query, cursor)}>
+                Load more
+              </button>
+            )}
+          </div>
+        </>
+      )}
+    </main>
+  );
+}
+
+function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projectId: string }) {
+  const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(r.traceId)}`;
+  return (
+    <>
+      <tr className={`level-${r.level.toLowerCase()}`}>
+        <td title={r.id}>
+          <a
+            href={href}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(href);
+            }}
+          >
+            {r.name || '(unnamed)'}
+          </a>
+        </td>
+        <td>{r.type}</td>
+        <td>{formatTime(r.startTime)}</td>
+        <td className="num">{formatLatency(r.latency)}</td>
+        <td>{r.model ?? ''}</td>
+        <td className="num">{formatTokens(r.usageDetails)}</td>
+        <td className="num">{formatCost(r.totalCost)}</td>
+        <td>{r.userId ?? ''}</td>
+        <td>{r.sessionId ?? ''}</td>
+        <td>
+          {r.tags.map((t) => (
+            <span key={t} className="tag">
+              {t}
+            </span>
+          ))}
+        </td>
+        <td>{r.level}</td>
+        <td>
+          {r.scores.map((s) => (
+            <span key={s.id} className="score">
+              {s.name}: {formatScore(s.value)}
+            </span>
+          ))}
+        </td>
+      </tr>
+      {r.match && (
+        <tr className="match">
+          <td colSpan={HEADERS.length}>
+            <span className="muted">{r.match.field}: </span>
+            {r.match.before}
+            <mark>{r.match.match}</mark>
+            {r.match.after}
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}

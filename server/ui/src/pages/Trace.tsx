@@ -1,0 +1,273 @@
+/**
+ * A trace: its observations as a tree with a waterfall of their timings, the selected one's
+ * input and output (chat messages or JSON), usage, cost, metadata, scores and comments, and forms
+ * that add a score or a comment (members and owners).
+ */
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import {
+  api,
+  type Comment,
+  type ProjectInfo,
+  type TraceDetail,
+  type TraceObservationDetail,
+} from '../api.ts';
+import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../format.ts';
+import { navigate } from '../router.ts';
+import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
+
+export function Trace({ projectId, traceId }: { projectId: string; traceId: string }) {
+  const [trace, setTrace] = useState<TraceDetail | undefined>();
+  const [info, setInfo] = useState<ProjectInfo | undefined>();
+  const [selected, setSelected] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+
+  const reload = useCallback(async () => {
+    try {
+      const [t, p] = await Promise.all([api.trace(projectId, traceId), api.project(projectId)]);
+      setTrace(t);
+      setInfo(p);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  }, [projectId, traceId]);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+
+  if (error) return <main className="error">{error}</main>;
+  if (!trace || !info) return <main className="muted">Loading trace…</main>;
+  const rows = treeOrder(trace.observations);
+  const bounds = traceBounds(trace.observations);
+  const current = trace.observations.find((o) => o.id === selected) ?? rows[0]?.node;
+  const back = `/project/${encodeURIComponent(projectId)}/observations`;
+
+  return (
+    <main>
+      <p>
+        <a
+          href={back}
+          onClick={(e) => {
+            e.preventDefault();
+            navigate(back);
+          }}
+        >
+          ← {info.project.name}
+        </a>
+      </p>
+      <h1>
+        Trace <code>{trace.traceId}</code>
+      </h1>
+      {trace.truncated && (
+        <p className="notice">This trace is large: its first 1000 observations are shown.</p>
+      )}
+      <div className="trace">
+        <div className="tree">
+          {rows.map(({ node, depth }) => {
+            const bar = waterfallBar(node, bounds.start, bounds.end);
+            return (
+              <button
+                type="button"
+                key={node.id}
+                className={`tree-row ${node.id === current?.id ? 'selected' : ''}`}
+                onClick={() => setSelected(node.id)}
+              >
+                <span className="tree-name" style={{ paddingLeft: `${depth * 16}px` }}>
+                  <span className="type">{node.type}</span> {node.name}
+                </span>
+                <span className="waterfall">
+                  <span className="bar" style={{ left: `${bar.left}%`, width: `${bar.width}%` }} />
+                </span>
+                <span className="num">{formatLatency(node.latency)}</span>
+              </button>
+            );
+          })}
+        </div>
+        {current && (
+          <ObservationDetail
+            o={current}
+            comments={trace.comments.filter(
+              (c) =>
+                (c.objectType === 'OBSERVATION' && c.objectId === current.id) ||
+                (c.objectType === 'TRACE' && current.isRootObservation),
+            )}
+            canWrite={info.project.role !== 'viewer'}
+            projectId={projectId}
+            onChange={reload}
+          />
+        )}
+      </div>
+    </main>
+  );
+}
+
+function Value({ raw }: { raw: string | null }) {
+  const r = renderValue(raw);
+  if (r.kind === 'empty') return <p className="muted">none</p>;
+  if (r.kind === 'chat') {
+    return (
+      <div className="chat">
+        {r.messages.map((m, i) => (
+          // Messages have no id; their order is their identity.
+          // biome-ignore lint/suspicious/noArrayIndexKey: a message list never reorders
+          <div key={i} className={`message role-${m.role}`}>
+            <div className="role">{m.role}</div>
+            <pre>{m.content}</pre>
+          </div>
+        ))}
+      </div>
+    );
+  }
+  return <pre className="value">{r.text}</pre>;
+}
+
+function ObservationDetail(props: {
+  o: TraceObservationDetail;
+  comments: Comment[];
+  canWrite: boolean;
+  projectId: string;
+  onChange: () => Promise<void>;
+}) {
+  const { o } = props;
+  return (
+    <section className="detail">
+      <h2>
+        {o.name} <span className="muted">{o.type}</span>
+      </h2>
+      <dl>
+        <dt>Start</dt>
+        <dd>{formatTime(o.startTime)}</dd>
+        <dt>Latency</dt>
+        <dd>{formatLatency(o.latency)}</dd>
+        {o.model && (
+          <>
+            <dt>Model</dt>
+            <dd>{o.model}</dd>
+          </>
+        )}
+        <dt>Tokens</dt>
+        <dd>{formatTokens(o.usageDetails)}</dd>
+        <dt>Cost</dt>
+        <dd>{formatCost(o.totalCost)}</dd>
+        <dt>Level</dt>
+        <dd>
+          {o.level}
+          {o.statusMessage ? ` · ${o.statusMessage}` : ''}
+        </dd>
+      </dl>
+      <h3>Input</h3>
+      <Value raw={o.input} />
+      <h3>Output</h3>
+      <Value raw={o.output} />
+      <h3>Metadata</h3>
+      {Object.keys(o.metadata ?? {}).length === 0 ? (
+        <p className="muted">none</p>
+      ) : (
+        <pre className="value">{JSON.stringify(o.metadata, null, 2)}</pre>
+      )}
+      <h3>Scores</h3>
+      {o.scores.length === 0 && <p className="muted">none</p>}
+      {o.scores.map((s) => (
+        <span key={s.id} className="score">
+          {s.name}: {formatScore(s.value)}
+        </span>
+      ))}
+      <h3>Comments</h3>
+      {props.comments.length === 0 && <p className="muted">none</p>}
+      <ul className="comments">
+        {props.comments.map((c) => (
+          <li key={c.id}>
+            <span className="muted">{formatTime(c.createdAt)}</span> {c.content}
+          </li>
+        ))}
+      </ul>
+      {props.canWrite && <Annotate {...props} />}
+    </section>
+  );
+}
+
+function Annotate({
+  o,
+  projectId,
+  onChange,
+}: {
+  o: TraceObservationDetail;
+  projectId: string;
+  onChange: () => Promise<void>;
+}) {
+  const [name, setName] = useState('');
+  const [value, setValue] = useState('');
+  const [comment, setComment] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const run = async (e: FormEvent, write: () => Promise<unknown>, reset: () => void) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await write();
+      reset();
+      await onChange();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  // A root observation stands for its trace: its score is a trace score, as the reference shows.
+  const subject = o.isRootObservation ? { traceId: o.traceId } : { traceId: o.traceId, observationId: o.id };
+  const numeric = value.trim() !== '' && Number.isFinite(Number(value));
+  return (
+    <div className="annotate">
+      <form
+        onSubmit={(e) =>
+          run(
+            e,
+            () =>
+              api.addScore(projectId, {
+                ...subject,
+                name,
+                ...(numeric ? { value: Number(value) } : { value, dataType: 'CATEGORICAL' }),
+              }),
+            () => setValue(''),
+          )
+        }
+      >
+        <input
+          aria-label="Score name"
+          placeholder="score name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+        />
+        <input
+          aria-label="Score value"
+          placeholder="value"
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          required
+        />
+        <button type="submit">Add score</button>
+      </form>
+      <form
+        onSubmit={(e) =>
+          run(
+            e,
+            () =>
+              api.addComment(projectId, {
+                objectType: o.isRootObservation ? 'TRACE' : 'OBSERVATION',
+                objectId: o.isRootObservation ? o.traceId : o.id,
+                content: comment,
+              }),
+            () => setComment(''),
+          )
+        }
+      >
+        <input
+          aria-label="Comment"
+          placeholder="comment"
+          value={comment}
+          onChange={(e) => setComment(e.target.value)}
+          required
+        />
+        <button type="submit">Add comment</button>
+      </form>
+      {error && <p className="error">{error}</p>}
+    </div>
+  );
+}

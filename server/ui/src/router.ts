@@ -1,0 +1,34 @@
+/** Path-based navigation without a library: the pages are few and their paths fixed. */
+import { useEffect, useState } from 'react';
+
+export type Route =
+  | { page: 'login' }
+  | { page: 'projects' }
+  | { page: 'observations'; projectId: string }
+  | { page: 'trace'; projectId: string; traceId: string }
+  | { page: 'notFound' };
+
+export function routeOf(pathname: string): Route {
+  if (pathname === '/login') return { page: 'login' };
+  if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
+  const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
+  if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
+  const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);
+  if (m) return { page: 'observations', projectId: decodeURIComponent(m[1]!) };
+  return { page: 'notFound' };
+}
+
+export function navigate(path: string): void {
+  window.history.pushState(null, '', path);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function useLocation(): string {
+  const [path, setPath] = useState(window.location.pathname);
+  useEffect(() => {
+    const on = () => setPath(window.location.pathname);
+    window.addEventListener('popstate', on);
+    return () => window.removeEventListener('popstate', on);
+  }, []);
+  return path;
+}

@@ -1,0 +1,166 @@
+/**
+ * Users, their memberships and their sessions in PostgreSQL. A session's cookie token is 256
+ * random bits stored only as its SHA-256 (a database read does not yield a usable cookie); its
+ * CSRF token is bound to the session row.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { hashPassword } from './passwords.ts';
+import { effectiveRole, isRole, type Role } from './roles.ts';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+}
+
+export class UserExists extends Error {
+  override name = 'UserExists';
+}
+
+/** Emails compare case-insensitively: stored trimmed and lower-cased. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export function checkEmail(email: string): string | undefined {
+  return /^[^\s@]+@[^\s@]+$/.test(normalizeEmail(email)) ? undefined : 'email: not an email address';
+}
+
+export function checkPassword(password: string): string | undefined {
+  if (password.length < 12) return 'password: at least 12 characters';
+  if (password.length > 1024) return 'password: at most 1024 characters';
+  return undefined;
+}
+
+export async function createUser(
+  pool: pg.Pool,
+  u: { email: string; password: string; name?: string | undefined },
+): Promise<User> {
+  const problem = checkEmail(u.email) ?? checkPassword(u.password);
+  if (problem) throw new Error(problem);
+  const user: User = { id: randomUUID(), email: normalizeEmail(u.email), name: u.name ?? null };
+  const r = await pool.query(
+    `INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (email) DO NOTHING`,
+    [user.id, user.email, user.name, await hashPassword(u.password)],
+  );
+  if (r.rowCount === 0) throw new UserExists(`a user with email ${user.email} exists`);
+  return user;
+}
+
+export async function setPassword(pool: pg.Pool, email: string, password: string): Promise<boolean> {
+  const problem = checkPassword(password);
+  if (problem) throw new Error(problem);
+  const r = await pool.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE email = $1', [
+    normalizeEmail(email),
+    await hashPassword(password),
+  ]);
+  return r.rowCount === 1;
+}
+
+export async function grantOrganization(pool: pg.Pool, userId: string, orgId: string, role: Role) {
+  await pool.query(
+    `INSERT INTO organization_memberships (org_id, user_id, role) VALUES ($1, $2, $3)
+     ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+    [orgId, userId, role],
+  );
+}
+
+export async function grantProject(pool: pg.Pool, userId: string, projectId: string, role: Role) {
+  await pool.query(
+    `INSERT INTO project_memberships (project_id, user_id, role) VALUES ($1, $2, $3)
+     ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+    [projectId, userId, role],
+  );
+}
+
+export async function userByEmail(pool: pg.Pool, email: string) {
+  const r = await pool.query<User & { password_hash: string }>(
+    'SELECT id, email, name, password_hash FROM users WHERE email = $1',
+    [normalizeEmail(email)],
+  );
+  return r.rows[0];
+}
+
+export interface ProjectAccess {
+  id: string;
+  name: string;
+  organization: { id: string; name: string };
+  role: Role;
+}
+
+/** Projects the user belongs to, directly or through its organization; `projectId` narrows to one. */
+export async function projectsOf(
+  pool: pg.Pool,
+  userId: string,
+  projectId?: string,
+): Promise<ProjectAccess[]> {
+  const r = await pool.query<{
+    id: string;
+    name: string;
+    org_id: string;
+    org_name: string;
+    project_role: string | null;
+    org_role: string | null;
+  }>(
+    `SELECT p.id, p.name, o.id AS org_id, o.name AS org_name, pm.role AS project_role, om.role AS org_role
+       FROM projects p
+       JOIN organizations o ON o.id = p.org_id
+       LEFT JOIN project_memberships pm ON pm.project_id = p.id AND pm.user_id = $1
+       LEFT JOIN organization_memberships om ON om.org_id = p.org_id AND om.user_id = $1
+      WHERE (pm.user_id IS NOT NULL OR om.user_id IS NOT NULL) AND ($2::text IS NULL OR p.id = $2)
+      ORDER BY o.name, p.name, p.id`,
+    [userId, projectId ?? null],
+  );
+  return r.rows.flatMap((row) => {
+    const role = effectiveRole(
+      isRole(row.project_role) ? row.project_role : null,
+      isRole(row.org_role) ? row.org_role : null,
+    );
+    return role
+      ? [{ id: row.id, name: row.name, organization: { id: row.org_id, name: row.org_name }, role }]
+      : [];
+  });
+}
+
+export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
+const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export interface NewSession {
+  token: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export async function createSession(pool: pg.Pool, userId: string): Promise<NewSession> {
+  const token = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  // Expired sessions of this user go as a new one starts, so the table does not grow without bound.
+  await pool.query('DELETE FROM user_sessions WHERE user_id = $1 AND expires_at < now()', [userId]);
+  await pool.query(
+    'INSERT INTO user_sessions (token_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)',
+    [tokenHash(token), userId, csrfToken, expiresAt],
+  );
+  return { token, csrfToken, expiresAt };
+}
+
+export interface Session {
+  user: User;
+  csrfToken: string;
+}
+
+export async function sessionOf(pool: pg.Pool, token: string): Promise<Session | undefined> {
+  const r = await pool.query<User & { csrf_token: string }>(
+    `SELECT u.id, u.email, u.name, s.csrf_token FROM user_sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.token_hash = $1 AND s.expires_at > now()`,
+    [tokenHash(token)],
+  );
+  const row = r.rows[0];
+  return row
+    ? { user: { id: row.id, email: row.email, name: row.name }, csrfToken: row.csrf_token }
+    : undefined;
+}
+
+export async function deleteSession(pool: pg.Pool, token: string): Promise<void> {
+  await pool.query('DELETE FROM user_sessions WHERE token_hash = $1', [tokenHash(token)]);
+}

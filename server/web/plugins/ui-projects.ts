@@ -1,0 +1,138 @@
+/**
+ * The web UI's data routes (`/api/ui/...`, signed-in users only): the user's projects and the
+ * observations table. A project the user does not belong to answers 404, as one that does not
+ * exist. The table reads through the same page reader, filter compiler and column table as the
+ * Observations API v2 (../observation-page.ts), gated like it on the version 4 read path.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
+import { parseFilterParam } from '../../reads/filters.ts';
+import {
+  type FieldGroup,
+  mapObservation,
+  type Row,
+  rowKey,
+  SORT_COLUMNS,
+  type SortColumn,
+  simpleFilters,
+} from '../../reads/observations.ts';
+import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
+import { snippetOf } from '../../reads/search-snippet.ts';
+import { zipMetadata } from '../../reads/sql.ts';
+import { type ProjectAccess, projectsOf } from '../../users/store.ts';
+import { NotFound } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import { readObservationPage } from '../observation-page.ts';
+import { q, route } from '../route.ts';
+import { select } from '../select.ts';
+import { requireUiSession } from '../ui-session.ts';
+import type { PluginOptions } from './types.ts';
+
+const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
+
+const projectParams = z.object({ projectId: z.string().min(1) });
+
+export const observationsTableQuery = z.object({
+  filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
+  search: z.string().max(500).optional(),
+  fromStartTime: q.datetime().optional(),
+  toStartTime: q.datetime().optional(),
+  orderBy: z.enum(Object.keys(SORT_COLUMNS) as [SortColumn, ...SortColumn[]]).default('startTime'),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  cursor: z.string().optional(),
+  limit: q.int(1, 200, 50),
+});
+
+/** The user's access to a project; 404 when the user is not a member (or it does not exist). */
+export async function projectAccess(
+  ctx: PluginOptions['ctx'],
+  req: FastifyRequest,
+  projectId: string,
+): Promise<ProjectAccess> {
+  const [access] = await projectsOf(ctx.pool, req.session.user.id, projectId);
+  if (!access) throw new NotFound(`project ${projectId} not found`);
+  return access;
+}
+
+/** Full input, output and metadata values of a row, in the order the search tries them. */
+function searchable(d: Row | undefined): [string, string][] {
+  if (!d) return [];
+  const meta = Object.entries(zipMetadata(d['metadata_names'], d['metadata_values'])).map(
+    ([k, v]): [string, string] => [`metadata.${k}`, typeof v === 'string' ? v : JSON.stringify(v)],
+  );
+  return [['input', String(d['input'] ?? '')], ['output', String(d['output'] ?? '')], ...meta];
+}
+
+export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  requireUiSession(app, ctx);
+  app.addHook('onRequest', modeGate(ctx));
+
+  route(
+    app,
+    { method: 'GET', url: '/api/ui/projects', tag: 'UI', summary: "The signed-in user's projects" },
+    async ({ req }) => ({ data: await projectsOf(ctx.pool, req.session.user.id) }),
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId',
+      tag: 'UI',
+      summary: 'A project, the role of the user in it, and the filter columns of its observations',
+      params: projectParams,
+    },
+    async ({ params, req }) => ({
+      project: await projectAccess(ctx, req, params.projectId),
+      columns: Object.fromEntries(Object.entries(OBSERVATION_COLUMNS).map(([name, c]) => [name, c.kind])),
+      sortColumns: Object.keys(SORT_COLUMNS),
+    }),
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'v4-reads',
+      url: '/api/ui/projects/:projectId/observations',
+      tag: 'UI',
+      summary: 'A page of the observations table',
+      params: projectParams,
+      query: observationsTableQuery,
+    },
+    async ({ params, query, req }) => {
+      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+      const search = query.search?.trim() || undefined;
+      const filters = [
+        ...parseFilterParam(query.filter),
+        ...simpleFilters({ fromStartTime: query.fromStartTime, toStartTime: query.toStartTime }),
+      ];
+      const page = await readObservationPage(ctx, {
+        projectId,
+        groups: TABLE_GROUPS,
+        filters,
+        limit: query.limit,
+        cursor: query.cursor,
+        expandMetadata: [],
+        order: { column: query.orderBy, dir: query.order },
+        search,
+        withDetails: search !== undefined,
+      });
+      const traceIds = [...new Set(page.rows.map((r) => String(r['trace_id'])))];
+      const scores = indexScores(
+        traceIds.length > 0 ? await select(ctx, buildRowScores(projectId, traceIds)) : [],
+      );
+      const data = page.rows.map((r) => {
+        const o = mapObservation(r, TABLE_GROUPS, undefined, []);
+        const match = search ? snippetOf(search, searchable(page.details.get(rowKey(r)))) : undefined;
+        return {
+          ...o,
+          scores: scoresOfRow(scores, String(o['traceId']), String(o['id']), Boolean(o['isRootObservation'])),
+          ...(match ? { match } : {}),
+        };
+      });
+      return { data, meta: page.cursor ? { cursor: page.cursor } : {} };
+    },
+  );
+};

@@ -1,0 +1,144 @@
+/**
+ * The web UI's trace view and its writes (`/api/ui/projects/:projectId/...`, signed-in members):
+ * a trace's observations with full input, output and metadata from `events_full`, their scores
+ * (the trace's on its root) and comments; a score or a comment added from the page goes through
+ * the same services as `POST /api/public/scores` and `POST /api/public/comments`. Viewers read,
+ * owners and members write.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { createCommentRequest } from '../../comments/rules.ts';
+import { createComment, listComments } from '../../comments/store.ts';
+import { targetExists } from '../../comments/targets.ts';
+import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
+import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
+import { zipMetadata } from '../../reads/sql.ts';
+import { writeApiScores } from '../../scores/api-scores.ts';
+import { findConfig } from '../../scores/config-store.ts';
+import { canWrite } from '../../users/roles.ts';
+import { BadRequest, Forbidden, NotFound } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import { readObservationPage } from '../observation-page.ts';
+import { route } from '../route.ts';
+import { select } from '../select.ts';
+import { requireUiSession } from '../ui-session.ts';
+import { SERVICE_VERSION } from './health.ts';
+import type { PluginOptions } from './types.ts';
+import { projectAccess } from './ui-projects.ts';
+
+const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
+/** A trace larger than this shows its first observations and says it was cut. */
+const TRACE_LIMIT = 1000;
+
+const projectParams = z.object({ projectId: z.string().min(1) });
+
+export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  requireUiSession(app, ctx);
+  app.addHook('onRequest', modeGate(ctx));
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'v4-reads',
+      url: '/api/ui/projects/:projectId/traces/:traceId',
+      tag: 'UI',
+      summary: "A trace's observations with their values, scores and comments",
+      params: projectParams.extend({ traceId: z.string().min(1) }),
+    },
+    async ({ params, req }) => {
+      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+      const page = await readObservationPage(ctx, {
+        projectId,
+        groups: ALL_GROUPS,
+        filters: [{ type: 'string', column: 'traceId', operator: '=', value: params.traceId }],
+        limit: TRACE_LIMIT,
+        expandMetadata: [],
+        withDetails: true,
+      });
+      if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
+      const scores = indexScores(await select(ctx, buildRowScores(projectId, [params.traceId])));
+      // Oldest first, with full metadata values (the table's rows keep them truncated).
+      const observations = page.rows.reverse().map((r) => {
+        const details = page.details.get(rowKey(r));
+        const o = mapObservation(r, ALL_GROUPS, details, []);
+        const id = String(o['id']);
+        return {
+          ...o,
+          id,
+          metadata: details
+            ? zipMetadata(details['metadata_names'], details['metadata_values'])
+            : o['metadata'],
+          scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
+        };
+      });
+      const comments = await listComments(
+        ctx.pool,
+        projectId,
+        {
+          targets: [
+            { objectType: 'TRACE', objectId: params.traceId },
+            ...observations.map((o) => ({ objectType: 'OBSERVATION' as const, objectId: String(o.id) })),
+          ],
+        },
+        500,
+        0,
+      );
+      return {
+        traceId: params.traceId,
+        observations,
+        comments: comments.data,
+        truncated: page.cursor !== undefined,
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/ui/projects/:projectId/scores',
+      tag: 'UI',
+      summary: 'Add a score, as POST /api/public/scores',
+      params: projectParams,
+      body: z.record(z.string(), z.unknown()),
+    },
+    async ({ params, body, req }) => {
+      const access = await projectAccess(ctx, req, params.projectId);
+      if (!canWrite(access.role)) throw new Forbidden('viewers cannot add scores');
+      const result = await writeApiScores([body], {
+        projectId: access.id,
+        attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
+        store: ctx.store,
+        findConfig: (id) => findConfig(ctx.pool, access.id, id),
+      });
+      if (result.errors[0]) throw new BadRequest(result.errors[0].message);
+      return { id: result.ids[0] };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/ui/projects/:projectId/comments',
+      tag: 'UI',
+      summary: 'Add a comment, as POST /api/public/comments, authored by the signed-in user',
+      params: projectParams,
+      body: createCommentRequest.omit({ projectId: true, authorUserId: true }),
+    },
+    async ({ params, body, req }) => {
+      const access = await projectAccess(ctx, req, params.projectId);
+      if (!canWrite(access.role)) throw new Forbidden('viewers cannot add comments');
+      const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
+      if (!(await targetExists(stores, access.id, body))) {
+        throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
+      }
+      const comment = await createComment(ctx.pool, access.id, {
+        ...body,
+        authorUserId: req.session.user.id,
+      });
+      return { id: comment.id };
+    },
+  );
+};
