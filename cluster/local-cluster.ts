@@ -39,13 +39,15 @@ import {
 } from './node/host-network.ts';
 import { removeKubeletChains, removeKubepodsCgroups, unmountUnder } from './node/teardown.ts';
 import { ensureNodeBinaries } from './node-binaries.ts';
-import { cacheRoot, crdDir } from './paths.ts';
+import { cacheRoot } from './paths.ts';
 import { type Supervised, startProcess } from './processes.ts';
 import { type StepReporter, stepReporter } from './steps.ts';
 import { sleep, waitFor } from './wait.ts';
 
 export interface LocalClusterOptions {
   nodeName?: string;
+  /** Directories of CRDs to apply at start; none by default: the chart installs the project's own
+   * (helm refuses to adopt a CRD it did not create). */
   crdDirs?: string[];
   verbosity?: number;
   startTimeoutMs?: number;
@@ -337,7 +339,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       Promise.race([
         nodeCrashed,
         (async () => {
-          await applyCrdDirs(kubeconfig, options.crdDirs ?? [crdDir]);
+          await applyCrdDirs(kubeconfig, options.crdDirs ?? []);
           await waitFor(
             'node Ready and schedulable',
             async () => {

@@ -48,7 +48,7 @@ function datastoreServices(
         labels: {
           'kubernetes.io/service-name': name,
           // Not the EndpointSlice controller's: a Service without selector is left to its owner.
-          'endpointslice.kubernetes.io/managed-by': 'observatory.dev/local-deployment',
+          'endpointslice.kubernetes.io/managed-by': 'observatory-local-deployment',
         },
       },
       addressType: 'IPv4',
