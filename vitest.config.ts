@@ -37,36 +37,24 @@ export default defineConfig({
       },
       {
         test: {
-          name: 'cluster',
-          include: ['test/cluster/**/*.test.ts'],
-          // Builds the control plane on a fresh machine before any test runs.
-          globalSetup: ['test/cluster/global-setup.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // Each file runs its own cluster (four processes); two cores fit two at a time.
-          maxWorkers: 2,
+          name: 'api-server',
+          include: ['test/api-server/**/*.test.ts'],
+          // An API server alone per file (cluster/api-server.ts): seconds to start, no root, no node.
+          globalSetup: ['test/api-server/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
       {
         test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          // Builds (each build a step with its time) and starts the local cluster with its real node
+          // once; every file uses it through inject('localCluster'), in namespaces of its own.
           globalSetup: ['test/cluster/global-setup.ts'],
           testTimeout: 900_000,
-          hookTimeout: 300_000,
-          // One whole deployment (datastores, cluster, operator, pods) per file at a time.
-          maxWorkers: 1,
-        },
-      },
-      {
-        test: {
-          name: 'node',
-          include: ['test/node/**/*.test.ts'],
-          // Builds the node's programs and images (each a step with its time) before any test runs.
-          globalSetup: ['test/node/global-setup.ts'],
-          testTimeout: 300_000,
           hookTimeout: 600_000,
-          // One real node per machine: its files run one after another.
+          // One real node per machine: the files share it one after another.
           maxWorkers: 1,
         },
       },

@@ -1,10 +1,13 @@
 // Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler of one cluster as child
-// processes of the multi-call binary, with the flags a single-node loopback cluster needs.
+// processes of the multi-call binary, with the flags a single-node cluster on this machine needs
+// (local-cluster.ts), or etcd and the API server alone on loopback (api-server.ts).
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { exchange } from './exchange.ts';
-import type { Pki } from './pki.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { type ClientIdentity, createPki, type Pki } from './pki.ts';
+import { freePort } from './ports.ts';
 import { type Supervised, startProcess } from './processes.ts';
 import { waitFor } from './wait.ts';
 
@@ -86,7 +89,7 @@ export function startApiServer(layout: ControlPlaneLayout): Supervised {
     `--service-account-issuer=${serviceAccountIssuer}`,
     `--service-account-key-file=${pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-    // Node + RBAC as in a real cluster: the node agent is held to what a kubelet may do.
+    // Node + RBAC as in a real cluster: the kubelet is held to what a node may do.
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
     '--service-cluster-ip-range=10.96.0.0/16',
@@ -165,4 +168,83 @@ export async function waitApiServerReady(layout: ControlPlaneLayout, timeoutMs: 
 export async function makeDataDirs(dataDir: string): Promise<void> {
   await mkdir(join(dataDir, 'logs'), { recursive: true });
   await mkdir(join(dataDir, 'etcd'), { recursive: true, mode: 0o700 });
+}
+
+export interface BootedApiServer {
+  layout: ControlPlaneLayout;
+  server: string;
+  /** The admin kubeconfig (system:masters). */
+  kubeconfigPath: string;
+  /** Writes a kubeconfig for one of the PKI's identities; returns its path. */
+  kubeconfigFor(name: string, identity: ClientIdentity): Promise<string>;
+  /** Rejects as soon as etcd or the API server exits. */
+  crashed: Promise<never>;
+}
+
+/**
+ * The certificates, kubeconfigs and the first two processes every cluster needs: etcd (on loopback)
+ * and kube-apiserver on host, ready when /readyz answers. The processes go into `processes` as
+ * they start, so a caller's stop() reaches them even when the start fails half-way.
+ */
+export async function bootApiServer(options: {
+  binary: string;
+  dataDir: string;
+  host: string;
+  nodeName: string;
+  verbosity: number;
+  timeoutMs: number;
+  /** A real kubelet runs the node: the API server talks to it (logs, exec) and reconciles `kubernetes`. */
+  kubelet: boolean;
+  processes: Supervised[];
+}): Promise<BootedApiServer> {
+  const { dataDir, host } = options;
+  const apiPort = await freePort(host);
+  const [etcdPort, etcdPeerPort] = [await freePort(), await freePort()];
+  const server = `https://${host}:${apiPort}`;
+  await makeDataDirs(dataDir);
+  const pki = await createPki(join(dataDir, 'pki'), host, options.nodeName);
+  const kubeconfigFor = async (name: string, identity: ClientIdentity) => {
+    const path = join(dataDir, name === 'admin' ? 'kubeconfig' : `${name}.kubeconfig`);
+    await writeKubeconfig(path, {
+      server,
+      caFile: pki.caCert,
+      user: { clientCertificate: identity.cert, clientKey: identity.key },
+    });
+    return path;
+  };
+  const [kubeconfigPath, controllerManagerKubeconfig, schedulerKubeconfig] = await Promise.all([
+    kubeconfigFor('admin', pki.admin),
+    kubeconfigFor('kube-controller-manager', pki.controllerManager),
+    kubeconfigFor('kube-scheduler', pki.scheduler),
+  ]);
+  const layout: ControlPlaneLayout = {
+    binary: options.binary,
+    dataDir,
+    host,
+    etcdHost: '127.0.0.1',
+    apiPort,
+    etcdPort,
+    etcdPeerPort,
+    pki,
+    controllerManagerKubeconfig,
+    schedulerKubeconfig,
+    verbosity: options.verbosity,
+    ...(options.kubelet
+      ? { kubelet: { clientCert: pki.kubeletClient.cert, clientKey: pki.kubeletClient.key } }
+      : {}),
+  };
+  const crashed = Promise.race(
+    [startEtcd(layout), startApiServer(layout)].map((p) => watch(options.processes, p)),
+  );
+  crashed.catch(() => {});
+  await Promise.race([crashed, waitApiServerReady(layout, options.timeoutMs)]);
+  return { layout, server, kubeconfigPath, kubeconfigFor, crashed };
+}
+
+/** Records a started process in `list`; the promise rejects (with its log) when it exits. */
+export function watch(list: Supervised[], process: Supervised): Promise<never> {
+  list.push(process);
+  const crashed = failOnExit(process);
+  crashed.catch(() => {});
+  return crashed;
 }

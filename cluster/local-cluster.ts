@@ -6,23 +6,12 @@
 //
 // A node changes the machine (bridges, iptables, sysctls, cgroups, fixed ports 10248-10256), so
 // there is one per machine at a time (a lock) and stop() undoes all of it.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import {
-  type ControlPlaneLayout,
-  failOnExit,
-  makeDataDirs,
-  startApiServer,
-  startControllerManager,
-  startEtcd,
-  startScheduler,
-  waitApiServerReady,
-} from './control-plane.ts';
+import { bootApiServer, startControllerManager, startScheduler, watch } from './control-plane.ts';
 import {
   buildRecord,
   controlPlaneFresh,
@@ -31,10 +20,10 @@ import {
 } from './control-plane-binary.ts';
 import { applyCrdDirs } from './crds.ts';
 import { ensureHostPackages } from './host-packages.ts';
-import { ensureAppImage } from './images/app-image.ts';
+import { appImageName, ensureAppImage } from './images/app-image.ts';
 import { ensureCorednsImage } from './images/coredns-image.ts';
 import { ensurePauseImage } from './images/pause-image.ts';
-import { writeKubeconfig } from './kubeconfig.ts';
+import { type KubectlRunner, kubectlRunner } from './kubectl.ts';
 import { nodeNetwork } from './node/addresses.ts';
 import { cniConfig, kubeletConfig, kubeProxyConfig, type NodeLayout } from './node/configs.ts';
 import { type Containerd, importImage, startContainerd } from './node/containerd.ts';
@@ -50,26 +39,29 @@ import {
 } from './node/host-network.ts';
 import { removeKubeletChains, removeKubepodsCgroups, unmountUnder } from './node/teardown.ts';
 import { ensureNodeBinaries } from './node-binaries.ts';
-import { cacheRoot, crdDir } from './paths.ts';
+import { cacheRoot } from './paths.ts';
 import { type Supervised, startProcess } from './processes.ts';
 import { type StepReporter, stepReporter } from './steps.ts';
 import { sleep, waitFor } from './wait.ts';
 
-const run = promisify(execFile);
-
 export interface LocalClusterOptions {
   nodeName?: string;
+  /** Directories of CRDs to apply at start; none by default: the chart installs the project's own
+   * (helm refuses to adopt a CRD it did not create). */
   crdDirs?: string[];
   verbosity?: number;
   startTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
-export interface LocalCluster {
+/** What a process needs to use a running local cluster (plain data: vitest hands it to test files). */
+export interface LocalClusterInfo {
   kubeconfigPath: string;
   /** kubectl of the control plane's release. */
   kubectlPath: string;
-  kubeconfig: KubeConfig;
+  /** ctr of the node's containerd, and that containerd's socket. */
+  ctrPath: string;
+  containerdSocket: string;
   server: string;
   nodeName: string;
   nodeIP: string;
@@ -79,9 +71,31 @@ export interface LocalCluster {
   safety: SafetyCheck[];
   /** Images imported into containerd (the app image is observatory:dev). */
   images: { app: string; pause: string; coredns: string };
-  kubectl(args: string[], input?: string): Promise<string>;
+}
+
+/** A running local cluster as its users see it: kubeconfig, kubectl and ctr. */
+export interface LocalClusterClient extends LocalClusterInfo {
+  kubeconfig: KubeConfig;
+  kubectl: KubectlRunner;
   ctr(args: string[]): Promise<string>;
+}
+
+export interface LocalCluster extends LocalClusterClient {
+  /** The plain data another process needs to attach to this cluster. */
+  info: LocalClusterInfo;
   stop(): Promise<void>;
+}
+
+/** Attaches to a cluster another process started (the vitest global setup). */
+export function attachLocalCluster(info: LocalClusterInfo): LocalClusterClient {
+  const kubeconfig = new KubeConfig();
+  kubeconfig.loadFromFile(info.kubeconfigPath);
+  return {
+    ...info,
+    kubeconfig,
+    kubectl: kubectlRunner(info.kubectlPath, info.kubeconfigPath),
+    ctr: (args) => sh(info.ctrPath, ['--address', info.containerdSocket, '--namespace', 'k8s.io', ...args]),
+  };
 }
 
 /** Everything the cluster runs, built when missing; returns what startLocalCluster needs. */
@@ -97,20 +111,6 @@ export async function buildAll(steps: StepReporter) {
   const coredns = await ensureCorednsImage(binaries.coredns, steps);
   const app = await ensureAppImage(steps);
   return { controlPlane, binaries, pause, coredns, app };
-}
-
-async function freePort(host: string): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ host, port: 0, exclusive: true }, () => {
-      const address = server.address();
-      server.close(() =>
-        address && typeof address !== 'string' ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 const machineLock = '/run/observatory-local-node.pid';
@@ -148,19 +148,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   let stopped: Promise<void> | undefined;
   const kubectlBinary = join(built.controlPlane, '..', 'kubectl');
   const kubeconfigPath = join(dataDir, 'kubeconfig');
-  const kubectl = async (args: string[], input?: string) => {
-    const child = run(kubectlBinary, [`--kubeconfig=${kubeconfigPath}`, ...args], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    if (input !== undefined) {
-      child.child.stdin?.end(input);
-    }
-    return (
-      await child.catch((error: { stderr?: string; message: string }) => {
-        throw new Error(`kubectl ${args.join(' ')}: ${(error.stderr ?? '').trim() || error.message}`);
-      })
-    ).stdout;
-  };
+  const kubectl = kubectlRunner(kubectlBinary, kubeconfigPath);
 
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
@@ -230,62 +218,27 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
 
   try {
     await steps.run('host network (guard bridge, Pod guard)', setUpHostNetwork);
-    const host = network.nodeIP;
-    const apiPort = await freePort(host);
-    const [etcdPort, etcdPeerPort] = [await freePort('127.0.0.1'), await freePort('127.0.0.1')];
-    const server = `https://${host}:${apiPort}`;
-    await makeDataDirs(dataDir);
-    const { createPki } = await import('./pki.ts');
-    const pki = await createPki(join(dataDir, 'pki'), host, nodeName);
-    const kubeconfigFor = async (name: string, identity: { cert: string; key: string }) => {
-      const path = join(dataDir, name === 'admin' ? 'kubeconfig' : `${name}.kubeconfig`);
-      await writeKubeconfig(path, {
-        server,
-        caFile: pki.caCert,
-        user: { clientCertificate: identity.cert, clientKey: identity.key },
-      });
-      return path;
-    };
-    const [, controllerManagerKubeconfig, schedulerKubeconfig, nodeKubeconfig, kubeProxyKubeconfig] =
-      await Promise.all([
-        kubeconfigFor('admin', pki.admin),
-        kubeconfigFor('kube-controller-manager', pki.controllerManager),
-        kubeconfigFor('kube-scheduler', pki.scheduler),
-        kubeconfigFor('kubelet', pki.node),
-        kubeconfigFor('kube-proxy', pki.kubeProxy),
-      ]);
-    const layout: ControlPlaneLayout = {
-      binary: built.controlPlane,
-      dataDir,
-      host,
-      etcdHost: '127.0.0.1',
-      apiPort,
-      etcdPort,
-      etcdPeerPort,
-      pki,
-      controllerManagerKubeconfig,
-      schedulerKubeconfig,
-      verbosity: options.verbosity ?? 1,
-      kubelet: { clientCert: pki.kubeletClient.cert, clientKey: pki.kubeletClient.key },
-    };
-    const guard = (list: Supervised[], p: Supervised) => {
-      list.push(p);
-      const crashed = failOnExit(p);
-      crashed.catch(() => {});
-      return crashed;
-    };
-    const crashed = Promise.race([
-      guard(controlPlane, startEtcd(layout)),
-      guard(controlPlane, startApiServer(layout)),
-    ]);
-    crashed.catch(() => {});
-    await steps.run('control plane start', () =>
-      Promise.race([crashed, waitApiServerReady(layout, timeoutMs)]),
+    const booted = await steps.run('control plane start', () =>
+      bootApiServer({
+        binary: built.controlPlane,
+        dataDir,
+        host: network.nodeIP,
+        nodeName,
+        verbosity: options.verbosity ?? 1,
+        timeoutMs,
+        kubelet: true,
+        processes: controlPlane,
+      }),
     );
+    const { layout, server } = booted;
+    const [nodeKubeconfig, kubeProxyKubeconfig] = await Promise.all([
+      booted.kubeconfigFor('kubelet', layout.pki.node),
+      booted.kubeconfigFor('kube-proxy', layout.pki.kubeProxy),
+    ]);
     const crashedLater = Promise.race([
-      crashed,
-      guard(controlPlane, startControllerManager(layout)),
-      guard(controlPlane, startScheduler(layout)),
+      booted.crashed,
+      watch(controlPlane, startControllerManager(layout)),
+      watch(controlPlane, startScheduler(layout)),
     ]);
     crashedLater.catch(() => {});
     const kubeconfig = new KubeConfig();
@@ -316,7 +269,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       cniBinDir: '/usr/lib/cni',
       runc: '/usr/sbin/runc',
       sandboxImage: built.pause.name,
-      caCert: pki.caCert,
+      caCert: layout.pki.caCert,
       kubeProxyKubeconfig,
       resolvConf: join(dataDir, 'resolv.conf'),
     };
@@ -351,7 +304,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       NODE_PARENT_PID: String(process.pid),
     };
     const startNodeProcess = (name: string, args: string[]) =>
-      guard(
+      watch(
         nodeProcesses,
         startProcess({
           name,
@@ -386,7 +339,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       Promise.race([
         nodeCrashed,
         (async () => {
-          await applyCrdDirs(kubeconfig, options.crdDirs ?? [crdDir]);
+          await applyCrdDirs(kubeconfig, options.crdDirs ?? []);
           await waitFor(
             'node Ready and schedulable',
             async () => {
@@ -428,26 +381,20 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       ]),
     );
     log(`local cluster ready: ${server} (KUBECONFIG=${kubeconfigPath})`);
-    const ctr = containerd.ctr;
-    return {
+    const info: LocalClusterInfo = {
       kubeconfigPath,
       kubectlPath: kubectlBinary,
-      kubeconfig,
+      ctrPath: built.binaries.ctr,
+      containerdSocket: nodeLayout.containerdSocket,
       server,
       nodeName,
       nodeIP: network.nodeIP,
       dataDir,
       version: kubernetesVersion,
       safety,
-      images: {
-        app: 'docker.io/library/observatory:dev',
-        pause: built.pause.name,
-        coredns: built.coredns.name,
-      },
-      kubectl,
-      ctr,
-      stop,
+      images: { app: appImageName, pause: built.pause.name, coredns: built.coredns.name },
     };
+    return { ...attachLocalCluster(info), info, stop };
   } catch (error) {
     await stop().catch((teardown: Error) => log(teardown.message));
     throw error;

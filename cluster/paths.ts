@@ -13,3 +13,8 @@ export function goBinary(): string {
 }
 export const controlPlaneSource = join(clusterSource, 'controlplane');
 export const crdDir = join(repoRoot, 'crds');
+/** The observatory CLI, run by this Node (type stripping) like the image runs it. */
+export const observatoryCli = join(repoRoot, 'server', 'bin', 'observatory.ts');
+/** Built tools (helm, kubeconform) live in .cache/tools/<name>-<version>/. */
+export const toolsCache = join(cacheRoot, 'tools');
+export const chartDir = join(repoRoot, 'charts', 'observatory');

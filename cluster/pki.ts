@@ -1,6 +1,6 @@
 // Certificates and keys for one cluster: a CA, the API server's serving certificate, one client
 // certificate per identity (admin in system:masters, the controller manager, the scheduler, the
-// node in system:nodes so the Node authorizer applies to our node agent), and the service-account
+// node in system:nodes so the Node authorizer applies to the kubelet), and the service-account
 // signing key pair. X.509 comes from the openssl CLI (node:crypto cannot issue certificates).
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';

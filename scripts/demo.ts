@@ -5,19 +5,18 @@
  * (approving the cutover itself) while printing the state, conditions and backfill progress; ends
  * with what moved and how long each step took. `--keep` leaves everything running until Ctrl+C.
  */
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { controlPlaneDir } from '../cluster/control-plane-binary.ts';
-import { Deployment, type Obsvc } from '../test/e2e/operator-env.ts';
+import { type LocalCluster, startLocalCluster } from '../cluster/local-cluster.ts';
+import { LocalDeployment, localPlatform } from '../cluster/scenario/local-deployment.ts';
 import {
   countData,
   createRelease3,
-  localPlatform,
+  type Obsvc,
   type Step,
   sendTraffic,
   timed,
   walkToEventsOnly,
-} from '../test/e2e/scenario.ts';
+} from '../cluster/scenario/scenario.ts';
 
 const NAME = 'demo';
 const { values } = parseArgs({
@@ -43,7 +42,7 @@ function bar(done: number, total: number, width = 24): string {
 }
 
 /** Prints what changed in the status since the last poll: state, conditions, backfill steps. */
-function progressPrinter(d: Deployment) {
+function progressPrinter(d: LocalDeployment) {
   let state = '';
   let backfill = '';
   const conditions = new Map<string, string>();
@@ -89,13 +88,15 @@ function progressPrinter(d: Deployment) {
   };
 }
 
-let d: Deployment | undefined;
+let cluster: LocalCluster | undefined;
+let d: LocalDeployment | undefined;
 let stopping = false;
 async function shutdown(code: number) {
   if (stopping) return;
   stopping = true;
-  say('stopping the cluster and the datastores...');
-  await d?.stop().catch(() => {});
+  say('stopping the deployment, the datastores and the cluster...');
+  await d?.stop().catch((error: Error) => say(error.message));
+  await cluster?.stop().catch((error: Error) => say(error.message));
   process.exit(code);
 }
 process.on('SIGINT', () => void shutdown(130));
@@ -103,9 +104,11 @@ process.on('SIGTERM', () => void shutdown(143));
 
 try {
   const steps: Step[] = [];
-  say('starting the local Kubernetes cluster and the datastores (the first run builds the control plane)...');
-  d = await timed(steps, 'cluster and datastores', () => Deployment.start('obs', { operator: 'chart' }));
-  say(`cluster ready: ${d.cluster.server}`);
+  say('starting the local Kubernetes cluster (the first run builds each part, shown as a step)...');
+  cluster = await timed(steps, 'local cluster', () => startLocalCluster({ log: say }));
+  say('starting PostgreSQL, Redis and the analytics server on the node IP, as Services in namespace obs...');
+  const running = cluster;
+  d = await timed(steps, 'datastores', () => LocalDeployment.start(running, 'obs'));
   say('helm install of charts/observatory (the operator as a Pod, image observatory:dev)...');
   await timed(steps, 'helm install', () => d!.installChart());
   const p = localPlatform(d);
@@ -144,9 +147,9 @@ try {
   console.log(`  ${((performance.now() - started) / 1000).toFixed(1).padStart(7)}s  total`);
 
   if (values.keep) {
-    const kubectl = join(controlPlaneDir, 'kubectl');
-    console.log(`\nEverything stays up until Ctrl+C.\n  export KUBECONFIG=${d.cluster.kubeconfigPath}`);
-    console.log(`  ${kubectl} get obsvc -n ${d.ns} -w`);
+    console.log(`\nEverything stays up until Ctrl+C.\n  export KUBECONFIG=${cluster.kubeconfigPath}`);
+    console.log(`  ${cluster.kubectlPath} get pods,svc -n ${d.ns}`);
+    console.log(`  ${cluster.kubectlPath} get obsvc -n ${d.ns} -w`);
     console.log(
       `  web: ${await p.webUrl()}  (public key ${project.publicKey}, secret key ${project.secretKey})`,
     );

@@ -3,6 +3,7 @@
 // cgroups, and the directories the kubelet insists on creating at fixed paths.
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { nodeNetwork } from './addresses.ts';
 import { sh, shQuiet } from './host.ts';
 
 /** Unmounts everything mounted under prefix, deepest first. */
@@ -57,4 +58,22 @@ export async function removePodNetns(): Promise<void> {
     await shQuiet('umount', ['-l', join('/run/netns', name)]);
     await rm(join('/run/netns', name), { force: true });
   }
+}
+
+/** What a stopped node left on the machine, read back from the kernel; empty when nothing. */
+export async function nodeLeftovers(dataDir: string): Promise<string[]> {
+  const found: string[] = [];
+  const links = await sh('ip', ['-o', 'link', 'show']);
+  for (const link of [nodeNetwork.guardBridge, nodeNetwork.podBridge])
+    if (links.includes(link)) found.push(`link ${link}`);
+  if ((await sh('iptables', ['-w', '-t', 'mangle', '-S'])).includes(nodeNetwork.guardChain))
+    found.push(`iptables chain ${nodeNetwork.guardChain}`);
+  for (const table of ['filter', 'nat']) {
+    const rules = (await sh('iptables', ['-w', '-t', table, '-S'])).split('\n');
+    found.push(...rules.filter((r) => r.includes('KUBE-')).map((r) => `iptables ${table}: ${r}`));
+  }
+  if ((await readdir('/sys/fs/cgroup/memory')).includes('kubepods')) found.push('cgroup memory/kubepods');
+  const processes = (await sh('ps', ['-eo', 'pid,args'])).split('\n').filter((l) => l.includes(dataDir));
+  found.push(...processes.map((p) => `process ${p.trim()}`));
+  return found;
 }

@@ -1,88 +1,28 @@
-// Admission of the production fields by a real kube-apiserver (etcd + API server only, no node):
+// Admission of the production fields by a real kube-apiserver (cluster/api-server.ts, no node):
 // the CRD's schema and CEL refuse owned env names (naming the variable), conflicting budget
 // settings, out-of-range settings, the operator's /tmp; a spec using every template field is
 // accepted; and the Pods, Deployments, Jobs and PodDisruptionBudgets the operator renders from it
 // pass the API server's own validation, the Pods in a namespace that enforces the restricted Pod
 // Security Standard (server-side dry run: no node needed).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   AppsV1Api,
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PolicyV1Api,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ControlPlaneLayout,
-  failOnExit,
-  makeDataDirs,
-  startApiServer,
-  startEtcd,
-  waitApiServerReady,
-} from '../../cluster/control-plane.ts';
-import { controlPlaneBinary } from '../../cluster/control-plane-binary.ts';
+import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { applyCrdDirs, waitEstablished } from '../../cluster/crds.ts';
-import { writeKubeconfig } from '../../cluster/kubeconfig.ts';
 import { crdDir } from '../../cluster/paths.ts';
-import { createPki } from '../../cluster/pki.ts';
-import type { Supervised } from '../../cluster/processes.ts';
 import { withDefaults } from '../../operator/api/effective.ts';
 import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { renderDisruptionBudget } from '../../operator/render/disruption.ts';
 import { renderJob } from '../../operator/render/jobs.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
-import { freePort } from '../fixtures/ports.ts';
 
 const NS = 'restricted';
-
-/** etcd and kube-apiserver on loopback with a fresh PKI; the control-plane fixture's building blocks. */
-async function startApiServerOnly(): Promise<{ kc: KubeConfig; stop: () => Promise<void> }> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'observatory-admission-'));
-  const processes: Supervised[] = [];
-  const stop = async () => {
-    await Promise.all(processes.map((p) => p.stop(1000)));
-    await rm(dataDir, { recursive: true, force: true });
-  };
-  try {
-    await makeDataDirs(dataDir);
-    const host = '127.0.0.1';
-    const pki = await createPki(join(dataDir, 'pki'), host, 'none');
-    const [apiPort, etcdPort, etcdPeerPort] = [await freePort(), await freePort(), await freePort()];
-    const kubeconfig = join(dataDir, 'kubeconfig');
-    await writeKubeconfig(kubeconfig, {
-      server: `https://${host}:${apiPort}`,
-      caFile: pki.caCert,
-      user: { clientCertificate: pki.admin.cert, clientKey: pki.admin.key },
-    });
-    const layout: ControlPlaneLayout = {
-      binary: controlPlaneBinary,
-      dataDir,
-      host,
-      apiPort,
-      etcdPort,
-      etcdPeerPort,
-      pki,
-      controllerManagerKubeconfig: kubeconfig,
-      schedulerKubeconfig: kubeconfig,
-      verbosity: 0,
-    };
-    for (const start of [startEtcd, startApiServer]) processes.push(start(layout));
-    const crashed = Promise.race(processes.map(failOnExit));
-    crashed.catch(() => {});
-    await Promise.race([crashed, waitApiServerReady(layout, 120_000)]);
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    return { kc, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
 
 const base: ObservabilityServiceSpec = {
   release: '4',
@@ -147,7 +87,7 @@ const everyField: ObservabilityServiceSpec = {
   },
 };
 
-let cluster: Awaited<ReturnType<typeof startApiServerOnly>> | undefined;
+let cluster: ControlPlane | undefined;
 let objects: CustomObjectsApi;
 
 const create = (spec: unknown, name = 'obs') =>
@@ -172,8 +112,8 @@ async function verdict(p: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  cluster = await startApiServerOnly();
-  const { kc } = cluster;
+  cluster = await startControlPlane({ crdDirs: [] });
+  const kc = cluster.kubeconfig;
   const names = await applyCrdDirs(kc, [crdDir]);
   await waitEstablished(kc, names);
   objects = kc.makeApiClient(CustomObjectsApi);
@@ -249,7 +189,7 @@ describe('admission of the production fields (real kube-apiserver)', () => {
   });
 
   it('the Pods, Deployments, Jobs and budgets rendered from that spec pass the API server, Pods under restricted PSS', async () => {
-    const { kc } = cluster!;
+    const kc = cluster!.kubeconfig;
     const ctx = {
       meta: { name: 'obs', namespace: NS, uid: 'u-1', generation: 1 },
       spec: withDefaults(everyField),
@@ -311,7 +251,7 @@ describe('admission of the production fields (real kube-apiserver)', () => {
       }),
     };
     const spec = renderDeployment(ctx, 'web', 'Dual').spec!.template.spec!;
-    const core = cluster!.kc.makeApiClient(CoreV1Api);
+    const core = cluster!.kubeconfig.makeApiClient(CoreV1Api);
     expect(
       await verdict(
         core.createNamespacedPod({ namespace: NS, body: { metadata: { name: 'bad' }, spec }, dryRun: 'All' }),

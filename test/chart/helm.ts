@@ -1,57 +1,18 @@
 // Runs the real helm and kubeconform (built from the Go module proxy, see test/tools/) on the chart.
-import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
-import { ensureHelm, ensureKubeconform } from '../tools/go-tools.ts';
+import { ensureKubeconform } from '../../cluster/go-tools.ts';
+import { helm, type RunResult, runTool } from '../../cluster/helm.ts';
 import { ensureKubernetesSchemas, writeCrdSchemas } from '../tools/kubernetes-schemas.ts';
-import { chartDir, crdSourceDir, toolsCache } from '../tools/paths.ts';
+import { chartDir, crdSourceDir } from '../tools/paths.ts';
+
+export { helm, type RunResult };
 
 export const releaseName = 'obs';
 export const releaseNamespace = 'observatory-system';
-
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function runTool(
-  binary: string,
-  args: string[],
-  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
-) {
-  return new Promise<RunResult>((resolve, reject) => {
-    const child = execFile(
-      binary,
-      args,
-      { env: { ...process.env, ...options.env }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        if (error && code === -1) reject(error);
-        else resolve({ code, stdout, stderr });
-      },
-    );
-    if (options.input !== undefined) child.stdin!.end(options.input);
-  });
-}
-
-/** helm's cache, config and data directories: ours, never the user's ~/.config/helm. */
-const helmHome = join(toolsCache, 'helm-home');
-
-export async function helm(args: string[]): Promise<RunResult> {
-  const home = helmHome;
-  return runTool(await ensureHelm(), args, {
-    env: {
-      HELM_CACHE_HOME: join(home, 'cache'),
-      HELM_CONFIG_HOME: join(home, 'config'),
-      HELM_DATA_HOME: join(home, 'data'),
-      KUBECONFIG: join(home, 'no-kubeconfig'),
-    },
-  });
-}
 
 /** `--set` style overrides as helm arguments (`--set-json` keeps each value's JSON type). */
 export function valueArgs(values: Record<string, unknown> = {}): string[] {

@@ -1,7 +1,9 @@
-// The chart installed for real with helm on the local cluster (test/cluster): the API server
-// accepts every object (the CRD with its CEL rules, the RBAC, the Deployment), the RBAC grants the
-// operator's service account what it needs and refuses the rest (reading a Secret by name, writing
-// Secrets or ConfigMaps, other Leases, other namespaces), an upgrade updates the CRD, and an uninstall keeps it with the custom resources.
+// The chart installed for real with helm on an API server (cluster/api-server.ts; nothing here
+// needs a node: the operator Pod is never started): the API server accepts every object (the CRD
+// with its CEL rules, the RBAC, the Deployment), the RBAC grants the operator's service account
+// what it needs and refuses the rest (reading a Secret by name, writing Secrets or ConfigMaps,
+// other Leases, other namespaces), an upgrade updates the CRD, and an uninstall keeps it with the
+// custom resources.
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +16,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { waitFor } from '../../cluster/wait.ts';
-import { type Cluster, startCluster } from '../cluster/harness.ts';
 import { chartDir } from '../tools/paths.ts';
 import { helm, notesExample, releaseName, releaseNamespace, renderNotes } from './helm.ts';
 
@@ -23,14 +25,14 @@ const fullname = `${releaseName}-observatory`;
 const crdName = 'observabilityservices.observatory.dev';
 const serviceAccount = `system:serviceaccount:${releaseNamespace}:${fullname}`;
 
-describe('helm install on the local cluster', () => {
-  let cluster: Cluster;
+describe('helm install on a real API server', () => {
+  let cluster: ControlPlane;
   let work: string;
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'observatory-chart-install-'));
-    // No CRDs from the harness: the chart installs its own.
-    cluster = await startCluster({ crdDirs: [] });
+    // No CRDs up front: the chart installs its own.
+    cluster = await startControlPlane({ crdDirs: [] });
   });
   afterAll(async () => {
     await cluster?.stop();

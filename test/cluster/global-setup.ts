@@ -1,7 +1,23 @@
-// Builds the control plane once before the cluster tests (a fresh machine has no cache), so no
-// test's timeout has to cover the cold Go build.
-import { ensureControlPlane } from '../../cluster/control-plane-binary.ts';
+// The cluster suite's one local cluster (control plane and the real node): built when missing
+// (each build a step with its time) and started once before any file runs, so no test's timeout
+// covers a cold build; stopped after the last file, and the machine is then checked for anything
+// the node left behind. Files attach with `localCluster()` (test/cluster/shared.ts).
+import type { TestProject } from 'vitest/node';
+import { type LocalClusterInfo, startLocalCluster } from '../../cluster/local-cluster.ts';
+import { nodeLeftovers } from '../../cluster/node/teardown.ts';
 
-export default async function setup(): Promise<void> {
-  await ensureControlPlane((line) => console.log(`[cluster] ${line}`));
+declare module 'vitest' {
+  export interface ProvidedContext {
+    localCluster: LocalClusterInfo;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const cluster = await startLocalCluster({ log: (line) => console.log(`[cluster] ${line}`) });
+  project.provide('localCluster', cluster.info);
+  return async () => {
+    await cluster.stop();
+    const left = await nodeLeftovers(cluster.dataDir);
+    if (left.length) throw new Error(`the local node left behind: ${left.join('; ')}`);
+  };
 }

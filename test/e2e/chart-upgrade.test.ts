@@ -8,8 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sleep, waitFor } from '../../cluster/wait.ts';
-import { Deployment } from './operator-env.ts';
+import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
 import {
   afterCutover,
   condition,
@@ -17,16 +16,17 @@ import {
   createRelease3,
   deploymentEnv,
   isTrue,
-  localPlatform,
   type Platform,
   type Project,
   retryBackfill,
   sendTraffic,
   walkToEventsOnly,
-} from './scenario.ts';
+} from '../../cluster/scenario/scenario.ts';
+import { sleep, waitFor } from '../../cluster/wait.ts';
+import { localCluster } from '../cluster/testing.ts';
 
 const NAME = 'upgrade';
-let d: Deployment;
+let d: LocalDeployment;
 let p: Platform;
 let project: Project;
 const operatorPodsDeleted: string[] = [];
@@ -80,7 +80,7 @@ async function killBackfillPodMidStep(step: number): Promise<{ pod: string; done
 }
 
 beforeAll(async () => {
-  d = await Deployment.start('obs', { operator: 'chart' });
+  d = await LocalDeployment.start(localCluster(), 'obs');
   await d.installChart();
   p = localPlatform(d);
 });

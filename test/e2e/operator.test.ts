@@ -10,13 +10,15 @@ import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalDeployment } from '../../cluster/scenario/local-deployment.ts';
+import { condition, DATASTORES, isTrue } from '../../cluster/scenario/scenario.ts';
 import { sleep } from '../../cluster/wait.ts';
 import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
-import { condition, DATASTORES, Deployment, isTrue } from './operator-env.ts';
+import { localCluster } from '../cluster/testing.ts';
 import { StatusRecorder } from './status-recorder.ts';
 
 const NAME = 'demo';
-let d: Deployment;
+let d: LocalDeployment;
 let project: { publicKey: string; secretKey: string };
 let statuses: StatusRecorder | undefined;
 
@@ -47,8 +49,7 @@ async function crashOperatorSoon(maxDelayMs = 4_000) {
 }
 
 async function oldSdkTraffic(tag: string) {
-  const ip = await d.podIP('web');
-  const sdk = new Langfuse({ ...project, baseUrl: `http://${ip}:3000` });
+  const sdk = new Langfuse({ ...project, baseUrl: await d.webUrl() });
   const trace = sdk.trace({ name: `trace-${tag}`, userId: 'u1', sessionId: 's1' });
   trace.span({ name: `span-${tag}` }).end();
   trace.generation({ name: `gen-${tag}`, model: 'gpt' }).end();
@@ -64,7 +65,7 @@ async function analyticsCount(table: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  d = await Deployment.start('obs', { operator: 'chart' });
+  d = await LocalDeployment.start(localCluster(), 'obs');
   await d.installChart();
 });
 afterAll(async () => {
@@ -116,8 +117,9 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       (x) => x.status?.state === 'Release3' && isTrue(x, 'Ready'),
     );
     expect(o.status?.observedGeneration).toBe(o.metadata.generation);
-    const ip = await d.podIP('web');
-    expect(ip).toMatch(/^127\./);
+    // A real Pod IP from the node's Pod range, behind the web Service's ClusterIP.
+    expect(await d.podIP('web')).toMatch(/^10\.244\./);
+    expect(await d.webUrl()).toMatch(/^http:\/\/10\.96\./);
     // A project for the SDK traffic, created with the CLI against the same database.
     const { cli } = await import('../fixtures/service.ts');
     const r = await cli(['create-project', '--name', 'e2e', '--json'], {
@@ -238,9 +240,9 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     );
     expect(final.status?.observedGeneration).toBe(final.metadata.generation);
     // After the commitment the old SDK's batch is refused per event and legacy endpoints are gone.
-    const ip = await d.podIP('web');
+    const web = await d.webUrl();
     const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
-    const batch = await fetch(`http://${ip}:3000/api/public/ingestion`, {
+    const batch = await fetch(`${web}/api/public/ingestion`, {
       method: 'POST',
       headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -251,7 +253,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     expect(((await batch.json()) as { errors: { status: number }[] }).errors[0]?.status).toBe(400);
     expect(
       (
-        await fetch(`http://${ip}:3000/api/public/traces`, {
+        await fetch(`${web}/api/public/traces`, {
           method: 'POST',
           headers: { authorization: auth },
         })

@@ -6,11 +6,13 @@
  */
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalDeployment } from '../../cluster/scenario/local-deployment.ts';
+import { DATASTORES, isTrue } from '../../cluster/scenario/scenario.ts';
+import { localCluster } from '../cluster/testing.ts';
 import { cli } from '../fixtures/service.ts';
-import { DATASTORES, Deployment, isTrue } from './operator-env.ts';
 
 const NAME = 'back';
-let d: Deployment;
+let d: LocalDeployment;
 let project: { publicKey: string; secretKey: string };
 
 function apply(spec: Record<string, unknown>) {
@@ -30,8 +32,7 @@ function apply(spec: Record<string, unknown>) {
 }
 
 async function send(tag: string): Promise<string> {
-  const ip = await d.podIP('web');
-  const sdk = new Langfuse({ ...project, baseUrl: `http://${ip}:3000` });
+  const sdk = new Langfuse({ ...project, baseUrl: await d.webUrl() });
   const trace = sdk.trace({ id: `rb-${tag}`, name: `trace-${tag}` });
   trace.span({ name: 'work' }).end();
   await sdk.shutdownAsync();
@@ -44,7 +45,7 @@ async function schemaVersion(): Promise<number> {
 }
 
 beforeAll(async () => {
-  d = await Deployment.start('rb', { operator: 'chart' });
+  d = await LocalDeployment.start(localCluster(), 'rb');
   await d.installChart();
 });
 afterAll(async () => {
@@ -85,15 +86,17 @@ describe('rollback from Dual to release 3', () => {
     expect(await schemaVersion()).toBe(37);
     const jobs = d.kubectl(['get', 'jobs', '-n', 'rb', '-o', 'jsonpath={.items[*].metadata.name}']).stdout;
     expect(jobs).toMatch(/back-rollback-/);
-    const web = JSON.parse(d.kubectl(['get', 'deploy', `${NAME}-web`, '-n', 'rb', '-o', 'json']).stdout);
-    const env = web.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    const deployment = JSON.parse(
+      d.kubectl(['get', 'deploy', `${NAME}-web`, '-n', 'rb', '-o', 'json']).stdout,
+    );
+    const env = deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[];
     expect(env.find((e) => e.name === 'SERVICE_RELEASE')?.value).toBe('3');
     expect(env.some((e) => e.name === 'SERVICE_MIGRATION_V4_WRITE_MODE')).toBe(false);
 
-    const ip = await d.podIP('web');
+    const web = await d.webUrl();
     const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
     for (const id of ['rb-legacy', 'rb-dual']) {
-      const res = await fetch(`http://${ip}:3000/api/public/traces/${id}`, {
+      const res = await fetch(`${web}/api/public/traces/${id}`, {
         headers: { authorization: auth },
       });
       expect(res.status, id).toBe(200);
@@ -110,7 +113,7 @@ describe('rollback from Dual to release 3', () => {
     expect(text).toMatch(/observatory_operator_reconcile_duration_seconds_count\{result="ok"\} [1-9]/);
     // Release 3 keeps ingesting into the legacy tables.
     const id = await send('after-rollback');
-    const res = await fetch(`http://${ip}:3000/api/public/traces/${id}`, {
+    const res = await fetch(`${web}/api/public/traces/${id}`, {
       headers: { authorization: auth },
     });
     expect(res.status).toBe(200);

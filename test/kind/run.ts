@@ -1,5 +1,5 @@
 /**
- * `npm run test:kind`: the upgrade scenario of test/e2e/scenario.ts on a kind cluster, for machines
+ * `npm run test:kind`: the upgrade scenario of cluster/scenario/scenario.ts on a kind cluster, for machines
  * with Docker. Builds the image from ./Dockerfile, loads it into kind, runs the datastores as Pods
  * (their official images), installs the chart and walks a release 3 deployment to EventsOnly. The
  * web Pods, ClickHouse and PostgreSQL are reached through `kubectl port-forward`.
@@ -12,17 +12,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
-import { waitFor } from '../../cluster/wait.ts';
-import { helm } from '../chart/helm.ts';
-import type { Obsvc } from '../e2e/operator-env.ts';
 import {
   afterCutover,
   countData,
   createRelease3,
+  type Obsvc,
   type Platform,
   sendTraffic,
   walkToEventsOnly,
-} from '../e2e/scenario.ts';
+} from '../../cluster/scenario/scenario.ts';
+import { waitFor } from '../../cluster/wait.ts';
+import { helm } from '../chart/helm.ts';
 import { cli, ROOT } from '../fixtures/service.ts';
 import { chartDir } from '../tools/paths.ts';
 

@@ -2,15 +2,17 @@
 // the control plane's Kubernetes version, CNI bridge networking and CoreDNS, running Pods from
 // the image built from ./Dockerfile. Judged by kubectl and by the kernel (routes, iptables
 // counters), not by the code that set them up.
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { type LocalCluster, startLocalCluster } from '../../cluster/local-cluster.ts';
+import type { LocalClusterClient } from '../../cluster/local-cluster.ts';
 import { nodeNetwork } from '../../cluster/node/addresses.ts';
 import { sh } from '../../cluster/node/host.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { createNamespace, deleteNamespaces, localCluster } from './testing.ts';
 
-let cluster: LocalCluster;
+let cluster: LocalClusterClient;
+const ns = 'node';
 
 /** A container running a Node.js script with the project's image. */
 function nodeScript(name: string, script: string) {
@@ -25,7 +27,7 @@ function nodeScript(name: string, script: string) {
 
 const webScript = `require('node:http').createServer((req, res) => res.end('hello from ' + process.env.HOSTNAME)).listen(8080)`;
 
-const clientScript = `
+const clientScript = (NS: string) => `
 const dns = require('node:dns').promises;
 const http = require('node:http');
 const get = (url) => new Promise((resolve, reject) => {
@@ -33,8 +35,8 @@ const get = (url) => new Promise((resolve, reject) => {
     .on('timeout', function () { this.destroy(new Error('timeout')); }).on('error', reject);
 });
 (async () => {
-  const { address } = await dns.lookup('web.default.svc.cluster.local');
-  const body = await get('http://web.default.svc.cluster.local:8080/');
+  const { address } = await dns.lookup('web.${NS}.svc.cluster.local');
+  const body = await get('http://web.${NS}.svc.cluster.local:8080/');
   const external = await dns.lookup('example.com').then((r) => 'resolved ' + r.address, (e) => e.code);
   const offMachine = await get('http://192.0.2.1:80/').then(() => 'answered', (e) => e.code || e.message);
   console.log(JSON.stringify({ address, body, external, offMachine }));
@@ -57,11 +59,12 @@ async function guardDrops(): Promise<number> {
 }
 
 beforeAll(async () => {
-  cluster = await startLocalCluster({ log: (line) => console.log(`[node] ${line}`) });
+  cluster = localCluster();
+  await createNamespace(cluster, ns);
 });
 
 afterAll(async () => {
-  await cluster?.stop();
+  await deleteNamespaces(cluster, [ns]);
 });
 
 describe('local cluster with a real node', () => {
@@ -107,7 +110,7 @@ describe('local cluster with a real node', () => {
     const web = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } },
+      metadata: { name: 'web', namespace: ns, labels: { app: 'web' } },
       spec: {
         terminationGracePeriodSeconds: 1,
         containers: [
@@ -122,35 +125,37 @@ describe('local cluster with a real node', () => {
     const service = {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'web', namespace: 'default' },
+      metadata: { name: 'web', namespace: ns },
       spec: { selector: { app: 'web' }, ports: [{ port: 8080, targetPort: 8080 }] },
     };
     await cluster.kubectl(['apply', '-f', '-'], [web, service].map((o) => stringify(o)).join('---\n'));
-    await cluster.kubectl(['wait', '--for=condition=Ready', 'pod/web', '--timeout=120s']);
+    await cluster.kubectl(['wait', '-n', ns, '--for=condition=Ready', 'pod/web', '--timeout=120s']);
     const client = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'client', namespace: 'default' },
+      metadata: { name: 'client', namespace: ns },
       spec: {
         restartPolicy: 'Never',
         terminationGracePeriodSeconds: 1,
-        containers: [nodeScript('client', clientScript)],
+        containers: [nodeScript('client', clientScript(ns))],
       },
     };
     await cluster.kubectl(['apply', '-f', '-'], stringify(client));
     const phase = await waitFor(
       'client Pod finished',
       async () => {
-        const p = (await cluster.kubectl(['get', 'pod', 'client', '-o', 'jsonpath={.status.phase}'])).trim();
+        const p = (
+          await cluster.kubectl(['get', 'pod', 'client', '-n', ns, '-o', 'jsonpath={.status.phase}'])
+        ).trim();
         return p === 'Succeeded' || p === 'Failed' ? p : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    const logs = await cluster.kubectl(['logs', 'client']);
+    const logs = await cluster.kubectl(['logs', '-n', ns, 'client']);
     expect(phase, logs).toBe('Succeeded');
     const result = JSON.parse(logs.trim().split('\n').pop() ?? '{}');
     const clusterIP = (
-      await cluster.kubectl(['get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}'])
+      await cluster.kubectl(['get', 'service', 'web', '-n', ns, '-o', 'jsonpath={.spec.clusterIP}'])
     ).trim();
     expect(result.address).toBe(clusterIP);
     expect(result.body).toBe('hello from web');
@@ -176,19 +181,21 @@ async function runToCompletion(name: string, container: Record<string, unknown>)
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: 'default' },
+    metadata: { name, namespace: ns },
     spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers: [{ name, ...container }] },
   };
   await cluster.kubectl(['apply', '-f', '-'], stringify(pod));
   const phase = await waitFor(
     `${name} Pod finished`,
     async () => {
-      const p = (await cluster.kubectl(['get', 'pod', name, '-o', 'jsonpath={.status.phase}'])).trim();
+      const p = (
+        await cluster.kubectl(['get', 'pod', name, '-n', ns, '-o', 'jsonpath={.status.phase}'])
+      ).trim();
       return p === 'Succeeded' || p === 'Failed' ? p : undefined;
     },
     { timeoutMs: 120_000, intervalMs: 500 },
   );
-  const logs = await cluster.kubectl(['logs', name]);
+  const logs = await cluster.kubectl(['logs', '-n', ns, name]);
   expect(phase, logs).toBe('Succeeded');
   return logs;
 }
@@ -217,21 +224,5 @@ describe('the image built from ./Dockerfile', () => {
       cwd: '/app',
       lib: 'absent',
     });
-  });
-});
-
-describe('after stop', () => {
-  it('leaves no bridge, guard chain, kubepods cgroup or shim behind', async () => {
-    await cluster.stop();
-    const links = await sh('ip', ['-o', 'link', 'show']);
-    expect(links).not.toContain(nodeNetwork.guardBridge);
-    expect(links).not.toContain(nodeNetwork.podBridge);
-    expect(await sh('iptables', ['-w', '-t', 'mangle', '-S'])).not.toContain(nodeNetwork.guardChain);
-    expect(await sh('iptables', ['-w', '-S'])).not.toMatch(/KUBE-/);
-    expect(await sh('iptables', ['-w', '-t', 'nat', '-S'])).not.toMatch(/KUBE-/);
-    const cgroups = await readdir('/sys/fs/cgroup/memory');
-    expect(cgroups).not.toContain('kubepods');
-    const shims = (await sh('ps', ['-eo', 'args'])).split('\n').filter((l) => l.includes(cluster.dataDir));
-    expect(shims).toEqual([]);
   });
 });

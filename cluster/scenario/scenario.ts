@@ -8,15 +8,37 @@ import { context, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
-import { waitFor } from '../../cluster/wait.ts';
-import { cli } from '../fixtures/service.ts';
-import { DATASTORES, type Deployment, type Obsvc } from './operator-env.ts';
+import type { RunResult } from '../helm.ts';
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
+export type { RunResult };
+
+import { waitFor } from '../wait.ts';
+
+export interface Obsvc {
+  metadata: { name: string; namespace: string; generation: number; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: {
+    state?: string;
+    phase?: string;
+    observedGeneration?: number;
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      observedGeneration?: number;
+    }[];
+    backfill?: { completedSteps?: number; progress?: string; currentJob?: string };
+    blockedBy?: string[];
+  };
 }
+
+/** The datastore settings every ObservabilityService of the scenario uses (Secret `datastores`). */
+export const DATASTORES = {
+  postgres: { urlSecretRef: { name: 'datastores', key: 'database' } },
+  clickhouse: { urlSecretRef: { name: 'datastores', key: 'clickhouse' } },
+  redis: { urlSecretRef: { name: 'datastores', key: 'redis' } },
+};
 
 export interface Project {
   projectId: string;
@@ -34,33 +56,6 @@ export interface Platform {
   webUrl(): Promise<string>;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
   createProject(name: string): Promise<Project>;
-}
-
-/** The local cluster's Deployment as a Platform (Pods are reached by their IP: Services have no endpoints). */
-export function localPlatform(d: Deployment): Platform {
-  return {
-    ns: d.ns,
-    kubectl: (args, stdin) => d.kubectl(args, stdin),
-    get: (name) => d.get(name),
-    waitFor: (name, what, check, timeoutMs) => d.waitFor(name, what, check, timeoutMs),
-    webUrl: async () => `http://${await d.podIP('web')}:3000`,
-    query: async <T>(sql: string, params?: Record<string, unknown>) => {
-      const rs = await d.ch.client.query({
-        query: sql,
-        format: 'JSONEachRow',
-        ...(params ? { query_params: params } : {}),
-      });
-      return rs.json<T>();
-    },
-    createProject: async (name) => {
-      const r = await cli(['create-project', '--name', name, '--json'], {
-        DATABASE_URL: d.pg.url,
-        SERVICE_RELEASE: '3',
-      });
-      if (r.code !== 0) throw new Error(`create-project failed: ${r.stderr}`);
-      return JSON.parse(r.stdout) as Project;
-    },
-  };
 }
 
 export const condition = (o: Obsvc, type: string) => o.status?.conditions?.find((c) => c.type === type);
