@@ -10,6 +10,8 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { localBlobStore } from '../blobs/local.ts';
+import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
@@ -69,12 +71,20 @@ export async function run(args: string[]): Promise<number> {
     keysVerifier,
   );
 
+  // Media goes to a local directory served by this process unless an S3 bucket is configured.
+  let url = '';
+  const localMedia = config.media.s3
+    ? undefined
+    : localBlobStore({ dir: join(dataDir, 'blobs', 'media'), bucket: 'media', baseUrl: () => url });
+  const mediaBlobs = localMedia ?? (config.media.s3 && s3BlobStore(config.media.s3));
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
     pool,
     analytics,
     store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: keysVerifier,
+    mediaBlobs,
+    localBlobs: localMedia && [localMedia],
     shuttingDown: () => false,
   });
   const coordination = memoryCoordination();
@@ -91,7 +101,7 @@ export async function run(args: string[]): Promise<number> {
   const host = process.env['HOST'] ?? '127.0.0.1';
   await app.listen({ host, port });
   const address = app.server.address();
-  const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
   const ready: DevReady = {
     url,
     projectId: keys.projectId,
@@ -118,6 +128,7 @@ export async function run(args: string[]): Promise<number> {
     cleanup: async () => {
       await app.close();
       await jobs.stop();
+      mediaBlobs?.close();
       await pool.end();
       await analytics.close();
       await pg.stop();

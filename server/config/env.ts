@@ -7,10 +7,13 @@ import {
   ENV_DEFAULTS,
   type Env,
   EnvReader,
+  MAX_PRESIGNED_URL_SECONDS,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
   readModeSettings,
+  S3_ENV,
 } from '../contract/env.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
+import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -26,6 +29,13 @@ export interface ClickHouseSettings {
   useLightweightUpdate: boolean;
 }
 
+export interface MediaSettings {
+  /** The bucket media is uploaded to; absent: the media API answers that it is not configured. */
+  s3: S3Settings | undefined;
+  maxContentLength: number;
+  downloadUrlExpirySeconds: number;
+}
+
 export interface ServiceConfig {
   mode: ModeSettings;
   propagationStuckThresholdMinutes: number;
@@ -36,6 +46,9 @@ export interface ServiceConfig {
   port: number | undefined;
   /** Concurrent write requests a web process serves before answering 429. */
   maxInFlightWrites: number;
+  media: MediaSettings;
+  /** The bucket scheduled exports write to; absent: exports cannot run. */
+  exportStorage: S3Settings | undefined;
 }
 
 export interface LoadOptions {
@@ -69,6 +82,19 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   const maxInFlightWrites =
     r.positiveInt(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, 10_000) ??
     ENV_DEFAULTS.maxInFlightWrites;
+  const media: MediaSettings = {
+    s3: readS3Settings(r, S3_ENV.media),
+    maxContentLength:
+      r.positiveInt(ENV.mediaMaxContentLength, ENV_DEFAULTS.mediaMaxContentLength) ??
+      ENV_DEFAULTS.mediaMaxContentLength,
+    downloadUrlExpirySeconds:
+      r.positiveInt(
+        ENV.mediaDownloadUrlExpirySeconds,
+        ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
+        MAX_PRESIGNED_URL_SECONDS,
+      ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
+  };
+  const exportStorage = readS3Settings(r, S3_ENV.export);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -84,5 +110,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     host: r.raw(ENV.host) ?? ENV_DEFAULTS.host,
     port,
     maxInFlightWrites,
+    media,
+    exportStorage,
   };
 }

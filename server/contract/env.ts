@@ -42,7 +42,40 @@ export const ENV = {
   backgroundMigrationsInWorker: 'SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER',
   /** The process's identity in locks and leader leases (the Pod name in a cluster). */
   podName: 'POD_NAME',
+  /** Largest media file (bytes) an SDK may upload. */
+  mediaMaxContentLength: 'SERVICE_S3_MEDIA_MAX_CONTENT_LENGTH',
+  /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
+  mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
 } as const;
+
+/** The settings of one S3 bucket the service uses, as variable names under a common stem. */
+function s3Names<Stem extends string>(stem: Stem) {
+  return {
+    bucket: `${stem}_BUCKET`,
+    /** Prepended to every object key as given (e.g. `media/`). */
+    prefix: `${stem}_PREFIX`,
+    region: `${stem}_REGION`,
+    /** An S3-compatible server's URL; absent for AWS S3 itself. */
+    endpoint: `${stem}_ENDPOINT`,
+    forcePathStyle: `${stem}_FORCE_PATH_STYLE`,
+    /** Both or neither; neither means the AWS SDK's default credential chain. */
+    accessKeyId: `${stem}_ACCESS_KEY_ID`,
+    secretAccessKey: `${stem}_SECRET_ACCESS_KEY`,
+  } as const;
+}
+export type S3EnvNames = ReturnType<typeof s3Names<string>>;
+
+/**
+ * Blob storage (the S3 API), one bucket setting per purpose, named like the reference's
+ * `LANGFUSE_S3_MEDIA_UPLOAD_*` and `LANGFUSE_S3_BATCH_EXPORT_*`. A purpose without a bucket is off.
+ */
+export const S3_ENV = {
+  /** Media the SDKs upload through presigned URLs. */
+  media: s3Names('SERVICE_S3_MEDIA_UPLOAD'),
+  /** Files the scheduled exports write. */
+  export: s3Names('SERVICE_S3_BATCH_EXPORT'),
+} as const;
+export type BlobPurpose = keyof typeof S3_ENV;
 
 /** Defaults of the settings that are not mode settings (those are V4_DEFAULTS). */
 export const ENV_DEFAULTS = {
@@ -54,7 +87,16 @@ export const ENV_DEFAULTS = {
   columnarUseLightweightUpdate: false,
   host: '0.0.0.0',
   maxInFlightWrites: 64,
+  /** The reference's default: 1 GB. */
+  mediaMaxContentLength: 1_000_000_000,
+  mediaDownloadUrlExpirySeconds: 3600,
+  /** What the AWS SDK signs for when no region is named; S3-compatible servers accept it. */
+  s3Region: 'us-east-1',
+  s3ForcePathStyle: false,
 } as const;
+
+/** Presigned URLs (SigV4) live at most seven days. */
+export const MAX_PRESIGNED_URL_SECONDS = 7 * 24 * 3600;
 
 /** Upper bound of the propagation stuck threshold: one week. */
 export const MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES = 7 * 24 * 60;

@@ -14,6 +14,8 @@ import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
 import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
+import { localBlobsPlugin } from './plugins/local-blobs.ts';
+import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { otlpPlugin } from './plugins/otlp.ts';
@@ -40,6 +42,13 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   collectRouteSpecs(app);
 
   app.register(healthPlugin, { ctx });
+  // Presigned URLs of the local blob stores carry their own signature instead of an API key.
+  if (ctx.localBlobs?.length) {
+    app.register(localBlobsPlugin, {
+      stores: ctx.localBlobs,
+      maxUploadBytes: ctx.config.media.maxContentLength,
+    });
+  }
 
   app.register(async (api) => {
     requireProjectKey(api, ctx);
@@ -57,6 +66,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
+    api.register(mediaPlugin, { ctx });
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });

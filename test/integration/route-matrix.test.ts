@@ -14,6 +14,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBlobStore } from '../../server/blobs/local.ts';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
@@ -53,6 +54,9 @@ const SERVED = {
 type Served = keyof typeof SERVED;
 
 const NOW = new Date().toISOString();
+/** The media of the bytes `abc`: its id is the start of their SHA-256. */
+const MEDIA_SHA256 = 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=';
+const MEDIA_ID = 'ungWv48Bz-pBQUDeXa4iI7';
 const HOUR_AGO = new Date(Date.now() - 3_600_000).toISOString();
 const metricsQuery = (view: string) =>
   encodeURIComponent(
@@ -270,6 +274,39 @@ const VALID: [string, Case][] = [
       template: '/api/public/v2/prompts/*',
     },
   ],
+  [
+    'POST media',
+    json(
+      'POST',
+      '/api/public/media',
+      {
+        traceId: 'm-trace',
+        contentType: 'image/png',
+        contentLength: 3,
+        sha256Hash: MEDIA_SHA256,
+        field: 'input',
+      },
+      'always',
+      201,
+    ),
+  ],
+  [
+    'PATCH media',
+    {
+      ...json(
+        'PATCH',
+        `/api/public/media/${MEDIA_ID}`,
+        { uploadedAt: NOW, uploadHttpStatus: 200 },
+        'always',
+        200,
+      ),
+      template: '/api/public/media/{mediaId}',
+    },
+  ],
+  [
+    'GET media',
+    { ...get(`/api/public/media/${MEDIA_ID}`, 'always'), template: '/api/public/media/{mediaId}' },
+  ],
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -307,6 +344,11 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     analytics,
     store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: new KeyVerifier(pool),
+    mediaBlobs: localBlobStore({
+      dir: join(dir, 'blobs'),
+      bucket: 'media',
+      baseUrl: () => 'http://127.0.0.1',
+    }),
     shuttingDown: () => false,
   });
 }
