@@ -40,7 +40,9 @@ export function s3BlobStore(settings: S3Settings): BlobStore {
   return {
     bucket: Bucket,
     async put(key, body, contentType) {
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+      // As bytes, so that even an empty body has a known length (the SDK treats '' as a stream).
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: bytes, ContentType: contentType }));
     },
     async get(key) {
       try {

@@ -71,12 +71,15 @@ export async function run(args: string[]): Promise<number> {
     keysVerifier,
   );
 
-  // Media goes to a local directory served by this process unless an S3 bucket is configured.
+  // Media and exports go to local directories (media served by this process) unless S3 buckets are configured.
   let url = '';
   const localMedia = config.media.s3
     ? undefined
     : localBlobStore({ dir: join(dataDir, 'blobs', 'media'), bucket: 'media', baseUrl: () => url });
   const mediaBlobs = localMedia ?? (config.media.s3 && s3BlobStore(config.media.s3));
+  const exportBlobs = config.exportStorage
+    ? s3BlobStore(config.exportStorage)
+    : localBlobStore({ dir: join(dataDir, 'blobs', 'exports'), bucket: 'exports', baseUrl: () => url });
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
     pool,
@@ -84,6 +87,7 @@ export async function run(args: string[]): Promise<number> {
     store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: keysVerifier,
     mediaBlobs,
+    exportBlobs,
     localBlobs: localMedia && [localMedia],
     shuttingDown: () => false,
   });
@@ -97,6 +101,7 @@ export async function run(args: string[]): Promise<number> {
     workerId: 'dev',
     schemaKnown: true,
     env: process.env,
+    exportBlobs,
   });
   const host = process.env['HOST'] ?? '127.0.0.1';
   await app.listen({ host, port });
@@ -129,6 +134,7 @@ export async function run(args: string[]): Promise<number> {
       await app.close();
       await jobs.stop();
       mediaBlobs?.close();
+      exportBlobs.close();
       await pool.end();
       await analytics.close();
       await pg.stop();

@@ -38,6 +38,7 @@ export async function run(_args: string[]): Promise<number> {
   let shuttingDown = false;
   const producers = config.mode.release === '4' ? new ProducerRecorder(stores.pool) : undefined;
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
+  const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const app = buildWebApp(
     {
       config,
@@ -47,6 +48,7 @@ export async function run(_args: string[]): Promise<number> {
       keys: new KeyVerifier(stores.pool),
       producers,
       mediaBlobs,
+      exportBlobs,
       shuttingDown: () => shuttingDown,
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites },
@@ -62,6 +64,7 @@ export async function run(_args: string[]): Promise<number> {
       await app.close();
       await producers?.close();
       mediaBlobs?.close();
+      exportBlobs?.close();
       await stores.close();
     },
   });

@@ -49,6 +49,7 @@ export interface ServiceConfig {
   media: MediaSettings;
   /** The bucket scheduled exports write to; absent: exports cannot run. */
   exportStorage: S3Settings | undefined;
+  exportIntervalSeconds: number;
 }
 
 export interface LoadOptions {
@@ -95,6 +96,9 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
   };
   const exportStorage = readS3Settings(r, S3_ENV.export);
+  const exportIntervalSeconds =
+    r.positiveInt(ENV.exportIntervalSeconds, ENV_DEFAULTS.exportIntervalSeconds, 24 * 3600) ??
+    ENV_DEFAULTS.exportIntervalSeconds;
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -112,5 +116,6 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     maxInFlightWrites,
     media,
     exportStorage,
+    exportIntervalSeconds,
   };
 }

@@ -44,6 +44,8 @@ export const ENV = {
   podName: 'POD_NAME',
   /** Largest media file (bytes) an SDK may upload. */
   mediaMaxContentLength: 'SERVICE_S3_MEDIA_MAX_CONTENT_LENGTH',
+  /** Seconds between two passes of the worker's export job. */
+  exportIntervalSeconds: 'SERVICE_EXPORT_INTERVAL_SECONDS',
   /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
   mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
 } as const;
@@ -90,6 +92,7 @@ export const ENV_DEFAULTS = {
   /** The reference's default: 1 GB. */
   mediaMaxContentLength: 1_000_000_000,
   mediaDownloadUrlExpirySeconds: 3600,
+  exportIntervalSeconds: 60,
   /** What the AWS SDK signs for when no region is named; S3-compatible servers accept it. */
   s3Region: 'us-east-1',
   s3ForcePathStyle: false,

@@ -10,6 +10,7 @@ import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
+import { exportsPlugin } from './plugins/exports.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
@@ -67,6 +68,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(promptsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
     api.register(mediaPlugin, { ctx });
+    api.register(exportsPlugin, { ctx });
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });

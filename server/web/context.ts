@@ -21,6 +21,8 @@ export interface WebContext {
   producers?: ProducerRecorder | undefined;
   /** Where uploaded media lives; absent when no media storage is configured. */
   mediaBlobs?: BlobStore | undefined;
+  /** Where the scheduled exports write; absent when no export storage is configured. */
+  exportBlobs?: BlobStore | undefined;
   /** Local blob stores whose signed URLs this process serves itself (`observatory dev`). */
   localBlobs?: LocalBlobStore[] | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */

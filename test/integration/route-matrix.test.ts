@@ -307,6 +307,37 @@ const VALID: [string, Case][] = [
     'GET media',
     { ...get(`/api/public/media/${MEDIA_ID}`, 'always'), template: '/api/public/media/{mediaId}' },
   ],
+  [
+    'POST exports',
+    json(
+      'POST',
+      '/api/public/exports',
+      { source: 'SCORES', format: 'JSONL', frequency: 'daily' },
+      'always',
+      201,
+    ),
+  ],
+  ['GET exports', get('/api/public/exports', 'always')],
+  [
+    'GET export',
+    {
+      method: 'GET',
+      url: () => `/api/public/exports/${seeded.export}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/exports/{exportId}',
+    },
+  ],
+  [
+    'DELETE export',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/exports/${seeded.exportsToDelete[d]}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/exports/{exportId}',
+    },
+  ],
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -325,6 +356,16 @@ const INVALID: [string, Case][] = [
   ['GET v3 scores limit 0', get('/api/public/v3/scores?limit=0', 'release4', 400)],
   ['GET v2 metrics without query', get('/api/public/v2/metrics', 'metricsV2', 400)],
   ['POST v2 datasets without name', json('POST', '/api/public/v2/datasets', {}, 'always', 400)],
+  [
+    'POST exports with an unknown source',
+    json(
+      'POST',
+      '/api/public/exports',
+      { source: 'TRACES', format: 'JSONL', frequency: 'daily' },
+      'always',
+      400,
+    ),
+  ],
 ];
 
 let pgf: PostgresFixture;
@@ -334,7 +375,7 @@ let pool: pg.Pool;
 let auth: string;
 const apps = {} as Record<Deployment, FastifyInstance>;
 /** Ids the server chose for seeded entities. */
-const seeded = { comment: '', config: '' };
+const seeded = { comment: '', config: '', export: '', exportsToDelete: {} as Record<Deployment, string> };
 
 function app(d: Deployment, analytics = ch): FastifyInstance {
   const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
@@ -347,6 +388,11 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     mediaBlobs: localBlobStore({
       dir: join(dir, 'blobs'),
       bucket: 'media',
+      baseUrl: () => 'http://127.0.0.1',
+    }),
+    exportBlobs: localBlobStore({
+      dir: join(dir, 'exports'),
+      bucket: 'exports',
       baseUrl: () => 'http://127.0.0.1',
     }),
     shuttingDown: () => false,
@@ -423,6 +469,14 @@ beforeAll(async () => {
   seeded.config = String(
     (await seed('POST', '/api/public/score-configs', { name: 'm-cfg', dataType: 'NUMERIC' }))['id'],
   );
+  const exportOf = async () =>
+    String(
+      (await seed('POST', '/api/public/exports', { source: 'SCORES', format: 'CSV', frequency: 'hourly' }))[
+        'id'
+      ],
+    );
+  seeded.export = await exportOf();
+  for (const d of ALL) seeded.exportsToDelete[d] = await exportOf();
   seeded.comment = String(
     (await seed('POST', '/api/public/comments', { objectType: 'TRACE', objectId: 'm-trace', content: 'c' }))[
       'id'

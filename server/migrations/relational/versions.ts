@@ -232,6 +232,22 @@ CREATE INDEX IF NOT EXISTS trace_media_media_idx ON trace_media(project_id, medi
 CREATE INDEX IF NOT EXISTS observation_media_media_idx ON observation_media(project_id, media_id);`,
     down: 'DROP TABLE IF EXISTS observation_media, trace_media, media;',
   },
+  {
+    version: 13,
+    name: 'scheduled_exports',
+    bothReleases: true,
+    // `checkpoint` is the end of the last window written: the next window starts there.
+    up: `
+CREATE TABLE IF NOT EXISTS export_configs (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  source TEXT NOT NULL, format TEXT NOT NULL, frequency TEXT NOT NULL, prefix TEXT NOT NULL DEFAULT '',
+  checkpoint TIMESTAMPTZ NOT NULL, windows_written INTEGER NOT NULL DEFAULT 0, rows_written BIGINT NOT NULL DEFAULT 0,
+  last_run_at TIMESTAMPTZ, last_skip_reason TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS export_configs;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
