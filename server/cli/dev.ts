@@ -11,6 +11,8 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { localBlobStore } from '../blobs/local.ts';
+import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
@@ -102,12 +104,24 @@ export async function run(args: string[]): Promise<number> {
   );
   const user = await defaultUser(join(dataDir, 'dev-user.json'), pool);
 
+  // Media and exports go to local directories (media served by this process) unless S3 buckets are configured.
+  let url = '';
+  const localMedia = config.media.s3
+    ? undefined
+    : localBlobStore({ dir: join(dataDir, 'blobs', 'media'), bucket: 'media', baseUrl: () => url });
+  const mediaBlobs = localMedia ?? (config.media.s3 && s3BlobStore(config.media.s3));
+  const exportBlobs = config.exportStorage
+    ? s3BlobStore(config.exportStorage)
+    : localBlobStore({ dir: join(dataDir, 'blobs', 'exports'), bucket: 'exports', baseUrl: () => url });
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
     pool,
     analytics,
     store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: keysVerifier,
+    mediaBlobs,
+    exportBlobs,
+    localBlobs: localMedia && [localMedia],
     shuttingDown: () => false,
   });
   const coordination = memoryCoordination();
@@ -120,11 +134,12 @@ export async function run(args: string[]): Promise<number> {
     workerId: 'dev',
     schemaKnown: true,
     env: process.env,
+    exportBlobs,
   });
   const host = process.env['HOST'] ?? '127.0.0.1';
   await app.listen({ host, port });
   const address = app.server.address();
-  const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
   const ready: DevReady = {
     url,
     projectId: keys.projectId,
@@ -155,6 +170,8 @@ export async function run(args: string[]): Promise<number> {
     cleanup: async () => {
       await app.close();
       await jobs.stop();
+      mediaBlobs?.close();
+      exportBlobs.close();
       await pool.end();
       await analytics.close();
       await pg.stop();

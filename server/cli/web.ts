@@ -3,6 +3,7 @@
  * SERVICE_AUTO_MIGRATION_DISABLED=true, refuses to start on a schema newer than it knows, then
  * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM.
  */
+import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
@@ -36,6 +37,8 @@ export async function run(_args: string[]): Promise<number> {
   }
   let shuttingDown = false;
   const producers = config.mode.release === '4' ? new ProducerRecorder(stores.pool) : undefined;
+  const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
+  const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const app = buildWebApp(
     {
       config,
@@ -44,6 +47,8 @@ export async function run(_args: string[]): Promise<number> {
       store: clickhouseStore(stores.analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
       keys: new KeyVerifier(stores.pool),
       producers,
+      mediaBlobs,
+      exportBlobs,
       shuttingDown: () => shuttingDown,
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites },
@@ -58,6 +63,8 @@ export async function run(_args: string[]): Promise<number> {
     cleanup: async () => {
       await app.close();
       await producers?.close();
+      mediaBlobs?.close();
+      exportBlobs?.close();
       await stores.close();
     },
   });

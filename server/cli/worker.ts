@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
@@ -46,6 +47,7 @@ export async function run(_args: string[]): Promise<number> {
       return 'unknown' as const;
     });
 
+  const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const jobs = startWorkerJobs({
     config,
     pool: stores.pool,
@@ -55,6 +57,7 @@ export async function run(_args: string[]): Promise<number> {
     workerId,
     schemaKnown: schema === 'known',
     env: process.env,
+    exportBlobs,
     onPropagationMetrics: (m) => {
       backlog.set(m.backlog);
       if (m.lastProcessedDelaySeconds !== null) delay.set(m.lastProcessedDelaySeconds);
@@ -84,6 +87,7 @@ export async function run(_args: string[]): Promise<number> {
       await jobs.stop();
       await app.close();
       await coordination.close();
+      exportBlobs?.close();
       await stores.close();
     },
   });

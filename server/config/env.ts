@@ -10,10 +10,13 @@ import {
   EnvReader,
   LOG_LEVELS,
   type LogLevel,
+  MAX_PRESIGNED_URL_SECONDS,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
   readModeSettings,
+  S3_ENV,
 } from '../contract/env.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
+import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -27,6 +30,13 @@ export interface ClickHouseSettings {
   clusterEnabled: boolean;
   clusterName: string;
   useLightweightUpdate: boolean;
+}
+
+export interface MediaSettings {
+  /** The bucket media is uploaded to; absent: the media API answers that it is not configured. */
+  s3: S3Settings | undefined;
+  maxContentLength: number;
+  downloadUrlExpirySeconds: number;
 }
 
 export interface ServiceConfig {
@@ -43,6 +53,10 @@ export interface ServiceConfig {
   port: number | undefined;
   /** Concurrent write requests a web process serves before answering 429. */
   maxInFlightWrites: number;
+  media: MediaSettings;
+  /** The bucket scheduled exports write to; absent: exports cannot run. */
+  exportStorage: S3Settings | undefined;
+  exportIntervalSeconds: number;
 }
 
 export interface LoadOptions {
@@ -89,6 +103,22 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ENV_LIMITS.propagationGraceSeconds,
     ) ?? ENV_DEFAULTS.propagationGraceSeconds;
   const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
+  const media: MediaSettings = {
+    s3: readS3Settings(r, S3_ENV.media),
+    maxContentLength:
+      r.positiveInt(ENV.mediaMaxContentLength, ENV_DEFAULTS.mediaMaxContentLength) ??
+      ENV_DEFAULTS.mediaMaxContentLength,
+    downloadUrlExpirySeconds:
+      r.positiveInt(
+        ENV.mediaDownloadUrlExpirySeconds,
+        ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
+        MAX_PRESIGNED_URL_SECONDS,
+      ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
+  };
+  const exportStorage = readS3Settings(r, S3_ENV.export);
+  const exportIntervalSeconds =
+    r.positiveInt(ENV.exportIntervalSeconds, ENV_DEFAULTS.exportIntervalSeconds, 24 * 3600) ??
+    ENV_DEFAULTS.exportIntervalSeconds;
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -107,5 +137,8 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     host: r.raw(ENV.host) ?? ENV_DEFAULTS.host,
     port,
     maxInFlightWrites,
+    media,
+    exportStorage,
+    exportIntervalSeconds,
   };
 }

@@ -45,11 +45,46 @@ export const ENV = {
   /** The process's identity in locks and leader leases (the Pod name in a cluster). */
   podName: 'POD_NAME',
   logLevel: 'LOG_LEVEL',
+  /** Largest media file (bytes) an SDK may upload. */
+  mediaMaxContentLength: 'SERVICE_S3_MEDIA_MAX_CONTENT_LENGTH',
+  /** Seconds between two passes of the worker's export job. */
+  exportIntervalSeconds: 'SERVICE_EXPORT_INTERVAL_SECONDS',
+  /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
+  mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
 } as const;
 
 /** The levels LOG_LEVEL takes (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The settings of one S3 bucket the service uses, as variable names under a common stem. */
+function s3Names<Stem extends string>(stem: Stem) {
+  return {
+    bucket: `${stem}_BUCKET`,
+    /** Prepended to every object key as given (e.g. `media/`). */
+    prefix: `${stem}_PREFIX`,
+    region: `${stem}_REGION`,
+    /** An S3-compatible server's URL; absent for AWS S3 itself. */
+    endpoint: `${stem}_ENDPOINT`,
+    forcePathStyle: `${stem}_FORCE_PATH_STYLE`,
+    /** Both or neither; neither means the AWS SDK's default credential chain. */
+    accessKeyId: `${stem}_ACCESS_KEY_ID`,
+    secretAccessKey: `${stem}_SECRET_ACCESS_KEY`,
+  } as const;
+}
+export type S3EnvNames = ReturnType<typeof s3Names<string>>;
+
+/**
+ * Blob storage (the S3 API), one bucket setting per purpose, named like the reference's
+ * `LANGFUSE_S3_MEDIA_UPLOAD_*` and `LANGFUSE_S3_BATCH_EXPORT_*`. A purpose without a bucket is off.
+ */
+export const S3_ENV = {
+  /** Media the SDKs upload through presigned URLs. */
+  media: s3Names('SERVICE_S3_MEDIA_UPLOAD'),
+  /** Files the scheduled exports write. */
+  export: s3Names('SERVICE_S3_BATCH_EXPORT'),
+} as const;
+export type BlobPurpose = keyof typeof S3_ENV;
 
 /** Defaults of the settings that are not mode settings (those are V4_DEFAULTS). */
 export const ENV_DEFAULTS = {
@@ -64,6 +99,13 @@ export const ENV_DEFAULTS = {
   propagationIntervalSeconds: 60,
   propagationGraceSeconds: 30,
   logLevel: 'info' as LogLevel,
+  /** The reference's default: 1 GB. */
+  mediaMaxContentLength: 1_000_000_000,
+  mediaDownloadUrlExpirySeconds: 3600,
+  exportIntervalSeconds: 60,
+  /** What the AWS SDK signs for when no region is named; S3-compatible servers accept it. */
+  s3Region: 'us-east-1',
+  s3ForcePathStyle: false,
 } as const;
 
 /** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
@@ -72,6 +114,9 @@ export const ENV_LIMITS = {
   propagationIntervalSeconds: { min: 1, max: 3600 },
   propagationGraceSeconds: { min: 0, max: 3600 },
 } as const;
+
+/** Presigned URLs (SigV4) live at most seven days. */
+export const MAX_PRESIGNED_URL_SECONDS = 7 * 24 * 3600;
 
 /** Upper bound of the propagation stuck threshold: one week. */
 export const MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES = 7 * 24 * 60;

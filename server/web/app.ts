@@ -11,10 +11,13 @@ import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
+import { exportsPlugin } from './plugins/exports.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
 import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
+import { localBlobsPlugin } from './plugins/local-blobs.ts';
+import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { otlpPlugin } from './plugins/otlp.ts';
@@ -50,6 +53,13 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.register(uiAuthPlugin, { ctx });
   app.register(uiProjectsPlugin, { ctx });
   app.register(uiTracesPlugin, { ctx });
+  // Presigned URLs of the local blob stores carry their own signature instead of an API key.
+  if (ctx.localBlobs?.length) {
+    app.register(localBlobsPlugin, {
+      stores: ctx.localBlobs,
+      maxUploadBytes: ctx.config.media.maxContentLength,
+    });
+  }
 
   app.register(async (api) => {
     requireProjectKey(api, ctx);
@@ -67,6 +77,8 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
+    api.register(mediaPlugin, { ctx });
+    api.register(exportsPlugin, { ctx });
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });

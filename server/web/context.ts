@@ -2,6 +2,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyRequest } from 'fastify';
 import type pg from 'pg';
+import type { LocalBlobStore } from '../blobs/local.ts';
+import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import type { ProducerPath } from '../contract/worker-api.ts';
 import type { Attribution } from '../ingestion/records.ts';
@@ -17,6 +19,12 @@ export interface WebContext {
   keys: KeyVerifier;
   /** Tallies producers on paths that events_only refuses; absent on release 3. */
   producers?: ProducerRecorder | undefined;
+  /** Where uploaded media lives; absent when no media storage is configured. */
+  mediaBlobs?: BlobStore | undefined;
+  /** Where the scheduled exports write; absent when no export storage is configured. */
+  exportBlobs?: BlobStore | undefined;
+  /** Local blob stores whose signed URLs this process serves itself (`observatory dev`). */
+  localBlobs?: LocalBlobStore[] | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }

@@ -59,6 +59,14 @@ export class PayloadTooLarge extends HttpError {
   }
 }
 
+/** A feature this deployment is not configured for (no media bucket, say); the message names the setting. */
+export class NotConfigured extends HttpError {
+  override name = 'NotConfigured';
+  constructor(message: string) {
+    super(501, message);
+  }
+}
+
 /** Answered with Retry-After. */
 export class TooManyRequests extends HttpError {
   override name = 'TooManyRequests';

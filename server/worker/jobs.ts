@@ -8,10 +8,12 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { BackfillManager } from '../backfill/manager.ts';
+import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { ENV } from '../contract/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { runExportPass } from '../exports/job.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob } from './propagation/job.ts';
 
@@ -27,6 +29,8 @@ export interface WorkerJobsOptions {
   /** `process.env`: the propagation timing and whether the chain runs in this process. */
   env: Record<string, string | undefined>;
   onPropagationMetrics?: (m: { backlog: number; lastProcessedDelaySeconds: number | null }) => void;
+  /** Where the scheduled exports write; absent: the export job does not run. */
+  exportBlobs?: BlobStore | undefined;
 }
 
 export interface WorkerJobs {
@@ -82,6 +86,27 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       }, CHAIN_PASS_EVERY_MS)
     : undefined;
 
+  // Scheduled exports: one pass at a time; a pass cut short resumes from each export's checkpoint.
+  let exportPass: Promise<void> = Promise.resolve();
+  const exportBlobs = o.schemaKnown ? o.exportBlobs : undefined;
+  const exportTimer = exportBlobs
+    ? setInterval(() => {
+        exportPass = exportPass
+          .then(async () => {
+            if (shuttingDown) return;
+            const r = await runExportPass({
+              pool: o.pool,
+              analytics: o.analytics,
+              blobs: exportBlobs,
+              storagePrefix: o.config.exportStorage?.prefix ?? '',
+              settings: o.config.mode,
+            });
+            if (r.windowsWritten > 0 || r.skipped.length > 0) o.log.info(r, 'export pass');
+          })
+          .catch((err: Error) => o.log.error({ err: err.message }, 'export pass failed'));
+      }, o.config.exportIntervalSeconds * 1000)
+    : undefined;
+
   return {
     propagationEnabled,
     propagationWatched: propagationEnabled && behaviourOf(o.config.mode).writesStaging,
@@ -92,10 +117,14 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     async stop() {
       shuttingDown = true;
       clearInterval(chainTimer);
+      clearInterval(exportTimer);
       await propagation?.stop();
-      // A running chunk finishes or is abandoned; either way the step resumes from its checkpoint.
+      // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([chainPass, new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS)))]);
+      await Promise.race([
+        Promise.all([chainPass, exportPass]),
+        new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS))),
+      ]);
       clearTimeout(timer);
     },
   };

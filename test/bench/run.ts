@@ -5,6 +5,7 @@
  *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit).
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies (grace + tick interval + processing), against the 3-minute staging window.
+ *   3. Reads (reads.ts) and exports (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchExports } from './exports.ts';
 import { benchReads } from './reads.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
@@ -126,3 +128,4 @@ async function version(): Promise<string> {
 }
 
 await benchReads();
+await benchExports();

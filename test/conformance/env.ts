@@ -53,6 +53,15 @@ export async function api<T = unknown>(
   return { status: res.status, body: parsed as T };
 }
 
+/** Settles within `ms` or fails naming what hung: an SDK's flush must not hold a suite. */
+export async function bounded<T>(what: string, p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** Polls `probe` until it returns a value; fails with `what` after `withinMs`. */
 export async function eventually<T>(
   what: string,

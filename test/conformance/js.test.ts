@@ -14,20 +14,21 @@ import {
   checkScoreConfig,
   checkTracing,
 } from './checks.ts';
-import { caseName, MODES, type Mode, type ModeServer, otlpTrace, shortName } from './env.ts';
+import {
+  bounded as boundedBy,
+  caseName,
+  MODES,
+  type Mode,
+  type ModeServer,
+  otlpTrace,
+  shortName,
+} from './env.ts';
 import { LANGFUSE_V3_VERSION, OTEL_SDKS, type OtelSdk } from './js-sdks.ts';
 
 const env = inject('conformance');
 const FLUSH_MS = 30_000;
 
-/** Settles within `ms` or fails naming what hung: an SDK's flush must not hold the suite. */
-async function bounded<T>(what: string, p: Promise<T>, ms = FLUSH_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
+const bounded = <T>(what: string, p: Promise<T>, ms = FLUSH_MS) => boundedBy(what, p, ms);
 
 /** One at a time: the SDKs share a process-wide tracer provider slot. */
 let otelTurn: Promise<unknown> = Promise.resolve();

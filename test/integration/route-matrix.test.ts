@@ -14,6 +14,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBlobStore } from '../../server/blobs/local.ts';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
@@ -53,6 +54,9 @@ const SERVED = {
 type Served = keyof typeof SERVED;
 
 const NOW = new Date().toISOString();
+/** The media of the bytes `abc`: its id is the start of their SHA-256. */
+const MEDIA_SHA256 = 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=';
+const MEDIA_ID = 'ungWv48Bz-pBQUDeXa4iI7';
 const HOUR_AGO = new Date(Date.now() - 3_600_000).toISOString();
 const metricsQuery = (view: string) =>
   encodeURIComponent(
@@ -270,6 +274,70 @@ const VALID: [string, Case][] = [
       template: '/api/public/v2/prompts/*',
     },
   ],
+  [
+    'POST media',
+    json(
+      'POST',
+      '/api/public/media',
+      {
+        traceId: 'm-trace',
+        contentType: 'image/png',
+        contentLength: 3,
+        sha256Hash: MEDIA_SHA256,
+        field: 'input',
+      },
+      'always',
+      201,
+    ),
+  ],
+  [
+    'PATCH media',
+    {
+      ...json(
+        'PATCH',
+        `/api/public/media/${MEDIA_ID}`,
+        { uploadedAt: NOW, uploadHttpStatus: 200 },
+        'always',
+        200,
+      ),
+      template: '/api/public/media/{mediaId}',
+    },
+  ],
+  [
+    'GET media',
+    { ...get(`/api/public/media/${MEDIA_ID}`, 'always'), template: '/api/public/media/{mediaId}' },
+  ],
+  [
+    'POST exports',
+    json(
+      'POST',
+      '/api/public/exports',
+      { source: 'SCORES', format: 'JSONL', frequency: 'daily' },
+      'always',
+      201,
+    ),
+  ],
+  ['GET exports', get('/api/public/exports', 'always')],
+  [
+    'GET export',
+    {
+      method: 'GET',
+      url: () => `/api/public/exports/${seeded.export}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/exports/{exportId}',
+    },
+  ],
+  [
+    'DELETE export',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/exports/${seeded.exportsToDelete[d]}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/exports/{exportId}',
+    },
+  ],
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -288,6 +356,16 @@ const INVALID: [string, Case][] = [
   ['GET v3 scores limit 0', get('/api/public/v3/scores?limit=0', 'release4', 400)],
   ['GET v2 metrics without query', get('/api/public/v2/metrics', 'metricsV2', 400)],
   ['POST v2 datasets without name', json('POST', '/api/public/v2/datasets', {}, 'always', 400)],
+  [
+    'POST exports with an unknown source',
+    json(
+      'POST',
+      '/api/public/exports',
+      { source: 'TRACES', format: 'JSONL', frequency: 'daily' },
+      'always',
+      400,
+    ),
+  ],
 ];
 
 let pgf: PostgresFixture;
@@ -297,7 +375,7 @@ let pool: pg.Pool;
 let auth: string;
 const apps = {} as Record<Deployment, FastifyInstance>;
 /** Ids the server chose for seeded entities. */
-const seeded = { comment: '', config: '' };
+const seeded = { comment: '', config: '', export: '', exportsToDelete: {} as Record<Deployment, string> };
 
 function app(d: Deployment, analytics = ch): FastifyInstance {
   const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
@@ -307,6 +385,16 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     analytics,
     store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
     keys: new KeyVerifier(pool),
+    mediaBlobs: localBlobStore({
+      dir: join(dir, 'blobs'),
+      bucket: 'media',
+      baseUrl: () => 'http://127.0.0.1',
+    }),
+    exportBlobs: localBlobStore({
+      dir: join(dir, 'exports'),
+      bucket: 'exports',
+      baseUrl: () => 'http://127.0.0.1',
+    }),
     shuttingDown: () => false,
   });
 }
@@ -381,6 +469,14 @@ beforeAll(async () => {
   seeded.config = String(
     (await seed('POST', '/api/public/score-configs', { name: 'm-cfg', dataType: 'NUMERIC' }))['id'],
   );
+  const exportOf = async () =>
+    String(
+      (await seed('POST', '/api/public/exports', { source: 'SCORES', format: 'CSV', frequency: 'hourly' }))[
+        'id'
+      ],
+    );
+  seeded.export = await exportOf();
+  for (const d of ALL) seeded.exportsToDelete[d] = await exportOf();
   seeded.comment = String(
     (await seed('POST', '/api/public/comments', { objectType: 'TRACE', objectId: 'm-trace', content: 'c' }))[
       'id'

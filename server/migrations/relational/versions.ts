@@ -233,6 +233,53 @@ CREATE TABLE IF NOT EXISTS user_sessions (
 CREATE INDEX IF NOT EXISTS user_sessions_user_idx ON user_sessions(user_id);`,
     down: 'DROP TABLE IF EXISTS user_sessions, project_memberships, organization_memberships, users;',
   },
+  {
+    version: 13,
+    name: 'media',
+    bothReleases: true,
+    // One row per content per project (the id derives from the SHA-256, so equal bytes share a row);
+    // the links say which trace or observation field references it.
+    up: `
+CREATE TABLE IF NOT EXISTS media (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  sha_256_hash TEXT NOT NULL, bucket_name TEXT NOT NULL, bucket_path TEXT NOT NULL,
+  content_type TEXT NOT NULL, content_length BIGINT NOT NULL,
+  uploaded_at TIMESTAMPTZ, upload_http_status INTEGER, upload_http_error TEXT, upload_time_ms INTEGER,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, id), UNIQUE (project_id, sha_256_hash)
+);
+CREATE TABLE IF NOT EXISTS trace_media (
+  project_id TEXT NOT NULL, trace_id TEXT NOT NULL, media_id TEXT NOT NULL, field TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, trace_id, media_id, field),
+  FOREIGN KEY (project_id, media_id) REFERENCES media(project_id, id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS observation_media (
+  project_id TEXT NOT NULL, trace_id TEXT NOT NULL, observation_id TEXT NOT NULL, media_id TEXT NOT NULL,
+  field TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, trace_id, observation_id, media_id, field),
+  FOREIGN KEY (project_id, media_id) REFERENCES media(project_id, id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS trace_media_media_idx ON trace_media(project_id, media_id);
+CREATE INDEX IF NOT EXISTS observation_media_media_idx ON observation_media(project_id, media_id);`,
+    down: 'DROP TABLE IF EXISTS observation_media, trace_media, media;',
+  },
+  {
+    version: 14,
+    name: 'scheduled_exports',
+    bothReleases: true,
+    // `checkpoint` is the end of the last window written: the next window starts there.
+    up: `
+CREATE TABLE IF NOT EXISTS export_configs (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  source TEXT NOT NULL, format TEXT NOT NULL, frequency TEXT NOT NULL, prefix TEXT NOT NULL DEFAULT '',
+  checkpoint TIMESTAMPTZ NOT NULL, windows_written INTEGER NOT NULL DEFAULT 0, rows_written BIGINT NOT NULL DEFAULT 0,
+  last_run_at TIMESTAMPTZ, last_skip_reason TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS export_configs;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

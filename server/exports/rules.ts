@@ -1,0 +1,120 @@
+/**
+ * Scheduled exports to blob storage: the request shape, which write modes can serve each source,
+ * the export windows (aligned UTC hours, days or ISO weeks) and the one object key each window is
+ * written to, and the file formats. Pure. A window's key follows from the export and the window
+ * alone, so a window retried after a crash overwrites its own file instead of adding a second one.
+ */
+import { z } from 'zod';
+import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
+
+export const EXPORT_SOURCES = ['LEGACY_TRACES_OBSERVATIONS', 'ENRICHED_OBSERVATIONS', 'SCORES'] as const;
+export type ExportSource = (typeof EXPORT_SOURCES)[number];
+export const EXPORT_FORMATS = ['JSONL', 'CSV'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_FREQUENCIES = ['hourly', 'daily', 'weekly'] as const;
+export type ExportFrequency = (typeof EXPORT_FREQUENCIES)[number];
+
+export const createExportRequest = z.object({
+  source: z.enum(EXPORT_SOURCES),
+  format: z.enum(EXPORT_FORMATS),
+  frequency: z.enum(EXPORT_FREQUENCIES),
+  /** Inside the project's folder of the export bucket; ends with `/` when given. */
+  prefix: z
+    .string()
+    .max(200)
+    .regex(/^([A-Za-z0-9._-]+\/)*$/, 'must be path segments of A-Z a-z 0-9 . _ - each ending with /')
+    .optional()
+    .default(''),
+  /** Start of the first window (floored to the frequency); default: the current window. */
+  startAt: z
+    .string()
+    .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
+    .optional(),
+});
+export type CreateExportRequest = z.infer<typeof createExportRequest>;
+
+/** Why a deployment with `settings` cannot produce `source`, or undefined when it can. */
+export function sourceRefusal(source: ExportSource, settings: ModeSettings): string | undefined {
+  const b = behaviourOf(settings);
+  if (source === 'LEGACY_TRACES_OBSERVATIONS' && settings.writeMode === 'events_only') {
+    return 'the legacy traces and observations tables are no longer written after the cutover to events_only; export ENRICHED_OBSERVATIONS instead';
+  }
+  if (source === 'ENRICHED_OBSERVATIONS' && !(b.writesEventsTables && b.servesV4Reads)) {
+    return 'enriched observations (events_full) are read only where the version 4 read path is served: events_only, or dual with the preview opt-in';
+  }
+  return undefined;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const LENGTH: Record<ExportFrequency, number> = { hourly: HOUR, daily: DAY, weekly: 7 * DAY };
+/** 1970-01-05 was a Monday: weekly windows start on Mondays, 00:00 UTC. */
+const WEEK_ORIGIN = 4 * DAY;
+
+/** The start of the window of `frequency` that holds `at` (epoch ms). */
+export function windowStart(frequency: ExportFrequency, at: number): number {
+  const origin = frequency === 'weekly' ? WEEK_ORIGIN : 0;
+  return Math.floor((at - origin) / LENGTH[frequency]) * LENGTH[frequency] + origin;
+}
+
+export interface ExportWindow {
+  start: number;
+  end: number;
+}
+
+/** The windows from `checkpoint` on that have closed by `now`, oldest first, at most `limit`. */
+export function dueWindows(
+  frequency: ExportFrequency,
+  checkpoint: number,
+  now: number,
+  limit: number,
+): ExportWindow[] {
+  const out: ExportWindow[] = [];
+  for (let start = checkpoint; out.length < limit; start += LENGTH[frequency]) {
+    const end = start + LENGTH[frequency];
+    if (end > now) break;
+    out.push({ start, end });
+  }
+  return out;
+}
+
+const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace('.000Z', 'Z');
+
+interface ExportPlace {
+  /** The export storage's configured prefix. */
+  storagePrefix: string;
+  projectId: string;
+  prefix: string;
+  id: string;
+}
+
+/** The folder of one export's files: `<storage prefix><projectId>/<export prefix><exportId>/`. */
+export const exportFolder = (e: ExportPlace) => `${e.storagePrefix}${e.projectId}/${e.prefix}${e.id}/`;
+
+/** `<folder><source>/<start>_<end>.<ext>`, the times as compact UTC ISO 8601. */
+export function windowKey(
+  e: ExportPlace & { source: ExportSource; format: ExportFormat },
+  w: ExportWindow,
+): string {
+  const ext = e.format === 'CSV' ? 'csv' : 'jsonl';
+  return `${exportFolder(e)}${e.source.toLowerCase()}/${stamp(w.start)}_${stamp(w.end)}.${ext}`;
+}
+
+const csvCell = (v: unknown): string => {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+};
+
+/** Rows as a file: one JSON object per line, or CSV with a header of the first row's columns (RFC 4180). */
+export function renderRows(format: ExportFormat, rows: Record<string, unknown>[]): string {
+  if (format === 'JSONL') return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+  if (rows.length === 0) return '';
+  const columns = Object.keys(rows[0]!);
+  return (
+    [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n') + '\r\n'
+  );
+}
+
+export const contentTypeOf = (format: ExportFormat) =>
+  format === 'CSV' ? 'text/csv' : 'application/x-ndjson';

@@ -1,0 +1,50 @@
+/**
+ * The rows of one export window per source, read from the analytics store: the legacy `traces`
+ * and `observations` (one row per trace and per observation, the same columns, `kind` telling
+ * them apart), the enriched observations of `events_full`, or the scores. A window holds the rows
+ * whose time (trace timestamp, observation start, score timestamp) lies in [start, end).
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { ExportSource, ExportWindow } from './rules.ts';
+
+const within = (time: string) => `project_id = {projectId:String}
+  AND ${time} >= parseDateTime64BestEffort({from:String}, 6) AND ${time} < parseDateTime64BestEffort({to:String}, 6)`;
+
+const QUERIES: Record<ExportSource, string> = {
+  LEGACY_TRACES_OBSERVATIONS: `
+SELECT * FROM (
+  SELECT 'trace' AS kind, id, id AS trace_id, 'TRACE' AS type, name, timestamp AS start_time,
+    CAST(NULL, 'Nullable(DateTime64(3))') AS end_time, CAST(NULL, 'Nullable(String)') AS parent_observation_id,
+    user_id, session_id, input, output, toJSONString(metadata) AS metadata
+  FROM traces FINAL WHERE ${within('timestamp')} AND is_deleted = 0
+  UNION ALL
+  SELECT 'observation' AS kind, id, trace_id, toString(type) AS type, name, start_time, end_time, parent_observation_id,
+    CAST(NULL, 'Nullable(String)') AS user_id, CAST(NULL, 'Nullable(String)') AS session_id, input, output,
+    toJSONString(metadata) AS metadata
+  FROM observations FINAL WHERE ${within('start_time')} AND is_deleted = 0
+) ORDER BY start_time, kind DESC, id`,
+  ENRICHED_OBSERVATIONS: `
+SELECT span_id AS id, trace_id, parent_span_id, toString(type) AS type, name, start_time, end_time, trace_name,
+  user_id, session_id, level, provided_model_name, input, output,
+  toJSONString(CAST((metadata_names, metadata_values), 'Map(String, String)')) AS metadata
+FROM events_full FINAL WHERE ${within('start_time')} AND is_deleted = 0
+ORDER BY start_time, trace_id, span_id`,
+  SCORES: `
+SELECT id, timestamp, trace_id, observation_id, name, value, string_value, data_type, source, comment
+FROM scores FINAL WHERE ${within('timestamp')} AND is_deleted = 0
+ORDER BY timestamp, id`,
+};
+
+export async function windowRows(
+  analytics: ClickHouseClient,
+  source: ExportSource,
+  projectId: string,
+  w: ExportWindow,
+): Promise<Record<string, unknown>[]> {
+  const rs = await analytics.query({
+    query: QUERIES[source],
+    format: 'JSONEachRow',
+    query_params: { projectId, from: new Date(w.start).toISOString(), to: new Date(w.end).toISOString() },
+  });
+  return rs.json<Record<string, unknown>>();
+}
