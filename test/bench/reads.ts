@@ -25,6 +25,7 @@ import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
 import { buildObservationList, parseFieldGroups, simpleFilters } from '../../server/reads/observations.ts';
 import { buildWebApp } from '../../server/web/app.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { line, quantile } from './report.ts';
 
 const EVENTS = Number(process.env['BENCH_READ_EVENTS'] ?? 1_000_000);
 const ITERATIONS = Number(process.env['BENCH_READ_ITERATIONS'] ?? 200);
@@ -33,10 +34,6 @@ const START = '2026-06-01 00:00:00';
 /** Seconds between events: spreads the data over about four months. */
 const STEP = Math.max(1, Math.floor((120 * 86_400) / EVENTS));
 
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
 
 async function generate(ch: ClickHouseClient, projectId: string): Promise<void> {
   // One INSERT ... SELECT from numbers(): the events_core view fills the table the API reads.
@@ -98,7 +95,6 @@ export async function benchReads(): Promise<void> {
         toStartTime: endIso,
       }),
     };
-    const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
     process.stdout.write(
       `\nObservations API v2 over ${EVENTS} events (${traces} traces; generated in ${genSeconds.toFixed(1)} s)\n\n`,
     );

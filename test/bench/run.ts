@@ -22,7 +22,9 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchIngestion } from './ingestion.ts';
 import { benchReads } from './reads.ts';
+import { line } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
 const OBS_PER_TRACE = 4;
@@ -103,7 +105,6 @@ try {
   const propagation = await time(() => job.runOnce());
   const worstLag = 30 + 60 + propagation;
 
-  const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
   process.stdout.write(
     `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
   );
@@ -125,4 +126,5 @@ async function version(): Promise<string> {
   return (await rs.json<{ v: string }>())[0]!.v;
 }
 
+await benchIngestion();
 await benchReads();
