@@ -34,7 +34,6 @@ const START = '2026-06-01 00:00:00';
 /** Seconds between events: spreads the data over about four months. */
 const STEP = Math.max(1, Math.floor((120 * 86_400) / EVENTS));
 
-
 async function generate(ch: ClickHouseClient, projectId: string): Promise<void> {
   // One INSERT ... SELECT from numbers(): the events_core view fills the table the API reads.
   await ch.command({
