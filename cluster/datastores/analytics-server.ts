@@ -12,14 +12,26 @@ import { startProcess, waitUntilReady } from './processes.ts';
 export interface AnalyticsServer {
   url: string;
   client: ReturnType<typeof createClient>;
+  /** The server process (its RSS is the analytics engine's memory). */
+  pid: number;
+  /** Its data directory. */
+  dir: string;
+  /** SIGKILL: the store dies mid-request; the data directory stays for a restart on it. */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface AnalyticsServerOptions extends DatastoreOptions {
+  /** Reuse this data directory (a restart after kill()); default a new temp directory. */
+  dir?: string;
+  port?: number;
+}
+
 /** The analytics server on a free port of the host (default 127.0.0.1) over a temp data dir. */
-export async function startAnalyticsServer(options: DatastoreOptions = {}): Promise<AnalyticsServer> {
+export async function startAnalyticsServer(options: AnalyticsServerOptions = {}): Promise<AnalyticsServer> {
   const host = options.host ?? '127.0.0.1';
-  const dir = mkdtempSync(join(tmpdir(), 'obs-analytics-'));
-  const port = await freePort(host);
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'obs-analytics-'));
+  const port = options.port ?? (await freePort(host));
   const child = startProcess('analytics-server', process.execPath, [
     observatoryCli,
     'analytics-server',
@@ -36,6 +48,12 @@ export async function startAnalyticsServer(options: DatastoreOptions = {}): Prom
   return {
     url,
     client,
+    pid: child.pid,
+    dir,
+    async kill() {
+      await child.kill('SIGKILL');
+      await client.close();
+    },
     async stop() {
       await client.close();
       await child.kill('SIGTERM');

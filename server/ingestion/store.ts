@@ -1,5 +1,6 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
 import type { ClickHouseClient } from '@clickhouse/client';
+import { GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {
   EVENTS_TABLES,
@@ -8,7 +9,10 @@ import {
 } from './trace-events-update.ts';
 
 export interface IngestionStore {
-  /** Inserts rows; resolves only once the store has acknowledged the write. */
+  /**
+   * Inserts rows; resolves only once the store has acknowledged the write. Rows that concurrent
+   * requests insert into the same table may share one insert (group commit).
+   */
   insert(table: string, rows: Row[]): Promise<void>;
   /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
   fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
@@ -27,10 +31,12 @@ export interface StoreOptions {
   lightweightUpdate: boolean;
 }
 
+/** Rows per shared insert: about 50 MB of generations with a few KB of input and output. */
+const GROUP_COMMIT_MAX_ROWS = 10_000;
+
 export function clickhouseStore(client: ClickHouseClient, options: StoreOptions): IngestionStore {
-  return {
-    async insert(table, rows) {
-      if (rows.length === 0) return;
+  const inserts = new GroupCommit<Row>(
+    async (table, rows) => {
       await client.insert({
         table,
         values: rows,
@@ -39,6 +45,10 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
         clickhouse_settings: { async_insert: 0, date_time_input_format: 'best_effort' },
       });
     },
+    { maxRows: GROUP_COMMIT_MAX_ROWS },
+  );
+  return {
+    insert: (table, rows) => inserts.insert(table, rows),
     async fetchByIds(table, projectId, ids) {
       if (ids.length === 0) return [];
       const rs = await client.query({

@@ -23,11 +23,14 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchExports } from './exports.ts';
+import { historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import { benchIngestion } from './ingestion.ts';
 import { benchReads } from './reads.ts';
+import { line } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
-const OBS_PER_TRACE = 4;
 const dir = mkdtempSync(join(tmpdir(), 'obs-bench-'));
 const ch = createAnalyticsClient({ url: `chdb://${dir}` });
 const pgf = await startPostgres();
@@ -47,20 +50,9 @@ try {
   await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
   await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
   const obsRows = TRACES * OBS_PER_TRACE;
-  await run(`INSERT INTO traces (id, timestamp, name, user_id, metadata, release, version, project_id, public, bookmarked, tags, input, output, session_id, event_ts, is_deleted)
-    SELECT concat('t', toString(number)), toDateTime64('2026-10-01 00:00:00', 3) + number, 'trace', concat('u', toString(number % 100)),
-      map('k', toString(number)), 'r1', 'v1', 'bench', false, false, ['a','b'], repeat('x', 200), repeat('y', 200), concat('s', toString(number % 50)), now64(3), 0
-    FROM numbers(${TRACES})`);
-  await run(`INSERT INTO observations (id, trace_id, project_id, type, parent_observation_id, start_time, name, metadata, level, input, output, provided_model_name, event_ts, is_deleted)
-    SELECT concat('o', toString(number)), concat('t', toString(intDiv(number, ${OBS_PER_TRACE}))), 'bench', if(number % 2 = 0, 'SPAN', 'GENERATION'), NULL,
-      toDateTime64('2026-10-01 00:00:00', 3) + intDiv(number, ${OBS_PER_TRACE}), 'obs', map('m', 'v'), 'DEFAULT', repeat('i', 500), repeat('o', 500), 'gpt', now64(3), 0
-    FROM numbers(${obsRows})`);
-
+  for (const statement of historyStatements(TRACES)) await run(statement);
   // Baseline: the same observation rows copied with a plain INSERT ... SELECT (no FINAL, no join).
-  const baseline = await time(() =>
-    run(`INSERT INTO events_full (project_id, trace_id, span_id, parent_span_id, start_time, name, type, level, input, output, provided_model_name, metadata_names, metadata_values, event_ts, is_deleted)
-      SELECT project_id, trace_id, id, '', start_time, name, type, level, coalesce(input, ''), coalesce(output, ''), coalesce(provided_model_name, ''), mapKeys(metadata), mapValues(metadata), event_ts, is_deleted FROM observations`),
-  );
+  const baseline = await time(() => run(PLAIN_COPY));
   await run('TRUNCATE TABLE events_full');
   await run('TRUNCATE TABLE events_core');
 
@@ -105,7 +97,6 @@ try {
   const propagation = await time(() => job.runOnce());
   const worstLag = 30 + 60 + propagation;
 
-  const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
   process.stdout.write(
     `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
   );
@@ -127,5 +118,7 @@ async function version(): Promise<string> {
   return (await rs.json<{ v: string }>())[0]!.v;
 }
 
+await benchBackfillMemory();
+await benchIngestion();
 await benchReads();
 await benchExports();

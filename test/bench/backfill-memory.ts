@@ -1,0 +1,119 @@
+/**
+ * Backfill memory figure of `npm run bench`: the historic backfill (steps 2 and 3: scratch copy,
+ * then events with the trace join) over 1x, 2x and 4x the data, each on a fresh analytics server
+ * process, so the engine's memory is that process's peak resident set (VmHWM, reset through
+ * /proc/<pid>/clear_refs before each measured part; the embedded engine keeps no query_log).
+ * The chunk size is fixed at the 1x observation count, so 4x runs four chunks per step: the figure
+ * shows whether a chunk bounds the sort and join memory, not only the rows per statement.
+ * Each size is also measured as a plain INSERT ... SELECT of the same rows (rows/s and peak).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { BackfillManager } from '../../server/backfill/manager.ts';
+import { createPool } from '../../server/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { startPostgres } from '../fixtures/postgres.ts';
+import { startAnalyticsServer } from '../fixtures/service.ts';
+import { historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import { line, ratio } from './report.ts';
+
+const BASE_TRACES = Number(process.env['BENCH_BACKFILL_MEMORY_TRACES'] ?? 10_000);
+
+/** Peak resident set of a process since its last reset, in MB. */
+const peakMb = (pid: number) =>
+  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** Resets the peak to the current resident set and returns that (MB): the process at rest. */
+const resetPeak = (pid: number) => {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+};
+
+interface Size {
+  scale: number;
+  rows: number;
+  backfillRate: number;
+  backfillPeak: number;
+  backfillRest: number;
+  plainRate: number;
+  plainPeak: number;
+}
+
+async function measure(scale: number): Promise<Size> {
+  const traces = BASE_TRACES * scale;
+  const rows = traces * OBS_PER_TRACE;
+  const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const pool = createPool(pgf.url, 2);
+  const run = (query: string) => ch.client.command({ query, clickhouse_settings: { max_execution_time: 0 } });
+  try {
+    await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
+    await new AnalyticsMigrator(ch.client, SINGLE_NODE, migrationsFor('4')).up();
+    for (const statement of historyStatements(traces)) await run(statement);
+    await pool.query(`UPDATE background_migrations SET args = args || $1::jsonb`, [
+      JSON.stringify({ chunkRows: BASE_TRACES * OBS_PER_TRACE }),
+    ]);
+
+    resetPeak(ch.pid);
+    let t = performance.now();
+    await run(PLAIN_COPY);
+    const plainRate = rows / ((performance.now() - t) / 1000);
+    const plainPeak = peakMb(ch.pid);
+    await run('TRUNCATE TABLE events_full');
+    await run('TRUNCATE TABLE events_core');
+
+    const manager = new BackfillManager({
+      pool,
+      analytics: ch.client,
+      dialect: SINGLE_NODE,
+      settings: {
+        release: '4',
+        writeMode: 'dual',
+        nativeOtelBehaviour: 'dual_write',
+        allowPreviewOptIn: true,
+        enableHistoricBackfill: true,
+        dropPidTidSortingTables: false,
+      },
+      workerId: 'bench',
+    });
+    await manager.runStep(1);
+    const backfillRest = resetPeak(ch.pid);
+    t = performance.now();
+    await manager.runStep(2);
+    await manager.runStep(3);
+    const backfillRate = rows / ((performance.now() - t) / 1000);
+    return { scale, rows, backfillRate, backfillPeak: peakMb(ch.pid), backfillRest, plainRate, plainPeak };
+  } finally {
+    await pool.end();
+    await Promise.all([ch.stop(), pgf.stop()]);
+  }
+}
+
+export async function benchBackfillMemory(): Promise<void> {
+  process.stdout.write(
+    `\nBackfill memory: steps 2+3 at 1x, 2x, 4x of ${BASE_TRACES * OBS_PER_TRACE} observations, chunks of ${BASE_TRACES * OBS_PER_TRACE} rows, analytics server peak RSS\n\n`,
+  );
+  const sizes: Size[] = [];
+  for (const scale of [1, 2, 4]) {
+    const s = await measure(scale);
+    sizes.push(s);
+    line(
+      `${s.scale}x: backfill (${s.rows} rows)`,
+      `${Math.round(s.backfillRate)} rows/s, peak ${s.backfillPeak.toFixed(0)} MB (at rest before: ${s.backfillRest.toFixed(0)} MB)`,
+    );
+    line(
+      `${s.scale}x: plain INSERT ... SELECT`,
+      `${Math.round(s.plainRate)} rows/s, peak ${s.plainPeak.toFixed(0)} MB`,
+    );
+    line('  ratio backfill / plain rows/s', ratio(s.backfillRate, s.plainRate));
+  }
+  const [one, , four] = sizes as [Size, Size, Size];
+  line('backfill peak memory 4x / 1x', ratio(four.backfillPeak, one.backfillPeak));
+  line(
+    'backfill memory above rest 4x / 1x',
+    ratio(four.backfillPeak - four.backfillRest, one.backfillPeak - one.backfillRest),
+  );
+  line('plain INSERT ... SELECT peak memory 4x / 1x', ratio(four.plainPeak, one.plainPeak));
+  line('backfill rows/s 4x / 1x', ratio(four.backfillRate, one.backfillRate));
+}

@@ -1,0 +1,352 @@
+/**
+ * Ingestion figure of `npm run bench`: spans per second one web process acknowledges (the answer
+ * comes only once the analytics store acknowledged the rows), with the analytics server as its own
+ * process over HTTP (the topology a cluster runs). For OTLP protobuf (gzip) and the batch endpoint,
+ * each in `dual` and `events_only`:
+ *   - spans/s and p50/p99 request latency at BENCH_INGEST_CONCURRENCY concurrent requests,
+ *   - the store's own rate: the very rows the web wrote, read back and inserted again under another
+ *     project straight through @clickhouse/client, (a) one insert per table per request at the same
+ *     concurrency, as a client without batching would, and (b) the store's ceiling: one insert per
+ *     table of 10 000 rows at most, one after the other (the figures are web / store),
+ *   - parts created per 10k spans: block numbers allocated in every MergeTree table during the run
+ *     (each synchronous insert that creates a part takes one; the embedded engine has no part_log).
+ * Requests carry 50 spans (10 traces: a root, two small spans, two generations with a few KB of
+ * input and output).
+ */
+import { gzipSync } from 'node:zlib';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { context, SpanKind, trace } from '@opentelemetry/api';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { startPostgres } from '../fixtures/postgres.ts';
+import {
+  basicAuth,
+  createProject,
+  type Env,
+  MODE_ENV,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+} from '../fixtures/service.ts';
+import { line, quantile, ratio } from './report.ts';
+
+const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
+const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
+const TRACES_PER_REQUEST = 10;
+const SPANS_PER_TRACE = 5;
+const SPANS_PER_REQUEST = TRACES_PER_REQUEST * SPANS_PER_TRACE;
+/** Tables ingestion writes directly (events_core is filled by the materialized view). */
+const WRITTEN_TABLES = ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full'];
+
+/** A few KB of chat-like text, different per call so compression does not flatter the payload. */
+function text(seed: number, bytes: number): string {
+  const words = [
+    'the',
+    'model',
+    'answered',
+    'question',
+    'about',
+    'invoices',
+    'refund',
+    'policy',
+    'user',
+    'tool',
+  ];
+  const out: string[] = [];
+  let n = seed;
+  let size = 0;
+  while (size < bytes) {
+    n = (n * 1_103_515_245 + 12_345) % 2 ** 31;
+    const w = words[n % words.length]!;
+    out.push(w);
+    size += w.length + 1;
+  }
+  return out.join(' ');
+}
+
+function otlpBody(request: number): Buffer {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'bench' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const tracer = provider.getTracer('langfuse-sdk', '4.0.0');
+  const t0 = Date.now() / 1000;
+  for (let t = 0; t < TRACES_PER_REQUEST; t++) {
+    const seed = request * 1000 + t * 10;
+    const root = tracer.startSpan('request', { kind: SpanKind.SERVER, startTime: t0 });
+    root.setAttribute('langfuse.trace.name', 'chat');
+    root.setAttribute('user.id', `u${seed % 97}`);
+    // No context manager is registered: children name their parent explicitly.
+    const parent = trace.setSpan(context.active(), root);
+    for (let i = 0; i < 2; i++) tracer.startSpan(`step-${i}`, { startTime: t0 }, parent).end(t0 + 0.01);
+    for (let i = 0; i < 2; i++) {
+      const g = tracer.startSpan('llm', { startTime: t0 }, parent);
+      g.setAttribute('langfuse.observation.type', 'generation');
+      g.setAttribute('gen_ai.request.model', 'gpt-4o');
+      g.setAttribute(
+        'langfuse.observation.input',
+        JSON.stringify([{ role: 'user', content: text(seed + i, 2000) }]),
+      );
+      g.setAttribute(
+        'langfuse.observation.output',
+        JSON.stringify({ role: 'assistant', content: text(seed + i + 5, 1500) }),
+      );
+      g.setAttribute('gen_ai.usage.input_tokens', 500);
+      g.setAttribute('gen_ai.usage.output_tokens', 300);
+      g.end(t0 + 0.5);
+    }
+    root.end(t0 + 1);
+  }
+  const spans: ReadableSpan[] = exporter.getFinishedSpans();
+  return gzipSync(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!));
+}
+
+/** events_only takes only scores on the batch endpoint (spans arrive over OTLP): 50 scores then. */
+function scoreBody(request: number): Buffer {
+  const now = new Date().toISOString();
+  const batch = Array.from({ length: SPANS_PER_REQUEST }, (_, i) => {
+    const id = `sc-${request}-${i}`;
+    return {
+      id: `e-${id}`,
+      type: 'score-create',
+      timestamp: now,
+      body: {
+        id,
+        traceId: `bt-${request}-${i % TRACES_PER_REQUEST}`,
+        name: 'quality',
+        value: i / 50,
+        comment: text(i, 200),
+      },
+    };
+  });
+  return Buffer.from(JSON.stringify({ batch }));
+}
+
+function batchBody(request: number): Buffer {
+  const now = new Date().toISOString();
+  const batch: object[] = [];
+  for (let t = 0; t < TRACES_PER_REQUEST; t++) {
+    const seed = request * 1000 + t * 10;
+    const traceId = `bt-${request}-${t}`;
+    const ev = (type: string, id: string, body: object) => ({
+      id: `e-${id}`,
+      type,
+      timestamp: now,
+      body: { id, ...body },
+    });
+    batch.push(ev('trace-create', traceId, { name: 'chat', userId: `u${seed % 97}`, timestamp: now }));
+    for (let i = 0; i < 2; i++)
+      batch.push(
+        ev('span-create', `${traceId}-s${i}`, { traceId, name: `step-${i}`, startTime: now, endTime: now }),
+      );
+    for (let i = 0; i < 2; i++)
+      batch.push(
+        ev('generation-create', `${traceId}-g${i}`, {
+          traceId,
+          name: 'llm',
+          model: 'gpt-4o',
+          startTime: now,
+          endTime: now,
+          input: [{ role: 'user', content: text(seed + i, 2000) }],
+          output: { role: 'assistant', content: text(seed + i + 5, 1500) },
+          usageDetails: { input: 500, output: 300 },
+        }),
+      );
+  }
+  return Buffer.from(JSON.stringify({ batch }));
+}
+
+const PROTOCOLS = {
+  'OTLP protobuf (gzip)': {
+    path: '/api/public/otel/v1/traces',
+    headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+    body: otlpBody,
+    ok: 200,
+  },
+  'batch ingestion': {
+    path: '/api/public/ingestion',
+    headers: { 'content-type': 'application/json' },
+    body: batchBody,
+    ok: 207,
+  },
+} as const;
+
+/** Runs `work(i)` for i in [0, n) with at most `concurrency` at once; returns each call's latency (ms). */
+async function pool(n: number, concurrency: number, work: (i: number) => Promise<void>): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const i = next++;
+        const t = performance.now();
+        await work(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return latencies;
+}
+
+/** The highest block number of each MergeTree table: their sum grows by one per part an insert creates. */
+async function blockNumbers(ch: ClickHouseClient): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT sum(b) AS n FROM (SELECT max(max_block_number) AS b FROM system.parts
+      WHERE database = currentDatabase() GROUP BY table)`,
+    format: 'JSONEachRow',
+  });
+  return Number((await rs.json<{ n: string }>())[0]!.n);
+}
+
+const READ_SETTINGS = {
+  output_format_json_quote_64bit_integers: 0,
+  output_format_json_quote_decimals: 0,
+} as const;
+
+/** Every row the web wrote for `projectId`, per table, moved to `target` and cut into `parts` slices. */
+async function rowsWritten(ch: ClickHouseClient, projectId: string, target: string) {
+  const out: { table: string; rows: Record<string, unknown>[] }[] = [];
+  for (const table of WRITTEN_TABLES) {
+    const rs = await ch.query({
+      query: `SELECT * FROM ${table} WHERE project_id = {p:String}`,
+      query_params: { p: projectId },
+      format: 'JSONEachRow',
+      clickhouse_settings: READ_SETTINGS,
+    });
+    const rows = (await rs.json<Record<string, unknown>>()).map((r) => ({ ...r, project_id: target }));
+    if (rows.length > 0) out.push({ table, rows });
+  }
+  return out;
+}
+
+interface Figure {
+  spansPerSecond: number;
+  p50: number;
+  p99: number;
+  parts: number;
+}
+
+export async function benchIngestion(): Promise<void> {
+  const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const base: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
+  const spans = REQUESTS * SPANS_PER_REQUEST;
+  process.stdout.write(
+    `\nIngestion: one web process, analytics server over HTTP (${REQUESTS} requests of ${SPANS_PER_REQUEST} spans, ${CONCURRENCY} concurrent)\n\n`,
+  );
+  try {
+    for (const mode of ['dual', 'events_only'] as const) {
+      const web = await startWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' });
+      try {
+        for (const [label, protocol] of Object.entries(PROTOCOLS)) {
+          const project: Project = await createProject(base, `ingest-${mode}-${protocol.ok}`);
+          const baselineProject = await createProject(base, `ingest-${mode}-${protocol.ok}-store`);
+          const make = mode === 'events_only' && protocol.ok === 207 ? scoreBody : protocol.body;
+          // Copied into plain Uint8Arrays before the clock starts (the fetch body type).
+          const bodies = Array.from({ length: REQUESTS }, (_, i) => new Uint8Array(make(i)));
+          const headers = { ...protocol.headers, authorization: basicAuth(project) };
+          const blocksBefore = await blockNumbers(ch.client);
+          const started = performance.now();
+          const latencies = await pool(REQUESTS, CONCURRENCY, async (i) => {
+            const res = await fetch(`${web.url}${protocol.path}`, {
+              method: 'POST',
+              headers,
+              body: bodies[i]!,
+            });
+            const answer = await res.text();
+            if (res.status !== protocol.ok) throw new Error(`${label} in ${mode}: ${res.status} ${answer}`);
+            if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
+              throw new Error(`${label} in ${mode}: ${answer.slice(0, 300)}`);
+          });
+          const seconds = (performance.now() - started) / 1000;
+          const parts = (await blockNumbers(ch.client)) - blocksBefore;
+          const web_: Figure = {
+            spansPerSecond: spans / seconds,
+            p50: quantile(latencies, 0.5),
+            p99: quantile(latencies, 0.99),
+            parts,
+          };
+
+          // The store's own rate: the same rows, the same slicing per request, the same concurrency.
+          const written = await rowsWritten(ch.client, project.projectId, baselineProject.projectId);
+          const slice = <T>(rows: T[], i: number) =>
+            rows.slice(
+              Math.floor((i * rows.length) / REQUESTS),
+              Math.floor(((i + 1) * rows.length) / REQUESTS),
+            );
+          const storeBlocksBefore = await blockNumbers(ch.client);
+          const storeStarted = performance.now();
+          const storeLatencies = await pool(REQUESTS, CONCURRENCY, async (i) => {
+            await Promise.all(
+              written.map(({ table, rows }) =>
+                ch.client.insert({
+                  table,
+                  values: slice(rows, i),
+                  format: 'JSONEachRow',
+                  clickhouse_settings: { date_time_input_format: 'best_effort' },
+                }),
+              ),
+            );
+          });
+          const storeSeconds = (performance.now() - storeStarted) / 1000;
+          const store: Figure = {
+            spansPerSecond: spans / storeSeconds,
+            p50: quantile(storeLatencies, 0.5),
+            p99: quantile(storeLatencies, 0.99),
+            parts: (await blockNumbers(ch.client)) - storeBlocksBefore,
+          };
+          // The ceiling: the same rows again, in as few inserts as the web's group commit allows.
+          const bulkRows = written.map((w) => ({
+            ...w,
+            rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk` })),
+          }));
+          const bulkBlocksBefore = await blockNumbers(ch.client);
+          const bulkStarted = performance.now();
+          for (const { table, rows } of bulkRows) {
+            for (let at = 0; at < rows.length; at += 10_000)
+              await ch.client.insert({
+                table,
+                values: rows.slice(at, at + 10_000),
+                format: 'JSONEachRow',
+                clickhouse_settings: { date_time_input_format: 'best_effort' },
+              });
+          }
+          const bulk: Figure = {
+            spansPerSecond: spans / ((performance.now() - bulkStarted) / 1000),
+            p50: 0,
+            p99: 0,
+            parts: (await blockNumbers(ch.client)) - bulkBlocksBefore,
+          };
+          const tables = written.map((w) => `${w.table} ${w.rows.length}`).join(', ');
+          line(
+            `${label}, ${mode}`,
+            `${Math.round(web_.spansPerSecond)} spans/s, p50 ${web_.p50.toFixed(0)} ms, p99 ${web_.p99.toFixed(0)} ms`,
+          );
+          line(
+            '  same rows straight into the store',
+            `${Math.round(store.spansPerSecond)} spans/s, p50 ${store.p50.toFixed(0)} ms, p99 ${store.p99.toFixed(0)} ms`,
+          );
+          line('  ratio web / store per request', ratio(web_.spansPerSecond, store.spansPerSecond));
+          line('  same rows in bulk inserts (store ceiling)', `${Math.round(bulk.spansPerSecond)} spans/s`);
+          line('  ratio web / store ceiling', ratio(web_.spansPerSecond, bulk.spansPerSecond));
+          const per10k = (f: Figure) => ((f.parts * 10_000) / spans).toFixed(0);
+          line(
+            '  parts per 10k spans (web, per request, bulk)',
+            `${per10k(web_)}, ${per10k(store)}, ${per10k(bulk)}`,
+          );
+          line('  rows written', tables);
+        }
+      } finally {
+        await web.stop();
+      }
+    }
+  } finally {
+    await Promise.all([ch.stop(), pgf.stop()]);
+  }
+}

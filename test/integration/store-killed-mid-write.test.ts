@@ -1,0 +1,117 @@
+/**
+ * The analytics store dies (SIGKILL) while the web is writing concurrent requests whose rows share
+ * inserts (group commit): every request in flight at that moment fails with a non-2xx answer, and
+ * after a restart on the same data directory every event that was acknowledged is stored, in the
+ * legacy table and in the staging table of dual mode.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  createProject,
+  DUAL_ENV,
+  type Env,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let web: WebServer;
+let project: Project;
+
+beforeAll(async () => {
+  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const env: Env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  web = await startWeb({ ...env, ...DUAL_ENV });
+  project = await createProject(env, 'store-killed');
+});
+afterAll(async () => {
+  await web?.stop();
+  await Promise.all([ch?.stop(), pg?.stop()]);
+});
+
+/** One trace with `n` generations of a few KB each, so an insert takes long enough to be cut. */
+const batch = (prefix: string, n: number) => {
+  const now = new Date().toISOString();
+  return {
+    batch: [
+      { id: `${prefix}-t`, type: 'trace-create', timestamp: now, body: { id: prefix, name: 'kill' } },
+      ...Array.from({ length: n }, (_, i) => ({
+        id: `${prefix}-e${i}`,
+        type: 'generation-create',
+        timestamp: now,
+        body: {
+          id: `${prefix}-g${i}`,
+          traceId: prefix,
+          name: 'llm',
+          input: 'q'.repeat(3000),
+          output: 'a'.repeat(3000),
+        },
+      })),
+    ],
+  };
+};
+
+interface Outcome {
+  prefix: string;
+  status: number;
+  sentAt: number;
+  answeredAt: number;
+}
+
+describe('store killed between accept and acknowledgement', () => {
+  it('fails the requests in flight and keeps every acknowledged event', async () => {
+    const outcomes: Outcome[] = [];
+    let killedAt = Number.POSITIVE_INFINITY;
+    let sent = 0;
+    const sender = async (lane: number) => {
+      // Until the store is dead and each lane has seen at least one answer after that.
+      for (let k = 0; performance.now() < killedAt + 500 && k < 400; k++) {
+        const prefix = `kill-${lane}-${k}`;
+        const sentAt = performance.now();
+        sent++;
+        const res = await fetch(`${web.url}/api/public/ingestion`, {
+          method: 'POST',
+          headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+          body: JSON.stringify(batch(prefix, 20)),
+          signal: AbortSignal.timeout(60_000),
+        });
+        const body = (await res.json()) as { successes?: unknown[]; errors?: unknown[] };
+        if (res.status === 207) expect(body.errors).toEqual([]);
+        else expect(body.successes).toBeUndefined();
+        outcomes.push({ prefix, status: res.status, sentAt, answeredAt: performance.now() });
+      }
+    };
+    const killer = (async () => {
+      // Kill once the traffic is flowing: a few requests acknowledged, several more in flight.
+      while (outcomes.filter((o) => o.status === 207).length < 6) await new Promise((r) => setTimeout(r, 10));
+      killedAt = performance.now();
+      await ch.kill();
+    })();
+    await Promise.all([killer, ...Array.from({ length: 8 }, (_, lane) => sender(lane))]);
+
+    expect(outcomes).toHaveLength(sent);
+    for (const o of outcomes) expect([207, 500, 502, 503, 504]).toContain(o.status);
+    const inFlightAtKill = outcomes.filter((o) => o.sentAt < killedAt && o.answeredAt > killedAt);
+    expect(inFlightAtKill.length).toBeGreaterThan(0);
+    // Answered after the store died: nothing can have been acknowledged by it.
+    for (const o of inFlightAtKill) expect(o.status).not.toBe(207);
+    const acked = outcomes.filter((o) => o.status === 207).map((o) => o.prefix);
+    expect(acked.length).toBeGreaterThanOrEqual(6);
+
+    ch = await startAnalyticsServer({ dir: ch.dir });
+    const expected = acked.flatMap((p) => Array.from({ length: 20 }, (_, i) => `${p}-g${i}`)).sort();
+    for (const table of ['observations', 'observations_batch_staging']) {
+      const rs = await ch.client.query({
+        query: `SELECT DISTINCT id FROM ${table} WHERE project_id = {p:String} AND id IN {ids:Array(String)} ORDER BY id`,
+        query_params: { p: project.projectId, ids: expected },
+        format: 'JSONEachRow',
+      });
+      expect((await rs.json<{ id: string }>()).map((r) => r.id)).toEqual(expected);
+    }
+  });
+});

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit, takeGroup } from '../../server/ingestion/group-commit.ts';
+
+const waiters = (...sizes: number[]) =>
+  sizes.map((n, i) => ({ id: i, rows: Array.from({ length: n }, () => i) }));
+
+describe('takeGroup', () => {
+  it.each([
+    { sizes: [3], max: 10, taken: [0], left: [] },
+    { sizes: [3, 4, 2], max: 10, taken: [0, 1, 2], left: [] },
+    { sizes: [3, 4, 5], max: 10, taken: [0, 1], left: [2] },
+    { sizes: [12, 1], max: 10, taken: [0], left: [1] },
+    { sizes: [4, 6, 1], max: 10, taken: [0, 1], left: [2] },
+    { sizes: [4, 7, 1], max: 10, taken: [0], left: [1, 2] },
+  ])('$sizes with at most $max rows takes $taken', ({ sizes, max, taken, left }) => {
+    const queue = waiters(...sizes);
+    expect(takeGroup(queue, max).map((w) => w.id)).toEqual(taken);
+    expect(queue.map((w) => w.id)).toEqual(left);
+  });
+});
+
+/** A flush the test completes by hand, recording what each insert carried. */
+function manualStore() {
+  const calls: { table: string; rows: number[]; settle: (err?: Error) => void }[] = [];
+  const flush = (table: string, rows: number[]) =>
+    new Promise<void>((resolve, reject) => {
+      calls.push({ table, rows, settle: (err) => (err ? reject(err) : resolve()) });
+    });
+  return { calls, flush };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+const state = (p: Promise<void>) =>
+  Promise.race([
+    p.then(
+      () => 'resolved',
+      () => 'rejected',
+    ),
+    tick().then(() => 'pending'),
+  ]);
+
+describe('GroupCommit', () => {
+  it('writes a lone insert at once and joins what arrives meanwhile into the next insert', async () => {
+    const store = manualStore();
+    const gc = new GroupCommit(store.flush, { maxRows: 100 });
+    const a = gc.insert('t', [1]);
+    await tick();
+    expect(store.calls.map((c) => c.rows)).toEqual([[1]]);
+    const b = gc.insert('t', [2, 3]);
+    const c = gc.insert('t', [4]);
+    await tick();
+    expect(store.calls).toHaveLength(1);
+    expect(await state(b)).toBe('pending');
+    store.calls[0]!.settle();
+    expect(await state(a)).toBe('resolved');
+    await tick();
+    expect(store.calls.map((x) => x.rows)).toEqual([[1], [2, 3, 4]]);
+    // Not acknowledged before the insert carrying the rows is.
+    expect(await state(b)).toBe('pending');
+    store.calls[1]!.settle();
+    expect([await state(b), await state(c)]).toEqual(['resolved', 'resolved']);
+  });
+
+  it('fails every caller whose rows a failed insert carried, and only those', async () => {
+    const store = manualStore();
+    const gc = new GroupCommit(store.flush, { maxRows: 100 });
+    const a = gc.insert('t', [1]);
+    await tick();
+    const b = gc.insert('t', [2]);
+    const c = gc.insert('t', [3]);
+    store.calls[0]!.settle();
+    await tick();
+    store.calls[1]!.settle(new Error('store went away'));
+    await expect(b).rejects.toThrow('store went away');
+    await expect(c).rejects.toThrow('store went away');
+    expect(await state(a)).toBe('resolved');
+    const d = gc.insert('t', [4]);
+    await tick();
+    store.calls[2]!.settle();
+    expect(await state(d)).toBe('resolved');
+  });
+
+  it('keeps tables apart and never writes an empty insert', async () => {
+    const store = manualStore();
+    const gc = new GroupCommit(store.flush, { maxRows: 100 });
+    await gc.insert('t', []);
+    const a = gc.insert('t', [1]);
+    const b = gc.insert('u', [2]);
+    await tick();
+    expect(store.calls.map((c) => [c.table, c.rows])).toEqual([
+      ['t', [1]],
+      ['u', [2]],
+    ]);
+    for (const c of store.calls) c.settle();
+    await Promise.all([a, b]);
+  });
+
+  it('splits a backlog larger than maxRows over consecutive inserts', async () => {
+    const store = manualStore();
+    const gc = new GroupCommit(store.flush, { maxRows: 3 });
+    const first = gc.insert('t', [0]);
+    const rest = [gc.insert('t', [1, 2]), gc.insert('t', [3]), gc.insert('t', [4, 5])];
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      store.calls[i]!.settle();
+    }
+    await Promise.all([first, ...rest]);
+    expect(store.calls.map((c) => c.rows)).toEqual([[0], [1, 2, 3], [4, 5]]);
+  });
+});
