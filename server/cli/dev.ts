@@ -18,6 +18,7 @@ import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
+import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.ts';
 import { createLogger } from '../runtime/logger.ts';
@@ -117,7 +118,8 @@ export async function run(args: string[]): Promise<number> {
     config: { ...config, databaseUrl: pg.url },
     pool,
     analytics,
-    store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
+    store: clickhouseStore(analytics, config.clickhouse),
+    locks: pgEntityLocks(pool),
     keys: keysVerifier,
     mediaBlobs,
     exportBlobs,

@@ -6,6 +6,7 @@
 import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
+import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ProducerRecorder } from '../producers/recorder.ts';
@@ -44,7 +45,8 @@ export async function run(_args: string[]): Promise<number> {
       config,
       pool: stores.pool,
       analytics: stores.analytics,
-      store: clickhouseStore(stores.analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
+      store: clickhouseStore(stores.analytics, config.clickhouse),
+      locks: pgEntityLocks(stores.pool),
       keys: new KeyVerifier(stores.pool),
       producers,
       mediaBlobs,

@@ -5,12 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../contract/write-modes.ts';
+import { type EntityLocks, entityLockKeys } from './entity-locks.ts';
 import {
   type Attribution,
   applyObservation,
   applyTrace,
   emptyObservationRow,
   emptyTraceRow,
+  mergedVersion,
   movedRootTombstone,
   type ObservationPatch,
   type Row,
@@ -52,6 +54,7 @@ export interface BatchContext {
   settings: ModeSettings;
   attribution: Attribution;
   store: IngestionStore;
+  locks: EntityLocks;
   now?: number;
 }
 
@@ -118,6 +121,7 @@ export interface CommitContext {
   projectId: string;
   attribution: Attribution;
   store: IngestionStore;
+  locks: EntityLocks;
   targets: WriteTargets;
   now: number;
   /**
@@ -127,22 +131,40 @@ export interface CommitContext {
   virtualRoots: boolean;
 }
 
-/** Merges and writes the changes; resolves once every target table acknowledged its rows. */
+/**
+ * Merges and writes the changes; resolves once every target table acknowledged its rows. The
+ * read-merge-write of each trace and observation holds its entity lock, so concurrent requests
+ * changing one entity merge onto each other's writes instead of overwriting them.
+ */
 export async function commitLegacyChanges(
   changes: LegacyChanges,
   scores: Row[],
   ctx: CommitContext,
 ): Promise<void> {
-  const rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
+  const keys =
+    ctx.targets.legacy && changes.size > 0
+      ? entityLockKeys(ctx.projectId, changes.traces.keys(), changes.observations.keys())
+      : [];
+  await ctx.locks.hold(keys, () => mergeAndWrite(changes, scores, ctx));
+}
+
+async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitContext): Promise<void> {
+  let rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
   const traces: Row[] = [];
   const observations: Row[] = [];
   const tombstones: Row[] = [];
   const traceEventUpdates: [string, TraceEventAssignments][] = [];
+  // An OTLP trace's root is its own root span: a batch update of it gets no virtual root beside it.
+  let ownRoot = new Set<string>();
   if (ctx.targets.legacy && changes.size > 0) {
-    const [storedTraces, storedObservations] = await Promise.all([
-      ctx.store.fetchByIds('traces', ctx.projectId, [...changes.traces.keys()]),
+    const traceIds = [...changes.traces.keys()];
+    const [storedTraces, storedObservations, otlpTraces] = await Promise.all([
+      ctx.store.fetchByIds('traces', ctx.projectId, traceIds),
       ctx.store.fetchByIds('observations', ctx.projectId, [...changes.observations.keys()]),
+      ctx.virtualRoots && ctx.targets.staging ? ctx.store.otlpTraceIds(ctx.projectId, traceIds) : [],
     ]);
+    ownRoot = new Set(otlpTraces);
+    rc = { ...rc, now: mergedVersion(ctx.now, [...storedTraces, ...storedObservations]) };
     const storedTrace = new Map(storedTraces.map((r) => [String(r['id']), r]));
     const storedObservation = new Map(storedObservations.map((r) => [String(r['id']), r]));
     for (const [id, list] of changes.traces) {
@@ -156,8 +178,8 @@ export async function commitLegacyChanges(
         if (assignments.set.length > 0) traceEventUpdates.push([id, assignments]);
       }
       const before = stored?.['timestamp'];
-      if (ctx.virtualRoots && before !== undefined && before !== row['timestamp'])
-        tombstones.push(movedRootTombstone(ctx.projectId, id, String(before), ctx.now));
+      if (ctx.virtualRoots && !ownRoot.has(id) && before !== undefined && before !== row['timestamp'])
+        tombstones.push(movedRootTombstone(ctx.projectId, id, String(before), rc.now));
     }
     for (const [id, list] of changes.observations) {
       list.sort(changeOrder);
@@ -178,7 +200,11 @@ export async function commitLegacyChanges(
   ]);
   if (ctx.targets.staging) {
     await ctx.store.insert('observations_batch_staging', [
-      ...(ctx.virtualRoots ? traces.map((t) => stagedTraceRoot(t, rc, ctx.attribution)) : []),
+      ...(ctx.virtualRoots
+        ? traces
+            .filter((t) => !ownRoot.has(String(t['id'])))
+            .map((t) => stagedTraceRoot(t, rc, ctx.attribution))
+        : []),
       ...observations.map((o) => stagedObservation(o, rc, ctx.attribution)),
     ]);
   }
@@ -246,6 +272,7 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
     projectId: ctx.projectId,
     attribution: ctx.attribution,
     store: ctx.store,
+    locks: ctx.locks,
     targets: batchTargets(ctx.settings),
     now,
     virtualRoots: true,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GenerationBody, ObservationType, ScoreBody, TraceBody } from './schemas.ts';
-import { chTime } from './time.ts';
+import { chTime, fromChTime } from './time.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -43,6 +43,21 @@ export interface RowContext {
   projectId: string;
   /** Time of this write; becomes `event_ts` so the newest write wins in the replacing merge. */
   now: number;
+}
+
+/**
+ * The time a merged write is stamped with (its `event_ts`, the replacing merge's version): newer
+ * than every stored row it merged onto, even when the request began before another request's
+ * write of the same entity or the process that wrote it has a clock ahead of ours; otherwise the
+ * merge would collapse to the row it read.
+ */
+export function mergedVersion(now: number, mergedOnto: Row[]): number {
+  let version = now;
+  for (const row of mergedOnto) {
+    const stored = fromChTime(String(row['event_ts']));
+    if (stored >= version) version = stored + 1;
+  }
+  return version;
 }
 
 export function emptyTraceRow(ctx: RowContext, id: string, timestamp: string): Row {

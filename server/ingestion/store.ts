@@ -1,5 +1,7 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseSettings } from '../config/env.ts';
+import { FROM_OTLP } from '../worker/propagation/sql.ts';
 import { GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {
@@ -16,6 +18,11 @@ export interface IngestionStore {
   insert(table: string, rows: Row[]): Promise<void>;
   /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
   fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
+  /**
+   * Which of these traces were made by OTLP spans (an observation carries their resource
+   * attributes, the backfill's and the propagation's rule): their root is a span of their own.
+   */
+  otlpTraceIds(projectId: string, traceIds: string[]): Promise<string[]>;
   /** Applies trace-field assignments to the trace's events in both events tables, durably. */
   updateTraceEvents(projectId: string, traceId: string, assignments: TraceEventAssignments): Promise<void>;
 }
@@ -26,10 +33,14 @@ const READ_SETTINGS = {
   output_format_json_quote_decimals: 0,
 } as const;
 
-export interface StoreOptions {
-  /** COLUMNAR_USE_LIGHTWEIGHT_UPDATE: lightweight `UPDATE` instead of a waited-for mutation. */
-  lightweightUpdate: boolean;
-}
+/**
+ * COLUMNAR_USE_LIGHTWEIGHT_UPDATE (lightweight `UPDATE` instead of a waited-for mutation) and
+ * COLUMNAR_CLUSTER_ENABLED / COLUMNAR_CLUSTER_NAME (updates `ON CLUSTER`).
+ */
+export type StoreOptions = Pick<
+  ClickHouseSettings,
+  'useLightweightUpdate' | 'clusterEnabled' | 'clusterName'
+>;
 
 /** Rows per shared insert: about 50 MB of generations with a few KB of input and output. */
 const GROUP_COMMIT_MAX_ROWS = 10_000;
@@ -59,6 +70,16 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
       });
       return rs.json<Row>();
     },
+    async otlpTraceIds(projectId, traceIds) {
+      if (traceIds.length === 0) return [];
+      const rs = await client.query({
+        query: `SELECT DISTINCT trace_id FROM observations
+WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND ${FROM_OTLP('observations')}`,
+        query_params: { projectId, traceIds },
+        format: 'JSONEachRow',
+      });
+      return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
+    },
     async updateTraceEvents(projectId, traceId, assignments) {
       // Most dual traffic is staged: its trace has no event yet, and a mutation would only cost.
       const existing = await client.query({
@@ -68,9 +89,17 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
         format: 'JSONEachRow',
       });
       if ((await existing.json()).length === 0) return;
-      const form = options.lightweightUpdate ? 'lightweight' : 'mutation';
+      const form = options.useLightweightUpdate ? 'lightweight' : 'mutation';
+      const dialect = { cluster: options.clusterEnabled, clusterName: options.clusterName };
       for (const table of EVENTS_TABLES) {
-        const { query, params } = traceEventsUpdateStatement(table, form, projectId, traceId, assignments);
+        const { query, params } = traceEventsUpdateStatement(
+          table,
+          form,
+          dialect,
+          projectId,
+          traceId,
+          assignments,
+        );
         await client.command({ query, query_params: params });
       }
     },

@@ -5,6 +5,7 @@
  * (the materialized view copies inserts only).
  */
 
+import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
 import type { Row } from './records.ts';
 
 /** `UPDATE` (lightweight, patch parts) or `ALTER TABLE ... UPDATE` (a mutation, waited for). */
@@ -69,19 +70,25 @@ export function traceEventAssignments(before: Row, after: Row): TraceEventAssign
   return { set, params };
 }
 
-/** The statement applying `set` to one trace's events in `table`, in the given form. */
+/**
+ * The statement applying `set` to one trace's events in `table`, in the given form. A clustered
+ * analytics database (COLUMNAR_CLUSTER_ENABLED) runs it `ON CLUSTER`, as its DDL, so every shard's
+ * events take the change.
+ */
 export function traceEventsUpdateStatement(
   table: (typeof EVENTS_TABLES)[number],
   form: UpdateForm,
+  dialect: Dialect,
   projectId: string,
   traceId: string,
   assignments: TraceEventAssignments,
 ): TraceEventsUpdate {
   const where = 'project_id = {project_id:String} AND trace_id = {trace_id:String}';
   const set = assignments.set.join(', ');
+  const target = `${table}${onCluster(dialect)}`;
   const query =
     form === 'lightweight'
-      ? `UPDATE ${table} SET ${set} WHERE ${where}`
-      : `ALTER TABLE ${table} UPDATE ${set} WHERE ${where} SETTINGS mutations_sync = 2`;
+      ? `UPDATE ${target} SET ${set} WHERE ${where}`
+      : `ALTER TABLE ${target} UPDATE ${set} WHERE ${where} SETTINGS mutations_sync = 2`;
   return { query, params: { ...assignments.params, project_id: projectId, trace_id: traceId } };
 }

@@ -6,6 +6,7 @@ import type { LocalBlobStore } from '../blobs/local.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import type { ProducerPath } from '../contract/worker-api.ts';
+import type { EntityLocks } from '../ingestion/entity-locks.ts';
 import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import type { ProducerRecorder } from '../producers/recorder.ts';
@@ -16,6 +17,8 @@ export interface WebContext {
   pool: pg.Pool;
   analytics: ClickHouseClient;
   store: IngestionStore;
+  /** Serialises concurrent writes of one trace or observation. */
+  locks: EntityLocks;
   keys: KeyVerifier;
   /** Tallies producers on paths that events_only refuses; absent on release 3. */
   producers?: ProducerRecorder | undefined;

@@ -18,6 +18,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
+import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { clickhouseStore } from '../../server/ingestion/store.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
@@ -105,7 +106,8 @@ async function benchReadsAt(events: number): Promise<void> {
     config,
     pool,
     analytics: ch,
-    store: clickhouseStore(ch, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
+    store: clickhouseStore(ch, config.clickhouse),
+    locks: pgEntityLocks(pool),
     keys: new KeyVerifier(pool),
     shuttingDown: () => false,
   });

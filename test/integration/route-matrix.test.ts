@@ -18,6 +18,7 @@ import { localBlobStore } from '../../server/blobs/local.ts';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
+import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { clickhouseStore } from '../../server/ingestion/store.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
@@ -383,7 +384,8 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     config,
     pool,
     analytics,
-    store: clickhouseStore(analytics, { lightweightUpdate: config.clickhouse.useLightweightUpdate }),
+    store: clickhouseStore(analytics, config.clickhouse),
+    locks: pgEntityLocks(pool),
     keys: new KeyVerifier(pool),
     mediaBlobs: localBlobStore({
       dir: join(dir, 'blobs'),

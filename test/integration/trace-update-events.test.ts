@@ -145,6 +145,14 @@ describe.each([
         }
       }
       expect(await rows('events_full', other)).toEqual(otherBefore);
+      // The OTLP root stays the trace's one root: no virtual root t-<id> is staged beside it.
+      const staged = await ch.client.query({
+        query:
+          'SELECT id FROM observations_batch_staging FINAL WHERE project_id = {p:String} AND trace_id = {t:String}',
+        query_params: { p: project.projectId, t: traceId },
+        format: 'JSONEachRow',
+      });
+      expect(await staged.json()).toEqual([]);
     } finally {
       await web.stop();
     }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
+import { type EntityLocks, entityLockKeys } from '../../server/ingestion/entity-locks.ts';
 import type { Row } from '../../server/ingestion/records.ts';
-import { costDetails, usageDetails } from '../../server/ingestion/records.ts';
+import { costDetails, mergedVersion, usageDetails } from '../../server/ingestion/records.ts';
 import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
 import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { chTime } from '../../server/ingestion/time.ts';
@@ -21,6 +22,15 @@ function memoryStore() {
         if (r['project_id'] === projectId && ids.includes(String(r['id']))) latest.set(String(r['id']), r);
       return [...latest.values()];
     },
+    async otlpTraceIds(projectId, traceIds) {
+      const otlp = (tables.get('observations') ?? []).filter(
+        (r) =>
+          r['project_id'] === projectId &&
+          traceIds.includes(String(r['trace_id'])) &&
+          'resourceAttributes' in (r['metadata'] as Record<string, string>),
+      );
+      return [...new Set(otlp.map((r) => String(r['trace_id'])))];
+    },
     async updateTraceEvents(projectId, traceId, assignments) {
       updates.push({ projectId, traceId, set: assignments.set });
     },
@@ -28,6 +38,8 @@ function memoryStore() {
   return { store, rows: (t: string) => tables.get(t) ?? [], updates };
 }
 
+/** One request at a time here: the locks themselves are tested against PostgreSQL. */
+const locks: EntityLocks = { hold: (_keys, work) => work() };
 const attribution = { apiKey: 'pk', sdkName: 'javascript', sdkVersion: '3.38.0' };
 const settings = (writeMode: WriteMode) => ({
   ...V4_DEFAULTS,
@@ -72,6 +84,7 @@ describe('batch ingestion by write mode', () => {
       settings: settings(mode),
       attribution,
       store: m.store,
+      locks,
     });
     for (const [table, n] of Object.entries(counts)) expect(m.rows(table)).toHaveLength(n);
     if (mode === 'events_only') {
@@ -87,6 +100,7 @@ describe('batch ingestion by write mode', () => {
         settings: settings(mode),
         attribution: modern,
         store: memoryStore().store,
+        locks,
       });
       expect(other.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
     } else {
@@ -97,7 +111,13 @@ describe('batch ingestion by write mode', () => {
 
   it('stages the trace as virtual root span t-<traceId> of type SPAN with no parent', async () => {
     const m = memoryStore();
-    await processBatch(batch, { projectId: 'p', settings: settings('dual'), attribution, store: m.store });
+    await processBatch(batch, {
+      projectId: 'p',
+      settings: settings('dual'),
+      attribution,
+      store: m.store,
+      locks,
+    });
     const root = m.rows('observations_batch_staging').find((r) => r['id'] === 't-t1')!;
     expect(root).toMatchObject({ type: 'SPAN', parent_observation_id: null, trace_id: 't1', name: 'chat' });
     expect(root['ingestion_sdk_version']).toBe('3.38.0');
@@ -105,7 +125,7 @@ describe('batch ingestion by write mode', () => {
 
   it('merges updates onto stored rows and keeps earlier fields', async () => {
     const m = memoryStore();
-    const ctx = { projectId: 'p', settings: settings('legacy'), attribution, store: m.store };
+    const ctx = { projectId: 'p', settings: settings('legacy'), attribution, store: m.store, locks };
     await processBatch(batch, ctx);
     await processBatch(
       [
@@ -146,7 +166,7 @@ describe('batch ingestion by write mode', () => {
     'in %s, a trace update that changes fields events carry updates its events: %j',
     async (mode, expected) => {
       const m = memoryStore();
-      const ctx = { projectId: 'p', settings: settings(mode), attribution, store: m.store };
+      const ctx = { projectId: 'p', settings: settings(mode), attribution, store: m.store, locks };
       await processBatch(batch, ctx);
       // The first batch creates the trace: nothing stored yet, nothing to update.
       expect(m.updates).toEqual([]);
@@ -173,7 +193,7 @@ describe('batch ingestion by write mode', () => {
         ev('bad3', 'span-create', { traceId: 't' }),
         ev('ok', 'score-create', { traceId: 't', name: 'n', value: 1 }),
       ],
-      { projectId: 'p', settings: settings('legacy'), attribution, store: m.store },
+      { projectId: 'p', settings: settings('legacy'), attribution, store: m.store, locks },
     );
     expect(result.successes.map((s) => s.id)).toEqual(['ok']);
     expect(result.errors.map((e) => e.id)).toEqual(['bad1', 'bad2', 'bad3']);
@@ -214,7 +234,7 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
     ['legacy', []],
   ] as const)('%s: the root at the old time is deleted in events_full', async (mode, tombstones) => {
     const { store, rows } = memoryStore();
-    const ctx = { projectId: 'p', settings: settings(mode), attribution, store };
+    const ctx = { projectId: 'p', settings: settings(mode), attribution, store, locks };
     await processBatch(create(ts), { ...ctx, now: 1 });
     expect(rows('events_full')).toEqual([]);
     await processBatch(create(later), { ...ctx, now: 2 });
@@ -224,9 +244,66 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
 
   it('an update that keeps the timestamp deletes nothing', async () => {
     const { store, rows } = memoryStore();
-    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store };
+    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store, locks };
     await processBatch(create(ts), { ...ctx, now: 1 });
     await processBatch(create(ts), { ...ctx, now: 2 });
     expect(rows('events_full')).toEqual([]);
+  });
+});
+
+describe('the version of a merged write', () => {
+  const stored = (at: number) => ({ event_ts: chTime(at) });
+  it.each([
+    ['nothing stored', 1_000, [], 1_000],
+    ['stored rows older', 1_000, [stored(400), stored(999)], 1_000],
+    ['a row written at the same millisecond', 1_000, [stored(1_000)], 1_001],
+    ['a row written after this request began', 1_000, [stored(1_500), stored(1_200)], 1_501],
+  ] as const)('%s', (_, now, rows, version) => {
+    expect(mergedVersion(now, [...rows])).toBe(version);
+  });
+});
+
+describe('the entity lock keys of a commit', () => {
+  it.each([
+    ['none', [], [], []],
+    [
+      'traces and observations, sorted',
+      ['t2', 't1'],
+      ['o1'],
+      ['observation:p:o1', 'trace:p:t1', 'trace:p:t2'],
+    ],
+    ['a trace and an observation of one id stay two keys', ['x'], ['x'], ['observation:p:x', 'trace:p:x']],
+    ['repeats once', ['t1', 't1'], [], ['trace:p:t1']],
+  ] as const)('%s', (_, traces, observations, keys) => {
+    expect(entityLockKeys('p', traces, observations)).toEqual(keys);
+  });
+});
+
+describe('a batch update of a trace that OTLP spans made, in dual', () => {
+  const otlpSpan = {
+    id: 'root',
+    trace_id: 'to',
+    project_id: 'p',
+    metadata: { resourceAttributes: '{}' },
+    event_ts: chTime(1),
+  };
+  const update = [
+    ev('u', 'trace-create', { id: 'to', name: 'renamed', timestamp: '2026-11-22T10:07:00.000Z' }),
+  ];
+
+  it.each([
+    ['an OTLP trace keeps its own root: no virtual root is staged or deleted', true, []],
+    ['a batch trace gets its virtual root', false, ['t-to']],
+  ] as const)('%s', async (_, fromOtlp, staged) => {
+    const { store, rows } = memoryStore();
+    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store, locks };
+    await store.insert('traces', [
+      { id: 'to', project_id: 'p', timestamp: chTime(ts), tags: [], metadata: {} },
+    ]);
+    if (fromOtlp) await store.insert('observations', [otlpSpan]);
+    await processBatch(update, { ...ctx, now: 2 });
+    expect(rows('observations_batch_staging').map((r) => r['id'])).toEqual(staged);
+    expect(rows('events_full').map((r) => r['span_id'])).toEqual(fromOtlp ? [] : ['t-to']);
+    expect(rows('traces').at(-1)).toMatchObject({ id: 'to', name: 'renamed' });
   });
 });

@@ -50,23 +50,42 @@ describe('assignments a trace update makes on its events', () => {
   });
 });
 
-describe('the statement, by form', () => {
+describe('the statement, by form and deployment', () => {
   const assignments = { set: ['public = {public:Bool}'], params: { public: true } };
+  const single = { cluster: false, clusterName: 'default' };
+  const clustered = { cluster: true, clusterName: 'obs_cluster' };
+  const where = 'WHERE project_id = {project_id:String} AND trace_id = {trace_id:String}';
   it.each([
-    [
-      'lightweight',
-      'events_full',
-      'UPDATE events_full SET public = {public:Bool} WHERE project_id = {project_id:String} AND trace_id = {trace_id:String}',
-    ],
+    ['lightweight', 'events_full', single, `UPDATE events_full SET public = {public:Bool} ${where}`],
     [
       'mutation',
       'events_core',
-      'ALTER TABLE events_core UPDATE public = {public:Bool} WHERE project_id = {project_id:String} AND trace_id = {trace_id:String} SETTINGS mutations_sync = 2',
+      single,
+      `ALTER TABLE events_core UPDATE public = {public:Bool} ${where} SETTINGS mutations_sync = 2`,
     ],
-  ] as const)('%s on %s', (form, table, query) => {
-    expect(traceEventsUpdateStatement(table, form, 'p', 't1', assignments)).toEqual({
+    [
+      'lightweight',
+      'events_core',
+      clustered,
+      `UPDATE events_core ON CLUSTER obs_cluster SET public = {public:Bool} ${where}`,
+    ],
+    [
+      'mutation',
+      'events_full',
+      clustered,
+      `ALTER TABLE events_full ON CLUSTER obs_cluster UPDATE public = {public:Bool} ${where} SETTINGS mutations_sync = 2`,
+    ],
+  ] as const)('%s on %s (cluster %o)', (form, table, dialect, query) => {
+    expect(traceEventsUpdateStatement(table, form, dialect, 'p', 't1', assignments)).toEqual({
       query,
       params: { public: true, project_id: 'p', trace_id: 't1' },
     });
+  });
+
+  it('refuses a cluster name that is not an identifier', () => {
+    const bad = { cluster: true, clusterName: 'x; DROP TABLE traces' };
+    expect(() =>
+      traceEventsUpdateStatement('events_full', 'lightweight', bad, 'p', 't1', assignments),
+    ).toThrow(/invalid identifier/);
   });
 });

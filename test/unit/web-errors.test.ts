@@ -45,6 +45,12 @@ describe('isStoreUnavailable', () => {
     ['pg cannot connect now', withProps('the database system is starting up', { code: '57P03' }), true],
     ['pg connection failure', withProps('connection failure', { code: '08006' }), true],
     ['pg too many connections', withProps('sorry, too many clients already', { code: '53300' }), true],
+    [
+      'pg lock wait past lock_timeout',
+      withProps('canceling statement due to lock timeout', { code: '55P03' }),
+      true,
+    ],
+    ['pg deadlock victim', withProps('deadlock detected', { code: '40P01' }), true],
     ['pg terminated', new Error('Connection terminated unexpectedly'), true],
     ['pg-pool connect timeout', new Error('timeout exceeded when trying to connect'), true],
     ['clickhouse request timeout', new Error('Timeout error.'), true],

@@ -29,6 +29,7 @@ export const ingestionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       settings: ctx.config.mode,
       attribution: attributionOf(req),
       store: ctx.store,
+      locks: ctx.locks,
     });
     return reply.code(207).send(result);
   });

@@ -44,6 +44,7 @@ export const legacyWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app,
           settings: ctx.config.mode,
           attribution: attributionOf(req),
           store: ctx.store,
+          locks: ctx.locks,
         });
         const error = result.errors[0];
         if (error) throw new BadRequest(error.message, error.error);

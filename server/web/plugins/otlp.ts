@@ -73,6 +73,7 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
         projectId,
         attribution,
         store: ctx.store,
+        locks: ctx.locks,
         targets,
         now,
         virtualRoots: false,
