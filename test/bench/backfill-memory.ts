@@ -17,7 +17,7 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startAnalyticsServer } from '../fixtures/service.ts';
-import { historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
 import { line, ratio } from './report.ts';
 
 const BASE_TRACES = Number(process.env['BENCH_BACKFILL_MEMORY_TRACES'] ?? 10_000);
@@ -67,14 +67,7 @@ async function measure(scale: number): Promise<Size> {
       pool,
       analytics: ch.client,
       dialect: SINGLE_NODE,
-      settings: {
-        release: '4',
-        writeMode: 'dual',
-        nativeOtelBehaviour: 'dual_write',
-        allowPreviewOptIn: true,
-        enableHistoricBackfill: true,
-        dropPidTidSortingTables: false,
-      },
+      settings: BACKFILL_SETTINGS,
       workerId: 'bench',
     });
     await manager.runStep(1);

@@ -5,6 +5,16 @@
  */
 export const OBS_PER_TRACE = 4;
 
+/** The mode settings both backfill benches run under: dual write with the historic backfill on. */
+export const BACKFILL_SETTINGS = {
+  release: '4',
+  writeMode: 'dual',
+  nativeOtelBehaviour: 'dual_write',
+  allowPreviewOptIn: true,
+  enableHistoricBackfill: true,
+  dropPidTidSortingTables: false,
+} as const;
+
 export function historyStatements(traces: number): string[] {
   return [
     `INSERT INTO traces (id, timestamp, name, user_id, metadata, release, version, project_id, public, bookmarked, tags, input, output, session_id, event_ts, is_deleted)

@@ -25,7 +25,7 @@ import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchExports } from './exports.ts';
-import { historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchReads } from './reads.ts';
 import { line } from './report.ts';
@@ -60,14 +60,7 @@ try {
     pool,
     analytics: ch,
     dialect: SINGLE_NODE,
-    settings: {
-      release: '4',
-      writeMode: 'dual',
-      nativeOtelBehaviour: 'dual_write',
-      allowPreviewOptIn: true,
-      enableHistoricBackfill: true,
-      dropPidTidSortingTables: false,
-    },
+    settings: BACKFILL_SETTINGS,
     workerId: 'bench',
   });
   // Steps 1-3 run in order; step 1 (roots) is timed apart so the observation figure compares like with like.
