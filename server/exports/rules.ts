@@ -111,9 +111,7 @@ export function renderRows(format: ExportFormat, rows: Record<string, unknown>[]
   if (format === 'JSONL') return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
   if (rows.length === 0) return '';
   const columns = Object.keys(rows[0]!);
-  return (
-    [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n') + '\r\n'
-  );
+  return `${[columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n')}\r\n`;
 }
 
 export const contentTypeOf = (format: ExportFormat) =>
