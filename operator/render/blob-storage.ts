@@ -23,7 +23,7 @@ function bucketFor(spec: ObservabilityServiceSpec, purpose: BlobPurpose): Bucket
 }
 
 /** The configured buckets a role reads, with their purpose. */
-export function bucketsRead(
+function bucketsRead(
   spec: ObservabilityServiceSpec,
   role: Role,
 ): { purpose: BlobPurpose; bucket: Bucket }[] {
