@@ -23,10 +23,7 @@ function bucketFor(spec: ObservabilityServiceSpec, purpose: BlobPurpose): Bucket
 }
 
 /** The configured buckets a role reads, with their purpose. */
-function bucketsRead(
-  spec: ObservabilityServiceSpec,
-  role: Role,
-): { purpose: BlobPurpose; bucket: Bucket }[] {
+function bucketsRead(spec: ObservabilityServiceSpec, role: Role): { purpose: BlobPurpose; bucket: Bucket }[] {
   return PURPOSES_OF[role].flatMap((purpose) => {
     const bucket = bucketFor(spec, purpose);
     return bucket ? [{ purpose, bucket }] : [];
