@@ -9,11 +9,12 @@ import { findViolations, type ModeSettings, type SettingKey } from '../server/co
 import { backfillEnabled } from './api/effective.ts';
 import { MAX_NAME_LENGTH, SPEC_RULES } from './api/rules.ts';
 import { OPERATOR_OWNED_ENV } from './api/template.ts';
-import type {
-  MigrationState,
-  ObjectMeta,
-  ObservabilityServiceSpec,
-  ObservabilityServiceStatus,
+import {
+  BLOB_CREDENTIALS_RULE,
+  type MigrationState,
+  type ObjectMeta,
+  type ObservabilityServiceSpec,
+  type ObservabilityServiceStatus,
 } from './api/v1alpha1.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
 
@@ -109,6 +110,13 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
           message: `env ${e.name} is set by the operator from the spec and cannot be overridden`,
         });
   }
+  for (const [purpose, bucket] of Object.entries(spec.blobStorage ?? {}))
+    if ((bucket.accessKeyIdSecretRef === undefined) !== (bucket.secretAccessKeySecretRef === undefined))
+      add(out, {
+        reason: 'BlobCredentialsIncomplete',
+        field: `spec.blobStorage.${purpose}`,
+        message: BLOB_CREDENTIALS_RULE.message,
+      });
   for (const role of ['web', 'worker'] as const) {
     const budget = spec[role]?.podDisruptionBudget;
     if (budget?.minAvailable !== undefined && budget.maxUnavailable !== undefined)

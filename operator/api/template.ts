@@ -12,7 +12,7 @@ import type {
   V1SeccompProfile,
   V1Volume,
 } from '@kubernetes/client-node';
-import { ENV } from '../../server/contract/env.ts';
+import { ENV, S3_ENV } from '../../server/contract/env.ts';
 import {
   array,
   boolean,
@@ -28,7 +28,10 @@ import {
 } from './schema.ts';
 
 /** Every variable of the service's contract: the operator renders them from the spec. */
-export const OPERATOR_OWNED_ENV: readonly string[] = Object.values(ENV);
+export const OPERATOR_OWNED_ENV: readonly string[] = [
+  ...Object.values(ENV),
+  ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
+];
 
 const celList = (names: readonly string[]) => `[${names.map((n) => `'${n}'`).join(', ')}]`;
 

@@ -6,7 +6,7 @@
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
-import { ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS } from '../../server/contract/env.ts';
+import { ENV, ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS, S3_ENV, S3_PATTERNS } from '../../server/contract/env.ts';
 import { spec as specRules } from './rules.ts';
 import {
   array,
@@ -66,6 +66,109 @@ const secretKeyRef = (what: string) =>
     },
     { description: `Secret key holding ${what}; never written inline.` },
   );
+
+/** An S3 bucket's settings, each naming the variable it renders (`server/contract/env.ts` S3_ENV). */
+const s3Fields = (names: (typeof S3_ENV)[keyof typeof S3_ENV]) => ({
+  bucket: string({
+    description: `Bucket name (${names.bucket}): 3-63 characters a-z, 0-9, '.', '-', a letter or digit at both ends.`,
+    maxLength: 63,
+    minLength: 3,
+    pattern: S3_PATTERNS.bucket,
+  }),
+  prefix: optional(
+    string({
+      description: `Prepended to every object key as given, e.g. "media/" (${names.prefix}); must not start with '/'. Default none.`,
+      maxLength: 512,
+      pattern: S3_PATTERNS.prefix,
+    }),
+  ),
+  region: optional(
+    string({
+      description: `Region the requests are signed for (${names.region}); default ${ENV_DEFAULTS.s3Region}.`,
+      maxLength: 64,
+      minLength: 1,
+    }),
+  ),
+  endpoint: optional(
+    string({
+      description: `URL of an S3-compatible server, http:// or https:// (${names.endpoint}); unset for AWS S3 itself.`,
+      maxLength: 2048,
+      pattern: S3_PATTERNS.endpoint,
+    }),
+  ),
+  forcePathStyle: optional(
+    boolean({
+      description: `Address the bucket in the path instead of the host name (${names.forcePathStyle}); default false.`,
+    }),
+  ),
+  accessKeyIdSecretRef: optional(secretKeyRef(`the access key id (${names.accessKeyId})`)),
+  secretAccessKeySecretRef: optional(secretKeyRef(`the secret access key (${names.secretAccessKey})`)),
+});
+
+/** Both credential keys or neither (the AWS SDK's default chain: web identity, instance role). */
+export const BLOB_CREDENTIALS_RULE = {
+  rule: 'has(self.accessKeyIdSecretRef) == has(self.secretAccessKeySecretRef)',
+  message:
+    'set both accessKeyIdSecretRef and secretAccessKeySecretRef, or neither for ambient credentials (web identity, instance role)',
+  reason: 'FieldValueRequired',
+} as const;
+
+const blobStorage = object(
+  {
+    media: optional(
+      object(
+        {
+          ...s3Fields(S3_ENV.media),
+          maxContentLength: optional(
+            integer({
+              description: `Largest media file in bytes an SDK may upload (${ENV.mediaMaxContentLength}); default ${ENV_DEFAULTS.mediaMaxContentLength}.`,
+              minimum: ENV_LIMITS.mediaMaxContentLength.min,
+              maximum: ENV_LIMITS.mediaMaxContentLength.max,
+              format: 'int64',
+            }),
+          ),
+          downloadUrlExpirySeconds: optional(
+            integer({
+              description: `Lifetime in seconds of the download URLs the media API hands out (${ENV.mediaDownloadUrlExpirySeconds}); default ${ENV_DEFAULTS.mediaDownloadUrlExpirySeconds}, at most seven days.`,
+              minimum: ENV_LIMITS.mediaDownloadUrlExpirySeconds.min,
+              maximum: ENV_LIMITS.mediaDownloadUrlExpirySeconds.max,
+              format: 'int32',
+            }),
+          ),
+        },
+        {
+          description:
+            'The bucket the SDKs upload media to through presigned URLs (web Pods). Unset: the media API answers that media is not configured.',
+          validations: [BLOB_CREDENTIALS_RULE],
+        },
+      ),
+    ),
+    exports: optional(
+      object(
+        {
+          ...s3Fields(S3_ENV.export),
+          intervalSeconds: optional(
+            integer({
+              description: `Seconds between two passes of the worker's export job (${ENV.exportIntervalSeconds}); default ${ENV_DEFAULTS.exportIntervalSeconds}.`,
+              minimum: ENV_LIMITS.exportIntervalSeconds.min,
+              maximum: ENV_LIMITS.exportIntervalSeconds.max,
+              format: 'int32',
+            }),
+          ),
+        },
+        {
+          description:
+            'The bucket scheduled exports write to (the worker runs them; the web Pods accept export settings and list the files). Unset: exports cannot be configured.',
+          validations: [BLOB_CREDENTIALS_RULE],
+        },
+      ),
+    ),
+  },
+  {
+    description:
+      'S3-compatible blob storage, one bucket setting per purpose; credentials come only from Secrets. Unset: no blob storage.',
+  },
+);
 
 const resources = object(
   {
@@ -353,6 +456,7 @@ export const specSchema = object(
       },
       { description: 'Connection settings of the datastores, taken only from Secrets.' },
     ),
+    blobStorage: optional(blobStorage),
     web: defaulted(webRole, {}),
     worker: defaulted(role('worker'), {}),
     jobs: optional(
@@ -549,6 +653,7 @@ export type ObservabilityServiceStatus = TypeOf<typeof statusSchema>;
 export type Condition = TypeOf<typeof condition>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
 export type Resources = TypeOf<typeof resources>;
+export type BlobStorage = TypeOf<typeof blobStorage>;
 
 export interface ObjectMeta {
   name: string;

@@ -1,19 +1,14 @@
 /**
  * Container environment: the mode settings (§3 names from the shared rules module), datastore
- * connections only through secretKeyRef, and the switches that hand migrations and the backfill
- * to the operator's Jobs.
+ * connections only through secretKeyRef, blob storage (blob-storage.ts), and the switches that
+ * hand migrations and the backfill to the operator's Jobs.
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { ENV, ENV_DEFAULTS } from '../../server/contract/env.ts';
 import type { ModeSettings } from '../../server/contract/write-modes.ts';
 import type { Spec } from '../api/effective.ts';
-import type { SecretKeyRef } from '../api/v1alpha1.ts';
-
-const value = (name: string, v: string | number | boolean): V1EnvVar => ({ name, value: String(v) });
-const secret = (name: string, ref: SecretKeyRef): V1EnvVar => ({
-  name,
-  valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } },
-});
+import { blobEnv } from './blob-storage.ts';
+import { secret, value } from './env-var.ts';
 
 export interface EnvOptions {
   /** PORT for the long-running roles. */
@@ -65,6 +60,7 @@ export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {})
       value(ENV.propagationIntervalSeconds, spec.propagation.intervalSeconds),
       value(ENV.propagationGraceSeconds, spec.propagation.graceSeconds),
     );
+  if (o.role) env.push(...blobEnv(spec, o.role));
   if (o.port !== undefined) env.push(value(ENV.port, o.port));
   env.push({ name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
   return env;

@@ -1,13 +1,14 @@
 /**
  * What each role reads from Secrets and ConfigMaps, and a hash of that content for the Pod
  * template (`observatory.dev/inputs-hash`): env resolved from a Secret is fixed when the container
- * starts, so a rotated datastore password reaches the Pods only if they roll. The runtime hands
+ * starts, so a rotated datastore password or bucket key reaches the Pods only if they roll. The runtime hands
  * the planner per-key digests of the objects it watches (never the values); a source it cannot
  * see (not labeled for watching, or missing) hashes as unseen, so labeling it later rolls once.
  */
 import type { V1EnvVarSource } from '@kubernetes/client-node';
 import type { ObservabilityServiceSpec } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
+import { blobSecretRefs } from './blob-storage.ts';
 
 /** Per-key SHA-256 digests of the watched Secrets and ConfigMaps of the namespace, by name. */
 export interface SourceDigests {
@@ -23,7 +24,7 @@ export interface SourceRef {
   key?: string;
 }
 
-type Role = 'web' | 'worker' | 'jobs';
+export type Role = 'web' | 'worker' | 'jobs';
 
 /** The Secret and ConfigMap keys a role's container reads through its environment. */
 export function sourcesRead(spec: ObservabilityServiceSpec, role: Role): SourceRef[] {
@@ -34,6 +35,7 @@ export function sourcesRead(spec: ObservabilityServiceSpec, role: Role): SourceR
     ds.redis.urlSecretRef,
     ...(ds.clickhouse.userSecretRef ? [ds.clickhouse.userSecretRef] : []),
     ...(ds.clickhouse.passwordSecretRef ? [ds.clickhouse.passwordSecretRef] : []),
+    ...blobSecretRefs(spec, role),
   ].map((r) => ({ kind: 'Secret', name: r.name, key: r.key }));
   const template = spec[role]?.template;
   for (const e of template?.env ?? []) {

@@ -3,7 +3,7 @@
  * its bucket is not set. Problems go to the reader, one line naming the variable; a secret's value
  * never appears in them.
  */
-import { ENV_DEFAULTS, type EnvReader, type S3EnvNames } from '../contract/env.ts';
+import { ENV_DEFAULTS, type EnvReader, S3_PATTERNS, type S3EnvNames } from '../contract/env.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -16,8 +16,9 @@ export interface S3Settings {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
-/** S3's bucket naming rules: 3-63 lower-case letters, digits, dots and hyphens, alphanumeric at both ends. */
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const BUCKET_NAME = new RegExp(S3_PATTERNS.bucket);
+const ENDPOINT = new RegExp(S3_PATTERNS.endpoint);
+const PREFIX = new RegExp(S3_PATTERNS.prefix);
 
 /** The settings under `names`, or undefined when the bucket is not set (and nothing else is). */
 export function readS3Settings(r: EnvReader, names: S3EnvNames): S3Settings | undefined {
@@ -42,14 +43,14 @@ export function readS3Settings(r: EnvReader, names: S3EnvNames): S3Settings | un
       `${names.bucket}=${bucket} is not a bucket name (3-63 characters: a-z, 0-9, '.', '-', starting and ending with a letter or digit)`,
     );
   }
-  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) {
+  if (endpoint !== undefined && !ENDPOINT.test(endpoint)) {
     r.problems.push(`${names.endpoint} must be an http:// or https:// URL`);
   }
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     r.problems.push(`${names.accessKeyId} and ${names.secretAccessKey} must be set together`);
   }
   const prefix = r.raw(names.prefix) ?? '';
-  if (prefix.startsWith('/')) r.problems.push(`${names.prefix} must not start with '/'`);
+  if (!PREFIX.test(prefix)) r.problems.push(`${names.prefix} must not start with '/'`);
   return {
     bucket,
     prefix,

@@ -10,7 +10,6 @@ import {
   EnvReader,
   LOG_LEVELS,
   type LogLevel,
-  MAX_PRESIGNED_URL_SECONDS,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
   readModeSettings,
   S3_ENV,
@@ -106,19 +105,25 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   const media: MediaSettings = {
     s3: readS3Settings(r, S3_ENV.media),
     maxContentLength:
-      r.positiveInt(ENV.mediaMaxContentLength, ENV_DEFAULTS.mediaMaxContentLength) ??
-      ENV_DEFAULTS.mediaMaxContentLength,
+      r.intIn(
+        ENV.mediaMaxContentLength,
+        ENV_DEFAULTS.mediaMaxContentLength,
+        ENV_LIMITS.mediaMaxContentLength,
+      ) ?? ENV_DEFAULTS.mediaMaxContentLength,
     downloadUrlExpirySeconds:
-      r.positiveInt(
+      r.intIn(
         ENV.mediaDownloadUrlExpirySeconds,
         ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
-        MAX_PRESIGNED_URL_SECONDS,
+        ENV_LIMITS.mediaDownloadUrlExpirySeconds,
       ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
   };
   const exportStorage = readS3Settings(r, S3_ENV.export);
   const exportIntervalSeconds =
-    r.positiveInt(ENV.exportIntervalSeconds, ENV_DEFAULTS.exportIntervalSeconds, 24 * 3600) ??
-    ENV_DEFAULTS.exportIntervalSeconds;
+    r.intIn(
+      ENV.exportIntervalSeconds,
+      ENV_DEFAULTS.exportIntervalSeconds,
+      ENV_LIMITS.exportIntervalSeconds,
+    ) ?? ENV_DEFAULTS.exportIntervalSeconds;
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }

@@ -113,10 +113,20 @@ export const ENV_LIMITS = {
   maxInFlightWrites: { min: 1, max: 10_000 },
   propagationIntervalSeconds: { min: 1, max: 3600 },
   propagationGraceSeconds: { min: 0, max: 3600 },
+  mediaMaxContentLength: { min: 1, max: Number.MAX_SAFE_INTEGER },
+  /** Presigned URLs (SigV4) live at most seven days. */
+  mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },
+  exportIntervalSeconds: { min: 1, max: 24 * 3600 },
 } as const;
 
-/** Presigned URLs (SigV4) live at most seven days. */
-export const MAX_PRESIGNED_URL_SECONDS = 7 * 24 * 3600;
+/** The forms of the S3 settings the server accepts (RE2-compatible, so the CRD carries them too). */
+export const S3_PATTERNS = {
+  /** S3's bucket naming rules: 3-63 lower-case letters, digits, dots and hyphens, alphanumeric at both ends. */
+  bucket: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
+  endpoint: '^https?://[^/]',
+  /** Empty, or not starting with '/' (keys are relative to the bucket). */
+  prefix: '^$|^[^/]',
+} as const;
 
 /** Upper bound of the propagation stuck threshold: one week. */
 export const MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES = 7 * 24 * 60;

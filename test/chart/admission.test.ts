@@ -1,9 +1,10 @@
 // Admission of the production fields by a real kube-apiserver (cluster/api-server.ts, no node):
 // the CRD's schema and CEL refuse owned env names (naming the variable), conflicting budget
-// settings, out-of-range settings, the operator's /tmp; a spec using every template field is
-// accepted; and the Pods, Deployments, Jobs and PodDisruptionBudgets the operator renders from it
-// pass the API server's own validation, the Pods in a namespace that enforces the restricted Pod
-// Security Standard (server-side dry run: no node needed).
+// settings, out-of-range settings, the operator's /tmp, blob storage without a bucket, with half its
+// credentials or an inline credential; a spec using every template field is accepted; and the Pods,
+// Deployments, Jobs and PodDisruptionBudgets the operator renders from it pass the API server's own
+// validation, the Pods in a namespace that enforces the restricted Pod Security Standard
+// (server-side dry run: no node needed).
 import {
   AppsV1Api,
   BatchV1Api,
@@ -80,6 +81,20 @@ const everyField: ObservabilityServiceSpec = {
       volumeMounts: [{ name: 'ca', mountPath: '/etc/ssl/custom', readOnly: true }],
     },
   },
+  blobStorage: {
+    media: {
+      bucket: 'obs-media',
+      prefix: 'media/',
+      region: 'eu-central-1',
+      endpoint: 'http://s3.storage.svc:7070',
+      forcePathStyle: true,
+      accessKeyIdSecretRef: { name: 's3', key: 'id' },
+      secretAccessKeySecretRef: { name: 's3', key: 'secret' },
+      maxContentLength: 5_000_000_000,
+      downloadUrlExpirySeconds: 604_800,
+    },
+    exports: { bucket: 'obs.exports', intervalSeconds: 300 },
+  },
   worker: { replicas: 2, podDisruptionBudget: { enabled: true, maxUnavailable: 1 } },
   jobs: {
     template: { nodeSelector: { 'kubernetes.io/os': 'linux' } },
@@ -90,8 +105,9 @@ const everyField: ObservabilityServiceSpec = {
 let cluster: ControlPlane | undefined;
 let objects: CustomObjectsApi;
 
-const create = (spec: unknown, name = 'obs') =>
+const create = (spec: unknown, name = 'obs', fieldValidation?: 'Strict') =>
   objects.createNamespacedCustomObject({
+    ...(fieldValidation ? { fieldValidation } : {}),
     group: 'observatory.dev',
     version: 'v1alpha1',
     namespace: NS,
@@ -184,8 +200,69 @@ describe('admission of the production fields (real kube-apiserver)', () => {
       { web: { template: { envFrom: [{ secretRef: { name: 'a' }, configMapRef: { name: 'b' } }] } } },
       'envFrom entries name exactly one of secretRef or configMapRef',
     ],
+    [
+      'a blob storage variable in extra env',
+      { worker: { template: { env: [{ name: 'SERVICE_S3_BATCH_EXPORT_SECRET_ACCESS_KEY', value: 'k' }] } } },
+      'env SERVICE_S3_BATCH_EXPORT_SECRET_ACCESS_KEY is set by the operator',
+    ],
+    [
+      'a bucket key id without its secret key',
+      { blobStorage: { media: { bucket: 'obs-media', accessKeyIdSecretRef: { name: 's3', key: 'id' } } } },
+      'spec.blobStorage.media: Required value: set both accessKeyIdSecretRef and secretAccessKeySecretRef, or neither',
+    ],
+    [
+      'a secret key without its key id',
+      {
+        blobStorage: {
+          exports: { bucket: 'obs-exports', secretAccessKeySecretRef: { name: 's3', key: 'secret' } },
+        },
+      },
+      'spec.blobStorage.exports: Required value: set both accessKeyIdSecretRef and secretAccessKeySecretRef',
+    ],
+    [
+      'a bucket setting without a bucket',
+      { blobStorage: { media: { prefix: 'm/' } } },
+      'spec.blobStorage.media.bucket: Required value',
+    ],
+    [
+      'an invalid bucket name',
+      { blobStorage: { media: { bucket: 'Obs_Media' } } },
+      'spec.blobStorage.media.bucket',
+    ],
+    [
+      'a prefix starting with /',
+      { blobStorage: { exports: { bucket: 'obs-exports', prefix: '/exports' } } },
+      'spec.blobStorage.exports.prefix',
+    ],
+    [
+      'an endpoint that is not an http(s) URL',
+      { blobStorage: { media: { bucket: 'obs-media', endpoint: 's3.example:9000' } } },
+      'spec.blobStorage.media.endpoint',
+    ],
+    [
+      'a media size of 0',
+      { blobStorage: { media: { bucket: 'obs-media', maxContentLength: 0 } } },
+      'spec.blobStorage.media.maxContentLength',
+    ],
+    [
+      'a download URL living over seven days',
+      { blobStorage: { media: { bucket: 'obs-media', downloadUrlExpirySeconds: 604_801 } } },
+      'spec.blobStorage.media.downloadUrlExpirySeconds',
+    ],
+    [
+      'an export interval over a day',
+      { blobStorage: { exports: { bucket: 'obs-exports', intervalSeconds: 86_401 } } },
+      'spec.blobStorage.exports.intervalSeconds',
+    ],
   ])('refuses %s', async (_, patch, message) => {
     expect(await verdict(create({ ...base, ...patch }))).toContain(message);
+  });
+
+  it('has no field for an inline bucket credential (refused under strict field validation)', async () => {
+    const inline = { ...base, blobStorage: { media: { bucket: 'obs-media', secretAccessKey: 'k' } } };
+    expect(await verdict(create(inline, 'obs', 'Strict'))).toContain(
+      'unknown field "spec.blobStorage.media.secretAccessKey"',
+    );
   });
 
   it('the Pods, Deployments, Jobs and budgets rendered from that spec pass the API server, Pods under restricted PSS', async () => {
