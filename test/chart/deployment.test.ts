@@ -75,7 +75,7 @@ describe('operator Deployment', () => {
     });
   });
 
-  it('sets the operator environment from values: leader election, Lease, own and watched namespace', async () => {
+  it('sets the operator environment from values: leader election, Lease, own and watched namespace, Secret rollouts', async () => {
     const { container } = operatorContainer(await render());
     expect(envOf(container)).toEqual({
       OPERATOR_LEADER_ELECTION: 'true',
@@ -85,7 +85,10 @@ describe('operator Deployment', () => {
       OPERATOR_WATCH_NAMESPACE: releaseNamespace,
       OPERATOR_METRICS_PORT: '8080',
       OPERATOR_HEALTH_PORT: '8081',
+      OPERATOR_SECRET_ROLLOUTS: 'true',
     });
+    const noRollouts = operatorContainer(await render({ 'secretRollouts.enabled': false })).container;
+    expect(envOf(noRollouts)['OPERATOR_SECRET_ROLLOUTS']).toBe('false');
 
     const clusterWide = operatorContainer(await render({ 'rbac.clusterWide': true })).container;
     expect(envOf(clusterWide)['OPERATOR_WATCH_NAMESPACE']).toBe('');

@@ -121,15 +121,16 @@ async function cli(args: string[]) {
 }
 
 describe('container image build files', () => {
-  it('two stages on a Node 24 slim base pinned by tag; production dependencies installed with npm install --omit=dev', async () => {
+  it('three stages on a Node 24 slim base pinned by tag: production dependencies with npm install --omit=dev, the UI bundle, what runs', async () => {
     const stages = await dockerfile();
-    expect(stages).toHaveLength(2);
+    expect(stages.map((s) => s.name ?? '(final)')).toEqual(['deps', 'ui', '(final)']);
     for (const stage of stages) expect(stage.from).toMatch(/^node:24\.\d+\.\d+-(bookworm-)?slim$/);
-    const [deps, final] = stages as [Stage, Stage];
-    expect(deps.name).toBe('deps');
+    const [deps, ui, final] = stages as [Stage, Stage, Stage];
     const runs = (stage: Stage) => stage.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
     expect(runs(deps)).toHaveLength(1);
     expect(runs(deps)[0]).toMatch(/^npm install --omit=dev\b/);
+    // The UI stage bundles the browser code; only its dist/ reaches the final stage.
+    expect(runs(ui).at(-1)).toBe('node scripts/build-ui.ts');
     // The final stage installs nothing itself.
     expect(runs(final)).toEqual([]);
   });
@@ -142,6 +143,7 @@ describe('container image build files', () => {
       'package.json package-lock.json ./',
       'server ./server',
       'operator ./operator',
+      '--from=ui /app/server/ui/dist ./server/ui/dist',
     ]);
     const users = final.instructions.filter((i) => i.op === 'USER').map((i) => i.args);
     expect(users).toEqual(['10001:10001']);
@@ -158,7 +160,7 @@ describe('container image build files', () => {
     expect(final.instructions.some((i) => i.op === 'CMD')).toBe(false); // the role is the container's args
   });
 
-  it('the build context (.dockerignore) holds the manifest, lockfile and sources, nothing else', async () => {
+  it('the build context (.dockerignore) holds the manifest, lockfile, sources and the UI build script, nothing else', async () => {
     const included = dockerIgnore((await readFile(join(repoRoot, '.dockerignore'), 'utf8')).split('\n'));
     const files = await listFiles(repoRoot, new Set(['node_modules', '.git', '.cache', '.data']));
     const sent = files.filter(included);
@@ -166,8 +168,12 @@ describe('container image build files', () => {
       'operator',
       'package-lock.json',
       'package.json',
+      'scripts',
       'server',
+      'tsconfig.json',
     ]);
+    expect(sent.filter((f) => f.startsWith('scripts/'))).toEqual(['scripts/build-ui.ts']);
+    expect(sent.filter((f) => f.startsWith('server/ui/dist/'))).toEqual([]);
     expect(sent).toContain('server/bin/observatory.ts');
     expect(sent.filter((f) => f.endsWith('.test.ts'))).toEqual([]);
     for (const path of [
@@ -248,7 +254,8 @@ describe('container image build files', () => {
 
     const sources = (await listFiles(join(repoRoot, 'server'), new Set()))
       .concat(await listFiles(join(repoRoot, 'operator'), new Set()))
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+      // server/ui/ is browser code, bundled by the image's ui stage: the bundle is what the web serves.
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('server/ui/'));
     const missing: string[] = [];
     for (const file of sources) {
       const text = await readFile(join(repoRoot, file), 'utf8');
