@@ -1,7 +1,9 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
+import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
 import { Trace } from './pages/Trace.tsx';
@@ -52,6 +54,31 @@ export function App() {
         <span className="muted">
           release {session.deployment.release} · write mode {session.deployment.writeMode}
         </span>
+        {'projectId' in route && (
+          <nav>
+            {(['observations', 'sessions', 'users'] as const).map((p) => (
+              <a
+                key={p}
+                href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(`/project/${encodeURIComponent(route.projectId)}/${p}`);
+                }}
+              >
+                {p}
+              </a>
+            ))}
+          </nav>
+        )}
+        <a
+          href="/migration"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/migration');
+          }}
+        >
+          migration
+        </a>
         <span className="spacer" />
         <span>{session.user.email}</span>
         <button type="button" onClick={signOut}>
@@ -63,6 +90,10 @@ export function App() {
         <Observations projectId={route.projectId} deployment={session.deployment} />
       )}
       {route.page === 'trace' && <Trace projectId={route.projectId} traceId={route.traceId} />}
+      {(route.page === 'sessions' || route.page === 'users') && (
+        <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
+      )}
+      {route.page === 'migration' && <Migration />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}
     </div>
   );
