@@ -147,7 +147,7 @@ beforeAll(async () => {
   legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
   [web, dual] = await Promise.all([
     startWeb({ ...base, ...MODE_ENV.events_only }),
-    startWeb({ ...base, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' }),
+    startWeb({ ...base, ...DUAL_ENV }),
   ]);
   [projectA, projectB] = await Promise.all([createProject(base, 'lists-a'), createProject(base, 'lists-b')]);
   const made = await Promise.all([
@@ -209,17 +209,81 @@ describe('sessions and users lists', () => {
   });
 
   it('answers 404 where the version 4 read path is not served', async () => {
-    for (const url of [legacy.url, dual.url]) {
-      const b = await signIn(url, users.owner);
-      const r = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/sessions`);
-      expect(r.status).toBe(404);
-      expect(r.body.message).toContain('SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN');
-    }
+    const b = await signIn(legacy.url, users.owner);
+    const r = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/sessions`);
+    expect(r.status).toBe(404);
+    expect(r.body.message).toContain('SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN');
   });
 
   it('requires a signed-in user', async () => {
     const res = await fetch(`${web.url}/api/ui/projects/${projectA.projectId}/sessions`);
     expect(res.status).toBe(401);
+  });
+});
+
+describe('the per-user version 4 preview', () => {
+  it('in dual with the opt-in, serves the version 4 pages only to a user who turned it on', async () => {
+    const member = await signIn(dual.url, users.member);
+    const owner = await signIn(dual.url, users.owner);
+    const before = await request(member, 'GET', '/api/ui/session');
+    expect(before.body.deployment).toMatchObject({
+      v4Reads: false,
+      readPath: { path: 'v3', canToggle: true },
+    });
+    const path = `/api/ui/projects/${projectA.projectId}/sessions`;
+    const refused = await request(member, 'GET', path);
+    expect(refused.status).toBe(404);
+    expect(refused.body.message).toContain('version 4 preview');
+    const turnOn = await request(member, 'PUT', '/api/ui/preferences/v4-preview', {
+      body: { enabled: true },
+      headers: { 'x-csrf-token': member.csrf },
+    });
+    expect(turnOn.status, JSON.stringify(turnOn.body)).toBe(200);
+    const after = await request(member, 'GET', '/api/ui/session');
+    expect(after.body.deployment).toMatchObject({ v4Reads: true, readPath: { path: 'v4', canToggle: true } });
+    const served = await request(member, 'GET', path);
+    expect(served.status).toBe(200);
+    expect(served.body.data.map((r: Row) => r.id)).toEqual(
+      expected(projectA.projectId, 'session').map((r) => r.id),
+    );
+    // The choice is the member's own: the owner still has the version 3 experience.
+    expect((await request(owner, 'GET', path)).status).toBe(404);
+    // It holds across sign-ins, and turns off again.
+    const again = await signIn(dual.url, users.member);
+    expect((await request(again, 'GET', path)).status).toBe(200);
+    const turnOff = await request(again, 'PUT', '/api/ui/preferences/v4-preview', {
+      body: { enabled: false },
+      headers: { 'x-csrf-token': again.csrf },
+    });
+    expect(turnOff.status).toBe(200);
+    expect((await request(again, 'GET', path)).status).toBe(404);
+  });
+
+  it('is refused where the deployment fixes the read path, naming why', async () => {
+    for (const [url, why] of [
+      [web.url, 'events_only has only the version 4 read path'],
+      [legacy.url, 'legacy has only the version 3 read path'],
+    ] as const) {
+      const b = await signIn(url, users.owner);
+      const r = await request(b, 'PUT', '/api/ui/preferences/v4-preview', {
+        body: { enabled: true },
+        headers: { 'x-csrf-token': b.csrf },
+      });
+      expect(r.status).toBe(409);
+      expect(r.body.message).toContain(why);
+    }
+  });
+
+  it('needs the CSRF token and a boolean', async () => {
+    const b = await signIn(dual.url, users.owner);
+    const noToken = await request(b, 'PUT', '/api/ui/preferences/v4-preview', { body: { enabled: true } });
+    expect(noToken.status).toBe(403);
+    const bad = await request(b, 'PUT', '/api/ui/preferences/v4-preview', {
+      body: { enabled: 'yes' },
+      headers: { 'x-csrf-token': b.csrf },
+    });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('enabled');
   });
 });
 

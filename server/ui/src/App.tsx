@@ -32,6 +32,11 @@ export function App() {
     return null;
   }
 
+  const togglePreview = async (enabled: boolean) => {
+    await api.setV4Preview(enabled);
+    adopt(await api.session());
+  };
+
   const signOut = async () => {
     await api.logout();
     adopt(await api.session());
@@ -80,6 +85,16 @@ export function App() {
           migration
         </a>
         <span className="spacer" />
+        {session.deployment.readPath.canToggle && (
+          <label title="The version 4 read path (events tables) instead of the version 3 experience">
+            <input
+              type="checkbox"
+              checked={session.deployment.readPath.path === 'v4'}
+              onChange={(e) => void togglePreview(e.target.checked)}
+            />{' '}
+            Version 4 preview
+          </label>
+        )}
         <span>{session.user.email}</span>
         <button type="button" onClick={signOut}>
           Sign out

@@ -12,6 +12,13 @@ export interface Deployment {
   writeMode: string;
   v4Reads: boolean;
   v4ReadsUnavailable?: string;
+  readPath: ReadPathChoice;
+}
+
+export interface ReadPathChoice {
+  path: 'v3' | 'v4';
+  canToggle: boolean;
+  fixedBecause?: string;
 }
 
 export interface SessionInfo {
@@ -181,6 +188,8 @@ export const api = {
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
     return call<Page<GroupingRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/${grouping}?${qs}`);
   },
+  setV4Preview: (enabled: boolean) =>
+    call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
   migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
   trace: (id: string, traceId: string) =>
     call<TraceDetail>(
