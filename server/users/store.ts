@@ -74,8 +74,8 @@ export async function grantProject(pool: pg.Pool, userId: string, projectId: str
 }
 
 export async function userByEmail(pool: pg.Pool, email: string) {
-  const r = await pool.query<User & { password_hash: string }>(
-    'SELECT id, email, name, password_hash FROM users WHERE email = $1',
+  const r = await pool.query<User & { password_hash: string; v4_preview: boolean }>(
+    'SELECT id, email, name, password_hash, v4_preview FROM users WHERE email = $1',
     [normalizeEmail(email)],
   );
   return r.rows[0];
@@ -147,18 +147,28 @@ export async function createSession(pool: pg.Pool, userId: string): Promise<NewS
 export interface Session {
   user: User;
   csrfToken: string;
+  /** The user turned on the version 4 preview (read-path.ts decides whether it applies). */
+  v4Preview: boolean;
 }
 
 export async function sessionOf(pool: pg.Pool, token: string): Promise<Session | undefined> {
-  const r = await pool.query<User & { csrf_token: string }>(
-    `SELECT u.id, u.email, u.name, s.csrf_token FROM user_sessions s JOIN users u ON u.id = s.user_id
+  const r = await pool.query<User & { csrf_token: string; v4_preview: boolean }>(
+    `SELECT u.id, u.email, u.name, u.v4_preview, s.csrf_token FROM user_sessions s JOIN users u ON u.id = s.user_id
       WHERE s.token_hash = $1 AND s.expires_at > now()`,
     [tokenHash(token)],
   );
   const row = r.rows[0];
   return row
-    ? { user: { id: row.id, email: row.email, name: row.name }, csrfToken: row.csrf_token }
+    ? {
+        user: { id: row.id, email: row.email, name: row.name },
+        csrfToken: row.csrf_token,
+        v4Preview: row.v4_preview,
+      }
     : undefined;
+}
+
+export async function setV4Preview(pool: pg.Pool, userId: string, enabled: boolean): Promise<void> {
+  await pool.query('UPDATE users SET v4_preview = $2, updated_at = now() WHERE id = $1', [userId, enabled]);
 }
 
 export async function deleteSession(pool: pg.Pool, token: string): Promise<void> {

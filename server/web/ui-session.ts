@@ -7,10 +7,11 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PREVIEW_OFF, readPathOf } from '../users/read-path.ts';
 import { SESSION_TTL_MS, type Session, sessionOf } from '../users/store.ts';
 import type { WebContext } from './context.ts';
 import { parseCookies, secureFor, serializeCookie } from './cookies.ts';
-import { Forbidden, Unauthorized } from './errors.ts';
+import { Forbidden, NotFound, Unauthorized } from './errors.ts';
 
 export const SESSION_COOKIE = 'obs_session';
 export const CSRF_COOKIE = 'obs_csrf';
@@ -92,5 +93,10 @@ export function requireUiSession(app: FastifyInstance, ctx: WebContext): void {
     if (!session) throw new Unauthorized('Sign in first');
     checkCsrf(req, session.csrfToken);
     req.session = session;
+    // Where each user chooses, a version 4 page answers only a user who turned the preview on.
+    if (req.routeOptions.config.gate === 'v4-reads') {
+      const choice = readPathOf(ctx.config.mode, session.v4Preview);
+      if (choice.canToggle && choice.path === 'v3') throw new NotFound(PREVIEW_OFF);
+    }
   });
 }

@@ -28,6 +28,14 @@ import {
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import {
+  type Browser,
+  cookieHeader,
+  openBrowser as openAt,
+  type Row,
+  request,
+  signIn as signInAt,
+} from '../fixtures/ui-client.ts';
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -117,60 +125,8 @@ async function createUser(email: string, args: string[]) {
   return JSON.parse(r.stdout.trim()) as { userId: string; email: string; password: string };
 }
 
-interface Browser {
-  url: string;
-  cookies: Map<string, string>;
-  csrf: string;
-}
-
-const cookieHeader = (b: Browser) => [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-
-/** A fetch that keeps cookies as a browser would (same origin only here). */
-async function request(
-  b: Browser,
-  method: string,
-  path: string,
-  opts: { body?: unknown; headers?: Record<string, string> } = {},
-) {
-  const res = await fetch(`${b.url}${path}`, {
-    method,
-    headers: {
-      cookie: cookieHeader(b),
-      ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...opts.headers,
-    },
-    ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
-  });
-  for (const c of res.headers.getSetCookie()) {
-    const [pair] = c.split(';');
-    const i = pair!.indexOf('=');
-    const value = pair!.slice(i + 1);
-    if (/Max-Age=0/.test(c)) b.cookies.delete(pair!.slice(0, i));
-    else b.cookies.set(pair!.slice(0, i), value);
-  }
-  return { status: res.status, headers: res.headers, body: (await res.json().catch(() => undefined)) as Row };
-}
-
-async function openBrowser(url = web.url): Promise<Browser> {
-  const b: Browser = { url, cookies: new Map(), csrf: '' };
-  const s = await request(b, 'GET', '/api/ui/session');
-  b.csrf = s.body.csrfToken;
-  return b;
-}
-
-async function signIn(who: { email: string; password: string }, url = web.url): Promise<Browser> {
-  const b = await openBrowser(url);
-  const r = await request(b, 'POST', '/api/ui/auth/login', {
-    body: who,
-    headers: { 'x-csrf-token': b.csrf },
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  b.csrf = r.body.csrfToken;
-  return b;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of many shapes, checked by the assertions
-type Row = Record<string, any>;
+const openBrowser = (url = web.url) => openAt(url);
+const signIn = (who: { email: string; password: string }, url = web.url) => signInAt(url, who);
 
 /** Every page of the table for a query, following the cursor. */
 async function allPages(b: Browser, projectId: string, query: Record<string, string>, limit: number) {

@@ -62,6 +62,10 @@ describe('table formatting', () => {
     ['/login', { page: 'login' }],
     ['/project/p%201/observations', { page: 'observations', projectId: 'p 1' }],
     ['/project/abc', { page: 'observations', projectId: 'abc' }],
+    ['/project/p%201/sessions', { page: 'sessions', projectId: 'p 1' }],
+    ['/project/abc/users/', { page: 'users', projectId: 'abc' }],
+    ['/migration', { page: 'migration' }],
+    ['/project/abc/sessions/x', { page: 'notFound' }],
     ['/elsewhere', { page: 'notFound' }],
   ])('route %s', (path, route) => expect(routeOf(path)).toEqual(route));
 });

@@ -280,6 +280,15 @@ CREATE TABLE IF NOT EXISTS export_configs (
 CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_id, created_at);`,
     down: 'DROP TABLE IF EXISTS export_configs;',
   },
+  {
+    version: 15,
+    name: 'users_v4_preview',
+    bothReleases: true,
+    // The per-user toggle of the version 4 read path (dual with the preview opt-in); off until the
+    // user turns it on, as the reference's preview.
+    up: 'ALTER TABLE users ADD COLUMN IF NOT EXISTS v4_preview BOOLEAN NOT NULL DEFAULT false;',
+    down: 'ALTER TABLE users DROP COLUMN IF EXISTS v4_preview;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -1,7 +1,9 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
+import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
 import { Trace } from './pages/Trace.tsx';
@@ -30,6 +32,11 @@ export function App() {
     return null;
   }
 
+  const togglePreview = async (enabled: boolean) => {
+    await api.setV4Preview(enabled);
+    adopt(await api.session());
+  };
+
   const signOut = async () => {
     await api.logout();
     adopt(await api.session());
@@ -52,7 +59,42 @@ export function App() {
         <span className="muted">
           release {session.deployment.release} · write mode {session.deployment.writeMode}
         </span>
+        {'projectId' in route && (
+          <nav>
+            {(['observations', 'sessions', 'users'] as const).map((p) => (
+              <a
+                key={p}
+                href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(`/project/${encodeURIComponent(route.projectId)}/${p}`);
+                }}
+              >
+                {p}
+              </a>
+            ))}
+          </nav>
+        )}
+        <a
+          href="/migration"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/migration');
+          }}
+        >
+          migration
+        </a>
         <span className="spacer" />
+        {session.deployment.readPath.canToggle && (
+          <label title="The version 4 read path (events tables) instead of the version 3 experience">
+            <input
+              type="checkbox"
+              checked={session.deployment.readPath.path === 'v4'}
+              onChange={(e) => void togglePreview(e.target.checked)}
+            />{' '}
+            Version 4 preview
+          </label>
+        )}
         <span>{session.user.email}</span>
         <button type="button" onClick={signOut}>
           Sign out
@@ -63,6 +105,10 @@ export function App() {
         <Observations projectId={route.projectId} deployment={session.deployment} />
       )}
       {route.page === 'trace' && <Trace projectId={route.projectId} traceId={route.traceId} />}
+      {(route.page === 'sessions' || route.page === 'users') && (
+        <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
+      )}
+      {route.page === 'migration' && <Migration />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}
     </div>
   );

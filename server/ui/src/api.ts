@@ -12,6 +12,13 @@ export interface Deployment {
   writeMode: string;
   v4Reads: boolean;
   v4ReadsUnavailable?: string;
+  readPath: ReadPathChoice;
+}
+
+export interface ReadPathChoice {
+  path: 'v3' | 'v4';
+  canToggle: boolean;
+  fixedBecause?: string;
 }
 
 export interface SessionInfo {
@@ -93,6 +100,41 @@ export interface TraceDetail {
   truncated: boolean;
 }
 
+export interface GroupingRow {
+  id: string;
+  firstSeen: string;
+  lastSeen: string;
+  traceCount: number;
+  observationCount: number;
+  userIds?: string[];
+  sessionIds?: string[];
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  totalCost: number;
+}
+
+export interface BackfillStepView {
+  step: number;
+  name: string;
+  status: 'dormant' | 'pending' | 'running' | 'finished' | 'failed';
+  chunksDone: number;
+  chunksTotal: number;
+  finishedAt: string | null;
+  failedAt: string | null;
+  failedReason: string | null;
+  lockedBy: string | null;
+  retryCommand: string | null;
+}
+
+export interface MigrationInfo {
+  release: string;
+  writeMode: string;
+  allowPreviewOptIn: boolean;
+  backfillMayRun: boolean;
+  steps: BackfillStepView[];
+}
+
 export interface Page<T> {
   data: T[];
   meta: { cursor?: string };
@@ -141,6 +183,14 @@ export const api = {
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
     return call<Page<ObservationRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/observations?${qs}`);
   },
+  groupings: (id: string, grouping: 'sessions' | 'users', query: Record<string, string | undefined>) => {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
+    return call<Page<GroupingRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/${grouping}?${qs}`);
+  },
+  setV4Preview: (enabled: boolean) =>
+    call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
+  migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
   trace: (id: string, traceId: string) =>
     call<TraceDetail>(
       'GET',

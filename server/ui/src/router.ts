@@ -6,11 +6,16 @@ export type Route =
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
+  | { page: 'sessions' | 'users'; projectId: string }
+  | { page: 'migration' }
   | { page: 'notFound' };
 
 export function routeOf(pathname: string): Route {
   if (pathname === '/login') return { page: 'login' };
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
+  if (pathname === '/migration') return { page: 'migration' };
+  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users)\/?$/);
+  if (g) return { page: g[2] as 'sessions' | 'users', projectId: decodeURIComponent(g[1]!) };
   const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
   if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
   const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);

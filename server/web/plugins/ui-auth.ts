@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { LoginThrottle, loginKeys } from '../../users/login-throttle.ts';
 import { decoyHash, verifyPassword } from '../../users/passwords.ts';
+import { PREVIEW_OFF, readPathOf } from '../../users/read-path.ts';
 import {
   createSession,
   deleteSession,
@@ -32,13 +33,18 @@ const loginBody = z.object({ email: z.string().min(1).max(320), password: z.stri
 
 export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const throttle = new LoginThrottle();
-  const deployment = () => {
+  // What the user's pages may read: the deployment's read path, and the user's preview choice where
+  // the deployment lets each user choose (../../users/read-path.ts).
+  const deployment = (v4Preview: boolean) => {
     const refusal = refusalOf('v4-reads', ctx.config.mode);
+    const choice = readPathOf(ctx.config.mode, v4Preview);
+    const unavailable = refusal ?? (choice.path === 'v3' ? PREVIEW_OFF : undefined);
     return {
       release: ctx.config.mode.release,
       writeMode: ctx.config.mode.writeMode,
-      v4Reads: refusal === undefined,
-      ...(refusal === undefined ? {} : { v4ReadsUnavailable: refusal }),
+      v4Reads: choice.path === 'v4',
+      ...(unavailable === undefined ? {} : { v4ReadsUnavailable: unavailable }),
+      readPath: choice,
     };
   };
 
@@ -51,7 +57,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       return {
         user: session?.user ?? null,
         csrfToken: session ? session.csrfToken : csrfCookieToken(req, reply),
-        deployment: deployment(),
+        deployment: deployment(session?.v4Preview ?? false),
       };
     },
   );
@@ -78,7 +84,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       return {
         user: { id: user.id, email: user.email, name: user.name },
         csrfToken: session.csrfToken,
-        deployment: deployment(),
+        deployment: deployment(user.v4_preview),
       };
     },
   );
