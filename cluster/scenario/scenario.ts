@@ -209,31 +209,19 @@ export async function waitAllMoved(p: Platform, projectId: string, timeoutMs = 3
   }
 }
 
-/** Approves the cutover of the current generation, as a human would with kubectl annotate. */
-export function approveCutover(p: Platform, name: string, generation: number): void {
-  const r = p.kubectl([
-    'annotate',
-    'obsvc',
-    name,
-    '-n',
-    p.ns,
-    '--overwrite',
-    `observatory.dev/approve-cutover=${generation}`,
-  ]);
+/** `kubectl annotate --overwrite` of the object, as a human would; throws with kubectl's message. */
+function annotate(p: Platform, name: string, annotation: string): void {
+  const r = p.kubectl(['annotate', 'obsvc', name, '-n', p.ns, '--overwrite', annotation]);
   if (r.code !== 0) throw new Error(r.stderr);
 }
 
+/** Approves the cutover of the current generation. */
+export function approveCutover(p: Platform, name: string, generation: number): void {
+  annotate(p, name, `observatory.dev/approve-cutover=${generation}`);
+}
+
 export function retryBackfill(p: Platform, name: string, step: number): void {
-  const r = p.kubectl([
-    'annotate',
-    'obsvc',
-    name,
-    '-n',
-    p.ns,
-    '--overwrite',
-    `observatory.dev/retry-backfill=${step}`,
-  ]);
-  if (r.code !== 0) throw new Error(r.stderr);
+  annotate(p, name, `observatory.dev/retry-backfill=${step}`);
 }
 
 export interface Step {
