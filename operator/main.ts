@@ -209,6 +209,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
 
   const startLeading = async () => {
     leading = true;
+    metrics.leader.set(1);
     await Promise.all(allInformers.map((i) => i.synced));
     for (const o of informers.objects.list()) queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
     ready = true;

@@ -9,6 +9,7 @@ import type { Kube } from './kube.ts';
 import { statusCode } from './kube.ts';
 import { type Caches, observeWorld, type Probe } from './observe.ts';
 import type { OperatorMetrics } from './serve.ts';
+import { serviceSeries } from './service-series.ts';
 import type { Outcome } from './workqueue.ts';
 
 export interface ControllerDeps {
@@ -28,7 +29,10 @@ export class Conflict extends Error {
 export async function reconcile(key: string, deps: ControllerDeps): Promise<Outcome | undefined> {
   const [namespace, name] = key.split('/') as [string, string];
   const object = deps.objects(namespace, name);
-  if (!object || (object as KubernetesObject).metadata?.deletionTimestamp) return undefined; // children go by ownerReference GC
+  if (!object || (object as KubernetesObject).metadata?.deletionTimestamp) {
+    deps.metrics?.objects.forget(namespace, name);
+    return undefined; // children go by ownerReference GC
+  }
   const started = performance.now();
   let result = 'ok';
   try {
@@ -43,16 +47,12 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
       const after = await execute(action, object, deps);
       if (after !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? after, after);
     }
-    const state = p.status.state;
-    if (state) {
-      deps.metrics?.state.reset();
-      deps.metrics?.state.set({ namespace, name, state }, 1);
-    }
-    deps.metrics?.backfillSteps.set({ namespace, name }, p.status.backfill?.completedSteps ?? 0);
+    deps.metrics?.objects.record(namespace, name, serviceSeries(p.status, world.backfill));
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   } catch (err) {
     result = err instanceof Conflict ? 'conflict' : 'error';
     if (err instanceof Conflict) return { requeueAfterMs: 100 };
+    deps.metrics?.reconcileErrors.inc({ namespace, name });
     throw err;
   } finally {
     deps.metrics?.reconcileDuration.observe({ result }, (performance.now() - started) / 1000);

@@ -1,10 +1,52 @@
 /** The operator's own endpoints: `/healthz` and `/readyz` on one port, Prometheus `/metrics` on another. */
 import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Sample, ServiceGauge, ServiceSeries } from './service-series.ts';
+
+const OBJECT = ['namespace', 'name'] as const;
 
 export function operatorMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const gauge = <L extends string>(name: string, help: string, labels: readonly L[]) =>
+    new Gauge({ name, help, labelNames: [...OBJECT, ...labels], registers: [registry] });
+  const gauges: Record<ServiceGauge, Gauge<string>> = {
+    state: gauge(
+      'observatory_service_state',
+      'Observed migration state of each ObservabilityService (1 for the current state)',
+      ['state'],
+    ),
+    condition: gauge(
+      'observatory_service_condition',
+      'Status of each condition of an ObservabilityService (1 for the current status)',
+      ['condition', 'status'],
+    ),
+    backfillStepsCompleted: gauge(
+      'observatory_backfill_steps_completed',
+      'Historic backfill steps completed',
+      [],
+    ),
+    backfillStepState: gauge(
+      'observatory_backfill_step_state',
+      'State of each historic backfill step as the operator sees its Job (1 for the current state)',
+      ['step', 'state'],
+    ),
+    backfillStepChunksDone: gauge(
+      'observatory_backfill_step_chunks_done',
+      'Chunks of each historic backfill step done, as the worker reports them',
+      ['step'],
+    ),
+    backfillStepChunksPlanned: gauge(
+      'observatory_backfill_step_chunks_planned',
+      'Chunks of each historic backfill step planned, as the worker reports them (0 before the step starts)',
+      ['step'],
+    ),
+    cutoverBlockedSince: gauge(
+      'observatory_cutover_blocked_since_timestamp_seconds',
+      'Since when the requested cutover to EventsOnly waits for a gate (CutoverReady False); absent when not waiting',
+      [],
+    ),
+  };
   return {
     registry,
     reconcileDuration: new Histogram({
@@ -13,10 +55,15 @@ export function operatorMetrics() {
       labelNames: ['result'],
       registers: [registry],
     }),
-    state: new Gauge({
-      name: 'observatory_service_state',
-      help: 'Observed migration state of each ObservabilityService (1 for the current state)',
-      labelNames: ['namespace', 'name', 'state'],
+    reconcileErrors: new Counter({
+      name: 'observatory_operator_reconcile_errors_total',
+      help: 'Reconcile passes that failed (retried with backoff)',
+      labelNames: OBJECT,
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: 'observatory_operator_leader',
+      help: 'Whether this operator process holds the leader Lease and reconciles (1) or stands by (0)',
       registers: [registry],
     }),
     probeFailures: new Counter({
@@ -25,12 +72,35 @@ export function operatorMetrics() {
       labelNames: ['namespace', 'name', 'result'],
       registers: [registry],
     }),
-    backfillSteps: new Gauge({
-      name: 'observatory_backfill_steps_completed',
-      help: 'Historic backfill steps completed',
-      labelNames: ['namespace', 'name'],
-      registers: [registry],
-    }),
+    objects: objectSeries(gauges),
+  };
+}
+
+/**
+ * Sets one object's series from a pass, removing those the pass no longer yields (a step that
+ * moved on, a condition gone), and forgets an object that was deleted.
+ */
+function objectSeries(gauges: Record<ServiceGauge, Gauge<string>>) {
+  const current = new Map<string, Sample[]>();
+  const labelsOf = (namespace: string, name: string, s: Sample) => ({ namespace, name, ...s.labels });
+  const same = (a: Sample, b: Sample) =>
+    a.gauge === b.gauge && JSON.stringify(a.labels) === JSON.stringify(b.labels);
+  return {
+    record(namespace: string, name: string, series: ServiceSeries) {
+      const key = `${namespace}/${name}`;
+      const previous = current.get(key) ?? [];
+      const kept = previous.filter((p) => !series.replaces.includes(p.gauge));
+      for (const p of previous)
+        if (series.replaces.includes(p.gauge) && !series.samples.some((s) => same(s, p)))
+          gauges[p.gauge].remove(labelsOf(namespace, name, p));
+      for (const s of series.samples) gauges[s.gauge].set(labelsOf(namespace, name, s), s.value);
+      current.set(key, [...kept, ...series.samples]);
+    },
+    forget(namespace: string, name: string) {
+      const key = `${namespace}/${name}`;
+      for (const p of current.get(key) ?? []) gauges[p.gauge].remove(labelsOf(namespace, name, p));
+      current.delete(key);
+    },
   };
 }
 export type OperatorMetrics = ReturnType<typeof operatorMetrics>;

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
@@ -18,6 +17,7 @@ import { migratorsFor } from '../runtime/schema.ts';
 import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
 import { buildWorkerApp } from '../worker/app.ts';
 import { startWorkerJobs } from '../worker/jobs.ts';
+import { workerMetrics } from '../worker/metrics.ts';
 
 export async function run(_args: string[]): Promise<number> {
   const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'] });
@@ -26,18 +26,7 @@ export async function run(_args: string[]): Promise<number> {
   const coordination = redisCoordination(config.redisUrl!);
   const workerId = `${hostname()}-${randomUUID().slice(0, 8)}`;
 
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
-  const backlog = new Gauge({
-    name: 'observatory_event_propagation_partition_backlog',
-    help: 'Staging partitions not yet propagated to events_full',
-    registers: [metrics],
-  });
-  const delay = new Gauge({
-    name: 'observatory_event_propagation_last_processed_partition_delay_seconds',
-    help: 'Seconds between the end of the last propagated partition and now',
-    registers: [metrics],
-  });
+  const metrics = workerMetrics();
 
   const schema = await migratorsFor(config, stores.pool, stores.analytics)
     .analytics.assertKnown()
@@ -58,10 +47,7 @@ export async function run(_args: string[]): Promise<number> {
     schemaKnown: schema === 'known',
     env: process.env,
     exportBlobs,
-    onPropagationMetrics: (m) => {
-      backlog.set(m.backlog);
-      if (m.lastProcessedDelaySeconds !== null) delay.set(m.lastProcessedDelaySeconds);
-    },
+    onPropagationMetrics: metrics.onPropagation,
   });
   let shuttingDown = false;
 
@@ -72,7 +58,7 @@ export async function run(_args: string[]): Promise<number> {
     thresholdMinutes: config.propagationStuckThresholdMinutes,
     processStartedAt: Date.now(),
     shuttingDown: () => shuttingDown,
-    metrics,
+    metrics: metrics.registry,
     backfillStatus: () => jobs.backfill.status(),
   });
   await app.listen({ host: config.host, port: config.port ?? PORTS.worker });

@@ -15,7 +15,7 @@ import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { runExportPass } from '../exports/job.ts';
 import { dialectOf } from '../runtime/schema.ts';
-import { PropagationJob } from './propagation/job.ts';
+import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
 export interface WorkerJobsOptions {
   config: ServiceConfig;
@@ -28,7 +28,7 @@ export interface WorkerJobsOptions {
   schemaKnown: boolean;
   /** `process.env`: the propagation timing and whether the chain runs in this process. */
   env: Record<string, string | undefined>;
-  onPropagationMetrics?: (m: { backlog: number; lastProcessedDelaySeconds: number | null }) => void;
+  onPropagationMetrics?: (m: PropagationMetrics) => void;
   /** Where the scheduled exports write; absent: the export job does not run. */
   exportBlobs?: BlobStore | undefined;
 }

@@ -26,7 +26,14 @@ export interface PropagationOptions {
   intervalMs: number;
   /** Seconds after a partition's window closes before it is taken (lets in-flight inserts land). */
   graceSeconds: number;
-  onMetrics?: (m: { backlog: number; lastProcessedDelaySeconds: number | null }) => void;
+  onMetrics?: (m: PropagationMetrics) => void;
+}
+
+export interface PropagationMetrics {
+  backlog: number;
+  lastProcessedDelaySeconds: number | null;
+  /** When this run finished successfully (ms since the epoch). */
+  lastSuccessAt: number;
 }
 
 export interface RunOutcome {
@@ -84,8 +91,9 @@ export class PropagationJob {
       }
       await c.set(KEYS.idle, partitions.length === 0 ? '1' : '0');
       await c.set(KEYS.lastError, '');
-      await c.set(KEYS.lastSuccessAt, String(Date.now()));
-      await this.#reportMetrics();
+      const succeededAt = Date.now();
+      await c.set(KEYS.lastSuccessAt, String(succeededAt));
+      await this.#reportMetrics(succeededAt);
       if (processed.length > 0) this.#o.log.info({ partitions: processed }, 'propagated staging partitions');
     } catch (err) {
       const message = (err as Error).message.slice(0, 500);
@@ -95,7 +103,7 @@ export class PropagationJob {
     return { ran: true, processed };
   }
 
-  async #reportMetrics(): Promise<void> {
+  async #reportMetrics(lastSuccessAt: number): Promise<void> {
     if (!this.#o.onMetrics) return;
     const after = (await this.#o.coordination.get(KEYS.cursor)) ?? '';
     const rs = await this.#o.analytics.query({
@@ -108,6 +116,7 @@ export class PropagationJob {
     this.#o.onMetrics({
       backlog: Number(row?.n ?? 0),
       lastProcessedDelaySeconds: end === null ? null : (Date.now() - end) / 1000,
+      lastSuccessAt,
     });
   }
 
