@@ -2,7 +2,7 @@
  * The web container's HTTP application: one encapsulated plugin per API family (plugins/). Health
  * is public; the web UI's routes sit behind a user session; every other family sits behind
  * project-key authentication, and the write families share one bound on concurrent writes. Each
- * family gates its routes on the write mode itself.
+ * family gates its routes on the write mode itself. `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { requireProjectKey } from './auth.ts';
@@ -32,6 +32,7 @@ import { uiPreferencesPlugin } from './plugins/ui-preferences.ts';
 import { uiProjectsPlugin } from './plugins/ui-projects.ts';
 import { uiTracesPlugin } from './plugins/ui-traces.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
+import { instrumentRequests } from './request-metrics.ts';
 import { collectRouteSpecs } from './route.ts';
 
 export interface WebOptions {
@@ -48,6 +49,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   });
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);
+  instrumentRequests(app);
 
   app.register(healthPlugin, { ctx });
   // The web UI: its pages and assets, and its JSON routes under /api/ui behind a session cookie.
