@@ -71,14 +71,17 @@ export interface KubeconformReport {
   stderr: string;
 }
 
-/** kubeconform -strict against the Kubernetes schemas of the local cluster's version and the project's CRDs. */
-export async function kubeconform(manifests: string): Promise<KubeconformReport> {
+/**
+ * kubeconform -strict against the Kubernetes schemas of the local cluster's version and the
+ * project's CRDs, plus the CRDs in `crdTexts` (e.g. the Prometheus Operator's).
+ */
+export async function kubeconform(manifests: string, crdTexts: string[] = []): Promise<KubeconformReport> {
   const schemas = await ensureKubernetesSchemas();
   const crdDir = await mkdtemp(join(tmpdir(), 'observatory-crd-schemas-'));
   try {
     const crdFiles = (await readdir(crdSourceDir)).filter((f) => f.endsWith('.yaml'));
     const crdLocation = await writeCrdSchemas(
-      await Promise.all(crdFiles.map((f) => readFile(join(crdSourceDir, f), 'utf8'))),
+      [...(await Promise.all(crdFiles.map((f) => readFile(join(crdSourceDir, f), 'utf8')))), ...crdTexts],
       crdDir,
     );
     const result = await runTool(
