@@ -90,7 +90,11 @@ export function serviceSeries(status: ObservabilityServiceStatus, report: Backfi
   }
   if (report.known)
     for (const s of report.steps) {
-      samples.push({ gauge: 'backfillStepChunksDone', labels: { step: String(s.step) }, value: s.chunksDone });
+      samples.push({
+        gauge: 'backfillStepChunksDone',
+        labels: { step: String(s.step) },
+        value: s.chunksDone,
+      });
       samples.push({
         gauge: 'backfillStepChunksPlanned',
         labels: { step: String(s.step) },

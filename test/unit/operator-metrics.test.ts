@@ -65,14 +65,21 @@ describe('per-object series from the status', () => {
         backfill: backfill(4),
         conditions: [cond('BackfillComplete', 'True', 'AllStepsFinished')],
       },
-      ['step=1,state=succeeded', 'step=2,state=succeeded', 'step=3,state=succeeded', 'step=4,state=succeeded'],
+      [
+        'step=1,state=succeeded',
+        'step=2,state=succeeded',
+        'step=3,state=succeeded',
+        'step=4,state=succeeded',
+      ],
     ],
   ])('backfill step states: %s', (_case, status, expected) => {
     const { samples } = serviceSeries(status, unknown);
     expect(hot(samples, 'backfillStepState')).toEqual(expected);
     // Every step has one sample per state, exactly one of them 1.
     expect(values(samples, 'backfillStepState')).toHaveLength(expected.length * 4);
-    expect(values(samples, 'backfillStepsCompleted')).toEqual([{ value: status.backfill?.completedSteps ?? 0 }]);
+    expect(values(samples, 'backfillStepsCompleted')).toEqual([
+      { value: status.backfill?.completedSteps ?? 0 },
+    ]);
   });
 
   it('one state and one status per condition set to 1, the others 0', () => {
@@ -85,7 +92,10 @@ describe('per-object series from the status', () => {
     );
     expect(hot(samples, 'state')).toEqual(['state=Dual']);
     expect(values(samples, 'state')).toHaveLength(4);
-    expect(hot(samples, 'condition')).toEqual(['condition=Ready,status=False', 'condition=Stalled,status=True']);
+    expect(hot(samples, 'condition')).toEqual([
+      'condition=Ready,status=False',
+      'condition=Stalled,status=True',
+    ]);
     expect(values(samples, 'condition')).toHaveLength(6);
   });
 
@@ -127,7 +137,9 @@ describe('per-object series from the status', () => {
 
 /** The sample lines of one metric family in the exposition text. */
 async function lines(registry: { metrics(): Promise<string> }, name: string): Promise<string[]> {
-  return (await registry.metrics()).split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return (await registry.metrics())
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
 }
 
 describe('the operator registry', () => {
@@ -158,7 +170,9 @@ describe('the operator registry', () => {
     ]);
     m.objects.forget('b', 'two');
     expect(await lines(m.registry, 'observatory_cutover_blocked_since_timestamp_seconds')).toEqual([]);
-    expect((await lines(m.registry, 'observatory_service_state')).some((l) => l.includes('"two"'))).toBe(false);
+    expect((await lines(m.registry, 'observatory_service_state')).some((l) => l.includes('"two"'))).toBe(
+      false,
+    );
   });
 
   it('keeps the chunk counts of a pass in which the worker did not answer', async () => {
@@ -182,9 +196,9 @@ describe('the worker registry', () => {
     expect(await lines(m.registry, 'observatory_event_propagation_partition_backlog')).toEqual([
       'observatory_event_propagation_partition_backlog 2',
     ]);
-    expect(await lines(m.registry, 'observatory_event_propagation_last_processed_partition_delay_seconds')).toEqual([
-      'observatory_event_propagation_last_processed_partition_delay_seconds 250',
-    ]);
+    expect(
+      await lines(m.registry, 'observatory_event_propagation_last_processed_partition_delay_seconds'),
+    ).toEqual(['observatory_event_propagation_last_processed_partition_delay_seconds 250']);
     expect(await lines(m.registry, 'observatory_event_propagation_last_success_timestamp_seconds')).toEqual([
       'observatory_event_propagation_last_success_timestamp_seconds 1767225600.5',
     ]);
