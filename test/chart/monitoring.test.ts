@@ -206,14 +206,26 @@ describe("Prometheus's own checks", () => {
   it('the rule groups pass rulefmt (promtool check rules: expressions, durations, labels, templates), which has teeth', async () => {
     const rule = find(parseManifests(await template(ON)), 'PrometheusRule');
     expect(await checkRules(rule.spec)).toEqual([]);
-    const broken = structuredClone(rule.spec) as { groups: { rules: Rule[] }[] };
-    broken.groups[0]!.rules[0]!.expr = 'sum by (namespace (observatory_operator_leader)';
-    broken.groups[0]!.rules[1]!.annotations['summary'] = '{{ $labels.namespace }';
-    broken.groups[0]!.rules[2]!.for = 'fifteen minutes';
-    const errors = await checkRules(broken);
-    expect(errors.join('\n')).toMatch(/parse error/);
-    expect(errors.join('\n')).toMatch(/template/);
-    expect(errors.join('\n')).toMatch(/fifteen minutes/);
+    const broken = async (change: (rules: Rule[]) => void) => {
+      const spec = structuredClone(rule.spec) as { groups: { rules: Rule[] }[] };
+      change(spec.groups[0]!.rules);
+      return (await checkRules(spec)).join('\n');
+    };
+    expect(
+      await broken((r) => {
+        r[0]!.expr = 'sum by (namespace (observatory_operator_leader)';
+      }),
+    ).toMatch(/ObservatoryOperatorDown.*parse error/);
+    expect(
+      await broken((r) => {
+        r[1]!.annotations['summary'] = '{{ $labels.namespace }';
+      }),
+    ).toMatch(/ObservatoryOperatorNoLeader.*annotation "summary": template/);
+    expect(
+      await broken((r) => {
+        r[2]!.for = 'fifteen minutes';
+      }),
+    ).toMatch(/not a valid duration string: "fifteen minutes"/);
   });
 
   it('each alert has a severity, summary, description and a runbook_url into a section of docs/runbook.md', async () => {

@@ -38,8 +38,15 @@ export function ensurePromqlParser(
   );
 }
 
+let built: Promise<string> | undefined;
+/** Built (or found in the cache) once per process. */
+const binaryDir = () => {
+  built ??= ensurePromqlParser();
+  return built;
+};
+
 async function runPromql<T>(mode: 'exprs' | 'rules', input: string): Promise<T> {
-  const binary = join(await ensurePromqlParser(), 'promql');
+  const binary = join(await binaryDir(), 'promql');
   return new Promise((resolve, reject) => {
     const child = execFile(binary, [mode], { timeout: 30_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${binary} ${mode} failed: ${stderr || error.message}`));
