@@ -15,6 +15,14 @@ describe('helm lint --strict', () => {
       'no leader election, metrics Service',
       { 'leaderElection.enabled': false, 'metrics.service.create': true },
     ],
+    [
+      'the alerts, PodMonitors and dashboard on',
+      {
+        'monitoring.prometheusRule.enabled': true,
+        'monitoring.podMonitors.enabled': true,
+        'monitoring.dashboard.enabled': true,
+      },
+    ],
   ])('passes with %s', async (_label, values) => {
     const result = await helm(['lint', '--strict', chartDir, ...valueArgs(values)]);
     expect(result.stdout + result.stderr).toContain('1 chart(s) linted, 0 chart(s) failed');
