@@ -27,6 +27,7 @@ import {
 import { chartDir } from '../tools/paths.ts';
 import { ensurePrometheusOperatorCrds } from '../tools/prometheus-operator-crds.ts';
 import { checkRules, parsePromql } from '../tools/promql.ts';
+import { base } from '../unit/operator-walks.ts';
 import {
   find,
   helm,
@@ -296,10 +297,10 @@ describe('every metric the rules and the dashboard name is exported by a running
       startRedis(),
       startAnalyticsServer(),
     ]);
-    const base: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
-    web = await startWeb({ ...base, ...DUAL_ENV });
+    const stores: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
+    web = await startWeb({ ...stores, ...DUAL_ENV });
     worker = await startWorker({
-      ...base,
+      ...stores,
       ...DUAL_ENV,
       SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',
       SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
@@ -352,16 +353,7 @@ describe('every metric the rules and the dashboard name is exported by a running
         apiVersion: 'observatory.dev/v1alpha1',
         kind: 'ObservabilityService',
         metadata: { name: 'obs' },
-        spec: {
-          release: '4',
-          image: 'observatory:dev',
-          writeMode: 'Dual',
-          datastores: {
-            postgres: { urlSecretRef: { name: 'db', key: 'url' } },
-            clickhouse: { urlSecretRef: { name: 'db', key: 'clickhouse' } },
-            redis: { urlSecretRef: { name: 'db', key: 'redis' } },
-          },
-        },
+        spec: { ...base, release: '4', writeMode: 'Dual' },
       },
     });
   }, 600_000);
