@@ -30,8 +30,33 @@ const LAUNCH_TIMEOUT_MS = 60_000;
 export const chromiumVersion = () =>
   execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 
-export function launchChromium(): Promise<Browser> {
+function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: LAUNCH_TIMEOUT_MS });
+}
+
+export interface Chromium {
+  /** A page in a context of its own (one person's cookies), signed in as `who` when given. */
+  open(baseURL: string, who?: { email: string; password: string }): Promise<Page>;
+  /** Closes every context and the browser; what the guard blocked and the pages' uncaught errors. */
+  close(): Promise<{ blocked: string[]; errors: string[] }>;
+}
+
+export async function startChromium(): Promise<Chromium> {
+  const browser = await launchChromium();
+  const tabs: Tab[] = [];
+  return {
+    async open(baseURL, who) {
+      const t = await openTab(browser, baseURL);
+      tabs.push(t);
+      if (who) await signIn(t.page, who);
+      return t.page;
+    },
+    async close() {
+      await Promise.allSettled(tabs.map((t) => t.context.close()));
+      await browser.close().catch(() => {});
+      return { blocked: tabs.flatMap((t) => t.blocked), errors: tabs.flatMap((t) => t.errors) };
+    },
+  };
 }
 
 const isLoopback = (url: string) => {
@@ -39,7 +64,7 @@ const isLoopback = (url: string) => {
   return protocol === 'data:' || protocol === 'blob:' || hostname === '127.0.0.1';
 };
 
-export interface Tab {
+interface Tab {
   context: BrowserContext;
   page: Page;
   /** Requests the guard aborted because they would have left loopback. */
@@ -48,8 +73,8 @@ export interface Tab {
   errors: string[];
 }
 
-/** A fresh context (its own cookies: one signed-in person) with one page on `baseURL`. */
-export async function openTab(browser: Browser, baseURL: string): Promise<Tab> {
+/** A fresh context with one page on `baseURL`, behind the loopback guard. */
+async function openTab(browser: Browser, baseURL: string): Promise<Tab> {
   const context = await browser.newContext({ baseURL, viewport: { width: 1400, height: 900 } });
   context.setDefaultTimeout(ACTION_TIMEOUT_MS);
   context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS);

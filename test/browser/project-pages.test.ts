@@ -7,11 +7,10 @@
  * back through the public API, the sessions and users lists, a viewer's page, another project's
  * trace, sign-out. Assertions read what the page shows (text, roles, accessible names).
  */
-import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { propagateAttributes, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { Browser, Page } from 'playwright-core';
+import { propagateAttributes, startObservation } from '@langfuse/tracing';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
@@ -27,7 +26,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { bodyRows, launchChromium, openTab, screenshot, signIn, type Tab } from './chromium.ts';
+import { bodyRows, type Chromium, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
 let redis: RedisFixture;
@@ -35,10 +34,9 @@ let ch: AnalyticsServer;
 let base: Env;
 let web: WebServer;
 let worker: WebServer;
-let browser: Browser;
+let chromium: Chromium;
 let projectA: Project;
 let projectB: Project;
-const tabs: Tab[] = [];
 const users = {} as Record<
   'owner' | 'viewer' | 'outsider',
   { userId: string; email: string; password: string }
@@ -63,17 +61,8 @@ const CHAT = [
   { role: 'user', content: 'What does a pangolin eat?' },
 ];
 
-async function sendTraces(p: Project) {
-  const processor = new LangfuseSpanProcessor({
-    publicKey: p.publicKey,
-    secretKey: p.secretKey,
-    baseUrl: web.url,
-    mediaUploadEnabled: false,
-  });
-  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-  provider.register();
-  setLangfuseTracerProvider(provider);
-  try {
+function sendTraces(p: Project) {
+  return traceWithJsSdk({ ...p, baseUrl: web.url }, () => {
     for (let i = 0; i < TRACES; i++) {
       const startMs = T0 + i * 1000;
       const userId = `user-${i % 3}`;
@@ -117,11 +106,7 @@ async function sendTraces(p: Project) {
         });
       });
     }
-    await processor.forceFlush();
-  } finally {
-    await provider.shutdown();
-    setLangfuseTracerProvider(null);
-  }
+  });
 }
 
 async function createUser(email: string, args: string[]) {
@@ -130,12 +115,7 @@ async function createUser(email: string, args: string[]) {
   return JSON.parse(r.stdout.trim()) as { userId: string; email: string; password: string };
 }
 
-async function tab(who?: { email: string; password: string }): Promise<Page> {
-  const t = await openTab(browser, web.url);
-  tabs.push(t);
-  if (who) await signIn(t.page, who);
-  return t.page;
-}
+const tab = (who?: { email: string; password: string }) => chromium.open(web.url, who);
 
 const byName = (name: string) => sent.find((s) => s.name === name)!;
 const traceUrl = (p: Project, traceId: string) => `/project/${p.projectId}/traces/${traceId}`;
@@ -155,9 +135,9 @@ beforeAll(async () => {
   [pg, redis, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
   base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
   web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [worker, browser, projectA, projectB] = await Promise.all([
+  [worker, chromium, projectA, projectB] = await Promise.all([
     startWorker({ ...base, ...MODE_ENV.events_only }),
-    launchChromium(),
+    startChromium(),
     createProject(base, 'browser-a'),
     createProject(base, 'browser-b'),
   ]);
@@ -170,13 +150,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Everything is closed even when a step fails; the browser first, then the service, then stores.
-  await Promise.allSettled(tabs.map((t) => t.context.close()));
-  await browser?.close().catch(() => {});
+  // Everything is closed even when a step failed: the browser, then the service, then the stores.
+  const left = await chromium?.close();
   await Promise.allSettled([web?.stop(), worker?.stop()]);
   await Promise.allSettled([ch?.stop(), pg?.stop(), redis?.stop()]);
-  expect(tabs.flatMap((t) => t.blocked)).toEqual([]);
-  expect(tabs.flatMap((t) => t.errors)).toEqual([]);
+  expect(left).toEqual({ blocked: [], errors: [] });
 });
 
 describe('the owner', () => {
