@@ -60,6 +60,20 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          // Installs Debian's chromium when missing (a step with its time) and builds the UI once.
+          globalSetup: ['test/browser/global-setup.ts'],
+          // Every browser wait is bounded far below these by playwright's own timeouts.
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          // expect.poll reads the page until it shows what is expected, within a bound.
+          expect: { poll: { timeout: 15_000, interval: 100 } },
+          maxWorkers: 2,
+        },
+      },
+      {
+        test: {
           name: 'chart',
           include: ['test/chart/**/*.test.ts'],
           // Builds helm and kubeconform from the Go module proxy on a fresh machine before any test runs.

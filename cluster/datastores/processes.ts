@@ -69,6 +69,8 @@ export interface ExitInfo {
 }
 
 const OUTPUT_LIMIT = 64 * 1024;
+/** How long a finished command's output may still be arriving after it exited. */
+const OUTPUT_DRAIN_MS = 2_000;
 
 /** A child process in its own process group, killed with its group when the calling process exits. */
 export interface ManagedProcess {
@@ -80,6 +82,8 @@ export interface ManagedProcess {
   exitInfo(): ExitInfo | undefined;
   /** The last 64 KiB of its stdout and stderr, interleaved. */
   output(): string;
+  /** Resolves once its stdout and stderr are closed (a grandchild may hold them open longer). */
+  readonly drained: Promise<void>;
   /** Signals the whole process group (default: its killSignal) and waits; SIGKILL after `graceMs`. */
   kill(signal?: NodeJS.Signals, graceMs?: number): Promise<ExitInfo>;
 }
@@ -117,6 +121,8 @@ export function startProcess(
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
+  // 'exit' can come before the last output is read; 'close' comes after both pipes closed.
+  const drained = new Promise<void>((resolve) => child.once('close', () => resolve()));
 
   let info: ExitInfo | undefined;
   let unregister = () => {};
@@ -146,6 +152,7 @@ export function startProcess(
     exited,
     exitInfo: () => info,
     output: () => output,
+    drained,
     async kill(signal = killSignal, graceMs = 5_000) {
       if (info) return info;
       signalGroup(pid, signal);
@@ -226,6 +233,7 @@ export async function runCommand(
   const child = startProcess(name, command, args, options);
   const timer = setTimeout(() => void child.kill('SIGKILL'), options.timeoutMs ?? 600_000);
   const exit = await child.exited.finally(() => clearTimeout(timer));
+  await Promise.race([child.drained, new Promise((r) => setTimeout(r, OUTPUT_DRAIN_MS))]);
   if (exit.code !== 0) {
     throw new ProcessStartError(
       `${name} failed (code ${exit.code}, signal ${exit.signal}): ${command} ${args.join(' ')}`,
