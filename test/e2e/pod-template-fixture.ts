@@ -109,12 +109,23 @@ export function everyTemplateField(role: string) {
   };
 }
 
+const operatorTemplate = everyTemplateField('operator');
+
 /** values.yaml of the chart with every Pod field it offers for the operator. */
 export const OPERATOR_VALUES = {
-  podLabels: { 'e2e.observatory.dev/role': 'operator' },
-  podAnnotations: { 'e2e.observatory.dev/note': 'template of operator' },
+  podLabels: operatorTemplate.metadata.labels,
+  podAnnotations: operatorTemplate.metadata.annotations,
   nodeSelector: NODE_SELECTOR,
   tolerations: [TOLERATION],
+  affinity: operatorTemplate.affinity,
+  topologySpreadConstraints: [
+    {
+      ...operatorTemplate.topologySpreadConstraints[0]!,
+      labelSelector: {
+        matchLabels: { 'app.kubernetes.io/name': 'observatory', 'app.kubernetes.io/component': 'operator' },
+      },
+    },
+  ],
   priorityClassName: PRIORITY_CLASS,
   imagePullSecrets: [{ name: PULL_SECRET }],
   podSecurityContext: {
@@ -168,6 +179,8 @@ export function expectOperatorValuesOn(pod: V1Pod): void {
   expect(pod.metadata?.annotations, where).toMatchObject(OPERATOR_VALUES.podAnnotations);
   expect(spec.nodeSelector, where).toEqual(NODE_SELECTOR);
   expect(spec.tolerations, where).toContainEqual(TOLERATION);
+  expect(spec.affinity, where).toEqual(OPERATOR_VALUES.affinity);
+  expect(spec.topologySpreadConstraints, where).toEqual(OPERATOR_VALUES.topologySpreadConstraints);
   expect(spec.priorityClassName, where).toBe(PRIORITY_CLASS);
   expect(spec.priority, where).toBe(PRIORITY);
   expect(spec.imagePullSecrets, where).toEqual(OPERATOR_VALUES.imagePullSecrets);
