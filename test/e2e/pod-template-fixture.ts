@@ -46,7 +46,7 @@ export function supportObjects(ns: string, operatorNs: string): string {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: CONFIG_MAP, namespace: ns },
-      data: { E2E_FROM_CONFIGMAP: 'yes', 'note.txt': 'mounted' },
+      data: { E2E_FROM_CONFIGMAP: 'from-configmap', 'note.txt': 'mounted' },
     },
   ]
     .map((o) => stringify(o))
