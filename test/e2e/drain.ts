@@ -12,6 +12,16 @@ export interface Eviction {
   refusals: string[];
 }
 
+/** The message of the API server's Status answer (a JSON string in the client's exception). */
+function statusMessage(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  try {
+    return (JSON.parse(text) as { message?: string }).message ?? text;
+  } catch {
+    return text;
+  }
+}
+
 export async function drain(
   core: CoreV1Api,
   namespace: string,
@@ -32,7 +42,7 @@ export async function drain(
         break;
       } catch (err) {
         if (!(err instanceof ApiException) || err.code !== 429) throw err;
-        refusals.push(typeof err.body === 'string' ? err.body : JSON.stringify(err.body));
+        refusals.push(statusMessage(err.body));
         if (Date.now() > deadline)
           throw new Error(`eviction of ${name} still refused after ${timeoutMs} ms: ${refusals.at(-1)}`);
         await sleep(retryMs);

@@ -166,7 +166,9 @@ describe('production Pods in restricted namespaces', () => {
       );
     expect(refusal).toBeInstanceOf(ApiException);
     expect((refusal as ApiException<string>).code).toBe(403);
-    expect(String((refusal as ApiException<string>).body)).toMatch(/violates PodSecurity "restricted/);
+    expect(JSON.parse((refusal as ApiException<string>).body).message).toMatch(
+      /violates PodSecurity "restricted:latest": .*runAsNonRoot/,
+    );
   });
 
   it('the chart installs the operator Pod with every Pod value of values.yaml', async () => {
