@@ -3,7 +3,7 @@
  * and the analytics server (ClickHouse over HTTP) run on this machine bound to the node IP and
  * appear in the namespace as the Services `postgres`, `redis` and `clickhouse` (no selector, an
  * EndpointSlice naming the node IP), so Pods use `*.svc.cluster.local` names; the `datastores`
- * Secret holds those in-cluster URLs; `helm install` of charts/observatory runs the operator as a
+ * Secret holds those in-cluster URLs; both namespaces enforce the restricted Pod Security Standard; `helm install` of charts/observatory runs the operator as a
  * Pod of the image observatory:dev. This process reaches the datastores by the node IP and the
  * Pods by their Services' ClusterIPs or Pod IPs (kube-proxy serves both from the host).
  * stop() removes everything it made, so the next deployment starts on a clean cluster.
@@ -25,6 +25,15 @@ import type { Obsvc, Platform, Project, RunResult } from './scenario.ts';
 export const OPERATOR_NAMESPACE = 'observatory-system';
 export const OPERATOR_RELEASE = 'obs';
 const CRD = 'observabilityservices.observatory.dev';
+
+/**
+ * Every namespace a deployment makes enforces the restricted Pod Security Standard: the API
+ * server itself refuses a Pod of the operator, the service or a Job that does not conform.
+ */
+export const RESTRICTED_LABELS = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+};
 
 /** Each host datastore as a Service on its usual port, backed by the node IP and the real port. */
 function datastoreServices(
@@ -90,7 +99,7 @@ export class LocalDeployment {
     [d.pg, d.redis, d.ch] = [pg.value, redis.value, ch.value];
     try {
       const core = d.core();
-      await core.createNamespace({ body: { metadata: { name: ns } } });
+      await core.createNamespace({ body: { metadata: { name: ns, labels: RESTRICTED_LABELS } } });
       const services = datastoreServices(ns, cluster.nodeIP, {
         postgres: { port: 5432, hostPort: portOf(d.pg.url) },
         redis: { port: 6379, hostPort: portOf(d.redis.url) },
@@ -127,9 +136,21 @@ export class LocalDeployment {
     return this.cluster.kubeconfig.makeApiClient(CustomObjectsApi);
   }
 
-  /** helm install of the chart: the operator as a Pod of image observatory:dev watching this namespace. */
-  async installChart(): Promise<void> {
+  /**
+   * helm install of the chart: the operator as a Pod of image observatory:dev watching this
+   * namespace, in a restricted namespace made here; `valuesFile` adds the caller's values.
+   */
+  async installChart(valuesFile?: string): Promise<void> {
     this.chartInstalled = true;
+    const created = this.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: OPERATOR_NAMESPACE, labels: RESTRICTED_LABELS },
+      }),
+    );
+    if (created.code !== 0) throw new Error(`operator namespace: ${created.stderr}`);
     const r = await helm([
       'install',
       OPERATOR_RELEASE,
@@ -145,6 +166,7 @@ export class LocalDeployment {
       `operator.watchNamespace=${this.ns}`,
       '--set-json',
       'operator.extraEnv=[{"name":"LOG_LEVEL","value":"warn"}]',
+      ...(valuesFile ? ['--values', valuesFile] : []),
       '--wait',
       '--timeout',
       '3m',

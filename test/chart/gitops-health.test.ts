@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import { CALM } from '../../operator/testing/fake-cluster.ts';
-import { argoHealth, kstatus } from '../tools/gitops-health.ts';
+import { argoHealth, expectedHealth, kstatus } from '../tools/gitops-health.ts';
 import { chartDir } from '../tools/paths.ts';
 import { play, type Run } from '../unit/operator-walks.ts';
 
@@ -26,14 +26,6 @@ function objectsOf(run: Run): ObservabilityService[] {
 
 const isTrue = (o: ObservabilityService, type: string) =>
   o.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
-
-/** What each tool must say, from the conditions alone (kstatus's documented contract). */
-function expected(o: ObservabilityService): { kstatus: string; argo: string } {
-  if (isTrue(o, 'Stalled')) return { kstatus: 'Failed', argo: 'Degraded' };
-  if (isTrue(o, 'Ready')) return { kstatus: 'Current', argo: 'Healthy' };
-  if (isTrue(o, 'Paused')) return { kstatus: 'InProgress', argo: 'Suspended' };
-  return { kstatus: 'InProgress', argo: 'Progressing' };
-}
 
 const WALKS: Record<string, Run> = {
   'calm upgrade to EventsOnly': {
@@ -61,7 +53,7 @@ describe('GitOps health of the objects the planner writes', () => {
     const objects = objectsOf(WALKS[name]!);
     const seen = new Set<string>();
     for (const [i, o] of objects.entries()) {
-      const want = expected(o);
+      const want = expectedHealth(o);
       const got = { kstatus: (await kstatus(o)).status, argo: (await argoHealth(script, o)).status };
       expect(got, `status #${i}: ${JSON.stringify(o.status?.conditions?.slice(0, 3))}`).toEqual(want);
       seen.add(got.kstatus);

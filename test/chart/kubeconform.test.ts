@@ -37,6 +37,23 @@ describe('helm template | kubeconform -strict', () => {
         ],
         tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' }],
         nodeSelector: { 'kubernetes.io/os': 'linux' },
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] },
+              ],
+            },
+          },
+        },
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: 'kubernetes.io/hostname',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'observatory' } },
+          },
+        ],
         imagePullSecrets: [{ name: 'registry' }],
         podAnnotations: { team: 'ops' },
         priorityClassName: 'system-cluster-critical',

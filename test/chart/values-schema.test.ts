@@ -54,6 +54,20 @@ describe('values.schema.json', () => {
       /at '\/operator\/extraEnv\/0\/name'/,
     ],
     ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
+    [
+      'a misspelt affinity operator',
+      {
+        'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms': [
+          { matchExpressions: [{ key: 'kubernetes.io/os', operator: 'Inn', values: ['linux'] }] },
+        ],
+      },
+      /at '\/affinity\/nodeAffinity\/requiredDuringSchedulingIgnoredDuringExecution\/nodeSelectorTerms\/0\/matchExpressions\/0\/operator'/,
+    ],
+    [
+      'a spread constraint without its topology key',
+      { topologySpreadConstraints: [{ maxSkew: 1, whenUnsatisfiable: 'ScheduleAnyway' }] },
+      /at '\/topologySpreadConstraints\/0'.*topologyKey/,
+    ],
   ])('refuses %s, naming the key', async (_label, values, message) => {
     expect(await refusal(values)).toMatch(message);
   });

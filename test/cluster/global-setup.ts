@@ -5,6 +5,7 @@
 import type { TestProject } from 'vitest/node';
 import { type LocalClusterInfo, startLocalCluster } from '../../cluster/local-cluster.ts';
 import { nodeLeftovers } from '../../cluster/node/teardown.ts';
+import { ensureGitopsHealth } from '../tools/gitops-health.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,7 +14,10 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster = await startLocalCluster({ log: (line) => console.log(`[cluster] ${line}`) });
+  const log = (line: string) => console.log(`[cluster] ${line}`);
+  // The e2e walks judge every status with kstatus and the Argo CD check: built before any test runs.
+  await ensureGitopsHealth(log);
+  const cluster = await startLocalCluster({ log });
   project.provide('localCluster', cluster.info);
   return async () => {
     await cluster.stop();

@@ -3,18 +3,41 @@
  * worker as Pods on real datastores. A release 3 deployment walks to Legacy, Dual, through the backfill Jobs (one of them
  * failing and retried) and, after approval, to EventsOnly, with the operator SIGKILLed at moments
  * along the way; a stuck propagation holds the cutover until it recovers; forbidden specs are
- * refused at admission.
+ * refused at admission. Production settings on the way: every Pod-template field on every role (and
+ * every operator Pod value of the chart) in namespaces that enforce the restricted Pod Security
+ * Standard, checked on the live Pods; web Pods drained through the Eviction API during Dual against
+ * their PodDisruptionBudget; a rotated datastore Secret rolling the Pods; and every status of the
+ * walk judged by the kstatus library and the chart's Argo CD health check.
  */
 
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiException, PolicyV1Api } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalDeployment } from '../../cluster/scenario/local-deployment.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import {
+  LocalDeployment,
+  OPERATOR_NAMESPACE,
+  RESTRICTED_LABELS,
+} from '../../cluster/scenario/local-deployment.ts';
 import { condition, DATASTORES, isTrue } from '../../cluster/scenario/scenario.ts';
-import { sleep } from '../../cluster/wait.ts';
+import { sleep, waitFor } from '../../cluster/wait.ts';
 import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
-import { localCluster } from '../cluster/testing.ts';
+import { isReady, localCluster } from '../cluster/testing.ts';
+import { expectedHealth } from '../tools/gitops-health.ts';
+import { chartDir } from '../tools/paths.ts';
+import { drain } from './drain.ts';
+import {
+  everyTemplateField,
+  expectOperatorValuesOn,
+  expectTemplateOn,
+  OPERATOR_VALUES,
+  PRIORITY_CLASS,
+  supportObjects,
+} from './pod-template-fixture.ts';
 import { StatusRecorder } from './status-recorder.ts';
 
 const NAME = 'demo';
@@ -30,8 +53,10 @@ const base = {
 const spec = (extra: Record<string, unknown>) => ({
   image: 'observatory:dev',
   datastores: DATASTORES,
-  web: { replicas: 1 },
-  worker: { replicas: 1 },
+  // Two web Pods: their budget (on by default above one replica) lets a drain take one at a time.
+  web: { replicas: 2, template: everyTemplateField('web') },
+  worker: { replicas: 1, template: everyTemplateField('worker') },
+  jobs: { template: everyTemplateField('jobs') },
   cutover: { approval: 'Manual', producerQuietPeriod: '1m' },
   ...extra,
 });
@@ -64,13 +89,93 @@ async function analyticsCount(table: string): Promise<number> {
   return Number((await rs.json<{ n: string }>())[0]!.n);
 }
 
+/** The Pod-template annotation of `<name>-<role>` that hashes the Secret keys the role reads. */
+function inputsHash(role: string): string {
+  const r = d.kubectl(['get', 'deploy', `${NAME}-${role}`, '-n', 'obs', '-o', 'json']);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout).spec.template.metadata.annotations['observatory.dev/inputs-hash'];
+}
+
+/** Waits until `<name>-<role>` runs only Pods of a template other than `old`, all ready. */
+async function rolledOut(role: string, replicas: number, old: Set<string>) {
+  return waitFor(
+    `${role} rolled out to new Pods`,
+    async () => {
+      const pods = await d.pods(role);
+      const fresh = pods.filter((p) => !old.has(p.metadata?.labels?.['pod-template-hash'] ?? ''));
+      return pods.length === replicas && fresh.length === replicas && fresh.every(isReady)
+        ? fresh
+        : undefined;
+    },
+    { timeoutMs: 300_000, intervalMs: 2_000 },
+  );
+}
+
+/** What the container of `pod` sees in its environment (through the kubelet, as kubectl exec). */
+function envInPod(pod: string, variable: string): string {
+  const r = d.kubectl(['exec', '-n', 'obs', pod, '--', 'node', '-p', `process.env.${variable}`]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim();
+}
+
 beforeAll(async () => {
   d = await LocalDeployment.start(localCluster(), 'obs');
-  await d.installChart();
+  const namespace = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: OPERATOR_NAMESPACE, labels: RESTRICTED_LABELS },
+  };
+  const support = d.kubectl(
+    ['apply', '-f', '-'],
+    `${stringify(namespace)}---\n${supportObjects('obs', OPERATOR_NAMESPACE)}`,
+  );
+  expect(support.code, support.stderr).toBe(0);
+  // Labeled for the operator's Secret watch: a rotation of a datastore URL rolls the Pods.
+  const label = d.kubectl(['label', 'secret', 'datastores', '-n', 'obs', 'observatory.dev/watch=true']);
+  expect(label.code, label.stderr).toBe(0);
+  const dir = mkdtempSync(join(tmpdir(), 'observatory-e2e-values-'));
+  const values = join(dir, 'values.yaml');
+  writeFileSync(values, stringify(OPERATOR_VALUES));
+  try {
+    await d.installChart(values);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 afterAll(async () => {
   statuses?.stop();
   await d?.stop();
+  d?.kubectl(['delete', 'priorityclass', PRIORITY_CLASS, '--ignore-not-found']);
+});
+beforeEach((ctx) => {
+  if (statuses) statuses.step = ctx.task.name;
+});
+
+describe('production Pods in restricted namespaces', () => {
+  it('the API server refuses a Pod that breaks the restricted Pod Security Standard', async () => {
+    const pod = {
+      metadata: { name: 'unrestricted' },
+      spec: { containers: [{ name: 'c', image: 'observatory:dev' }] },
+    };
+    const refusal = await d
+      .core()
+      .createNamespacedPod({ namespace: 'obs', body: pod, dryRun: 'All' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(refusal).toBeInstanceOf(ApiException);
+    expect((refusal as ApiException<string>).code).toBe(403);
+    expect(JSON.parse((refusal as ApiException<string>).body).message).toMatch(
+      /violates PodSecurity "restricted:latest": .*runAsNonRoot/,
+    );
+  });
+
+  it('the chart installs the operator Pod with every Pod value of values.yaml', async () => {
+    const [pod] = await d.operatorPods();
+    expect(pod).toBeDefined();
+    expectOperatorValuesOn(pod!);
+  });
 });
 
 describe('admission refuses what the spec forbids', () => {
@@ -106,6 +211,38 @@ describe('admission refuses what the spec forbids', () => {
   });
 });
 
+/**
+ * Evicts both web Pods as a drain does while the migration is in Dual: the budget lets the first
+ * go, refuses the second (429) until the first one's replacement is ready, then lets it go.
+ */
+async function drainWebDuringDual() {
+  const policy = d.cluster.kubeconfig.makeApiClient(PolicyV1Api);
+  await waitFor(
+    'the web budget allowing one disruption',
+    async () => {
+      const b = await policy.readNamespacedPodDisruptionBudget({ name: `${NAME}-web`, namespace: 'obs' });
+      return b.status?.currentHealthy === 2 && b.status.disruptionsAllowed === 1 ? b : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
+  const names = (await d.pods('web')).map((p) => p.metadata!.name!);
+  expect(names).toHaveLength(2);
+  statuses!.world = 'web Pods evicted';
+  const evictions = await drain(d.core(), 'obs', names);
+  expect(evictions[0]!.refusals).toEqual([]);
+  expect(evictions[1]!.refusals.length).toBeGreaterThan(0);
+  expect(evictions[1]!.refusals[0]).toMatch(/disruption budget/);
+  await waitFor(
+    'two ready web Pods after the drain',
+    async () => {
+      const pods = (await d.pods('web')).filter(isReady);
+      return pods.length === 2 && pods.every((p) => !names.includes(p.metadata!.name!)) ? pods : undefined;
+    },
+    { timeoutMs: 240_000, intervalMs: 2_000 },
+  );
+  expect((await d.get(NAME)).status?.state).toBe('Dual');
+}
+
 describe('a release 3 deployment walks to EventsOnly', () => {
   it('starts as release 3', async () => {
     statuses = new StatusRecorder(d.cluster.kubeconfig, 'obs', NAME);
@@ -117,6 +254,23 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       (x) => x.status?.state === 'Release3' && isTrue(x, 'Ready'),
     );
     expect(o.status?.observedGeneration).toBe(o.metadata.generation);
+    // Every template field on the live Pods, admitted by the restricted namespace.
+    const web = await waitFor(
+      'two ready web Pods',
+      async () => {
+        const pods = await d.pods('web');
+        return pods.length === 2 && pods.every(isReady) ? pods : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
+    for (const pod of web) expectTemplateOn(pod, 'web');
+    for (const pod of await d.pods('worker')) expectTemplateOn(pod, 'worker');
+    const budgets = await d.cluster.kubeconfig
+      .makeApiClient(PolicyV1Api)
+      .listNamespacedPodDisruptionBudget({ namespace: 'obs' });
+    expect(budgets.items.map((b) => [b.metadata?.name, b.spec?.maxUnavailable])).toEqual([
+      [`${NAME}-web`, 1],
+    ]);
     // A real Pod IP from the node's Pod range, behind the web Service's ClusterIP.
     expect(await d.podIP('web')).toMatch(/^10\.244\./);
     expect(await d.webUrl()).toMatch(/^http:\/\/10\.96\./);
@@ -169,6 +323,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     const message = condition(stalled, 'Stalled')?.message ?? '';
     expect(message).toMatch(/backfill-4|step 4/);
     expect(message).toMatch(/retry-backfill/);
+    await drainWebDuringDual();
     const events = d.kubectl([
       'get',
       'events',
@@ -188,6 +343,46 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     const done = await d.waitFor(NAME, 'BackfillComplete', (x) => isTrue(x, 'BackfillComplete'));
     expect(done.status?.backfill?.progress).toMatch(/4\/4|5\/5/);
     expect(await analyticsCount('events_full')).toBeGreaterThanOrEqual(await analyticsCount('traces'));
+    // The Jobs' Pods (kept after they ran) carry the Jobs' template too.
+    const jobPods = (await d.core().listNamespacedPod({ namespace: 'obs', labelSelector: 'job-name' })).items;
+    expect(jobPods.length).toBeGreaterThan(0);
+    for (const pod of jobPods) expectTemplateOn(pod, 'jobs');
+  });
+
+  it('a rotated datastore Secret rolls web and worker to Pods with the new value, still in Dual', async () => {
+    const hashes = { web: inputsHash('web'), worker: inputsHash('worker') };
+    const oldTemplates = new Set(
+      [...(await d.pods('web')), ...(await d.pods('worker'))].map(
+        (p) => p.metadata?.labels?.['pod-template-hash'] ?? '',
+      ),
+    );
+    // The same Redis by another spelling: the service keeps working, the Pods must see the new one.
+    const rotated = 'redis://redis.obs.svc.cluster.local:6379/0';
+    statuses!.world = 'datastores Secret rotated';
+    const patch = d.kubectl([
+      'patch',
+      'secret',
+      'datastores',
+      '-n',
+      'obs',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ stringData: { redis: rotated } }),
+    ]);
+    expect(patch.code, patch.stderr).toBe(0);
+    for (const [role, replicas] of [
+      ['web', 2],
+      ['worker', 1],
+    ] as const) {
+      const fresh = await rolledOut(role, replicas, oldTemplates);
+      expect(inputsHash(role)).not.toBe(hashes[role]);
+      for (const pod of fresh) expect(envInPod(pod.metadata!.name!, 'REDIS_URL')).toBe(rotated);
+    }
+    const o = await d.get(NAME);
+    expect(o.status?.state).toBe('Dual');
+    expect(isTrue(o, 'Stalled')).toBe(false);
+    await oldSdkTraffic('rotated');
   });
 
   it('holds the cutover while propagation is stuck, and until approved', async () => {
@@ -264,6 +459,18 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       spec: spec({ release: '4', writeMode: 'Dual', upgrade: { backupConfirmed: true } }),
     });
     expect(back.code).not.toBe(0);
+  });
+
+  it('kstatus and the Argo CD health check agree with the conditions at every status of the walk', async () => {
+    const records = statuses!.records;
+    const wrong = await statuses!.healthDisagreements(join(chartDir, 'docs', 'argocd-health.lua'));
+    expect(wrong, JSON.stringify(wrong, null, 1)).toEqual([]);
+    const verdicts = new Set(
+      records.map(
+        (r) => expectedHealth({ metadata: { generation: r.generation }, status: r.status }).kstatus,
+      ),
+    );
+    expect([...verdicts].sort()).toEqual(['Current', 'Failed', 'InProgress']);
   });
 
   it('told a story without condition flicker on every watch event of the walk', () => {

@@ -1,14 +1,35 @@
 /**
  * Records every status an ObservabilityService is given, from a watch on the object (resumed
- * from the last resourceVersion whenever the connection is recycled), for the flicker checks.
+ * from the last resourceVersion whenever the connection is recycled), for the flicker checks and
+ * the GitOps health checks: each record carries the object's generation and the walk's step.
  */
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { sleep } from '../../cluster/wait.ts';
-import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
+import { API_VERSION, KIND, type ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import type { StatusRecord } from '../../operator/testing/condition-history.ts';
+import { argoHealth, expectedHealth, kstatus } from '../tools/gitops-health.ts';
+
+export interface WalkRecord extends StatusRecord {
+  generation: number;
+  /** The step of the walk the test had announced when the status was seen. */
+  step: string;
+}
+
+export interface HealthDisagreement {
+  at: number;
+  step: string;
+  expected: { kstatus: string; argo: string };
+  kstatus: string;
+  argo: string;
+  conditions: string;
+}
 
 export class StatusRecorder {
-  readonly records: StatusRecord[] = [];
+  readonly records: WalkRecord[] = [];
+  /** Set by the test as the walk moves on; stamped on every status seen from then. */
+  step = 'start';
+  /** Set by the test when it changes the world under the object (evicts Pods, rotates a Secret). */
+  world: string | undefined;
   private resourceVersion: string | undefined;
   private abort: AbortController | undefined;
   private stopped = false;
@@ -44,11 +65,16 @@ export class StatusRecorder {
         }
         this.resourceVersion = o.metadata?.resourceVersion;
         if (type === 'DELETED' || !o.status) return;
-        const text = JSON.stringify(o.status);
+        // A new spec with the old status is a state of its own: GitOps sees it as still moving.
+        const generation = o.metadata.generation ?? 0;
+        const text = JSON.stringify([generation, o.status]);
         if (text === this.last) return;
         this.last = text;
         this.records.push({
           status: o.status,
+          generation,
+          step: this.step,
+          ...(this.world ? { world: this.world } : {}),
           ...(o.metadata.annotations ? { annotations: { ...o.metadata.annotations } } : {}),
         });
       },
@@ -65,5 +91,33 @@ export class StatusRecorder {
   stop(): void {
     this.stopped = true;
     this.abort?.abort();
+  }
+
+  /**
+   * Every recorded state of the object judged by the kstatus library and by the Argo CD Lua check
+   * `script`, against what its conditions say; returns where either tool disagreed.
+   */
+  async healthDisagreements(script: string): Promise<HealthDisagreement[]> {
+    const out: HealthDisagreement[] = [];
+    for (const [at, r] of this.records.entries()) {
+      const object = {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: this.name, namespace: this.ns, generation: r.generation },
+        status: r.status,
+      };
+      const expected = expectedHealth(object);
+      const [k, a] = await Promise.all([kstatus(object), argoHealth(script, object)]);
+      if (k.status !== expected.kstatus || a.status !== expected.argo)
+        out.push({
+          at,
+          step: r.step,
+          expected,
+          kstatus: k.status,
+          argo: a.status,
+          conditions: JSON.stringify((r.status.conditions ?? []).map((c) => `${c.type}=${c.status}`)),
+        });
+    }
+    return out;
   }
 }

@@ -71,3 +71,24 @@ export async function kstatus(object: unknown): Promise<HealthVerdict> {
 export async function argoHealth(scriptFile: string, object: unknown): Promise<HealthVerdict> {
   return runJson(join(await binaries(), 'luahealth'), [scriptFile], JSON.stringify(object));
 }
+
+interface Judged {
+  metadata: { generation?: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * What kstatus and the Argo CD check must say of an object, from its conditions alone (kstatus's
+ * documented contract): a status older than the spec is still moving, Stalled=True failed,
+ * Ready=True current, Paused=True suspended for Argo CD, anything else moving.
+ */
+export function expectedHealth(o: Judged): { kstatus: string; argo: string } {
+  const isTrue = (type: string) =>
+    o.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+  if ((o.status?.observedGeneration ?? 0) < (o.metadata.generation ?? 0))
+    return { kstatus: 'InProgress', argo: 'Progressing' };
+  if (isTrue('Stalled')) return { kstatus: 'Failed', argo: 'Degraded' };
+  if (isTrue('Ready')) return { kstatus: 'Current', argo: 'Healthy' };
+  if (isTrue('Paused')) return { kstatus: 'InProgress', argo: 'Suspended' };
+  return { kstatus: 'InProgress', argo: 'Progressing' };
+}
