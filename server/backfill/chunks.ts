@@ -2,8 +2,8 @@
  * How a backfill step cuts its source table into chunks (pure). A chunk is one partition and a
  * range of the table's sort key, [from, to): the store prunes every other range through its
  * primary index, so a chunk reads, merges (FINAL) and joins only its own rows and its memory does
- * not grow with the table. Boundaries come from a sample of the partition's keys, so the chunks
- * follow the data's distribution (projects, days, trace ids). The first and last chunk of a
+ * not grow with the table. Boundaries come from a sample of the partition's keys (a partition within
+ * one chunk needs none), so the chunks follow the data's distribution (projects, days, trace ids). The first and last chunk of a
  * partition are open-ended, so the chunks cover every key, also keys written after planning.
  */
 
@@ -36,7 +36,7 @@ const SAMPLES_PER_CHUNK = 64;
 const MIN_SAMPLE = 1_000;
 const MAX_SAMPLE = 100_000;
 
-/** How many keys to sample from a table of `rows` rows (a literal of the sampling query). */
+/** How many keys to sample from a partition of `rows` rows (a literal of the sampling query). */
 export const sampleSize = (rows: number, chunkRows: number): number =>
   Math.min(MAX_SAMPLE, Math.max(MIN_SAMPLE, Math.ceil(rows / chunkRows) * SAMPLES_PER_CHUNK));
 

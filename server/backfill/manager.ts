@@ -12,9 +12,9 @@ import type { BackfillStep } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
-import { type Chunk, type KeyColumn, type PartitionSample, planChunks } from './chunks.ts';
+import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
-import { CHUNK_SETTINGS, keySampleQuery, tableRowsQuery } from './sql.ts';
+import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
 import { planOf } from './steps.ts';
 
 /** The step may not start now; nothing was recorded. */
@@ -185,23 +185,31 @@ export class BackfillManager {
     ]);
   }
 
-  /** The chunks of a source table: its partitions, newest first, cut into key ranges (chunks.ts). */
+  /**
+   * The chunks of a source table: its partitions, newest first, cut into key ranges (chunks.ts); a
+   * partition larger than one chunk is sampled on its own, so the sample's memory stays bounded.
+   */
   async #enumerate(table: string, key: readonly KeyColumn[], chunkRows: number): Promise<ChunkState[]> {
     const { analytics } = this.#o;
-    const total = await analytics.query({
-      query: tableRowsQuery(),
+    const rs = await analytics.query({
+      query: partitionsQuery(),
       query_params: { table },
       format: 'JSONEachRow',
     });
-    const rows = Number((await total.json<{ rows: string | number }>())[0]?.rows ?? 0);
-    const rs = await analytics.query({
-      query: keySampleQuery(table, key, rows, chunkRows),
-      format: 'JSONEachRow',
-    });
-    const partitions = (await rs.json<PartitionSample & { rows: string | number }>()).map((p) => ({
-      ...p,
-      rows: Number(p.rows),
-    }));
+    const partitions: PartitionSample[] = [];
+    for (const p of await rs.json<{ partition: string; rows: string | number }>()) {
+      const rows = Number(p.rows);
+      let sample: PartitionSample['sample'] = [];
+      if (rows > chunkRows) {
+        const keys = await analytics.query({
+          query: keySampleQuery(table, key, sampleSize(rows, chunkRows)),
+          query_params: { partition: p.partition },
+          format: 'JSONEachRow',
+        });
+        sample = (await keys.json<{ sample: PartitionSample['sample'] }>())[0]?.sample ?? [];
+      }
+      partitions.push({ partition: p.partition, rows, sample });
+    }
     return planChunks(partitions, chunkRows).map((c) => ({ ...c, done: false }));
   }
 

@@ -16,7 +16,7 @@ import {
   selectList,
   TRACE_JOIN_COLUMNS,
 } from '../worker/propagation/sql.ts';
-import { type Chunk, type KeyColumn, keyRange, sampleSize } from './chunks.ts';
+import { type Chunk, type KeyColumn, keyRange } from './chunks.ts';
 
 export const SCRATCH_TABLE = 'observations_pid_tid_sorting';
 
@@ -54,23 +54,24 @@ export const CHUNK_SETTINGS = {
   max_bytes_before_external_group_by: String(256 * 1024 * 1024),
 } as const;
 
-/** Rows per partition with a sorted sample of its keys, newest partition first (chunks.ts). */
-export function keySampleQuery(
-  table: string,
-  key: readonly KeyColumn[],
-  rows: number,
-  chunkRows: number,
-): string {
-  const values = key.map((_, i) => `toString(k.${i + 1})`).join(', ');
-  const sample = `groupArraySample(${sampleSize(rows, chunkRows)})(tuple(${key.map((k) => k.expr).join(', ')}))`;
-  return `SELECT _partition_id AS partition, count() AS rows, arrayMap(k -> [${values}], arraySort(${sample})) AS sample
-FROM ${table} GROUP BY partition ORDER BY partition DESC`;
+/** Partitions of a table with their row counts (from the parts' metadata), newest first. */
+export function partitionsQuery(): string {
+  return `SELECT partition_id AS partition, sum(rows) AS rows FROM system.parts
+WHERE database = currentDatabase() AND table = {table:String} AND active
+GROUP BY partition_id ORDER BY partition_id DESC`;
 }
 
-/** Rows of a table (from its parts' metadata), which sizes the key sample. */
-export function tableRowsQuery(): string {
-  return `SELECT sum(rows) AS rows FROM system.parts
-WHERE database = currentDatabase() AND table = {table:String} AND active`;
+/**
+ * A sorted sample of one partition's keys (chunks.ts), of a size that bounds its memory. Reads the
+ * key columns only.
+ */
+export function keySampleQuery(table: string, key: readonly KeyColumn[], size: number): string {
+  if (!Number.isSafeInteger(size) || size <= 0)
+    throw new RangeError(`sample size ${size} is not a positive integer`);
+  const values = key.map((_, i) => `toString(k.${i + 1})`).join(', ');
+  const sample = `groupArraySample(${size})(tuple(${key.map((k) => k.expr).join(', ')}))`;
+  return `SELECT arrayMap(k -> [${values}], arraySort(${sample})) AS sample
+FROM ${table} WHERE _partition_id = {partition:String}`;
 }
 
 /**
