@@ -12,9 +12,10 @@ import type { BackfillStep } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
+import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
-import { type Chunk, partitionsQuery } from './sql.ts';
-import { bucketsFor, planOf } from './steps.ts';
+import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
+import { planOf } from './steps.ts';
 
 /** The step may not start now; nothing was recorded. */
 export class BackfillRefusal extends Error {
@@ -28,8 +29,12 @@ export class BackfillFailure extends Error {
 interface ChunkState extends Chunk {
   done: boolean;
 }
+/** How the chunks of a checkpoint were cut; a checkpoint cut otherwise is planned again. */
+const CHUNKING = 'key-ranges';
+
 export interface StepState {
   phase?: 'chunks_loaded' | 'completed';
+  chunking?: typeof CHUNKING;
   chunks?: ChunkState[];
   /** Recorded as the step finishes; see proof.ts. */
   output?: OutputProof;
@@ -180,22 +185,32 @@ export class BackfillManager {
     ]);
   }
 
-  async #enumerate(table: string, chunkRows: number): Promise<ChunkState[]> {
-    const rs = await this.#o.analytics.query({
+  /**
+   * The chunks of a source table: its partitions, newest first, cut into key ranges (chunks.ts); a
+   * partition larger than one chunk is sampled on its own, so the sample's memory stays bounded.
+   */
+  async #enumerate(table: string, key: readonly KeyColumn[], chunkRows: number): Promise<ChunkState[]> {
+    const { analytics } = this.#o;
+    const rs = await analytics.query({
       query: partitionsQuery(),
       query_params: { table },
       format: 'JSONEachRow',
     });
-    const parts = await rs.json<{ partition: string; rows: string | number }>();
-    return parts.flatMap((p) => {
-      const buckets = bucketsFor(Number(p.rows), chunkRows);
-      return Array.from({ length: buckets }, (_, bucket) => ({
-        partition: p.partition,
-        bucket,
-        buckets,
-        done: false,
-      }));
-    });
+    const partitions: PartitionSample[] = [];
+    for (const p of await rs.json<{ partition: string; rows: string | number }>()) {
+      const rows = Number(p.rows);
+      let sample: PartitionSample['sample'] = [];
+      if (rows > chunkRows) {
+        const keys = await analytics.query({
+          query: keySampleQuery(table, key, sampleSize(rows, chunkRows)),
+          query_params: { partition: p.partition },
+          format: 'JSONEachRow',
+        });
+        sample = (await keys.json<{ sample: PartitionSample['sample'] }>())[0]?.sample ?? [];
+      }
+      partitions.push({ partition: p.partition, rows, sample });
+    }
+    return planChunks(partitions, chunkRows).map((c) => ({ ...c, done: false }));
   }
 
   async #requireTables(tables: string[]): Promise<void> {
@@ -273,19 +288,23 @@ export class BackfillManager {
     for (const query of plan.before?.(dialect) ?? []) await analytics.command({ query });
     await this.#requireTables(plan.requires);
     const state: StepState = { ...row.state };
-    if (plan.source && state.phase !== 'chunks_loaded' && state.phase !== 'completed') {
-      state.chunks = await this.#enumerate(plan.source, chunkRows);
+    const planned =
+      state.phase === 'completed' || (state.phase === 'chunks_loaded' && state.chunking === CHUNKING);
+    if (plan.source && !planned) {
+      state.chunks = await this.#enumerate(plan.source.table, plan.source.key, chunkRows);
       state.phase = 'chunks_loaded';
+      state.chunking = CHUNKING;
       await BackfillManager.#save(lock, s, state);
     }
     for (const chunk of state.chunks ?? []) {
       if (chunk.done) continue;
       if (shouldStop()) throw new BackfillRefusal(`backfill step ${s.step} interrupted by shutdown`);
+      const { query, params } = plan.chunkStatement!(chunk);
       await withRetries(() =>
         analytics.command({
-          query: plan.chunkStatement!,
-          query_params: { partition: chunk.partition, bucket: chunk.bucket, buckets: chunk.buckets },
-          clickhouse_settings: { max_execution_time: 0 },
+          query,
+          query_params: params,
+          clickhouse_settings: { max_execution_time: 0, ...CHUNK_SETTINGS },
         }),
       );
       chunk.done = true;

@@ -1,8 +1,10 @@
 /**
  * SQL of the historic backfill steps (pure builders). Every step works in chunks: one partition of
- * its source table, split further into `buckets` slices by a hash of the trace id so that a chunk
- * stays small however large a month grows. A chunk's rows carry their source row's `event_ts`, so
- * running a chunk again writes identical rows that the replacing merge collapses.
+ * its source table and a range of the table's sort key (chunks.ts), so a chunk reads, merges and
+ * joins only its own rows however large a month grows. Key ranges go to PREWHERE, which the store
+ * applies before FINAL merges: correct for sort-key columns, which all versions of a row share. A
+ * chunk's rows carry their source row's `event_ts`, so running a chunk again writes identical rows
+ * that the replacing merge collapses.
  */
 
 import { createTable, dropTable } from '../migrations/analytics/ddl.ts';
@@ -14,21 +16,45 @@ import {
   selectList,
   TRACE_JOIN_COLUMNS,
 } from '../worker/propagation/sql.ts';
+import { type Chunk, type KeyColumn, keyRange } from './chunks.ts';
 
 export const SCRATCH_TABLE = 'observations_pid_tid_sorting';
 
-/** A slice of a source table: partition id and hash bucket `bucket` of `buckets`. */
-export interface Chunk {
-  partition: string;
-  bucket: number;
-  buckets: number;
+/** A chunk's statement and the parameters it binds. */
+export interface ChunkQuery {
+  query: string;
+  params: Record<string, string>;
 }
 
 const EVENT_COLUMNS = insertable(EVENTS);
-const slice = (idColumn: string) =>
-  `_partition_id = {partition:String} AND xxHash32(${idColumn}) % {buckets:UInt32} = {bucket:UInt32}`;
+const IN_PARTITION = '_partition_id = {partition:String}';
+const text = (expr: string): KeyColumn => ({ expr, type: 'String' });
+const day = (expr: string): KeyColumn => ({ expr, type: 'Date' });
 
-/** Partitions of a table with their row counts, newest first. */
+/** The leading sort-key columns each step chunks its source table by. */
+export const TRACES_KEY = [text('project_id'), day('toDate(timestamp)'), text('id')];
+export const OBSERVATIONS_KEY = [text('project_id'), text('type'), day('toDate(start_time)'), text('id')];
+/** By trace, so a trace's observations stay in one chunk with their trace. */
+export const SCRATCH_KEY = [text('project_id'), text('trace_id')];
+/** The scratch key's range over the trace table's columns. */
+const TRACE_OF_SCRATCH_KEY = [text('project_id'), text('id')];
+/**
+ * By trace, which the enrichment needs whole in one chunk (the nearest run item of a span wins);
+ * not the run items' sort key, so this range filters after FINAL instead of pruning.
+ */
+export const RUN_ITEMS_KEY = [text('project_id'), text('trace_id')];
+
+/**
+ * Store settings of every chunk statement: sorts and aggregations that outgrow this spill to disk
+ * instead of failing or growing with the data (a chunk's range already bounds them in the common
+ * case).
+ */
+export const CHUNK_SETTINGS = {
+  max_bytes_before_external_sort: String(256 * 1024 * 1024),
+  max_bytes_before_external_group_by: String(256 * 1024 * 1024),
+} as const;
+
+/** Partitions of a table with their row counts (from the parts' metadata), newest first. */
 export function partitionsQuery(): string {
   return `SELECT partition_id AS partition, sum(rows) AS rows FROM system.parts
 WHERE database = currentDatabase() AND table = {table:String} AND active
@@ -36,10 +62,23 @@ GROUP BY partition_id ORDER BY partition_id DESC`;
 }
 
 /**
+ * A sorted sample of one partition's keys (chunks.ts), of a size that bounds its memory. Reads the
+ * key columns only.
+ */
+export function keySampleQuery(table: string, key: readonly KeyColumn[], size: number): string {
+  if (!Number.isSafeInteger(size) || size <= 0)
+    throw new RangeError(`sample size ${size} is not a positive integer`);
+  const values = key.map((_, i) => `toString(k.${i + 1})`).join(', ');
+  const sample = `groupArraySample(${size})(tuple(${key.map((k) => k.expr).join(', ')}))`;
+  return `SELECT arrayMap(k -> [${values}], arraySort(${sample})) AS sample
+FROM ${table} WHERE _partition_id = {partition:String}`;
+}
+
+/**
  * Step 1: one virtual root span `t-<traceId>` per historic trace, with the trace's own fields.
  * Traces of OTLP spans have a root span of their own (step 3 keeps it a root) and get none.
  */
-export function rootSpansStatement(): string {
+export function rootSpansStatement(chunk: Chunk): ChunkQuery {
   const expressions: Record<string, string> = {
     project_id: 'project_id',
     trace_id: 'id',
@@ -70,15 +109,21 @@ export function rootSpansStatement(): string {
     is_deleted: 'is_deleted',
   };
   const { columns, select } = selectList(expressions, EVENT_COLUMNS);
-  return `INSERT INTO events_full (${columns.join(', ')})
+  const range = keyRange(TRACES_KEY, chunk);
+  return {
+    query: `INSERT INTO events_full (${columns.join(', ')})
 SELECT
   ${select}
 FROM traces FINAL
-WHERE ${slice('id')}
+PREWHERE ${range.sql}
+WHERE ${IN_PARTITION}
   AND (project_id, id) NOT IN (
     SELECT project_id, trace_id FROM observations
-    WHERE xxHash32(trace_id) % {buckets:UInt32} = {bucket:UInt32} AND ${FROM_OTLP('observations')}
-  )`;
+    PREWHERE (project_id, trace_id) IN (SELECT project_id, id FROM traces PREWHERE ${range.sql} WHERE ${IN_PARTITION})
+    WHERE ${FROM_OTLP('observations')}
+  )`,
+    params: range.params,
+  };
 }
 
 /** Step 2: the scratch copy of `observations`, sorted by (project_id, trace_id, id). */
@@ -92,29 +137,43 @@ export function createScratchTable(d: Dialect): string {
   });
 }
 
-export function copyToScratchStatement(): string {
+export function copyToScratchStatement(chunk: Chunk): ChunkQuery {
   const cols = insertable(OBSERVATIONS).join(', ');
-  return `INSERT INTO ${SCRATCH_TABLE} (${cols})
+  const range = keyRange(OBSERVATIONS_KEY, chunk);
+  return {
+    query: `INSERT INTO ${SCRATCH_TABLE} (${cols})
 SELECT ${cols} FROM observations FINAL
-WHERE ${slice('trace_id')}`;
+PREWHERE ${range.sql}
+WHERE ${IN_PARTITION}`,
+    params: range.params,
+  };
 }
 
 /**
  * Step 3: child events from the scratch table joined with their live trace. Propagates name, user,
  * session, version, release, tags, public and bookmarked; not trace metadata.
  */
-export function eventsFromObservationsStatement(): string {
+export function eventsFromObservationsStatement(chunk: Chunk): ChunkQuery {
   const expressions = observationEventExpressions({ traceMetadata: false, source: 'backfill' });
   const { columns, select } = selectList(expressions, EVENT_COLUMNS);
-  return `INSERT INTO events_full (${columns.join(', ')})
+  const range = keyRange(SCRATCH_KEY, chunk);
+  // The same bounds over the trace table prune its reads; the chunk's trace ids bound the join's
+  // hash table (an open-ended range alone would take every older or newer trace of other months).
+  const traces = keyRange(TRACE_OF_SCRATCH_KEY, chunk);
+  return {
+    query: `INSERT INTO events_full (${columns.join(', ')})
 SELECT
   ${select}
-FROM (SELECT * FROM ${SCRATCH_TABLE} FINAL WHERE ${slice('trace_id')}) AS obs
+FROM (SELECT * FROM ${SCRATCH_TABLE} FINAL PREWHERE ${range.sql} WHERE ${IN_PARTITION}) AS obs
 LEFT ANY JOIN (
   SELECT ${TRACE_JOIN_COLUMNS} FROM traces FINAL
-  WHERE (project_id, id) IN (SELECT project_id, trace_id FROM ${SCRATCH_TABLE} WHERE ${slice('trace_id')})
+  PREWHERE ${traces.sql} AND (project_id, id) IN (
+    SELECT project_id, trace_id FROM ${SCRATCH_TABLE} PREWHERE ${range.sql} WHERE ${IN_PARTITION}
+  )
 ) AS t ON obs.project_id = t.project_id AND obs.trace_id = t.id
-SETTINGS join_use_nulls = 1`;
+SETTINGS join_use_nulls = 1`,
+    params: range.params,
+  };
 }
 
 const EXPERIMENT_COLUMNS: Record<string, string> = {
@@ -144,14 +203,16 @@ export const EXPERIMENT_TREE_DEPTH = 1000;
  * takes the nearest one's. Rows already enriched are skipped, so a chunk run twice changes nothing
  * the second time.
  */
-export function experimentEnrichmentStatement(): string {
+export function experimentEnrichmentStatement(chunk: Chunk): ChunkQuery {
   const expressions: Record<string, string> = Object.fromEntries(EVENT_COLUMNS.map((c) => [c, `e.${c}`]));
   Object.assign(expressions, EXPERIMENT_COLUMNS);
   const { columns, select } = selectList(expressions, EVENT_COLUMNS);
-  return `INSERT INTO events_full (${columns.join(', ')})
+  const range = keyRange(RUN_ITEMS_KEY, chunk);
+  return {
+    query: `INSERT INTO events_full (${columns.join(', ')})
 WITH RECURSIVE
   runs AS (
-    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${slice('trace_id')}
+    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${IN_PARTITION} AND ${range.sql}
     ORDER BY created_at DESC LIMIT 1 BY project_id, trace_id, observation_id
   ),
   spans AS (
@@ -175,7 +236,9 @@ FROM (SELECT * FROM events_full FINAL WHERE experiment_id = ''
       AND (project_id, trace_id) IN (SELECT project_id, trace_id FROM runs)) AS e
 INNER JOIN (SELECT * FROM tree ORDER BY depth LIMIT 1 BY project_id, trace_id, span_id) AS w
   ON e.project_id = w.project_id AND e.trace_id = w.trace_id AND e.span_id = w.span_id
-INNER JOIN runs AS dri ON dri.project_id = w.project_id AND dri.id = w.run_item_id`;
+INNER JOIN runs AS dri ON dri.project_id = w.project_id AND dri.id = w.run_item_id`,
+    params: range.params,
+  };
 }
 
 /** Step 5. */

@@ -1,13 +1,19 @@
 /** What each backfill step executes: its chunked source table and statements (pure). */
 import type { Dialect } from '../migrations/analytics/dialect.ts';
+import type { Chunk, KeyColumn } from './chunks.ts';
 import {
+  type ChunkQuery,
   copyToScratchStatement,
   createScratchTable,
   dropScratchTable,
   eventsFromObservationsStatement,
   experimentEnrichmentStatement,
+  OBSERVATIONS_KEY,
+  RUN_ITEMS_KEY,
   rootSpansStatement,
+  SCRATCH_KEY,
   SCRATCH_TABLE,
+  TRACES_KEY,
 } from './sql.ts';
 
 /** The table a step writes and how to recognise a row it wrote. */
@@ -22,10 +28,10 @@ export interface StepOutput {
 const BACKFILLED = "source IN ('otel-backfill', 'ingestion-api-backfill')";
 
 export interface StepPlan {
-  /** Table whose partitions are the chunks; none for a single-statement step. */
-  source?: string;
-  /** Runs once per chunk with {partition, bucket, buckets}. */
-  chunkStatement?: string;
+  /** Table whose partitions and key ranges are the chunks; none for a single-statement step. */
+  source?: { table: string; key: readonly KeyColumn[] };
+  /** Runs once per chunk. */
+  chunkStatement?: (chunk: Chunk) => ChunkQuery;
   /** Idempotent statements before the chunks. */
   before?: (d: Dialect) => string[];
   /** Idempotent statements after the last chunk. */
@@ -42,8 +48,8 @@ export function planOf(step: number): StepPlan {
   switch (step) {
     case 1:
       return {
-        source: 'traces',
-        chunkStatement: rootSpansStatement(),
+        source: { table: 'traces', key: TRACES_KEY },
+        chunkStatement: rootSpansStatement,
         requires: ['traces', 'events_full'],
         output: {
           table: 'events_full',
@@ -53,8 +59,8 @@ export function planOf(step: number): StepPlan {
       };
     case 2:
       return {
-        source: 'observations',
-        chunkStatement: copyToScratchStatement(),
+        source: { table: 'observations', key: OBSERVATIONS_KEY },
+        chunkStatement: copyToScratchStatement,
         before: (d) => [createScratchTable(d)],
         requires: ['observations'],
         output: { table: SCRATCH_TABLE, idColumn: 'id', written: '1' },
@@ -62,8 +68,8 @@ export function planOf(step: number): StepPlan {
       };
     case 3:
       return {
-        source: SCRATCH_TABLE,
-        chunkStatement: eventsFromObservationsStatement(),
+        source: { table: SCRATCH_TABLE, key: SCRATCH_KEY },
+        chunkStatement: eventsFromObservationsStatement,
         requires: [SCRATCH_TABLE, 'traces', 'events_full'],
         output: {
           table: 'events_full',
@@ -73,8 +79,8 @@ export function planOf(step: number): StepPlan {
       };
     case 4:
       return {
-        source: 'dataset_run_items_rmt',
-        chunkStatement: experimentEnrichmentStatement(),
+        source: { table: 'dataset_run_items_rmt', key: RUN_ITEMS_KEY },
+        chunkStatement: experimentEnrichmentStatement,
         requires: ['dataset_run_items_rmt', 'events_full'],
         output: { table: 'events_full', idColumn: 'span_id', written: "experiment_id != ''" },
       };
@@ -84,7 +90,3 @@ export function planOf(step: number): StepPlan {
       throw new RangeError(`no backfill step ${step}`);
   }
 }
-
-/** Splits a partition of `rows` rows into buckets of at most `chunkRows` rows (on average). */
-export const bucketsFor = (rows: number, chunkRows: number): number =>
-  Math.max(1, Math.ceil(rows / chunkRows));

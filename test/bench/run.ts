@@ -7,6 +7,8 @@
  *      implies (grace + tick interval + processing), against the 3-minute staging window.
  *   3. Reads (reads.ts) and exports (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
+ * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `reads`,
+ * `exports`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,87 +33,99 @@ import { benchReads } from './reads.ts';
 import { line } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
-const dir = mkdtempSync(join(tmpdir(), 'obs-bench-'));
-const ch = createAnalyticsClient({ url: `chdb://${dir}` });
-const pgf = await startPostgres();
-const pool = createPool(pgf.url, 4);
-const run = (query: string) => ch.command({ query, clickhouse_settings: { max_execution_time: 0 } });
-const count = async (table: string) => {
-  const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
-  return Number((await rs.json<{ n: string }>())[0]!.n);
-};
-const time = async (fn: () => Promise<unknown>) => {
-  const t = performance.now();
-  await fn();
-  return (performance.now() - t) / 1000;
-};
+const FIGURES = ['backfill', 'backfill-memory', 'ingestion', 'reads', 'exports'];
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const unknown = chosen.filter((a) => !FIGURES.includes(a));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown bench figure: ${unknown.join(', ')} (figures: ${FIGURES.join(', ')})\n`);
+  process.exit(2);
+}
+const selected = (figure: string) => chosen.length === 0 || chosen.includes(figure);
 
-try {
-  await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
-  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-  const obsRows = TRACES * OBS_PER_TRACE;
-  for (const statement of historyStatements(TRACES)) await run(statement);
-  // Baseline: the same observation rows copied with a plain INSERT ... SELECT (no FINAL, no join).
-  const baseline = await time(() => run(PLAIN_COPY));
-  await run('TRUNCATE TABLE events_full');
-  await run('TRUNCATE TABLE events_core');
+async function benchBackfillAndPropagation(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'obs-bench-'));
+  const ch = createAnalyticsClient({ url: `chdb://${dir}` });
+  const pgf = await startPostgres();
+  const pool = createPool(pgf.url, 4);
+  const run = (query: string) => ch.command({ query, clickhouse_settings: { max_execution_time: 0 } });
+  const count = async (table: string) => {
+    const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
+    return Number((await rs.json<{ n: string }>())[0]!.n);
+  };
+  const time = async (fn: () => Promise<unknown>) => {
+    const t = performance.now();
+    await fn();
+    return (performance.now() - t) / 1000;
+  };
 
-  const manager = new BackfillManager({
-    pool,
-    analytics: ch,
-    dialect: SINGLE_NODE,
-    settings: BACKFILL_SETTINGS,
-    workerId: 'bench',
-  });
-  // Steps 1-3 run in order; step 1 (roots) is timed apart so the observation figure compares like with like.
-  await manager.runStep(1);
-  const backfill = await time(async () => {
-    await manager.runStep(2);
-    await manager.runStep(3);
-  });
-  const written = (await count('events_full')) - TRACES;
-  if (written !== obsRows)
-    throw new Error(`backfill wrote ${written} observation events, expected ${obsRows}`);
-  const backfillRate = obsRows / backfill;
-  const baselineRate = obsRows / baseline;
+  try {
+    await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
+    await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
+    const obsRows = TRACES * OBS_PER_TRACE;
+    for (const statement of historyStatements(TRACES)) await run(statement);
+    // Baseline: the same observation rows copied with a plain INSERT ... SELECT (no FINAL, no join).
+    const baseline = await time(() => run(PLAIN_COPY));
+    await run('TRUNCATE TABLE events_full');
+    await run('TRUNCATE TABLE events_core');
 
-  // Propagation: one completed staging partition of the same observations.
-  await run(
-    `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
-  );
-  const job = new PropagationJob({
-    analytics: ch,
-    coordination: memoryCoordination(),
-    log: pino({ level: 'silent' }),
-    workerId: 'bench',
-    intervalMs: 60_000,
-    graceSeconds: 30,
-  });
-  const propagation = await time(() => job.runOnce());
-  const worstLag = 30 + 60 + propagation;
+    const manager = new BackfillManager({
+      pool,
+      analytics: ch,
+      dialect: SINGLE_NODE,
+      settings: BACKFILL_SETTINGS,
+      workerId: 'bench',
+    });
+    // Steps 1-3 run in order; step 1 (roots) is timed apart so the observation figure compares like with like.
+    await manager.runStep(1);
+    const backfill = await time(async () => {
+      await manager.runStep(2);
+      await manager.runStep(3);
+    });
+    const written = (await count('events_full')) - TRACES;
+    if (written !== obsRows)
+      throw new Error(`backfill wrote ${written} observation events, expected ${obsRows}`);
+    const backfillRate = obsRows / backfill;
+    const baselineRate = obsRows / baseline;
 
-  process.stdout.write(
-    `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
-  );
-  line('plain INSERT ... SELECT of the observations (baseline)', `${Math.round(baselineRate)} rows/s`);
-  line('historic backfill steps 2+3 (scratch copy + join)', `${Math.round(backfillRate)} rows/s`);
-  line('  ratio backfill / baseline', (backfillRate / baselineRate).toFixed(3));
-  line(`propagation of one partition of ${obsRows} rows`, `${propagation.toFixed(2)} s`);
-  line('  worst-case lag (grace 30 s + tick 60 s + processing)', `${worstLag.toFixed(1)} s`);
-  line('  ratio worst-case lag / 180 s staging window', (worstLag / 180).toFixed(3));
-} finally {
-  await ch.close();
-  await pool.end();
-  await pgf.stop();
-  rmSync(dir, { recursive: true, force: true });
+    // Propagation: one completed staging partition of the same observations.
+    await run(
+      `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
+    );
+    const job = new PropagationJob({
+      analytics: ch,
+      coordination: memoryCoordination(),
+      log: pino({ level: 'silent' }),
+      workerId: 'bench',
+      intervalMs: 60_000,
+      graceSeconds: 30,
+    });
+    const propagation = await time(() => job.runOnce());
+    const worstLag = 30 + 60 + propagation;
+
+    process.stdout.write(
+      `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
+    );
+    line('plain INSERT ... SELECT of the observations (baseline)', `${Math.round(baselineRate)} rows/s`);
+    line('historic backfill steps 2+3 (scratch copy + join)', `${Math.round(backfillRate)} rows/s`);
+    line('  ratio backfill / baseline', (backfillRate / baselineRate).toFixed(3));
+    line(`propagation of one partition of ${obsRows} rows`, `${propagation.toFixed(2)} s`);
+    line('  worst-case lag (grace 30 s + tick 60 s + processing)', `${worstLag.toFixed(1)} s`);
+    line('  ratio worst-case lag / 180 s staging window', (worstLag / 180).toFixed(3));
+  } finally {
+    await ch.close();
+    await pool.end();
+    await pgf.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  async function version(): Promise<string> {
+    const rs = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
+    return (await rs.json<{ v: string }>())[0]!.v;
+  }
 }
 
-async function version(): Promise<string> {
-  const rs = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
-  return (await rs.json<{ v: string }>())[0]!.v;
-}
-
-await benchBackfillMemory();
-await benchIngestion();
-await benchReads();
-await benchExports();
+if (selected('backfill')) await benchBackfillAndPropagation();
+if (selected('backfill-memory')) await benchBackfillMemory();
+if (selected('ingestion')) await benchIngestion();
+if (selected('reads')) await benchReads();
+if (selected('exports')) await benchExports();
