@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { repoRoot } from '../../cluster/paths.ts';
+import { BACKFILL_JOB, BACKFILLING_GATES, backfillingStatus, condition } from '../fixtures/obsvc-status.ts';
 
 // Each plugin run starts Node and loads client-node: seconds each on a loaded two-core machine.
 const SLOW = 240_000;
@@ -72,16 +73,6 @@ async function create(name: string, extra?: Record<string, unknown>): Promise<vo
   await ok(['create', '-f', file]);
 }
 
-const now = '2026-03-01T12:00:00Z';
-const cond = (type: string, status: string, reason: string, message = '') => ({
-  type,
-  status,
-  reason,
-  message,
-  observedGeneration: 1,
-  lastTransitionTime: now,
-});
-
 /** Writes .status through the status subresource, as the operator does. */
 async function writeStatus(name: string, status: Record<string, unknown>): Promise<void> {
   await ok([
@@ -97,35 +88,7 @@ async function writeStatus(name: string, status: Record<string, unknown>): Promi
   ]);
 }
 
-const backfilling = {
-  observedGeneration: 1,
-  state: 'Dual',
-  phase: 'Backfilling',
-  dualSince: now,
-  conditions: [
-    cond('Ready', 'False', 'Progressing', 'Job demo-backfill-2-abc (backfill step 2) is running'),
-    cond('Reconciling', 'True', 'Progressing', 'Job demo-backfill-2-abc (backfill step 2) is running'),
-    cond('Stalled', 'False', 'NotStalled'),
-    cond('BackfillComplete', 'False', 'BackfillRunning', 'step 2 of 4 (3/10 chunks); 1/4 done'),
-    cond('PropagationHealthy', 'True', 'WorkersHealthy', 'all 1 worker pods report propagation healthy'),
-    cond('CutoverReady', 'False', 'GatesClosed', 'the backfill is not complete'),
-  ],
-  blockedBy: ['Job demo-backfill-2-abc (backfill step 2) is running'],
-  plannedActions: [],
-  backfill: {
-    completedSteps: 1,
-    totalSteps: 4,
-    currentStep: 2,
-    currentJob: 'demo-backfill-2-abc',
-    progress: '1/4',
-    steps: [
-      { step: 1, status: 'finished', chunksDone: 8, chunksTotal: 8 },
-      { step: 2, status: 'running', chunksDone: 3, chunksTotal: 10 },
-      { step: 3, status: 'pending', chunksDone: 0, chunksTotal: 0 },
-      { step: 4, status: 'pending', chunksDone: 0, chunksTotal: 0 },
-    ],
-  },
-};
+const backfilling = backfillingStatus;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'observatory-kubectl-plugin-'));
@@ -151,7 +114,7 @@ describe('kubectl observatory status', () => {
         /BackfillComplete\s+False\s+BackfillRunning\s+step 2 of 4 \(3\/10 chunks\); 1\/4 done/,
       );
       expect(out).toMatch(/CutoverReady\s+False\s+GatesClosed/);
-      expect(out).toContain('Blocked by:\n  - Job demo-backfill-2-abc (backfill step 2) is running');
+      expect(out).toContain(`Blocked by:\n  - Job ${BACKFILL_JOB} (backfill step 2) is running`);
       const bars = out.split('\n').filter((l) => /^\s+step \d/.test(l));
       expect(bars.map((l) => l.trim().split(/\s+/))).toEqual([
         ['step', '1', '[####################]', 'finished', '8/8', 'chunks'],
@@ -177,14 +140,16 @@ describe('kubectl observatory status', () => {
         phase: 'Backfilling',
         stalled: null,
         blockedBy: backfilling.blockedBy,
-        backfill: { completedSteps: 1, totalSteps: 4, currentStep: 2, currentJob: 'demo-backfill-2-abc' },
+        backfill: { completedSteps: 1, totalSteps: 4, currentStep: 2, currentJob: BACKFILL_JOB },
       });
-      expect(doc.backfill.steps).toEqual(backfilling.backfill.steps);
-      const written = backfilling.conditions.filter(
-        (c) => !['Ready', 'Reconciling', 'Stalled'].includes(c.type),
-      );
+      expect(doc.backfill.steps).toEqual(backfilling.backfill!.steps);
+      // Every gate as written, in the API's condition order.
+      const written = new Map(backfilling.conditions!.map((c) => [c.type, c]));
       expect(doc.gates).toEqual(
-        written.map(({ type, status, reason, message }) => ({ type, status, reason, message })),
+        BACKFILLING_GATES.map((type) => {
+          const { status, reason, message } = written.get(type)!;
+          return { type, status, reason, message };
+        }),
       );
     },
     SLOW,
@@ -289,11 +254,11 @@ describe('kubectl observatory retry-backfill', () => {
     ...backfilling,
     phase: 'Stalled',
     conditions: [
-      cond('Stalled', 'True', 'BackfillStepFailed', 'Job demo-backfill-2-abc (backfill step 2) failed'),
-      cond('BackfillComplete', 'False', 'BackfillStepFailed', 'step 2 of 4 failed: Job demo-backfill-2-abc'),
+      condition('Stalled', 'True', 'BackfillStepFailed', `Job ${BACKFILL_JOB} (backfill step 2) failed`),
+      condition('BackfillComplete', 'False', 'BackfillStepFailed', `step 2 of 4 failed: Job ${BACKFILL_JOB}`),
     ],
     backfill: {
-      ...backfilling.backfill,
+      ...backfilling.backfill!,
       steps: [
         { step: 1, status: 'finished', chunksDone: 8, chunksTotal: 8 },
         { step: 2, status: 'failed', chunksDone: 3, chunksTotal: 10 },

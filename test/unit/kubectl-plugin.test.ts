@@ -6,6 +6,7 @@ import { describeAction } from '../../operator/kubectl/plan-view.ts';
 import { progressBar } from '../../operator/kubectl/progress-bar.ts';
 import { approvalRequest, Refused, retryBackfillRequest } from '../../operator/kubectl/requests.ts';
 import { renderStatus, statusView } from '../../operator/kubectl/status-view.ts';
+import { backfillingStatus, condition } from '../fixtures/obsvc-status.ts';
 
 describe('arguments', () => {
   const cases: [string, Invocation][] = [
@@ -107,15 +108,6 @@ const spec = {
   },
 };
 
-const condition = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message = '') => ({
-  type,
-  status,
-  reason,
-  message,
-  observedGeneration: 4,
-  lastTransitionTime: '2026-03-01T12:00:00Z',
-});
-
 function obsvc(
   status: ObservabilityServiceStatus,
   extraSpec: Record<string, unknown> = {},
@@ -129,34 +121,7 @@ function obsvc(
   };
 }
 
-const backfilling: ObservabilityServiceStatus = {
-  observedGeneration: 4,
-  state: 'Dual',
-  phase: 'Backfilling',
-  conditions: [
-    condition('CutoverReady', 'False', 'GatesClosed', 'backfill incomplete'),
-    condition('Ready', 'False', 'Progressing', 'Job demo-backfill-2-x (backfill step 2) is running'),
-    condition('Reconciling', 'True', 'Progressing', 'Job demo-backfill-2-x (backfill step 2) is running'),
-    condition('Stalled', 'False', 'NotStalled'),
-    condition('BackfillComplete', 'False', 'BackfillRunning', 'step 2 of 4 (3/10 chunks); 1/4 done'),
-    condition('SchemaMigrated', 'True', 'SchemaUpToDate', 'the schema of Dual is in place'),
-  ],
-  blockedBy: ['Job demo-backfill-2-x (backfill step 2) is running'],
-  plannedActions: [],
-  backfill: {
-    completedSteps: 1,
-    totalSteps: 4,
-    currentStep: 2,
-    currentJob: 'demo-backfill-2-x',
-    progress: '1/4',
-    steps: [
-      { step: 1, status: 'finished', chunksDone: 8, chunksTotal: 8 },
-      { step: 2, status: 'running', chunksDone: 3, chunksTotal: 10 },
-      { step: 3, status: 'pending', chunksDone: 0, chunksTotal: 0 },
-      { step: 4, status: 'pending', chunksDone: 0, chunksTotal: 0 },
-    ],
-  },
-};
+const backfilling: ObservabilityServiceStatus = { ...backfillingStatus, observedGeneration: 4 };
 
 describe('the status view', () => {
   it('shows state, gates in API order, blocked-by and a bar per step from the recorded chunks', () => {
@@ -170,12 +135,13 @@ describe('the status view', () => {
     expect(v.gates.map((g) => [g.type, g.status, g.reason])).toEqual([
       ['SchemaMigrated', 'True', 'SchemaUpToDate'],
       ['BackfillComplete', 'False', 'BackfillRunning'],
+      ['PropagationHealthy', 'True', 'WorkersHealthy'],
       ['CutoverReady', 'False', 'GatesClosed'],
     ]);
     const text = renderStatus(v);
     expect(text).toContain('ObservabilityService obs/demo, generation 4 (observed 4)');
-    expect(text).toContain('Blocked by:\n  - Job demo-backfill-2-x (backfill step 2) is running');
-    expect(text).toContain('Backfill: 1/4 steps finished, current Job demo-backfill-2-x');
+    expect(text).toContain('Blocked by:\n  - Job demo-backfill-2-abc (backfill step 2) is running');
+    expect(text).toContain('Backfill: 1/4 steps finished, current Job demo-backfill-2-abc');
     const bars = text.split('\n').filter((l) => l.trimStart().startsWith('step '));
     expect(bars).toEqual([
       '  step 1  [####################]  finished  8/8 chunks',
@@ -190,12 +156,12 @@ describe('the status view', () => {
     const failed = obsvc({
       ...backfilling,
       conditions: [
-        condition('Stalled', 'True', 'BackfillStepFailed', 'Job demo-backfill-2-x failed'),
+        condition('Stalled', 'True', 'BackfillStepFailed', 'Job demo-backfill-2-abc failed'),
         condition(
           'BackfillComplete',
           'False',
           'BackfillStepFailed',
-          'step 2 of 4 failed: Job demo-backfill-2-x',
+          'step 2 of 4 failed: Job demo-backfill-2-abc',
         ),
       ],
       backfill: cursorOnly,
@@ -209,7 +175,7 @@ describe('the status view', () => {
       { step: 4, status: 'pending' },
     ]);
     const text = renderStatus(v);
-    expect(text).toContain('Stalled: BackfillStepFailed: Job demo-backfill-2-x failed');
+    expect(text).toContain('Stalled: BackfillStepFailed: Job demo-backfill-2-abc failed');
     expect(text).toContain('  step 1  [####################]  finished');
     expect(text).toContain('  step 2  [--------------------]  failed');
   });
