@@ -29,17 +29,7 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
     case 'plan': {
       const { caches, unreadable } = await client.caches();
       const world = await observeWorld(o, caches, client.workerReads());
-      const need = observationsNeeded(o);
-      const needs = {
-        probes: Boolean(need.workerProbePath),
-        producers: Boolean(need.producersSince),
-        backfill: need.backfill,
-      };
-      const view = planView(o, world, plan({ object: o, world }), needs);
-      if (unreadable.length > 0)
-        view.unobserved.push(
-          `the ${unreadable.join(' and ')} labeled for rollouts (no access: the rollout hashes may differ)`,
-        );
+      const view = planView(o, world, plan({ object: o, world }), observationsNeeded(o), unreadable);
       io.out(command.output === 'json' ? json(view) : renderPlan(view));
       return;
     }

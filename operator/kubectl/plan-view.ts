@@ -2,7 +2,7 @@
  * What `kubectl observatory plan` shows: the planner's actions for the live object, each as one
  * line naming the object it touches, plus the status it would write. Pure.
  */
-import type { Action, ObservabilityService, Plan, World } from '../index.ts';
+import type { Action, ObservabilityService, ObservationsNeeded, Plan, World } from '../index.ts';
 
 export interface PlanView {
   name: string;
@@ -43,16 +43,17 @@ export function describeAction(a: Action): string {
   }
 }
 
-/** What the operator would have observed that this run did not (no worker answer). */
-function unobserved(
-  world: World,
-  needs: { probes: boolean; producers: boolean; backfill: boolean },
-): string[] {
+/** What the operator would have observed that this run could not. */
+function unobserved(world: World, need: ObservationsNeeded, unreadable: readonly string[]): string[] {
   const out: string[] = [];
-  if (needs.probes && (world.workerProbes ?? []).some((p) => p.result === 'unreachable'))
+  if (need.workerProbePath && (world.workerProbes ?? []).some((p) => p.result === 'unreachable'))
     out.push('a worker Pod did not answer the propagation probe');
-  if (needs.producers && !world.producers.known) out.push("the worker's producer report");
-  if (needs.backfill && !world.backfill.known) out.push("the worker's backfill report");
+  if (need.producersSince && !world.producers.known) out.push("the worker's producer report");
+  if (need.backfill && !world.backfill.known) out.push("the worker's backfill report");
+  if (unreadable.length > 0)
+    out.push(
+      `the ${unreadable.join(' and ')} labeled for rollouts (no access: the rollout hashes may differ)`,
+    );
   return out;
 }
 
@@ -60,7 +61,8 @@ export function planView(
   o: ObservabilityService,
   world: World,
   p: Plan,
-  needs: { probes: boolean; producers: boolean; backfill: boolean },
+  need: ObservationsNeeded,
+  unreadable: readonly string[],
 ): PlanView {
   return {
     name: o.metadata.name,
@@ -70,7 +72,7 @@ export function planView(
     actions: p.actions.map(describeAction),
     plannedActions: p.status.plannedActions ?? [],
     blockedBy: p.status.blockedBy ?? [],
-    unobserved: unobserved(world, needs),
+    unobserved: unobserved(world, need, unreadable),
   };
 }
 
