@@ -35,7 +35,7 @@ import { type SupervisedInformer, superviseInformer } from './runtime/informer.t
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import { WATCH_LABEL } from './runtime/observe.ts';
-import { probePropagation } from './runtime/probes.ts';
+import { podAddressReads } from './runtime/probes.ts';
 import { operatorMetrics, serveHealth, serveMetrics } from './runtime/serve.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 
@@ -191,7 +191,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
       secrets: () => sources.secrets?.list() ?? [],
       configMaps: () => sources.configMaps?.list() ?? [],
     },
-    probe: (ip: string, path: string) => probePropagation(ip, path),
+    reads: podAddressReads,
     metrics,
     log: say,
   };

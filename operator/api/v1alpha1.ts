@@ -7,6 +7,7 @@
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import { ENV, ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS, S3_ENV, S3_PATTERNS } from '../../server/contract/env.ts';
+import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
 import { spec as specRules } from './rules.ts';
 import {
   array,
@@ -579,6 +580,27 @@ export const statusSchema = object(
           ),
           currentJob: optional(string({ description: 'Job of the current step.', maxLength: 253 })),
           progress: string({ description: 'completedSteps/totalSteps, for printer columns.', maxLength: 16 }),
+          steps: optional(
+            array(
+              object(
+                {
+                  step: integer({ description: 'Step number in chain order.', minimum: 1, maximum: 5 }),
+                  status: enumOf(BACKFILL_STEP_STATUSES, { description: 'State the worker records.' }),
+                  chunksDone: integer({ description: 'Chunks of the step finished.', minimum: 0 }),
+                  chunksTotal: integer({
+                    description: 'Chunks of the step (0 before it is planned).',
+                    minimum: 0,
+                  }),
+                },
+                { description: "One step's progress." },
+              ),
+              {
+                description:
+                  "Each enabled step's progress from the worker's last backfill report (kept while the worker does not answer).",
+                maxItems: 5,
+              },
+            ),
+          ),
         },
         { description: 'Progress of the historic backfill chain.' },
       ),

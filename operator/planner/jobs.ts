@@ -52,11 +52,23 @@ function pendingRetry(
   return { annotation, value };
 }
 
+/**
+ * The retry annotation and a value for it that the operator has not acted on before (any such
+ * value is a new request; this one cannot collide with an earlier one).
+ */
+export function retryRequest(
+  status: ObservabilityServiceStatus,
+  purpose: JobPurpose,
+  attempt: number,
+): { annotation: string; value: string } {
+  const { annotation, base } = retryAnnotation(purpose);
+  const value = status.consumedRetries?.[annotation] === undefined ? base : `${base}.${attempt + 1}`;
+  return { annotation, value };
+}
+
 /** The exact command that retries, for the Stalled message (the documented retry). */
 export function retryHint(input: StepInput, purpose: JobPurpose, attempt: number): string {
-  const { annotation, base } = retryAnnotation(purpose);
-  // Any value not acted on before is a new request; suggest one that cannot collide.
-  const value = input.status.consumedRetries?.[annotation] === undefined ? base : `${base}.${attempt + 1}`;
+  const { annotation, value } = retryRequest(input.status, purpose, attempt);
   return `kubectl annotate obsvc/${input.object.metadata.name} ${annotation}=${value} --overwrite`;
 }
 

@@ -7,7 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { type Action, API_VERSION, KIND, type ObservabilityService, plan } from '../index.ts';
 import type { Kube } from './kube.ts';
 import { statusCode } from './kube.ts';
-import { type Caches, observeWorld, type Probe } from './observe.ts';
+import { type Caches, observeWorld, type WorkerReads } from './observe.ts';
 import type { OperatorMetrics } from './serve.ts';
 import { serviceSeries } from './service-series.ts';
 import type { Outcome } from './workqueue.ts';
@@ -16,7 +16,7 @@ export interface ControllerDeps {
   kube: Kube;
   objects: (namespace: string, name: string) => ObservabilityService | undefined;
   caches: Caches;
-  probe: Probe;
+  reads: WorkerReads;
   metrics?: OperatorMetrics;
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -36,7 +36,7 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
   const started = performance.now();
   let result = 'ok';
   try {
-    const world = await observeWorld(object, deps.caches, deps.probe);
+    const world = await observeWorld(object, deps.caches, deps.reads);
     const p = plan({ object, world });
     for (const probe of world.workerProbes ?? []) {
       if (probe.result !== 'healthy')

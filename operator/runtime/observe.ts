@@ -13,6 +13,7 @@ import type {
   V1Secret,
   V1Service,
 } from '@kubernetes/client-node';
+import type { BackfillReport, ProducersReport } from '../../server/contract/worker-api.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   type ObservabilityService,
@@ -26,7 +27,6 @@ import {
 } from '../index.ts';
 import type { ProbeResult } from '../planner/types.ts';
 import type { SourceDigests } from '../render/sources.ts';
-import { fetchBackfill, fetchProducers } from './probes.ts';
 
 export interface Caches {
   deployments: () => readonly V1Deployment[];
@@ -103,12 +103,20 @@ function job(j: V1Job): ObservedJob {
   };
 }
 
-export type Probe = (podIP: string, path: string) => Promise<ProbeResult>;
+/**
+ * HTTP reads of one worker Pod: the operator goes to the Pod's own address, `kubectl observatory
+ * plan` through the API server's Pod proxy. Undefined (or `unreachable`) when there is no answer.
+ */
+export interface WorkerReads {
+  probe(pod: V1Pod, path: string): Promise<ProbeResult>;
+  producers(pod: V1Pod, since: string): Promise<ProducersReport | undefined>;
+  backfill(pod: V1Pod): Promise<BackfillReport | undefined>;
+}
 
 export async function observeWorld(
   object: ObservabilityService,
   caches: Caches,
-  probe: Probe,
+  reads: WorkerReads,
 ): Promise<World> {
   const mine = ownedBy(object);
   const roleOf = (o: KubernetesObject) => o.metadata?.labels?.[COMPONENT] as Role | undefined;
@@ -139,7 +147,7 @@ export async function observeWorld(
         p.status?.phase !== 'Succeeded' &&
         p.status?.phase !== 'Failed',
     );
-  const ips = workers.map((p) => p.status?.podIP).filter((ip): ip is string => Boolean(ip));
+  const addressed = workers.filter((p) => Boolean(p.status?.podIP));
   const need = observationsNeeded(object);
   const world: World = {
     deployments,
@@ -156,17 +164,17 @@ export async function observeWorld(
     world.workerProbes = await Promise.all(
       workers.map(async (p) => ({
         pod: p.metadata?.name ?? '',
-        result: p.status?.podIP ? await probe(p.status.podIP, path) : ('unreachable' as const),
+        result: p.status?.podIP ? await reads.probe(p, path) : ('unreachable' as const),
       })),
     );
   }
   // Reports come from any worker: they read shared state (PostgreSQL), not the pod's own.
-  if (need.producersSince && ips[0]) {
-    const report = await fetchProducers(ips[0], need.producersSince);
+  if (need.producersSince && addressed[0]) {
+    const report = await reads.producers(addressed[0], need.producersSince);
     if (report) world.producers = { known: true, producers: report.producers };
   }
-  if (need.backfill && ips[0]) {
-    const report = await fetchBackfill(ips[0]);
+  if (need.backfill && addressed[0]) {
+    const report = await reads.backfill(addressed[0]);
     if (report) {
       world.backfill = {
         known: true,

@@ -16,6 +16,7 @@ import {
   WORKER_PATHS,
 } from '../../server/contract/worker-api.ts';
 import type { ProbeResult } from '../planner/types.ts';
+import type { WorkerReads } from './observe.ts';
 
 const TIMEOUT_MS = 3_000;
 
@@ -65,3 +66,10 @@ export async function fetchBackfill(
   const res = await get(`http://${podIP}:${port}${WORKER_PATHS.backfill}`);
   return res?.status === 200 ? parsed(res, backfillReportSchema) : undefined;
 }
+
+/** The operator's reads: straight to each worker Pod's IP (every worker's own answer, G4). */
+export const podAddressReads: WorkerReads = {
+  probe: (pod, path) => probePropagation(pod.status?.podIP ?? '', path),
+  producers: (pod, since) => fetchProducers(pod.status?.podIP ?? '', since),
+  backfill: (pod) => fetchBackfill(pod.status?.podIP ?? ''),
+};

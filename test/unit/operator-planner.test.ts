@@ -251,6 +251,36 @@ describe('planner: the backfill chain', () => {
     expect(created(p.actions)).toEqual(['backfill-3']);
   });
 
+  it("records each enabled step's chunks from the worker report, and keeps them while the worker is silent", () => {
+    const o = object({}, { ...dual, backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+    const report = (
+      step: number,
+      status: 'finished' | 'running' | 'pending',
+      done: number,
+      total: number,
+    ) => ({
+      step,
+      status,
+      chunksDone: done,
+      chunksTotal: total,
+    });
+    const steps = [
+      report(1, 'finished', 8, 8),
+      report(2, 'running', 3, 10),
+      report(3, 'pending', 0, 0),
+      report(4, 'pending', 0, 0),
+      report(5, 'pending', 0, 0),
+    ];
+    const deployments = rolledOut(o, 'Dual');
+    const p = plan({ object: o, world: world({ deployments, backfill: { known: true, steps } }) });
+    expect(p.status.backfill?.steps).toEqual(steps.slice(0, 4));
+    const silent = plan({
+      object: { ...o, status: p.status },
+      world: world({ deployments, backfill: { known: false } }),
+    });
+    expect(silent.status.backfill?.steps).toEqual(steps.slice(0, 4));
+  });
+
   it('a failed step halts the chain and says how to retry', () => {
     const o = object({}, { ...dual, backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
     const failed = job(o, 'backfill-2', 'failed');

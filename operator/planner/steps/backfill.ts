@@ -12,6 +12,19 @@ import { attemptOf, ensureJob } from '../jobs.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { deployedRolledOut } from '../workloads.ts';
 
+/**
+ * Each enabled step's chunks from the worker's report, or the last ones recorded while the worker
+ * does not answer, so `kubectl observatory status` can draw a bar per step.
+ */
+function stepProgress(input: StepInput) {
+  const b = input.world.backfill;
+  if (!b.known) return input.status.backfill?.steps;
+  const enabled = enabledSteps(input.spec);
+  return b.steps
+    .filter((s) => enabled.includes(s.step))
+    .map(({ step, status, chunksDone, chunksTotal }) => ({ step, status, chunksDone, chunksTotal }));
+}
+
 function reportOf(input: StepInput, step: number) {
   const b = input.world.backfill;
   return b.known ? b.steps.find((s) => s.step === step) : undefined;
@@ -48,14 +61,16 @@ export const backfillStep: Step = {
     const total = enabledSteps(input.spec).length;
     const cursor = advanceCursor(input, total);
     const progress = `${cursor}/${total}`;
+    const steps = stepProgress(input);
+    const perStep = steps ? { steps } : {};
     if (cursor >= total) {
-      out.patch({ backfill: { completedSteps: cursor, totalSteps: total, progress } });
+      out.patch({ backfill: { completedSteps: cursor, totalSteps: total, progress, ...perStep } });
       out.set('BackfillComplete', 'AllStepsFinished', { total });
       return out.next();
     }
     out.phase = 'Backfilling';
     const step = cursor + 1;
-    const backfill = { completedSteps: cursor, totalSteps: total, currentStep: step, progress };
+    const backfill = { completedSteps: cursor, totalSteps: total, currentStep: step, progress, ...perStep };
     out.patch({ backfill });
     if (input.status.legacyTablesTruncated) {
       out.stalled(

@@ -1,0 +1,215 @@
+/**
+ * The command line of `kubectl observatory`: the subcommand, its arguments and the connection
+ * flags kubectl plugins take themselves (kubectl passes none of its own flags to a plugin). Pure.
+ */
+
+export type Output = 'text' | 'json';
+
+export type Command =
+  | { kind: 'help'; topic?: Subcommand }
+  | { kind: 'status'; name?: string; output: Output }
+  | { kind: 'plan'; name?: string; output: Output }
+  | { kind: 'approve'; name?: string }
+  | { kind: 'retry-backfill'; name?: string; step: number }
+  | { kind: 'logs'; name?: string; tail?: number };
+
+export interface Connection {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+export interface Invocation {
+  command: Command;
+  connection: Connection;
+}
+
+export const SUBCOMMANDS = ['status', 'plan', 'approve', 'retry-backfill', 'logs'] as const;
+export type Subcommand = (typeof SUBCOMMANDS)[number];
+
+/** A mistake on the command line: exit code 2 with this one line. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Flags taking a value, by every spelling, to the field they fill. */
+const VALUE_FLAGS: Record<string, 'kubeconfig' | 'context' | 'namespace' | 'output' | 'tail'> = {
+  '--kubeconfig': 'kubeconfig',
+  '--context': 'context',
+  '-n': 'namespace',
+  '--namespace': 'namespace',
+  '-o': 'output',
+  '--output': 'output',
+  '--tail': 'tail',
+};
+
+/** Which subcommand takes which optional flag besides the connection flags. */
+const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
+  status: ['output'],
+  plan: ['output'],
+  approve: [],
+  'retry-backfill': [],
+  logs: ['tail'],
+};
+
+const POSITIONALS: Record<Subcommand, string> = {
+  status: '[NAME]',
+  plan: '[NAME]',
+  approve: '[NAME]',
+  'retry-backfill': 'STEP [NAME]',
+  logs: '[NAME]',
+};
+
+/** Splits `--flag=value`, `-nvalue` and `--flag value` into flags and positionals. */
+function scan(argv: readonly string[]) {
+  const values: Partial<Record<(typeof VALUE_FLAGS)[string], string>> = {};
+  const positionals: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    let flag = eq > 0 ? arg.slice(0, eq) : arg;
+    let value: string | undefined = eq > 0 ? arg.slice(eq + 1) : undefined;
+    if (!(flag in VALUE_FLAGS) && /^-[no]./.test(arg)) {
+      flag = arg.slice(0, 2);
+      value = arg.slice(2);
+    }
+    const field = VALUE_FLAGS[flag];
+    if (!field) throw new UsageError(`unknown flag ${flag}`);
+    if (value === undefined) {
+      value = argv[i + 1];
+      if (value === undefined || (value.startsWith('-') && value !== '-'))
+        throw new UsageError(`flag ${flag} needs a value`);
+      i++;
+    }
+    if (value === '') throw new UsageError(`flag ${flag} needs a value`);
+    values[field] = value;
+  }
+  return { values, positionals, help };
+}
+
+const isSubcommand = (s: string | undefined): s is Subcommand => SUBCOMMANDS.includes(s as Subcommand);
+
+function outputOf(value: string | undefined): Output {
+  if (value === undefined) return 'text';
+  if (value === 'json') return 'json';
+  throw new UsageError(`--output ${value} is not supported: use -o json or leave it out`);
+}
+
+function stepOf(value: string | undefined): number {
+  if (value === undefined)
+    throw new UsageError('retry-backfill needs the STEP to retry, e.g. retry-backfill 3');
+  if (!/^[1-9]\d{0,2}$/.test(value)) throw new UsageError(`STEP must be a step number, not "${value}"`);
+  return Number(value);
+}
+
+function tailOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--tail must be a number of lines, not "${value}"`);
+  return Number(value);
+}
+
+export function parseArgs(argv: readonly string[]): Invocation {
+  const { values, positionals, help } = scan(argv);
+  const connection: Connection = {
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context !== undefined ? { context: values.context } : {}),
+    ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+  };
+  const [sub, ...rest] = positionals;
+  if (sub === undefined || sub === 'help') {
+    const topic = rest[0];
+    if (topic !== undefined && !isSubcommand(topic)) throw new UsageError(`unknown command "${topic}"`);
+    return { command: topic ? { kind: 'help', topic } : { kind: 'help' }, connection };
+  }
+  if (!isSubcommand(sub))
+    throw new UsageError(`unknown command "${sub}": use one of ${SUBCOMMANDS.join(', ')}`);
+  if (help) return { command: { kind: 'help', topic: sub }, connection };
+  for (const flag of ['output', 'tail'] as const)
+    if (values[flag] !== undefined && !ACCEPTS[sub].includes(flag))
+      throw new UsageError(`${sub} does not take --${flag}`);
+  const max = POSITIONALS[sub].split(' ').length;
+  if (rest.length > max) throw new UsageError(`${sub} takes ${POSITIONALS[sub]}; unexpected "${rest[max]}"`);
+  const named = (n: string | undefined) => (n === undefined ? {} : { name: n });
+  switch (sub) {
+    case 'status':
+    case 'plan':
+      return { command: { kind: sub, ...named(rest[0]), output: outputOf(values.output) }, connection };
+    case 'approve':
+      return { command: { kind: sub, ...named(rest[0]) }, connection };
+    case 'retry-backfill':
+      return { command: { kind: sub, step: stepOf(rest[0]), ...named(rest[1]) }, connection };
+    case 'logs': {
+      const tail = tailOf(values.tail);
+      return {
+        command: { kind: sub, ...named(rest[0]), ...(tail !== undefined ? { tail } : {}) },
+        connection,
+      };
+    }
+  }
+}
+
+const COMMON = `Flags of every command:
+  --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)
+  --context NAME        kubeconfig context (default: the current context)
+  -n, --namespace NS    namespace (default: the context's namespace, then "default")
+  -h, --help            this help
+
+NAME may be left out when the namespace holds exactly one ObservabilityService.
+Exit codes: 0 success, 1 failure (not found, no access, refused), 2 usage or kubeconfig error.`;
+
+const SUMMARIES: Record<Subcommand, string> = {
+  status: 'state, gates, blocked-by and backfill progress (-o json)',
+  plan: "the operator's next actions for the current spec (a dry run)",
+  approve: 'approve the cutover for the current generation',
+  'retry-backfill': 'retry a failed backfill step',
+  logs: 'logs of the current backfill Job (--tail N)',
+};
+
+const TOPICS: Record<Subcommand, string> = {
+  status: `kubectl observatory status [NAME] [-o json]
+  The object's state, phase, gates (each condition with its reason and message), what it is
+  blocked by, what the operator does next, and the backfill progress as a bar per step.
+  -o json prints {"name","namespace","generation","observedGeneration","state","targetState",
+  "desiredWriteMode","phase","ready","stalled","gates":[{"type","status","reason","message"}],
+  "blockedBy":[...],"plannedActions":[...],"backfill":{"completedSteps","totalSteps","currentStep",
+  "currentJob","steps":[{"step","status","chunksDone","chunksTotal"}]}|null}.`,
+  plan: `kubectl observatory plan [NAME] [-o json]
+  The operator's planner run locally on the live object and the objects it reads (Deployments,
+  Services, PodDisruptionBudgets, Jobs, worker Pods and their reports through the API server's
+  Pod proxy, labeled Secrets and ConfigMaps): the actions it would take next, in order. A dry
+  run: nothing is written.`,
+  approve: `kubectl observatory approve [NAME]
+  Approves the cutover to EventsOnly for the object's current generation (the annotation the
+  operator reads), refused when the object changed since it was read.`,
+  'retry-backfill': `kubectl observatory retry-backfill STEP [NAME]
+  Asks the operator to retry the failed backfill step STEP (the retry annotation, with a value the
+  operator has not acted on before). Refused for a step that is not enabled or has not failed.`,
+  logs: `kubectl observatory logs [NAME] [--tail N]
+  The logs of the Pod of the current backfill Job (status.backfill.currentJob), newest Pod first.`,
+};
+
+export function usage(topic?: Subcommand): string {
+  if (topic) return `${TOPICS[topic]}\n\n${COMMON}\n`;
+  return `kubectl observatory: inspect and steer an ObservabilityService migration.
+
+Commands:
+${SUBCOMMANDS.map((s) => `  ${`${s} ${POSITIONALS[s]}`.padEnd(28)}${SUMMARIES[s]}`).join('\n')}
+
+Run "kubectl observatory COMMAND --help" for a command's details.
+
+${COMMON}
+`;
+}

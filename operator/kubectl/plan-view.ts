@@ -1,0 +1,89 @@
+/**
+ * What `kubectl observatory plan` shows: the planner's actions for the live object, each as one
+ * line naming the object it touches, plus the status it would write. Pure.
+ */
+import type { Action, ObservabilityService, ObservationsNeeded, Plan, World } from '../index.ts';
+
+export interface PlanView {
+  name: string;
+  namespace: string;
+  generation: number;
+  state: string | null;
+  actions: string[];
+  plannedActions: string[];
+  blockedBy: string[];
+  /** What the local run could not observe (the gates then wait, as the operator's would). */
+  unobserved: string[];
+}
+
+const kindOf: Record<string, string> = {
+  applyDeployment: 'Deployment',
+  applyService: 'Service',
+  applyDisruptionBudget: 'PodDisruptionBudget',
+};
+
+export function describeAction(a: Action): string {
+  switch (a.kind) {
+    case 'applyDeployment':
+    case 'applyService':
+    case 'applyDisruptionBudget':
+      return `apply ${kindOf[a.kind]} ${a.object.metadata?.name} (${a.role})`;
+    case 'deleteDisruptionBudget':
+      return `delete PodDisruptionBudget ${a.name} (${a.role})`;
+    case 'createJob':
+      return `create Job ${a.object.metadata?.name} (${a.purpose})`;
+    case 'deleteJob':
+      return `delete Job ${a.name}: ${a.reason}`;
+    case 'writeStatus':
+      return `write status: state ${a.status.state ?? 'none'}, phase ${a.status.phase ?? '-'}`;
+    case 'event':
+      return `record ${a.type} Event ${a.reason}: ${a.message}`;
+    case 'requeue':
+      return `look again in ${a.afterSeconds}s`;
+  }
+}
+
+/** What the operator would have observed that this run could not. */
+function unobserved(world: World, need: ObservationsNeeded, unreadable: readonly string[]): string[] {
+  const out: string[] = [];
+  if (need.workerProbePath && (world.workerProbes ?? []).some((p) => p.result === 'unreachable'))
+    out.push('a worker Pod did not answer the propagation probe');
+  if (need.producersSince && !world.producers.known) out.push("the worker's producer report");
+  if (need.backfill && !world.backfill.known) out.push("the worker's backfill report");
+  if (unreadable.length > 0)
+    out.push(
+      `the ${unreadable.join(' and ')} labeled for rollouts (no access: the rollout hashes may differ)`,
+    );
+  return out;
+}
+
+export function planView(
+  o: ObservabilityService,
+  world: World,
+  p: Plan,
+  need: ObservationsNeeded,
+  unreadable: readonly string[],
+): PlanView {
+  return {
+    name: o.metadata.name,
+    namespace: o.metadata.namespace,
+    generation: o.metadata.generation,
+    state: o.status?.state ?? null,
+    actions: p.actions.map(describeAction),
+    plannedActions: p.status.plannedActions ?? [],
+    blockedBy: p.status.blockedBy ?? [],
+    unobserved: unobserved(world, need, unreadable),
+  };
+}
+
+export function renderPlan(v: PlanView): string {
+  const lines = [
+    `Plan for ObservabilityService ${v.namespace}/${v.name}, generation ${v.generation}, state ${v.state ?? 'none yet'} (computed locally; nothing was written)`,
+  ];
+  if (v.actions.length === 0) lines.push('No actions: the object is reconciled.');
+  else lines.push('Actions, in order:', ...v.actions.map((a, i) => `  ${i + 1}. ${a}`));
+  if (v.blockedBy.length > 0) lines.push('Blocked by:', ...v.blockedBy.map((b) => `  - ${b}`));
+  if (v.unobserved.length > 0)
+    lines.push(`Not observed (the plan waits for it, as the operator would): ${v.unobserved.join('; ')}`);
+  return `${lines.join('\n')}\n`;
+}

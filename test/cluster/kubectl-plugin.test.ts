@@ -1,0 +1,136 @@
+// `kubectl observatory logs` on the real node: the log of the current backfill Job's Pod, read by
+// the plugin through the API server's Pod log endpoint (the kubelet serves it), with kubectl
+// finding the plugin on PATH. The Job stands in for the operator's backfill Job: the object's
+// status names it through the status subresource, as the operator writes it.
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { LocalClusterClient } from '../../cluster/local-cluster.ts';
+import { crdDir, repoRoot } from '../../cluster/paths.ts';
+import { waitFor } from '../../cluster/wait.ts';
+import { clients, createNamespace, deleteNamespaces, localCluster } from './testing.ts';
+
+let cluster: LocalClusterClient;
+const ns = 'kubectl-plugin';
+const JOB = 'demo-backfill-2-plugin';
+const CRD = 'observabilityservices.observatory.dev';
+
+function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const PATH = [join(repoRoot, 'bin'), dirname(cluster.kubectlPath), process.env['PATH']].join(':');
+  return new Promise((resolve) => {
+    execFile(
+      cluster.kubectlPath,
+      ['observatory', ...args],
+      { env: { ...process.env, PATH, KUBECONFIG: cluster.kubeconfigPath }, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  cluster = localCluster();
+  // The chart installs the CRD in the operator's files; this file applies it alone and removes it.
+  await cluster.kubectl(['apply', '-f', join(crdDir, 'observatory.dev_observabilityservices.yaml')]);
+  await cluster.kubectl(['wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s']);
+  await createNamespace(cluster, ns);
+});
+afterAll(async () => {
+  await deleteNamespaces(cluster, [ns]);
+  await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=true']);
+});
+
+it("prints the log of the current backfill Job's Pod, whole and its tail", async () => {
+  const manifest = join(tmpdir(), `observatory-plugin-${process.pid}.json`);
+  await writeFile(
+    manifest,
+    JSON.stringify({
+      apiVersion: 'observatory.dev/v1alpha1',
+      kind: 'ObservabilityService',
+      metadata: { name: 'demo', namespace: ns },
+      spec: {
+        release: '4',
+        image: 'observatory:dev',
+        writeMode: 'Dual',
+        upgrade: { backupConfirmed: true },
+        datastores: {
+          postgres: { urlSecretRef: { name: 'datastores', key: 'database' } },
+          clickhouse: { urlSecretRef: { name: 'datastores', key: 'clickhouse' } },
+          redis: { urlSecretRef: { name: 'datastores', key: 'redis' } },
+        },
+      },
+    }),
+  );
+  await cluster.kubectl(['create', '-f', manifest]);
+
+  const none = await plugin(['logs', 'demo', '-n', ns]);
+  expect(none.code).toBe(1);
+  expect(none.stderr).toContain('demo has no current backfill Job');
+
+  await clients(cluster).batch.createNamespacedJob({
+    namespace: ns,
+    body: {
+      metadata: { name: JOB },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: 'backfill',
+                image: 'observatory:dev',
+                imagePullPolicy: 'Never',
+                securityContext: {
+                  runAsNonRoot: true,
+                  readOnlyRootFilesystem: true,
+                  allowPrivilegeEscalation: false,
+                },
+                command: [
+                  'node',
+                  '-e',
+                  "for (const l of ['step 2: chunk 1/2', 'step 2: chunk 2/2', 'step 2 finished']) console.log(l)",
+                ],
+              },
+            ],
+          },
+        },
+      },
+    },
+  });
+  const status = {
+    observedGeneration: 1,
+    state: 'Dual',
+    backfill: { completedSteps: 1, totalSteps: 4, currentStep: 2, currentJob: JOB, progress: '1/4' },
+  };
+  await cluster.kubectl([
+    'patch',
+    'obsvc',
+    'demo',
+    '-n',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
+  await waitFor(
+    `Job ${JOB} complete`,
+    async () => {
+      const j = await clients(cluster).batch.readNamespacedJob({ name: JOB, namespace: ns });
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
+
+  const all = await plugin(['logs', 'demo', '-n', ns]);
+  expect(all.stderr).toMatch(new RegExp(`^Pod ${JOB}-\\w+ of Job ${JOB}\\n$`));
+  expect(all.code).toBe(0);
+  expect(all.stdout).toBe('step 2: chunk 1/2\nstep 2: chunk 2/2\nstep 2 finished\n');
+  const tail = await plugin(['logs', '--tail', '1', '-n', ns]);
+  expect(tail.code).toBe(0);
+  expect(tail.stdout).toBe('step 2 finished\n');
+});
