@@ -66,7 +66,7 @@ export class Coalescer<I, O> {
           key,
           group.map((w) => w.rows),
         );
-        group.forEach((w, i) => w.resolve(out[i]!));
+        for (const [i, w] of group.entries()) w.resolve(out[i]!);
       } catch (err) {
         for (const w of group) w.reject(err);
       }
