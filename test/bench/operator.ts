@@ -12,6 +12,7 @@
  *     and the moment the status write for the new generation reaches the watch.
  *   - RSS of the operator process (VmRSS) with 1, 10, 40 and 50 objects, each reconciled.
  *   - Growth from 1x to 4x: latency and RSS above one object at 10 and 40 objects.
+ * BENCH_OPERATOR_NODE_OPTIONS is passed to the operator process as NODE_OPTIONS (profiling).
  * The objects start as an operator leaves them after a finished pass (status Legacy on the image):
  * created paused, given that status, then resumed, since no Job can run without a node.
  */
