@@ -42,6 +42,7 @@ const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
 const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 /** Growth from 1x to 4x of the OTLP cases (BENCH_INGEST_GROWTH=0 skips it): 4x requests, then 4x concurrency. */
 const GROWTH = process.env['BENCH_INGEST_GROWTH'] !== '0';
+const MAX_RETRIES = 10;
 const TRACES_PER_REQUEST = 10;
 const SPANS_PER_TRACE = 5;
 const SPANS_PER_REQUEST = TRACES_PER_REQUEST * SPANS_PER_TRACE;
@@ -231,6 +232,8 @@ async function rowsWritten(ch: ClickHouseClient, projectId: string, target: stri
 }
 
 interface Figure {
+  /** Requests answered 429/503 (nothing acknowledged) and sent again. */
+  retries?: number;
   spansPerSecond: number;
   p50: number;
   p99: number;
@@ -266,8 +269,17 @@ async function runCase(
   const headers = { ...protocol.headers, authorization: basicAuth(project) };
   const blocksBefore = await blockNumbers(ch.client);
   const started = performance.now();
+  let retries = 0;
   const latencies = await pool(requests, concurrency, async (i) => {
-    const res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    let res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    // 429 and 503 acknowledge nothing and ask for a retry, which the SDKs do: so does the bench,
+    // a bounded number of times, and the retries are printed.
+    for (let attempt = 1; (res.status === 429 || res.status === 503) && attempt <= MAX_RETRIES; attempt++) {
+      await res.text();
+      retries++;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+      res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    }
     const answer = await res.text();
     if (res.status !== protocol.ok) throw new Error(`${protocol.path} in ${mode}: ${res.status} ${answer}`);
     if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
@@ -279,6 +291,7 @@ async function runCase(
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     parts: (await blockNumbers(ch.client)) - blocksBefore,
+    retries,
   };
 
   // The store's own rate: the same rows, the same slicing per request, the same concurrency.
@@ -347,6 +360,7 @@ function printCase(label: string, r: CaseResult): void {
   const per10k = (f: Figure) => ((f.parts * 10_000) / r.spans).toFixed(0);
   line('  parts per 10k spans (web, per request, bulk)', `${per10k(web)}, ${per10k(store)}, ${per10k(bulk)}`);
   line('  rows written', r.tables);
+  if (web.retries) line('  requests answered 429/503 and sent again', String(web.retries));
 }
 
 /** Which cases run: BENCH_INGEST_CASES, e.g. `otlp:events_only,batch:dual` (default: all four). */
@@ -390,8 +404,8 @@ export async function benchIngestion(): Promise<void> {
           ] as const) {
             const four = await runCase(ch, base, web.url, mode, protocol, run);
             line(
-              `  ${what}: spans/s, p50, ratio to ceiling, parts/10k`,
-              `${Math.round(four.web.spansPerSecond)}, ${four.web.p50.toFixed(0)} ms, ${ratio(four.web.spansPerSecond, four.bulk.spansPerSecond)}, ${((four.web.parts * 10_000) / four.spans).toFixed(0)}`,
+              `  ${what}: spans/s, p50, ratio to ceiling, parts/10k, retries`,
+              `${Math.round(four.web.spansPerSecond)}, ${four.web.p50.toFixed(0)} ms, ${ratio(four.web.spansPerSecond, four.bulk.spansPerSecond)}, ${((four.web.parts * 10_000) / four.spans).toFixed(0)}, ${four.web.retries}`,
             );
             line(
               `  growth 1x -> ${what}: spans/s`,
