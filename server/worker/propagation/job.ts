@@ -118,7 +118,8 @@ export class PropagationJob {
       this.#running = this.runOnce()
         .catch((err) => this.#o.log.error({ err: (err as Error).message }, 'propagation tick failed'))
         .finally(() => {
-          if (this.#timer !== undefined) this.#timer = setTimeout(
+          if (this.#timer !== undefined)
+            this.#timer = setTimeout(
               tick,
               nextRunDelayMs(Date.now(), this.#o.intervalMs, this.#o.graceSeconds),
             );
