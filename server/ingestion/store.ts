@@ -2,7 +2,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
 import { FROM_OTLP } from '../worker/propagation/sql.ts';
-import { GroupCommit } from './group-commit.ts';
+import { Coalescer, GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {
   EVENTS_TABLES,
@@ -45,6 +45,21 @@ export type StoreOptions = Pick<
 /** Rows per shared insert: about 50 MB of generations with a few KB of input and output. */
 const GROUP_COMMIT_MAX_ROWS = 10_000;
 
+/**
+ * Ids per shared read. The ids travel as a query parameter in the URL, and a URL plus headers of
+ * more than 16 KiB is refused by Node's HTTP server (the analytics server): 250 UUIDs, quoted and
+ * escaped, stay well under it. A single request with more ids is still read alone, as before.
+ */
+const GROUP_READ_MAX_IDS = 250;
+
+/** Each caller's share of a shared read: the results whose id the caller asked for. */
+function shares<T>(callers: string[][], results: T[], idOf: (r: T) => string): T[][] {
+  return callers.map((ids) => {
+    const wanted = new Set(ids);
+    return results.filter((r) => wanted.has(idOf(r)));
+  });
+}
+
 export function clickhouseStore(client: ClickHouseClient, options: StoreOptions): IngestionStore {
   const inserts = new GroupCommit<Row>(
     async (table, rows) => {
@@ -58,27 +73,42 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
     },
     { maxRows: GROUP_COMMIT_MAX_ROWS },
   );
+  // Reads by id of concurrent requests (each holding its entities' locks) share one query.
+  const reads = new Coalescer<string, Row[]>(
+    async (key, callers) => {
+      const [table, projectId] = JSON.parse(key) as [string, string];
+      const rs = await client.query({
+        query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
+        query_params: { projectId, ids: [...new Set(callers.flat())] },
+        format: 'JSONEachRow',
+        clickhouse_settings: READ_SETTINGS,
+      });
+      return shares(callers, await rs.json<Row>(), (r) => String(r['id']));
+    },
+    { maxRows: GROUP_READ_MAX_IDS },
+  );
+  const otlpTraces = new Coalescer<string, string[]>(
+    async (projectId, callers) => {
+      const rs = await client.query({
+        query: `SELECT DISTINCT trace_id FROM observations
+WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND ${FROM_OTLP('observations')}`,
+        query_params: { projectId, traceIds: [...new Set(callers.flat())] },
+        format: 'JSONEachRow',
+      });
+      const ids = (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
+      return shares(callers, ids, (id) => id);
+    },
+    { maxRows: GROUP_READ_MAX_IDS },
+  );
   return {
     insert: (table, rows) => inserts.insert(table, rows),
     async fetchByIds(table, projectId, ids) {
       if (ids.length === 0) return [];
-      const rs = await client.query({
-        query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
-        query_params: { projectId, ids },
-        format: 'JSONEachRow',
-        clickhouse_settings: READ_SETTINGS,
-      });
-      return rs.json<Row>();
+      return reads.submit(JSON.stringify([table, projectId]), ids);
     },
     async otlpTraceIds(projectId, traceIds) {
       if (traceIds.length === 0) return [];
-      const rs = await client.query({
-        query: `SELECT DISTINCT trace_id FROM observations
-WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND ${FROM_OTLP('observations')}`,
-        query_params: { projectId, traceIds },
-        format: 'JSONEachRow',
-      });
-      return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
+      return otlpTraces.submit(projectId, traceIds);
     },
     async updateTraceEvents(projectId, traceId, assignments) {
       // Most dual traffic is staged: its trace has no event yet, and a mutation would only cost.

@@ -11,7 +11,8 @@
  *   - parts created per 10k spans: block numbers allocated in every MergeTree table during the run
  *     (each synchronous insert that creates a part takes one; the embedded engine has no part_log).
  * Requests carry 50 spans (10 traces: a root, two small spans, two generations with a few KB of
- * input and output).
+ * input and output). BENCH_INGEST_CASES (`otlp:dual,batch:dual,otlp:events_only,batch:events_only`)
+ * selects cases. Growth of the OTLP cases: the same at 4x the requests, and at 4x the concurrency.
  */
 import { gzipSync } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -26,6 +27,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { startPostgres } from '../fixtures/postgres.ts';
 import {
+  type AnalyticsServer,
   basicAuth,
   createProject,
   type Env,
@@ -38,6 +40,9 @@ import { line, quantile, ratio } from './report.ts';
 
 const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
 const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
+/** Growth from 1x to 4x of the OTLP cases (BENCH_INGEST_GROWTH=0 skips it): 4x requests, then 4x concurrency. */
+const GROWTH = process.env['BENCH_INGEST_GROWTH'] !== '0';
+const MAX_RETRIES = 10;
 const TRACES_PER_REQUEST = 10;
 const SPANS_PER_TRACE = 5;
 const SPANS_PER_REQUEST = TRACES_PER_REQUEST * SPANS_PER_TRACE;
@@ -227,120 +232,186 @@ async function rowsWritten(ch: ClickHouseClient, projectId: string, target: stri
 }
 
 interface Figure {
+  /** Requests answered 429/503 (nothing acknowledged) and sent again. */
+  retries?: number;
   spansPerSecond: number;
   p50: number;
   p99: number;
   parts: number;
 }
 
+/** Spans/s, latency and parts of the web, the same rows per request straight into the store, and in bulk. */
+interface CaseResult {
+  web: Figure;
+  store: Figure;
+  bulk: Figure;
+  spans: number;
+  tables: string;
+}
+
+type Protocol = (typeof PROTOCOLS)[keyof typeof PROTOCOLS];
+
+async function runCase(
+  ch: AnalyticsServer,
+  base: Env,
+  webUrl: string,
+  mode: 'dual' | 'events_only',
+  protocol: Protocol,
+  run: { requests: number; concurrency: number; tag: string },
+): Promise<CaseResult> {
+  const { requests, concurrency } = run;
+  const spans = requests * SPANS_PER_REQUEST;
+  const project: Project = await createProject(base, `ingest-${mode}-${protocol.ok}-${run.tag}`);
+  const baselineProject = await createProject(base, `ingest-${mode}-${protocol.ok}-${run.tag}-store`);
+  const make = mode === 'events_only' && protocol.ok === 207 ? scoreBody : protocol.body;
+  // Copied into plain Uint8Arrays before the clock starts (the fetch body type).
+  const bodies = Array.from({ length: requests }, (_, i) => new Uint8Array(make(i)));
+  const headers = { ...protocol.headers, authorization: basicAuth(project) };
+  const blocksBefore = await blockNumbers(ch.client);
+  const started = performance.now();
+  let retries = 0;
+  const latencies = await pool(requests, concurrency, async (i) => {
+    let res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    // 429 and 503 acknowledge nothing and ask for a retry, which the SDKs do: so does the bench,
+    // a bounded number of times, and the retries are printed.
+    for (let attempt = 1; (res.status === 429 || res.status === 503) && attempt <= MAX_RETRIES; attempt++) {
+      await res.text();
+      retries++;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+      res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    }
+    const answer = await res.text();
+    if (res.status !== protocol.ok) throw new Error(`${protocol.path} in ${mode}: ${res.status} ${answer}`);
+    if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
+      throw new Error(`${protocol.path} in ${mode}: ${answer.slice(0, 300)}`);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const web: Figure = {
+    spansPerSecond: spans / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    parts: (await blockNumbers(ch.client)) - blocksBefore,
+    retries,
+  };
+
+  // The store's own rate: the same rows, the same slicing per request, the same concurrency.
+  const written = await rowsWritten(ch.client, project.projectId, baselineProject.projectId);
+  const slice = <T>(rows: T[], i: number) =>
+    rows.slice(Math.floor((i * rows.length) / requests), Math.floor(((i + 1) * rows.length) / requests));
+  const storeBlocksBefore = await blockNumbers(ch.client);
+  const storeStarted = performance.now();
+  const storeLatencies = await pool(requests, concurrency, async (i) => {
+    await Promise.all(
+      written.map(({ table, rows }) =>
+        ch.client.insert({
+          table,
+          values: slice(rows, i),
+          format: 'JSONEachRow',
+          clickhouse_settings: { date_time_input_format: 'best_effort' },
+        }),
+      ),
+    );
+  });
+  const store: Figure = {
+    spansPerSecond: spans / ((performance.now() - storeStarted) / 1000),
+    p50: quantile(storeLatencies, 0.5),
+    p99: quantile(storeLatencies, 0.99),
+    parts: (await blockNumbers(ch.client)) - storeBlocksBefore,
+  };
+  // The ceiling: the same rows again, in as few inserts as the web's group commit allows.
+  const bulkRows = written.map((w) => ({
+    ...w,
+    rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk` })),
+  }));
+  const bulkBlocksBefore = await blockNumbers(ch.client);
+  const bulkStarted = performance.now();
+  for (const { table, rows } of bulkRows) {
+    for (let at = 0; at < rows.length; at += 10_000)
+      await ch.client.insert({
+        table,
+        values: rows.slice(at, at + 10_000),
+        format: 'JSONEachRow',
+        clickhouse_settings: { date_time_input_format: 'best_effort' },
+      });
+  }
+  const bulk: Figure = {
+    spansPerSecond: spans / ((performance.now() - bulkStarted) / 1000),
+    p50: 0,
+    p99: 0,
+    parts: (await blockNumbers(ch.client)) - bulkBlocksBefore,
+  };
+  const tables = written.map((w) => `${w.table} ${w.rows.length}`).join(', ');
+  return { web, store, bulk, spans, tables };
+}
+
+function printCase(label: string, r: CaseResult): void {
+  const { web, store, bulk } = r;
+  line(
+    label,
+    `${Math.round(web.spansPerSecond)} spans/s, p50 ${web.p50.toFixed(0)} ms, p99 ${web.p99.toFixed(0)} ms`,
+  );
+  line(
+    '  same rows straight into the store',
+    `${Math.round(store.spansPerSecond)} spans/s, p50 ${store.p50.toFixed(0)} ms, p99 ${store.p99.toFixed(0)} ms`,
+  );
+  line('  ratio web / store per request', ratio(web.spansPerSecond, store.spansPerSecond));
+  line('  same rows in bulk inserts (store ceiling)', `${Math.round(bulk.spansPerSecond)} spans/s`);
+  line('  ratio web / store ceiling', `${ratio(web.spansPerSecond, bulk.spansPerSecond)} (goal 0.7)`);
+  const per10k = (f: Figure) => ((f.parts * 10_000) / r.spans).toFixed(0);
+  line('  parts per 10k spans (web, per request, bulk)', `${per10k(web)}, ${per10k(store)}, ${per10k(bulk)}`);
+  line('  rows written', r.tables);
+  if (web.retries) line('  requests answered 429/503 and sent again', String(web.retries));
+}
+
+/** Which cases run: BENCH_INGEST_CASES, e.g. `otlp:events_only,batch:dual` (default: all four). */
+function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
+  const all: [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] = [];
+  for (const mode of ['dual', 'events_only'] as const)
+    for (const label of Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[]) all.push([label, mode]);
+  const wanted = process.env['BENCH_INGEST_CASES'];
+  if (!wanted) return all;
+  const keys = new Set(wanted.split(','));
+  return all.filter(([label, mode]) => keys.has(`${label.startsWith('OTLP') ? 'otlp' : 'batch'}:${mode}`));
+}
+
 export async function benchIngestion(): Promise<void> {
   const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   const base: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  const spans = REQUESTS * SPANS_PER_REQUEST;
   process.stdout.write(
     `\nIngestion: one web process, analytics server over HTTP (${REQUESTS} requests of ${SPANS_PER_REQUEST} spans, ${CONCURRENCY} concurrent)\n\n`,
   );
+  const cases = selectedCases();
   try {
     for (const mode of ['dual', 'events_only'] as const) {
+      if (!cases.some(([, m]) => m === mode)) continue;
       const web = await startWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' });
       try {
-        for (const [label, protocol] of Object.entries(PROTOCOLS)) {
-          const project: Project = await createProject(base, `ingest-${mode}-${protocol.ok}`);
-          const baselineProject = await createProject(base, `ingest-${mode}-${protocol.ok}-store`);
-          const make = mode === 'events_only' && protocol.ok === 207 ? scoreBody : protocol.body;
-          // Copied into plain Uint8Arrays before the clock starts (the fetch body type).
-          const bodies = Array.from({ length: REQUESTS }, (_, i) => new Uint8Array(make(i)));
-          const headers = { ...protocol.headers, authorization: basicAuth(project) };
-          const blocksBefore = await blockNumbers(ch.client);
-          const started = performance.now();
-          const latencies = await pool(REQUESTS, CONCURRENCY, async (i) => {
-            const res = await fetch(`${web.url}${protocol.path}`, {
-              method: 'POST',
-              headers,
-              body: bodies[i]!,
-            });
-            const answer = await res.text();
-            if (res.status !== protocol.ok) throw new Error(`${label} in ${mode}: ${res.status} ${answer}`);
-            if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
-              throw new Error(`${label} in ${mode}: ${answer.slice(0, 300)}`);
+        for (const [label, m] of cases) {
+          if (m !== mode) continue;
+          const protocol = PROTOCOLS[label];
+          const one = await runCase(ch, base, web.url, mode, protocol, {
+            requests: REQUESTS,
+            concurrency: CONCURRENCY,
+            tag: '1x',
           });
-          const seconds = (performance.now() - started) / 1000;
-          const parts = (await blockNumbers(ch.client)) - blocksBefore;
-          const web_: Figure = {
-            spansPerSecond: spans / seconds,
-            p50: quantile(latencies, 0.5),
-            p99: quantile(latencies, 0.99),
-            parts,
-          };
-
-          // The store's own rate: the same rows, the same slicing per request, the same concurrency.
-          const written = await rowsWritten(ch.client, project.projectId, baselineProject.projectId);
-          const slice = <T>(rows: T[], i: number) =>
-            rows.slice(
-              Math.floor((i * rows.length) / REQUESTS),
-              Math.floor(((i + 1) * rows.length) / REQUESTS),
+          printCase(`${label}, ${mode}`, one);
+          if (!GROWTH || protocol !== PROTOCOLS['OTLP protobuf (gzip)']) continue;
+          // 4x the work: four times the requests at the same concurrency (does the rate hold?), and
+          // four times the concurrency (load): group commit then carries larger groups per insert.
+          for (const [what, run] of [
+            ['4x requests', { requests: 4 * REQUESTS, concurrency: CONCURRENCY, tag: '4xr' }],
+            ['4x concurrency', { requests: 4 * REQUESTS, concurrency: 4 * CONCURRENCY, tag: '4xc' }],
+          ] as const) {
+            const four = await runCase(ch, base, web.url, mode, protocol, run);
+            line(
+              `  ${what}: spans/s, p50, ratio to ceiling, parts/10k, retries`,
+              `${Math.round(four.web.spansPerSecond)}, ${four.web.p50.toFixed(0)} ms, ${ratio(four.web.spansPerSecond, four.bulk.spansPerSecond)}, ${((four.web.parts * 10_000) / four.spans).toFixed(0)}, ${four.web.retries}`,
             );
-          const storeBlocksBefore = await blockNumbers(ch.client);
-          const storeStarted = performance.now();
-          const storeLatencies = await pool(REQUESTS, CONCURRENCY, async (i) => {
-            await Promise.all(
-              written.map(({ table, rows }) =>
-                ch.client.insert({
-                  table,
-                  values: slice(rows, i),
-                  format: 'JSONEachRow',
-                  clickhouse_settings: { date_time_input_format: 'best_effort' },
-                }),
-              ),
+            line(
+              `  growth 1x -> ${what}: spans/s`,
+              `${ratio(four.web.spansPerSecond, one.web.spansPerSecond)}x`,
             );
-          });
-          const storeSeconds = (performance.now() - storeStarted) / 1000;
-          const store: Figure = {
-            spansPerSecond: spans / storeSeconds,
-            p50: quantile(storeLatencies, 0.5),
-            p99: quantile(storeLatencies, 0.99),
-            parts: (await blockNumbers(ch.client)) - storeBlocksBefore,
-          };
-          // The ceiling: the same rows again, in as few inserts as the web's group commit allows.
-          const bulkRows = written.map((w) => ({
-            ...w,
-            rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk` })),
-          }));
-          const bulkBlocksBefore = await blockNumbers(ch.client);
-          const bulkStarted = performance.now();
-          for (const { table, rows } of bulkRows) {
-            for (let at = 0; at < rows.length; at += 10_000)
-              await ch.client.insert({
-                table,
-                values: rows.slice(at, at + 10_000),
-                format: 'JSONEachRow',
-                clickhouse_settings: { date_time_input_format: 'best_effort' },
-              });
           }
-          const bulk: Figure = {
-            spansPerSecond: spans / ((performance.now() - bulkStarted) / 1000),
-            p50: 0,
-            p99: 0,
-            parts: (await blockNumbers(ch.client)) - bulkBlocksBefore,
-          };
-          const tables = written.map((w) => `${w.table} ${w.rows.length}`).join(', ');
-          line(
-            `${label}, ${mode}`,
-            `${Math.round(web_.spansPerSecond)} spans/s, p50 ${web_.p50.toFixed(0)} ms, p99 ${web_.p99.toFixed(0)} ms`,
-          );
-          line(
-            '  same rows straight into the store',
-            `${Math.round(store.spansPerSecond)} spans/s, p50 ${store.p50.toFixed(0)} ms, p99 ${store.p99.toFixed(0)} ms`,
-          );
-          line('  ratio web / store per request', ratio(web_.spansPerSecond, store.spansPerSecond));
-          line('  same rows in bulk inserts (store ceiling)', `${Math.round(bulk.spansPerSecond)} spans/s`);
-          line('  ratio web / store ceiling', ratio(web_.spansPerSecond, bulk.spansPerSecond));
-          const per10k = (f: Figure) => ((f.parts * 10_000) / spans).toFixed(0);
-          line(
-            '  parts per 10k spans (web, per request, bulk)',
-            `${per10k(web_)}, ${per10k(store)}, ${per10k(bulk)}`,
-          );
-          line('  rows written', tables);
         }
       } finally {
         await web.stop();

@@ -4,11 +4,13 @@
  *   1. Historic backfill (steps 2 and 3: scratch copy, then events with the trace join) rows/s,
  *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit).
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
- *      implies (grace + tick interval + processing), against the 3-minute staging window.
- *   3. Reads (reads.ts) and exports (exports.ts), each with its own baseline.
+ *      implies past the 3-minute staging window (grace + processing); propagation-lag.ts measures
+ *      the whole lag end to end.
+ *   3. Ingestion (ingestion.ts), the operator (operator.ts), reads (reads.ts) and exports
+ *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `reads`,
- * `exports`); none runs them all.
+ * `exports`, `operator`, `propagation-lag`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,16 +26,27 @@ import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
 import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
+import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchExports } from './exports.ts';
 import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
 import { benchIngestion } from './ingestion.ts';
+import { benchOperator } from './operator.ts';
+import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
 import { line } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
-const FIGURES = ['backfill', 'backfill-memory', 'ingestion', 'reads', 'exports'];
+const FIGURES = [
+  'backfill',
+  'backfill-memory',
+  'ingestion',
+  'reads',
+  'exports',
+  'operator',
+  'propagation-lag',
+];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = chosen.filter((a) => !FIGURES.includes(a));
 if (unknown.length > 0) {
@@ -100,7 +113,8 @@ async function benchBackfillAndPropagation(): Promise<void> {
       graceSeconds: 30,
     });
     const propagation = await time(() => job.runOnce());
-    const worstLag = 30 + 60 + propagation;
+    // Runs are aligned to the moment a partition becomes eligible (schedule.ts): no tick wait.
+    const worstLag = 30 + ELIGIBILITY_MARGIN_MS / 1000 + propagation;
 
     process.stdout.write(
       `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
@@ -109,7 +123,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
     line('historic backfill steps 2+3 (scratch copy + join)', `${Math.round(backfillRate)} rows/s`);
     line('  ratio backfill / baseline', (backfillRate / baselineRate).toFixed(3));
     line(`propagation of one partition of ${obsRows} rows`, `${propagation.toFixed(2)} s`);
-    line('  worst-case lag (grace 30 s + tick 60 s + processing)', `${worstLag.toFixed(1)} s`);
+    line('  worst-case lag past the window (grace 30 s + 1 s + processing)', `${worstLag.toFixed(1)} s`);
     line('  ratio worst-case lag / 180 s staging window', (worstLag / 180).toFixed(3));
   } finally {
     await ch.close();
@@ -129,3 +143,5 @@ if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
 if (selected('reads')) await benchReads();
 if (selected('exports')) await benchExports();
+if (selected('operator')) await benchOperator();
+if (selected('propagation-lag')) await benchPropagationLag();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, takeGroup } from '../../server/ingestion/group-commit.ts';
+import { Coalescer, GroupCommit, takeGroup } from '../../server/ingestion/group-commit.ts';
 
 const waiters = (...sizes: number[]) =>
   sizes.map((n, i) => ({ id: i, rows: Array.from({ length: n }, () => i) }));
@@ -106,5 +106,30 @@ describe('GroupCommit', () => {
     }
     await Promise.all([first, ...rest]);
     expect(store.calls.map((c) => c.rows)).toEqual([[0], [1, 2, 3], [4, 5]]);
+  });
+});
+
+describe('Coalescer (shared reads)', () => {
+  it('answers each caller its own share of one statement run for everyone queued meanwhile', async () => {
+    const runs: string[][][] = [];
+    const release: (() => void)[] = [];
+    const co = new Coalescer<string, string[]>(
+      async (_key, callers) => {
+        runs.push(callers);
+        await new Promise<void>((r) => release.push(r));
+        return callers.map((ids) => ids.map((id) => `row ${id}`));
+      },
+      { maxRows: 100 },
+    );
+    const a = co.submit('k', ['1']);
+    await tick();
+    const b = co.submit('k', ['2', '3']);
+    const c = co.submit('k', ['4']);
+    release.shift()!();
+    expect(await a).toEqual(['row 1']);
+    await tick();
+    expect(runs).toEqual([[['1']], [['2', '3'], ['4']]]);
+    release.shift()!();
+    expect([await b, await c]).toEqual([['row 2', 'row 3'], ['row 4']]);
   });
 });

@@ -5,6 +5,7 @@
  * counts as stuck once this worker has been up longer than the threshold.
  */
 import type { PropagationHealth } from '../../contract/worker-api.ts';
+import { partitionEndMs } from './schedule.ts';
 
 export interface PropagationRecord {
   lastRunStartedAt: number | null;
@@ -31,9 +32,7 @@ export function evaluatePropagation(input: {
   const sinceStart = secondsSince(now, input.processStartedAt) ?? 0;
   const stuck =
     enabled && (sinceSuccess === null ? sinceStart > thresholdSeconds : sinceSuccess > thresholdSeconds);
-  const partitionEnd = record.lastProcessedPartition
-    ? Date.parse(`${record.lastProcessedPartition.replace(' ', 'T')}Z`) + 3 * 60_000
-    : null;
+  const partitionEnd = record.lastProcessedPartition ? partitionEndMs(record.lastProcessedPartition) : null;
   return {
     enabled,
     stuck,

@@ -2,11 +2,13 @@
  * The dual-write propagation job: a singleton across worker replicas (a Redis lease that a crashed
  * holder loses when it expires). Each run records a heartbeat, then propagates every completed
  * staging partition oldest first, advancing the cursor only after a partition's insert succeeded.
+ * Runs are aligned to the moments partitions become eligible (schedule.ts).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import type { Coordination } from '../../coordination/store.ts';
 import type { PropagationRecord } from './health.ts';
+import { nextRunDelayMs, partitionEndMs } from './schedule.ts';
 import { completedPartitionsQuery, pendingPartitionsQuery, propagatePartitionStatement } from './sql.ts';
 
 export const KEYS = {
@@ -112,7 +114,7 @@ export class PropagationJob {
       format: 'JSONEachRow',
     });
     const [row] = await rs.json<{ n: string | number }>();
-    const end = after ? Date.parse(`${after.replace(' ', 'T')}Z`) + 3 * 60_000 : null;
+    const end = after ? partitionEndMs(after) : null;
     this.#o.onMetrics({
       backlog: Number(row?.n ?? 0),
       lastProcessedDelaySeconds: end === null ? null : (Date.now() - end) / 1000,
@@ -125,7 +127,11 @@ export class PropagationJob {
       this.#running = this.runOnce()
         .catch((err) => this.#o.log.error({ err: (err as Error).message }, 'propagation tick failed'))
         .finally(() => {
-          if (this.#timer !== undefined) this.#timer = setTimeout(tick, this.#o.intervalMs);
+          if (this.#timer !== undefined)
+            this.#timer = setTimeout(
+              tick,
+              nextRunDelayMs(Date.now(), this.#o.intervalMs, this.#o.graceSeconds),
+            );
         });
     };
     this.#timer = setTimeout(tick, 0);
