@@ -5,11 +5,10 @@
  * project; they answer 404 where the version 4 read path is not served. The migration page is
  * compared with what `observatory backfill run` records while it runs the chain's first step.
  */
-import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { propagateAttributes, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -49,16 +48,7 @@ const sent: SentObservation[] = [];
 const T0 = Date.now() - 20 * 60_000;
 
 async function sendTraces(p: Project, count: number, offset: number) {
-  const processor = new LangfuseSpanProcessor({
-    publicKey: p.publicKey,
-    secretKey: p.secretKey,
-    baseUrl: web.url,
-    mediaUploadEnabled: false,
-  });
-  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-  provider.register();
-  setLangfuseTracerProvider(provider);
-  try {
+  await withSdkTracer(p, web.url, () => {
     for (let i = 0; i < count; i++) {
       const userId = `user-${i % 3}`;
       const sessionId = `session-${i % 5}`;
@@ -84,11 +74,7 @@ async function sendTraces(p: Project, count: number, offset: number) {
         sent.push({ ...common, startMs: startMs + 10, tokens, cost });
       });
     }
-    await processor.forceFlush();
-  } finally {
-    await provider.shutdown();
-    setLangfuseTracerProvider(null);
-  }
+  });
 }
 
 /** The rows a list should show, computed from what was sent, newest last-seen first. */
