@@ -124,7 +124,31 @@ export interface BackfillStepView {
   failedAt: string | null;
   failedReason: string | null;
   lockedBy: string | null;
-  retryCommand: string | null;
+  retry: { command: string; annotation: string; value: string; kubectl: string } | null;
+}
+
+export interface PropagationView {
+  enabled: boolean;
+  stuck: boolean;
+  idle: boolean;
+  lastSuccessAt: string | null;
+  secondsSinceLastSuccess: number | null;
+  lastProcessedPartition: string | null;
+  propagationDelaySeconds: number | null;
+  thresholdSeconds: number;
+  lastError: string | null;
+}
+
+export interface ProducerView {
+  projectId: string;
+  publicKey: string;
+  sdkName: string;
+  sdkVersion: string;
+  path: string;
+  consequence: 'refused' | 'loses-propagation';
+  lastSeen: string;
+  requests: number;
+  advice: string;
 }
 
 export interface MigrationInfo {
@@ -133,6 +157,8 @@ export interface MigrationInfo {
   allowPreviewOptIn: boolean;
   backfillMayRun: boolean;
   steps: BackfillStepView[];
+  propagation: PropagationView | null;
+  producers: { since: string; window: string; data: ProducerView[] } | null;
 }
 
 export interface Page<T> {
