@@ -9,7 +9,7 @@ describe('upgradeAdvice', () => {
       'python',
       '2.60.3',
       'ingestion-api',
-      [/python@2\.60\.3/, /rejects this SDK version/, /Python SDK >= 4\.7\.0\./],
+      [/python@2\.60\.3/, /rejects this SDK version/, /upgrade to Python SDK >= 4\.7\.0, which sends/],
     ],
     ['python', '3.1.0', 'ingestion-api', [/keeps only scores\): upgrade to Python SDK >= 4\.7\.0/]],
     ['javascript', '3.38.0', 'ingestion-api', [/rejects this SDK version/, /JS\/TS SDK >= 5\.4\.0/]],
