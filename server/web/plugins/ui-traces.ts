@@ -32,6 +32,28 @@ const TRACE_LIMIT = 1000;
 
 const projectParams = z.object({ projectId: z.string().min(1) });
 
+/** The comments on a trace and on its observations, for the trace view. */
+export async function traceComments(
+  ctx: PluginOptions['ctx'],
+  projectId: string,
+  traceId: string,
+  observations: { id: string }[],
+) {
+  const comments = await listComments(
+    ctx.pool,
+    projectId,
+    {
+      targets: [
+        { objectType: 'TRACE', objectId: traceId },
+        ...observations.map((o) => ({ objectType: 'OBSERVATION' as const, objectId: o.id })),
+      ],
+    },
+    500,
+    0,
+  );
+  return comments.data;
+}
+
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   requireUiSession(app, ctx);
   app.addHook('onRequest', modeGate(ctx));
@@ -72,22 +94,10 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
         };
       });
-      const comments = await listComments(
-        ctx.pool,
-        projectId,
-        {
-          targets: [
-            { objectType: 'TRACE', objectId: params.traceId },
-            ...observations.map((o) => ({ objectType: 'OBSERVATION' as const, objectId: String(o.id) })),
-          ],
-        },
-        500,
-        0,
-      );
       return {
         traceId: params.traceId,
         observations,
-        comments: comments.data,
+        comments: await traceComments(ctx, projectId, params.traceId, observations),
         truncated: page.cursor !== undefined,
       };
     },
