@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { createCommentRequest } from '../../comments/rules.ts';
 import { createComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
+import { behaviourOf } from '../../contract/write-modes.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { zipMetadata } from '../../reads/sql.ts';
@@ -140,7 +141,12 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     async ({ params, body, req }) => {
       const access = await projectAccess(ctx, req, params.projectId);
       if (!canWrite(access.role)) throw new Forbidden('viewers cannot add comments');
-      const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
+      const stores = {
+        pool: ctx.pool,
+        analytics: ctx.analytics,
+        hasEvents: ctx.config.mode.release === '4',
+        readLegacy: behaviourOf(ctx.config.mode).servesLegacyEndpoints,
+      };
       if (!(await targetExists(stores, access.id, body))) {
         throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
       }

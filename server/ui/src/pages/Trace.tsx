@@ -15,7 +15,15 @@ import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from
 import { navigate } from '../router.ts';
 import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
 
-export function Trace({ projectId, traceId }: { projectId: string; traceId: string }) {
+export function Trace({
+  projectId,
+  traceId,
+  readPath,
+}: {
+  projectId: string;
+  traceId: string;
+  readPath: 'v3' | 'v4';
+}) {
   const [trace, setTrace] = useState<TraceDetail | undefined>();
   const [info, setInfo] = useState<ProjectInfo | undefined>();
   const [selected, setSelected] = useState<string | undefined>();
@@ -23,13 +31,13 @@ export function Trace({ projectId, traceId }: { projectId: string; traceId: stri
 
   const reload = useCallback(async () => {
     try {
-      const [t, p] = await Promise.all([api.trace(projectId, traceId), api.project(projectId)]);
+      const [t, p] = await Promise.all([api.trace(projectId, traceId, readPath), api.project(projectId)]);
       setTrace(t);
       setInfo(p);
     } catch (e) {
       setError((e as Error).message);
     }
-  }, [projectId, traceId]);
+  }, [projectId, traceId, readPath]);
   useEffect(() => {
     void reload();
   }, [reload]);
