@@ -18,6 +18,12 @@ function target(sdkName: string): string {
 export function upgradeAdvice(p: Pick<ProducerSeen, 'sdkName' | 'sdkVersion' | 'path'>): string {
   const sdk = `${p.sdkName}@${p.sdkVersion}`;
   const tier = sdkTier(p.sdkName, p.sdkVersion);
+  if (tier === 'real-time' && p.path !== 'otel-dual-path') {
+    // No upgrade needed: the calls themselves must move.
+    return p.path === 'ingestion-api'
+      ? `${sdk} already traces through OpenTelemetry, but something calls /api/public/ingestion with traces or observations, which events_only refuses: move those calls to the SDK's tracing.`
+      : `${sdk} calls deprecated endpoints that answer 404 in events_only: move those calls to the version 4 APIs (observations v2, scores v3, metrics v2).`;
+  }
   switch (p.path) {
     case 'ingestion-api':
       return (

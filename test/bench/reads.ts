@@ -40,17 +40,17 @@ const SIZES = (process.env['BENCH_READ_SIZES'] ?? '1000000')
   .map(Number)
   .concat(process.argv.includes('--reads-10m') ? [10_000_000] : []);
 /** Projects and their share of the traces, in tenths. */
-const PROJECT_SHARES = [7, 2, 1];
+export const PROJECT_SHARES = [7, 2, 1];
 /** As the web reads: numbers as JSON numbers. */
 const READ_SETTINGS = {
   output_format_json_quote_64bit_integers: 0,
   output_format_json_quote_decimals: 0,
 } as const;
 const ITERATIONS = Number(process.env['BENCH_READ_ITERATIONS'] ?? 200);
-const SPANS_PER_TRACE = 5;
-const START = '2026-06-01 00:00:00';
+export const SPANS_PER_TRACE = 5;
+export const START = '2026-06-01 00:00:00';
 /** Seconds between events: spreads the data over about four months. */
-const stepFor = (events: number) => Math.max(1, Math.floor((120 * 86_400) / events));
+export const stepFor = (events: number) => Math.max(1, Math.floor((120 * 86_400) / events));
 
 /** `project` of a trace number: the first projects take most traces (shares in tenths). */
 function projectExpression(projects: string[]): string {
@@ -62,7 +62,8 @@ function projectExpression(projects: string[]): string {
   return `multiIf(${arms.join(', ')}, {p${projects.length - 1}:String})`;
 }
 
-async function generate(ch: ClickHouseClient, projects: string[], events: number): Promise<void> {
+/** Events of `projects` in events_full: roots every SPANS_PER_TRACE, a rare `topicN` token in inputs. */
+export async function generate(ch: ClickHouseClient, projects: string[], events: number): Promise<void> {
   const step = stepFor(events);
   // One INSERT ... SELECT from numbers(): the events_core view fills the table the API reads.
   await ch.command({

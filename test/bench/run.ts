@@ -5,7 +5,8 @@
  *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit).
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies (grace + tick interval + processing), against the 3-minute staging window.
- *   3. Reads (reads.ts) and exports (exports.ts), each with its own baseline.
+ *   3. Reads (reads.ts), the UI's observations page against API v2 (ui.ts) and exports
+ *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,7 @@ import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from 
 import { benchIngestion } from './ingestion.ts';
 import { benchReads } from './reads.ts';
 import { line } from './report.ts';
+import { benchUi } from './ui.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
 const dir = mkdtempSync(join(tmpdir(), 'obs-bench-'));
@@ -114,4 +116,5 @@ async function version(): Promise<string> {
 await benchBackfillMemory();
 await benchIngestion();
 await benchReads();
+await benchUi();
 await benchExports();

@@ -20,6 +20,7 @@ describe('upgradeAdvice', () => {
       'otel-dual-path',
       [/Python SDK >= 4\.7\.0 or JS\/TS SDK >= 5\.4\.0/, /ingestion-version: 4/],
     ],
+    ['javascript', '5.11.1', 'ingestion-api', [/already traces through OpenTelemetry/, /move those calls/]],
     ['python', '4.2.0', 'legacy-endpoint', [/answer 404 in events_only/, /Python SDK >= 4\.7\.0 and read/]],
   ];
   for (const [sdkName, sdkVersion, path, want] of cases) {
