@@ -92,8 +92,9 @@ export async function benchReads(): Promise<void> {
   for (const events of SIZES) await benchReadsAt(events);
 }
 
-async function benchReadsAt(events: number): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'obs-bench-reads-'));
+/** A web in events_only on a fresh store holding `events` generated events of three projects. */
+export async function openReadBench(name: string, events: number) {
+  const dir = mkdtempSync(join(tmpdir(), `obs-bench-${name}-`));
   const pgf = await startPostgres();
   const url = `chdb://${dir}`;
   const ch = createAnalyticsClient({ url });
@@ -112,11 +113,19 @@ async function benchReadsAt(events: number): Promise<void> {
     keys: new KeyVerifier(pool),
     shuttingDown: () => false,
   });
+  const close = async () => {
+    await app.close();
+    await ch.close();
+    await pool.end();
+    await pgf.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
     await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-    const projects = await Promise.all(PROJECT_SHARES.map((_, i) => createProject(pool, `bench-reads-${i}`)));
-    const project = projects[0]!;
+    const projects = await Promise.all(
+      PROJECT_SHARES.map((_, i) => createProject(pool, `bench-${name}-${i}`)),
+    );
     const genStart = performance.now();
     await generate(
       ch,
@@ -124,6 +133,17 @@ async function benchReadsAt(events: number): Promise<void> {
       events,
     );
     const genSeconds = (performance.now() - genStart) / 1000;
+    return { app, ch, pool, projects, genSeconds, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function benchReadsAt(events: number): Promise<void> {
+  const { app, ch, projects, genSeconds, close } = await openReadBench('reads', events);
+  try {
+    const project = projects[0]!;
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
     const traces = Math.floor(events / SPANS_PER_TRACE);
@@ -244,10 +264,6 @@ async function benchReadsAt(events: number): Promise<void> {
       line('  ratio web / store', `p50 ${(w50 / s50).toFixed(2)}, p99 ${(w99 / s99).toFixed(2)}`);
     }
   } finally {
-    await app.close();
-    await ch.close();
-    await pool.end();
-    await pgf.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }

@@ -9,35 +9,19 @@
  *     from `events_full`) against API v2's `matches` on input, for a token one event in a
  *     thousand carries.
  * The UI adds the rows' scores and, for a search, the snippet. Size: BENCH_UI_EVENTS (default
- * 200 000, about two minutes on two cores); `--ui-1m` measures 1 000 000 events instead.
+ * 100 000, about two minutes on two busy cores); `--ui-1m` measures 1 000 000 events instead.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../server/config/env.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
-import { clickhouseStore } from '../../server/ingestion/store.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
 import { provisionUser } from '../../server/users/provision.ts';
 import { createSession } from '../../server/users/store.ts';
-import { buildWebApp } from '../../server/web/app.ts';
 import { SESSION_COOKIE } from '../../server/web/ui-session.ts';
-import { startPostgres } from '../fixtures/postgres.ts';
-import { generate, PROJECT_SHARES, SPANS_PER_TRACE, START, stepFor } from './reads.ts';
+import { openReadBench, PROJECT_SHARES, SPANS_PER_TRACE, START, stepFor } from './reads.ts';
 import { line, quantile } from './report.ts';
 
 const EVENTS = process.argv.includes('--ui-1m')
   ? 1_000_000
-  : Number(process.env['BENCH_UI_EVENTS'] ?? 200_000);
-const ITERATIONS = Number(process.env['BENCH_UI_ITERATIONS'] ?? 40);
+  : Number(process.env['BENCH_UI_EVENTS'] ?? 100_000);
+const ITERATIONS = Number(process.env['BENCH_UI_ITERATIONS'] ?? 20);
 /** The table's field groups, asked of the API too so both read the same columns. */
 const TABLE_FIELDS = 'core,basic,model,usage,metrics,trace_context';
 
@@ -47,37 +31,9 @@ interface PageCase {
 }
 
 export async function benchUi(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'obs-bench-ui-'));
-  const pgf = await startPostgres();
-  const url = `chdb://${dir}`;
-  const ch = createAnalyticsClient({ url });
-  const pool = createPool(pgf.url, 4);
-  const config = loadConfig({
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    DATABASE_URL: pgf.url,
-    CLICKHOUSE_URL: url,
-  });
-  const app = buildWebApp({
-    config,
-    pool,
-    analytics: ch,
-    store: clickhouseStore(ch, config.clickhouse),
-    locks: pgEntityLocks(pool),
-    keys: new KeyVerifier(pool),
-    shuttingDown: () => false,
-  });
+  const { app, pool, projects, genSeconds, close } = await openReadBench('ui', EVENTS);
   try {
-    await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
-    await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-    const projects = await Promise.all(PROJECT_SHARES.map((_, i) => createProject(pool, `bench-ui-${i}`)));
     const project = projects[0]!;
-    const genStart = performance.now();
-    await generate(
-      ch,
-      projects.map((p) => p.projectId),
-      EVENTS,
-    );
-    const genSeconds = (performance.now() - genStart) / 1000;
     const { user } = await provisionUser(pool, {
       email: 'bench@example.com',
       role: 'viewer',
@@ -173,11 +129,7 @@ export async function benchUi(): Promise<void> {
       line('  ratio UI / API', `p50 ${(u50 / a50).toFixed(2)}, p99 ${(u99 / a99).toFixed(2)}`);
     }
   } finally {
-    await app.close();
-    await ch.close();
-    await pool.end();
-    await pgf.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }
 

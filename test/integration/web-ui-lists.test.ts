@@ -314,7 +314,7 @@ describe('the background migrations page', () => {
     const after = await request(b, 'GET', '/api/ui/migration');
     const status = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL_ENV });
     const recorded = (JSON.parse(status.stdout) as { steps: Row[] }).steps;
-    expect(after.body.steps).toEqual(recorded.map((s) => ({ ...s, retryCommand: null })));
+    expect(after.body.steps).toEqual(recorded.map((s) => ({ ...s, retry: null })));
     expect(after.body.steps[0]).toMatchObject({ status: 'finished', failedReason: null });
     expect(after.body.steps[0].chunksDone).toBe(after.body.steps[0].chunksTotal);
     expect(after.body.steps[0].chunksTotal).toBeGreaterThan(0);
@@ -333,6 +333,17 @@ describe('the background migrations page', () => {
     const step2 = page.body.steps[1];
     expect(step2.status).toBe('failed');
     expect(step2.failedReason).toContain('observations');
-    expect(step2.retryCommand).toBe('observatory backfill retry --step 2');
+    expect(step2.retry).toEqual({
+      command: 'observatory backfill retry --step 2',
+      annotation: 'observatory.dev/retry-backfill',
+      value: '2',
+      kubectl: 'kubectl annotate obsvc/NAME observatory.dev/retry-backfill=2 --overwrite',
+    });
+    // The command the page names is the one that clears the failure.
+    const [cmd, ...args] = step2.retry.command.split(' ').slice(1);
+    const retried = await cli([cmd, ...args], { ...base, ...DUAL_ENV });
+    expect(retried.code, retried.stderr).toBe(0);
+    const after = await request(b, 'GET', '/api/ui/migration');
+    expect(after.body.steps[1]).toMatchObject({ failedReason: null, retry: null });
   });
 });

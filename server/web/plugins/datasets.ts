@@ -16,7 +16,6 @@ import {
   jsonParam,
   mapDataset,
   mapDatasetItem,
-  pageMeta,
   SQL,
 } from '../../reads/datasets.ts';
 import { BadRequest } from '../errors.ts';
