@@ -7,6 +7,7 @@
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import { ENV, ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS, S3_ENV, S3_PATTERNS } from '../../server/contract/env.ts';
+import { ANNOTATIONS, API_GROUP, RESOURCE_SHORT_NAME } from '../../server/contract/retries.ts';
 import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
 import { spec as specRules } from './rules.ts';
 import {
@@ -26,23 +27,14 @@ import {
 } from './schema.ts';
 import { podTemplate } from './template.ts';
 
-export const GROUP = 'observatory.dev';
+export const GROUP = API_GROUP;
+export { ANNOTATIONS };
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'ObservabilityService';
 export const PLURAL = 'observabilityservices';
 export const SINGULAR = 'observabilityservice';
-export const SHORT_NAMES = ['obsvc'];
-
-/** Annotations users (kubectl, GitOps) set on the object. */
-export const ANNOTATIONS = {
-  /** `"<generation>"`: approves the cutover of that generation (Manual approval). */
-  approveCutover: `${GROUP}/approve-cutover`,
-  /** `"<step>"` or `"<step>.<n>"`: retries the failed backfill step; a new value is a new request. */
-  retryBackfill: `${GROUP}/retry-backfill`,
-  /** `"<purpose>"` or `"<purpose>.<n>"` (preflight, migrate, rollback, cleanup): retries a failed Job. */
-  retryJob: `${GROUP}/retry-job`,
-} as const;
+export const SHORT_NAMES = [RESOURCE_SHORT_NAME];
 
 export const RELEASES = ['3', '4'] as const;
 export const WRITE_MODES = ['Legacy', 'Dual', 'EventsOnly'] as const;

@@ -4,6 +4,7 @@
  * (a retry annotation with a value not acted on before), which raises the attempt number.
  */
 
+import { annotateCommand } from '../../server/contract/retries.ts';
 import type { ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import { ANNOTATIONS } from '../api/v1alpha1.ts';
 import { type JobPurpose, type JobRequest, jobNameFor, renderJob } from '../render/jobs.ts';
@@ -69,7 +70,7 @@ export function retryRequest(
 /** The exact command that retries, for the Stalled message (the documented retry). */
 export function retryHint(input: StepInput, purpose: JobPurpose, attempt: number): string {
   const { annotation, value } = retryRequest(input.status, purpose, attempt);
-  return `kubectl annotate obsvc/${input.object.metadata.name} ${annotation}=${value} --overwrite`;
+  return annotateCommand(input.object.metadata.name, annotation, value);
 }
 
 /** Creates, watches or reports the Job of the current attempt; waits and stalls go into `out`. */

@@ -8,6 +8,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import { ENV } from '../contract/env.ts';
+import { backfillRetryCommand } from '../contract/retries.ts';
 import type { BackfillStep } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
@@ -137,7 +138,7 @@ export class BackfillManager {
     if (!row)
       return `backfill step ${s.step} is not recorded in background_migrations; run the migrations first`;
     if (row.failed_at) {
-      return `backfill step ${s.step} failed at ${row.failed_at.toISOString()}: ${row.failed_reason}; retry it with \`observatory backfill retry --step ${s.step}\``;
+      return `backfill step ${s.step} failed at ${row.failed_at.toISOString()}: ${row.failed_reason}; retry it with \`${backfillRetryCommand(s.step)}\``;
     }
     if (!behaviourOf(this.#o.settings).writesEventsTables) {
       return `the historic backfill runs only once dual write is active (${ENV.writeMode} is ${this.#o.settings.writeMode}): data written before it would be missing from the events tables`;

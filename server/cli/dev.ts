@@ -114,6 +114,7 @@ export async function run(args: string[]): Promise<number> {
   const exportBlobs = config.exportStorage
     ? s3BlobStore(config.exportStorage)
     : localBlobStore({ dir: join(dataDir, 'blobs', 'exports'), bucket: 'exports', baseUrl: () => url });
+  const coordination = memoryCoordination();
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
     pool,
@@ -124,9 +125,9 @@ export async function run(args: string[]): Promise<number> {
     mediaBlobs,
     exportBlobs,
     localBlobs: localMedia && [localMedia],
+    coordination,
     shuttingDown: () => false,
   });
-  const coordination = memoryCoordination();
   const jobs = startWorkerJobs({
     config,
     pool,

@@ -6,6 +6,7 @@
 import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
+import { redisCoordination } from '../coordination/store.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
@@ -40,6 +41,7 @@ export async function run(_args: string[]): Promise<number> {
   const producers = config.mode.release === '4' ? new ProducerRecorder(stores.pool) : undefined;
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
+  const coordination = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   const app = buildWebApp(
     {
       config,
@@ -51,6 +53,7 @@ export async function run(_args: string[]): Promise<number> {
       producers,
       mediaBlobs,
       exportBlobs,
+      coordination,
       shuttingDown: () => shuttingDown,
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites },
@@ -67,6 +70,7 @@ export async function run(_args: string[]): Promise<number> {
       await producers?.close();
       mediaBlobs?.close();
       exportBlobs?.close();
+      await coordination?.close();
       await stores.close();
     },
   });

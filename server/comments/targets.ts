@@ -12,6 +12,8 @@ export interface TargetStores {
   analytics: ClickHouseClient;
   /** Whether the events tables exist (release 4). */
   hasEvents: boolean;
+  /** False to leave the legacy tables unread (the UI in events_only, whose history is in events). */
+  readLegacy?: boolean;
 }
 
 /** One probe per table; `{id}` is the object id, `{projectId}` the caller's project. */
@@ -61,6 +63,7 @@ export async function targetExists(
     }
   }
   const probe = PROBES[objectType];
-  if (await anyRow(stores.analytics, probe.legacy, projectId, objectId)) return true;
+  if (stores.readLegacy !== false && (await anyRow(stores.analytics, probe.legacy, projectId, objectId)))
+    return true;
   return stores.hasEvents && anyRow(stores.analytics, probe.events, projectId, objectId);
 }

@@ -376,6 +376,15 @@ export function buildTracesByIds(projectId: string, ids: string[]): Query {
   };
 }
 
+/** The outputs of traces, by id (a dataset run's results in the version 3 experience). */
+export function buildTraceOutputs(projectId: string, ids: string[]): Query {
+  const p = new Params();
+  return {
+    sql: `SELECT id, output FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id IN ${p.strs(ids)}`,
+    params: p.values,
+  };
+}
+
 export interface DailyMetricsRequest {
   projectId: string;
   traceName?: string | undefined;

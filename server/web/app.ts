@@ -27,6 +27,8 @@ import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
 import { uiAuthPlugin } from './plugins/ui-auth.ts';
+import { uiDatasetsPlugin } from './plugins/ui-datasets.ts';
+import { uiLegacyTracesPlugin } from './plugins/ui-legacy-traces.ts';
 import { uiListsPlugin } from './plugins/ui-lists.ts';
 import { uiPreferencesPlugin } from './plugins/ui-preferences.ts';
 import { uiProjectsPlugin } from './plugins/ui-projects.ts';
@@ -57,6 +59,8 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.register(uiAuthPlugin, { ctx });
   app.register(uiProjectsPlugin, { ctx });
   app.register(uiTracesPlugin, { ctx });
+  app.register(uiLegacyTracesPlugin, { ctx });
+  app.register(uiDatasetsPlugin, { ctx });
   app.register(uiListsPlugin, { ctx });
   app.register(uiPreferencesPlugin, { ctx });
   // Presigned URLs of the local blob stores carry their own signature instead of an API key.

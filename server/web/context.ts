@@ -6,6 +6,7 @@ import type { LocalBlobStore } from '../blobs/local.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import type { ProducerPath } from '../contract/worker-api.ts';
+import type { Coordination } from '../coordination/store.ts';
 import type { EntityLocks } from '../ingestion/entity-locks.ts';
 import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
@@ -28,6 +29,8 @@ export interface WebContext {
   exportBlobs?: BlobStore | undefined;
   /** Local blob stores whose signed URLs this process serves itself (`observatory dev`). */
   localBlobs?: LocalBlobStore[] | undefined;
+  /** The worker's coordination store (Redis), read for the propagation report; absent without REDIS_URL. */
+  coordination?: Coordination | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }

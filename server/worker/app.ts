@@ -18,8 +18,7 @@ import {
 } from '../contract/worker-api.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { producersSince } from '../producers/recorder.ts';
-import { evaluatePropagation } from './propagation/health.ts';
-import { readRecord } from './propagation/job.ts';
+import { propagationReport } from './propagation/report.ts';
 
 export interface WorkerHttpContext {
   /** Backfill chain progress, for `GET /api/backfill`. */
@@ -69,18 +68,10 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
     const checks = await dependencyChecks(ctx);
     let eventPropagation: HealthResponse['eventPropagation'];
     if (req.query[STUCK_PROBE_QUERY] === 'true') {
-      eventPropagation = evaluatePropagation({
+      eventPropagation = await propagationReport(ctx.coordination, {
         enabled: ctx.propagationEnabled,
-        now: Date.now(),
         processStartedAt: ctx.processStartedAt,
         thresholdMinutes: ctx.thresholdMinutes,
-        record: await withTimeout(readRecord(ctx.coordination), 'redis').catch(() => ({
-          lastRunStartedAt: null,
-          lastSuccessAt: null,
-          lastProcessedPartition: null,
-          idle: false,
-          lastError: 'propagation state unreadable',
-        })),
       });
     }
     const failing = checks.filter((c) => !c.ok);

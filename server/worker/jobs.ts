@@ -16,6 +16,7 @@ import type { Coordination } from '../coordination/store.ts';
 import { runExportPass } from '../exports/job.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
+import { propagationWatched } from './propagation/report.ts';
 
 export interface WorkerJobsOptions {
   config: ServiceConfig;
@@ -109,7 +110,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
 
   return {
     propagationEnabled,
-    propagationWatched: propagationEnabled && behaviourOf(o.config.mode).writesStaging,
+    propagationWatched: o.schemaKnown && propagationWatched(o.config.mode),
     backfill,
     beginShutdown() {
       shuttingDown = true;

@@ -40,17 +40,17 @@ const SIZES = (process.env['BENCH_READ_SIZES'] ?? '1000000')
   .map(Number)
   .concat(process.argv.includes('--reads-10m') ? [10_000_000] : []);
 /** Projects and their share of the traces, in tenths. */
-const PROJECT_SHARES = [7, 2, 1];
+export const PROJECT_SHARES = [7, 2, 1];
 /** As the web reads: numbers as JSON numbers. */
 const READ_SETTINGS = {
   output_format_json_quote_64bit_integers: 0,
   output_format_json_quote_decimals: 0,
 } as const;
 const ITERATIONS = Number(process.env['BENCH_READ_ITERATIONS'] ?? 200);
-const SPANS_PER_TRACE = 5;
-const START = '2026-06-01 00:00:00';
+export const SPANS_PER_TRACE = 5;
+export const START = '2026-06-01 00:00:00';
 /** Seconds between events: spreads the data over about four months. */
-const stepFor = (events: number) => Math.max(1, Math.floor((120 * 86_400) / events));
+export const stepFor = (events: number) => Math.max(1, Math.floor((120 * 86_400) / events));
 
 /** `project` of a trace number: the first projects take most traces (shares in tenths). */
 function projectExpression(projects: string[]): string {
@@ -62,7 +62,8 @@ function projectExpression(projects: string[]): string {
   return `multiIf(${arms.join(', ')}, {p${projects.length - 1}:String})`;
 }
 
-async function generate(ch: ClickHouseClient, projects: string[], events: number): Promise<void> {
+/** Events of `projects` in events_full: roots every SPANS_PER_TRACE, a rare `topicN` token in inputs. */
+export async function generate(ch: ClickHouseClient, projects: string[], events: number): Promise<void> {
   const step = stepFor(events);
   // One INSERT ... SELECT from numbers(): the events_core view fills the table the API reads.
   await ch.command({
@@ -91,8 +92,9 @@ export async function benchReads(): Promise<void> {
   for (const events of SIZES) await benchReadsAt(events);
 }
 
-async function benchReadsAt(events: number): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'obs-bench-reads-'));
+/** A web in events_only on a fresh store holding `events` generated events of three projects. */
+export async function openReadBench(name: string, events: number) {
+  const dir = mkdtempSync(join(tmpdir(), `obs-bench-${name}-`));
   const pgf = await startPostgres();
   const url = `chdb://${dir}`;
   const ch = createAnalyticsClient({ url });
@@ -111,11 +113,19 @@ async function benchReadsAt(events: number): Promise<void> {
     keys: new KeyVerifier(pool),
     shuttingDown: () => false,
   });
+  const close = async () => {
+    await app.close();
+    await ch.close();
+    await pool.end();
+    await pgf.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
     await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-    const projects = await Promise.all(PROJECT_SHARES.map((_, i) => createProject(pool, `bench-reads-${i}`)));
-    const project = projects[0]!;
+    const projects = await Promise.all(
+      PROJECT_SHARES.map((_, i) => createProject(pool, `bench-${name}-${i}`)),
+    );
     const genStart = performance.now();
     await generate(
       ch,
@@ -123,6 +133,17 @@ async function benchReadsAt(events: number): Promise<void> {
       events,
     );
     const genSeconds = (performance.now() - genStart) / 1000;
+    return { app, ch, pool, projects, genSeconds, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function benchReadsAt(events: number): Promise<void> {
+  const { app, ch, projects, genSeconds, close } = await openReadBench('reads', events);
+  try {
+    const project = projects[0]!;
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
     const traces = Math.floor(events / SPANS_PER_TRACE);
@@ -243,10 +264,6 @@ async function benchReadsAt(events: number): Promise<void> {
       line('  ratio web / store', `p50 ${(w50 / s50).toFixed(2)}, p99 ${(w99 / s99).toFixed(2)}`);
     }
   } finally {
-    await app.close();
-    await ch.close();
-    await pool.end();
-    await pgf.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }

@@ -6,11 +6,12 @@
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies past the 3-minute staging window (grace + processing); propagation-lag.ts measures
  *      the whole lag end to end.
- *   3. Ingestion (ingestion.ts), the operator (operator.ts), reads (reads.ts) and exports
+ *   3. Ingestion (ingestion.ts), the operator (operator.ts), reads (reads.ts), the UI's observations
+ *      page against API v2 (ui.ts) and exports
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `reads`,
- * `exports`, `operator`, `propagation-lag`); none runs them all.
+ * `exports`, `ui`, `operator`, `propagation-lag`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +37,7 @@ import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
 import { line } from './report.ts';
+import { benchUi } from './ui.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
 const FIGURES = [
@@ -44,6 +46,7 @@ const FIGURES = [
   'ingestion',
   'reads',
   'exports',
+  'ui',
   'operator',
   'propagation-lag',
 ];
@@ -142,6 +145,7 @@ if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
 if (selected('reads')) await benchReads();
+if (selected('ui')) await benchUi();
 if (selected('exports')) await benchExports();
 if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();

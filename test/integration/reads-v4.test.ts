@@ -7,12 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
-import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { setLangfuseTracerProvider } from '@langfuse/tracing';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildObservationList } from '../../server/reads/observations.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -493,74 +491,68 @@ describe('metrics v2', () => {
 
 describe('experiments', () => {
   it('lists the experiment and items the SDK experiment runner wrote', async () => {
-    const processor = new LangfuseSpanProcessor({
-      publicKey: project.publicKey,
-      secretKey: project.secretKey,
-      baseUrl: web.url,
-      exportMode: 'immediate',
-      mediaUploadEnabled: false,
+    // The experiment runner's propagated attributes rely on the registered context manager.
+    const result = await withSdkTracer(
+      project,
+      web.url,
+      async () => {
+        await lf.api.datasets.create({ name: 'capitals' });
+        await lf.dataset.createItem({
+          datasetName: 'capitals',
+          id: 'fr',
+          input: 'France',
+          expectedOutput: 'Paris',
+        });
+        await lf.dataset.createItem({
+          datasetName: 'capitals',
+          id: 'de',
+          input: 'Germany',
+          expectedOutput: 'Berlin',
+        });
+        const dataset = await lf.dataset.get('capitals');
+        return dataset.runExperiment({
+          name: 'capital-quiz',
+          runName: 'quiz-run-1',
+          description: 'capitals of Europe',
+          task: async (item) => (item.input === 'France' ? 'Paris' : 'Bonn'),
+          evaluators: [
+            async ({ output, expectedOutput }) => ({
+              name: 'exact',
+              value: output === expectedOutput ? 1 : 0,
+            }),
+          ],
+        });
+      },
+      { exportMode: 'immediate' },
+    );
+    expect(result.itemResults).toHaveLength(2);
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const experiments = await lf.api.experiments.list({ fromStartTime: from, fields: 'core,metadata' });
+    expect(experiments.data).toHaveLength(1);
+    const exp = experiments.data[0]!;
+    expect(exp).toMatchObject({
+      id: result.experimentId,
+      name: 'quiz-run-1',
+      description: 'capitals of Europe',
+      itemCount: 2,
     });
-    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-    // register() installs the context manager the runner's propagated attributes rely on.
-    provider.register();
-    setLangfuseTracerProvider(provider);
-    try {
-      await lf.api.datasets.create({ name: 'capitals' });
-      await lf.dataset.createItem({
-        datasetName: 'capitals',
-        id: 'fr',
-        input: 'France',
-        expectedOutput: 'Paris',
-      });
-      await lf.dataset.createItem({
-        datasetName: 'capitals',
-        id: 'de',
-        input: 'Germany',
-        expectedOutput: 'Berlin',
-      });
-      const dataset = await lf.dataset.get('capitals');
-      const result = await dataset.runExperiment({
-        name: 'capital-quiz',
-        runName: 'quiz-run-1',
-        description: 'capitals of Europe',
-        task: async (item) => (item.input === 'France' ? 'Paris' : 'Bonn'),
-        evaluators: [
-          async ({ output, expectedOutput }) => ({ name: 'exact', value: output === expectedOutput ? 1 : 0 }),
-        ],
-      });
-      await processor.forceFlush();
-      expect(result.itemResults).toHaveLength(2);
-      const from = new Date(Date.now() - 3_600_000).toISOString();
-      const experiments = await lf.api.experiments.list({ fromStartTime: from, fields: 'core,metadata' });
-      expect(experiments.data).toHaveLength(1);
-      const exp = experiments.data[0]!;
-      expect(exp).toMatchObject({
-        id: result.experimentId,
-        name: 'quiz-run-1',
-        description: 'capitals of Europe',
-        itemCount: 2,
-      });
-      const ds = await lf.api.datasets.get('capitals');
-      expect(exp.datasetId).toBe(ds.id);
-      const items = await lf.api.experiments.listItems({
-        fromStartTime: from,
-        experimentId: exp.id,
-        fields: 'core,dataset,io,scores',
-      });
-      expect(items.data.map((i) => i.experimentItemId).sort()).toEqual(['de', 'fr']);
-      const fr = items.data.find((i) => i.experimentItemId === 'fr')!;
-      expect(fr).toMatchObject({
-        experimentId: exp.id,
-        experimentDatasetId: ds.id,
-        output: 'Paris',
-        input: 'France',
-      });
-      expect(fr.expectedOutput).toBe('Paris');
-      expect(fr.scores?.map((s) => [s.name, s.value])).toEqual([['exact', 1]]);
-    } finally {
-      await provider.shutdown();
-      setLangfuseTracerProvider(null);
-    }
+    const ds = await lf.api.datasets.get('capitals');
+    expect(exp.datasetId).toBe(ds.id);
+    const items = await lf.api.experiments.listItems({
+      fromStartTime: from,
+      experimentId: exp.id,
+      fields: 'core,dataset,io,scores',
+    });
+    expect(items.data.map((i) => i.experimentItemId).sort()).toEqual(['de', 'fr']);
+    const fr = items.data.find((i) => i.experimentItemId === 'fr')!;
+    expect(fr).toMatchObject({
+      experimentId: exp.id,
+      experimentDatasetId: ds.id,
+      output: 'Paris',
+      input: 'France',
+    });
+    expect(fr.expectedOutput).toBe('Paris');
+    expect(fr.scores?.map((s) => [s.name, s.value])).toEqual([['exact', 1]]);
   });
 });
 

@@ -5,11 +5,10 @@
  * project; they answer 404 where the version 4 read path is not served. The migration page is
  * compared with what `observatory backfill run` records while it runs the chain's first step.
  */
-import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { propagateAttributes, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -49,16 +48,7 @@ const sent: SentObservation[] = [];
 const T0 = Date.now() - 20 * 60_000;
 
 async function sendTraces(p: Project, count: number, offset: number) {
-  const processor = new LangfuseSpanProcessor({
-    publicKey: p.publicKey,
-    secretKey: p.secretKey,
-    baseUrl: web.url,
-    mediaUploadEnabled: false,
-  });
-  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-  provider.register();
-  setLangfuseTracerProvider(provider);
-  try {
+  await withSdkTracer(p, web.url, () => {
     for (let i = 0; i < count; i++) {
       const userId = `user-${i % 3}`;
       const sessionId = `session-${i % 5}`;
@@ -84,11 +74,7 @@ async function sendTraces(p: Project, count: number, offset: number) {
         sent.push({ ...common, startMs: startMs + 10, tokens, cost });
       });
     }
-    await processor.forceFlush();
-  } finally {
-    await provider.shutdown();
-    setLangfuseTracerProvider(null);
-  }
+  });
 }
 
 /** The rows a list should show, computed from what was sent, newest last-seen first. */
@@ -328,7 +314,7 @@ describe('the background migrations page', () => {
     const after = await request(b, 'GET', '/api/ui/migration');
     const status = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL_ENV });
     const recorded = (JSON.parse(status.stdout) as { steps: Row[] }).steps;
-    expect(after.body.steps).toEqual(recorded.map((s) => ({ ...s, retryCommand: null })));
+    expect(after.body.steps).toEqual(recorded.map((s) => ({ ...s, retry: null })));
     expect(after.body.steps[0]).toMatchObject({ status: 'finished', failedReason: null });
     expect(after.body.steps[0].chunksDone).toBe(after.body.steps[0].chunksTotal);
     expect(after.body.steps[0].chunksTotal).toBeGreaterThan(0);
@@ -347,6 +333,17 @@ describe('the background migrations page', () => {
     const step2 = page.body.steps[1];
     expect(step2.status).toBe('failed');
     expect(step2.failedReason).toContain('observations');
-    expect(step2.retryCommand).toBe('observatory backfill retry --step 2');
+    expect(step2.retry).toEqual({
+      command: 'observatory backfill retry --step 2',
+      annotation: 'observatory.dev/retry-backfill',
+      value: '2',
+      kubectl: 'kubectl annotate obsvc/NAME observatory.dev/retry-backfill=2 --overwrite',
+    });
+    // The command the page names is the one that clears the failure.
+    const [cmd, ...args] = step2.retry.command.split(' ').slice(1);
+    const retried = await cli([cmd, ...args], { ...base, ...DUAL_ENV });
+    expect(retried.code, retried.stderr).toBe(0);
+    const after = await request(b, 'GET', '/api/ui/migration');
+    expect(after.body.steps[1]).toMatchObject({ failedReason: null, retry: null });
   });
 });

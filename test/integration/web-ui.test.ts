@@ -9,13 +9,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { propagateAttributes, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt, UI_DIST } from '../../scripts/build-ui.ts';
 import { type ColumnKind, parseFilterText } from '../../server/ui/src/filter-syntax.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -67,17 +66,7 @@ const TRACES = 24;
 const T0 = Date.now() - 30 * 60_000;
 
 async function sendTraces(p: Project) {
-  const processor = new LangfuseSpanProcessor({
-    publicKey: p.publicKey,
-    secretKey: p.secretKey,
-    baseUrl: web.url,
-    mediaUploadEnabled: false,
-  });
-  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-  // The context manager carries propagateAttributes (user, session, tags) to the spans.
-  provider.register();
-  setLangfuseTracerProvider(provider);
-  try {
+  await withSdkTracer(p, web.url, () => {
     for (let i = 0; i < TRACES; i++) {
       const s = {
         name: `request-${i}`,
@@ -112,11 +101,7 @@ async function sendTraces(p: Project) {
         sent.push({ ...s, traceId: root.traceId, rootId: root.id, genId: gen.id });
       });
     }
-    await processor.forceFlush();
-  } finally {
-    await provider.shutdown();
-    setLangfuseTracerProvider(null);
-  }
+  });
 }
 
 async function createUser(email: string, args: string[]) {

@@ -65,6 +65,8 @@ describe('table formatting', () => {
     ['/project/p%201/sessions', { page: 'sessions', projectId: 'p 1' }],
     ['/project/abc/users/', { page: 'users', projectId: 'abc' }],
     ['/migration', { page: 'migration' }],
+    ['/project/abc/datasets', { page: 'datasets', projectId: 'abc' }],
+    ['/project/abc/datasets/d%2F1', { page: 'dataset', projectId: 'abc', datasetId: 'd/1' }],
     ['/project/abc/sessions/x', { page: 'notFound' }],
     ['/elsewhere', { page: 'notFound' }],
   ])('route %s', (path, route) => expect(routeOf(path)).toEqual(route));

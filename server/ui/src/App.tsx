@@ -1,6 +1,7 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
@@ -61,7 +62,7 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['observations', 'sessions', 'users'] as const).map((p) => (
+            {(['observations', 'sessions', 'users', 'datasets'] as const).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -104,7 +105,15 @@ export function App() {
       {route.page === 'observations' && (
         <Observations projectId={route.projectId} deployment={session.deployment} />
       )}
-      {route.page === 'trace' && <Trace projectId={route.projectId} traceId={route.traceId} />}
+      {route.page === 'trace' && (
+        <Trace
+          projectId={route.projectId}
+          traceId={route.traceId}
+          readPath={session.deployment.readPath.path}
+        />
+      )}
+      {route.page === 'datasets' && <Datasets projectId={route.projectId} />}
+      {route.page === 'dataset' && <DatasetView projectId={route.projectId} datasetId={route.datasetId} />}
       {(route.page === 'sessions' || route.page === 'users') && (
         <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
       )}

@@ -124,7 +124,31 @@ export interface BackfillStepView {
   failedAt: string | null;
   failedReason: string | null;
   lockedBy: string | null;
-  retryCommand: string | null;
+  retry: { command: string; annotation: string; value: string; kubectl: string } | null;
+}
+
+export interface PropagationView {
+  enabled: boolean;
+  stuck: boolean;
+  idle: boolean;
+  lastSuccessAt: string | null;
+  secondsSinceLastSuccess: number | null;
+  lastProcessedPartition: string | null;
+  propagationDelaySeconds: number | null;
+  thresholdSeconds: number;
+  lastError: string | null;
+}
+
+export interface ProducerView {
+  projectId: string;
+  publicKey: string;
+  sdkName: string;
+  sdkVersion: string;
+  path: string;
+  consequence: 'refused' | 'loses-propagation';
+  lastSeen: string;
+  requests: number;
+  advice: string;
 }
 
 export interface MigrationInfo {
@@ -133,6 +157,51 @@ export interface MigrationInfo {
   allowPreviewOptIn: boolean;
   backfillMayRun: boolean;
   steps: BackfillStepView[];
+  propagation: PropagationView | null;
+  producers: { since: string; window: string; data: ProducerView[] } | null;
+}
+
+export interface Dataset {
+  id: string;
+  name: string;
+  description: string | null;
+  createdAt?: string;
+}
+
+export interface DatasetItem {
+  id: string;
+  status: string;
+  input: unknown;
+  expectedOutput: unknown;
+  metadata: unknown;
+  createdAt: string;
+}
+
+export interface DatasetRun {
+  id: string;
+  name: string;
+  description: string | null;
+  createdAt: string | null;
+  itemCount: number | null;
+}
+
+export interface NumberedPage<T> {
+  data: T[];
+  meta: { page: number; limit: number; totalItems: number; totalPages: number };
+}
+
+export interface RunResult {
+  runId: string;
+  itemId: string;
+  traceId: string;
+  output: string | null;
+  scores: Score[];
+}
+
+export interface RunComparison {
+  runs: DatasetRun[];
+  rows: { item: DatasetItem; results: (RunResult | null)[] }[];
+  means: Record<string, number>[];
 }
 
 export interface Page<T> {
@@ -152,6 +221,13 @@ let csrfToken = '';
 export const setCsrfToken = (t: string) => {
   csrfToken = t;
 };
+
+const queryString = (query: Record<string, string | undefined>) => {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
+  return qs.toString();
+};
+const projectPath = (id: string) => `/api/ui/projects/${encodeURIComponent(id)}`;
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
@@ -177,27 +253,36 @@ export const api = {
     call<SessionInfo>('POST', '/api/ui/auth/login', { email, password }),
   logout: () => call<{ ok: boolean }>('POST', '/api/ui/auth/logout'),
   projects: () => call<{ data: Project[] }>('GET', '/api/ui/projects'),
-  project: (id: string) => call<ProjectInfo>('GET', `/api/ui/projects/${encodeURIComponent(id)}`),
-  observations: (id: string, query: Record<string, string | undefined>) => {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
-    return call<Page<ObservationRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/observations?${qs}`);
-  },
-  groupings: (id: string, grouping: 'sessions' | 'users', query: Record<string, string | undefined>) => {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
-    return call<Page<GroupingRow>>('GET', `/api/ui/projects/${encodeURIComponent(id)}/${grouping}?${qs}`);
-  },
+  project: (id: string) => call<ProjectInfo>('GET', projectPath(id)),
+  observations: (id: string, query: Record<string, string | undefined>) =>
+    call<Page<ObservationRow>>('GET', `${projectPath(id)}/observations?${queryString(query)}`),
+  legacyTraces: (id: string, query: Record<string, string | undefined>) =>
+    call<NumberedPage<ObservationRow>>('GET', `${projectPath(id)}/legacy/traces?${queryString(query)}`),
+  groupings: (id: string, grouping: 'sessions' | 'users', query: Record<string, string | undefined>) =>
+    call<Page<GroupingRow>>('GET', `${projectPath(id)}/${grouping}?${queryString(query)}`),
+  datasets: (id: string, page: number) =>
+    call<NumberedPage<Dataset>>('GET', `${projectPath(id)}/datasets?page=${page}`),
+  dataset: (id: string, datasetId: string, page: number) =>
+    call<{ dataset: Dataset; items: NumberedPage<DatasetItem>; runs: DatasetRun[] }>(
+      'GET',
+      `${projectPath(id)}/datasets/${encodeURIComponent(datasetId)}?page=${page}`,
+    ),
+  compareRuns: (id: string, datasetId: string, runs: string[]) =>
+    call<RunComparison>(
+      'GET',
+      `${projectPath(id)}/datasets/${encodeURIComponent(datasetId)}/compare?${queryString({ runs: runs.join(',') })}`,
+    ),
   setV4Preview: (enabled: boolean) =>
     call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
   migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
-  trace: (id: string, traceId: string) =>
+  /** A trace on the user's read path: the events tables (v4) or the legacy tables (v3). */
+  trace: (id: string, traceId: string, path: 'v3' | 'v4') =>
     call<TraceDetail>(
       'GET',
-      `/api/ui/projects/${encodeURIComponent(id)}/traces/${encodeURIComponent(traceId)}`,
+      `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
     ),
   addScore: (id: string, score: Record<string, unknown>) =>
-    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/scores`, score),
+    call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),
   addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>
-    call<{ id: string }>('POST', `/api/ui/projects/${encodeURIComponent(id)}/comments`, comment),
+    call<{ id: string }>('POST', `${projectPath(id)}/comments`, comment),
 };

@@ -6,7 +6,8 @@ export type Route =
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
-  | { page: 'sessions' | 'users'; projectId: string }
+  | { page: 'sessions' | 'users' | 'datasets'; projectId: string }
+  | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'migration' }
   | { page: 'notFound' };
 
@@ -14,8 +15,11 @@ export function routeOf(pathname: string): Route {
   if (pathname === '/login') return { page: 'login' };
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
   if (pathname === '/migration') return { page: 'migration' };
-  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users)\/?$/);
-  if (g) return { page: g[2] as 'sessions' | 'users', projectId: decodeURIComponent(g[1]!) };
+  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets)\/?$/);
+  if (g) return { page: g[2] as 'sessions' | 'users' | 'datasets', projectId: decodeURIComponent(g[1]!) };
+  const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);
+  if (d)
+    return { page: 'dataset', projectId: decodeURIComponent(d[1]!), datasetId: decodeURIComponent(d[2]!) };
   const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
   if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
   const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { findDatasetByName, listDatasetItems, listDatasets } from '../../datasets/store.ts';
 import {
   type DatasetItemRow,
   type DatasetRow,
@@ -15,7 +16,6 @@ import {
   jsonParam,
   mapDataset,
   mapDatasetItem,
-  pageMeta,
   SQL,
 } from '../../reads/datasets.ts';
 import { BadRequest } from '../errors.ts';
@@ -84,8 +84,7 @@ const meta = z.object({
 
 export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', modeGate(ctx));
-  const findDataset = async (projectId: string, name: string) =>
-    (await ctx.pool.query<DatasetRow>(SQL.datasetByName, [projectId, name])).rows[0];
+  const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
 
   const upsertDataset = async (projectId: string, b: z.infer<typeof createDataset>) => {
     const { rows } = await ctx.pool.query<DatasetRow>(SQL.upsertDataset, [
@@ -98,14 +97,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       jsonParam(b.expectedOutputSchema),
     ]);
     return mapDataset(rows[0]!);
-  };
-
-  const listDatasets = async (projectId: string, page: number, limit: number) => {
-    const [list, count] = await Promise.all([
-      ctx.pool.query<DatasetRow>(SQL.listDatasets, [projectId, limit, (page - 1) * limit]),
-      ctx.pool.query<{ n: number }>(SQL.countDatasets, [projectId]),
-    ]);
-    return { data: list.rows.map(mapDataset), meta: pageMeta(page, limit, count.rows[0]!.n) };
   };
 
   for (const url of ['/api/public/v2/datasets', '/api/public/datasets']) {
@@ -131,7 +122,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         query: pageQuery,
         response: z.object({ data: z.array(dataset), meta }),
       },
-      async ({ query, req }) => listDatasets(req.principal.projectId, query.page, query.limit),
+      async ({ query, req }) => listDatasets(ctx.pool, req.principal.projectId, query.page, query.limit),
     );
   }
 
@@ -245,21 +236,17 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         if (!ds) return reply.code(404).send({ message: `Dataset ${query.datasetName} not found` });
         datasetId = ds.id;
       }
-      const { list, count } = itemListQueries(
+      return listDatasetItems(
+        ctx.pool,
         {
           projectId,
           datasetId,
           sourceTraceId: query.sourceTraceId,
           sourceObservationId: query.sourceObservationId,
         },
+        query.page,
         query.limit,
-        (query.page - 1) * query.limit,
       );
-      const [rows, n] = await Promise.all([
-        ctx.pool.query<DatasetItemRow>(list.text, list.values),
-        ctx.pool.query<{ n: number }>(count.text, count.values),
-      ]);
-      return { data: rows.rows.map(mapDatasetItem), meta: pageMeta(query.page, query.limit, n.rows[0]!.n) };
     },
   );
 

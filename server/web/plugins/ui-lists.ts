@@ -1,16 +1,24 @@
 /**
  * The web UI's sessions and users lists (`/api/ui/projects/:projectId/sessions|users`, members),
  * derived from `events_core` and so gated like the observations table on the version 4 read path,
- * and the background migrations page (`/api/ui/migration`, owners): the write mode and the
- * historic backfill's steps as the worker and `observatory backfill` record them. Read-only.
+ * and the background migrations page (`/api/ui/migration`, owners): the write mode, the
+ * historic backfill's steps as the worker and `observatory backfill` record them with the command
+ * and the operator annotation that retry a failed one, the propagation report the worker's stuck
+ * probe gives the operator, and the producers `events_only` would refuse or change. Read-only.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BackfillManager } from '../../backfill/manager.ts';
+import { parseDuration } from '../../contract/duration.ts';
+import { ANNOTATIONS, annotateCommand, backfillRetryCommand } from '../../contract/retries.ts';
+import { DEFAULT_PRODUCERS_SINCE } from '../../contract/worker-api.ts';
 import { behaviourOf } from '../../contract/write-modes.ts';
+import { upgradeAdvice } from '../../producers/advice.ts';
+import { producersSince } from '../../producers/recorder.ts';
 import { buildGroupingList, type Grouping, groupingCursor, mapGroupingRow } from '../../reads/groupings.ts';
 import { dialectOf } from '../../runtime/schema.ts';
 import { projectsOf } from '../../users/store.ts';
+import { propagationReport, propagationWatched } from '../../worker/propagation/report.ts';
 import { Forbidden } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
@@ -27,6 +35,9 @@ const listQuery = z.object({
 });
 
 export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  // The web does not know when the worker started: a propagation that never completed a run is
+  // judged from this process's start, as the worker judges it from its own.
+  const startedAt = Date.now();
   requireUiSession(app, ctx);
   app.addHook('onRequest', modeGate(ctx));
 
@@ -75,7 +86,19 @@ export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         settings: mode,
         workerId: 'web',
       });
-      const steps = await manager.status();
+      const [steps, propagation, producers] = await Promise.all([
+        manager.status(),
+        ctx.coordination
+          ? propagationReport(ctx.coordination, {
+              enabled: propagationWatched(mode),
+              processStartedAt: startedAt,
+              thresholdMinutes: ctx.config.propagationStuckThresholdMinutes,
+            })
+          : null,
+        mode.release === '4'
+          ? producersSince(ctx.pool, new Date(Date.now() - parseDuration(DEFAULT_PRODUCERS_SINCE)!))
+          : null,
+      ]);
       return {
         release: mode.release,
         writeMode: mode.writeMode,
@@ -83,8 +106,22 @@ export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         backfillMayRun: behaviourOf(mode).backfillMayRun,
         steps: steps.map((s) => ({
           ...s,
-          retryCommand: s.status === 'failed' ? `observatory backfill retry --step ${s.step}` : null,
+          retry:
+            s.status === 'failed'
+              ? {
+                  command: backfillRetryCommand(s.step),
+                  annotation: ANNOTATIONS.retryBackfill,
+                  value: String(s.step),
+                  kubectl: annotateCommand('NAME', ANNOTATIONS.retryBackfill, String(s.step)),
+                }
+              : null,
         })),
+        propagation,
+        producers: producers && {
+          since: producers.since,
+          window: DEFAULT_PRODUCERS_SINCE,
+          data: producers.producers.map((p) => ({ ...p, advice: upgradeAdvice(p) })),
+        },
       };
     },
   );

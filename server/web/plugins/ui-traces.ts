@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { createCommentRequest } from '../../comments/rules.ts';
 import { createComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
+import { behaviourOf } from '../../contract/write-modes.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { zipMetadata } from '../../reads/sql.ts';
@@ -31,6 +32,28 @@ const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
 const TRACE_LIMIT = 1000;
 
 const projectParams = z.object({ projectId: z.string().min(1) });
+
+/** The comments on a trace and on its observations, for the trace view. */
+export async function traceComments(
+  ctx: PluginOptions['ctx'],
+  projectId: string,
+  traceId: string,
+  observations: { id: string }[],
+) {
+  const comments = await listComments(
+    ctx.pool,
+    projectId,
+    {
+      targets: [
+        { objectType: 'TRACE', objectId: traceId },
+        ...observations.map((o) => ({ objectType: 'OBSERVATION' as const, objectId: o.id })),
+      ],
+    },
+    500,
+    0,
+  );
+  return comments.data;
+}
 
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   requireUiSession(app, ctx);
@@ -72,22 +95,10 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
         };
       });
-      const comments = await listComments(
-        ctx.pool,
-        projectId,
-        {
-          targets: [
-            { objectType: 'TRACE', objectId: params.traceId },
-            ...observations.map((o) => ({ objectType: 'OBSERVATION' as const, objectId: String(o.id) })),
-          ],
-        },
-        500,
-        0,
-      );
       return {
         traceId: params.traceId,
         observations,
-        comments: comments.data,
+        comments: await traceComments(ctx, projectId, params.traceId, observations),
         truncated: page.cursor !== undefined,
       };
     },
@@ -130,7 +141,12 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     async ({ params, body, req }) => {
       const access = await projectAccess(ctx, req, params.projectId);
       if (!canWrite(access.role)) throw new Forbidden('viewers cannot add comments');
-      const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
+      const stores = {
+        pool: ctx.pool,
+        analytics: ctx.analytics,
+        hasEvents: ctx.config.mode.release === '4',
+        readLegacy: behaviourOf(ctx.config.mode).servesLegacyEndpoints,
+      };
       if (!(await targetExists(stores, access.id, body))) {
         throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
       }

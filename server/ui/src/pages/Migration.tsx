@@ -1,11 +1,12 @@
 /**
- * The background migrations page (owners): the write mode and the five historic backfill steps as
- * the worker or `observatory backfill` records them, refreshed every few seconds while it runs.
- * Read-only: a failed step names the command that retries it.
+ * The background migrations page (owners): the write mode, the five historic backfill steps as
+ * the worker or `observatory backfill` records them, the propagation's health and lag, and the
+ * producers `events_only` would refuse or change, refreshed every few seconds. Read-only: a failed
+ * step names the command and the operator annotation that retry it.
  */
 import { useEffect, useState } from 'react';
-import { api, type MigrationInfo } from '../api.ts';
-import { formatTime } from '../format.ts';
+import { api, type MigrationInfo, type PropagationView } from '../api.ts';
+import { formatLatency, formatTime } from '../format.ts';
 
 const REFRESH_MS = 5000;
 
@@ -72,10 +73,12 @@ export function Migration() {
                 {s.failedReason && (
                   <>
                     {formatTime(s.failedAt)}: {s.failedReason}
-                    {s.retryCommand && (
+                    {s.retry && (
                       <>
                         {' '}
-                        · retry with <code>{s.retryCommand}</code>
+                        · retry with <code>{s.retry.command}</code>, or on Kubernetes{' '}
+                        <code>{s.retry.kubectl}</code> (NAME: the ObservabilityService; a value used before
+                        needs a new one, e.g. {s.retry.value}.2)
                       </>
                     )}
                   </>
@@ -85,6 +88,79 @@ export function Migration() {
           ))}
         </tbody>
       </table>
+      <h2>Propagation</h2>
+      <Propagation p={info.propagation} />
+      <h2>Producers</h2>
+      {!info.producers ? (
+        <p className="muted">Release 3 records no producers.</p>
+      ) : info.producers.data.length === 0 ? (
+        <p>No producer events_only would refuse or change in the past {info.producers.window}.</p>
+      ) : (
+        <table className="grid">
+          <thead>
+            <tr>
+              <th>Key</th>
+              <th>SDK</th>
+              <th>Path</th>
+              <th>In events_only</th>
+              <th>Requests</th>
+              <th>Last seen</th>
+              <th>What to upgrade</th>
+            </tr>
+          </thead>
+          <tbody>
+            {info.producers.data.map((p) => (
+              <tr key={`${p.publicKey}/${p.sdkName}/${p.sdkVersion}/${p.path}`}>
+                <td>
+                  <code>{p.publicKey}</code>
+                </td>
+                <td>
+                  {p.sdkName} {p.sdkVersion}
+                </td>
+                <td>{p.path}</td>
+                <td className={p.consequence === 'refused' ? 'error' : ''}>{p.consequence}</td>
+                <td className="num">{p.requests}</td>
+                <td>{formatTime(p.lastSeen)}</td>
+                <td>{p.advice}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </main>
+  );
+}
+
+function Propagation({ p }: { p: PropagationView | null }) {
+  if (!p) return <p className="muted">The web has no REDIS_URL, so it cannot read the propagation state.</p>;
+  if (!p.enabled) return <p>This write mode stages nothing: there is no propagation to watch.</p>;
+  return (
+    <dl>
+      <dt>Health</dt>
+      <dd className={p.stuck ? 'error' : ''}>
+        {p.stuck
+          ? `stuck: no successful run for over ${formatLatency(p.thresholdSeconds)}`
+          : p.idle
+            ? 'healthy (idle: nothing waiting)'
+            : 'healthy'}
+      </dd>
+      <dt>Lag</dt>
+      <dd>
+        {p.propagationDelaySeconds === null
+          ? 'none propagated yet'
+          : formatLatency(p.propagationDelaySeconds)}
+      </dd>
+      <dt>Last success</dt>
+      <dd>
+        {formatTime(p.lastSuccessAt) || 'never'}
+        {p.lastProcessedPartition ? ` · partition ${p.lastProcessedPartition}` : ''}
+      </dd>
+      {p.lastError && (
+        <>
+          <dt>Last error</dt>
+          <dd className="error">{p.lastError}</dd>
+        </>
+      )}
+    </dl>
   );
 }

@@ -1,7 +1,9 @@
 /**
  * The observations table: one row per trace by default (the `isRootObservation = true` filter
  * the bar starts with), the filter bar in the API v2 filter language, full-text search with the
- * match shown under its row, a time range, sortable columns and keyset "load more".
+ * match shown under its row, a time range, sortable columns and keyset "load more". Users on the
+ * version 3 read path get its traces table instead, over the legacy tables, with the simple
+ * filters and numbered pages of the version 3 experience.
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type Deployment, type ObservationRow, type ProjectInfo } from '../api.ts';
@@ -124,11 +126,7 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
         {info.project.name} <span className="muted">· observations · {info.project.role}</span>
       </h1>
       {!deployment.v4Reads ? (
-        <p className="notice">
-          The observations table reads the version 4 events tables, which this deployment (write mode{' '}
-          {deployment.writeMode}, release {deployment.release}) does not serve:{' '}
-          {deployment.v4ReadsUnavailable}
-        </p>
+        <LegacyTraces projectId={projectId} />
       ) : (
         <>
           <form className="filters" onSubmit={apply}>
@@ -207,6 +205,78 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
         </>
       )}
     </main>
+  );
+}
+
+const LEGACY_FILTERS = { name: 'Trace name', userId: 'User', sessionId: 'Session' } as const;
+type LegacyFilter = Record<keyof typeof LEGACY_FILTERS, string>;
+
+function LegacyTraces({ projectId }: { projectId: string }) {
+  const empty: LegacyFilter = { name: '', userId: '', sessionId: '' };
+  const [draft, setDraft] = useState<LegacyFilter>(empty);
+  const [filter, setFilter] = useState<LegacyFilter>(empty);
+  const [page, setPage] = useState(1);
+  const [rows, setRows] = useState<ObservationRow[]>([]);
+  const [pages, setPages] = useState(0);
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    api.legacyTraces(projectId, { ...filter, page: String(page) }).then(
+      (r) => {
+        setRows(r.data);
+        setPages(r.meta.totalPages);
+        setError(undefined);
+      },
+      (e: Error) => setError(e.message),
+    );
+  }, [projectId, filter, page]);
+  return (
+    <>
+      <p className="muted">Version 3 experience: traces from the traces and observations tables.</p>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setPage(1);
+          setFilter(draft);
+        }}
+      >
+        {(Object.keys(LEGACY_FILTERS) as (keyof LegacyFilter)[]).map((k) => (
+          <input
+            key={k}
+            aria-label={LEGACY_FILTERS[k]}
+            placeholder={LEGACY_FILTERS[k]}
+            value={draft[k]}
+            onChange={(e) => setDraft({ ...draft, [k]: e.target.value })}
+          />
+        ))}
+        <button type="submit">Apply</button>
+      </form>
+      {error && <p className="error">{error}</p>}
+      <table className="grid observations">
+        <thead>
+          <tr>
+            {HEADERS.map((h) => (
+              <th key={h}>{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <ObservationRowView key={r.id} row={r} projectId={projectId} />
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 && <p className="muted">No traces match.</p>}
+      <div className="pager">
+        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+          Previous
+        </button>{' '}
+        page {page} of {Math.max(pages, 1)}{' '}
+        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+          Next
+        </button>
+      </div>
+    </>
   );
 }
 

@@ -15,7 +15,15 @@ import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from
 import { navigate } from '../router.ts';
 import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
 
-export function Trace({ projectId, traceId }: { projectId: string; traceId: string }) {
+export function Trace({
+  projectId,
+  traceId,
+  readPath,
+}: {
+  projectId: string;
+  traceId: string;
+  readPath: 'v3' | 'v4';
+}) {
   const [trace, setTrace] = useState<TraceDetail | undefined>();
   const [info, setInfo] = useState<ProjectInfo | undefined>();
   const [selected, setSelected] = useState<string | undefined>();
@@ -23,13 +31,13 @@ export function Trace({ projectId, traceId }: { projectId: string; traceId: stri
 
   const reload = useCallback(async () => {
     try {
-      const [t, p] = await Promise.all([api.trace(projectId, traceId), api.project(projectId)]);
+      const [t, p] = await Promise.all([api.trace(projectId, traceId, readPath), api.project(projectId)]);
       setTrace(t);
       setInfo(p);
     } catch (e) {
       setError((e as Error).message);
     }
-  }, [projectId, traceId]);
+  }, [projectId, traceId, readPath]);
   useEffect(() => {
     void reload();
   }, [reload]);
@@ -194,80 +202,81 @@ function Annotate({
   projectId: string;
   onChange: () => Promise<void>;
 }) {
-  const [name, setName] = useState('');
-  const [value, setValue] = useState('');
-  const [comment, setComment] = useState('');
+  // A root observation stands for its trace: its score is a trace score, as the reference shows.
+  const subject = o.isRootObservation ? { traceId: o.traceId } : { traceId: o.traceId, observationId: o.id };
+  return (
+    <div className="annotate">
+      <InlineForm
+        fields={[
+          { label: 'Score name', placeholder: 'score name', keep: true },
+          { label: 'Score value', placeholder: 'value' },
+        ]}
+        submit="Add score"
+        write={([name, value]) => {
+          const numeric = value!.trim() !== '' && Number.isFinite(Number(value));
+          return api.addScore(projectId, {
+            ...subject,
+            name,
+            ...(numeric ? { value: Number(value) } : { value, dataType: 'CATEGORICAL' }),
+          });
+        }}
+        onDone={onChange}
+      />
+      <InlineForm
+        fields={[{ label: 'Comment', placeholder: 'comment' }]}
+        submit="Add comment"
+        write={([content]) =>
+          api.addComment(projectId, {
+            objectType: o.isRootObservation ? 'TRACE' : 'OBSERVATION',
+            objectId: o.isRootObservation ? o.traceId : o.id,
+            content: content!,
+          })
+        }
+        onDone={onChange}
+      />
+    </div>
+  );
+}
+
+/** A one-line form of required text fields; after a successful write it clears those not kept. */
+function InlineForm({
+  fields,
+  submit,
+  write,
+  onDone,
+}: {
+  fields: { label: string; placeholder: string; keep?: boolean }[];
+  submit: string;
+  write: (values: string[]) => Promise<unknown>;
+  onDone: () => Promise<void>;
+}) {
+  const [values, setValues] = useState(() => fields.map(() => ''));
   const [error, setError] = useState<string | undefined>();
-  const run = async (e: FormEvent, write: () => Promise<unknown>, reset: () => void) => {
+  const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
     setError(undefined);
     try {
-      await write();
-      reset();
-      await onChange();
+      await write(values);
+      setValues(values.map((v, i) => (fields[i]!.keep ? v : '')));
+      await onDone();
     } catch (err) {
       setError((err as Error).message);
     }
   };
-  // A root observation stands for its trace: its score is a trace score, as the reference shows.
-  const subject = o.isRootObservation ? { traceId: o.traceId } : { traceId: o.traceId, observationId: o.id };
-  const numeric = value.trim() !== '' && Number.isFinite(Number(value));
   return (
-    <div className="annotate">
-      <form
-        onSubmit={(e) =>
-          run(
-            e,
-            () =>
-              api.addScore(projectId, {
-                ...subject,
-                name,
-                ...(numeric ? { value: Number(value) } : { value, dataType: 'CATEGORICAL' }),
-              }),
-            () => setValue(''),
-          )
-        }
-      >
+    <form onSubmit={onSubmit}>
+      {fields.map((f, i) => (
         <input
-          aria-label="Score name"
-          placeholder="score name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
+          key={f.label}
+          aria-label={f.label}
+          placeholder={f.placeholder}
+          value={values[i]}
+          onChange={(e) => setValues(values.map((v, j) => (j === i ? e.target.value : v)))}
           required
         />
-        <input
-          aria-label="Score value"
-          placeholder="value"
-          value={value}
-          onChange={(e) => setValue(e.target.value)}
-          required
-        />
-        <button type="submit">Add score</button>
-      </form>
-      <form
-        onSubmit={(e) =>
-          run(
-            e,
-            () =>
-              api.addComment(projectId, {
-                objectType: o.isRootObservation ? 'TRACE' : 'OBSERVATION',
-                objectId: o.isRootObservation ? o.traceId : o.id,
-                content: comment,
-              }),
-            () => setComment(''),
-          )
-        }
-      >
-        <input
-          aria-label="Comment"
-          placeholder="comment"
-          value={comment}
-          onChange={(e) => setComment(e.target.value)}
-          required
-        />
-        <button type="submit">Add comment</button>
-      </form>
+      ))}
+      <button type="submit">{submit}</button>
       {error && <p className="error">{error}</p>}
-    </div>
+    </form>
   );
 }

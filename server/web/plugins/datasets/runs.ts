@@ -4,22 +4,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { type DatasetRow, pageMeta, SQL } from '../../../reads/datasets.ts';
+import { findDatasetByName, listRuns, type RunRow } from '../../../datasets/store.ts';
+import { pageMeta } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
 import type { WebContext } from '../../context.ts';
 import { NotFound } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { runPaged, select } from '../../select.ts';
-
-interface RunRow {
-  id: string;
-  name: string;
-  description: string | null;
-  metadata: unknown;
-  dataset_id: string;
-  created_at: Date;
-  updated_at: Date;
-}
 
 const mapRun = (r: RunRow, datasetName: string) => ({
   id: r.id,
@@ -43,8 +34,7 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
         [projectId, datasetId, name],
       )
     ).rows[0];
-  const findDataset = async (projectId: string, name: string) =>
-    (await ctx.pool.query<DatasetRow>(SQL.datasetByName, [projectId, name])).rows[0];
+  const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
   /** The dataset and its run named in the path, or 404. */
   const findDatasetRun = async (projectId: string, p: { datasetName: string; runName: string }) => {
     const ds = await findDataset(projectId, p.datasetName);
@@ -91,19 +81,10 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       const { projectId } = req.principal;
       const ds = await findDataset(projectId, params.datasetName);
       if (!ds) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
-      const [runs, count] = await Promise.all([
-        ctx.pool.query<RunRow>(
-          'SELECT * FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4',
-          [projectId, ds.id, query.limit, (query.page - 1) * query.limit],
-        ),
-        ctx.pool.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2',
-          [projectId, ds.id],
-        ),
-      ]);
+      const runs = await listRuns(ctx.pool, projectId, ds.id, query.page, query.limit);
       return {
         data: runs.rows.map((r) => mapRun(r, ds.name)),
-        meta: pageMeta(query.page, query.limit, count.rows[0]!.n),
+        meta: pageMeta(query.page, query.limit, runs.total),
       };
     },
   );
