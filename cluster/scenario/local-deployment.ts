@@ -27,7 +27,7 @@ export const OPERATOR_RELEASE = 'obs';
 const CRD = 'observabilityservices.observatory.dev';
 
 /** Each host datastore as a Service on its usual port, backed by the node IP and the real port. */
-function datastoreServices(
+export function datastoreServices(
   ns: string,
   nodeIP: string,
   ports: Record<string, { port: number; hostPort: number }>,
