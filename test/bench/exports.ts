@@ -1,7 +1,7 @@
 /**
  * Export figure of `npm run bench`: rows/s of the export job writing one hourly window of the legacy
- * source (BENCH_EXPORT_TRACES traces, default 10 000, with 4 observations each, as JSONL into the
- * real S3 server), against a plain `SELECT ... FORMAT JSONEachRow` of the same observation rows
+ * source (BENCH_EXPORT_TRACES traces, default 10 000, with 4 observations each, as JSONL and as
+ * Parquet into the real S3 server), against a plain `SELECT ... FORMAT JSONEachRow` of the same observation rows
  * read through the same client. The ratio reads the same on a fast or a slow machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,34 +61,41 @@ export async function benchExports(): Promise<void> {
     const selected = await select();
     const baseline = (performance.now() - t0) / 1000;
 
-    await createExport(pool, {
-      projectId,
-      source: 'LEGACY_TRACES_OBSERVATIONS',
-      format: 'JSONL',
-      frequency: 'hourly',
-      prefix: '',
-      checkpoint: new Date(WINDOW),
-    });
-    const t1 = performance.now();
-    const result = await runExportPass({
-      pool,
-      analytics: ch,
-      blobs,
-      storagePrefix: '',
-      settings: config.mode,
-      now: () => WINDOW + 3_600_000,
-    });
-    const exported = (performance.now() - t1) / 1000;
-    if (result.rowsWritten !== rows)
-      throw new Error(`export wrote ${result.rowsWritten} rows, expected ${rows}`);
+    /** Rows/s of one pass that writes the window once, in `format` (earlier exports are done already). */
+    const exportRate = async (format: 'JSONL' | 'PARQUET') => {
+      await createExport(pool, {
+        projectId,
+        source: 'LEGACY_TRACES_OBSERVATIONS',
+        format,
+        frequency: 'hourly',
+        prefix: '',
+        checkpoint: new Date(WINDOW),
+      });
+      const t1 = performance.now();
+      const result = await runExportPass({
+        pool,
+        analytics: ch,
+        blobs,
+        storagePrefix: '',
+        settings: config.mode,
+        now: () => WINDOW + 3_600_000,
+      });
+      const exported = (performance.now() - t1) / 1000;
+      if (result.rowsWritten !== rows)
+        throw new Error(`${format} export wrote ${result.rowsWritten} rows, expected ${rows}`);
+      return rows / exported;
+    };
+    const jsonl = await exportRate('JSONL');
+    const parquet = await exportRate('PARQUET');
 
     const baselineRate = selected / baseline;
-    const exportRate = rows / exported;
     const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
     process.stdout.write(`\nExport (${TRACES} traces + ${selected} observations in one hourly window)\n\n`);
     line('plain SELECT ... FORMAT JSONEachRow of the observations', `${Math.round(baselineRate)} rows/s`);
-    line('export job: legacy source, JSONL, into S3 (versitygw)', `${Math.round(exportRate)} rows/s`);
-    line('  ratio export / plain select', (exportRate / baselineRate).toFixed(3));
+    line('export job: legacy source, JSONL, into S3 (versitygw)', `${Math.round(jsonl)} rows/s`);
+    line('  ratio export / plain select', (jsonl / baselineRate).toFixed(3));
+    line('export job: legacy source, Parquet, into S3 (versitygw)', `${Math.round(parquet)} rows/s`);
+    line('  ratio export / plain select', (parquet / baselineRate).toFixed(3));
   } finally {
     blobs.close();
     await ch.close();

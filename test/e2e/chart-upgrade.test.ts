@@ -5,7 +5,9 @@
  * and a backfill Job's Pod is deleted mid-step (the step fails, is retried, the chain completes).
  * The data is checked at the end: every legacy trace and observation is in events_full. Exports to
  * an S3 server reachable from the Pods run across the cutover: the legacy source writes its windows
- * before it and stops at it with its reason; the enriched source writes them after.
+ * before it and stops at it with its reason; the enriched source writes them after. While the
+ * backfill runs, `helm upgrade` moves the operator to a second image version (observatory:next),
+ * and no backfill step goes backwards meanwhile (checkpoints watched throughout).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
@@ -25,6 +27,13 @@ import {
   windowFile,
 } from '../../cluster/scenario/exports.ts';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
+import {
+  importNextImage,
+  operatorImages,
+  type StepCheckpoint,
+  upgradeOperator,
+  watchCheckpoints,
+} from '../../cluster/scenario/operator-upgrade.ts';
 import {
   afterCutover,
   condition,
@@ -210,6 +219,7 @@ beforeAll(async () => {
   d = await LocalDeployment.start(localCluster(), 'obs');
   bucket = await startExportBucket(d);
   await d.installChart();
+  await importNextImage(d.cluster, (line) => console.log(line));
   p = { ...localPlatform(d), specExtras: { blobStorage: bucket.blobStorage } };
 });
 afterAll(async () => {
@@ -241,6 +251,9 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   let killedPod = '';
   let legacyExport: Awaited<ReturnType<typeof legacyExportBeforeCutover>> | undefined;
   let legacyAtApproval: ExportState | undefined;
+  let watch: Awaited<ReturnType<typeof watchCheckpoints>> | undefined;
+  let atUpgrade: StepCheckpoint[] = [];
+  let upgradeMs = 0;
   const { final, steps, sent } = await walkToEventsOnly(p, NAME, project, {
     atLegacy: async (o) => {
       expect(isTrue(o, 'PreflightPassed')).toBe(true);
@@ -271,6 +284,23 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
       ).toBe('true');
     },
     duringBackfill: async () => {
+      watch = await watchCheckpoints(d.pg.url);
+      const checkpoints = watch;
+      // A new operator version, rolled out by helm as soon as the backfill has begun.
+      const upgrade = (async () => {
+        atUpgrade = await waitFor(
+          'the backfill begun',
+          async () => {
+            const now = checkpoints.latest();
+            return now.some((s) => s.done > 0) ? now : undefined;
+          },
+          { timeoutMs: 240_000, intervalMs: 100 },
+        );
+        const started = performance.now();
+        await upgradeOperator(d);
+        upgradeMs = performance.now() - started;
+      })();
+      upgrade.catch(() => {});
       // Steps 2 and 3 work through the observations, the largest source.
       killedStep = 2 + Math.floor(Math.random() * 2);
       const killed = await killBackfillPodMidStep(killedStep);
@@ -282,6 +312,7 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
       // The second fault: the operator Pod goes away around the retry.
       retryBackfill(p, NAME, killedStep);
       await deleteOperatorPodSoon();
+      await upgrade;
     },
     beforeApproval: async (o) => {
       expect(isTrue(o, 'PropagationHealthy')).toBe(true);
@@ -298,6 +329,12 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   });
   const cutoverAt = Date.now();
   expect(killedStep).toBeGreaterThan(0);
+  // The upgrade came while the backfill was running, and nothing went backwards through it.
+  expect(atUpgrade.some((s) => !s.finished)).toBe(true);
+  expect(await operatorImages(d)).toEqual(['observatory:next']);
+  const watched = await watch!.stop();
+  expect(watched.regressions).toEqual([]);
+  expect(watched.latest.every((s) => s.finished)).toBe(true);
   expect(operatorPodsDeleted).toHaveLength(2);
   expect(final.status?.observedGeneration).toBe(final.metadata.generation);
   for (const component of ['web', 'worker'] as const) {
@@ -329,6 +366,6 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
     `exports: legacy ${exports.legacy.windowsWritten} windows before the cutover, then "${exports.legacy.lastSkipReason}"; enriched ${exports.enriched.windowsWritten} windows, ${exports.enriched.rowsWritten} rows`,
   );
   console.log(
-    `steps: ${steps.map((s) => `${s.name} ${(s.ms / 1000).toFixed(1)}s`).join('; ')}; killed backfill step ${killedStep} (${killedPod}); operator pods deleted ${operatorPodsDeleted.join(', ')}`,
+    `operator upgraded by helm in ${(upgradeMs / 1000).toFixed(1)}s at ${atUpgrade.map((s) => `${s.done}/${s.total}${s.finished ? ' done' : ''}`).join(', ')}; ${watched.readings} checkpoint readings; steps: ${steps.map((s) => `${s.name} ${(s.ms / 1000).toFixed(1)}s`).join('; ')}; killed backfill step ${killedStep} (${killedPod}); operator pods deleted ${operatorPodsDeleted.join(', ')}`,
   );
 });
