@@ -334,7 +334,10 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   expect(await operatorImages(d)).toEqual(['observatory:next']);
   const watched = await watch!.stop();
   expect(watched.regressions).toEqual([]);
-  expect(watched.latest.every((s) => s.finished)).toBe(true);
+  // Every chunked step ran to its last chunk (step 5, dropping the sorting tables, waits for cleanup).
+  const chunked = watched.latest.filter((s) => s.total > 0);
+  expect(chunked.length).toBeGreaterThan(0);
+  expect(chunked.filter((s) => !s.finished || s.done < s.total)).toEqual([]);
   expect(operatorPodsDeleted).toHaveLength(2);
   expect(final.status?.observedGeneration).toBe(final.metadata.generation);
   for (const component of ['web', 'worker'] as const) {
