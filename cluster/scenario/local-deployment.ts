@@ -27,7 +27,7 @@ export const OPERATOR_RELEASE = 'obs';
 const CRD = 'observabilityservices.observatory.dev';
 
 /** Each host datastore as a Service on its usual port, backed by the node IP and the real port. */
-export function datastoreServices(
+function datastoreServices(
   ns: string,
   nodeIP: string,
   ports: Record<string, { port: number; hostPort: number }>,
@@ -322,3 +322,6 @@ export function localPlatform(d: LocalDeployment): Platform {
     },
   };
 }
+
+// The Service and EndpointSlice of a host process, for the other host servers a walk adds (S3).
+export { datastoreServices };
