@@ -1,4 +1,4 @@
-// Command-line tools the chart and its tests run (helm, kubeconform), built from the Go module proxy with
+// Command-line tools the chart and its tests run (helm, kubeconform) and the S3 server (versitygw), built from the Go module proxy with
 // `go install <pkg>@<version>` at pinned versions and cached in .cache/tools/<name>-<version>/.
 // The first caller builds (niced, under a lock so parallel test files never build twice); every
 // later caller gets the cached binary's path at once.
@@ -52,6 +52,17 @@ export const helm: GoTool = {
       }
     }
     return flags;
+  },
+};
+
+/** Versity Gateway: an S3-compatible server over a plain directory (Apache-2.0, one binary). */
+export const versitygw: GoTool = {
+  name: 'versitygw',
+  module: 'github.com/versity/versitygw',
+  version: 'v1.8.0',
+  pkg: 'github.com/versity/versitygw/cmd/versitygw',
+  async ldflags() {
+    return [`-X main.Version=${this.version}`];
   },
 };
 
@@ -146,3 +157,4 @@ export async function ensureTool(tool: GoTool, log: (line: string) => void = () 
 
 export const ensureHelm = (log?: (line: string) => void) => ensureTool(helm, log);
 export const ensureKubeconform = (log?: (line: string) => void) => ensureTool(kubeconform, log);
+export const ensureVersitygw = (log?: (line: string) => void) => ensureTool(versitygw, log);

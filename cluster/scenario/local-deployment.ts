@@ -344,3 +344,6 @@ export function localPlatform(d: LocalDeployment): Platform {
     },
   };
 }
+
+// The Service and EndpointSlice of a host process, for the other host servers a walk adds (S3).
+export { datastoreServices };

@@ -56,6 +56,8 @@ export interface Platform {
   webUrl(): Promise<string>;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
   createProject(name: string): Promise<Project>;
+  /** Spec fields every apply carries besides the stage's own (e.g. `blobStorage`). */
+  specExtras?: Record<string, unknown>;
 }
 
 export const condition = (o: Obsvc, type: string) => o.status?.conditions?.find((c) => c.type === type);
@@ -73,6 +75,7 @@ export function manifest(p: Platform, name: string, extra: Record<string, unknow
       worker: { replicas: 1 },
       // A short quiet period: the scenario's old SDK stops sending well before the cutover.
       cutover: { approval: 'Manual', producerQuietPeriod: '1m' },
+      ...p.specExtras,
       ...extra,
     },
   };

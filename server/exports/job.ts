@@ -9,8 +9,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
-import { contentTypeOf, dueWindows, renderRows, sourceRefusal, windowKey } from './rules.ts';
-import { windowRows } from './sources.ts';
+import { contentTypeOf, dueWindows, sourceRefusal, windowKey } from './rules.ts';
+import { windowFile } from './sources.ts';
 import { advanceCheckpoint, type ExportConfig, listExports, recordSkip } from './store.ts';
 
 export interface ExportRunOptions {
@@ -32,23 +32,23 @@ export interface ExportPassResult {
 }
 
 async function runOne(o: ExportRunOptions, e: ExportConfig, result: ExportPassResult): Promise<void> {
-  const now = o.now?.() ?? Date.now();
-  const windows = dueWindows(e.frequency, e.checkpoint.getTime(), now, o.windowsPerPass ?? 24);
-  if (windows.length === 0) return;
+  // Recorded on every pass, due window or not, so the export tells at once why it stopped.
   const refusal = sourceRefusal(e.source, o.settings);
   if (refusal !== undefined) {
     await recordSkip(o.pool, e.id, refusal);
     result.skipped.push({ exportId: e.id, reason: refusal });
     return;
   }
+  const now = o.now?.() ?? Date.now();
+  const windows = dueWindows(e.frequency, e.checkpoint.getTime(), now, o.windowsPerPass ?? 24);
   for (const w of windows) {
-    const rows = await windowRows(o.analytics, e.source, e.projectId, w);
+    const file = await windowFile(o.analytics, e.source, e.format, e.projectId, w);
     const key = windowKey({ ...e, storagePrefix: o.storagePrefix }, w);
-    await o.blobs.put(key, renderRows(e.format, rows), contentTypeOf(e.format));
+    await o.blobs.put(key, file.body, contentTypeOf(e.format));
     // Another worker finished this window first: it wrote the same key, and its checkpoint stands.
-    if (!(await advanceCheckpoint(o.pool, e.id, new Date(w.start), new Date(w.end), rows.length))) return;
+    if (!(await advanceCheckpoint(o.pool, e.id, new Date(w.start), new Date(w.end), file.rows))) return;
     result.windowsWritten += 1;
-    result.rowsWritten += rows.length;
+    result.rowsWritten += file.rows;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Scheduled exports to blob storage: the request shape, which write modes can serve each source,
  * the export windows (aligned UTC hours, days or ISO weeks) and the one object key each window is
- * written to, and the file formats. Pure. A window's key follows from the export and the window
+ * written to, and the text file formats (Parquet files are written by the analytics store itself). Pure. A window's key follows from the export and the window
  * alone, so a window retried after a crash overwrites its own file instead of adding a second one.
  */
 import { z } from 'zod';
@@ -9,7 +9,7 @@ import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 
 export const EXPORT_SOURCES = ['LEGACY_TRACES_OBSERVATIONS', 'ENRICHED_OBSERVATIONS', 'SCORES'] as const;
 export type ExportSource = (typeof EXPORT_SOURCES)[number];
-export const EXPORT_FORMATS = ['JSONL', 'CSV'] as const;
+export const EXPORT_FORMATS = ['JSONL', 'CSV', 'PARQUET'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const EXPORT_FREQUENCIES = ['hourly', 'daily', 'weekly'] as const;
 export type ExportFrequency = (typeof EXPORT_FREQUENCIES)[number];
@@ -91,13 +91,14 @@ interface ExportPlace {
 /** The folder of one export's files: `<storage prefix><projectId>/<export prefix><exportId>/`. */
 export const exportFolder = (e: ExportPlace) => `${e.storagePrefix}${e.projectId}/${e.prefix}${e.id}/`;
 
+const EXTENSION: Record<ExportFormat, string> = { JSONL: 'jsonl', CSV: 'csv', PARQUET: 'parquet' };
+
 /** `<folder><source>/<start>_<end>.<ext>`, the times as compact UTC ISO 8601. */
 export function windowKey(
   e: ExportPlace & { source: ExportSource; format: ExportFormat },
   w: ExportWindow,
 ): string {
-  const ext = e.format === 'CSV' ? 'csv' : 'jsonl';
-  return `${exportFolder(e)}${e.source.toLowerCase()}/${stamp(w.start)}_${stamp(w.end)}.${ext}`;
+  return `${exportFolder(e)}${e.source.toLowerCase()}/${stamp(w.start)}_${stamp(w.end)}.${EXTENSION[e.format]}`;
 }
 
 const csvCell = (v: unknown): string => {
@@ -107,12 +108,19 @@ const csvCell = (v: unknown): string => {
 };
 
 /** Rows as a file: one JSON object per line, or CSV with a header of the first row's columns (RFC 4180). */
-export function renderRows(format: ExportFormat, rows: Record<string, unknown>[]): string {
+export function renderRows(
+  format: Exclude<ExportFormat, 'PARQUET'>,
+  rows: Record<string, unknown>[],
+): string {
   if (format === 'JSONL') return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
   if (rows.length === 0) return '';
   const columns = Object.keys(rows[0]!);
   return `${[columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n')}\r\n`;
 }
 
-export const contentTypeOf = (format: ExportFormat) =>
-  format === 'CSV' ? 'text/csv' : 'application/x-ndjson';
+const CONTENT_TYPE: Record<ExportFormat, string> = {
+  JSONL: 'application/x-ndjson',
+  CSV: 'text/csv',
+  PARQUET: 'application/vnd.apache.parquet',
+};
+export const contentTypeOf = (format: ExportFormat) => CONTENT_TYPE[format];

@@ -3,9 +3,12 @@
  * and `observations` (one row per trace and per observation, the same columns, `kind` telling
  * them apart), the enriched observations of `events_full`, or the scores. A window holds the rows
  * whose time (trace timestamp, observation start, score timestamp) lies in [start, end).
+ *
+ * JSONL and CSV are rendered here from the rows; Parquet is the analytics store's own `FORMAT
+ * Parquet` output of the same query (typed columns, no Parquet library in this process).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ExportSource, ExportWindow } from './rules.ts';
+import { type ExportFormat, type ExportSource, type ExportWindow, renderRows } from './rules.ts';
 
 const within = (time: string) => `project_id = {projectId:String}
   AND ${time} >= parseDateTime64BestEffort({from:String}, 6) AND ${time} < parseDateTime64BestEffort({to:String}, 6)`;
@@ -35,7 +38,13 @@ FROM scores FINAL WHERE ${within('timestamp')} AND is_deleted = 0
 ORDER BY timestamp, id`,
 };
 
-export async function windowRows(
+const paramsOf = (projectId: string, w: ExportWindow) => ({
+  projectId,
+  from: new Date(w.start).toISOString(),
+  to: new Date(w.end).toISOString(),
+});
+
+async function windowRows(
   analytics: ClickHouseClient,
   source: ExportSource,
   projectId: string,
@@ -44,7 +53,46 @@ export async function windowRows(
   const rs = await analytics.query({
     query: QUERIES[source],
     format: 'JSONEachRow',
-    query_params: { projectId, from: new Date(w.start).toISOString(), to: new Date(w.end).toISOString() },
+    query_params: paramsOf(projectId, w),
   });
   return rs.json<Record<string, unknown>>();
+}
+
+async function windowParquet(
+  analytics: ClickHouseClient,
+  source: ExportSource,
+  projectId: string,
+  w: ExportWindow,
+): Promise<ExportFile> {
+  const query_params = paramsOf(projectId, w);
+  // `exec` hands over the response bytes as they are; `query` would split them into lines.
+  const { stream } = await analytics.exec({ query: `${QUERIES[source]}\nFORMAT Parquet`, query_params });
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  // The row count only feeds the export's statistics; the file is what the query returned.
+  const rs = await analytics.query({
+    query: `SELECT count() AS n FROM (${QUERIES[source]})`,
+    format: 'JSONEachRow',
+    query_params,
+  });
+  const [counted] = await rs.json<{ n: string }>();
+  return { body: Buffer.concat(chunks), rows: Number(counted?.n ?? 0) };
+}
+
+export interface ExportFile {
+  body: Buffer | string;
+  rows: number;
+}
+
+/** The file of one export window in `format`, and how many rows it holds. */
+export async function windowFile(
+  analytics: ClickHouseClient,
+  source: ExportSource,
+  format: ExportFormat,
+  projectId: string,
+  w: ExportWindow,
+): Promise<ExportFile> {
+  if (format === 'PARQUET') return windowParquet(analytics, source, projectId, w);
+  const rows = await windowRows(analytics, source, projectId, w);
+  return { body: renderRows(format, rows), rows: rows.length };
 }

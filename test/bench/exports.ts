@@ -1,9 +1,9 @@
 /**
  * Export figure of `npm run bench`: rows/s of the export job writing one hourly window of the legacy
- * source (BENCH_EXPORT_TRACES traces, default 10 000, with 4 observations each, as JSONL into the
- * real S3 server), against a plain `SELECT ... FORMAT JSONEachRow` of the same observation rows
- * read through the same client. The ratio reads the same on a fast or a slow machine. Growth: the
- * same at four times the rows.
+ * source (BENCH_EXPORT_TRACES traces, default 10 000, with 4 observations each, as JSONL and as
+ * Parquet into the real S3 server), against a plain `SELECT ... FORMAT JSONEachRow` of the same
+ * observation rows read through the same client. The ratio reads the same on a fast or a slow
+ * machine. Growth: the same at four times the rows.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,27 +64,33 @@ export async function benchExports(): Promise<void> {
       const selected = await select();
       const baseline = (performance.now() - t0) / 1000;
 
-      await createExport(pool, {
-        projectId,
-        source: 'LEGACY_TRACES_OBSERVATIONS',
-        format: 'JSONL',
-        frequency: 'hourly',
-        prefix: '',
-        checkpoint: new Date(WINDOW),
-      });
-      const t1 = performance.now();
-      const result = await runExportPass({
-        pool,
-        analytics: ch,
-        blobs,
-        storagePrefix: '',
-        settings: config.mode,
-        now: () => WINDOW + 3_600_000,
-      });
-      const exported = (performance.now() - t1) / 1000;
-      if (result.rowsWritten !== rows)
-        throw new Error(`export wrote ${result.rowsWritten} rows, expected ${rows}`);
-      return { selected, baselineRate: selected / baseline, exportRate: rows / exported };
+      /** Rows/s of one pass that writes the window once, in `format` (earlier exports are done already). */
+      const exportRate = async (format: 'JSONL' | 'PARQUET') => {
+        await createExport(pool, {
+          projectId,
+          source: 'LEGACY_TRACES_OBSERVATIONS',
+          format,
+          frequency: 'hourly',
+          prefix: '',
+          checkpoint: new Date(WINDOW),
+        });
+        const t1 = performance.now();
+        const result = await runExportPass({
+          pool,
+          analytics: ch,
+          blobs,
+          storagePrefix: '',
+          settings: config.mode,
+          now: () => WINDOW + 3_600_000,
+        });
+        const exported = (performance.now() - t1) / 1000;
+        if (result.rowsWritten !== rows)
+          throw new Error(`${format} export wrote ${result.rowsWritten} rows, expected ${rows}`);
+        return rows / exported;
+      };
+      const jsonl = await exportRate('JSONL');
+      const parquet = await exportRate('PARQUET');
+      return { selected, baselineRate: selected / baseline, jsonl, parquet };
     };
     const one = await measure(TRACES);
     // Growth from 1x to 4x of the work: four times the rows in the window.
@@ -95,13 +101,18 @@ export async function benchExports(): Promise<void> {
       `\nExport (${TRACES} traces + ${one.selected} observations in one hourly window)\n\n`,
     );
     line('plain SELECT ... FORMAT JSONEachRow of the observations', `${Math.round(one.baselineRate)} rows/s`);
-    line('export job: legacy source, JSONL, into S3 (versitygw)', `${Math.round(one.exportRate)} rows/s`);
-    line('  ratio export / plain select', (one.exportRate / one.baselineRate).toFixed(3));
+    line('export job: legacy source, JSONL, into S3 (versitygw)', `${Math.round(one.jsonl)} rows/s`);
+    line('  ratio export / plain select', (one.jsonl / one.baselineRate).toFixed(3));
+    line('export job: legacy source, Parquet, into S3 (versitygw)', `${Math.round(one.parquet)} rows/s`);
+    line('  ratio export / plain select', (one.parquet / one.baselineRate).toFixed(3));
     line(
-      '  at 4x the rows: export rows/s, ratio to plain select',
-      `${Math.round(four.exportRate)}, ${(four.exportRate / four.baselineRate).toFixed(3)}`,
+      '  at 4x the rows: JSONL, Parquet rows/s (ratios to select)',
+      `${Math.round(four.jsonl)} (${(four.jsonl / four.baselineRate).toFixed(3)}), ${Math.round(four.parquet)} (${(four.parquet / four.baselineRate).toFixed(3)})`,
     );
-    line('  growth 1x -> 4x: export rows/s', `${(four.exportRate / one.exportRate).toFixed(3)}x`);
+    line(
+      '  growth 1x -> 4x: JSONL, Parquet rows/s',
+      `${(four.jsonl / one.jsonl).toFixed(3)}x, ${(four.parquet / one.parquet).toFixed(3)}x`,
+    );
   } finally {
     blobs.close();
     await ch.close();

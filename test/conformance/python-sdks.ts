@@ -1,8 +1,8 @@
 /**
- * The public Python SDKs from PyPI, one cached virtual environment per version under
- * `.cache/conformance/python/`. Installed once (a cross-process lock keeps parallel vitest
- * workers from installing the same version twice); a venv counts only once its marker is written,
- * so an interrupted install is redone.
+ * Python packages from PyPI (the public SDKs, and PyArrow as an independent Parquet reader), one
+ * cached virtual environment per package and version under `.cache/conformance/python/`. Installed
+ * once (a cross-process lock keeps parallel vitest workers from installing the same version twice);
+ * a venv counts only once its marker is written, so an interrupted install is redone.
  */
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -15,32 +15,48 @@ import { repoRoot } from '../tools/paths.ts';
 export const PYTHON_SDK_VERSIONS = ['2.60.10', '3.14.6', '4.6.1', '4.7.1', '5.0.4'] as const;
 export type PythonSdkVersion = (typeof PYTHON_SDK_VERSIONS)[number];
 
+/** The Parquet reader that judges the Parquet exports (Apache Arrow's own implementation). */
+export const PYARROW_VERSION = '26.0.1';
+
 const cacheDir = join(repoRoot, '.cache', 'conformance', 'python');
 const INSTALL_TIMEOUT_MS = 600_000;
 
-export const venvDir = (version: string) => join(cacheDir, `langfuse-${version}`);
+const venvName = (pkg: string, version: string) => `${pkg}-${version}`;
+export const venvDir = (version: string) => join(cacheDir, venvName('langfuse', version));
 export const pythonOf = (version: string) => join(venvDir(version), 'bin', 'python');
-const marker = (version: string) => join(venvDir(version), '.installed');
 
 /** The system interpreter the venvs are made from (Python >= 3.9, which every version supports). */
 const basePython = () => process.env['PYTHON'] ?? 'python3';
 
-export async function ensurePythonSdk(version: string, progress: (line: string) => void): Promise<string> {
-  if (existsSync(marker(version))) return pythonOf(version);
-  return withFileLock(join(cacheDir, `.lock-${version}`), async () => {
-    if (existsSync(marker(version))) return pythonOf(version);
+async function ensurePythonPackage(
+  pkg: string,
+  version: string,
+  progress: (line: string) => void,
+): Promise<string> {
+  const dir = join(cacheDir, venvName(pkg, version));
+  const python = join(dir, 'bin', 'python');
+  const marker = join(dir, '.installed');
+  if (existsSync(marker)) return python;
+  return withFileLock(join(cacheDir, `.lock-${venvName(pkg, version)}`), async () => {
+    if (existsSync(marker)) return python;
     const started = Date.now();
-    progress(`conformance: installing langfuse==${version} from PyPI into ${venvDir(version)}`);
-    await rm(venvDir(version), { recursive: true, force: true });
-    await runCommand('venv', basePython(), ['-m', 'venv', venvDir(version)], { timeoutMs: 120_000 });
+    progress(`conformance: installing ${pkg}==${version} from PyPI into ${dir}`);
+    await rm(dir, { recursive: true, force: true });
+    await runCommand('venv', basePython(), ['-m', 'venv', dir], { timeoutMs: 120_000 });
     await runCommand(
       'pip',
-      pythonOf(version),
-      ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', `langfuse==${version}`],
+      python,
+      ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', `${pkg}==${version}`],
       { timeoutMs: INSTALL_TIMEOUT_MS },
     );
-    await writeFile(marker(version), `${new Date().toISOString()}\n`);
-    progress(`conformance: langfuse==${version} ready in ${Math.round((Date.now() - started) / 1000)} s`);
-    return pythonOf(version);
+    await writeFile(marker, `${new Date().toISOString()}\n`);
+    progress(`conformance: ${pkg}==${version} ready in ${Math.round((Date.now() - started) / 1000)} s`);
+    return python;
   });
 }
+
+export const ensurePythonSdk = (version: string, progress: (line: string) => void) =>
+  ensurePythonPackage('langfuse', version, progress);
+
+export const ensurePyArrow = (progress: (line: string) => void) =>
+  ensurePythonPackage('pyarrow', PYARROW_VERSION, progress);

@@ -40,6 +40,9 @@ describe('export windows', () => {
     expect(windowKey({ ...e, format: 'JSONL', source: 'ENRICHED_OBSERVATIONS' }, w)).toBe(
       'exports/p1/team/e1/enriched_observations/20261123T100000Z_20261123T110000Z.jsonl',
     );
+    expect(windowKey({ ...e, format: 'PARQUET' }, w)).toBe(
+      'exports/p1/team/e1/scores/20261123T100000Z_20261123T110000Z.parquet',
+    );
   });
 });
 
