@@ -168,7 +168,7 @@ describe('the background migrations page', () => {
       .getByRole('main')
       .getByText(/^Release 4 · write mode dual · .* · the historic backfill may run$/)
       .waitFor();
-    const table = page.getByRole('table');
+    const table = page.getByRole('table', { name: 'Backfill steps' });
     await page.getByRole('cell', { name: 'pending' }).first().waitFor();
     const before = await bodyRows(table);
     expect(before).toEqual(await recordedSteps());

@@ -45,7 +45,7 @@ export function Migration() {
           ? 'the historic backfill may run'
           : 'the historic backfill does not run in this mode'}
       </p>
-      <table className="grid">
+      <table className="grid" aria-label="Backfill steps">
         <thead>
           <tr>
             <th>Step</th>
@@ -96,7 +96,7 @@ export function Migration() {
       ) : info.producers.data.length === 0 ? (
         <p>No producer events_only would refuse or change in the past {info.producers.window}.</p>
       ) : (
-        <table className="grid">
+        <table className="grid" aria-label="Producers">
           <thead>
             <tr>
               <th>Key</th>
