@@ -59,7 +59,8 @@ export function mapDatasetItem(r: DatasetItemRow) {
     datasetName: r.dataset_name,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
-    // Media uploads are not part of this service yet; no item carries resolved references.
+    // Media references stay inline in input and expected output, as the SDKs wrote them; the SDKs
+    // resolve them through the media API. No separate list is kept.
     mediaReferences: [],
   };
 }
