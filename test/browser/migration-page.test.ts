@@ -24,7 +24,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { bodyRows, type Chromium, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pgf: PostgresFixture;
 let redis: RedisFixture;
@@ -144,10 +144,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Everything is closed even when a step failed: the browser, then the service, then the stores.
-  const left = await chromium?.close();
-  await Promise.allSettled([web?.stop(), worker?.stop()]);
-  await Promise.allSettled([ch?.stop(), pgf?.stop(), redis?.stop()]);
+  const left = await closeSuite(chromium, [web, worker], [ch, pgf, redis]);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 

@@ -26,7 +26,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { bodyRows, type Chromium, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
 let redis: RedisFixture;
@@ -150,10 +150,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Everything is closed even when a step failed: the browser, then the service, then the stores.
-  const left = await chromium?.close();
-  await Promise.allSettled([web?.stop(), worker?.stop()]);
-  await Promise.allSettled([ch?.stop(), pg?.stop(), redis?.stop()]);
+  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis]);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 
