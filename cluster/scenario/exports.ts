@@ -6,13 +6,11 @@
  * API of the web Pods; and the files the worker Pods wrote, read back from the bucket.
  */
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { stringify } from 'yaml';
 import { S3_REGION, type S3Server, startS3Server } from '../datastores/s3.ts';
 import { waitFor } from '../wait.ts';
 import { datastoreServices, type LocalDeployment } from './local-deployment.ts';
-import type { Platform, Project } from './scenario.ts';
+import { type Platform, type Project, withOtlpTracer } from './scenario.ts';
 
 export const HOUR = 3_600_000;
 const BUCKET = 'exports';
@@ -85,23 +83,15 @@ export interface TimedSpan {
 }
 
 /** One root span per time through the OTLP/HTTP protobuf exporter, started at that time (5 ms long). */
-export async function sendSpansAt(url: string, project: Project, times: number[]): Promise<TimedSpan[]> {
-  const auth = Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64');
-  const exporter = new OTLPTraceExporter({
-    url: `${url}/api/public/otel/v1/traces`,
-    headers: { Authorization: `Basic ${auth}` },
-  });
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer('scenario-exports');
-  const spans = times.map((time, i) => {
-    const name = `export-${i}-${new Date(time).toISOString()}`;
-    const span = tracer.startSpan(name, { startTime: new Date(time) });
-    span.end(new Date(time + 5));
-    return { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId, name, time };
-  });
-  await provider.forceFlush();
-  await provider.shutdown();
-  return spans;
+export function sendSpansAt(url: string, project: Project, times: number[]): Promise<TimedSpan[]> {
+  return withOtlpTracer(url, project, 'scenario-exports', (tracer) =>
+    times.map((time, i) => {
+      const name = `export-${i}-${new Date(time).toISOString()}`;
+      const span = tracer.startSpan(name, { startTime: new Date(time) });
+      span.end(new Date(time + 5));
+      return { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId, name, time };
+    }),
+  );
 }
 
 export interface ExportState {

@@ -4,7 +4,7 @@
  * Legacy, Dual and the backfill to EventsOnly, and count what moved. Everything talks to a
  * `Platform` so the same steps run on the local cluster and on kind.
  */
-import { context, trace } from '@opentelemetry/api';
+import { context, type Tracer, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
@@ -346,24 +346,39 @@ export async function afterCutover(p: Platform, project: Project) {
   return { batchStatus: batch.status, batchBody, legacyStatus, before, otelTrace: otel, directRows: direct };
 }
 
-/** `count` traces (a root span and a child each) through the OTLP/HTTP protobuf exporter; returns their ids. */
-export async function sendOtel(url: string, project: Project, tag: string, count: number): Promise<string[]> {
+/**
+ * Runs `send` with a tracer whose spans go to the service through the OTLP/HTTP protobuf exporter
+ * as `project`, then flushes and shuts the exporter down.
+ */
+export async function withOtlpTracer<T>(
+  url: string,
+  project: Project,
+  name: string,
+  send: (tracer: Tracer) => T,
+): Promise<T> {
   const auth = Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64');
   const exporter = new OTLPTraceExporter({
     url: `${url}/api/public/otel/v1/traces`,
     headers: { Authorization: `Basic ${auth}` },
   });
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer('scenario');
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    // No context manager is registered here: the child gets its parent explicitly.
-    const root = tracer.startSpan(`${tag}-otel-${i}`);
-    tracer.startSpan(`${tag}-otel-child`, {}, trace.setSpan(context.active(), root)).end();
-    ids.push(root.spanContext().traceId);
-    root.end();
-  }
+  const sent = send(provider.getTracer(name));
   await provider.forceFlush();
   await provider.shutdown();
-  return ids;
+  return sent;
+}
+
+/** `count` traces (a root span and a child each) through the OTLP/HTTP protobuf exporter; returns their ids. */
+export function sendOtel(url: string, project: Project, tag: string, count: number): Promise<string[]> {
+  return withOtlpTracer(url, project, 'scenario', (tracer) => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      // No context manager is registered here: the child gets its parent explicitly.
+      const root = tracer.startSpan(`${tag}-otel-${i}`);
+      tracer.startSpan(`${tag}-otel-child`, {}, trace.setSpan(context.active(), root)).end();
+      ids.push(root.spanContext().traceId);
+      root.end();
+    }
+    return ids;
+  });
 }
