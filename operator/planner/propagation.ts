@@ -28,7 +28,10 @@ export function roundOf(probes: WorkerProbe[] | undefined, replicas: number): Pr
   const unreachable = probes.filter((p) => p.result === 'unreachable').map((p) => p.pod);
   if (unreachable.length > 0) return { kind: 'unanswered', detail: `unreachable: ${unreachable.join(', ')}` };
   if (probes.length < replicas)
-    return { kind: 'unanswered', detail: `${probes.length} of ${replicas} worker pods answered` };
+    return {
+      kind: 'unanswered',
+      detail: `${probes.length} of ${replicas} worker pods are Ready and answered`,
+    };
   return { kind: 'healthy', pods: probes.length };
 }
 

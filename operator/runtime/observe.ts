@@ -147,7 +147,12 @@ export async function observeWorld(
         p.status?.phase !== 'Succeeded' &&
         p.status?.phase !== 'Failed',
     );
-  const addressed = workers.filter((p) => Boolean(p.status?.podIP));
+  // A pod the kubelet does not call Ready is starting (its server may not listen yet) or failing its
+  // dependencies: it is not asked, so it cannot answer for the others; fewer answers than replicas
+  // still leave the probe unanswered (see planner/propagation.ts).
+  const ready = workers.filter(
+    (p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && p.status?.podIP,
+  );
   const need = observationsNeeded(object);
   const world: World = {
     deployments,
@@ -162,19 +167,16 @@ export async function observeWorld(
   if (need.workerProbePath) {
     const path = need.workerProbePath;
     world.workerProbes = await Promise.all(
-      workers.map(async (p) => ({
-        pod: p.metadata?.name ?? '',
-        result: p.status?.podIP ? await reads.probe(p, path) : ('unreachable' as const),
-      })),
+      ready.map(async (p) => ({ pod: p.metadata?.name ?? '', result: await reads.probe(p, path) })),
     );
   }
   // Reports come from any worker: they read shared state (PostgreSQL), not the pod's own.
-  if (need.producersSince && addressed[0]) {
-    const report = await reads.producers(addressed[0], need.producersSince);
+  if (need.producersSince && ready[0]) {
+    const report = await reads.producers(ready[0], need.producersSince);
     if (report) world.producers = { known: true, producers: report.producers };
   }
-  if (need.backfill && addressed[0]) {
-    const report = await reads.backfill(addressed[0]);
+  if (need.backfill && ready[0]) {
+    const report = await reads.backfill(ready[0]);
     if (report) {
       world.backfill = {
         known: true,

@@ -98,17 +98,25 @@ const GATES: readonly ConditionType[] = [
  * What an admin must never see: (1) a condition's status going A -> B -> A within one migration
  * step while the world stayed the same, (2) a reason/message pair its owner's table does not
  * produce, (3) a gate the current step already passed turning Unknown without a change in the world.
+ * "The world stayed the same" holds over every record in between, not only at both ends: the
+ * planner keeps streaks (probe failures), so worlds that differed in between may rightly move it.
  */
 export function findFlicker(records: readonly StatusRecord[]): string[] {
   const problems: string[] = [];
   interface Seen {
     status: string;
     key: string;
-    world: string | undefined;
     at: number;
   }
   const history = new Map<string, Seen[]>();
-  const passed = new Map<string, { key: string; world: string | undefined }>();
+  const passed = new Map<string, { key: string; at: number }>();
+  // lastWorldChange[at]: the latest record index <= at whose world differs from the one before it.
+  const lastWorldChange: number[] = [];
+  records.forEach((r, at) => {
+    const changed = at > 0 && records[at - 1]!.world !== r.world;
+    lastWorldChange.push(changed || at === 0 ? at : lastWorldChange[at - 1]!);
+  });
+  const worldSameSince = (from: number, at: number) => lastWorldChange[at]! <= from;
   records.forEach((r, at) => {
     const key = stepKey(records[at - 1], r);
     for (const c of r.status.conditions ?? []) {
@@ -124,22 +132,21 @@ export function findFlicker(records: readonly StatusRecord[]): string[] {
           before.status === c.status &&
           before.key === key &&
           last!.key === key &&
-          before.world === r.world &&
-          last!.world === r.world
+          worldSameSince(before.at, at)
         )
           problems.push(
             `#${at} ${c.type} flickered ${c.status} -> ${last!.status} (#${last!.at}) -> ${c.status} within one step`,
           );
-        seen.push({ status: c.status, key, world: r.world, at });
+        seen.push({ status: c.status, key, at });
         history.set(c.type, seen);
       }
       if (!GATES.includes(c.type as ConditionType)) continue;
       const p = passed.get(c.type);
       // Passed when it became True: staying True (e.g. below a probe threshold) does not move it.
       if (c.status === 'True') {
-        if (last?.status !== 'True' || p?.key !== key) passed.set(c.type, { key, world: r.world });
+        if (last?.status !== 'True' || p?.key !== key) passed.set(c.type, { key, at });
       } else if (p && p.key !== key) passed.delete(c.type);
-      else if (c.status === 'Unknown' && p && p.world === r.world)
+      else if (c.status === 'Unknown' && p && worldSameSince(p.at, at))
         problems.push(`#${at} ${c.type} went Unknown (${c.reason}) after the step had passed it`);
     }
   });

@@ -195,15 +195,18 @@ export class FakeCluster {
     const outage = this.rng() < this.chaos.reportOutage;
     const workerPods = this.deployments.get('worker')?.pods ?? [];
     const probes = needs.workerProbePath
-      ? workerPods.map((p, i) => ({
-          pod: `obs-worker-${i}`,
-          result:
-            !p.ready || this.rng() < this.chaos.probeFlake
-              ? this.rng() < 0.5
-                ? ('unreachable' as const)
-                : ('stuck' as const)
-              : ('healthy' as const),
-        }))
+      ? workerPods
+          .map((p, i) => ({ ready: p.ready, i }))
+          .filter((p) => p.ready)
+          .map(({ i }) => ({
+            pod: `obs-worker-${i}`,
+            result:
+              this.rng() < this.chaos.probeFlake
+                ? this.rng() < 0.5
+                  ? ('unreachable' as const)
+                  : ('stuck' as const)
+                : ('healthy' as const),
+          }))
       : undefined;
     return {
       deployments: this.cache!.deployments,

@@ -34,8 +34,7 @@ describe('operator planner: whole migrations in a simulated world', () => {
       }),
       // A fixed seed keeps the suite deterministic, and no shrinking: shrinking a failing walk
       // replays it thousands of times synchronously, past any test timeout. A random seed
-      // (OBSERVATORY_SEQUENCE_SEED=random) explores further; seed 1003 currently finds
-      // PropagationHealthy going Unknown after the step passed it (to be fixed, see the note).
+      // (OBSERVATORY_SEQUENCE_SEED=random) explores further.
       {
         numRuns: 100,
         seed: sequenceSeed(),

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
+import { findFlicker, narrative, type StatusRecord } from '../../operator/testing/condition-history.ts';
 import { CALM, seededRng } from '../../operator/testing/fake-cluster.ts';
 import { play, type Run } from './operator-walks.ts';
 
@@ -62,5 +62,63 @@ describe('status narratives of whole walks', () => {
     const file = new URL(`./testdata/${name}.golden`, import.meta.url);
     if (process.env.UPDATE_GOLDEN === '1' || !existsSync(file)) writeFileSync(file, text);
     expect(text).toBe(readFileSync(file, 'utf8'));
+  });
+});
+
+describe('the flicker check itself', () => {
+  const at = (
+    status: 'True' | 'False' | 'Unknown',
+    world: string,
+    reason = status === 'True' ? 'WorkersHealthy' : 'ProbeUnanswered',
+  ): StatusRecord => ({
+    status: {
+      state: 'Dual',
+      observedGeneration: 4,
+      conditions: [
+        {
+          type: 'PropagationHealthy',
+          status,
+          reason,
+          message: '',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+    world,
+  });
+  const cases: [string, StatusRecord[], number][] = [
+    [
+      'a passed gate turns Unknown while nothing changed',
+      [at('True', 'a'), at('True', 'a'), at('Unknown', 'a')],
+      1,
+    ],
+    [
+      'a passed gate turns Unknown after the probes failed in between',
+      [at('True', 'a'), at('True', 'b'), at('Unknown', 'a')],
+      0,
+    ],
+    [
+      'a status goes True -> False -> True with the same world',
+      [
+        at('False', 'a', 'PropagationStuck'),
+        at('True', 'a'),
+        at('False', 'a', 'PropagationStuck'),
+        at('True', 'a'),
+      ],
+      1,
+    ],
+    [
+      'True -> False -> True across a changed world',
+      [
+        at('False', 'a', 'PropagationStuck'),
+        at('True', 'a'),
+        at('False', 'b', 'PropagationStuck'),
+        at('True', 'a'),
+      ],
+      0,
+    ],
+  ];
+  it.each(cases)('%s', (_name, records, problems) => {
+    expect(findFlicker(records).filter((p) => /flickered|went Unknown/.test(p))).toHaveLength(problems);
   });
 });

@@ -1,0 +1,98 @@
+/** Which worker Pods the operator asks (observeWorld), over Pods in every phase of a rollout. */
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
+import { type Caches, observeWorld, type WorkerReads } from '../../operator/runtime/observe.ts';
+
+const service: ObservabilityService = {
+  apiVersion: 'observatory.dev/v1alpha1',
+  kind: 'ObservabilityService',
+  metadata: { name: 'obs', namespace: 'ns', uid: 'uid-1', generation: 5 },
+  spec: {
+    release: '4',
+    image: 'observatory:dev',
+    writeMode: 'Dual',
+    upgrade: { backupConfirmed: true },
+    datastores: {
+      postgres: { urlSecretRef: { name: 's', key: 'pg' } },
+      clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
+      redis: { urlSecretRef: { name: 's', key: 'redis' } },
+    },
+  },
+  status: { state: 'Dual' },
+};
+
+function pod(
+  name: string,
+  opts: { ready?: boolean; ip?: boolean; deleting?: boolean; instance?: string },
+): V1Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'ns',
+      labels: {
+        'app.kubernetes.io/instance': opts.instance ?? 'obs',
+        'app.kubernetes.io/component': 'worker',
+      },
+      ...(opts.deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    status: {
+      phase: 'Running',
+      ...(opts.ip === false ? {} : { podIP: '10.0.0.1' }),
+      conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }],
+    },
+  };
+}
+
+const PODS = [
+  pod('serving', {}),
+  pod('starting', { ready: false }),
+  pod('terminating', { deleting: true }),
+  pod('unscheduled', { ready: false, ip: false }),
+  pod('other-instance', { instance: 'someone-else' }),
+];
+
+async function observe(pods: V1Pod[]) {
+  const asked: string[] = [];
+  const none = () => [];
+  const caches: Caches = {
+    deployments: none,
+    services: none,
+    jobs: none,
+    pods: () => pods,
+    disruptionBudgets: none,
+    secrets: none,
+    configMaps: none,
+  };
+  const reads: WorkerReads = {
+    probe: async (p) => {
+      asked.push(`probe ${p.metadata?.name}`);
+      return 'healthy';
+    },
+    producers: async (p) => {
+      asked.push(`producers ${p.metadata?.name}`);
+      return undefined;
+    },
+    backfill: async (p) => {
+      asked.push(`backfill ${p.metadata?.name}`);
+      return undefined;
+    },
+  };
+  const world = await observeWorld(service, caches, reads);
+  return { world, asked };
+}
+
+describe('the worker Pods the operator asks', () => {
+  it('probes only Ready, live Pods of this object: a starting Pod cannot answer for the others', async () => {
+    const { world, asked } = await observe(PODS);
+    expect(world.workerProbes).toEqual([{ pod: 'serving', result: 'healthy' }]);
+    expect(asked).toEqual(['probe serving', 'backfill serving']);
+  });
+
+  it('with no Ready Pod nothing is asked, so the planner sees fewer answers than replicas', async () => {
+    const { world, asked } = await observe(PODS.slice(1));
+    expect(world.workerProbes).toEqual([]);
+    expect(world.backfill).toEqual({ known: false });
+    expect(asked).toEqual([]);
+  });
+});
