@@ -9,7 +9,11 @@ import type { ConditionStatus, Facts } from './conditions.ts';
 import type { WorkerProbe } from './types.ts';
 
 export interface ProbeStreak {
-  /** Consecutive rounds in which a worker answered stuck (rounds without answers do not break it). */
+  /**
+   * Consecutive rounds in which a worker answered stuck. Rounds without answers do not break it;
+   * a round in which every pod asked answered healthy does, even if fewer pods than replicas were
+   * Ready to ask (the stuck pod recovered; the missing pods count as unanswered).
+   */
   stuck: number;
   /** Consecutive rounds without a definite answer from every worker pod. */
   unanswered: number;
@@ -18,7 +22,7 @@ export interface ProbeStreak {
 export type ProbeRound =
   | { kind: 'healthy'; pods: number }
   | { kind: 'stuck'; pods: string[] }
-  | { kind: 'unanswered'; detail: string };
+  | { kind: 'unanswered'; detail: string; allAskedHealthy?: boolean };
 
 /** One reconcile's probe answers, summed up (undefined: the workers were not probed). */
 export function roundOf(probes: WorkerProbe[] | undefined, replicas: number): ProbeRound | undefined {
@@ -31,6 +35,7 @@ export function roundOf(probes: WorkerProbe[] | undefined, replicas: number): Pr
     return {
       kind: 'unanswered',
       detail: `${probes.length} of ${replicas} worker pods are Ready and answered`,
+      allAskedHealthy: probes.length > 0,
     };
   return { kind: 'healthy', pods: probes.length };
 }
@@ -42,7 +47,7 @@ export function nextStreak(prev: ProbeStreak, round: ProbeRound): ProbeStreak {
     case 'stuck':
       return { stuck: prev.stuck + 1, unanswered: 0 };
     case 'unanswered':
-      return { stuck: prev.stuck, unanswered: prev.unanswered + 1 };
+      return { stuck: round.allAskedHealthy ? 0 : prev.stuck, unanswered: prev.unanswered + 1 };
   }
 }
 

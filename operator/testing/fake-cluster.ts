@@ -455,9 +455,15 @@ export class FakeCluster {
     this.checkPropagation(next, world);
   }
 
-  /** PropagationHealthy turns False only after failureThreshold stuck rounds, True only on a healthy one. */
+  /**
+   * PropagationHealthy turns False only after failureThreshold stuck rounds (a round in which every
+   * pod asked answered healthy breaks them), True only on a healthy one.
+   */
   private checkPropagation(next: NonNullable<ObservabilityService['status']>, world: World): void {
-    const probes = world.workerProbes;
+    // A pass that returned before the gates (a rollout, a failed Job) did not take this round: its
+    // streak is unchanged, and so is the model's count.
+    const taken = JSON.stringify(next.probeStreak) !== JSON.stringify(this.live.status?.probeStreak);
+    const probes = taken ? world.workerProbes : undefined;
     if (probes?.some((p) => p.result === 'stuck')) this.stuckRounds++;
     else if (probes && probes.length > 0 && probes.every((p) => p.result === 'healthy')) this.stuckRounds = 0;
     const c = next.conditions?.find((x) => x.type === 'PropagationHealthy');

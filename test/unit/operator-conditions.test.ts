@@ -117,10 +117,16 @@ describe('probe hysteresis (failureThreshold 3)', () => {
   const healthy: ProbeRound = { kind: 'healthy', pods: 2 };
   const stuck: ProbeRound = { kind: 'stuck', pods: ['w-1'] };
   const silent: ProbeRound = { kind: 'unanswered', detail: 'unreachable: w-1' };
+  const partlyReady: ProbeRound = roundOf([{ pod: 'w-1', result: 'healthy' }], 2)!;
 
   it('classifies one round of answers', () => {
     expect(roundOf(undefined, 2)).toBeUndefined();
-    expect(roundOf([{ pod: 'a', result: 'healthy' }], 2)).toMatchObject({ kind: 'unanswered' });
+    expect(roundOf([{ pod: 'a', result: 'healthy' }], 2)).toEqual({
+      kind: 'unanswered',
+      detail: '1 of 2 worker pods are Ready and answered',
+      allAskedHealthy: true,
+    });
+    expect(roundOf([], 2)).toMatchObject({ kind: 'unanswered', allAskedHealthy: false });
     expect(
       roundOf(
         [
@@ -171,6 +177,18 @@ describe('probe hysteresis (failureThreshold 3)', () => {
         'True ProbeFailuresBelowThreshold',
         'True ProbeFailuresBelowThreshold',
         'False PropagationStuck',
+      ],
+    ],
+    [
+      'a round where every pod asked is healthy breaks a stuck streak, fewer than replicas or not',
+      [healthy, stuck, stuck, partlyReady, stuck, stuck],
+      [
+        'True WorkersHealthy',
+        'True ProbeFailuresBelowThreshold',
+        'True ProbeFailuresBelowThreshold',
+        'True ProbeFailuresBelowThreshold',
+        'True ProbeFailuresBelowThreshold',
+        'True ProbeFailuresBelowThreshold',
       ],
     ],
     [
