@@ -15,6 +15,8 @@ export interface EnvOptions {
   port?: number;
   /** The role whose own settings to add (ingestion limit for web, propagation timing for worker). */
   role?: 'web' | 'worker';
+  /** The ObservabilityService rendered, named to the web so its migration page can say how to retry. */
+  owner?: { namespace: string; name: string };
 }
 
 export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {}): V1EnvVar[] {
@@ -55,6 +57,8 @@ export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {})
     value(ENV.backgroundMigrationsInWorker, false),
   );
   if (o.role === 'web') env.push(value(ENV.maxInFlightWrites, spec.web.maxInFlightWrites));
+  if (o.role === 'web' && o.owner)
+    env.push(value(ENV.operatorObject, `${o.owner.namespace}/${o.owner.name}`));
   if (o.role === 'worker')
     env.push(
       value(ENV.propagationIntervalSeconds, spec.propagation.intervalSeconds),

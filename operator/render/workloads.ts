@@ -74,7 +74,11 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
     imagePullPolicy: spec.imagePullPolicy,
     args: [role],
     ports: [{ name: 'http', containerPort: PORTS[role] }],
-    env: containerEnv(spec, modeSettingsFor(state, spec), { port: PORTS[role], role }),
+    env: containerEnv(spec, modeSettingsFor(state, spec), {
+      port: PORTS[role],
+      role,
+      owner: { namespace: meta.namespace, name: meta.name },
+    }),
     ...(settings.resources ? { resources: settings.resources as V1Container['resources'] } : {}),
     ...probes(role, state),
   };

@@ -14,6 +14,7 @@ import {
   readModeSettings,
   S3_ENV,
 } from '../contract/env.ts';
+import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
 import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
@@ -56,6 +57,8 @@ export interface ServiceConfig {
   /** The bucket scheduled exports write to; absent: exports cannot run. */
   exportStorage: S3Settings | undefined;
   exportIntervalSeconds: number;
+  /** The ObservabilityService running this process, when an operator runs it. */
+  operatorObject: OperatorObject | undefined;
 }
 
 export interface LoadOptions {
@@ -124,6 +127,10 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ENV_DEFAULTS.exportIntervalSeconds,
       ENV_LIMITS.exportIntervalSeconds,
     ) ?? ENV_DEFAULTS.exportIntervalSeconds;
+  const operatorValue = r.raw(ENV.operatorObject);
+  const operatorObject = operatorValue === undefined ? undefined : parseOperatorObject(operatorValue);
+  if (operatorValue !== undefined && !operatorObject)
+    r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -145,5 +152,6 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     media,
     exportStorage,
     exportIntervalSeconds,
+    operatorObject,
   };
 }

@@ -45,6 +45,11 @@ export const ENV = {
   /** The process's identity in locks and leader leases (the Pod name in a cluster). */
   podName: 'POD_NAME',
   logLevel: 'LOG_LEVEL',
+  /**
+   * `<namespace>/<name>` of the ObservabilityService that runs this process (set by the operator),
+   * so the migration page can name it in the kubectl command that retries a step.
+   */
+  operatorObject: 'SERVICE_OPERATOR_OBJECT',
   /** Largest media file (bytes) an SDK may upload. */
   mediaMaxContentLength: 'SERVICE_S3_MEDIA_MAX_CONTENT_LENGTH',
   /** Seconds between two passes of the worker's export job. */

@@ -23,6 +23,21 @@ export const RESOURCE_SHORT_NAME = 'obsvc';
 /** `observatory backfill retry --step N`: resumes a failed step from its last finished chunk. */
 export const backfillRetryCommand = (step: number) => `observatory backfill retry --step ${step}`;
 
-/** The kubectl command that sets `annotation` to `value` on the resource `name`. */
-export const annotateCommand = (name: string, annotation: string, value: string) =>
-  `kubectl annotate ${RESOURCE_SHORT_NAME}/${name} ${annotation}=${value} --overwrite`;
+/** The kubectl command that sets `annotation` to `value` on the resource `name` (in `namespace`). */
+export const annotateCommand = (name: string, annotation: string, value: string, namespace?: string) =>
+  `kubectl ${namespace ? `-n ${namespace} ` : ''}annotate ${RESOURCE_SHORT_NAME}/${name} ${annotation}=${value} --overwrite`;
+
+/** The object an operator-run process belongs to: `<namespace>/<name>`, both DNS-1123 names. */
+export interface OperatorObject {
+  namespace: string;
+  name: string;
+}
+const DNS_1123 = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** Parses `<namespace>/<name>`; undefined when the value is not of that form. */
+export function parseOperatorObject(value: string): OperatorObject | undefined {
+  const [namespace, name, ...rest] = value.split('/');
+  if (rest.length > 0 || !namespace || !name || !DNS_1123.test(namespace) || !DNS_1123.test(name))
+    return undefined;
+  return { namespace, name };
+}

@@ -132,7 +132,8 @@ beforeAll(async () => {
   base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
   legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
   [web, dual] = await Promise.all([
-    startWeb({ ...base, ...MODE_ENV.events_only }),
+    // Run as an operator runs it: the web knows its ObservabilityService.
+    startWeb({ ...base, ...MODE_ENV.events_only, SERVICE_OPERATOR_OBJECT: 'observability/demo' }),
     startWeb({ ...base, ...DUAL_ENV }),
   ]);
   [projectA, projectB] = await Promise.all([createProject(base, 'lists-a'), createProject(base, 'lists-b')]);
@@ -337,8 +338,13 @@ describe('the background migrations page', () => {
       command: 'observatory backfill retry --step 2',
       annotation: 'observatory.dev/retry-backfill',
       value: '2',
-      kubectl: 'kubectl annotate obsvc/NAME observatory.dev/retry-backfill=2 --overwrite',
+      kubectl: null,
     });
+    // Under an operator the page names the object and its namespace.
+    const operated = await request(await signIn(web.url, users.owner), 'GET', '/api/ui/migration');
+    expect(operated.body.steps[1].retry.kubectl).toBe(
+      'kubectl -n observability annotate obsvc/demo observatory.dev/retry-backfill=2 --overwrite',
+    );
     // The command the page names is the one that clears the failure.
     const [cmd, ...args] = step2.retry.command.split(' ').slice(1);
     const retried = await cli([cmd, ...args], { ...base, ...DUAL_ENV });

@@ -67,6 +67,9 @@ describe('configuration values', () => {
     [{ SERVICE_RELEASE: '5' }, 'SERVICE_RELEASE=5 is not one of 3|4'],
     [{ SERVICE_RELEASE: '3', [MODE]: 'dual' }, `SERVICE_RELEASE=3 supports only ${MODE}=legacy`],
     [{ CLICKHOUSE_URL: 'tcp://x' }, 'CLICKHOUSE_URL must start with'],
+    [{ SERVICE_OPERATOR_OBJECT: 'demo' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
+    [{ SERVICE_OPERATOR_OBJECT: 'ns/Demo' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
+    [{ SERVICE_OPERATOR_OBJECT: 'a/b/c' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -75,6 +78,14 @@ describe('configuration values', () => {
     const env = { CLICKHOUSE_URL: 'http://u:hunter2@h:8123', CLICKHOUSE_PASSWORD: 'hunter2', [MODE]: 'bad' };
     expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).toThrow('DATABASE_URL is required');
     expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).not.toThrow('hunter2');
+  });
+
+  it('knows the ObservabilityService an operator runs it for', () => {
+    expect(loadConfig({ SERVICE_OPERATOR_OBJECT: 'observability/obs-1' }).operatorObject).toEqual({
+      namespace: 'observability',
+      name: 'obs-1',
+    });
+    expect(loadConfig({}).operatorObject).toBeUndefined();
   });
 
   it('release 3 behaves as version 3: legacy only, no version 4 reads', () => {

@@ -126,6 +126,13 @@ describe('server settings reachable from the spec, read back by the server', () 
       want: 'debug',
     },
     { field: 'logLevel default', spec: {}, role: 'web', read: (c) => c.logLevel, want: 'info' },
+    {
+      field: 'metadata (the object itself)',
+      spec: {},
+      role: 'web',
+      read: (c) => c.operatorObject,
+      want: { namespace: 'obs', name: 'prod' },
+    },
   ];
   it.each(rows)('$field reaches the $role as the server reads it', ({ spec, role, read, want }) => {
     const env = resolvedEnv(containerOf(podOf({ ...base, ...spec }, role)).env!);
@@ -140,6 +147,7 @@ describe('server settings reachable from the spec, read back by the server', () 
     expect(web).not.toHaveProperty('SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS');
     expect(worker).toMatchObject({ SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '5' });
     expect(worker).not.toHaveProperty('SERVICE_INGESTION_MAX_IN_FLIGHT');
+    expect(worker).not.toHaveProperty('SERVICE_OPERATOR_OBJECT');
   });
 
   it('the CRD bounds each setting exactly as the server does', () => {

@@ -124,7 +124,8 @@ export interface BackfillStepView {
   failedAt: string | null;
   failedReason: string | null;
   lockedBy: string | null;
-  retry: { command: string; annotation: string; value: string; kubectl: string } | null;
+  /** kubectl: the annotation command when an operator runs the service (it then owns the retries). */
+  retry: { command: string; annotation: string; value: string; kubectl: string | null } | null;
 }
 
 export interface PropagationView {

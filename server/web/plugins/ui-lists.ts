@@ -79,6 +79,7 @@ export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         throw new Forbidden('the background migrations page is for owners');
       }
       const mode = ctx.config.mode;
+      const operator = ctx.config.operatorObject;
       const manager = new BackfillManager({
         pool: ctx.pool,
         analytics: ctx.analytics,
@@ -112,7 +113,14 @@ export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
                   command: backfillRetryCommand(s.step),
                   annotation: ANNOTATIONS.retryBackfill,
                   value: String(s.step),
-                  kubectl: annotateCommand('NAME', ANNOTATIONS.retryBackfill, String(s.step)),
+                  kubectl: operator
+                    ? annotateCommand(
+                        operator.name,
+                        ANNOTATIONS.retryBackfill,
+                        String(s.step),
+                        operator.namespace,
+                      )
+                    : null,
                 }
               : null,
         })),

@@ -76,9 +76,16 @@ export function Migration() {
                     {s.retry && (
                       <>
                         {' '}
-                        · retry with <code>{s.retry.command}</code>, or on Kubernetes{' '}
-                        <code>{s.retry.kubectl}</code> (NAME: the ObservabilityService; a value used before
-                        needs a new one, e.g. {s.retry.value}.2)
+                        {s.retry.kubectl ? (
+                          <>
+                            · retry with <code>{s.retry.kubectl}</code> (the operator runs the step again; a
+                            value used before needs a new one, e.g. {s.retry.value}.2)
+                          </>
+                        ) : (
+                          <>
+                            · retry with <code>{s.retry.command}</code>
+                          </>
+                        )}
                       </>
                     )}
                   </>
