@@ -6,6 +6,7 @@
  */
 import { indexScores, scoresOfRow } from './row-scores.ts';
 import { num, numberMap, orNull, parseMaybeJson, toIso } from './sql.ts';
+import { treeOrder } from './tree-order.ts';
 
 type Row = Record<string, unknown>;
 
@@ -80,14 +81,18 @@ export function legacyTraceView(trace: Row, observations: Row[], scores: Row[]) 
     };
   });
   const start = toIso(trace['timestamp'])!;
-  const ends = obs.map((o) => o.endTime ?? o.startTime);
-  const last = ends.length > 0 ? ends.reduce((a, b) => (a > b ? a : b)) : null;
-  const first = obs.length > 0 ? obs.map((o) => o.startTime).reduce((a, b) => (a < b ? a : b)) : start;
+  // ISO strings of one format: their text order is their time order.
+  const last =
+    obs
+      .map((o) => o.endTime ?? o.startTime)
+      .sort()
+      .at(-1) ?? null;
+  const first = [start, ...obs.map((o) => o.startTime)].sort()[0]!;
   const root = {
     ...legacyTraceRow(trace, undefined, scores),
-    startTime: first < start ? first : start,
+    startTime: first,
     endTime: last,
-    latency: seconds(first < start ? first : start, last),
+    latency: seconds(first, last),
     totalCost: obs.reduce((s, o) => s + (o.totalCost ?? 0), 0),
     parentObservationId: null,
     input: text(trace['input']),
@@ -96,5 +101,8 @@ export function legacyTraceView(trace: Row, observations: Row[], scores: Row[]) 
     statusMessage: null,
     completionStartTime: null,
   };
-  return [root, ...obs];
+  return [
+    root,
+    ...treeOrder(obs, (o) => ({ id: o.id, startTime: o.startTime, parentId: o.parentObservationId })),
+  ];
 }

@@ -14,6 +14,7 @@ import { behaviourOf } from '../../contract/write-modes.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { zipMetadata } from '../../reads/sql.ts';
+import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig } from '../../scores/config-store.ts';
 import { canWrite } from '../../users/roles.ts';
@@ -81,8 +82,9 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       });
       if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
       const scores = indexScores(await select(ctx, buildRowScores(projectId, [params.traceId])));
-      // Oldest first, with full metadata values (the table's rows keep them truncated).
-      const observations = page.rows.reverse().map((r) => {
+      // Oldest first, parents before children, with full metadata values (the table's rows keep
+      // them truncated).
+      const mapped = page.rows.map((r) => {
         const details = page.details.get(rowKey(r));
         const o = mapObservation(r, ALL_GROUPS, details, []);
         const id = String(o['id']);
@@ -93,6 +95,14 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
             ? zipMetadata(details['metadata_names'], details['metadata_values'])
             : o['metadata'],
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
+        };
+      });
+      const observations = treeOrder(mapped, (o) => {
+        const row = o as Record<string, unknown>;
+        return {
+          id: o.id,
+          startTime: String(row['startTime']),
+          parentId: (row['parentObservationId'] as string | null) || null,
         };
       });
       return {
