@@ -16,7 +16,6 @@ import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
   PolicyV1Api,
@@ -31,6 +30,7 @@ import {
 import pino from 'pino';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
 import { reconcile } from './runtime/controller.ts';
+import { PooledKubeConfig } from './runtime/connection.ts';
 import { type SupervisedInformer, superviseInformer } from './runtime/informer.ts';
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
@@ -45,7 +45,7 @@ const MANAGED = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 export async function runOperator(env: Record<string, string | undefined>): Promise<number> {
   const log = pino({ name: 'operator', level: env['LOG_LEVEL'] ?? 'info' });
   const say = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromDefault();
   const watchNs = env['OPERATOR_WATCH_NAMESPACE'] ?? '';
   const leaseNs = env['OPERATOR_NAMESPACE'] ?? (watchNs || 'default');
@@ -246,6 +246,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   await queue.stop();
   await elector?.stop();
   await Promise.all(allInformers.map((i) => i.stop()));
+  await kc.close();
   health.close();
   metricsServer.close();
   return 0;

@@ -183,6 +183,7 @@ export async function benchOperator(): Promise<void> {
           OPERATOR_HEALTH_PORT: String(healthPort),
           OPERATOR_METRICS_PORT: String(metricsPort),
           LOG_LEVEL: 'warn',
+          NODE_OPTIONS: process.env['BENCH_OPERATOR_NODE_OPTIONS'],
         }),
       },
     );
