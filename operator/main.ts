@@ -29,8 +29,8 @@ import {
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
-import { reconcile } from './runtime/controller.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
+import { reconcile } from './runtime/controller.ts';
 import { type SupervisedInformer, superviseInformer } from './runtime/informer.ts';
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
