@@ -18,6 +18,8 @@ export interface ControllerDeps {
   caches: Caches;
   reads: WorkerReads;
   metrics?: OperatorMetrics;
+  /** The object as stored after the operator's own status write (its echo is no news). */
+  wrote?: (object: ObservabilityService) => void;
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -89,7 +91,9 @@ async function execute(
       return undefined;
     case 'writeStatus':
       try {
-        await kube.replaceStatus({ ...object, apiVersion: API_VERSION, kind: KIND, status: action.status });
+        deps.wrote?.(
+          await kube.replaceStatus({ ...object, apiVersion: API_VERSION, kind: KIND, status: action.status }),
+        );
       } catch (err) {
         if (statusCode(err) === 409) throw new Conflict('status changed since it was read');
         throw err;
