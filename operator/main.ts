@@ -194,7 +194,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     },
     reads: podAddressReads,
     metrics,
-    wrote: (o: ObservabilityService) =>
+    expect: (o: ObservabilityService) =>
       objectChanges.expect(o as ObservabilityService & { metadata: { name: string } }),
     log: say,
   };
