@@ -16,7 +16,6 @@ import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
   PolicyV1Api,
@@ -30,22 +29,23 @@ import {
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
+import { PooledKubeConfig } from './runtime/connection.ts';
 import { reconcile } from './runtime/controller.ts';
+import { ChangeFilter, fingerprints } from './runtime/enqueue.ts';
 import { type SupervisedInformer, superviseInformer } from './runtime/informer.ts';
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
-import { WATCH_LABEL } from './runtime/observe.ts';
+import { INSTANCE, WATCH_LABEL } from './runtime/observe.ts';
 import { podAddressReads } from './runtime/probes.ts';
 import { operatorMetrics, serveHealth, serveMetrics } from './runtime/serve.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 
-const INSTANCE = 'app.kubernetes.io/instance';
 const MANAGED = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 
 export async function runOperator(env: Record<string, string | undefined>): Promise<number> {
   const log = pino({ name: 'operator', level: env['LOG_LEVEL'] ?? 'info' });
   const say = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromDefault();
   const watchNs = env['OPERATOR_WATCH_NAMESPACE'] ?? '';
   const leaseNs = env['OPERATOR_NAMESPACE'] ?? (watchNs || 'default');
@@ -80,6 +80,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   const nsPath = (group: string, version: string, plural: string) =>
     `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
   type List<T extends KubernetesObject> = Promise<KubernetesListObject<T>>;
+  const objectChanges = new ChangeFilter(fingerprints.object);
 
   const informers = {
     objects: superviseInformer<ObservabilityService & { metadata: { name: string } }>(
@@ -97,7 +98,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ObservabilityService & { metadata: { name: string } }
         >,
       (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
-      { log: say },
+      { filter: objectChanges, log: say },
     ),
     deployments: superviseInformer<V1Deployment>(
       kc,
@@ -107,7 +108,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? apps.listNamespacedDeployment({ namespace: watchNs, labelSelector: MANAGED })
           : apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.deployment), log: say },
     ),
     services: superviseInformer<V1Service>(
       kc,
@@ -117,7 +118,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? core.listNamespacedService({ namespace: watchNs, labelSelector: MANAGED })
           : core.listServiceForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.service), log: say },
     ),
     jobs: superviseInformer<V1Job>(
       kc,
@@ -127,7 +128,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? batch.listNamespacedJob({ namespace: watchNs, labelSelector: MANAGED })
           : batch.listJobForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.job), log: say },
     ),
     pods: superviseInformer<V1Pod>(
       kc,
@@ -137,7 +138,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? core.listNamespacedPod({ namespace: watchNs, labelSelector: MANAGED })
           : core.listPodForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.pod), log: say },
     ),
     disruptionBudgets: superviseInformer<V1PodDisruptionBudget>(
       kc,
@@ -147,7 +148,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? policy.listNamespacedPodDisruptionBudget({ namespace: watchNs, labelSelector: MANAGED })
           : policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.disruptionBudget), log: say },
     ),
   };
   // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
@@ -163,7 +164,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
                 ? core.listNamespacedSecret({ namespace: watchNs, labelSelector: WATCHED })
                 : core.listSecretForAllNamespaces({ labelSelector: WATCHED }),
             enqueueNamespace,
-            { labelSelector: WATCHED, log: say },
+            { labelSelector: WATCHED, filter: new ChangeFilter(fingerprints.source), log: say },
           ),
           configMaps: superviseInformer<V1ConfigMap>(
             kc,
@@ -173,7 +174,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
                 ? core.listNamespacedConfigMap({ namespace: watchNs, labelSelector: WATCHED })
                 : core.listConfigMapForAllNamespaces({ labelSelector: WATCHED }),
             enqueueNamespace,
-            { labelSelector: WATCHED, log: say },
+            { labelSelector: WATCHED, filter: new ChangeFilter(fingerprints.source), log: say },
           ),
         }
       : {};
@@ -193,6 +194,8 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     },
     reads: podAddressReads,
     metrics,
+    expect: (o: ObservabilityService) =>
+      objectChanges.expect(o as ObservabilityService & { metadata: { name: string } }),
     log: say,
   };
 
@@ -246,6 +249,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   await queue.stop();
   await elector?.stop();
   await Promise.all(allInformers.map((i) => i.stop()));
+  await kc.close();
   health.close();
   metricsServer.close();
   return 0;

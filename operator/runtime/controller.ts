@@ -1,10 +1,12 @@
 /**
  * The reconciler: for one ObservabilityService, observe the world, ask the pure planner what to
- * do, and carry the actions out in order, stopping at the first failure (the work queue retries
- * with backoff). Status goes through the status subresource under optimistic concurrency.
+ * do, and carry the actions out in order (independent workload writes together, batches.ts),
+ * stopping at the first failure (the work queue retries with backoff). Status goes through the
+ * status subresource under optimistic concurrency.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type Action, API_VERSION, KIND, type ObservabilityService, plan } from '../index.ts';
+import { batches } from './batches.ts';
 import type { Kube } from './kube.ts';
 import { statusCode } from './kube.ts';
 import { type Caches, observeWorld, type WorkerReads } from './observe.ts';
@@ -18,6 +20,11 @@ export interface ControllerDeps {
   caches: Caches;
   reads: WorkerReads;
   metrics?: OperatorMetrics;
+  /**
+   * The object as the operator's own status write will store it, then as stored: its echo is no
+   * news (told before the write too, since the echo may arrive before the answer).
+   */
+  expect?: (object: ObservabilityService) => void;
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -43,9 +50,12 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
         deps.metrics?.probeFailures.inc({ namespace, name, result: probe.result });
     }
     let requeueAfterMs: number | undefined;
-    for (const action of p.actions) {
-      const after = await execute(action, object, deps);
-      if (after !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? after, after);
+    for (const batch of batches(p.actions)) {
+      const settled = await Promise.allSettled(batch.map((action) => execute(action, object, deps)));
+      for (const r of settled) {
+        if (r.status === 'rejected') throw r.reason;
+        if (r.value !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? r.value, r.value);
+      }
     }
     deps.metrics?.objects.record(namespace, name, serviceSeries(p.status, world.backfill));
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
@@ -89,7 +99,14 @@ async function execute(
       return undefined;
     case 'writeStatus':
       try {
-        await kube.replaceStatus({ ...object, apiVersion: API_VERSION, kind: KIND, status: action.status });
+        const written: ObservabilityService = {
+          ...object,
+          apiVersion: API_VERSION,
+          kind: KIND,
+          status: action.status,
+        };
+        deps.expect?.(written);
+        deps.expect?.(await kube.replaceStatus(written));
       } catch (err) {
         if (statusCode(err) === 409) throw new Conflict('status changed since it was read');
         throw err;

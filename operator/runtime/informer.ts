@@ -2,7 +2,8 @@
  * A self-healing informer: client-node's list-and-watch cache, restarted with backoff whenever the
  * watch ends in an error (an expired resourceVersion, 410 Gone, included: a restart lists afresh),
  * so a dropped connection never leaves the controller blind. Every add, update and delete calls
- * `onChange` with the object, for the controller to enqueue.
+ * `onChange` with the object, for the controller to enqueue, unless the `filter` says the event
+ * changed nothing the operator reads.
  */
 import {
   type KubeConfig,
@@ -10,6 +11,7 @@ import {
   type KubernetesObject,
   makeInformer,
 } from '@kubernetes/client-node';
+import type { ChangeFilter } from './enqueue.ts';
 
 export interface SupervisedInformer<T extends KubernetesObject> {
   list(namespace?: string): readonly T[];
@@ -24,7 +26,11 @@ export function superviseInformer<T extends KubernetesObject>(
   path: string,
   listFn: () => Promise<KubernetesListObject<T>>,
   onChange: (obj: T) => void,
-  options: { labelSelector?: string; log?: (msg: string, fields?: Record<string, unknown>) => void } = {},
+  options: {
+    labelSelector?: string;
+    filter?: ChangeFilter<T>;
+    log?: (msg: string, fields?: Record<string, unknown>) => void;
+  } = {},
 ): SupervisedInformer<T> {
   const informer = makeInformer<T>(kc, path, listFn, options.labelSelector);
   let stopped = false;
@@ -36,7 +42,7 @@ export function superviseInformer<T extends KubernetesObject>(
   for (const verb of ['add', 'update', 'delete'] as const) {
     informer.on(verb, (obj) => {
       failures = 0;
-      onChange(obj);
+      if (!options.filter || options.filter.admit(verb, obj)) onChange(obj);
     });
   }
   const start = async () => {

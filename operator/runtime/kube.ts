@@ -45,9 +45,10 @@ export class Kube {
   /**
    * Replaces the status subresource; the object's resourceVersion makes the write fail with 409
    * when someone changed the object since it was read, and the caller re-reads and re-plans.
+   * Resolves with the object as stored.
    */
-  async replaceStatus(obj: KubernetesObject & { status?: unknown }): Promise<void> {
-    await this.custom.replaceNamespacedCustomObjectStatus({
+  replaceStatus<T extends KubernetesObject & { status?: unknown }>(obj: T): Promise<T> {
+    return this.custom.replaceNamespacedCustomObjectStatus({
       group: GROUP,
       version: VERSION,
       plural: PLURAL,

@@ -69,14 +69,15 @@ export function sourceDigests(
   return { secrets: digest(secrets), configMaps: digest(configMaps) };
 }
 
-const INSTANCE = 'app.kubernetes.io/instance';
-const COMPONENT = 'app.kubernetes.io/component';
+export const INSTANCE = 'app.kubernetes.io/instance';
+export const COMPONENT = 'app.kubernetes.io/component';
 
 const ownedBy = (owner: ObservabilityService) => (o: KubernetesObject) =>
   o.metadata?.namespace === owner.metadata?.namespace &&
   o.metadata?.labels?.[INSTANCE] === owner.metadata?.name;
 
-function deployment(d: V1Deployment): ObservedDeployment {
+/** What the planner reads of a Deployment. */
+export function observedDeployment(d: V1Deployment): ObservedDeployment {
   return {
     generation: d.metadata?.generation ?? 0,
     observedGeneration: d.status?.observedGeneration ?? 0,
@@ -90,7 +91,8 @@ function deployment(d: V1Deployment): ObservedDeployment {
   };
 }
 
-function job(j: V1Job): ObservedJob {
+/** What the planner reads of a Job. */
+export function observedJob(j: V1Job): ObservedJob {
   const terminal = j.status?.conditions?.find(
     (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
   );
@@ -113,6 +115,9 @@ export interface WorkerReads {
   backfill(pod: V1Pod): Promise<BackfillReport | undefined>;
 }
 
+export const isReady = (p: V1Pod): boolean =>
+  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
 export async function observeWorld(
   object: ObservabilityService,
   caches: Caches,
@@ -123,7 +128,7 @@ export async function observeWorld(
   const deployments: World['deployments'] = {};
   for (const d of caches.deployments().filter(mine)) {
     const role = roleOf(d);
-    if (role === 'web' || role === 'worker') deployments[role] = deployment(d);
+    if (role === 'web' || role === 'worker') deployments[role] = observedDeployment(d);
   }
   const services: World['services'] = {};
   for (const s of caches.services().filter(mine)) {
@@ -150,16 +155,14 @@ export async function observeWorld(
   // A pod the kubelet does not call Ready is starting (its server may not listen yet) or failing its
   // dependencies: it is not asked, so it cannot answer for the others; fewer answers than replicas
   // still leave the probe unanswered (see planner/propagation.ts).
-  const ready = workers.filter(
-    (p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && p.status?.podIP,
-  );
+  const ready = workers.filter((p) => isReady(p) && p.status?.podIP);
   const need = observationsNeeded(object);
   const world: World = {
     deployments,
     services,
     disruptionBudgets,
     sources: sourceDigests(object.metadata.namespace, caches.secrets(), caches.configMaps()),
-    jobs: caches.jobs().filter(mine).map(job),
+    jobs: caches.jobs().filter(mine).map(observedJob),
     producers: { known: false },
     backfill: { known: false },
     now: new Date(),

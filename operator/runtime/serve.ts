@@ -78,27 +78,28 @@ export function operatorMetrics() {
 
 /**
  * Sets one object's series from a pass, removing those the pass no longer yields (a step that
- * moved on, a condition gone), and forgets an object that was deleted.
+ * moved on, a condition gone), and forgets an object that was deleted. Only samples whose value
+ * changed are set: most passes change none.
  */
 function objectSeries(gauges: Record<ServiceGauge, Gauge<string>>) {
-  const current = new Map<string, Sample[]>();
+  const current = new Map<string, Map<string, Sample>>();
   const labelsOf = (namespace: string, name: string, s: Sample) => ({ namespace, name, ...s.labels });
-  const same = (a: Sample, b: Sample) =>
-    a.gauge === b.gauge && JSON.stringify(a.labels) === JSON.stringify(b.labels);
+  const idOf = (s: Sample) => `${s.gauge} ${JSON.stringify(s.labels)}`;
   return {
     record(namespace: string, name: string, series: ServiceSeries) {
       const key = `${namespace}/${name}`;
-      const previous = current.get(key) ?? [];
-      const kept = previous.filter((p) => !series.replaces.includes(p.gauge));
-      for (const p of previous)
-        if (series.replaces.includes(p.gauge) && !series.samples.some((s) => same(s, p)))
-          gauges[p.gauge].remove(labelsOf(namespace, name, p));
-      for (const s of series.samples) gauges[s.gauge].set(labelsOf(namespace, name, s), s.value);
-      current.set(key, [...kept, ...series.samples]);
+      const previous = current.get(key) ?? new Map<string, Sample>();
+      const next = new Map<string, Sample>();
+      for (const [id, p] of previous) if (!series.replaces.includes(p.gauge)) next.set(id, p);
+      for (const s of series.samples) next.set(idOf(s), s);
+      for (const [id, p] of previous) if (!next.has(id)) gauges[p.gauge].remove(labelsOf(namespace, name, p));
+      for (const [id, s] of next)
+        if (previous.get(id)?.value !== s.value) gauges[s.gauge].set(labelsOf(namespace, name, s), s.value);
+      current.set(key, next);
     },
     forget(namespace: string, name: string) {
       const key = `${namespace}/${name}`;
-      for (const p of current.get(key) ?? []) gauges[p.gauge].remove(labelsOf(namespace, name, p));
+      for (const p of current.get(key)?.values() ?? []) gauges[p.gauge].remove(labelsOf(namespace, name, p));
       current.delete(key);
     },
   };
