@@ -76,8 +76,8 @@ export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): Enti
 async function holdInDatabase<T>(pool: pg.Pool, waitMs: number, keys: string[], work: () => Promise<T>) {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(waitMs))}`);
+    // One round trip for both (no parameters: the simple protocol runs several statements).
+    await client.query(`BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(waitMs))}`);
     await client.query(LOCK_ALL, [keys]);
     const result = await work();
     await client.query('COMMIT');
