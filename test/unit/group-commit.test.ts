@@ -176,35 +176,30 @@ describe('Coalescer linger under load', () => {
     await Promise.all(next);
   });
 
-  it('leaves with fewer once the linger is over, and then expects only what came', async () => {
-    const { co, runs, crowd } = timed(100, 50);
-    await crowd(2);
-    const lone = co.submit('k', [3]);
-    await vi.advanceTimersByTimeAsync(49);
-    expect(runs).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(runs).toEqual([[3]]);
-    await vi.advanceTimersByTimeAsync(100);
-    await lone;
-    // That statement carried one caller: the next lone caller is served at once.
-    const next = co.submit('k', [4]);
-    await vi.advanceTimersByTimeAsync(0);
-    expect(runs).toEqual([[3], [4]]);
-    await vi.advanceTimersByTimeAsync(100);
-    await next;
-  });
-
-  it('never waits longer than the last statement took', async () => {
-    const { co, runs, crowd } = timed(20, 250);
-    await crowd(2);
-    const lone = co.submit('k', [3]);
-    await vi.advanceTimersByTimeAsync(19);
-    expect(runs).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(runs).toEqual([[3]]);
-    await vi.advanceTimersByTimeAsync(20);
-    await lone;
-  });
+  // The wait is the linger, or the last statement's time when that is shorter.
+  it.each([
+    { statementMs: 100, lingerMs: 50, waits: 50 },
+    { statementMs: 20, lingerMs: 250, waits: 20 },
+  ])(
+    'statements of $statementMs ms, linger $lingerMs ms: a lone caller leaves after $waits ms, the next at once',
+    async ({ statementMs, lingerMs, waits }) => {
+      const { co, runs, crowd } = timed(statementMs, lingerMs);
+      await crowd(2);
+      const lone = co.submit('k', [3]);
+      await vi.advanceTimersByTimeAsync(waits - 1);
+      expect(runs).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(runs).toEqual([[3]]);
+      await vi.advanceTimersByTimeAsync(statementMs);
+      await lone;
+      // That statement carried one caller: the next lone caller is served at once.
+      const next = co.submit('k', [4]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(runs).toEqual([[3], [4]]);
+      await vi.advanceTimersByTimeAsync(statementMs);
+      await next;
+    },
+  );
 
   it('without a linger, a lone caller after a crowded statement is served at once', async () => {
     const { co, runs, crowd } = timed(100, 0);
