@@ -3,8 +3,11 @@
  * analytics store runs pays a fixed cost (a synchronous insert creates a part; the analytics server
  * runs one statement at a time) that dwarfs the rows of one ingestion request, so what concurrent
  * requests send for the same key while a statement of that key is in flight waits and leaves
- * together in the next one. No timer: a lone request is served at once, and under load each
- * statement carries what arrived during the previous one.
+ * together in the next one. A lone request is served at once. Under load, clients answered together
+ * come back together, but spread out (each request is decoded, authenticated and locked on its
+ * own): a statement then waits a bounded linger for as many callers as were present at once last
+ * time, so a group is not split into the first arrival and the rest (which, with the statements
+ * of one store running one at a time, would halve every group from then on).
  *
  * Durability is unchanged: a caller's promise settles with the insert that carried its rows, so a
  * request is acknowledged only once the store has acknowledged every one of its rows, and a failed
@@ -16,7 +19,16 @@ export type Flush<R> = (table: string, rows: R[]) => Promise<void>;
 export interface GroupCommitOptions {
   /** Rows at most per statement; a larger backlog leaves in several, one after the other. */
   maxRows: number;
+  /**
+   * Longest wait for the callers expected under the current load before a statement leaves with
+   * fewer (0: never wait). The wait is also at most the key's last statement time: waiting longer
+   * than a statement takes would cost more than the statement it saves.
+   */
+  lingerMs?: number;
 }
+
+/** Keys whose last load is remembered; past this the memory starts over (keys carry project ids). */
+const MAX_REMEMBERED_KEYS = 1_000;
 
 interface Waiter<I, O> {
   rows: I[];
@@ -27,6 +39,15 @@ interface Waiter<I, O> {
 interface Lane<I, O> {
   queue: Waiter<I, O>[];
   busy: boolean;
+  /** Ends a linger early: called when the queue reaches the expected callers. */
+  wake?: () => void;
+  /** Callers present at once in the last statement, and that statement's time. */
+  load: Load;
+}
+
+interface Load {
+  expected: number;
+  lastMs: number;
 }
 
 /**
@@ -38,29 +59,62 @@ export type RunGroup<I, O> = (key: string, callers: I[][]) => Promise<O[]>;
 export class Coalescer<I, O> {
   readonly #run: RunGroup<I, O>;
   readonly #maxRows: number;
+  readonly #lingerMs: number;
   readonly #lanes = new Map<string, Lane<I, O>>();
+  /** Each key's last load, kept while its lane is idle: how many callers to wait for next time. */
+  readonly #load = new Map<string, Load>();
 
   constructor(run: RunGroup<I, O>, options: GroupCommitOptions) {
     this.#run = run;
     this.#maxRows = options.maxRows;
+    this.#lingerMs = options.lingerMs ?? 0;
   }
 
   /** Resolves with this caller's share of the statement that carried `items`. */
   submit(key: string, items: I[]): Promise<O> {
     let lane = this.#lanes.get(key);
     if (!lane) {
-      lane = { queue: [], busy: false };
+      lane = { queue: [], busy: false, load: this.#load.get(key) ?? { expected: 1, lastMs: 0 } };
       this.#lanes.set(key, lane);
     }
     const done = new Promise<O>((resolve, reject) => lane.queue.push({ rows: items, resolve, reject }));
+    if (lane.wake && this.#complete(lane)) lane.wake();
     if (!lane.busy) void this.#drain(key, lane);
     return done;
+  }
+
+  /** The queue holds the callers expected, or a full statement's rows. */
+  #complete(lane: Lane<I, O>): boolean {
+    if (lane.queue.length >= lane.load.expected) return true;
+    let rows = 0;
+    for (const w of lane.queue) rows += w.rows.length;
+    return rows >= this.#maxRows;
+  }
+
+  /** How long to wait for company before the next statement (0: leave at once). */
+  #lingerFor(lane: Lane<I, O>): number {
+    return this.#complete(lane) ? 0 : Math.min(this.#lingerMs, lane.load.lastMs);
+  }
+
+  async #linger(lane: Lane<I, O>, ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      lane.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    lane.wake = undefined;
   }
 
   async #drain(key: string, lane: Lane<I, O>): Promise<void> {
     lane.busy = true;
     while (lane.queue.length > 0) {
+      // Awaited only when lingering, so a statement that leaves at once does so in this tick.
+      const ms = this.#lingerFor(lane);
+      if (ms > 0) await this.#linger(lane, ms);
       const group = takeGroup(lane.queue, this.#maxRows);
+      const started = performance.now();
       try {
         const out = await this.#run(
           key,
@@ -70,9 +124,12 @@ export class Coalescer<I, O> {
       } catch (err) {
         for (const w of group) w.reject(err);
       }
+      lane.load = { expected: group.length + lane.queue.length, lastMs: performance.now() - started };
     }
     lane.busy = false;
     this.#lanes.delete(key);
+    if (this.#load.size >= MAX_REMEMBERED_KEYS) this.#load.clear();
+    this.#load.set(key, lane.load);
   }
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Coalescer, GroupCommit, takeGroup } from '../../server/ingestion/group-commit.ts';
 
 const waiters = (...sizes: number[]) =>
@@ -131,5 +131,83 @@ describe('Coalescer (shared reads)', () => {
     expect(runs).toEqual([[['1']], [['2', '3'], ['4']]]);
     release.shift()!();
     expect([await b, await c]).toEqual([['row 2', 'row 3'], ['row 4']]);
+  });
+});
+
+describe('Coalescer linger under load', () => {
+  /** A coalescer whose statements take `statementMs` of fake time, recording what each carried. */
+  function timed(statementMs: number, lingerMs: number) {
+    const runs: number[][] = [];
+    const co = new Coalescer<number, void>(
+      async (_key, callers) => {
+        runs.push(callers.flat());
+        await new Promise((r) => setTimeout(r, statementMs));
+        return callers.map(() => undefined);
+      },
+      { maxRows: 100, lingerMs },
+    );
+    /** A statement for caller 0, then (after a linger) one carrying the `n` callers queued meanwhile. */
+    const crowd = async (n: number) => {
+      const all = [co.submit('k', [0]), ...Array.from({ length: n }, (_, i) => co.submit('k', [i + 1]))];
+      await vi.advanceTimersByTimeAsync(2 * statementMs + lingerMs);
+      await Promise.all(all);
+      runs.length = 0;
+    };
+    return { co, runs, crowd };
+  }
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('waits for as many callers as the last statement had, and leaves as soon as they are there', async () => {
+    const { co, runs, crowd } = timed(100, 50);
+    await crowd(3);
+    const next = [co.submit('k', [4])];
+    await vi.advanceTimersByTimeAsync(10);
+    expect(runs).toEqual([]);
+    next.push(co.submit('k', [5]), co.submit('k', [6]));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(runs).toEqual([[4, 5, 6]]);
+    await vi.advanceTimersByTimeAsync(100);
+    await Promise.all(next);
+  });
+
+  // The wait is the linger, or the last statement's time when that is shorter.
+  it.each([
+    { statementMs: 100, lingerMs: 50, waits: 50 },
+    { statementMs: 20, lingerMs: 250, waits: 20 },
+  ])(
+    'statements of $statementMs ms, linger $lingerMs ms: a lone caller leaves after $waits ms, the next at once',
+    async ({ statementMs, lingerMs, waits }) => {
+      const { co, runs, crowd } = timed(statementMs, lingerMs);
+      await crowd(2);
+      const lone = co.submit('k', [3]);
+      await vi.advanceTimersByTimeAsync(waits - 1);
+      expect(runs).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(runs).toEqual([[3]]);
+      await vi.advanceTimersByTimeAsync(statementMs);
+      await lone;
+      // That statement carried one caller: the next lone caller is served at once.
+      const next = co.submit('k', [4]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(runs).toEqual([[3], [4]]);
+      await vi.advanceTimersByTimeAsync(statementMs);
+      await next;
+    },
+  );
+
+  it('without a linger, a lone caller after a crowded statement is served at once', async () => {
+    const { co, runs, crowd } = timed(100, 0);
+    await crowd(2);
+    const lone = co.submit('k', [3]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(runs).toEqual([[3]]);
+    await vi.advanceTimersByTimeAsync(100);
+    await lone;
   });
 });
