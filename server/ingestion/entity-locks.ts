@@ -60,13 +60,12 @@ function localQueues() {
 
 export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): EntityLocks {
   const enter = localQueues();
-  const inDatabase = sharedTransactions(pool, waitMs);
   return {
     async hold(keys, work) {
       if (keys.length === 0) return work();
       const leave = await enter(keys);
       try {
-        return await inDatabase(keys, work);
+        return await holdInDatabase(pool, waitMs, keys, work);
       } finally {
         leave();
       }
@@ -74,71 +73,19 @@ export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): Enti
   };
 }
 
-interface Holder {
-  keys: string[];
-  work: () => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
-
-/**
- * The requests that wait for a connection share the transaction that holds their locks: one
- * pooled connection and three round trips for them all, instead of a connection each (ten per
- * process), which would cap a group commit at ten requests however high the load. Their keys are
- * disjoint (the in-process queues let one request per key through), the locks are taken in one
- * statement in hash order as before, and the transaction commits once every member's work has
- * settled, each member answered with its own outcome.
- */
-function sharedTransactions(pool: pg.Pool, waitMs: number) {
-  const waiting: Holder[] = [];
-  let connecting = false;
-  async function open(): Promise<void> {
-    connecting = true;
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      for (const h of waiting.splice(0)) h.reject(err);
-      return;
-    } finally {
-      connecting = false;
-    }
-    await holdInDatabase(client, waitMs, waiting.splice(0));
-  }
-  return <T>(keys: string[], work: () => Promise<T>): Promise<T> => {
-    const held = new Promise<T>((resolve, reject) =>
-      waiting.push({ keys, work, resolve: resolve as (value: unknown) => void, reject }),
-    );
-    if (!connecting) void open();
-    return held;
-  };
-}
-
-async function holdInDatabase(client: pg.PoolClient, waitMs: number, members: Holder[]): Promise<void> {
+async function holdInDatabase<T>(pool: pg.Pool, waitMs: number, keys: string[], work: () => Promise<T>) {
+  const client = await pool.connect();
   try {
     // One round trip for both (no parameters: the simple protocol runs several statements).
     await client.query(`BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(waitMs))}`);
-    await client.query(LOCK_ALL, [members.flatMap((m) => m.keys)]);
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    client.release();
-    for (const m of members) m.reject(err);
-    return;
-  }
-  const outcomes = await Promise.allSettled(members.map((m) => Promise.resolve().then(m.work)));
-  let failed: { err: unknown } | undefined;
-  try {
+    await client.query(LOCK_ALL, [keys]);
+    const result = await work();
     await client.query('COMMIT');
+    return result;
   } catch (err) {
-    failed = { err };
     await client.query('ROLLBACK').catch(() => {});
+    throw err;
   } finally {
     client.release();
-  }
-  for (const [i, m] of members.entries()) {
-    const outcome = outcomes[i]!;
-    if (failed) m.reject(failed.err);
-    else if (outcome.status === 'fulfilled') m.resolve(outcome.value);
-    else m.reject(outcome.reason);
   }
 }
