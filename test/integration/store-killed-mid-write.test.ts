@@ -91,9 +91,7 @@ describe('store killed between accept and acknowledgement', () => {
     };
     const killer = (async () => {
       // Kill once the traffic is flowing: a few requests acknowledged, and every lane waiting for an
-      // answer to its next request. Then no answer is on its way to a lane at the kill, so an answer
-      // read after it was given after it (group commit answers the requests of one insert together:
-      // their answers are read a moment apart, and the first of them could set off the kill).
+      // answer to its next request, so most requests are in flight at the kill.
       const acked = () => outcomes.filter((o) => o.status === 207).length;
       while (acked() < 6 || sent - outcomes.length < LANES) await new Promise((r) => setTimeout(r, 10));
       killedAt = performance.now();
@@ -103,10 +101,14 @@ describe('store killed between accept and acknowledgement', () => {
 
     expect(outcomes).toHaveLength(sent);
     for (const o of outcomes) expect([207, 500, 502, 503, 504]).toContain(o.status);
+    // In flight at the kill: most wait for the store and fail. One may read a 207 the web sent just
+    // before the kill (the client's clock is not the server's); its events are checked below.
     const inFlightAtKill = outcomes.filter((o) => o.sentAt < killedAt && o.answeredAt > killedAt);
-    expect(inFlightAtKill.length).toBeGreaterThan(0);
-    // Answered after the store died: nothing can have been acknowledged by it.
-    for (const o of inFlightAtKill) expect(o.status).not.toBe(207);
+    expect(inFlightAtKill.filter((o) => o.status !== 207).length).toBeGreaterThan(0);
+    // Sent after the store died: nothing can acknowledge them.
+    const sentAfterKill = outcomes.filter((o) => o.sentAt > killedAt);
+    expect(sentAfterKill.length).toBeGreaterThan(0);
+    for (const o of sentAfterKill) expect(o.status).not.toBe(207);
     const acked = outcomes.filter((o) => o.status === 207).map((o) => o.prefix);
     expect(acked.length).toBeGreaterThanOrEqual(6);
 
