@@ -10,6 +10,7 @@ import type {
 import { describe, expect, it } from 'vitest';
 import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import { ChangeFilter, fingerprints, type Verb } from '../../operator/runtime/enqueue.ts';
+import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 
 const labels = { 'app.kubernetes.io/instance': 'obs', 'app.kubernetes.io/component': 'web' };
 const meta = (rv: number, extra: Record<string, unknown> = {}) => ({
@@ -52,22 +53,11 @@ const deployment = (rv: number, d: { generation?: number; ready?: number; hash?:
     },
   }) as unknown as V1Deployment;
 
-const service: ObservabilityService = {
-  apiVersion: 'observatory.dev/v1alpha1',
-  kind: 'ObservabilityService',
-  metadata: { name: 'obs', namespace: 'ns', uid: 'u', generation: 3, resourceVersion: '10' },
-  spec: {
-    release: '4',
-    image: 'observatory:dev',
-    writeMode: 'Legacy',
-    datastores: {
-      postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-      clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-      redis: { urlSecretRef: { name: 's', key: 'redis' } },
-    },
-  },
-  status: { state: 'Legacy', observedGeneration: 2 },
-};
+const service: ObservabilityService = minimalService(
+  minimalSpec('Legacy'),
+  { uid: 'u', generation: 3, resourceVersion: '10' },
+  { state: 'Legacy', observedGeneration: 2 },
+);
 const object = (
   rv: number,
   m: Record<string, unknown> = {},

@@ -1,26 +1,14 @@
 /** Which worker Pods the operator asks (observeWorld), over Pods in every phase of a rollout. */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import { type Caches, observeWorld, type WorkerReads } from '../../operator/runtime/observe.ts';
+import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 
-const service: ObservabilityService = {
-  apiVersion: 'observatory.dev/v1alpha1',
-  kind: 'ObservabilityService',
-  metadata: { name: 'obs', namespace: 'ns', uid: 'uid-1', generation: 5 },
-  spec: {
-    release: '4',
-    image: 'observatory:dev',
-    writeMode: 'Dual',
-    upgrade: { backupConfirmed: true },
-    datastores: {
-      postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-      clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-      redis: { urlSecretRef: { name: 's', key: 'redis' } },
-    },
-  },
-  status: { state: 'Dual' },
-};
+const service = minimalService(
+  { ...minimalSpec('Dual'), upgrade: { backupConfirmed: true } },
+  {},
+  { state: 'Dual' },
+);
 
 function pod(
   name: string,
