@@ -21,6 +21,7 @@ import type {
   ObservedDeployment,
   ObservedJob,
   Plan,
+  ProbeResult,
   World,
 } from '../planner/types.ts';
 import { ATTEMPT_ANNOTATION, PURPOSE_ANNOTATION, type Role } from '../render/names.ts';
@@ -196,17 +197,8 @@ export class FakeCluster {
     const workerPods = this.deployments.get('worker')?.pods ?? [];
     const probes = needs.workerProbePath
       ? workerPods
-          .map((p, i) => ({ ready: p.ready, i }))
-          .filter((p) => p.ready)
-          .map(({ i }) => ({
-            pod: `obs-worker-${i}`,
-            result:
-              this.rng() < this.chaos.probeFlake
-                ? this.rng() < 0.5
-                  ? ('unreachable' as const)
-                  : ('stuck' as const)
-                : ('healthy' as const),
-          }))
+          .flatMap((p, i) => (p.ready ? [`obs-worker-${i}`] : []))
+          .map((pod) => ({ pod, result: this.probeAnswer() }))
       : undefined;
     return {
       deployments: this.cache!.deployments,
@@ -241,6 +233,12 @@ export class FakeCluster {
           },
       now: new Date(this.now),
     };
+  }
+
+  /** A Ready worker's answer to the propagation probe, flaky as chaos says. */
+  private probeAnswer(): ProbeResult {
+    if (this.rng() >= this.chaos.probeFlake) return 'healthy';
+    return this.rng() < 0.5 ? 'unreachable' : 'stuck';
   }
 
   private reportedStep(step: number): BackfillStepState {
