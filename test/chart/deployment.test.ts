@@ -111,6 +111,34 @@ describe('operator Deployment', () => {
     expect(envOf(single)).not.toHaveProperty('OPERATOR_LEASE_NAME');
   });
 
+  it("adds envFrom, volumes and mounts from values after the chart's own /tmp", async () => {
+    const { pod, container } = operatorContainer(
+      await render({
+        'operator.extraEnvFrom': [
+          { configMapRef: { name: 'proxy' } },
+          { prefix: 'S_', secretRef: { name: 's' } },
+        ],
+        'operator.extraVolumes': [
+          { name: 'ca', configMap: { name: 'ca-bundle', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        ],
+        'operator.extraVolumeMounts': [{ name: 'ca', mountPath: '/etc/ssl/private-ca', readOnly: true }],
+      }),
+    );
+    expect(container.envFrom).toEqual([
+      { configMapRef: { name: 'proxy' } },
+      { prefix: 'S_', secretRef: { name: 's' } },
+    ]);
+    expect(pod.volumes).toEqual([
+      { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+      { name: 'ca', configMap: { name: 'ca-bundle', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    ]);
+    expect(container.volumeMounts).toEqual([
+      { name: 'tmp', mountPath: '/tmp' },
+      { name: 'ca', mountPath: '/etc/ssl/private-ca', readOnly: true },
+    ]);
+    expect(operatorContainer(await render()).container.envFrom).toBeUndefined();
+  });
+
   it('moves ports, probes and the scrape annotation together when the ports change', async () => {
     const { deployment, container } = operatorContainer(
       await render({ 'operator.metricsPort': 9090, 'operator.healthPort': 9091 }),

@@ -35,6 +35,12 @@ describe('helm template | kubeconform -strict', () => {
           { name: 'LOG_LEVEL', value: 'debug' },
           { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
         ],
+        'operator.extraEnvFrom': [{ configMapRef: { name: 'proxy' } }],
+        'operator.extraVolumes': [
+          { name: 'ca', secret: { secretName: 'ca', defaultMode: 0o440 } },
+          { name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
+        ],
+        'operator.extraVolumeMounts': [{ name: 'ca', mountPath: '/etc/ca', readOnly: true }],
         tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' }],
         nodeSelector: { 'kubernetes.io/os': 'linux' },
         affinity: {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { chartDir } from '../tools/paths.ts';
-import { template } from './helm.ts';
+import { find, releaseName, render, template } from './helm.ts';
 
 type JsonSchema = { [key: string]: unknown };
 
@@ -53,6 +53,31 @@ describe('values.schema.json', () => {
       { 'operator.extraEnv': [{ name: 'OPERATOR_WATCH_NAMESPACE', value: 'x' }] },
       /at '\/operator\/extraEnv\/0\/name'/,
     ],
+    [
+      "a volume named like the chart's scratch volume",
+      { 'operator.extraVolumes': [{ name: 'tmp', emptyDir: {} }] },
+      /at '\/operator\/extraVolumes\/0\/name'/,
+    ],
+    [
+      'a volume of two kinds at once',
+      { 'operator.extraVolumes': [{ name: 'ca', secret: { secretName: 'ca' }, emptyDir: {} }] },
+      /at '\/operator\/extraVolumes\/0'/,
+    ],
+    [
+      "a mount over the chart's /tmp",
+      { 'operator.extraVolumeMounts': [{ name: 'ca', mountPath: '/tmp' }] },
+      /at '\/operator\/extraVolumeMounts\/0\/mountPath'/,
+    ],
+    [
+      'a relative mount path',
+      { 'operator.extraVolumeMounts': [{ name: 'ca', mountPath: 'etc/ca' }] },
+      /at '\/operator\/extraVolumeMounts\/0\/mountPath'/,
+    ],
+    [
+      'an envFrom entry without a source',
+      { 'operator.extraEnvFrom': [{ prefix: 'X_' }] },
+      /at '\/operator\/extraEnvFrom\/0'/,
+    ],
     ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
     [
       'a misspelt affinity operator',
@@ -70,6 +95,21 @@ describe('values.schema.json', () => {
     ],
   ])('refuses %s, naming the key', async (_label, values, message) => {
     expect(await refusal(values)).toMatch(message);
+  });
+
+  it('refuses in operator.extraEnv every variable the chart itself sets, with every option on', async () => {
+    const deployment = find(
+      await render({ 'metrics.service.create': true, 'leaderElection.enabled': true }),
+      'Deployment',
+      `${releaseName}-observatory`,
+    );
+    const names = (deployment.spec.template.spec.containers[0].env as { name: string }[]).map((e) => e.name);
+    expect(names.length).toBeGreaterThan(5);
+    for (const name of names) {
+      expect(await refusal({ 'operator.extraEnv': [{ name, value: 'x' }] })).toMatch(
+        /at '\/operator\/extraEnv\/0\/name'/,
+      );
+    }
   });
 
   it('every object either lists its keys and refuses others, or is a map with typed values', async () => {
