@@ -5,6 +5,7 @@
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { ENV, ENV_DEFAULTS } from '../../server/contract/env.ts';
+import { WEB_METRICS_PORT } from '../../server/contract/ports.ts';
 import type { ModeSettings } from '../../server/contract/write-modes.ts';
 import type { Spec } from '../api/effective.ts';
 import { blobEnv } from './blob-storage.ts';
@@ -56,7 +57,11 @@ export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {})
     value(ENV.autoMigrationDisabled, true),
     value(ENV.backgroundMigrationsInWorker, false),
   );
-  if (o.role === 'web') env.push(value(ENV.maxInFlightWrites, spec.web.maxInFlightWrites));
+  if (o.role === 'web')
+    env.push(
+      value(ENV.maxInFlightWrites, spec.web.maxInFlightWrites),
+      value(ENV.metricsPort, WEB_METRICS_PORT),
+    );
   if (o.role === 'web' && o.owner)
     env.push(value(ENV.operatorObject, `${o.owner.namespace}/${o.owner.name}`));
   if (o.role === 'worker')

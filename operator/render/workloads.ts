@@ -9,7 +9,7 @@ import type {
   V1Probe,
   V1Service,
 } from '@kubernetes/client-node';
-import { PORTS } from '../../server/contract/ports.ts';
+import { PORTS, WEB_METRICS_PORT } from '../../server/contract/ports.ts';
 import { PROPAGATION_PROBE_PATH, WEB_PATHS, WORKER_PATHS } from '../../server/contract/worker-api.ts';
 import type { Spec } from '../api/effective.ts';
 import type { MigrationState, ObjectMeta } from '../api/v1alpha1.ts';
@@ -73,7 +73,14 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
     image: spec.image,
     imagePullPolicy: spec.imagePullPolicy,
     args: [role],
-    ports: [{ name: 'http', containerPort: PORTS[role] }],
+    // The web's metrics have a port of their own that its Service leaves out.
+    ports:
+      role === 'web'
+        ? [
+            { name: 'http', containerPort: PORTS.web },
+            { name: 'metrics', containerPort: WEB_METRICS_PORT },
+          ]
+        : [{ name: 'http', containerPort: PORTS.worker }],
     env: containerEnv(spec, modeSettingsFor(state, spec), {
       port: PORTS[role],
       role,

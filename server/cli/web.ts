@@ -1,8 +1,10 @@
 /**
  * `observatory web`: the web container. Applies pending migrations unless
  * SERVICE_AUTO_MIGRATION_DISABLED=true, refuses to start on a schema newer than it knows, then
- * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM.
+ * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM; `/metrics` there too, or
+ * on HOST:METRICS_PORT alone when that is set.
  */
+import Fastify from 'fastify';
 import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
@@ -42,6 +44,7 @@ export async function run(_args: string[]): Promise<number> {
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const coordination = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
+  const metricsApp = config.metricsPort === undefined ? undefined : Fastify({ logger: false });
   const app = buildWebApp(
     {
       config,
@@ -56,9 +59,10 @@ export async function run(_args: string[]): Promise<number> {
       coordination,
       shuttingDown: () => shuttingDown,
     },
-    { logger: log, maxInFlightWrites: config.maxInFlightWrites },
+    { logger: log, maxInFlightWrites: config.maxInFlightWrites, ...(metricsApp ? { metricsApp } : {}) },
   );
   await app.listen({ host: config.host, port: config.port ?? PORTS.web });
+  await metricsApp?.listen({ host: config.host, port: config.metricsPort });
   log.info({ mode: config.mode }, 'web ready');
   await onShutdown({
     onSignal: () => {
@@ -67,6 +71,7 @@ export async function run(_args: string[]): Promise<number> {
     drainMs: drainMsFromEnv(process.env),
     cleanup: async () => {
       await app.close();
+      await metricsApp?.close();
       await producers?.close();
       mediaBlobs?.close();
       exportBlobs?.close();

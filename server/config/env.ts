@@ -51,6 +51,8 @@ export interface ServiceConfig {
   clickhouse: ClickHouseSettings;
   host: string;
   port: number | undefined;
+  /** The web's `/metrics` listener; undefined: `/metrics` is served on `port`. */
+  metricsPort: number | undefined;
   /** Concurrent write requests a web process serves before answering 429. */
   maxInFlightWrites: number;
   media: MediaSettings;
@@ -89,6 +91,9 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     r.problems.push(`${ENV.clickhouseUrl} must start with http://, https:// or chdb://`);
   }
   const port = r.positiveInt(ENV.port, undefined, 65535);
+  const metricsPort = r.positiveInt(ENV.metricsPort, undefined, 65535);
+  if (metricsPort !== undefined && metricsPort === port)
+    r.problems.push(`${ENV.metricsPort} must differ from ${ENV.port}`);
   const maxInFlightWrites =
     r.intIn(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, ENV_LIMITS.maxInFlightWrites) ??
     ENV_DEFAULTS.maxInFlightWrites;
@@ -148,6 +153,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     clickhouse,
     host: r.raw(ENV.host) ?? ENV_DEFAULTS.host,
     port,
+    metricsPort,
     maxInFlightWrites,
     media,
     exportStorage,

@@ -37,6 +37,8 @@ export const ENV = {
   clickhouseDb: 'CLICKHOUSE_DB',
   host: 'HOST',
   port: 'PORT',
+  /** The web's `/metrics` on its own port; unset: on `PORT` beside the API. */
+  metricsPort: 'METRICS_PORT',
   maxInFlightWrites: 'SERVICE_INGESTION_MAX_IN_FLIGHT',
   /** Schema migrations are left to someone else (the operator's Jobs). */
   autoMigrationDisabled: 'SERVICE_AUTO_MIGRATION_DISABLED',

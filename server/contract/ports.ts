@@ -1,3 +1,8 @@
 /** The ports the service's roles listen on by default (`PORT` overrides). */
 export const PORTS = { web: 3000, worker: 3030 } as const;
 export type Role = keyof typeof PORTS;
+/**
+ * Where the operator has the web serve `/metrics` (`METRICS_PORT`): a port of the Pod that no
+ * Service exposes, so the public API port never carries the process's metrics.
+ */
+export const WEB_METRICS_PORT = 3001;

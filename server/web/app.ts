@@ -41,6 +41,8 @@ export interface WebOptions {
   logger?: FastifyBaseLogger;
   /** Concurrent write requests before answering 429. */
   maxInFlightWrites?: number;
+  /** Serves `/metrics` instead of the API's port (`METRICS_PORT`). */
+  metricsApp?: FastifyInstance;
 }
 
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
@@ -51,7 +53,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   });
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);
-  instrumentRequests(app);
+  instrumentRequests(app, opts.metricsApp);
 
   app.register(healthPlugin, { ctx });
   // The web UI: its pages and assets, and its JSON routes under /api/ui behind a session cookie.

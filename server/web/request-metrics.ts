@@ -1,12 +1,13 @@
 /**
  * The web's Prometheus metrics on `GET /metrics`: process metrics and every answered request by
  * route pattern (never the raw URL: ids would make a series each), method and status, so the
- * ingestion rates and their refusals (429, 503, 404 in a mode) can be read per endpoint.
+ * ingestion rates and their refusals (429, 503, 404 in a mode) can be read per endpoint. The route
+ * is served by `metricsApp`: the API's own instance, or a listener of its own (`METRICS_PORT`).
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
-export function instrumentRequests(app: FastifyInstance): Registry {
+export function instrumentRequests(app: FastifyInstance, metricsApp: FastifyInstance = app): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -28,7 +29,7 @@ export function instrumentRequests(app: FastifyInstance): Registry {
     requests.inc({ route, method: req.method, status_code: String(reply.statusCode) });
     duration.observe({ route, method: req.method }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', async (_req, reply) =>
+  metricsApp.get('/metrics', async (_req, reply) =>
     reply.header('content-type', registry.contentType).send(await registry.metrics()),
   );
   return registry;

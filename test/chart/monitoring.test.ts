@@ -126,8 +126,22 @@ describe('monitoring objects as rendered', () => {
     expect(service.spec).toMatchObject({
       namespaceSelector: { matchNames: [releaseNamespace] },
       selector: { matchLabels: { 'app.kubernetes.io/managed-by': 'observatory-operator' } },
-      podMetricsEndpoints: [{ port: 'http', path: '/metrics' }],
     });
+    expect(service.spec.podMetricsEndpoints).toEqual([
+      { port: 'metrics', path: '/metrics', interval: '30s' },
+      {
+        port: 'http',
+        path: '/metrics',
+        interval: '30s',
+        relabelings: [
+          {
+            sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_component'],
+            regex: 'worker',
+            action: 'keep',
+          },
+        ],
+      },
+    ]);
     const clusterWide = find(
       parseManifests(await template({ ...ON, 'rbac.clusterWide': true })),
       'PodMonitor',
@@ -287,6 +301,7 @@ describe('every metric the rules and the dashboard name is exported by a running
   let worker: WebServer | undefined;
   let operator: ManagedProcess | undefined;
   let operatorMetricsUrl: string;
+  let webMetricsUrl: string;
 
   beforeAll(async () => {
     const promCrds = await ensurePrometheusOperatorCrds();
@@ -298,7 +313,10 @@ describe('every metric the rules and the dashboard name is exported by a running
       startAnalyticsServer(),
     ]);
     const stores: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
-    web = await startWeb({ ...stores, ...DUAL_ENV });
+    // As the operator runs it: /metrics on a port of its own.
+    const webMetricsPort = await freePort();
+    webMetricsUrl = `http://127.0.0.1:${webMetricsPort}/metrics`;
+    web = await startWeb({ ...stores, ...DUAL_ENV, METRICS_PORT: String(webMetricsPort) });
     worker = await startWorker({
       ...stores,
       ...DUAL_ENV,
@@ -396,15 +414,26 @@ describe('every metric the rules and the dashboard name is exported by a running
 
   it('the web labels requests by route pattern, never by the raw URL', async () => {
     await fetch(`${web!.url}/api/public/traces/trace-id-in-the-url`);
-    const text = await (await fetch(`${web!.url}/metrics`)).text();
+    const text = await (await fetch(webMetricsUrl)).text();
     const lines = text.split('\n').filter((l) => l.startsWith('observatory_web_http_requests_total{'));
     expect(lines.some((l) => l.includes('route="/api/public/traces/:'))).toBe(true);
     expect(text).not.toContain('trace-id-in-the-url');
   });
 
+  it('the web serves /metrics on its metrics port only, never on the API port', async () => {
+    // The API port answers /metrics with the UI's page (its client-side not-found), no exposition.
+    const onApiPort = await fetch(`${web!.url}/metrics`);
+    expect(onApiPort.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await onApiPort.text()).not.toContain('observatory_web_http_requests_total');
+    const onMetricsPort = await fetch(webMetricsUrl);
+    expect(onMetricsPort.status).toBe(200);
+    expect(await onMetricsPort.text()).toContain('observatory_web_http_requests_total');
+    expect((await fetch(webMetricsUrl.replace('/metrics', '/api/public/health'))).status).toBe(404);
+  });
+
   it('names only metrics the operator, worker and web export', async () => {
     const expositions = await Promise.all(
-      [operatorMetricsUrl, `${worker!.url}/metrics`, `${web!.url}/metrics`].map(async (url) => {
+      [operatorMetricsUrl, `${worker!.url}/metrics`, webMetricsUrl].map(async (url) => {
         const res = await fetch(url);
         expect(res.status, url).toBe(200);
         return res.text();

@@ -70,6 +70,9 @@ describe('configuration values', () => {
     [{ SERVICE_OPERATOR_OBJECT: 'demo' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
     [{ SERVICE_OPERATOR_OBJECT: 'ns/Demo' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
     [{ SERVICE_OPERATOR_OBJECT: 'a/b/c' }, 'SERVICE_OPERATOR_OBJECT must be <namespace>/<name>'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: 'x' }, 'METRICS_PORT'],
+    [{ PORT: '3000', METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

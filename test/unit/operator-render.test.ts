@@ -52,6 +52,18 @@ describe('Deployments and Services', () => {
     expect(renderService(ctx, 'worker').spec!.ports![0]!.port).toBe(3030);
   });
 
+  it("gives the web's /metrics a port of its own that the web Service leaves out", () => {
+    const web = renderDeployment(ctx, 'web', 'Dual').spec!.template.spec!.containers[0]!;
+    expect(web.ports).toEqual([
+      { name: 'http', containerPort: 3000 },
+      { name: 'metrics', containerPort: 3001 },
+    ]);
+    expect(web.env).toContainEqual({ name: 'METRICS_PORT', value: '3001' });
+    const worker = renderDeployment(ctx, 'worker', 'Dual').spec!.template.spec!.containers[0]!;
+    expect(worker.ports).toEqual([{ name: 'http', containerPort: 3030 }]);
+    expect(worker.env!.map((e) => e.name)).not.toContain('METRICS_PORT');
+  });
+
   it.each(STATES)('renders an environment the server accepts in %s', (state) => {
     for (const role of ['web', 'worker'] as const) {
       const env = renderDeployment(ctx, role, state).spec!.template.spec!.containers[0]!.env!;
