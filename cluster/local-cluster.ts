@@ -24,6 +24,7 @@ import { appImageName, ensureAppImage } from './images/app-image.ts';
 import { ensureCorednsImage } from './images/coredns-image.ts';
 import { ensurePauseImage } from './images/pause-image.ts';
 import { type KubectlRunner, kubectlRunner } from './kubectl.ts';
+import { takeMachineLock } from './machine-lock.ts';
 import { nodeNetwork } from './node/addresses.ts';
 import { cniConfig, kubeletConfig, kubeProxyConfig, type NodeLayout } from './node/configs.ts';
 import { type Containerd, importImage, startContainerd } from './node/containerd.ts';
@@ -114,25 +115,21 @@ export async function buildAll(steps: StepReporter) {
 }
 
 const machineLock = '/run/observatory-local-node.pid';
-
-async function takeMachineLock(): Promise<void> {
-  const owner = Number(await readFile(machineLock, 'utf8').catch(() => '0'));
-  if (owner && owner !== process.pid) {
-    try {
-      process.kill(owner, 0);
-      throw new Error(`a local node already runs on this machine (process ${owner}); one node per machine`);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-    }
-  }
-  await writeFile(machineLock, String(process.pid));
+/** How long a start waits for another process's node to stop (OBSERVATORY_NODE_WAIT_SECONDS). */
+function nodeWaitMs(env: NodeJS.ProcessEnv): number {
+  const raw = env['OBSERVATORY_NODE_WAIT_SECONDS'];
+  if (raw === undefined || raw === '') return 30 * 60_000;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 0)
+    throw new Error(`OBSERVATORY_NODE_WAIT_SECONDS=${raw} is not a whole number of seconds`);
+  return seconds * 1000;
 }
 
 export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalCluster> {
   const log = options.log ?? (() => {});
   const steps = stepReporter(log);
   const built = await buildAll(steps);
-  await takeMachineLock();
+  await takeMachineLock(machineLock, { waitMs: nodeWaitMs(process.env), log });
   const network = nodeNetwork;
   const nodeName = options.nodeName ?? 'observatory-node';
   const dataDir = await mkdtemp(join(tmpdir(), 'observatory-node-'));
