@@ -63,6 +63,8 @@ export interface ScoreWriteDeps {
   store: IngestionStore;
   /** The project's score config with this id, if any. */
   findConfig: (id: string) => Promise<ScoreConfig | undefined>;
+  /** The signed-in user who scored from the UI (the API has none). */
+  authorUserId?: string;
   now?: number;
 }
 
@@ -104,7 +106,8 @@ export async function writeApiScores(items: unknown[], deps: ScoreWriteDeps): Pr
       rc,
       deps.attribution,
     );
-    if (built.ok) rows.push(built.row);
+    if (built.ok)
+      rows.push(deps.authorUserId ? { ...built.row, author_user_id: deps.authorUserId } : built.row);
     else errors.push({ index, message: built.message });
   }
   await deps.store.insert('scores', rows);

@@ -299,6 +299,46 @@ describe('the owner', () => {
     await page.getByText('helpfulness: 0.75').waitFor();
   });
 
+  it('annotates with a score config: the config picks name and type, the value is chosen by label', async () => {
+    const created = await fetch(`${web.url}/api/public/score-configs`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(projectA), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'correctness',
+        dataType: 'CATEGORICAL',
+        categories: [
+          { value: 1, label: 'correct' },
+          { value: 0, label: 'wrong' },
+        ],
+      }),
+    });
+    expect(created.status).toBe(200);
+    const config = (await created.json()) as { id: string };
+    const s = byName('request-5');
+    await page.goto(traceUrl(projectA, s.traceId));
+    await expect.poll(() => page.getByRole('heading', { level: 2 }).innerText()).toBe('request-5 SPAN');
+    await page.getByLabel('Score config').selectOption({ label: 'correctness' });
+    await page.getByLabel('Config value').selectOption({ label: 'wrong' });
+    await page.getByRole('button', { name: 'Annotate' }).click();
+    await page.getByText('correctness: wrong').waitFor();
+    await screenshot(page, 'trace-annotated');
+
+    const scores = await publicApi<{ data: Record<string, unknown>[] }>(
+      `/api/public/v3/scores?traceId=${s.traceId}&fields=details,annotation,subject`,
+    );
+    expect(scores.data).toEqual([
+      expect.objectContaining({
+        name: 'correctness',
+        value: 'wrong',
+        dataType: 'CATEGORICAL',
+        source: 'ANNOTATION',
+        configId: config.id,
+        authorUserId: users.owner.userId,
+        subject: { kind: 'trace', id: s.traceId },
+      }),
+    ]);
+  });
+
   it('lists the sessions and the users of the project, newest activity first', async () => {
     for (const [nav, heading, key] of [
       ['sessions', 'Sessions', 'sessionId'],
@@ -339,7 +379,7 @@ describe('roles and projects', () => {
     await page.goto(traceUrl(projectA, s.traceId));
     await expect.poll(() => page.getByRole('heading', { level: 2 }).innerText()).toBe('request-4 SPAN');
     expect(await page.getByRole('heading', { name: 'Scores' }).count()).toBe(1);
-    for (const name of ['Add score', 'Add comment']) {
+    for (const name of ['Add score', 'Add comment', 'Annotate']) {
       expect(await page.getByRole('button', { name }).count()).toBe(0);
     }
     for (const label of ['Score name', 'Score value', 'Comment']) {

@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt, UI_DIST } from '../../scripts/build-ui.ts';
 import { type ColumnKind, parseFilterText } from '../../server/ui/src/filter-syntax.ts';
@@ -36,7 +37,7 @@ import {
   signIn as signInAt,
 } from '../fixtures/ui-client.ts';
 
-let pg: PostgresFixture;
+let pgf: PostgresFixture;
 let ch: AnalyticsServer;
 let base: Env;
 let web: WebServer;
@@ -140,8 +141,8 @@ async function apiIds(p: Project, filter: unknown[]) {
 
 beforeAll(async () => {
   await ensureUiBuilt();
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
   web = await startWeb({ ...base, ...MODE_ENV.events_only });
   legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
   [projectA, projectB] = await Promise.all([createProject(base, 'ui-a'), createProject(base, 'ui-b')]);
@@ -167,7 +168,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([web?.stop(), legacy?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await Promise.all([ch?.stop(), pgf?.stop()]);
 });
 
 describe('the served bundle', () => {
@@ -590,6 +591,84 @@ describe('the trace view', () => {
     });
     expect(noToken.status).toBe(403);
     expect((await request(owner, 'GET', `${base}/traces/${s.traceId}`)).body.comments).toHaveLength(1);
+  });
+
+  it('annotates with a score config as the reference does: ANNOTATION, the config, the user who scored', async () => {
+    const auth = { authorization: basicAuth(projectA), 'content-type': 'application/json' };
+    const createConfig = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${web.url}/api/public/score-configs`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      return (await res.json()) as { id: string };
+    };
+    const quality = await createConfig({
+      name: 'quality',
+      dataType: 'CATEGORICAL',
+      categories: [
+        { value: 1, label: 'good' },
+        { value: 0, label: 'bad' },
+      ],
+    });
+    const archived = await createConfig({ name: 'old-scale', dataType: 'NUMERIC', minValue: 0, maxValue: 5 });
+    const db = new pg.Pool({ connectionString: pgf.url, max: 1 });
+    try {
+      await db.query('UPDATE score_configs SET is_archived = true WHERE id = $1', [archived.id]);
+    } finally {
+      await db.end();
+    }
+    const owner = await signIn(users.owner);
+    const base = `/api/ui/projects/${projectA.projectId}`;
+    const listed = await request(owner, 'GET', `${base}/score-configs`);
+    expect(listed.status).toBe(200);
+    expect((listed.body.data as Row[]).map((c) => [c.id, c.name, c.dataType])).toEqual([
+      [quality.id, 'quality', 'CATEGORICAL'],
+    ]);
+
+    const s = sent[9]!;
+    const post = (body: Record<string, unknown>) =>
+      request(owner, 'POST', `${base}/scores`, { body, headers: { 'x-csrf-token': owner.csrf } });
+    const annotated = await post({
+      traceId: s.traceId,
+      configId: quality.id,
+      name: 'quality',
+      value: 'good',
+    });
+    expect(annotated.status, JSON.stringify(annotated.body)).toBe(200);
+    // Free-form, with a source the page may not choose: stored as API, still by the user.
+    const free = await post({ traceId: s.traceId, name: 'note', value: 2, source: 'EVAL' });
+    expect(free.status, JSON.stringify(free.body)).toBe(200);
+    const outside = await post({ traceId: s.traceId, configId: quality.id, name: 'quality', value: 'meh' });
+    expect(outside.status).toBe(400);
+    expect(outside.body.message).toMatch(/"meh" is not a category of score config/);
+
+    const apiScores = (await (
+      await fetch(`${web.url}/api/public/v3/scores?traceId=${s.traceId}&fields=details,annotation`, {
+        headers: auth,
+      })
+    ).json()) as { data: Row[] };
+    const byId = new Map(apiScores.data.map((x) => [x.id, x]));
+    expect(apiScores.data).toHaveLength(2);
+    expect(byId.get(annotated.body.id)).toMatchObject({
+      name: 'quality',
+      source: 'ANNOTATION',
+      configId: quality.id,
+      dataType: 'CATEGORICAL',
+      value: 'good',
+      authorUserId: ownerId,
+    });
+    expect(byId.get(free.body.id)).toMatchObject({
+      name: 'note',
+      source: 'API',
+      configId: null,
+      authorUserId: ownerId,
+    });
+
+    // Another project's user sees no config of this one.
+    const outsider = await signIn(users.outsider);
+    expect((await request(outsider, 'GET', `${base}/score-configs`)).status).toBe(404);
   });
 
   it("answers 404 for a trace of another user's project and for a trace that does not exist", async () => {

@@ -47,6 +47,17 @@ export interface Score {
   dataType: string;
 }
 
+/** A score config an annotator scores with: its data type bounds the value. */
+export interface ScoreConfig {
+  id: string;
+  name: string;
+  dataType: 'NUMERIC' | 'CATEGORICAL' | 'BOOLEAN';
+  minValue: number | null;
+  maxValue: number | null;
+  categories: { value: number; label: string }[] | null;
+  description: string | null;
+}
+
 export interface Snippet {
   field: string;
   before: string;
@@ -282,6 +293,7 @@ export const api = {
       'GET',
       `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
     ),
+  scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>
     call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),
   addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>

@@ -16,7 +16,7 @@ import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores
 import { zipMetadata } from '../../reads/sql.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
-import { findConfig } from '../../scores/config-store.ts';
+import { findConfig, listConfigs } from '../../scores/config-store.ts';
 import { canWrite } from '../../users/roles.ts';
 import { BadRequest, Forbidden, NotFound } from '../errors.ts';
 import { modeGate } from '../gates.ts';
@@ -117,18 +117,37 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
   route(
     app,
     {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId/score-configs',
+      tag: 'UI',
+      summary: "The project's score configs an annotator can score with (archived ones left out)",
+      params: projectParams,
+    },
+    async ({ params, req }) => {
+      const access = await projectAccess(ctx, req, params.projectId);
+      const { configs } = await listConfigs(ctx.pool, access.id, 100, 0);
+      return { data: configs.filter((c) => !c.isArchived) };
+    },
+  );
+
+  route(
+    app,
+    {
       method: 'POST',
       url: '/api/ui/projects/:projectId/scores',
       tag: 'UI',
-      summary: 'Add a score, as POST /api/public/scores',
+      summary:
+        'Add a score, as POST /api/public/scores, by the signed-in user: ANNOTATION with a score config (as the reference annotates), API without',
       params: projectParams,
       body: z.record(z.string(), z.unknown()),
     },
     async ({ params, body, req }) => {
       const access = await projectAccess(ctx, req, params.projectId);
       if (!canWrite(access.role)) throw new Forbidden('viewers cannot add scores');
-      const result = await writeApiScores([body], {
+      const source = body['configId'] ? 'ANNOTATION' : 'API';
+      const result = await writeApiScores([{ ...body, source }], {
         projectId: access.id,
+        authorUserId: req.session.user.id,
         attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
         store: ctx.store,
         findConfig: (id) => findConfig(ctx.pool, access.id, id),

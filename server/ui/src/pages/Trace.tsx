@@ -8,6 +8,7 @@ import {
   api,
   type Comment,
   type ProjectInfo,
+  type ScoreConfig,
   type TraceDetail,
   type TraceObservationDetail,
 } from '../api.ts';
@@ -204,8 +205,24 @@ function Annotate({
 }) {
   // A root observation stands for its trace: its score is a trace score, as the reference shows.
   const subject = o.isRootObservation ? { traceId: o.traceId } : { traceId: o.traceId, observationId: o.id };
+  const [configs, setConfigs] = useState<ScoreConfig[] | undefined>();
+  useEffect(() => {
+    api.scoreConfigs(projectId).then(
+      (r) => setConfigs(r.data),
+      () => setConfigs([]),
+    );
+  }, [projectId]);
   return (
     <div className="annotate">
+      {configs && configs.length > 0 && (
+        <ConfigScoreForm
+          configs={configs}
+          write={(config, value) =>
+            api.addScore(projectId, { ...subject, configId: config.id, name: config.name, value })
+          }
+          onDone={onChange}
+        />
+      )}
       <InlineForm
         fields={[
           { label: 'Score name', placeholder: 'score name', keep: true },
@@ -235,6 +252,77 @@ function Annotate({
         onDone={onChange}
       />
     </div>
+  );
+}
+
+/**
+ * Annotation with a score config, as the reference annotates: the config fixes the name and data
+ * type, a numeric value is kept within its bounds, a categorical or boolean one is picked by label.
+ */
+function ConfigScoreForm({
+  configs,
+  write,
+  onDone,
+}: {
+  configs: ScoreConfig[];
+  write: (config: ScoreConfig, value: number | string) => Promise<unknown>;
+  onDone: () => Promise<void>;
+}) {
+  const [configId, setConfigId] = useState(configs[0]!.id);
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const config = configs.find((c) => c.id === configId) ?? configs[0]!;
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await write(config, config.dataType === 'NUMERIC' ? Number(value) : value);
+      setValue('');
+      await onDone();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <form onSubmit={onSubmit}>
+      <select
+        aria-label="Score config"
+        value={config.id}
+        onChange={(e) => {
+          setConfigId(e.target.value);
+          setValue('');
+        }}
+      >
+        {configs.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name}
+          </option>
+        ))}
+      </select>
+      {config.dataType === 'NUMERIC' ? (
+        <input
+          aria-label="Config value"
+          type="number"
+          step="any"
+          min={config.minValue ?? undefined}
+          max={config.maxValue ?? undefined}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          required
+        />
+      ) : (
+        <select aria-label="Config value" value={value} onChange={(e) => setValue(e.target.value)} required>
+          <option value="">choose</option>
+          {(config.categories ?? []).map((c) => (
+            <option key={c.label} value={c.label}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      )}
+      <button type="submit">Annotate</button>
+      {error && <p className="error">{error}</p>}
+    </form>
   );
 }
 
