@@ -2,6 +2,7 @@
 // it), taken over when its process is gone, and waited for, within a bound, while a live process
 // holds it, so a second engineer's run queues instead of failing at once.
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { alive } from './lock.ts';
 
 export interface MachineLockOptions {
   /** How long to wait for a live holder before giving up (0: fail at once). */
@@ -10,15 +11,6 @@ export interface MachineLockOptions {
   pollMs?: number;
   /** How often the wait is reported. */
   reportEveryMs?: number;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
