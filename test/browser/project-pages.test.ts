@@ -19,7 +19,6 @@ import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
   type AnalyticsServer,
   basicAuth,
-  cli,
   createProject,
   type Env,
   MODE_ENV,
@@ -29,6 +28,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
 import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
@@ -113,11 +113,7 @@ function sendTraces(p: Project) {
   });
 }
 
-async function createUser(email: string, args: string[]) {
-  const r = await cli(['create-user', '--email', email, '--json', ...args], base);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { userId: string; email: string; password: string };
-}
+const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
 
 const tab = (who?: { email: string; password: string }) => chromium.open(web.url, who);
 

@@ -14,7 +14,6 @@ import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,
   basicAuth,
-  cli,
   createProject,
   DUAL_ENV,
   type Env,
@@ -24,7 +23,7 @@ import {
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
-import { type Browser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { createUiUser, keysetPages, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -119,29 +118,9 @@ function expected(projectId: string, grouping: 'session' | 'user', fromMs = 0): 
   );
 }
 
-/** Every page of a list, following the cursor. */
-async function allPages(b: Browser, path: string, limit: number, extra: Record<string, string> = {}) {
-  const rows: Row[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const qs = new URLSearchParams({ limit: String(limit), ...extra, ...(cursor ? { cursor } : {}) });
-    const r = await request(b, 'GET', `${path}?${qs}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    rows.push(...r.body.data);
-    cursor = r.body.meta.cursor;
-    pages++;
-  } while (cursor && pages < 50);
-  return { rows, pages };
-}
-
 const rounded = (rows: Row[]) => rows.map((r) => ({ ...r, totalCost: Number(r.totalCost.toFixed(9)) }));
 
-async function createUser(email: string, args: string[]) {
-  const r = await cli(['create-user', '--email', email, '--json', ...args], base);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { email: string; password: string };
-}
+const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
 
 beforeAll(async () => {
   [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
@@ -173,7 +152,7 @@ describe('the version 3 sessions and users lists', () => {
         const session = await request(b, 'GET', '/api/ui/session');
         expect(session.body.deployment.readPath.path).toBe('v3');
         const path = `/api/ui/projects/${projectA.projectId}/legacy/${grouping}s`;
-        const { rows, pages } = await allPages(b, path, 2);
+        const { rows, pages } = await keysetPages(b, path, 2);
         const want = expected(projectA.projectId, grouping);
         expect(want.length).toBeGreaterThan(3);
         expect(pages).toBe(Math.ceil(want.length / 2));
@@ -208,14 +187,14 @@ describe('the version 3 sessions and users lists', () => {
     expect(res.status).toBe(200);
     const publicIds = ((await res.json()) as { data: Row[] }).data.map((s) => s.id).sort();
     const b = await signIn(legacy.url, users.memberA);
-    const { rows } = await allPages(b, `/api/ui/projects/${projectA.projectId}/legacy/sessions`, 50);
+    const { rows } = await keysetPages(b, `/api/ui/projects/${projectA.projectId}/legacy/sessions`, 50);
     expect(rows.map((r) => r.id).sort()).toEqual(publicIds);
   });
 
   it("keeps each project to its own traces: B's rows, never A's, and A's URL is 404 to B", async () => {
     const b = await signIn(dual.url, users.viewerB);
     for (const grouping of ['session', 'user'] as const) {
-      const { rows } = await allPages(b, `/api/ui/projects/${projectB.projectId}/legacy/${grouping}s`, 50);
+      const { rows } = await keysetPages(b, `/api/ui/projects/${projectB.projectId}/legacy/${grouping}s`, 50);
       expect(rounded(rows)).toEqual(expected(projectB.projectId, grouping));
     }
     const foreign = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/legacy/sessions`);
@@ -225,7 +204,7 @@ describe('the version 3 sessions and users lists', () => {
   it('narrows to a time range of the trace timestamps', async () => {
     const b = await signIn(legacy.url, users.memberA);
     const fromMs = T0 + 6_000;
-    const { rows } = await allPages(b, `/api/ui/projects/${projectA.projectId}/legacy/users`, 2, {
+    const { rows } = await keysetPages(b, `/api/ui/projects/${projectA.projectId}/legacy/users`, 2, {
       fromStartTime: new Date(fromMs).toISOString(),
     });
     expect(rounded(rows)).toEqual(expected(projectA.projectId, 'user', fromMs));

@@ -3,29 +3,42 @@ import { buildGroupingList, groupingCursor, mapGroupingRow } from '../../server/
 import { buildLegacyGroupingList } from '../../server/reads/legacy-groupings.ts';
 import { encodeCursor } from '../../server/reads/sql.ts';
 
-describe('buildGroupingList', () => {
-  it.each([
-    ['session', 'session_id', 'user_id'],
-    ['user', 'user_id', 'session_id'],
-  ] as const)('groups %s rows by %s and collects the other ids (%s)', (grouping, key, other) => {
-    const q = buildGroupingList({ projectId: 'p1', grouping, limit: 10 });
-    expect(q.sql).toContain(`GROUP BY ${key}`);
-    expect(q.sql).toContain(`${key} != ''`);
-    expect(q.sql).toContain(`groupUniqArrayIf(${other}, ${other} != '')`);
-    expect(q.sql).not.toContain('HAVING');
-    expect(q.params).toEqual({ p0: 'p1', p1: 11 });
-  });
+const KEYS = {
+  v4: { session: ['session_id', 'user_id'], user: ['user_id', 'session_id'] },
+  v3: {
+    session: ["ifNull(session_id, '')", "ifNull(user_id, '')"],
+    user: ["ifNull(user_id, '')", "ifNull(session_id, '')"],
+  },
+} as const;
+
+/** Both read paths of the lists: one request, one cursor, one row shape; their own tables. */
+describe.each([
+  ['buildGroupingList (v4, events_core)', buildGroupingList, KEYS.v4, 'start_time'],
+  ['buildLegacyGroupingList (v3, legacy traces)', buildLegacyGroupingList, KEYS.v3, 'timestamp'],
+] as const)('%s', (_, build, keys, time) => {
+  it.each(['session', 'user'] as const)(
+    'groups %s rows by their key and collects the other ids',
+    (grouping) => {
+      const [key, other] = keys[grouping];
+      const q = build({ projectId: 'p1', grouping, limit: 10 });
+      expect(q.sql).toContain(`${key} AS key, min(${time}) AS first_seen, max(${time}) AS last_seen`);
+      expect(q.sql).toContain(`${key} != ''`);
+      expect(q.sql).toContain(`groupUniqArrayIf(${other}, ${other} != '')`);
+      expect(q.sql).not.toContain('HAVING');
+      expect(q.params).toEqual({ p0: 'p1', p1: 11 });
+    },
+  );
 
   it.each([
-    [{ fromStartTime: '2026-01-01T00:00:00Z' }, ['start_time >='], { p1: '2026-01-01 00:00:00.000000' }],
-    [{ toStartTime: '2026-01-02T00:00:00+01:00' }, ['start_time <'], { p1: '2026-01-01 23:00:00.000000' }],
+    [{ fromStartTime: '2026-01-01T00:00:00Z' }, [`${time} >=`], { p1: '2026-01-01 00:00:00.000000' }],
+    [{ toStartTime: '2026-01-02T00:00:00+01:00' }, [`${time} <`], { p1: '2026-01-01 23:00:00.000000' }],
     [
       { cursor: encodeCursor({ t: '2026-01-01 00:00:01.000000', k: 's-9' }) },
       ['HAVING (last_seen, key) <'],
       { p1: '2026-01-01 00:00:01.000000', p2: 's-9' },
     ],
   ])('binds %o, never splices it', (extra, fragments, params) => {
-    const q = buildGroupingList({ projectId: 'p1', grouping: 'session', limit: 5, ...extra });
+    const q = build({ projectId: 'p1', grouping: 'session', limit: 5, ...extra });
     for (const f of fragments) expect(q.sql).toContain(f);
     expect(q.params).toMatchObject(params);
     for (const v of Object.values(params)) expect(q.sql).not.toContain(v);
@@ -34,26 +47,12 @@ describe('buildGroupingList', () => {
   it.each(['bm9wZQ', encodeCursor({ t: 1, k: 'x' }), encodeCursor({ t: 'x' })])(
     'refuses the cursor %s, naming the field',
     (cursor) => {
-      expect(() => buildGroupingList({ projectId: 'p', grouping: 'user', limit: 5, cursor })).toThrow(
-        /^cursor:/,
-      );
+      expect(() => build({ projectId: 'p', grouping: 'user', limit: 5, cursor })).toThrow(/^cursor:/);
     },
   );
 });
 
 describe('buildLegacyGroupingList', () => {
-  it.each([
-    ['session', "ifNull(session_id, '')", "ifNull(user_id, '')"],
-    ['user', "ifNull(user_id, '')", "ifNull(session_id, '')"],
-  ] as const)('groups %s rows of the legacy traces by %s and collects %s', (grouping, key, other) => {
-    const q = buildLegacyGroupingList({ projectId: 'p1', grouping, limit: 10 });
-    expect(q.sql).toContain(`SELECT ${key} AS key, min(timestamp) AS first_seen`);
-    expect(q.sql).toContain(`${key} != ''`);
-    expect(q.sql).toContain(`groupUniqArrayIf(${other}, ${other} != '')`);
-    expect(q.sql).not.toContain('HAVING');
-    expect(q.params).toEqual({ p0: 'p1', p1: 11 });
-  });
-
   it('reads only the legacy tables, and observations only of the page’s traces', () => {
     const q = buildLegacyGroupingList({ projectId: 'p1', grouping: 'session', limit: 10 });
     const tables = [...q.sql.matchAll(/FROM (\w+)/g)].map((m) => m[1]);
@@ -62,27 +61,6 @@ describe('buildLegacyGroupingList', () => {
     expect(q.sql).toContain('trace_id IN (SELECT id FROM page_traces)');
     expect(q.sql).toContain(' IN (SELECT key FROM page_groups)');
     expect(q.sql).toMatch(/ORDER BY last_seen DESC, key DESC\s*$/);
-  });
-
-  it.each([
-    [{ fromStartTime: '2026-01-01T00:00:00Z' }, ['timestamp >='], { p1: '2026-01-01 00:00:00.000000' }],
-    [{ toStartTime: '2026-01-02T00:00:00+01:00' }, ['timestamp <'], { p1: '2026-01-01 23:00:00.000000' }],
-    [
-      { cursor: encodeCursor({ t: '2026-01-01 00:00:01.000', k: 'u-9' }) },
-      ['HAVING (last_seen, key) <'],
-      { p1: '2026-01-01 00:00:01.000', p2: 'u-9' },
-    ],
-  ])('binds %o, never splices it', (extra, fragments, params) => {
-    const q = buildLegacyGroupingList({ projectId: 'p1', grouping: 'user', limit: 5, ...extra });
-    for (const f of fragments) expect(q.sql).toContain(f);
-    expect(q.params).toMatchObject(params);
-    for (const v of Object.values(params)) expect(q.sql).not.toContain(v);
-  });
-
-  it.each(['bm9wZQ', encodeCursor({ k: 'x' })])('refuses the cursor %s, naming the field', (cursor) => {
-    expect(() => buildLegacyGroupingList({ projectId: 'p', grouping: 'session', limit: 5, cursor })).toThrow(
-      /^cursor:/,
-    );
   });
 });
 
