@@ -10,21 +10,21 @@ import { INPUT_TOKENS, OUTPUT_TOKENS, TOTAL_TOKENS } from './events-columns.ts';
 import { afterCursor, type Grouping, type GroupingRequest } from './groupings.ts';
 import { Params, type Query } from './sql.ts';
 
+const KEY_COLUMN: Record<Grouping, string> = { session: 'session_id', user: 'user_id' };
 /** The legacy ids are nullable; absent and empty both mean "none". */
-const KEY_EXPR: Record<Grouping, string> = {
-  session: "ifNull(session_id, '')",
-  user: "ifNull(user_id, '')",
-};
+const keyExpr = (grouping: Grouping) => `ifNull(${KEY_COLUMN[grouping]}, '')`;
 
 /**
- * One statement: the page of groups over `traces`, then the observations of only that page's
- * traces (not the project's), joined back by key. A group whose traces have no observation yet
- * shows zeros (the LEFT JOIN's defaults).
+ * One statement: the page of groups over `traces`, its traces found by the bare key column (which
+ * the bloom index on it prunes), and the observations joined to those traces only, back by key.
+ * A group whose traces have no observation yet shows zeros (the LEFT JOIN's defaults). Measured on
+ * 100k and 400k traces, filtering observations by `trace_id IN` the page's traces too was slower:
+ * it reads the traces once more, while the join keeps only the page's rows anyway.
  */
 export function buildLegacyGroupingList(req: GroupingRequest): Query {
   const params = new Params();
-  const key = KEY_EXPR[req.grouping];
-  const other = KEY_EXPR[req.grouping === 'session' ? 'user' : 'session'];
+  const key = keyExpr(req.grouping);
+  const other = keyExpr(req.grouping === 'session' ? 'user' : 'session');
   const project = params.str(req.projectId);
   const where = [`project_id = ${project}`, `${key} != ''`];
   if (req.fromStartTime) where.push(`timestamp >= ${params.time(req.fromStartTime)}`);
@@ -43,7 +43,7 @@ export function buildLegacyGroupingList(req: GroupingRequest): Query {
     `  LIMIT ${limit}`,
     '),',
     'page_traces AS (',
-    `  SELECT id, ${key} AS key FROM ${traces} AND ${key} IN (SELECT key FROM page_groups)`,
+    `  SELECT id, ${key} AS key FROM ${traces} AND ${KEY_COLUMN[req.grouping]} IN (SELECT key FROM page_groups)`,
     ')',
     'SELECT g.key AS key, g.first_seen AS first_seen, g.last_seen AS last_seen,',
     '  g.trace_count AS trace_count, g.related AS related, u.observation_count AS observation_count,',
@@ -54,10 +54,7 @@ export function buildLegacyGroupingList(req: GroupingRequest): Query {
     '  SELECT t.key AS key, count() AS observation_count,',
     `    sum(${INPUT_TOKENS}) AS input_tokens, sum(${OUTPUT_TOKENS}) AS output_tokens,`,
     `    sum(${TOTAL_TOKENS}) AS total_tokens, toFloat64(sum(ifNull(total_cost, 0))) AS total_cost`,
-    '  FROM (',
-    '    SELECT trace_id, usage_details, total_cost FROM observations FINAL',
-    `    WHERE project_id = ${project} AND trace_id IN (SELECT id FROM page_traces)`,
-    '  ) AS o',
+    `  FROM (SELECT trace_id, usage_details, total_cost FROM observations FINAL WHERE project_id = ${project}) AS o`,
     '  INNER JOIN page_traces AS t ON t.id = o.trace_id',
     '  GROUP BY t.key',
     ') AS u ON u.key = g.key',

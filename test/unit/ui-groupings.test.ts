@@ -53,13 +53,13 @@ describe.each([
 });
 
 describe('buildLegacyGroupingList', () => {
-  it('reads only the legacy tables, and observations only of the page’s traces', () => {
+  it('reads only the legacy tables, and joins observations to the page’s traces only', () => {
     const q = buildLegacyGroupingList({ projectId: 'p1', grouping: 'session', limit: 10 });
-    const tables = [...q.sql.matchAll(/FROM (\w+)/g)].map((m) => m[1]);
+    const tables = [...q.sql.matchAll(/(?:FROM|JOIN) (\w+)/g)].map((m) => m[1]);
     expect(new Set(tables)).toEqual(new Set(['traces', 'page_groups', 'observations', 'page_traces']));
     expect(q.sql).not.toMatch(/events_|_staging/);
-    expect(q.sql).toContain('trace_id IN (SELECT id FROM page_traces)');
-    expect(q.sql).toContain(' IN (SELECT key FROM page_groups)');
+    expect(q.sql).toContain('INNER JOIN page_traces AS t ON t.id = o.trace_id');
+    expect(q.sql).toContain('AND session_id IN (SELECT key FROM page_groups)');
     expect(q.sql).toMatch(/ORDER BY last_seen DESC, key DESC\s*$/);
   });
 });
