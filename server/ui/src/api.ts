@@ -11,7 +11,6 @@ export interface Deployment {
   release: string;
   writeMode: string;
   v4Reads: boolean;
-  v4ReadsUnavailable?: string;
   readPath: ReadPathChoice;
 }
 
