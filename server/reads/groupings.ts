@@ -36,18 +36,20 @@ function parseCursor(text: string): GroupingCursor {
   return { t: c.t, k: c.k };
 }
 
+/** The HAVING clause that continues after `cursor` (rows aliased `last_seen` and `key`); none without one. */
+export function afterCursor(params: Params, cursor: string | undefined): string[] {
+  if (!cursor) return [];
+  const c = parseCursor(cursor);
+  return [`HAVING (last_seen, key) < (toDateTime64(${params.str(c.t)}, 6, 'UTC'), ${params.str(c.k)})`];
+}
+
 export function buildGroupingList(req: GroupingRequest): Query {
   const params = new Params();
   const key = KEY_COLUMN[req.grouping];
   const where = [`project_id = ${params.str(req.projectId)}`, `${key} != ''`];
   if (req.fromStartTime) where.push(`start_time >= ${params.time(req.fromStartTime)}`);
   if (req.toStartTime) where.push(`start_time < ${params.time(req.toStartTime)}`);
-  const having = req.cursor
-    ? (() => {
-        const c = parseCursor(req.cursor);
-        return [`HAVING (last_seen, key) < (toDateTime64(${params.str(c.t)}, 6, 'UTC'), ${params.str(c.k)})`];
-      })()
-    : [];
+  const having = afterCursor(params, req.cursor);
   const other = req.grouping === 'session' ? 'user_id' : 'session_id';
   const sql = [
     `SELECT ${key} AS key, min(start_time) AS first_seen, max(start_time) AS last_seen,`,

@@ -5,9 +5,12 @@
  * the pages: sign in, the projects, the observations table, full-text search and its highlight,
  * a trace (tree, waterfall, input and output), a score and a comment added from the page and read
  * back through the public API, the sessions and users lists, a viewer's page, another project's
- * trace, sign-out. Assertions read what the page shows (text, roles, accessible names).
+ * trace, sign-out. A `legacy` web on the same stores shows the version 3 experience of the
+ * sessions and users lists over traces the `langfuse` 3.x SDK sent through it. Assertions read
+ * what the page shows (text, roles, accessible names).
  */
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
+import { Langfuse } from 'langfuse';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
@@ -16,7 +19,6 @@ import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
   type AnalyticsServer,
   basicAuth,
-  cli,
   createProject,
   type Env,
   MODE_ENV,
@@ -26,6 +28,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
 import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
@@ -33,6 +36,7 @@ let redis: RedisFixture;
 let ch: AnalyticsServer;
 let base: Env;
 let web: WebServer;
+let legacyWeb: WebServer;
 let worker: WebServer;
 let chromium: Chromium;
 let projectA: Project;
@@ -109,11 +113,7 @@ function sendTraces(p: Project) {
   });
 }
 
-async function createUser(email: string, args: string[]) {
-  const r = await cli(['create-user', '--email', email, '--json', ...args], base);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { userId: string; email: string; password: string };
-}
+const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
 
 const tab = (who?: { email: string; password: string }) => chromium.open(web.url, who);
 
@@ -135,8 +135,9 @@ beforeAll(async () => {
   [pg, redis, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
   base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
   web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [worker, chromium, projectA, projectB] = await Promise.all([
+  [worker, legacyWeb, chromium, projectA, projectB] = await Promise.all([
     startWorker({ ...base, ...MODE_ENV.events_only }),
+    startWeb({ ...base, ...MODE_ENV.legacy }),
     startChromium(),
     createProject(base, 'browser-a'),
     createProject(base, 'browser-b'),
@@ -150,7 +151,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis]);
+  const left = await closeSuite(chromium, [web, legacyWeb, worker], [ch, pg, redis]);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 
@@ -430,5 +431,56 @@ describe('roles and projects', () => {
     await page.goto('/no/such/page');
     await page.getByText('Page not found.').waitFor();
     await screenshot(page, 'not-found');
+  });
+});
+
+describe('the version 3 experience (write mode legacy)', () => {
+  it('lists the sessions and users of the legacy traces, newest activity first', async () => {
+    const { publicKey, secretKey } = projectA;
+    const lf = new Langfuse({ publicKey, secretKey, baseUrl: legacyWeb.url });
+    const traces = Array.from({ length: 5 }, (_, i) => ({
+      sessionId: `v3-session-${i % 3}`,
+      userId: `v3-user-${i % 2}`,
+      timestampMs: T0 + 100_000 + i * 1000,
+      usage: { input: 10 + i, output: 5, total: 15 + i },
+    }));
+    for (const t of traces) {
+      const { sessionId, userId } = t;
+      const trace = lf.trace({ name: 'v3', timestamp: new Date(t.timestampMs), sessionId, userId });
+      trace.generation({ name: 'llm', startTime: new Date(t.timestampMs), usageDetails: t.usage });
+    }
+    await lf.shutdownAsync();
+
+    const page = await chromium.open(legacyWeb.url, users.owner);
+    for (const [nav, heading, key, other] of [
+      ['sessions', 'Sessions', 'sessionId', 'userId'],
+      ['users', 'Users', 'userId', 'sessionId'],
+    ] as const) {
+      await page.goto(`/project/${projectA.projectId}/${nav}`);
+      await page.getByRole('heading', { name: heading }).waitFor();
+      await page.getByText('Version 3 experience').waitFor();
+      await page.getByRole('cell', { name: traces[0]![key], exact: true }).waitFor();
+      const ids = [...new Set(traces.map((t) => t[key]))];
+      const want = ids
+        .map((id) => {
+          const ts = traces.filter((t) => t[key] === id);
+          const sum = (f: (t: (typeof ts)[number]) => number) => ts.reduce((a, t) => a + f(t), 0);
+          return {
+            last: Math.max(...ts.map((t) => t.timestampMs)),
+            row: [
+              id,
+              String(ts.length),
+              String(ts.length),
+              [...new Set(ts.map((t) => t[other]))].sort().join(', '),
+              `${sum((t) => t.usage.input)} → ${sum((t) => t.usage.output)} (Σ ${sum((t) => t.usage.total)})`,
+            ],
+          };
+        })
+        .sort((a, b) => b.last - a.last)
+        .map((r) => r.row);
+      const rows = await bodyRows(page.getByRole('table'));
+      expect(rows.map((r) => [r[0], r[3], r[4], r[5], r[6]])).toEqual(want);
+      await screenshot(page, `${nav}-v3`);
+    }
   });
 });

@@ -22,7 +22,7 @@ import {
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
-import { type Browser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { createUiUser, keysetPages, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -105,27 +105,7 @@ function expected(projectId: string, grouping: 'session' | 'user'): Row[] {
   );
 }
 
-/** Every page of a list, following the cursor. */
-async function allPages(b: Browser, path: string, limit: number) {
-  const rows: Row[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const qs = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
-    const r = await request(b, 'GET', `${path}?${qs}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    rows.push(...r.body.data);
-    cursor = r.body.meta.cursor;
-    pages++;
-  } while (cursor && pages < 50);
-  return { rows, pages };
-}
-
-async function createUser(email: string, args: string[]) {
-  const r = await cli(['create-user', '--email', email, '--json', ...args], base);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { email: string; password: string };
-}
+const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
 
 beforeAll(async () => {
   [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
@@ -157,7 +137,7 @@ describe('sessions and users lists', () => {
   for (const grouping of ['session', 'user'] as const) {
     it(`lists the ${grouping}s the SDK sent, row by row, across keyset pages`, async () => {
       const b = await signIn(web.url, users.member);
-      const { rows, pages } = await allPages(b, `/api/ui/projects/${projectA.projectId}/${grouping}s`, 2);
+      const { rows, pages } = await keysetPages(b, `/api/ui/projects/${projectA.projectId}/${grouping}s`, 2);
       const want = expected(projectA.projectId, grouping);
       expect(pages).toBe(Math.ceil(want.length / 2));
       expect(rows.map((r) => ({ ...r, totalCost: Number(r.totalCost.toFixed(9)) }))).toEqual(want);
@@ -166,7 +146,7 @@ describe('sessions and users lists', () => {
 
   it('keeps each project to its own observations', async () => {
     const b = await signIn(web.url, users.other);
-    const { rows } = await allPages(b, `/api/ui/projects/${projectB.projectId}/sessions`, 50);
+    const { rows } = await keysetPages(b, `/api/ui/projects/${projectB.projectId}/sessions`, 50);
     expect(rows.map((r) => ({ ...r, totalCost: Number(r.totalCost.toFixed(9)) }))).toEqual(
       expected(projectB.projectId, 'session'),
     );

@@ -187,6 +187,20 @@ describe('the version 3 experience (dual, preview opt-in off)', () => {
     expect(filtered.data.map((r: Row) => r.name)).toEqual(['sum']);
   });
 
+  it('lists the sessions and users of those traces from the legacy tables', async () => {
+    const b = await signIn(dual.url, users.viewer);
+    for (const [grouping, key, other, related] of [
+      ['sessions', 'sessionId', 'userId', 'userIds'],
+      ['users', 'userId', 'sessionId', 'sessionIds'],
+    ] as const) {
+      const page = await get(b, `/api/ui/projects/${project.projectId}/legacy/${grouping}`);
+      const rows = page.data.map((r: Row) => [r.id, r.traceCount, r.observationCount, r[related]]);
+      // Each trace is a root span and a generation: two observations.
+      const want = sent.map((s) => [s[key], 1, 2, [s[other]]]);
+      expect(rows.sort()).toEqual(want.sort());
+    }
+  });
+
   it('shows a trace as its tree: the trace, its root span, the generation', async () => {
     const b = await signIn(dual.url, users.viewer);
     const s = sent[1]!;
@@ -419,8 +433,10 @@ describe('events_only reads no legacy table', () => {
     expect(existing).toContain('traces');
     for (const t of existing) await ch.client.command({ query: `RENAME TABLE ${t} TO ${t}_hidden_by_test` });
 
-    // The control: a version 3 page of the dual web needs them.
-    expect((await request(dualOwner, 'GET', `${p}/legacy/traces`)).status).toBe(500);
+    // The control: the version 3 pages of the dual web need them.
+    for (const path of ['traces', 'sessions', 'users']) {
+      expect((await request(dualOwner, 'GET', `${p}/legacy/${path}`)).status, path).toBe(500);
+    }
 
     const reads = [
       '/api/ui/session',
@@ -448,11 +464,14 @@ describe('events_only reads no legacy table', () => {
     });
     expect(comment.status, JSON.stringify(comment.body)).toBe(200);
     // The version 3 routes are not served at all here: 404, not a failed read.
-    expect((await request(b, 'GET', `${p}/legacy/traces`)).status).toBe(404);
-    expect((await request(b, 'GET', `${p}/legacy/traces/${trace.traceId}`)).status).toBe(404);
+    for (const path of ['traces', `traces/${trace.traceId}`, 'sessions', 'users']) {
+      expect((await request(b, 'GET', `${p}/legacy/${path}`)).status, path).toBe(404);
+    }
     for (const page of [
       '/',
       `/project/${project.projectId}/observations`,
+      `/project/${project.projectId}/sessions`,
+      `/project/${project.projectId}/users`,
       `/project/${project.projectId}/datasets`,
       '/migration',
     ]) {

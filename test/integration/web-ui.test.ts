@@ -31,6 +31,7 @@ import {
 import {
   type Browser,
   cookieHeader,
+  createUiUser,
   openBrowser as openAt,
   type Row,
   request,
@@ -105,11 +106,7 @@ async function sendTraces(p: Project) {
   });
 }
 
-async function createUser(email: string, args: string[]) {
-  const r = await cli(['create-user', '--email', email, '--json', ...args], base);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { userId: string; email: string; password: string };
-}
+const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
 
 const openBrowser = (url = web.url) => openAt(url);
 const signIn = (who: { email: string; password: string }, url = web.url) => signInAt(url, who);

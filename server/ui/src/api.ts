@@ -11,7 +11,6 @@ export interface Deployment {
   release: string;
   writeMode: string;
   v4Reads: boolean;
-  v4ReadsUnavailable?: string;
   readPath: ReadPathChoice;
 }
 
@@ -270,8 +269,17 @@ export const api = {
     call<Page<ObservationRow>>('GET', `${projectPath(id)}/observations?${queryString(query)}`),
   legacyTraces: (id: string, query: Record<string, string | undefined>) =>
     call<NumberedPage<ObservationRow>>('GET', `${projectPath(id)}/legacy/traces?${queryString(query)}`),
-  groupings: (id: string, grouping: 'sessions' | 'users', query: Record<string, string | undefined>) =>
-    call<Page<GroupingRow>>('GET', `${projectPath(id)}/${grouping}?${queryString(query)}`),
+  /** Sessions or users on the user's read path: `events_core` (v4) or the legacy traces (v3). */
+  groupings: (
+    id: string,
+    grouping: 'sessions' | 'users',
+    path: 'v3' | 'v4',
+    query: Record<string, string | undefined>,
+  ) =>
+    call<Page<GroupingRow>>(
+      'GET',
+      `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}${grouping}?${queryString(query)}`,
+    ),
   datasets: (id: string, page: number) =>
     call<NumberedPage<Dataset>>('GET', `${projectPath(id)}/datasets?page=${page}`),
   dataset: (id: string, datasetId: string, page: number) =>

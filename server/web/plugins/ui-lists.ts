@@ -1,7 +1,8 @@
 /**
  * The web UI's sessions and users lists (`/api/ui/projects/:projectId/sessions|users`, members),
- * derived from `events_core` and so gated like the observations table on the version 4 read path,
- * and the background migrations page (`/api/ui/migration`, owners): the write mode, the
+ * derived from `events_core` and so gated like the observations table on the version 4 read path;
+ * their version 3 experience (`.../legacy/sessions|users`) from the legacy `traces` and
+ * `observations`, served in `legacy` and `dual` and 404 in `events_only`; and the background migrations page (`/api/ui/migration`, owners): the write mode, the
  * historic backfill's steps as the worker and `observatory backfill` record them with the command
  * and the operator annotation that retry a failed one, the propagation report the worker's stuck
  * probe gives the operator, and the producers `events_only` would refuse or change. Read-only.
@@ -15,7 +16,8 @@ import { DEFAULT_PRODUCERS_SINCE } from '../../contract/worker-api.ts';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { upgradeAdvice } from '../../producers/advice.ts';
 import { producersSince } from '../../producers/recorder.ts';
-import { buildGroupingList, type Grouping, groupingCursor, mapGroupingRow } from '../../reads/groupings.ts';
+import { buildGroupingList, GROUPINGS, groupingCursor, mapGroupingRow } from '../../reads/groupings.ts';
+import { buildLegacyGroupingList } from '../../reads/legacy-groupings.ts';
 import { dialectOf } from '../../runtime/schema.ts';
 import { projectsOf } from '../../users/store.ts';
 import { propagationReport, propagationWatched } from '../../worker/propagation/report.ts';
@@ -34,6 +36,15 @@ const listQuery = z.object({
   limit: q.int(1, 200, 50),
 });
 
+/**
+ * The two read paths of the lists: version 4 over `events_core`, and the version 3 experience over
+ * the legacy tables, gated like the deprecated public reads (404 in `events_only`). One row shape.
+ */
+const LIST_PATHS = {
+  v4: { gate: 'v4-reads', prefix: '', from: 'observations', build: buildGroupingList },
+  v3: { gate: 'deprecated', prefix: 'legacy/', from: 'legacy traces', build: buildLegacyGroupingList },
+} as const;
+
 export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   // The web does not know when the worker started: a propagation that never completed a run is
   // judged from this process's start, as the worker judges it from its own.
@@ -41,28 +52,31 @@ export const uiListsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
   requireUiSession(app, ctx);
   app.addHook('onRequest', modeGate(ctx));
 
-  for (const grouping of ['session', 'user'] as Grouping[]) {
-    route(
-      app,
-      {
-        method: 'GET',
-        gate: 'v4-reads',
-        url: `/api/ui/projects/:projectId/${grouping}s`,
-        tag: 'UI',
-        summary: `A page of the project's ${grouping}s, derived from its observations`,
-        params: z.object({ projectId: z.string().min(1) }),
-        query: listQuery,
-      },
-      async ({ params, query, req }) => {
-        const { id: projectId } = await projectAccess(ctx, req, params.projectId);
-        const rows = await select(ctx, buildGroupingList({ projectId, grouping, ...query }));
-        const cursor = groupingCursor(rows, query.limit);
-        return {
-          data: rows.slice(0, query.limit).map((r) => mapGroupingRow(grouping, r)),
-          meta: cursor ? { cursor } : {},
-        };
-      },
-    );
+  for (const grouping of GROUPINGS) {
+    for (const path of ['v4', 'v3'] as const) {
+      const { gate, prefix, from, build } = LIST_PATHS[path];
+      route(
+        app,
+        {
+          method: 'GET',
+          gate,
+          url: `/api/ui/projects/:projectId/${prefix}${grouping}s`,
+          tag: 'UI',
+          summary: `A page of the project's ${grouping}s, derived from its ${from}`,
+          params: z.object({ projectId: z.string().min(1) }),
+          query: listQuery,
+        },
+        async ({ params, query, req }) => {
+          const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+          const rows = await select(ctx, build({ projectId, grouping, ...query }));
+          const cursor = groupingCursor(rows, query.limit);
+          return {
+            data: rows.slice(0, query.limit).map((r) => mapGroupingRow(grouping, r)),
+            meta: cursor ? { cursor } : {},
+          };
+        },
+      );
+    }
   }
 
   route(

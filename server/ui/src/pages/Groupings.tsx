@@ -1,6 +1,7 @@
 /**
  * The sessions and users lists: one row per session (or user) the project's observations name,
- * newest activity first, with keyset "load more" and a time range.
+ * newest activity first, with keyset "load more" and a time range. On the version 3 read path
+ * the same list comes from the legacy traces (their timestamps are first and last seen).
  */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type Deployment, type GroupingRow } from '../api.ts';
@@ -21,12 +22,13 @@ export function Groupings({
   const [error, setError] = useState<string | undefined>();
   const [loading, setLoading] = useState(false);
 
+  const path = deployment.readPath.path;
   const load = useCallback(
     async (after?: string) => {
       setLoading(true);
       setError(undefined);
       try {
-        const page = await api.groupings(projectId, grouping, {
+        const page = await api.groupings(projectId, grouping, path, {
           cursor: after,
           ...rangeBounds(range, Date.now()),
         });
@@ -38,72 +40,68 @@ export function Groupings({
         setLoading(false);
       }
     },
-    [projectId, grouping, range],
+    [projectId, grouping, path, range],
   );
 
   useEffect(() => {
-    if (deployment.v4Reads) void load();
-  }, [load, deployment.v4Reads]);
+    void load();
+  }, [load]);
 
   const related = grouping === 'sessions' ? 'Users' : 'Sessions';
   return (
     <main>
       <h1>{grouping === 'sessions' ? 'Sessions' : 'Users'}</h1>
-      {!deployment.v4Reads ? (
-        <p className="notice">
-          This list reads the version 4 events tables, which this deployment does not serve:{' '}
-          {deployment.v4ReadsUnavailable}
+      {path === 'v3' && (
+        <p className="muted">
+          Version 3 experience: derived from the traces, first and last seen are trace times.
         </p>
-      ) : (
-        <>
-          <label>
-            Time range{' '}
-            <select value={range} onChange={(e) => setRange(e.target.value as TimeRange)}>
-              {Object.keys(TIME_RANGES).map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </label>
-          {error && <p className="error">{error}</p>}
-          <table className="grid">
-            <thead>
-              <tr>
-                <th>{grouping === 'sessions' ? 'Session' : 'User'}</th>
-                <th>First seen</th>
-                <th>Last seen</th>
-                <th>Traces</th>
-                <th>Observations</th>
-                <th>{related}</th>
-                <th>Tokens</th>
-                <th>Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.id}</td>
-                  <td>{formatTime(r.firstSeen)}</td>
-                  <td>{formatTime(r.lastSeen)}</td>
-                  <td>{r.traceCount}</td>
-                  <td>{r.observationCount}</td>
-                  <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
-                  <td>
-                    {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
-                  </td>
-                  <td>{formatCost(r.totalCost)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {rows.length === 0 && !loading && <p className="muted">Nothing in this time range.</p>}
-          {cursor && !loading && (
-            <button type="button" onClick={() => load(cursor)}>
-              Load more
-            </button>
-          )}
-        </>
+      )}
+      <label>
+        Time range{' '}
+        <select value={range} onChange={(e) => setRange(e.target.value as TimeRange)}>
+          {Object.keys(TIME_RANGES).map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
+      {error && <p className="error">{error}</p>}
+      <table className="grid">
+        <thead>
+          <tr>
+            <th>{grouping === 'sessions' ? 'Session' : 'User'}</th>
+            <th>First seen</th>
+            <th>Last seen</th>
+            <th>Traces</th>
+            <th>Observations</th>
+            <th>{related}</th>
+            <th>Tokens</th>
+            <th>Cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <td>{r.id}</td>
+              <td>{formatTime(r.firstSeen)}</td>
+              <td>{formatTime(r.lastSeen)}</td>
+              <td>{r.traceCount}</td>
+              <td>{r.observationCount}</td>
+              <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
+              <td>
+                {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+              </td>
+              <td>{formatCost(r.totalCost)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 && !loading && <p className="muted">Nothing in this time range.</p>}
+      {cursor && !loading && (
+        <button type="button" onClick={() => load(cursor)}>
+          Load more
+        </button>
       )}
     </main>
   );
