@@ -56,7 +56,7 @@ export const RUN_ITEMS_KEY = [text('project_id'), text('trace_id')];
 export const CHUNK_SETTINGS = {
   max_bytes_before_external_sort: String(256 * 1024 * 1024),
   max_bytes_before_external_group_by: String(256 * 1024 * 1024),
-  optimize_on_insert: '0',
+  optimize_on_insert: 0,
 } as const;
 
 /** Partitions of a table with their row counts (from the parts' metadata), newest first. */

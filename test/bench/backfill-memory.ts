@@ -10,6 +10,7 @@
  * wall time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import { BackfillManager } from '../../server/backfill/manager.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
@@ -63,7 +64,7 @@ async function measure(scale: number): Promise<Size> {
   const rows = traces * OBS_PER_TRACE;
   const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   const pool = createPool(pgf.url, 2);
-  const run = (query: string, settings: Record<string, string> = {}) =>
+  const run = (query: string, settings: ClickHouseSettings = {}) =>
     ch.client.command({ query, clickhouse_settings: { max_execution_time: 0, ...settings } });
   const truncate = async () => {
     await run('TRUNCATE TABLE events_full');

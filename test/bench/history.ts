@@ -37,4 +37,4 @@ export const PLAIN_COPY = `INSERT INTO events_full (project_id, trace_id, span_i
  * backfill skips (server/backfill/sql.ts: its rows come out of FINAL, one per key), so the ratio
  * against it shows what the backfill's own work costs.
  */
-export const UNMERGED_INSERT = { optimize_on_insert: '0' };
+export const UNMERGED_INSERT = { optimize_on_insert: 0 } as const;

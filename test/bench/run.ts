@@ -17,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import pino from 'pino';
 import { BackfillManager } from '../../server/backfill/manager.ts';
 import { memoryCoordination } from '../../server/coordination/store.ts';
@@ -70,7 +71,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
   const ch = createAnalyticsClient({ url: `chdb://${dir}` });
   const pgf = await startPostgres();
   const pool = createPool(pgf.url, 4);
-  const run = (query: string, settings: Record<string, string> = {}) =>
+  const run = (query: string, settings: ClickHouseSettings = {}) =>
     ch.command({ query, clickhouse_settings: { max_execution_time: 0, ...settings } });
   const count = async (table: string) => {
     const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
