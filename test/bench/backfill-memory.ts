@@ -5,12 +5,15 @@
  * /proc/<pid>/clear_refs before each measured part; the embedded engine keeps no query_log).
  * The chunk size is fixed at the 1x observation count, so 4x runs four chunks per step: the figure
  * shows whether a chunk bounds the sort and join memory, not only the rows per statement.
- * Each size is also measured as a plain INSERT ... SELECT of the same rows (rows/s and peak), and
- * both by the server's CPU time (rows per CPU second), which a loaded machine disturbs less than
- * wall time.
+ * Each size is also measured as a plain INSERT ... SELECT of the same rows (rows/s and peak), once
+ * more after the backfill without the insert-time merge the backfill skips (history.ts: rows/s
+ * only), and both by the server's CPU time (rows per CPU second), which a loaded machine disturbs
+ * less than wall time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import { BackfillManager } from '../../server/backfill/manager.ts';
+import { SCRATCH_TABLE } from '../../server/backfill/sql.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
@@ -19,7 +22,13 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startAnalyticsServer } from '../fixtures/service.ts';
-import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import {
+  BACKFILL_SETTINGS,
+  historyStatements,
+  OBS_PER_TRACE,
+  PLAIN_COPY,
+  UNMERGED_INSERT,
+} from './history.ts';
 import { line, ratio } from './report.ts';
 
 const BASE_TRACES = Number(process.env['BENCH_BACKFILL_MEMORY_TRACES'] ?? 10_000);
@@ -47,6 +56,7 @@ interface Size {
   backfillRest: number;
   plainRate: number;
   plainPeak: number;
+  unmergedRate: number;
   backfillCpuRate: number;
   plainCpuRate: number;
 }
@@ -56,7 +66,12 @@ async function measure(scale: number): Promise<Size> {
   const rows = traces * OBS_PER_TRACE;
   const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   const pool = createPool(pgf.url, 2);
-  const run = (query: string) => ch.client.command({ query, clickhouse_settings: { max_execution_time: 0 } });
+  const run = (query: string, settings: ClickHouseSettings = {}) =>
+    ch.client.command({ query, clickhouse_settings: { max_execution_time: 0, ...settings } });
+  const truncate = async () => {
+    await run('TRUNCATE TABLE events_full');
+    await run('TRUNCATE TABLE events_core');
+  };
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
     await new AnalyticsMigrator(ch.client, SINGLE_NODE, migrationsFor('4')).up();
@@ -72,8 +87,7 @@ async function measure(scale: number): Promise<Size> {
     const plainRate = rows / ((performance.now() - t) / 1000);
     const plainCpuRate = rows / (cpuSeconds(ch.pid) - cpu);
     const plainPeak = peakMb(ch.pid);
-    await run('TRUNCATE TABLE events_full');
-    await run('TRUNCATE TABLE events_core');
+    await truncate();
 
     const manager = new BackfillManager({
       pool,
@@ -91,6 +105,13 @@ async function measure(scale: number): Promise<Size> {
     const backfillRate = rows / ((performance.now() - t) / 1000);
     const backfillCpuRate = rows / (cpuSeconds(ch.pid) - cpu);
     const backfillPeak = peakMb(ch.pid);
+    // After the backfill, so its memory is no part of the backfill's rest or peak; the tables the
+    // backfill wrote go first, and with them their background merges.
+    await truncate();
+    await run(`DROP TABLE ${SCRATCH_TABLE}`);
+    t = performance.now();
+    await run(PLAIN_COPY, UNMERGED_INSERT);
+    const unmergedRate = rows / ((performance.now() - t) / 1000);
     return {
       scale,
       rows,
@@ -99,6 +120,7 @@ async function measure(scale: number): Promise<Size> {
       backfillRest,
       plainRate,
       plainPeak,
+      unmergedRate,
       backfillCpuRate,
       plainCpuRate,
     };
@@ -125,6 +147,10 @@ export async function benchBackfillMemory(): Promise<void> {
       `${Math.round(s.plainRate)} rows/s, peak ${s.plainPeak.toFixed(0)} MB`,
     );
     line('  ratio backfill / plain rows/s', ratio(s.backfillRate, s.plainRate));
+    line(
+      `${s.scale}x: plain, without the insert-time merge (as the backfill)`,
+      `${Math.round(s.unmergedRate)} rows/s (ratio backfill / it ${ratio(s.backfillRate, s.unmergedRate)})`,
+    );
     line(
       '  rows per CPU second of the server: backfill, plain',
       `${Math.round(s.backfillCpuRate)}, ${Math.round(s.plainCpuRate)} (ratio ${ratio(s.backfillCpuRate, s.plainCpuRate)})`,

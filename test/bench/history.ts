@@ -31,3 +31,10 @@ export function historyStatements(traces: number): string[] {
 /** The store's own limit: the observation rows copied with no FINAL and no join. */
 export const PLAIN_COPY = `INSERT INTO events_full (project_id, trace_id, span_id, parent_span_id, start_time, name, type, level, input, output, provided_model_name, metadata_names, metadata_values, event_ts, is_deleted)
   SELECT project_id, trace_id, id, '', start_time, name, type, level, coalesce(input, ''), coalesce(output, ''), coalesce(provided_model_name, ''), mapKeys(metadata), mapValues(metadata), event_ts, is_deleted FROM observations`;
+
+/**
+ * The plain copy's second form: without the replacing merge of each inserted block, which the
+ * backfill skips (server/backfill/sql.ts: its rows come out of FINAL, one per key), so the ratio
+ * against it shows what the backfill's own work costs.
+ */
+export const UNMERGED_INSERT = { optimize_on_insert: 0 } as const;

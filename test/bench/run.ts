@@ -2,7 +2,8 @@
  * `npm run bench`: speed figures, each a ratio against a baseline measured in the same run on the
  * same data, so the numbers mean the same on a fast or a slow machine.
  *   1. Historic backfill (steps 2 and 3: scratch copy, then events with the trace join) rows/s,
- *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit).
+ *      against a plain INSERT ... SELECT of the same rows into events_full (the store's own limit),
+ *      also without the insert-time merge that the backfill skips (history.ts).
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies past the 3-minute staging window (grace + processing); propagation-lag.ts measures
  *      the whole lag end to end.
@@ -16,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import pino from 'pino';
 import { BackfillManager } from '../../server/backfill/manager.ts';
 import { memoryCoordination } from '../../server/coordination/store.ts';
@@ -31,12 +33,18 @@ import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchExports } from './exports.ts';
-import { BACKFILL_SETTINGS, historyStatements, OBS_PER_TRACE, PLAIN_COPY } from './history.ts';
+import {
+  BACKFILL_SETTINGS,
+  historyStatements,
+  OBS_PER_TRACE,
+  PLAIN_COPY,
+  UNMERGED_INSERT,
+} from './history.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
-import { line } from './report.ts';
+import { line, ratio } from './report.ts';
 import { benchUi } from './ui.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
@@ -63,7 +71,8 @@ async function benchBackfillAndPropagation(): Promise<void> {
   const ch = createAnalyticsClient({ url: `chdb://${dir}` });
   const pgf = await startPostgres();
   const pool = createPool(pgf.url, 4);
-  const run = (query: string) => ch.command({ query, clickhouse_settings: { max_execution_time: 0 } });
+  const run = (query: string, settings: ClickHouseSettings = {}) =>
+    ch.command({ query, clickhouse_settings: { max_execution_time: 0, ...settings } });
   const count = async (table: string) => {
     const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
     return Number((await rs.json<{ n: string }>())[0]!.n);
@@ -80,9 +89,14 @@ async function benchBackfillAndPropagation(): Promise<void> {
     const obsRows = TRACES * OBS_PER_TRACE;
     for (const statement of historyStatements(TRACES)) await run(statement);
     // Baseline: the same observation rows copied with a plain INSERT ... SELECT (no FINAL, no join).
+    const truncate = async () => {
+      await run('TRUNCATE TABLE events_full');
+      await run('TRUNCATE TABLE events_core');
+    };
     const baseline = await time(() => run(PLAIN_COPY));
-    await run('TRUNCATE TABLE events_full');
-    await run('TRUNCATE TABLE events_core');
+    await truncate();
+    const unmerged = await time(() => run(PLAIN_COPY, UNMERGED_INSERT));
+    await truncate();
 
     const manager = new BackfillManager({
       pool,
@@ -102,6 +116,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
       throw new Error(`backfill wrote ${written} observation events, expected ${obsRows}`);
     const backfillRate = obsRows / backfill;
     const baselineRate = obsRows / baseline;
+    const unmergedRate = obsRows / unmerged;
 
     // Propagation: one completed staging partition of the same observations.
     await run(
@@ -123,8 +138,10 @@ async function benchBackfillAndPropagation(): Promise<void> {
       `\nObservatory benchmarks (${TRACES} traces, ${obsRows} observations, embedded ClickHouse ${await version()})\n\n`,
     );
     line('plain INSERT ... SELECT of the observations (baseline)', `${Math.round(baselineRate)} rows/s`);
+    line('  the same without the insert-time merge (as the backfill)', `${Math.round(unmergedRate)} rows/s`);
     line('historic backfill steps 2+3 (scratch copy + join)', `${Math.round(backfillRate)} rows/s`);
     line('  ratio backfill / baseline', (backfillRate / baselineRate).toFixed(3));
+    line('  ratio backfill / baseline without the insert-time merge', ratio(backfillRate, unmergedRate));
     line(`propagation of one partition of ${obsRows} rows`, `${propagation.toFixed(2)} s`);
     line('  worst-case lag past the window (grace 30 s + 1 s + processing)', `${worstLag.toFixed(1)} s`);
     line('  ratio worst-case lag / 180 s staging window', (worstLag / 180).toFixed(3));
