@@ -141,9 +141,11 @@ export interface EngineResult {
 
 /**
  * Inserts of a payload running at once. Each holds one piece (INSERT_CHUNK_BYTES) and the engine's
- * buffers for one part; more than the cores of a small node would only queue inside the engine.
+ * write buffers for its parts (about 1 MB per file: 89 MB for events_full with events_core), so the
+ * bound is memory as much as cores: two overlap the paired inserts of a dual group (traces and
+ * observations) and one group's inserts with the next group's read.
  */
-const CONCURRENT_INSERTS = 4;
+const CONCURRENT_INSERTS = 2;
 
 const IDENT = '`?([A-Za-z0-9_]+)`?';
 /** The insert shape `@clickhouse/client` emits: `INSERT INTO [db.]t [(a, b)] FORMAT X`. */

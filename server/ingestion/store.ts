@@ -16,8 +16,8 @@ export interface IngestionStore {
    * requests insert into the same table may share one insert (group commit).
    */
   insert(table: string, rows: Row[]): Promise<void>;
-  /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
-  fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
+  /** Current rows (after replacing merge) of `scores` for these ids. */
+  fetchByIds(table: 'scores', projectId: string, ids: string[]): Promise<Row[]>;
   /**
    * Current rows of these traces and observations, read together in one statement: the
    * read-merge-write of a request needs both.
