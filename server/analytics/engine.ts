@@ -7,12 +7,9 @@
  * about 0.1 ms). Settings are applied with `SET` on that connection, so nothing leaks into later
  * requests, and a `SET` sent as a statement is as short-lived as over HTTP without a session.
  *
- * Concurrency: statements with a result go through a FIFO gate one at a time, so at most one
- * statement's result is being materialized at any moment. A streamed result takes the gate once per
- * chunk, so a slow or idle reader never blocks other requests, and holds at most one chunk in
- * memory. Inserts of a payload have no result and hold at most one piece of it, so they run beside
- * the gate, a few at once: most of an insert's time is its part's files (tens per part with the
- * skip and text indexes, twice with a materialized view), which a second insert can overlap.
+ * Concurrency: native calls go through a FIFO gate one at a time, so at most one statement's result
+ * is being materialized at any moment. A streamed result takes the gate once per chunk, so a slow or
+ * idle reader never blocks other requests, and holds at most one chunk in memory.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -22,7 +19,6 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type ChdbQueryStream, drainPending, type RawInsertFormat, Session, type StreamChunk } from 'chdb';
 import { toChdbParams } from './query-params.ts';
-import { Slots } from './slots.ts';
 
 /** ClickHouse error codes raised by this layer itself (values as in ClickHouse's ErrorCodes.cpp). */
 export const ErrorCode = {
@@ -139,13 +135,18 @@ export interface EngineResult {
   close(): void;
 }
 
-/**
- * Inserts of a payload running at once. Each holds one piece (INSERT_CHUNK_BYTES) and the engine's
- * write buffers for its parts (about 1 MB per file: 89 MB for events_full with events_core), so the
- * bound is memory as much as cores: two overlap the paired inserts of a dual group (traces and
- * observations) and one group's inserts with the next group's read.
- */
-const CONCURRENT_INSERTS = 2;
+/** FIFO mutual exclusion; every native call of the engine runs inside it. */
+class Gate {
+  #tail: Promise<void> = Promise.resolve();
+  run<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.#tail.then(fn);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
 
 const IDENT = '`?([A-Za-z0-9_]+)`?';
 /** The insert shape `@clickhouse/client` emits: `INSERT INTO [db.]t [(a, b)] FORMAT X`. */
@@ -340,10 +341,7 @@ export class AnalyticsEngine {
   readonly path: string;
   readonly info: EngineInfo;
   #anchor: Session;
-  /** Statements with a result, one at a time. */
-  #gate = new Slots(1);
-  /** Inserts of a payload. */
-  #writers = new Slots(CONCURRENT_INSERTS);
+  #gate = new Gate();
   #closed = false;
   #spoolDir: string | undefined;
 
@@ -375,9 +373,8 @@ export class AnalyticsEngine {
     let handedOver = false;
     try {
       const prelude = setStatement(req.settings ?? {});
-      const slots = req.data ? this.#writers : this.#gate;
       if (prelude !== undefined || (req.database && req.database !== 'default')) {
-        await slots.run(async () => {
+        await this.#gate.run(async () => {
           if (prelude !== undefined) await session.queryAsync(prelude);
           if (req.database && req.database !== 'default') {
             await session.queryAsync(`USE ${quoteIdentifier(req.database)}`);
@@ -516,7 +513,7 @@ export class AnalyticsEngine {
     const total = { rows: 0, bytes: 0, read: 0 };
     for await (const piece of rowAligned(data, shape.format, INSERT_CHUNK_BYTES)) {
       if (piece.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) continue;
-      const r = await this.#writers.run(() =>
+      const r = await this.#gate.run(() =>
         session.insert({ table: shape.table, columns: shape.columns, values: piece, format: shape.format }),
       );
       total.rows += r.rowsWritten;
@@ -550,7 +547,7 @@ export class AnalyticsEngine {
       const sql = withInfile(req.sql, file);
       const params =
         req.params && Object.keys(req.params).length > 0 ? toChdbParams(sql, req.params) : undefined;
-      const r = await this.#writers.run(() =>
+      const r = await this.#gate.run(() =>
         params ? session.queryBindAsync(sql, params) : session.queryAsync(sql),
       );
       return { rows: r.rowsRead, bytes, read: r.rowsRead };
@@ -568,7 +565,7 @@ export class AnalyticsEngine {
     const sql = `${req.sql}\n${text}`;
     const params =
       req.params && Object.keys(req.params).length > 0 ? toChdbParams(sql, req.params) : undefined;
-    const r = await this.#writers.run(() =>
+    const r = await this.#gate.run(() =>
       params ? session.queryBindAsync(sql, params) : session.queryAsync(sql),
     );
     return { rows: r.rowsRead, bytes: Buffer.byteLength(text), read: r.rowsRead };
@@ -578,7 +575,7 @@ export class AnalyticsEngine {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.#gate.drain(), this.#writers.drain()]);
+    await this.#gate.run(() => undefined);
     this.#anchor.close();
     await drainPending();
     if (this.#spoolDir) await rm(this.#spoolDir, { recursive: true, force: true });

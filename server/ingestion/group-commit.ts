@@ -1,14 +1,13 @@
 /**
  * Group commit of inserts per table, and the same coalescing for reads by id. Every statement the
  * analytics store runs pays a fixed cost (a synchronous insert creates a part; the analytics server
- * runs reads one at a time and inserts two at a time) that dwarfs the rows of one ingestion
- * request, so what concurrent requests send for the same key while a statement of that key is in
- * flight waits and leaves together in the next one. A lone request is served at once. Under load,
- * clients answered together come back together, but spread out (each request is decoded,
- * authenticated and locked on its own): a statement then waits a bounded linger for as many
- * callers as were present at once last time, so a group is not split into the first arrival and
- * the rest (which, with the statements of one key running one at a time, would halve every group
- * from then on).
+ * runs one statement at a time) that dwarfs the rows of one ingestion request, so what concurrent
+ * requests send for the same key while a statement of that key is in flight waits and leaves
+ * together in the next one. A lone request is served at once. Under load, clients answered together
+ * come back together, but spread out (each request is decoded, authenticated and locked on its
+ * own): a statement then waits a bounded linger for as many callers as were present at once last
+ * time, so a group is not split into the first arrival and the rest (which, with the statements
+ * of one store running one at a time, would halve every group from then on).
  *
  * Durability is unchanged: a caller's promise settles with the insert that carried its rows, so a
  * request is acknowledged only once the store has acknowledged every one of its rows, and a failed
