@@ -158,11 +158,11 @@ async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitC
   let ownRoot = new Set<string>();
   if (ctx.targets.legacy && changes.size > 0) {
     const traceIds = [...changes.traces.keys()];
-    const [storedTraces, storedObservations, otlpTraces] = await Promise.all([
-      ctx.store.fetchByIds('traces', ctx.projectId, traceIds),
-      ctx.store.fetchByIds('observations', ctx.projectId, [...changes.observations.keys()]),
+    const [stored, otlpTraces] = await Promise.all([
+      ctx.store.fetchEntities(ctx.projectId, traceIds, [...changes.observations.keys()]),
       ctx.virtualRoots && ctx.targets.staging ? ctx.store.otlpTraceIds(ctx.projectId, traceIds) : [],
     ]);
+    const { traces: storedTraces, observations: storedObservations } = stored;
     ownRoot = new Set(otlpTraces);
     rc = { ...rc, now: mergedVersion(ctx.now, [...storedTraces, ...storedObservations]) };
     const storedTrace = new Map(storedTraces.map((r) => [String(r['id']), r]));

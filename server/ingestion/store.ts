@@ -16,8 +16,13 @@ export interface IngestionStore {
    * requests insert into the same table may share one insert (group commit).
    */
   insert(table: string, rows: Row[]): Promise<void>;
-  /** Current rows (after replacing merge) of `traces`, `observations` or `scores` for these ids. */
-  fetchByIds(table: 'traces' | 'observations' | 'scores', projectId: string, ids: string[]): Promise<Row[]>;
+  /** Current rows (after replacing merge) of `scores` for these ids. */
+  fetchByIds(table: 'scores', projectId: string, ids: string[]): Promise<Row[]>;
+  /**
+   * Current rows of these traces and observations, read together in one statement: the
+   * read-merge-write of a request needs both.
+   */
+  fetchEntities(projectId: string, traceIds: string[], observationIds: string[]): Promise<EntityRows>;
   /**
    * Which of these traces were made by OTLP spans (an observation carries their resource
    * attributes, the backfill's and the propagation's rule): their root is a span of their own.
@@ -26,6 +31,29 @@ export interface IngestionStore {
   /** Applies trace-field assignments to the trace's events in both events tables, durably. */
   updateTraceEvents(projectId: string, traceId: string, assignments: TraceEventAssignments): Promise<void>;
 }
+
+export interface EntityRows {
+  traces: Row[];
+  observations: Row[];
+}
+
+type EntityTable = keyof EntityRows;
+
+/** One id a read-merge-write asks for, and its table. */
+interface EntityRef {
+  table: EntityTable;
+  id: string;
+}
+
+/**
+ * Both tables in one statement. Their columns differ, so each row travels as its own JSONEachRow
+ * line (formatRow applies the statement's settings, as the JSONEachRow output would).
+ */
+const ENTITIES_QUERY = `SELECT 'traces' AS table, formatRowNoNewline('JSONEachRow', *) AS row FROM traces FINAL
+WHERE project_id = {projectId:String} AND id IN {traceIds:Array(String)}
+UNION ALL
+SELECT 'observations' AS table, formatRowNoNewline('JSONEachRow', *) AS row FROM observations FINAL
+WHERE project_id = {projectId:String} AND id IN {observationIds:Array(String)}`;
 
 /** Settings that make reads return numbers as JSON numbers, so rows can be written back as read. */
 const READ_SETTINGS = {
@@ -94,6 +122,33 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
     },
     { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
   );
+  // The traces and observations of concurrent read-merge-writes share one query too.
+  const entities = new Coalescer<EntityRef, EntityRows>(
+    async (projectId, callers) => {
+      const idsOf = (table: EntityTable) => [
+        ...new Set(callers.flatMap((refs) => refs.filter((r) => r.table === table).map((r) => r.id))),
+      ];
+      const rs = await client.query({
+        query: ENTITIES_QUERY,
+        query_params: { projectId, traceIds: idsOf('traces'), observationIds: idsOf('observations') },
+        format: 'JSONEachRow',
+        clickhouse_settings: READ_SETTINGS,
+      });
+      const found = (await rs.json<{ table: EntityTable; row: string }>()).map((r) => ({
+        table: r.table,
+        row: JSON.parse(r.row) as Row,
+      }));
+      return callers.map((refs) => {
+        const wanted = new Set(refs.map((r) => `${r.table}/${r.id}`));
+        const mine = found.filter((f) => wanted.has(`${f.table}/${String(f.row['id'])}`));
+        return {
+          traces: mine.filter((f) => f.table === 'traces').map((f) => f.row),
+          observations: mine.filter((f) => f.table === 'observations').map((f) => f.row),
+        };
+      });
+    },
+    { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
+  );
   const otlpTraces = new Coalescer<string, string[]>(
     async (projectId, callers) => {
       const rs = await client.query({
@@ -112,6 +167,13 @@ WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} A
     async fetchByIds(table, projectId, ids) {
       if (ids.length === 0) return [];
       return reads.submit(JSON.stringify([table, projectId]), ids);
+    },
+    async fetchEntities(projectId, traceIds, observationIds) {
+      if (traceIds.length + observationIds.length === 0) return { traces: [], observations: [] };
+      return entities.submit(projectId, [
+        ...traceIds.map((id): EntityRef => ({ table: 'traces', id })),
+        ...observationIds.map((id): EntityRef => ({ table: 'observations', id })),
+      ]);
     },
     async otlpTraceIds(projectId, traceIds) {
       if (traceIds.length === 0) return [];

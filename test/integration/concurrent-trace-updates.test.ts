@@ -236,9 +236,9 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 function withReadHook(inner: IngestionStore, afterRead: () => Promise<void>): IngestionStore {
   return {
     ...inner,
-    async fetchByIds(table, projectId, ids) {
-      const rows = await inner.fetchByIds(table, projectId, ids);
-      if (table === 'traces') await afterRead();
+    async fetchEntities(projectId, traceIds, observationIds) {
+      const rows = await inner.fetchEntities(projectId, traceIds, observationIds);
+      if (traceIds.length > 0) await afterRead();
       return rows;
     },
   };

@@ -12,15 +12,24 @@ import { chTime } from '../../server/ingestion/time.ts';
 function memoryStore() {
   const tables = new Map<string, Row[]>();
   const updates: { projectId: string; traceId: string; set: string[] }[] = [];
+  const latest = (table: string, projectId: string, ids: string[]) => {
+    const found = new Map<string, Row>();
+    for (const r of tables.get(table) ?? [])
+      if (r['project_id'] === projectId && ids.includes(String(r['id']))) found.set(String(r['id']), r);
+    return [...found.values()];
+  };
   const store: IngestionStore = {
     async insert(table, rows) {
       tables.set(table, [...(tables.get(table) ?? []), ...rows]);
     },
     async fetchByIds(table, projectId, ids) {
-      const latest = new Map<string, Row>();
-      for (const r of tables.get(table) ?? [])
-        if (r['project_id'] === projectId && ids.includes(String(r['id']))) latest.set(String(r['id']), r);
-      return [...latest.values()];
+      return latest(table, projectId, ids);
+    },
+    async fetchEntities(projectId, traceIds, observationIds) {
+      return {
+        traces: latest('traces', projectId, traceIds),
+        observations: latest('observations', projectId, observationIds),
+      };
     },
     async otlpTraceIds(projectId, traceIds) {
       const otlp = (tables.get('observations') ?? []).filter(
