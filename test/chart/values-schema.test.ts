@@ -53,6 +53,11 @@ describe('values.schema.json', () => {
       { 'operator.extraEnv': [{ name: 'OPERATOR_WATCH_NAMESPACE', value: 'x' }] },
       /at '\/operator\/extraEnv\/0\/name'/,
     ],
+    [
+      'NODE_OPTIONS through extraEnv (operator.nodeOptions sets it)',
+      { 'operator.extraEnv': [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }] },
+      /at '\/operator\/extraEnv\/0\/name'/,
+    ],
     ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
     [
       'a misspelt affinity operator',
