@@ -1,12 +1,9 @@
 /**
- * Whether a status write records a decision, which must be stored before anything acts on it (the
- * intent rule, G5). Some fields only report: every pass recomputes them from the spec and the
- * observed world (observedGeneration, conditions, phase, the planned and blocking lines), and no
- * action depends on their having been stored. `approval` (the generation at which the spec last
- * changed, which a cutover approval must name) is recomputed from the spec whenever the spec differs
- * from what it recorded, so a lost write changes nothing, and only the gates read it. Every other
- * field (state, target and its progress, deployedImage, attempts, consumed retries, the backfill
- * cursor, probe streaks, ...) is something later actions rely on.
+ * Whether a status write records a decision. A few fields only report: every pass recomputes them
+ * from the spec and the observed world, and no action of this pass or a later one depends on their
+ * having been stored. Every other field (state, target and its progress, deployedImage, attempts,
+ * consumed retries, the backfill cursor, probe streaks, ...) is something later actions rely on, so
+ * a write that changes one must be stored before anything acts (the intent rule, G5).
  */
 import type { ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import { canonicalJson } from '../util/hash.ts';
@@ -16,6 +13,6 @@ export function recordsDecision(old: ObservabilityServiceStatus, next: Observabi
 }
 
 function decided(status: ObservabilityServiceStatus): Partial<ObservabilityServiceStatus> {
-  const { observedGeneration, phase, conditions, plannedActions, blockedBy, approval, ...rest } = status;
+  const { observedGeneration, phase, conditions, plannedActions, blockedBy, ...rest } = status;
   return rest;
 }
