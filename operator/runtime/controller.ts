@@ -50,7 +50,7 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
         deps.metrics?.probeFailures.inc({ namespace, name, result: probe.result });
     }
     let requeueAfterMs: number | undefined;
-    for (const batch of batches(p.actions, object.status)) {
+    for (const batch of batches(p.actions)) {
       const settled = await Promise.allSettled(batch.map((action) => execute(action, object, deps)));
       for (const r of settled) {
         if (r.status === 'rejected') throw r.reason;

@@ -27,7 +27,6 @@ import type {
 import { ATTEMPT_ANNOTATION, PURPOSE_ANNOTATION, type Role } from '../render/names.ts';
 import type { SourceDigests } from '../render/sources.ts';
 import { configHashOf, specHashOf } from '../render/workloads.ts';
-import { batches } from '../runtime/batches.ts';
 import type { StatusRecord } from './condition-history.ts';
 
 export type Rng = () => number;
@@ -251,24 +250,16 @@ export class FakeCluster {
     return running ? 'running' : 'pending';
   }
 
-  /**
-   * One reconcile as the runtime does it: plan from the (maybe stale) cache, execute batch after
-   * batch (runtime/batches.ts); the writes of one batch are sent together, so each fails or lands
-   * on its own, and a failure stops the batches after it.
-   */
+  /** One reconcile as the runtime does it: plan from the (maybe stale) cache, execute in order. */
   reconcile(): Plan {
     this.reconciles++;
     if (!this.cache || this.rng() >= this.chaos.cacheLag) this.refreshCache();
     const object = this.cache!.object;
     const world = this.world(object);
     const p = plan({ object, world });
-    for (const batch of batches(p.actions, object.status)) {
-      let landed = true;
-      for (const a of batch) {
-        const failed = a.kind !== 'event' && a.kind !== 'requeue' && this.rng() < this.chaos.apiFailure;
-        if (failed || !this.execute(a, object, world)) landed = false;
-      }
-      if (!landed) break;
+    for (const a of p.actions) {
+      if (a.kind !== 'event' && a.kind !== 'requeue' && this.rng() < this.chaos.apiFailure) break;
+      if (!this.execute(a, object, world)) break;
     }
     return p;
   }
