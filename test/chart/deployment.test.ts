@@ -86,6 +86,7 @@ describe('operator Deployment', () => {
       OPERATOR_METRICS_PORT: '8080',
       OPERATOR_HEALTH_PORT: '8081',
       OPERATOR_SECRET_ROLLOUTS: 'true',
+      NODE_OPTIONS: '--max-semi-space-size=1',
     });
     const noRollouts = operatorContainer(await render({ 'secretRollouts.enabled': false })).container;
     expect(envOf(noRollouts)['OPERATOR_SECRET_ROLLOUTS']).toBe('false');
@@ -98,9 +99,11 @@ describe('operator Deployment', () => {
         'leaderElection.leaseName': 'my-lease',
         'operator.watchNamespace': 'team-a',
         'operator.extraEnv': [{ name: 'LOG_LEVEL', value: 'debug' }],
+        'operator.nodeOptions': '--max-semi-space-size=2',
       }),
     ).container;
     expect(envOf(custom)).toMatchObject({
+      NODE_OPTIONS: '--max-semi-space-size=2',
       OPERATOR_LEASE_NAME: 'my-lease',
       OPERATOR_WATCH_NAMESPACE: 'team-a',
       LOG_LEVEL: 'debug',

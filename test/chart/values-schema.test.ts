@@ -78,6 +78,11 @@ describe('values.schema.json', () => {
       { 'operator.extraEnvFrom': [{ prefix: 'X_' }] },
       /at '\/operator\/extraEnvFrom\/0'/,
     ],
+    [
+      'NODE_OPTIONS through extraEnv (operator.nodeOptions sets it)',
+      { 'operator.extraEnv': [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }] },
+      /at '\/operator\/extraEnv\/0\/name'/,
+    ],
     ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
     [
       'a misspelt affinity operator',
