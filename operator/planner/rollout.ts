@@ -34,5 +34,10 @@ export function rolloutState(
       done: false,
       detail: `Deployment ${name}: ${observed.updatedReplicas} updated, ${observed.readyReplicas} ready, ${observed.availableReplicas} available of ${want} (${observed.replicas} pods)`,
     };
+  if (observed.stalePods > 0)
+    return {
+      done: false,
+      detail: `Deployment ${name}: ${observed.stalePods} pod(s) of an earlier template still running or terminating`,
+    };
   return { done: true, detail: `Deployment ${name} rolled out` };
 }

@@ -25,6 +25,11 @@ export interface ObservedDeployment {
   configHash: string;
   /** The object's observatory.dev/spec-hash annotation. */
   specHash: string;
+  /**
+   * Pods of the role whose template is not the Deployment's current one, terminating ones
+   * included: until they are gone they may still answer through the Service in the old mode.
+   */
+  stalePods: number;
 }
 
 export interface ObservedService {

@@ -76,8 +76,12 @@ const ownedBy = (owner: ObservabilityService) => (o: KubernetesObject) =>
   o.metadata?.namespace === owner.metadata?.namespace &&
   o.metadata?.labels?.[INSTANCE] === owner.metadata?.name;
 
-/** What the planner reads of a Deployment. */
-export function observedDeployment(d: V1Deployment): ObservedDeployment {
+/** A Pod that may still serve: not finished (an evicted or completed Pod keeps its object). */
+const live = (p: V1Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+
+/** What the planner reads of a Deployment, with the role's Pods that still run an older template. */
+export function observedDeployment(d: V1Deployment, rolePods: readonly V1Pod[] = []): ObservedDeployment {
+  const configHash = d.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? '';
   return {
     generation: d.metadata?.generation ?? 0,
     observedGeneration: d.status?.observedGeneration ?? 0,
@@ -86,8 +90,11 @@ export function observedDeployment(d: V1Deployment): ObservedDeployment {
     updatedReplicas: d.status?.updatedReplicas ?? 0,
     readyReplicas: d.status?.readyReplicas ?? 0,
     availableReplicas: d.status?.availableReplicas ?? 0,
-    configHash: d.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? '',
+    configHash,
     specHash: d.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '',
+    stalePods: rolePods.filter(
+      (p) => live(p) && p.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== configHash,
+    ).length,
   };
 }
 
@@ -125,10 +132,15 @@ export async function observeWorld(
 ): Promise<World> {
   const mine = ownedBy(object);
   const roleOf = (o: KubernetesObject) => o.metadata?.labels?.[COMPONENT] as Role | undefined;
+  const pods = caches.pods().filter(mine);
   const deployments: World['deployments'] = {};
   for (const d of caches.deployments().filter(mine)) {
     const role = roleOf(d);
-    if (role === 'web' || role === 'worker') deployments[role] = observedDeployment(d);
+    if (role === 'web' || role === 'worker')
+      deployments[role] = observedDeployment(
+        d,
+        pods.filter((p) => roleOf(p) === role),
+      );
   }
   const services: World['services'] = {};
   for (const s of caches.services().filter(mine)) {
@@ -142,16 +154,7 @@ export async function observeWorld(
     if (role === 'web' || role === 'worker')
       disruptionBudgets[role] = { specHash: b.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
   }
-  const workers = caches
-    .pods()
-    .filter(mine)
-    .filter(
-      (p) =>
-        roleOf(p) === 'worker' &&
-        !p.metadata?.deletionTimestamp &&
-        p.status?.phase !== 'Succeeded' &&
-        p.status?.phase !== 'Failed',
-    );
+  const workers = pods.filter((p) => roleOf(p) === 'worker' && !p.metadata?.deletionTimestamp && live(p));
   // A pod the kubelet does not call Ready is starting (its server may not listen yet) or failing its
   // dependencies: it is not asked, so it cannot answer for the others; fewer answers than replicas
   // still leave the probe unanswered (see planner/propagation.ts).

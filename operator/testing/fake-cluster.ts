@@ -561,6 +561,7 @@ function observe(d: SimDeployment): ObservedDeployment {
     availableReplicas: d.pods.filter((p) => p.ready).length,
     configHash: hash,
     specHash: specHashOf(d.object),
+    stalePods: d.pods.length - updated.length,
   };
 }
 

@@ -1,7 +1,12 @@
 /** Which worker Pods the operator asks (observeWorld), over Pods in every phase of a rollout. */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { type Caches, observeWorld, type WorkerReads } from '../../operator/runtime/observe.ts';
+import {
+  type Caches,
+  observedDeployment,
+  observeWorld,
+  type WorkerReads,
+} from '../../operator/runtime/observe.ts';
 import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 
 const service = minimalService(
@@ -82,5 +87,50 @@ describe('the worker Pods the operator asks', () => {
     expect(world.workerProbes).toEqual([]);
     expect(world.backfill).toEqual({ known: false });
     expect(asked).toEqual([]);
+  });
+});
+
+describe("a Deployment's pods of an earlier template (stalePods)", () => {
+  const deployment: V1Deployment = {
+    metadata: { name: 'obs-web', generation: 3 },
+    spec: {
+      replicas: 2,
+      selector: {},
+      template: { metadata: { annotations: { 'observatory.dev/config-hash': 'new' } } },
+    },
+    status: {
+      observedGeneration: 3,
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    },
+  };
+  const webPod = (name: string, hash: string, extra: { deleting?: boolean; phase?: string } = {}): V1Pod => ({
+    metadata: {
+      name,
+      annotations: { 'observatory.dev/config-hash': hash },
+      ...(extra.deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    status: { phase: extra.phase ?? 'Running' },
+  });
+
+  it.each([
+    ['none: every pod runs the current template', [webPod('a', 'new'), webPod('b', 'new')], 0],
+    ['an old pod still running', [webPod('a', 'new'), webPod('old', 'old')], 1],
+    [
+      'an old pod terminating (it may still answer through the Service)',
+      [webPod('old', 'old', { deleting: true })],
+      1,
+    ],
+    [
+      'an evicted old pod (phase Failed: its object stays, it serves nothing)',
+      [webPod('old', 'old', { phase: 'Failed' })],
+      0,
+    ],
+    ['a completed old pod', [webPod('old', 'old', { phase: 'Succeeded' })], 0],
+    ['a current pod terminating (a drain, not an old mode)', [webPod('a', 'new', { deleting: true })], 0],
+  ])('%s', (_label, pods, stale) => {
+    expect(observedDeployment(deployment, pods).stalePods).toBe(stale);
   });
 });

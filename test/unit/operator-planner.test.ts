@@ -69,6 +69,7 @@ function rolledOut(
       availableReplicas: n,
       configHash: configHashOf(d),
       specHash: specHashOf(d),
+      stalePods: 0,
     };
   }
   return out;
@@ -238,6 +239,17 @@ describe('planner: the backfill chain', () => {
     expect(created(plan({ object: o, world: world({ deployments: half }) }).actions)).toEqual([]);
     expect(created(plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual') }) }).actions)).toEqual(
       ['backfill-1'],
+    );
+  });
+
+  it('waits for the pods of the earlier template to be gone, terminating ones too: they may still answer in the old mode', () => {
+    const o = object({}, dual);
+    const lingering = rolledOut(o, 'Dual');
+    lingering.web = { ...lingering.web!, stalePods: 1 };
+    const p = plan({ object: o, world: world({ deployments: lingering }) });
+    expect(created(p.actions)).toEqual([]);
+    expect(JSON.stringify(p.status)).toContain(
+      '1 pod(s) of an earlier template still running or terminating',
     );
   });
 
