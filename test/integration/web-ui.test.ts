@@ -32,6 +32,7 @@ import {
   type Browser,
   cookieHeader,
   createUiUser,
+  keysetPages,
   openBrowser as openAt,
   type Row,
   request,
@@ -111,21 +112,9 @@ const createUser = (email: string, args: string[]) => createUiUser(base, email, 
 const openBrowser = (url = web.url) => openAt(url);
 const signIn = (who: { email: string; password: string }, url = web.url) => signInAt(url, who);
 
-/** Every page of the table for a query, following the cursor. */
-async function allPages(b: Browser, projectId: string, query: Record<string, string>, limit: number) {
-  const rows: Row[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const qs = new URLSearchParams({ ...query, limit: String(limit), ...(cursor ? { cursor } : {}) });
-    const r = await request(b, 'GET', `/api/ui/projects/${projectId}/observations?${qs}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    rows.push(...r.body.data);
-    cursor = r.body.meta.cursor;
-    pages++;
-  } while (cursor && pages < 100);
-  return { rows, pages };
-}
+/** Every page of the observations table for a query, following the cursor. */
+const allPages = (b: Browser, projectId: string, query: Record<string, string>, limit: number) =>
+  keysetPages(b, `/api/ui/projects/${projectId}/observations`, limit, query);
 
 async function apiIds(p: Project, filter: unknown[]) {
   const res = await fetch(
