@@ -2,7 +2,8 @@
  * The web UI's sessions and users lists (`/api/ui/projects/:projectId/sessions|users`, members),
  * derived from `events_core` and so gated like the observations table on the version 4 read path;
  * their version 3 experience (`.../legacy/sessions|users`) from the legacy `traces` and
- * `observations`, served in `legacy` and `dual` and 404 in `events_only`; and the background migrations page (`/api/ui/migration`, owners): the write mode, the
+ * `observations`, served in `legacy` and `dual` and 404 in `events_only`; and the background
+ * migrations page (`/api/ui/migration`, owners): the write mode, the
  * historic backfill's steps as the worker and `observatory backfill` record them with the command
  * and the operator annotation that retry a failed one, the propagation report the worker's stuck
  * probe gives the operator, and the producers `events_only` would refuse or change. Read-only.

@@ -270,19 +270,12 @@ function ConfigScoreForm({
 }) {
   const [configId, setConfigId] = useState(configs[0]!.id);
   const [value, setValue] = useState('');
-  const [error, setError] = useState<string | undefined>();
   const config = configs.find((c) => c.id === configId) ?? configs[0]!;
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await write(config, config.dataType === 'NUMERIC' ? Number(value) : value);
-      setValue('');
-      await onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+  const { error, onSubmit } = useWrite(async () => {
+    await write(config, config.dataType === 'NUMERIC' ? Number(value) : value);
+    setValue('');
+    await onDone();
+  });
   return (
     <form onSubmit={onSubmit}>
       <select
@@ -326,6 +319,21 @@ function ConfigScoreForm({
   );
 }
 
+/** A form's submit: runs the write and keeps its error message to show under the form. */
+function useWrite(run: () => Promise<void>) {
+  const [error, setError] = useState<string | undefined>();
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await run();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return { error, onSubmit };
+}
+
 /** A one-line form of required text fields; after a successful write it clears those not kept. */
 function InlineForm({
   fields,
@@ -339,18 +347,11 @@ function InlineForm({
   onDone: () => Promise<void>;
 }) {
   const [values, setValues] = useState(() => fields.map(() => ''));
-  const [error, setError] = useState<string | undefined>();
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await write(values);
-      setValues(values.map((v, i) => (fields[i]!.keep ? v : '')));
-      await onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+  const { error, onSubmit } = useWrite(async () => {
+    await write(values);
+    setValues(values.map((v, i) => (fields[i]!.keep ? v : '')));
+    await onDone();
+  });
   return (
     <form onSubmit={onSubmit}>
       {fields.map((f, i) => (
