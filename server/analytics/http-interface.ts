@@ -541,6 +541,12 @@ function waitDrain(sink: NodeJS.WritableStream, res: ServerResponse): Promise<vo
   });
 }
 
+/**
+ * Query parameters travel in the URL: ClickHouse accepts URLs up to 1 MiB (`http_max_uri_size`),
+ * where Node's HTTP server would refuse a URL plus headers past 16 KiB.
+ */
+const HTTP_MAX_URI_SIZE = 1024 * 1024;
+
 export interface AnalyticsServerOptions {
   /** Data directory (created by the engine when missing). */
   dataDir: string;
@@ -565,7 +571,7 @@ export async function startAnalyticsServer(options: AnalyticsServerOptions): Pro
   await mkdir(options.dataDir, { recursive: true });
   const engine = await AnalyticsEngine.open(options.dataDir);
   const api = new AnalyticsHttpInterface({ engine, user: options.user, password: options.password });
-  const server = createServer({ keepAliveTimeout: 10_000 }, api.handle);
+  const server = createServer({ keepAliveTimeout: 10_000, maxHeaderSize: HTTP_MAX_URI_SIZE }, api.handle);
   const host = options.host ?? '127.0.0.1';
   try {
     await new Promise<void>((resolve, reject) => {

@@ -210,8 +210,7 @@ async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitC
   }
   if (ctx.targets.staging) await ctx.store.insert('events_full', tombstones);
   // Events of these traces already in the events tables (written directly) take the new fields.
-  for (const [traceId, assignments] of traceEventUpdates)
-    await ctx.store.updateTraceEvents(ctx.projectId, traceId, assignments);
+  await ctx.store.updateTraceEvents(ctx.projectId, traceEventUpdates);
 }
 
 export async function processBatch(items: unknown[], ctx: BatchContext): Promise<BatchResult> {

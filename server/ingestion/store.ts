@@ -28,8 +28,11 @@ export interface IngestionStore {
    * attributes, the backfill's and the propagation's rule): their root is a span of their own.
    */
   otlpTraceIds(projectId: string, traceIds: string[]): Promise<string[]>;
-  /** Applies trace-field assignments to the trace's events in both events tables, durably. */
-  updateTraceEvents(projectId: string, traceId: string, assignments: TraceEventAssignments): Promise<void>;
+  /**
+   * Applies each trace's field assignments to its events in both events tables, durably; traces
+   * without events are left alone.
+   */
+  updateTraceEvents(projectId: string, updates: [traceId: string, TraceEventAssignments][]): Promise<void>;
 }
 
 export interface EntityRows {
@@ -81,11 +84,22 @@ const GROUP_COMMIT_MAX_ROWS = 10_000;
 const GROUP_LINGER_MS = 250;
 
 /**
- * Ids per shared read. The ids travel as a query parameter in the URL, and a URL plus headers of
- * more than 16 KiB is refused by Node's HTTP server (the analytics server): 250 UUIDs, quoted and
- * escaped, stay well under it. A single request with more ids is still read alone, as before.
+ * Ids per read statement: a longer list (one large request, or many together) is read in several
+ * statements of this size, so a statement stays small whatever a request carries. The ids travel
+ * as a multipart query parameter in the body (`ID_PARAMS`), not in the URL, which ClickHouse bounds
+ * (`http_max_uri_size`).
  */
-const GROUP_READ_MAX_IDS = 250;
+const GROUP_READ_MAX_IDS = 5_000;
+
+const ID_PARAMS = { use_multipart_params: true } as const;
+
+/** `ids` in slices of GROUP_READ_MAX_IDS, one statement each, their results concatenated. */
+async function readInSlices<I, R>(ids: I[], read: (slice: I[]) => Promise<R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (let at = 0; at < ids.length; at += GROUP_READ_MAX_IDS)
+    out.push(...(await read(ids.slice(at, at + GROUP_READ_MAX_IDS))));
+  return out;
+}
 
 /** Each caller's share of a shared read: the results whose id the caller asked for. */
 function shares<T>(callers: string[][], results: T[], idOf: (r: T) => string): T[][] {
@@ -112,29 +126,36 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
   const reads = new Coalescer<string, Row[]>(
     async (key, callers) => {
       const [table, projectId] = JSON.parse(key) as [string, string];
-      const rs = await client.query({
-        query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
-        query_params: { projectId, ids: [...new Set(callers.flat())] },
-        format: 'JSONEachRow',
-        clickhouse_settings: READ_SETTINGS,
+      const rows = await readInSlices([...new Set(callers.flat())], async (ids) => {
+        const rs = await client.query({
+          query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
+          query_params: { projectId, ids },
+          ...ID_PARAMS,
+          format: 'JSONEachRow',
+          clickhouse_settings: READ_SETTINGS,
+        });
+        return rs.json<Row>();
       });
-      return shares(callers, await rs.json<Row>(), (r) => String(r['id']));
+      return shares(callers, rows, (r) => String(r['id']));
     },
     { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
   );
   // The traces and observations of concurrent read-merge-writes share one query too.
   const entities = new Coalescer<EntityRef, EntityRows>(
     async (projectId, callers) => {
-      const idsOf = (table: EntityTable) => [
-        ...new Set(callers.flatMap((refs) => refs.filter((r) => r.table === table).map((r) => r.id))),
-      ];
-      const rs = await client.query({
-        query: ENTITIES_QUERY,
-        query_params: { projectId, traceIds: idsOf('traces'), observationIds: idsOf('observations') },
-        format: 'JSONEachRow',
-        clickhouse_settings: READ_SETTINGS,
+      const refs = new Map(callers.flat().map((r) => [`${r.table}/${r.id}`, r]));
+      const rows = await readInSlices([...refs.values()], async (slice) => {
+        const idsOf = (table: EntityTable) => slice.filter((r) => r.table === table).map((r) => r.id);
+        const rs = await client.query({
+          query: ENTITIES_QUERY,
+          query_params: { projectId, traceIds: idsOf('traces'), observationIds: idsOf('observations') },
+          ...ID_PARAMS,
+          format: 'JSONEachRow',
+          clickhouse_settings: READ_SETTINGS,
+        });
+        return rs.json<{ table: EntityTable; row: string }>();
       });
-      const found = (await rs.json<{ table: EntityTable; row: string }>()).map((r) => ({
+      const found = rows.map((r) => ({
         table: r.table,
         row: JSON.parse(r.row) as Row,
       }));
@@ -151,13 +172,16 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
   );
   const otlpTraces = new Coalescer<string, string[]>(
     async (projectId, callers) => {
-      const rs = await client.query({
-        query: `SELECT DISTINCT trace_id FROM observations
+      const ids = await readInSlices([...new Set(callers.flat())], async (traceIds) => {
+        const rs = await client.query({
+          query: `SELECT DISTINCT trace_id FROM observations
 WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND ${FROM_OTLP('observations')}`,
-        query_params: { projectId, traceIds: [...new Set(callers.flat())] },
-        format: 'JSONEachRow',
+          query_params: { projectId, traceIds },
+          ...ID_PARAMS,
+          format: 'JSONEachRow',
+        });
+        return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
       });
-      const ids = (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
       return shares(callers, ids, (id) => id);
     },
     { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
@@ -179,27 +203,39 @@ WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} A
       if (traceIds.length === 0) return [];
       return otlpTraces.submit(projectId, traceIds);
     },
-    async updateTraceEvents(projectId, traceId, assignments) {
-      // Most dual traffic is staged: its trace has no event yet, and a mutation would only cost.
-      const existing = await client.query({
-        query:
-          'SELECT 1 FROM events_full WHERE project_id = {projectId:String} AND trace_id = {traceId:String} LIMIT 1',
-        query_params: { projectId, traceId },
-        format: 'JSONEachRow',
-      });
-      if ((await existing.json()).length === 0) return;
+    async updateTraceEvents(projectId, updates) {
+      if (updates.length === 0) return;
+      // Most dual traffic is staged: its traces have no events yet, and a mutation would only cost.
+      // One read finds the traces that have some, however many the request changed.
+      const withEvents = new Set(
+        await readInSlices(
+          updates.map(([traceId]) => traceId),
+          async (traceIds) => {
+            const rs = await client.query({
+              query:
+                'SELECT DISTINCT trace_id FROM events_full WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}',
+              query_params: { projectId, traceIds },
+              format: 'JSONEachRow',
+            });
+            return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
+          },
+        ),
+      );
       const form = options.useLightweightUpdate ? 'lightweight' : 'mutation';
       const dialect = { cluster: options.clusterEnabled, clusterName: options.clusterName };
-      for (const table of EVENTS_TABLES) {
-        const { query, params } = traceEventsUpdateStatement(
-          table,
-          form,
-          dialect,
-          projectId,
-          traceId,
-          assignments,
-        );
-        await client.command({ query, query_params: params });
+      for (const [traceId, assignments] of updates) {
+        if (!withEvents.has(traceId)) continue;
+        for (const table of EVENTS_TABLES) {
+          const { query, params } = traceEventsUpdateStatement(
+            table,
+            form,
+            dialect,
+            projectId,
+            traceId,
+            assignments,
+          );
+          await client.command({ query, query_params: params });
+        }
       }
     },
   };

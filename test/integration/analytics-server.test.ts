@@ -347,6 +347,19 @@ describe('analytics-server over the ClickHouse HTTP interface', () => {
     );
     expect(viaMultipart).toEqual([{ len: 10_002, tail: "'\\" }]);
 
+    // In the URL, as ClickHouse takes them up to `http_max_uri_size` (1 MiB): 20 000 ids, ~500 KiB.
+    const ids = Array.from(
+      { length: 20_000 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
+    expect(
+      await rows(client, 'SELECT length({ids:Array(String)}) AS n, {ids:Array(String)}[20000] AS last', {
+        query_params: { ids },
+      }),
+    ).toEqual([{ n: 20_000, last: ids.at(-1) }]);
+    const tooLong = await fetch(`${server.url}/?query=${'x'.repeat(1024 * 1024 + 1)}`);
+    expect(tooLong.status).toBeGreaterThanOrEqual(400);
+
     await client.insert({
       table: 'traces',
       values: [{ id: 'p1', name: "o'brien", ts: '2026-11-22 01:02:03.456' }],

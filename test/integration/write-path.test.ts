@@ -9,7 +9,7 @@ import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpHttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exchange } from '../../cluster/exchange.ts';
@@ -354,6 +354,97 @@ describe('OpenTelemetry exporters', () => {
       });
       expect(trace).toEqual({ name: 'agent', user_id: 'otel-user', session_id: 'otel-session' });
     }
+  });
+});
+
+describe("full SDK exports: one request of 512 spans, the SDKs' default batch", () => {
+  // Where each mode keeps an OTLP span, read back by span id.
+  const stored = {
+    legacy:
+      'SELECT id FROM observations FINAL WHERE project_id = {p:String} AND trace_id IN {t:Array(String)}',
+    dual: 'SELECT id FROM observations_batch_staging WHERE project_id = {p:String} AND trace_id IN {t:Array(String)}',
+    events_only:
+      'SELECT span_id AS id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {t:Array(String)}',
+  } as const;
+  it.each(['legacy', 'dual', 'events_only'] as const)('%s stores every span once', async (mode) => {
+    const exporter = new OtlpProtoExporter({
+      url: `${webs[mode].url}/api/public/otel/v1/traces`,
+      headers: { Authorization: basicAuth(projects[mode]) },
+    });
+    let exported = 0;
+    const counting = {
+      export: (spans: Parameters<typeof exporter.export>[0], done: Parameters<typeof exporter.export>[1]) =>
+        exporter.export(spans, (result) => {
+          if (result.code === 0) exported += spans.length;
+          done(result);
+        }),
+      shutdown: () => exporter.shutdown(),
+    };
+    // The batch processor's defaults (512 spans per export) are what the Langfuse SDKs ship.
+    const provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'full-export' }),
+      spanProcessors: [new BatchSpanProcessor(counting, { maxQueueSize: 2048 })],
+    });
+    const tracer = provider.getTracer('my-app');
+    const spanIds: string[] = [];
+    const traceIds: string[] = [];
+    for (let t = 0; t < 128; t++) {
+      const root = tracer.startSpan(`agent-${t}`);
+      for (let i = 0; i < 3; i++) {
+        const child = tracer.startSpan(`step-${i}`, {}, trace.setSpan(ROOT_CONTEXT, root));
+        child.end();
+        spanIds.push(child.spanContext().spanId);
+      }
+      root.end();
+      spanIds.push(root.spanContext().spanId);
+      traceIds.push(root.spanContext().traceId);
+    }
+    await provider.forceFlush();
+    await provider.shutdown();
+    expect(exported).toBe(512);
+    const ids = await rows<{ id: string }>(stored[mode], { p: projects[mode].projectId, t: traceIds });
+    expect(ids.map((r) => r.id).sort()).toEqual(spanIds.sort());
+  });
+
+  it('dual merges a batch of more ids than one read statement carries into what was stored', async () => {
+    // 6 000 events a batch, twice: the second batch's read-merge-write reads back the first
+    // batch's rows in two statements, and a row missed by either would lose its first values.
+    const send = async (events: (t: number) => object[]) => {
+      const res = await fetch(`${webs.dual.url}/api/public/ingestion`, {
+        method: 'POST',
+        headers: { authorization: basicAuth(projects.dual), 'content-type': 'application/json' },
+        body: JSON.stringify({ batch: Array.from({ length: 3000 }, (_, t) => events(t)).flat() }),
+      });
+      const answer = (await res.json()) as { successes: unknown[]; errors: unknown[] };
+      expect([res.status, answer.errors, answer.successes.length]).toEqual([207, [], 6000]);
+    };
+    const now = new Date().toISOString();
+    const event = (id: string, type: string, body: object) => ({ id, type, timestamp: now, body });
+    await send((t) => [
+      event(`c-t${t}`, 'trace-create', { id: `big-t${t}`, name: 'big' }),
+      event(`c-s${t}`, 'span-create', {
+        id: `big-s${t}`,
+        traceId: `big-t${t}`,
+        name: 'step',
+        startTime: now,
+      }),
+    ]);
+    await send((t) => [
+      event(`u-t${t}`, 'trace-create', { id: `big-t${t}`, userId: 'u' }),
+      event(`u-s${t}`, 'span-update', { id: `big-s${t}`, traceId: `big-t${t}`, output: 'done' }),
+    ]);
+    const p = projects.dual.projectId;
+    const traces = await rows(
+      "SELECT id, name, user_id FROM traces FINAL WHERE project_id = {p:String} AND startsWith(id, 'big-t') ORDER BY id",
+      { p },
+    );
+    const spans = await rows(
+      "SELECT id, name, output FROM observations FINAL WHERE project_id = {p:String} AND startsWith(id, 'big-s') ORDER BY id",
+      { p },
+    );
+    const ids = (prefix: string) => Array.from({ length: 3000 }, (_, t) => `${prefix}${t}`).sort();
+    expect(traces).toEqual(ids('big-t').map((id) => ({ id, name: 'big', user_id: 'u' })));
+    expect(spans).toEqual(ids('big-s').map((id) => ({ id, name: 'step', output: 'done' })));
   });
 });
 

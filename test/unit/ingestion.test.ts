@@ -40,8 +40,9 @@ function memoryStore() {
       );
       return [...new Set(otlp.map((r) => String(r['trace_id'])))];
     },
-    async updateTraceEvents(projectId, traceId, assignments) {
-      updates.push({ projectId, traceId, set: assignments.set });
+    async updateTraceEvents(projectId, changes) {
+      for (const [traceId, assignments] of changes)
+        updates.push({ projectId, traceId, set: assignments.set });
     },
   };
   return { store, rows: (t: string) => tables.get(t) ?? [], updates };
