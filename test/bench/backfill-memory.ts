@@ -29,6 +29,7 @@ import {
   PLAIN_COPY,
   UNMERGED_INSERT,
 } from './history.ts';
+import { cpuSeconds } from './proc.ts';
 import { line, ratio } from './report.ts';
 
 const BASE_TRACES = Number(process.env['BENCH_BACKFILL_MEMORY_TRACES'] ?? 10_000);
@@ -40,12 +41,6 @@ const peakMb = (pid: number) =>
 const resetPeak = (pid: number) => {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-};
-
-/** CPU time (user + system) a process has used, in seconds (Linux clock ticks of 1/100 s). */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 
 interface Size {

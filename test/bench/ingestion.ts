@@ -7,13 +7,20 @@
  *   - the store's own rate: the very rows the web wrote, read back and inserted again under another
  *     project straight through @clickhouse/client, (a) one insert per table per request at the same
  *     concurrency, as a client without batching would, and (b) the store's ceiling: one insert per
- *     table of 10 000 rows at most, one after the other (the figures are web / store),
+ *     table of 10 000 rows at most, one after the other, three times, the median rate (the figures
+ *     are web / store),
+ *   - the analytics server's CPU seconds per 10k spans in each phase, and the web's: on one machine
+ *     the web's own CPU comes out of the store's, which the rate ratio mixes in and this does not,
  *   - parts created per 10k spans: block numbers allocated in every MergeTree table during the run
  *     (each synchronous insert that creates a part takes one; the embedded engine has no part_log).
- * Requests carry 50 spans (10 traces: a root, two small spans, two generations with a few KB of
- * input and output). BENCH_INGEST_CASES (`otlp:dual,batch:dual,otlp:events_only,batch:events_only`)
- * selects cases. Growth of the OTLP cases: the same at 4x the requests, and at 4x the concurrency.
+ * Each timed phase starts once the store has no merge running. Requests carry 50 spans (10 traces: a
+ * root, two small spans, two generations with a few KB of input and output); the OTLP cases also
+ * run with full exports (the SDKs' 512-span batch). BENCH_INGEST_CASES
+ * (`otlp:dual,batch:dual,otlp:events_only,batch:events_only`) selects cases. Growth of the OTLP
+ * cases: the same at 4x the requests, and at 4x the concurrency.
  */
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { context, SpanKind, trace } from '@opentelemetry/api';
@@ -35,7 +42,9 @@ import {
   type Project,
   startAnalyticsServer,
   startWeb,
+  type WebServer,
 } from '../fixtures/service.ts';
+import { cpuSeconds } from './proc.ts';
 import { line, quantile, ratio } from './report.ts';
 
 const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
@@ -43,9 +52,26 @@ const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 /** Growth from 1x to 4x of the OTLP cases (BENCH_INGEST_GROWTH=0 skips it): 4x requests, then 4x concurrency. */
 const GROWTH = process.env['BENCH_INGEST_GROWTH'] !== '0';
 const MAX_RETRIES = 10;
-const TRACES_PER_REQUEST = 10;
 const SPANS_PER_TRACE = 5;
-const SPANS_PER_REQUEST = TRACES_PER_REQUEST * SPANS_PER_TRACE;
+/** Small exports: 10 traces (50 spans) per request, what a quiet producer's timer flush sends. */
+const SMALL_TRACES = 10;
+/**
+ * Full exports: the SDKs' default batch (an export as soon as 512 spans are queued, the OTel batch
+ * span processor's size in the Python and JS/TS SDKs), rounded down to whole traces: what every
+ * request of a busy producer carries. BENCH_INGEST_FULL_REQUESTS of them (default 40).
+ */
+const FULL_TRACES = Math.floor(512 / SPANS_PER_TRACE);
+const FULL_REQUESTS = Number(process.env['BENCH_INGEST_FULL_REQUESTS'] ?? 40);
+/**
+ * Where the analytics server keeps its data (BENCH_STORE_DIR, default /dev/shm). On an ext4 without
+ * a journal (this machine's root), every file creation scans past the inodes freed in the last
+ * seconds (`find_inode_bit` -> `recently_deleted`): measured at 30 % of the store's CPU during the
+ * web's run, a cost of creating files that journaled ext4 and XFS volumes do not have and that
+ * falls on small inserts most. A tmpfs keeps that artefact out of both sides of the ratio.
+ */
+const STORE_ROOT = process.env['BENCH_STORE_DIR'] ?? '/dev/shm';
+/** Longest wait for the store's background merges to finish before a timed phase. */
+const SETTLE_TIMEOUT_MS = 120_000;
 /** Tables ingestion writes directly (events_core is filled by the materialized view). */
 const WRITTEN_TABLES = ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full'];
 
@@ -75,7 +101,7 @@ function text(seed: number, bytes: number): string {
   return out.join(' ');
 }
 
-function otlpBody(request: number): Buffer {
+function otlpBody(request: number, traces: number): Buffer {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'bench' }),
@@ -83,8 +109,8 @@ function otlpBody(request: number): Buffer {
   });
   const tracer = provider.getTracer('langfuse-sdk', '4.0.0');
   const t0 = Date.now() / 1000;
-  for (let t = 0; t < TRACES_PER_REQUEST; t++) {
-    const seed = request * 1000 + t * 10;
+  for (let t = 0; t < traces; t++) {
+    const seed = request * 10_000 + t * 10;
     const root = tracer.startSpan('request', { kind: SpanKind.SERVER, startTime: t0 });
     root.setAttribute('langfuse.trace.name', 'chat');
     root.setAttribute('user.id', `u${seed % 97}`);
@@ -114,9 +140,9 @@ function otlpBody(request: number): Buffer {
 }
 
 /** events_only takes only scores on the batch endpoint (spans arrive over OTLP): 50 scores then. */
-function scoreBody(request: number): Buffer {
+function scoreBody(request: number, traces: number): Buffer {
   const now = new Date().toISOString();
-  const batch = Array.from({ length: SPANS_PER_REQUEST }, (_, i) => {
+  const batch = Array.from({ length: traces * SPANS_PER_TRACE }, (_, i) => {
     const id = `sc-${request}-${i}`;
     return {
       id: `e-${id}`,
@@ -124,7 +150,7 @@ function scoreBody(request: number): Buffer {
       timestamp: now,
       body: {
         id,
-        traceId: `bt-${request}-${i % TRACES_PER_REQUEST}`,
+        traceId: `bt-${request}-${i % traces}`,
         name: 'quality',
         value: i / 50,
         comment: text(i, 200),
@@ -134,11 +160,11 @@ function scoreBody(request: number): Buffer {
   return Buffer.from(JSON.stringify({ batch }));
 }
 
-function batchBody(request: number): Buffer {
+function batchBody(request: number, traces: number): Buffer {
   const now = new Date().toISOString();
   const batch: object[] = [];
-  for (let t = 0; t < TRACES_PER_REQUEST; t++) {
-    const seed = request * 1000 + t * 10;
+  for (let t = 0; t < traces; t++) {
+    const seed = request * 10_000 + t * 10;
     const traceId = `bt-${request}-${t}`;
     const ev = (type: string, id: string, body: object) => ({
       id: `e-${id}`,
@@ -200,6 +226,24 @@ async function pool(n: number, concurrency: number, work: (i: number) => Promise
   return latencies;
 }
 
+/**
+ * Waits until the store runs no merge, so a timed phase does not pay for the parts an earlier phase
+ * left (each phase's own merges run during it, as they would in production). Bounded: a store that
+ * does not settle is reported, not waited for.
+ */
+async function settle(ch: ClickHouseClient): Promise<void> {
+  const deadline = performance.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    if (Number((await rs.json<{ n: string }>())[0]!.n) === 0) return;
+    if (performance.now() > deadline) {
+      process.stdout.write(`  (merges still running after ${SETTLE_TIMEOUT_MS / 1000} s; timing anyway)\n`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** The highest block number of each MergeTree table: their sum grows by one per part an insert creates. */
 async function blockNumbers(ch: ClickHouseClient): Promise<number> {
   const rs = await ch.query({
@@ -238,7 +282,14 @@ interface Figure {
   p50: number;
   p99: number;
   parts: number;
+  /** CPU seconds the analytics server used during the phase. */
+  storeCpu: number;
+  /** CPU seconds the web used during the phase (the web's phase only). */
+  webCpu?: number;
 }
+
+/** Times of the ceiling: its rate is their median, so one slow insert does not decide it. */
+const CEILING_RUNS = 3;
 
 /** Spans/s, latency and parts of the web, the same rows per request straight into the store, and in bulk. */
 interface CaseResult {
@@ -254,31 +305,33 @@ type Protocol = (typeof PROTOCOLS)[keyof typeof PROTOCOLS];
 async function runCase(
   ch: AnalyticsServer,
   base: Env,
-  webUrl: string,
+  web: WebServer,
   mode: 'dual' | 'events_only',
   protocol: Protocol,
-  run: { requests: number; concurrency: number; tag: string },
+  run: { requests: number; concurrency: number; traces: number; tag: string },
 ): Promise<CaseResult> {
   const { requests, concurrency } = run;
-  const spans = requests * SPANS_PER_REQUEST;
+  const spans = requests * run.traces * SPANS_PER_TRACE;
   const project: Project = await createProject(base, `ingest-${mode}-${protocol.ok}-${run.tag}`);
   const baselineProject = await createProject(base, `ingest-${mode}-${protocol.ok}-${run.tag}-store`);
   const make = mode === 'events_only' && protocol.ok === 207 ? scoreBody : protocol.body;
   // Copied into plain Uint8Arrays before the clock starts (the fetch body type).
-  const bodies = Array.from({ length: requests }, (_, i) => new Uint8Array(make(i)));
+  const bodies = Array.from({ length: requests }, (_, i) => new Uint8Array(make(i, run.traces)));
   const headers = { ...protocol.headers, authorization: basicAuth(project) };
+  await settle(ch.client);
   const blocksBefore = await blockNumbers(ch.client);
+  const [storeCpu0, webCpu0] = [cpuSeconds(ch.pid), cpuSeconds(web.process.pid)];
   const started = performance.now();
   let retries = 0;
   const latencies = await pool(requests, concurrency, async (i) => {
-    let res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+    let res = await fetch(`${web.url}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
     // 429 and 503 acknowledge nothing and ask for a retry, which the SDKs do: so does the bench,
     // a bounded number of times, and the retries are printed.
     for (let attempt = 1; (res.status === 429 || res.status === 503) && attempt <= MAX_RETRIES; attempt++) {
       await res.text();
       retries++;
       await new Promise((r) => setTimeout(r, 250 * attempt));
-      res = await fetch(`${webUrl}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
+      res = await fetch(`${web.url}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
     }
     const answer = await res.text();
     if (res.status !== protocol.ok) throw new Error(`${protocol.path} in ${mode}: ${res.status} ${answer}`);
@@ -286,11 +339,13 @@ async function runCase(
       throw new Error(`${protocol.path} in ${mode}: ${answer.slice(0, 300)}`);
   });
   const seconds = (performance.now() - started) / 1000;
-  const web: Figure = {
+  const webFigure: Figure = {
     spansPerSecond: spans / seconds,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     parts: (await blockNumbers(ch.client)) - blocksBefore,
+    storeCpu: cpuSeconds(ch.pid) - storeCpu0,
+    webCpu: cpuSeconds(web.process.pid) - webCpu0,
     retries,
   };
 
@@ -298,7 +353,9 @@ async function runCase(
   const written = await rowsWritten(ch.client, project.projectId, baselineProject.projectId);
   const slice = <T>(rows: T[], i: number) =>
     rows.slice(Math.floor((i * rows.length) / requests), Math.floor(((i + 1) * rows.length) / requests));
+  await settle(ch.client);
   const storeBlocksBefore = await blockNumbers(ch.client);
+  const storeCpu1 = cpuSeconds(ch.pid);
   const storeStarted = performance.now();
   const storeLatencies = await pool(requests, concurrency, async (i) => {
     await Promise.all(
@@ -317,31 +374,43 @@ async function runCase(
     p50: quantile(storeLatencies, 0.5),
     p99: quantile(storeLatencies, 0.99),
     parts: (await blockNumbers(ch.client)) - storeBlocksBefore,
+    storeCpu: cpuSeconds(ch.pid) - storeCpu1,
   };
   // The ceiling: the same rows again, in as few inserts as the web's group commit allows.
-  const bulkRows = written.map((w) => ({
-    ...w,
-    rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk` })),
-  }));
-  const bulkBlocksBefore = await blockNumbers(ch.client);
-  const bulkStarted = performance.now();
-  for (const { table, rows } of bulkRows) {
-    for (let at = 0; at < rows.length; at += 10_000)
-      await ch.client.insert({
-        table,
-        values: rows.slice(at, at + 10_000),
-        format: 'JSONEachRow',
-        clickhouse_settings: { date_time_input_format: 'best_effort' },
-      });
+  const rates: number[] = [];
+  let bulkParts = 0;
+  let bulkCpu = 0;
+  for (let run = 0; run < CEILING_RUNS; run++) {
+    const bulkRows = written.map((w) => ({
+      ...w,
+      rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk${run}` })),
+    }));
+    await settle(ch.client);
+    const bulkBlocksBefore = await blockNumbers(ch.client);
+    const bulkCpu0 = cpuSeconds(ch.pid);
+    const bulkStarted = performance.now();
+    for (const { table, rows } of bulkRows) {
+      for (let at = 0; at < rows.length; at += 10_000)
+        await ch.client.insert({
+          table,
+          values: rows.slice(at, at + 10_000),
+          format: 'JSONEachRow',
+          clickhouse_settings: { date_time_input_format: 'best_effort' },
+        });
+    }
+    rates.push(spans / ((performance.now() - bulkStarted) / 1000));
+    bulkCpu += cpuSeconds(ch.pid) - bulkCpu0;
+    bulkParts += (await blockNumbers(ch.client)) - bulkBlocksBefore;
   }
   const bulk: Figure = {
-    spansPerSecond: spans / ((performance.now() - bulkStarted) / 1000),
+    spansPerSecond: quantile(rates, 0.5),
     p50: 0,
     p99: 0,
-    parts: (await blockNumbers(ch.client)) - bulkBlocksBefore,
+    parts: bulkParts / CEILING_RUNS,
+    storeCpu: bulkCpu / CEILING_RUNS,
   };
   const tables = written.map((w) => `${w.table} ${w.rows.length}`).join(', ');
-  return { web, store, bulk, spans, tables };
+  return { web: webFigure, store, bulk, spans, tables };
 }
 
 function printCase(label: string, r: CaseResult): void {
@@ -359,6 +428,15 @@ function printCase(label: string, r: CaseResult): void {
   line('  ratio web / store ceiling', `${ratio(web.spansPerSecond, bulk.spansPerSecond)} (goal 0.7)`);
   const per10k = (f: Figure) => ((f.parts * 10_000) / r.spans).toFixed(0);
   line('  parts per 10k spans (web, per request, bulk)', `${per10k(web)}, ${per10k(store)}, ${per10k(bulk)}`);
+  // CPU per span is what co-location on one machine does not disturb: how efficiently the store
+  // takes the web's inserts against its own best, and what the web itself costs beside it.
+  const cpu10k = (seconds: number) => ((seconds * 10_000) / r.spans).toFixed(2);
+  line(
+    '  store CPU s per 10k spans (web, per request, bulk)',
+    `${cpu10k(web.storeCpu)}, ${cpu10k(store.storeCpu)}, ${cpu10k(bulk.storeCpu)}`,
+  );
+  line('  ratio store CPU per span, bulk / web', ratio(bulk.storeCpu, web.storeCpu));
+  line('  web CPU s per 10k spans', cpu10k(web.webCpu ?? 0));
   line('  rows written', r.tables);
   if (web.retries) line('  requests answered 429/503 and sent again', String(web.retries));
 }
@@ -375,10 +453,11 @@ function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
 }
 
 export async function benchIngestion(): Promise<void> {
-  const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const storeDir = mkdtempSync(join(STORE_ROOT, 'obs-bench-analytics-'));
+  const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer({ dir: storeDir })]);
   const base: Env = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
   process.stdout.write(
-    `\nIngestion: one web process, analytics server over HTTP (${REQUESTS} requests of ${SPANS_PER_REQUEST} spans, ${CONCURRENCY} concurrent)\n\n`,
+    `\nIngestion: one web process, analytics server over HTTP (data in ${STORE_ROOT}); ${REQUESTS} requests of ${SMALL_TRACES * SPANS_PER_TRACE} spans, ${CONCURRENCY} concurrent; OTLP also ${FULL_REQUESTS} full exports of ${FULL_TRACES * SPANS_PER_TRACE} spans\n\n`,
   );
   const cases = selectedCases();
   try {
@@ -389,20 +468,35 @@ export async function benchIngestion(): Promise<void> {
         for (const [label, m] of cases) {
           if (m !== mode) continue;
           const protocol = PROTOCOLS[label];
-          const one = await runCase(ch, base, web.url, mode, protocol, {
+          const one = await runCase(ch, base, web, mode, protocol, {
             requests: REQUESTS,
             concurrency: CONCURRENCY,
+            traces: SMALL_TRACES,
             tag: '1x',
           });
           printCase(`${label}, ${mode}`, one);
-          if (!GROWTH || protocol !== PROTOCOLS['OTLP protobuf (gzip)']) continue;
+          if (protocol !== PROTOCOLS['OTLP protobuf (gzip)']) continue;
+          const full = await runCase(ch, base, web, mode, protocol, {
+            requests: FULL_REQUESTS,
+            concurrency: CONCURRENCY,
+            traces: FULL_TRACES,
+            tag: 'full',
+          });
+          printCase(`${label}, ${mode}, full SDK exports`, full);
+          if (!GROWTH) continue;
           // 4x the work: four times the requests at the same concurrency (does the rate hold?), and
           // four times the concurrency (load): group commit then carries larger groups per insert.
           for (const [what, run] of [
-            ['4x requests', { requests: 4 * REQUESTS, concurrency: CONCURRENCY, tag: '4xr' }],
-            ['4x concurrency', { requests: 4 * REQUESTS, concurrency: 4 * CONCURRENCY, tag: '4xc' }],
+            [
+              '4x requests',
+              { requests: 4 * REQUESTS, concurrency: CONCURRENCY, traces: SMALL_TRACES, tag: '4xr' },
+            ],
+            [
+              '4x concurrency',
+              { requests: 4 * REQUESTS, concurrency: 4 * CONCURRENCY, traces: SMALL_TRACES, tag: '4xc' },
+            ],
           ] as const) {
-            const four = await runCase(ch, base, web.url, mode, protocol, run);
+            const four = await runCase(ch, base, web, mode, protocol, run);
             line(
               `  ${what}: spans/s, p50, ratio to ceiling, parts/10k, retries`,
               `${Math.round(four.web.spansPerSecond)}, ${four.web.p50.toFixed(0)} ms, ${ratio(four.web.spansPerSecond, four.bulk.spansPerSecond)}, ${((four.web.parts * 10_000) / four.spans).toFixed(0)}, ${four.web.retries}`,
@@ -413,6 +507,10 @@ export async function benchIngestion(): Promise<void> {
             );
           }
         }
+      } catch (err) {
+        // What the web logged is the first thing to read when it answers a request with an error.
+        process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
+        throw err;
       } finally {
         await web.stop();
       }
