@@ -1,9 +1,13 @@
 # syntax=docker/dockerfile:1
-# The one image for every role of Observatory: the operator (`observatory operator`, what the Helm
-# chart runs), the web and worker containers (`web`, `worker`) and the Jobs the operator creates
-# (`migrate`, `backfill`, `preflight`, `producers`, `cleanup`, `create-project`). The role is the
-# container's first argument; Node 24 runs the TypeScript sources directly (type stripping), so
-# there is no compile step.
+# The one image for every role of Observatory: the operator (what the Helm chart runs), the web and
+# worker containers (`web`, `worker`) and the Jobs the operator creates (`migrate`, `backfill`,
+# `preflight`, `producers`, `cleanup`, `create-project`). A role is the container's first argument
+# to the ENTRYPOINT, the observatory CLI, which Node 24 runs from the TypeScript sources (type
+# stripping, no compile step). The operator alone runs from a bundle built here,
+# operator/dist/operator.mjs (scripts/build-operator.ts): one tree-shaken ES module instead of
+# every module of @kubernetes/client-node, about 45 MB (a third) less resident memory for a process
+# that runs all the time; the chart's operator container runs it with `node operator/dist/operator.mjs`
+# (`observatory operator` from the sources still works and behaves the same).
 #
 #   docker build -t observatory:0.1.0 .
 #
@@ -22,19 +26,25 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --omit=optional --no-audit --no-fund
 
-# The web UI's bundle (server/ui, React + Vite): built with the full dependency tree, dev and
-# optional included (Vite's bundler and CSS minifier are native optional packages), in a stage of
-# its own so none of it reaches the image; only server/ui/dist does.
-FROM ${NODE_IMAGE} AS ui
+# The two bundles: the web UI's (server/ui, React + Vite) and the operator's (rolldown), built with
+# the full dependency tree, dev and optional included (the bundlers and the CSS minifier are native
+# optional packages), in a stage of its own so none of it reaches the image; only server/ui/dist
+# and operator/dist/operator.mjs do. The UI is built first, so a source edit elsewhere reuses its layer.
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY scripts/build-ui.ts ./scripts/
 COPY server/ui ./server/ui
 RUN node scripts/build-ui.ts
+COPY scripts/build-operator.ts ./scripts/
+COPY server ./server
+COPY operator ./operator
+RUN node scripts/build-operator.ts
 
-# What runs: the sources, the manifest and the production node_modules. Everything belongs to root
-# and is only readable by the user the process runs as.
+# What runs: the sources, the manifest, the production node_modules (which the operator's bundle
+# does not need; the other roles do) and the two bundles. Everything belongs to root and is only
+# readable by the user the process runs as.
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOME=/tmp
@@ -43,7 +53,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY server ./server
 COPY operator ./operator
-COPY --from=ui /app/server/ui/dist ./server/ui/dist
+COPY --from=build /app/server/ui/dist ./server/ui/dist
+COPY --from=build /app/operator/dist/operator.mjs ./operator/dist/operator.mjs
 USER 10001:10001
 # web 3000, worker 3030, operator metrics 8080 and health 8081.
 EXPOSE 3000 3030 8080 8081

@@ -29,6 +29,7 @@ import {
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
+import { cacheTrims } from './runtime/cache-trim.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
 import { reconcile } from './runtime/controller.ts';
 import { ChangeFilter, fingerprints } from './runtime/enqueue.ts';
@@ -98,7 +99,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ObservabilityService & { metadata: { name: string } }
         >,
       (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
-      { filter: objectChanges, log: say },
+      { filter: objectChanges, trim: cacheTrims.object, log: say },
     ),
     deployments: superviseInformer<V1Deployment>(
       kc,
@@ -108,7 +109,12 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? apps.listNamespacedDeployment({ namespace: watchNs, labelSelector: MANAGED })
           : apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.deployment), log: say },
+      {
+        labelSelector: MANAGED,
+        filter: new ChangeFilter(fingerprints.deployment),
+        trim: cacheTrims.deployment,
+        log: say,
+      },
     ),
     services: superviseInformer<V1Service>(
       kc,
@@ -118,7 +124,12 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? core.listNamespacedService({ namespace: watchNs, labelSelector: MANAGED })
           : core.listServiceForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.service), log: say },
+      {
+        labelSelector: MANAGED,
+        filter: new ChangeFilter(fingerprints.service),
+        trim: cacheTrims.service,
+        log: say,
+      },
     ),
     jobs: superviseInformer<V1Job>(
       kc,
@@ -128,7 +139,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? batch.listNamespacedJob({ namespace: watchNs, labelSelector: MANAGED })
           : batch.listJobForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.job), log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.job), trim: cacheTrims.job, log: say },
     ),
     pods: superviseInformer<V1Pod>(
       kc,
@@ -138,7 +149,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? core.listNamespacedPod({ namespace: watchNs, labelSelector: MANAGED })
           : core.listPodForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.pod), log: say },
+      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.pod), trim: cacheTrims.pod, log: say },
     ),
     disruptionBudgets: superviseInformer<V1PodDisruptionBudget>(
       kc,
@@ -148,7 +159,12 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ? policy.listNamespacedPodDisruptionBudget({ namespace: watchNs, labelSelector: MANAGED })
           : policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: MANAGED }),
       enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.disruptionBudget), log: say },
+      {
+        labelSelector: MANAGED,
+        filter: new ChangeFilter(fingerprints.disruptionBudget),
+        trim: cacheTrims.disruptionBudget,
+        log: say,
+      },
     ),
   };
   // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
@@ -164,7 +180,12 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
                 ? core.listNamespacedSecret({ namespace: watchNs, labelSelector: WATCHED })
                 : core.listSecretForAllNamespaces({ labelSelector: WATCHED }),
             enqueueNamespace,
-            { labelSelector: WATCHED, filter: new ChangeFilter(fingerprints.source), log: say },
+            {
+              labelSelector: WATCHED,
+              filter: new ChangeFilter(fingerprints.source),
+              trim: cacheTrims.secret,
+              log: say,
+            },
           ),
           configMaps: superviseInformer<V1ConfigMap>(
             kc,
@@ -174,7 +195,12 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
                 ? core.listNamespacedConfigMap({ namespace: watchNs, labelSelector: WATCHED })
                 : core.listConfigMapForAllNamespaces({ labelSelector: WATCHED }),
             enqueueNamespace,
-            { labelSelector: WATCHED, filter: new ChangeFilter(fingerprints.source), log: say },
+            {
+              labelSelector: WATCHED,
+              filter: new ChangeFilter(fingerprints.source),
+              trim: cacheTrims.configMap,
+              log: say,
+            },
           ),
         }
       : {};

@@ -26,7 +26,13 @@ async function walk(dir: string): Promise<string[]> {
   return files;
 }
 
-/** The build context as .dockerignore shapes it: manifests and server/, operator/ without tests. */
+/** Built in the image, never sent: the bundles' outputs on this machine. */
+const builtHere = ['server/ui/dist/', 'operator/dist/'];
+
+/**
+ * The build context as .dockerignore shapes it: the manifests, server/ and operator/ without tests
+ * or local build outputs, and the scripts that build the bundles in the image.
+ */
 export async function contextFiles(): Promise<string[]> {
   const sources = [...(await walk(join(repoRoot, 'server'))), ...(await walk(join(repoRoot, 'operator')))];
   return [
@@ -34,7 +40,12 @@ export async function contextFiles(): Promise<string[]> {
     '.dockerignore',
     'package.json',
     'package-lock.json',
-    ...sources.map((f) => relative(repoRoot, f)).filter((f) => !f.endsWith('.test.ts')),
+    'tsconfig.json',
+    'scripts/build-ui.ts',
+    'scripts/build-operator.ts',
+    ...sources
+      .map((f) => relative(repoRoot, f))
+      .filter((f) => !f.endsWith('.test.ts') && !builtHere.some((dir) => f.startsWith(dir))),
   ].sort();
 }
 

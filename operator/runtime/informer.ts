@@ -3,14 +3,17 @@
  * watch ends in an error (an expired resourceVersion, 410 Gone, included: a restart lists afresh),
  * so a dropped connection never leaves the controller blind. Every add, update and delete calls
  * `onChange` with the object, for the controller to enqueue, unless the `filter` says the event
- * changed nothing the operator reads.
+ * changed nothing the operator reads. Every listed and watched object passes through `trim`
+ * (cache-trim.ts; by default it loses its managedFields) before the cache stores it.
  */
 import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
-  makeInformer,
+  ListWatch,
+  Watch,
 } from '@kubernetes/client-node';
+import { type Trim, withoutManagedFields } from './cache-trim.ts';
 import type { ChangeFilter } from './enqueue.ts';
 
 export interface SupervisedInformer<T extends KubernetesObject> {
@@ -29,10 +32,33 @@ export function superviseInformer<T extends KubernetesObject>(
   options: {
     labelSelector?: string;
     filter?: ChangeFilter<T>;
+    trim?: Trim<T>;
     log?: (msg: string, fields?: Record<string, unknown>) => void;
   } = {},
 ): SupervisedInformer<T> {
-  const informer = makeInformer<T>(kc, path, listFn, options.labelSelector);
+  const trim = options.trim ?? withoutManagedFields;
+  const watch = new Watch(kc);
+  // client-node's ListWatch has no transform of its own: its list function and its watch are
+  // wrapped so that it only ever sees trimmed objects (ERROR and BOOKMARK events pass unchanged).
+  const trimmingWatch = {
+    watch: (...[watchPath, query, callback, done]: Parameters<Watch['watch']>) =>
+      watch.watch(
+        watchPath,
+        query,
+        (phase, obj, raw) =>
+          callback(
+            phase,
+            phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED' ? trim(obj) : obj,
+            raw,
+          ),
+        done,
+      ),
+  } as Watch;
+  const trimmedList = async (): Promise<KubernetesListObject<T>> => {
+    const list = await listFn();
+    return { ...list, items: list.items.map(trim) };
+  };
+  const informer = new ListWatch<T>(path, trimmingWatch, trimmedList, false, options.labelSelector);
   let stopped = false;
   let failures = 0;
   let markSynced: () => void = () => {};

@@ -3,11 +3,8 @@
  * loaded on demand so that, e.g., `migrate` does not load the web server.
  * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
  */
-import { ConfigError } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
-import { UsageError } from './usage.ts';
-
-export type Command = (args: string[]) => Promise<number>;
+import { type Command, runCommand } from './run-command.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   web: {
@@ -77,13 +74,5 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
     return 2;
   }
-  try {
-    return await (await command.load())(rest);
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof UsageError) {
-      process.stderr.write(`observatory ${name}: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  return runCommand(name, command.load, rest);
 }

@@ -2,8 +2,8 @@
  * Operator figure of `npm run bench`: how fast the operator turns a spec change into the updated
  * Deployment, and what memory it needs per ObservabilityService. A real API server (etcd and
  * kube-apiserver, `cluster/api-server.ts`; no node is needed for Deployments to be written) and
- * the operator as its own process (`observatory operator`, as the chart runs it, without leader
- * election).
+ * the operator as its own process, as the chart runs it: its bundle operator/dist/operator.mjs
+ * (scripts/build-operator.ts, built here when missing or stale), without leader election.
  *   - Latency: BENCH_OPERATOR_CHANGES (100) changes of `spec.web.replicas`, one at a time, each from
  *     the PATCH of the object to the Deployment seen with the new replicas through a watch, p50/p99;
  *     baseline: the same replicas PATCH sent straight to a Deployment the operator does not manage,
@@ -37,6 +37,7 @@ import { startControlPlane } from '../../cluster/api-server.ts';
 import { waitEstablished } from '../../cluster/crds.ts';
 import { cliEnv } from '../../cluster/observatory-cli.ts';
 import { GROUP, PLURAL, VERSION } from '../../operator/index.ts';
+import { ensureOperatorBuilt, OPERATOR_BUNDLE } from '../../scripts/build-operator.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type ManagedProcess, startProcess, waitUntilReady } from '../fixtures/processes.ts';
 import { ROOT } from '../fixtures/service.ts';
@@ -190,23 +191,19 @@ export async function benchOperator(): Promise<void> {
     const nodeOptions = [shippedNodeOptions(), process.env['BENCH_OPERATOR_NODE_OPTIONS'] ?? '']
       .join(' ')
       .trim();
-    operator = startProcess(
-      'operator',
-      process.execPath,
-      [join(ROOT, 'server/bin/observatory.ts'), 'operator'],
-      {
-        env: cliEnv({
-          KUBECONFIG: cp.kubeconfigPath,
-          OPERATOR_LEADER_ELECTION: 'false',
-          OPERATOR_WATCH_NAMESPACE: NS,
-          OPERATOR_BIND_ADDRESS: '127.0.0.1',
-          OPERATOR_HEALTH_PORT: String(healthPort),
-          OPERATOR_METRICS_PORT: String(metricsPort),
-          LOG_LEVEL: 'warn',
-          NODE_OPTIONS: nodeOptions,
-        }),
-      },
-    );
+    await ensureOperatorBuilt();
+    operator = startProcess('operator', process.execPath, [OPERATOR_BUNDLE], {
+      env: cliEnv({
+        KUBECONFIG: cp.kubeconfigPath,
+        OPERATOR_LEADER_ELECTION: 'false',
+        OPERATOR_WATCH_NAMESPACE: NS,
+        OPERATOR_BIND_ADDRESS: '127.0.0.1',
+        OPERATOR_HEALTH_PORT: String(healthPort),
+        OPERATOR_METRICS_PORT: String(metricsPort),
+        LOG_LEVEL: 'warn',
+        NODE_OPTIONS: nodeOptions,
+      }),
+    });
     await waitUntilReady(operator, async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, {
       timeoutMs: 60_000,
     });
@@ -370,7 +367,7 @@ export async function benchOperator(): Promise<void> {
     }
 
     process.stdout.write(
-      `\nOperator: one process on an API server alone (Kubernetes ${cp.version}, NODE_OPTIONS ${nodeOptions || '(none)'}), ${CHANGES} spec changes per figure\n\n`,
+      `\nOperator: its bundle (operator/dist/operator.mjs) as one process on an API server alone (Kubernetes ${cp.version}, NODE_OPTIONS ${nodeOptions || '(none)'}), ${CHANGES} spec changes per figure\n\n`,
     );
     line(
       'replicas PATCH straight to a Deployment (baseline)',

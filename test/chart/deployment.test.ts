@@ -1,6 +1,6 @@
-// The operator Deployment as rendered: one image (the chart's appVersion by default) run as
-// `observatory operator`, non-root and locked down, probed on 8081, metrics on 8080, and the
-// OPERATOR_* environment the operator reads.
+// The operator Deployment as rendered: one image (the chart's appVersion by default) running the
+// operator's bundle (`observatory operator` built into one module), non-root and locked down,
+// probed on 8081, metrics on 8080, and the OPERATOR_* environment the operator reads.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,15 +26,22 @@ function envOf(container: Manifest): Record<string, unknown> {
 }
 
 describe('operator Deployment', () => {
-  it('runs the one image as `observatory operator`, non-root, read-only, without capabilities', async () => {
+  it("runs the image's operator bundle, non-root, read-only, without capabilities", async () => {
     const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
       version: string;
     };
     const { deployment, pod, container } = operatorContainer(await render());
     expect(deployment.metadata.namespace).toBe(releaseNamespace);
     expect(container.image).toBe(`observatory:${version}`);
-    expect(container.args).toEqual(['operator']);
-    expect(container.command).toBeUndefined(); // the image's ENTRYPOINT is the observatory CLI
+    // The bundle the image's build stage makes, at the path its final stage copies it to (relative
+    // to the image's WORKDIR), instead of the ENTRYPOINT (the CLI run from the sources).
+    expect(container.command).toEqual(['node', 'operator/dist/operator.mjs']);
+    expect(container.args).toBeUndefined();
+    const dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
+    expect(dockerfile).toContain(
+      'COPY --from=build /app/operator/dist/operator.mjs ./operator/dist/operator.mjs',
+    );
     expect(pod.serviceAccountName).toBe(fullname);
     expect(find(await render(), 'ServiceAccount', fullname).metadata.namespace).toBe(releaseNamespace);
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { contextFiles } from '../../cluster/images/app-image.ts';
 import { repoRoot } from '../tools/paths.ts';
 
 const exec = promisify(execFile);
@@ -121,16 +122,16 @@ async function cli(args: string[]) {
 }
 
 describe('container image build files', () => {
-  it('three stages on a Node 24 slim base pinned by tag: production dependencies with npm install --omit=dev, the UI bundle, what runs', async () => {
+  it('three stages on a Node 24 slim base pinned by tag: production dependencies with npm install --omit=dev, the UI and operator bundles, what runs', async () => {
     const stages = await dockerfile();
-    expect(stages.map((s) => s.name ?? '(final)')).toEqual(['deps', 'ui', '(final)']);
+    expect(stages.map((s) => s.name ?? '(final)')).toEqual(['deps', 'build', '(final)']);
     for (const stage of stages) expect(stage.from).toMatch(/^node:24\.\d+\.\d+-(bookworm-)?slim$/);
-    const [deps, ui, final] = stages as [Stage, Stage, Stage];
+    const [deps, build, final] = stages as [Stage, Stage, Stage];
     const runs = (stage: Stage) => stage.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
     expect(runs(deps)).toHaveLength(1);
     expect(runs(deps)[0]).toMatch(/^npm install --omit=dev\b/);
-    // The UI stage bundles the browser code; only its dist/ reaches the final stage.
-    expect(runs(ui).at(-1)).toBe('node scripts/build-ui.ts');
+    // The build stage bundles the browser code and the operator; only their outputs reach the final stage.
+    expect(runs(build).slice(-2)).toEqual(['node scripts/build-ui.ts', 'node scripts/build-operator.ts']);
     // The final stage installs nothing itself.
     expect(runs(final)).toEqual([]);
   });
@@ -143,7 +144,8 @@ describe('container image build files', () => {
       'package.json package-lock.json ./',
       'server ./server',
       'operator ./operator',
-      '--from=ui /app/server/ui/dist ./server/ui/dist',
+      '--from=build /app/server/ui/dist ./server/ui/dist',
+      '--from=build /app/operator/dist/operator.mjs ./operator/dist/operator.mjs',
     ]);
     const users = final.instructions.filter((i) => i.op === 'USER').map((i) => i.args);
     expect(users).toEqual(['10001:10001']);
@@ -160,7 +162,7 @@ describe('container image build files', () => {
     expect(final.instructions.some((i) => i.op === 'CMD')).toBe(false); // the role is the container's args
   });
 
-  it('the build context (.dockerignore) holds the manifest, lockfile, sources and the UI build script, nothing else', async () => {
+  it("the build context (.dockerignore) holds the manifest, lockfile, sources and the bundles' build scripts, nothing else", async () => {
     const included = dockerIgnore((await readFile(join(repoRoot, '.dockerignore'), 'utf8')).split('\n'));
     const files = await listFiles(repoRoot, new Set(['node_modules', '.git', '.cache', '.data']));
     const sent = files.filter(included);
@@ -172,8 +174,14 @@ describe('container image build files', () => {
       'server',
       'tsconfig.json',
     ]);
-    expect(sent.filter((f) => f.startsWith('scripts/'))).toEqual(['scripts/build-ui.ts']);
-    expect(sent.filter((f) => f.startsWith('server/ui/dist/'))).toEqual([]);
+    expect(sent.filter((f) => f.startsWith('scripts/'))).toEqual([
+      'scripts/build-operator.ts',
+      'scripts/build-ui.ts',
+    ]);
+    for (const built of ['server/ui/dist/', 'operator/dist/']) {
+      expect(sent.filter((f) => f.startsWith(built))).toEqual([]);
+      expect(included(`${built}x.js`), built).toBe(false);
+    }
     expect(sent).toContain('server/bin/observatory.ts');
     expect(sent.filter((f) => f.endsWith('.test.ts'))).toEqual([]);
     for (const path of [
@@ -184,6 +192,8 @@ describe('container image build files', () => {
     ]) {
       expect(included(path), path).toBe(false);
     }
+    // The image's cache key (cluster/images/app-image.ts) covers exactly what is sent, and the build files.
+    expect(await contextFiles()).toEqual(['.dockerignore', 'Dockerfile', ...sent].sort());
   });
 
   it('every role the chart and the operator use resolves in the CLI', async () => {

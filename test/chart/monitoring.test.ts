@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
-import { observatoryCli } from '../../cluster/paths.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { ensureOperatorBuilt, OPERATOR_BUNDLE } from '../../scripts/build-operator.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type ManagedProcess, startProcess, waitUntilReady } from '../fixtures/processes.ts';
@@ -346,7 +346,9 @@ describe('every metric the rules and the dashboard name is exported by a running
 
     const [metricsPort, healthPort] = [await freePort(), await freePort()];
     operatorMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    operator = startProcess('operator', process.execPath, [observatoryCli, 'operator'], {
+    // The operator as the chart runs it (its bundle), so the metrics checked are the shipped process's.
+    await ensureOperatorBuilt();
+    operator = startProcess('operator', process.execPath, [OPERATOR_BUNDLE], {
       env: {
         PATH: process.env['PATH'],
         HOME: process.env['HOME'],

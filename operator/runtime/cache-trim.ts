@@ -1,0 +1,60 @@
+/**
+ * What the informer caches keep of each kind, applied to every listed and watched object before it
+ * is stored (as controller-runtime's cache transforms do): the cache's size then grows with what the
+ * operator reads, not with what the API server sends. Every kind loses `metadata.managedFields`
+ * (server-side apply bookkeeping, often the largest part of a small object; the status PUT of an
+ * ObservabilityService without it keeps the stored entries, as the API server copies them from the
+ * live object). The kinds the operator creates lose what observe.ts and enqueue.ts never read:
+ *   - Deployment: the Pod spec of its template (read: replicas, the template's annotations, status);
+ *   - Job, Service, PodDisruptionBudget: the spec (read: metadata and a Job's status conditions);
+ *   - Pod: the spec and every status field but phase, conditions and podIP.
+ * The ObservabilityService, Secrets and ConfigMaps keep everything else: the planner reads the
+ * object whole, and a source's data is what its digest covers.
+ */
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1Deployment,
+  V1Job,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
+
+export type Trim<T> = (obj: T) => T;
+
+export function withoutManagedFields<T extends KubernetesObject>(obj: T): T {
+  if (!obj.metadata?.managedFields) return obj;
+  const { managedFields: _, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+function withoutSpec<T extends KubernetesObject & { spec?: unknown }>(obj: T): T {
+  const { spec: _, ...rest } = withoutManagedFields(obj);
+  return rest as T;
+}
+
+export const cacheTrims = {
+  object: withoutManagedFields,
+  deployment: (d: V1Deployment): V1Deployment => {
+    const trimmed = withoutManagedFields(d);
+    if (!trimmed.spec) return trimmed;
+    const { spec: _, ...template } = trimmed.spec.template;
+    return { ...trimmed, spec: { ...trimmed.spec, template } };
+  },
+  job: (j: V1Job): V1Job => withoutSpec(j),
+  service: (s: V1Service): V1Service => withoutSpec(s),
+  disruptionBudget: (b: V1PodDisruptionBudget): V1PodDisruptionBudget => withoutSpec(b),
+  pod: (p: V1Pod): V1Pod => {
+    const { spec: _, status, ...rest } = withoutManagedFields(p);
+    if (!status) return rest;
+    const kept: NonNullable<V1Pod['status']> = {};
+    if (status.phase !== undefined) kept.phase = status.phase;
+    if (status.conditions !== undefined) kept.conditions = status.conditions;
+    if (status.podIP !== undefined) kept.podIP = status.podIP;
+    return { ...rest, status: kept };
+  },
+  secret: (s: V1Secret): V1Secret => withoutManagedFields(s),
+  configMap: (c: V1ConfigMap): V1ConfigMap => withoutManagedFields(c),
+};
