@@ -14,8 +14,9 @@
  *     and the moment the status write for the new generation reaches the watch.
  *   - RSS of the operator process (VmRSS) with 1, 10, 40 and 50 objects, each reconciled.
  *   - Growth from 1x to 4x: latency and RSS above one object at 10 and 40 objects.
- * The operator process runs with the NODE_OPTIONS the chart ships (`operator.nodeOptions` in the
- * chart's values.yaml), so the figures are those of the process a cluster runs;
+ * The operator process runs with the NODE_OPTIONS and MALLOC_ARENA_MAX the chart ships
+ * (`operator.nodeOptions`, `operator.mallocArenaMax` in the chart's values.yaml), so the figures are
+ * those of the process a cluster runs;
  * BENCH_OPERATOR_NODE_OPTIONS adds to them (profiling).
  * The objects start as an operator leaves them after a finished pass (status Legacy on the image):
  * created paused, given that status, then resumed, since no Job can run without a node.
@@ -136,12 +137,12 @@ const observed = (o: Record<string, unknown>) =>
 const generation = (o: Record<string, unknown>) =>
   (o as { metadata: { generation: number } }).metadata.generation;
 
-/** The operator's NODE_OPTIONS as the chart ships them. */
-function shippedNodeOptions(): string {
+/** The operator's process settings as the chart ships them (its values). */
+function shippedProcess(): { nodeOptions: string; mallocArenaMax: number } {
   const values = parse(readFileSync(join(ROOT, 'charts/observatory/values.yaml'), 'utf8')) as {
-    operator: { nodeOptions: string };
+    operator: { nodeOptions: string; mallocArenaMax: number };
   };
-  return values.operator.nodeOptions;
+  return values.operator;
 }
 
 function rssMb(pid: number): number {
@@ -188,7 +189,8 @@ export async function benchOperator(): Promise<void> {
     watches = [w, unwatched];
     await Promise.all([w.ready, unwatched.ready]);
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
-    const nodeOptions = [shippedNodeOptions(), process.env['BENCH_OPERATOR_NODE_OPTIONS'] ?? '']
+    const shipped = shippedProcess();
+    const nodeOptions = [shipped.nodeOptions, process.env['BENCH_OPERATOR_NODE_OPTIONS'] ?? '']
       .join(' ')
       .trim();
     await ensureOperatorBuilt();
@@ -202,6 +204,7 @@ export async function benchOperator(): Promise<void> {
         OPERATOR_METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'warn',
         NODE_OPTIONS: nodeOptions,
+        MALLOC_ARENA_MAX: String(shipped.mallocArenaMax),
       }),
     });
     await waitUntilReady(operator, async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, {
@@ -367,7 +370,7 @@ export async function benchOperator(): Promise<void> {
     }
 
     process.stdout.write(
-      `\nOperator: its bundle (operator/dist/operator.mjs) as one process on an API server alone (Kubernetes ${cp.version}, NODE_OPTIONS ${nodeOptions || '(none)'}), ${CHANGES} spec changes per figure\n\n`,
+      `\nOperator: its bundle (operator/dist/operator.mjs) as one process on an API server alone (Kubernetes ${cp.version}, NODE_OPTIONS ${nodeOptions || '(none)'}, MALLOC_ARENA_MAX ${shipped.mallocArenaMax}), ${CHANGES} spec changes per figure\n\n`,
     );
     line(
       'replicas PATCH straight to a Deployment (baseline)',

@@ -94,6 +94,7 @@ describe('operator Deployment', () => {
       OPERATOR_HEALTH_PORT: '8081',
       OPERATOR_SECRET_ROLLOUTS: 'true',
       NODE_OPTIONS: '--max-semi-space-size=1',
+      MALLOC_ARENA_MAX: '2',
     });
     const noRollouts = operatorContainer(await render({ 'secretRollouts.enabled': false })).container;
     expect(envOf(noRollouts)['OPERATOR_SECRET_ROLLOUTS']).toBe('false');
@@ -107,10 +108,12 @@ describe('operator Deployment', () => {
         'operator.watchNamespace': 'team-a',
         'operator.extraEnv': [{ name: 'LOG_LEVEL', value: 'debug' }],
         'operator.nodeOptions': '--max-semi-space-size=2',
+        'operator.mallocArenaMax': 4,
       }),
     ).container;
     expect(envOf(custom)).toMatchObject({
       NODE_OPTIONS: '--max-semi-space-size=2',
+      MALLOC_ARENA_MAX: '4',
       OPERATOR_LEASE_NAME: 'my-lease',
       OPERATOR_WATCH_NAMESPACE: 'team-a',
       LOG_LEVEL: 'debug',

@@ -83,6 +83,7 @@ describe('values.schema.json', () => {
       { 'operator.extraEnv': [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }] },
       /at '\/operator\/extraEnv\/0\/name'/,
     ],
+    ['no malloc arena', { 'operator.mallocArenaMax': 0 }, /at '\/operator\/mallocArenaMax'/],
     ['an invalid namespace name', { 'operator.watchNamespace': 'Team_A' }, /at '\/operator\/watchNamespace'/],
     [
       'a misspelt affinity operator',
