@@ -44,7 +44,7 @@ import {
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
-import { cpuSeconds } from './proc.ts';
+import { cpuSeconds, settle } from './proc.ts';
 import { line, quantile, ratio } from './report.ts';
 
 const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
@@ -70,8 +70,6 @@ const FULL_REQUESTS = Number(process.env['BENCH_INGEST_FULL_REQUESTS'] ?? 40);
  * falls on small inserts most. A tmpfs keeps that artefact out of both sides of the ratio.
  */
 const STORE_ROOT = process.env['BENCH_STORE_DIR'] ?? '/dev/shm';
-/** Longest wait for the store's background merges to finish before a timed phase. */
-const SETTLE_TIMEOUT_MS = 120_000;
 /** Tables ingestion writes directly (events_core is filled by the materialized view). */
 const WRITTEN_TABLES = ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full'];
 
@@ -224,24 +222,6 @@ async function pool(n: number, concurrency: number, work: (i: number) => Promise
     }),
   );
   return latencies;
-}
-
-/**
- * Waits until the store runs no merge, so a timed phase does not pay for the parts an earlier phase
- * left (each phase's own merges run during it, as they would in production). Bounded: a store that
- * does not settle is reported, not waited for.
- */
-async function settle(ch: ClickHouseClient): Promise<void> {
-  const deadline = performance.now() + SETTLE_TIMEOUT_MS;
-  for (;;) {
-    const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
-    if (Number((await rs.json<{ n: string }>())[0]!.n) === 0) return;
-    if (performance.now() > deadline) {
-      process.stdout.write(`  (merges still running after ${SETTLE_TIMEOUT_MS / 1000} s; timing anyway)\n`);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** The highest block number of each MergeTree table: their sum grows by one per part an insert creates. */
