@@ -1,5 +1,5 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings as QuerySettings } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
 import { FROM_OTLP } from '../worker/propagation/sql.ts';
 import { Coalescer, GroupCommit } from './group-commit.ts';
@@ -85,19 +85,33 @@ const GROUP_LINGER_MS = 250;
 
 /**
  * Ids per read statement: a longer list (one large request, or many together) is read in several
- * statements of this size, so a statement stays small whatever a request carries. The ids travel
- * as a multipart query parameter in the body (`ID_PARAMS`), not in the URL, which ClickHouse bounds
- * (`http_max_uri_size`).
+ * statements of this size, so a statement stays small whatever a request carries.
  */
 const GROUP_READ_MAX_IDS = 5_000;
 
-const ID_PARAMS = { use_multipart_params: true } as const;
-
-/** `ids` in slices of GROUP_READ_MAX_IDS, one statement each, their results concatenated. */
-async function readInSlices<I, R>(ids: I[], read: (slice: I[]) => Promise<R[]>): Promise<R[]> {
+/**
+ * Every read by ids: `query` once per slice of GROUP_READ_MAX_IDS ids, with `params(slice)` sent as
+ * multipart parameters in the body, not in the URL, which ClickHouse bounds (`http_max_uri_size`);
+ * the slices' rows concatenated.
+ */
+async function readByIds<I, R>(
+  client: ClickHouseClient,
+  ids: I[],
+  query: string,
+  params: (slice: I[]) => Record<string, unknown>,
+  settings?: QuerySettings,
+): Promise<R[]> {
   const out: R[] = [];
-  for (let at = 0; at < ids.length; at += GROUP_READ_MAX_IDS)
-    out.push(...(await read(ids.slice(at, at + GROUP_READ_MAX_IDS))));
+  for (let at = 0; at < ids.length; at += GROUP_READ_MAX_IDS) {
+    const rs = await client.query({
+      query,
+      query_params: params(ids.slice(at, at + GROUP_READ_MAX_IDS)),
+      use_multipart_params: true,
+      format: 'JSONEachRow',
+      clickhouse_settings: settings,
+    });
+    out.push(...(await rs.json<R>()));
+  }
   return out;
 }
 
@@ -126,16 +140,13 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
   const reads = new Coalescer<string, Row[]>(
     async (key, callers) => {
       const [table, projectId] = JSON.parse(key) as [string, string];
-      const rows = await readInSlices([...new Set(callers.flat())], async (ids) => {
-        const rs = await client.query({
-          query: `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
-          query_params: { projectId, ids },
-          ...ID_PARAMS,
-          format: 'JSONEachRow',
-          clickhouse_settings: READ_SETTINGS,
-        });
-        return rs.json<Row>();
-      });
+      const rows = await readByIds<string, Row>(
+        client,
+        [...new Set(callers.flat())],
+        `SELECT * FROM ${table} FINAL WHERE project_id = {projectId:String} AND id IN {ids:Array(String)}`,
+        (ids) => ({ projectId, ids }),
+        READ_SETTINGS,
+      );
       return shares(callers, rows, (r) => String(r['id']));
     },
     { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
@@ -144,17 +155,19 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
   const entities = new Coalescer<EntityRef, EntityRows>(
     async (projectId, callers) => {
       const refs = new Map(callers.flat().map((r) => [`${r.table}/${r.id}`, r]));
-      const rows = await readInSlices([...refs.values()], async (slice) => {
-        const idsOf = (table: EntityTable) => slice.filter((r) => r.table === table).map((r) => r.id);
-        const rs = await client.query({
-          query: ENTITIES_QUERY,
-          query_params: { projectId, traceIds: idsOf('traces'), observationIds: idsOf('observations') },
-          ...ID_PARAMS,
-          format: 'JSONEachRow',
-          clickhouse_settings: READ_SETTINGS,
-        });
-        return rs.json<{ table: EntityTable; row: string }>();
-      });
+      const idsOf = (slice: EntityRef[], table: EntityTable) =>
+        slice.filter((r) => r.table === table).map((r) => r.id);
+      const rows = await readByIds<EntityRef, { table: EntityTable; row: string }>(
+        client,
+        [...refs.values()],
+        ENTITIES_QUERY,
+        (slice) => ({
+          projectId,
+          traceIds: idsOf(slice, 'traces'),
+          observationIds: idsOf(slice, 'observations'),
+        }),
+        READ_SETTINGS,
+      );
       const found = rows.map((r) => ({
         table: r.table,
         row: JSON.parse(r.row) as Row,
@@ -172,17 +185,18 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
   );
   const otlpTraces = new Coalescer<string, string[]>(
     async (projectId, callers) => {
-      const ids = await readInSlices([...new Set(callers.flat())], async (traceIds) => {
-        const rs = await client.query({
-          query: `SELECT DISTINCT trace_id FROM observations
+      const rows = await readByIds<string, { trace_id: string }>(
+        client,
+        [...new Set(callers.flat())],
+        `SELECT DISTINCT trace_id FROM observations
 WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND ${FROM_OTLP('observations')}`,
-          query_params: { projectId, traceIds },
-          ...ID_PARAMS,
-          format: 'JSONEachRow',
-        });
-        return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
-      });
-      return shares(callers, ids, (id) => id);
+        (traceIds) => ({ projectId, traceIds }),
+      );
+      return shares(
+        callers,
+        rows.map((r) => r.trace_id),
+        (id) => id,
+      );
     },
     { maxRows: GROUP_READ_MAX_IDS, lingerMs: GROUP_LINGER_MS },
   );
@@ -208,18 +222,14 @@ WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} A
       // Most dual traffic is staged: its traces have no events yet, and a mutation would only cost.
       // One read finds the traces that have some, however many the request changed.
       const withEvents = new Set(
-        await readInSlices(
-          updates.map(([traceId]) => traceId),
-          async (traceIds) => {
-            const rs = await client.query({
-              query:
-                'SELECT DISTINCT trace_id FROM events_full WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}',
-              query_params: { projectId, traceIds },
-              format: 'JSONEachRow',
-            });
-            return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
-          },
-        ),
+        (
+          await readByIds<string, { trace_id: string }>(
+            client,
+            updates.map(([traceId]) => traceId),
+            'SELECT DISTINCT trace_id FROM events_full WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}',
+            (traceIds) => ({ projectId, traceIds }),
+          )
+        ).map((r) => r.trace_id),
       );
       const form = options.useLightweightUpdate ? 'lightweight' : 'mutation';
       const dialect = { cluster: options.clusterEnabled, clusterName: options.clusterName };
