@@ -47,9 +47,12 @@ export interface WebOptions {
 
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
   // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: 1024 * 1024,
+    // The client address (`request.ip`) and scheme (`request.protocol`) come from X-Forwarded-*
+    // only when the proxy in front is configured as trusted.
+    trustProxy: ctx.config.auth.trustedProxies as boolean | string[],
   });
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);
