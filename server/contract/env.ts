@@ -142,7 +142,8 @@ export const ENV_LIMITS = {
   /** Presigned URLs (SigV4) live at most seven days. */
   mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },
   exportIntervalSeconds: { min: 1, max: 24 * 3600 },
-  sessionMaxAgeMinutes: { min: 5, max: 365 * 24 * 60 },
+  /** The reference refuses 5 or less (its session tokens refresh every 5 minutes). */
+  sessionMaxAgeMinutes: { min: 6, max: 365 * 24 * 60 },
   signInLimitPerAccountAddress: { min: 1, max: 1000 },
   signInLimitPerAddress: { min: 1, max: 100_000 },
 } as const;
