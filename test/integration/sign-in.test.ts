@@ -40,7 +40,13 @@ const PER_ADDRESS = 12;
 
 beforeAll(async () => {
   await ensureUiBuilt();
-  [pgf, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
+  // A Redis of this file's own (never a shared REDIS_URL): its counts must start empty, and the last
+  // test stops it.
+  [pgf, ch, redis] = await Promise.all([
+    startPostgres(),
+    startAnalyticsServer(),
+    startRedis({ host: '127.0.0.1' }),
+  ]);
   base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
   const replica = {
     ...base,
@@ -253,5 +259,15 @@ describe('configuration', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('SERVICE_TRUSTED_PROXIES=anyone is not');
+  });
+});
+
+describe('Redis down', () => {
+  it('refuses sign-ins with 503 and Retry-After instead of checking passwords unthrottled', async () => {
+    const u = await user('redis-down@example.com');
+    await redis.stop();
+    const r = await attempt(web1.url, u.email, u.password, from('10.8.0.1'));
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
