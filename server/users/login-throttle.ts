@@ -113,6 +113,8 @@ const PRUNE_AT = 50_000;
 export function memorySignInThrottle(rules: SignInRules, now: () => number = Date.now): SignInThrottle {
   // key -> [count, expiresAt]; a gate or known marker has count 0.
   const entries = new Map<string, [number, number]>();
+  // Pruning walks every entry: done again only once the map has doubled, so its cost is amortised.
+  let pruneAt = PRUNE_AT;
   const live = (key: string, t: number) => {
     const e = entries.get(key);
     if (e && e[1] > t) return e;
@@ -128,7 +130,10 @@ export function memorySignInThrottle(rules: SignInRules, now: () => number = Dat
   return {
     async attempt(account, address) {
       const t = now();
-      if (entries.size > PRUNE_AT) for (const k of entries.keys()) live(k, t);
+      if (entries.size > pruneAt) {
+        for (const k of entries.keys()) live(k, t);
+        pruneAt = Math.max(PRUNE_AT, 2 * entries.size);
+      }
       const k = keysOf(account, address);
       const known = live(k.known, t) !== undefined;
       const gate = known ? undefined : live(k.gate, t);
