@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { ENV, ENV_DEFAULTS, ENV_LIMITS, type EnvReader } from '../contract/env.ts';
+import { AUTH_ENV, ENV_DEFAULTS, ENV_LIMITS, type EnvReader } from '../contract/env.ts';
 
 /** Fastify's `trustProxy`: off, every hop, a hop count, or the proxies' addresses and CIDR ranges. */
 export type TrustedProxies = boolean | number | string[];
@@ -59,7 +59,7 @@ export function readAuthSettings(r: EnvReader): AuthSettings {
   const range = (k: 'sessionMaxAgeMinutes' | 'signInLimitPerAccountAddress' | 'signInLimitPerAddress') =>
     parse(
       r,
-      ENV[k],
+      AUTH_ENV[k],
       intIn(ENV_LIMITS[k]),
       `an integer between ${ENV_LIMITS[k].min} and ${ENV_LIMITS[k].max}`,
       ENV_DEFAULTS[k],
@@ -67,12 +67,18 @@ export function readAuthSettings(r: EnvReader): AuthSettings {
   return {
     trustedProxies: parse(
       r,
-      ENV.trustedProxies,
+      AUTH_ENV.trustedProxies,
       trustedProxies,
       'true, false, a hop count (1-32) or a comma-separated list of IP addresses and CIDR ranges',
       false,
     ),
-    publicUrl: parse(r, ENV.publicUrl, publicUrl, 'an http:// or https:// URL without a path', undefined),
+    publicUrl: parse(
+      r,
+      AUTH_ENV.publicUrl,
+      publicUrl,
+      'an http:// or https:// URL without a path',
+      undefined,
+    ),
     sessionMaxAgeMinutes: range('sessionMaxAgeMinutes'),
     signInLimitPerAccountAddress: range('signInLimitPerAccountAddress'),
     signInLimitPerAddress: range('signInLimitPerAddress'),

@@ -58,6 +58,13 @@ export const ENV = {
   exportIntervalSeconds: 'SERVICE_EXPORT_INTERVAL_SECONDS',
   /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
   mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
+} as const;
+
+/**
+ * The web's sign-in and session settings. Deployment-specific (the proxy in front, the public URL),
+ * so not rendered by the operator from its spec: set them through the web's extra environment.
+ */
+export const AUTH_ENV = {
   /**
    * The proxies whose `X-Forwarded-For` / `X-Forwarded-Proto` the web believes (Fastify's
    * `trustProxy`): `false` (default, the socket's peer is the client), `true`, a hop count, or a
