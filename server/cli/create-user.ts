@@ -35,7 +35,8 @@ export async function run(args: string[]): Promise<number> {
   if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
   if (values.project && values.org) throw new UsageError('--project and --org are mutually exclusive');
   const given = values['password-stdin'] ? (await text(process.stdin)).replace(/\r?\n$/, '') : undefined;
-  const passwordProblem = given === undefined ? undefined : checkPassword(given);
+  const passwordProblem =
+    given === undefined ? undefined : checkPassword(given, values.email, '--password-stdin');
   if (passwordProblem) throw new UsageError(passwordProblem);
 
   const config = loadConfig(process.env, { require: ['DATABASE_URL'] });

@@ -5,6 +5,7 @@
  * on HOST:METRICS_PORT alone when that is set.
  */
 import Fastify from 'fastify';
+import { Redis } from 'ioredis';
 import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
@@ -18,6 +19,7 @@ import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { autoMigrationDisabled, migratorsFor } from '../runtime/schema.ts';
 import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
+import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../users/login-throttle.ts';
 import { buildWebApp } from '../web/app.ts';
 
 export async function run(_args: string[]): Promise<number> {
@@ -44,6 +46,14 @@ export async function run(_args: string[]): Promise<number> {
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const coordination = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
+  // Sign-in limits count in Redis so every replica enforces one limit; without REDIS_URL, per process.
+  const signInStore = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2_000 })
+    : undefined;
+  signInStore?.on('error', () => {}); // reconnects on its own; a sign-in meeting it down answers 503
+  const rules = signInRules(config.auth.signInLimitPerAccountAddress);
+  const signIns = signInStore ? redisSignInThrottle(signInStore, rules) : memorySignInThrottle(rules);
+  if (!signInStore) log.warn('no REDIS_URL: sign-in limits are counted per web process');
   const metricsApp = config.metricsPort === undefined ? undefined : Fastify({ logger: false });
   const app = buildWebApp(
     {
@@ -57,6 +67,8 @@ export async function run(_args: string[]): Promise<number> {
       mediaBlobs,
       exportBlobs,
       coordination,
+      signIns,
+      signInStore,
       shuttingDown: () => shuttingDown,
     },
     { logger: log, maxInFlightWrites: config.maxInFlightWrites, ...(metricsApp ? { metricsApp } : {}) },
@@ -76,6 +88,7 @@ export async function run(_args: string[]): Promise<number> {
       mediaBlobs?.close();
       exportBlobs?.close();
       await coordination?.close();
+      signInStore?.disconnect();
       await stores.close();
     },
   });

@@ -16,6 +16,7 @@ import {
 } from '../contract/env.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
+import { type AuthSettings, readAuthSettings } from './auth.ts';
 import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
 export class ConfigError extends Error {
@@ -61,6 +62,8 @@ export interface ServiceConfig {
   exportIntervalSeconds: number;
   /** The ObservabilityService running this process, when an operator runs it. */
   operatorObject: OperatorObject | undefined;
+  /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
+  auth: AuthSettings;
 }
 
 export interface LoadOptions {
@@ -136,6 +139,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   const operatorObject = operatorValue === undefined ? undefined : parseOperatorObject(operatorValue);
   if (operatorValue !== undefined && !operatorObject)
     r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
+  const auth = readAuthSettings(r);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -159,5 +163,6 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     exportStorage,
     exportIntervalSeconds,
     operatorObject,
+    auth,
   };
 }

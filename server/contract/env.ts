@@ -60,6 +60,27 @@ export const ENV = {
   mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
 } as const;
 
+/**
+ * The web's sign-in and session settings. Deployment-specific (the proxy in front, the public URL),
+ * so not rendered by the operator from its spec: set them through the web's extra environment.
+ */
+export const AUTH_ENV = {
+  /**
+   * The proxies whose `X-Forwarded-For` / `X-Forwarded-Proto` the web believes (Fastify's
+   * `trustProxy`): `false` (default, the socket's peer is the client), `true`, a hop count, or a
+   * comma-separated list of addresses and CIDR ranges.
+   */
+  trustedProxies: 'SERVICE_TRUSTED_PROXIES',
+  /** The URL users reach the web UI at (the reference's `NEXTAUTH_URL`); its scheme decides `Secure` cookies. */
+  publicUrl: 'SERVICE_PUBLIC_URL',
+  /** Minutes a web UI session lives (the reference's name and unit). */
+  sessionMaxAgeMinutes: 'AUTH_SESSION_MAX_AGE',
+  /** Sign-in attempts per (account, client address) in the sign-in window before that pair is refused. */
+  signInLimitPerAccountAddress: 'SERVICE_AUTH_SIGNIN_LIMIT_PER_ACCOUNT_ADDRESS',
+  /** Sign-in attempts per client address (any account) in the sign-in window. */
+  signInLimitPerAddress: 'SERVICE_AUTH_SIGNIN_LIMIT_PER_ADDRESS',
+} as const;
+
 /** The levels LOG_LEVEL takes (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -113,6 +134,10 @@ export const ENV_DEFAULTS = {
   /** What the AWS SDK signs for when no region is named; S3-compatible servers accept it. */
   s3Region: 'us-east-1',
   s3ForcePathStyle: false,
+  /** Seven days (the reference: 30 days). */
+  sessionMaxAgeMinutes: 7 * 24 * 60,
+  signInLimitPerAccountAddress: 5,
+  signInLimitPerAddress: 100,
 } as const;
 
 /** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
@@ -124,6 +149,10 @@ export const ENV_LIMITS = {
   /** Presigned URLs (SigV4) live at most seven days. */
   mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },
   exportIntervalSeconds: { min: 1, max: 24 * 3600 },
+  /** The reference refuses 5 or less (its session tokens refresh every 5 minutes). */
+  sessionMaxAgeMinutes: { min: 6, max: 365 * 24 * 60 },
+  signInLimitPerAccountAddress: { min: 1, max: 1000 },
+  signInLimitPerAddress: { min: 1, max: 100_000 },
 } as const;
 
 /** The forms of the S3 settings the server accepts (RE2-compatible, so the CRD carries them too). */

@@ -18,11 +18,18 @@
  *    connection inherits what the previous one left (run `DISCARD ALL` on connect if that matters).
  * Hence: callers use a pg pool of size `poolSize` (1). The server still accepts a few connections
  * so the pool's replacement connection is not refused, and a psql can look in while debugging.
+ *
+ * PGlite checks no password, and any local user can reach a loopback port: pglite-socket listens
+ * on a socket path in a directory only this user can open, and the loopback port is a gate that
+ * asks for a password generated at each start (pg-password-gate.ts), carried in `url`.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { startPasswordGate } from './pg-password-gate.ts';
 
 export interface EmbeddedPostgresOptions {
   /** Where the database persists; in memory (gone at stop) when absent. */
@@ -32,7 +39,7 @@ export interface EmbeddedPostgresOptions {
 }
 
 export interface EmbeddedPostgres {
-  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres, the password generated at start. */
   url: string;
   port: number;
   /** The pg pool size to use against it: one connection (see the module comment). */
@@ -54,29 +61,36 @@ export async function startEmbeddedPostgres(
     releaseLock = lockDataDir(dataDir);
   }
   let db: PGlite | undefined;
+  // mkdtemp makes the directory 0700: only this user reaches the socket inside.
+  const socketDir = mkdtempSync(join(tmpdir(), 'observatory-pg-'));
+  const removeSocketDir = () => rmSync(socketDir, { recursive: true, force: true });
   try {
     db = await PGlite.create(dataDir === undefined ? {} : { dataDir });
-    const server = new PGLiteSocketServer({
-      db,
-      host: '127.0.0.1',
-      // Port 0 lets the kernel choose at bind time, so no other process can take it in between.
-      port: options.port ?? 0,
-      maxConnections: CONNECTION_SLOTS,
-    });
+    const upstreamPath = join(socketDir, '.s.PGSQL');
+    const server = new PGLiteSocketServer({ db, path: upstreamPath, maxConnections: CONNECTION_SLOTS });
     await server.start();
-    const port = Number(server.getServerConn().split(':').at(-1));
+    const password = randomBytes(24).toString('base64url');
+    // Port 0 lets the kernel choose at bind time, so no other process can take it in between.
+    const gate = await startPasswordGate({
+      host: '127.0.0.1',
+      port: options.port ?? 0,
+      password,
+      upstreamPath,
+    });
     const opened = db;
     let stopped: Promise<void> | undefined;
     return {
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-      port,
+      url: `postgres://postgres:${password}@127.0.0.1:${gate.port}/postgres`,
+      port: gate.port,
       poolSize: 1,
       stop: () => {
         stopped ??= (async () => {
           try {
+            await gate.close();
             await server.stop();
             await opened.close();
           } finally {
+            removeSocketDir();
             releaseLock();
           }
         })();
@@ -85,6 +99,7 @@ export async function startEmbeddedPostgres(
     };
   } catch (err) {
     await db?.close().catch(() => {});
+    removeSocketDir();
     releaseLock();
     throw err;
   }

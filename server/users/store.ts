@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { passwordProblem } from './password-policy.ts';
 import { hashPassword } from './passwords.ts';
 import { effectiveRole, isRole, type Role } from './roles.ts';
 
@@ -25,17 +26,15 @@ export function checkEmail(email: string): string | undefined {
   return /^[^\s@]+@[^\s@]+$/.test(normalizeEmail(email)) ? undefined : 'email: not an email address';
 }
 
-export function checkPassword(password: string): string | undefined {
-  if (password.length < 12) return 'password: at least 12 characters';
-  if (password.length > 1024) return 'password: at most 1024 characters';
-  return undefined;
-}
+/** The policy's problem with a user's new password (password-policy.ts), the email as context. */
+export const checkPassword = (password: string, email?: string, field = 'password'): string | undefined =>
+  passwordProblem(password, field, email === undefined ? [] : [normalizeEmail(email)]);
 
 export async function createUser(
   pool: pg.Pool,
   u: { email: string; password: string; name?: string | undefined },
 ): Promise<User> {
-  const problem = checkEmail(u.email) ?? checkPassword(u.password);
+  const problem = checkEmail(u.email) ?? checkPassword(u.password, u.email);
   if (problem) throw new Error(problem);
   const user: User = { id: randomUUID(), email: normalizeEmail(u.email), name: u.name ?? null };
   const r = await pool.query(
@@ -47,14 +46,21 @@ export async function createUser(
   return user;
 }
 
+/**
+ * Sets a user's password and ends every session of the user in one statement, so a session
+ * taken by someone who knew the old password does not outlive the change.
+ */
 export async function setPassword(pool: pg.Pool, email: string, password: string): Promise<boolean> {
-  const problem = checkPassword(password);
+  const problem = checkPassword(password, email);
   if (problem) throw new Error(problem);
-  const r = await pool.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE email = $1', [
-    normalizeEmail(email),
-    await hashPassword(password),
-  ]);
-  return r.rowCount === 1;
+  // One statement: the new hash and the end of the sessions commit together.
+  const r = await pool.query<{ n: number }>(
+    `WITH u AS (UPDATE users SET password_hash = $2, updated_at = now() WHERE email = $1 RETURNING id),
+          gone AS (DELETE FROM user_sessions WHERE user_id IN (SELECT id FROM u))
+     SELECT count(*)::int AS n FROM u`,
+    [normalizeEmail(email), await hashPassword(password)],
+  );
+  return r.rows[0]?.n === 1;
 }
 
 export async function grantOrganization(pool: pg.Pool, userId: string, orgId: string, role: Role) {
@@ -122,7 +128,6 @@ export async function projectsOf(
   });
 }
 
-export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export interface NewSession {
@@ -131,10 +136,10 @@ export interface NewSession {
   expiresAt: Date;
 }
 
-export async function createSession(pool: pg.Pool, userId: string): Promise<NewSession> {
+export async function createSession(pool: pg.Pool, userId: string, ttlMs: number): Promise<NewSession> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
-  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  const expiresAt = new Date(Date.now() + ttlMs);
   // Expired sessions of this user go as a new one starts, so the table does not grow without bound.
   await pool.query('DELETE FROM user_sessions WHERE user_id = $1 AND expires_at < now()', [userId]);
   await pool.query(

@@ -46,10 +46,15 @@ export interface WebOptions {
 }
 
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
+  const proxies = ctx.config.auth.trustedProxies;
   // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: 1024 * 1024,
+    // The client address (`request.ip`) and scheme (`request.protocol`) come from X-Forwarded-*
+    // only when the proxy in front is configured as trusted.
+    // A hop count trusts that many proxies nearest to the server (as Fastify's numeric trustProxy).
+    trustProxy: typeof proxies === 'number' ? (_address: string, hop: number) => hop < proxies : proxies,
   });
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);

@@ -15,6 +15,14 @@ export function requireProjectKey(app: FastifyInstance, ctx: WebContext): void {
         message: 'Authentication error: send Authorization: Basic base64(<public key>:<secret key>)',
       });
     }
+    // PostgreSQL text cannot hold NUL: refused here, named, instead of failing the key lookup.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+    if (/[\u0000-\u001f\u007f]/.test(creds.publicKey + creds.secretKey)) {
+      return reply.code(401).header('www-authenticate', 'Basic realm="observatory"').send({
+        message:
+          'Authentication error: the API key in Authorization contains a control character (such as NUL)',
+      });
+    }
     const principal = await ctx.keys.verify(creds.publicKey, creds.secretKey);
     if (!principal) return reply.code(401).send({ message: 'Authentication error: invalid API key' });
     req.principal = principal;

@@ -1,6 +1,7 @@
 /** What the web routes need from the process: configuration and the datastore clients. */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { LocalBlobStore } from '../blobs/local.ts';
 import type { BlobStore } from '../blobs/store.ts';
@@ -12,6 +13,7 @@ import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import type { ProducerRecorder } from '../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../projects/keys.ts';
+import type { SignInThrottle } from '../users/login-throttle.ts';
 
 export interface WebContext {
   config: ServiceConfig;
@@ -31,6 +33,10 @@ export interface WebContext {
   localBlobs?: LocalBlobStore[] | undefined;
   /** The worker's coordination store (Redis), read for the propagation report; absent without REDIS_URL. */
   coordination?: Coordination | undefined;
+  /** Counts every password check before it runs (per account and address); absent: in this process. */
+  signIns?: SignInThrottle | undefined;
+  /** Where the per-address sign-in limit counts (shared by the replicas); absent: in this process. */
+  signInStore?: Redis | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }

@@ -33,12 +33,11 @@ export function serializeCookie(name: string, value: string, o: CookieOptions): 
 }
 
 /**
- * Cookies are `Secure` except on plain HTTP to a loopback host (`observatory dev` on
- * http://127.0.0.1), where a browser would otherwise drop them; anything reached over a network
- * is expected behind TLS.
+ * Whether cookies carry `Secure`: decided by configuration, never by what the client names as Host.
+ * With a public URL configured, its scheme; otherwise the request's own scheme, which is HTTPS only
+ * when the connection is TLS or a trusted proxy (SERVICE_TRUSTED_PROXIES) says so in
+ * X-Forwarded-Proto (Fastify's `request.protocol`).
  */
-export function secureFor(host: string | undefined, protocol: string): boolean {
-  const hostname = (host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  const loopback = hostname === 'localhost' || hostname === '::1' || /^127\./.test(hostname);
-  return protocol === 'https' || !loopback;
+export function secureFor(publicUrl: URL | undefined, protocol: string): boolean {
+  return (publicUrl?.protocol ?? `${protocol}:`) === 'https:';
 }

@@ -1,6 +1,6 @@
 /**
  * Sessions of the web UI. The session cookie holds a random token (HttpOnly, SameSite=Lax, Secure
- * off loopback); the server keeps its hash (server/users/store.ts). Every state change under
+ * as configured: cookies.ts); the server keeps its hash (server/users/store.ts). Every state change under
  * `/api/ui` is refused (403) unless its `Origin`, when sent, is this host and its `x-csrf-token`
  * header carries the CSRF token: the session's own once signed in, before that the value of a
  * second cookie (double submit), which only this origin can read back through `/api/ui/session`.
@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PREVIEW_OFF, readPathOf } from '../users/read-path.ts';
-import { SESSION_TTL_MS, type Session, sessionOf } from '../users/store.ts';
+import { type Session, sessionOf } from '../users/store.ts';
 import type { WebContext } from './context.ts';
 import { parseCookies, secureFor, serializeCookie } from './cookies.ts';
 import { Forbidden, NotFound, Unauthorized } from './errors.ts';
@@ -28,7 +28,11 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const cookiesOf = (req: FastifyRequest) => parseCookies(req.headers.cookie);
 
+/** How long the UI's cookies (and sessions) live. */
+export const sessionMaxAgeMs = (ctx: WebContext) => ctx.config.auth.sessionMaxAgeMinutes * 60_000;
+
 export function setCookie(
+  ctx: WebContext,
   req: FastifyRequest,
   reply: FastifyReply,
   name: string,
@@ -37,7 +41,7 @@ export function setCookie(
 ) {
   const cookie = serializeCookie(name, value, {
     maxAgeSeconds: maxAgeMs / 1000,
-    secure: secureFor(req.headers.host, req.protocol),
+    secure: secureFor(ctx.config.auth.publicUrl, req.protocol),
     sameSite: name === SESSION_COOKIE ? 'Lax' : 'Strict',
   });
   const prior = reply.getHeader('set-cookie');
@@ -46,11 +50,11 @@ export function setCookie(
 }
 
 /** The pre-session CSRF token: the cookie's, or a new one set on this reply. */
-export function csrfCookieToken(req: FastifyRequest, reply: FastifyReply): string {
+export function csrfCookieToken(ctx: WebContext, req: FastifyRequest, reply: FastifyReply): string {
   const existing = cookiesOf(req)[CSRF_COOKIE];
   if (existing && existing.length >= 32) return existing;
   const token = randomBytes(32).toString('base64url');
-  setCookie(req, reply, CSRF_COOKIE, token, SESSION_TTL_MS);
+  setCookie(ctx, req, reply, CSRF_COOKIE, token, sessionMaxAgeMs(ctx));
   return token;
 }
 

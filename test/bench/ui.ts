@@ -39,7 +39,7 @@ export async function benchUi(): Promise<void> {
       role: 'viewer',
       projectId: project.projectId,
     });
-    const session = await createSession(pool, user.id);
+    const session = await createSession(pool, user.id, 3600_000);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const uiHeaders = { cookie: `${SESSION_COOKIE}=${session.token}` };
     const apiHeaders = {

@@ -156,6 +156,31 @@ describe('embedded PostgreSQL (PGlite over pglite-socket)', () => {
     expect(await isListening(db.port)).toBe(false);
   });
 
+  it('refuses a connection without the generated password or with another one', async () => {
+    const db = await startEmbeddedPostgres();
+    try {
+      const url = new URL(db.url);
+      expect(url.password.length).toBeGreaterThanOrEqual(32);
+      for (const password of ['', 'postgres', `${url.password}x`]) {
+        const client = new pg.Client({
+          host: '127.0.0.1',
+          port: db.port,
+          user: 'postgres',
+          password,
+          database: 'postgres',
+        });
+        client.on('error', () => {});
+        await expect(client.connect()).rejects.toThrow(
+          /password authentication failed|password must be a string/,
+        );
+        await client.end().catch(() => {});
+      }
+      expect(await query(db.url, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await db.stop();
+    }
+  });
+
   it('keeps its data across stop and start with the same dataDir, and refuses a second opener', async () => {
     const dataDir = join(tempDir(), 'pg');
     const first = await startEmbeddedPostgres({ dataDir });

@@ -200,7 +200,7 @@ describe('sign-in and sessions', () => {
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Lax/);
     expect(cookie).toMatch(/; Max-Age=604800/);
-    // Plain HTTP on loopback: no Secure flag, or the browser would drop the cookie.
+    // No public URL configured and the request came over plain HTTP: no Secure flag.
     expect(cookie).not.toMatch(/Secure/);
     b.cookies.set('obs_session', cookie.split(';')[0]!.split('=')[1]!);
     b.csrf = ((await login.json()) as { csrfToken: string }).csrfToken;

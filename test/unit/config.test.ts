@@ -130,3 +130,46 @@ describe('OTLP write targets', () => {
     });
   });
 });
+
+describe('sign-in and session settings', () => {
+  it('defaults: no trusted proxy, no public URL, 7-day sessions, 5 per (account, address), 100 per address', () => {
+    const a = loadConfig({}).auth;
+    expect(a).toEqual({
+      trustedProxies: false,
+      publicUrl: undefined,
+      sessionMaxAgeMinutes: 10_080,
+      signInLimitPerAccountAddress: 5,
+      signInLimitPerAddress: 100,
+    });
+  });
+
+  it.each([
+    ['SERVICE_TRUSTED_PROXIES', 'true', { trustedProxies: true }],
+    ['SERVICE_TRUSTED_PROXIES', '2', { trustedProxies: 2 }],
+    [
+      'SERVICE_TRUSTED_PROXIES',
+      '10.0.0.0/8, 127.0.0.1,::1',
+      { trustedProxies: ['10.0.0.0/8', '127.0.0.1', '::1'] },
+    ],
+    ['SERVICE_PUBLIC_URL', 'https://obs.example.com', { publicUrl: new URL('https://obs.example.com') }],
+    ['AUTH_SESSION_MAX_AGE', '60', { sessionMaxAgeMinutes: 60 }],
+    ['SERVICE_AUTH_SIGNIN_LIMIT_PER_ADDRESS', '20', { signInLimitPerAddress: 20 }],
+  ])('%s=%s', (name, value, expected) => expect(loadConfig({ [name]: value }).auth).toMatchObject(expected));
+
+  it.each([
+    ['SERVICE_TRUSTED_PROXIES', 'anyone'],
+    ['SERVICE_TRUSTED_PROXIES', '10.0.0.0/33'],
+    ['SERVICE_TRUSTED_PROXIES', '0'],
+    ['SERVICE_PUBLIC_URL', 'obs.example.com'],
+    ['SERVICE_PUBLIC_URL', 'ftp://obs.example.com'],
+    ['SERVICE_PUBLIC_URL', 'https://obs.example.com/ui'],
+    ['AUTH_SESSION_MAX_AGE', '1'],
+    ['AUTH_SESSION_MAX_AGE', '1.5'],
+    ['SERVICE_AUTH_SIGNIN_LIMIT_PER_ACCOUNT_ADDRESS', '0'],
+  ])('refuses %s=%s in one line naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      new RegExp(`^invalid configuration: ${name}=\\S+ is not [^\\n]+$`),
+    );
+  });
+});

@@ -1,15 +1,18 @@
 /**
- * The web UI's server-side pure parts, by tables: password hashes, cookies, the login throttle,
+ * The web UI's server-side pure parts, by tables: password hashes and policy, cookies, the sign-in
+ * throttle's in-process store,
  * search snippets, the table's sort orders and full-text condition, row scores.
  */
 import { describe, expect, it } from 'vitest';
 import { buildObservationList, nextCursor, parseObservationCursor } from '../../server/reads/observations.ts';
 import { indexScores, scoresOfRow } from '../../server/reads/row-scores.ts';
 import { snippetOf } from '../../server/reads/search-snippet.ts';
-import { LOGIN_RULES, LoginThrottle, loginKeys } from '../../server/users/login-throttle.ts';
+import { accountDelayMs, memorySignInThrottle, signInRules } from '../../server/users/login-throttle.ts';
+import { passwordProblem } from '../../server/users/password-policy.ts';
 import { hashPassword, verifyPassword } from '../../server/users/passwords.ts';
 import { effectiveRole } from '../../server/users/roles.ts';
 import { parseCookies, secureFor, serializeCookie } from '../../server/web/cookies.ts';
+import { SCENARIO_RULES, throttleScenario } from '../fixtures/sign-in-throttle.ts';
 
 describe('passwords', () => {
   it('hashes with Argon2id in a PHC string, salted, and verifies only the same password', async () => {
@@ -50,37 +53,78 @@ describe('cookies', () => {
   });
 
   it.each([
-    ['127.0.0.1:3000', 'http', false],
-    ['localhost', 'http', false],
-    ['[::1]:3000', 'http', false],
-    ['obs.example.com', 'http', true],
-    ['127.0.0.1', 'https', true],
-  ])('Secure for host %s over %s: %s', (host, proto, secure) => expect(secureFor(host, proto)).toBe(secure));
+    [undefined, 'http', false],
+    [undefined, 'https', true],
+    ['https://obs.example.com', 'http', true],
+    ['http://127.0.0.1:3000', 'https', false],
+  ])('Secure with public URL %s, request over %s: %s', (url, proto, secure) =>
+    expect(secureFor(url === undefined ? undefined : new URL(url), proto)).toBe(secure),
+  );
 });
 
-describe('login throttle', () => {
-  it('refuses an email after its limit of failures until its window ends; success clears it', () => {
-    const t = new LoginThrottle();
-    const keys = loginKeys('a@x', '10.0.0.1');
-    const w = LOGIN_RULES.email.windowMs;
-    for (let i = 0; i < LOGIN_RULES.email.limit; i++) {
-      expect(t.retryAfter(keys, 1000)).toBeUndefined();
-      t.fail(keys, 1000);
-    }
-    expect(t.retryAfter(keys, 1000)).toBe(w / 1000);
-    expect(t.retryAfter(keys, 1000 + w - 1)).toBe(1);
-    expect(t.retryAfter(keys, 1000 + w)).toBeUndefined();
-    // Another email from the same address is not held by the first email's count.
-    expect(t.retryAfter(loginKeys('b@x', '10.0.0.1'), 1000)).toBeUndefined();
-    t.succeed(keys[0]![0]);
-    expect(t.retryAfter(keys, 1000)).toBeUndefined();
+describe('password policy', () => {
+  it.each([
+    ['aaaaaaaaaaaa', 'too easy to guess'],
+    ['123456789012', 'too easy to guess'],
+    ['password1234', 'too easy to guess'],
+    ['qwertyuiop12', 'too easy to guess'],
+    ['iloveyou12345', 'too easy to guess'],
+    ['short-pw', 'at least 12 characters'],
+    ['x'.repeat(1025), 'at most 1024 characters'],
+  ])('refuses %s naming the field: %s', (password, why) =>
+    expect(passwordProblem(password, 'newPassword')).toMatch(new RegExp(`^newPassword: ${why}`)),
+  );
+
+  it('accepts long unguessable passwords and refuses one made of the email', () => {
+    for (const ok of ['correcthorsebatterystaple', 'ZnmKq7-t2xWv9pLr', 'a-long-enough-password'])
+      expect(passwordProblem(ok)).toBeUndefined();
+    expect(passwordProblem('ada@example.com', 'password', ['ada@example.com'])).toMatch(
+      /^password: too easy/,
+    );
+  });
+});
+
+describe('sign-in throttle (in-process store)', () => {
+  it('follows the rules: per (account, address), a growing delay for unknown addresses', async () => {
+    let now = 1_000_000;
+    await throttleScenario(
+      memorySignInThrottle(SCENARIO_RULES, () => now),
+      'ada@example.com',
+    );
+    // Windows end: the stranger's pair and the account's delay expire.
+    now += SCENARIO_RULES.pairWindowMs;
+    const t = memorySignInThrottle(SCENARIO_RULES, () => now);
+    expect(await t.attempt('ada@example.com', '10.6.6.6')).toBeUndefined();
   });
 
-  it('refuses an address that tries many emails', () => {
-    const t = new LoginThrottle();
-    for (let i = 0; i < LOGIN_RULES.address.limit; i++) t.fail(loginKeys(`u${i}@x`, '10.0.0.2'), 0);
-    expect(t.retryAfter(loginKeys('new@x', '10.0.0.2'), 0)).toBeGreaterThan(0);
-    expect(t.retryAfter(loginKeys('new@x', '10.0.0.3'), 0)).toBeUndefined();
+  it('expires a pair at the end of its window', async () => {
+    let now = 0;
+    const t = memorySignInThrottle({ ...SCENARIO_RULES, accountFreeAttempts: 100 }, () => now);
+    for (let i = 0; i < SCENARIO_RULES.pairLimit; i++)
+      expect(await t.attempt('b@x', '10.0.0.9')).toBeUndefined();
+    expect(await t.attempt('b@x', '10.0.0.9')).toBe(60);
+    now = SCENARIO_RULES.pairWindowMs - 1;
+    expect(await t.attempt('b@x', '10.0.0.9')).toBe(1);
+    now = SCENARIO_RULES.pairWindowMs;
+    expect(await t.attempt('b@x', '10.0.0.9')).toBeUndefined();
+  });
+
+  it('closes the account to unknown addresses for the delay, then opens it', async () => {
+    let now = 0;
+    const t = memorySignInThrottle({ ...SCENARIO_RULES, accountFreeAttempts: 1 }, () => now);
+    expect(await t.attempt('c@x', '10.0.1.1')).toBeUndefined();
+    expect(await t.attempt('c@x', '10.0.1.2')).toBeUndefined();
+    expect(await t.attempt('c@x', '10.0.1.3')).toBe(10);
+    now = SCENARIO_RULES.accountBaseDelayMs;
+    expect(await t.attempt('c@x', '10.0.1.3')).toBeUndefined();
+    expect(await t.attempt('c@x', '10.0.1.4')).toBe(20);
+  });
+
+  it('doubles the account delay from the base up to the cap', () => {
+    const r = signInRules(5);
+    expect([1, 2, 3, 5, 6, 10].map((over) => accountDelayMs(r, over))).toEqual([
+      1000, 2000, 4000, 16_000, 30_000, 30_000,
+    ]);
   });
 });
 
