@@ -5,6 +5,7 @@
  * family gates its routes on the write mode itself. `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TrustedProxies } from '../config/auth.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
@@ -45,16 +46,18 @@ export interface WebOptions {
   metricsApp?: FastifyInstance;
 }
 
+/** Fastify's `trustProxy` for the configured proxies; a hop count trusts that many nearest the server. */
+export const trustProxyOption = (proxies: TrustedProxies) =>
+  typeof proxies === 'number' ? (_address: string, hop: number) => hop < proxies : proxies;
+
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
-  const proxies = ctx.config.auth.trustedProxies;
   // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: 1024 * 1024,
     // The client address (`request.ip`) and scheme (`request.protocol`) come from X-Forwarded-*
     // only when the proxy in front is configured as trusted.
-    // A hop count trusts that many proxies nearest to the server (as Fastify's numeric trustProxy).
-    trustProxy: typeof proxies === 'number' ? (_address: string, hop: number) => hop < proxies : proxies,
+    trustProxy: trustProxyOption(ctx.config.auth.trustedProxies),
   });
   app.setErrorHandler(handleError);
   collectRouteSpecs(app);

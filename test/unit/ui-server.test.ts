@@ -3,7 +3,9 @@
  * throttle's in-process store,
  * search snippets, the table's sort orders and full-text condition, row scores.
  */
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { TrustedProxies } from '../../server/config/auth.ts';
 import { buildObservationList, nextCursor, parseObservationCursor } from '../../server/reads/observations.ts';
 import { indexScores, scoresOfRow } from '../../server/reads/row-scores.ts';
 import { snippetOf } from '../../server/reads/search-snippet.ts';
@@ -11,6 +13,7 @@ import { accountDelayMs, memorySignInThrottle, signInRules } from '../../server/
 import { passwordProblem } from '../../server/users/password-policy.ts';
 import { hashPassword, verifyPassword } from '../../server/users/passwords.ts';
 import { effectiveRole } from '../../server/users/roles.ts';
+import { trustProxyOption } from '../../server/web/app.ts';
 import { parseCookies, secureFor, serializeCookie } from '../../server/web/cookies.ts';
 import { SCENARIO_RULES, throttleScenario } from '../fixtures/sign-in-throttle.ts';
 
@@ -60,6 +63,30 @@ describe('cookies', () => {
   ])('Secure with public URL %s, request over %s: %s', (url, proto, secure) =>
     expect(secureFor(url === undefined ? undefined : new URL(url), proto)).toBe(secure),
   );
+});
+
+describe('client address and scheme behind proxies', () => {
+  // The peer is the socket's address; X-Forwarded-For is "10.0.0.1, 10.0.0.2" (the client, then a
+  // proxy), X-Forwarded-Proto https: believed only as far as the configured proxies reach.
+  it.each([
+    [false, '127.0.0.1', '127.0.0.1', 'http'],
+    [true, '127.0.0.1', '10.0.0.1', 'https'],
+    [1, '127.0.0.1', '10.0.0.2', 'https'],
+    [2, '127.0.0.1', '10.0.0.1', 'https'],
+    [['127.0.0.1'], '127.0.0.1', '10.0.0.2', 'https'],
+    [['127.0.0.1', '10.0.0.2'], '127.0.0.1', '10.0.0.1', 'https'],
+    [['192.0.2.0/24'], '203.0.113.9', '203.0.113.9', 'http'],
+  ] as const)('trusting %j, peer %s: address %s over %s', async (proxies, peer, ip, protocol) => {
+    const app = Fastify({ trustProxy: trustProxyOption(proxies as TrustedProxies) });
+    app.get('/', async (req) => ({ ip: req.ip, protocol: req.protocol }));
+    const res = await app.inject({
+      url: '/',
+      remoteAddress: peer,
+      headers: { 'x-forwarded-for': '10.0.0.1, 10.0.0.2', 'x-forwarded-proto': 'https' },
+    });
+    expect(res.json()).toEqual({ ip, protocol });
+    await app.close();
+  });
 });
 
 describe('password policy', () => {
