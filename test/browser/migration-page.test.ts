@@ -67,11 +67,10 @@ async function sendHistory(url: string) {
   await sdk.shutdownAsync();
 }
 
+/** A project's user, or with `--role owner` in the deployment's organization: a deployment admin. */
 async function createUser(email: string, role: string) {
-  const r = await cli(
-    ['create-user', '--email', email, '--json', '--project', project.projectId, '--role', role],
-    base,
-  );
+  const scope = role === 'owner' ? [] : ['--project', project.projectId];
+  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], base);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim()) as { email: string; password: string };
 }
