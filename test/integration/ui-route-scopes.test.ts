@@ -7,31 +7,15 @@
  * (403 or 404), and no answer carries A's public key, its trace, or (unasked) its id. A route added later is walked as well,
  * so one that forgets its scope fails here.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClickHouseClient } from '@clickhouse/client';
-import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBlobStore } from '../../server/blobs/local.ts';
-import { loadConfig } from '../../server/config/env.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
-import { clickhouseStore } from '../../server/ingestion/store.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { ProducerRecorder } from '../../server/producers/recorder.ts';
-import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
+import { createProject } from '../../server/projects/keys.ts';
 import { provisionUser } from '../../server/users/provision.ts';
-import { buildWebApp } from '../../server/web/app.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
 import { type Browser, openBrowser, request, signIn } from '../fixtures/ui-client.ts';
+import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 const DEPLOYMENTS = {
   legacy: LEGACY_ENV,
@@ -47,16 +31,11 @@ const SIGN_IN = new Set([
   'POST /api/ui/auth/logout',
 ]);
 
-interface Served {
-  app: FastifyInstance;
-  url: string;
+interface Served extends InProcessWeb {
   routes: { method: string; url: string }[];
 }
 
-let pgf: PostgresFixture;
-let dir: string;
-let ch: ClickHouseClient;
-let pool: pg.Pool;
+let stores: Stores;
 let recorder: ProducerRecorder;
 const served = {} as Record<Deployment, Served>;
 type Made = Awaited<ReturnType<typeof createProject>>;
@@ -65,29 +44,21 @@ let projectB: Made;
 const ownerB = { email: 'owner-b@example.com', password: 'route-scopes-owner-b-password' };
 
 async function serve(d: Deployment): Promise<Served> {
-  const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
   const blobs = (bucket: string) =>
-    localBlobStore({ dir: join(dir, bucket), bucket, baseUrl: () => 'http://127.0.0.1' });
-  const app = buildWebApp({
-    config,
-    pool,
-    analytics: ch,
-    store: clickhouseStore(ch, config.clickhouse),
-    locks: pgEntityLocks(pool),
-    keys: new KeyVerifier(pool),
-    producers: recorder,
-    mediaBlobs: blobs('media'),
-    exportBlobs: blobs('exports'),
-    shuttingDown: () => false,
-  });
+    localBlobStore({ dir: join(stores.dir, bucket), bucket, baseUrl: () => 'http://127.0.0.1' });
   const routes: Served['routes'] = [];
-  app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) {
-      if (r.url.startsWith('/api/ui/')) routes.push({ method, url: r.url });
-    }
-  });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, url, routes };
+  const web = await serveWeb(
+    stores,
+    DEPLOYMENTS[d],
+    { producers: recorder, mediaBlobs: blobs('media'), exportBlobs: blobs('exports') },
+    (app) =>
+      app.addHook('onRoute', (r) => {
+        for (const method of [r.method].flat()) {
+          if (r.url.startsWith('/api/ui/')) routes.push({ method, url: r.url });
+        }
+      }),
+  );
+  return { ...web, routes };
 }
 
 /** The route's path with A's id for `:projectId` and a placeholder for any other parameter. */
@@ -100,12 +71,8 @@ const leaksA = (text: string, namedA: boolean) =>
   (!namedA && text.includes(projectA.projectId));
 
 beforeAll(async () => {
-  pgf = await startPostgres();
-  dir = mkdtempSync(join(tmpdir(), 'obs-ui-scopes-'));
-  ch = createAnalyticsClient({ url: `chdb://${dir}` });
-  pool = createPool(pgf.url, 4);
-  await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
-  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
+  stores = await startStores();
+  const { pool } = stores;
   recorder = new ProducerRecorder(pool, 60_000);
   [projectA, projectB] = [await createProject(pool, 'scopes-a'), await createProject(pool, 'scopes-b')];
   await provisionUser(pool, { ...ownerB, role: 'owner', projectId: projectB.projectId });
@@ -125,17 +92,14 @@ beforeAll(async () => {
   });
   expect(res.status, await res.text()).toBe(200);
   await recorder.flush();
-  const recorded = await pool.query('SELECT public_key FROM producer_activity');
+  const recorded = await stores.pool.query('SELECT public_key FROM producer_activity');
   expect(recorded.rows).toEqual([{ public_key: projectA.publicKey }]);
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(Object.values(served).map((s) => s.app.close()));
   await recorder?.close();
-  await pool?.end();
-  await ch?.close();
-  await pgf?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stores?.stop();
 });
 
 describe.each(Object.keys(DEPLOYMENTS) as Deployment[])('%s', (d) => {
