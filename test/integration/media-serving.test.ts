@@ -20,6 +20,8 @@ import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 const BUCKET = 'media-serving';
+/** On a cold machine the S3 server is first built from the Go module proxy (as in media.test.ts). */
+const SETUP_TIMEOUT_MS = 1_200_000;
 const EVENTS_ONLY = { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' };
 
 let stores: Stores;
@@ -45,7 +47,7 @@ beforeAll(async () => {
     credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
   });
   webs.s3 = await serveWeb(stores, EVENTS_ONLY, { mediaBlobs: remote });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await Promise.all(Object.values(webs).map((w) => w.app.close()));
