@@ -69,7 +69,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${help()}\n`);
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
+  // Own entries only: `observatory constructor` is an unknown command, not Object's constructor.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
     return 2;

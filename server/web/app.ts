@@ -26,14 +26,8 @@ import { projectsPlugin } from './plugins/projects.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
 import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
+import { uiPlugin } from './plugins/ui.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
-import { uiAuthPlugin } from './plugins/ui-auth.ts';
-import { uiDatasetsPlugin } from './plugins/ui-datasets.ts';
-import { uiLegacyTracesPlugin } from './plugins/ui-legacy-traces.ts';
-import { uiListsPlugin } from './plugins/ui-lists.ts';
-import { uiPreferencesPlugin } from './plugins/ui-preferences.ts';
-import { uiProjectsPlugin } from './plugins/ui-projects.ts';
-import { uiTracesPlugin } from './plugins/ui-traces.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
 import { instrumentRequests } from './request-metrics.ts';
 import { collectRouteSpecs } from './route.ts';
@@ -64,15 +58,9 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   instrumentRequests(app, opts.metricsApp);
 
   app.register(healthPlugin, { ctx });
-  // The web UI: its pages and assets, and its JSON routes under /api/ui behind a session cookie.
+  // The web UI: its pages and assets, and its JSON routes under /api/ui in scopes (plugins/ui.ts).
   app.register(uiAssetsPlugin, { ctx });
-  app.register(uiAuthPlugin, { ctx });
-  app.register(uiProjectsPlugin, { ctx });
-  app.register(uiTracesPlugin, { ctx });
-  app.register(uiLegacyTracesPlugin, { ctx });
-  app.register(uiDatasetsPlugin, { ctx });
-  app.register(uiListsPlugin, { ctx });
-  app.register(uiPreferencesPlugin, { ctx });
+  app.register(uiPlugin, { ctx });
   // Presigned URLs of the local blob stores carry their own signature instead of an API key.
   if (ctx.localBlobs?.length) {
     app.register(localBlobsPlugin, {
