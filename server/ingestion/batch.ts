@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../contract/write-modes.ts';
+import { priceLegacyRow } from '../models/apply.ts';
+import type { ModelCatalog } from '../models/catalog.ts';
 import { type EntityLocks, entityLockKeys } from './entity-locks.ts';
 import {
   type Attribution,
@@ -55,6 +57,8 @@ export interface BatchContext {
   attribution: Attribution;
   store: IngestionStore;
   locks: EntityLocks;
+  /** Prices observations the SDK sent no cost for; without it, only sent costs are stored. */
+  models?: ModelCatalog | undefined;
   now?: number;
 }
 
@@ -123,6 +127,7 @@ export interface CommitContext {
   store: IngestionStore;
   locks: EntityLocks;
   targets: WriteTargets;
+  models?: ModelCatalog | undefined;
   now: number;
   /**
    * The traces are represented in the events tables by a virtual root `t-<traceId>` (batch
@@ -190,6 +195,10 @@ async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitC
       for (const c of list)
         row = applyObservation(row, c.isUpdate ? c.patch : { ...c.patch, type: c.type }, rc);
       observations.push(row);
+    }
+    if (ctx.models && observations.length > 0) {
+      const pricing = await ctx.models.pricingFor(ctx.projectId);
+      for (const row of observations) priceLegacyRow(pricing, row);
     }
   }
   // Legacy tables first, then staging: a retry after a partial failure rewrites the same rows.
@@ -273,6 +282,7 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
     store: ctx.store,
     locks: ctx.locks,
     targets: batchTargets(ctx.settings),
+    models: ctx.models,
     now,
     virtualRoots: true,
   });
