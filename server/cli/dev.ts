@@ -23,6 +23,7 @@ import { clickhouseStore } from '../ingestion/store.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
 import { loadBuiltInModels } from '../models/store.ts';
+import { warmTokenizers } from '../models/tokenize.ts';
 import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
@@ -101,6 +102,7 @@ export async function run(args: string[]): Promise<number> {
   await migrators.relational.up();
   await migrators.analytics.up();
   await loadBuiltInModels(pool, readPriceFile(BUILT_IN_PRICE_FILE));
+  warmTokenizers();
   const keysVerifier = new KeyVerifier(pool);
   const keys = await defaultProject(
     join(dataDir, 'dev-project.json'),

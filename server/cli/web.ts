@@ -15,6 +15,7 @@ import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
 import { loadBuiltInModels } from '../models/store.ts';
+import { warmTokenizers } from '../models/tokenize.ts';
 import { ProducerRecorder } from '../producers/recorder.ts';
 import { KeyVerifier } from '../projects/keys.ts';
 import { openDatastores } from '../runtime/datastores.ts';
@@ -35,6 +36,7 @@ export async function run(_args: string[]): Promise<number> {
     }
     await migrators.analytics.assertKnown();
     await loadBuiltInModels(stores.pool, readPriceFile(BUILT_IN_PRICE_FILE));
+    warmTokenizers();
   } catch (err) {
     await stores.close();
     if (err instanceof SchemaAheadError) {

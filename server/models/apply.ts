@@ -117,8 +117,14 @@ export function priceLegacyRow(p: ProjectPricing, row: Row): void {
   }
 }
 
-/** Prices a direct `events_full` row in place (its `total_cost` is `cost_details['total']`). */
+/**
+ * Prices a direct `events_full` row in place. Its `total_cost` is `cost_details['total']`, so a
+ * cost sent without a total gets the sum of its parts as total, as the legacy rows do.
+ */
 export function priceEventRow(p: ProjectPricing, row: Row): void {
+  const sent = numbers(row['provided_cost_details']);
+  if (!isEmpty(sent) && sent['total'] === undefined)
+    row['cost_details'] = { ...sent, total: Object.values(sent).reduce((a, b) => a + b, 0) };
   const modelName = textOrNull(row['provided_model_name']);
   if (!modelName) return;
   const names = (row['metadata_names'] ?? []) as string[];

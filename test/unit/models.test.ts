@@ -4,7 +4,7 @@
  * the cost columns of the rows ingestion writes. Expected prices and token counts are the
  * providers' published figures, not values read back from this code.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chTime } from '../../server/ingestion/time.ts';
 import { ProjectPricing, priceEventRow, priceGeneration, priceLegacyRow } from '../../server/models/apply.ts';
 import {
@@ -15,7 +15,7 @@ import {
 import { compilePattern, patternProblem } from '../../server/models/patterns.ts';
 import { BUILT_IN_PRICE_FILE, parsePriceFile, readPriceFile } from '../../server/models/price-file.ts';
 import { compileModels, costOf, matchModel, selectTier } from '../../server/models/pricing.ts';
-import { inferUsage } from '../../server/models/tokenize.ts';
+import { inferUsage, warmTokenizers } from '../../server/models/tokenize.ts';
 
 const BUILT_IN = readPriceFile(BUILT_IN_PRICE_FILE);
 const builtInDefs: ModelDefinition[] = BUILT_IN.map((e) => ({
@@ -24,6 +24,11 @@ const builtInDefs: ModelDefinition[] = BUILT_IN.map((e) => ({
   createdAt: '2026-01-01T00:00:00.000Z',
 }));
 const builtIn = new ProjectPricing(compileModels(builtInDefs));
+
+// Building an encoder from its ranks takes seconds on a busy machine: once, outside any test's timeout.
+beforeAll(() => {
+  warmTokenizers();
+}, 120_000);
 
 const tier = (prices: Record<string, number>, extra: Partial<PricingTier> = {}): PricingTier => ({
   id: 't-default',
@@ -312,6 +317,17 @@ describe('the rows ingestion writes', () => {
     priceLegacyRow(builtIn, claude);
     expect(claude).toMatchObject({ usage_details: {}, cost_details: {}, total_cost: null });
     expect(claude['internal_model_id']).not.toBeNull();
+  });
+
+  it('an events row with a sent cost without total gets the total, as a legacy row does', () => {
+    const row: Record<string, unknown> = {
+      provided_model_name: '',
+      provided_cost_details: { input: 0.5, output: 0.25 },
+      cost_details: { input: 0.5, output: 0.25 },
+    };
+    priceEventRow(builtIn, row);
+    expect(row['cost_details']).toEqual({ input: 0.5, output: 0.25, total: 0.75 });
+    expect(row['provided_cost_details']).toEqual({ input: 0.5, output: 0.25 });
   });
 
   it('an events row gets model_id, cost_details and the tier', () => {
