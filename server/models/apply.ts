@@ -6,7 +6,7 @@
  */
 import { fromChTime } from '../ingestion/time.ts';
 import type { ModelDefinition, PricingTier } from './definitions.ts';
-import { type CompiledModel, costOf, matchModel, selectTier, type TierAttributes } from './pricing.ts';
+import { type CompiledModel, costOf, pickModel, selectTier, type TierAttributes } from './pricing.ts';
 import { inferUsage } from './tokenize.ts';
 
 type Row = Record<string, unknown>;
@@ -26,7 +26,7 @@ export class ProjectPricing {
       // Names are few per project; the bound keeps a flood of distinct names from growing it.
       if (this.#byName.size < 10_000) this.#byName.set(name, candidates);
     }
-    return candidates.length === 0 ? null : matchModel(candidates, name, at);
+    return candidates.length === 0 ? null : pickModel(candidates, at);
   }
 }
 

@@ -33,10 +33,17 @@ export function compileModels(defs: ModelDefinition[]): CompiledModel[] {
  * start date (no start date last), as the reference orders them.
  */
 export function matchModel(models: CompiledModel[], modelName: string, at: number): ModelDefinition | null {
+  return pickModel(
+    models.filter((m) => m.re.test(modelName)),
+    at,
+  );
+}
+
+/** Among definitions whose pattern matched, the one that applies at `at` (see matchModel). */
+export function pickModel(matched: CompiledModel[], at: number): ModelDefinition | null {
   let best: CompiledModel | null = null;
-  for (const m of models) {
+  for (const m of matched) {
     if (m.start !== null && m.start > at) continue;
-    if (!m.re.test(modelName)) continue;
     if (best === null || outranks(m, best)) best = m;
   }
   return best?.def ?? null;
