@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../contract/write-modes.ts';
-import { priceLegacyRow } from '../models/apply.ts';
+import { type ProjectPricing, priceLegacyRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import { type EntityLocks, entityLockKeys } from './entity-locks.ts';
 import {
@@ -150,10 +150,20 @@ export async function commitLegacyChanges(
     ctx.targets.legacy && changes.size > 0
       ? entityLockKeys(ctx.projectId, changes.traces.keys(), changes.observations.keys())
       : [];
-  await ctx.locks.hold(keys, () => mergeAndWrite(changes, scores, ctx));
+  // Before the locks: holding them may take the only PostgreSQL connection (the embedded one).
+  const pricing =
+    ctx.models && ctx.targets.legacy && changes.observations.size > 0
+      ? await ctx.models.pricingFor(ctx.projectId)
+      : undefined;
+  await ctx.locks.hold(keys, () => mergeAndWrite(changes, scores, ctx, pricing));
 }
 
-async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitContext): Promise<void> {
+async function mergeAndWrite(
+  changes: LegacyChanges,
+  scores: Row[],
+  ctx: CommitContext,
+  pricing: ProjectPricing | undefined,
+): Promise<void> {
   let rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
   const traces: Row[] = [];
   const observations: Row[] = [];
@@ -196,10 +206,7 @@ async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitC
         row = applyObservation(row, c.isUpdate ? c.patch : { ...c.patch, type: c.type }, rc);
       observations.push(row);
     }
-    if (ctx.models && observations.length > 0) {
-      const pricing = await ctx.models.pricingFor(ctx.projectId);
-      for (const row of observations) priceLegacyRow(pricing, row);
-    }
+    if (pricing) for (const row of observations) priceLegacyRow(pricing, row);
   }
   // Legacy tables first, then staging: a retry after a partial failure rewrites the same rows.
   await Promise.all([
