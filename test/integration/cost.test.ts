@@ -12,61 +12,25 @@ import { type LangfuseGenerationAttributes, startObservation } from '@langfuse/t
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import { Langfuse } from 'langfuse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bounded, eventually } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWebPerMode,
-  type WebServer,
-} from '../fixtures/service.ts';
+import type { Mode, Project } from '../fixtures/service.ts';
 
-type Mode = keyof typeof MODE_ENV;
-const MODES = Object.keys(MODE_ENV) as Mode[];
 /** Which observation reads each mode serves (the legacy tables' v1, the events tables' v2). */
 const READS: Record<Mode, ('v1' | 'v2')[]> = { legacy: ['v1'], dual: ['v1', 'v2'], events_only: ['v2'] };
 const GPT_4O_ID = 'b9854a5c92dc496b997d99d20';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-const webs = {} as Record<Mode, WebServer>;
-const projects = {} as Record<Mode, Project>;
+const env = modeWebsForSuite('cost');
+const { webs, projects } = env;
 let other: Project;
-
-beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  Object.assign(webs, await startWebPerMode(base));
-  for (const mode of MODES) projects[mode] = await createProject(base, `cost-${mode}`);
-  other = await createProject(base, 'cost-other');
+beforeAll(() => {
+  other = env.other;
 });
 
-afterAll(async () => {
-  await Promise.all(Object.values(webs).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pg?.stop()]);
-});
-
-type Body = Record<string, unknown>;
-async function call(mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) {
-  const res = await fetch(`${webs[mode].url}${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(p),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Body };
-}
+const call = (mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) =>
+  callApi(webs[mode], p, method, path, body);
 const client5 = (mode: Mode, p: Project = projects[mode]) =>
   new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });
 
