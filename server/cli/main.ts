@@ -47,6 +47,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,
   },
+  models: {
+    summary: 'load built-in model prices from a price file: load FILE [--json]',
+    load: async () => (await import('./models.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

@@ -20,6 +20,7 @@ import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
 import { localBlobsPlugin } from './plugins/local-blobs.ts';
 import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
+import { modelsPlugin } from './plugins/models.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { otlpPlugin } from './plugins/otlp.ts';
 import { projectsPlugin } from './plugins/projects.ts';
@@ -84,6 +85,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoresPlugin, { ctx });
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
+    api.register(modelsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
     api.register(mediaPlugin, { ctx });
     api.register(exportsPlugin, { ctx });

@@ -289,6 +289,25 @@ CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_
     up: 'ALTER TABLE users ADD COLUMN IF NOT EXISTS v4_preview BOOLEAN NOT NULL DEFAULT false;',
     down: 'ALTER TABLE users DROP COLUMN IF EXISTS v4_preview;',
   },
+  {
+    version: 16,
+    name: 'model_definitions',
+    bothReleases: true,
+    // Built-in definitions have no project; a project's own override them. Tiers (conditions and
+    // prices per usage type) live in the row: they are read and written with their model only.
+    up: `
+CREATE TABLE IF NOT EXISTS models (
+  id TEXT PRIMARY KEY, project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+  model_name TEXT NOT NULL, match_pattern TEXT NOT NULL, start_date TIMESTAMPTZ, unit TEXT,
+  tokenizer_id TEXT, tokenizer_config JSONB, pricing_tiers JSONB NOT NULL,
+  source TEXT, source_date DATE,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS models_project_name_idx ON models(project_id, model_name)
+  WHERE project_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS models_project_idx ON models(project_id);`,
+    down: 'DROP TABLE IF EXISTS models;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
