@@ -16,6 +16,7 @@ import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
 import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
+import { llmConnectionsPlugin } from './plugins/llm-connections.ts';
 import { localBlobsPlugin } from './plugins/local-blobs.ts';
 import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
@@ -94,6 +95,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });
+    api.register(llmConnectionsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -289,6 +289,23 @@ CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_
     up: 'ALTER TABLE users ADD COLUMN IF NOT EXISTS v4_preview BOOLEAN NOT NULL DEFAULT false;',
     down: 'ALTER TABLE users DROP COLUMN IF EXISTS v4_preview;',
   },
+  {
+    version: 16,
+    name: 'llm_connections',
+    bothReleases: true,
+    // One connection per provider name per project. `secret_key` and `extra_headers` hold AES-256-GCM
+    // ciphertext (server/llm/secrets.ts); only the masked key and the header names are readable.
+    up: `
+CREATE TABLE IF NOT EXISTS llm_connections (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  provider TEXT NOT NULL, adapter TEXT NOT NULL, secret_key TEXT NOT NULL, display_secret_key TEXT NOT NULL,
+  base_url TEXT, custom_models TEXT[] NOT NULL DEFAULT '{}', with_default_models BOOLEAN NOT NULL DEFAULT true,
+  extra_headers TEXT, extra_header_keys TEXT[] NOT NULL DEFAULT '{}', config JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, provider)
+);`,
+    down: 'DROP TABLE IF EXISTS llm_connections;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
