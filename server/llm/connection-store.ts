@@ -105,6 +105,18 @@ export interface UsableConnection extends LlmConnection {
   extraHeaders: Record<string, string>;
 }
 
+export async function findConnection(
+  pool: pg.Pool,
+  projectId: string,
+  provider: string,
+): Promise<LlmConnection | undefined> {
+  const { rows } = await pool.query<ConnectionRow>(
+    'SELECT * FROM llm_connections WHERE project_id = $1 AND provider = $2',
+    [projectId, provider],
+  );
+  return rows[0] && toConnection(rows[0]);
+}
+
 export async function findUsableConnection(
   pool: pg.Pool,
   key: Buffer,

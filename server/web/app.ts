@@ -5,12 +5,14 @@
  * family gates its routes on the write mode itself. `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
+import { evaluationsPlugin } from './plugins/evaluations.ts';
 import { exportsPlugin } from './plugins/exports.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
@@ -95,7 +97,12 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });
-    api.register(llmConnectionsPlugin, { ctx });
+    api.register(llmConnectionsPlugin, {
+      ctx,
+      onDeleted: async (projectId, provider) =>
+        void (await pauseRulesOfProvider(ctx.pool, projectId, provider)),
+    });
+    api.register(evaluationsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {
