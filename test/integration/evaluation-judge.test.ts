@@ -4,9 +4,11 @@
  * observation rule are created through the public API; `observatory worker` finds the matching
  * observations, asks the judge (llama.cpp's server with SmolLM2-135M on 127.0.0.1, reached only
  * because 127.0.0.1 is whitelisted) through the `openai` adapter, and the `EVAL` scores are read
- * back through `GET /api/public/v3/scores`. Write mode events_only: observation rules read
- * version 4 events. Also: the rule pauses when its connection is deleted, and a judgment whose
- * model server was killed is retried and completes once the server is back.
+ * back through `GET /api/public/v3/scores`. Observation rules read version 4 events, so they run
+ * in the two modes that write them: events_only, then dual (dual_write, with the preview) on the
+ * same stores; legacy writes no events and runs none. Also: a judgment whose model server was
+ * killed is retried and completes once the server is back, and the rule pauses when its
+ * connection is deleted.
  * The model's verdicts are not judged (a 135M model), only what the service makes of them.
  */
 import { randomBytes } from 'node:crypto';
@@ -36,6 +38,7 @@ let web: WebServer;
 let worker: WebServer;
 let project: Project;
 let db: pgLib.Client;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   [pg, ch, redis, judge] = await Promise.all([
@@ -44,7 +47,7 @@ beforeAll(async () => {
     startRedis(),
     startJudge(),
   ]);
-  const env = {
+  env = {
     DATABASE_URL: pg.url,
     CLICKHOUSE_URL: ch.url,
     REDIS_URL: redis.url,
@@ -252,5 +255,40 @@ describe('observation rules judged by a real model', () => {
     await new Promise((r) => setTimeout(r, 6_000));
     expect(await execution(o.generationId)).toBeUndefined();
     expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+  });
+});
+
+describe('in write mode dual with the preview (the other mode that writes version 4 events)', () => {
+  it('judges an observation the SDK sent through the dual-write path', async () => {
+    await Promise.all([web.stop(), worker.stop()]);
+    const dual = {
+      ...env,
+      SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
+      SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+      SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'true',
+      SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',
+      SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '0',
+    };
+    web = await startWeb(dual);
+    worker = await startWorker(dual);
+    expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
+    expect(
+      (await call('PATCH', `/unstable/evaluation-rules/${ruleId}`, { enabled: true })).body,
+    ).toMatchObject({
+      status: 'active',
+    });
+    const o = await sendQa('What colour is the sky?', 'Blue');
+    const [score] = await waitFor('the EVAL score in dual', async () => {
+      const s = await evalScores({ traceId: o.traceId, id: o.generationId });
+      return s.length > 0 ? s : undefined;
+    });
+    expect(score).toMatchObject({
+      source: 'EVAL',
+      name: 'qa-correctness',
+      dataType: 'CATEGORICAL',
+      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
+    });
+    expect(CATEGORIES).toContain(score!.value);
+    expect(await execution(o.spanId)).toBeUndefined();
   });
 });
