@@ -7,17 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 
-export interface Execution {
-  id: string;
-  projectId: string;
-  ruleId: string;
-  evaluatorId: string;
-  traceId: string;
-  observationId: string;
-  observationStartTime: string;
-  attempts: number;
-}
-
 export interface NewExecution {
   projectId: string;
   ruleId: string;
@@ -25,6 +14,11 @@ export interface NewExecution {
   traceId: string;
   observationId: string;
   observationStartTime: string;
+}
+
+export interface Execution extends NewExecution {
+  id: string;
+  attempts: number;
 }
 
 /** Enqueues each (rule, evaluator, observation) once; returns how many were new. */

@@ -105,16 +105,21 @@ export interface UsableConnection extends LlmConnection {
   extraHeaders: Record<string, string>;
 }
 
+async function connectionRow(pool: pg.Pool, projectId: string, provider: string) {
+  const { rows } = await pool.query<ConnectionRow>(
+    'SELECT * FROM llm_connections WHERE project_id = $1 AND provider = $2',
+    [projectId, provider],
+  );
+  return rows[0];
+}
+
 export async function findConnection(
   pool: pg.Pool,
   projectId: string,
   provider: string,
 ): Promise<LlmConnection | undefined> {
-  const { rows } = await pool.query<ConnectionRow>(
-    'SELECT * FROM llm_connections WHERE project_id = $1 AND provider = $2',
-    [projectId, provider],
-  );
-  return rows[0] && toConnection(rows[0]);
+  const r = await connectionRow(pool, projectId, provider);
+  return r && toConnection(r);
 }
 
 export async function findUsableConnection(
@@ -123,11 +128,7 @@ export async function findUsableConnection(
   projectId: string,
   provider: string,
 ): Promise<UsableConnection | undefined> {
-  const { rows } = await pool.query<ConnectionRow>(
-    'SELECT * FROM llm_connections WHERE project_id = $1 AND provider = $2',
-    [projectId, provider],
-  );
-  const r = rows[0];
+  const r = await connectionRow(pool, projectId, provider);
   if (!r) return undefined;
   return {
     ...toConnection(r),

@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,
-  basicAuth,
   createProject,
   type Project,
   startAnalyticsServer,
@@ -44,20 +44,9 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), pg?.stop()]);
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are JSON read field by field
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown, p: Project = project) {
-  const res = await fetch(`${web.url}/api/public${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(p),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Body };
-}
+type Body = JsonBody;
+const call = (method: string, path: string, body?: unknown, p: Project = project) =>
+  callJson(`${web.url}/api/public`, p, method, path, body);
 
 const connection = () =>
   call('PUT', '/llm-connections', {

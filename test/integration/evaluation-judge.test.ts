@@ -15,13 +15,13 @@ import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
-  basicAuth,
   createProject,
   type Project,
   startAnalyticsServer,
@@ -69,20 +69,9 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), pg?.stop(), redis?.stop(), judge?.stop()]);
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are JSON read field by field
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${web.url}/api/public${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(project),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Body };
-}
+type Body = JsonBody;
+const call = (method: string, path: string, body?: unknown) =>
+  callJson(`${web.url}/api/public`, project, method, path, body);
 
 const CONNECTION = () => ({
   provider: 'local-judge',

@@ -8,11 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson } from '../fixtures/api-client.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,
-  basicAuth,
   cli,
   createProject,
   type Env,
@@ -43,18 +43,8 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), pg?.stop()]);
 });
 
-async function call(method: string, path: string, body?: unknown, p: Project = project) {
-  const res = await fetch(`${web.url}${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(p),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
+const call = (method: string, path: string, body?: unknown, p: Project = project) =>
+  callJson(web.url, p, method, path, body);
 
 const SECRET = 'sk-test-abcdefghijklmnop-9876';
 

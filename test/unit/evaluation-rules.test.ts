@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { keyedLimiter } from '../../server/evaluation/job.ts';
 import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
 import {
   jsonPathProblem,
@@ -7,6 +8,7 @@ import {
   sampled,
   selectValue,
 } from '../../server/evaluation/rules.ts';
+import { buildScan } from '../../server/evaluation/scan.ts';
 
 describe('prompt variables', () => {
   it('are the placeholders in order of first appearance, rendered as text or JSON', () => {
@@ -86,4 +88,64 @@ describe('outputs', () => {
   ] as const)('%#: checks an answer', (d, answer, expected) =>
     expect(checkAnswer(d, answer)).toMatchObject(expected),
   );
+});
+
+describe('per-connection limit', () => {
+  it('runs at most `size` at once per key, the others in order, and other keys freely', async () => {
+    const limit = keyedLimiter(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const task = (i: number) => async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      order.push(i);
+      return i;
+    };
+    const other = limit('b', async () => 'b');
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => limit('a', task(i))));
+    expect(results).toEqual([1, 2, 3, 4, 5]);
+    expect(peak).toBe(2);
+    expect(await other).toBe('b');
+    await expect(limit('a', async () => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(await limit('a', async () => 'after a failure')).toBe('after a failure');
+  });
+});
+
+describe('rule scan', () => {
+  it('reads the rule’s matches in its window, filters compiled with bound values only', () => {
+    const q = buildScan(
+      {
+        id: 'r',
+        projectId: 'p1',
+        name: 'n',
+        target: 'observation',
+        enabled: true,
+        sampling: 1,
+        filter: [
+          { type: 'stringOptions', column: 'name', operator: 'any of', value: ["qa'; DROP"] },
+          { type: 'arrayOptions', column: 'calledToolNames', operator: 'any of', value: ['search'] },
+        ],
+        pausedReason: null,
+        pausedMessage: null,
+        assignments: [],
+        createdAt: '',
+        updatedAt: '',
+      },
+      '2026-11-26T10:00:00.000Z',
+      '2026-11-26T10:01:00.000Z',
+    );
+    expect(q.sql).toContain('FROM events_full FINAL');
+    expect(q.sql).toContain('hasAny(tool_call_names, {p4:Array(String)})');
+    expect(q.sql).not.toContain('DROP');
+    expect(Object.values(q.params)).toEqual([
+      'p1',
+      '2026-11-26 10:00:00.000000',
+      '2026-11-26 10:01:00.000000',
+      ["qa'; DROP"],
+      ['search'],
+    ]);
+  });
 });
