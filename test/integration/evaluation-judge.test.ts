@@ -7,8 +7,8 @@
  * back through `GET /api/public/v3/scores`. Observation rules read version 4 events, so they run
  * in the two modes that write them: events_only, then dual (dual_write, with the preview) on the
  * same stores; legacy writes no events and runs none. Also: a judgment whose model server was
- * killed is retried and completes once the server is back, and the rule pauses when its
- * connection is deleted.
+ * killed is retried and completes once the server is back, one that keeps failing ends as ERROR
+ * with its reason, and the rule pauses when its connection is deleted.
  * The model's verdicts are not judged (a 135M model), only what the service makes of them.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,6 +17,7 @@ import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
@@ -223,8 +224,63 @@ describe('observation rules judged by a real model', () => {
     expect(done!.attempts).toBeGreaterThanOrEqual(2);
   });
 
+  it('a judgment that keeps failing ends as ERROR with its reason after its attempts, and stores no score', async () => {
+    const deadPort = await freePort();
+    expect(
+      (
+        await call('PUT', '/llm-connections', {
+          ...CONNECTION(),
+          provider: 'dead-judge',
+          baseURL: `http://127.0.0.1:${deadPort}/v1`,
+        })
+      ).status,
+    ).toBe(200);
+    const evaluator = await call('POST', '/unstable/evaluators', {
+      name: 'dead-check',
+      prompt: 'Answer: {{answer}}',
+      outputDefinition: {
+        dataType: 'BOOLEAN',
+        reasoning: { description: 'Why.' },
+        score: { description: 'Fine?' },
+      },
+      modelConfig: { provider: 'dead-judge', model: JUDGE_MODEL },
+    });
+    expect(evaluator.status).toBe(200);
+    const rule = await call('POST', '/unstable/evaluation-rules', {
+      name: 'dead-live',
+      evaluator: { name: 'dead-check' },
+      target: 'observation',
+      enabled: true,
+      filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['dead-qa'] }],
+      mapping: [{ variable: 'answer', source: 'output' }],
+    });
+    expect(rule.status).toBe(200);
+    const o = await withSdkTracer(project, web.url, () => {
+      const gen = startObservation('dead-qa', { input: 'hi' }, { asType: 'generation' });
+      gen.update({ output: 'hello' });
+      gen.end();
+      return { traceId: gen.traceId, generationId: gen.id };
+    });
+    // Four attempts, 2 + 4 + 8 s apart.
+    const failed = await waitFor('the final failure', async () => {
+      const row = await execution(o.generationId);
+      return row?.status === 'ERROR' ? row : undefined;
+    });
+    expect(failed).toMatchObject({
+      attempts: 4,
+      rule_id: rule.body.id,
+      score_id: null,
+      provider: 'dead-judge',
+    });
+    expect(failed.error).toMatch(/^provider unreachable: .*ECONNREFUSED.* \(after 4 attempts\)$/);
+    expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+    expect((await call('DELETE', `/unstable/evaluation-rules/${rule.body.id}`)).status).toBe(200);
+  });
+
   it('deleting the connection pauses the rule, and later observations are not judged', async () => {
-    const [conn] = (await call('GET', '/llm-connections')).body.data as Body[];
+    const conn = ((await call('GET', '/llm-connections')).body.data as Body[]).find(
+      (c) => c['provider'] === 'local-judge',
+    );
     expect((await call('DELETE', `/llm-connections/${conn!.id}`)).status).toBe(200);
     expect((await call('GET', `/unstable/evaluation-rules/${ruleId}`)).body).toMatchObject({
       enabled: true,
