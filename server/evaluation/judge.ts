@@ -6,6 +6,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { LlmSettings } from '../config/env.ts';
+import { eventsRow } from '../ingestion/otel-records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
 import { buildCall, readAnswer } from '../llm/adapters.ts';
@@ -13,6 +14,7 @@ import { findUsableConnection } from '../llm/connection-store.ts';
 import { AddressRefused, postJson } from '../llm/guarded-http.ts';
 import { Params } from '../reads/sql.ts';
 import type { Execution, Outcome } from './executions.ts';
+import { type JudgeCall, judgeTrace } from './judge-trace.ts';
 import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
 import { type MappingEntry, renderPrompt, selectValue, tryParse } from './rules.ts';
 import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
@@ -77,6 +79,22 @@ function sourceValue(o: ObservationRow, m: MappingEntry): unknown {
   }
 }
 
+function usageOf(body: unknown): { input?: number; output?: number } {
+  const u = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
+  const n = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const input = n(u?.['prompt_tokens']) ?? n(u?.['input_tokens']);
+  const output = n(u?.['completion_tokens']) ?? n(u?.['output_tokens']);
+  return { ...(input === undefined ? {} : { input }), ...(output === undefined ? {} : { output }) };
+}
+
+/** Writes the judge's call as a trace of the evaluated project; returns its trace id. */
+async function writeJudgeTrace(deps: JudgeDeps, e: Execution, c: JudgeCall): Promise<string> {
+  const o = judgeTrace(c);
+  const attribution = { apiKey: '', sdkName: 'observatory-evaluator', sdkVersion: '1' };
+  await deps.store.insert('events_full', [eventsRow(o, e.projectId, attribution, Date.now())]);
+  return o.traceId;
+}
+
 const retryOrFail = (deps: JudgeDeps, e: Execution, error: string, provider: string): Outcome =>
   e.attempts < deps.maxAttempts
     ? { status: 'RETRY', error, provider, delayMs: deps.backoffBaseMs * 2 ** (e.attempts - 1) }
@@ -127,14 +145,27 @@ export async function judge(
   );
   return limit(`${e.projectId}/${connection.id}`, async () => {
     let judgment: Judgment;
+    let traceId: string;
     try {
+      const startTime = new Date().toISOString();
       const res = await postJson(deps.llm, call.url, call.headers, call.body, deps.timeoutMs);
       const answer = readAnswer(connection.adapter, res.status, res.body, res.text);
-      if (!answer.ok)
-        return answer.retryable
-          ? retryOrFail(deps, e, answer.reason, provider)
-          : { status: 'ERROR', error: answer.reason, provider };
-      judgment = checkAnswer(evaluator.outputDefinition, answer.value);
+      judgment = answer.ok
+        ? checkAnswer(evaluator.outputDefinition, answer.value)
+        : { ok: false, reason: answer.reason };
+      traceId = await writeJudgeTrace(deps, e, {
+        evaluatorName: evaluator.name,
+        model,
+        messages: (call.body as { messages?: unknown }).messages ?? call.body,
+        answerText: res.text.slice(0, 100_000),
+        usage: usageOf(res.body),
+        startTime,
+        endTime: new Date().toISOString(),
+        level: judgment.ok ? 'DEFAULT' : 'ERROR',
+        statusMessage: judgment.ok ? null : judgment.reason,
+        metadata: { execution_id: e.id, evaluation_rule_id: rule.id, observation_id: e.observationId },
+      });
+      if (!answer.ok && !answer.retryable) return { status: 'ERROR', error: answer.reason, provider };
     } catch (err) {
       if (err instanceof AddressRefused)
         return { status: 'ERROR', error: `refused: ${err.message}`, provider };
@@ -170,12 +201,13 @@ export async function judge(
           evaluator_id: evaluator.id,
           evaluator_version: String(evaluator.version),
           execution_id: e.id,
+          execution_trace_id: traceId,
         },
         author_user_id: null,
         config_id: null,
         data_type: judgment.dataType,
         queue_id: null,
-        execution_trace_id: null,
+        execution_trace_id: traceId,
         created_at: chTime(now),
         updated_at: chTime(now),
         event_ts: chTime(now),

@@ -21,6 +21,8 @@ export function buildScan(rule: Rule, from: string, to: string) {
     `project_id = ${params.str(rule.projectId)}`,
     `created_at > ${params.time(from)}`,
     `created_at <= ${params.time(to)}`,
+    // The judge's own traces (and any other reserved environment) are never judged.
+    "NOT startsWith(environment, 'langfuse-')",
     ...compileFilters(rule.filter, RULE_OBSERVATION_COLUMNS, { params, textIndex: false }),
   ];
   const sql = [

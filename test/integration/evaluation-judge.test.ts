@@ -4,7 +4,8 @@
  * observation rule are created through the public API; `observatory worker` finds the matching
  * observations, asks the judge (llama.cpp's server with SmolLM2-135M on 127.0.0.1, reached only
  * because 127.0.0.1 is whitelisted) through the `openai` adapter, and the `EVAL` scores are read
- * back through `GET /api/public/v3/scores`. Observation rules read version 4 events, so they run
+ * back through `GET /api/public/v3/scores`, each linked to the judge's own call, a trace in the
+ * environment `langfuse-llm-as-a-judge` read through `GET /api/public/v2/observations`. Observation rules read version 4 events, so they run
  * in the two modes that write them: events_only, then dual (dual_write, with the preview) on the
  * same stores; legacy writes no events and runs none. Also: a judgment whose model server was
  * killed is retried and completes once the server is back, one that keeps failing ends as ERROR
@@ -198,6 +199,22 @@ describe('observation rules judged by a real model', () => {
       expect(score.comment.length).toBeGreaterThan(0);
       const row = await execution(o.generationId);
       expect(row).toMatchObject({ status: 'COMPLETED', score_id: score.id, rule_id: ruleId, error: null });
+      // The score links to the judge's own call, a trace of the project in its own environment.
+      const traceFilter = [
+        { type: 'string', column: 'traceId', operator: '=', value: score.metadata.execution_trace_id },
+      ];
+      const judgeCall = await call(
+        'GET',
+        `/v2/observations?fields=core,basic,io,model&filter=${encodeURIComponent(JSON.stringify(traceFilter))}`,
+      );
+      expect(judgeCall.body.data).toHaveLength(1);
+      expect(judgeCall.body.data[0]).toMatchObject({
+        type: 'GENERATION',
+        name: 'Execute evaluator: qa-correctness',
+        environment: 'langfuse-llm-as-a-judge',
+        level: 'DEFAULT',
+      });
+      expect(JSON.stringify(judgeCall.body.data[0])).toContain(String(score.value));
       // The span named `lookup` matches neither filter: no execution, no score.
       expect(await execution(o.spanId)).toBeUndefined();
       expect(await evalScores({ traceId: o.traceId, id: o.spanId })).toEqual([]);
