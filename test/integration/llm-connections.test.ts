@@ -2,8 +2,8 @@
  * LLM connections through `observatory web` on real PostgreSQL and the ClickHouse engine, driven
  * by plain HTTP as any client of the reference's API: the reference's shapes, secrets stored
  * encrypted and never returned, base URLs refused when they reach private or metadata addresses
- * (only 127.0.0.1 is whitelisted here), another project's key changes nothing, and a web without
- * ENCRYPTION_KEY refuses to start once a connection is stored.
+ * (only 127.0.0.1 is whitelisted here), another project's key changes nothing, and a web or a
+ * worker without ENCRYPTION_KEY refuses to start once a connection is stored.
  */
 import { randomBytes } from 'node:crypto';
 import pgLib from 'pg';
@@ -150,7 +150,7 @@ describe('LLM connections', () => {
     expect((await call('DELETE', `/api/public/llm-connections/${conn!.id}`)).status).toBe(404);
   });
 
-  it('a web without ENCRYPTION_KEY refuses to start once a connection is stored; a malformed key is refused always', async () => {
+  it('a web or worker without ENCRYPTION_KEY refuses to start once a connection is stored; a malformed key is refused always', async () => {
     await call('PUT', '/api/public/llm-connections', {
       provider: 'kept',
       adapter: 'anthropic',
@@ -163,6 +163,15 @@ describe('LLM connections', () => {
     );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('ENCRYPTION_KEY is required: LLM connections are stored');
+    const worker = await cli(
+      ['worker'],
+      { ...base, REDIS_URL: 'redis://127.0.0.1:1', HOST: '127.0.0.1', PORT: String(await freePort()) },
+      60_000,
+    );
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain(
+      'observatory worker: ENCRYPTION_KEY is required: LLM connections are stored',
+    );
     const malformed = await cli(['web'], { ...base, ENCRYPTION_KEY: 'xyz' }, 60_000);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('ENCRYPTION_KEY must be 64 hex characters');
