@@ -6,6 +6,7 @@
  */
 import { JSONPath } from 'jsonpath-plus';
 import { z } from 'zod';
+import { OBSERVATION_TYPES } from '../otel/types.ts';
 import { OBSERVATION_COLUMNS } from '../reads/events-columns.ts';
 import { type ColumnTable, compileFilters, type FilterCondition, filterCondition } from '../reads/filters.ts';
 import { Params } from '../reads/sql.ts';
@@ -156,18 +157,7 @@ const OBSERVATION_FILTER_COLUMNS = [
   'toolCalls',
 ];
 const CLOSED_VALUES: Record<string, string[]> = {
-  type: [
-    'GENERATION',
-    'SPAN',
-    'EVENT',
-    'AGENT',
-    'TOOL',
-    'CHAIN',
-    'RETRIEVER',
-    'EVALUATOR',
-    'EMBEDDING',
-    'GUARDRAIL',
-  ],
+  type: [...OBSERVATION_TYPES],
   level: ['DEBUG', 'DEFAULT', 'WARNING', 'ERROR'],
 };
 
