@@ -9,7 +9,9 @@
  * in the two modes that write them: events_only, then dual (dual_write, with the preview) on the
  * same stores; legacy writes no events and runs none. Also: a judgment whose model server was
  * killed is retried and completes once the server is back, one that keeps failing ends as ERROR
- * with its reason, and the rule pauses when its connection is deleted.
+ * with its reason, a worker without the whitelist refuses the call (the address is checked on
+ * every call, not only when the connection was stored), and the rule pauses when its connection
+ * is deleted.
  * The model's verdicts are not judged (a 135M model), only what the service makes of them.
  */
 import { randomBytes } from 'node:crypto';
@@ -292,6 +294,24 @@ describe('observation rules judged by a real model', () => {
     expect(failed.error).toMatch(/^provider unreachable: .*ECONNREFUSED.* \(after 4 attempts\)$/);
     expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
     expect((await call('DELETE', `/unstable/evaluation-rules/${rule.body.id}`)).status).toBe(200);
+  });
+
+  it('the worker checks the address again on every call: without the whitelist it refuses and records why', async () => {
+    await worker.stop();
+    worker = await startWorker({ ...env, SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '' });
+    try {
+      const o = await sendQa('Is this call allowed?', 'No');
+      const refused = await waitFor('the refused judgment', async () => {
+        const row = await execution(o.generationId);
+        return row?.status === 'ERROR' ? row : undefined;
+      });
+      expect(refused.error).toMatch(/^refused: host 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback/);
+      expect(refused.attempts).toBe(1);
+      expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+    } finally {
+      await worker.stop();
+      worker = await startWorker(env);
+    }
   });
 
   it('deleting the connection pauses the rule, and later observations are not judged', async () => {
