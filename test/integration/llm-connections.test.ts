@@ -3,11 +3,14 @@
  * by plain HTTP as any client of the reference's API: the reference's shapes, secrets stored
  * encrypted and never returned, base URLs refused when they reach private or metadata addresses
  * (only 127.0.0.1 is whitelisted here), another project's key changes nothing, and a web or a
- * worker without ENCRYPTION_KEY refuses to start once a connection is stored.
+ * worker without ENCRYPTION_KEY refuses to start once a connection is stored. Last, the
+ * relational migrations 16-17 go down and up again.
  */
 import { randomBytes } from 'node:crypto';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { callJson } from '../fixtures/api-client.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
@@ -175,5 +178,33 @@ describe('LLM connections', () => {
     const malformed = await cli(['web'], { ...base, ENCRYPTION_KEY: 'xyz' }, 60_000);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('ENCRYPTION_KEY must be 64 hex characters');
+  });
+});
+
+describe('the relational migrations of connections and evaluation', () => {
+  it('go down to 15 (tables gone) and up again (tables back, empty)', async () => {
+    const pool = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    const tables = async () =>
+      (
+        await pool.query<{ t: string }>(
+          "SELECT table_name AS t FROM information_schema.tables WHERE table_name IN ('llm_connections', 'evaluators', 'evaluation_rules', 'evaluation_rule_evaluators', 'evaluation_executions') ORDER BY 1",
+        )
+      ).rows.map((r) => r.t);
+    try {
+      const m = new RelationalMigrator(pool, relationalMigrationsFor('4'));
+      expect(await m.version()).toBe(17);
+      expect(await m.down(15)).toEqual([17, 16]);
+      expect(await tables()).toEqual([]);
+      expect(await m.up()).toEqual([16, 17]);
+      expect(await tables()).toEqual([
+        'evaluation_executions',
+        'evaluation_rule_evaluators',
+        'evaluation_rules',
+        'evaluators',
+        'llm_connections',
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 });
