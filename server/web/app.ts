@@ -5,9 +5,11 @@
  * family gates its routes on the write mode itself. `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
+import { BadRequest } from './errors.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
@@ -45,6 +47,24 @@ export interface WebOptions {
   metricsApp?: FastifyInstance;
 }
 
+/** Every JSON body is parsed as Fastify does, then refused past MAX_JSON_DEPTH levels of nesting. */
+function boundJsonDepth(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parseJson(req, String(body), (err, value) => {
+      if (err) return done(err, undefined);
+      if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+        return done(
+          new BadRequest(`JSON body nested deeper than the limit of ${MAX_JSON_DEPTH} levels`),
+          undefined,
+        );
+      }
+      done(null, value);
+    });
+  });
+}
+
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
   // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
   const app = Fastify({
@@ -52,6 +72,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     bodyLimit: 1024 * 1024,
   });
   app.setErrorHandler(handleError);
+  boundJsonDepth(app);
   collectRouteSpecs(app);
   instrumentRequests(app, opts.metricsApp);
 

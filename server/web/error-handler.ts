@@ -3,7 +3,9 @@
  * (bad JSON, body too large, unsupported content type) stay 4xx; a datastore that is down answers
  * 503 with Retry-After; anything else is a bug: 500, logged, and nothing of it echoed.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
 
 /** Seconds a client waits before retrying a request that met a store that is down. */
@@ -26,9 +28,37 @@ export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply
     );
 }
 
-export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+/**
+ * Reads and discards the rest of a request body, up to MAX_DRAIN_BYTES or MAX_DRAIN_MS, so that the
+ * answer is read by a client that is still sending (the connection closes after it).
+ */
+function drain(raw: IncomingMessage): Promise<void> {
+  if (raw.complete || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let received = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', done).off('error', done).off('close', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > MAX_DRAIN_BYTES) done();
+    };
+    const timer = setTimeout(done, MAX_DRAIN_MS);
+    raw.on('data', onData).on('end', done).on('error', done).on('close', done);
+    raw.resume();
+  });
+}
+
+export async function handleError(
+  err: FastifyError,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   if (err instanceof HttpError) return sendHttpError(reply, err);
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    await drain(req.raw);
     return reply.code(413).send({ message: `Request body too large: ${err.message}` });
   }
   // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.

@@ -9,14 +9,33 @@ import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
-import { OtlpDecodeError } from '../../otel/errors.ts';
-import { mapExport } from '../../otel/map-spans.ts';
+import { OtlpDecodeError, OtlpValidationError } from '../../otel/errors.ts';
+import { mapSpans } from '../../otel/map-spans.ts';
+import type { ExportTraceServiceRequest } from '../../otel/otlp-types.ts';
+import type { MapContext, OtelObservation } from '../../otel/types.ts';
 import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
 import { attributionOf, producerHeader, recordRefusedPath } from '../context.ts';
 import type { PluginOptions } from './types.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
 export const OTLP_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** Longest stretch the mapping runs before letting other requests (health checks included) in. */
+const MAP_SLICE_MS = 10;
+
+/** Maps span by span, yielding to the event loop every MAP_SLICE_MS, so a large export cannot hold the process. */
+async function mapYielding(request: ExportTraceServiceRequest, ctx: MapContext): Promise<OtelObservation[]> {
+  const spans: OtelObservation[] = [];
+  let sliceStart = performance.now();
+  for (const span of mapSpans(request, ctx)) {
+    spans.push(span);
+    if (performance.now() - sliceStart > MAP_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return spans;
+}
 
 export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx }) => {
   // OTLP bodies are decoded here (gzip, protobuf or JSON), so every content type arrives raw.
@@ -53,7 +72,17 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     if (invalid) return reply.code(400).send({ error: invalid.message, message: invalid.message });
 
     const attribution = attributionOf(req);
-    const spans = mapExport(request, { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion });
+    let spans: OtelObservation[];
+    try {
+      spans = await mapYielding(request, {
+        sdkName: attribution.sdkName,
+        sdkVersion: attribution.sdkVersion,
+      });
+    } catch (err) {
+      if (!(err instanceof OtlpValidationError)) throw err;
+      const message = `Invalid OTLP trace export: ${err.message}. The entire export was rejected; no spans were ingested.`;
+      return reply.code(400).send({ error: message, message });
+    }
     if (spans.length === 0) return reply.code(200).send({});
 
     const producer = {
