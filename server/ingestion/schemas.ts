@@ -59,18 +59,19 @@ export const eventBody = z.object(observationBase);
 export const spanBody = z.object({ ...observationBase, endTime: isoDate.nullish() });
 
 const usageNumber = z.number().nonnegative().nullish();
-export const usage = z.union([
-  z.object({
-    input: usageNumber,
-    output: usageNumber,
-    total: usageNumber,
-    unit: z.string().nullish(),
-    inputCost: z.number().nonnegative().nullish(),
-    outputCost: z.number().nonnegative().nullish(),
-    totalCost: z.number().nonnegative().nullish(),
-  }),
-  z.object({ promptTokens: usageNumber, completionTokens: usageNumber, totalTokens: usageNumber }),
-]);
+/** Either form the SDKs send (Langfuse's or OpenAI's names) in one object, so a refusal names its field. */
+export const usage = z.object({
+  input: usageNumber,
+  output: usageNumber,
+  total: usageNumber,
+  unit: z.string().nullish(),
+  inputCost: z.number().nonnegative().nullish(),
+  outputCost: z.number().nonnegative().nullish(),
+  totalCost: z.number().nonnegative().nullish(),
+  promptTokens: usageNumber,
+  completionTokens: usageNumber,
+  totalTokens: usageNumber,
+});
 
 const modelParam = z.union([
   z.string(),
