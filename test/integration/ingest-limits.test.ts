@@ -20,6 +20,7 @@ import {
   SimpleSpanProcessor,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevService, devAuth, startDev } from '../fixtures/dev.ts';
 import { removeDirSync } from '../fixtures/processes.ts';
@@ -294,5 +295,175 @@ describe('bodies', () => {
     const { result } = await exportSpan('json', big);
     expect(result.code).toBe(1);
     expect(failure(result)?.code).toBe(413);
+  });
+});
+
+describe('property: random and malformed ingestion never answers 5xx and loses nothing it accepted', () => {
+  // Ids that read back through a URL path as they are; other ids still go in, for the 5xx check.
+  const plainId = fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/);
+  const anyId = fc.oneof(plainId, fc.string({ maxLength: 30 }), fc.constant(''));
+  const time = fc.oneof(
+    fc
+      .date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true })
+      .map((d) => d.toISOString()),
+    fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+      .map((d) => d.toISOString()),
+    fc.string({ maxLength: 30 }),
+  );
+  const number = fc.oneof(fc.double(), fc.integer({ min: -1e9, max: 1e9 }), fc.string({ maxLength: 5 }));
+  const json = fc.jsonValue({ maxDepth: 4 });
+  const usage = fc.dictionary(
+    fc.constantFrom('input', 'output', 'total', 'totalCost', 'inputCost', 'promptTokens'),
+    number,
+  );
+  const event = fc.record({
+    id: anyId,
+    type: fc.constantFrom(
+      'trace-create',
+      'span-create',
+      'generation-create',
+      'event-create',
+      'score-create',
+      'bogus',
+    ),
+    timestamp: time,
+    body: fc.record(
+      {
+        id: fc.oneof(plainId, anyId),
+        traceId: fc.oneof(plainId, anyId),
+        name: fc.string({ maxLength: 20 }),
+        startTime: time,
+        endTime: time,
+        metadata: json,
+        input: json,
+        usage,
+        usageDetails: fc.dictionary(fc.string({ maxLength: 8 }), number),
+        costDetails: fc.dictionary(fc.string({ maxLength: 8 }), number),
+        value: number,
+      },
+      { requiredKeys: [] },
+    ),
+  });
+
+  const hex = (bytes: number) =>
+    fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
+  const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.record({ stringValue: fc.string({ maxLength: 40 }) }),
+      fc.record({ intValue: fc.oneof(fc.bigInt().map(String), fc.string({ maxLength: 8 })) }),
+      fc.record({ doubleValue: fc.oneof(fc.double(), fc.constantFrom('NaN', 'Infinity', '-1')) }),
+      fc.record({ boolValue: fc.boolean() }),
+      fc.record({ arrayValue: fc.record({ values: fc.array(tie('value'), { maxLength: 3 }) }) }),
+      fc.record({
+        kvlistValue: fc.record({
+          values: fc.array(fc.record({ key: fc.string(), value: tie('value') }), { maxLength: 3 }),
+        }),
+      }),
+      fc.anything(),
+    ),
+  })).value;
+  const attributeKey = fc.oneof(
+    fc.constantFrom(
+      'langfuse.observation.usage_details',
+      'langfuse.observation.cost_details',
+      'gen_ai.usage.input_tokens',
+      'llm.token_count.prompt',
+      'langfuse.observation.completion_start_time',
+      'langfuse.observation.metadata.x',
+      'langfuse.trace.metadata',
+      'gen_ai.prompt.0.content',
+      'langfuse.observation.type',
+      'ai.response.msToFirstChunk',
+      '__proto__',
+    ),
+    fc.string({ maxLength: 20 }),
+  );
+  const attributes = fc.array(
+    fc.record({
+      key: attributeKey,
+      value: fc.oneof(
+        anyValue,
+        fc.jsonValue({ maxDepth: 2 }).map((v) => ({ stringValue: JSON.stringify(v) })),
+      ),
+    }),
+    { maxLength: 8 },
+  );
+  const nanos = fc.oneof(
+    fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+    fc.bigInt({ min: 946684800n * 10n ** 9n, max: 4102444800n * 10n ** 9n }).map(String),
+    fc.string({ maxLength: 10 }),
+    fc.integer({ min: -1e6, max: 1e6 }),
+  );
+  const span = fc.record(
+    {
+      traceId: fc.oneof(hex(16), fc.string({ maxLength: 32 })),
+      spanId: fc.oneof(hex(8), hex(8), fc.string({ maxLength: 16 })),
+      parentSpanId: fc.oneof(hex(8), fc.constant('')),
+      name: fc.string({ maxLength: 20 }),
+      startTimeUnixNano: nanos,
+      endTimeUnixNano: nanos,
+      attributes,
+      events: fc.array(fc.record({ name: fc.string({ maxLength: 20 }), timeUnixNano: nanos, attributes }), {
+        maxLength: 2,
+      }),
+      status: fc.record({ code: fc.integer({ min: -1, max: 3 }), message: fc.string({ maxLength: 10 }) }),
+    },
+    { requiredKeys: ['traceId', 'spanId'] },
+  );
+
+  const accepted: { kind: 'traces' | 'observations'; id: string }[] = [];
+  const isPlain = (id: unknown): id is string => typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id);
+
+  it('batch ingestion', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 5 }), async (batch) => {
+        const r = await post('/api/public/ingestion', { batch });
+        expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
+        if (r.status !== 207) return;
+        for (const ok of r.body.successes) {
+          const e = batch.find((b) => b.id === ok.id);
+          if (!e || !isPlain(e.body.id)) continue;
+          if (e.type === 'trace-create') accepted.push({ kind: 'traces', id: e.body.id });
+          else if (e.type.endsWith('-create') && e.type !== 'score-create')
+            accepted.push({ kind: 'observations', id: e.body.id });
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('OTLP/JSON exports', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(span, { minLength: 1, maxLength: 4 }),
+        attributes,
+        async (spans, resourceAttributes) => {
+          const body = {
+            resourceSpans: [
+              {
+                resource: { attributes: resourceAttributes },
+                scopeSpans: [{ scope: { name: 'fuzz' }, spans }],
+              },
+            ],
+          };
+          const r = await post('/api/public/otel/v1/traces', body);
+          expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
+          if (r.status === 200)
+            for (const s of spans) accepted.push({ kind: 'observations', id: String(s.spanId) });
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('everything accepted above reads back', async () => {
+    expect(accepted.length).toBeGreaterThan(0);
+    const missing: string[] = [];
+    for (const { kind, id } of accepted) {
+      if ((await get(`/api/public/${kind}/${encodeURIComponent(id)}`)) !== 200) missing.push(`${kind}/${id}`);
+    }
+    expect(missing).toEqual([]);
   });
 });
