@@ -59,14 +59,7 @@ function text(value: unknown): string | null {
  * OtlpValidationError for a value it refuses (a negative token count, a time out of range).
  */
 export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = {}): OtelObservation[] {
-  return [...mapSpans(request, ctx)];
-}
-
-/** mapExport one span at a time, so that a caller can let other work run between spans. */
-export function* mapSpans(
-  request: ExportTraceServiceRequest,
-  ctx: MapContext = {},
-): Generator<OtelObservation> {
+  const observations: OtelObservation[] = [];
   const nowMicros = BigInt((ctx.now ?? new Date()).getTime()) * 1000n;
   for (const rs of objects<ExportTraceServiceRequest['resourceSpans'][number]>(request?.resourceSpans)) {
     const resourceAttrs = toAttributes(rs.resource?.attributes);
@@ -83,9 +76,10 @@ export function* mapSpans(
         instrumentation: instrumentationOf(resourceAttrs, scopeName, scopeVersion, ctx),
         nowMicros,
       };
-      for (const span of objects<OtlpSpan>(ss.spans)) yield mapNamed(span, scope);
+      for (const span of objects<OtlpSpan>(ss.spans)) observations.push(mapNamed(span, scope));
     }
   }
+  return observations;
 }
 
 function instrumentationOf(

@@ -8,34 +8,13 @@ import { otelTargets } from '../../contract/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
-import { decodeTraceExport } from '../../otel/decode.ts';
-import { OtlpDecodeError, OtlpValidationError } from '../../otel/errors.ts';
-import { mapSpans } from '../../otel/map-spans.ts';
-import type { ExportTraceServiceRequest } from '../../otel/otlp-types.ts';
-import type { MapContext, OtelObservation } from '../../otel/types.ts';
-import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
+import { processExport } from '../../otel/export-pool.ts';
+import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { attributionOf, producerHeader, recordRefusedPath } from '../context.ts';
 import type { PluginOptions } from './types.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
 export const OTLP_BODY_LIMIT = 16 * 1024 * 1024;
-
-/** Longest stretch the mapping runs before letting other requests (health checks included) in. */
-const MAP_SLICE_MS = 10;
-
-/** Maps span by span, yielding to the event loop every MAP_SLICE_MS, so a large export cannot hold the process. */
-async function mapYielding(request: ExportTraceServiceRequest, ctx: MapContext): Promise<OtelObservation[]> {
-  const spans: OtelObservation[] = [];
-  let sliceStart = performance.now();
-  for (const span of mapSpans(request, ctx)) {
-    spans.push(span);
-    if (performance.now() - sliceStart > MAP_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
-  }
-  return spans;
-}
 
 export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx }) => {
   // OTLP bodies are decoded here (gzip, protobuf or JSON), so every content type arrives raw.
@@ -59,30 +38,19 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     if (version instanceof Error)
       return reply.code(400).send({ error: version.message, message: version.message });
 
-    let request: ReturnType<typeof decodeTraceExport>;
-    try {
-      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      request = decodeTraceExport(body, req.headers['content-type'], req.headers['content-encoding']);
-    } catch (err) {
-      if (!(err instanceof OtlpDecodeError)) throw err;
-      const code = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
-      return reply.code(code).send({ error: err.message, message: err.message });
-    }
-    const invalid = validateTraceExport(request);
-    if (invalid) return reply.code(400).send({ error: invalid.message, message: invalid.message });
-
     const attribution = attributionOf(req);
-    let spans: OtelObservation[];
-    try {
-      spans = await mapYielding(request, {
-        sdkName: attribution.sdkName,
-        sdkVersion: attribution.sdkVersion,
-      });
-    } catch (err) {
-      if (!(err instanceof OtlpValidationError)) throw err;
-      const message = `Invalid OTLP trace export: ${err.message}. The entire export was rejected; no spans were ingested.`;
-      return reply.code(400).send({ error: message, message });
+    const outcome = await processExport({
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      ctx: { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion },
+      nowMs: Date.now(),
+    });
+    if (outcome.kind === 'refused') {
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
     }
+    if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
+    const { spans } = outcome;
     if (spans.length === 0) return reply.code(200).send({});
 
     const producer = {
