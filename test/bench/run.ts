@@ -40,6 +40,7 @@ import {
   PLAIN_COPY,
   UNMERGED_INSERT,
 } from './history.ts';
+import { benchIngestLimits } from './ingest-limits.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
@@ -52,6 +53,7 @@ const FIGURES = [
   'backfill',
   'backfill-memory',
   'ingestion',
+  'ingest-limits',
   'reads',
   'exports',
   'ui',
@@ -161,6 +163,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
 if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
+if (selected('ingest-limits')) await benchIngestLimits();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();
 if (selected('exports')) await benchExports();
