@@ -67,8 +67,8 @@ export function timestampInRange(ms: number): boolean {
 export const TIMESTAMP_RANGE = '1900-01-01T00:00:00Z to 2299-12-31T23:59:59.999Z';
 
 /**
- * A body over its size limit is answered 413 only after reading (and discarding) what the client
- * still sends, up to this many bytes or this long: closing while it sends shows it a broken pipe
+ * A body over its size limit is answered 413 at once while what the client still sends is read
+ * and discarded, up to this many bytes or this long: closing while it sends shows it a broken pipe
  * instead of the 413, and OTel exporters retry a broken pipe but not a 413.
  */
 export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;

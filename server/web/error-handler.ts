@@ -4,6 +4,7 @@
  * 503 with Retry-After; anything else is a bug: 500, logged, and nothing of it echoed.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
@@ -29,36 +30,31 @@ export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply
 }
 
 /**
- * Reads and discards the rest of a request body, up to MAX_DRAIN_BYTES or MAX_DRAIN_MS, so that the
- * answer is read by a client that is still sending (the connection closes after it).
+ * Reads and discards the rest of a request body in the background, so that a client still sending
+ * reads the answer instead of a broken pipe; past MAX_DRAIN_BYTES or MAX_DRAIN_MS the connection
+ * is closed.
  */
-function drain(raw: IncomingMessage): Promise<void> {
-  if (raw.complete || raw.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let received = 0;
-    const done = () => {
-      clearTimeout(timer);
-      raw.off('data', onData).off('end', done).off('error', done).off('close', done);
-      resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > MAX_DRAIN_BYTES) done();
-    };
-    const timer = setTimeout(done, MAX_DRAIN_MS);
-    raw.on('data', onData).on('end', done).on('error', done).on('close', done);
-    raw.resume();
+function discardRest(raw: IncomingMessage): void {
+  if (raw.complete || raw.destroyed) return;
+  const socket = raw.socket as Socket & { destroySoon?: () => void };
+  const timer = setTimeout(() => socket.destroy(), MAX_DRAIN_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  // Node destroys a `connection: close` socket as soon as the answer is written, cutting off a
+  // client still sending; ending only our side lets it finish sending and read the answer.
+  socket.destroySoon = () => socket.end();
+  let received = 0;
+  raw.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > MAX_DRAIN_BYTES) socket.destroy();
   });
+  raw.resume();
 }
 
-export async function handleError(
-  err: FastifyError,
-  req: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof HttpError) return sendHttpError(reply, err);
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    await drain(req.raw);
+    discardRest(req.raw);
     return reply.code(413).send({ message: `Request body too large: ${err.message}` });
   }
   // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.
