@@ -8,9 +8,9 @@
  *      attributes, MAX_ATTRIBUTES_PER_SPAN on each span) against an ordinary export of the same
  *      size in bytes (512 spans of 8 attributes, the SDKs' batch); and the 100 000-attribute span of
  *      issue 24, refused now. BENCH_LIMITS_RUNS (default 5) of each, alternated.
- *   2. Span mapping (decode + validate + map, in this process) per attribute with 1x and 4x the
- *      attributes per span (1024 and 4096, keys spread over every prefix the mapping reads): the
- *      growth ratio is 1.0 when the mapping is linear.
+ *   2. Span mapping (decode + validate + map, in this process) CPU time per attribute with 1x and
+ *      4x the attributes per span (1024 and 4096, keys spread over every prefix the mapping reads),
+ *      median of 7 alternated runs: the growth ratio is 1.0 when the mapping is linear.
  */
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
@@ -177,29 +177,37 @@ async function benchLag(): Promise<void> {
   }
 }
 
-/** Microseconds per attribute to decode, validate and map an export (best of 5). */
-function mappingMicrosPerAttribute(attrsPerSpan: number): number {
-  const spans = 32;
-  const body = exportBytes(spans, attrsPerSpan, 8);
-  let best = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < 5; i++) {
-    const start = performance.now();
-    const request = decodeTraceExport(body, 'application/x-protobuf', undefined);
-    const refused = validateTraceExport(request);
-    if (refused) throw refused;
-    mapExport(request);
-    best = Math.min(best, performance.now() - start);
-  }
-  return (best * 1000) / (spans * attrsPerSpan);
+/**
+ * CPU microseconds (this process's user + system time, steadier than wall time on a shared machine)
+ * per attribute to decode, validate and map one export of 32 spans.
+ */
+function mappingMicrosPerAttribute(body: Buffer, attributes: number): number {
+  const start = process.cpuUsage();
+  const request = decodeTraceExport(body, 'application/x-protobuf', undefined);
+  const refused = validateTraceExport(request);
+  if (refused) throw refused;
+  mapExport(request);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / attributes;
 }
 
 function benchMapping(): void {
-  mappingMicrosPerAttribute(256); // warm-up
-  const one = mappingMicrosPerAttribute(MAX_ATTRIBUTES_PER_SPAN / 4);
-  const four = mappingMicrosPerAttribute(MAX_ATTRIBUTES_PER_SPAN);
-  process.stdout.write('\nSpan mapping (decode + validate + map), 32 spans, cost per attribute\n\n');
-  line(`1x: ${MAX_ATTRIBUTES_PER_SPAN / 4} attributes per span`, `${one.toFixed(3)} us/attribute`);
-  line(`4x: ${MAX_ATTRIBUTES_PER_SPAN} attributes per span`, `${four.toFixed(3)} us/attribute`);
+  const spans = 32;
+  const sizes = { one: MAX_ATTRIBUTES_PER_SPAN / 4, four: MAX_ATTRIBUTES_PER_SPAN };
+  const bodies = { one: exportBytes(spans, sizes.one, 8), four: exportBytes(spans, sizes.four, 8) };
+  mappingMicrosPerAttribute(bodies.one, spans * sizes.one); // warm-up
+  const runs: { one: number[]; four: number[] } = { one: [], four: [] };
+  for (let i = 0; i < 7; i++) {
+    runs.one.push(mappingMicrosPerAttribute(bodies.one, spans * sizes.one));
+    runs.four.push(mappingMicrosPerAttribute(bodies.four, spans * sizes.four));
+  }
+  const one = quantile(runs.one, 0.5);
+  const four = quantile(runs.four, 0.5);
+  process.stdout.write(
+    '\nSpan mapping (decode + validate + map), 32 spans, CPU per attribute (median of 7, alternated)\n\n',
+  );
+  line(`1x: ${sizes.one} attributes per span`, `${one.toFixed(3)} us/attribute`);
+  line(`4x: ${sizes.four} attributes per span`, `${four.toFixed(3)} us/attribute`);
   line('growth 1x -> 4x, per attribute (1.0 = linear)', ratio(four, one));
 }
 
