@@ -4,9 +4,15 @@
  */
 import { z } from 'zod';
 import { OBSERVATION_TYPES, type ObservationType } from '../otel/types.ts';
+import { MAX_EVENTS_PER_BATCH, TIMESTAMP_RANGE, timestampInRange } from './limits.ts';
 
 const json = z.unknown();
-const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time');
+const isoDate = z
+  .string()
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
+  .refine((s) => Number.isNaN(Date.parse(s)) || timestampInRange(Date.parse(s)), {
+    message: `must be within ${TIMESTAMP_RANGE}`,
+  });
 const optString = z.string().nullish();
 const metadata = json.nullish();
 const environment = z
@@ -53,18 +59,19 @@ export const eventBody = z.object(observationBase);
 export const spanBody = z.object({ ...observationBase, endTime: isoDate.nullish() });
 
 const usageNumber = z.number().nonnegative().nullish();
-export const usage = z.union([
-  z.object({
-    input: usageNumber,
-    output: usageNumber,
-    total: usageNumber,
-    unit: z.string().nullish(),
-    inputCost: z.number().nullish(),
-    outputCost: z.number().nullish(),
-    totalCost: z.number().nullish(),
-  }),
-  z.object({ promptTokens: usageNumber, completionTokens: usageNumber, totalTokens: usageNumber }),
-]);
+/** Either form the SDKs send (Langfuse's or OpenAI's names) in one object, so a refusal names its field. */
+export const usage = z.object({
+  input: usageNumber,
+  output: usageNumber,
+  total: usageNumber,
+  unit: z.string().nullish(),
+  inputCost: z.number().nonnegative().nullish(),
+  outputCost: z.number().nonnegative().nullish(),
+  totalCost: z.number().nonnegative().nullish(),
+  promptTokens: usageNumber,
+  completionTokens: usageNumber,
+  totalTokens: usageNumber,
+});
 
 const modelParam = z.union([
   z.string(),
@@ -85,9 +92,16 @@ export const generationBody = z
     usage: usage.nullish(),
     // Raw counts, or OpenAI usage objects with nested detail objects.
     usageDetails: z
-      .record(z.string(), z.union([z.number(), z.record(z.string(), z.number().nullish()), z.null()]))
+      .record(
+        z.string(),
+        z.union([
+          z.number().nonnegative(),
+          z.record(z.string(), z.number().nonnegative().nullish()),
+          z.null(),
+        ]),
+      )
       .nullish(),
-    costDetails: z.record(z.string(), z.number()).nullish(),
+    costDetails: z.record(z.string(), z.number().nonnegative()).nullish(),
     promptName: optString,
     promptVersion: z.number().int().nullish(),
   })
@@ -201,7 +215,10 @@ export type IngestionEvent = z.infer<typeof ingestionEvent>;
 
 export const EVENT_TYPES = ingestionEvent.options.map((o) => o.shape.type.value);
 
-export const batchRequest = z.object({ batch: z.array(z.unknown()), metadata: json.nullish() });
+export const batchRequest = z.object({
+  batch: z.array(z.unknown()).max(MAX_EVENTS_PER_BATCH, `at most ${MAX_EVENTS_PER_BATCH} events per batch`),
+  metadata: json.nullish(),
+});
 
 /** A zod error as field paths and messages: `body.value: NUMERIC scores need a number value`. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { OtlpDecodeError } from './errors.ts';
 import { base64BytesToHex, jsonIdToHex } from './ids.ts';
 import { normalizeExport } from './normalize.ts';
@@ -104,7 +105,7 @@ function decodeProtobuf(payload: Buffer): ExportTraceServiceRequest {
       cause: err,
     });
   }
-  return normalizeExport(raw, base64BytesToHex);
+  return normalizeExport(bounded(raw), base64BytesToHex);
 }
 
 function decodeJson(payload: Buffer): ExportTraceServiceRequest {
@@ -122,5 +123,14 @@ function decodeJson(payload: Buffer): ExportTraceServiceRequest {
       'Failed to parse OTel JSON Trace: expected a JSON object with "resourceSpans"',
     );
   }
-  return normalizeExport(parsed as Record<string, unknown>, jsonIdToHex);
+  return normalizeExport(bounded(parsed as Record<string, unknown>), jsonIdToHex);
+}
+
+/** Refuses an export nested deeper than MAX_JSON_DEPTH before anything walks it recursively. */
+function bounded(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!jsonDepthExceeds(raw, MAX_JSON_DEPTH)) return raw;
+  throw new OtlpDecodeError(
+    'too-deep',
+    `OTel trace export nested deeper than the limit of ${MAX_JSON_DEPTH} levels (attribute values in arrays and kvlists)`,
+  );
 }

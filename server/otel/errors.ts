@@ -4,6 +4,7 @@ export type OtlpDecodeErrorKind =
   | 'content-encoding'
   | 'gzip'
   | 'too-large'
+  | 'too-deep'
   | 'protobuf'
   | 'json';
 

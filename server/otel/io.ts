@@ -1,3 +1,4 @@
+import type { IndexedAttributes, PrefixGroup } from './attribute-index.ts';
 import {
   type Attributes,
   attr,
@@ -20,6 +21,7 @@ const NONE: InputOutput = { input: null, output: null };
 
 interface IoSource {
   attrs: Attributes;
+  index: IndexedAttributes;
   events: readonly OtlpSpanEvent[];
   scopeName: string;
 }
@@ -147,13 +149,13 @@ const pydanticAgent: Extractor = ({ attrs, scopeName }) => {
 };
 
 /** Keys `prefix.<path>` rebuilt into nested arrays/objects (`gen_ai.prompt.0.role` → `[{role}]`). */
-export function unflatten(attrs: Attributes, prefix: string): unknown {
-  const whole = attr(attrs, prefix);
+function unflatten(index: IndexedAttributes, prefix: PrefixGroup): unknown {
+  const whole = attr(index.attrs, prefix);
   if (whole !== undefined && whole !== null && whole !== '') return whole;
-  const paths: [string[], unknown][] = [];
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key.startsWith(`${prefix}.`)) paths.push([key.slice(prefix.length + 1).split('.'), value]);
-  }
+  const paths: [string[], unknown][] = index.prefixed[prefix].map(([rest, value]) => [
+    rest.split('.'),
+    value,
+  ]);
   const isIndex = (segment: string | undefined) => segment !== undefined && /^\d+$/.test(segment);
   const root: Record<string, unknown> | unknown[] = paths.some(([p]) => isIndex(p[0])) ? [] : {};
   for (const [path, value] of paths) {
@@ -173,10 +175,14 @@ export function unflatten(attrs: Attributes, prefix: string): unknown {
   return root;
 }
 
-function prefixed(attrs: Attributes, inputPrefix: string, outputPrefix: string): InputOutput | null {
-  const has = (p: string) => Object.keys(attrs).some((k) => k === p || k.startsWith(`${p}.`));
+function prefixed(
+  index: IndexedAttributes,
+  inputPrefix: PrefixGroup,
+  outputPrefix: PrefixGroup,
+): InputOutput | null {
+  const has = (p: PrefixGroup) => Object.hasOwn(index.attrs, p) || index.prefixed[p].length > 0;
   if (!has(inputPrefix) && !has(outputPrefix)) return null;
-  return { input: unflatten(attrs, inputPrefix), output: unflatten(attrs, outputPrefix) };
+  return { input: unflatten(index, inputPrefix), output: unflatten(index, outputPrefix) };
 }
 
 /** OTel GenAI semantic conventions (current): JSON message arrays, system instructions kept separately. */
@@ -238,19 +244,19 @@ const EXTRACTORS: readonly Extractor[] = [
   ({ attrs }) => keys(attrs, 'input', 'output'), // Pydantic, Pipecat
   pydanticAgent,
   ({ attrs }) => keys(attrs, 'tool_arguments', 'tool_response'), // Pydantic AI tools
-  ({ attrs }) => prefixed(attrs, 'gen_ai.prompt', 'gen_ai.completion'), // Traceloop/OpenLLMetry
-  ({ attrs }) => prefixed(attrs, 'llm.input_messages', 'llm.output_messages'), // OpenInference messages
+  ({ index }) => prefixed(index, 'gen_ai.prompt', 'gen_ai.completion'), // Traceloop/OpenLLMetry
+  ({ index }) => prefixed(index, 'llm.input_messages', 'llm.output_messages'), // OpenInference messages
   genAiMessages,
   ({ attrs }) => keys(attrs, 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'),
 ];
 
 /** Input and output of an observation from the first source that recognizes the span. */
 export function extractInputOutput(
-  attrs: Attributes,
+  index: IndexedAttributes,
   events: readonly OtlpSpanEvent[],
   scopeName: string,
 ): InputOutput {
-  const src = { attrs, events, scopeName };
+  const src = { attrs: index.attrs, index, events, scopeName };
   for (const extract of EXTRACTORS) {
     const result = extract(src);
     if (result) return result;

@@ -1,3 +1,4 @@
+import { indexAttributes } from './attribute-index.ts';
 import {
   type Attributes,
   asText,
@@ -9,6 +10,7 @@ import {
   toAttributes,
   toStringRecord,
 } from './attributes.ts';
+import { OtlpValidationError } from './errors.ts';
 import { extractExperiment } from './experiment.ts';
 import { extractInputOutput } from './io.ts';
 import { extractMetadata, remainingAttributes } from './metadata.ts';
@@ -53,11 +55,12 @@ function text(value: unknown): string | null {
 
 /**
  * Maps a (validated) OTLP trace export to one observation per span, in export order. Pure: the only
- * outside input is `ctx`; `ctx.now` matters only for spans that carry no timestamps at all.
+ * outside input is `ctx`; `ctx.now` matters only for spans that carry no timestamps at all. Throws an
+ * OtlpValidationError for a value it refuses (a negative token count, a time out of range).
  */
 export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = {}): OtelObservation[] {
-  const nowMicros = BigInt((ctx.now ?? new Date()).getTime()) * 1000n;
   const observations: OtelObservation[] = [];
+  const nowMicros = BigInt((ctx.now ?? new Date()).getTime()) * 1000n;
   for (const rs of objects<ExportTraceServiceRequest['resourceSpans'][number]>(request?.resourceSpans)) {
     const resourceAttrs = toAttributes(rs.resource?.attributes);
     for (const ss of objects<(typeof rs.scopeSpans)[number]>(rs.scopeSpans)) {
@@ -65,7 +68,7 @@ export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = 
       const scopeVersion = typeof ss.scope?.version === 'string' ? ss.scope.version : '';
       const scope: ScopeContext = {
         resourceAttrs,
-        resourceTraceMetadata: extractMetadata(resourceAttrs, 'trace'),
+        resourceTraceMetadata: extractMetadata(indexAttributes(resourceAttrs), 'trace'),
         scopeName,
         scopeVersion,
         scopeAttrs: toAttributes(ss.scope?.attributes),
@@ -73,7 +76,7 @@ export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = 
         instrumentation: instrumentationOf(resourceAttrs, scopeName, scopeVersion, ctx),
         nowMicros,
       };
-      for (const span of objects<OtlpSpan>(ss.spans)) observations.push(mapSpan(span, scope));
+      for (const span of objects<OtlpSpan>(ss.spans)) observations.push(mapNamed(span, scope));
     }
   }
   return observations;
@@ -104,8 +107,19 @@ function parentOf(span: OtlpSpan): string {
   return /^0*$/.test(parent) ? '' : parent;
 }
 
+/** A value the mapping refuses names its span, so the producer can find it. */
+function mapNamed(span: OtlpSpan, scope: ScopeContext): OtelObservation {
+  try {
+    return mapSpan(span, scope);
+  } catch (err) {
+    if (!(err instanceof OtlpValidationError)) throw err;
+    throw new OtlpValidationError('export', `span ${String(span.spanId)}: ${err.message}`, err.path);
+  }
+}
+
 function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
   const attrs = toAttributes(span.attributes);
+  const index = indexAttributes(attrs);
   const events = objects<OtlpSpanEvent>(span.events);
   const spanName = typeof span.name === 'string' ? span.name : '';
   const startMicros =
@@ -119,12 +133,12 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
     scopeVersion: scope.scopeVersion,
     spanName,
   });
-  const { input, output } = extractInputOutput(attrs, events, scope.scopeName);
-  const traceMetadata = { ...scope.resourceTraceMetadata, ...extractMetadata(attrs, 'trace') };
+  const { input, output } = extractInputOutput(index, events, scope.scopeName);
+  const traceMetadata = { ...scope.resourceTraceMetadata, ...extractMetadata(index, 'trace') };
   const metadata = toStringRecord({
     ...traceMetadata,
-    ...extractMetadata(attrs, 'observation'),
-    ...(scope.isLangfuseSdk ? {} : { attributes: remainingAttributes(attrs) }),
+    ...extractMetadata(index, 'observation'),
+    ...(scope.isLangfuseSdk ? {} : { attributes: remainingAttributes(index) }),
     resourceAttributes: scope.resourceAttrs,
     scope: { name: scope.scopeName, version: scope.scopeVersion, attributes: scope.scopeAttrs },
   });
@@ -163,8 +177,8 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
     traceName,
     public: isPublic,
     modelName: extractModelName(attrs),
-    modelParameters: extractModelParameters(attrs, scope.scopeName),
-    usageDetails: extractUsageDetails(attrs, scope.scopeName),
+    modelParameters: extractModelParameters(index, scope.scopeName),
+    usageDetails: extractUsageDetails(index, scope.scopeName),
     costDetails: extractCostDetails(attrs),
     promptName: prompt.name,
     promptVersion: prompt.version,

@@ -1,3 +1,4 @@
+import type { IndexedAttributes, PrefixGroup } from './attribute-index.ts';
 import {
   type Attributes,
   asText,
@@ -55,30 +56,29 @@ function vercelParameters(attrs: Attributes): Record<string, unknown> {
   };
 }
 
-/** Keys under `prefix.` with the prefix removed, except `skip`. */
-function dotted(attrs: Attributes, prefix: string, skip: readonly string[] = []): Record<string, unknown> {
-  const entries: [string, unknown][] = [];
-  for (const [key, value] of Object.entries(attrs)) {
-    if (!key.startsWith(prefix)) continue;
-    const name = key.slice(prefix.length);
-    if (name !== '' && !skip.includes(name)) entries.push([name, value]);
-  }
-  return Object.fromEntries(entries);
+/** Keys of a prefix group, except `skip` (and the prefix itself followed by nothing). */
+function dotted(
+  index: IndexedAttributes,
+  group: PrefixGroup,
+  skip: readonly string[] = [],
+): Record<string, unknown> {
+  return Object.fromEntries(index.prefixed[group].filter(([name]) => name !== '' && !skip.includes(name)));
 }
 
 /**
  * Model parameters, first source that applies: Langfuse JSON attribute; Vercel AI SDK settings (scope `ai`);
  * OpenInference `llm.invocation_parameters` (JSON, or dotted keys); `model_config` JSON; `gen_ai.request.*`.
  */
-export function extractModelParameters(attrs: Attributes, scopeName: string): Record<string, string> {
+export function extractModelParameters(index: IndexedAttributes, scopeName: string): Record<string, string> {
+  const { attrs } = index;
   const langfuse = jsonObjectAttr(attrs, LF.OBSERVATION_MODEL_PARAMETERS);
   if (langfuse) return stringValues(langfuse);
   if (scopeName === VERCEL_AI_SCOPE) return stringValues(vercelParameters(attrs));
   const invocation = jsonObjectAttr(attrs, 'llm.invocation_parameters');
   if (invocation) return stringValues(invocation);
-  const invocationDotted = dotted(attrs, 'llm.invocation_parameters.');
+  const invocationDotted = dotted(index, 'llm.invocation_parameters');
   if (Object.keys(invocationDotted).length > 0) return stringValues(invocationDotted);
   const modelConfig = jsonObjectAttr(attrs, 'model_config');
   if (modelConfig) return stringValues(modelConfig);
-  return stringValues(dotted(attrs, 'gen_ai.request.', ['model']));
+  return stringValues(dotted(index, 'gen_ai.request', ['model']));
 }

@@ -79,8 +79,8 @@ function span(s: Obj, toHexId: IdConverter): OtlpSpan {
     flags: int(s.flags),
     name: str(s.name),
     kind: enumValue(s.kind, SPAN_KINDS),
-    startTimeUnixNano: u64(s.startTimeUnixNano),
-    endTimeUnixNano: u64(s.endTimeUnixNano),
+    startTimeUnixNano: time(s.startTimeUnixNano),
+    endTimeUnixNano: time(s.endTimeUnixNano),
     attributes: keyValues(s.attributes),
     droppedAttributesCount: int(s.droppedAttributesCount),
     events: list(s.events, event),
@@ -97,7 +97,7 @@ function isEmptyId(value: unknown): boolean {
 
 function event(e: Obj): OtlpSpanEvent {
   return {
-    timeUnixNano: u64(e.timeUnixNano),
+    timeUnixNano: time(e.timeUnixNano),
     name: str(e.name),
     attributes: keyValues(e.attributes),
     droppedAttributesCount: int(e.droppedAttributesCount),
@@ -177,6 +177,13 @@ function u64(value: unknown): string {
     return BigInt(Math.trunc(value)).toString();
   if (typeof value === 'bigint' && value >= 0n) return value.toString();
   return '0';
+}
+
+/** A timestamp as u64, but a malformed one (negative, fractional, text) kept as text for validation to name. */
+function time(value: unknown): string {
+  if (value === undefined || value === null || value === '') return '0';
+  const n = u64(value);
+  return n === '0' && !/^0+$/.test(String(value)) ? String(value) : n;
 }
 
 /** Signed 64-bit value as a decimal string ("0" when malformed). */

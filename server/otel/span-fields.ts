@@ -1,3 +1,4 @@
+import { TIMESTAMP_RANGE, timestampInRange } from '../ingestion/limits.ts';
 import {
   type Attributes,
   asText,
@@ -8,7 +9,8 @@ import {
   LF,
   parseJsonish,
 } from './attributes.ts';
-import { microsToIso, normalizeIso } from './time.ts';
+import { OtlpValidationError } from './errors.ts';
+import { isoToMicros, microsToIso } from './time.ts';
 import type { ObservationLevel } from './types.ts';
 
 /** Observation name: tool and framework naming attributes take precedence over the (often generic) span name. */
@@ -115,21 +117,34 @@ export function extractStatusMessage(attrs: Attributes, statusMessage: string): 
 export function extractCompletionStartTime(attrs: Attributes, startMicros: bigint): string | null {
   const value = attr(attrs, LF.OBSERVATION_COMPLETION_START_TIME);
   if (typeof value === 'string') {
-    const direct = normalizeIso(value);
-    if (direct !== null) return direct;
-    const decoded = parseJsonish(value);
-    if (typeof decoded === 'string') {
-      const unwrapped = normalizeIso(decoded);
-      if (unwrapped !== null) return unwrapped;
-    }
+    const micros = isoToMicros(value) ?? unwrapped(value);
+    if (micros !== null) return storedTime(micros, LF.OBSERVATION_COMPLETION_START_TIME, value);
   }
-  const msToFirstChunk = Number(
-    attr(attrs, 'ai.response.msToFirstChunk') ?? attr(attrs, 'ai.stream.msToFirstChunk'),
-  );
+  const key =
+    attr(attrs, 'ai.response.msToFirstChunk') !== undefined
+      ? 'ai.response.msToFirstChunk'
+      : 'ai.stream.msToFirstChunk';
+  const msToFirstChunk = Number(attr(attrs, key));
   if (Number.isFinite(msToFirstChunk) && msToFirstChunk > 0) {
-    return microsToIso(startMicros + BigInt(Math.round(msToFirstChunk * 1000)));
+    return storedTime(startMicros + BigInt(Math.round(msToFirstChunk * 1000)), key, msToFirstChunk);
   }
   return null;
+}
+
+/** The JSON-encoded ISO string older SDKs send. */
+function unwrapped(value: string): bigint | null {
+  const decoded = parseJsonish(value);
+  return typeof decoded === 'string' ? isoToMicros(decoded) : null;
+}
+
+/** A time the analytics store keeps as sent, or a refusal naming the attribute it came from. */
+function storedTime(micros: bigint, field: string, value: unknown): string {
+  if (timestampInRange(Number(micros / 1000n))) return microsToIso(micros);
+  throw new OtlpValidationError(
+    'export',
+    `${field} is ${String(value)}: outside the accepted time range ${TIMESTAMP_RANGE}`,
+    field,
+  );
 }
 
 /** Linked prompt: Langfuse attributes, legacy names, or the Vercel AI SDK `langfusePrompt` metadata object. */

@@ -3,11 +3,13 @@
  * with exactly six fractional digits (`2024-05-01T12:00:00.123456Z`). BigInt keeps the microseconds that a
  * JS Date (milliseconds) would drop.
  */
+import { timestampInRange } from '../ingestion/limits.ts';
 
 /** ISO string with microsecond precision for a count of microseconds since the epoch. */
 export function microsToIso(micros: bigint): string {
-  const millis = micros / 1000n;
-  const subMillis = Number(micros % 1000n);
+  // Floored, so that times before 1970 (negative) keep a sub-millisecond part in 0..999.
+  const subMillis = Number(((micros % 1000n) + 1000n) % 1000n);
+  const millis = (micros - BigInt(subMillis)) / 1000n;
   const base = new Date(Number(millis)).toISOString(); // ends in ".mmmZ"
   return `${base.slice(0, -1)}${String(subMillis).padStart(3, '0')}Z`;
 }
@@ -44,8 +46,8 @@ export function isoToMicros(value: string): bigint | null {
   return BigInt(millis) * 1000n + BigInt(digits.slice(3));
 }
 
-/** ISO string with microseconds for an ISO-8601 date-time, or null. */
+/** ISO string with microseconds for an ISO-8601 date-time within the stored range, or null. */
 export function normalizeIso(value: string): string | null {
   const micros = isoToMicros(value);
-  return micros === null ? null : microsToIso(micros);
+  return micros === null || !timestampInRange(Number(micros / 1000n)) ? null : microsToIso(micros);
 }

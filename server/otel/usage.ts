@@ -1,16 +1,43 @@
+import type { IndexedAttributes } from './attribute-index.ts';
 import { type Attributes, attr, isPlainObject, LF, parseJsonish, VERCEL_AI_SCOPE } from './attributes.ts';
+import { OtlpValidationError } from './errors.ts';
 
-/** A token count as stored (UInt64): a finite non-negative number, rounded; null for anything else. */
-function count(value: unknown): number | null {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.round(n) : null;
+/** A number, or text that spells one (`NaN` included); null for anything else. */
+function numeric(value: unknown): number | null {
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  const n = Number(value);
+  return Number.isNaN(n) && value.trim().toLowerCase() !== 'nan' ? null : n;
 }
 
-/** Keeps the valid counts; an invalid entry is dropped alone rather than discarding the whole usage. */
-function counts(obj: Record<string, unknown>): Record<string, number> {
+/**
+ * A number that must be finite and non-negative (a token count, a cost): a negative, NaN or infinite
+ * one is refused, naming `field`, instead of being stored or dropped unseen. Null when not a number.
+ */
+export function nonNegative(value: unknown, field: string, what = 'token counts'): number | null {
+  const n = numeric(value);
+  if (n === null) return null;
+  if (!Number.isFinite(n) || n < 0) {
+    throw new OtlpValidationError(
+      'export',
+      `${field} is ${String(value)}: ${what} must be finite and non-negative`,
+      field,
+    );
+  }
+  return n;
+}
+
+/** A token count as stored (UInt64), rounded; null for a value that is no number. */
+function count(value: unknown, field: string): number | null {
+  const n = nonNegative(value, field);
+  return n === null ? null : Math.round(n);
+}
+
+/** Keeps the counts; an entry that is no number at all is dropped alone rather than discarding the whole usage. */
+function counts(obj: Record<string, unknown>, field: string): Record<string, number> {
   const entries: [string, number][] = [];
   for (const [key, value] of Object.entries(obj)) {
-    const n = count(value);
+    const n = count(value, `${field}.${key}`);
     if (n !== null) entries.push([key, n]);
   }
   return Object.fromEntries(entries);
@@ -76,16 +103,16 @@ function fromOpenAi(obj: Record<string, unknown>, keys: string[]): Record<string
 }
 
 /** A usage object in any accepted form: OpenAI chat-completions usage, OpenAI responses usage, or a flat map. */
-export function normalizeUsage(obj: Record<string, unknown>): Record<string, number> {
+export function normalizeUsage(obj: Record<string, unknown>, field: string): Record<string, number> {
   if (isOpenAiShape(obj, COMPLETION_KEYS)) return fromOpenAi(obj, COMPLETION_KEYS);
   if (isOpenAiShape(obj, RESPONSE_KEYS)) return fromOpenAi(obj, RESPONSE_KEYS);
-  return counts(obj);
+  return counts(obj, field);
 }
 
 /** Vercel AI SDK: totals from gen_ai.usage.*, details from ai.usage.* and provider metadata; details are subtracted. */
 function vercelUsage(attrs: Attributes): Record<string, number | undefined> {
   const has = (k: string) => Object.hasOwn(attrs, k);
-  const int = (k: string) => count(attr(attrs, k)) ?? 0;
+  const int = (k: string) => count(attr(attrs, k), k) ?? 0;
   const usage: Record<string, number | undefined> = {
     input: has('gen_ai.usage.prompt_tokens')
       ? int('gen_ai.usage.prompt_tokens')
@@ -127,7 +154,7 @@ function addProviderUsage(
   provider: Record<string, unknown>,
 ): void {
   const setIfAbsent = (key: string, value: unknown) => {
-    const n = count(value);
+    const n = count(value, `ai.response.providerMetadata (${key})`);
     if (usage[key] === undefined && n !== null) usage[key] = n;
   };
   const openai = provider.openai;
@@ -187,26 +214,23 @@ const GENERIC_KEY_NAMES: Record<string, string> = {
 };
 
 /** OTel GenAI `gen_ai.usage.<k>` and OpenInference `llm.token_count.<k>`, with the common names unified. */
-function genericUsage(attrs: Attributes): Record<string, unknown> {
-  const entries: [string, unknown][] = [];
-  for (const [key, value] of Object.entries(attrs)) {
-    let name: string;
-    if (key.startsWith('gen_ai.usage.') && key !== 'gen_ai.usage.cost')
-      name = key.slice('gen_ai.usage.'.length);
-    else if (key.startsWith('llm.token_count.')) name = key.slice('llm.token_count.'.length);
-    else continue;
-    entries.push([Object.hasOwn(GENERIC_KEY_NAMES, name) ? GENERIC_KEY_NAMES[name]! : name, value]);
-  }
-  return Object.fromEntries(entries);
+function genericUsage(index: IndexedAttributes): Record<string, unknown> {
+  return Object.fromEntries(
+    index.usage.map(([name, value]) => [
+      Object.hasOwn(GENERIC_KEY_NAMES, name) ? GENERIC_KEY_NAMES[name]! : name,
+      value,
+    ]),
+  );
 }
 
 /** Token usage of a span: the Langfuse JSON attribute, else the framework conventions. */
-export function extractUsageDetails(attrs: Attributes, scopeName: string): Record<string, number> {
+export function extractUsageDetails(index: IndexedAttributes, scopeName: string): Record<string, number> {
+  const { attrs } = index;
   const langfuse = parseJsonish(attr(attrs, LF.OBSERVATION_USAGE_DETAILS) || undefined);
-  if (isPlainObject(langfuse)) return normalizeUsage(langfuse);
-  if (scopeName === VERCEL_AI_SCOPE) return counts(vercelUsage(attrs));
-  if (scopeName === 'pydantic-ai') return counts(pydanticAiUsage(attrs));
-  return counts(genericUsage(attrs));
+  if (isPlainObject(langfuse)) return normalizeUsage(langfuse, LF.OBSERVATION_USAGE_DETAILS);
+  if (scopeName === VERCEL_AI_SCOPE) return counts(vercelUsage(attrs), 'usage');
+  if (scopeName === 'pydantic-ai') return counts(pydanticAiUsage(attrs), 'gen_ai.usage.details');
+  return counts(genericUsage(index), 'gen_ai.usage / llm.token_count');
 }
 
 /** Cost in USD: the Langfuse JSON attribute, else a single total from `gen_ai.usage.cost` / `llm.cost.total`. */
@@ -215,15 +239,15 @@ export function extractCostDetails(attrs: Attributes): Record<string, number> {
   if (isPlainObject(langfuse)) {
     const entries: [string, number][] = [];
     for (const [key, value] of Object.entries(langfuse)) {
-      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-      if (typeof n === 'number' && Number.isFinite(n)) entries.push([key, n]);
+      const n = nonNegative(value, `${LF.OBSERVATION_COST_DETAILS}.${key}`, 'costs');
+      if (n !== null) entries.push([key, n]);
     }
     return Object.fromEntries(entries);
   }
   for (const key of ['gen_ai.usage.cost', 'llm.cost.total']) {
     const value = attr(attrs, key);
-    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (value && typeof n === 'number' && Number.isFinite(n)) return { total: n };
+    const n = value ? nonNegative(value, key, 'costs') : null;
+    if (n !== null) return { total: n };
   }
   return {};
 }

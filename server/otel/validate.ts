@@ -1,3 +1,13 @@
+import {
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_ATTRIBUTES_PER_EXPORT,
+  MAX_ATTRIBUTES_PER_SPAN,
+  MAX_EVENTS_PER_SPAN,
+  MAX_LINKS_PER_SPAN,
+  MAX_SPANS_PER_EXPORT,
+  MAX_TIMESTAMP_MS,
+  TIMESTAMP_RANGE,
+} from '../ingestion/limits.ts';
 import { OtlpValidationError } from './errors.ts';
 import { isValidHexId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';
 
@@ -9,7 +19,8 @@ type Problem = { path: string; reason: string };
 /**
  * Whole-export validation, run before anything is stored: one bad span rejects the export, because a partial
  * write would leave traces with holes that the client believes were delivered. Checks that every container
- * is an array, every span has a valid trace and span id, and every attribute is a keyed object.
+ * is an array, every span has a valid trace and span id and timestamps in the stored range, every
+ * attribute is a keyed object, and the export keeps within the limits of server/ingestion/limits.ts.
  * Returns the error to send (HTTP 400) or null.
  */
 export function validateTraceExport(request: unknown): OtlpValidationError | null {
@@ -26,31 +37,82 @@ function isObj(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Running totals of one export, checked against the per-export limits as the walk goes. */
+interface Totals {
+  spans: number;
+  attributes: number;
+}
+
 function firstProblem(request: unknown): Problem | null {
   if (!isObj(request)) return { path: '(root)', reason: 'is not an object' };
+  const totals: Totals = { spans: 0, attributes: 0 };
+  const attributes = (value: unknown, path: string) => attributesProblem(value, path, totals);
   return eachElement(request.resourceSpans, 'resourceSpans', (rs, p) => {
     const resource = rs.resource;
     return (
-      (isObj(resource) ? attributesProblem(resource.attributes, `${p}.resource.attributes`) : null) ??
+      (isObj(resource) ? attributes(resource.attributes, `${p}.resource.attributes`) : null) ??
       eachElement(rs.scopeSpans, `${p}.scopeSpans`, (ss, sp) => {
         const scope = ss.scope;
         return (
-          (isObj(scope) ? attributesProblem(scope.attributes, `${sp}.scope.attributes`) : null) ??
-          eachElement(ss.spans, `${sp}.spans`, spanProblem)
+          (isObj(scope) ? attributes(scope.attributes, `${sp}.scope.attributes`) : null) ??
+          eachElement(ss.spans, `${sp}.spans`, (span, path) => {
+            totals.spans += 1;
+            if (totals.spans > MAX_SPANS_PER_EXPORT) {
+              return { path, reason: `exceeds the limit of ${MAX_SPANS_PER_EXPORT} spans per export` };
+            }
+            return spanProblem(span, path, totals);
+          })
         );
       })
     );
   });
 }
 
-function spanProblem(span: Record<string, unknown>, p: string): Problem | null {
+function spanProblem(span: Record<string, unknown>, p: string, totals: Totals): Problem | null {
+  const attributes = (value: unknown, path: string) => attributesProblem(value, path, totals);
   return (
     idProblem(span.traceId, `${p}.traceId`, TRACE_ID_BYTES, 'trace') ??
     idProblem(span.spanId, `${p}.spanId`, SPAN_ID_BYTES, 'span') ??
-    attributesProblem(span.attributes, `${p}.attributes`) ??
-    eachElement(span.events, `${p}.events`, (e, ep) => attributesProblem(e.attributes, `${ep}.attributes`)) ??
-    eachElement(span.links, `${p}.links`, (l, lp) => attributesProblem(l.attributes, `${lp}.attributes`))
+    timeProblem(span.startTimeUnixNano, `${p}.startTimeUnixNano`) ??
+    timeProblem(span.endTimeUnixNano, `${p}.endTimeUnixNano`) ??
+    attributes(span.attributes, `${p}.attributes`) ??
+    countProblem(span.events, `${p}.events`, MAX_EVENTS_PER_SPAN, 'events per span') ??
+    eachElement(
+      span.events,
+      `${p}.events`,
+      (e, ep) =>
+        timeProblem(e.timeUnixNano, `${ep}.timeUnixNano`) ?? attributes(e.attributes, `${ep}.attributes`),
+    ) ??
+    countProblem(span.links, `${p}.links`, MAX_LINKS_PER_SPAN, 'links per span') ??
+    eachElement(span.links, `${p}.links`, (l, lp) => attributes(l.attributes, `${lp}.attributes`))
   );
+}
+
+const MAX_NANOS = BigInt(MAX_TIMESTAMP_MS) * 1_000_000n + 999_999n;
+
+/**
+ * OTLP times are unsigned nanoseconds since 1970 ("0": not set). Anything else, or a time past the
+ * stored range, is refused rather than stored as another date.
+ */
+function timeProblem(value: unknown, path: string): Problem | null {
+  if (value === undefined || value === null) return null;
+  const text = String(value);
+  if (!/^\d+$/.test(text)) {
+    return {
+      path,
+      reason: `is not a timestamp: ${JSON.stringify(text.slice(0, 40))} (unsigned nanoseconds since 1970)`,
+    };
+  }
+  if (BigInt(text) > MAX_NANOS) {
+    return { path, reason: `is outside the accepted time range ${TIMESTAMP_RANGE}: ${text}` };
+  }
+  return null;
+}
+
+function countProblem(value: unknown, path: string, max: number, what: string): Problem | null {
+  return Array.isArray(value) && value.length > max
+    ? { path, reason: `has ${value.length} entries, more than the limit of ${max} ${what}` }
+    : null;
 }
 
 function idProblem(value: unknown, path: string, bytes: number, what: string): Problem | null {
@@ -80,10 +142,77 @@ function eachElement(
   return null;
 }
 
-function attributesProblem(value: unknown, path: string): Problem | null {
-  return eachElement(value, path, (kv, p) =>
-    typeof kv.key === 'string' ? null : { path: `${p}.key`, reason: 'is not a string' },
+/** One attribute list: its count (own and export-wide), its keys, and the length of every string in its values. */
+function attributesProblem(value: unknown, path: string, totals: Totals): Problem | null {
+  const tooMany = countProblem(
+    value,
+    path,
+    MAX_ATTRIBUTES_PER_SPAN,
+    'attributes per span, event, link, resource or scope',
   );
+  if (tooMany) return tooMany;
+  if (Array.isArray(value)) {
+    totals.attributes += value.length;
+    if (totals.attributes > MAX_ATTRIBUTES_PER_EXPORT) {
+      return {
+        path,
+        reason: `brings the export past the limit of ${MAX_ATTRIBUTES_PER_EXPORT} attributes per export`,
+      };
+    }
+  }
+  return eachElement(value, path, (kv, p) =>
+    typeof kv.key === 'string'
+      ? valueProblem(kv.value, `${p}.value`, totals)
+      : { path: `${p}.key`, reason: 'is not a string' },
+  );
+}
+
+/**
+ * Strings (and bytes) inside an attribute value, arrays and kvlists included; their elements count
+ * towards the export's attributes. Nesting is bounded by the decoder (MAX_JSON_DEPTH).
+ */
+function valueProblem(value: unknown, path: string, totals: Totals): Problem | null {
+  if (!isObj(value)) return null;
+  const nested = (n: number): Problem | null => {
+    totals.attributes += n;
+    return totals.attributes > MAX_ATTRIBUTES_PER_EXPORT
+      ? {
+          path,
+          reason: `brings the export past the limit of ${MAX_ATTRIBUTES_PER_EXPORT} attributes per export (nested values count)`,
+        }
+      : null;
+  };
+  for (const member of ['stringValue', 'bytesValue'] as const) {
+    const text = value[member];
+    if (typeof text === 'string' && text.length > MAX_ATTRIBUTE_VALUE_LENGTH) {
+      return {
+        path: `${path}.${member}`,
+        reason: `is ${text.length} characters long, more than the limit of ${MAX_ATTRIBUTE_VALUE_LENGTH} per attribute value`,
+      };
+    }
+  }
+  const array = isObj(value.arrayValue) ? value.arrayValue.values : undefined;
+  if (Array.isArray(array)) {
+    const problem = nested(array.length);
+    if (problem) return problem;
+    for (let i = 0; i < array.length; i++) {
+      const problem = valueProblem(array[i], `${path}.arrayValue.values[${i}]`, totals);
+      if (problem) return problem;
+    }
+  }
+  const kvlist = isObj(value.kvlistValue) ? value.kvlistValue.values : undefined;
+  if (Array.isArray(kvlist)) {
+    const problem = nested(kvlist.length);
+    if (problem) return problem;
+    for (let i = 0; i < kvlist.length; i++) {
+      const kv: unknown = kvlist[i];
+      const problem = isObj(kv)
+        ? valueProblem(kv.value, `${path}.kvlistValue.values[${i}].value`, totals)
+        : null;
+      if (problem) return problem;
+    }
+  }
+  return null;
 }
 
 /**

@@ -7,9 +7,11 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
 import { pauseRulesOfProvider } from '../evaluation/store.ts';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
+import { BadRequest } from './errors.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
@@ -47,6 +49,23 @@ export interface WebOptions {
 /** Fastify's `trustProxy` for the configured proxies; a hop count trusts that many nearest the server. */
 export const trustProxyOption = (proxies: TrustedProxies) =>
   typeof proxies === 'number' ? (_address: string, hop: number) => hop < proxies : proxies;
+/** Every JSON body is parsed as Fastify does, then refused past MAX_JSON_DEPTH levels of nesting. */
+function boundJsonDepth(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parseJson(req, String(body), (err, value) => {
+      if (err) return done(err, undefined);
+      if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+        return done(
+          new BadRequest(`JSON body nested deeper than the limit of ${MAX_JSON_DEPTH} levels`),
+          undefined,
+        );
+      }
+      done(null, value);
+    });
+  });
+}
 
 export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInstance {
   // Headers (Authorization) are never logged: Fastify's default request serializer omits them.
@@ -58,6 +77,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     trustProxy: trustProxyOption(ctx.config.auth.trustedProxies),
   });
   app.setErrorHandler(handleError);
+  boundJsonDepth(app);
   collectRouteSpecs(app);
   instrumentRequests(app, opts.metricsApp);
 

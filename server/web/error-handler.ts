@@ -3,7 +3,10 @@
  * (bad JSON, body too large, unsupported content type) stay 4xx; a datastore that is down answers
  * 503 with Retry-After; anything else is a bug: 500, logged, and nothing of it echoed.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
 
 /** Seconds a client waits before retrying a request that met a store that is down. */
@@ -26,9 +29,32 @@ export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply
     );
 }
 
+/**
+ * Reads and discards the rest of a request body in the background, so that a client still sending
+ * reads the answer instead of a broken pipe; past MAX_DRAIN_BYTES or MAX_DRAIN_MS the connection
+ * is closed.
+ */
+function discardRest(raw: IncomingMessage): void {
+  if (raw.complete || raw.destroyed) return;
+  const socket = raw.socket as Socket & { destroySoon?: () => void };
+  const timer = setTimeout(() => socket.destroy(), MAX_DRAIN_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  // Node destroys a `connection: close` socket as soon as the answer is written, cutting off a
+  // client still sending; ending only our side lets it finish sending and read the answer.
+  socket.destroySoon = () => socket.end();
+  let received = 0;
+  raw.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > MAX_DRAIN_BYTES) socket.destroy();
+  });
+  raw.resume();
+}
+
 export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof HttpError) return sendHttpError(reply, err);
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    discardRest(req.raw);
     return reply.code(413).send({ message: `Request body too large: ${err.message}` });
   }
   // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.

@@ -42,6 +42,7 @@ import {
   PLAIN_COPY,
   UNMERGED_INSERT,
 } from './history.ts';
+import { benchIngestLimits } from './ingest-limits.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
@@ -55,6 +56,7 @@ const FIGURES = [
   'backfill-memory',
   'ingestion',
   'cost',
+  'ingest-limits',
   'reads',
   'exports',
   'ui',
@@ -165,6 +167,7 @@ if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
 if (selected('cost')) await benchCost();
+if (selected('ingest-limits')) await benchIngestLimits();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();
 if (selected('exports')) await benchExports();

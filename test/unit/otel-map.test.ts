@@ -780,9 +780,9 @@ describe('model, parameters, usage, cost', () => {
       expected: { usageDetails: { input: 25, output: 10, total: 40, input_cached_tokens: 5 } },
     },
     {
-      rule: 'usage: invalid entries dropped one by one',
+      rule: 'usage: entries that are no number dropped one by one',
       span: {
-        attrs: { 'langfuse.observation.usage_details': '{"input":3,"output":-1,"total":"x","extra":"7"}' },
+        attrs: { 'langfuse.observation.usage_details': '{"input":3,"total":"x","extra":"7"}' },
       },
       expected: { usageDetails: { input: 3, extra: 7 } },
     },
@@ -856,6 +856,39 @@ describe('model, parameters, usage, cost', () => {
       expected: { usageDetails: {}, costDetails: {}, modelParameters: {}, modelName: null },
     },
   ]);
+});
+
+describe('refused values', () => {
+  it.each([
+    [
+      'langfuse.observation.usage_details',
+      '{"input":3,"output":-1}',
+      'langfuse.observation.usage_details.output',
+    ],
+    ['langfuse.observation.usage_details', '{"input":"NaN"}', 'langfuse.observation.usage_details.input'],
+    ['gen_ai.usage.input_tokens', -5, 'gen_ai.usage / llm.token_count.input'],
+    ['llm.token_count.prompt', 'NaN', 'gen_ai.usage / llm.token_count.input'],
+    ['langfuse.observation.cost_details', '{"total":-1}', 'langfuse.observation.cost_details.total'],
+    ['gen_ai.usage.cost', -0.5, 'gen_ai.usage.cost'],
+    [
+      'langfuse.observation.completion_start_time',
+      '9999-12-31T00:00:00Z',
+      'langfuse.observation.completion_start_time',
+    ],
+    [
+      'langfuse.observation.completion_start_time',
+      '2300-01-01T00:00:00Z',
+      'langfuse.observation.completion_start_time',
+    ],
+  ])('%s = %s is refused, naming %s', (key, value, field) => {
+    expect(() => mapOne({ attrs: { [key]: value } })).toThrow(field);
+  });
+
+  it('keeps a completion start time before 1970 exact', () => {
+    expect(
+      mapOne({ attrs: { 'langfuse.observation.completion_start_time': '1950-06-01T00:00:00.000001Z' } }),
+    ).toMatchObject({ completionStartTime: '1950-06-01T00:00:00.000001Z' });
+  });
 });
 
 describe('completion start time and timestamps', () => {

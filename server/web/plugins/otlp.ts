@@ -9,10 +9,8 @@ import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
 import { priceEventRow } from '../../models/apply.ts';
-import { decodeTraceExport } from '../../otel/decode.ts';
-import { OtlpDecodeError } from '../../otel/errors.ts';
-import { mapExport } from '../../otel/map-spans.ts';
-import { parseIngestionVersionHeader, validateTraceExport } from '../../otel/validate.ts';
+import { processExport } from '../../otel/export-pool.ts';
+import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { attributionOf, producerHeader, recordRefusedPath } from '../context.ts';
 import type { PluginOptions } from './types.ts';
 
@@ -41,20 +39,19 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     if (version instanceof Error)
       return reply.code(400).send({ error: version.message, message: version.message });
 
-    let request: ReturnType<typeof decodeTraceExport>;
-    try {
-      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      request = decodeTraceExport(body, req.headers['content-type'], req.headers['content-encoding']);
-    } catch (err) {
-      if (!(err instanceof OtlpDecodeError)) throw err;
-      const code = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
-      return reply.code(code).send({ error: err.message, message: err.message });
-    }
-    const invalid = validateTraceExport(request);
-    if (invalid) return reply.code(400).send({ error: invalid.message, message: invalid.message });
-
     const attribution = attributionOf(req);
-    const spans = mapExport(request, { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion });
+    const outcome = await processExport({
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      ctx: { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion },
+      nowMs: Date.now(),
+    });
+    if (outcome.kind === 'refused') {
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    }
+    if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
+    const { spans } = outcome;
     if (spans.length === 0) return reply.code(200).send({});
 
     const producer = {

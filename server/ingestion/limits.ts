@@ -1,0 +1,75 @@
+/**
+ * Bounds on what one ingestion request may carry, so that the work of a request grows with its size
+ * and no request can hold the process. Each is refused with a 4xx naming the limit. The reasons for
+ * each value (and the reference's or OpenTelemetry's value beside it) are in the README's "Limits".
+ */
+
+/** Spans in one OTLP export; OTel SDKs export 512 at most by default, the Collector's batch processor 8192. */
+export const MAX_SPANS_PER_EXPORT = 8192;
+
+/**
+ * Attributes on one span, span event, link, resource or scope. The OTel SDK default is 128, but
+ * real producers raise it (flattened message lists of OpenInference and OpenLLMetry run to thousands).
+ */
+export const MAX_ATTRIBUTES_PER_SPAN = 4096;
+
+/** Events on one span (OTel SDK default 128) and links on one span (default 128). */
+export const MAX_EVENTS_PER_SPAN = 1024;
+export const MAX_LINKS_PER_SPAN = 1024;
+
+/**
+ * Attributes in one export in all (spans, events, links, resources, scopes). The decoder creates an
+ * object per attribute, so this, not the byte size, bounds the work of an export.
+ */
+export const MAX_ATTRIBUTES_PER_EXPORT = 131_072;
+
+/** UTF-16 length of one attribute string value (inputs and outputs travel as attributes). */
+export const MAX_ATTRIBUTE_VALUE_LENGTH = 4 * 1024 * 1024;
+
+/** Nesting of OTLP array/kvlist attribute values. */
+export const MAX_ATTRIBUTE_NESTING = 24;
+
+/**
+ * Nesting of any JSON body (and of a decoded OTLP export): far beyond real payloads, far below the
+ * depth at which recursive serializers run out of stack.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Events in one `/api/public/ingestion` batch (the body limit of 3.5 MB bounds it too). */
+export const MAX_EVENTS_PER_BATCH = 10_000;
+
+/**
+ * Timestamps the analytics store keeps as sent: DateTime64's range is 1900-01-01 to 2299-12-31; a
+ * time outside would be stored as another date.
+ */
+export const MIN_TIMESTAMP_MS = Date.UTC(1900, 0, 1);
+export const MAX_TIMESTAMP_MS = Date.UTC(2300, 0, 1) - 1;
+
+/** Deepest nesting of a JSON value (an object or array at the top is depth 1); stops once past `max`. */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** Epoch milliseconds within the stored range. */
+export function timestampInRange(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
+}
+
+export const TIMESTAMP_RANGE = '1900-01-01T00:00:00Z to 2299-12-31T23:59:59.999Z';
+
+/**
+ * A body over its size limit is answered 413 at once while what the client still sends is read
+ * and discarded, up to this many bytes or this long: closing while it sends shows it a broken pipe
+ * instead of the 413, and OTel exporters retry a broken pipe but not a 413.
+ */
+export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+export const MAX_DRAIN_MS = 10_000;

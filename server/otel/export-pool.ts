@@ -1,0 +1,56 @@
+/**
+ * The main thread's side of export-worker.ts: one worker thread, started on first use and again
+ * after it died, that decodes, validates and maps OTLP exports one after another.
+ */
+import { Worker } from 'node:worker_threads';
+import type { MapContext, OtelObservation } from './types.ts';
+
+export interface ExportJob {
+  body: Uint8Array;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  ctx: Omit<MapContext, 'now'>;
+  nowMs: number;
+}
+
+/** Mapped spans; or a client error to answer (status, message); or a bug in the worker (a 500). */
+export type ExportOutcome =
+  | { kind: 'mapped'; spans: OtelObservation[] }
+  | { kind: 'refused'; status: number; message: string }
+  | { kind: 'failed'; message: string };
+
+type Pending = { resolve: (o: ExportOutcome) => void; reject: (e: Error) => void };
+
+let worker: Worker | undefined;
+let nextId = 0;
+const pending = new Map<number, Pending>();
+
+function failAll(err: Error): void {
+  for (const p of pending.values()) p.reject(err);
+  pending.clear();
+  worker = undefined;
+}
+
+function started(): Worker {
+  if (worker) return worker;
+  const w = new Worker(new URL('./export-worker.ts', import.meta.url));
+  w.unref(); // an idle worker does not keep the process alive
+  w.on('message', ({ id, outcome }: { id: number; outcome: ExportOutcome }) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    p?.resolve(outcome);
+  });
+  w.on('error', (err) => failAll(err));
+  w.on('exit', (code) => failAll(new Error(`OTLP export worker exited with code ${code}`)));
+  worker = w;
+  return w;
+}
+
+/** Decodes, validates and maps one export on the worker thread. */
+export function processExport(job: ExportJob): Promise<ExportOutcome> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    started().postMessage({ id, job });
+  });
+}

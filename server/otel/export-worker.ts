@@ -1,0 +1,35 @@
+/**
+ * Worker thread that turns an OTLP request body into observations: decode, validate, map. These
+ * steps create objects per attribute; off the main thread they cannot hold the event loop, and what
+ * comes back (observations whose metadata is already text) costs the main thread about a copy.
+ */
+import { parentPort } from 'node:worker_threads';
+import { decodeTraceExport } from './decode.ts';
+import { OtlpDecodeError, OtlpValidationError } from './errors.ts';
+import type { ExportJob, ExportOutcome } from './export-pool.ts';
+import { mapExport } from './map-spans.ts';
+import { validateTraceExport } from './validate.ts';
+
+function run(job: ExportJob): ExportOutcome {
+  try {
+    const request = decodeTraceExport(Buffer.from(job.body), job.contentType, job.contentEncoding);
+    const invalid = validateTraceExport(request);
+    if (invalid) return { kind: 'refused', status: 400, message: invalid.message };
+    const spans = mapExport(request, { ...job.ctx, now: new Date(job.nowMs) });
+    return { kind: 'mapped', spans };
+  } catch (err) {
+    if (err instanceof OtlpDecodeError) {
+      const status = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
+      return { kind: 'refused', status, message: err.message };
+    }
+    if (err instanceof OtlpValidationError) {
+      const message = `Invalid OTLP trace export: ${err.message}. The entire export was rejected; no spans were ingested.`;
+      return { kind: 'refused', status: 400, message };
+    }
+    return { kind: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+  }
+}
+
+parentPort?.on('message', ({ id, job }: { id: number; job: ExportJob }) => {
+  parentPort?.postMessage({ id, outcome: run(job) });
+});
