@@ -9,6 +9,7 @@ import {
   ENV_LIMITS,
   type Env,
   EnvReader,
+  LLM_ENV,
   LOG_LEVELS,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
@@ -186,22 +187,24 @@ const csv = (v: string | undefined) =>
     .filter((s) => s !== '');
 
 function readLlmSettings(r: EnvReader): LlmSettings {
-  const keyText = r.raw(ENV.encryptionKey);
+  const keyText = r.raw(LLM_ENV.encryptionKey);
   let encryptionKey: Buffer | undefined;
   if (keyText !== undefined) {
     if (/^[0-9a-fA-F]{64}$/.test(keyText)) encryptionKey = Buffer.from(keyText, 'hex');
     else
-      r.problems.push(`${ENV.encryptionKey} must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)`);
+      r.problems.push(
+        `${LLM_ENV.encryptionKey} must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)`,
+      );
   }
-  const whitelistedIps = csv(r.raw(ENV.llmConnectionWhitelistedIps));
+  const whitelistedIps = csv(r.raw(LLM_ENV.llmConnectionWhitelistedIps));
   const badIps = whitelistedIps.filter((ip) => isIP(ip) === 0);
   if (badIps.length > 0)
     r.problems.push(
-      `${ENV.llmConnectionWhitelistedIps} has entries that are not IP addresses: ${badIps.join(', ')}`,
+      `${LLM_ENV.llmConnectionWhitelistedIps} has entries that are not IP addresses: ${badIps.join(', ')}`,
     );
   return {
     encryptionKey,
-    whitelistedHosts: csv(r.raw(ENV.llmConnectionWhitelistedHosts)).map((h) => h.toLowerCase()),
+    whitelistedHosts: csv(r.raw(LLM_ENV.llmConnectionWhitelistedHosts)).map((h) => h.toLowerCase()),
     whitelistedIps,
   };
 }

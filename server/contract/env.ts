@@ -58,6 +58,14 @@ export const ENV = {
   exportIntervalSeconds: 'SERVICE_EXPORT_INTERVAL_SECONDS',
   /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
   mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
+} as const;
+
+/**
+ * LLM connections (evaluation). A secret of the deployment and its network policy, not of the
+ * migration, so not rendered by the operator from its spec: set them through the extra environment
+ * of the web and the worker (the encryption key from a Secret).
+ */
+export const LLM_ENV = {
   /**
    * 256-bit key (64 hex characters, as the reference's `ENCRYPTION_KEY`) that encrypts LLM
    * connection secrets at rest; required once a connection exists.

@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { ENV } from '../../contract/env.ts';
+import { LLM_ENV } from '../../contract/env.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
 import { publicConnection, upsertConnectionRequest, upsertProblem } from '../../llm/connections.ts';
@@ -78,7 +78,7 @@ export const llmConnectionsPlugin: FastifyPluginAsync<ConnectionPluginOptions> =
     },
     async ({ body, req }) => {
       const key = ctx.config.llm.encryptionKey;
-      if (!key) throw new NotConfigured(`LLM connections need ${ENV.encryptionKey} on the server`);
+      if (!key) throw new NotConfigured(`LLM connections need ${LLM_ENV.encryptionKey} on the server`);
       const problem = upsertProblem(body) ?? (body.baseURL ? baseUrlProblem(body.baseURL) : undefined);
       if (problem) throw new BadRequest(problem);
       if (body.baseURL) {
