@@ -26,6 +26,7 @@ import { projectsPlugin } from './plugins/projects.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
 import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
+import { traceDeletionPlugin } from './plugins/trace-deletion.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
 import { uiAuthPlugin } from './plugins/ui-auth.ts';
 import { uiDatasetsPlugin } from './plugins/ui-datasets.ts';
@@ -96,6 +97,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoresPlugin, { ctx });
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
+    api.register(traceDeletionPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
     api.register(mediaPlugin, { ctx });
     api.register(exportsPlugin, { ctx });
