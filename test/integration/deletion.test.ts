@@ -7,10 +7,14 @@
  * in the audit log with the calling key.
  */
 import { randomBytes } from 'node:crypto';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { LangfuseClient } from '@langfuse/client';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -323,5 +327,73 @@ describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
     }
     expect((await call('legacy', 'DELETE', '/api/public/traces', {})).status).toBe(400);
     expect(await rowsOf([projects.legacy.projectId])).toEqual(before);
+  });
+});
+
+describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
+  let s3: S3Server;
+  let web: WebServer;
+  let project: Project;
+  const BUCKET = 'media';
+  const PREFIX = 'media/';
+
+  beforeAll(async () => {
+    s3 = await startS3Server((line) => process.stderr.write(`${line}\n`));
+    await s3.createBucket(BUCKET);
+    const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, ...s3.env('media', BUCKET, PREFIX) };
+    web = await startWeb({ ...base, ...MODE_ENV.events_only });
+    project = await createProject(base, 'del-media');
+    new NodeTracerProvider().register();
+  }, 1_200_000);
+
+  afterAll(async () => {
+    await web?.stop();
+    await s3?.stop();
+  });
+
+  const objectExists = async (key: string) => {
+    try {
+      await s3.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NotFound') return false;
+      throw err;
+    }
+  };
+
+  it('keeps the object while another trace links the same image, deletes it with the last link', async () => {
+    const keys = { url: web.url, publicKey: project.publicKey, secretKey: project.secretKey };
+    const image = randomPng();
+    const mediaId = mediaIdOfImage(image);
+    const key = `${PREFIX}${project.projectId}/${mediaId}.png`;
+    const first = await traceImageWithJsSdk(keys, 'first', image);
+    const second = await traceImageWithJsSdk(keys, 'second', image);
+    expect(await objectExists(key)).toBe(true);
+    const lf = new LangfuseClient({ ...keys, baseUrl: web.url });
+    const events = async (traceId: string) =>
+      (
+        await (
+          await ch.client.query({
+            query: 'SELECT span_id FROM events_full WHERE project_id = {p:String} AND trace_id = {t:String}',
+            query_params: { p: project.projectId, t: traceId },
+            format: 'JSONEachRow',
+          })
+        ).json<{ span_id: string }>()
+      ).map((r) => r.span_id);
+    expect(await events(first.traceId)).toEqual([first.observationId]);
+
+    await lf.api.trace.delete(first.traceId);
+    expect(await events(first.traceId)).toEqual([]);
+    expect(await events(second.traceId)).toEqual([second.observationId]);
+    expect(await objectExists(key)).toBe(true);
+    const served = await fetch(`${web.url}/api/public/media/${mediaId}`, {
+      headers: { authorization: basicAuth(project) },
+    });
+    expect(served.status).toBe(200);
+
+    await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] });
+    expect(await objectExists(key)).toBe(false);
+    const media = await pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
+    expect(media.rows).toEqual([]);
   });
 });
