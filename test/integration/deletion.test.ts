@@ -12,12 +12,12 @@ import { LangfuseClient } from '@langfuse/client';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from '../conformance/env.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
-  basicAuth,
   createProject,
   type Env,
   MODE_ENV,
@@ -59,18 +59,9 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 const sdk = (mode: Mode, p: Project = projects[mode]) =>
   new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });
 
-async function call(mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) {
-  const res = await fetch(`${webs[mode].url}${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(p),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
+/** The API as `p` calls it on the web of `mode`. */
+const call = (mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) =>
+  api<Record<string, unknown>>({ url: webs[mode].url, ...p }, method, path, body);
 
 describe('prompt deletion (langfuse.prompt.delete)', () => {
   it('deletes by version, by label and by name, moving `latest`; 404 when nothing matches; 400 for both', async () => {
@@ -386,10 +377,9 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
     expect(await events(first.traceId)).toEqual([]);
     expect(await events(second.traceId)).toEqual([second.observationId]);
     expect(await objectExists(key)).toBe(true);
-    const served = await fetch(`${web.url}/api/public/media/${mediaId}`, {
-      headers: { authorization: basicAuth(project) },
-    });
-    expect(served.status).toBe(200);
+    expect(
+      (await api({ ...keys, projectId: project.projectId }, 'GET', `/api/public/media/${mediaId}`)).status,
+    ).toBe(200);
 
     await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] });
     expect(await objectExists(key)).toBe(false);
