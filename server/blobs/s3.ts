@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config/blob-storage.ts';
+import { servedAs } from './serving.ts';
 import type { BlobHead, BlobStore, PresignedPut } from './store.ts';
 
 /** Every request settles: a storage that stops answering fails the request instead of hanging it. */
@@ -93,10 +94,17 @@ export function s3BlobStore(settings: S3Settings): BlobStore {
         unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
       });
     },
-    presignGet(key, expiresInSeconds) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key }), {
-        expiresIn: expiresInSeconds,
+    presignGet(key, expiresInSeconds, contentType) {
+      // S3 answers with the overrides the URL signs: a type it cannot guess otherwise, and a
+      // download for anything a browser could execute (it sets no CSP or nosniff of its own).
+      const served = servedAs(contentType, key);
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: key,
+        ResponseContentDisposition: served.contentDisposition,
+        ...(contentType ? { ResponseContentType: served.contentType } : {}),
       });
+      return getSignedUrl(client, command, { expiresIn: expiresInSeconds });
     },
     close() {
       client.destroy();

@@ -29,7 +29,10 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** A URL that accepts one PUT of exactly the described body until it expires. */
   presignPut(key: string, put: PresignedPut): Promise<string>;
-  /** A URL that answers GET with the object until it expires. */
-  presignGet(key: string, expiresInSeconds: number): Promise<string>;
+  /**
+   * A URL that answers GET with the object until it expires, with the type and disposition of
+   * serving.ts for `contentType` (signed into the URL where the storage answers it, as S3 does).
+   */
+  presignGet(key: string, expiresInSeconds: number, contentType?: string): Promise<string>;
   close(): void;
 }

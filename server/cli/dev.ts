@@ -20,6 +20,10 @@ import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
+import { ModelCatalog } from '../models/catalog.ts';
+import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
+import { loadBuiltInModels } from '../models/store.ts';
+import { warmTokenizers } from '../models/tokenize.ts';
 import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
@@ -97,6 +101,8 @@ export async function run(args: string[]): Promise<number> {
   const migrators = migratorsFor(config, pool, analytics);
   await migrators.relational.up();
   await migrators.analytics.up();
+  await loadBuiltInModels(pool, readPriceFile(BUILT_IN_PRICE_FILE));
+  warmTokenizers();
   const keysVerifier = new KeyVerifier(pool);
   const keys = await defaultProject(
     join(dataDir, 'dev-project.json'),
@@ -122,6 +128,7 @@ export async function run(args: string[]): Promise<number> {
     store: clickhouseStore(analytics, config.clickhouse),
     locks: pgEntityLocks(pool),
     keys: keysVerifier,
+    models: new ModelCatalog(pool),
     mediaBlobs,
     exportBlobs,
     localBlobs: localMedia && [localMedia],

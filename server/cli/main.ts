@@ -47,6 +47,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,
   },
+  models: {
+    summary: 'load built-in model prices from a price file: load FILE [--json]',
+    load: async () => (await import('./models.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,
@@ -69,7 +73,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${help()}\n`);
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
+  // Own entries only: `observatory constructor` is an unknown command, not Object's constructor.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
     return 2;

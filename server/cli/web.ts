@@ -13,6 +13,10 @@ import { redisCoordination } from '../coordination/store.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
+import { ModelCatalog } from '../models/catalog.ts';
+import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
+import { loadBuiltInModels } from '../models/store.ts';
+import { warmTokenizers } from '../models/tokenize.ts';
 import { ProducerRecorder } from '../producers/recorder.ts';
 import { KeyVerifier } from '../projects/keys.ts';
 import { openDatastores } from '../runtime/datastores.ts';
@@ -33,6 +37,8 @@ export async function run(_args: string[]): Promise<number> {
       await migrators.analytics.up(undefined, (line) => log.info(line));
     }
     await migrators.analytics.assertKnown();
+    await loadBuiltInModels(stores.pool, readPriceFile(BUILT_IN_PRICE_FILE));
+    warmTokenizers();
   } catch (err) {
     await stores.close();
     if (err instanceof SchemaAheadError) {
@@ -63,6 +69,7 @@ export async function run(_args: string[]): Promise<number> {
       store: clickhouseStore(stores.analytics, config.clickhouse),
       locks: pgEntityLocks(stores.pool),
       keys: new KeyVerifier(stores.pool),
+      models: new ModelCatalog(stores.pool),
       producers,
       mediaBlobs,
       exportBlobs,

@@ -18,11 +18,16 @@ export const createExportRequest = z.object({
   source: z.enum(EXPORT_SOURCES),
   format: z.enum(EXPORT_FORMATS),
   frequency: z.enum(EXPORT_FREQUENCIES),
-  /** Inside the project's folder of the export bucket; ends with `/` when given. */
+  /**
+   * Inside the project's folder of the export bucket; ends with `/` when given. Relative segments
+   * only: no `.` or `..` (which would climb into another project's folder), no leading `/`,
+   * backslash or control character.
+   */
   prefix: z
     .string()
     .max(200)
     .regex(/^([A-Za-z0-9._-]+\/)*$/, 'must be path segments of A-Z a-z 0-9 . _ - each ending with /')
+    .refine((p) => p.split('/').every((s) => s !== '.' && s !== '..'), 'must not hold a . or .. segment')
     .optional()
     .default(''),
   /** Start of the first window (floored to the frequency); default: the current window. */

@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { batchTargets, behaviourOf, type ModeSettings, type WriteTargets } from '../contract/write-modes.ts';
+import { type ProjectPricing, priceLegacyRow } from '../models/apply.ts';
+import type { ModelCatalog } from '../models/catalog.ts';
 import { type EntityLocks, entityLockKeys } from './entity-locks.ts';
 import {
   type Attribution,
@@ -55,6 +57,8 @@ export interface BatchContext {
   attribution: Attribution;
   store: IngestionStore;
   locks: EntityLocks;
+  /** Prices observations the SDK sent no cost for; without it, only sent costs are stored. */
+  models?: ModelCatalog | undefined;
   now?: number;
 }
 
@@ -123,6 +127,7 @@ export interface CommitContext {
   store: IngestionStore;
   locks: EntityLocks;
   targets: WriteTargets;
+  models?: ModelCatalog | undefined;
   now: number;
   /**
    * The traces are represented in the events tables by a virtual root `t-<traceId>` (batch
@@ -145,10 +150,20 @@ export async function commitLegacyChanges(
     ctx.targets.legacy && changes.size > 0
       ? entityLockKeys(ctx.projectId, changes.traces.keys(), changes.observations.keys())
       : [];
-  await ctx.locks.hold(keys, () => mergeAndWrite(changes, scores, ctx));
+  // Before the locks: holding them may take the only PostgreSQL connection (the embedded one).
+  const pricing =
+    ctx.models && ctx.targets.legacy && changes.observations.size > 0
+      ? await ctx.models.pricingFor(ctx.projectId)
+      : undefined;
+  await ctx.locks.hold(keys, () => mergeAndWrite(changes, scores, ctx, pricing));
 }
 
-async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitContext): Promise<void> {
+async function mergeAndWrite(
+  changes: LegacyChanges,
+  scores: Row[],
+  ctx: CommitContext,
+  pricing: ProjectPricing | undefined,
+): Promise<void> {
   let rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
   const traces: Row[] = [];
   const observations: Row[] = [];
@@ -191,6 +206,7 @@ async function mergeAndWrite(changes: LegacyChanges, scores: Row[], ctx: CommitC
         row = applyObservation(row, c.isUpdate ? c.patch : { ...c.patch, type: c.type }, rc);
       observations.push(row);
     }
+    if (pricing) for (const row of observations) priceLegacyRow(pricing, row);
   }
   // Legacy tables first, then staging: a retry after a partial failure rewrites the same rows.
   await Promise.all([
@@ -273,6 +289,7 @@ export async function processBatch(items: unknown[], ctx: BatchContext): Promise
     store: ctx.store,
     locks: ctx.locks,
     targets: batchTargets(ctx.settings),
+    models: ctx.models,
     now,
     virtualRoots: true,
   });

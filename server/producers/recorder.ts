@@ -90,7 +90,12 @@ export class ProducerRecorder {
   }
 }
 
-export async function producersSince(pool: pg.Pool, since: Date): Promise<ProducersReport> {
+/** Producers seen since `since`; of the projects `projectIds` only, when given. */
+export async function producersSince(
+  pool: pg.Pool,
+  since: Date,
+  projectIds?: readonly string[],
+): Promise<ProducersReport> {
   const r = await pool.query<{
     project_id: string;
     public_key: string;
@@ -100,7 +105,11 @@ export async function producersSince(pool: pg.Pool, since: Date): Promise<Produc
     first_seen: Date;
     last_seen: Date;
     requests: string;
-  }>('SELECT * FROM producer_activity WHERE last_seen >= $1 ORDER BY last_seen DESC', [since]);
+  }>(
+    `SELECT * FROM producer_activity WHERE last_seen >= $1 AND ($2::text[] IS NULL OR project_id = ANY($2))
+     ORDER BY last_seen DESC`,
+    [since, projectIds ?? null],
+  );
   return {
     since: since.toISOString(),
     producers: r.rows.map((row) => ({

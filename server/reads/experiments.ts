@@ -7,6 +7,7 @@
 
 import { BadRequest } from '../web/errors.ts';
 import type { FilterCondition } from './filters.ts';
+import { own } from './lookup.ts';
 import { decodeCursor, encodeCursor, orNull, Params, type Query, toIso, zipMetadata } from './sql.ts';
 
 /** The columns structured `filter` conditions may use, by endpoint. */
@@ -34,7 +35,7 @@ function idFilters(
     if (values && values.length > 0) out.push(`${columns[name]} IN ${p.strs(values)}`);
   }
   for (const f of filters) {
-    const col = columns[f.column];
+    const col = own(columns, f.column);
     if (!col)
       throw new BadRequest(
         `filter: unsupported column ${f.column} (allowed: ${Object.keys(columns).join(', ')})`,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BadRequest } from '../web/errors.ts';
+import { own } from './lookup.ts';
 import type { Params } from './sql.ts';
 
 export const filterCondition = z.object({
@@ -160,7 +161,7 @@ function stringList(value: unknown, column: string): string[] {
 
 /** One condition -> SQL. */
 export function compileCondition(f: FilterCondition, columns: ColumnTable, ctx: CompileContext): string {
-  const spec = columns[f.column];
+  const spec = own(columns, f.column);
   if (!spec) throw new BadRequest(`filter: unknown column ${f.column}`);
   const p = ctx.params;
   const { expr } = spec;

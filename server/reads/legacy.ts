@@ -4,6 +4,7 @@
  * Pure builders and row mappers; the routes gate them on the write mode.
  */
 import { BadRequest } from '../web/errors.ts';
+import { own } from './lookup.ts';
 import { num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
 
 type Row = Record<string, unknown>;
@@ -103,7 +104,7 @@ export function buildTraceList(r: TraceListRequest): PagedQuery {
   let order = 'timestamp DESC, id DESC';
   if (r.orderBy) {
     const [field, dir] = r.orderBy.split('.');
-    const col = TRACE_ORDER[field ?? ''];
+    const col = own(TRACE_ORDER, field ?? '');
     if (!col || (dir !== 'asc' && dir !== 'desc'))
       throw new BadRequest(
         `orderBy: expected <field>.<asc|desc>, field one of ${Object.keys(TRACE_ORDER).join(', ')}`,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { BadRequest } from '../web/errors.ts';
 import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
+import { own } from './lookup.ts';
 import { Params, type Query, toIso } from './sql.ts';
 
 export const AGGREGATIONS = [
@@ -138,7 +139,7 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
         `query: dimension ${d.field} has too many distinct values to group by; use it as a filter`,
       );
     }
-    const expr = view.dimensions[d.field];
+    const expr = own(view.dimensions, d.field);
     if (!expr) throw new BadRequest(`query: unknown dimension ${d.field} for view ${q.view}`);
     select.push(`${expr} AS d${i}`);
     group.push(`d${i}`);
@@ -157,7 +158,7 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
   }
   const bins = q.config?.bins ?? 10;
   q.metrics.forEach((m, i) => {
-    const expr = view.measures[m.measure];
+    const expr = own(view.measures, m.measure);
     if (expr === undefined) throw new BadRequest(`query: unknown measure ${m.measure} for view ${q.view}`);
     select.push(`${aggregate(m.aggregation, expr, m.measure === 'count', p, bins)} AS m${i}`);
     const key = `${m.aggregation}_${m.measure}`;
@@ -174,7 +175,7 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
     ...compileFilters(q.filters, view.filters, ctx),
   ];
   const order = (q.orderBy ?? []).map((o) => {
-    const alias = orderable[o.field];
+    const alias = own(orderable, o.field);
     if (!alias)
       throw new BadRequest(
         `query: cannot order by ${o.field}; order by a dimension, a metric or time_dimension`,

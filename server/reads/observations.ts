@@ -8,6 +8,7 @@
 import { BadRequest } from '../web/errors.ts';
 import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TOTAL_TOKENS, TTFT_MS } from './events-columns.ts';
 import { type CompileContext, compileFilters, type FilterCondition, fullTextMatch } from './filters.ts';
+import { own } from './lookup.ts';
 import {
   decodeCursor,
   encodeCursor,
@@ -196,7 +197,7 @@ export function buildObservationList(req: ObservationListRequest): ObservationLi
   ];
   if (req.search !== undefined && req.search.trim() !== '') where.push(fullTextMatch(req.search.trim(), ctx));
   const order = req.order ?? DEFAULT_ORDER;
-  const sort = SORT_COLUMNS[order.column];
+  const sort = own(SORT_COLUMNS, order.column);
   const dir = order.dir === 'asc' ? 'ASC' : 'DESC';
   const keys = [...(sort ? [sort.expr] : []), 'start_time', 'trace_id', 'span_id'];
   if (req.cursor) {

@@ -20,6 +20,7 @@ import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
 import { localBlobsPlugin } from './plugins/local-blobs.ts';
 import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
+import { modelsPlugin } from './plugins/models.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { otlpPlugin } from './plugins/otlp.ts';
 import { projectsPlugin } from './plugins/projects.ts';
@@ -27,14 +28,8 @@ import { promptsPlugin } from './plugins/prompts.ts';
 import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
 import { traceDeletionPlugin } from './plugins/trace-deletion.ts';
+import { uiPlugin } from './plugins/ui.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
-import { uiAuthPlugin } from './plugins/ui-auth.ts';
-import { uiDatasetsPlugin } from './plugins/ui-datasets.ts';
-import { uiLegacyTracesPlugin } from './plugins/ui-legacy-traces.ts';
-import { uiListsPlugin } from './plugins/ui-lists.ts';
-import { uiPreferencesPlugin } from './plugins/ui-preferences.ts';
-import { uiProjectsPlugin } from './plugins/ui-projects.ts';
-import { uiTracesPlugin } from './plugins/ui-traces.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
 import { instrumentRequests } from './request-metrics.ts';
 import { collectRouteSpecs } from './route.ts';
@@ -65,15 +60,9 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   instrumentRequests(app, opts.metricsApp);
 
   app.register(healthPlugin, { ctx });
-  // The web UI: its pages and assets, and its JSON routes under /api/ui behind a session cookie.
+  // The web UI: its pages and assets, and its JSON routes under /api/ui in scopes (plugins/ui.ts).
   app.register(uiAssetsPlugin, { ctx });
-  app.register(uiAuthPlugin, { ctx });
-  app.register(uiProjectsPlugin, { ctx });
-  app.register(uiTracesPlugin, { ctx });
-  app.register(uiLegacyTracesPlugin, { ctx });
-  app.register(uiDatasetsPlugin, { ctx });
-  app.register(uiListsPlugin, { ctx });
-  app.register(uiPreferencesPlugin, { ctx });
+  app.register(uiPlugin, { ctx });
   // Presigned URLs of the local blob stores carry their own signature instead of an API key.
   if (ctx.localBlobs?.length) {
     app.register(localBlobsPlugin, {
@@ -98,6 +87,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
     api.register(traceDeletionPlugin, { ctx });
+    api.register(modelsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
     api.register(mediaPlugin, { ctx });
     api.register(exportsPlugin, { ctx });

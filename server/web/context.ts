@@ -11,6 +11,7 @@ import type { Coordination } from '../coordination/store.ts';
 import type { EntityLocks } from '../ingestion/entity-locks.ts';
 import type { Attribution } from '../ingestion/records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
+import type { ModelCatalog } from '../models/catalog.ts';
 import type { ProducerRecorder } from '../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../projects/keys.ts';
 import type { SignInThrottle } from '../users/login-throttle.ts';
@@ -23,6 +24,8 @@ export interface WebContext {
   /** Serialises concurrent writes of one trace or observation. */
   locks: EntityLocks;
   keys: KeyVerifier;
+  /** Each project's model definitions, cached, for the cost ingestion computes. */
+  models: ModelCatalog;
   /** Tallies producers on paths that events_only refuses; absent on release 3. */
   producers?: ProducerRecorder | undefined;
   /** Where uploaded media lives; absent when no media storage is configured. */

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { describeIssues } from '../ingestion/schemas.ts';
 import { BadRequest } from './errors.ts';
 import type { Gate } from './gates.ts';
+import type { RoleNeed } from './ui-scope.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -19,6 +20,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   tag: string;
   /** Which deployments serve the route (gates.ts); checked by the family plugin's hook. */
   gate?: Gate;
+  /** The least project role a UI route needs; checked by its project scope's hook (ui-scope.ts). */
+  role?: RoleNeed;
   params?: P;
   query?: Q;
   body?: B;
@@ -72,7 +75,11 @@ export function route<
   app.route({
     method: spec.method,
     url: spec.url,
-    config: { openapi: spec as unknown as AnySpec, gate: spec.gate ?? 'always' },
+    config: {
+      openapi: spec as unknown as AnySpec,
+      gate: spec.gate ?? 'always',
+      ...(spec.role ? { role: spec.role } : {}),
+    },
     handler: async (req, reply) => {
       const parts = {} as { params: unknown; query: unknown; body: unknown };
       for (const [key, schema, value] of [

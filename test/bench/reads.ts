@@ -25,6 +25,7 @@ import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
 import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
 import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { ModelCatalog } from '../../server/models/catalog.ts';
 import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
 import { buildMetrics, parseMetricsQuery } from '../../server/reads/metrics.ts';
@@ -111,6 +112,7 @@ export async function openReadBench(name: string, events: number) {
     store: clickhouseStore(ch, config.clickhouse),
     locks: pgEntityLocks(pool),
     keys: new KeyVerifier(pool),
+    models: new ModelCatalog(pool),
     shuttingDown: () => false,
   });
   const close = async () => {

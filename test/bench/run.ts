@@ -11,7 +11,8 @@
  *      page against API v2 (ui.ts) and exports
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
- * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `reads`,
+ *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
+ * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
  * `exports`, `ui`, `operator`, `propagation-lag`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -32,6 +33,7 @@ import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
+import { benchCost } from './cost.ts';
 import { benchExports } from './exports.ts';
 import {
   BACKFILL_SETTINGS,
@@ -52,6 +54,7 @@ const FIGURES = [
   'backfill',
   'backfill-memory',
   'ingestion',
+  'cost',
   'reads',
   'exports',
   'ui',
@@ -161,6 +164,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
 if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
+if (selected('cost')) await benchCost();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();
 if (selected('exports')) await benchExports();

@@ -34,7 +34,7 @@ let web: WebServer | undefined;
 let worker: WebServer | undefined;
 let chromium: Chromium;
 let project: Project;
-const users = {} as Record<'owner' | 'member', { email: string; password: string }>;
+const users = {} as Record<'owner' | 'member' | 'projectOwner', { email: string; password: string }>;
 
 const TRACES = 24;
 const MONTH_MS = 31 * 24 * 3600_000;
@@ -67,11 +67,10 @@ async function sendHistory(url: string) {
   await sdk.shutdownAsync();
 }
 
-async function createUser(email: string, role: string) {
-  const r = await cli(
-    ['create-user', '--email', email, '--json', '--project', project.projectId, '--role', role],
-    base,
-  );
+/** A project's user, or with `--role owner` in the deployment's organization: a deployment admin. */
+async function createUser(email: string, role: string, of: 'project' | 'deployment' = 'project') {
+  const scope = of === 'deployment' ? [] : ['--project', project.projectId];
+  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], base);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim()) as { email: string; password: string };
 }
@@ -128,9 +127,10 @@ beforeAll(async () => {
   } finally {
     await legacy.stop();
   }
-  [users.owner, users.member] = await Promise.all([
-    createUser('admin@example.com', 'owner'),
+  [users.owner, users.member, users.projectOwner] = await Promise.all([
+    createUser('admin@example.com', 'owner', 'deployment'),
     createUser('member@example.com', 'member'),
+    createUser('project-owner@example.com', 'owner'),
   ]);
   // The operator's knobs of the chain, as the backfill integration test sets them.
   const db = new pg.Client({ connectionString: pgf.url });
@@ -155,6 +155,17 @@ describe('the background migrations page', () => {
     await page.getByText('the background migrations page is for owners').waitFor();
     expect(await page.getByRole('heading', { name: 'Background migrations' }).count()).toBe(0);
     await screenshot(page, 'migration-member');
+  });
+
+  it("shows a project's owner its producers, and the backfill only to deployment admins", async () => {
+    const page = await tab(users.projectOwner);
+    await page.getByRole('link', { name: 'migration' }).click();
+    await page.getByRole('heading', { name: 'Background migrations' }).waitFor();
+    await page.getByText(/shown to deployment admins/).waitFor();
+    expect(await page.getByRole('table', { name: 'Backfill steps' }).count()).toBe(0);
+    const producers = await bodyRows(page.getByRole('table', { name: 'Producers' }));
+    expect(new Set(producers.map((r) => r[0]))).toEqual(new Set([project.publicKey]));
+    await screenshot(page, 'migration-project-owner');
   });
 
   it('moves while the worker runs the backfill: pending, running with chunks done, finished', async () => {

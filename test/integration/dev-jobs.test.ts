@@ -2,7 +2,9 @@
  * `observatory dev` is the whole service: in `dual` it runs the worker's jobs in its one process.
  * A trace the npm `langfuse` 3.x SDK sends in `legacy` is carried into the version 4 tables by the
  * historic backfill chain once the same data directory runs in `dual`; a trace it sends in `dual`
- * is staged and carried by the propagation job. Both are read back through the v2 observations API.
+ * is staged and carried by the propagation job. Both are read back through the v2 observations API,
+ * with the cost computed at ingestion into the legacy tables for a generation that sent usage and
+ * no cost (OpenAI's published gpt-4o prices: $2.50 / $10 per million tokens).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +35,9 @@ async function sendTrace(d: DevService, id: string): Promise<void> {
   const sdk = new Langfuse({ publicKey: d.publicKey, secretKey: d.secretKey, baseUrl: d.url });
   const trace = sdk.trace({ id, name: `trace-${id}`, userId: `user-${id}`, sessionId: `session-${id}` });
   trace.span({ id: `${id}-span`, name: 'step' }).end();
+  trace
+    .generation({ id: `${id}-gen`, name: 'llm', model: 'gpt-4o', usage: { input: 1000, output: 500 } })
+    .end();
   await sdk.shutdownAsync();
 }
 
@@ -44,11 +49,13 @@ interface ObservationV2 {
   name: string;
   userId?: string | null;
   sessionId?: string | null;
+  modelId?: string | null;
+  costDetails?: Record<string, number>;
 }
 
 async function observationsOf(d: DevService, traceId: string): Promise<ObservationV2[]> {
   const res = await fetch(
-    `${d.url}/api/public/v2/observations?traceId=${traceId}&fields=core,basic,trace_context`,
+    `${d.url}/api/public/v2/observations?traceId=${traceId}&fields=core,basic,trace_context,model,usage`,
     { headers: { authorization: devAuth(d) } },
   );
   expect(res.status).toBe(200);
@@ -82,20 +89,25 @@ describe('observatory dev runs the worker jobs in dual', () => {
     // The staging partition (3 minutes) must close before propagation takes it; the chain runs
     // its first pass 30 s after start.
     const [historic, staged] = await Promise.all([
-      waitForObservations(dev, 'historic', 2, 240_000),
-      waitForObservations(dev, 'staged', 2, 300_000),
+      waitForObservations(dev, 'historic', 3, 240_000),
+      waitForObservations(dev, 'staged', 3, 300_000),
     ]);
     for (const [rows, id] of [
       [historic, 'historic'],
       [staged, 'staged'],
     ] as const) {
       expect(rows.map((r) => [r.id, r.parentObservationId, r.type, r.name])).toEqual([
+        [`${id}-gen`, `t-${id}`, 'GENERATION', 'llm'],
         [`${id}-span`, `t-${id}`, 'SPAN', 'step'],
         [`t-${id}`, null, 'SPAN', `trace-${id}`],
       ]);
+      expect(rows[0]).toMatchObject({
+        modelId: 'b9854a5c92dc496b997d99d20',
+        costDetails: { input: 0.0025, output: 0.005, total: 0.0075 },
+      });
       expect(rows.every((r) => r.traceId === id)).toBe(true);
     }
     // Propagation carries user and session onto the child span.
-    expect(staged[0]).toMatchObject({ userId: 'user-staged', sessionId: 'session-staged' });
+    expect(staged[1]).toMatchObject({ userId: 'user-staged', sessionId: 'session-staged' });
   }, 600_000);
 });

@@ -10,59 +10,21 @@
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { Langfuse } from 'langfuse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWebPerMode,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
+import { basicAuth, type Mode, type Project } from '../fixtures/service.ts';
 
-type Mode = keyof typeof MODE_ENV;
-const MODES = Object.keys(MODE_ENV) as Mode[];
-
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-const webs = {} as Record<Mode, WebServer>;
-const projects = {} as Record<Mode, Project>;
+const env = modeWebsForSuite('api');
+const { webs, projects } = env;
 let other: Project;
-
-beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  Object.assign(webs, await startWebPerMode(base));
-  for (const mode of MODES) projects[mode] = await createProject(base, `api-${mode}`);
-  other = await createProject(base, 'api-other');
-});
-
-afterAll(async () => {
-  await Promise.all(Object.values(webs).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pg?.stop()]);
+beforeAll(() => {
+  other = env.other;
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 
-type Body = Record<string, unknown> & { data?: Record<string, unknown>[] };
-
-async function call(mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) {
-  const res = await fetch(`${webs[mode].url}${path}`, {
-    method,
-    headers: {
-      authorization: basicAuth(p),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Body };
-}
+const call = (mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) =>
+  callApi(webs[mode], p, method, path, body);
 
 const client5 = (mode: Mode, p: Project = projects[mode]) =>
   new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });

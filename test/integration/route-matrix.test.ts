@@ -25,6 +25,7 @@ import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
 import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
 import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { ModelCatalog } from '../../server/models/catalog.ts';
 import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
 import { buildWebApp } from '../../server/web/app.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
@@ -72,6 +73,7 @@ const metricsQuery = (view: string) =>
 interface Case {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: (d: Deployment) => string;
+  /** The body, or one per deployment where a body may be accepted only once. */
   body?: unknown;
   served: Served;
   /** Status where served (404 elsewhere). */
@@ -370,6 +372,42 @@ const VALID: [string, Case][] = [
       template: '/api/public/exports/{exportId}',
     },
   ],
+  [
+    'POST models',
+    {
+      method: 'POST',
+      url: () => '/api/public/models',
+      body: (d: Deployment) => ({
+        modelName: `m-model-${d}`,
+        matchPattern: `^m-model-${d}$`,
+        unit: 'TOKENS',
+        inputPrice: 1e-6,
+      }),
+      served: 'always',
+      ok: 200,
+    },
+  ],
+  ['GET models', get('/api/public/models', 'always')],
+  [
+    'GET model',
+    {
+      method: 'GET',
+      url: () => `/api/public/models/${seeded.model}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/models/{id}',
+    },
+  ],
+  [
+    'DELETE model',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/models/${seeded.modelsToDelete[d]}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/models/{id}',
+    },
+  ],
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -389,6 +427,10 @@ const INVALID: [string, Case][] = [
   ['GET v2 metrics without query', get('/api/public/v2/metrics', 'metricsV2', 400)],
   ['POST v2 datasets without name', json('POST', '/api/public/v2/datasets', {}, 'always', 400)],
   [
+    'POST models without unit',
+    json('POST', '/api/public/models', { modelName: 'x', matchPattern: 'x', inputPrice: 1 }, 'always', 400),
+  ],
+  [
     'POST exports with an unknown source',
     json(
       'POST',
@@ -407,7 +449,14 @@ let pool: pg.Pool;
 let auth: string;
 const apps = {} as Record<Deployment, FastifyInstance>;
 /** Ids the server chose for seeded entities. */
-const seeded = { comment: '', config: '', export: '', exportsToDelete: {} as Record<Deployment, string> };
+const seeded = {
+  comment: '',
+  config: '',
+  export: '',
+  exportsToDelete: {} as Record<Deployment, string>,
+  model: '',
+  modelsToDelete: {} as Record<Deployment, string>,
+};
 
 function app(d: Deployment, analytics = ch): FastifyInstance {
   const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
@@ -418,6 +467,7 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     store: clickhouseStore(analytics, config.clickhouse),
     locks: pgEntityLocks(pool),
     keys: new KeyVerifier(pool),
+    models: new ModelCatalog(pool),
     mediaBlobs: localBlobStore({
       dir: join(dir, 'blobs'),
       bucket: 'media',
@@ -437,7 +487,9 @@ async function send(a: FastifyInstance, c: Case, d: Deployment) {
     method: c.method,
     url: c.url(d),
     headers: { authorization: auth },
-    ...(c.body === undefined ? {} : { payload: c.body as object }),
+    ...(c.body === undefined
+      ? {}
+      : { payload: (typeof c.body === 'function' ? c.body(d) : c.body) as object }),
   });
 }
 
@@ -515,6 +567,19 @@ beforeAll(async () => {
       'id'
     ],
   );
+  const modelOf = async (name: string) =>
+    String(
+      (
+        await seed('POST', '/api/public/models', {
+          modelName: name,
+          matchPattern: `^${name}$`,
+          unit: 'TOKENS',
+          totalPrice: 1,
+        })
+      )['id'],
+    );
+  seeded.model = await modelOf('m-model');
+  for (const d of ALL) seeded.modelsToDelete[d] = await modelOf(`m-model-del-${d}`);
   for (const name of [
     'm-prompt',
     'm-folder/m-prompt',

@@ -118,7 +118,8 @@ beforeAll(async () => {
   ]);
   [projectA, projectB] = await Promise.all([createProject(base, 'lists-a'), createProject(base, 'lists-b')]);
   const made = await Promise.all([
-    createUser('owner@example.com', ['--project', projectA.projectId, '--role', 'owner']),
+    // An owner of the deployment's organization: a deployment admin, who sees the backfill chain.
+    createUser('owner@example.com', ['--role', 'owner']),
     createUser('member@example.com', ['--project', projectA.projectId, '--role', 'member']),
     createUser('other@example.com', ['--project', projectB.projectId, '--role', 'viewer']),
   ]);

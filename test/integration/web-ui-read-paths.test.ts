@@ -49,11 +49,10 @@ const SDK_VERSION = (
   }
 ).version;
 
-async function createUser(email: string, role: string) {
-  const r = await cli(
-    ['create-user', '--email', email, '--json', '--project', project.projectId, '--role', role],
-    base,
-  );
+/** A user with `role` in `of`, or in the deployment's organization (an owner there is a deployment admin). */
+async function createUser(email: string, role: string, of: Project | 'deployment' = project) {
+  const scope = of === 'deployment' ? [] : ['--project', of.projectId];
+  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], base);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim()) as { email: string; password: string };
 }
@@ -133,7 +132,7 @@ beforeAll(async () => {
     startWorker({ ...dualEnv, SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1' }),
   ]);
   project = await createProject(base, 'read-paths');
-  users.owner = await createUser('owner@example.com', 'owner');
+  users.owner = await createUser('owner@example.com', 'owner', 'deployment');
   users.viewer = await createUser('viewer@example.com', 'viewer');
 });
 
@@ -409,6 +408,35 @@ describe('migration page', () => {
     expect(producer.advice).toMatch(/events_only refuses/);
     const viewer = await signIn(dual.url, users.viewer);
     expect((await request(viewer, 'GET', '/api/ui/migration')).status).toBe(403);
+  });
+
+  it("shows a project owner their projects' producers and nothing of the deployment", async () => {
+    const other = await createProject(base, 'read-paths-other');
+    const otherOwner = await createUser('other-owner@example.com', 'owner', other);
+    const batch = (id: string) => ({
+      batch: [{ id, type: 'trace-create' as const, timestamp: new Date().toISOString(), body: { id } }],
+    });
+    await client(dual).api.ingestion.batch(batch('leak-a'));
+    const otherClient = new LangfuseClient({
+      publicKey: other.publicKey,
+      secretKey: other.secretKey,
+      baseUrl: dual.url,
+    });
+    await otherClient.api.ingestion.batch(batch('leak-b'));
+    const admin = await signIn(dual.url, users.owner);
+    const keysOf = (m: Row) => new Set(m.producers.data.map((p: Row) => p.publicKey));
+    // The deployment admin sees both projects' producers once the recorder has flushed them.
+    await eventually(async () => {
+      const keys = keysOf(await get(admin, '/api/ui/migration'));
+      return keys.has(project.publicKey) && keys.has(other.publicKey) ? true : undefined;
+    });
+    const b = await signIn(dual.url, otherOwner);
+    const page = await get(b, '/api/ui/migration');
+    expect(page).toMatchObject({ deploymentAdmin: false, steps: null, propagation: null, writeMode: 'dual' });
+    expect(page.producers.data.map((p: Row) => [p.projectId, p.publicKey])).toEqual(
+      page.producers.data.map(() => [other.projectId, other.publicKey]),
+    );
+    expect(keysOf(page)).toEqual(new Set([other.publicKey]));
   });
 });
 

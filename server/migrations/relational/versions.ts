@@ -291,6 +291,25 @@ CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_
   },
   {
     version: 16,
+    name: 'model_definitions',
+    bothReleases: true,
+    // Built-in definitions have no project; a project's own override them. Tiers (conditions and
+    // prices per usage type) live in the row: they are read and written with their model only.
+    up: `
+CREATE TABLE IF NOT EXISTS models (
+  id TEXT PRIMARY KEY, project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+  model_name TEXT NOT NULL, match_pattern TEXT NOT NULL, start_date TIMESTAMPTZ, unit TEXT,
+  tokenizer_id TEXT, tokenizer_config JSONB, pricing_tiers JSONB NOT NULL,
+  source TEXT, source_date DATE,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS models_project_name_idx ON models(project_id, model_name)
+  WHERE project_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS models_project_idx ON models(project_id);`,
+    down: 'DROP TABLE IF EXISTS models;',
+  },
+  {
+    version: 17,
     name: 'audit_logs',
     bothReleases: true,
     // Who (the API key's id) deleted what and when; kept after the key or its project goes, so

@@ -167,7 +167,10 @@ export interface MigrationInfo {
   writeMode: string;
   allowPreviewOptIn: boolean;
   backfillMayRun: boolean;
-  steps: BackfillStepView[];
+  /** Owner of the deployment's organization: sees the backfill, the propagation, every producer. */
+  deploymentAdmin: boolean;
+  /** Null for a user who is not a deployment admin. */
+  steps: BackfillStepView[] | null;
   propagation: PropagationView | null;
   producers: { since: string; window: string; data: ProducerView[] } | null;
 }

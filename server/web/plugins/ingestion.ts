@@ -30,6 +30,7 @@ export const ingestionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       attribution: attributionOf(req),
       store: ctx.store,
       locks: ctx.locks,
+      models: ctx.models,
     });
     return reply.code(207).send(result);
   });

@@ -45,6 +45,7 @@ export const legacyWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app,
           attribution: attributionOf(req),
           store: ctx.store,
           locks: ctx.locks,
+          models: ctx.models,
         });
         const error = result.errors[0];
         if (error) throw new BadRequest(error.message, error.error);

@@ -2,11 +2,13 @@
  * The signed URLs of the local blob stores (`observatory dev`), served by the process itself as S3
  * would serve presigned URLs: no API key, the URL's signature is the authority. A PUT must carry
  * exactly the body its URL was signed for (content type, length, SHA-256), like an S3 upload with a
- * signed checksum; a GET answers the object with its content type. Refusals answer 403 as S3 does.
+ * signed checksum; a GET answers the object with its content type, as a download unless a browser
+ * can show it without running anything, sandboxed (../../blobs/serving.ts). Refusals answer 403 as S3 does.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { LOCAL_BLOB_PATH, type LocalBlobStore } from '../../blobs/local.ts';
+import { SANDBOX_HEADERS, servedAs } from '../../blobs/serving.ts';
 import type { Query } from '../../blobs/signed-url.ts';
 import { Forbidden, NotFound } from '../errors.ts';
 
@@ -60,6 +62,11 @@ export const localBlobsPlugin: FastifyPluginAsync<LocalBlobsOptions> = async (ap
     if ('refusal' in grant) throw new Forbidden(`Download refused: ${grant.refusal}`);
     const [body, head] = await Promise.all([store.get(req.params.key), store.head(req.params.key)]);
     if (!body) throw new NotFound('No such object');
-    return reply.type(head?.contentType ?? 'application/octet-stream').send(body);
+    const served = servedAs(head?.contentType, req.params.key);
+    return reply
+      .headers(SANDBOX_HEADERS)
+      .header('content-disposition', served.contentDisposition)
+      .type(served.contentType)
+      .send(body);
   });
 };

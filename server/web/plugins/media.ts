@@ -128,7 +128,7 @@ export const mediaPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx 
         contentType: media.contentType,
         contentLength: media.contentLength,
         uploadedAt: media.uploadedAt?.toISOString() ?? null,
-        url: await blobs.presignGet(media.bucketPath, ttl),
+        url: await blobs.presignGet(media.bucketPath, ttl, media.contentType),
         urlExpiry,
       };
     },

@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { pageMeta } from '../../reads/datasets.ts';
 import { assembleDaily, buildDailyMetrics } from '../../reads/legacy.ts';
+import { own } from '../../reads/lookup.ts';
 import { buildMetrics, type MetricsView, mapMetricsRow, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../context.ts';
@@ -26,7 +27,7 @@ async function runMetrics(
   text: string,
 ): Promise<{ data: Row[] }> {
   const query = parseMetricsQuery(text);
-  const view = views[query.view];
+  const view = own(views, query.view);
   if (!view)
     throw new BadRequest(`query: unknown view ${query.view} (available: ${Object.keys(views).join(', ')})`);
   const built = buildMetrics(view, projectId, query);

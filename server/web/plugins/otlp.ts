@@ -8,6 +8,7 @@ import { otelTargets } from '../../contract/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
 import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
 import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
+import { priceEventRow } from '../../models/apply.ts';
 import { decodeTraceExport } from '../../otel/decode.ts';
 import { OtlpDecodeError } from '../../otel/errors.ts';
 import { mapExport } from '../../otel/map-spans.ts';
@@ -75,16 +76,17 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
         store: ctx.store,
         locks: ctx.locks,
         targets,
+        models: ctx.models,
         now,
         virtualRoots: false,
       });
     }
     if (targets.events) {
       const shape = { besideLegacy: targets.legacy };
-      await ctx.store.insert(
-        'events_full',
-        spans.map((s) => eventsRow(s, projectId, attribution, now, shape)),
-      );
+      const rows = spans.map((s) => eventsRow(s, projectId, attribution, now, shape));
+      const pricing = await ctx.models.pricingFor(projectId);
+      for (const row of rows) priceEventRow(pricing, row);
+      await ctx.store.insert('events_full', rows);
     }
     return reply.code(200).send({});
   });

@@ -36,6 +36,7 @@ import {
   cookiesOf,
   csrfCookieToken,
   currentSession,
+  requireUiSession,
   SESSION_COOKIE,
   sessionMaxAgeMs,
   setCookie,
@@ -141,28 +142,31 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       },
     );
 
-    route(
-      checked,
-      {
-        method: 'POST',
-        url: '/api/ui/auth/password',
-        tag: 'UI',
-        summary: 'Change the password; every session of the user ends, the caller gets a new one',
-        body: passwordBody,
-      },
-      async ({ body, req, reply }) => {
-        const session = await currentSession(ctx, req);
-        if (!session) throw new Unauthorized('Sign in first');
-        checkCsrf(req, session.csrfToken);
-        const problem = checkPassword(body.newPassword, session.user.email, 'newPassword');
-        if (problem) throw new BadRequest('Invalid request data', problem);
-        const user = await checkSignIn(ctx, throttle, req, session.user.email, body.currentPassword);
-        await setPassword(ctx.pool, user.email, body.newPassword);
-        const fresh = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx));
-        setCookie(ctx, req, reply, SESSION_COOKIE, fresh.token, sessionMaxAgeMs(ctx));
-        return { ok: true, csrfToken: fresh.csrfToken };
-      },
-    );
+    // Changing the password is for the signed-in user: its scope checks the session and CSRF token
+    // before the body is even parsed.
+    await checked.register(async (signedIn) => {
+      requireUiSession(signedIn, ctx);
+      route(
+        signedIn,
+        {
+          method: 'POST',
+          url: '/api/ui/auth/password',
+          tag: 'UI',
+          summary: 'Change the password; every session of the user ends, the caller gets a new one',
+          body: passwordBody,
+        },
+        async ({ body, req, reply }) => {
+          const email = req.session.user.email;
+          const problem = checkPassword(body.newPassword, email, 'newPassword');
+          if (problem) throw new BadRequest('Invalid request data', problem);
+          const user = await checkSignIn(ctx, throttle, req, email, body.currentPassword);
+          await setPassword(ctx.pool, user.email, body.newPassword);
+          const fresh = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx));
+          setCookie(ctx, req, reply, SESSION_COOKIE, fresh.token, sessionMaxAgeMs(ctx));
+          return { ok: true, csrfToken: fresh.csrfToken };
+        },
+      );
+    });
   });
 
   route(

@@ -19,11 +19,9 @@ import { readPathOf } from '../../users/read-path.ts';
 import { NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import { type Row, select } from '../select.ts';
-import { requireUiSession } from '../ui-session.ts';
+import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
-import { projectAccess } from './ui-projects.ts';
 
-const projectParams = z.object({ projectId: z.string().min(1) });
 const datasetParams = projectParams.extend({ datasetId: z.string().min(1) });
 const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 200, 50) });
 /** Experiments have no time of their own to bound the read; every one of the dataset is listed. */
@@ -33,10 +31,9 @@ const COMPARE_ITEMS = 500;
 const MAX_RUN_ITEMS = 10_000;
 
 export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  requireUiSession(app, ctx);
   const v4 = (req: FastifyRequest) => readPathOf(ctx.config.mode, req.session.v4Preview).path === 'v4';
-  const dataset = async (req: FastifyRequest, p: { projectId: string; datasetId: string }) => {
-    const { id: projectId } = await projectAccess(ctx, req, p.projectId);
+  const dataset = async (req: FastifyRequest, p: { datasetId: string }) => {
+    const projectId = req.project.id;
     const ds = await findDatasetById(ctx.pool, projectId, p.datasetId);
     if (!ds) throw new NotFound(`dataset ${p.datasetId} not found`);
     return { projectId, ds };
@@ -143,10 +140,7 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       params: projectParams,
       query: pageQuery,
     },
-    async ({ params, query, req }) => {
-      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
-      return listDatasets(ctx.pool, projectId, query.page, query.limit);
-    },
+    async ({ query, req }) => listDatasets(ctx.pool, req.project.id, query.page, query.limit),
   );
 
   route(

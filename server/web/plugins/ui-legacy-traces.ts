@@ -17,20 +17,13 @@ import {
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
 import { NotFound } from '../errors.ts';
-import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
 import { type Row, runPaged, select } from '../select.ts';
-import { requireUiSession } from '../ui-session.ts';
+import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
-import { projectAccess } from './ui-projects.ts';
 import { traceComments } from './ui-traces.ts';
 
-const projectParams = z.object({ projectId: z.string().min(1) });
-
 export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  requireUiSession(app, ctx);
-  app.addHook('onRequest', modeGate(ctx));
-
   route(
     app,
     {
@@ -51,8 +44,8 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
         toTimestamp: q.datetime().optional(),
       }),
     },
-    async ({ params, query, req }) => {
-      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+    async ({ query, req }) => {
+      const projectId = req.project.id;
       const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
       const ids = rows.map((r) => String(r['id']));
       const aggs = new Map<string, Row>();
@@ -83,7 +76,7 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       params: projectParams.extend({ traceId: z.string().min(1) }),
     },
     async ({ params, req }) => {
-      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+      const projectId = req.project.id;
       const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
       if (!trace) throw new NotFound(`trace ${params.traceId} not found`);
       const [observations, scores] = await Promise.all([

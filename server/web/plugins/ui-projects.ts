@@ -1,10 +1,9 @@
 /**
- * The web UI's data routes (`/api/ui/...`, signed-in users only): the user's projects and the
- * observations table. A project the user does not belong to answers 404, as one that does not
- * exist. The table reads through the same page reader, filter compiler and column table as the
+ * The web UI's project page (`/api/ui/projects/:projectId`): the project and the observations
+ * table, in the project scope (../ui-scope.ts). The table reads through the same page reader, filter compiler and column table as the
  * Observations API v2 (../observation-page.ts), gated like it on the version 4 read path.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
@@ -20,18 +19,13 @@ import {
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { snippetOf } from '../../reads/search-snippet.ts';
 import { zipMetadata } from '../../reads/sql.ts';
-import { type ProjectAccess, projectsOf } from '../../users/store.ts';
-import { NotFound } from '../errors.ts';
-import { modeGate } from '../gates.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { q, route } from '../route.ts';
 import { select } from '../select.ts';
-import { requireUiSession } from '../ui-session.ts';
+import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
 
 const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
-
-const projectParams = z.object({ projectId: z.string().min(1) });
 
 export const observationsTableQuery = z.object({
   filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
@@ -44,17 +38,6 @@ export const observationsTableQuery = z.object({
   limit: q.int(1, 200, 50),
 });
 
-/** The user's access to a project; 404 when the user is not a member (or it does not exist). */
-export async function projectAccess(
-  ctx: PluginOptions['ctx'],
-  req: FastifyRequest,
-  projectId: string,
-): Promise<ProjectAccess> {
-  const [access] = await projectsOf(ctx.pool, req.session.user.id, projectId);
-  if (!access) throw new NotFound(`project ${projectId} not found`);
-  return access;
-}
-
 /** Full input, output and metadata values of a row, in the order the search tries them. */
 function searchable(d: Row | undefined): [string, string][] {
   if (!d) return [];
@@ -65,15 +48,6 @@ function searchable(d: Row | undefined): [string, string][] {
 }
 
 export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  requireUiSession(app, ctx);
-  app.addHook('onRequest', modeGate(ctx));
-
-  route(
-    app,
-    { method: 'GET', url: '/api/ui/projects', tag: 'UI', summary: "The signed-in user's projects" },
-    async ({ req }) => ({ data: await projectsOf(ctx.pool, req.session.user.id) }),
-  );
-
   route(
     app,
     {
@@ -83,8 +57,8 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       summary: 'A project, the role of the user in it, and the filter columns of its observations',
       params: projectParams,
     },
-    async ({ params, req }) => ({
-      project: await projectAccess(ctx, req, params.projectId),
+    async ({ req }) => ({
+      project: req.project,
       columns: Object.fromEntries(Object.entries(OBSERVATION_COLUMNS).map(([name, c]) => [name, c.kind])),
       sortColumns: Object.keys(SORT_COLUMNS),
     }),
@@ -101,8 +75,8 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       params: projectParams,
       query: observationsTableQuery,
     },
-    async ({ params, query, req }) => {
-      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+    async ({ query, req }) => {
+      const projectId = req.project.id;
       const search = query.search?.trim() || undefined;
       const filters = [
         ...parseFilterParam(query.filter),

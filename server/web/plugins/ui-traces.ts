@@ -17,22 +17,17 @@ import { zipMetadata } from '../../reads/sql.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
-import { canWrite } from '../../users/roles.ts';
-import { BadRequest, Forbidden, NotFound } from '../errors.ts';
-import { modeGate } from '../gates.ts';
+import { BadRequest, NotFound } from '../errors.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { route } from '../route.ts';
 import { select } from '../select.ts';
-import { requireUiSession } from '../ui-session.ts';
+import { projectParams } from '../ui-scope.ts';
 import { SERVICE_VERSION } from './health.ts';
 import type { PluginOptions } from './types.ts';
-import { projectAccess } from './ui-projects.ts';
 
 const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
 /** A trace larger than this shows its first observations and says it was cut. */
 const TRACE_LIMIT = 1000;
-
-const projectParams = z.object({ projectId: z.string().min(1) });
 
 /** The comments on a trace and on its observations, for the trace view. */
 export async function traceComments(
@@ -57,9 +52,6 @@ export async function traceComments(
 }
 
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  requireUiSession(app, ctx);
-  app.addHook('onRequest', modeGate(ctx));
-
   route(
     app,
     {
@@ -71,7 +63,7 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       params: projectParams.extend({ traceId: z.string().min(1) }),
     },
     async ({ params, req }) => {
-      const { id: projectId } = await projectAccess(ctx, req, params.projectId);
+      const projectId = req.project.id;
       const page = await readObservationPage(ctx, {
         projectId,
         groups: ALL_GROUPS,
@@ -123,9 +115,8 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       summary: "The project's score configs an annotator can score with (archived ones left out)",
       params: projectParams,
     },
-    async ({ params, req }) => {
-      const access = await projectAccess(ctx, req, params.projectId);
-      const { configs } = await listConfigs(ctx.pool, access.id, 100, 0);
+    async ({ req }) => {
+      const { configs } = await listConfigs(ctx.pool, req.project.id, 100, 0);
       return { data: configs.filter((c) => !c.isArchived) };
     },
   );
@@ -138,12 +129,12 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       tag: 'UI',
       summary:
         'Add a score, as POST /api/public/scores, by the signed-in user: ANNOTATION with a score config (as the reference annotates), API without',
+      role: { atLeast: 'member', refusal: 'viewers cannot add scores' },
       params: projectParams,
       body: z.record(z.string(), z.unknown()),
     },
-    async ({ params, body, req }) => {
-      const access = await projectAccess(ctx, req, params.projectId);
-      if (!canWrite(access.role)) throw new Forbidden('viewers cannot add scores');
+    async ({ body, req }) => {
+      const access = req.project;
       const source = body['configId'] ? 'ANNOTATION' : 'API';
       const result = await writeApiScores([{ ...body, source }], {
         projectId: access.id,
@@ -164,12 +155,12 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       url: '/api/ui/projects/:projectId/comments',
       tag: 'UI',
       summary: 'Add a comment, as POST /api/public/comments, authored by the signed-in user',
+      role: { atLeast: 'member', refusal: 'viewers cannot add comments' },
       params: projectParams,
       body: createCommentRequest.omit({ projectId: true, authorUserId: true }),
     },
-    async ({ params, body, req }) => {
-      const access = await projectAccess(ctx, req, params.projectId);
-      if (!canWrite(access.role)) throw new Forbidden('viewers cannot add comments');
+    async ({ body, req }) => {
+      const access = req.project;
       const stores = {
         pool: ctx.pool,
         analytics: ctx.analytics,

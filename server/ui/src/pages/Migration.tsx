@@ -1,11 +1,12 @@
 /**
- * The background migrations page (owners): the write mode, the five historic backfill steps as
- * the worker or `observatory backfill` records them, the propagation's health and lag, and the
- * producers `events_only` would refuse or change, refreshed every few seconds. Read-only: a failed
+ * The background migrations page (owners): the write mode; for deployment admins the five
+ * historic backfill steps as the worker or `observatory backfill` records them and the
+ * propagation's health and lag; the producers `events_only` would refuse or change (a project
+ * owner sees those of their projects), refreshed every few seconds. Read-only: a failed
  * step names the command and the operator annotation that retry it.
  */
 import { useEffect, useState } from 'react';
-import { api, type MigrationInfo, type PropagationView } from '../api.ts';
+import { api, type BackfillStepView, type MigrationInfo, type PropagationView } from '../api.ts';
 import { formatLatency, formatTime } from '../format.ts';
 
 const REFRESH_MS = 5000;
@@ -45,58 +46,18 @@ export function Migration() {
           ? 'the historic backfill may run'
           : 'the historic backfill does not run in this mode'}
       </p>
-      <table className="grid" aria-label="Backfill steps">
-        <thead>
-          <tr>
-            <th>Step</th>
-            <th>Name</th>
-            <th>State</th>
-            <th>Chunks</th>
-            <th>Finished</th>
-            <th>Failure</th>
-          </tr>
-        </thead>
-        <tbody>
-          {info.steps.map((s) => (
-            <tr key={s.step}>
-              <td>{s.step}</td>
-              <td>{s.name}</td>
-              <td>
-                {s.status}
-                {s.lockedBy ? ` (by ${s.lockedBy})` : ''}
-              </td>
-              <td>
-                {s.chunksDone}/{s.chunksTotal}
-              </td>
-              <td>{formatTime(s.finishedAt)}</td>
-              <td>
-                {s.failedReason && (
-                  <>
-                    {formatTime(s.failedAt)}: {s.failedReason}
-                    {s.retry && (
-                      <>
-                        {' '}
-                        {s.retry.kubectl ? (
-                          <>
-                            · retry with <code>{s.retry.kubectl}</code> (the operator runs the step again; a
-                            value used before needs a new one, e.g. {s.retry.value}.2)
-                          </>
-                        ) : (
-                          <>
-                            · retry with <code>{s.retry.command}</code>
-                          </>
-                        )}
-                      </>
-                    )}
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <h2>Propagation</h2>
-      <Propagation p={info.propagation} />
+      {info.deploymentAdmin && info.steps ? (
+        <>
+          <Steps steps={info.steps} />
+          <h2>Propagation</h2>
+          <Propagation p={info.propagation} />
+        </>
+      ) : (
+        <p className="muted">
+          The backfill and the propagation are shown to deployment admins (owners of the default
+          organization); the producers below are those of the projects you own.
+        </p>
+      )}
       <h2>Producers</h2>
       {!info.producers ? (
         <p className="muted">Release 3 records no producers.</p>
@@ -169,5 +130,60 @@ function Propagation({ p }: { p: PropagationView | null }) {
         </>
       )}
     </dl>
+  );
+}
+
+function Steps({ steps }: { steps: BackfillStepView[] }) {
+  return (
+    <table className="grid" aria-label="Backfill steps">
+      <thead>
+        <tr>
+          <th>Step</th>
+          <th>Name</th>
+          <th>State</th>
+          <th>Chunks</th>
+          <th>Finished</th>
+          <th>Failure</th>
+        </tr>
+      </thead>
+      <tbody>
+        {steps.map((s) => (
+          <tr key={s.step}>
+            <td>{s.step}</td>
+            <td>{s.name}</td>
+            <td>
+              {s.status}
+              {s.lockedBy ? ` (by ${s.lockedBy})` : ''}
+            </td>
+            <td>
+              {s.chunksDone}/{s.chunksTotal}
+            </td>
+            <td>{formatTime(s.finishedAt)}</td>
+            <td>
+              {s.failedReason && (
+                <>
+                  {formatTime(s.failedAt)}: {s.failedReason}
+                  {s.retry && (
+                    <>
+                      {' '}
+                      {s.retry.kubectl ? (
+                        <>
+                          · retry with <code>{s.retry.kubectl}</code> (the operator runs the step again; a
+                          value used before needs a new one, e.g. {s.retry.value}.2)
+                        </>
+                      ) : (
+                        <>
+                          · retry with <code>{s.retry.command}</code>
+                        </>
+                      )}
+                    </>
+                  )}
+                </>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -1,19 +1,23 @@
 /**
- * The signed-in user's choice of read path (`PUT /api/ui/preferences/v4-preview`): the spec's
+ * The signed-in user's own routes: the user's projects (`GET /api/ui/projects`) and the choice of
+ * read path (`PUT /api/ui/preferences/v4-preview`): the spec's
  * per-user toggle of the version 4 preview, stored on the user. Refused (409, saying why) where
  * the deployment gives no choice: only `dual` with the preview opt-in lets a user switch.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { readPathOf } from '../../users/read-path.ts';
-import { setV4Preview } from '../../users/store.ts';
+import { projectsOf, setV4Preview } from '../../users/store.ts';
 import { Conflict } from '../errors.ts';
 import { route } from '../route.ts';
-import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 
-export const uiPreferencesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  requireUiSession(app, ctx);
+export const uiAccountPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    { method: 'GET', url: '/api/ui/projects', tag: 'UI', summary: "The signed-in user's projects" },
+    async ({ req }) => ({ data: await projectsOf(ctx.pool, req.session.user.id) }),
+  );
 
   route(
     app,

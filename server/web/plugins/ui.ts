@@ -1,0 +1,41 @@
+/**
+ * The web UI's JSON routes (`/api/ui`), in nested scopes whose hooks state who may reach them
+ * (../ui-scope.ts): sign-in is the one family outside a session; every other route is in the
+ * signed-in scope (session, CSRF, write-mode gate), and within it either the user's own routes,
+ * the owners' migration page, or the project scope (`:projectId` of the path, the route's role).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { modeGate } from '../gates.ts';
+import { requireProject } from '../ui-scope.ts';
+import { requireUiSession } from '../ui-session.ts';
+import type { PluginOptions } from './types.ts';
+import { uiAccountPlugin } from './ui-account.ts';
+import { uiAuthPlugin } from './ui-auth.ts';
+import { uiDatasetsPlugin } from './ui-datasets.ts';
+import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
+import { uiListsPlugin } from './ui-lists.ts';
+import { uiMigrationPlugin } from './ui-migration.ts';
+import { uiProjectsPlugin } from './ui-projects.ts';
+import { uiTracesPlugin } from './ui-traces.ts';
+
+export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.register(uiAuthPlugin, { ctx });
+  app.register(async (signedIn) => {
+    requireUiSession(signedIn, ctx);
+    signedIn.addHook('onRequest', modeGate(ctx));
+    signedIn.register(uiAccountPlugin, { ctx });
+    signedIn.register(uiMigrationPlugin, { ctx });
+    signedIn.register(async (project) => {
+      requireProject(project, ctx);
+      for (const plugin of [
+        uiProjectsPlugin,
+        uiTracesPlugin,
+        uiLegacyTracesPlugin,
+        uiDatasetsPlugin,
+        uiListsPlugin,
+      ]) {
+        project.register(plugin, { ctx });
+      }
+    });
+  });
+};
