@@ -4,7 +4,7 @@
  * (one and in bulk) in every write mode. Every table a trace can have rows in is seeded for two
  * traces of the project and for the same trace id in another project; afterwards every table is
  * read back and compared row by row: only the deleted trace's rows are gone, and each deletion is
- * in the audit log with the calling key.
+ * in the audit log with the calling key. Last, the audit log migration goes down and up again.
  */
 import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
@@ -12,6 +12,8 @@ import { LangfuseClient } from '@langfuse/client';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { api } from '../conformance/env.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
@@ -385,5 +387,22 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
     expect(await objectExists(key)).toBe(false);
     const media = await pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
     expect(media.rows).toEqual([]);
+  });
+});
+
+describe('the audit_logs migration', () => {
+  it('goes down (table dropped, the rest kept) and up again', async () => {
+    const migrator = new RelationalMigrator(pool, relationalMigrationsFor('4'));
+    const table = async (name: string) =>
+      (await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present;
+    expect(await table('audit_logs')).toBe(true);
+    expect(await migrator.down(16)).toEqual([17]);
+    expect([await table('audit_logs'), await table('models'), await table('prompts')]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    expect(await migrator.up()).toEqual([17]);
+    expect(await table('audit_logs')).toBe(true);
   });
 });
