@@ -14,7 +14,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { api } from '../conformance/env.ts';
+import { api, runPython } from '../conformance/env.ts';
+import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
@@ -57,6 +58,7 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), db?.stop()]);
 });
 
+const PYTHON_SDK = '5.0.4';
 const hex = (n: number) => randomBytes(n).toString('hex');
 const sdk = (mode: Mode, p: Project = projects[mode]) =>
   new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });
@@ -320,6 +322,36 @@ describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
     }
     expect((await call('legacy', 'DELETE', '/api/public/traces', {})).status).toBe(400);
     expect(await rowsOf([projects.legacy.projectId])).toEqual(before);
+  });
+});
+
+describe('deletion through the Python SDK (langfuse 5.0.4)', () => {
+  beforeAll(() => ensurePythonSdk(PYTHON_SDK, (line) => process.stderr.write(`${line}\n`)), 600_000);
+
+  it('api.prompts.delete by version and by name, api.trace.delete and delete_multiple', async () => {
+    const p = projects.events_only;
+    const [x, y, z] = [hex(16), hex(16), hex(16)];
+    for (const t of [x, y, z]) await seedAnalytics(p.projectId, t);
+    const before = await rowsOf([p.projectId]);
+    const out = await runPython<Record<string, unknown>>(
+      PYTHON_SDK,
+      'deletion',
+      { url: webs.events_only.url, ...p },
+      { CONFORMANCE_CASE: `py-${hex(3)}`, DELETE_TRACE: x, DELETE_TRACES: `${y},${hex(16)}` },
+    );
+    expect(out).toMatchObject({
+      latestAfterVersionDelete: 1,
+      one: 'Trace deleted successfully',
+      many: 'Traces deleted successfully',
+    });
+    expect(await rowsOf([p.projectId])).toEqual(
+      before.filter((r) => !r.endsWith(` ${x}`) && !r.endsWith(` ${y}`)),
+    );
+    expect((await rowsOf([p.projectId])).filter((r) => r.endsWith(` ${z}`))).toHaveLength(6);
+    const prompts = await pool.query("SELECT 1 FROM prompts WHERE project_id = $1 AND name LIKE 'py-%'", [
+      p.projectId,
+    ]);
+    expect(prompts.rows).toEqual([]);
   });
 });
 
