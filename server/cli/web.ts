@@ -12,6 +12,7 @@ import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
+import { encryptionKeyProblem } from '../llm/startup.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
@@ -37,6 +38,12 @@ export async function run(_args: string[]): Promise<number> {
       await migrators.analytics.up(undefined, (line) => log.info(line));
     }
     await migrators.analytics.assertKnown();
+    const keyProblem = await encryptionKeyProblem(stores.pool, config.llm);
+    if (keyProblem) {
+      await stores.close();
+      process.stderr.write(`observatory web: ${keyProblem}\n`);
+      return 2;
+    }
     await loadBuiltInModels(stores.pool, readPriceFile(BUILT_IN_PRICE_FILE));
     warmTokenizers();
   } catch (err) {

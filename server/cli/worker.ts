@@ -11,6 +11,7 @@ import { s3BlobStore } from '../blobs/s3.ts';
 import { loadConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
+import { encryptionKeyProblem } from '../llm/startup.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
@@ -28,6 +29,13 @@ export async function run(_args: string[]): Promise<number> {
 
   const metrics = workerMetrics();
 
+  const keyProblem = await encryptionKeyProblem(stores.pool, config.llm).catch(() => undefined);
+  if (keyProblem) {
+    await coordination.close();
+    await stores.close();
+    process.stderr.write(`observatory worker: ${keyProblem}\n`);
+    return 2;
+  }
   const schema = await migratorsFor(config, stores.pool, stores.analytics)
     .analytics.assertKnown()
     .then(() => 'known' as const)

@@ -2,6 +2,7 @@
  * Reads the service configuration from the environment. Every problem is collected and reported
  * as one line naming the variables and the allowed values; nothing starts on a bad configuration.
  */
+import { isIP } from 'node:net';
 import {
   ENV,
   ENV_DEFAULTS,
@@ -64,6 +65,15 @@ export interface ServiceConfig {
   operatorObject: OperatorObject | undefined;
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
   auth: AuthSettings;
+  llm: LlmSettings;
+}
+
+export interface LlmSettings {
+  /** The key that encrypts connection secrets; absent: no connection may be stored. */
+  encryptionKey: Buffer | undefined;
+  /** Host names and addresses allowed although private (SSRF exceptions). */
+  whitelistedHosts: string[];
+  whitelistedIps: string[];
 }
 
 export interface LoadOptions {
@@ -140,6 +150,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   if (operatorValue !== undefined && !operatorObject)
     r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
   const auth = readAuthSettings(r);
+  const llm = readLlmSettings(r);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -164,5 +175,33 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     exportIntervalSeconds,
     operatorObject,
     auth,
+    llm,
+  };
+}
+
+const csv = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+function readLlmSettings(r: EnvReader): LlmSettings {
+  const keyText = r.raw(ENV.encryptionKey);
+  let encryptionKey: Buffer | undefined;
+  if (keyText !== undefined) {
+    if (/^[0-9a-fA-F]{64}$/.test(keyText)) encryptionKey = Buffer.from(keyText, 'hex');
+    else
+      r.problems.push(`${ENV.encryptionKey} must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)`);
+  }
+  const whitelistedIps = csv(r.raw(ENV.llmConnectionWhitelistedIps));
+  const badIps = whitelistedIps.filter((ip) => isIP(ip) === 0);
+  if (badIps.length > 0)
+    r.problems.push(
+      `${ENV.llmConnectionWhitelistedIps} has entries that are not IP addresses: ${badIps.join(', ')}`,
+    );
+  return {
+    encryptionKey,
+    whitelistedHosts: csv(r.raw(ENV.llmConnectionWhitelistedHosts)).map((h) => h.toLowerCase()),
+    whitelistedIps,
   };
 }

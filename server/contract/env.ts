@@ -58,6 +58,15 @@ export const ENV = {
   exportIntervalSeconds: 'SERVICE_EXPORT_INTERVAL_SECONDS',
   /** Lifetime of the download URL `GET /api/public/media/{id}` returns. */
   mediaDownloadUrlExpirySeconds: 'SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS',
+  /**
+   * 256-bit key (64 hex characters, as the reference's `ENCRYPTION_KEY`) that encrypts LLM
+   * connection secrets at rest; required once a connection exists.
+   */
+  encryptionKey: 'ENCRYPTION_KEY',
+  /** Comma-separated host names an LLM connection may reach although they resolve to private addresses. */
+  llmConnectionWhitelistedHosts: 'SERVICE_LLM_CONNECTION_WHITELISTED_HOST',
+  /** Comma-separated IP addresses an LLM connection may reach although they are private. */
+  llmConnectionWhitelistedIps: 'SERVICE_LLM_CONNECTION_WHITELISTED_IPS',
 } as const;
 
 /**

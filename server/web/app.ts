@@ -6,17 +6,20 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
+import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
+import { evaluationsPlugin } from './plugins/evaluations.ts';
 import { exportsPlugin } from './plugins/exports.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
 import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
+import { llmConnectionsPlugin } from './plugins/llm-connections.ts';
 import { localBlobsPlugin } from './plugins/local-blobs.ts';
 import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
@@ -94,6 +97,12 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(metricsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });
+    api.register(llmConnectionsPlugin, {
+      ctx,
+      onDeleted: async (projectId, provider) =>
+        void (await pauseRulesOfProvider(ctx.pool, projectId, provider)),
+    });
+    api.register(evaluationsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

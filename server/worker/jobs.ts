@@ -1,6 +1,7 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
- * events tables: dual, and events_only to drain what is left) and the historic backfill chain.
+ * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
+ * scheduled exports and the observation-level evaluations.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -13,7 +14,9 @@ import type { ServiceConfig } from '../config/env.ts';
 import { ENV } from '../contract/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { EvaluationJob } from '../evaluation/job.ts';
 import { runExportPass } from '../exports/job.ts';
+import { clickhouseStore } from '../ingestion/store.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 import { propagationWatched } from './propagation/report.ts';
@@ -65,6 +68,20 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       })
     : undefined;
   propagation?.start();
+
+  // Observation-level evaluators judge version 4 events: only where the events tables are written.
+  const evaluation =
+    o.schemaKnown && behaviourOf(o.config.mode).writesEventsTables
+      ? new EvaluationJob({
+          pool: o.pool,
+          analytics: o.analytics,
+          store: clickhouseStore(o.analytics, o.config.clickhouse),
+          llm: o.config.llm,
+          log: o.log,
+          workerId: o.workerId,
+        })
+      : undefined;
+  evaluation?.start();
 
   // The chain runs in-process as the reference's worker does; the operator turns this off and
   // runs each step as a Job instead. Each pass runs whatever step is next and runnable.
@@ -120,6 +137,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       clearInterval(chainTimer);
       clearInterval(exportTimer);
       await propagation?.stop();
+      await evaluation?.stop(CHAIN_STOP_WAIT_MS);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

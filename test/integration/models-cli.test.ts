@@ -88,7 +88,11 @@ describe('observatory models load', () => {
 
   it.each([
     ['an entry without a source', [{ ...entries[0], id: 'x', source: undefined }], /0\.source/],
-    ['a pattern RE2 cannot compile (a back-reference)', [{ ...entries[0], id: 'x', matchPattern: '(a)\\1' }], /0\.matchPattern/],
+    [
+      'a pattern RE2 cannot compile (a back-reference)',
+      [{ ...entries[0], id: 'x', matchPattern: '(a)\\1' }],
+      /0\.matchPattern/,
+    ],
     [
       'two default tiers',
       [

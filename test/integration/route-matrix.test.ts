@@ -71,7 +71,7 @@ const metricsQuery = (view: string) =>
   );
 
 interface Case {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: (d: Deployment) => string;
   /** The body, or one per deployment where a body may be accepted only once. */
   body?: unknown;
@@ -408,6 +408,85 @@ const VALID: [string, Case][] = [
       template: '/api/public/models/{id}',
     },
   ],
+  ['GET llm-connections', get('/api/public/llm-connections', 'always')],
+  [
+    'PUT llm-connection',
+    json(
+      'PUT',
+      '/api/public/llm-connections',
+      { provider: 'm', adapter: 'openai', secretKey: 'sk-m' },
+      'always',
+      200,
+    ),
+  ],
+  [
+    'DELETE llm-connection (unknown id)',
+    {
+      method: 'DELETE',
+      url: () => '/api/public/llm-connections/m-none',
+      served: 'always',
+      ok: 404,
+      template: '/api/public/llm-connections/{id}',
+    },
+  ],
+  [
+    'POST evaluator (no model: preflight fails)',
+    json(
+      'POST',
+      '/api/public/unstable/evaluators',
+      {
+        name: 'm-eval',
+        prompt: '{{output}}',
+        outputDefinition: {
+          dataType: 'BOOLEAN',
+          reasoning: { description: 'r' },
+          score: { description: 's' },
+        },
+      },
+      'always',
+      422,
+    ),
+  ],
+  ['GET evaluators', get('/api/public/unstable/evaluators', 'always')],
+  [
+    'GET evaluator (managed template)',
+    {
+      ...get('/api/public/unstable/evaluators/managed-correctness', 'always'),
+      template: '/api/public/unstable/evaluators/{evaluatorId}',
+    },
+  ],
+  [
+    'DELETE evaluator (unknown id)',
+    {
+      method: 'DELETE',
+      url: () => '/api/public/unstable/evaluators/m-none',
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/evaluators/{evaluatorId}',
+    },
+  ],
+  [
+    'POST evaluation rule (target experiment: not run yet)',
+    json(
+      'POST',
+      '/api/public/unstable/evaluation-rules',
+      { name: 'm-rule', evaluator: { name: 'correctness' }, target: 'experiment', enabled: false },
+      'always',
+      422,
+    ),
+  ],
+  ['GET evaluation rules', get('/api/public/unstable/evaluation-rules', 'always')],
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} evaluation rule (unknown id)`,
+    {
+      method,
+      url: () => '/api/public/unstable/evaluation-rules/m-none',
+      ...(method === 'PATCH' ? { body: { enabled: false } } : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/evaluation-rules/{evaluationRuleId}',
+    },
+  ]),
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -459,7 +538,12 @@ const seeded = {
 };
 
 function app(d: Deployment, analytics = ch): FastifyInstance {
-  const config = loadConfig({ ...DEPLOYMENTS[d], DATABASE_URL: pgf.url, CLICKHOUSE_URL: `chdb://${dir}` });
+  const config = loadConfig({
+    ...DEPLOYMENTS[d],
+    DATABASE_URL: pgf.url,
+    CLICKHOUSE_URL: `chdb://${dir}`,
+    ENCRYPTION_KEY: 'ab'.repeat(32),
+  });
   return buildWebApp({
     config,
     pool,

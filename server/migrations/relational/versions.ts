@@ -310,6 +310,64 @@ CREATE INDEX IF NOT EXISTS models_project_idx ON models(project_id);`,
   },
   {
     version: 17,
+    name: 'llm_connections',
+    bothReleases: true,
+    // One connection per provider name per project. `secret_key` and `extra_headers` hold AES-256-GCM
+    // ciphertext (server/llm/secrets.ts); only the masked key and the header names are readable.
+    up: `
+CREATE TABLE IF NOT EXISTS llm_connections (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  provider TEXT NOT NULL, adapter TEXT NOT NULL, secret_key TEXT NOT NULL, display_secret_key TEXT NOT NULL,
+  base_url TEXT, custom_models TEXT[] NOT NULL DEFAULT '{}', with_default_models BOOLEAN NOT NULL DEFAULT true,
+  extra_headers TEXT, extra_header_keys TEXT[] NOT NULL DEFAULT '{}', config JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, provider)
+);`,
+    down: 'DROP TABLE IF EXISTS llm_connections;',
+  },
+  {
+    version: 18,
+    name: 'evaluation',
+    bothReleases: true,
+    // Evaluators are versioned per name (`id` names the family); a rule runs the latest version of
+    // each evaluator assigned to it. Executions are the durable queue and log of judgments: one row
+    // per rule, evaluator and observation, claimed with SKIP LOCKED, retried at `next_attempt_at`.
+    up: `
+CREATE TABLE IF NOT EXISTS evaluators (
+  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, version INTEGER NOT NULL, prompt TEXT NOT NULL, output_definition JSONB NOT NULL,
+  model_config JSONB, variables TEXT[] NOT NULL, mapping JSONB,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, name, version)
+);
+CREATE INDEX IF NOT EXISTS evaluators_id_idx ON evaluators(project_id, id);
+CREATE TABLE IF NOT EXISTS evaluation_rules (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, target TEXT NOT NULL, enabled BOOLEAN NOT NULL, sampling DOUBLE PRECISION NOT NULL,
+  filter JSONB NOT NULL DEFAULT '[]', paused_reason TEXT, paused_message TEXT,
+  scan_cursor TIMESTAMPTZ NOT NULL DEFAULT now(),
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name)
+);
+CREATE TABLE IF NOT EXISTS evaluation_rule_evaluators (
+  rule_id TEXT NOT NULL REFERENCES evaluation_rules(id) ON DELETE CASCADE, position INTEGER NOT NULL,
+  evaluator_id TEXT NOT NULL, mapping JSONB, PRIMARY KEY (rule_id, position)
+);
+CREATE TABLE IF NOT EXISTS evaluation_executions (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  rule_id TEXT NOT NULL, evaluator_id TEXT NOT NULL, evaluator_version INTEGER,
+  trace_id TEXT NOT NULL, observation_id TEXT NOT NULL, observation_start_time TIMESTAMPTZ NOT NULL,
+  status TEXT NOT NULL DEFAULT 'PENDING', attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT now(), locked_by TEXT, locked_until TIMESTAMPTZ,
+  error TEXT, score_id TEXT, provider TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (rule_id, evaluator_id, observation_id)
+);
+CREATE INDEX IF NOT EXISTS evaluation_executions_due_idx ON evaluation_executions(status, next_attempt_at);`,
+    down: 'DROP TABLE IF EXISTS evaluation_executions, evaluation_rule_evaluators, evaluation_rules, evaluators;',
+  },
+  {
+    version: 19,
     name: 'audit_logs',
     bothReleases: true,
     // Who (the API key's id) deleted what and when; kept after the key or its project goes, so

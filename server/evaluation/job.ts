@@ -1,0 +1,117 @@
+/**
+ * The worker's evaluation job: each pass scans the active observation rules for new matching
+ * observations (scan.ts), then claims due executions and judges them (judge.ts) with at most
+ * `perConnection` calls in flight per LLM connection. Runs where the events tables are written.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { LlmSettings } from '../config/env.ts';
+import type { IngestionStore } from '../ingestion/store.ts';
+import { claimExecutions, type Outcome, settleExecution } from './executions.ts';
+import { judge } from './judge.ts';
+import { scanRules } from './scan.ts';
+
+export interface EvaluationJobOptions {
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  store: IngestionStore;
+  llm: LlmSettings;
+  log: Logger;
+  workerId: string;
+  intervalMs?: number;
+  perConnection?: number;
+  maxAttempts?: number;
+  backoffBaseMs?: number;
+}
+
+const DEFAULTS = { intervalMs: 2_000, perConnection: 2, maxAttempts: 4, backoffBaseMs: 2_000 };
+/** Rows become visible to the scan this long after they were written. */
+const SCAN_LAG_MS = 1_000;
+const CLAIM_BATCH = 8;
+const LEASE_MS = 5 * 60_000;
+const CALL_TIMEOUT_MS = 120_000;
+
+/** At most `size` runs at once per key; the others wait in order. */
+export function keyedLimiter(size: number) {
+  const state = new Map<string, { running: number; waiting: (() => void)[] }>();
+  return async <T>(key: string, run: () => Promise<T>): Promise<T> => {
+    const slot = state.get(key) ?? { running: 0, waiting: [] };
+    state.set(key, slot);
+    if (slot.running >= size) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    else slot.running++;
+    try {
+      return await run();
+    } finally {
+      const next = slot.waiting.shift();
+      if (next) next();
+      else if (--slot.running === 0) state.delete(key);
+    }
+  };
+}
+
+export class EvaluationJob {
+  readonly #o: EvaluationJobOptions & typeof DEFAULTS;
+  #timer: NodeJS.Timeout | undefined;
+  #pass: Promise<void> = Promise.resolve();
+  #inFlight = new Set<Promise<void>>();
+  #stopping = false;
+  readonly #limit: ReturnType<typeof keyedLimiter>;
+
+  constructor(o: EvaluationJobOptions) {
+    this.#o = { ...DEFAULTS, ...o };
+    this.#limit = keyedLimiter(this.#o.perConnection);
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      this.#pass = this.#pass
+        .then(() => this.runPass())
+        .catch((err: Error) => this.#o.log.error({ err: err.message }, 'evaluation pass failed'));
+    }, this.#o.intervalMs);
+  }
+
+  async runPass(): Promise<void> {
+    if (this.#stopping) return;
+    const o = this.#o;
+    const enqueued = await scanRules(o.pool, o.analytics, SCAN_LAG_MS);
+    if (enqueued > 0) o.log.info({ enqueued }, 'evaluations enqueued');
+    const free = CLAIM_BATCH - this.#inFlight.size;
+    if (free <= 0) return;
+    for (const e of await claimExecutions(o.pool, o.workerId, free, LEASE_MS)) {
+      const deps = { ...o, timeoutMs: CALL_TIMEOUT_MS };
+      const run: Promise<void> = judge(deps, e, (key, fn) => this.#limit<Outcome>(key, fn))
+        .catch(
+          (err: Error): Outcome => ({
+            status: 'RETRY',
+            error: `worker error: ${err.message}`,
+            delayMs: o.backoffBaseMs,
+          }),
+        )
+        .then(async (outcome) => {
+          await settleExecution(o.pool, e.id, outcome);
+          o.log.info(
+            { execution: e.id, rule: e.ruleId, status: outcome.status, attempt: e.attempts },
+            'evaluation',
+          );
+        })
+        .catch((err: Error) =>
+          o.log.error({ err: err.message, execution: e.id }, 'evaluation not settled; its lease will expire'),
+        )
+        .finally(() => this.#inFlight.delete(run));
+      this.#inFlight.add(run);
+    }
+  }
+
+  /** Stops scanning and claiming; judgments under way finish or are left to their lease. */
+  async stop(waitMs: number): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#timer);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([this.#pass, ...this.#inFlight]),
+      new Promise((r) => (timer = setTimeout(r, waitMs))),
+    ]);
+    clearTimeout(timer);
+  }
+}

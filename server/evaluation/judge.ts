@@ -1,0 +1,222 @@
+/**
+ * One judgment: the observation's mapped values rendered into the evaluator's prompt, sent to the
+ * evaluator's connection with the answer's JSON schema, the answer checked, and the score written
+ * with source `EVAL` under the execution's id. Decides whether a failure is retried or final.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import type { LlmSettings } from '../config/env.ts';
+import { eventsRow } from '../ingestion/otel-records.ts';
+import type { IngestionStore } from '../ingestion/store.ts';
+import { chTime } from '../ingestion/time.ts';
+import { buildCall, readAnswer } from '../llm/adapters.ts';
+import { findUsableConnection } from '../llm/connection-store.ts';
+import { AddressRefused, postJson } from '../llm/guarded-http.ts';
+import { Params } from '../reads/sql.ts';
+import type { Execution, Outcome } from './executions.ts';
+import { type JudgeCall, judgeTrace } from './judge-trace.ts';
+import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
+import { type MappingEntry, renderPrompt, selectValue, tryParse } from './rules.ts';
+import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
+
+export interface JudgeDeps {
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  store: IngestionStore;
+  llm: LlmSettings;
+  /** Attempts before a retryable failure becomes final. */
+  maxAttempts: number;
+  /** Backoff before attempt n+1: base * 2^(n-1). */
+  backoffBaseMs: number;
+  timeoutMs: number;
+}
+
+const SYSTEM =
+  'You are an evaluator. Read the task and the data, then answer only with a JSON object with the fields "score" and "reasoning" as the schema describes.';
+/** Enough for the score and a reasoning of REASONING_MAX_CHARS. */
+const MAX_TOKENS = 160;
+
+interface ObservationRow {
+  input: string;
+  output: string;
+  metadata_names: string[];
+  metadata_values: string[];
+  tool_calls: string[];
+  environment: string;
+}
+
+async function readObservation(
+  analytics: ClickHouseClient,
+  e: Execution,
+): Promise<ObservationRow | undefined> {
+  const p = new Params();
+  const query = [
+    'SELECT input, output, metadata_names, metadata_values, tool_calls, environment FROM events_full FINAL',
+    `WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)} AND span_id = ${p.str(e.observationId)}`,
+    `  AND start_time = ${p.time(e.observationStartTime)} LIMIT 1`,
+  ].join('\n');
+  const rows = await (
+    await analytics.query({ query, query_params: p.values, format: 'JSONEachRow' })
+  ).json<ObservationRow>();
+  return rows[0];
+}
+
+function sourceValue(o: ObservationRow, m: MappingEntry): unknown {
+  switch (m.source) {
+    case 'input':
+      return selectValue(tryParse(o.input), m.jsonPath);
+    case 'output':
+      return selectValue(tryParse(o.output), m.jsonPath);
+    case 'metadata':
+      return selectValue(
+        Object.fromEntries(o.metadata_names.map((n, i) => [n, tryParse(o.metadata_values[i] ?? '')])),
+        m.jsonPath,
+      );
+    case 'tool_calls':
+      return selectValue(o.tool_calls.map(tryParse), m.jsonPath);
+    default:
+      return undefined;
+  }
+}
+
+function usageOf(body: unknown): { input?: number; output?: number } {
+  const u = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
+  const n = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const input = n(u?.['prompt_tokens']) ?? n(u?.['input_tokens']);
+  const output = n(u?.['completion_tokens']) ?? n(u?.['output_tokens']);
+  return { ...(input === undefined ? {} : { input }), ...(output === undefined ? {} : { output }) };
+}
+
+/** Writes the judge's call as a trace of the evaluated project; returns its trace id. */
+async function writeJudgeTrace(deps: JudgeDeps, e: Execution, c: JudgeCall): Promise<string> {
+  const o = judgeTrace(c);
+  const attribution = { apiKey: '', sdkName: 'observatory-evaluator', sdkVersion: '1' };
+  await deps.store.insert('events_full', [eventsRow(o, e.projectId, attribution, Date.now())]);
+  return o.traceId;
+}
+
+const retryOrFail = (deps: JudgeDeps, e: Execution, error: string, provider: string): Outcome =>
+  e.attempts < deps.maxAttempts
+    ? { status: 'RETRY', error, provider, delayMs: deps.backoffBaseMs * 2 ** (e.attempts - 1) }
+    : { status: 'ERROR', error: `${error} (after ${e.attempts} attempts)`, provider };
+
+/** Runs one claimed execution; `limit` bounds concurrent calls per connection. */
+export async function judge(
+  deps: JudgeDeps,
+  e: Execution,
+  limit: (connectionKey: string, run: () => Promise<Outcome>) => Promise<Outcome>,
+): Promise<Outcome> {
+  const rule = await findRule(deps.pool, e.projectId, e.ruleId);
+  if (!rule) return { status: 'CANCELLED', error: 'the evaluation rule was deleted' };
+  const assignment = rule.assignments.find((a) => a.evaluatorId === e.evaluatorId);
+  const evaluator = await findEvaluator(deps.pool, e.projectId, e.evaluatorId);
+  if (!assignment || !evaluator)
+    return { status: 'CANCELLED', error: 'the evaluator was removed from the rule' };
+  if (!evaluator.modelConfig)
+    return { status: 'ERROR', error: `evaluator "${evaluator.name}" names no model` };
+  const { provider, model } = evaluator.modelConfig;
+  if (!deps.llm.encryptionKey)
+    return { status: 'ERROR', error: 'ENCRYPTION_KEY is not set on the worker', provider };
+  const connection = await findUsableConnection(deps.pool, deps.llm.encryptionKey, e.projectId, provider);
+  if (!connection) {
+    await pauseRulesOfProvider(deps.pool, e.projectId, provider);
+    return {
+      status: 'ERROR',
+      error: `the LLM connection "${provider}" was deleted; the rule is paused`,
+      provider,
+    };
+  }
+  const observation = await readObservation(deps.analytics, e);
+  if (!observation) return retryOrFail(deps, e, 'the observation is not readable yet', provider);
+  const mapping = assignment.mapping ?? evaluator.mapping ?? [];
+  const values = Object.fromEntries(mapping.map((m) => [m.variable, sourceValue(observation, m)]));
+  const call = buildCall(
+    connection.adapter,
+    connection.baseURL,
+    connection.secretKey,
+    connection.extraHeaders,
+    {
+      model,
+      system: SYSTEM,
+      user: renderPrompt(evaluator.prompt, values),
+      schema: answerSchema(evaluator.outputDefinition),
+      maxTokens: MAX_TOKENS,
+    },
+  );
+  return limit(`${e.projectId}/${connection.id}`, async () => {
+    let judgment: Judgment;
+    let traceId: string;
+    try {
+      const startTime = new Date().toISOString();
+      const res = await postJson(deps.llm, call.url, call.headers, call.body, deps.timeoutMs);
+      const answer = readAnswer(connection.adapter, res.status, res.body, res.text);
+      judgment = answer.ok
+        ? checkAnswer(evaluator.outputDefinition, answer.value)
+        : { ok: false, reason: answer.reason };
+      traceId = await writeJudgeTrace(deps, e, {
+        evaluatorName: evaluator.name,
+        model,
+        messages: (call.body as { messages?: unknown }).messages ?? call.body,
+        answerText: res.text.slice(0, 100_000),
+        usage: usageOf(res.body),
+        startTime,
+        endTime: new Date().toISOString(),
+        level: judgment.ok ? 'DEFAULT' : 'ERROR',
+        statusMessage: judgment.ok ? null : judgment.reason,
+        metadata: { execution_id: e.id, evaluation_rule_id: rule.id, observation_id: e.observationId },
+      });
+      if (!answer.ok && !answer.retryable) return { status: 'ERROR', error: answer.reason, provider };
+    } catch (err) {
+      if (err instanceof AddressRefused)
+        return { status: 'ERROR', error: `refused: ${err.message}`, provider };
+      return retryOrFail(deps, e, `provider unreachable: ${(err as Error).message}`, provider);
+    }
+    if (!judgment.ok) return retryOrFail(deps, e, judgment.reason, provider);
+    const now = Date.now();
+    const categorical = judgment.dataType === 'CATEGORICAL';
+    await deps.store.insert('scores', [
+      {
+        id: e.id,
+        timestamp: chTime(now),
+        project_id: e.projectId,
+        environment: observation.environment || 'default',
+        trace_id: e.traceId,
+        session_id: null,
+        dataset_run_id: null,
+        observation_id: e.observationId,
+        name: evaluator.name,
+        value: categorical ? 0 : judgment.value,
+        string_value: categorical
+          ? judgment.value
+          : judgment.dataType === 'BOOLEAN'
+            ? judgment.value
+              ? 'True'
+              : 'False'
+            : null,
+        long_string_value: '',
+        source: 'EVAL',
+        comment: judgment.reasoning,
+        metadata: {
+          evaluation_rule_id: rule.id,
+          evaluator_id: evaluator.id,
+          evaluator_version: String(evaluator.version),
+          execution_id: e.id,
+          execution_trace_id: traceId,
+        },
+        author_user_id: null,
+        config_id: null,
+        data_type: judgment.dataType,
+        queue_id: null,
+        execution_trace_id: traceId,
+        created_at: chTime(now),
+        updated_at: chTime(now),
+        event_ts: chTime(now),
+        is_deleted: 0,
+        ingestion_api_key: '',
+        ingestion_sdk_name: 'observatory-evaluator',
+        ingestion_sdk_version: '1',
+      },
+    ]);
+    return { status: 'COMPLETED', scoreId: e.id, provider, evaluatorVersion: evaluator.version };
+  });
+}

@@ -1,0 +1,376 @@
+/**
+ * Observation-level evaluation end to end against a real model: the JS SDK (`@langfuse/tracing`
+ * 5.x over OTLP) sends observations to `observatory web`; an LLM connection, an evaluator and an
+ * observation rule are created through the public API; `observatory worker` finds the matching
+ * observations, asks the judge (llama.cpp's server with SmolLM2-135M on 127.0.0.1, reached only
+ * because 127.0.0.1 is whitelisted) through the `openai` adapter, and the `EVAL` scores are read
+ * back through `GET /api/public/v3/scores`, each linked to the judge's own call, a trace in the
+ * environment `langfuse-llm-as-a-judge` read through `GET /api/public/v2/observations`. Observation rules read version 4 events, so they run
+ * in the two modes that write them: events_only, then dual (dual_write, with the preview) on the
+ * same stores; legacy writes no events and runs none. Also: a judgment whose model server was
+ * killed is retried and completes once the server is back, one that keeps failing ends as ERROR
+ * with its reason, a worker without the whitelist refuses the call (the address is checked on
+ * every call, not only when the connection was stored), and the rule pauses when its connection
+ * is deleted.
+ * The model's verdicts are not judged (a 135M model), only what the service makes of them.
+ */
+import { randomBytes } from 'node:crypto';
+import { startObservation } from '@langfuse/tracing';
+import pgLib from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson, type JsonBody } from '../fixtures/api-client.ts';
+import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { freePort } from '../fixtures/ports.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
+import {
+  type AnalyticsServer,
+  createProject,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let redis: RedisFixture;
+let judge: Judge;
+let web: WebServer;
+let worker: WebServer;
+let project: Project;
+let db: pgLib.Client;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  [pg, ch, redis, judge] = await Promise.all([
+    startPostgres(),
+    startAnalyticsServer(),
+    startRedis(),
+    startJudge(),
+  ]);
+  env = {
+    DATABASE_URL: pg.url,
+    CLICKHOUSE_URL: ch.url,
+    REDIS_URL: redis.url,
+    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    LOG_LEVEL: 'info',
+  };
+  web = await startWeb(env);
+  worker = await startWorker(env);
+  project = await createProject(env, 'judged');
+  db = new pgLib.Client({ connectionString: pg.url });
+  await db.connect();
+}, 240_000);
+
+afterAll(async () => {
+  await db?.end();
+  await Promise.all([web?.stop(), worker?.stop()]);
+  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop(), judge?.stop()]);
+});
+
+type Body = JsonBody;
+const call = (method: string, path: string, body?: unknown) =>
+  callJson(`${web.url}/api/public`, project, method, path, body);
+
+const CONNECTION = () => ({
+  provider: 'local-judge',
+  adapter: 'openai',
+  secretKey: 'sk-no-key-needed',
+  baseURL: judge.baseUrl,
+  customModels: [JUDGE_MODEL],
+  withDefaultModels: false,
+});
+const CATEGORIES = ['correct', 'incorrect'];
+
+/** Sends one `qa` generation (judged) and one `lookup` span (filtered out); returns their ids. */
+async function sendQa(question: string, answer: string) {
+  return withSdkTracer(project, web.url, () => {
+    const root = startObservation('lookup', { input: { question } });
+    const gen = root.startObservation(
+      'qa',
+      { input: { question }, model: 'app-model' },
+      { asType: 'generation' },
+    );
+    gen.update({ output: answer });
+    gen.end();
+    root.end();
+    return { traceId: gen.traceId, generationId: gen.id, spanId: root.id };
+  });
+}
+
+async function evalScores(o: { traceId: string; id: string }): Promise<Body[]> {
+  const res = await call(
+    'GET',
+    `/v3/scores?fields=details,subject&source=EVAL&traceId=${o.traceId}&observationId=${o.id}`,
+  );
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data;
+}
+
+/** Polls until `probe` returns a value; every wait bounded. */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const execution = async (observationId: string) =>
+  (await db.query('SELECT * FROM evaluation_executions WHERE observation_id = $1', [observationId]))
+    .rows[0] as Body | undefined;
+
+let ruleId: string;
+let evaluatorId: string;
+
+describe('observation rules judged by a real model', () => {
+  it('judges the matching observations the SDK sent and stores EVAL scores readable through scores v3', async () => {
+    expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
+    const evaluator = await call('POST', '/unstable/evaluators', {
+      name: 'qa-correctness',
+      type: 'llm_as_judge',
+      prompt: 'Question: {{question}}\nAnswer: {{answer}}\nIs the answer correct?',
+      outputDefinition: {
+        dataType: 'CATEGORICAL',
+        reasoning: { description: 'One short sentence.' },
+        score: {
+          description: 'correct or incorrect',
+          categories: CATEGORIES,
+          shouldAllowMultipleMatches: false,
+        },
+      },
+      modelConfig: { provider: 'local-judge', model: JUDGE_MODEL },
+    });
+    expect(evaluator.status).toBe(200);
+    evaluatorId = evaluator.body.id;
+    const rule = await call('POST', '/unstable/evaluation-rules', {
+      name: 'qa-live',
+      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
+      target: 'observation',
+      enabled: true,
+      filter: [
+        { type: 'stringOptions', column: 'type', operator: 'any of', value: ['GENERATION'] },
+        { type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] },
+      ],
+      mapping: [
+        { variable: 'question', source: 'input', jsonPath: '$.question' },
+        { variable: 'answer', source: 'output' },
+      ],
+    });
+    expect(rule.body).toMatchObject({ status: 'active' });
+    ruleId = rule.body.id;
+
+    const cpuBefore = judge.cpuSeconds();
+    const t0 = Date.now();
+    const a = await sendQa('What is the capital of France?', 'Paris');
+    const b = await sendQa('How much is 12 times 12?', '124');
+    const scores = await Promise.all(
+      [a, b].map((o) =>
+        waitFor(`the EVAL score of ${o.generationId}`, async () => {
+          const s = await evalScores({ traceId: o.traceId, id: o.generationId });
+          return s.length > 0 ? s : undefined;
+        }),
+      ),
+    );
+    const wall = (Date.now() - t0) / 1000;
+    const cpu = judge.cpuSeconds() - cpuBefore;
+    process.stderr.write(
+      `judge: 2 judgments in ${wall.toFixed(1)} s wall (incl. ingestion and scan), ${cpu.toFixed(2)} CPU-s of the model server\n`,
+    );
+
+    for (const [i, o] of [a, b].entries()) {
+      const [score, ...more] = scores[i]! as [Body, ...Body[]];
+      expect(more).toEqual([]);
+      expect(score).toMatchObject({
+        name: 'qa-correctness',
+        source: 'EVAL',
+        dataType: 'CATEGORICAL',
+        environment: 'default',
+        subject: { kind: 'observation', id: o.generationId, traceId: o.traceId },
+        metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId, evaluator_version: '1' },
+      });
+      expect(CATEGORIES).toContain(score.value);
+      expect(typeof score.comment).toBe('string');
+      expect(score.comment.length).toBeGreaterThan(0);
+      const row = await execution(o.generationId);
+      expect(row).toMatchObject({ status: 'COMPLETED', score_id: score.id, rule_id: ruleId, error: null });
+      // The score links to the judge's own call, a trace of the project in its own environment.
+      const traceFilter = [
+        { type: 'string', column: 'traceId', operator: '=', value: score.metadata.execution_trace_id },
+      ];
+      const judgeCall = await call(
+        'GET',
+        `/v2/observations?fields=core,basic,io,model&filter=${encodeURIComponent(JSON.stringify(traceFilter))}`,
+      );
+      expect(judgeCall.body.data).toHaveLength(1);
+      expect(judgeCall.body.data[0]).toMatchObject({
+        type: 'GENERATION',
+        name: 'Execute evaluator: qa-correctness',
+        environment: 'langfuse-llm-as-a-judge',
+        level: 'DEFAULT',
+      });
+      expect(JSON.stringify(judgeCall.body.data[0])).toContain(String(score.value));
+      // The span named `lookup` matches neither filter: no execution, no score.
+      expect(await execution(o.spanId)).toBeUndefined();
+      expect(await evalScores({ traceId: o.traceId, id: o.spanId })).toEqual([]);
+    }
+  });
+
+  it('a judgment whose model server died is retried with backoff and completes once the server is back', async () => {
+    await judge.kill();
+    const o = await sendQa('Name a primary colour.', 'Blue');
+    const failed = await waitFor('a failed first attempt', async () => {
+      const row = await execution(o.generationId);
+      return row?.error ? row : undefined;
+    });
+    expect(failed).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(failed.error).toMatch(/^provider unreachable: .*ECONNREFUSED/);
+    await judge.restart();
+    const [score] = await waitFor('the score after the restart', async () => {
+      const s = await evalScores({ traceId: o.traceId, id: o.generationId });
+      return s.length > 0 ? s : undefined;
+    });
+    expect(score).toMatchObject({ source: 'EVAL', name: 'qa-correctness' });
+    const done = await execution(o.generationId);
+    expect(done).toMatchObject({ status: 'COMPLETED', error: null });
+    expect(done!.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a judgment that keeps failing ends as ERROR with its reason after its attempts, and stores no score', async () => {
+    const deadPort = await freePort();
+    expect(
+      (
+        await call('PUT', '/llm-connections', {
+          ...CONNECTION(),
+          provider: 'dead-judge',
+          baseURL: `http://127.0.0.1:${deadPort}/v1`,
+        })
+      ).status,
+    ).toBe(200);
+    const evaluator = await call('POST', '/unstable/evaluators', {
+      name: 'dead-check',
+      prompt: 'Answer: {{answer}}',
+      outputDefinition: {
+        dataType: 'BOOLEAN',
+        reasoning: { description: 'Why.' },
+        score: { description: 'Fine?' },
+      },
+      modelConfig: { provider: 'dead-judge', model: JUDGE_MODEL },
+    });
+    expect(evaluator.status).toBe(200);
+    const rule = await call('POST', '/unstable/evaluation-rules', {
+      name: 'dead-live',
+      evaluator: { name: 'dead-check' },
+      target: 'observation',
+      enabled: true,
+      filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['dead-qa'] }],
+      mapping: [{ variable: 'answer', source: 'output' }],
+    });
+    expect(rule.status).toBe(200);
+    const o = await withSdkTracer(project, web.url, () => {
+      const gen = startObservation('dead-qa', { input: 'hi' }, { asType: 'generation' });
+      gen.update({ output: 'hello' });
+      gen.end();
+      return { traceId: gen.traceId, generationId: gen.id };
+    });
+    // Four attempts, 2 + 4 + 8 s apart.
+    const failed = await waitFor('the final failure', async () => {
+      const row = await execution(o.generationId);
+      return row?.status === 'ERROR' ? row : undefined;
+    });
+    expect(failed).toMatchObject({
+      attempts: 4,
+      rule_id: rule.body.id,
+      score_id: null,
+      provider: 'dead-judge',
+    });
+    expect(failed.error).toMatch(/^provider unreachable: .*ECONNREFUSED.* \(after 4 attempts\)$/);
+    expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+    expect((await call('DELETE', `/unstable/evaluation-rules/${rule.body.id}`)).status).toBe(200);
+  });
+
+  it('the worker checks the address again on every call: without the whitelist it refuses and records why', async () => {
+    await worker.stop();
+    worker = await startWorker({ ...env, SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '' });
+    try {
+      const o = await sendQa('Is this call allowed?', 'No');
+      const refused = await waitFor('the refused judgment', async () => {
+        const row = await execution(o.generationId);
+        return row?.status === 'ERROR' ? row : undefined;
+      });
+      expect(refused.error).toMatch(/^refused: host 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback/);
+      expect(refused.attempts).toBe(1);
+      expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+    } finally {
+      await worker.stop();
+      worker = await startWorker(env);
+    }
+  });
+
+  it('deleting the connection pauses the rule, and later observations are not judged', async () => {
+    const conn = ((await call('GET', '/llm-connections')).body.data as Body[]).find(
+      (c) => c['provider'] === 'local-judge',
+    );
+    expect((await call('DELETE', `/llm-connections/${conn!.id}`)).status).toBe(200);
+    expect((await call('GET', `/unstable/evaluation-rules/${ruleId}`)).body).toMatchObject({
+      enabled: true,
+      status: 'paused',
+      pausedReason: 'LLM_CONNECTION_DELETED',
+    });
+    const o = await sendQa('Is water wet?', 'Yes');
+    // The scan runs every 2 s: after several passes, nothing was enqueued for the paused rule.
+    const seen = await waitFor('the observation to be stored', async () => {
+      const res = await call(
+        'GET',
+        `/v2/observations?filter=${encodeURIComponent(JSON.stringify([{ type: 'string', column: 'id', operator: '=', value: o.generationId }]))}`,
+      );
+      return res.body.data?.length ? res.body.data : undefined;
+    });
+    expect(seen).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await execution(o.generationId)).toBeUndefined();
+    expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
+  });
+});
+
+describe('in write mode dual with the preview (the other mode that writes version 4 events)', () => {
+  it('judges an observation the SDK sent through the dual-write path', async () => {
+    await Promise.all([web.stop(), worker.stop()]);
+    const dual = {
+      ...env,
+      SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
+      SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
+      SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'true',
+      SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',
+      SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '0',
+    };
+    web = await startWeb(dual);
+    worker = await startWorker(dual);
+    expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
+    expect(
+      (await call('PATCH', `/unstable/evaluation-rules/${ruleId}`, { enabled: true })).body,
+    ).toMatchObject({
+      status: 'active',
+    });
+    const o = await sendQa('What colour is the sky?', 'Blue');
+    const [score] = await waitFor('the EVAL score in dual', async () => {
+      const s = await evalScores({ traceId: o.traceId, id: o.generationId });
+      return s.length > 0 ? s : undefined;
+    });
+    expect(score).toMatchObject({
+      source: 'EVAL',
+      name: 'qa-correctness',
+      dataType: 'CATEGORICAL',
+      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
+    });
+    expect(CATEGORIES).toContain(score!.value);
+    expect(await execution(o.spanId)).toBeUndefined();
+  });
+});

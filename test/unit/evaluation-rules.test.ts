@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { keyedLimiter } from '../../server/evaluation/job.ts';
+import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
+import {
+  jsonPathProblem,
+  promptVariables,
+  renderPrompt,
+  sampled,
+  selectValue,
+} from '../../server/evaluation/rules.ts';
+import { buildScan } from '../../server/evaluation/scan.ts';
+
+describe('prompt variables', () => {
+  it('are the placeholders in order of first appearance, rendered as text or JSON', () => {
+    const prompt = 'Q: {{ input }} A: {{output}} again {{input}} {{meta.tier}} {{missing}}';
+    expect(promptVariables(prompt)).toEqual(['input', 'output', 'meta.tier', 'missing']);
+    expect(renderPrompt(prompt, { input: 'hi', output: { a: 1 }, 'meta.tier': null })).toBe(
+      'Q: hi A: {"a":1} again hi  {{missing}}',
+    );
+  });
+});
+
+describe('JSONPath', () => {
+  it.each([
+    ['$.customer.tier', undefined],
+    ['$[*].name', undefined],
+    ["$['a b']", undefined],
+    ['$[', 'JSONPath expressions must use balanced quotes, brackets, and parentheses.'],
+    ["$['a]", 'JSONPath expressions must use balanced quotes, brackets, and parentheses.'],
+    ['customer.tier', 'JSONPath expressions must start with $.'],
+  ])('%s', (path, problem) => expect(jsonPathProblem(path)).toBe(problem));
+
+  it('selects one match as itself, several as a list, from objects or JSON text', () => {
+    expect(selectValue({ customer: { tier: 'gold' } }, '$.customer.tier')).toBe('gold');
+    expect(selectValue('{"calls":[{"name":"a"},{"name":"b"}]}', '$.calls[*].name')).toEqual(['a', 'b']);
+    expect(selectValue({ a: 1 }, '$.b')).toBeUndefined();
+    expect(selectValue('plain text', '$.a')).toBeUndefined();
+    expect(selectValue('plain text', undefined)).toBe('plain text');
+  });
+});
+
+describe('sampling', () => {
+  it('is deterministic per key and close to the fraction', () => {
+    const keys = Array.from({ length: 4000 }, (_, i) => `rule:${i}`);
+    const picked = keys.filter((k) => sampled(0.25, k));
+    expect(picked.length / keys.length).toBeGreaterThan(0.2);
+    expect(picked.length / keys.length).toBeLessThan(0.3);
+    expect(keys.filter((k) => sampled(0.25, k))).toEqual(picked);
+    expect(keys.every((k) => sampled(1, k))).toBe(true);
+  });
+});
+
+describe('outputs', () => {
+  const reasoning = { description: 'why' };
+  const numeric: OutputDefinition = {
+    dataType: 'NUMERIC',
+    reasoning,
+    score: { description: 's', minValue: 0, maxValue: 1 },
+  };
+  const boolean: OutputDefinition = { dataType: 'BOOLEAN', reasoning, score: { description: 's' } };
+  const categorical: OutputDefinition = {
+    dataType: 'CATEGORICAL',
+    reasoning,
+    score: { description: 's', categories: ['yes', 'no'], shouldAllowMultipleMatches: false },
+  };
+  it('asks for an enum for categories, a boolean, or a number, and a bounded reasoning', () => {
+    expect(answerSchema(categorical)).toMatchObject({
+      required: ['score', 'reasoning'],
+      additionalProperties: false,
+      properties: { score: { enum: ['yes', 'no'] }, reasoning: { type: 'string', maxLength: 300 } },
+    });
+    expect(answerSchema(boolean)).toMatchObject({ properties: { score: { type: 'boolean' } } });
+    expect(answerSchema(numeric)).toMatchObject({ properties: { score: { type: 'number' } } });
+  });
+  it.each([
+    [numeric, { score: 0.5, reasoning: 'ok' }, { ok: true, value: 0.5 }],
+    [numeric, { score: 4, reasoning: 'ok' }, { ok: false, reason: 'answer.score 4 is outside [0, 1]' }],
+    [numeric, { score: '1', reasoning: 'ok' }, { ok: false }],
+    [boolean, { score: true, reasoning: 'ok' }, { ok: true, value: 1 }],
+    [categorical, { score: 'no', reasoning: 'r' }, { ok: true, value: 'no', reasoning: 'r' }],
+    [
+      categorical,
+      { score: 'maybe', reasoning: 'r' },
+      { ok: false, reason: 'answer.score "maybe" is not one of yes, no' },
+    ],
+    [categorical, { score: 'yes' }, { ok: false, reason: 'answer.reasoning is not a string' }],
+    [categorical, [1], { ok: false }],
+  ] as const)('%#: checks an answer', (d, answer, expected) =>
+    expect(checkAnswer(d, answer)).toMatchObject(expected),
+  );
+});
+
+describe('per-connection limit', () => {
+  it('runs at most `size` at once per key, the others in order, and other keys freely', async () => {
+    const limit = keyedLimiter(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const task = (i: number) => async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      order.push(i);
+      return i;
+    };
+    const other = limit('b', async () => 'b');
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => limit('a', task(i))));
+    expect(results).toEqual([1, 2, 3, 4, 5]);
+    expect(peak).toBe(2);
+    expect(await other).toBe('b');
+    await expect(limit('a', async () => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(await limit('a', async () => 'after a failure')).toBe('after a failure');
+  });
+});
+
+describe('rule scan', () => {
+  it('reads the rule’s matches in its window, filters compiled with bound values only', () => {
+    const q = buildScan(
+      {
+        id: 'r',
+        projectId: 'p1',
+        name: 'n',
+        target: 'observation',
+        enabled: true,
+        sampling: 1,
+        filter: [
+          { type: 'stringOptions', column: 'name', operator: 'any of', value: ["qa'; DROP"] },
+          { type: 'arrayOptions', column: 'calledToolNames', operator: 'any of', value: ['search'] },
+        ],
+        pausedReason: null,
+        pausedMessage: null,
+        assignments: [],
+        createdAt: '',
+        updatedAt: '',
+      },
+      '2026-11-26T10:00:00.000Z',
+      '2026-11-26T10:01:00.000Z',
+    );
+    expect(q.sql).toContain('FROM events_full FINAL');
+    expect(q.sql).toContain('hasAny(tool_call_names, {p4:Array(String)})');
+    expect(q.sql).not.toContain('DROP');
+    expect(Object.values(q.params)).toEqual([
+      'p1',
+      '2026-11-26 10:00:00.000000',
+      '2026-11-26 10:01:00.000000',
+      ["qa'; DROP"],
+      ['search'],
+    ]);
+  });
+});
