@@ -1,9 +1,9 @@
 /**
  * Prompt management (`/api/public/v2/prompts`): create text and chat prompt versions, get one by
- * version or label, list names with their versions, move labels, delete versions. Relational data, served in every
- * write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the path. The SDKs
- * cache prompts on their side (by TTL) and send no conditional request headers, so responses
- * carry none.
+ * version or label, list names with their versions, move labels, delete versions. Relational data,
+ * served in every write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the
+ * path. The SDKs cache prompts on their side (by TTL) and send no conditional request headers, so
+ * responses carry none.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
