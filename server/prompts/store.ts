@@ -6,8 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { audit } from '../deletion/audit.ts';
 import {
   type CreatePromptRequest,
+  LATEST,
   labelsAfterUpdate,
   labelsOfNewVersion,
   type PromptSelector,
@@ -204,4 +206,45 @@ export async function listPromptMeta(
     ),
   ]);
   return { data: summarizeVersions(versions.rows.map(toPrompt)), total: count.rows[0]!.n };
+}
+
+/**
+ * Deletes the versions of a prompt the selector picks (all of them without one) and returns the
+ * rows deleted, none when nothing matched. When `latest` goes with them, it moves to the newest
+ * version left, as the reference does. The deletion is audited in the same transaction.
+ */
+export async function deletePromptVersions(
+  pool: pg.Pool,
+  projectId: string,
+  name: string,
+  selector: PromptSelector | undefined,
+  publicKey: string,
+): Promise<Prompt[]> {
+  return inTransaction(pool, projectId, name, async (c) => {
+    const { rows } = await c.query<PromptRow>(
+      `DELETE FROM prompts WHERE project_id = $1 AND name = $2
+         AND ($3::int IS NULL OR version = $3) AND ($4::text IS NULL OR $4 = ANY(labels)) RETURNING *`,
+      [
+        projectId,
+        name,
+        selector && 'version' in selector ? selector.version : null,
+        selector && 'label' in selector ? selector.label : null,
+      ],
+    );
+    if (rows.some((r) => r.labels.includes(LATEST))) {
+      await c.query(
+        `UPDATE prompts SET labels = array_append(labels, $3), updated_at = now()
+         WHERE id = (SELECT id FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version DESC LIMIT 1)`,
+        [projectId, name, LATEST],
+      );
+    }
+    await audit(c, {
+      projectId,
+      publicKey,
+      resourceType: 'prompt',
+      resourceIds: rows.map((r) => r.id),
+      action: 'delete',
+    });
+    return rows.map(toPrompt);
+  });
 }

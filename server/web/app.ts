@@ -32,6 +32,7 @@ import { projectsPlugin } from './plugins/projects.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
 import { scoreWritesPlugin } from './plugins/score-writes.ts';
 import { scoresPlugin } from './plugins/scores.ts';
+import { traceDeletionPlugin } from './plugins/trace-deletion.ts';
 import { uiPlugin } from './plugins/ui.ts';
 import { uiAssetsPlugin } from './plugins/ui-assets.ts';
 import { v4ReadsPlugin } from './plugins/v4-reads.ts';
@@ -108,6 +109,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(scoresPlugin, { ctx });
     api.register(scoreWritesPlugin, { ctx });
     api.register(promptsPlugin, { ctx });
+    api.register(traceDeletionPlugin, { ctx });
     api.register(modelsPlugin, { ctx });
     api.register(commentsPlugin, { ctx });
     api.register(mediaPlugin, { ctx });

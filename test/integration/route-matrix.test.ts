@@ -278,6 +278,37 @@ const VALID: [string, Case][] = [
     },
   ],
   [
+    'DELETE prompt',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/v2/prompts/m-prompt-del-${d}`,
+      served: 'always',
+      ok: 204,
+      template: '/api/public/v2/prompts/{name}',
+    },
+  ],
+  [
+    'DELETE prompt in a folder',
+    {
+      method: 'DELETE',
+      url: (d) => `/api/public/v2/prompts/m-folder/m-prompt-del-${d}?version=1`,
+      served: 'always',
+      ok: 204,
+      template: '/api/public/v2/prompts/*',
+    },
+  ],
+  [
+    'DELETE trace',
+    {
+      method: 'DELETE',
+      url: () => '/api/public/traces/m-trace-del',
+      served: 'always',
+      ok: 200,
+      template: '/api/public/traces/{traceId}',
+    },
+  ],
+  ['DELETE traces', json('DELETE', '/api/public/traces', { traceIds: ['m-trace-del'] }, 'always', 200)],
+  [
     'POST media',
     json(
       'POST',
@@ -633,7 +664,11 @@ beforeAll(async () => {
     );
   seeded.model = await modelOf('m-model');
   for (const d of ALL) seeded.modelsToDelete[d] = await modelOf(`m-model-del-${d}`);
-  for (const name of ['m-prompt', 'm-folder/m-prompt']) {
+  for (const name of [
+    'm-prompt',
+    'm-folder/m-prompt',
+    ...ALL.flatMap((d) => [`m-prompt-del-${d}`, `m-folder/m-prompt-del-${d}`]),
+  ]) {
     await seed('POST', '/api/public/v2/prompts', {
       name,
       prompt: 'hi',

@@ -366,6 +366,21 @@ CREATE TABLE IF NOT EXISTS evaluation_executions (
 CREATE INDEX IF NOT EXISTS evaluation_executions_due_idx ON evaluation_executions(status, next_attempt_at);`,
     down: 'DROP TABLE IF EXISTS evaluation_executions, evaluation_rule_evaluators, evaluation_rules, evaluators;',
   },
+  {
+    version: 19,
+    name: 'audit_logs',
+    bothReleases: true,
+    // Who (the API key's id) deleted what and when; kept after the key or its project goes, so
+    // no foreign keys.
+    up: `
+CREATE TABLE IF NOT EXISTS audit_logs (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL, api_key_id TEXT,
+  resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, action TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS audit_logs_project_idx ON audit_logs(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS audit_logs;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -1,9 +1,9 @@
 /**
  * Prompt management (`/api/public/v2/prompts`): create text and chat prompt versions, get one by
- * version or label, list names with their versions, move labels. Relational data, served in every
- * write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the path. The SDKs
- * cache prompts on their side (by TTL) and send no conditional request headers, so responses
- * carry none.
+ * version or label, list names with their versions, move labels, delete versions. Relational data,
+ * served in every write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the
+ * path. The SDKs cache prompts on their side (by TTL) and send no conditional request headers, so
+ * responses carry none.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -14,7 +14,13 @@ import {
   updateLabelsRequest,
   withDefaultType,
 } from '../../prompts/rules.ts';
-import { addLabels, createPrompt, getPrompt, listPromptMeta } from '../../prompts/store.ts';
+import {
+  addLabels,
+  createPrompt,
+  deletePromptVersions,
+  getPrompt,
+  listPromptMeta,
+} from '../../prompts/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { NotFound } from '../errors.ts';
 import { type Parsed, q, route } from '../route.ts';
@@ -143,6 +149,59 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       );
       return { data, meta: pageMeta(page, limit, total) };
     },
+  );
+
+  const deleteQuery = z
+    .object({ version: z.coerce.number().int().min(1).optional(), label: z.string().min(1).optional() })
+    .refine((x) => x.version === undefined || x.label === undefined, {
+      message: 'Cannot specify both version and label',
+      path: ['label'],
+    });
+  const deleteVersions = async ({
+    params,
+    query,
+    req,
+    reply,
+  }: Parsed<z.ZodType<{ name: string }>, typeof deleteQuery, z.ZodUnknown>) => {
+    const selector = query.version === undefined && query.label === undefined ? undefined : selectorOf(query);
+    const deleted = await deletePromptVersions(
+      ctx.pool,
+      req.principal.projectId,
+      params.name,
+      selector,
+      req.principal.publicKey,
+    );
+    if (deleted.length === 0) {
+      throw new NotFound(
+        selector ? describeSelector(params.name, selector) : `Prompt not found: '${params.name}'`,
+      );
+    }
+    return reply.code(204).send();
+  };
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/public/v2/prompts/:name',
+      tag: 'Prompts',
+      summary:
+        'Delete the versions of a prompt with a version or label, all of them without either (204; 404 when none match)',
+      params: nameParam,
+      query: deleteQuery,
+    },
+    deleteVersions,
+  );
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/public/v2/prompts/*',
+      tag: 'Prompts',
+      summary: 'Delete versions of a prompt in a folder whose name arrives with unencoded slashes',
+      params: wildcardName,
+      query: deleteQuery,
+    },
+    deleteVersions,
   );
 
   const versionParams = nameParam.extend({ version: z.coerce.number().int().min(1) });

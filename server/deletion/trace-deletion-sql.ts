@@ -1,0 +1,64 @@
+/**
+ * The analytics statements that delete traces (pure builders). A deleted trace leaves every table
+ * that can hold its rows, whatever the write mode: a mode decides where new data goes, while rows
+ * written under an earlier mode (before a migration step or a rollback) stay where they were.
+ * Release 3 knows only the legacy tables. Every statement is scoped by project.
+ */
+
+import type { UpdateForm } from '../ingestion/trace-events-update.ts';
+import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
+
+/** Each table holding a trace's rows, with the column naming the trace. */
+const TRACE_COLUMN = {
+  traces: 'id',
+  observations: 'trace_id',
+  scores: 'trace_id',
+  observations_batch_staging: 'trace_id',
+  events_full: 'trace_id',
+  events_core: 'trace_id',
+} as const;
+export type TraceTable = keyof typeof TRACE_COLUMN;
+
+const RELEASE_3_TABLES: TraceTable[] = ['traces', 'observations', 'scores'];
+
+/** The tables a trace's rows may be in on this release. */
+export function traceTables(release: '3' | '4'): TraceTable[] {
+  return release === '3' ? RELEASE_3_TABLES : (Object.keys(TRACE_COLUMN) as TraceTable[]);
+}
+
+export interface Statement {
+  query: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Deletes the rows of `traceIds` of one project from `table`: a lightweight `DELETE FROM` (rows
+ * masked at once, removed by merges) or an `ALTER TABLE ... DELETE` mutation. Both wait until done,
+ * so a read after the answer no longer sees the rows. A clustered database runs it `ON CLUSTER`.
+ */
+export function traceDeleteStatement(
+  table: TraceTable,
+  form: UpdateForm,
+  dialect: Dialect,
+  projectId: string,
+  traceIds: readonly string[],
+): Statement {
+  const where = `project_id = {project_id:String} AND ${TRACE_COLUMN[table]} IN {trace_ids:Array(String)}`;
+  const target = `${table}${onCluster(dialect)}`;
+  const query =
+    form === 'lightweight'
+      ? `DELETE FROM ${target} WHERE ${where} SETTINGS lightweight_deletes_sync = 2`
+      : `ALTER TABLE ${target} DELETE WHERE ${where} SETTINGS mutations_sync = 2`;
+  return { query, params: { project_id: projectId, trace_ids: [...traceIds] } };
+}
+
+/** Observation ids of the traces, from every table that may hold them (for comments and media). */
+export function traceObservationIdsQuery(release: '3' | '4'): string {
+  const sources = release === '3' ? ['observations'] : ['observations', 'events_full'];
+  return sources
+    .map(
+      (t) =>
+        `SELECT ${t === 'events_full' ? 'span_id' : 'id'} AS id FROM ${t} WHERE project_id = {project_id:String} AND trace_id IN {trace_ids:Array(String)}`,
+    )
+    .join('\nUNION DISTINCT\n');
+}

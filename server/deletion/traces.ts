@@ -1,0 +1,94 @@
+/**
+ * Deletes traces of one project everywhere they left data: the analytics tables (trace, its
+ * observations and events, its scores), then in PostgreSQL the comments on the trace and its
+ * observations and the trace's media links. Media content is shared per project by hash, so an
+ * object leaves blob storage only when no link is left to it. The call is audited first, so a
+ * deletion that fails half-way is still on record and can be repeated (every step is idempotent).
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import type { BlobStore } from '../blobs/store.ts';
+import type { UpdateForm } from '../ingestion/trace-events-update.ts';
+import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { audit } from './audit.ts';
+import { traceDeleteStatement, traceObservationIdsQuery, traceTables } from './trace-deletion-sql.ts';
+
+export interface TraceDeletionDeps {
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  mediaBlobs?: BlobStore | undefined;
+  release: '3' | '4';
+  form: UpdateForm;
+  dialect: Dialect;
+}
+
+export async function deleteTraces(
+  deps: TraceDeletionDeps,
+  projectId: string,
+  publicKey: string,
+  traceIds: readonly string[],
+): Promise<void> {
+  const ids = [...new Set(traceIds)];
+  await audit(deps.pool, { projectId, publicKey, resourceType: 'trace', resourceIds: ids, action: 'delete' });
+  const params = { project_id: projectId, trace_ids: ids };
+  const observationIds = (
+    await (
+      await deps.analytics.query({
+        query: traceObservationIdsQuery(deps.release),
+        query_params: params,
+        format: 'JSONEachRow',
+      })
+    ).json<{ id: string }>()
+  ).map((r) => r.id);
+  for (const table of traceTables(deps.release)) {
+    const { query, params } = traceDeleteStatement(table, deps.form, deps.dialect, projectId, ids);
+    await deps.analytics.command({ query, query_params: params });
+  }
+  await deps.pool.query(
+    `DELETE FROM comments WHERE project_id = $1
+       AND ((object_type = 'TRACE' AND object_id = ANY($2)) OR (object_type = 'OBSERVATION' AND object_id = ANY($3)))`,
+    [projectId, ids, observationIds],
+  );
+  await deleteMediaOf(deps, projectId, ids);
+}
+
+/**
+ * Removes the traces' media links, then each media left without a link: its blob first, while the
+ * row is locked (a concurrent upload of the same content waits and then claims a fresh row, so it
+ * never loses bytes it uploads after this), then its row.
+ */
+async function deleteMediaOf(deps: TraceDeletionDeps, projectId: string, traceIds: string[]) {
+  const c = await deps.pool.connect();
+  try {
+    await c.query('BEGIN');
+    const { rows: linked } = await c.query<{ media_id: string }>(
+      `WITH t AS (DELETE FROM trace_media WHERE project_id = $1 AND trace_id = ANY($2) RETURNING media_id),
+            o AS (DELETE FROM observation_media WHERE project_id = $1 AND trace_id = ANY($2) RETURNING media_id)
+       SELECT media_id FROM t UNION SELECT media_id FROM o`,
+      [projectId, traceIds],
+    );
+    const mediaIds = linked.map((r) => r.media_id);
+    // Locked first, checked after: the check's fresh snapshot sees links committed while waiting.
+    await c.query('SELECT 1 FROM media WHERE project_id = $1 AND id = ANY($2) FOR UPDATE', [
+      projectId,
+      mediaIds,
+    ]);
+    const { rows: orphans } = await c.query<{ id: string; bucket_path: string }>(
+      `SELECT id, bucket_path FROM media m WHERE m.project_id = $1 AND m.id = ANY($2)
+         AND NOT EXISTS (SELECT 1 FROM trace_media l WHERE l.project_id = m.project_id AND l.media_id = m.id)
+         AND NOT EXISTS (SELECT 1 FROM observation_media l WHERE l.project_id = m.project_id AND l.media_id = m.id)`,
+      [projectId, mediaIds],
+    );
+    for (const m of orphans) await deps.mediaBlobs?.delete(m.bucket_path);
+    await c.query('DELETE FROM media WHERE project_id = $1 AND id = ANY($2)', [
+      projectId,
+      orphans.map((m) => m.id),
+    ]);
+    await c.query('COMMIT');
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
+}

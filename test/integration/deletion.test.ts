@@ -1,0 +1,440 @@
+/**
+ * Deletion through the real JS SDK (`@langfuse/client` 5.x) against `observatory web` on real
+ * PostgreSQL and the ClickHouse engine: prompt versions (all, by version, by label) and traces
+ * (one and in bulk) in every write mode. Every table a trace can have rows in is seeded for two
+ * traces of the project and for the same trace id in another project; afterwards every table is
+ * read back and compared row by row: only the deleted trace's rows are gone, and each deletion is
+ * in the audit log with the calling key. Last, the audit log migration goes down and up again.
+ */
+import { randomBytes } from 'node:crypto';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { LangfuseClient } from '@langfuse/client';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { api, runPython } from '../conformance/env.ts';
+import { ensurePythonSdk } from '../conformance/python-sdks.ts';
+import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type S3Server, startS3Server } from '../fixtures/s3.ts';
+import {
+  type AnalyticsServer,
+  createProject,
+  type Env,
+  MODE_ENV,
+  type Mode,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+
+const MODES = Object.keys(MODE_ENV) as Mode[];
+
+let db: PostgresFixture;
+let ch: AnalyticsServer;
+let pool: pg.Pool;
+const webs = {} as Record<Mode, WebServer>;
+const projects = {} as Record<Mode, Project>;
+let other: Project;
+
+beforeAll(async () => {
+  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  webs.legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
+  // Dual deletes with lightweight `DELETE FROM`, the other two with mutations: both forms run.
+  webs.dual = await startWeb({ ...base, ...MODE_ENV.dual, COLUMNAR_USE_LIGHTWEIGHT_UPDATE: 'true' });
+  webs.events_only = await startWeb({ ...base, ...MODE_ENV.events_only });
+  for (const mode of MODES) projects[mode] = await createProject(base, `del-${mode}`);
+  other = await createProject(base, 'del-other');
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(webs).map((w) => w.stop()));
+  await pool?.end();
+  await Promise.all([ch?.stop(), db?.stop()]);
+});
+
+const PYTHON_SDK = '5.0.4';
+const hex = (n: number) => randomBytes(n).toString('hex');
+const sdk = (mode: Mode, p: Project = projects[mode]) =>
+  new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });
+
+/** The API as `p` calls it on the web of `mode`. */
+const call = (mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) =>
+  api<Record<string, unknown>>({ url: webs[mode].url, ...p }, method, path, body);
+
+describe('prompt deletion (langfuse.prompt.delete)', () => {
+  it('deletes by version, by label and by name, moving `latest`; 404 when nothing matches; 400 for both', async () => {
+    const lf = sdk('dual');
+    const name = `team/greet-${hex(3)}`;
+    for (const [text, labels] of [
+      ['v1', ['production']],
+      ['v2', ['staging']],
+      ['v3', []],
+      ['v4', []],
+    ] as const) {
+      await lf.api.prompts.create({ name, prompt: text, type: 'text', labels: [...labels] });
+    }
+    await sdk('dual', other).api.prompts.create({
+      name,
+      prompt: 'theirs',
+      type: 'text',
+      labels: ['production'],
+    });
+    const versions = async () =>
+      (
+        await pool.query(
+          'SELECT version, labels FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version',
+          [projects.dual.projectId, name],
+        )
+      ).rows;
+
+    await lf.prompt.delete(name, { version: 4 });
+    expect(await versions()).toEqual([
+      { version: 1, labels: ['production'] },
+      { version: 2, labels: ['staging'] },
+      { version: 3, labels: ['latest'] },
+    ]);
+    await lf.prompt.delete(name, { label: 'staging' });
+    expect((await versions()).map((v) => v.version)).toEqual([1, 3]);
+    expect(await lf.prompt.get(name, { cacheTtlSeconds: 0 })).toMatchObject({ version: 1, prompt: 'v1' });
+
+    const enc = encodeURIComponent(name);
+    expect((await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}?version=9`)).status).toBe(404);
+    expect((await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}?label=nope`)).status).toBe(404);
+    const both = await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}?version=1&label=production`);
+    expect(both.status).toBe(400);
+    expect(JSON.stringify(both.body)).toContain('label');
+    // Another project's key deletes nothing here, and gets 404 for a name only this project has.
+    expect(
+      (await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}?version=3`, undefined, other)).status,
+    ).toBe(404);
+    expect((await versions()).map((v) => v.version)).toEqual([1, 3]);
+
+    const all = await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}`);
+    expect(all.status).toBe(204);
+    expect(await versions()).toEqual([]);
+    expect((await call('dual', 'GET', `/api/public/v2/prompts/${enc}`)).status).toBe(404);
+    expect((await call('dual', 'DELETE', `/api/public/v2/prompts/${enc}`)).status).toBe(404);
+    // The other project's prompt of the same name is untouched.
+    expect(await sdk('dual', other).prompt.get(name, { cacheTtlSeconds: 0 })).toMatchObject({
+      prompt: 'theirs',
+    });
+
+    const audited = await pool.query(
+      `SELECT a.resource_type, a.action, k.public_key FROM audit_logs a JOIN api_keys k ON k.id = a.api_key_id
+       WHERE a.project_id = $1 AND a.resource_type = 'prompt' ORDER BY a.created_at`,
+      [projects.dual.projectId],
+    );
+    expect(audited.rows).toEqual(
+      Array.from({ length: 4 }, () => ({
+        resource_type: 'prompt',
+        action: 'delete',
+        public_key: projects.dual.publicKey,
+      })),
+    );
+  });
+});
+
+const now = () => new Date().toISOString().replace('T', ' ').replace('Z', '');
+
+/** One trace's rows in every analytics table, keyed so every row names its project and trace. */
+async function seedAnalytics(projectId: string, traceId: string) {
+  const ts = now();
+  const obs = `${traceId}-obs`;
+  const insert = (table: string, values: Record<string, unknown>[]) =>
+    ch.client.insert({ table, values, format: 'JSONEachRow' });
+  await insert('traces', [{ id: traceId, project_id: projectId, timestamp: ts, name: 't', event_ts: ts }]);
+  await insert('observations', [
+    { id: obs, trace_id: traceId, project_id: projectId, type: 'SPAN', start_time: ts, event_ts: ts },
+  ]);
+  await insert('scores', [
+    {
+      id: `${traceId}-score`,
+      trace_id: traceId,
+      project_id: projectId,
+      timestamp: ts,
+      name: 'q',
+      value: 1,
+      source: 'API',
+      event_ts: ts,
+    },
+  ]);
+  await insert('observations_batch_staging', [
+    {
+      id: obs,
+      trace_id: traceId,
+      project_id: projectId,
+      type: 'SPAN',
+      start_time: ts,
+      event_ts: ts,
+      s3_first_seen_timestamp: ts,
+    },
+  ]);
+  await insert('events_full', [{ span_id: obs, trace_id: traceId, project_id: projectId, start_time: ts }]);
+}
+
+/** Comments on the trace and its observation, and media: one content only the trace links, one shared. */
+async function seedRelational(projectId: string, traceId: string, shared: string) {
+  const obs = `${traceId}-obs`;
+  await pool.query(
+    `INSERT INTO comments (id, project_id, object_type, object_id, content)
+     VALUES ($1, $2, 'TRACE', $3, 'c'), ($4, $2, 'OBSERVATION', $5, 'c')`,
+    [hex(8), projectId, traceId, hex(8), obs],
+  );
+  const own = `${traceId}-media`;
+  for (const id of [own, shared]) {
+    await pool.query(
+      `INSERT INTO media (id, project_id, sha_256_hash, bucket_name, bucket_path, content_type, content_length)
+       VALUES ($1, $2, $1, 'b', $1, 'image/png', 1) ON CONFLICT DO NOTHING`,
+      [id, projectId],
+    );
+  }
+  await pool.query(
+    `INSERT INTO trace_media (project_id, trace_id, media_id, field) VALUES ($1, $2, $3, 'input')`,
+    [projectId, traceId, own],
+  );
+  await pool.query(
+    `INSERT INTO observation_media (project_id, trace_id, observation_id, media_id, field) VALUES ($1, $2, $3, $4, 'output')`,
+    [projectId, traceId, obs, shared],
+  );
+}
+
+const TRACE_COLUMN: Record<string, string> = {
+  traces: 'id',
+  observations: 'trace_id',
+  scores: 'trace_id',
+  observations_batch_staging: 'trace_id',
+  events_full: 'trace_id',
+  events_core: 'trace_id',
+};
+
+/** Every row of every table that belongs to one of the projects, as `table project trace`. */
+async function rowsOf(projectIds: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const [table, col] of Object.entries(TRACE_COLUMN)) {
+    const rs = await ch.client.query({
+      query: `SELECT project_id, ${col} AS trace FROM ${table} WHERE project_id IN {p:Array(String)}`,
+      query_params: { p: projectIds },
+      format: 'JSONEachRow',
+    });
+    for (const r of await rs.json<{ project_id: string; trace: string }>())
+      out.push(`${table} ${r.project_id} ${r.trace}`);
+  }
+  const q = async (sql: string, label: string) => {
+    for (const r of (await pool.query(sql, [projectIds])).rows) out.push(`${label} ${r.project_id} ${r.k}`);
+  };
+  await q(
+    "SELECT project_id, object_type || ':' || object_id AS k FROM comments WHERE project_id = ANY($1)",
+    'comments',
+  );
+  await q('SELECT project_id, id AS k FROM media WHERE project_id = ANY($1)', 'media');
+  await q(
+    "SELECT project_id, trace_id || ':' || media_id AS k FROM trace_media WHERE project_id = ANY($1)",
+    'trace_media',
+  );
+  await q(
+    "SELECT project_id, trace_id || ':' || media_id AS k FROM observation_media WHERE project_id = ANY($1)",
+    'observation_media',
+  );
+  return out.sort();
+}
+
+/** The rows `rowsOf` reads for one seeded trace. */
+function expectedRows(projectId: string, traceId: string, shared: string): string[] {
+  const obs = `${traceId}-obs`;
+  return [
+    ...Object.keys(TRACE_COLUMN).map((t) => `${t} ${projectId} ${traceId}`),
+    `comments ${projectId} TRACE:${traceId}`,
+    `comments ${projectId} OBSERVATION:${obs}`,
+    `media ${projectId} ${traceId}-media`,
+    `media ${projectId} ${shared}`,
+    `trace_media ${projectId} ${traceId}:${traceId}-media`,
+    `observation_media ${projectId} ${traceId}:${shared}`,
+  ];
+}
+
+describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
+  it.each(MODES)(
+    '%s: the trace leaves every table; its sibling and the same id elsewhere stay',
+    async (mode) => {
+      const p = projects[mode].projectId;
+      const [a, b, c] = [hex(16), hex(16), hex(16)];
+      const shared = `shared-${hex(4)}`;
+      const otherShared = `shared-${hex(4)}`;
+      for (const t of [a, b, c]) await seedAnalytics(p, t);
+      await seedAnalytics(other.projectId, a);
+      for (const t of [a, b, c]) await seedRelational(p, t, shared);
+      await seedRelational(other.projectId, a, otherShared);
+      // The other project keeps the rows earlier modes' cases left there too.
+      const before = await rowsOf([p, other.projectId]);
+      expect(before.filter((r) => r.split(' ')[1] === p)).toEqual(
+        [...expectedRows(p, a, shared), ...expectedRows(p, b, shared), ...expectedRows(p, c, shared)]
+          .filter((r, i, all) => all.indexOf(r) === i)
+          .sort(),
+      );
+      expect(before).toEqual(expect.arrayContaining(expectedRows(other.projectId, a, otherShared)));
+
+      const lf = sdk(mode);
+      expect(await lf.api.trace.delete(a)).toEqual({ message: 'Trace deleted successfully' });
+      // Everything of a but the content b and c still link.
+      const gone = new Set(expectedRows(p, a, shared).filter((r) => r !== `media ${p} ${shared}`));
+      expect(await rowsOf([p, other.projectId])).toEqual(before.filter((r) => !gone.has(r)));
+
+      // Bulk: b, an id the project never had, and a repeat of a deleted one.
+      const missing = hex(16);
+      expect(await lf.api.trace.deleteMultiple({ traceIds: [b, missing, a] })).toEqual({
+        message: 'Traces deleted successfully',
+      });
+      for (const r of expectedRows(p, b, shared)) if (r !== `media ${p} ${shared}`) gone.add(r);
+      expect(await rowsOf([p, other.projectId])).toEqual(before.filter((r) => !gone.has(r)));
+      // The shared content stays while c links it, and goes with its last link.
+      await lf.api.trace.delete(c);
+      expect(await rowsOf([p])).toEqual([]);
+
+      const audited = await pool.query(
+        `SELECT a.resource_id, k.public_key FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id
+       WHERE a.project_id = $1 AND a.resource_type = 'trace' AND a.action = 'delete'`,
+        [p],
+      );
+      expect(audited.rows.map((r) => r.resource_id).sort()).toEqual([a, a, b, c, missing].sort());
+      expect(new Set(audited.rows.map((r) => r.public_key))).toEqual(new Set([projects[mode].publicKey]));
+      expect(
+        (
+          await pool.query("SELECT 1 FROM audit_logs WHERE project_id = $1 AND resource_type = 'trace'", [
+            other.projectId,
+          ])
+        ).rowCount,
+      ).toBe(0);
+    },
+  );
+
+  it('answers 400 naming traceIds for an empty or oversized list, and deletes nothing', async () => {
+    const before = await rowsOf([projects.legacy.projectId]);
+    for (const traceIds of [[], Array.from({ length: 1001 }, () => hex(4))]) {
+      const res = await call('legacy', 'DELETE', '/api/public/traces', { traceIds });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain('traceIds');
+    }
+    expect((await call('legacy', 'DELETE', '/api/public/traces', {})).status).toBe(400);
+    expect(await rowsOf([projects.legacy.projectId])).toEqual(before);
+  });
+});
+
+describe('deletion through the Python SDK (langfuse 5.0.4)', () => {
+  beforeAll(() => ensurePythonSdk(PYTHON_SDK, (line) => process.stderr.write(`${line}\n`)), 600_000);
+
+  it('api.prompts.delete by version and by name, api.trace.delete and delete_multiple', async () => {
+    const p = projects.events_only;
+    const [x, y, z] = [hex(16), hex(16), hex(16)];
+    for (const t of [x, y, z]) await seedAnalytics(p.projectId, t);
+    const before = await rowsOf([p.projectId]);
+    const out = await runPython<Record<string, unknown>>(
+      PYTHON_SDK,
+      'deletion',
+      { url: webs.events_only.url, ...p },
+      { CONFORMANCE_CASE: `py-${hex(3)}`, DELETE_TRACE: x, DELETE_TRACES: `${y},${hex(16)}` },
+    );
+    expect(out).toMatchObject({
+      latestAfterVersionDelete: 1,
+      one: 'Trace deleted successfully',
+      many: 'Traces deleted successfully',
+    });
+    expect(await rowsOf([p.projectId])).toEqual(
+      before.filter((r) => !r.endsWith(` ${x}`) && !r.endsWith(` ${y}`)),
+    );
+    expect((await rowsOf([p.projectId])).filter((r) => r.endsWith(` ${z}`))).toHaveLength(6);
+    const prompts = await pool.query("SELECT 1 FROM prompts WHERE project_id = $1 AND name LIKE 'py-%'", [
+      p.projectId,
+    ]);
+    expect(prompts.rows).toEqual([]);
+  });
+});
+
+describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
+  let s3: S3Server;
+  let web: WebServer;
+  let project: Project;
+  const BUCKET = 'media';
+  const PREFIX = 'media/';
+
+  beforeAll(async () => {
+    s3 = await startS3Server((line) => process.stderr.write(`${line}\n`));
+    await s3.createBucket(BUCKET);
+    const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, ...s3.env('media', BUCKET, PREFIX) };
+    web = await startWeb({ ...base, ...MODE_ENV.events_only });
+    project = await createProject(base, 'del-media');
+    new NodeTracerProvider().register();
+  }, 1_200_000);
+
+  afterAll(async () => {
+    await web?.stop();
+    await s3?.stop();
+  });
+
+  const objectExists = async (key: string) => {
+    try {
+      await s3.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NotFound') return false;
+      throw err;
+    }
+  };
+
+  it('keeps the object while another trace links the same image, deletes it with the last link', async () => {
+    const keys = { url: web.url, publicKey: project.publicKey, secretKey: project.secretKey };
+    const image = randomPng();
+    const mediaId = mediaIdOfImage(image);
+    const key = `${PREFIX}${project.projectId}/${mediaId}.png`;
+    const first = await traceImageWithJsSdk(keys, 'first', image);
+    const second = await traceImageWithJsSdk(keys, 'second', image);
+    expect(await objectExists(key)).toBe(true);
+    const lf = new LangfuseClient({ ...keys, baseUrl: web.url });
+    const events = async (traceId: string) =>
+      (
+        await (
+          await ch.client.query({
+            query: 'SELECT span_id FROM events_full WHERE project_id = {p:String} AND trace_id = {t:String}',
+            query_params: { p: project.projectId, t: traceId },
+            format: 'JSONEachRow',
+          })
+        ).json<{ span_id: string }>()
+      ).map((r) => r.span_id);
+    expect(await events(first.traceId)).toEqual([first.observationId]);
+
+    await lf.api.trace.delete(first.traceId);
+    expect(await events(first.traceId)).toEqual([]);
+    expect(await events(second.traceId)).toEqual([second.observationId]);
+    expect(await objectExists(key)).toBe(true);
+    expect(
+      (await api({ ...keys, projectId: project.projectId }, 'GET', `/api/public/media/${mediaId}`)).status,
+    ).toBe(200);
+
+    await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] });
+    expect(await objectExists(key)).toBe(false);
+    const media = await pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
+    expect(media.rows).toEqual([]);
+  });
+});
+
+describe('the audit_logs migration', () => {
+  it('goes down (table dropped, the rest kept) and up again', async () => {
+    const migrator = new RelationalMigrator(pool, relationalMigrationsFor('4'));
+    const table = async (name: string) =>
+      (await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present;
+    expect(await table('audit_logs')).toBe(true);
+    expect(await migrator.down(18)).toEqual([19]);
+    expect([await table('audit_logs'), await table('models'), await table('prompts')]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    expect(await migrator.up()).toEqual([19]);
+    expect(await table('audit_logs')).toBe(true);
+  });
+});
