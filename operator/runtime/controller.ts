@@ -7,7 +7,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type Action, API_VERSION, KIND, type ObservabilityService, plan } from '../index.ts';
 import { batches } from './batches.ts';
-import { type Blocked, UNSYNCED_RETRY_MS } from './gate.ts';
+import { type Blocked, NOT_LEADING_RETRY_MS, UNSYNCED_RETRY_MS } from './gate.ts';
 import type { Kube } from './kube.ts';
 import { statusCode } from './kube.ts';
 import { type Caches, observeWorld, type WorkerReads } from './observe.ts';
@@ -40,18 +40,19 @@ export class Conflict extends Error {
 }
 
 /**
- * A pass that may not go on: a follower (or a leader that lost the Lease) drops the key, since
- * becoming leader enqueues every object; a pass waiting for its caches looks again shortly.
+ * A pass that may not go on looks again shortly: the caches may sync, a renewal that came late
+ * may restore the leadership. A follower never gets here with a key (its queue is closed), and
+ * a process that lost the Lease stops its queue, which then takes no key back.
  */
-function heldBack(deps: ControllerDeps): Outcome | 'drop' | undefined {
+function heldBack(deps: ControllerDeps): Outcome | undefined {
   const blocked = deps.blocked?.();
   if (!blocked) return undefined;
-  return blocked.kind === 'notLeader' ? 'drop' : { requeueAfterMs: UNSYNCED_RETRY_MS };
+  return { requeueAfterMs: blocked.kind === 'notLeader' ? NOT_LEADING_RETRY_MS : UNSYNCED_RETRY_MS };
 }
 
 export async function reconcile(key: string, deps: ControllerDeps): Promise<Outcome | undefined> {
   const before = heldBack(deps);
-  if (before) return before === 'drop' ? undefined : before;
+  if (before) return before;
   const [namespace, name] = key.split('/') as [string, string];
   const object = deps.objects(namespace, name);
   if (!object || (object as KubernetesObject).metadata?.deletionTimestamp) {
@@ -65,7 +66,7 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
     const observed = heldBack(deps);
     if (observed) {
       result = 'held';
-      return observed === 'drop' ? undefined : observed;
+      return observed;
     }
     const p = plan({ object, world });
     for (const probe of world.workerProbes ?? []) {
@@ -77,7 +78,7 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
       const now = heldBack(deps);
       if (now) {
         result = 'held';
-        return now === 'drop' ? undefined : now;
+        return now;
       }
       const settled = await Promise.allSettled(batch.map((action) => execute(action, object, deps)));
       for (const r of settled) {

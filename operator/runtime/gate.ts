@@ -20,3 +20,5 @@ export function reconcileBlocked(leading: boolean, caches: readonly CacheState[]
 
 /** How long a pass waits for the caches before it looks again. */
 export const UNSYNCED_RETRY_MS = 500;
+/** How long a pass held back by a late Lease renewal waits before it looks again. */
+export const NOT_LEADING_RETRY_MS = 1_000;

@@ -131,9 +131,9 @@ describe('reconcile behind the gate', () => {
     expect(await h.passes()).toBe(1);
   });
 
-  it('a follower reconciles nothing, counts no pass, and drops the key', async () => {
+  it('not leading: nothing is reconciled or counted (a late renewal may still restore it)', async () => {
     const h = harness(() => ({ kind: 'notLeader' }));
-    expect(await reconcile('ns/obs', h.deps)).toBeUndefined();
+    expect(await reconcile('ns/obs', h.deps)).toEqual({ requeueAfterMs: 1_000 });
     expect(h.writes).toEqual([]);
     expect(await h.passes()).toBe(0);
   });
@@ -147,7 +147,7 @@ describe('reconcile behind the gate', () => {
   it('losing the Lease mid-pass: nothing is written after the loss', async () => {
     // The gate closes once the first write (the status) is done.
     const h = harness((writes) => (writes >= 1 ? { kind: 'notLeader' } : undefined));
-    expect(await reconcile('ns/obs', h.deps)).toBeUndefined();
+    expect(await reconcile('ns/obs', h.deps)).toEqual({ requeueAfterMs: 1_000 });
     expect(h.writes).toEqual(['status ObservabilityService/obs']);
   });
 });
