@@ -11,6 +11,7 @@ import { type ControlPlane, startControlPlane } from '../../cluster/api-server.t
 import { repoRoot } from '../../cluster/paths.ts';
 import { freePort } from '../../cluster/ports.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { scrapeOperator } from '../tools/operator-metrics.ts';
 
 const NS = 'obs';
 const NAME = 'demo';
@@ -51,17 +52,7 @@ async function startOperator(id: string): Promise<Operator> {
 }
 
 /** The operator's own /metrics, as Prometheus scrapes it. */
-async function scrape(op: Operator): Promise<{ reconciles: number; leader: number } | undefined> {
-  const res = await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`).catch(() => undefined);
-  if (!res?.ok) return undefined;
-  const lines = (await res.text()).split('\n');
-  const sum = (prefix: string) =>
-    lines.filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-  return {
-    reconciles: sum('observatory_operator_reconcile_duration_seconds_count'),
-    leader: sum('observatory_operator_leader '),
-  };
-}
+const scrape = (op: Operator) => scrapeOperator(`http://127.0.0.1:${op.metricsPort}/metrics`);
 
 const custom = () => api.kubeconfig.makeApiClient(CustomObjectsApi);
 const object = async () =>
