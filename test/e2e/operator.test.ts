@@ -583,7 +583,9 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       overlaps: f.overlaps.length,
       statusesChecked: statuses!.records.filter((r) => r.truth).length,
     };
+    // For the review of a chaos walk: the kills and the condition history they left.
     console.log(`operator fleet: ${JSON.stringify(summary, null, 1)}`);
+    console.log(`condition history:\n${narrative(statuses!.records).join('\n')}`);
     expect(f.followerReconciles(), JSON.stringify(summary)).toEqual([]);
     expect(summary.followers).toBeGreaterThan(1);
     expect(f.kills.length).toBeGreaterThanOrEqual(MIN_KILLS);
