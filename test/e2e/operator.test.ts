@@ -123,6 +123,11 @@ async function oldSdkTraffic(tag: string) {
   trace.span({ name: `span-${tag}` }).end();
   trace.generation({ name: `gen-${tag}`, model: 'gpt' }).end();
   await sdk.shutdownAsync();
+  // The worker's producer report covers cutover.producerQuietPeriod (1m): when this traffic
+  // leaves that window, the report (and ProducersCompatible) rightly changes.
+  setTimeout(() => {
+    if (statuses) statuses.world = `${tag} traffic left the producer window`;
+  }, 60_000).unref();
 }
 
 async function analyticsCount(table: string): Promise<number> {
