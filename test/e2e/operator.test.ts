@@ -352,8 +352,10 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     await d.waitFor(NAME, 'Stalled on the backup confirmation', (x) => isTrue(x, 'Stalled'));
     expect(condition(await d.get(NAME), 'Stalled')?.message).toMatch(/backupConfirmed/);
     apply({ release: '4', writeMode: 'Legacy', upgrade: { backupConfirmed: true } });
-    // From here to EventsOnly an operator Pod (leader or follower) dies every 8-20 s.
-    fleet!.startChaos(8_000, 20_000);
+    // From here to EventsOnly an operator Pod (leader or follower) dies every 15-30 s: a killed
+    // leader hands over only when its Lease expires (15 s), and denser kills left the cutover
+    // wait too few passes to count three stuck probe rounds.
+    fleet!.startChaos(15_000, 30_000);
     await crashOperatorSoon();
     const o = await d.waitFor(
       NAME,
