@@ -1,7 +1,10 @@
 /**
  * `observatory operator`: the controller process. Kubeconfig from KUBECONFIG or in-cluster. With
- * leader election on (the default), only the Lease holder reconciles; losing the Lease exits the
- * process so Kubernetes restarts it as a follower. Health on :8081 (/healthz, /readyz), metrics
+ * leader election on (the default), only the Lease holder reconciles, and only once every cache
+ * it reads has synced (gate.ts): the work queue drops every event until then, and becoming leader
+ * enqueues every object. Losing the Lease closes the gate before anything else is written (a pass
+ * in flight stops at its next write), then exits the process so Kubernetes restarts it as a
+ * follower. Health on :8081 (/healthz, /readyz), metrics
  * on :8080 (/metrics).
  *
  * Environment: OPERATOR_NAMESPACE (where the Lease lives), OPERATOR_WATCH_NAMESPACE (one namespace,
@@ -33,6 +36,7 @@ import { cacheTrims } from './runtime/cache-trim.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
 import { reconcile } from './runtime/controller.ts';
 import { ChangeFilter, fingerprints } from './runtime/enqueue.ts';
+import { reconcileBlocked } from './runtime/gate.ts';
 import { type SupervisedInformer, superviseInformer } from './runtime/informer.ts';
 import { Kube } from './runtime/kube.ts';
 import { LeaderElector } from './runtime/leader.ts';
@@ -58,6 +62,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
 
   const queue = new WorkQueue((key) => reconcile(key, deps), {
     workers: 2,
+    closed: true,
     onError: (key, err, retryInMs) =>
       log.warn({ key, err: (err as Error).message, retryInMs }, 'reconcile failed'),
   });
@@ -204,7 +209,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
           ),
         }
       : {};
-  const allInformers = [...Object.values(informers), ...Object.values(sources)];
+  const allInformers = Object.entries({ ...informers, ...sources });
   const deps = {
     kube,
     objects: (namespace: string, name: string) =>
@@ -223,6 +228,11 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     expect: (o: ObservabilityService) =>
       objectChanges.expect(o as ObservabilityService & { metadata: { name: string } }),
     log: say,
+    blocked: () =>
+      reconcileBlocked(
+        leading && (elector?.leading ?? true),
+        allInformers.map(([name, i]) => ({ name, synced: i.hasSynced() })),
+      ),
   };
 
   const health = await serveHealth(
@@ -239,7 +249,9 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   const startLeading = async () => {
     leading = true;
     metrics.leader.set(1);
-    await Promise.all(allInformers.map((i) => i.synced));
+    await Promise.all(allInformers.map(([, i]) => i.synced));
+    if (!leading) return;
+    queue.open();
     for (const o of informers.objects.list()) queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
     ready = true;
     say('reconciling', { watchNamespace: watchNs || '(all)' });
@@ -253,6 +265,10 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
         identity,
         onStartedLeading: () => void startLeading(),
         onStoppedLeading: () => {
+          // Closes the gate first: a pass in flight writes nothing more.
+          leading = false;
+          metrics.leader.set(0);
+          void queue.stop();
           log.error('lost the leader lease; exiting so a fresh process can campaign');
           process.exit(1);
         },
@@ -274,7 +290,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   ready = false;
   await queue.stop();
   await elector?.stop();
-  await Promise.all(allInformers.map((i) => i.stop()));
+  await Promise.all(allInformers.map(([, i]) => i.stop()));
   await kc.close();
   health.close();
   metricsServer.close();

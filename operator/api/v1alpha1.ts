@@ -517,6 +517,25 @@ const condition = object(
 const stateEnum = (description: string) => enumOf(MIGRATION_STATES, { description });
 const timestamp = (description: string) => string({ description, maxLength: 64, format: 'date-time' });
 
+/**
+ * The mode settings a state runs with, recorded when the state is entered (or its cutover
+ * approved) and rendered from that record while the spec asks for another state: a requested but
+ * unapproved change reaches no Pod.
+ */
+const recordedSettings = (of: string) =>
+  object(
+    {
+      writeMode: enumOf(WRITE_MODES, { description: 'The write mode (the state itself).' }),
+      nativeOtelBehaviour: enumOf(OTEL_BEHAVIOURS, { description: 'OTel ingestion behaviour.' }),
+      allowPreviewOptIn: boolean({ description: 'Preview opt-in allowed.' }),
+      historicBackfill: boolean({ description: 'The historic backfill switch.' }),
+      dropScratchTables: boolean({ description: 'Drop the backfill scratch tables.' }),
+    },
+    {
+      description: `The settings ${of} runs with in web, worker and Jobs, recorded when it was entered or approved; rendered from here while spec asks for another state.`,
+    },
+  );
+
 export const statusSchema = object(
   {
     observedGeneration: optional(
@@ -545,6 +564,7 @@ export const statusSchema = object(
                 'The schema Job of this pass was created: the pass must finish before another starts.',
             }),
           ),
+          settings: optional(recordedSettings('the target state')),
         },
         { description: 'The recorded intent of the pass in progress; EventsOnly here is never taken back.' },
       ),
@@ -612,6 +632,7 @@ export const statusSchema = object(
     deployedImage: optional(
       string({ description: 'Image of the last completed pass (runs the rollback Job).', maxLength: 512 }),
     ),
+    settings: optional(recordedSettings('the observed state (absent in Release3)')),
     dualSince: optional(timestamp('When the state became Dual (for cutover.retentionWindow).')),
     approval: optional(
       object(
@@ -665,6 +686,7 @@ export const statusSchema = object(
 export type ObservabilityServiceSpec = TypeOf<typeof specSchema>;
 export type ObservabilityServiceStatus = TypeOf<typeof statusSchema>;
 export type Condition = TypeOf<typeof condition>;
+export type RecordedSettings = TypeOf<ReturnType<typeof recordedSettings>>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
 export type Resources = TypeOf<typeof resources>;
 export type BlobStorage = TypeOf<typeof blobStorage>;

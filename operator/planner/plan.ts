@@ -51,7 +51,12 @@ export function plan(input: PlanInput): Plan {
     object,
     spec,
     world,
-    render: { meta: object.metadata, spec, ...(world.sources ? { sources: world.sources } : {}) },
+    render: {
+      meta: object.metadata,
+      spec,
+      ...(world.sources ? { sources: world.sources } : {}),
+      recorded: [old.settings, old.target?.settings].filter((r) => r !== undefined),
+    },
     old,
     now: world.now.toISOString(),
     generation: object.metadata.generation,

@@ -83,7 +83,10 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
       args: jobArgs(r.purpose),
-      env: containerEnv(spec, modeSettingsFor(r.state, spec, { backfillGate })),
+      env: containerEnv(
+        spec,
+        modeSettingsFor(r.state, spec, { backfillGate, dropGate: r.purpose === 'backfill-5' }, ctx.recorded),
+      ),
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
     },
     { labels: jobLabels, annotations: {}, selector: jobLabels },

@@ -12,7 +12,7 @@ import type {
 import { PORTS, WEB_METRICS_PORT } from '../../server/contract/ports.ts';
 import { PROPAGATION_PROBE_PATH, WEB_PATHS, WORKER_PATHS } from '../../server/contract/worker-api.ts';
 import type { Spec } from '../api/effective.ts';
-import type { MigrationState, ObjectMeta } from '../api/v1alpha1.ts';
+import type { MigrationState, ObjectMeta, RecordedSettings } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { containerEnv } from './env.ts';
 import {
@@ -36,6 +36,8 @@ export interface RenderContext {
   spec: Spec;
   /** Digests of the watched Secrets and ConfigMaps (absent: none watched). */
   sources?: SourceDigests;
+  /** The settings recorded for the observed and the target state (settings.ts, approvedSettings). */
+  recorded?: readonly RecordedSettings[];
 }
 
 const httpGet = (path: string, port: number, extra: Partial<V1Probe> = {}): V1Probe => ({
@@ -81,7 +83,7 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
             { name: 'metrics', containerPort: WEB_METRICS_PORT },
           ]
         : [{ name: 'http', containerPort: PORTS.worker }],
-    env: containerEnv(spec, modeSettingsFor(state, spec), {
+    env: containerEnv(spec, modeSettingsFor(state, spec, {}, ctx.recorded), {
       port: PORTS[role],
       role,
       owner: { namespace: meta.namespace, name: meta.name },

@@ -7,6 +7,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type Action, API_VERSION, KIND, type ObservabilityService, plan } from '../index.ts';
 import { batches } from './batches.ts';
+import { type Blocked, NOT_LEADING_RETRY_MS, UNSYNCED_RETRY_MS } from './gate.ts';
 import type { Kube } from './kube.ts';
 import { statusCode } from './kube.ts';
 import { type Caches, observeWorld, type WorkerReads } from './observe.ts';
@@ -26,6 +27,11 @@ export interface ControllerDeps {
    */
   expect?: (object: ObservabilityService) => void;
   log: (msg: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Whether a pass may run or write now (gate.ts): asked before the pass, after it observed the
+   * world, and before each write. Absent: always (tests that drive the reconciler directly).
+   */
+  blocked?: () => Blocked | undefined;
 }
 
 /** A status write lost a race: re-read and re-plan at once rather than back off. */
@@ -33,7 +39,20 @@ export class Conflict extends Error {
   override name = 'Conflict';
 }
 
+/**
+ * A pass that may not go on looks again shortly: the caches may sync, a renewal that came late
+ * may restore the leadership. A follower never gets here with a key (its queue is closed), and
+ * a process that lost the Lease stops its queue, which then takes no key back.
+ */
+function heldBack(deps: ControllerDeps): Outcome | undefined {
+  const blocked = deps.blocked?.();
+  if (!blocked) return undefined;
+  return { requeueAfterMs: blocked.kind === 'notLeader' ? NOT_LEADING_RETRY_MS : UNSYNCED_RETRY_MS };
+}
+
 export async function reconcile(key: string, deps: ControllerDeps): Promise<Outcome | undefined> {
+  const before = heldBack(deps);
+  if (before) return before;
   const [namespace, name] = key.split('/') as [string, string];
   const object = deps.objects(namespace, name);
   if (!object || (object as KubernetesObject).metadata?.deletionTimestamp) {
@@ -44,6 +63,11 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
   let result = 'ok';
   try {
     const world = await observeWorld(object, deps.caches, deps.reads);
+    const observed = heldBack(deps);
+    if (observed) {
+      result = 'held';
+      return observed;
+    }
     const p = plan({ object, world });
     for (const probe of world.workerProbes ?? []) {
       if (probe.result !== 'healthy')
@@ -51,6 +75,11 @@ export async function reconcile(key: string, deps: ControllerDeps): Promise<Outc
     }
     let requeueAfterMs: number | undefined;
     for (const batch of batches(p.actions)) {
+      const now = heldBack(deps);
+      if (now) {
+        result = 'held';
+        return now;
+      }
       const settled = await Promise.allSettled(batch.map((action) => execute(action, object, deps)));
       for (const r of settled) {
         if (r.status === 'rejected') throw r.reason;
@@ -106,7 +135,9 @@ async function execute(
           status: action.status,
         };
         deps.expect?.(written);
-        deps.expect?.(await kube.replaceStatus(written));
+        // Not inside `expect?.()`: without an `expect` its argument would never be evaluated.
+        const stored = await kube.replaceStatus(written);
+        deps.expect?.(stored);
       } catch (err) {
         if (statusCode(err) === 409) throw new Conflict('status changed since it was read');
         throw err;

@@ -5,6 +5,11 @@
  * `onChange` with the object, for the controller to enqueue, unless the `filter` says the event
  * changed nothing the operator reads. Every listed and watched object passes through `trim`
  * (cache-trim.ts; by default it loses its managedFields) before the cache stores it.
+ *
+ * `hasSynced()` says whether the cache is complete now, as client-go's HasSynced does, but also
+ * falls back to false while the informer restarts after an error or relists after 410 Gone: a
+ * cache that is between watches may miss any change, so nothing may conclude from it that a child
+ * is missing. It turns true when the watch is (re)opened: the list has been applied by then.
  */
 import {
   type KubeConfig,
@@ -21,6 +26,8 @@ export interface SupervisedInformer<T extends KubernetesObject> {
   get(name: string, namespace?: string): T | undefined;
   /** Resolves after the first successful list. */
   synced: Promise<void>;
+  /** The cache is complete now: listed, and its watch not broken since. */
+  hasSynced(): boolean;
   stop(): Promise<void>;
 }
 
@@ -38,11 +45,22 @@ export function superviseInformer<T extends KubernetesObject>(
 ): SupervisedInformer<T> {
   const trim = options.trim ?? withoutManagedFields;
   const watch = new Watch(kc);
+  let stopped = false;
+  let failures = 0;
+  let current = false;
+  let markSynced: () => void = () => {};
+  const synced = new Promise<void>((resolve) => {
+    markSynced = resolve;
+  });
   // client-node's ListWatch has no transform of its own: its list function and its watch are
   // wrapped so that it only ever sees trimmed objects (ERROR and BOOKMARK events pass unchanged).
+  // ListWatch opens the watch only after it applied a fresh list, or when it resumes from the
+  // last resourceVersion (the watch then replays what happened since): either way complete.
   const trimmingWatch = {
-    watch: (...[watchPath, query, callback, done]: Parameters<Watch['watch']>) =>
-      watch.watch(
+    watch: (...[watchPath, query, callback, done]: Parameters<Watch['watch']>) => {
+      current = true;
+      markSynced();
+      return watch.watch(
         watchPath,
         query,
         (phase, obj, raw) =>
@@ -52,18 +70,17 @@ export function superviseInformer<T extends KubernetesObject>(
             raw,
           ),
         done,
-      ),
+      );
+    },
   } as Watch;
   const trimmedList = async (): Promise<KubernetesListObject<T>> => {
     const list = await listFn();
     return { ...list, items: list.items.map(trim) };
   };
   const informer = new ListWatch<T>(path, trimmingWatch, trimmedList, false, options.labelSelector);
-  let stopped = false;
-  let failures = 0;
-  let markSynced: () => void = () => {};
-  const synced = new Promise<void>((resolve) => {
-    markSynced = resolve;
+  // A reconnect without a resourceVersion (after 410 Gone) lists afresh: not complete until then.
+  informer.on('connect', () => {
+    if (informer.latestResourceVersion() === '') current = false;
   });
   for (const verb of ['add', 'update', 'delete'] as const) {
     informer.on(verb, (obj) => {
@@ -75,8 +92,6 @@ export function superviseInformer<T extends KubernetesObject>(
     while (!stopped) {
       try {
         await informer.start();
-        failures = 0;
-        markSynced();
         return;
       } catch (err) {
         failures++;
@@ -86,6 +101,7 @@ export function superviseInformer<T extends KubernetesObject>(
     }
   };
   informer.on('error', (err) => {
+    current = false;
     if (stopped) return;
     failures++;
     options.log?.('informer watch ended; restarting', { path, error: (err as Error | undefined)?.message });
@@ -96,6 +112,7 @@ export function superviseInformer<T extends KubernetesObject>(
     list: (namespace) => informer.list(namespace),
     get: (name, namespace) => informer.get(name, namespace),
     synced,
+    hasSynced: () => current && !stopped,
     async stop() {
       stopped = true;
       await informer.stop();

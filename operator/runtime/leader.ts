@@ -1,7 +1,8 @@
 /**
  * Leader election on a coordination.k8s.io Lease, as client-go does it: take the lease when it is
  * free or expired, renew it well before it expires, and give up leadership (the caller exits) when
- * renewals keep failing past the renew deadline. Writes use the lease's resourceVersion, so two
+ * renewals keep failing past the renew deadline, or at once when the Lease names another holder.
+ * Writes use the lease's resourceVersion, so two
  * candidates can never both win the same round.
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
@@ -20,6 +21,9 @@ export interface LeaderElectionOptions {
 
 const statusOf = (err: unknown) => (err as { code?: number }).code;
 
+/** Who holds the Lease after one attempt ('unknown': the attempt failed or lost a race). */
+type Holder = 'us' | 'another' | 'unknown';
+
 export class LeaderElector {
   readonly #api: CoordinationV1Api;
   readonly #o: Required<Omit<LeaderElectionOptions, 'log'>> & Pick<LeaderElectionOptions, 'log'>;
@@ -33,25 +37,32 @@ export class LeaderElector {
     this.#o = { leaseDurationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
   }
 
+  /**
+   * Whether this process may act as the leader now: it won the Lease and renewed it within the
+   * renew deadline (a stalled event loop or an unreachable API server ends that on its own).
+   */
   get leading(): boolean {
-    return this.#leading;
+    return this.#leading && Date.now() - this.#lastRenew < this.#o.renewDeadlineMs;
   }
 
   start(): void {
     const loop = async () => {
       if (this.#stopped) return;
-      const ok = await this.#tryAcquireOrRenew().catch((err) => {
+      const held = await this.#tryAcquireOrRenew().catch((err): Holder => {
         this.#o.log?.('lease update failed', { error: (err as Error).message });
-        return false;
+        return 'unknown';
       });
-      if (ok) {
+      if (held === 'us') {
         this.#lastRenew = Date.now();
         if (!this.#leading) {
           this.#leading = true;
           this.#o.log?.('became leader', { lease: this.#o.name, identity: this.#o.identity });
           this.#o.onStartedLeading();
         }
-      } else if (this.#leading && Date.now() - this.#lastRenew > this.#o.renewDeadlineMs) {
+      } else if (
+        this.#leading &&
+        (held === 'another' || Date.now() - this.#lastRenew > this.#o.renewDeadlineMs)
+      ) {
         this.#leading = false;
         this.#o.log?.('lost leadership', { lease: this.#o.name });
         this.#o.onStoppedLeading();
@@ -62,7 +73,7 @@ export class LeaderElector {
     void loop();
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  async #tryAcquireOrRenew(): Promise<Holder> {
     const { namespace, name, identity, leaseDurationSeconds } = this.#o;
     const now = new V1MicroTime(new Date().toISOString());
     let lease: V1Lease;
@@ -83,13 +94,13 @@ export class LeaderElector {
           },
         },
       });
-      return true;
+      return 'us';
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
     const expired = renewed + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < Date.now();
-    if (holder !== '' && holder !== identity && !expired) return false;
+    if (holder !== '' && holder !== identity && !expired) return 'another';
     const transition = holder !== identity;
     lease.spec = {
       ...spec,
@@ -101,9 +112,9 @@ export class LeaderElector {
     };
     try {
       await this.#api.replaceNamespacedLease({ name, namespace, body: lease });
-      return true;
+      return 'us';
     } catch (err) {
-      if (statusOf(err) === 409) return false; // another candidate wrote first
+      if (statusOf(err) === 409) return 'unknown'; // another candidate wrote first: read again
       throw err;
     }
   }

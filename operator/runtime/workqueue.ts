@@ -3,6 +3,9 @@
  * a key is queued at most once however many events arrive, is never processed by two workers at
  * once (an event during processing re-queues it for after), failures back off exponentially per
  * key, and a handler can ask to be called again after a delay.
+ *
+ * A queue made `closed` drops every key until `open()`: events that arrive before the process
+ * leads with synced caches are not worth keeping, since opening enqueues every object anyway.
  */
 
 export interface Outcome {
@@ -16,12 +19,14 @@ export interface WorkQueueOptions {
   baseBackoffMs?: number;
   maxBackoffMs?: number;
   workers?: number;
+  /** Drop every key until `open()` (default: open). */
+  closed?: boolean;
   onError?: (key: string, err: unknown, retryInMs: number) => void;
 }
 
 export class WorkQueue {
   readonly #handler: Handler;
-  readonly #o: Required<Omit<WorkQueueOptions, 'onError'>> & Pick<WorkQueueOptions, 'onError'>;
+  readonly #o: Required<Omit<WorkQueueOptions, 'onError' | 'closed'>> & Pick<WorkQueueOptions, 'onError'>;
   readonly #queue: string[] = [];
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
@@ -30,6 +35,7 @@ export class WorkQueue {
   readonly #timers = new Map<string, NodeJS.Timeout>();
   #active = 0;
   #stopped = false;
+  #closed: boolean;
   #idle: (() => void)[] = [];
 
   constructor(handler: Handler, options: WorkQueueOptions = {}) {
@@ -40,11 +46,17 @@ export class WorkQueue {
       workers: options.workers ?? 2,
       onError: options.onError,
     };
+    this.#closed = options.closed ?? false;
+  }
+
+  /** Starts taking keys (a queue made `closed`). */
+  open(): void {
+    this.#closed = false;
   }
 
   /** Queues the key now (an earlier delayed run is superseded). */
   add(key: string): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#closed) return;
     this.#clearTimer(key);
     if (this.#processing.has(key)) {
       this.#dirty.add(key);
@@ -58,7 +70,7 @@ export class WorkQueue {
 
   /** Queues the key after a delay, unless it is queued sooner. */
   addAfter(key: string, delayMs: number): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#closed) return;
     const existing = this.#timers.get(key);
     if (existing) clearTimeout(existing);
     const t = setTimeout(() => {

@@ -194,6 +194,10 @@ describe('kubectl observatory plan', () => {
       expect(r.stdout).toContain('apply Service demo-worker (worker)');
       expect(r.stdout).not.toContain('create Job');
       expect(r.stdout).toMatch(/Blocked by:\n( {2}- .*\n)* {2}- .*not approved/);
+      // The requested EventsOnly runs in no Pod yet: each variable it changes, and what approving does.
+      expect(r.stdout).toContain('Pending: Dual -> EventsOnly, not rendered into any Pod yet');
+      expect(r.stdout).toContain('  SERVICE_MIGRATION_V4_WRITE_MODE: dual -> events_only');
+      expect(r.stdout).toMatch(/Then: approving \(kubectl observatory approve demo\)/);
       expect(r.stdout).toContain(
         "Not observed (the plan waits for it, as the operator would): the worker's producer report",
       );

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiException, PolicyV1Api } from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, BatchV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -29,7 +29,9 @@ import { findFlicker, narrative } from '../../operator/testing/condition-history
 import { isReady, localCluster } from '../cluster/testing.ts';
 import { expectedHealth } from '../tools/gitops-health.ts';
 import { chartDir } from '../tools/paths.ts';
+import { ClusterTruth } from './cluster-truth.ts';
 import { drain } from './drain.ts';
+import { OperatorFleet } from './operator-fleet.ts';
 import {
   everyTemplateField,
   expectOperatorValuesOn,
@@ -39,11 +41,17 @@ import {
   supportObjects,
 } from './pod-template-fixture.ts';
 import { StatusRecorder } from './status-recorder.ts';
+import { untruths } from './status-truth.ts';
 
 const NAME = 'demo';
 let d: LocalDeployment;
 let project: { publicKey: string; secretKey: string };
 let statuses: StatusRecorder | undefined;
+let truth: ClusterTruth | undefined;
+let fleet: OperatorFleet | undefined;
+/** Two operator replicas: one leads, the other stands by (and must not reconcile). */
+const OPERATOR_REPLICAS = 2;
+const MIN_KILLS = 10;
 
 const base = {
   apiVersion: 'observatory.dev/v1alpha1',
@@ -73,12 +81,53 @@ async function crashOperatorSoon(maxDelayMs = 4_000) {
   await d.deleteOperatorPod();
 }
 
+/** What the walk is in the middle of, for the record of each operator kill. */
+async function doing(): Promise<string> {
+  const jobs = await d.cluster.kubeconfig.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'obs' });
+  const running = jobs.items.filter((j) => (j.status?.active ?? 0) > 0).map((j) => j.metadata?.name);
+  if (running.length > 0) return `Job ${running.join(', ')}`;
+  const deployments = await d.cluster.kubeconfig
+    .makeApiClient(AppsV1Api)
+    .listNamespacedDeployment({ namespace: 'obs' });
+  const rolling = deployments.items.filter((x) => {
+    const want = x.spec?.replicas ?? 1;
+    return (
+      x.status?.updatedReplicas !== want ||
+      x.status?.readyReplicas !== want ||
+      (x.status?.replicas ?? 0) > want
+    );
+  });
+  if (rolling.length > 0) return `rollout of ${rolling.map((x) => x.metadata?.name).join(', ')}`;
+  const o = await d.get(NAME);
+  return o.status?.phase === 'AwaitingCutover'
+    ? 'the cutover wait'
+    : `${o.status?.state ?? '-'} (${o.status?.phase ?? '-'})`;
+}
+
+/** The web and worker ReplicaSets (name and revision): a new one means a new Pod template. */
+async function replicaSets(): Promise<string[]> {
+  const list = await d.cluster.kubeconfig.makeApiClient(AppsV1Api).listNamespacedReplicaSet({
+    namespace: 'obs',
+    labelSelector: `app.kubernetes.io/instance=${NAME}`,
+  });
+  return list.items
+    .map(
+      (r) => `${r.metadata?.name} revision ${r.metadata?.annotations?.['deployment.kubernetes.io/revision']}`,
+    )
+    .sort();
+}
+
 async function oldSdkTraffic(tag: string) {
   const sdk = new Langfuse({ ...project, baseUrl: await d.webUrl() });
   const trace = sdk.trace({ name: `trace-${tag}`, userId: 'u1', sessionId: 's1' });
   trace.span({ name: `span-${tag}` }).end();
   trace.generation({ name: `gen-${tag}`, model: 'gpt' }).end();
   await sdk.shutdownAsync();
+  // The worker's producer report covers cutover.producerQuietPeriod (1m): when this traffic
+  // leaves that window, the report (and ProducersCompatible) rightly changes.
+  setTimeout(() => {
+    if (statuses) statuses.world = `${tag} traffic left the producer window`;
+  }, 60_000).unref();
 }
 
 async function analyticsCount(table: string): Promise<number> {
@@ -87,6 +136,11 @@ async function analyticsCount(table: string): Promise<number> {
     format: 'JSONEachRow',
   });
   return Number((await rs.json<{ n: string }>())[0]!.n);
+}
+
+async function analyticsIds(query: string): Promise<string[]> {
+  const rs = await d.ch.client.query({ query, format: 'JSONEachRow' });
+  return (await rs.json<{ id: string }>()).map((r) => r.id).sort();
 }
 
 /** The Pod-template annotation of `<name>-<role>` that hashes the Secret keys the role reads. */
@@ -135,7 +189,7 @@ beforeAll(async () => {
   expect(label.code, label.stderr).toBe(0);
   const dir = mkdtempSync(join(tmpdir(), 'observatory-e2e-values-'));
   const values = join(dir, 'values.yaml');
-  writeFileSync(values, stringify(OPERATOR_VALUES));
+  writeFileSync(values, stringify({ ...OPERATOR_VALUES, replicaCount: OPERATOR_REPLICAS }));
   try {
     await d.installChart(values);
   } finally {
@@ -144,6 +198,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   statuses?.stop();
+  await fleet?.stop();
+  await truth?.stop();
   await d?.stop();
   d?.kubectl(['delete', 'priorityclass', PRIORITY_CLASS, '--ignore-not-found']);
 });
@@ -246,7 +302,12 @@ async function drainWebDuringDual() {
 describe('a release 3 deployment walks to EventsOnly', () => {
   it('starts as release 3', async () => {
     statuses = new StatusRecorder(d.cluster.kubeconfig, 'obs', NAME);
+    truth = new ClusterTruth(d.cluster.kubeconfig, 'obs', NAME);
+    await truth.start();
+    statuses.truth = () => truth!.snapshot();
     await statuses.start();
+    fleet = new OperatorFleet(d, doing);
+    fleet.start();
     apply({ release: '3' });
     const o = await d.waitFor(
       NAME,
@@ -291,6 +352,10 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     await d.waitFor(NAME, 'Stalled on the backup confirmation', (x) => isTrue(x, 'Stalled'));
     expect(condition(await d.get(NAME), 'Stalled')?.message).toMatch(/backupConfirmed/);
     apply({ release: '4', writeMode: 'Legacy', upgrade: { backupConfirmed: true } });
+    // From here to EventsOnly an operator Pod (leader or follower) dies every 15-30 s: a killed
+    // leader hands over only when its Lease expires (15 s), and denser kills left the cutover
+    // wait too few passes to count three stuck probe rounds.
+    fleet!.startChaos(15_000, 30_000);
     await crashOperatorSoon();
     const o = await d.waitFor(
       NAME,
@@ -316,6 +381,18 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       backfill: { enabled: true },
       upgrade: { backupConfirmed: true },
     });
+    // The operator's own rolling update while the walk moves: the new Pods start before the old
+    // ones stop (the chart's surge), so old and new run at once.
+    const restart = d.kubectl([
+      'rollout',
+      'restart',
+      'deployment',
+      '-n',
+      OPERATOR_NAMESPACE,
+      '-l',
+      'app.kubernetes.io/component=operator',
+    ]);
+    expect(restart.code, restart.stderr).toBe(0);
     await crashOperatorSoon();
     await d.waitFor(NAME, 'Dual', (x) => x.status?.state === 'Dual');
     await oldSdkTraffic('dual');
@@ -343,6 +420,11 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     const done = await d.waitFor(NAME, 'BackfillComplete', (x) => isTrue(x, 'BackfillComplete'));
     expect(done.status?.backfill?.progress).toMatch(/4\/4|5\/5/);
     expect(await analyticsCount('events_full')).toBeGreaterThanOrEqual(await analyticsCount('traces'));
+    // Rows, not only counts: every trace of every step (release 3 and on) is in the events table.
+    const traceIds = await analyticsIds('SELECT DISTINCT id FROM traces FINAL');
+    const eventTraceIds = new Set(await analyticsIds('SELECT DISTINCT trace_id AS id FROM events_full'));
+    expect(traceIds.length).toBeGreaterThan(0);
+    expect(traceIds.filter((id) => !eventTraceIds.has(id))).toEqual([]);
     // The Jobs' Pods (kept after they ran) carry the Jobs' template too.
     const jobPods = (await d.core().listNamespacedPod({ namespace: 'obs', labelSelector: 'job-name' })).items;
     expect(jobPods.length).toBeGreaterThan(0);
@@ -386,6 +468,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
   });
 
   it('holds the cutover while propagation is stuck, and until approved', async () => {
+    const beforeRequest = await replicaSets();
     apply({
       release: '4',
       writeMode: 'EventsOnly',
@@ -395,6 +478,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     });
     const redis = new Redis(d.redis.url);
     try {
+      statuses!.world = 'propagation stuck';
       await redis.set('observatory:event-propagation:lease', 'hung-replica', 'PX', 600_000);
       await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 30 * 60_000));
       const held = await d.waitFor(
@@ -405,6 +489,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       expect(condition(held, 'PropagationHealthy')?.message).toMatch(/stuck|unreachable/);
       expect(held.status?.state).toBe('Dual');
       await redis.del('observatory:event-propagation:lease');
+      statuses!.world = 'propagation recovered';
     } finally {
       redis.disconnect();
     }
@@ -414,6 +499,9 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       (x) => isTrue(x, 'PropagationHealthy') && condition(x, 'CutoverApproved')?.status === 'False',
     );
     expect(waiting.status?.state).toBe('Dual');
+    // The requested EventsOnly (with Direct OTel) reached no Pod before the approval: web and
+    // worker still run the ReplicaSets they ran before the request.
+    expect(await replicaSets()).toEqual(beforeRequest);
     const generation = waiting.metadata.generation;
     expect(
       d.kubectl([
@@ -434,6 +522,24 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       600_000,
     );
     expect(final.status?.observedGeneration).toBe(final.metadata.generation);
+    // The approval rolled web and worker to new ReplicaSets (the judge above can disagree).
+    expect(await replicaSets()).not.toEqual(beforeRequest);
+    // At least MIN_KILLS kills in all: the rest land on the EventsOnly deployment at rest.
+    await waitFor(
+      'enough operator kills',
+      async () => (fleet!.kills.length >= MIN_KILLS ? true : undefined),
+      {
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      },
+    );
+    fleet!.stopChaos();
+    await d.waitFor(
+      NAME,
+      'EventsOnly and Ready after the last kill',
+      (x) => x.status?.state === 'EventsOnly' && isTrue(x, 'Ready'),
+      180_000,
+    );
     // After the commitment the old SDK's batch is refused per event and legacy endpoints are gone.
     const web = await d.webUrl();
     const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
@@ -471,6 +577,29 @@ describe('a release 3 deployment walks to EventsOnly', () => {
       ),
     );
     expect([...verdicts].sort()).toEqual(['Current', 'Failed', 'InProgress']);
+  });
+
+  it('only the leader reconciled, and every status matched the cluster at that moment', () => {
+    const f = fleet!;
+    const summary = {
+      kills: f.kills.map((k) => `${k.wasLeader ? 'leader' : 'follower'} ${k.pod} during ${k.during}`),
+      followers: f.followers().length,
+      followerScrapes: f.scrapes.filter((s) => s.leader === 0).length,
+      maxFollowerReconciles: Math.max(0, ...f.scrapes.filter((s) => s.leader === 0).map((s) => s.reconciles)),
+      leaderReconciles: Math.max(0, ...f.scrapes.filter((s) => s.leader === 1).map((s) => s.reconciles)),
+      overlaps: f.overlaps.length,
+      statusesChecked: statuses!.records.filter((r) => r.truth).length,
+    };
+    // For the review of a chaos walk: the kills and the condition history they left.
+    console.log(`operator fleet: ${JSON.stringify(summary, null, 1)}`);
+    console.log(`condition history:\n${narrative(statuses!.records).join('\n')}`);
+    expect(f.followerReconciles(), JSON.stringify(summary)).toEqual([]);
+    expect(summary.followers).toBeGreaterThan(1);
+    expect(f.kills.length).toBeGreaterThanOrEqual(MIN_KILLS);
+    expect(summary.overlaps, 'old and new operator Pods ran at once').toBeGreaterThan(0);
+    expect(summary.statusesChecked).toBeGreaterThan(10);
+    const wrong = untruths(statuses!.records);
+    expect(wrong, narrative(statuses!.records).join('\n')).toEqual([]);
   });
 
   it('told a story without condition flicker on every watch event of the walk', () => {

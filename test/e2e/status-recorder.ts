@@ -8,11 +8,16 @@ import { sleep } from '../../cluster/wait.ts';
 import { API_VERSION, KIND, type ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import type { StatusRecord } from '../../operator/testing/condition-history.ts';
 import { argoHealth, expectedHealth, kstatus } from '../tools/gitops-health.ts';
+import type { Truth } from './cluster-truth.ts';
 
 export interface WalkRecord extends StatusRecord {
   generation: number;
   /** The step of the walk the test had announced when the status was seen. */
   step: string;
+  /** When the watch delivered it (ms). */
+  seenAt: number;
+  /** The cluster's truth at that moment, when the test watches it (cluster-truth.ts). */
+  truth?: Truth;
 }
 
 export interface HealthDisagreement {
@@ -30,6 +35,8 @@ export class StatusRecorder {
   step = 'start';
   /** Set by the test when it changes the world under the object (evicts Pods, rotates a Secret). */
   world: string | undefined;
+  /** The cluster's truth, snapshotted with every status seen (set by the test). */
+  truth: (() => Truth) | undefined;
   private resourceVersion: string | undefined;
   private abort: AbortController | undefined;
   private stopped = false;
@@ -74,6 +81,8 @@ export class StatusRecorder {
           status: o.status,
           generation,
           step: this.step,
+          seenAt: Date.now(),
+          ...(this.truth ? { truth: this.truth() } : {}),
           ...(this.world ? { world: this.world } : {}),
           ...(o.metadata.annotations ? { annotations: { ...o.metadata.annotations } } : {}),
         });

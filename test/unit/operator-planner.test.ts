@@ -164,7 +164,18 @@ describe('planner: release 3 -> 4', () => {
     const o = object({}, r3);
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Release3') }) });
     expect(kinds(p.actions)).toEqual(['writeStatus', 'event', 'requeue']);
-    expect(p.status.target).toEqual({ state: 'Dual', since: NOW.toISOString(), image: 'observatory:dev' });
+    expect(p.status.target).toEqual({
+      state: 'Dual',
+      since: NOW.toISOString(),
+      image: 'observatory:dev',
+      settings: {
+        writeMode: 'Dual',
+        nativeOtelBehaviour: 'DualWrite',
+        allowPreviewOptIn: true,
+        historicBackfill: true,
+        dropScratchTables: false,
+      },
+    });
     expect(p.status.state).toBe('Release3');
   });
 
@@ -550,6 +561,117 @@ describe('planner: the cutover gates', () => {
     expect(applied).toHaveLength(2);
     p = plan({ object: migrated, world: world({ deployments: rolledOut(o, 'EventsOnly') }) });
     expect(p.status.state).toBe('EventsOnly');
+  });
+});
+
+/**
+ * Render from the approved state (issue 31): while the spec asks for EventsOnly and the cutover is
+ * not approved, web, worker and Jobs keep the settings recorded for Dual; the approval records the
+ * new ones, and only its pass renders them. One case per setting rendered from the record.
+ */
+describe('planner: the settings of the approved state', () => {
+  const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
+  const manual = { approval: 'Manual' as const, retentionWindow: '1d' };
+  const longAgo = '2026-01-01T00:00:00.000Z';
+  const envOf = (a: Action | undefined, name: string) =>
+    a?.kind === 'applyDeployment'
+      ? a.object.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === name)?.value
+      : undefined;
+  it.each<
+    [string, Partial<ObservabilityServiceSpec>, Partial<ObservabilityServiceSpec>, string, string, string]
+  >([
+    [
+      'nativeOtelBehaviour',
+      {},
+      { nativeOtelBehaviour: 'Direct' },
+      'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR',
+      'dual_write',
+      'direct',
+    ],
+    [
+      'the historic backfill switch',
+      { backfill: { enabled: true } },
+      { backfill: { enabled: false } },
+      'SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL',
+      'true',
+      'false',
+    ],
+    [
+      'dropScratchTables',
+      {},
+      { backfill: { dropScratchTables: true } },
+      'SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES',
+      'false',
+      'true',
+    ],
+    [
+      'allowPreviewOptIn',
+      { allowPreviewOptIn: false },
+      { allowPreviewOptIn: true },
+      'SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN',
+      'false',
+      'true',
+    ],
+    ['the write mode', {}, {}, 'SERVICE_MIGRATION_V4_WRITE_MODE', 'dual', 'events_only'],
+  ])(
+    '%s: the Dual Pods keep the recorded value until the cutover is approved',
+    (_, dualSpec, asked, env, before, after) => {
+      const dual = object({ ...dualSpec, cutover: manual });
+      // Dual as the operator left it: rolled out from the Dual spec, its settings recorded.
+      const settled = plan({
+        object: object(
+          { ...dualSpec, cutover: manual },
+          steady('Dual', { backfill: done, dualSince: longAgo }),
+        ),
+        world: world({ deployments: rolledOut(dual, 'Dual') }),
+      }).status;
+      expect(settled.settings?.writeMode).toBe('Dual');
+      const deployments = rolledOut(dual, 'Dual');
+      const requested = object({ ...dualSpec, ...asked, writeMode: 'EventsOnly', cutover: manual }, settled);
+      const p = plan({
+        object: requested,
+        world: world({ deployments, workerProbes: [{ pod: 'w-0', result: 'healthy' }] }),
+      });
+      expect(cond(p.status, 'CutoverApproved')!.status).toBe('False');
+      // Nothing reaches a Pod: no Deployment is applied, no Job created (but the chain step the
+      // spec adds to the Dual backfill, which opens its own gate), the record is kept.
+      expect(kinds(p.actions)).not.toContain('applyDeployment');
+      expect(created(p.actions)).toEqual(asked.backfill?.dropScratchTables ? ['backfill-5'] : []);
+      expect(p.status.settings).toEqual(settled.settings);
+      // Approved: the pass records the settings the spec asks, and its rollout renders them.
+      const approved = plan({
+        object: object(
+          { ...dualSpec, ...asked, writeMode: 'EventsOnly', cutover: manual },
+          { ...p.status },
+          { 'observatory.dev/approve-cutover': '5' },
+        ),
+        world: world({ deployments, workerProbes: [{ pod: 'w-0', result: 'healthy' }] }),
+      }).status;
+      expect(approved.target?.state).toBe('EventsOnly');
+      const migrated = { ...approved, target: { ...approved.target!, schemaMigrated: true } };
+      const rollout = plan({
+        object: object({ ...dualSpec, ...asked, writeMode: 'EventsOnly' }, migrated),
+        world: world({ deployments }),
+      });
+      const applied = rollout.actions.filter((a) => a.kind === 'applyDeployment');
+      expect(applied).toHaveLength(2);
+      for (const a of applied) expect(envOf(a, env)).toBe(after);
+      // The Dual rendering from the record had the value the Dual spec asked.
+      const dualPods = plan({
+        object: object({ ...dualSpec, ...asked, writeMode: 'EventsOnly', cutover: manual }, settled),
+        world: world({}),
+      });
+      const dualApplied = dualPods.actions.find((a) => a.kind === 'applyDeployment');
+      expect(envOf(dualApplied, env)).toBe(before);
+    },
+  );
+
+  it('a spec that asks EventsOnly from Legacy passes through Dual with DualWrite, as Dual defaults', () => {
+    const legacy = steady('Legacy');
+    const o = object({ writeMode: 'EventsOnly', nativeOtelBehaviour: 'Direct' }, legacy);
+    const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Legacy') }) });
+    expect(p.status.target?.state).toBe('Dual');
+    expect(p.status.target?.settings?.nativeOtelBehaviour).toBe('DualWrite');
   });
 });
 

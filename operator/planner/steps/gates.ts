@@ -7,6 +7,7 @@
 import { formatDuration, parseDuration } from '../../../server/contract/duration.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../../api/effective.ts';
 import { ANNOTATIONS } from '../../api/v1alpha1.ts';
+import { settingsFromSpec } from '../../render/settings.ts';
 import { canonicalJson, shortHash } from '../../util/hash.ts';
 import { findCondition } from '../conditions.ts';
 import { phaseOfPass } from '../pass.ts';
@@ -200,7 +201,15 @@ export const gatesStep: Step = {
       return out.next();
     }
     out.set('CutoverReady', 'AllGatesHold');
-    out.patch({ target: { state: 'EventsOnly', since: input.now, image: input.spec.image } });
+    // The approved settings: only from here on do web, worker and Jobs run with them.
+    out.patch({
+      target: {
+        state: 'EventsOnly',
+        since: input.now,
+        image: input.spec.image,
+        settings: settingsFromSpec('EventsOnly', input.spec),
+      },
+    });
     out.phase = phaseOfPass('Dual', 'EventsOnly');
     out.planned.push(`record the intent to move Dual -> EventsOnly (${input.spec.image})`);
     out.requeue(0);

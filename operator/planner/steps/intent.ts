@@ -4,6 +4,7 @@
  * only when every gate holds.
  */
 
+import { settingsFromSpec } from '../../render/settings.ts';
 import { passOf, phaseOfPass } from '../pass.ts';
 import { isRelease4 } from '../states.ts';
 import { type Step, StepOutput } from '../step.ts';
@@ -44,7 +45,14 @@ export const intentStep: Step = {
         return out.stop();
       }
     }
-    out.patch({ target: { state: want, since: input.now, image: input.spec.image } });
+    out.patch({
+      target: {
+        state: want,
+        since: input.now,
+        image: input.spec.image,
+        ...(want === 'Release3' ? {} : { settings: settingsFromSpec(want, input.spec) }),
+      },
+    });
     out.phase = phaseOfPass(state, want);
     out.planned.push(`record the intent to move ${state} -> ${want} (${input.spec.image})`);
     out.requeue(0);
