@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
+import { isoDateTime } from '../time/iso-datetime.ts';
 
 export const EXPORT_SOURCES = ['LEGACY_TRACES_OBSERVATIONS', 'ENRICHED_OBSERVATIONS', 'SCORES'] as const;
 export type ExportSource = (typeof EXPORT_SOURCES)[number];
@@ -31,10 +32,7 @@ export const createExportRequest = z.object({
     .optional()
     .default(''),
   /** Start of the first window (floored to the frequency); default: the current window. */
-  startAt: z
-    .string()
-    .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
-    .optional(),
+  startAt: isoDateTime().optional(),
 });
 export type CreateExportRequest = z.infer<typeof createExportRequest>;
 

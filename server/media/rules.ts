@@ -6,6 +6,7 @@
  * upload happens, so the server must derive the same id, and the same bytes give the same id.
  */
 import { z } from 'zod';
+import { isoDateTime } from '../time/iso-datetime.ts';
 
 /** Accepted content types and the extension of their objects: the reference SDKs' list (JS 5.x, the longest). */
 export const MEDIA_CONTENT_TYPES = {
@@ -103,7 +104,7 @@ export const createMediaRequest = z
 export type CreateMediaRequest = z.infer<typeof createMediaRequest>;
 
 export const patchMediaRequest = z.object({
-  uploadedAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time'),
+  uploadedAt: isoDateTime(),
   uploadHttpStatus: z.number().int().positive(),
   uploadHttpError: z.string().nullish(),
   uploadTimeMs: z.number().nonnegative().nullish(),

@@ -6,6 +6,7 @@
  * `<aggregation>_<measure>`. Pure.
  */
 import { z } from 'zod';
+import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
 import { BadRequest } from '../web/errors.ts';
 import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
 import { own } from './lookup.ts';
@@ -27,7 +28,7 @@ export const AGGREGATIONS = [
 export const GRANULARITIES = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 
-const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 datetime');
+const isoDate = isoDateTime();
 
 export const metricsQuerySchema = z.object({
   view: z.string(),
@@ -125,8 +126,8 @@ export interface BuiltMetrics extends Query {
 
 export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQuery): BuiltMetrics {
   const p = new Params();
-  const from = Date.parse(q.fromTimestamp);
-  const to = Date.parse(q.toTimestamp);
+  const from = parseIsoDateTime(q.fromTimestamp)!;
+  const to = parseIsoDateTime(q.toTimestamp)!;
   if (!(to > from)) throw new BadRequest('query: toTimestamp must be after fromTimestamp');
   const select: string[] = [];
   const group: string[] = [];

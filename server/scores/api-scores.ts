@@ -10,13 +10,14 @@ import { type Attribution, type Row, scoreRow } from '../ingestion/records.ts';
 import { describeIssues, type ScoreBody, scoreBody } from '../ingestion/schemas.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
+import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../time/iso-datetime.ts';
 import { checkAgainstConfig, type ScoreConfig } from './configs.ts';
 
 /** A timestamp with an explicit offset: a naive one would silently mean server-local time. */
 const timestamp = z
   .string()
   .regex(/(Z|[+-]\d{2}:?\d{2})$/i, 'must be an ISO 8601 date-time with a UTC offset')
-  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
+  .refine((s) => parseIsoDateTime(s) !== null, ISO_DATETIME_MESSAGE)
   .nullish();
 
 export type ParsedScore =

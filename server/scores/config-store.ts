@@ -49,6 +49,26 @@ export async function createConfig(pool: pg.Pool, projectId: string, req: Create
   return toConfig(rows[0]!);
 }
 
+/** Writes a config's updatable fields; undefined when the project has no such config. */
+export async function updateConfig(pool: pg.Pool, c: ScoreConfig): Promise<ScoreConfig | undefined> {
+  const { rows } = await pool.query<ConfigRow>(
+    `UPDATE score_configs SET name = $3, is_archived = $4, min_value = $5, max_value = $6,
+       categories = $7::jsonb, description = $8, updated_at = now()
+     WHERE project_id = $1 AND id = $2 RETURNING *`,
+    [
+      c.projectId,
+      c.id,
+      c.name,
+      c.isArchived,
+      c.minValue,
+      c.maxValue,
+      JSON.stringify(c.categories),
+      c.description,
+    ],
+  );
+  return rows[0] && toConfig(rows[0]);
+}
+
 export async function findConfig(
   pool: pg.Pool,
   projectId: string,

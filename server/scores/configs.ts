@@ -34,21 +34,24 @@ export const BOOLEAN_CATEGORIES: Category[] = [
 
 const category = z.object({ value: z.number(), label: z.string().min(1) });
 
+const configName = z
+  .string()
+  .min(1)
+  .max(35)
+  .regex(
+    /^[A-Za-z0-9_ .()-]+$/,
+    'only letters, numbers, underscores, spaces, periods, parentheses and hyphens are allowed',
+  );
+const description = z.string().max(2000).nullish();
+
 export const createConfigRequest = z
   .object({
-    name: z
-      .string()
-      .min(1)
-      .max(35)
-      .regex(
-        /^[A-Za-z0-9_ .()-]+$/,
-        'only letters, numbers, underscores, spaces, periods, parentheses and hyphens are allowed',
-      ),
+    name: configName,
     dataType: z.enum(CONFIG_DATA_TYPES),
     categories: z.array(category).nullish(),
     minValue: z.number().nullish(),
     maxValue: z.number().nullish(),
-    description: z.string().max(2000).nullish(),
+    description,
   })
   .superRefine((b, ctx) => {
     const bad = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -69,6 +72,59 @@ export const createConfigRequest = z
     }
   });
 export type CreateConfigRequest = z.infer<typeof createConfigRequest>;
+
+/** `PATCH /score-configs/{id}`: any of these, at least one; the data type stays. */
+export const updateConfigRequest = z
+  .object({
+    isArchived: z.boolean().optional(),
+    name: configName.optional(),
+    minValue: z.number().nullish(),
+    maxValue: z.number().nullish(),
+    categories: z.array(category).nullish(),
+    description,
+  })
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'Request body cannot be empty: give at least one field to update',
+  );
+export type UpdateConfigRequest = z.infer<typeof updateConfigRequest>;
+
+/**
+ * A config with an update applied, checked by the rules a new config meets (a NUMERIC range stays
+ * ordered, CATEGORICAL labels and values stay unique, BOOLEAN keeps its two categories); the
+ * issues name the fields of the update.
+ */
+export function applyConfigUpdate(
+  current: ScoreConfig,
+  update: UpdateConfigRequest,
+): { config: ScoreConfig } | { issues: z.ZodError } {
+  const pick = <K extends 'minValue' | 'maxValue' | 'description'>(k: K) =>
+    update[k] === undefined ? current[k] : update[k];
+  const merged = {
+    name: update.name ?? current.name,
+    dataType: current.dataType,
+    minValue: pick('minValue'),
+    maxValue: pick('maxValue'),
+    description: pick('description'),
+    categories:
+      update.categories !== undefined || current.dataType !== 'BOOLEAN'
+        ? (update.categories ?? current.categories)
+        : null,
+  };
+  const checked = createConfigRequest.safeParse(merged);
+  if (!checked.success) return { issues: checked.error };
+  return {
+    config: {
+      ...current,
+      ...merged,
+      minValue: merged.minValue ?? null,
+      maxValue: merged.maxValue ?? null,
+      description: merged.description ?? null,
+      categories: categoriesOf(checked.data),
+      isArchived: update.isArchived ?? current.isArchived,
+    },
+  };
+}
 
 /** The categories stored for a new config: the caller's, or the two boolean ones. */
 export function categoriesOf(req: CreateConfigRequest): Category[] | null {

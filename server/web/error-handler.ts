@@ -9,6 +9,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
 
+/** invalid_byte_sequence_for_encoding, untranslatable_character. */
+const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
 /** Seconds a client waits before retrying a request that met a store that is down. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
@@ -60,6 +63,12 @@ export function handleError(err: FastifyError, req: FastifyRequest, reply: Fasti
   // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return reply.code(err.statusCode).send({ message: err.message });
+  }
+  // PostgreSQL refuses text it cannot store (U+0000, bad UTF-8) for input the route let through.
+  if (PG_UNSTORABLE_TEXT.has((err as { code?: unknown }).code as string)) {
+    return reply
+      .code(400)
+      .send({ message: 'Invalid request data', error: 'text must not contain a NUL character' });
   }
   if (isStoreUnavailable(err)) {
     req.log.warn({ err }, 'datastore unavailable');

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { describeIssues } from '../ingestion/schemas.ts';
+import { isoDateTime } from '../time/iso-datetime.ts';
 import { BadRequest } from './errors.ts';
 import type { Gate } from './gates.ts';
 import type { RoleNeed } from './ui-scope.ts';
@@ -94,11 +95,33 @@ export function route<
         const parsed = schema.safeParse(value ?? {});
         if (!parsed.success) throw new BadRequest('Invalid request data', describeIssues(parsed.error));
         parts[key] = parsed.data;
+        const nul = pathOfNul(parts[key], key);
+        if (nul)
+          throw new BadRequest('Invalid request data', `${nul}: must not contain a NUL character (\\u0000)`);
       }
       const result = await handler({ ...(parts as Omit<Parsed<P, Q, B>, 'req' | 'reply'>), req, reply });
       return reply.sent ? reply : result;
     },
   });
+}
+
+/**
+ * The path of the first string holding U+0000 in a parsed request part, if any: PostgreSQL text and
+ * jsonb cannot store it, and no name or identifier needs it.
+ */
+export function pathOfNul(value: unknown, root: string): string | undefined {
+  const stack: [unknown, string][] = [[value, root]];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return path;
+    } else if (Array.isArray(node)) {
+      for (const [i, child] of node.entries()) stack.push([child, `${path}[${i}]`]);
+    } else if (typeof node === 'object' && node !== null && !Buffer.isBuffer(node)) {
+      for (const [k, child] of Object.entries(node)) stack.push([child, `${path}.${k}`]);
+    }
+  }
+  return undefined;
 }
 
 /** Query-string helpers: everything arrives as text (or an array of text when repeated). */
@@ -129,5 +152,5 @@ export const q = {
               .map((s) => s.trim())
               .filter((s) => s !== ''),
       ),
-  datetime: () => z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 datetime'),
+  datetime: isoDateTime,
 };

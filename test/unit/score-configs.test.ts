@@ -1,7 +1,13 @@
 /** Table tests of score configs: what a config may declare, and what a score naming one must be. */
 import { describe, expect, it } from 'vitest';
 import { apiScoreRow, parseApiScore } from '../../server/scores/api-scores.ts';
-import { checkAgainstConfig, createConfigRequest, type ScoreConfig } from '../../server/scores/configs.ts';
+import {
+  applyConfigUpdate,
+  checkAgainstConfig,
+  createConfigRequest,
+  type ScoreConfig,
+  updateConfigRequest,
+} from '../../server/scores/configs.ts';
 
 const config = (over: Partial<ScoreConfig>): ScoreConfig => ({
   id: 'c1',
@@ -66,6 +72,95 @@ describe('config creation', () => {
     if (failingField === null) expect(r.success).toBe(true);
     else expect(r.error?.issues.map((i) => i.path[0])).toContain(failingField);
   });
+});
+
+describe('config update (PATCH)', () => {
+  const cats = [
+    { value: 1, label: 'good' },
+    { value: 0, label: 'bad' },
+  ];
+  it.each([
+    ['archive', config({}), { isArchived: true }, { isArchived: true }],
+    [
+      'raise the maximum',
+      config({ minValue: 0, maxValue: 1 }),
+      { maxValue: 5 },
+      { minValue: 0, maxValue: 5 },
+    ],
+    [
+      'clear the minimum',
+      config({ minValue: 0, maxValue: 1 }),
+      { minValue: null },
+      { minValue: null, maxValue: 1 },
+    ],
+    ['rename', config({}), { name: 'quality 2' }, { name: 'quality 2' }],
+    ['describe', config({}), { description: 'why' }, { description: 'why' }],
+    [
+      'boolean keeps its categories',
+      config({
+        dataType: 'BOOLEAN',
+        categories: [
+          { value: 1, label: 'True' },
+          { value: 0, label: 'False' },
+        ],
+      }),
+      { description: 'x' },
+      {
+        description: 'x',
+        categories: [
+          { value: 1, label: 'True' },
+          { value: 0, label: 'False' },
+        ],
+      },
+    ],
+    [
+      'categorical gets new categories',
+      config({ dataType: 'CATEGORICAL', categories: [{ value: 1, label: 'a' }] }),
+      { categories: cats },
+      { categories: cats },
+    ],
+  ] as const)('%s', (_, current, update, expected) => {
+    const result = applyConfigUpdate(current, updateConfigRequest.parse(update));
+    expect(result).toEqual({ config: { ...current, ...expected } });
+  });
+
+  it.each([
+    ['minimum above the maximum', config({ minValue: 0, maxValue: 1 }), { minValue: 10 }, 'minValue'],
+    [
+      'a range on a categorical',
+      config({ dataType: 'CATEGORICAL', categories: [{ value: 1, label: 'a' }] }),
+      { maxValue: 1 },
+      'maxValue',
+    ],
+    ['categories on a numeric', config({}), { categories: [{ value: 1, label: 'a' }] }, 'categories'],
+    [
+      'duplicate labels',
+      config({ dataType: 'CATEGORICAL', categories: [{ value: 1, label: 'a' }] }),
+      {
+        categories: [
+          { value: 1, label: 'a' },
+          { value: 2, label: 'a' },
+        ],
+      },
+      'categories',
+    ],
+    [
+      'categories on a boolean',
+      config({ dataType: 'BOOLEAN', categories: [] }),
+      { categories: [{ value: 3, label: 'x' }] },
+      'categories',
+    ],
+  ] as const)('%s is refused naming %s', (_, current, update, field) => {
+    const result = applyConfigUpdate(current, updateConfigRequest.parse(update));
+    expect('issues' in result && result.issues.issues.map((i) => i.path[0])).toContain(field);
+  });
+
+  it.each([[{}], [{ name: '' }], [{ name: 'bad/name' }], [{ isArchived: 'yes' }]])(
+    '%j is refused',
+    (body) => {
+      expect(updateConfigRequest.safeParse(body).success).toBe(false);
+    },
+  );
 });
 
 describe('a score against its config', () => {

@@ -23,6 +23,7 @@ import {
   findExport,
   listExports,
 } from '../../exports/store.ts';
+import { parseIsoDateTime } from '../../time/iso-datetime.ts';
 import { BadRequest, NotConfigured, NotFound } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { route } from '../route.ts';
@@ -76,7 +77,7 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         throw new NotConfigured(`Exports are not configured: set ${S3_ENV.export.bucket}`);
       const refusal = sourceRefusal(body.source, ctx.config.mode);
       if (refusal !== undefined) throw new BadRequest('Invalid request data', `source: ${refusal}`);
-      const startAt = body.startAt === undefined ? Date.now() : Date.parse(body.startAt);
+      const startAt = body.startAt === undefined ? Date.now() : parseIsoDateTime(body.startAt)!;
       if (startAt > Date.now())
         throw new BadRequest('Invalid request data', 'startAt: must not be in the future');
       const created = await createExport(ctx.pool, {

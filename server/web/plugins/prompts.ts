@@ -59,6 +59,10 @@ const nameParam = z.object({ name: z.string().min(1) });
  * Folder names (`team/greet`) arrive URL-encoded from most SDKs (one path segment) but with bare
  * slashes from Python SDK 2.x, which quotes names keeping `/`; the wildcard routes take the latter.
  */
+/** Versions are PostgreSQL integers. */
+const MAX_PROMPT_VERSION = 2_147_483_647;
+const promptVersion = z.coerce.number().int().min(1).max(MAX_PROMPT_VERSION);
+
 const wildcardName = z
   .object({ '*': z.string().min(1) })
   .transform((p) => ({ name: p['*'] }))
@@ -79,7 +83,7 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
   );
 
   const getQuery = z.object({
-    version: z.coerce.number().int().min(1).optional(),
+    version: promptVersion.optional(),
     label: z.string().min(1).optional(),
     resolve: q.bool(),
   });
@@ -152,7 +156,7 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
   );
 
   const deleteQuery = z
-    .object({ version: z.coerce.number().int().min(1).optional(), label: z.string().min(1).optional() })
+    .object({ version: promptVersion.optional(), label: z.string().min(1).optional() })
     .refine((x) => x.version === undefined || x.label === undefined, {
       message: 'Cannot specify both version and label',
       path: ['label'],
@@ -204,10 +208,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     deleteVersions,
   );
 
-  const versionParams = nameParam.extend({ version: z.coerce.number().int().min(1) });
+  const versionParams = nameParam.extend({ version: promptVersion });
   const versionPath = z.object({ '*': z.string() }).transform((p, tx) => {
     const m = /^(.+)\/versions\/([1-9]\d*)$/.exec(p['*']);
-    if (m) return { name: m[1]!, version: Number(m[2]) };
+    if (m && Number(m[2]) <= MAX_PROMPT_VERSION) return { name: m[1]!, version: Number(m[2]) };
     tx.addIssue({ code: 'custom', path: ['*'], message: 'expected <prompt name>/versions/<version>' });
     return z.NEVER;
   });

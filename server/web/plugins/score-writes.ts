@@ -1,14 +1,15 @@
 /**
  * Score writes and score configs: `POST /api/public/scores` (one score, or an array as Python SDK 5.x sends) and
- * `DELETE /api/public/scores/{scoreId}`; score configs: create, list, get. Served in every write
+ * `DELETE /api/public/scores/{scoreId}`; score configs: create, list, get, update. Served in every write
  * mode: scores keep being written in events_only, and configs are relational data.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { describeIssues } from '../../ingestion/schemas.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
-import { createConfig, findConfig, listConfigs } from '../../scores/config-store.ts';
-import { createConfigRequest } from '../../scores/configs.ts';
+import { createConfig, findConfig, listConfigs, updateConfig } from '../../scores/config-store.ts';
+import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
 import { attributionOf } from '../context.ts';
 import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
@@ -81,7 +82,8 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       if (!(await deleteApiScore(ctx.store, req.principal.projectId, params.scoreId))) {
         throw new NotFound(`Score ${params.scoreId} not found`);
       }
-      return reply.code(204).send();
+      // The reference answers 202: the deletion is applied to the analytics store asynchronously.
+      return reply.code(202).send({ message: 'Score deleted' });
     },
   );
 
@@ -136,6 +138,28 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       const config = await findConfig(ctx.pool, req.principal.projectId, params.configId);
       if (!config) throw new NotFound(`Score config ${params.configId} not found`);
       return config;
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'PATCH',
+      url: '/api/public/score-configs/:configId',
+      tag: 'Score configs',
+      summary: 'Update a score config (archive it, rename it, change its range, categories or description)',
+      params: z.object({ configId: z.string().min(1) }),
+      body: updateConfigRequest,
+      response: scoreConfig,
+    },
+    async ({ params, body, req }) => {
+      const current = await findConfig(ctx.pool, req.principal.projectId, params.configId);
+      if (!current) throw new NotFound(`Score config ${params.configId} not found`);
+      const next = applyConfigUpdate(current, body);
+      if ('issues' in next) throw new BadRequest('Invalid request data', describeIssues(next.issues));
+      const updated = await updateConfig(ctx.pool, next.config);
+      if (!updated) throw new NotFound(`Score config ${params.configId} not found`);
+      return updated;
     },
   );
 };

@@ -1,0 +1,146 @@
+/**
+ * Requests the reference answers with a 4xx (or a documented status) that once made this server
+ * answer 500 or another status, in every write mode: date parameters that are not ISO 8601 dates,
+ * numbers beyond what the stores hold, NUL bytes in names, score deletes
+ * (202 with a message) and score config updates (PATCH).
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
+import type { Mode } from '../fixtures/service.ts';
+
+const env = modeWebsForSuite('exceptions');
+const { webs, projects } = env;
+const hex = (n: number) => randomBytes(n).toString('hex');
+const call = (mode: Mode, method: string, path: string, body?: unknown) =>
+  callApi(webs[mode], projects[mode], method, path, body);
+
+const notDates = ['0.5', '1', '2024', 'May 5 2024', '2024-13-01T00:00:00Z', '1800-01-01T00:00:00Z', ''];
+
+describe.each(MODES)('%s', (mode) => {
+  it.each([
+    '/api/public/v2/prompts?toUpdatedAt=',
+    '/api/public/v3/scores?fromTimestamp=',
+    '/api/public/traces?fromTimestamp=',
+    '/api/public/observations?fromStartTime=',
+    '/api/public/sessions?toTimestamp=',
+  ])('%s<not a date> answers 400 naming the parameter', async (prefix) => {
+    const param = /[?&](\w+)=$/.exec(prefix)![1]!;
+    for (const bad of notDates) {
+      const res = await call(mode, 'GET', `${prefix}${encodeURIComponent(bad)}`);
+      if (res.status === 404 && mode === 'events_only') return; // a legacy read, gone after cutover
+      expect(res.status, `${param}=${bad}`).toBe(400);
+      expect(JSON.stringify(res.body)).toContain(param);
+    }
+  });
+
+  it('accepts the ISO 8601 forms the SDKs send', async () => {
+    for (const good of [
+      '2024-05-01T10:00:00Z',
+      '2024-05-01T10:00:00.123+02:00',
+      '2024-05-01T10:00:00.123456',
+    ]) {
+      const res = await call(mode, 'GET', `/api/public/v2/prompts?toUpdatedAt=${encodeURIComponent(good)}`);
+      expect(res.status, good).toBe(200);
+    }
+  });
+
+  it('numeric score filters beyond Float64 precision answer 200 or 400, never 500', async () => {
+    for (const v of ['1e16', '1e308', '-1e16', '9007199254740993']) {
+      const res = await call(mode, 'GET', `/api/public/v3/scores?dataType=NUMERIC&value=${v}`);
+      expect([200, 400], `value=${v}: ${JSON.stringify(res.body)}`).toContain(res.status);
+      const legacy = await call(mode, 'GET', `/api/public/v2/scores?value=${v}`);
+      expect([200, 400, 404], `v2 value=${v}`).toContain(legacy.status);
+    }
+  });
+
+  it('prompt versions beyond 32 bits answer 400 naming version', async () => {
+    const name = `p-${hex(4)}`;
+    const created = await call(mode, 'POST', '/api/public/v2/prompts', { name, type: 'text', prompt: 'hi' });
+    expect(created.status).toBe(200);
+    for (const path of [
+      `/api/public/v2/prompts/${name}?version=4294967297`,
+      `/api/public/v2/prompts/${name}?version=99999999999999999999`,
+    ]) {
+      const res = await call(mode, 'GET', path);
+      expect(res.status, path).toBe(400);
+      expect(JSON.stringify(res.body)).toContain('version');
+    }
+    const patch = await call(mode, 'PATCH', `/api/public/v2/prompts/${name}/versions/4294967297`, {
+      newLabels: ['x'],
+    });
+    expect(patch.status).toBe(400);
+  });
+
+  it('NUL bytes in names answer 400 naming the field and store nothing', async () => {
+    const bad = `a\u0000b-${hex(3)}`;
+    const prompt = await call(mode, 'POST', '/api/public/v2/prompts', {
+      name: bad,
+      type: 'text',
+      prompt: 'x',
+    });
+    expect(prompt.status).toBe(400);
+    expect(JSON.stringify(prompt.body)).toContain('name');
+    const dataset = await call(mode, 'POST', '/api/public/v2/datasets', { name: bad });
+    expect(dataset.status).toBe(400);
+    expect(JSON.stringify(dataset.body)).toContain('name');
+    const ok = `d-${hex(4)}`;
+    expect((await call(mode, 'POST', '/api/public/v2/datasets', { name: ok })).status).toBe(200);
+    const item = await call(mode, 'POST', '/api/public/dataset-items', {
+      datasetName: ok,
+      input: 'x',
+      id: bad,
+    });
+    expect(item.status).toBe(400);
+    const got = await call(mode, 'GET', `/api/public/v2/datasets/${encodeURIComponent(bad)}`);
+    expect(got.status).toBe(400);
+    const prompts = await call(mode, 'GET', `/api/public/v2/prompts?name=${encodeURIComponent(bad)}`);
+    expect(prompts.status).toBe(400);
+  });
+
+  it('DELETE /api/public/scores/{id} answers 202 with a message', async () => {
+    const id = `s-${hex(6)}`;
+    const created = await call(mode, 'POST', '/api/public/scores', {
+      id,
+      traceId: `t-${hex(6)}`,
+      name: 'q',
+      value: 1,
+    });
+    expect(created.status).toBe(200);
+    const res = await call(mode, 'DELETE', `/api/public/scores/${id}`);
+    expect(res.status).toBe(202);
+    expect(typeof res.body['message']).toBe('string');
+  });
+
+  it('PATCH /api/public/score-configs/{id} updates the fields the reference allows', async () => {
+    const created = await call(mode, 'POST', '/api/public/score-configs', {
+      name: `c-${hex(4)}`,
+      dataType: 'NUMERIC',
+      minValue: 0,
+      maxValue: 1,
+    });
+    expect(created.status).toBe(200);
+    const id = created.body['id'] as string;
+    const patched = await call(mode, 'PATCH', `/api/public/score-configs/${id}`, {
+      isArchived: true,
+      description: 'now archived',
+      maxValue: 5,
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      id,
+      isArchived: true,
+      description: 'now archived',
+      maxValue: 5,
+      minValue: 0,
+    });
+    const read = await call(mode, 'GET', `/api/public/score-configs/${id}`);
+    expect(read.body).toMatchObject({ isArchived: true, description: 'now archived', maxValue: 5 });
+    const bad = await call(mode, 'PATCH', `/api/public/score-configs/${id}`, { minValue: 10 });
+    expect(bad.status).toBe(400);
+    const missing = await call(mode, 'PATCH', `/api/public/score-configs/no-such-${hex(4)}`, {
+      isArchived: false,
+    });
+    expect(missing.status).toBe(404);
+  });
+});
