@@ -144,3 +144,62 @@ describe.each(MODES)('%s', (mode) => {
     expect(missing.status).toBe(404);
   });
 });
+
+describe.each(['legacy', 'dual'] as const)('%s: dataset run items', (mode) => {
+  it('a run item sent with an observation id alone carries that observation trace, in the answer and on reads', async () => {
+    const [traceId, spanId, dataset, itemId, runName] = [
+      hex(16),
+      hex(8),
+      `ds-${hex(4)}`,
+      `it-${hex(4)}`,
+      `run-${hex(4)}`,
+    ];
+    const at = new Date().toISOString();
+    const sent = await call(mode, 'POST', '/api/public/ingestion', {
+      batch: [
+        { id: hex(8), type: 'trace-create', timestamp: at, body: { id: traceId } },
+        { id: hex(8), type: 'span-create', timestamp: at, body: { id: spanId, traceId } },
+      ],
+    });
+    expect(sent.status).toBe(207);
+    const ds = await call(mode, 'POST', '/api/public/v2/datasets', { name: dataset });
+    expect(ds.status).toBe(200);
+    expect(
+      (
+        await call(mode, 'POST', '/api/public/dataset-items', {
+          datasetName: dataset,
+          id: itemId,
+          input: 'q',
+        })
+      ).status,
+    ).toBe(200);
+
+    const linked = await call(mode, 'POST', '/api/public/dataset-run-items', {
+      runName,
+      datasetItemId: itemId,
+      observationId: spanId,
+    });
+    expect(linked.status).toBe(200);
+    expect(linked.body).toMatchObject({
+      traceId,
+      observationId: spanId,
+      datasetItemId: itemId,
+      datasetRunName: runName,
+    });
+
+    const listed = await call(
+      mode,
+      'GET',
+      `/api/public/dataset-run-items?datasetId=${ds.body['id']}&runName=${runName}`,
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.body.data?.map((r) => [r['traceId'], r['observationId']])).toEqual([[traceId, spanId]]);
+
+    const unknown = await call(mode, 'POST', '/api/public/dataset-run-items', {
+      runName,
+      datasetItemId: itemId,
+      observationId: `none-${hex(4)}`,
+    });
+    expect(unknown.status).toBe(404);
+  });
+});

@@ -1,5 +1,6 @@
 /**
- * `POST /api/public/dataset-run-items`: links a trace to a dataset item within a named run. In
+ * `POST /api/public/dataset-run-items`: links a trace (or an observation, whose trace it looks up)
+ * to a dataset item within a named run. In
  * `legacy` and `dual` it records the run item; in `events_only` it writes nothing and returns the
  * stale compatibility object legacy SDKs expect, with the run id the reference derives.
  */
@@ -7,6 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../../contract/write-modes.ts';
+import { traceOfObservation } from '../../../datasets/observation-trace.ts';
 import { chTime } from '../../../ingestion/time.ts';
 import type { WebContext } from '../../context.ts';
 import { NotFound } from '../../errors.ts';
@@ -59,7 +61,12 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
       const datasetItem = item.rows[0];
       if (!datasetItem) throw new NotFound(`Dataset item ${b.datasetItemId} not found`);
       const now = new Date();
-      const traceId = b.traceId ?? null;
+      const behaviour = behaviourOf(ctx.config.mode);
+      // The reference documents traceId as a string: an observation id alone names its trace.
+      const traceId =
+        b.traceId ||
+        (await traceOfObservation(ctx.analytics, projectId, b.observationId!, behaviour.writesLegacyTables));
+      if (!traceId) throw new NotFound(`Observation ${b.observationId} not found`);
       const answer = (id: string, datasetRunId: string) => ({
         id,
         datasetRunId,
@@ -71,7 +78,7 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
         updatedAt: now.toISOString(),
       });
 
-      if (!behaviourOf(ctx.config.mode).servesLegacyEndpoints) {
+      if (!behaviour.servesLegacyEndpoints) {
         return answer(randomUUID(), experimentRunId(projectId, datasetItem.dataset_id, b.runName));
       }
 
@@ -97,7 +104,7 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
           dataset_run_id: runRow.id,
           dataset_item_id: b.datasetItemId,
           dataset_id: datasetItem.dataset_id,
-          trace_id: traceId ?? '',
+          trace_id: traceId,
           observation_id: b.observationId ?? null,
           error: null,
           created_at: chTime(now),
