@@ -209,15 +209,30 @@ export const EXPERIMENT_TREE_DEPTH = 1000;
  * the second time.
  */
 export function experimentEnrichmentStatement(chunk: Chunk): ChunkQuery {
+  const range = keyRange(RUN_ITEMS_KEY, chunk);
+  return { query: experimentEnrichment(`${IN_PARTITION} AND ${range.sql}`), params: range.params };
+}
+
+/**
+ * The same enrichment after the dual-write propagation of one staging partition
+ * (`{partition:String}`), for the run items of the partition's traces: SDKs older than the ones that
+ * send experiment attributes on their spans link a trace to a run item instead, and the spans of
+ * that trace reach events_full only through propagation.
+ */
+export function partitionExperimentEnrichmentStatement(): string {
+  return experimentEnrichment(`(project_id, trace_id) IN (
+      SELECT project_id, trace_id FROM observations_batch_staging WHERE _partition_value = tuple({partition:String}))`);
+}
+
+/** The enrichment of the trace trees of the run items `runsWhere` selects. */
+function experimentEnrichment(runsWhere: string): string {
   const expressions: Record<string, string> = Object.fromEntries(EVENT_COLUMNS.map((c) => [c, `e.${c}`]));
   Object.assign(expressions, EXPERIMENT_COLUMNS);
   const { columns, select } = selectList(expressions, EVENT_COLUMNS);
-  const range = keyRange(RUN_ITEMS_KEY, chunk);
-  return {
-    query: `INSERT INTO events_full (${columns.join(', ')})
+  return `INSERT INTO events_full (${columns.join(', ')})
 WITH RECURSIVE
   runs AS (
-    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${IN_PARTITION} AND ${range.sql}
+    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${runsWhere}
     ORDER BY created_at DESC LIMIT 1 BY project_id, trace_id, observation_id
   ),
   spans AS (
@@ -241,9 +256,7 @@ FROM (SELECT * FROM events_full FINAL WHERE experiment_id = ''
       AND (project_id, trace_id) IN (SELECT project_id, trace_id FROM runs)) AS e
 INNER JOIN (SELECT * FROM tree ORDER BY depth LIMIT 1 BY project_id, trace_id, span_id) AS w
   ON e.project_id = w.project_id AND e.trace_id = w.trace_id AND e.span_id = w.span_id
-INNER JOIN runs AS dri ON dri.project_id = w.project_id AND dri.id = w.run_item_id`,
-    params: range.params,
-  };
+INNER JOIN runs AS dri ON dri.project_id = w.project_id AND dri.id = w.run_item_id`;
 }
 
 /** Step 5. */

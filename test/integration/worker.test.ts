@@ -96,6 +96,11 @@ describe('dual-write propagation', () => {
     });
     trace.span({ id: 'prop-1-s', name: 'step', metadata: { shared: 'obs' } }).end();
     trace.generation({ id: 'prop-1-g', name: 'llm', model: 'gpt', version: 'v-gen' }).end();
+    // An experiment as SDKs before experiment attributes run it: the trace linked to a dataset item.
+    await sdk.createDataset('exp-ds');
+    await sdk.createDatasetItem({ datasetName: 'exp-ds', id: 'exp-item', input: 'q', expectedOutput: 'a' });
+    const [item] = (await sdk.getDataset('exp-ds')).items;
+    await item!.link(trace, 'run-1');
     await sdk.shutdownAsync();
 
     const [staged] = await rows<{ partition: string }>(
@@ -127,6 +132,20 @@ describe('dual-write propagation', () => {
       source: 'ingestion-api-dual-write',
     });
     expect(bySpan['prop-1-g']).toMatchObject({ version: 'v-gen', type: 'GENERATION' });
+    // Propagation rebuilt the experiment fields of the whole linked trace from its run item.
+    expect(
+      events.map((e) => [
+        e['span_id'],
+        e['experiment_name'],
+        e['experiment_item_id'],
+        e['experiment_item_root_span_id'],
+      ]),
+    ).toEqual(
+      expect.arrayContaining(
+        ['t-prop-1', 'prop-1-s', 'prop-1-g'].map((id) => [id, 'run-1', 'exp-item', 't-prop-1']),
+      ),
+    );
+    expect(events.every((e) => e['experiment_item_expected_output'] === '"a"')).toBe(true);
     const s = bySpan['prop-1-s']!;
     const meta = Object.fromEntries(
       (s['metadata_names'] as string[]).map((n, i) => [n, (s['metadata_values'] as string[])[i]]),

@@ -6,6 +6,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
+import { partitionExperimentEnrichmentStatement } from '../../backfill/sql.ts';
 import type { Coordination } from '../../coordination/store.ts';
 import type { PropagationRecord } from './health.ts';
 import { nextRunDelayMs, partitionEndMs } from './schedule.ts';
@@ -86,6 +87,10 @@ export class PropagationJob {
       const partitions = (await rs.json<{ partition: string }>()).map((r) => r.partition);
       for (const partition of partitions) {
         await analytics.command({ query: propagatePartitionStatement(), query_params: { partition } });
+        await analytics.command({
+          query: partitionExperimentEnrichmentStatement(),
+          query_params: { partition },
+        });
         await c.set(KEYS.cursor, partition);
         processed.push(partition);
         // Renew between partitions so a long catch-up keeps the lease.
