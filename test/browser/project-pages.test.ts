@@ -228,6 +228,8 @@ describe('the owner', () => {
     await page.getByRole('link', { name: s.name }).click();
     await page.waitForURL(`**${traceUrl(projectA, s.traceId)}`);
     await page.getByRole('heading', { name: `Trace ${s.traceId}` }).waitFor();
+    // The trace's totals over all its observations, as the reference shows them.
+    expect(await page.locator('.trace-totals').innerText()).toContain('13 → 5 (Σ 18)');
     const tree = page.getByRole('button', { name: /^(SPAN|GENERATION|EVENT) / });
     expect(await tree.allInnerTexts()).toEqual([
       expect.stringMatching(/^SPAN request-3\s+500ms$/),

@@ -334,3 +334,71 @@ describe('the background migrations page', () => {
     expect(after.body.steps[1]).toMatchObject({ failedReason: null, retry: null });
   });
 });
+
+describe('trace totals', () => {
+  it("the root row of the observations table and the trace view sum the trace's usage and cost", async () => {
+    const calls = [
+      { tokens: { input: 3, output: 4, total: 7 }, cost: 0.5 },
+      { tokens: { input: 10, output: 1, total: 11 }, cost: 0.25 },
+    ];
+    const startMs = T0 + 500_000;
+    let twoCalls = '';
+    await withSdkTracer(projectA, web.url, () => {
+      const root = startObservation('two-calls', { input: {} }, { startTime: new Date(startMs) });
+      calls.forEach(({ tokens, cost }, i) => {
+        const at = startMs + 10 * (i + 1);
+        startObservation(
+          'llm',
+          { model: 'gpt-4o', usageDetails: tokens, costDetails: { total: cost } },
+          { asType: 'generation', startTime: new Date(at), parentSpanContext: root.otelSpan.spanContext() },
+        ).end(new Date(at + 5));
+        sent.push({
+          project: projectA.projectId,
+          traceId: root.traceId,
+          userId: '',
+          sessionId: '',
+          startMs: at,
+          tokens,
+          cost,
+        });
+      });
+      root.end(new Date(startMs + 100));
+      twoCalls = root.traceId;
+    });
+    // The model: per trace, the sums of what the SDK was asked to send.
+    const want = new Map<string, { usageDetails: Record<string, number>; totalCost: number }>();
+    for (const o of sent.filter((s) => s.project === projectA.projectId && s.tokens.total > 0)) {
+      const t = want.get(o.traceId) ?? { usageDetails: { input: 0, output: 0, total: 0 }, totalCost: 0 };
+      for (const k of ['input', 'output', 'total'] as const) t.usageDetails[k]! += o.tokens[k];
+      t.totalCost += o.cost;
+      want.set(o.traceId, t);
+    }
+    expect(want.get(twoCalls)).toEqual({
+      usageDetails: { input: 13, output: 5, total: 18 },
+      totalCost: 0.75,
+    });
+
+    const b = await signIn(web.url, users.member);
+    const page = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/observations?limit=200`);
+    expect(page.status).toBe(200);
+    const roots = page.body.data.filter((r: Row) => r.isRootObservation);
+    const shown = new Map(
+      roots.map((r: Row) => [
+        r.traceId,
+        {
+          ...r.traceTotals,
+          totalCost: r.traceTotals.totalCost && Number(r.traceTotals.totalCost.toFixed(9)),
+        },
+      ]),
+    );
+    expect(new Map([...shown].filter(([id]) => want.has(id as string)))).toEqual(want);
+    // The backfill test's historic trace carries no usage: its totals say so instead of 0.
+    for (const [id, totals] of shown) {
+      if (!want.has(id as string)) expect(totals).toEqual({ usageDetails: {}, totalCost: null });
+    }
+    expect(page.body.data.filter((r: Row) => !r.isRootObservation && r.traceTotals)).toEqual([]);
+
+    const view = await request(b, 'GET', `/api/ui/projects/${projectA.projectId}/traces/${twoCalls}`);
+    expect(view.body.totals).toEqual(want.get(twoCalls));
+  });
+});

@@ -83,6 +83,13 @@ export interface ObservationRow {
   isRootObservation: boolean;
   scores: Score[];
   match?: Snippet;
+  /** On a trace's root row: usage and cost summed over the trace's observations. */
+  traceTotals?: TraceTotals;
+}
+
+export interface TraceTotals {
+  usageDetails: Record<string, number>;
+  totalCost: number | null;
 }
 
 export interface TraceObservationDetail extends ObservationRow {
@@ -105,6 +112,7 @@ export interface Comment {
 
 export interface TraceDetail {
   traceId: string;
+  totals: TraceTotals;
   observations: TraceObservationDetail[];
   comments: Comment[];
   truncated: boolean;

@@ -19,6 +19,7 @@ import {
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { snippetOf } from '../../reads/search-snippet.ts';
 import { zipMetadata } from '../../reads/sql.ts';
+import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { q, route } from '../route.ts';
 import { select } from '../select.ts';
@@ -94,15 +95,24 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
         withDetails: search !== undefined,
       });
       const traceIds = [...new Set(page.rows.map((r) => String(r['trace_id'])))];
-      const scores = indexScores(
-        traceIds.length > 0 ? await select(ctx, buildRowScores(projectId, traceIds)) : [],
-      );
-      const data = page.rows.map((r) => {
-        const o = mapObservation(r, TABLE_GROUPS, undefined, []);
+      const mapped = page.rows.map((r) => ({ row: r, o: mapObservation(r, TABLE_GROUPS, undefined, []) }));
+      const rootTraceIds = [
+        ...new Set(mapped.filter(({ o }) => o['isRootObservation']).map(({ o }) => String(o['traceId']))),
+      ];
+      const [scoreRows, totalRows] = await Promise.all([
+        traceIds.length > 0 ? select(ctx, buildRowScores(projectId, traceIds)) : [],
+        rootTraceIds.length > 0 ? select(ctx, buildTraceTotals(projectId, rootTraceIds)) : [],
+      ]);
+      const scores = indexScores(scoreRows);
+      const totals = indexTraceTotals(totalRows);
+      const data = mapped.map(({ row: r, o }) => {
         const match = search ? snippetOf(search, searchable(page.details.get(rowKey(r)))) : undefined;
+        const root = Boolean(o['isRootObservation']);
+        const traceTotals = root ? totals.get(String(o['traceId'])) : undefined;
         return {
           ...o,
-          scores: scoresOfRow(scores, String(o['traceId']), String(o['id']), Boolean(o['isRootObservation'])),
+          scores: scoresOfRow(scores, String(o['traceId']), String(o['id']), root),
+          ...(traceTotals ? { traceTotals } : {}),
           ...(match ? { match } : {}),
         };
       });

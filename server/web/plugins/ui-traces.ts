@@ -14,6 +14,7 @@ import { behaviourOf } from '../../contract/write-modes.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { zipMetadata } from '../../reads/sql.ts';
+import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
@@ -73,7 +74,11 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         withDetails: true,
       });
       if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
-      const scores = indexScores(await select(ctx, buildRowScores(projectId, [params.traceId])));
+      const [scoreRows, totalRows] = await Promise.all([
+        select(ctx, buildRowScores(projectId, [params.traceId])),
+        select(ctx, buildTraceTotals(projectId, [params.traceId])),
+      ]);
+      const scores = indexScores(scoreRows);
       // Oldest first, parents before children, with full metadata values (the table's rows keep
       // them truncated).
       const mapped = page.rows.map((r) => {
@@ -99,6 +104,8 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       });
       return {
         traceId: params.traceId,
+        // Over every observation of the trace, also when the list is truncated.
+        totals: indexTraceTotals(totalRows).get(params.traceId) ?? { usageDetails: {}, totalCost: null },
         observations,
         comments: await traceComments(ctx, projectId, params.traceId, observations),
         truncated: page.cursor !== undefined,

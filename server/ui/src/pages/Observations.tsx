@@ -280,6 +280,15 @@ function LegacyTraces({ projectId }: { projectId: string }) {
   );
 }
 
+/** A root row's total over its whole trace, under the observation's own value. */
+function TraceTotal({ text }: { text: string }) {
+  return (
+    <div className="trace-total" title="Total over the trace's observations">
+      trace Σ {text || '–'}
+    </div>
+  );
+}
+
 function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projectId: string }) {
   const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(r.traceId)}`;
   return (
@@ -300,8 +309,14 @@ function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projec
         <td>{formatTime(r.startTime)}</td>
         <td className="num">{formatLatency(r.latency)}</td>
         <td>{r.model ?? ''}</td>
-        <td className="num">{formatTokens(r.usageDetails)}</td>
-        <td className="num">{formatCost(r.totalCost)}</td>
+        <td className="num">
+          {formatTokens(r.usageDetails)}
+          {r.traceTotals && <TraceTotal text={formatTokens(r.traceTotals.usageDetails)} />}
+        </td>
+        <td className="num">
+          {formatCost(r.totalCost)}
+          {r.traceTotals && <TraceTotal text={formatCost(r.traceTotals.totalCost)} />}
+        </td>
         <td>{r.userId ?? ''}</td>
         <td>{r.sessionId ?? ''}</td>
         <td>

@@ -66,6 +66,10 @@ export function Trace({
       <h1>
         Trace <code>{trace.traceId}</code>
       </h1>
+      <p className="trace-totals">
+        Trace total: {formatTokens(trace.totals.usageDetails) || '0 tokens'} ·{' '}
+        {formatCost(trace.totals.totalCost) || 'no cost'}
+      </p>
       {trace.truncated && (
         <p className="notice">This trace is large: its first 1000 observations are shown.</p>
       )}
