@@ -5,7 +5,9 @@
  * `loses-propagation` (OTLP without client-side propagation: accepted, but trace attributes are no
  * longer propagated server-side). The JSON document is `{"since", "producers": [{"projectId",
  * "publicKey", "sdkName", "sdkVersion", "path", "consequence", "firstSeen", "lastSeen",
- * "requests"}]}`; no `refused` entry means the cutover will refuse no current producer.
+ * "requests"}], "legacyEvaluators": [{"projectId", "ruleId", "name"}]}`; no `refused` entry means the
+ * cutover will refuse no current producer, and each legacy evaluator is a trace-level evaluation
+ * rule that stops at the cutover.
  */
 import { loadConfig } from '../config/env.ts';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
@@ -24,15 +26,22 @@ export async function run(args: string[]): Promise<number> {
   const pool = createPool(config.databaseUrl!, 1);
   try {
     const report = await producersSince(pool, new Date(Date.now() - window));
-    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-    else if (report.producers.length === 0)
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      return 0;
+    }
+    if (report.producers.length === 0)
       process.stdout.write(`no producer events_only would refuse or change since ${report.since}\n`);
-    else
-      for (const p of report.producers) {
-        process.stdout.write(
-          `${p.publicKey} ${p.sdkName}@${p.sdkVersion} via ${p.path} (events_only: ${p.consequence}): ${p.requests} requests, last ${p.lastSeen}\n`,
-        );
-      }
+    for (const p of report.producers) {
+      process.stdout.write(
+        `${p.publicKey} ${p.sdkName}@${p.sdkVersion} via ${p.path} (events_only: ${p.consequence}): ${p.requests} requests, last ${p.lastSeen}\n`,
+      );
+    }
+    for (const e of report.legacyEvaluators) {
+      process.stdout.write(
+        `trace-level evaluator "${e.name}" (project ${e.projectId}, rule ${e.ruleId}) stops at the cutover: recreate it with target observation\n`,
+      );
+    }
     return 0;
   } finally {
     await pool.end();

@@ -110,10 +110,20 @@ export const producerSeenSchema = z.object({
 });
 export type ProducerSeen = z.infer<typeof producerSeenSchema>;
 
+/** An enabled trace-level (Legacy) evaluation rule: it stops at the cutover to events_only. */
+export const legacyEvaluatorSchema = z.object({
+  projectId: z.string(),
+  ruleId: z.string(),
+  name: z.string(),
+});
+export type LegacyEvaluator = z.infer<typeof legacyEvaluatorSchema>;
+
 /** The producers report of `/api/producers` and `observatory producers --json`. */
 export const producersReportSchema = z.object({
   since: z.string(),
   producers: z.array(producerSeenSchema),
+  // Absent from workers that predate it: none known.
+  legacyEvaluators: z.array(legacyEvaluatorSchema).default([]),
 });
 export type ProducersReport = z.infer<typeof producersReportSchema>;
 

@@ -11,7 +11,8 @@ import { PublicApiError } from './errors.ts';
 import { outputDefinition, outputProblem } from './outputs.ts';
 import {
   checkMapping,
-  checkObservationFilters,
+  checkRuleFilters,
+  isLegacyTarget,
   type MappingEntry,
   mappingEntry,
   promptVariables,
@@ -183,11 +184,18 @@ async function resolveRule(
   f: Omit<RuleFields, 'assignments'>,
   inputs: AssignmentInput[],
   wasActive: boolean,
+  legacyTargetsRun: boolean,
 ): Promise<RuleFields> {
   if (f.target === 'experiment')
     throw new PublicApiError(
       'unprocessable_content',
       'target experiment is not run by this service yet; use target observation',
+    );
+  if (isLegacyTarget(f.target) && f.enabled && !legacyTargetsRun)
+    throw new PublicApiError(
+      'unprocessable_content',
+      `target ${f.target} is a Legacy trace-level evaluator, which stops at the cutover to events_only; use target observation`,
+      { field: 'target' },
     );
   const assignments: RuleFields['assignments'] = [];
   const evaluators: Evaluator[] = [];
@@ -212,7 +220,7 @@ async function resolveRule(
     assignments.push({ evaluatorId: e.id, mapping: input.mapping ?? null });
     evaluators.push(e);
   }
-  checkObservationFilters(f.filter);
+  checkRuleFilters(f.target, f.filter);
   let { pausedReason, pausedMessage } = f;
   if (f.enabled) {
     for (const e of evaluators) await preflight(pool, projectId, e);
@@ -235,7 +243,13 @@ const nameConflict = (name: string, id?: string) =>
     { field: 'name' },
   );
 
-export async function createRule(pool: pg.Pool, projectId: string, req: z.infer<typeof createRuleRequest>) {
+/** `legacyTargetsRun`: the deployment still writes the legacy tables trace-level rules read. */
+export async function createRule(
+  pool: pg.Pool,
+  projectId: string,
+  req: z.infer<typeof createRuleRequest>,
+  legacyTargetsRun: boolean,
+) {
   const legacy = req.evaluator !== undefined || req.mapping !== undefined;
   if (legacy && req.evaluators)
     throw new PublicApiError(
@@ -269,6 +283,7 @@ export async function createRule(pool: pg.Pool, projectId: string, req: z.infer<
     },
     inputs,
     false,
+    legacyTargetsRun,
   );
   const id = randomUUID();
   if (!(await saveRule(pool, projectId, id, fields))) {
@@ -281,7 +296,12 @@ export async function createRule(pool: pg.Pool, projectId: string, req: z.infer<
   return id;
 }
 
-export async function updateRule(pool: pg.Pool, rule: Rule, req: z.infer<typeof updateRuleRequest>) {
+export async function updateRule(
+  pool: pg.Pool,
+  rule: Rule,
+  req: z.infer<typeof updateRuleRequest>,
+  legacyTargetsRun: boolean,
+) {
   if (Object.values(req).every((v) => v === undefined))
     throw new PublicApiError('invalid_body', 'An empty update is not allowed');
   if (req.evaluators && (req.evaluator || req.mapping))
@@ -333,6 +353,7 @@ export async function updateRule(pool: pg.Pool, rule: Rule, req: z.infer<typeof 
     },
     inputs,
     wasActive,
+    legacyTargetsRun,
   );
   if (!(await saveRule(pool, rule.projectId, rule.id, fields))) throw nameConflict(fields.name);
 }
@@ -356,6 +377,8 @@ export async function publicRule(pool: pg.Pool, r: Rule) {
     evaluator: evaluators[0]?.evaluator ?? null,
     evaluators: evaluators.map(({ evaluator, mapping }) => ({ evaluator, mapping })),
     target: r.target,
+    // Not in the reference's shape: trace-level rules are its Legacy evaluators.
+    legacy: isLegacyTarget(r.target),
     enabled: r.enabled,
     status,
     pausedReason: r.pausedReason,

@@ -16,7 +16,14 @@ import { Params } from '../reads/sql.ts';
 import type { Execution, Outcome } from './executions.ts';
 import { type JudgeCall, judgeTrace } from './judge-trace.ts';
 import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
-import { type MappingEntry, renderPrompt, selectValue, tryParse } from './rules.ts';
+import {
+  isLegacyTarget,
+  type MappingEntry,
+  renderPrompt,
+  selectValue,
+  type Target,
+  tryParse,
+} from './rules.ts';
 import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
 
 export interface JudgeDeps {
@@ -29,6 +36,8 @@ export interface JudgeDeps {
   /** Backoff before attempt n+1: base * 2^(n-1). */
   backoffBaseMs: number;
   timeoutMs: number;
+  /** The legacy tables are written: trace-level (Legacy) rules still run. */
+  legacyTargetsRun: boolean;
 }
 
 const SYSTEM =
@@ -45,16 +54,24 @@ interface ObservationRow {
   environment: string;
 }
 
-async function readObservation(
+/** What a rule judges: an observation of `events_full`, or a trace of the legacy `traces` table. */
+async function readJudged(
   analytics: ClickHouseClient,
   e: Execution,
+  target: Target,
 ): Promise<ObservationRow | undefined> {
   const p = new Params();
-  const query = [
-    'SELECT input, output, metadata_names, metadata_values, tool_calls, environment FROM events_full FINAL',
-    `WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)} AND span_id = ${p.str(e.observationId)}`,
-    `  AND start_time = ${p.time(e.observationStartTime)} LIMIT 1`,
-  ].join('\n');
+  const query = isLegacyTarget(target)
+    ? [
+        'SELECT input, output, mapKeys(metadata) AS metadata_names, mapValues(metadata) AS metadata_values,',
+        '  [] AS tool_calls, environment FROM traces FINAL',
+        `WHERE project_id = ${p.str(e.projectId)} AND id = ${p.str(e.traceId)} LIMIT 1`,
+      ].join('\n')
+    : [
+        'SELECT input, output, metadata_names, metadata_values, tool_calls, environment FROM events_full FINAL',
+        `WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)} AND span_id = ${p.str(e.observationId)}`,
+        `  AND start_time = ${p.time(e.observationStartTime)} LIMIT 1`,
+      ].join('\n');
   const rows = await (
     await analytics.query({ query, query_params: p.values, format: 'JSONEachRow' })
   ).json<ObservationRow>();
@@ -108,6 +125,8 @@ export async function judge(
 ): Promise<Outcome> {
   const rule = await findRule(deps.pool, e.projectId, e.ruleId);
   if (!rule) return { status: 'CANCELLED', error: 'the evaluation rule was deleted' };
+  if (isLegacyTarget(rule.target) && !deps.legacyTargetsRun)
+    return { status: 'CANCELLED', error: 'trace-level evaluators stop at the cutover to events_only' };
   const assignment = rule.assignments.find((a) => a.evaluatorId === e.evaluatorId);
   const evaluator = await findEvaluator(deps.pool, e.projectId, e.evaluatorId);
   if (!assignment || !evaluator)
@@ -126,8 +145,8 @@ export async function judge(
       provider,
     };
   }
-  const observation = await readObservation(deps.analytics, e);
-  if (!observation) return retryOrFail(deps, e, 'the observation is not readable yet', provider);
+  const observation = await readJudged(deps.analytics, e, rule.target);
+  if (!observation) return retryOrFail(deps, e, `the ${rule.target} is not readable yet`, provider);
   const mapping = assignment.mapping ?? evaluator.mapping ?? [];
   const values = Object.fromEntries(mapping.map((m) => [m.variable, sourceValue(observation, m)]));
   const call = buildCall(
@@ -183,7 +202,8 @@ export async function judge(
         trace_id: e.traceId,
         session_id: null,
         dataset_run_id: null,
-        observation_id: e.observationId,
+        // A trace-level score belongs to the trace (its execution's observationId is the trace's id).
+        observation_id: isLegacyTarget(rule.target) ? null : e.observationId,
         name: evaluator.name,
         value: categorical ? 0 : judgment.value,
         string_value: categorical

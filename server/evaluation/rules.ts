@@ -13,8 +13,13 @@ import { Params } from '../reads/sql.ts';
 import { HttpError } from '../web/errors.ts';
 import { PublicApiError } from './errors.ts';
 
-export const TARGETS = ['observation', 'experiment'] as const;
+/**
+ * `trace` is the Legacy trace-level target of release 3: it reads the legacy `traces` table, so it
+ * runs in `legacy` and `dual` only and stops at the cutover (the spec's evaluator rule).
+ */
+export const TARGETS = ['observation', 'experiment', 'trace'] as const;
 export type Target = (typeof TARGETS)[number];
+export const isLegacyTarget = (t: Target): boolean => t === 'trace';
 export const SOURCES = [
   'input',
   'output',
@@ -27,6 +32,7 @@ export type Source = (typeof SOURCES)[number];
 const SOURCES_BY_TARGET: Record<Target, readonly Source[]> = {
   observation: ['input', 'output', 'metadata', 'tool_calls'],
   experiment: SOURCES,
+  trace: ['input', 'output', 'metadata'],
 };
 
 export const mappingEntry = z.object({
@@ -139,6 +145,18 @@ export const RULE_OBSERVATION_COLUMNS: ColumnTable = {
   toolCalls: { expr: 'length(tool_calls)', kind: 'number' },
 };
 
+/** The columns of the legacy `traces` table a trace-level rule may filter on. */
+export const RULE_TRACE_COLUMNS: ColumnTable = {
+  name: { expr: 'name', kind: 'string' },
+  userId: { expr: "coalesce(user_id, '')", kind: 'string' },
+  sessionId: { expr: "coalesce(session_id, '')", kind: 'string' },
+  release: { expr: "coalesce(release, '')", kind: 'string' },
+  version: { expr: "coalesce(version, '')", kind: 'string' },
+  environment: { expr: 'environment', kind: 'string' },
+  tags: { expr: 'tags', kind: 'array' },
+  metadata: { expr: 'metadata', kind: 'metadata', value: (key) => `metadata[${key}]` },
+};
+
 /** The reference's allowed columns per target, and the values a closed column takes. */
 const OBSERVATION_FILTER_COLUMNS = [
   'type',
@@ -161,13 +179,18 @@ const CLOSED_VALUES: Record<string, string[]> = {
   level: ['DEBUG', 'DEFAULT', 'WARNING', 'ERROR'],
 };
 
-/** Checks an observation rule's filters, compiling them as the worker will; throws invalid_filter_value. */
-export function checkObservationFilters(filters: FilterCondition[]): void {
+/** The columns a rule of a target filters on. */
+export const ruleColumns = (target: Target): ColumnTable =>
+  target === 'trace' ? RULE_TRACE_COLUMNS : RULE_OBSERVATION_COLUMNS;
+
+/** Checks a rule's filters, compiling them as the worker will; throws invalid_filter_value. */
+export function checkRuleFilters(target: Target, filters: FilterCondition[]): void {
+  const allowedColumns = target === 'trace' ? Object.keys(RULE_TRACE_COLUMNS) : OBSERVATION_FILTER_COLUMNS;
   for (const [i, f] of filters.entries()) {
-    if (!OBSERVATION_FILTER_COLUMNS.includes(f.column))
+    if (!allowedColumns.includes(f.column))
       throw new PublicApiError(
         'invalid_filter_value',
-        `Filter column "${f.column}" is not supported for target observation`,
+        `Filter column "${f.column}" is not supported for target ${target}`,
         {
           field: `filter[${i}].column`,
           column: f.column,
@@ -186,7 +209,7 @@ export function checkObservationFilters(filters: FilterCondition[]): void {
         );
     }
     try {
-      compileFilters([f], RULE_OBSERVATION_COLUMNS, { params: new Params(), textIndex: false });
+      compileFilters([f], ruleColumns(target), { params: new Params(), textIndex: false });
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       throw new PublicApiError('invalid_filter_value', err.message, {

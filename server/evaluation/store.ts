@@ -243,12 +243,27 @@ export async function listRules(pool: pg.Pool, projectId: string, limit: number,
   return { rules: list.rows.map(toRule), total: count.rows[0]!.n };
 }
 
-/** Every enabled, unpaused observation rule of every project (the worker's scan). */
-export async function activeObservationRules(pool: pg.Pool): Promise<(Rule & { scanCursor: string })[]> {
+/** Every enabled, unpaused rule of `target` of every project (the worker's scan). */
+export async function activeRules(pool: pg.Pool, target: Target): Promise<(Rule & { scanCursor: string })[]> {
   const { rows } = await pool.query<RuleRow & { scan_cursor: Date }>(
-    `${RULE_SELECT} WHERE r.enabled AND r.paused_reason IS NULL AND r.target = 'observation' ORDER BY r.created_at`,
+    `${RULE_SELECT} WHERE r.enabled AND r.paused_reason IS NULL AND r.target = $1 ORDER BY r.created_at`,
+    [target],
   );
   return rows.map((r) => ({ ...toRule(r), scanCursor: r.scan_cursor.toISOString() }));
+}
+
+/** Enabled trace-level (Legacy) rules, paused or not: each stops at the cutover to events_only. */
+export async function activeLegacyRules(
+  pool: pg.Pool,
+  projectIds?: readonly string[],
+): Promise<{ projectId: string; ruleId: string; name: string }[]> {
+  const { rows } = await pool.query<{ project_id: string; id: string; name: string }>(
+    `SELECT project_id, id, name FROM evaluation_rules
+     WHERE enabled AND target = 'trace' AND ($1::text[] IS NULL OR project_id = ANY($1))
+     ORDER BY project_id, name`,
+    [projectIds ?? null],
+  );
+  return rows.map((r) => ({ projectId: r.project_id, ruleId: r.id, name: r.name }));
 }
 
 export async function countActiveRules(pool: pg.Pool, projectId: string): Promise<number> {

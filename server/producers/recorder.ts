@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { consequenceOf, type ProducerPath, type ProducersReport } from '../contract/worker-api.ts';
+import { activeLegacyRules } from '../evaluation/store.ts';
 
 export interface ProducerKey {
   projectId: string;
@@ -90,7 +91,10 @@ export class ProducerRecorder {
   }
 }
 
-/** Producers seen since `since`; of the projects `projectIds` only, when given. */
+/**
+ * Producers seen since `since`, and the enabled trace-level evaluation rules the cutover stops; of
+ * the projects `projectIds` only, when given.
+ */
 export async function producersSince(
   pool: pg.Pool,
   since: Date,
@@ -112,6 +116,7 @@ export async function producersSince(
   );
   return {
     since: since.toISOString(),
+    legacyEvaluators: await activeLegacyRules(pool, projectIds),
     producers: r.rows.map((row) => ({
       projectId: row.project_id,
       publicKey: row.public_key,

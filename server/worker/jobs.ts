@@ -15,6 +15,7 @@ import { ENV } from '../contract/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
+import type { ScannedTarget } from '../evaluation/scan.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { dialectOf } from '../runtime/schema.ts';
@@ -69,18 +70,24 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     : undefined;
   propagation?.start();
 
-  // Observation-level evaluators judge version 4 events: only where the events tables are written.
-  const evaluation =
-    o.schemaKnown && behaviourOf(o.config.mode).writesEventsTables
-      ? new EvaluationJob({
-          pool: o.pool,
-          analytics: o.analytics,
-          store: clickhouseStore(o.analytics, o.config.clickhouse),
-          llm: o.config.llm,
-          log: o.log,
-          workerId: o.workerId,
-        })
-      : undefined;
+  // Observation-level evaluators judge version 4 events, where the events tables are written; the
+  // Legacy trace-level ones judge the legacy traces, where those are written, and stop at the cutover.
+  const behaviour = behaviourOf(o.config.mode);
+  const targets: ScannedTarget[] = [
+    ...(behaviour.writesEventsTables ? (['observation'] as const) : []),
+    ...(behaviour.writesLegacyTables ? (['trace'] as const) : []),
+  ];
+  const evaluation = o.schemaKnown
+    ? new EvaluationJob({
+        pool: o.pool,
+        analytics: o.analytics,
+        store: clickhouseStore(o.analytics, o.config.clickhouse),
+        llm: o.config.llm,
+        log: o.log,
+        workerId: o.workerId,
+        targets,
+      })
+    : undefined;
   evaluation?.start();
 
   // The chain runs in-process as the reference's worker does; the operator turns this off and

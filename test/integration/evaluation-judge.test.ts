@@ -12,10 +12,13 @@
  * with its reason, a worker without the whitelist refuses the call (the address is checked on
  * every call, not only when the connection was stored), and the rule pauses when its connection
  * is deleted.
+ * Last, a Legacy trace-level rule judges a trace the release 3 SDK sent in dual, is listed by the
+ * producers report, and stops in events_only.
  * The model's verdicts are not judged (a 135M model), only what the service makes of them.
  */
 import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
+import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
@@ -26,6 +29,7 @@ import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
+  cli as cliRun,
   createProject,
   type Project,
   startAnalyticsServer,
@@ -372,5 +376,84 @@ describe('in write mode dual with the preview (the other mode that writes versio
     });
     expect(CATEGORIES).toContain(score!.value);
     expect(await execution(o.spanId)).toBeUndefined();
+  });
+});
+
+describe('Legacy trace-level evaluators: run in dual, listed for the cutover, stopped in events_only', () => {
+  let traceRuleId: string;
+
+  it('judges a trace the release 3 SDK sent, and stores the EVAL score on the trace', async () => {
+    const rule = await call('POST', '/unstable/evaluation-rules', {
+      name: 'qa-trace',
+      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
+      target: 'trace',
+      enabled: true,
+      filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa-trace'] }],
+      mapping: [
+        { variable: 'question', source: 'input', jsonPath: '$.question' },
+        { variable: 'answer', source: 'output' },
+      ],
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+    expect(rule.body).toMatchObject({ target: 'trace', legacy: true, status: 'active' });
+    traceRuleId = rule.body.id;
+
+    const sdk = new Langfuse({
+      publicKey: project.publicKey,
+      secretKey: project.secretKey,
+      baseUrl: web.url,
+    });
+    const judged = sdk.trace({ name: 'qa-trace', input: { question: 'What is 2 + 2?' }, output: '4' });
+    const skipped = sdk.trace({ name: 'other', input: { question: 'Not matched' }, output: 'x' });
+    await sdk.shutdownAsync();
+
+    const [score, ...more] = await waitFor('the trace-level EVAL score', async () => {
+      const res = await call('GET', `/v3/scores?fields=details,subject&source=EVAL&traceId=${judged.id}`);
+      return res.body.data.length > 0 ? (res.body.data as Body[]) : undefined;
+    });
+    expect(more).toEqual([]);
+    expect(score).toMatchObject({
+      name: 'qa-correctness',
+      source: 'EVAL',
+      subject: { kind: 'trace', id: judged.id },
+      metadata: { evaluation_rule_id: traceRuleId, evaluator_id: evaluatorId },
+    });
+    expect(CATEGORIES).toContain(score!.value);
+    expect(await execution(skipped.id)).toBeUndefined();
+  });
+
+  it('the producers report lists it as stopping at the cutover', async () => {
+    const res = await fetch(`${worker.url}/api/producers?since=1h`);
+    const report = (await res.json()) as Body;
+    expect(report.legacyEvaluators).toEqual([
+      { projectId: project.projectId, ruleId: traceRuleId, name: 'qa-trace' },
+    ]);
+    const cli = await cliRun(['producers', '--since', '1h'], env);
+    expect(cli.stdout).toContain('trace-level evaluator "qa-trace"');
+  });
+
+  it('in events_only: not enabled again, and an execution left from dual is cancelled with the reason', async () => {
+    await Promise.all([web.stop(), worker.stop()]);
+    // Left in the queue by a scan in dual, as if the cutover came before its judgment.
+    await db.query(
+      `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time)
+       VALUES ('left-over', $1, $2, $3, 'left-trace', 'left-trace', now())`,
+      [project.projectId, traceRuleId, evaluatorId],
+    );
+    web = await startWeb(env);
+    worker = await startWorker(env);
+    const left = await waitFor('the left-over execution settled', async () => {
+      const e = await execution('left-trace');
+      return e && e['status'] !== 'PENDING' ? e : undefined;
+    });
+    expect(left).toMatchObject({
+      status: 'CANCELLED',
+      error: 'trace-level evaluators stop at the cutover to events_only',
+    });
+    const again = await call('PATCH', `/unstable/evaluation-rules/${traceRuleId}`, { name: 'qa-trace-2' });
+    expect(again.status).toBe(422);
+    expect(JSON.stringify(again.body)).toContain('target');
+    const disabled = await call('PATCH', `/unstable/evaluation-rules/${traceRuleId}`, { enabled: false });
+    expect(disabled.body).toMatchObject({ status: 'inactive', legacy: true });
   });
 });

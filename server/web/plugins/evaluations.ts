@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { behaviourOf } from '../../contract/write-modes.ts';
 import {
   createEvaluator,
   createEvaluatorRequest,
@@ -35,6 +36,7 @@ const page = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) }
 const TAG = 'Evaluation (unstable)';
 
 export const evaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
   app.setErrorHandler((err, req, reply) =>
     err instanceof HttpError
       ? reply.code(err.statusCode).send(envelopeOf(err))
@@ -117,7 +119,7 @@ export const evaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       body: createRuleRequest,
     },
     async ({ body, req }) => {
-      const id = await createRule(ctx.pool, req.principal.projectId, body);
+      const id = await createRule(ctx.pool, req.principal.projectId, body, legacyTargetsRun);
       return publicRule(ctx.pool, (await findRule(ctx.pool, req.principal.projectId, id))!);
     },
   );
@@ -176,7 +178,7 @@ export const evaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
     async ({ params, body, req }) => {
       const rule = await loadRule(req.principal.projectId, params.evaluationRuleId);
-      await updateRule(ctx.pool, rule, body);
+      await updateRule(ctx.pool, rule, body, legacyTargetsRun);
       return publicRule(ctx.pool, await loadRule(req.principal.projectId, rule.id));
     },
   );
