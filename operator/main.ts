@@ -7,13 +7,9 @@
  * follower. Health on :8081 (/healthz, /readyz), metrics
  * on :8080 (/metrics).
  *
- * Environment: OPERATOR_NAMESPACE (where the Lease lives), OPERATOR_WATCH_NAMESPACE (one namespace,
- * or all when empty), OPERATOR_LEADER_ELECTION (true), OPERATOR_LEASE_NAME (observatory-operator),
- * OPERATOR_HEALTH_PORT (8081), OPERATOR_METRICS_PORT (8080), POD_NAME (the leader identity),
- * OPERATOR_SECRET_ROLLOUTS (true: watch Secrets and ConfigMaps labeled observatory.dev/watch=true
- * and roll the Pods that read a changed key; false: no Secret access at all).
+ * Its settings (OperatorConfig, from the variables of OPERATOR_ENV in server/contract/env.ts) are
+ * read once by its entry.
  */
-import { hostname } from 'node:os';
 import {
   AppsV1Api,
   BatchV1Api,
@@ -31,6 +27,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import pino from 'pino';
+import type { OperatorConfig } from './config.ts';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
 import { cacheTrims } from './runtime/cache-trim.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
@@ -47,14 +44,12 @@ import { WorkQueue } from './runtime/workqueue.ts';
 
 const MANAGED = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 
-export async function runOperator(env: Record<string, string | undefined>): Promise<number> {
-  const log = pino({ name: 'operator', level: env['LOG_LEVEL'] ?? 'info' });
+export async function runOperator(config: OperatorConfig): Promise<number> {
+  const log = pino({ name: 'operator', level: config.logLevel });
   const say = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
   const kc = new PooledKubeConfig();
   kc.loadFromDefault();
-  const watchNs = env['OPERATOR_WATCH_NAMESPACE'] ?? '';
-  const leaseNs = env['OPERATOR_NAMESPACE'] ?? (watchNs || 'default');
-  const identity = env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  const watchNs = config.watchNamespace;
   const metrics = operatorMetrics();
   const kube = new Kube(kc);
   let ready = false;
@@ -75,7 +70,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   const batch = kc.makeApiClient(BatchV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
-  const secretRollouts = (env['OPERATOR_SECRET_ROLLOUTS'] ?? 'true') !== 'false';
+  const secretRollouts = config.secretRollouts;
   const WATCHED = `${WATCH_LABEL}=true`;
   // A watched Secret or ConfigMap changed: every object of its namespace re-plans; only those
   // whose roles read a changed key get a new Pod template.
@@ -235,16 +230,8 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
       ),
   };
 
-  const health = await serveHealth(
-    Number(env['OPERATOR_HEALTH_PORT'] ?? 8081),
-    () => ready,
-    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
-  );
-  const metricsServer = await serveMetrics(
-    Number(env['OPERATOR_METRICS_PORT'] ?? 8080),
-    metrics.registry,
-    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
-  );
+  const health = await serveHealth(config.healthPort, () => ready, config.bindAddress);
+  const metricsServer = await serveMetrics(config.metricsPort, metrics.registry, config.bindAddress);
 
   const startLeading = async () => {
     leading = true;
@@ -257,12 +244,11 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     say('reconciling', { watchNamespace: watchNs || '(all)' });
   };
 
-  const electionOn = (env['OPERATOR_LEADER_ELECTION'] ?? 'true') !== 'false';
-  const elector = electionOn
+  const elector = config.leaderElection
     ? new LeaderElector(kc, {
-        namespace: leaseNs,
-        name: env['OPERATOR_LEASE_NAME'] ?? 'observatory-operator',
-        identity,
+        namespace: config.leaseNamespace,
+        name: config.leaseName,
+        identity: config.identity,
         onStartedLeading: () => void startLeading(),
         onStoppedLeading: () => {
           // Closes the gate first: a pass in flight writes nothing more.

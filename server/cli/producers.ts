@@ -7,7 +7,7 @@
  * "publicKey", "sdkName", "sdkVersion", "path", "consequence", "firstSeen", "lastSeen",
  * "requests"}]}`; no `refused` entry means the cutover will refuse no current producer.
  */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { producersSince } from '../producers/recorder.ts';
@@ -20,7 +20,7 @@ export async function run(args: string[]): Promise<number> {
     throw new UsageError(
       `usage: observatory producers --since DURATION (e.g. ${DURATION_EXAMPLES}) [--json]`,
     );
-  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const config = processConfig('producers');
   const pool = createPool(config.databaseUrl!, 1);
   try {
     const report = await producersSince(pool, new Date(Date.now() - window));

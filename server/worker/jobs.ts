@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { BackfillManager } from '../backfill/manager.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
-import { ENV } from '../contract/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
@@ -30,8 +29,6 @@ export interface WorkerJobsOptions {
   workerId: string;
   /** False when the analytics schema is newer than this release knows: no job runs against it. */
   schemaKnown: boolean;
-  /** `process.env`: the propagation timing and whether the chain runs in this process. */
-  env: Record<string, string | undefined>;
   onPropagationMetrics?: (m: PropagationMetrics) => void;
   /** Where the scheduled exports write; absent: the export job does not run. */
   exportBlobs?: BlobStore | undefined;
@@ -94,7 +91,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     workerId: o.workerId,
     log: (msg, fields) => o.log.info(fields ?? {}, msg),
   });
-  const chainInProcess = o.env[ENV.backgroundMigrationsInWorker] !== 'false' && o.schemaKnown;
+  const chainInProcess = o.config.backgroundMigrationsInWorker && o.schemaKnown;
   let chainPass: Promise<void> = Promise.resolve();
   const chainTimer = chainInProcess
     ? setInterval(() => {

@@ -64,3 +64,18 @@ describe('server/contract/ imports nothing outside itself', () => {
     expect(packages.filter((p) => !p.endsWith('-> zod'))).toEqual([]);
   });
 });
+
+describe('configuration is read once, at each process entry', () => {
+  // The modules that turn a process's environment into its typed configuration; the kubectl
+  // plugin's entry hands its environment to kubeconfig loading, as kubectl does.
+  const READERS = ['server/config/env.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
+  const product = (dir: string) =>
+    sourceFiles(join(ROOT, dir)).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
+
+  it('nothing else in server/ or operator/ reads process.env', () => {
+    const readers = [...product('server'), ...product('operator')]
+      .filter((f) => /\bprocess\s*(\.\s*env\b|\[\s*['"]env['"]\s*\])/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f).split(sep).join('/'));
+    expect(readers.sort()).toEqual([...READERS].sort());
+  });
+});
