@@ -6,7 +6,7 @@
  * `<aggregation>_<measure>`. Pure.
  */
 import { z } from 'zod';
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
 import { own } from './lookup.ts';
 import { Params, type Query, toIso } from './sql.ts';

@@ -6,8 +6,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from '../errors.ts';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
-import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
 
 /** Seconds a client waits before retrying a request that met a store that is down. */
 export const STORE_RETRY_AFTER_SECONDS = 5;

@@ -14,11 +14,11 @@ import type { ServiceConfig } from '../config/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
+import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
-import { propagationWatched } from './propagation/report.ts';
 
 export interface WorkerJobsOptions {
   config: ServiceConfig;

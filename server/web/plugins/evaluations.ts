@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { HttpError } from '../../errors.ts';
 import {
   createEvaluator,
   createEvaluatorRequest,
@@ -27,7 +28,6 @@ import {
 } from '../../evaluation/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { handleError } from '../error-handler.ts';
-import { HttpError } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

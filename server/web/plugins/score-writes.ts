@@ -5,12 +5,12 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs } from '../../scores/config-store.ts';
 import { createConfigRequest } from '../../scores/configs.ts';
 import { attributionOf } from '../context.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 
