@@ -29,7 +29,7 @@ import {
 import pino from 'pino';
 import type { OperatorConfig } from './config.ts';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
-import { cacheTrims } from './runtime/cache-trim.ts';
+import { cacheTrims, type Trim } from './runtime/cache-trim.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
 import { reconcile } from './runtime/controller.ts';
 import { ChangeFilter, fingerprints } from './runtime/enqueue.ts';
@@ -78,129 +78,130 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     for (const s of informers.objects.list(o.metadata?.namespace))
       queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
   };
-  const nsPath = (group: string, version: string, plural: string) =>
-    `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
   type List<T extends KubernetesObject> = Promise<KubernetesListObject<T>>;
-  const objectChanges = new ChangeFilter(fingerprints.object);
+  type Selected = { labelSelector?: string };
+  /**
+   * One informer over a kind in the watched namespace (or all): its API path, its two list calls,
+   * the label that admits an object to the cache, what a change enqueues, and what a change is.
+   */
+  const watch = <T extends KubernetesObject>(w: {
+    api: readonly [group: string, version: string, plural: string];
+    namespaced: (r: Selected & { namespace: string }) => List<T>;
+    all: (r: Selected) => List<T>;
+    labelSelector?: string;
+    onChange: (o: T) => void;
+    filter: ChangeFilter<T>;
+    trim: Trim<T>;
+  }) => {
+    const [group, version, plural] = w.api;
+    const path = `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
+    const selected = w.labelSelector ? { labelSelector: w.labelSelector } : {};
+    return superviseInformer<T>(
+      kc,
+      path,
+      () => (watchNs ? w.namespaced({ ...selected, namespace: watchNs }) : w.all(selected)),
+      w.onChange,
+      { ...selected, filter: w.filter, trim: w.trim, log: say },
+    );
+  };
+  type Named = ObservabilityService & { metadata: { name: string } };
+  const objectChanges = new ChangeFilter<Named>(fingerprints.object);
+  const crd = { group: GROUP, version: VERSION, plural: PLURAL };
+  /** A kind of child the operator manages: cached by its managed-by label, enqueueing its owner. */
+  const child = <T extends KubernetesObject>(
+    api: readonly [string, string, string],
+    namespaced: (r: Selected & { namespace: string }) => List<T>,
+    all: (r: Selected) => List<T>,
+    fingerprint: (o: T) => unknown,
+    trim: Trim<T>,
+  ) =>
+    watch<T>({
+      api,
+      namespaced,
+      all,
+      labelSelector: MANAGED,
+      onChange: enqueueOwner,
+      filter: new ChangeFilter(fingerprint),
+      trim,
+    });
 
   const informers = {
-    objects: superviseInformer<ObservabilityService & { metadata: { name: string } }>(
-      kc,
-      nsPath(GROUP, VERSION, PLURAL),
-      () =>
-        (watchNs
-          ? custom.listNamespacedCustomObject({
-              group: GROUP,
-              version: VERSION,
-              plural: PLURAL,
-              namespace: watchNs,
-            })
-          : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as List<
-          ObservabilityService & { metadata: { name: string } }
-        >,
-      (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
-      { filter: objectChanges, trim: cacheTrims.object, log: say },
+    objects: watch<Named>({
+      api: [GROUP, VERSION, PLURAL],
+      // The custom objects API answers untyped lists.
+      namespaced: (r) => custom.listNamespacedCustomObject({ ...crd, namespace: r.namespace }) as List<Named>,
+      all: () => custom.listClusterCustomObject(crd) as List<Named>,
+      onChange: (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
+      filter: objectChanges,
+      trim: cacheTrims.object,
+    }),
+    deployments: child<V1Deployment>(
+      ['apps', 'v1', 'deployments'],
+      (r) => apps.listNamespacedDeployment(r),
+      (r) => apps.listDeploymentForAllNamespaces(r),
+      fingerprints.deployment,
+      cacheTrims.deployment,
     ),
-    deployments: superviseInformer<V1Deployment>(
-      kc,
-      nsPath('apps', 'v1', 'deployments'),
-      () =>
-        watchNs
-          ? apps.listNamespacedDeployment({ namespace: watchNs, labelSelector: MANAGED })
-          : apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.deployment),
-        trim: cacheTrims.deployment,
-        log: say,
-      },
+    services: child<V1Service>(
+      ['', 'v1', 'services'],
+      (r) => core.listNamespacedService(r),
+      (r) => core.listServiceForAllNamespaces(r),
+      fingerprints.service,
+      cacheTrims.service,
     ),
-    services: superviseInformer<V1Service>(
-      kc,
-      nsPath('', 'v1', 'services'),
-      () =>
-        watchNs
-          ? core.listNamespacedService({ namespace: watchNs, labelSelector: MANAGED })
-          : core.listServiceForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.service),
-        trim: cacheTrims.service,
-        log: say,
-      },
+    jobs: child<V1Job>(
+      ['batch', 'v1', 'jobs'],
+      (r) => batch.listNamespacedJob(r),
+      (r) => batch.listJobForAllNamespaces(r),
+      fingerprints.job,
+      cacheTrims.job,
     ),
-    jobs: superviseInformer<V1Job>(
-      kc,
-      nsPath('batch', 'v1', 'jobs'),
-      () =>
-        watchNs
-          ? batch.listNamespacedJob({ namespace: watchNs, labelSelector: MANAGED })
-          : batch.listJobForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.job), trim: cacheTrims.job, log: say },
+    pods: child<V1Pod>(
+      ['', 'v1', 'pods'],
+      (r) => core.listNamespacedPod(r),
+      (r) => core.listPodForAllNamespaces(r),
+      fingerprints.pod,
+      cacheTrims.pod,
     ),
-    pods: superviseInformer<V1Pod>(
-      kc,
-      nsPath('', 'v1', 'pods'),
-      () =>
-        watchNs
-          ? core.listNamespacedPod({ namespace: watchNs, labelSelector: MANAGED })
-          : core.listPodForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.pod), trim: cacheTrims.pod, log: say },
-    ),
-    disruptionBudgets: superviseInformer<V1PodDisruptionBudget>(
-      kc,
-      nsPath('policy', 'v1', 'poddisruptionbudgets'),
-      () =>
-        watchNs
-          ? policy.listNamespacedPodDisruptionBudget({ namespace: watchNs, labelSelector: MANAGED })
-          : policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.disruptionBudget),
-        trim: cacheTrims.disruptionBudget,
-        log: say,
-      },
+    disruptionBudgets: child<V1PodDisruptionBudget>(
+      ['policy', 'v1', 'poddisruptionbudgets'],
+      (r) => policy.listNamespacedPodDisruptionBudget(r),
+      (r) => policy.listPodDisruptionBudgetForAllNamespaces(r),
+      fingerprints.disruptionBudget,
+      cacheTrims.disruptionBudget,
     ),
   };
   // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
   // the label is what keeps every other credential of the namespace out of the operator's memory).
+  const source = <T extends V1Secret | V1ConfigMap>(
+    plural: string,
+    namespaced: (r: Selected & { namespace: string }) => List<T>,
+    all: (r: Selected) => List<T>,
+    trim: Trim<T>,
+  ) =>
+    watch<T>({
+      api: ['', 'v1', plural],
+      namespaced,
+      all,
+      labelSelector: WATCHED,
+      onChange: enqueueNamespace,
+      filter: new ChangeFilter(fingerprints.source),
+      trim,
+    });
   const sources: { secrets?: SupervisedInformer<V1Secret>; configMaps?: SupervisedInformer<V1ConfigMap> } =
     secretRollouts
       ? {
-          secrets: superviseInformer<V1Secret>(
-            kc,
-            nsPath('', 'v1', 'secrets'),
-            () =>
-              watchNs
-                ? core.listNamespacedSecret({ namespace: watchNs, labelSelector: WATCHED })
-                : core.listSecretForAllNamespaces({ labelSelector: WATCHED }),
-            enqueueNamespace,
-            {
-              labelSelector: WATCHED,
-              filter: new ChangeFilter(fingerprints.source),
-              trim: cacheTrims.secret,
-              log: say,
-            },
+          secrets: source<V1Secret>(
+            'secrets',
+            (r) => core.listNamespacedSecret(r),
+            (r) => core.listSecretForAllNamespaces(r),
+            cacheTrims.secret,
           ),
-          configMaps: superviseInformer<V1ConfigMap>(
-            kc,
-            nsPath('', 'v1', 'configmaps'),
-            () =>
-              watchNs
-                ? core.listNamespacedConfigMap({ namespace: watchNs, labelSelector: WATCHED })
-                : core.listConfigMapForAllNamespaces({ labelSelector: WATCHED }),
-            enqueueNamespace,
-            {
-              labelSelector: WATCHED,
-              filter: new ChangeFilter(fingerprints.source),
-              trim: cacheTrims.configMap,
-              log: say,
-            },
+          configMaps: source<V1ConfigMap>(
+            'configmaps',
+            (r) => core.listNamespacedConfigMap(r),
+            (r) => core.listConfigMapForAllNamespaces(r),
+            cacheTrims.configMap,
           ),
         }
       : {};
@@ -220,8 +221,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     },
     reads: podAddressReads,
     metrics,
-    expect: (o: ObservabilityService) =>
-      objectChanges.expect(o as ObservabilityService & { metadata: { name: string } }),
+    expect: (o: ObservabilityService) => objectChanges.expect(o as Named),
     log: say,
     blocked: () =>
       reconcileBlocked(
