@@ -3,6 +3,7 @@ import { loadOperatorConfig, type OperatorConfig } from '../../operator/config.t
 import type { S3Settings } from '../../server/config/blob-storage.ts';
 import {
   ConfigError,
+  loadAnalyticsServerConfig,
   loadConfig,
   loadRoleConfig,
   ROLE_REQUIRES,
@@ -501,6 +502,22 @@ describe('every variable of every server role', () => {
     expect(refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: undefined }))).toBe(
       `invalid configuration: ${name} is required`,
     );
+  });
+});
+
+describe('analytics-server', () => {
+  it.each([
+    [{}, { user: undefined, password: undefined }],
+    [
+      { CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p' },
+      { user: 'u', password: 'p' },
+    ],
+    [
+      { CLICKHOUSE_USER: '', CLICKHOUSE_PASSWORD: '' },
+      { user: undefined, password: undefined },
+    ],
+  ])('reads the credentials it accepts from %j (any value is one)', (env, expected) => {
+    expect(loadAnalyticsServerConfig(env)).toEqual(expected);
   });
 });
 
