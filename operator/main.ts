@@ -7,13 +7,9 @@
  * follower. Health on :8081 (/healthz, /readyz), metrics
  * on :8080 (/metrics).
  *
- * Environment: OPERATOR_NAMESPACE (where the Lease lives), OPERATOR_WATCH_NAMESPACE (one namespace,
- * or all when empty), OPERATOR_LEADER_ELECTION (true), OPERATOR_LEASE_NAME (observatory-operator),
- * OPERATOR_HEALTH_PORT (8081), OPERATOR_METRICS_PORT (8080), POD_NAME (the leader identity),
- * OPERATOR_SECRET_ROLLOUTS (true: watch Secrets and ConfigMaps labeled observatory.dev/watch=true
- * and roll the Pods that read a changed key; false: no Secret access at all).
+ * Its settings (OperatorConfig, from the variables of OPERATOR_ENV in server/contract/env.ts) are
+ * read once by its entry.
  */
-import { hostname } from 'node:os';
 import {
   AppsV1Api,
   BatchV1Api,
@@ -31,8 +27,9 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import pino from 'pino';
+import type { OperatorConfig } from './config.ts';
 import { GROUP, MANAGED_BY, type ObservabilityService, PLURAL, VERSION } from './index.ts';
-import { cacheTrims } from './runtime/cache-trim.ts';
+import { cacheTrims, type Trim } from './runtime/cache-trim.ts';
 import { PooledKubeConfig } from './runtime/connection.ts';
 import { reconcile } from './runtime/controller.ts';
 import { ChangeFilter, fingerprints } from './runtime/enqueue.ts';
@@ -47,14 +44,12 @@ import { WorkQueue } from './runtime/workqueue.ts';
 
 const MANAGED = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 
-export async function runOperator(env: Record<string, string | undefined>): Promise<number> {
-  const log = pino({ name: 'operator', level: env['LOG_LEVEL'] ?? 'info' });
+export async function runOperator(config: OperatorConfig): Promise<number> {
+  const log = pino({ name: 'operator', level: config.logLevel });
   const say = (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg);
   const kc = new PooledKubeConfig();
   kc.loadFromDefault();
-  const watchNs = env['OPERATOR_WATCH_NAMESPACE'] ?? '';
-  const leaseNs = env['OPERATOR_NAMESPACE'] ?? (watchNs || 'default');
-  const identity = env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  const watchNs = config.watchNamespace;
   const metrics = operatorMetrics();
   const kube = new Kube(kc);
   let ready = false;
@@ -75,7 +70,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
   const batch = kc.makeApiClient(BatchV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
-  const secretRollouts = (env['OPERATOR_SECRET_ROLLOUTS'] ?? 'true') !== 'false';
+  const secretRollouts = config.secretRollouts;
   const WATCHED = `${WATCH_LABEL}=true`;
   // A watched Secret or ConfigMap changed: every object of its namespace re-plans; only those
   // whose roles read a changed key get a new Pod template.
@@ -83,129 +78,130 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     for (const s of informers.objects.list(o.metadata?.namespace))
       queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
   };
-  const nsPath = (group: string, version: string, plural: string) =>
-    `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
   type List<T extends KubernetesObject> = Promise<KubernetesListObject<T>>;
-  const objectChanges = new ChangeFilter(fingerprints.object);
+  type Selected = { labelSelector?: string };
+  /**
+   * One informer over a kind in the watched namespace (or all): its API path, its two list calls,
+   * the label that admits an object to the cache, what a change enqueues, and what a change is.
+   */
+  const watch = <T extends KubernetesObject>(w: {
+    api: readonly [group: string, version: string, plural: string];
+    namespaced: (r: Selected & { namespace: string }) => List<T>;
+    all: (r: Selected) => List<T>;
+    labelSelector?: string;
+    onChange: (o: T) => void;
+    filter: ChangeFilter<T>;
+    trim: Trim<T>;
+  }) => {
+    const [group, version, plural] = w.api;
+    const path = `/${group ? `apis/${group}` : 'api'}/${version}${watchNs ? `/namespaces/${watchNs}` : ''}/${plural}`;
+    const selected = w.labelSelector ? { labelSelector: w.labelSelector } : {};
+    return superviseInformer<T>(
+      kc,
+      path,
+      () => (watchNs ? w.namespaced({ ...selected, namespace: watchNs }) : w.all(selected)),
+      w.onChange,
+      { ...selected, filter: w.filter, trim: w.trim, log: say },
+    );
+  };
+  type Named = ObservabilityService & { metadata: { name: string } };
+  const objectChanges = new ChangeFilter<Named>(fingerprints.object);
+  const crd = { group: GROUP, version: VERSION, plural: PLURAL };
+  /** A kind of child the operator manages: cached by its managed-by label, enqueueing its owner. */
+  const child = <T extends KubernetesObject>(
+    api: readonly [string, string, string],
+    namespaced: (r: Selected & { namespace: string }) => List<T>,
+    all: (r: Selected) => List<T>,
+    fingerprint: (o: T) => unknown,
+    trim: Trim<T>,
+  ) =>
+    watch<T>({
+      api,
+      namespaced,
+      all,
+      labelSelector: MANAGED,
+      onChange: enqueueOwner,
+      filter: new ChangeFilter(fingerprint),
+      trim,
+    });
 
   const informers = {
-    objects: superviseInformer<ObservabilityService & { metadata: { name: string } }>(
-      kc,
-      nsPath(GROUP, VERSION, PLURAL),
-      () =>
-        (watchNs
-          ? custom.listNamespacedCustomObject({
-              group: GROUP,
-              version: VERSION,
-              plural: PLURAL,
-              namespace: watchNs,
-            })
-          : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as List<
-          ObservabilityService & { metadata: { name: string } }
-        >,
-      (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
-      { filter: objectChanges, trim: cacheTrims.object, log: say },
+    objects: watch<Named>({
+      api: [GROUP, VERSION, PLURAL],
+      // The custom objects API answers untyped lists.
+      namespaced: (r) => custom.listNamespacedCustomObject({ ...crd, namespace: r.namespace }) as List<Named>,
+      all: () => custom.listClusterCustomObject(crd) as List<Named>,
+      onChange: (o) => queue.add(`${o.metadata.namespace}/${o.metadata.name}`),
+      filter: objectChanges,
+      trim: cacheTrims.object,
+    }),
+    deployments: child<V1Deployment>(
+      ['apps', 'v1', 'deployments'],
+      (r) => apps.listNamespacedDeployment(r),
+      (r) => apps.listDeploymentForAllNamespaces(r),
+      fingerprints.deployment,
+      cacheTrims.deployment,
     ),
-    deployments: superviseInformer<V1Deployment>(
-      kc,
-      nsPath('apps', 'v1', 'deployments'),
-      () =>
-        watchNs
-          ? apps.listNamespacedDeployment({ namespace: watchNs, labelSelector: MANAGED })
-          : apps.listDeploymentForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.deployment),
-        trim: cacheTrims.deployment,
-        log: say,
-      },
+    services: child<V1Service>(
+      ['', 'v1', 'services'],
+      (r) => core.listNamespacedService(r),
+      (r) => core.listServiceForAllNamespaces(r),
+      fingerprints.service,
+      cacheTrims.service,
     ),
-    services: superviseInformer<V1Service>(
-      kc,
-      nsPath('', 'v1', 'services'),
-      () =>
-        watchNs
-          ? core.listNamespacedService({ namespace: watchNs, labelSelector: MANAGED })
-          : core.listServiceForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.service),
-        trim: cacheTrims.service,
-        log: say,
-      },
+    jobs: child<V1Job>(
+      ['batch', 'v1', 'jobs'],
+      (r) => batch.listNamespacedJob(r),
+      (r) => batch.listJobForAllNamespaces(r),
+      fingerprints.job,
+      cacheTrims.job,
     ),
-    jobs: superviseInformer<V1Job>(
-      kc,
-      nsPath('batch', 'v1', 'jobs'),
-      () =>
-        watchNs
-          ? batch.listNamespacedJob({ namespace: watchNs, labelSelector: MANAGED })
-          : batch.listJobForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.job), trim: cacheTrims.job, log: say },
+    pods: child<V1Pod>(
+      ['', 'v1', 'pods'],
+      (r) => core.listNamespacedPod(r),
+      (r) => core.listPodForAllNamespaces(r),
+      fingerprints.pod,
+      cacheTrims.pod,
     ),
-    pods: superviseInformer<V1Pod>(
-      kc,
-      nsPath('', 'v1', 'pods'),
-      () =>
-        watchNs
-          ? core.listNamespacedPod({ namespace: watchNs, labelSelector: MANAGED })
-          : core.listPodForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      { labelSelector: MANAGED, filter: new ChangeFilter(fingerprints.pod), trim: cacheTrims.pod, log: say },
-    ),
-    disruptionBudgets: superviseInformer<V1PodDisruptionBudget>(
-      kc,
-      nsPath('policy', 'v1', 'poddisruptionbudgets'),
-      () =>
-        watchNs
-          ? policy.listNamespacedPodDisruptionBudget({ namespace: watchNs, labelSelector: MANAGED })
-          : policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: MANAGED }),
-      enqueueOwner,
-      {
-        labelSelector: MANAGED,
-        filter: new ChangeFilter(fingerprints.disruptionBudget),
-        trim: cacheTrims.disruptionBudget,
-        log: say,
-      },
+    disruptionBudgets: child<V1PodDisruptionBudget>(
+      ['policy', 'v1', 'poddisruptionbudgets'],
+      (r) => policy.listNamespacedPodDisruptionBudget(r),
+      (r) => policy.listPodDisruptionBudgetForAllNamespaces(r),
+      fingerprints.disruptionBudget,
+      cacheTrims.disruptionBudget,
     ),
   };
   // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
   // the label is what keeps every other credential of the namespace out of the operator's memory).
+  const source = <T extends V1Secret | V1ConfigMap>(
+    plural: string,
+    namespaced: (r: Selected & { namespace: string }) => List<T>,
+    all: (r: Selected) => List<T>,
+    trim: Trim<T>,
+  ) =>
+    watch<T>({
+      api: ['', 'v1', plural],
+      namespaced,
+      all,
+      labelSelector: WATCHED,
+      onChange: enqueueNamespace,
+      filter: new ChangeFilter(fingerprints.source),
+      trim,
+    });
   const sources: { secrets?: SupervisedInformer<V1Secret>; configMaps?: SupervisedInformer<V1ConfigMap> } =
     secretRollouts
       ? {
-          secrets: superviseInformer<V1Secret>(
-            kc,
-            nsPath('', 'v1', 'secrets'),
-            () =>
-              watchNs
-                ? core.listNamespacedSecret({ namespace: watchNs, labelSelector: WATCHED })
-                : core.listSecretForAllNamespaces({ labelSelector: WATCHED }),
-            enqueueNamespace,
-            {
-              labelSelector: WATCHED,
-              filter: new ChangeFilter(fingerprints.source),
-              trim: cacheTrims.secret,
-              log: say,
-            },
+          secrets: source<V1Secret>(
+            'secrets',
+            (r) => core.listNamespacedSecret(r),
+            (r) => core.listSecretForAllNamespaces(r),
+            cacheTrims.secret,
           ),
-          configMaps: superviseInformer<V1ConfigMap>(
-            kc,
-            nsPath('', 'v1', 'configmaps'),
-            () =>
-              watchNs
-                ? core.listNamespacedConfigMap({ namespace: watchNs, labelSelector: WATCHED })
-                : core.listConfigMapForAllNamespaces({ labelSelector: WATCHED }),
-            enqueueNamespace,
-            {
-              labelSelector: WATCHED,
-              filter: new ChangeFilter(fingerprints.source),
-              trim: cacheTrims.configMap,
-              log: say,
-            },
+          configMaps: source<V1ConfigMap>(
+            'configmaps',
+            (r) => core.listNamespacedConfigMap(r),
+            (r) => core.listConfigMapForAllNamespaces(r),
+            cacheTrims.configMap,
           ),
         }
       : {};
@@ -225,8 +221,7 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     },
     reads: podAddressReads,
     metrics,
-    expect: (o: ObservabilityService) =>
-      objectChanges.expect(o as ObservabilityService & { metadata: { name: string } }),
+    expect: (o: ObservabilityService) => objectChanges.expect(o as Named),
     log: say,
     blocked: () =>
       reconcileBlocked(
@@ -235,16 +230,8 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
       ),
   };
 
-  const health = await serveHealth(
-    Number(env['OPERATOR_HEALTH_PORT'] ?? 8081),
-    () => ready,
-    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
-  );
-  const metricsServer = await serveMetrics(
-    Number(env['OPERATOR_METRICS_PORT'] ?? 8080),
-    metrics.registry,
-    env['OPERATOR_BIND_ADDRESS'] ?? env['HOST'],
-  );
+  const health = await serveHealth(config.healthPort, () => ready, config.bindAddress);
+  const metricsServer = await serveMetrics(config.metricsPort, metrics.registry, config.bindAddress);
 
   const startLeading = async () => {
     leading = true;
@@ -257,12 +244,11 @@ export async function runOperator(env: Record<string, string | undefined>): Prom
     say('reconciling', { watchNamespace: watchNs || '(all)' });
   };
 
-  const electionOn = (env['OPERATOR_LEADER_ELECTION'] ?? 'true') !== 'false';
-  const elector = electionOn
+  const elector = config.leaderElection
     ? new LeaderElector(kc, {
-        namespace: leaseNs,
-        name: env['OPERATOR_LEASE_NAME'] ?? 'observatory-operator',
-        identity,
+        namespace: config.leaseNamespace,
+        name: config.leaseName,
+        identity: config.identity,
         onStartedLeading: () => void startLeading(),
         onStoppedLeading: () => {
           // Closes the gate first: a pass in flight writes nothing more.

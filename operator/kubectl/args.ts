@@ -2,6 +2,7 @@
  * The command line of `kubectl observatory`: the subcommand, its arguments and the connection
  * flags kubectl plugins take themselves (kubectl passes none of its own flags to a plugin). Pure.
  */
+import { parseArgs as parseArgv } from 'node:util';
 
 export type Output = 'text' | 'json';
 
@@ -32,16 +33,16 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Flags taking a value, by every spelling, to the field they fill. */
-const VALUE_FLAGS: Record<string, 'kubeconfig' | 'context' | 'namespace' | 'output' | 'tail'> = {
-  '--kubeconfig': 'kubeconfig',
-  '--context': 'context',
-  '-n': 'namespace',
-  '--namespace': 'namespace',
-  '-o': 'output',
-  '--output': 'output',
-  '--tail': 'tail',
-};
+/** The flags: the connection's (as kubectl's own), and those of some subcommands. */
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  output: { type: 'string', short: 'o' },
+  tail: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+type ValueFlag = Exclude<keyof typeof OPTIONS, 'help'>;
 
 /** Which subcommand takes which optional flag besides the connection flags. */
 const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
@@ -60,42 +61,40 @@ const POSITIONALS: Record<Subcommand, string> = {
   logs: '[NAME]',
 };
 
-/** Splits `--flag=value`, `-nvalue` and `--flag value` into flags and positionals. */
+/**
+ * Splits `--flag=value`, `-nvalue` and `--flag value` into flags and positionals: node:util's
+ * scanner, lenient, so that each mistake is named in the plugin's own words.
+ */
 function scan(argv: readonly string[]) {
-  const values: Partial<Record<(typeof VALUE_FLAGS)[string], string>> = {};
+  const { tokens } = parseArgv({
+    args: [...argv],
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Partial<Record<ValueFlag, string>> = {};
   const positionals: string[] = [];
   let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') {
+  for (const t of tokens) {
+    if (t.kind === 'positional') positionals.push(t.value);
+    if (t.kind !== 'option') continue;
+    // Short flags do not combine (`-hn`): only -n and -o take their value attached (`-nobs`).
+    const arg = argv[t.index]!;
+    if (!arg.startsWith('--') && arg.length > 2 && !/^-[no]/.test(arg))
+      throw new UsageError(`unknown flag ${arg.split('=')[0]}`);
+    if (!Object.hasOwn(OPTIONS, t.name) || (t.name === 'help' && t.value !== undefined))
+      throw new UsageError(`unknown flag ${t.rawName}`);
+    if (t.name === 'help') {
       help = true;
       continue;
     }
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('-') || arg === '-') {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    let flag = eq > 0 ? arg.slice(0, eq) : arg;
-    let value: string | undefined = eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (!(flag in VALUE_FLAGS) && /^-[no]./.test(arg)) {
-      flag = arg.slice(0, 2);
-      value = arg.slice(2);
-    }
-    const field = VALUE_FLAGS[flag];
-    if (!field) throw new UsageError(`unknown flag ${flag}`);
-    if (value === undefined) {
-      value = argv[i + 1];
-      if (value === undefined || (value.startsWith('-') && value !== '-'))
-        throw new UsageError(`flag ${flag} needs a value`);
-      i++;
-    }
-    if (value === '') throw new UsageError(`flag ${flag} needs a value`);
-    values[field] = value;
+    // A shorthand takes `-n=obs` as `obs`, as kubectl's own flags do.
+    const value = t.inlineValue && !t.rawName.startsWith('--') ? t.value?.replace(/^=/, '') : t.value;
+    // A flag never takes the next flag as its value.
+    if (!value || (!t.inlineValue && value.startsWith('-') && value !== '-'))
+      throw new UsageError(`flag ${t.rawName} needs a value`);
+    values[t.name as ValueFlag] = value;
   }
   return { values, positionals, help };
 }

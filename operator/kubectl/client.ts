@@ -40,7 +40,7 @@ export class ApiError extends Error {
   override name = 'ApiError';
 }
 
-export function loadKubeConfig(c: Connection, env: NodeJS.ProcessEnv = process.env): KubeConfig {
+export function loadKubeConfig(c: Connection, env: NodeJS.ProcessEnv): KubeConfig {
   const kc = new KubeConfig();
   try {
     if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);

@@ -8,11 +8,11 @@ import type { V1EnvVar } from '@kubernetes/client-node';
 import { type BlobPurpose, ENV, S3_ENV } from '../../server/contract/env.ts';
 import type { BlobStorage, ObservabilityServiceSpec, SecretKeyRef } from '../api/v1alpha1.ts';
 import { secret, value } from './env-var.ts';
-import type { Role } from './sources.ts';
+import type { SourceReader } from './names.ts';
 
 type Bucket = NonNullable<BlobStorage['media'] | BlobStorage['exports']>;
 
-const PURPOSES_OF: Record<Role, readonly BlobPurpose[]> = {
+const PURPOSES_OF: Record<SourceReader, readonly BlobPurpose[]> = {
   web: ['media', 'export'],
   worker: ['export'],
   jobs: [],
@@ -23,7 +23,10 @@ function bucketFor(spec: ObservabilityServiceSpec, purpose: BlobPurpose): Bucket
 }
 
 /** The configured buckets a role reads, with their purpose. */
-function bucketsRead(spec: ObservabilityServiceSpec, role: Role): { purpose: BlobPurpose; bucket: Bucket }[] {
+function bucketsRead(
+  spec: ObservabilityServiceSpec,
+  role: SourceReader,
+): { purpose: BlobPurpose; bucket: Bucket }[] {
   return PURPOSES_OF[role].flatMap((purpose) => {
     const bucket = bucketFor(spec, purpose);
     return bucket ? [{ purpose, bucket }] : [];
@@ -31,7 +34,7 @@ function bucketsRead(spec: ObservabilityServiceSpec, role: Role): { purpose: Blo
 }
 
 /** The Secret keys a role's buckets take their credentials from. */
-export function blobSecretRefs(spec: ObservabilityServiceSpec, role: Role): SecretKeyRef[] {
+export function blobSecretRefs(spec: ObservabilityServiceSpec, role: SourceReader): SecretKeyRef[] {
   return bucketsRead(spec, role).flatMap(({ bucket }) =>
     bucket.accessKeyIdSecretRef && bucket.secretAccessKeySecretRef
       ? [bucket.accessKeyIdSecretRef, bucket.secretAccessKeySecretRef]
@@ -40,7 +43,7 @@ export function blobSecretRefs(spec: ObservabilityServiceSpec, role: Role): Secr
 }
 
 /** The blob storage variables of a role; none when blob storage is not configured. */
-export function blobEnv(spec: ObservabilityServiceSpec, role: Role): V1EnvVar[] {
+export function blobEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1EnvVar[] {
   const env: V1EnvVar[] = [];
   for (const { purpose, bucket } of bucketsRead(spec, role)) {
     const names = S3_ENV[purpose];

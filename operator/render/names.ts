@@ -4,6 +4,8 @@ import type { Role } from '../../server/contract/ports.ts';
 import { API_VERSION, KIND, type ObjectMeta } from '../api/v1alpha1.ts';
 
 export type { Role };
+/** The containers that read the spec's Secrets and ConfigMaps: each role's, and the Jobs'. */
+export type SourceReader = Role | 'jobs';
 export const MANAGED_BY = 'observatory-operator';
 /** Pod template annotation whose change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = 'observatory.dev/config-hash';

@@ -9,6 +9,7 @@ import type { V1EnvVarSource } from '@kubernetes/client-node';
 import type { ObservabilityServiceSpec } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { blobSecretRefs } from './blob-storage.ts';
+import type { SourceReader } from './names.ts';
 
 /** Per-key SHA-256 digests of the watched Secrets and ConfigMaps of the namespace, by name. */
 export interface SourceDigests {
@@ -24,10 +25,8 @@ export interface SourceRef {
   key?: string;
 }
 
-export type Role = 'web' | 'worker' | 'jobs';
-
 /** The Secret and ConfigMap keys a role's container reads through its environment. */
-export function sourcesRead(spec: ObservabilityServiceSpec, role: Role): SourceRef[] {
+export function sourcesRead(spec: ObservabilityServiceSpec, role: SourceReader): SourceRef[] {
   const ds = spec.datastores;
   const refs: SourceRef[] = [
     ds.postgres.urlSecretRef,

@@ -7,15 +7,10 @@
  * that the replacing merge collapses.
  */
 
+import { FROM_OTLP, observationEventExpressions, selectList, TRACE_JOIN_COLUMNS } from '../events/mapping.ts';
 import { createTable, dropTable } from '../migrations/analytics/ddl.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { EVENTS, insertable, OBSERVATIONS } from '../migrations/analytics/tables.ts';
-import {
-  FROM_OTLP,
-  observationEventExpressions,
-  selectList,
-  TRACE_JOIN_COLUMNS,
-} from '../worker/propagation/sql.ts';
 import { type Chunk, type KeyColumn, keyRange } from './chunks.ts';
 
 export const SCRATCH_TABLE = 'observations_pid_tid_sorting';

@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { startAnalyticsServer } from '../analytics/http-interface.ts';
+import { analyticsServerProcessConfig } from '../config/env.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 export const USAGE = 'usage: observatory analytics-server --port N --data DIR [--host 127.0.0.1]';
@@ -34,8 +35,7 @@ export async function run(args: string[]): Promise<number> {
       dataDir,
       host: values.host ?? '127.0.0.1',
       port,
-      user: process.env.CLICKHOUSE_USER || undefined,
-      password: process.env.CLICKHOUSE_PASSWORD || undefined,
+      ...analyticsServerProcessConfig(),
     });
   } catch (err) {
     process.stderr.write(`observatory analytics-server: cannot start: ${(err as Error).message}\n`);

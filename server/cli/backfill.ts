@@ -6,8 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { BackfillFailure, BackfillManager, BackfillRefusal } from '../backfill/manager.ts';
-import { loadConfig } from '../config/env.ts';
-import { ENV } from '../contract/env.ts';
+import { processConfig } from '../config/env.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
@@ -20,14 +19,14 @@ export async function run(args: string[]): Promise<number> {
   const step = intFlag(values.step, 'step');
   if (action !== 'status' && (action !== 'run' && action !== 'retry' ? true : step === undefined))
     throw new UsageError(USAGE);
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const config = processConfig('backfill');
   const stores = openDatastores(config);
   const manager = new BackfillManager({
     pool: stores.pool,
     analytics: stores.analytics,
     dialect: dialectOf(config),
     settings: config.mode,
-    workerId: `${process.env[ENV.podName] ?? hostname()}-${process.pid}`,
+    workerId: `${config.podName ?? hostname()}-${process.pid}`,
     log: (msg, fields) => process.stderr.write(`${msg} ${JSON.stringify(fields ?? {})}\n`),
   });
   try {

@@ -4,7 +4,7 @@
  * backfill's source and the last way back to a version 3 read path, so it refuses unless the
  * write mode is events_only.
  */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { onCluster } from '../migrations/analytics/dialect.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';
@@ -14,7 +14,7 @@ export async function run(args: string[]): Promise<number> {
   const { positionals } = parseFlags(args, {});
   if (positionals[0] !== 'truncate-legacy-tables')
     throw new UsageError('usage: observatory cleanup truncate-legacy-tables');
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const config = processConfig('cleanup');
   if (config.mode.release !== '4' || config.mode.writeMode !== 'events_only') {
     process.stderr.write(
       'observatory cleanup: refused: truncating the legacy tables is allowed only in write mode events_only\n',

@@ -1,5 +1,5 @@
 /** `observatory create-project --name NAME [--json]`: prints the new project's keys, once. */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
@@ -9,7 +9,7 @@ import { parseFlags, UsageError } from './usage.ts';
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { name: { type: 'string' }, json: { type: 'boolean' } });
   if (!values.name?.trim()) throw new UsageError('usage: observatory create-project --name NAME [--json]');
-  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const config = processConfig('create-project');
   const pool = createPool(config.databaseUrl!, 1);
   try {
     // The projects table must exist; applying the relational migrations is idempotent.

@@ -6,7 +6,7 @@
  * users of the machine can see), else generated and printed once.
  */
 import { text } from 'node:stream/consumers';
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
@@ -39,7 +39,7 @@ export async function run(args: string[]): Promise<number> {
     given === undefined ? undefined : checkPassword(given, values.email, '--password-stdin');
   if (passwordProblem) throw new UsageError(passwordProblem);
 
-  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const config = processConfig('create-user');
   const pool = createPool(config.databaseUrl!, 1);
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();

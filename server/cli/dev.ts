@@ -13,7 +13,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { localBlobStore } from '../blobs/local.ts';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
@@ -90,11 +90,11 @@ export async function run(args: string[]): Promise<number> {
   const port = intFlag(values.port, 'port') ?? 3000;
   const dataDir = resolve(values.data ?? '.data/dev');
   mkdirSync(dataDir, { recursive: true });
-  const config = loadConfig({
-    ...process.env,
-    CLICKHOUSE_URL: `chdb://${join(dataDir, 'analytics')}`,
+  const config = processConfig('dev', {
+    defaults: { HOST: '127.0.0.1' },
+    overrides: { CLICKHOUSE_URL: `chdb://${join(dataDir, 'analytics')}` },
   });
-  const log = createLogger('dev');
+  const log = createLogger('dev', config.logLevel);
   const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
   const pool = createPool(pg.url, pg.poolSize);
   const analytics = createAnalyticsClient(config.clickhouse);
@@ -143,10 +143,9 @@ export async function run(args: string[]): Promise<number> {
     log,
     workerId: 'dev',
     schemaKnown: true,
-    env: process.env,
     exportBlobs,
   });
-  const host = process.env['HOST'] ?? '127.0.0.1';
+  const host = config.host;
   await app.listen({ host, port });
   const address = app.server.address();
   url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;

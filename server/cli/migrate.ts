@@ -6,7 +6,7 @@
  */
 
 import { invalidateUnproven } from '../backfill/proof.ts';
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { openDatastores } from '../runtime/datastores.ts';
@@ -27,7 +27,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const to = intFlag(values.to, 'to');
   if (action === 'down' && to === undefined) throw new UsageError('migrate down needs --to N');
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const config = processConfig('migrate');
   const stores = openDatastores(config);
   const m = migratorsFor(config, stores.pool, stores.analytics);
   const say = (line: string) => process.stderr.write(`${line}\n`);

@@ -3,7 +3,7 @@
  * file into PostgreSQL, so prices change without a release. An entry replaces the stored one of
  * its id unless the stored prices were read at a later date.
  */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
@@ -25,7 +25,7 @@ export async function run(args: string[]): Promise<number> {
       throw new UsageError((err as Error).message);
     throw err;
   }
-  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const config = processConfig('models');
   const pool = createPool(config.databaseUrl!, 1);
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();

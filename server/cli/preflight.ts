@@ -3,7 +3,7 @@
  * 4. Exit 0 when every check passes (or does not apply), 1 when one fails. The JSON document is
  * `{"ok": boolean, "checks": [{"name", "status": "pass"|"fail"|"not_applicable", "detail"}]}`.
  */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { evaluatePreflight } from '../preflight/checks.ts';
 import { gatherFacts, redisVersion } from '../preflight/gather.ts';
@@ -12,7 +12,7 @@ import { parseFlags } from './usage.ts';
 
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { json: { type: 'boolean' } });
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
+  const config = processConfig('preflight');
   const stores = openDatastores(config);
   const redis = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   try {

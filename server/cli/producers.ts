@@ -9,7 +9,7 @@
  * cutover will refuse no current producer, and each legacy evaluator is a trace-level evaluation
  * rule that stops at the cutover.
  */
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { producersSince } from '../producers/recorder.ts';
@@ -22,7 +22,7 @@ export async function run(args: string[]): Promise<number> {
     throw new UsageError(
       `usage: observatory producers --since DURATION (e.g. ${DURATION_EXAMPLES}) [--json]`,
     );
-  const config = loadConfig(process.env, { require: ['DATABASE_URL'] });
+  const config = processConfig('producers');
   const pool = createPool(config.databaseUrl!, 1);
   try {
     const report = await producersSince(pool, new Date(Date.now() - window));

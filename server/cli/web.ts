@@ -7,7 +7,7 @@
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
@@ -22,18 +22,18 @@ import { ProducerRecorder } from '../producers/recorder.ts';
 import { KeyVerifier } from '../projects/keys.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { autoMigrationDisabled, migratorsFor } from '../runtime/schema.ts';
-import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
+import { migratorsFor } from '../runtime/schema.ts';
+import { onShutdown } from '../runtime/shutdown.ts';
 import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../users/login-throttle.ts';
 import { buildWebApp } from '../web/app.ts';
 
 export async function run(_args: string[]): Promise<number> {
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
-  const log = createLogger('web');
+  const config = processConfig('web');
+  const log = createLogger('web', config.logLevel);
   const stores = openDatastores(config);
   const migrators = migratorsFor(config, stores.pool, stores.analytics);
   try {
-    if (!autoMigrationDisabled(process.env)) {
+    if (!config.autoMigrationDisabled) {
       await migrators.relational.up();
       await migrators.analytics.up(undefined, (line) => log.info(line));
     }
@@ -94,7 +94,7 @@ export async function run(_args: string[]): Promise<number> {
     onSignal: () => {
       shuttingDown = true;
     },
-    drainMs: drainMsFromEnv(process.env),
+    drainMs: config.shutdownDrainSeconds * 1000,
     cleanup: async () => {
       await app.close();
       await metricsApp?.close();

@@ -8,21 +8,21 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { loadConfig } from '../config/env.ts';
+import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { encryptionKeyProblem } from '../llm/startup.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
-import { drainMsFromEnv, onShutdown } from '../runtime/shutdown.ts';
+import { onShutdown } from '../runtime/shutdown.ts';
 import { buildWorkerApp } from '../worker/app.ts';
 import { startWorkerJobs } from '../worker/jobs.ts';
 import { workerMetrics } from '../worker/metrics.ts';
 
 export async function run(_args: string[]): Promise<number> {
-  const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'] });
-  const log = createLogger('worker');
+  const config = processConfig('worker');
+  const log = createLogger('worker', config.logLevel);
   const stores = openDatastores(config);
   const coordination = redisCoordination(config.redisUrl!);
   const workerId = `${hostname()}-${randomUUID().slice(0, 8)}`;
@@ -53,7 +53,6 @@ export async function run(_args: string[]): Promise<number> {
     log,
     workerId,
     schemaKnown: schema === 'known',
-    env: process.env,
     exportBlobs,
     onPropagationMetrics: metrics.onPropagation,
   });
@@ -76,7 +75,7 @@ export async function run(_args: string[]): Promise<number> {
       shuttingDown = true;
       jobs.beginShutdown();
     },
-    drainMs: drainMsFromEnv(process.env),
+    drainMs: config.shutdownDrainSeconds * 1000,
     cleanup: async () => {
       await jobs.stop();
       await app.close();

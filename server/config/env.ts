@@ -1,14 +1,17 @@
 /**
  * Reads the service configuration from the environment. Every problem is collected and reported
  * as one line naming the variables and the allowed values; nothing starts on a bad configuration.
+ * The one module of the server that reads `process.env` (each role's entry calls it once).
  */
 import { isIP } from 'node:net';
 import {
+  ConfigError,
   ENV,
   ENV_DEFAULTS,
   ENV_LIMITS,
   type Env,
   EnvReader,
+  LIFECYCLE_ENV,
   LLM_ENV,
   LOG_LEVELS,
   type LogLevel,
@@ -21,9 +24,7 @@ import type { ModeSettings } from '../contract/write-modes.ts';
 import { type AuthSettings, readAuthSettings } from './auth.ts';
 import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export interface ClickHouseSettings {
   url: string;
@@ -48,7 +49,6 @@ export interface ServiceConfig {
   /** Seconds between propagation runs and how long a staged row waits for late writes. */
   propagationIntervalSeconds: number;
   propagationGraceSeconds: number;
-  logLevel: LogLevel;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   clickhouse: ClickHouseSettings;
@@ -67,6 +67,15 @@ export interface ServiceConfig {
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
   auth: AuthSettings;
   llm: LlmSettings;
+  logLevel: LogLevel;
+  /** Seconds between SIGTERM and closing listeners and clients. */
+  shutdownDrainSeconds: number;
+  /** Schema migrations are left to the operator's Jobs instead of applied at start. */
+  autoMigrationDisabled: boolean;
+  /** The worker runs the backfill chain itself (false: the operator's Jobs run it). */
+  backgroundMigrationsInWorker: boolean;
+  /** The process's identity in locks and leases (the Pod name in a cluster). */
+  podName: string | undefined;
 }
 
 export interface LlmSettings {
@@ -152,6 +161,17 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
   const auth = readAuthSettings(r);
   const llm = readLlmSettings(r);
+  const shutdownDrainSeconds =
+    r.intIn(
+      LIFECYCLE_ENV.shutdownDrainSeconds,
+      ENV_DEFAULTS.shutdownDrainSeconds,
+      ENV_LIMITS.shutdownDrainSeconds,
+    ) ?? ENV_DEFAULTS.shutdownDrainSeconds;
+  const autoMigrationDisabled = r.bool(ENV.autoMigrationDisabled, ENV_DEFAULTS.autoMigrationDisabled);
+  const backgroundMigrationsInWorker = r.bool(
+    ENV.backgroundMigrationsInWorker,
+    ENV_DEFAULTS.backgroundMigrationsInWorker,
+  );
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -163,7 +183,6 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     propagationStuckThresholdMinutes: threshold,
     propagationIntervalSeconds,
     propagationGraceSeconds,
-    logLevel,
     databaseUrl: r.raw(ENV.databaseUrl),
     redisUrl: r.raw(ENV.redisUrl),
     clickhouse,
@@ -177,8 +196,58 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     operatorObject,
     auth,
     llm,
+    logLevel,
+    shutdownDrainSeconds,
+    autoMigrationDisabled,
+    backgroundMigrationsInWorker,
+    podName: r.raw(ENV.podName),
   };
 }
+
+/** The datastores each role of the CLI needs named (`dev` brings its own embedded ones). */
+export const ROLE_REQUIRES = {
+  web: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  worker: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'],
+  migrate: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  backfill: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  preflight: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  producers: ['DATABASE_URL'],
+  models: ['DATABASE_URL'],
+  'create-project': ['DATABASE_URL'],
+  'create-user': ['DATABASE_URL'],
+  dev: [],
+} as const satisfies Record<string, LoadOptions['require']>;
+export type ServerRole = keyof typeof ROLE_REQUIRES;
+
+/** One role's configuration from an environment. */
+export const loadRoleConfig = (role: ServerRole, env: Env): ServiceConfig =>
+  loadConfig(env, { require: ROLE_REQUIRES[role] });
+
+export interface ProcessConfigOptions {
+  /** Values used where the process environment leaves a variable unset (e.g. `dev` binds 127.0.0.1). */
+  defaults?: Env;
+  /** Values that replace the process environment's (e.g. `dev`'s embedded analytics store). */
+  overrides?: Env;
+}
+
+/** The configuration of this process, from `process.env`: what each role's entry calls once. */
+export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {}): ServiceConfig {
+  return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
+}
+
+/** `analytics-server`'s settings: the credentials it accepts (none: any). */
+export interface AnalyticsServerConfig {
+  user: string | undefined;
+  password: string | undefined;
+}
+
+export function loadAnalyticsServerConfig(env: Env): AnalyticsServerConfig {
+  return { user: env[ENV.clickhouseUser] || undefined, password: env[ENV.clickhousePassword] || undefined };
+}
+
+export const analyticsServerProcessConfig = (): AnalyticsServerConfig =>
+  loadAnalyticsServerConfig(process.env);
 
 const csv = (v: string | undefined) =>
   (v ?? '')

@@ -98,6 +98,43 @@ export const AUTH_ENV = {
   signInLimitPerAddress: 'SERVICE_AUTH_SIGNIN_LIMIT_PER_ADDRESS',
 } as const;
 
+/**
+ * How a server process stops. Not rendered by the operator (the Pod's termination grace period is),
+ * so set through a role's extra environment.
+ */
+export const LIFECYCLE_ENV = {
+  /** Seconds between SIGTERM (readiness fails) and closing the listeners and clients. */
+  shutdownDrainSeconds: 'SERVICE_SHUTDOWN_DRAIN_SECONDS',
+} as const;
+
+/** The operator process's own settings (the chart renders them; the server reads none). */
+export const OPERATOR_ENV = {
+  /** Where the leader Lease lives; unset: the watched namespace, else `default`. */
+  namespace: 'OPERATOR_NAMESPACE',
+  /** The one namespace watched; unset or empty: all. */
+  watchNamespace: 'OPERATOR_WATCH_NAMESPACE',
+  leaderElection: 'OPERATOR_LEADER_ELECTION',
+  leaseName: 'OPERATOR_LEASE_NAME',
+  healthPort: 'OPERATOR_HEALTH_PORT',
+  metricsPort: 'OPERATOR_METRICS_PORT',
+  /** The address both listeners bind; unset: `HOST`, else every address. */
+  bindAddress: 'OPERATOR_BIND_ADDRESS',
+  /**
+   * true: watch Secrets and ConfigMaps labeled observatory.dev/watch=true and roll the Pods that read
+   * a changed key; false: no Secret access at all.
+   */
+  secretRollouts: 'OPERATOR_SECRET_ROLLOUTS',
+} as const;
+
+export const OPERATOR_ENV_DEFAULTS = {
+  leaseNamespace: 'default',
+  leaderElection: true,
+  leaseName: 'observatory-operator',
+  healthPort: 8081,
+  metricsPort: 8080,
+  secretRollouts: true,
+} as const;
+
 /** The levels LOG_LEVEL takes (pino's). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -155,6 +192,9 @@ export const ENV_DEFAULTS = {
   sessionMaxAgeMinutes: 7 * 24 * 60,
   signInLimitPerAccountAddress: 5,
   signInLimitPerAddress: 100,
+  shutdownDrainSeconds: 3,
+  autoMigrationDisabled: false,
+  backgroundMigrationsInWorker: true,
 } as const;
 
 /** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
@@ -170,6 +210,9 @@ export const ENV_LIMITS = {
   sessionMaxAgeMinutes: { min: 6, max: 365 * 24 * 60 },
   signInLimitPerAccountAddress: { min: 1, max: 1000 },
   signInLimitPerAddress: { min: 1, max: 100_000 },
+  shutdownDrainSeconds: { min: 0, max: 3600 },
+  /** Ports of the operator's listeners. */
+  port: { min: 1, max: 65535 },
 } as const;
 
 /** The forms of the S3 settings the server accepts (RE2-compatible, so the CRD carries them too). */
@@ -185,6 +228,11 @@ export const S3_PATTERNS = {
 export const MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES = 7 * 24 * 60;
 
 export type Env = Record<string, string | undefined>;
+
+/** A refused configuration; its message is one line naming every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /** Reads typed values from an environment, collecting one line per bad variable. */
 export class EnvReader {

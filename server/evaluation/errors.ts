@@ -2,7 +2,7 @@
  * The unstable evaluation API's error envelope `{message, code, details?}` (the reference's
  * `PublicApiError`): SDKs and agents branch on `code`. Pure: no I/O.
  */
-import { HttpError } from '../web/errors.ts';
+import { HttpError } from '../errors.ts';
 
 export type PublicApiErrorCode =
   | 'invalid_body'

@@ -6,11 +6,11 @@
  */
 import { JSONPath } from 'jsonpath-plus';
 import { z } from 'zod';
+import { HttpError } from '../errors.ts';
 import { OBSERVATION_TYPES } from '../otel/types.ts';
 import { OBSERVATION_COLUMNS } from '../reads/events-columns.ts';
 import { type ColumnTable, compileFilters, type FilterCondition, filterCondition } from '../reads/filters.ts';
 import { Params } from '../reads/sql.ts';
-import { HttpError } from '../web/errors.ts';
 import { PublicApiError } from './errors.ts';
 
 /**

@@ -1,7 +1,7 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
 import type { ClickHouseClient, ClickHouseSettings as QuerySettings } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
-import { FROM_OTLP } from '../worker/propagation/sql.ts';
+import { FROM_OTLP } from '../events/mapping.ts';
 import { Coalescer, GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {

@@ -5,7 +5,7 @@
  * `experiment_item_root_span_id`). Pure builders and mappers.
  */
 
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import type { FilterCondition } from './filters.ts';
 import { own } from './lookup.ts';
 import { decodeCursor, encodeCursor, orNull, Params, type Query, toIso, zipMetadata } from './sql.ts';

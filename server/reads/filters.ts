@@ -4,7 +4,7 @@
  * always bound parameters; a column or operator outside the table is a 400, never SQL text.
  */
 import { z } from 'zod';
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { own } from './lookup.ts';
 import type { Params } from './sql.ts';
 

@@ -4,7 +4,7 @@
  * Pages are keyset-paginated on (last seen, id), newest first, compared in HAVING because both
  * are aggregates. Pure: builds the query and maps its rows; no I/O.
  */
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { INPUT_TOKENS, OUTPUT_TOKENS, TOTAL_COST, TOTAL_TOKENS } from './events-columns.ts';
 import { decodeCursor, encodeCursor, num, Params, type Query, toIso } from './sql.ts';
 

@@ -3,7 +3,7 @@
  * `scores`, `dataset_run_items_rmt`): page-numbered lists, single reads and the daily metrics.
  * Pure builders and row mappers; the routes gate them on the write mode.
  */
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { own } from './lookup.ts';
 import { num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
 

@@ -6,8 +6,8 @@
  * `<aggregation>_<measure>`. Pure.
  */
 import { z } from 'zod';
+import { BadRequest } from '../errors.ts';
 import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
-import { BadRequest } from '../web/errors.ts';
 import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
 import { own } from './lookup.ts';
 import { Params, type Query, toIso } from './sql.ts';

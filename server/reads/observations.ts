@@ -5,7 +5,7 @@
  * metadata from `events_full` for the page's rows only. Pure builders and row mappers.
  */
 
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TOTAL_TOKENS, TTFT_MS } from './events-columns.ts';
 import { type CompileContext, compileFilters, type FilterCondition, fullTextMatch } from './filters.ts';
 import { own } from './lookup.ts';

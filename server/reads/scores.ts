@@ -3,7 +3,7 @@
  * live: csv filters, the subject rules (traceId | sessionId | experimentId), keyset pagination by
  * (timestamp, id) descending, and the value typed by data type. Pure builders and mappers.
  */
-import { BadRequest } from '../web/errors.ts';
+import { BadRequest } from '../errors.ts';
 import { decodeCursor, encodeCursor, num, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
 
 export const SCORE_FIELD_GROUPS = ['details', 'subject', 'annotation'] as const;

@@ -2,7 +2,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { ServiceConfig } from '../config/env.ts';
-import { ENV } from '../contract/env.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../migrations/analytics/runner.ts';
 import { migrationsFor } from '../migrations/analytics/versions.ts';
@@ -19,7 +18,3 @@ export function migratorsFor(config: ServiceConfig, pool: pg.Pool, analytics: Cl
     analytics: new AnalyticsMigrator(analytics, dialectOf(config), migrationsFor(config.mode.release)),
   };
 }
-
-/** Whether a process applies pending migrations itself at start (the operator turns this off). */
-export const autoMigrationDisabled = (env: Record<string, string | undefined>) =>
-  env[ENV.autoMigrationDisabled] === 'true';

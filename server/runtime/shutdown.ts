@@ -9,10 +9,6 @@ export interface ShutdownPlan {
   cleanup: () => Promise<void>;
 }
 
-/** Drain time from SERVICE_SHUTDOWN_DRAIN_SECONDS (default 3 s). */
-export const drainMsFromEnv = (env: Record<string, string | undefined>): number =>
-  Math.max(0, Number(env['SERVICE_SHUTDOWN_DRAIN_SECONDS'] ?? 3)) * 1000;
-
 export function onShutdown(plan: ShutdownPlan): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false;

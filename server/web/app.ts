@@ -6,12 +6,12 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
+import { BadRequest } from '../errors.ts';
 import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
-import { BadRequest } from './errors.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';

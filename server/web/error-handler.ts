@@ -6,8 +6,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from '../errors.ts';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
-import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from './errors.ts';
 
 /** invalid_byte_sequence_for_encoding, untranslatable_character. */
 const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);

@@ -6,8 +6,8 @@
  */
 import type { onRequestAsyncHookHandler } from 'fastify';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
+import { NotFound } from '../errors.ts';
 import type { WebContext } from './context.ts';
-import { NotFound } from './errors.ts';
 
 export const GATES = ['always', 'deprecated', 'v4-reads', 'metrics-v2', 'release-4'] as const;
 /**

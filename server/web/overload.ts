@@ -3,7 +3,7 @@
  * instead of queueing without limit, so accepted data is never dropped and clients back off.
  */
 import type { FastifyInstance } from 'fastify';
-import { TooManyRequests } from './errors.ts';
+import { TooManyRequests } from '../errors.ts';
 
 export function limitConcurrentWrites(app: FastifyInstance, maxInFlight: number): void {
   let inFlight = 0;

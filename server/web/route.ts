@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { BadRequest } from '../errors.ts';
 import { describeIssues } from '../ingestion/schemas.ts';
 import { isoDateTime } from '../time/iso-datetime.ts';
-import { BadRequest } from './errors.ts';
 import type { Gate } from './gates.ts';
 import type { RoleNeed } from './ui-scope.ts';
 

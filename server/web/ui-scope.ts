@@ -10,11 +10,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { Forbidden, NotFound } from '../errors.ts';
 import { isDeploymentAdmin } from '../users/deployment-admin.ts';
 import type { Role } from '../users/roles.ts';
 import { type ProjectAccess, projectsOf } from '../users/store.ts';
 import type { WebContext } from './context.ts';
-import { Forbidden, NotFound } from './errors.ts';
 
 /** A deployment admin sees the whole deployment; any other owner, the projects listed. */
 export interface Ownership {

@@ -7,11 +7,11 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Forbidden, NotFound, Unauthorized } from '../errors.ts';
 import { PREVIEW_OFF, readPathOf } from '../users/read-path.ts';
 import { type Session, sessionOf } from '../users/store.ts';
 import type { WebContext } from './context.ts';
 import { parseCookies, secureFor, serializeCookie } from './cookies.ts';
-import { Forbidden, NotFound, Unauthorized } from './errors.ts';
 
 export const SESSION_COOKIE = 'obs_session';
 export const CSRF_COOKIE = 'obs_csrf';

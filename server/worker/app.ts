@@ -17,8 +17,8 @@ import {
   WORKER_PATHS,
 } from '../contract/worker-api.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { propagationReport } from '../events/propagation-record.ts';
 import { producersSince } from '../producers/recorder.ts';
-import { propagationReport } from './propagation/report.ts';
 
 export interface WorkerHttpContext {
   /** Backfill chain progress, for `GET /api/backfill`. */

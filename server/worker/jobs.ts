@@ -11,16 +11,15 @@ import type { Logger } from 'pino';
 import { BackfillManager } from '../backfill/manager.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
-import { ENV } from '../contract/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
 import type { ScannedTarget } from '../evaluation/scan.ts';
+import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
-import { propagationWatched } from './propagation/report.ts';
 
 export interface WorkerJobsOptions {
   config: ServiceConfig;
@@ -31,8 +30,6 @@ export interface WorkerJobsOptions {
   workerId: string;
   /** False when the analytics schema is newer than this release knows: no job runs against it. */
   schemaKnown: boolean;
-  /** `process.env`: the propagation timing and whether the chain runs in this process. */
-  env: Record<string, string | undefined>;
   onPropagationMetrics?: (m: PropagationMetrics) => void;
   /** Where the scheduled exports write; absent: the export job does not run. */
   exportBlobs?: BlobStore | undefined;
@@ -101,7 +98,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     workerId: o.workerId,
     log: (msg, fields) => o.log.info(fields ?? {}, msg),
   });
-  const chainInProcess = o.env[ENV.backgroundMigrationsInWorker] !== 'false' && o.schemaKnown;
+  const chainInProcess = o.config.backgroundMigrationsInWorker && o.schemaKnown;
   let chainPass: Promise<void> = Promise.resolve();
   const chainTimer = chainInProcess
     ? setInterval(() => {

@@ -12,8 +12,8 @@
 import { Langfuse } from 'langfuse';
 import pino from 'pino';
 import { memoryCoordination } from '../../server/coordination/store.ts';
+import { STAGING_WINDOW_MS } from '../../server/events/staging.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
-import { STAGING_WINDOW_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
 import {

@@ -1,5 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../server/config/env.ts';
+import { loadOperatorConfig, type OperatorConfig } from '../../operator/config.ts';
+import type { S3Settings } from '../../server/config/blob-storage.ts';
+import {
+  ConfigError,
+  loadAnalyticsServerConfig,
+  loadConfig,
+  loadRoleConfig,
+  ROLE_REQUIRES,
+  type ServerRole,
+  type ServiceConfig,
+} from '../../server/config/env.ts';
+import {
+  AUTH_ENV,
+  ENV,
+  LIFECYCLE_ENV,
+  LLM_ENV,
+  OPERATOR_ENV,
+  S3_ENV,
+  type S3EnvNames,
+} from '../../server/contract/env.ts';
 import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
@@ -171,5 +190,425 @@ describe('sign-in and session settings', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(
       new RegExp(`^invalid configuration: ${name}=\\S+ is not [^\\n]+$`),
     );
+  });
+});
+
+const HEX_KEY = 'ab'.repeat(32);
+const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | undefined): VariableCase[] => [
+  {
+    name: names.bucket,
+    bad: 'Not_A_Bucket',
+    good: 'media-1',
+    read: (c) => read(c)?.bucket,
+    expected: 'media-1',
+  },
+  // Without the bucket, any other setting of the purpose is refused: it would be ignored.
+  { name: names.prefix, bad: 'media/', good: undefined, read: (c) => read(c), expected: undefined },
+  { name: names.region, bad: 'eu-west-1', good: undefined, read: (c) => read(c), expected: undefined },
+  { name: names.endpoint, bad: 'http://s3:9000', good: undefined, read: (c) => read(c), expected: undefined },
+  { name: names.forcePathStyle, bad: 'yes', good: 'true', read: (c) => read(c), expected: undefined },
+  { name: names.accessKeyId, bad: 'AKIA', good: undefined, read: (c) => read(c), expected: undefined },
+  { name: names.secretAccessKey, bad: 's', good: undefined, read: (c) => read(c), expected: undefined },
+];
+
+interface VariableCase {
+  name: string;
+  /** A value refused (undefined: every value is accepted as given). */
+  bad: string | undefined;
+  good: string | undefined;
+  read: (c: ServiceConfig) => unknown;
+  expected: unknown;
+}
+
+/** Every variable a server role reads: a refused value, and an accepted one with what it becomes. */
+const SERVER_VARIABLES: VariableCase[] = [
+  { name: ENV.release, bad: '5', good: '3', read: (c) => c.mode.release, expected: '3' },
+  {
+    name: ENV.writeMode,
+    bad: 'dul',
+    good: 'events_only',
+    read: (c) => c.mode.writeMode,
+    expected: 'events_only',
+  },
+  {
+    name: ENV.nativeOtelBehaviour,
+    bad: 'both',
+    good: 'direct',
+    read: (c) => c.mode.nativeOtelBehaviour,
+    expected: 'direct',
+  },
+  {
+    name: ENV.allowPreviewOptIn,
+    bad: 'yes',
+    good: 'true',
+    read: (c) => c.mode.allowPreviewOptIn,
+    expected: true,
+  },
+  {
+    name: ENV.enableHistoricBackfill,
+    bad: 'on',
+    good: 'false',
+    read: (c) => c.mode.enableHistoricBackfill,
+    expected: false,
+  },
+  {
+    name: ENV.dropPidTidSortingTables,
+    bad: '2',
+    good: 'true',
+    read: (c) => c.mode.dropPidTidSortingTables,
+    expected: true,
+  },
+  {
+    name: ENV.propagationStuckThresholdMinutes,
+    bad: '0',
+    good: '20',
+    read: (c) => c.propagationStuckThresholdMinutes,
+    expected: 20,
+  },
+  {
+    name: ENV.propagationIntervalSeconds,
+    bad: '3601',
+    good: '5',
+    read: (c) => c.propagationIntervalSeconds,
+    expected: 5,
+  },
+  {
+    name: ENV.propagationGraceSeconds,
+    bad: '-1',
+    good: '0',
+    read: (c) => c.propagationGraceSeconds,
+    expected: 0,
+  },
+  {
+    name: ENV.columnarClusterEnabled,
+    bad: 'yes',
+    good: 'true',
+    read: (c) => c.clickhouse.clusterEnabled,
+    expected: true,
+  },
+  {
+    name: ENV.columnarClusterName,
+    bad: undefined,
+    good: 'c1',
+    read: (c) => c.clickhouse.clusterName,
+    expected: 'c1',
+  },
+  {
+    name: ENV.columnarUseLightweightUpdate,
+    bad: 'maybe',
+    good: '1',
+    read: (c) => c.clickhouse.useLightweightUpdate,
+    expected: true,
+  },
+  {
+    name: ENV.databaseUrl,
+    bad: undefined,
+    good: 'postgres://db/x',
+    read: (c) => c.databaseUrl,
+    expected: 'postgres://db/x',
+  },
+  {
+    name: ENV.redisUrl,
+    bad: undefined,
+    good: 'redis://r:6379',
+    read: (c) => c.redisUrl,
+    expected: 'redis://r:6379',
+  },
+  {
+    name: ENV.clickhouseUrl,
+    bad: 'tcp://x',
+    good: 'https://ch:8443',
+    read: (c) => c.clickhouse.url,
+    expected: 'https://ch:8443',
+  },
+  { name: ENV.clickhouseUser, bad: undefined, good: 'u', read: (c) => c.clickhouse.user, expected: 'u' },
+  {
+    name: ENV.clickhousePassword,
+    bad: undefined,
+    good: 'p w',
+    read: (c) => c.clickhouse.password,
+    expected: 'p w',
+  },
+  {
+    name: ENV.clickhouseDb,
+    bad: undefined,
+    good: 'obs',
+    read: (c) => c.clickhouse.database,
+    expected: 'obs',
+  },
+  { name: ENV.host, bad: undefined, good: '127.0.0.1', read: (c) => c.host, expected: '127.0.0.1' },
+  { name: ENV.port, bad: '65536', good: '8000', read: (c) => c.port, expected: 8000 },
+  { name: ENV.metricsPort, bad: 'x', good: '9100', read: (c) => c.metricsPort, expected: 9100 },
+  { name: ENV.maxInFlightWrites, bad: '0', good: '8', read: (c) => c.maxInFlightWrites, expected: 8 },
+  {
+    name: ENV.autoMigrationDisabled,
+    bad: 'yes',
+    good: 'true',
+    read: (c) => c.autoMigrationDisabled,
+    expected: true,
+  },
+  {
+    name: ENV.backgroundMigrationsInWorker,
+    bad: 'no',
+    good: 'false',
+    read: (c) => c.backgroundMigrationsInWorker,
+    expected: false,
+  },
+  { name: ENV.podName, bad: undefined, good: 'web-0', read: (c) => c.podName, expected: 'web-0' },
+  { name: ENV.logLevel, bad: 'verbose', good: 'debug', read: (c) => c.logLevel, expected: 'debug' },
+  {
+    name: ENV.operatorObject,
+    bad: 'demo',
+    good: 'ns/obs',
+    read: (c) => c.operatorObject,
+    expected: { namespace: 'ns', name: 'obs' },
+  },
+  {
+    name: ENV.mediaMaxContentLength,
+    bad: '0',
+    good: '10',
+    read: (c) => c.media.maxContentLength,
+    expected: 10,
+  },
+  {
+    name: ENV.exportIntervalSeconds,
+    bad: '86401',
+    good: '30',
+    read: (c) => c.exportIntervalSeconds,
+    expected: 30,
+  },
+  {
+    name: ENV.mediaDownloadUrlExpirySeconds,
+    bad: '604801',
+    good: '60',
+    read: (c) => c.media.downloadUrlExpirySeconds,
+    expected: 60,
+  },
+  {
+    name: LIFECYCLE_ENV.shutdownDrainSeconds,
+    bad: 'abc',
+    good: '0',
+    read: (c) => c.shutdownDrainSeconds,
+    expected: 0,
+  },
+  {
+    name: LLM_ENV.encryptionKey,
+    bad: 'abc',
+    good: HEX_KEY,
+    read: (c) => c.llm.encryptionKey?.toString('hex'),
+    expected: HEX_KEY,
+  },
+  {
+    name: LLM_ENV.llmConnectionWhitelistedHosts,
+    bad: undefined,
+    good: 'A.example, b',
+    read: (c) => c.llm.whitelistedHosts,
+    expected: ['a.example', 'b'],
+  },
+  {
+    name: LLM_ENV.llmConnectionWhitelistedIps,
+    bad: '10.0.0.1,host',
+    good: '10.0.0.1',
+    read: (c) => c.llm.whitelistedIps,
+    expected: ['10.0.0.1'],
+  },
+  {
+    name: AUTH_ENV.trustedProxies,
+    bad: 'anyone',
+    good: '1',
+    read: (c) => c.auth.trustedProxies,
+    expected: 1,
+  },
+  {
+    name: AUTH_ENV.publicUrl,
+    bad: 'obs.example.com',
+    good: 'https://o.example',
+    read: (c) => c.auth.publicUrl?.href,
+    expected: 'https://o.example/',
+  },
+  {
+    name: AUTH_ENV.sessionMaxAgeMinutes,
+    bad: '5',
+    good: '6',
+    read: (c) => c.auth.sessionMaxAgeMinutes,
+    expected: 6,
+  },
+  {
+    name: AUTH_ENV.signInLimitPerAccountAddress,
+    bad: '0',
+    good: '3',
+    read: (c) => c.auth.signInLimitPerAccountAddress,
+    expected: 3,
+  },
+  {
+    name: AUTH_ENV.signInLimitPerAddress,
+    bad: '100001',
+    good: '7',
+    read: (c) => c.auth.signInLimitPerAddress,
+    expected: 7,
+  },
+  ...s3Cases(S3_ENV.media, (c) => c.media.s3),
+  ...s3Cases(S3_ENV.export, (c) => c.exportStorage),
+];
+
+const REQUIRED_VALUES: Record<string, string> = {
+  DATABASE_URL: 'postgres://db/x',
+  CLICKHOUSE_URL: 'http://ch:8123',
+  REDIS_URL: 'redis://r:6379',
+};
+const ROLES = Object.keys(ROLE_REQUIRES) as ServerRole[];
+const baseOf = (role: ServerRole) =>
+  Object.fromEntries(ROLE_REQUIRES[role].map((name) => [name, REQUIRED_VALUES[name]]));
+
+/** Runs `load`, returning the ConfigError's message (fails when it does not throw one). */
+function refusal(load: () => unknown): string {
+  try {
+    load();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message;
+  }
+  throw new Error('accepted');
+}
+
+describe('every variable of every server role', () => {
+  it('the table names every variable the contract declares for the server', () => {
+    const declared = [
+      ...Object.values(ENV),
+      ...Object.values(LIFECYCLE_ENV),
+      ...Object.values(LLM_ENV),
+      ...Object.values(AUTH_ENV),
+      ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
+    ];
+    expect(SERVER_VARIABLES.map((v) => v.name).sort()).toEqual([...new Set(declared)].sort());
+  });
+
+  const refused = ROLES.flatMap((role) =>
+    SERVER_VARIABLES.filter((v) => v.bad !== undefined).map((v) => [role, v.name, v.bad!] as const),
+  );
+  it.each(refused)('%s refuses %s=%s in one line naming it', (role, name, bad) => {
+    const message = refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: bad }));
+    expect(message).toMatch(/^invalid configuration: [^\n]+$/);
+    expect(message).toContain(name);
+  });
+
+  const accepted = ROLES.flatMap((role) => SERVER_VARIABLES.map((v) => [role, v.name, v.good, v] as const));
+  it.each(accepted)('%s reads %s=%s', (role, name, good, v) => {
+    expect(v.read(loadRoleConfig(role, { ...baseOf(role), [name]: good }))).toEqual(v.expected);
+  });
+
+  const required = ROLES.flatMap((role) => ROLE_REQUIRES[role].map((name) => [role, name] as const));
+  it.each(required)('%s names %s when it is missing', (role, name) => {
+    expect(refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: undefined }))).toBe(
+      `invalid configuration: ${name} is required`,
+    );
+  });
+});
+
+describe('analytics-server', () => {
+  it.each([
+    [{}, { user: undefined, password: undefined }],
+    [
+      { CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p' },
+      { user: 'u', password: 'p' },
+    ],
+    [
+      { CLICKHOUSE_USER: '', CLICKHOUSE_PASSWORD: '' },
+      { user: undefined, password: undefined },
+    ],
+  ])('reads the credentials it accepts from %j (any value is one)', (env, expected) => {
+    expect(loadAnalyticsServerConfig(env)).toEqual(expected);
+  });
+});
+
+interface OperatorCase {
+  name: string;
+  bad: string | undefined;
+  good: string;
+  read: (c: OperatorConfig) => unknown;
+  expected: unknown;
+}
+
+const OPERATOR_VARIABLES: OperatorCase[] = [
+  {
+    name: OPERATOR_ENV.namespace,
+    bad: undefined,
+    good: 'ops',
+    read: (c) => c.leaseNamespace,
+    expected: 'ops',
+  },
+  {
+    name: OPERATOR_ENV.watchNamespace,
+    bad: undefined,
+    good: 'apps',
+    read: (c) => [c.watchNamespace, c.leaseNamespace],
+    expected: ['apps', 'apps'],
+  },
+  {
+    name: OPERATOR_ENV.leaderElection,
+    bad: 'off',
+    good: 'false',
+    read: (c) => c.leaderElection,
+    expected: false,
+  },
+  {
+    name: OPERATOR_ENV.leaseName,
+    bad: undefined,
+    good: 'lease-1',
+    read: (c) => c.leaseName,
+    expected: 'lease-1',
+  },
+  { name: OPERATOR_ENV.healthPort, bad: 'abc', good: '9091', read: (c) => c.healthPort, expected: 9091 },
+  { name: OPERATOR_ENV.metricsPort, bad: '0', good: '9090', read: (c) => c.metricsPort, expected: 9090 },
+  {
+    name: OPERATOR_ENV.bindAddress,
+    bad: undefined,
+    good: '127.0.0.1',
+    read: (c) => c.bindAddress,
+    expected: '127.0.0.1',
+  },
+  {
+    name: OPERATOR_ENV.secretRollouts,
+    bad: 'no',
+    good: 'false',
+    read: (c) => c.secretRollouts,
+    expected: false,
+  },
+  { name: ENV.logLevel, bad: 'verbose', good: 'warn', read: (c) => c.logLevel, expected: 'warn' },
+  { name: ENV.podName, bad: undefined, good: 'operator-0', read: (c) => c.identity, expected: 'operator-0' },
+  { name: ENV.host, bad: undefined, good: '10.0.0.2', read: (c) => c.bindAddress, expected: '10.0.0.2' },
+];
+
+describe('every variable of the operator', () => {
+  it('the table names every variable the contract declares for it', () => {
+    const names = OPERATOR_VARIABLES.map((v) => v.name);
+    for (const name of Object.values(OPERATOR_ENV)) expect(names).toContain(name);
+  });
+
+  it('defaults: leader election and Secret rollouts on, health 8081, metrics 8080, Lease in default', () => {
+    expect(loadOperatorConfig({})).toMatchObject({
+      watchNamespace: '',
+      leaseNamespace: 'default',
+      leaderElection: true,
+      leaseName: 'observatory-operator',
+      healthPort: 8081,
+      metricsPort: 8080,
+      bindAddress: undefined,
+      secretRollouts: true,
+      logLevel: 'info',
+    });
+  });
+
+  it.each(OPERATOR_VARIABLES.filter((v) => v.bad !== undefined).map((v) => [v.name, v.bad!] as const))(
+    'refuses %s=%s in one line naming it',
+    (name, bad) => {
+      const message = refusal(() => loadOperatorConfig({ [name]: bad }));
+      expect(message).toMatch(/^invalid configuration: [^\n]+$/);
+      expect(message).toContain(name);
+    },
+  );
+
+  it.each(OPERATOR_VARIABLES.map((v) => [v.name, v.good, v] as const))('reads %s=%s', (name, good, v) => {
+    expect(v.read(loadOperatorConfig({ [name]: good }))).toEqual(v.expected);
   });
 });

@@ -64,3 +64,134 @@ describe('server/contract/ imports nothing outside itself', () => {
     expect(packages.filter((p) => !p.endsWith('-> zod'))).toEqual([]);
   });
 });
+
+describe('configuration is read once, at each process entry', () => {
+  // The modules that turn a process's environment into its typed configuration; the kubectl
+  // plugin's entry hands its environment to kubeconfig loading, as kubectl does.
+  const READERS = ['server/config/env.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
+  const product = (dir: string) =>
+    sourceFiles(join(ROOT, dir)).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
+
+  it('nothing else in server/ or operator/ reads process.env', () => {
+    const readers = [...product('server'), ...product('operator')]
+      .filter((f) => /\bprocess\s*(\.\s*env\b|\[\s*['"]env['"]\s*\])/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f).split(sep).join('/'));
+    expect(readers.sort()).toEqual([...READERS].sort());
+  });
+});
+
+/**
+ * The layers of a tree, lowest first: a module may import from its own layer and those below, never
+ * from one above. Each entry is a folder (or file) directly under the tree's root.
+ */
+const SERVER_LAYERS: readonly (readonly string[])[] = [
+  ['contract'],
+  ['errors.ts', 'config'],
+  ['datastores', 'coordination', 'migrations', 'blobs', 'llm', 'users'],
+  // What version 4's writers and readers of events share: the legacy-to-events mapping, the
+  // staging partitions, the propagation record.
+  ['events'],
+  // Building blocks over the stores.
+  [
+    'ingestion',
+    'models',
+    'otel',
+    'reads',
+    'backfill',
+    'exports',
+    'projects',
+    'analytics',
+    'media',
+    'comments',
+    'time',
+  ],
+  // Features built on them.
+  ['deletion', 'prompts', 'scores', 'producers', 'datasets', 'evaluation', 'preflight'],
+  // A process's assembly: datastores opened, logger, shutdown, schema at start.
+  ['runtime'],
+  ['worker', 'web', 'ui'],
+  ['cli'],
+  ['bin'],
+];
+
+const OPERATOR_LAYERS: readonly (readonly string[])[] = [
+  ['api', 'util', 'config.ts'],
+  ['render'],
+  ['validation.ts'],
+  ['planner'],
+  ['index.ts'],
+  ['runtime', 'testing'],
+  ['kubectl'],
+  ['main.ts'],
+];
+
+/** Source files of a product tree (built bundles left out). */
+const productFiles = (dir: string) =>
+  sourceFiles(dir).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
+
+/** The folder or file directly under `root` that holds `path`. */
+const unitOf = (root: string, path: string) => relative(root, path).split(sep)[0]!;
+
+/** Relative imports resolved to files (`.ts` named, as the codebase writes them). */
+const importsOf = (file: string) =>
+  specifiers(file)
+    .filter((s) => s.startsWith('.'))
+    .map((s) => ({ s, target: resolve(dirname(file), s) }));
+
+function upwardImports(root: string, layers: readonly (readonly string[])[]): string[] {
+  const rank = new Map(layers.flatMap((units, i) => units.map((u) => [u, i] as const)));
+  return productFiles(root).flatMap((file) => {
+    const from = rank.get(unitOf(root, file))!;
+    return importsOf(file)
+      .filter(({ target }) => inside(target, root))
+      .filter(({ target }) => (rank.get(unitOf(root, target)) ?? Number.POSITIVE_INFINITY) > from)
+      .map(({ s }) => `${relative(ROOT, file)} -> ${s}`);
+  });
+}
+
+describe.each([
+  ['server', SERVER_LAYERS],
+  ['operator', OPERATOR_LAYERS],
+] as const)('%s/ imports run downward only', (tree, layers) => {
+  const root = join(ROOT, tree);
+
+  it('every folder and file at its top has a layer', () => {
+    const units = new Set(productFiles(root).map((f) => unitOf(root, f)));
+    const placed = new Set(layers.flat());
+    expect([...units].filter((u) => !placed.has(u))).toEqual([]);
+    expect([...placed].filter((u) => !units.has(u))).toEqual([]);
+  });
+
+  it('no module imports from a layer above its own', () => {
+    expect(upwardImports(root, layers)).toEqual([]);
+  });
+});
+
+describe('no import cycle in server/ or operator/', () => {
+  it('finds none among the modules (type-only imports included)', () => {
+    const files = [...productFiles(join(ROOT, 'server')), ...productFiles(join(ROOT, 'operator'))];
+    const known = new Set(files);
+    const deps = new Map(
+      files.map((f) => [
+        f,
+        importsOf(f)
+          .map((i) => i.target)
+          .filter((t) => known.has(t)),
+      ]),
+    );
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      state.set(file, 'open');
+      for (const next of deps.get(file)!) {
+        if (state.get(next) === 'open') {
+          const loop = [...path.slice(path.indexOf(next)), next];
+          cycles.push(loop.map((f) => relative(ROOT, f)).join(' -> '));
+        } else if (!state.has(next)) visit(next, [...path, next]);
+      }
+      state.set(file, 'done');
+    };
+    for (const f of files) if (!state.has(f)) visit(f, [f]);
+    expect(cycles).toEqual([]);
+  });
+});

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { BACKFILL_CHAIN } from '../../server/backfill/chain.ts';
 import { LATEST_SCHEMA_VERSION, RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { EVENTS } from '../../server/migrations/analytics/tables.ts';
@@ -96,5 +98,24 @@ describe('relational migrations', () => {
     expect(RELATIONAL_MIGRATIONS[5]!.up).toContain(
       'DROP TABLE IF EXISTS dataset_run_items, scores, observations, traces',
     );
+  });
+});
+
+describe('applied migrations are frozen', () => {
+  const v5 = RELATIONAL_MIGRATIONS.find((m) => m.version === 5)!;
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+  it('version 5 (the backfill chain rows) is the text databases applied, byte for byte', () => {
+    expect(sha256(v5.up)).toBe('00d78426e175608c7139e466835b9a44a3429a7604d9744ed785f2dbf1395852');
+    expect(sha256(v5.down)).toBe('abd5a75c89c036ca31f917d32aff50b105e786442be0eeb7cedca07c54e2713e');
+  });
+
+  it('version 5 inserts the row of every step of the chain the backfill runs', () => {
+    for (const s of BACKFILL_CHAIN) {
+      expect(v5.up).toContain(
+        `VALUES ('${s.id}', '${s.name}', '${s.script}', '${JSON.stringify({ envGate: s.envGate })}')`,
+      );
+      expect(v5.down).toContain(`'${s.name}'`);
+    }
   });
 });

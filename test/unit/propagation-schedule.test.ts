@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextRunDelayMs, partitionEndMs } from '../../server/worker/propagation/schedule.ts';
+import { partitionEndMs } from '../../server/events/staging.ts';
+import { nextRunDelayMs } from '../../server/worker/propagation/schedule.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const MIN = 60_000;

@@ -1,5 +1,6 @@
 /** Table tests of the read-side SQL builders: which SQL each request yields, and what is refused. */
 import { describe, expect, it } from 'vitest';
+import { BadRequest } from '../../server/errors.ts';
 import { OBSERVATION_COLUMNS } from '../../server/reads/events-columns.ts';
 import { buildExperimentItems, buildExperiments } from '../../server/reads/experiments.ts';
 import { compileCondition, type FilterCondition, textTokens } from '../../server/reads/filters.ts';
@@ -16,7 +17,6 @@ import {
 } from '../../server/reads/observations.ts';
 import { buildScoresV3, mapScoreV3 } from '../../server/reads/scores.ts';
 import { Params, toChText, toIso } from '../../server/reads/sql.ts';
-import { BadRequest } from '../../server/web/errors.ts';
 
 const HOSTILE = "x' OR 1=1 --";
 

@@ -13,7 +13,6 @@ import pg from 'pg';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { handleError } from '../../server/web/error-handler.ts';
 import {
   BadRequest,
   Conflict,
@@ -25,7 +24,8 @@ import {
   ServiceUnavailable,
   TooManyRequests,
   Unauthorized,
-} from '../../server/web/errors.ts';
+} from '../../server/errors.ts';
+import { handleError } from '../../server/web/error-handler.ts';
 import { collectRouteSpecs, route } from '../../server/web/route.ts';
 
 const withProps = (message: string, props: Record<string, unknown>) =>

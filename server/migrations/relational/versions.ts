@@ -3,8 +3,6 @@
  * are release 3's; 5-7 are version 4's (the backfill chain rows, the drop of the relational
  * tracing tables, producer activity); 8 onwards are on both releases (`bothReleases`). Each migration runs in one transaction.
  */
-import { BACKFILL_CHAIN } from '../../backfill/chain.ts';
-
 export interface RelationalMigration {
   version: number;
   name: string;
@@ -49,8 +47,6 @@ CREATE TABLE IF NOT EXISTS dataset_run_items (
   created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   PRIMARY KEY (id, project_id)
 );`;
-
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export const RELATIONAL_MIGRATIONS: RelationalMigration[] = [
   {
@@ -119,11 +115,14 @@ CREATE TABLE dataset_runs (
   {
     version: 5,
     name: 'v4_backfill_chain',
-    up: BACKFILL_CHAIN.map(
-      (s) =>
-        `INSERT INTO background_migrations (id, name, script, args) VALUES (${sqlString(s.id)}, ${sqlString(s.name)}, ${sqlString(s.script)}, ${sqlString(JSON.stringify({ envGate: s.envGate }))}) ON CONFLICT (name) DO NOTHING;`,
-    ).join('\n'),
-    down: `DELETE FROM background_migrations WHERE name IN (${BACKFILL_CHAIN.map((s) => sqlString(s.name)).join(', ')});`,
+    // Frozen: the rows of the five steps as applied (ids and names follow the reference); a later
+    // step gets its row from a new migration, never from an edit here.
+    up: `INSERT INTO background_migrations (id, name, script, args) VALUES ('8e1f4a2b-5c63-4d8e-9a47-1b2f3c4d5e6f', '20260701_v4_step_1_create_root_spans_from_traces', 'createRootSpansFromTraces', '{"envGate":"SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL"}') ON CONFLICT (name) DO NOTHING;
+INSERT INTO background_migrations (id, name, script, args) VALUES ('9c2d5a4f-7b8e-4f6a-a91c-3e5d7f8a2b1c', '20260701_v4_step_2_rewrite_observations_to_pid_tid_sorting', 'rewriteObservationsToPidTidSorting', '{"envGate":"SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL"}') ON CONFLICT (name) DO NOTHING;
+INSERT INTO background_migrations (id, name, script, args) VALUES ('7a3f8d6e-2c91-4b5e-8d72-f4a5b6c7d8e9', '20260701_v4_step_3_backfill_events_full_from_observations', 'backfillEventsFullFromObservations', '{"envGate":"SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL"}') ON CONFLICT (name) DO NOTHING;
+INSERT INTO background_migrations (id, name, script, args) VALUES ('9d4f8a12-7b35-4e6c-9f48-a2b3c4d5e6f7', '20260701_v4_step_4_backfill_events_full_from_dataset_run_items', 'backfillEventsFullFromDatasetRunItems', '{"envGate":"SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL"}') ON CONFLICT (name) DO NOTHING;
+INSERT INTO background_migrations (id, name, script, args) VALUES ('b3f1c5d8-9e47-4a26-8b3f-5c6d7e8f9a01', '20260701_v4_step_5_drop_pid_tid_sorting_tables', 'dropPidTidSortingTables', '{"envGate":"SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES"}') ON CONFLICT (name) DO NOTHING;`,
+    down: `DELETE FROM background_migrations WHERE name IN ('20260701_v4_step_1_create_root_spans_from_traces', '20260701_v4_step_2_rewrite_observations_to_pid_tid_sorting', '20260701_v4_step_3_backfill_events_full_from_observations', '20260701_v4_step_4_backfill_events_full_from_dataset_run_items', '20260701_v4_step_5_drop_pid_tid_sorting_tables');`,
   },
   {
     version: 6,

@@ -10,8 +10,8 @@ import { traceRootedAt } from '../../comments/root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../../comments/rules.ts';
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

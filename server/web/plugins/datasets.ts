@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { findDatasetByName, listDatasetItems, listDatasets } from '../../datasets/store.ts';
+import { BadRequest } from '../../errors.ts';
 import {
   type DatasetItemRow,
   type DatasetRow,
@@ -18,7 +19,6 @@ import {
   mapDatasetItem,
   SQL,
 } from '../../reads/datasets.ts';
-import { BadRequest } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
 import { experimentRoutes } from './datasets/experiments.ts';

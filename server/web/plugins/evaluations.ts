@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
+import { HttpError } from '../../errors.ts';
 import {
   createEvaluator,
   createEvaluatorRequest,
@@ -28,7 +29,6 @@ import {
 } from '../../evaluation/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { handleError } from '../error-handler.ts';
-import { HttpError } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

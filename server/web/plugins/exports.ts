@@ -7,6 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { S3_ENV } from '../../contract/env.ts';
+import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
 import {
   createExportRequest,
   EXPORT_FORMATS,
@@ -24,7 +25,6 @@ import {
   listExports,
 } from '../../exports/store.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
-import { BadRequest, NotConfigured, NotFound } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { route } from '../route.ts';
 import type { PluginOptions } from './types.ts';

@@ -1,9 +1,9 @@
 /** `POST /api/public/ingestion`: the batch endpoint of the older SDKs, answered with 207. */
 import type { FastifyPluginAsync } from 'fastify';
+import { BadRequest } from '../../errors.ts';
 import { processBatch } from '../../ingestion/batch.ts';
 import { batchRequest, describeIssues } from '../../ingestion/schemas.ts';
 import { attributionOf, recordRefusedPath } from '../context.ts';
-import { BadRequest } from '../errors.ts';
 import type { PluginOptions } from './types.ts';
 
 /** The reference documents batches of about 3.5 MB. */

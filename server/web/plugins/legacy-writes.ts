@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
+import { BadRequest } from '../../errors.ts';
 import { processBatch } from '../../ingestion/batch.ts';
 import { attributionOf, recordRefusedPath } from '../context.ts';
-import { BadRequest } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -7,12 +7,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { LLM_ENV } from '../../contract/env.ts';
+import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
 import { publicConnection, upsertConnectionRequest, upsertProblem } from '../../llm/connections.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
 import { pageMeta } from '../../reads/datasets.ts';
-import { BadRequest, NotConfigured, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { LOCAL_BLOB_PATH, type LocalBlobStore } from '../../blobs/local.ts';
 import { SANDBOX_HEADERS, servedAs } from '../../blobs/serving.ts';
 import type { Query } from '../../blobs/signed-url.ts';
-import { Forbidden, NotFound } from '../errors.ts';
+import { Forbidden, NotFound } from '../../errors.ts';
 
 export interface LocalBlobsOptions {
   stores: LocalBlobStore[];

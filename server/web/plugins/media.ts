@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { S3_ENV } from '../../contract/env.ts';
+import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
 import {
   createMediaRequest,
   isUploaded,
@@ -16,7 +17,6 @@ import {
   patchMediaRequest,
 } from '../../media/rules.ts';
 import { claimMedia, findMedia, recordUpload } from '../../media/store.ts';
-import { BadRequest, NotConfigured, NotFound } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { route } from '../route.ts';
 import type { PluginOptions } from './types.ts';

@@ -4,13 +4,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { BadRequest } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { assembleDaily, buildDailyMetrics } from '../../reads/legacy.ts';
 import { own } from '../../reads/lookup.ts';
 import { buildMetrics, type MetricsView, mapMetricsRow, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../context.ts';
-import { BadRequest } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
 import { type Row, select } from '../select.ts';

@@ -6,10 +6,10 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { createModelRequest, MODEL_UNITS, toApiModel } from '../../models/definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

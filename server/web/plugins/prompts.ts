@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { NotFound } from '../../errors.ts';
 import {
   createPromptRequest,
   describeSelector,
@@ -22,7 +23,6 @@ import {
   listPromptMeta,
 } from '../../prompts/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
-import { NotFound } from '../errors.ts';
 import { type Parsed, q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

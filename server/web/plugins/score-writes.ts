@@ -5,13 +5,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { describeIssues } from '../../ingestion/schemas.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs, updateConfig } from '../../scores/config-store.ts';
 import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
 import { attributionOf } from '../context.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

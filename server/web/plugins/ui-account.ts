@@ -6,9 +6,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { Conflict } from '../../errors.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { projectsOf, setV4Preview } from '../../users/store.ts';
-import { Conflict } from '../errors.ts';
 import { route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { NotFound } from '../errors.ts';
+import { NotFound } from '../../errors.ts';
 import type { PluginOptions } from './types.ts';
 
 export const UI_DIST = resolve(import.meta.dirname, '../../ui/dist');

@@ -10,6 +10,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { BadRequest, TooManyRequests, Unauthorized } from '../../errors.ts';
 import {
   memorySignInThrottle,
   SIGN_IN_WINDOW_MS,
@@ -27,7 +28,6 @@ import {
   userByEmail,
 } from '../../users/store.ts';
 import type { WebContext } from '../context.ts';
-import { BadRequest, TooManyRequests, Unauthorized } from '../errors.ts';
 import { refusalOf } from '../gates.ts';
 import { route } from '../route.ts';
 import {

@@ -10,13 +10,13 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { findDatasetById, listDatasetItems, listDatasets, listRuns } from '../../datasets/store.ts';
+import { NotFound } from '../../errors.ts';
 import { buildExperimentItems, buildExperiments, mapExperiment } from '../../reads/experiments.ts';
 import { buildRunItems, buildTraceOutputs } from '../../reads/legacy.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { compareRuns, type RunResult } from '../../reads/run-comparison.ts';
 import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
-import { NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import { type Row, select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';

@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { NotFound } from '../../errors.ts';
 import {
   buildObservationsOfTrace,
   buildScoresOfTrace,
@@ -16,7 +17,6 @@ import {
 } from '../../reads/legacy.ts';
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
-import { NotFound } from '../errors.ts';
 import { q, route } from '../route.ts';
 import { type Row, runPaged, select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';

@@ -11,6 +11,7 @@ import { createCommentRequest } from '../../comments/rules.ts';
 import { createComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { behaviourOf } from '../../contract/write-modes.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { zipMetadata } from '../../reads/sql.ts';
@@ -18,7 +19,6 @@ import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts'
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { route } from '../route.ts';
 import { select } from '../select.ts';

@@ -1,9 +1,9 @@
 /** `GET /api/public/v2/observations`: see server/reads/observations.ts for the queries. */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { BadRequest } from '../../errors.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
 import { mapObservation, parseFieldGroups, rowKey, simpleFilters } from '../../reads/observations.ts';
-import { BadRequest } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { q, route } from '../route.ts';

@@ -8,18 +8,10 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import { partitionExperimentEnrichmentStatement } from '../../backfill/sql.ts';
 import type { Coordination } from '../../coordination/store.ts';
-import type { PropagationRecord } from './health.ts';
-import { nextRunDelayMs, partitionEndMs } from './schedule.ts';
+import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
+import { partitionEndMs } from '../../events/staging.ts';
+import { nextRunDelayMs } from './schedule.ts';
 import { completedPartitionsQuery, pendingPartitionsQuery, propagatePartitionStatement } from './sql.ts';
-
-export const KEYS = {
-  lease: 'observatory:event-propagation:lease',
-  lastRunStartedAt: 'observatory:event-propagation:last-run-started-at',
-  lastSuccessAt: 'observatory:event-propagation:last-success-at',
-  cursor: 'observatory:event-propagation:last-processed-partition',
-  idle: 'observatory:event-propagation:idle',
-  lastError: 'observatory:event-propagation:last-error',
-} as const;
 
 export interface PropagationOptions {
   analytics: ClickHouseClient;
@@ -44,23 +36,6 @@ export interface RunOutcome {
   processed: string[];
 }
 
-export async function readRecord(c: Coordination): Promise<PropagationRecord> {
-  const [run, success, cursor, idle, error] = await Promise.all([
-    c.get(KEYS.lastRunStartedAt),
-    c.get(KEYS.lastSuccessAt),
-    c.get(KEYS.cursor),
-    c.get(KEYS.idle),
-    c.get(KEYS.lastError),
-  ]);
-  return {
-    lastRunStartedAt: run === null ? null : Number(run),
-    lastSuccessAt: success === null ? null : Number(success),
-    lastProcessedPartition: cursor,
-    idle: idle === '1',
-    lastError: error && error.length > 0 ? error : null,
-  };
-}
-
 export class PropagationJob {
   readonly #o: PropagationOptions;
   #timer: NodeJS.Timeout | undefined;
@@ -74,11 +49,12 @@ export class PropagationJob {
   async runOnce(): Promise<RunOutcome> {
     const { coordination: c, analytics, workerId } = this.#o;
     const leaseMs = Math.max(3 * this.#o.intervalMs, 30_000);
-    if (!(await c.acquireLease(KEYS.lease, workerId, leaseMs))) return { ran: false, processed: [] };
-    await c.set(KEYS.lastRunStartedAt, String(Date.now()));
+    if (!(await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs)))
+      return { ran: false, processed: [] };
+    await c.set(PROPAGATION_KEYS.lastRunStartedAt, String(Date.now()));
     const processed: string[] = [];
     try {
-      const after = (await c.get(KEYS.cursor)) ?? '';
+      const after = (await c.get(PROPAGATION_KEYS.cursor)) ?? '';
       const rs = await analytics.query({
         query: completedPartitionsQuery(),
         query_params: { after, graceSeconds: this.#o.graceSeconds },
@@ -91,20 +67,20 @@ export class PropagationJob {
           query: partitionExperimentEnrichmentStatement(),
           query_params: { partition },
         });
-        await c.set(KEYS.cursor, partition);
+        await c.set(PROPAGATION_KEYS.cursor, partition);
         processed.push(partition);
         // Renew between partitions so a long catch-up keeps the lease.
-        await c.acquireLease(KEYS.lease, workerId, leaseMs);
+        await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs);
       }
-      await c.set(KEYS.idle, partitions.length === 0 ? '1' : '0');
-      await c.set(KEYS.lastError, '');
+      await c.set(PROPAGATION_KEYS.idle, partitions.length === 0 ? '1' : '0');
+      await c.set(PROPAGATION_KEYS.lastError, '');
       const succeededAt = Date.now();
-      await c.set(KEYS.lastSuccessAt, String(succeededAt));
+      await c.set(PROPAGATION_KEYS.lastSuccessAt, String(succeededAt));
       await this.#reportMetrics(succeededAt);
       if (processed.length > 0) this.#o.log.info({ partitions: processed }, 'propagated staging partitions');
     } catch (err) {
       const message = (err as Error).message.slice(0, 500);
-      await c.set(KEYS.lastError, message).catch(() => {});
+      await c.set(PROPAGATION_KEYS.lastError, message).catch(() => {});
       this.#o.log.error({ err: message, processed }, 'propagation run failed');
     }
     return { ran: true, processed };
@@ -112,7 +88,7 @@ export class PropagationJob {
 
   async #reportMetrics(lastSuccessAt: number): Promise<void> {
     if (!this.#o.onMetrics) return;
-    const after = (await this.#o.coordination.get(KEYS.cursor)) ?? '';
+    const after = (await this.#o.coordination.get(PROPAGATION_KEYS.cursor)) ?? '';
     const rs = await this.#o.analytics.query({
       query: pendingPartitionsQuery(),
       query_params: { after },
@@ -146,6 +122,6 @@ export class PropagationJob {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#running;
-    await this.#o.coordination.releaseLease(KEYS.lease, this.#o.workerId).catch(() => {});
+    await this.#o.coordination.releaseLease(PROPAGATION_KEYS.lease, this.#o.workerId).catch(() => {});
   }
 }

@@ -4,9 +4,7 @@
  * window + grace + interval. The next run is therefore the earlier of one interval from now and
  * the moment the partition filling now becomes eligible, so that lag is window + grace + processing.
  */
-
-/** Width of a staging partition (`toStartOfInterval(s3_first_seen_timestamp, INTERVAL 3 MINUTE)`). */
-export const STAGING_WINDOW_MS = 3 * 60_000;
+import { STAGING_WINDOW_MS } from '../../events/staging.ts';
 
 /**
  * The store compares with its `now()` in whole seconds: a run exactly at the eligible instant could
@@ -23,9 +21,4 @@ export function nextRunDelayMs(nowMs: number, intervalMs: number, graceSeconds: 
   const offset = graceSeconds * 1000 + ELIGIBILITY_MARGIN_MS;
   const nextEligible = (Math.floor((nowMs - offset) / STAGING_WINDOW_MS) + 1) * STAGING_WINDOW_MS + offset;
   return Math.min(intervalMs, nextEligible - nowMs);
-}
-
-/** The end of the partition named by its start (`YYYY-MM-DD hh:mm:ss`, UTC), in ms. */
-export function partitionEndMs(partition: string): number {
-  return Date.parse(`${partition.replace(' ', 'T')}Z`) + STAGING_WINDOW_MS;
 }

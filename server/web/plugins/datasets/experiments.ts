@@ -1,6 +1,7 @@
 /** `GET /api/public/experiments` and `GET /api/public/experiment-items` (version 4 reads). */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { BadRequest } from '../../../errors.ts';
 import {
   buildExperimentItems,
   buildExperiments,
@@ -14,7 +15,6 @@ import {
 import { parseFilterParam } from '../../../reads/filters.ts';
 import { mapScoreV3 } from '../../../reads/scores.ts';
 import type { WebContext } from '../../context.ts';
-import { BadRequest } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { type Row, select } from '../../select.ts';
 

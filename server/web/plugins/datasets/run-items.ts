@@ -9,9 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../../contract/write-modes.ts';
 import { traceOfObservation } from '../../../datasets/observation-trace.ts';
+import { NotFound } from '../../../errors.ts';
 import { chTime } from '../../../ingestion/time.ts';
 import type { WebContext } from '../../context.ts';
-import { NotFound } from '../../errors.ts';
 import { route } from '../../route.ts';
 
 const body = z

@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { findDatasetByName, listRuns, type RunRow } from '../../../datasets/store.ts';
+import { NotFound } from '../../../errors.ts';
 import { pageMeta } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
 import type { WebContext } from '../../context.ts';
-import { NotFound } from '../../errors.ts';
 import { q, route } from '../../route.ts';
 import { runPaged, select } from '../../select.ts';
 

@@ -4,8 +4,8 @@
  * runs keep failing is stuck even though it keeps starting, and a job that never completed a run
  * counts as stuck once this worker has been up longer than the threshold.
  */
-import type { PropagationHealth } from '../../contract/worker-api.ts';
-import { partitionEndMs } from './schedule.ts';
+import type { PropagationHealth } from '../contract/worker-api.ts';
+import { partitionEndMs } from './staging.ts';
 
 export interface PropagationRecord {
   lastRunStartedAt: number | null;
