@@ -573,7 +573,7 @@ export const statusSchema = object(
     conditions: optional(
       array(condition, {
         description:
-          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, CutoverApproved, CutoverReady, Paused.',
+          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, Paused.',
         maxItems: 32,
         listType: 'map',
         mapKeys: ['type'],
@@ -718,6 +718,7 @@ export const CONDITION_TYPES = [
   'BackfillComplete',
   'PropagationHealthy',
   'ProducersCompatible',
+  'EvaluatorsCompatible',
   'CutoverApproved',
   'CutoverReady',
   'Paused',

@@ -116,6 +116,21 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       'no producer EventsOnly would refuse was seen in the last {period}; {count} OTLP producer(s) without client-side propagation will lose server-side propagation of trace attributes: {names}',
     ),
   },
+  EvaluatorsCompatible: {
+    NotInDual: notInDual,
+    CutoverDone: cutoverDone,
+    CutoverNotRequested: notRequested,
+    EvaluatorsUnknown: t('Unknown', 'the worker producer report is unavailable'),
+    NoLegacyEvaluators: t('True', 'no trace-level evaluator is enabled'),
+    LegacyEvaluatorsActive: t(
+      'False',
+      '{count} trace-level evaluator(s) stop at the cutover: {names}; recreate them with target observation, or approve the cutover to stop them',
+    ),
+    LegacyEvaluatorsApproved: t(
+      'True',
+      '{count} trace-level evaluator(s) stop at the cutover, as approved for generation {generation}: {names}',
+    ),
+  },
   CutoverApproved: {
     NotInDual: notInDual,
     CutoverDone: cutoverDone,

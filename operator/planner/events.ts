@@ -14,6 +14,7 @@ export type EventAction = Extract<Action, { kind: 'event' }>;
 const GATES: readonly ConditionType[] = [
   'PropagationHealthy',
   'ProducersCompatible',
+  'EvaluatorsCompatible',
   'CutoverApproved',
   'CutoverReady',
 ];

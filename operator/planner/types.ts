@@ -64,7 +64,14 @@ export interface IncompatibleProducer {
   path: string;
   consequence: Consequence;
 }
-export type ProducersReport = { known: false } | { known: true; producers: IncompatibleProducer[] };
+/** An enabled trace-level (Legacy) evaluation rule, from the same report: it stops at the cutover. */
+export interface LegacyEvaluatorRef {
+  projectId: string;
+  name: string;
+}
+export type ProducersReport =
+  | { known: false }
+  | { known: true; producers: IncompatibleProducer[]; legacyEvaluators?: LegacyEvaluatorRef[] };
 
 export type BackfillStepState = 'pending' | 'dormant' | 'running' | 'finished' | 'failed';
 export interface BackfillStepReport {

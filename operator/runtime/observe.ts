@@ -179,7 +179,12 @@ export async function observeWorld(
   // Reports come from any worker: they read shared state (PostgreSQL), not the pod's own.
   if (need.producersSince && ready[0]) {
     const report = await reads.producers(ready[0], need.producersSince);
-    if (report) world.producers = { known: true, producers: report.producers };
+    if (report)
+      world.producers = {
+        known: true,
+        producers: report.producers,
+        legacyEvaluators: report.legacyEvaluators.map(({ projectId, name }) => ({ projectId, name })),
+      };
   }
   if (need.backfill && ready[0]) {
     const report = await reads.backfill(ready[0]);

@@ -543,6 +543,45 @@ describe('planner: the cutover gates', () => {
     expect(run(changed).status.target!.state).toBe('Dual');
   });
 
+  it('holds on enabled trace-level evaluators, naming them, until an admin approves by hand', () => {
+    const legacy = {
+      producers: {
+        known: true as const,
+        producers: [],
+        legacyEvaluators: [
+          { projectId: 'p-1', name: 'trace-correctness' },
+          { projectId: 'p-2', name: 'helpfulness' },
+        ],
+      },
+    };
+    // Automatic approval is nobody's decision: the cutover waits and says why.
+    let p = run(eo(), legacy);
+    expect(p.status.target!.state).toBe('Dual');
+    const held = cond(p.status, 'EvaluatorsCompatible')!;
+    expect(held).toMatchObject({ status: 'False', reason: 'LegacyEvaluatorsActive' });
+    expect(held.message).toContain('2 trace-level evaluator(s) stop at the cutover');
+    expect(held.message).toContain('"trace-correctness" (project p-1), "helpfulness" (project p-2)');
+    expect(p.status.blockedBy!.some((b) => b.includes('trace-level evaluator'))).toBe(true);
+
+    const manual = { cutover: { approval: 'Manual' as const } };
+    p = run(eo(manual), legacy);
+    expect(p.status.target!.state).toBe('Dual');
+    const tracked = { ...dualDone, approval: p.status.approval! };
+    p = run(eo(manual, { 'observatory.dev/approve-cutover': '5' }, tracked), legacy);
+    expect(p.status.target!.state).toBe('EventsOnly');
+    expect(cond(p.status, 'EvaluatorsCompatible')).toMatchObject({
+      status: 'True',
+      reason: 'LegacyEvaluatorsApproved',
+    });
+
+    p = run(eo(), { producers: { known: true, producers: [], legacyEvaluators: [] } });
+    expect(cond(p.status, 'EvaluatorsCompatible')).toMatchObject({
+      status: 'True',
+      reason: 'NoLegacyEvaluators',
+    });
+    expect(p.status.target!.state).toBe('EventsOnly');
+  });
+
   it('never goes back once the intent is recorded, and finishes the cutover pass', () => {
     const committed = steady('Dual', {
       backfill: done,

@@ -30,7 +30,13 @@ const PROBE_REASONS = [
   'AwaitingProbe',
 ];
 
-const GATE_TYPES = ['PropagationHealthy', 'ProducersCompatible', 'CutoverApproved', 'CutoverReady'] as const;
+const GATE_TYPES = [
+  'PropagationHealthy',
+  'ProducersCompatible',
+  'EvaluatorsCompatible',
+  'CutoverApproved',
+  'CutoverReady',
+] as const;
 
 /** Records when the spec (apart from approvals) last changed, which approvals must name. */
 function approvalSpec(input: StepInput) {
@@ -80,6 +86,43 @@ function approved(input: StepInput, specGeneration: number): boolean {
   return candidates.some(
     (g) => g !== undefined && Number.isInteger(g) && g >= specGeneration && g <= input.generation,
   );
+}
+
+/**
+ * Trace-level (Legacy) evaluators stop at the cutover (the spec's evaluator rule): while any is
+ * enabled the cutover waits, unless an admin approved this generation by hand, which stops them
+ * knowingly; Automatic approval does not, since nobody saw them.
+ */
+function evaluatorsGate(input: StepInput, approvedByHand: boolean, out: StepOutput): Gate {
+  const report = input.world.producers;
+  if (!report.known) {
+    const last = findCondition(input.old.conditions, 'EvaluatorsCompatible')?.reason;
+    if (!['NoLegacyEvaluators', 'LegacyEvaluatorsActive', 'LegacyEvaluatorsApproved'].includes(last ?? ''))
+      out.set('EvaluatorsCompatible', 'EvaluatorsUnknown');
+    return { ok: false, message: 'the worker producer report is unavailable', recheckSeconds: 60 };
+  }
+  const active = report.legacyEvaluators ?? [];
+  if (active.length === 0) {
+    out.set('EvaluatorsCompatible', 'NoLegacyEvaluators');
+    return { ok: true, message: 'no trace-level evaluator is enabled' };
+  }
+  const facts = {
+    count: active.length,
+    names: active
+      .slice(0, 5)
+      .map((e) => `"${e.name}" (project ${e.projectId})`)
+      .join(', '),
+  };
+  if (approvedByHand) {
+    out.set('EvaluatorsCompatible', 'LegacyEvaluatorsApproved', { ...facts, generation: input.generation });
+    return { ok: true, message: `${facts.count} trace-level evaluator(s) stop at the cutover, as approved` };
+  }
+  out.set('EvaluatorsCompatible', 'LegacyEvaluatorsActive', facts);
+  return {
+    ok: false,
+    message: `${facts.count} trace-level evaluator(s) would stop at the cutover: ${facts.names}`,
+    recheckSeconds: 300,
+  };
 }
 
 export const gatesStep: Step = {
@@ -173,6 +216,8 @@ export const gatesStep: Step = {
       }
     }
 
+    const evaluators = evaluatorsGate(input, approved(input, approval.specGeneration), out);
+
     let approvalGate: Gate;
     if (input.spec.cutover.approval === 'Automatic') {
       out.set('CutoverApproved', 'AutomaticApproval');
@@ -192,8 +237,9 @@ export const gatesStep: Step = {
     const rollout: Gate = deployedRolledOut(input)
       ? { ok: true, message: 'Dual is rolled out on every pod' }
       : { ok: false, message: 'the Dual rollout is not complete' };
-    const gates = [rollout, historicDataGate(input), propagation, producers, approvalGate];
-    const closed = gates.filter((g) => !g.ok);
+    const gates = [rollout, historicDataGate(input), propagation, producers, evaluators, approvalGate];
+    // Two gates read the same report: its absence is said once.
+    const closed = gates.filter((g, i) => !g.ok && gates.findIndex((o) => o.message === g.message) === i);
     if (closed.length > 0) {
       out.set('CutoverReady', 'GatesClosed', { closed: closed.map((g) => g.message).join('; ') });
       for (const g of closed) out.wait(g.recheckSeconds ?? 60, `cutover: ${g.message}`);
