@@ -108,7 +108,10 @@ describe('dual-write propagation', () => {
     );
     const partitionEnd = Date.parse(`${staged!.partition.replace(' ', 'T')}Z`) + 180_000;
     let events: Record<string, unknown>[] = [];
-    while (events.length < 3) {
+    // Done when the job moved its cursor past the partition: after the insert and the enrichment.
+    const cursor = async () =>
+      (await redis.get('observatory:event-propagation:last-processed-partition')) ?? '';
+    while (events.length < 3 || (await cursor()) < staged!.partition) {
       expect(
         Date.now() - partitionEnd,
         'propagated within a minute of the partition completing',
