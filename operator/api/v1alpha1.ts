@@ -48,6 +48,11 @@ export type WriteMode = (typeof WRITE_MODES)[number];
 export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
 export type MigrationState = (typeof MIGRATION_STATES)[number];
 
+/** A finished Job is kept one day by default (CloudNativePG keeps its Jobs until the next one). */
+export const DEFAULT_JOB_TTL_SECONDS = 86_400;
+/** Below a minute the Job could be gone before the operator reads its result; above 30 days it is clutter. */
+export const JOB_TTL_LIMITS = { min: 60, max: 30 * 86_400 } as const;
+
 /** The contract's duration grammar: "90s", "30m", "24h", "7d", "1h30m". */
 const duration = (description: string) => string({ description, maxLength: 32, pattern: DURATION_PATTERN });
 
@@ -454,7 +459,19 @@ export const specSchema = object(
     worker: defaulted(role('worker'), {}),
     jobs: optional(
       object(
-        { resources: optional(resources), template: optional(podTemplate('Job')) },
+        {
+          resources: optional(resources),
+          template: optional(podTemplate('Job')),
+          ttlSecondsAfterFinished: defaulted(
+            integer({
+              description: `Seconds a finished Job (and its Pods and logs) is kept before Kubernetes deletes it; its result stays in status.jobs. At least ${JOB_TTL_LIMITS.min}, so the operator reads the result first.`,
+              minimum: JOB_TTL_LIMITS.min,
+              maximum: JOB_TTL_LIMITS.max,
+              format: 'int32',
+            }),
+            DEFAULT_JOB_TTL_SECONDS,
+          ),
+        },
         { description: 'The Pods of the Jobs the operator runs (preflight, schema, backfill, cleanup).' },
       ),
     ),
@@ -535,6 +552,18 @@ const recordedSettings = (of: string) =>
       description: `The settings ${of} runs with in web, worker and Jobs, recorded when it was entered or approved; rendered from here while spec asks for another state.`,
     },
   );
+
+const jobResult = object(
+  {
+    purpose: string({ description: 'The Job purpose (preflight, migrate, backfill-2, ...).', maxLength: 64 }),
+    name: string({ description: 'The Job of that attempt.', maxLength: 253 }),
+    result: enumOf(['Succeeded', 'Failed'] as const, { description: "The Job's terminal condition." }),
+    observedAt: timestamp('When the operator first saw the result.'),
+    reason: optional(string({ description: 'Reason of the Failed condition.', maxLength: 256 })),
+    message: optional(string({ description: 'Message of the Failed condition.', maxLength: 1024 })),
+  },
+  { description: "One finished Job's result." },
+);
 
 export const statusSchema = object(
   {
@@ -660,6 +689,15 @@ export const statusSchema = object(
         maxProperties: 4,
       }),
     ),
+    jobs: optional(
+      array(jobResult, {
+        description:
+          "The result of the latest finished Job of each purpose, kept after the Job's ttlSecondsAfterFinished removed it, so a step that succeeded never runs again and a failed one stays failed until a retry.",
+        maxItems: 16,
+        listType: 'map',
+        mapKeys: ['purpose'],
+      }),
+    ),
     legacyTablesTruncated: optional(boolean({ description: 'The cleanup Job finished.' })),
     probeStreak: optional(
       object(
@@ -690,6 +728,7 @@ export type RecordedSettings = TypeOf<ReturnType<typeof recordedSettings>>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
 export type Resources = TypeOf<typeof resources>;
 export type BlobStorage = TypeOf<typeof blobStorage>;
+export type JobResult = TypeOf<typeof jobResult>;
 
 export interface ObjectMeta {
   name: string;

@@ -4,7 +4,7 @@
  */
 import type { V1Container, V1Job } from '@kubernetes/client-node';
 import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
-import type { MigrationState } from '../api/v1alpha1.ts';
+import { DEFAULT_JOB_TTL_SECONDS, type MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { containerEnv } from './env.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
@@ -104,6 +104,8 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
     },
     spec: {
       backoffLimit: BACKOFF_LIMIT(r.purpose),
+      // The planner records the result in status.jobs, so the Job may go after this long.
+      ttlSecondsAfterFinished: spec.jobs?.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
       template: {
         metadata: {
           labels: pod.labels,

@@ -62,6 +62,8 @@ interface SimJob {
   attempt: number;
   outcome: 'running' | 'succeeded' | 'failed';
   message?: string;
+  /** Simulated time the Job finished; its ttlSecondsAfterFinished counts from here. */
+  finishedAt?: number;
 }
 
 export interface Chaos {
@@ -94,6 +96,8 @@ export class FakeCluster {
   /** Digests of the watched Secrets, as the operator's Secret informer would hand them over. */
   sources: SourceDigests = { secrets: {}, configMaps: {} };
   readonly jobs = new Map<string, SimJob>();
+  /** Jobs the operator's informer has shown finished: their attempt must never run again. */
+  private readonly seenFinished = new Set<string>();
   readonly db = {
     schema: 'none' as 'none' | 'v3' | 'v4',
     steps: {} as Record<number, DbStep>,
@@ -179,6 +183,8 @@ export class FakeCluster {
   }
 
   private refreshCache(): void {
+    for (const j of this.jobs.values())
+      if (j.outcome !== 'running') this.seenFinished.add(j.object.metadata!.name!);
     this.cache = {
       object: structuredClone(this.live),
       deployments: Object.fromEntries([...this.deployments].map(([role, d]) => [role, observe(d)])),
@@ -318,6 +324,7 @@ export class FakeCluster {
   private createJob(object: V1Job): void {
     const name = object.metadata!.name!;
     if (this.jobs.has(name)) return; // AlreadyExists: the same attempt
+    if (this.seenFinished.has(name)) this.fail(`Job ${name} re-created after its TTL removed it`);
     const purpose = object.metadata!.annotations![PURPOSE_ANNOTATION]!;
     const attempt = Number(object.metadata!.annotations![ATTEMPT_ANNOTATION]);
     this.checkJob(purpose, object);
@@ -335,6 +342,16 @@ export class FakeCluster {
     this.now += Math.floor(this.rng() * 120_000);
     for (const d of this.deployments.values()) this.deploymentController(d);
     for (const j of this.jobs.values()) if (j.outcome === 'running' && this.rng() < 0.5) this.finishJob(j);
+    this.ttlController();
+  }
+
+  /** Kubernetes' TTL-after-finished controller: removes a finished Job once its TTL elapsed. */
+  private ttlController(): void {
+    for (const [name, j] of this.jobs) {
+      const ttl = j.object.spec!.ttlSecondsAfterFinished;
+      if (j.finishedAt !== undefined && ttl !== undefined && j.finishedAt + ttl * 1000 <= this.now)
+        this.jobs.delete(name);
+    }
   }
 
   private deploymentController(d: SimDeployment): void {
@@ -352,6 +369,7 @@ export class FakeCluster {
   private finishJob(j: SimJob): void {
     const failure = this.runJob(j);
     j.outcome = failure === undefined ? 'succeeded' : 'failed';
+    j.finishedAt = this.now;
     if (failure !== undefined) j.message = failure;
   }
 

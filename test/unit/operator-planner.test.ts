@@ -353,6 +353,80 @@ describe('planner: the backfill chain', () => {
   });
 });
 
+describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () => {
+  const dual = steady('Dual', { backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+  const r3 = steady('Release3');
+  const passing = {
+    ...r3,
+    target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' },
+  };
+  const inputs = { pass: SINCE };
+
+  it.each([
+    { purpose: 'preflight' as const, status: passing, inputs, created: ['migrate'] },
+    { purpose: 'backfill-2' as const, status: dual, inputs: undefined, created: ['backfill-3'] },
+  ])(
+    'a $purpose Job that succeeded and then vanished is not run again',
+    ({ purpose, status, inputs, created: want }) => {
+      const o = object({}, status);
+      const deployments = rolledOut(o, status.state === 'Dual' ? 'Dual' : 'Release3');
+      const finished = job(o, purpose, 'succeeded', 0, inputs);
+      const seen = plan({ object: o, world: world({ deployments, jobs: [finished] }) });
+      expect(seen.status.jobs).toEqual([
+        { purpose, name: finished.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+      ]);
+      // The TTL controller removed the Job; the status written above is all that is left.
+      const gone = plan({ object: object({}, seen.status), world: world({ deployments }) });
+      expect(created(gone.actions).filter((p) => p === purpose)).toEqual([]);
+      expect(created(gone.actions)).toEqual(want);
+      expect(gone.status.jobs).toEqual(seen.status.jobs);
+    },
+  );
+
+  it('a failed Job that vanished stays failed (Stalled, same retry) until a retry, which needs no delete', () => {
+    const o = object({}, dual);
+    const deployments = rolledOut(o, 'Dual');
+    const failed = job(o, 'backfill-2', 'failed');
+    const seen = plan({ object: o, world: world({ deployments, jobs: [failed] }) });
+    expect(seen.status.jobs).toEqual([
+      {
+        purpose: 'backfill-2',
+        name: failed.name,
+        result: 'Failed',
+        observedAt: NOW.toISOString(),
+        reason: 'BackoffLimitExceeded',
+        message: 'Job has reached the specified backoff limit',
+      },
+    ]);
+    const gone = plan({ object: object({}, seen.status), world: world({ deployments }) });
+    expect(created(gone.actions)).toEqual([]);
+    expect(cond(gone.status, 'Stalled')).toMatchObject({ status: 'True', reason: 'BackfillStepFailed' });
+    expect(cond(gone.status, 'Stalled')!.message).toContain('observatory.dev/retry-backfill=2');
+
+    const retry = plan({
+      object: object({}, seen.status, { 'observatory.dev/retry-backfill': '2' }),
+      world: world({ deployments }),
+    });
+    expect(retry.status.attempts).toEqual({ 'backfill-2': 1 });
+    expect(kinds(retry.actions)).not.toContain('deleteJob');
+  });
+
+  it('keeps one result per purpose: a new attempt replaces the last', () => {
+    const o = object({}, { ...dual, attempts: { 'backfill-2': 1 } });
+    const deployments = rolledOut(o, 'Dual');
+    const older = job(o, 'backfill-2', 'failed');
+    const status = {
+      ...o.status!,
+      jobs: [{ purpose: 'backfill-2', name: older.name, result: 'Failed' as const, observedAt: SINCE }],
+    };
+    const newer = job(o, 'backfill-2', 'succeeded', 1);
+    const p = plan({ object: object({}, status), world: world({ deployments, jobs: [newer] }) });
+    expect(p.status.jobs).toEqual([
+      { purpose: 'backfill-2', name: newer.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+    ]);
+  });
+});
+
 describe('planner: the cutover gates', () => {
   const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
   const dualDone = steady('Dual', { backfill: done });

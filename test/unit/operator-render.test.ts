@@ -175,4 +175,15 @@ describe('Jobs', () => {
       renderJob(ctx, { purpose: 'backfill-1', state: 'Dual', image: 'x', attempt: 0 }).spec!.backoffLimit,
     ).toBe(0);
   });
+
+  it.each([
+    { purpose: 'preflight', jobs: undefined, ttl: 86_400 },
+    { purpose: 'migrate', jobs: {}, ttl: 86_400 },
+    { purpose: 'backfill-3', jobs: { ttlSecondsAfterFinished: 3600 }, ttl: 3600 },
+    { purpose: 'cleanup', jobs: { ttlSecondsAfterFinished: 60 }, ttl: 60 },
+  ] as const)('every Job carries ttlSecondsAfterFinished: $purpose -> $ttl', ({ purpose, jobs, ttl }) => {
+    const c = { meta, spec: withDefaults({ ...raw, ...(jobs ? { jobs } : {}) }) };
+    const job = renderJob(c, { purpose, state: 'Dual', image: 'x', attempt: 0 });
+    expect(job.spec!.ttlSecondsAfterFinished).toBe(ttl);
+  });
 });

@@ -17,6 +17,9 @@ export const base: ObservabilityServiceSpec = {
     clickhouse: { urlSecretRef: { name: 'ch', key: 'url' } },
     redis: { urlSecretRef: { name: 'redis', key: 'url' } },
   },
+  // Short enough that finished Jobs vanish mid-walk (a tick is up to two minutes): the planner
+  // must go on from the results it recorded in status.jobs.
+  jobs: { ttlSecondsAfterFinished: 600 },
 };
 
 export type Scenario =
