@@ -6,10 +6,20 @@
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
-import { ENV, ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS, S3_ENV, S3_PATTERNS } from '../../server/contract/env.ts';
+import {
+  BACKFILL_DEFAULTS,
+  BACKFILL_ENV,
+  BACKFILL_LIMITS,
+  ENV,
+  ENV_DEFAULTS,
+  ENV_LIMITS,
+  LOG_LEVELS,
+  S3_ENV,
+  S3_PATTERNS,
+} from '../../server/contract/env.ts';
 import { ANNOTATIONS, API_GROUP, RESOURCE_SHORT_NAME } from '../../server/contract/retries.ts';
 import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
-import { spec as specRules } from './rules.ts';
+import { BACKFILL_WIDTH_RULE, spec as specRules } from './rules.ts';
 import {
   array,
   boolean,
@@ -296,10 +306,38 @@ export const specSchema = object(
             }),
             false,
           ),
+          chunkRows: defaulted(
+            integer({
+              description: `Rows per chunk, one INSERT ... SELECT each (${BACKFILL_ENV.chunkRows}); larger chunks run faster and take more memory in the analytics store. Applies to steps whose chunks are not planned yet.`,
+              minimum: BACKFILL_LIMITS.chunkRows.min,
+              maximum: BACKFILL_LIMITS.chunkRows.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.chunkRows,
+          ),
+          throttleMs: defaulted(
+            integer({
+              description: `Pause after each chunk in milliseconds (${BACKFILL_ENV.throttleMs}), leaving the analytics store room for live traffic.`,
+              minimum: BACKFILL_LIMITS.throttleMs.min,
+              maximum: BACKFILL_LIMITS.throttleMs.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.throttleMs,
+          ),
+          concurrency: defaulted(
+            integer({
+              description: `Chunks of one step in flight at once (${BACKFILL_ENV.concurrency}).`,
+              minimum: BACKFILL_LIMITS.concurrency.min,
+              maximum: BACKFILL_LIMITS.concurrency.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.concurrency,
+          ),
         },
         {
           description:
-            'The historic backfill that copies data written before dual write into the new tables.',
+            "The historic backfill that copies data written before dual write into the new tables, and its tuning (rendered into each backfill Job, which writes it into the step's background_migrations row).",
+          validations: [BACKFILL_WIDTH_RULE],
         },
       ),
     ),

@@ -27,6 +27,7 @@ export async function run(args: string[]): Promise<number> {
     analytics: stores.analytics,
     dialect: dialectOf(config),
     settings: config.mode,
+    tuning: config.backfill,
     workerId: `${process.env[ENV.podName] ?? hostname()}-${process.pid}`,
     log: (msg, fields) => process.stderr.write(`${msg} ${JSON.stringify(fields ?? {})}\n`),
   });

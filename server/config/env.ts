@@ -3,6 +3,7 @@
  * as one line naming the variables and the allowed values; nothing starts on a bad configuration.
  */
 import { isIP } from 'node:net';
+import { type BackfillTuning, readBackfillTuning } from '../backfill/config.ts';
 import {
   ENV,
   ENV_DEFAULTS,
@@ -67,6 +68,8 @@ export interface ServiceConfig {
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
   auth: AuthSettings;
   llm: LlmSettings;
+  /** The backfill tuning variables that are set (applied to each step's row as it starts). */
+  backfill: BackfillTuning;
 }
 
 export interface LlmSettings {
@@ -152,6 +155,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
   const auth = readAuthSettings(r);
   const llm = readLlmSettings(r);
+  const backfill = readBackfillTuning(r);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -177,6 +181,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     operatorObject,
     auth,
     llm,
+    backfill,
   };
 }
 

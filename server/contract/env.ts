@@ -253,3 +253,31 @@ export function readModeSettings(env: Env, r = new EnvReader(env)): ModeSettings
   }
   return settings;
 }
+
+/**
+ * The historic backfill's tuning, rendered by the operator from `spec.backfill` into its backfill
+ * Jobs. A variable that is set is written into the step's `background_migrations.args` as the step
+ * starts (the row shows what ran); unset ones leave the row's value, else the default.
+ */
+export const BACKFILL_ENV = {
+  /** Rows per chunk (one `INSERT ... SELECT` over one key range of one partition). */
+  chunkRows: 'SERVICE_BACKFILL_CHUNK_ROWS',
+  /** Pause after each chunk, milliseconds, to leave the analytics store room for live traffic. */
+  throttleMs: 'SERVICE_BACKFILL_THROTTLE_MS',
+  /** Chunks of one step in flight at once. */
+  concurrency: 'SERVICE_BACKFILL_CONCURRENCY',
+} as const;
+export type BackfillTuningKey = keyof typeof BACKFILL_ENV;
+
+export const BACKFILL_DEFAULTS: Record<BackfillTuningKey, number> = {
+  chunkRows: 200_000,
+  throttleMs: 0,
+  concurrency: 1,
+};
+
+export const BACKFILL_LIMITS: Record<BackfillTuningKey, { min: number; max: number }> = {
+  chunkRows: { min: 1, max: 100_000_000 },
+  throttleMs: { min: 0, max: 600_000 },
+  /** Each chunk is a heavy merge in the store: a few at once at most. */
+  concurrency: { min: 1, max: 16 },
+};
