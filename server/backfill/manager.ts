@@ -325,7 +325,7 @@ export class BackfillManager {
             analytics.command({
               query,
               query_params: params,
-              clickhouse_settings: { max_execution_time: 0, ...CHUNK_SETTINGS },
+              clickhouse_settings: CHUNK_SETTINGS,
             }),
           );
         } catch (err) {

@@ -21,7 +21,7 @@ export async function run(args: string[]): Promise<number> {
   if (action !== 'status' && (action !== 'run' && action !== 'retry' ? true : step === undefined))
     throw new UsageError(USAGE);
   const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL'] });
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'backfill');
   const manager = new BackfillManager({
     pool: stores.pool,
     analytics: stores.analytics,

@@ -23,7 +23,7 @@ import { workerMetrics } from '../worker/metrics.ts';
 export async function run(_args: string[]): Promise<number> {
   const config = loadConfig(process.env, { require: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'] });
   const log = createLogger('worker');
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'worker');
   const coordination = redisCoordination(config.redisUrl!);
   const workerId = `${hostname()}-${randomUUID().slice(0, 8)}`;
 

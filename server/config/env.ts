@@ -19,6 +19,7 @@ import {
 } from '../contract/env.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
+import { readTimeoutOverrides, type TimeoutOverrides } from '../datastores/statement-bounds.ts';
 import { type AuthSettings, readAuthSettings } from './auth.ts';
 import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
@@ -70,6 +71,8 @@ export interface ServiceConfig {
   llm: LlmSettings;
   /** The backfill tuning variables that are set (applied to each step's row as it starts). */
   backfill: BackfillTuning;
+  /** Overrides of the analytics statement bounds of this process's role. */
+  analyticsTimeouts: TimeoutOverrides;
 }
 
 export interface LlmSettings {
@@ -156,6 +159,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   const auth = readAuthSettings(r);
   const llm = readLlmSettings(r);
   const backfill = readBackfillTuning(r);
+  const analyticsTimeouts = readTimeoutOverrides(r);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -182,6 +186,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     auth,
     llm,
     backfill,
+    analyticsTimeouts,
   };
 }
 

@@ -187,7 +187,10 @@ describe('the historic backfill chain', () => {
   });
 
   it('runs step 1 in chunks of the size its environment names, and records the tuning in its row', async () => {
-    expect((await backfill(1, TUNING)).code).toBe(0);
+    const run = await backfill(1, TUNING);
+    expect(run.code, run.stderr).toBe(0);
+    // Its statements are bounded for long work and carry progress headers: the client has nothing to warn about.
+    expect(run.stderr).not.toContain('request_timeout is set');
     const row = await db.query('SELECT args, state FROM background_migrations WHERE name LIKE $1', [
       '%step_1%',
     ]);
