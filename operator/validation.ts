@@ -23,6 +23,7 @@ import {
   type ObservabilityServiceSpec,
   type ObservabilityServiceStatus,
 } from './api/v1alpha1.ts';
+import { windowProblem } from './api/windows.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
 
 export interface SpecViolation {
@@ -164,6 +165,14 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
       field: 'spec.backfill.concurrency',
       message: BACKFILL_WIDTH_RULE.message,
     });
+
+  for (const [i, w] of (spec.maintenanceWindows ?? []).entries()) {
+    const problem = windowProblem(w);
+    if (problem) {
+      const field = `spec.maintenanceWindows[${i}].${problem.field}`;
+      add(out, { reason: 'InvalidMaintenanceWindow', field, message: `${field} ${problem.message}` });
+    }
+  }
 
   // Transition rules (what CEL checks with oldSelf).
   if (oldSpec?.writeMode === 'EventsOnly') {

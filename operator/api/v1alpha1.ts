@@ -517,6 +517,28 @@ export const specSchema = object(
       enumOf(LOG_LEVELS, { description: 'Log level of every role (LOG_LEVEL).' }),
       ENV_DEFAULTS.logLevel,
     ),
+    maintenanceWindows: optional(
+      array(
+        object(
+          {
+            cron: string({
+              description:
+                'When a window opens, as a cron expression in UTC (5 fields, or 6 with seconds first; e.g. "0 2 * * 6" for Saturdays 02:00).',
+              maxLength: 128,
+              minLength: 9,
+              pattern: '^\\S+( +\\S+){4,5}$',
+            }),
+            duration: duration('How long the window stays open, above 0s and at most 7d (e.g. 4h, 1h30m).'),
+          },
+          { description: 'A window that opens on a cron schedule (UTC) and stays open for a duration.' },
+        ),
+        {
+          description:
+            'When set, the operator starts a backfill step, a move to another write mode (the cutover included) and the cleanup only inside one of these windows, and says so in status.blockedBy otherwise; what already runs goes on. A rollback to release "3" and an image update are not held. Unset: any time.',
+          maxItems: 8,
+        },
+      ),
+    ),
     paused: defaulted(
       boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
       false,

@@ -6,6 +6,7 @@
  * asks for is checked against the safety properties at the moment it executes; a broken property
  * is recorded in `violations`. Pure in-memory code for tests: no I/O.
  */
+
 import type { V1Deployment, V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { parseDuration } from '../../server/contract/duration.ts';
 import { readModeSettings } from '../../server/contract/env.ts';
@@ -13,6 +14,7 @@ import { LATEST_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts'
 import { findViolations, type ModeSettings } from '../../server/contract/write-modes.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../api/effective.ts';
 import type { ObservabilityService, ObservabilityServiceSpec } from '../api/v1alpha1.ts';
+import { windowAt } from '../api/windows.ts';
 import { observationsNeeded } from '../planner/observations.ts';
 import { plan } from '../planner/plan.ts';
 import type {
@@ -328,6 +330,8 @@ export class FakeCluster {
     const purpose = object.metadata!.annotations![PURPOSE_ANNOTATION]!;
     const attempt = Number(object.metadata!.annotations![ATTEMPT_ANNOTATION]);
     this.checkJob(purpose, object);
+    if (/^(backfill-\d|cleanup)$/.test(purpose) && !this.windowOpen())
+      this.fail(`Job ${purpose} created outside the maintenance windows`);
     const names = this.created.get(purpose) ?? [];
     if (!names.includes(name)) names.push(name);
     this.created.set(purpose, names);
@@ -458,6 +462,10 @@ export class FakeCluster {
       this.fail(`Deployment rendered as ${mode} after the commitment`);
   }
 
+  private windowOpen(): boolean {
+    return windowAt(this.live.spec.maintenanceWindows, new Date(this.now)).open;
+  }
+
   private checkStatusWrite(next: NonNullable<ObservabilityService['status']>, world: World): void {
     const prev = this.live.status;
     const committedBefore = prev?.state === 'EventsOnly' || prev?.target?.state === 'EventsOnly';
@@ -465,6 +473,14 @@ export class FakeCluster {
       this.fail('target left EventsOnly after the commitment');
     if (prev?.state === 'EventsOnly' && next.state !== 'EventsOnly') this.fail('state left EventsOnly');
     if (!committedBefore && next.target?.state === 'EventsOnly') this.checkCutoverGates(world);
+    const newMove =
+      next.target !== undefined &&
+      next.target.since !== prev?.target?.since &&
+      prev?.state !== undefined &&
+      next.target.state !== prev.state &&
+      next.target.state !== 'Release3';
+    if (newMove && !this.windowOpen())
+      this.fail(`move to ${next.target!.state} recorded outside the maintenance windows`);
     if (next.target?.state === 'EventsOnly') this.everCommitted = true;
     if (next.state !== prev?.state && next.state !== undefined)
       this.checkCompletePass(prev?.state ?? 'Release3', next.state);

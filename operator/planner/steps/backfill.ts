@@ -9,6 +9,7 @@ import { backfillEnabled, enabledSteps } from '../../api/effective.ts';
 import type { MigrationState } from '../../api/v1alpha1.ts';
 import { backfillPurpose, backfillRetryPurpose, jobNameFor } from '../../render/jobs.ts';
 import { attemptOf, ensureJob, findJob, recordResult } from '../jobs.ts';
+import { heldForWindow } from '../maintenance.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { deployedRolledOut } from '../workloads.ts';
 
@@ -96,6 +97,18 @@ export const backfillStep: Step = {
       );
       out.set('BackfillComplete', 'BackfillRunning', running);
       return out.next();
+    }
+    if (!exists) {
+      const opensAt = heldForWindow(input, out, `backfill step ${step}`);
+      if (opensAt) {
+        out.set('BackfillComplete', 'BackfillAwaitingWindow', {
+          step,
+          total,
+          progress,
+          opensAt: opensAt.toISOString(),
+        });
+        return out.next();
+      }
     }
     if (attempt > 0 && !exists) {
       // A retry: un-fail the step first when its record says failed.

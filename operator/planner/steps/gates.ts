@@ -7,6 +7,7 @@
 import { formatDuration, parseDuration } from '../../../server/contract/duration.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../../api/effective.ts';
 import { ANNOTATIONS } from '../../api/v1alpha1.ts';
+import { windowAt } from '../../api/windows.ts';
 import { settingsFromSpec } from '../../render/settings.ts';
 import { canonicalJson, shortHash } from '../../util/hash.ts';
 import { findCondition } from '../conditions.ts';
@@ -80,6 +81,18 @@ function approved(input: StepInput, specGeneration: number): boolean {
   return candidates.some(
     (g) => g !== undefined && Number.isInteger(g) && g >= specGeneration && g <= input.generation,
   );
+}
+
+/** The cutover starts only inside a maintenance window, when there are any. */
+function windowGate(input: StepInput): Gate {
+  const w = windowAt(input.spec.maintenanceWindows, input.world.now);
+  if (w.open) return { ok: true, message: 'inside a maintenance window (or none is set)' };
+  const seconds = Math.ceil((w.opensAt.getTime() - input.world.now.getTime()) / 1000);
+  return {
+    ok: false,
+    message: `outside the maintenance windows (spec.maintenanceWindows): the next opens at ${w.opensAt.toISOString()}`,
+    recheckSeconds: Math.max(1, Math.min(3600, seconds)),
+  };
 }
 
 export const gatesStep: Step = {
@@ -192,7 +205,7 @@ export const gatesStep: Step = {
     const rollout: Gate = deployedRolledOut(input)
       ? { ok: true, message: 'Dual is rolled out on every pod' }
       : { ok: false, message: 'the Dual rollout is not complete' };
-    const gates = [rollout, historicDataGate(input), propagation, producers, approvalGate];
+    const gates = [rollout, historicDataGate(input), propagation, producers, approvalGate, windowGate(input)];
     const closed = gates.filter((g) => !g.ok);
     if (closed.length > 0) {
       out.set('CutoverReady', 'GatesClosed', { closed: closed.map((g) => g.message).join('; ') });
