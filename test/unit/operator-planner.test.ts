@@ -800,3 +800,89 @@ describe('planner: rollback and steady states', () => {
     expect(p.status.legacyTablesTruncated).toBe(true);
   });
 });
+
+describe('planner: maintenance windows', () => {
+  // NOW is Sunday 12:00 UTC: outside a nightly 02:00-06:00 window, which opens next on Monday 02:00.
+  const maintenanceWindows = [{ cron: '0 2 * * *', duration: '4h' }];
+  const INSIDE = new Date('2026-03-02T03:00:00Z');
+  const OPENS = '2026-03-02T02:00:00.000Z';
+  const waitsFor = (p: ReturnType<typeof plan>, what: string) =>
+    expect(p.status.blockedBy).toContainEqual(
+      `${what} waits for the next maintenance window (spec.maintenanceWindows), which opens at ${OPENS}`,
+    );
+
+  it('a backfill step waits for the window, then starts inside it; a running step goes on', () => {
+    const o = object({ maintenanceWindows }, steady('Dual'));
+    const deployments = rolledOut(o, 'Dual');
+    const outside = plan({ object: o, world: world({ deployments }) });
+    expect(created(outside.actions)).toEqual([]);
+    waitsFor(outside, 'backfill step 1');
+    expect(cond(outside.status, 'BackfillComplete')).toMatchObject({
+      reason: 'BackfillAwaitingWindow',
+      message: `step 1 of 4 starts in the next maintenance window (${OPENS}); 0/4 done`,
+    });
+    expect(outside.actions).toContainEqual({ kind: 'requeue', afterSeconds: 3600 });
+
+    const inside = plan({ object: o, world: world({ deployments, now: INSIDE }) });
+    expect(created(inside.actions)).toEqual(['backfill-1']);
+
+    const running = plan({
+      object: o,
+      world: world({ deployments, jobs: [job(o, 'backfill-1', 'running')] }),
+    });
+    expect(cond(running.status, 'BackfillComplete')!.reason).toBe('BackfillRunning');
+    expect(running.status.blockedBy!.join()).not.toContain('maintenance window');
+  });
+
+  it('a move to another mode waits for the window; a rollback and an image update do not', () => {
+    const legacy = steady('Legacy');
+    const toDual = object({ maintenanceWindows }, legacy);
+    const deployments = rolledOut(object({ writeMode: 'Legacy' }, legacy), 'Legacy');
+    const outside = plan({ object: toDual, world: world({ deployments }) });
+    expect(outside.status.target!.state).toBe('Legacy');
+    waitsFor(outside, 'the move Legacy -> Dual');
+    const inside = plan({ object: toDual, world: world({ deployments, now: INSIDE }) });
+    expect(inside.status.target).toMatchObject({ state: 'Dual', since: INSIDE.toISOString() });
+
+    const rollback = object({ maintenanceWindows, release: '3', writeMode: undefined }, legacy);
+    expect(plan({ object: rollback, world: world({ deployments }) }).status.target!.state).toBe('Release3');
+    const image = object({ maintenanceWindows, writeMode: 'Legacy', image: 'observatory:next' }, legacy);
+    expect(plan({ object: image, world: world({ deployments }) }).status.target).toMatchObject({
+      state: 'Legacy',
+      image: 'observatory:next',
+    });
+  });
+
+  it('the cutover is one more gate: closed outside the window, open inside it', () => {
+    const status = steady('Dual', { backfill: { completedSteps: 4, totalSteps: 4, progress: '4/4' } });
+    const o = object({ maintenanceWindows, writeMode: 'EventsOnly' }, status);
+    const w = (now = NOW) =>
+      world({ deployments: rolledOut(o, 'Dual'), workerProbes: [{ pod: 'w-0', result: 'healthy' }], now });
+    const outside = plan({ object: o, world: w() });
+    expect(outside.status.target!.state).toBe('Dual');
+    expect(cond(outside.status, 'CutoverReady')).toMatchObject({ status: 'False', reason: 'GatesClosed' });
+    expect(cond(outside.status, 'CutoverReady')!.message).toContain(
+      `outside the maintenance windows (spec.maintenanceWindows): the next opens at ${OPENS}`,
+    );
+    expect(plan({ object: o, world: w(INSIDE) }).status.target!.state).toBe('EventsOnly');
+  });
+
+  it('the cleanup waits for the window', () => {
+    const o = object(
+      {
+        maintenanceWindows,
+        writeMode: 'EventsOnly',
+        backfill: { enabled: false },
+        cleanup: { truncateLegacyTables: true },
+      },
+      steady('EventsOnly'),
+    );
+    const deployments = rolledOut(o, 'EventsOnly');
+    const outside = plan({ object: o, world: world({ deployments }) });
+    expect(created(outside.actions)).toEqual([]);
+    waitsFor(outside, 'the truncate of the legacy tables');
+    expect(created(plan({ object: o, world: world({ deployments, now: INSIDE }) }).actions)).toEqual([
+      'cleanup',
+    ]);
+  });
+});

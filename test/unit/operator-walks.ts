@@ -92,11 +92,11 @@ export interface Run {
   chaos: Chaos;
   /** Reconcile/tick/user interleaving: one entry per simulation step. */
   schedule: number[];
-  /** Hold disruptive work for a maintenance window (45 minutes every 2 hours). */
+  /** Hold disruptive work for a maintenance window (10 minutes every hour, closed at the start). */
   windows?: boolean;
 }
 
-export const WALK_WINDOWS = [{ cron: '0 */2 * * *', duration: '45m' }];
+export const WALK_WINDOWS = [{ cron: '30 * * * *', duration: '10m' }];
 
 export const chaosArb = fc.record({
   jobFailure: fc.double({ min: 0, max: 0.3, noNaN: true }),
