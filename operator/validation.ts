@@ -5,17 +5,25 @@
  * the server's own rules module. Violations name a reason and a field path, never a value.
  */
 
+import { BACKFILL_LIMITS, type BackfillTuningKey } from '../server/contract/env.ts';
 import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
-import { MAX_NAME_LENGTH, SPEC_RULES } from './api/rules.ts';
+import {
+  BACKFILL_WIDTH_RULE,
+  MAX_BACKFILL_ROWS_IN_FLIGHT,
+  MAX_NAME_LENGTH,
+  SPEC_RULES,
+} from './api/rules.ts';
 import { OPERATOR_OWNED_ENV } from './api/template.ts';
 import {
   BLOB_CREDENTIALS_RULE,
+  JOB_TTL_LIMITS,
   type MigrationState,
   type ObjectMeta,
   type ObservabilityServiceSpec,
   type ObservabilityServiceStatus,
 } from './api/v1alpha1.ts';
+import { windowProblem } from './api/windows.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
 
 export interface SpecViolation {
@@ -125,6 +133,45 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
         field: `spec.${role}.podDisruptionBudget`,
         message: 'set at most one of minAvailable and maxUnavailable',
       });
+  }
+
+  // The bounds the CRD's schema sets on the tuning fields, and the backfill's width.
+  const ranged: [string, number | undefined, { min: number; max: number }][] = [
+    ...(['chunkRows', 'throttleMs', 'concurrency'] as BackfillTuningKey[]).map(
+      (k) =>
+        [`spec.backfill.${k}`, spec.backfill?.[k], BACKFILL_LIMITS[k]] as [
+          string,
+          number | undefined,
+          { min: number; max: number },
+        ],
+    ),
+    ['spec.jobs.ttlSecondsAfterFinished', spec.jobs?.ttlSecondsAfterFinished, JOB_TTL_LIMITS],
+  ];
+  for (const [field, v, { min, max }] of ranged)
+    if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= max))
+      add(out, {
+        reason: 'OutOfRange',
+        field,
+        message: `${field} must be an integer between ${min} and ${max}`,
+      });
+  const b = spec.backfill;
+  if (
+    b?.chunkRows !== undefined &&
+    b.concurrency !== undefined &&
+    b.chunkRows * b.concurrency > MAX_BACKFILL_ROWS_IN_FLIGHT
+  )
+    add(out, {
+      reason: 'BackfillTooWide',
+      field: 'spec.backfill.concurrency',
+      message: BACKFILL_WIDTH_RULE.message,
+    });
+
+  for (const [i, w] of (spec.maintenanceWindows ?? []).entries()) {
+    const problem = windowProblem(w);
+    if (problem) {
+      const field = `spec.maintenanceWindows[${i}].${problem.field}`;
+      add(out, { reason: 'InvalidMaintenanceWindow', field, message: `${field} ${problem.message}` });
+    }
   }
 
   // Transition rules (what CEL checks with oldSelf).

@@ -2,7 +2,7 @@
  * The admission rules of the spec as CEL (`x-kubernetes-validations` on `.spec`). Each rule has a
  * stable reason and the field it blames; `operator/validation.ts` reports violations of the same
  * rules with the same reasons and messages, so kubectl and the Stalled condition read alike.
- * Every field the rules touch is an enum or a boolean, which keeps the CEL cost tiny.
+ * Every field the rules touch is an enum, a boolean or a bounded integer, which keeps the CEL cost tiny.
  */
 import type { CelRule } from './schema.ts';
 
@@ -76,6 +76,20 @@ export const SPEC_RULES: readonly SpecRule[] = [
     transition: true,
   },
 ];
+
+/**
+ * Rows in flight at once (chunkRows x concurrency): beyond this one backfill Job could hold more of
+ * the analytics store's memory than a node has, whatever each field allows alone.
+ */
+export const MAX_BACKFILL_ROWS_IN_FLIGHT = 20_000_000;
+
+/** The cross-field rule of `spec.backfill` (both fields are defaulted, so CEL sees them). */
+export const BACKFILL_WIDTH_RULE: CelRule = {
+  rule: `!has(self.chunkRows) || !has(self.concurrency) || self.chunkRows * self.concurrency <= ${MAX_BACKFILL_ROWS_IN_FLIGHT}`,
+  message: `spec.backfill.chunkRows x spec.backfill.concurrency must be at most ${MAX_BACKFILL_ROWS_IN_FLIGHT} rows in flight`,
+  fieldPath: '.concurrency',
+  reason: 'FieldValueInvalid',
+};
 
 /** The rules as the CRD carries them on `.spec` (field paths relative to it). */
 export const spec: CelRule[] = SPEC_RULES.map((r) => ({

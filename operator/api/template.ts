@@ -12,7 +12,7 @@ import type {
   V1SeccompProfile,
   V1Volume,
 } from '@kubernetes/client-node';
-import { ENV, S3_ENV } from '../../server/contract/env.ts';
+import { BACKFILL_ENV, ENV, S3_ENV } from '../../server/contract/env.ts';
 import {
   array,
   boolean,
@@ -30,6 +30,7 @@ import {
 /** Every variable of the service's contract: the operator renders them from the spec. */
 export const OPERATOR_OWNED_ENV: readonly string[] = [
   ...Object.values(ENV),
+  ...Object.values(BACKFILL_ENV),
   ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
 ];
 

@@ -6,10 +6,20 @@
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
-import { ENV, ENV_DEFAULTS, ENV_LIMITS, LOG_LEVELS, S3_ENV, S3_PATTERNS } from '../../server/contract/env.ts';
+import {
+  BACKFILL_DEFAULTS,
+  BACKFILL_ENV,
+  BACKFILL_LIMITS,
+  ENV,
+  ENV_DEFAULTS,
+  ENV_LIMITS,
+  LOG_LEVELS,
+  S3_ENV,
+  S3_PATTERNS,
+} from '../../server/contract/env.ts';
 import { ANNOTATIONS, API_GROUP, RESOURCE_SHORT_NAME } from '../../server/contract/retries.ts';
 import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
-import { spec as specRules } from './rules.ts';
+import { BACKFILL_WIDTH_RULE, spec as specRules } from './rules.ts';
 import {
   array,
   boolean,
@@ -47,6 +57,11 @@ export type Release = (typeof RELEASES)[number];
 export type WriteMode = (typeof WRITE_MODES)[number];
 export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
 export type MigrationState = (typeof MIGRATION_STATES)[number];
+
+/** A finished Job is kept one day by default (CloudNativePG keeps its Jobs until the next one). */
+export const DEFAULT_JOB_TTL_SECONDS = 86_400;
+/** Below a minute the Job could be gone before the operator reads its result; above 30 days it is clutter. */
+export const JOB_TTL_LIMITS = { min: 60, max: 30 * 86_400 } as const;
 
 /** The contract's duration grammar: "90s", "30m", "24h", "7d", "1h30m". */
 const duration = (description: string) => string({ description, maxLength: 32, pattern: DURATION_PATTERN });
@@ -291,10 +306,38 @@ export const specSchema = object(
             }),
             false,
           ),
+          chunkRows: defaulted(
+            integer({
+              description: `Rows per chunk, one INSERT ... SELECT each (${BACKFILL_ENV.chunkRows}); larger chunks run faster and take more memory in the analytics store. Applies to steps whose chunks are not planned yet.`,
+              minimum: BACKFILL_LIMITS.chunkRows.min,
+              maximum: BACKFILL_LIMITS.chunkRows.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.chunkRows,
+          ),
+          throttleMs: defaulted(
+            integer({
+              description: `Pause after each chunk in milliseconds (${BACKFILL_ENV.throttleMs}), leaving the analytics store room for live traffic.`,
+              minimum: BACKFILL_LIMITS.throttleMs.min,
+              maximum: BACKFILL_LIMITS.throttleMs.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.throttleMs,
+          ),
+          concurrency: defaulted(
+            integer({
+              description: `Chunks of one step in flight at once (${BACKFILL_ENV.concurrency}).`,
+              minimum: BACKFILL_LIMITS.concurrency.min,
+              maximum: BACKFILL_LIMITS.concurrency.max,
+              format: 'int32',
+            }),
+            BACKFILL_DEFAULTS.concurrency,
+          ),
         },
         {
           description:
-            'The historic backfill that copies data written before dual write into the new tables.',
+            "The historic backfill that copies data written before dual write into the new tables, and its tuning (rendered into each backfill Job, which writes it into the step's background_migrations row).",
+          validations: [BACKFILL_WIDTH_RULE],
         },
       ),
     ),
@@ -454,13 +497,47 @@ export const specSchema = object(
     worker: defaulted(role('worker'), {}),
     jobs: optional(
       object(
-        { resources: optional(resources), template: optional(podTemplate('Job')) },
+        {
+          resources: optional(resources),
+          template: optional(podTemplate('Job')),
+          ttlSecondsAfterFinished: defaulted(
+            integer({
+              description: `Seconds a finished Job (and its Pods and logs) is kept before Kubernetes deletes it; its result stays in status.jobs. At least ${JOB_TTL_LIMITS.min}, so the operator reads the result first.`,
+              minimum: JOB_TTL_LIMITS.min,
+              maximum: JOB_TTL_LIMITS.max,
+              format: 'int32',
+            }),
+            DEFAULT_JOB_TTL_SECONDS,
+          ),
+        },
         { description: 'The Pods of the Jobs the operator runs (preflight, schema, backfill, cleanup).' },
       ),
     ),
     logLevel: defaulted(
       enumOf(LOG_LEVELS, { description: 'Log level of every role (LOG_LEVEL).' }),
       ENV_DEFAULTS.logLevel,
+    ),
+    maintenanceWindows: optional(
+      array(
+        object(
+          {
+            cron: string({
+              description:
+                'When a window opens, as a cron expression in UTC (5 fields, or 6 with seconds first; e.g. "0 2 * * 6" for Saturdays 02:00).',
+              maxLength: 128,
+              minLength: 9,
+              pattern: '^\\S+( +\\S+){4,5}$',
+            }),
+            duration: duration('How long the window stays open, above 0s and at most 7d (e.g. 4h, 1h30m).'),
+          },
+          { description: 'A window that opens on a cron schedule (UTC) and stays open for a duration.' },
+        ),
+        {
+          description:
+            'When set, the operator starts a backfill step, a move to another write mode (the cutover included) and the cleanup only inside one of these windows, and says so in status.blockedBy otherwise; what already runs goes on. A rollback to release "3" and an image update are not held. Unset: any time.',
+          maxItems: 8,
+        },
+      ),
     ),
     paused: defaulted(
       boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
@@ -535,6 +612,18 @@ const recordedSettings = (of: string) =>
       description: `The settings ${of} runs with in web, worker and Jobs, recorded when it was entered or approved; rendered from here while spec asks for another state.`,
     },
   );
+
+const jobResult = object(
+  {
+    purpose: string({ description: 'The Job purpose (preflight, migrate, backfill-2, ...).', maxLength: 64 }),
+    name: string({ description: 'The Job of that attempt.', maxLength: 253 }),
+    result: enumOf(['Succeeded', 'Failed'] as const, { description: "The Job's terminal condition." }),
+    observedAt: timestamp('When the operator first saw the result.'),
+    reason: optional(string({ description: 'Reason of the Failed condition.', maxLength: 256 })),
+    message: optional(string({ description: 'Message of the Failed condition.', maxLength: 1024 })),
+  },
+  { description: "One finished Job's result." },
+);
 
 export const statusSchema = object(
   {
@@ -660,6 +749,15 @@ export const statusSchema = object(
         maxProperties: 4,
       }),
     ),
+    jobs: optional(
+      array(jobResult, {
+        description:
+          "The result of the latest finished Job of each purpose, kept after the Job's ttlSecondsAfterFinished removed it, so a step that succeeded never runs again and a failed one stays failed until a retry.",
+        maxItems: 16,
+        listType: 'map',
+        mapKeys: ['purpose'],
+      }),
+    ),
     legacyTablesTruncated: optional(boolean({ description: 'The cleanup Job finished.' })),
     probeStreak: optional(
       object(
@@ -690,6 +788,7 @@ export type RecordedSettings = TypeOf<ReturnType<typeof recordedSettings>>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
 export type Resources = TypeOf<typeof resources>;
 export type BlobStorage = TypeOf<typeof blobStorage>;
+export type JobResult = TypeOf<typeof jobResult>;
 
 export interface ObjectMeta {
   name: string;

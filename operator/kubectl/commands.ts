@@ -7,7 +7,7 @@ import { observeWorld } from '../runtime/observe.ts';
 import { type Command, parseArgs, UsageError, usage } from './args.ts';
 import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from './client.ts';
 import { planView, renderPlan } from './plan-view.ts';
-import { approvalRequest, Refused, retryBackfillRequest } from './requests.ts';
+import { approvalRequest, noPodReason, Refused, retryBackfillRequest } from './requests.ts';
 import { renderStatus, statusView } from './status-view.ts';
 
 export interface Io {
@@ -47,7 +47,7 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
           `${o.metadata.name} has no current backfill Job (status.backfill.currentJob is unset)`,
         );
       const [pod] = await client.jobPods(job);
-      if (!pod?.metadata?.name) throw new Refused(`Job ${job} has no Pod yet`);
+      if (!pod?.metadata?.name) throw new Refused(noPodReason(o, job));
       io.err(`Pod ${pod.metadata.name} of Job ${job}\n`);
       io.out(await client.podLog(pod.metadata.name, command.tail));
       return;

@@ -67,3 +67,14 @@ export function retryBackfillRequest(o: ObservabilityService, step: number): Ann
     summary: `asked for a retry of backfill step ${step} of ${o.metadata.namespace}/${o.metadata.name} (${annotation}=${value})`,
   };
 }
+
+/**
+ * Why a backfill Job has no Pod to read: not started yet, or finished and removed with its Pods by
+ * spec.jobs.ttlSecondsAfterFinished, whose result status.jobs still holds.
+ */
+export function noPodReason(o: ObservabilityService, job: string): string {
+  const r = o.status?.jobs?.find((j) => j.name === job);
+  if (!r) return `Job ${job} has no Pod yet`;
+  const why = r.result === 'Failed' ? `: ${[r.reason, r.message].filter(Boolean).join(': ')}` : '';
+  return `Job ${job} ${r.result === 'Succeeded' ? 'succeeded' : 'failed'}${why} (seen ${r.observedAt}); it and its Pod logs were removed after spec.jobs.ttlSecondsAfterFinished`;
+}

@@ -77,6 +77,10 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     BackfillNotStarted: t('False', 'the backfill starts once the Dual rollout is complete'),
     BackfillRunning: t('False', 'step {step} of {total}{chunks}; {progress} done'),
     BackfillStepFailed: t('False', 'step {step} of {total} failed: Job {job}'),
+    BackfillAwaitingWindow: t(
+      'False',
+      'step {step} of {total} starts in the next maintenance window ({opensAt}); {progress} done',
+    ),
     BackfillSourceTruncated: t(
       'False',
       'the legacy tables were truncated: step {step} of {total} has no source',

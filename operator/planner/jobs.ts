@@ -5,10 +5,11 @@
  */
 
 import { annotateCommand } from '../../server/contract/retries.ts';
-import type { ObservabilityServiceStatus } from '../api/v1alpha1.ts';
+import type { JobResult, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import { ANNOTATIONS } from '../api/v1alpha1.ts';
 import { type JobPurpose, type JobRequest, jobNameFor, renderJob } from '../render/jobs.ts';
 import type { StepInput, StepOutput } from './step.ts';
+import type { ObservedJob } from './types.ts';
 
 export type JobProgress = 'succeeded' | 'waiting' | 'failed';
 
@@ -73,13 +74,48 @@ export function retryHint(input: StepInput, purpose: JobPurpose, attempt: number
   return annotateCommand(input.object.metadata.name, annotation, value);
 }
 
+/**
+ * The Job of one attempt as the world shows it or, once its TTL removed it, as status.jobs
+ * recorded it: a finished Job's result outlives the Job.
+ */
+export function findJob(input: StepInput, purpose: JobPurpose, name: string): ObservedJob | undefined {
+  const live = input.world.jobs.find((j) => j.name === name);
+  if (live) return live;
+  const r = input.status.jobs?.find((j) => j.purpose === purpose && j.name === name);
+  if (!r) return undefined;
+  return {
+    name,
+    purpose,
+    outcome: r.result === 'Succeeded' ? 'succeeded' : 'failed',
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.message ? { message: r.message } : {}),
+  };
+}
+
+/** Records a finished Job's result in status.jobs (one entry per purpose, the latest attempt). */
+export function recordResult(input: StepInput, out: StepOutput, purpose: JobPurpose, job: ObservedJob): void {
+  if (job.outcome === 'running') return;
+  const jobs = out.status.jobs ?? input.status.jobs ?? [];
+  if (jobs.some((j) => j.purpose === purpose && j.name === job.name)) return;
+  const entry: JobResult = {
+    purpose,
+    name: job.name,
+    result: job.outcome === 'succeeded' ? 'Succeeded' : 'Failed',
+    observedAt: input.now,
+    ...(job.reason ? { reason: job.reason.slice(0, 256) } : {}),
+    ...(job.message ? { message: job.message.slice(0, 1024) } : {}),
+  };
+  out.patch({ jobs: [...jobs.filter((j) => j.purpose !== purpose), entry] });
+}
+
 /** Creates, watches or reports the Job of the current attempt; waits and stalls go into `out`. */
 export function ensureJob(input: StepInput, out: StepOutput, r: EnsureJob): JobOutcome {
   const key = r.attemptKey ?? r.purpose;
   const attempt = attemptOf(input.status, key);
   const name = jobNameFor(input.render, { purpose: r.purpose, attempt, inputs: r.inputs });
   const jobs = input.world.jobs;
-  const mine = jobs.find((j) => j.name === name);
+  const mine = findJob(input, r.purpose, name);
+  if (mine) recordResult(input, out, r.purpose, mine);
   const waiting = (seconds: number, detail: string): JobOutcome => {
     out.wait(seconds, detail);
     return { progress: 'waiting', name, detail };
@@ -94,10 +130,11 @@ export function ensureJob(input: StepInput, out: StepOutput, r: EnsureJob): JobO
         attempts: { ...input.status.attempts, [key]: attempt + 1 },
         consumedRetries: { ...input.status.consumedRetries, [retry.annotation]: retry.value },
       });
-      out.act(
-        { kind: 'deleteJob', name, reason: `retry of ${r.label} requested` },
-        `delete failed Job ${name}`,
-      );
+      if (jobs.some((j) => j.name === name))
+        out.act(
+          { kind: 'deleteJob', name, reason: `retry of ${r.label} requested` },
+          `delete failed Job ${name}`,
+        );
       return waiting(0, `retrying ${r.label}`);
     }
     const why = [mine.reason, mine.message].filter(Boolean).join(': ') || 'no reason given';

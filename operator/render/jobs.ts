@@ -2,11 +2,14 @@
  * The operator's Jobs: one CLI command each, named `<name>-<purpose>-<hash of the attempt inputs>`
  * so a step attempt maps to exactly one Job whatever the number of reconciles or restarts.
  */
-import type { V1Container, V1Job } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
+import { BACKFILL_DEFAULTS, BACKFILL_ENV, type BackfillTuningKey } from '../../server/contract/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
-import type { MigrationState } from '../api/v1alpha1.ts';
+import type { Spec } from '../api/effective.ts';
+import { DEFAULT_JOB_TTL_SECONDS, type MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
 import { containerEnv } from './env.ts';
+import { value } from './env-var.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
 import { applyTemplate } from './pod.ts';
 import { modeSettingsFor } from './settings.ts';
@@ -72,6 +75,13 @@ export function attemptHash(
   return shortHash({ uid: ctx.meta.uid, purpose: r.purpose, attempt: r.attempt, inputs: r.inputs ?? {} });
 }
 
+/** The backfill's tuning from the spec, for the Jobs that run a step (the row takes it from there). */
+export function backfillTuningEnv(spec: Spec): V1EnvVar[] {
+  return (Object.keys(BACKFILL_ENV) as BackfillTuningKey[]).map((k) =>
+    value(BACKFILL_ENV[k], spec.backfill?.[k] ?? BACKFILL_DEFAULTS[k]),
+  );
+}
+
 export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
   const { meta, spec } = ctx;
   const backfillGate = r.purpose.startsWith('backfill-');
@@ -83,10 +93,18 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
       args: jobArgs(r.purpose),
-      env: containerEnv(
-        spec,
-        modeSettingsFor(r.state, spec, { backfillGate, dropGate: r.purpose === 'backfill-5' }, ctx.recorded),
-      ),
+      env: [
+        ...containerEnv(
+          spec,
+          modeSettingsFor(
+            r.state,
+            spec,
+            { backfillGate, dropGate: r.purpose === 'backfill-5' },
+            ctx.recorded,
+          ),
+        ),
+        ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
+      ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
     },
     { labels: jobLabels, annotations: {}, selector: jobLabels },
@@ -104,6 +122,8 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
     },
     spec: {
       backoffLimit: BACKOFF_LIMIT(r.purpose),
+      // The planner records the result in status.jobs, so the Job may go after this long.
+      ttlSecondsAfterFinished: spec.jobs?.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
       template: {
         metadata: {
           labels: pod.labels,

@@ -6,6 +6,7 @@
  * asks for is checked against the safety properties at the moment it executes; a broken property
  * is recorded in `violations`. Pure in-memory code for tests: no I/O.
  */
+
 import type { V1Deployment, V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { parseDuration } from '../../server/contract/duration.ts';
 import { readModeSettings } from '../../server/contract/env.ts';
@@ -13,6 +14,7 @@ import { LATEST_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts'
 import { findViolations, type ModeSettings } from '../../server/contract/write-modes.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../api/effective.ts';
 import type { ObservabilityService, ObservabilityServiceSpec } from '../api/v1alpha1.ts';
+import { windowAt } from '../api/windows.ts';
 import { observationsNeeded } from '../planner/observations.ts';
 import { plan } from '../planner/plan.ts';
 import type {
@@ -62,6 +64,8 @@ interface SimJob {
   attempt: number;
   outcome: 'running' | 'succeeded' | 'failed';
   message?: string;
+  /** Simulated time the Job finished; its ttlSecondsAfterFinished counts from here. */
+  finishedAt?: number;
 }
 
 export interface Chaos {
@@ -94,6 +98,8 @@ export class FakeCluster {
   /** Digests of the watched Secrets, as the operator's Secret informer would hand them over. */
   sources: SourceDigests = { secrets: {}, configMaps: {} };
   readonly jobs = new Map<string, SimJob>();
+  /** Jobs the operator's informer has shown finished: their attempt must never run again. */
+  private readonly seenFinished = new Set<string>();
   readonly db = {
     schema: 'none' as 'none' | 'v3' | 'v4',
     steps: {} as Record<number, DbStep>,
@@ -179,6 +185,8 @@ export class FakeCluster {
   }
 
   private refreshCache(): void {
+    for (const j of this.jobs.values())
+      if (j.outcome !== 'running') this.seenFinished.add(j.object.metadata!.name!);
     this.cache = {
       object: structuredClone(this.live),
       deployments: Object.fromEntries([...this.deployments].map(([role, d]) => [role, observe(d)])),
@@ -318,9 +326,12 @@ export class FakeCluster {
   private createJob(object: V1Job): void {
     const name = object.metadata!.name!;
     if (this.jobs.has(name)) return; // AlreadyExists: the same attempt
+    if (this.seenFinished.has(name)) this.fail(`Job ${name} re-created after its TTL removed it`);
     const purpose = object.metadata!.annotations![PURPOSE_ANNOTATION]!;
     const attempt = Number(object.metadata!.annotations![ATTEMPT_ANNOTATION]);
     this.checkJob(purpose, object);
+    if (/^(backfill-\d|cleanup)$/.test(purpose) && !this.windowOpen())
+      this.fail(`Job ${purpose} created outside the maintenance windows`);
     const names = this.created.get(purpose) ?? [];
     if (!names.includes(name)) names.push(name);
     this.created.set(purpose, names);
@@ -335,6 +346,16 @@ export class FakeCluster {
     this.now += Math.floor(this.rng() * 120_000);
     for (const d of this.deployments.values()) this.deploymentController(d);
     for (const j of this.jobs.values()) if (j.outcome === 'running' && this.rng() < 0.5) this.finishJob(j);
+    this.ttlController();
+  }
+
+  /** Kubernetes' TTL-after-finished controller: removes a finished Job once its TTL elapsed. */
+  private ttlController(): void {
+    for (const [name, j] of this.jobs) {
+      const ttl = j.object.spec!.ttlSecondsAfterFinished;
+      if (j.finishedAt !== undefined && ttl !== undefined && j.finishedAt + ttl * 1000 <= this.now)
+        this.jobs.delete(name);
+    }
   }
 
   private deploymentController(d: SimDeployment): void {
@@ -352,6 +373,7 @@ export class FakeCluster {
   private finishJob(j: SimJob): void {
     const failure = this.runJob(j);
     j.outcome = failure === undefined ? 'succeeded' : 'failed';
+    j.finishedAt = this.now;
     if (failure !== undefined) j.message = failure;
   }
 
@@ -440,6 +462,10 @@ export class FakeCluster {
       this.fail(`Deployment rendered as ${mode} after the commitment`);
   }
 
+  private windowOpen(): boolean {
+    return windowAt(this.live.spec.maintenanceWindows, new Date(this.now)).open;
+  }
+
   private checkStatusWrite(next: NonNullable<ObservabilityService['status']>, world: World): void {
     const prev = this.live.status;
     const committedBefore = prev?.state === 'EventsOnly' || prev?.target?.state === 'EventsOnly';
@@ -447,6 +473,14 @@ export class FakeCluster {
       this.fail('target left EventsOnly after the commitment');
     if (prev?.state === 'EventsOnly' && next.state !== 'EventsOnly') this.fail('state left EventsOnly');
     if (!committedBefore && next.target?.state === 'EventsOnly') this.checkCutoverGates(world);
+    const newMove =
+      next.target !== undefined &&
+      next.target.since !== prev?.target?.since &&
+      prev?.state !== undefined &&
+      next.target.state !== prev.state &&
+      next.target.state !== 'Release3';
+    if (newMove && !this.windowOpen())
+      this.fail(`move to ${next.target!.state} recorded outside the maintenance windows`);
     if (next.target?.state === 'EventsOnly') this.everCommitted = true;
     if (next.state !== prev?.state && next.state !== undefined)
       this.checkCompletePass(prev?.state ?? 'Release3', next.state);

@@ -7,6 +7,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
+import type { BackfillTuning } from '../config/backfill-tuning.ts';
 import { ENV } from '../contract/env.ts';
 import { backfillRetryCommand } from '../contract/retries.ts';
 import type { BackfillStep } from '../contract/worker-api.ts';
@@ -14,6 +15,7 @@ import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
+import { effectiveTuning } from './config.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
 import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
 import { planOf } from './steps.ts';
@@ -43,7 +45,7 @@ export interface StepState {
 
 interface Row {
   name: string;
-  args: { chunkRows?: number; throttleMs?: number; envGate?: string };
+  args: BackfillTuning & { envGate?: string };
   state: StepState;
   finished_at: Date | null;
   failed_at: Date | null;
@@ -57,7 +59,6 @@ export type StepStatus = BackfillStep;
 const LOCK_STALE_SECONDS = 60;
 const HEARTBEAT_MS = 15_000;
 const CHUNK_ATTEMPTS = 3;
-const DEFAULT_CHUNK_ROWS = 200_000;
 
 export interface ManagerOptions {
   pool: pg.Pool;
@@ -65,6 +66,8 @@ export interface ManagerOptions {
   dialect: Dialect;
   settings: ModeSettings;
   workerId: string;
+  /** Tuning from the environment, written into each step's row as it starts. */
+  tuning?: BackfillTuning;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -250,7 +253,8 @@ export class BackfillManager {
         .catch(() => {});
     }, HEARTBEAT_MS);
     try {
-      const state = await this.#execute(s, row!, lock, shouldStop);
+      const args = await this.#applyTuning(lock, s, row!.args);
+      const state = await this.#execute(s, { ...row!, args }, lock, shouldStop);
       const output = await proofOf(this.#o.analytics, s.step);
       await lock.query(
         'UPDATE background_migrations SET finished_at = now(), state = $2, worker_id = NULL, locked_at = NULL WHERE name = $1',
@@ -282,10 +286,22 @@ export class BackfillManager {
     }
   }
 
+  /** Writes the tuning the environment sets into the step's row, so the row shows what runs. */
+  async #applyTuning(lock: pg.PoolClient, s: ChainStep, args: Row['args']): Promise<Row['args']> {
+    const tuning = this.#o.tuning ?? {};
+    if (Object.entries(tuning).every(([k, v]) => args[k as keyof BackfillTuning] === v)) return args;
+    const r = await lock.query<{ args: Row['args'] }>(
+      'UPDATE background_migrations SET args = args || $2::jsonb WHERE name = $1 RETURNING args',
+      [s.name, JSON.stringify(tuning)],
+    );
+    this.#o.log?.('backfill tuning applied', { step: s.step, ...tuning });
+    return r.rows[0]?.args ?? { ...args, ...tuning };
+  }
+
   async #execute(s: ChainStep, row: Row, lock: pg.PoolClient, shouldStop: () => boolean): Promise<StepState> {
     const plan = planOf(s.step);
     const { analytics, dialect } = this.#o;
-    const chunkRows = row.args.chunkRows ?? DEFAULT_CHUNK_ROWS;
+    const { chunkRows, throttleMs, concurrency } = effectiveTuning(row.args);
     for (const query of plan.before?.(dialect) ?? []) await analytics.command({ query });
     await this.#requireTables(plan.requires);
     const state: StepState = { ...row.state };
@@ -297,21 +313,36 @@ export class BackfillManager {
       state.chunking = CHUNKING;
       await BackfillManager.#save(lock, s, state);
     }
-    for (const chunk of state.chunks ?? []) {
-      if (chunk.done) continue;
-      if (shouldStop()) throw new BackfillRefusal(`backfill step ${s.step} interrupted by shutdown`);
-      const { query, params } = plan.chunkStatement!(chunk);
-      await withRetries(() =>
-        analytics.command({
-          query,
-          query_params: params,
-          clickhouse_settings: { max_execution_time: 0, ...CHUNK_SETTINGS },
-        }),
-      );
-      chunk.done = true;
-      await BackfillManager.#save(lock, s, state);
-      if (row.args.throttleMs) await sleep(row.args.throttleMs);
-    }
+    // `concurrency` runners take the next pending chunk each; a chunk is marked done only once its
+    // statement returned, so a kill re-runs at most the chunks in flight (which write identical rows).
+    const pending = (state.chunks ?? []).filter((c) => !c.done);
+    let halted = false;
+    const runner = async (): Promise<void> => {
+      for (let chunk = pending.shift(); chunk && !halted; chunk = pending.shift()) {
+        if (shouldStop()) throw new BackfillRefusal(`backfill step ${s.step} interrupted by shutdown`);
+        const { query, params } = plan.chunkStatement!(chunk);
+        try {
+          await withRetries(() =>
+            analytics.command({
+              query,
+              query_params: params,
+              clickhouse_settings: CHUNK_SETTINGS,
+            }),
+          );
+        } catch (err) {
+          halted = true; // the other runners finish their chunk and take no new one
+          throw err;
+        }
+        chunk.done = true;
+        await BackfillManager.#save(lock, s, state);
+        if (throttleMs > 0) await sleep(throttleMs);
+      }
+    };
+    const runners = await Promise.allSettled(
+      Array.from({ length: Math.min(concurrency, Math.max(1, pending.length)) }, runner),
+    );
+    const failed = runners.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     for (const query of plan.after?.(dialect) ?? []) await analytics.command({ query });
     state.phase = 'completed';
     await BackfillManager.#save(lock, s, state);

@@ -20,12 +20,13 @@ export async function run(args: string[]): Promise<number> {
   if (action !== 'status' && (action !== 'run' && action !== 'retry' ? true : step === undefined))
     throw new UsageError(USAGE);
   const config = processConfig('backfill');
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'backfill');
   const manager = new BackfillManager({
     pool: stores.pool,
     analytics: stores.analytics,
     dialect: dialectOf(config),
     settings: config.mode,
+    tuning: config.backfill,
     workerId: `${config.podName ?? hostname()}-${process.pid}`,
     log: (msg, fields) => process.stderr.write(`${msg} ${JSON.stringify(fields ?? {})}\n`),
   });

@@ -21,7 +21,7 @@ export async function run(args: string[]): Promise<number> {
     );
     return 1;
   }
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'jobs');
   try {
     for (const table of ['traces', 'observations']) {
       await stores.analytics.command({

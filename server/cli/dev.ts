@@ -18,6 +18,7 @@ import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
+import { statementBounds } from '../datastores/statement-bounds.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { ModelCatalog } from '../models/catalog.ts';
@@ -97,7 +98,11 @@ export async function run(args: string[]): Promise<number> {
   const log = createLogger('dev', config.logLevel);
   const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
   const pool = createPool(pg.url, pg.poolSize);
-  const analytics = createAnalyticsClient(config.clickhouse);
+  // One process serves the web and runs the worker's jobs: the longer bounds of the two.
+  const analytics = createAnalyticsClient(
+    config.clickhouse,
+    statementBounds('worker', config.analyticsTimeouts),
+  );
   const migrators = migratorsFor(config, pool, analytics);
   await migrators.relational.up();
   await migrators.analytics.up();

@@ -28,7 +28,7 @@ export async function run(args: string[]): Promise<number> {
   const to = intFlag(values.to, 'to');
   if (action === 'down' && to === undefined) throw new UsageError('migrate down needs --to N');
   const config = processConfig('migrate');
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'jobs');
   const m = migratorsFor(config, stores.pool, stores.analytics);
   const say = (line: string) => process.stderr.write(`${line}\n`);
   try {

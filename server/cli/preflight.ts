@@ -13,7 +13,7 @@ import { parseFlags } from './usage.ts';
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { json: { type: 'boolean' } });
   const config = processConfig('preflight');
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'jobs');
   const redis = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   try {
     const facts = await gatherFacts(

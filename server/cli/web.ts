@@ -10,6 +10,8 @@ import { s3BlobStore } from '../blobs/s3.ts';
 import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
+import { createAnalyticsClient } from '../datastores/clickhouse.ts';
+import { statementBounds } from '../datastores/statement-bounds.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { encryptionKeyProblem } from '../llm/startup.ts';
@@ -30,12 +32,18 @@ import { buildWebApp } from '../web/app.ts';
 export async function run(_args: string[]): Promise<number> {
   const config = processConfig('web');
   const log = createLogger('web', config.logLevel);
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'web');
   const migrators = migratorsFor(config, stores.pool, stores.analytics);
   try {
     if (!config.autoMigrationDisabled) {
       await migrators.relational.up();
-      await migrators.analytics.up(undefined, (line) => log.info(line));
+      // Migrations may run far longer than a read: their own client, with the Jobs' bounds.
+      const ddl = createAnalyticsClient(config.clickhouse, statementBounds('jobs', config.analyticsTimeouts));
+      try {
+        await migratorsFor(config, stores.pool, ddl).analytics.up(undefined, (line) => log.info(line));
+      } finally {
+        await ddl.close();
+      }
     }
     await migrators.analytics.assertKnown();
     const keyProblem = await encryptionKeyProblem(stores.pool, config.llm);

@@ -23,7 +23,7 @@ import { workerMetrics } from '../worker/metrics.ts';
 export async function run(_args: string[]): Promise<number> {
   const config = processConfig('worker');
   const log = createLogger('worker', config.logLevel);
-  const stores = openDatastores(config);
+  const stores = openDatastores(config, 'worker');
   const coordination = redisCoordination(config.redisUrl!);
   const workerId = `${hostname()}-${randomUUID().slice(0, 8)}`;
 

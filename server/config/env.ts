@@ -21,7 +21,9 @@ import {
 } from '../contract/env.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
+import { readTimeoutOverrides, type TimeoutOverrides } from './analytics-timeouts.ts';
 import { type AuthSettings, readAuthSettings } from './auth.ts';
+import { type BackfillTuning, readBackfillTuning } from './backfill-tuning.ts';
 import { readS3Settings, type S3Settings } from './blob-storage.ts';
 
 export { ConfigError };
@@ -76,6 +78,10 @@ export interface ServiceConfig {
   backgroundMigrationsInWorker: boolean;
   /** The process's identity in locks and leases (the Pod name in a cluster). */
   podName: string | undefined;
+  /** The backfill tuning variables that are set (applied to each step's row as it starts). */
+  backfill: BackfillTuning;
+  /** Overrides of the analytics statement bounds of this process's role. */
+  analyticsTimeouts: TimeoutOverrides;
 }
 
 export interface LlmSettings {
@@ -172,6 +178,8 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     ENV.backgroundMigrationsInWorker,
     ENV_DEFAULTS.backgroundMigrationsInWorker,
   );
+  const backfill = readBackfillTuning(r);
+  const analyticsTimeouts = readTimeoutOverrides(r);
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -201,6 +209,8 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     autoMigrationDisabled,
     backgroundMigrationsInWorker,
     podName: r.raw(ENV.podName),
+    backfill,
+    analyticsTimeouts,
   };
 }
 

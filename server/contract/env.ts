@@ -301,3 +301,67 @@ export function readModeSettings(env: Env, r = new EnvReader(env)): ModeSettings
   }
   return settings;
 }
+
+/**
+ * The historic backfill's tuning, rendered by the operator from `spec.backfill` into its backfill
+ * Jobs. A variable that is set is written into the step's `background_migrations.args` as the step
+ * starts (the row shows what ran); unset ones leave the row's value, else the default.
+ */
+export const BACKFILL_ENV = {
+  /** Rows per chunk (one `INSERT ... SELECT` over one key range of one partition). */
+  chunkRows: 'SERVICE_BACKFILL_CHUNK_ROWS',
+  /** Pause after each chunk, milliseconds, to leave the analytics store room for live traffic. */
+  throttleMs: 'SERVICE_BACKFILL_THROTTLE_MS',
+  /** Chunks of one step in flight at once. */
+  concurrency: 'SERVICE_BACKFILL_CONCURRENCY',
+} as const;
+export type BackfillTuningKey = keyof typeof BACKFILL_ENV;
+
+export const BACKFILL_DEFAULTS: Record<BackfillTuningKey, number> = {
+  chunkRows: 200_000,
+  throttleMs: 0,
+  concurrency: 1,
+};
+
+export const BACKFILL_LIMITS: Record<BackfillTuningKey, { min: number; max: number }> = {
+  chunkRows: { min: 1, max: 100_000_000 },
+  throttleMs: { min: 0, max: 600_000 },
+  /** Each chunk is a heavy merge in the store: a few at once at most. */
+  concurrency: { min: 1, max: 16 },
+};
+
+/**
+ * Bounds of every analytics statement, per process: each role (web, worker, backfill Job, other
+ * Jobs) has its own defaults (ANALYTICS_ROLE_BOUNDS), these override them. Not rendered by the
+ * operator: set them through a role's extra environment (`spec.<role>.template.env`).
+ */
+export const ANALYTICS_TIMEOUT_ENV = {
+  /** Seconds the client waits for a statement's answer (@clickhouse/client `request_timeout`). */
+  requestTimeoutSeconds: 'CLICKHOUSE_REQUEST_TIMEOUT_SECONDS',
+  /** Seconds the store runs a statement before refusing it (`max_execution_time`); below the above. */
+  maxExecutionTimeSeconds: 'CLICKHOUSE_MAX_EXECUTION_TIME_SECONDS',
+} as const;
+
+export type AnalyticsRole = 'web' | 'worker' | 'backfill' | 'jobs';
+
+/**
+ * Per role: the web answers people (short reads), the worker propagates a partition per
+ * `INSERT ... SELECT`, a backfill Job copies a chunk per statement, the other Jobs run DDL.
+ */
+export const ANALYTICS_ROLE_BOUNDS: Record<
+  AnalyticsRole,
+  { requestTimeoutSeconds: number; maxExecutionTimeSeconds: number }
+> = {
+  web: { requestTimeoutSeconds: 30, maxExecutionTimeSeconds: 25 },
+  worker: { requestTimeoutSeconds: 600, maxExecutionTimeSeconds: 570 },
+  backfill: { requestTimeoutSeconds: 1800, maxExecutionTimeSeconds: 1740 },
+  jobs: { requestTimeoutSeconds: 1800, maxExecutionTimeSeconds: 1740 },
+};
+
+export const ANALYTICS_TIMEOUT_LIMITS = { min: 1, max: 86_400 } as const;
+
+/**
+ * Progress headers every this many milliseconds on statements allowed over a minute: below the
+ * idle timeout of common load balancers (60 s), so a long statement's connection is not cut.
+ */
+export const ANALYTICS_PROGRESS_INTERVAL_MS = 25_000;

@@ -18,6 +18,7 @@ import {
   createClient,
   parseError,
 } from '@clickhouse/client';
+import type { StatementBounds } from './statement-bounds.ts';
 
 type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 type ChdbConnection = Connection & { chdb: { queryAsync(sql: string): Promise<unknown> } };
@@ -51,18 +52,35 @@ export function chdbPath(url: string): string | undefined {
   return target.kind === 'chdb' ? target.path : undefined;
 }
 
-export function createAnalyticsClient(settings: AnalyticsClientSettings): ClickHouseClient {
+/**
+ * A client whose every statement carries `bounds` (statement-bounds.ts: the process's role); a
+ * statement may still pass its own settings. Without bounds (tests, tools) the client's defaults apply.
+ */
+export function createAnalyticsClient(
+  settings: AnalyticsClientSettings,
+  bounds?: StatementBounds,
+): ClickHouseClient {
   const target = parseAnalyticsUrl(settings.url);
   const database = settings.database || 'default';
+  const bounded = bounds
+    ? {
+        request_timeout: bounds.requestTimeout,
+        clickhouse_settings: bounds.settings,
+        ...(bounds.maxResponseHeadersSize !== undefined
+          ? { max_response_headers_size: bounds.maxResponseHeadersSize }
+          : {}),
+      }
+    : {};
   if (target.kind === 'http') {
     return createClient({
       url: target.url,
       username: settings.user || 'default',
       password: settings.password ?? '',
       database,
+      ...bounded,
     });
   }
-  return createClient({ connection: new EmbeddedConnection(target.path, database), database });
+  return createClient({ connection: new EmbeddedConnection(target.path, database), database, ...bounded });
 }
 
 export async function closeAnalyticsClient(client: ClickHouseClient): Promise<void> {

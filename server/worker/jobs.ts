@@ -96,6 +96,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     dialect: dialectOf(o.config),
     settings: o.config.mode,
     workerId: o.workerId,
+    tuning: o.config.backfill,
     log: (msg, fields) => o.log.info(fields ?? {}, msg),
   });
   const chainInProcess = o.config.backgroundMigrationsInWorker && o.schemaKnown;

@@ -7,6 +7,8 @@
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyRange } from '../../server/backfill/chunks.ts';
+import { TRACES_KEY } from '../../server/backfill/sql.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { startProcess } from '../fixtures/processes.ts';
 import {
@@ -25,6 +27,9 @@ import {
 
 const LEGACY = LEGACY_ENV;
 const DUAL = { ...DUAL_ENV, SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true' };
+/** The tuning the operator renders from spec.backfill into each backfill Job. */
+const CHUNK_ROWS = 3;
+const TUNING = { SERVICE_BACKFILL_CHUNK_ROWS: String(CHUNK_ROWS), SERVICE_BACKFILL_THROTTLE_MS: '150' };
 
 let pgf: PostgresFixture;
 let ch: AnalyticsServer;
@@ -181,11 +186,33 @@ describe('the historic backfill chain', () => {
     expect(Number(rows.rows[0].n)).toBe(0);
   });
 
-  it('runs steps 1-3 in small chunks, resuming after SIGKILLs without losing or duplicating rows', async () => {
-    await db.query(
-      `UPDATE background_migrations SET args = args || '{"chunkRows": 3, "throttleMs": 150}'::jsonb`,
-    );
-    expect((await backfill(1)).code).toBe(0);
+  it('runs step 1 in chunks of the size its environment names, and records the tuning in its row', async () => {
+    const run = await backfill(1, TUNING);
+    expect(run.code, run.stderr).toBe(0);
+    // Its statements are bounded for long work and carry progress headers: the client has nothing to warn about.
+    expect(run.stderr).not.toContain('request_timeout is set');
+    const row = await db.query('SELECT args, state FROM background_migrations WHERE name LIKE $1', [
+      '%step_1%',
+    ]);
+    expect(row.rows[0].args).toMatchObject({ chunkRows: CHUNK_ROWS, throttleMs: 150 });
+    const chunks = row.rows[0].state.chunks as Parameters<typeof keyRange>[1][];
+    // Each chunk's key range holds about CHUNK_ROWS source rows (a sampled boundary may shift it by
+    // a row; the bookmarked traces have a second, unmerged version), never a whole partition.
+    const sizes: number[] = [];
+    for (const chunk of chunks) {
+      const range = keyRange(TRACES_KEY, chunk);
+      const [n] = await query<{ n: number }>(
+        `SELECT count() AS n FROM traces WHERE _partition_id = {partition:String} AND ${range.sql}`,
+        range.params,
+      );
+      sizes.push(Number(n!.n));
+    }
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(TRACES);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(CHUNK_ROWS + 1);
+    expect(chunks.length).toBeGreaterThanOrEqual(Math.floor(TRACES / CHUNK_ROWS));
+  });
+
+  it('runs steps 2-3 in small chunks, resuming after SIGKILLs without losing or duplicating rows', async () => {
     const doneChunks = async (step: number) => {
       const r = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
         `%step_${step}%`,
@@ -200,7 +227,7 @@ describe('the historic backfill chain', () => {
           process.execPath,
           [`${ROOT}/server/bin/observatory.ts`, 'backfill', 'run', '--step', String(step)],
           {
-            env: { PATH: process.env['PATH'], ...base, ...DUAL },
+            env: { PATH: process.env['PATH'], ...base, ...DUAL, ...TUNING },
           },
         );
         // Killed mid-step: once its checkpoint shows one more chunk done (bounded wait).
@@ -213,7 +240,8 @@ describe('the historic backfill chain', () => {
       ]);
       const chunks = (progress.rows[0].state.chunks ?? []) as { done: boolean }[];
       expect(chunks.length).toBeGreaterThan(3);
-      const done = await backfill(step);
+      // The rest with two chunks in flight at once.
+      const done = await backfill(step, { ...TUNING, SERVICE_BACKFILL_CONCURRENCY: '2' });
       expect(done.code, done.stderr).toBe(0);
     }
     const again = await backfill(3);

@@ -4,7 +4,12 @@ import type { ObservabilityService, ObservabilityServiceStatus } from '../../ope
 import { type Invocation, parseArgs, UsageError, usage } from '../../operator/kubectl/args.ts';
 import { describeAction } from '../../operator/kubectl/plan-view.ts';
 import { progressBar } from '../../operator/kubectl/progress-bar.ts';
-import { approvalRequest, Refused, retryBackfillRequest } from '../../operator/kubectl/requests.ts';
+import {
+  approvalRequest,
+  noPodReason,
+  Refused,
+  retryBackfillRequest,
+} from '../../operator/kubectl/requests.ts';
 import { renderStatus, statusView } from '../../operator/kubectl/status-view.ts';
 import { backfillingStatus, condition } from '../fixtures/obsvc-status.ts';
 
@@ -291,5 +296,39 @@ describe('plan lines', () => {
   ];
   it.each(cases)('%j', (action, line) => {
     expect(describeAction(action)).toBe(line);
+  });
+});
+
+describe('logs of a backfill Job without a Pod', () => {
+  const withJobs = (jobs: ObservabilityServiceStatus['jobs']): ObservabilityService =>
+    ({ metadata: { name: 'demo' }, status: { jobs } }) as ObservabilityService;
+  it.each([
+    [undefined, 'Job obs-backfill-2-x has no Pod yet'],
+    [
+      [
+        {
+          purpose: 'backfill-2',
+          name: 'obs-backfill-2-x',
+          result: 'Succeeded' as const,
+          observedAt: '2026-03-01T12:00:00.000Z',
+        },
+      ],
+      'Job obs-backfill-2-x succeeded (seen 2026-03-01T12:00:00.000Z); it and its Pod logs were removed after spec.jobs.ttlSecondsAfterFinished',
+    ],
+    [
+      [
+        {
+          purpose: 'backfill-2',
+          name: 'obs-backfill-2-x',
+          result: 'Failed' as const,
+          observedAt: '2026-03-01T12:00:00.000Z',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+        },
+      ],
+      'Job obs-backfill-2-x failed: BackoffLimitExceeded: Job has reached the specified backoff limit (seen 2026-03-01T12:00:00.000Z); it and its Pod logs were removed after spec.jobs.ttlSecondsAfterFinished',
+    ],
+  ])('%o', (jobs, message) => {
+    expect(noPodReason(withJobs(jobs), 'obs-backfill-2-x')).toBe(message);
   });
 });

@@ -353,6 +353,80 @@ describe('planner: the backfill chain', () => {
   });
 });
 
+describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () => {
+  const dual = steady('Dual', { backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+  const r3 = steady('Release3');
+  const passing = {
+    ...r3,
+    target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' },
+  };
+  const inputs = { pass: SINCE };
+
+  it.each([
+    { purpose: 'preflight' as const, status: passing, inputs, created: ['migrate'] },
+    { purpose: 'backfill-2' as const, status: dual, inputs: undefined, created: ['backfill-3'] },
+  ])(
+    'a $purpose Job that succeeded and then vanished is not run again',
+    ({ purpose, status, inputs, created: want }) => {
+      const o = object({}, status);
+      const deployments = rolledOut(o, status.state === 'Dual' ? 'Dual' : 'Release3');
+      const finished = job(o, purpose, 'succeeded', 0, inputs);
+      const seen = plan({ object: o, world: world({ deployments, jobs: [finished] }) });
+      expect(seen.status.jobs).toEqual([
+        { purpose, name: finished.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+      ]);
+      // The TTL controller removed the Job; the status written above is all that is left.
+      const gone = plan({ object: object({}, seen.status), world: world({ deployments }) });
+      expect(created(gone.actions).filter((p) => p === purpose)).toEqual([]);
+      expect(created(gone.actions)).toEqual(want);
+      expect(gone.status.jobs).toEqual(seen.status.jobs);
+    },
+  );
+
+  it('a failed Job that vanished stays failed (Stalled, same retry) until a retry, which needs no delete', () => {
+    const o = object({}, dual);
+    const deployments = rolledOut(o, 'Dual');
+    const failed = job(o, 'backfill-2', 'failed');
+    const seen = plan({ object: o, world: world({ deployments, jobs: [failed] }) });
+    expect(seen.status.jobs).toEqual([
+      {
+        purpose: 'backfill-2',
+        name: failed.name,
+        result: 'Failed',
+        observedAt: NOW.toISOString(),
+        reason: 'BackoffLimitExceeded',
+        message: 'Job has reached the specified backoff limit',
+      },
+    ]);
+    const gone = plan({ object: object({}, seen.status), world: world({ deployments }) });
+    expect(created(gone.actions)).toEqual([]);
+    expect(cond(gone.status, 'Stalled')).toMatchObject({ status: 'True', reason: 'BackfillStepFailed' });
+    expect(cond(gone.status, 'Stalled')!.message).toContain('observatory.dev/retry-backfill=2');
+
+    const retry = plan({
+      object: object({}, seen.status, { 'observatory.dev/retry-backfill': '2' }),
+      world: world({ deployments }),
+    });
+    expect(retry.status.attempts).toEqual({ 'backfill-2': 1 });
+    expect(kinds(retry.actions)).not.toContain('deleteJob');
+  });
+
+  it('keeps one result per purpose: a new attempt replaces the last', () => {
+    const o = object({}, { ...dual, attempts: { 'backfill-2': 1 } });
+    const deployments = rolledOut(o, 'Dual');
+    const older = job(o, 'backfill-2', 'failed');
+    const status = {
+      ...o.status!,
+      jobs: [{ purpose: 'backfill-2', name: older.name, result: 'Failed' as const, observedAt: SINCE }],
+    };
+    const newer = job(o, 'backfill-2', 'succeeded', 1);
+    const p = plan({ object: object({}, status), world: world({ deployments, jobs: [newer] }) });
+    expect(p.status.jobs).toEqual([
+      { purpose: 'backfill-2', name: newer.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+    ]);
+  });
+});
+
 describe('planner: the cutover gates', () => {
   const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
   const dualDone = steady('Dual', { backfill: done });
@@ -763,5 +837,91 @@ describe('planner: rollback and steady states', () => {
     expect(created(plan({ object: o, world: world({ deployments }) }).actions)).toEqual(['cleanup']);
     const p = plan({ object: o, world: world({ deployments, jobs: [job(o, 'cleanup', 'succeeded')] }) });
     expect(p.status.legacyTablesTruncated).toBe(true);
+  });
+});
+
+describe('planner: maintenance windows', () => {
+  // NOW is Sunday 12:00 UTC: outside a nightly 02:00-06:00 window, which opens next on Monday 02:00.
+  const maintenanceWindows = [{ cron: '0 2 * * *', duration: '4h' }];
+  const INSIDE = new Date('2026-03-02T03:00:00Z');
+  const OPENS = '2026-03-02T02:00:00.000Z';
+  const waitsFor = (p: ReturnType<typeof plan>, what: string) =>
+    expect(p.status.blockedBy).toContainEqual(
+      `${what} waits for the next maintenance window (spec.maintenanceWindows), which opens at ${OPENS}`,
+    );
+
+  it('a backfill step waits for the window, then starts inside it; a running step goes on', () => {
+    const o = object({ maintenanceWindows }, steady('Dual'));
+    const deployments = rolledOut(o, 'Dual');
+    const outside = plan({ object: o, world: world({ deployments }) });
+    expect(created(outside.actions)).toEqual([]);
+    waitsFor(outside, 'backfill step 1');
+    expect(cond(outside.status, 'BackfillComplete')).toMatchObject({
+      reason: 'BackfillAwaitingWindow',
+      message: `step 1 of 4 starts in the next maintenance window (${OPENS}); 0/4 done`,
+    });
+    expect(outside.actions).toContainEqual({ kind: 'requeue', afterSeconds: 3600 });
+
+    const inside = plan({ object: o, world: world({ deployments, now: INSIDE }) });
+    expect(created(inside.actions)).toEqual(['backfill-1']);
+
+    const running = plan({
+      object: o,
+      world: world({ deployments, jobs: [job(o, 'backfill-1', 'running')] }),
+    });
+    expect(cond(running.status, 'BackfillComplete')!.reason).toBe('BackfillRunning');
+    expect(running.status.blockedBy!.join()).not.toContain('maintenance window');
+  });
+
+  it('a move to another mode waits for the window; a rollback and an image update do not', () => {
+    const legacy = steady('Legacy');
+    const toDual = object({ maintenanceWindows }, legacy);
+    const deployments = rolledOut(object({ writeMode: 'Legacy' }, legacy), 'Legacy');
+    const outside = plan({ object: toDual, world: world({ deployments }) });
+    expect(outside.status.target!.state).toBe('Legacy');
+    waitsFor(outside, 'the move Legacy -> Dual');
+    const inside = plan({ object: toDual, world: world({ deployments, now: INSIDE }) });
+    expect(inside.status.target).toMatchObject({ state: 'Dual', since: INSIDE.toISOString() });
+
+    const rollback = object({ maintenanceWindows, release: '3', writeMode: undefined }, legacy);
+    expect(plan({ object: rollback, world: world({ deployments }) }).status.target!.state).toBe('Release3');
+    const image = object({ maintenanceWindows, writeMode: 'Legacy', image: 'observatory:next' }, legacy);
+    expect(plan({ object: image, world: world({ deployments }) }).status.target).toMatchObject({
+      state: 'Legacy',
+      image: 'observatory:next',
+    });
+  });
+
+  it('the cutover is one more gate: closed outside the window, open inside it', () => {
+    const status = steady('Dual', { backfill: { completedSteps: 4, totalSteps: 4, progress: '4/4' } });
+    const o = object({ maintenanceWindows, writeMode: 'EventsOnly' }, status);
+    const w = (now = NOW) =>
+      world({ deployments: rolledOut(o, 'Dual'), workerProbes: [{ pod: 'w-0', result: 'healthy' }], now });
+    const outside = plan({ object: o, world: w() });
+    expect(outside.status.target!.state).toBe('Dual');
+    expect(cond(outside.status, 'CutoverReady')).toMatchObject({ status: 'False', reason: 'GatesClosed' });
+    expect(cond(outside.status, 'CutoverReady')!.message).toContain(
+      `outside the maintenance windows (spec.maintenanceWindows): the next opens at ${OPENS}`,
+    );
+    expect(plan({ object: o, world: w(INSIDE) }).status.target!.state).toBe('EventsOnly');
+  });
+
+  it('the cleanup waits for the window', () => {
+    const o = object(
+      {
+        maintenanceWindows,
+        writeMode: 'EventsOnly',
+        backfill: { enabled: false },
+        cleanup: { truncateLegacyTables: true },
+      },
+      steady('EventsOnly'),
+    );
+    const deployments = rolledOut(o, 'EventsOnly');
+    const outside = plan({ object: o, world: world({ deployments }) });
+    expect(created(outside.actions)).toEqual([]);
+    waitsFor(outside, 'the truncate of the legacy tables');
+    expect(created(plan({ object: o, world: world({ deployments, now: INSIDE }) }).actions)).toEqual([
+      'cleanup',
+    ]);
   });
 });

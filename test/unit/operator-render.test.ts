@@ -175,4 +175,40 @@ describe('Jobs', () => {
       renderJob(ctx, { purpose: 'backfill-1', state: 'Dual', image: 'x', attempt: 0 }).spec!.backoffLimit,
     ).toBe(0);
   });
+
+  it.each([
+    { purpose: 'backfill-2', backfill: undefined, env: ['200000', '0', '1'] },
+    {
+      purpose: 'backfill-5',
+      backfill: { chunkRows: 3, throttleMs: 150, concurrency: 2 },
+      env: ['3', '150', '2'],
+    },
+    { purpose: 'backfill-retry-2', backfill: { chunkRows: 3 }, env: [undefined, undefined, undefined] },
+    { purpose: 'migrate', backfill: { chunkRows: 3 }, env: [undefined, undefined, undefined] },
+  ] as const)(
+    'renders the backfill tuning into the Jobs that run a step: $purpose',
+    ({ purpose, backfill, env }) => {
+      const c = { meta, spec: withDefaults({ ...raw, ...(backfill ? { backfill } : {}) }) };
+      const vars = envOf(
+        renderJob(c, { purpose, state: 'Dual', image: 'x', attempt: 0 }).spec!.template.spec!.containers[0]!
+          .env!,
+      );
+      expect([
+        vars['SERVICE_BACKFILL_CHUNK_ROWS'],
+        vars['SERVICE_BACKFILL_THROTTLE_MS'],
+        vars['SERVICE_BACKFILL_CONCURRENCY'],
+      ]).toEqual(env);
+    },
+  );
+
+  it.each([
+    { purpose: 'preflight', jobs: undefined, ttl: 86_400 },
+    { purpose: 'migrate', jobs: {}, ttl: 86_400 },
+    { purpose: 'backfill-3', jobs: { ttlSecondsAfterFinished: 3600 }, ttl: 3600 },
+    { purpose: 'cleanup', jobs: { ttlSecondsAfterFinished: 60 }, ttl: 60 },
+  ] as const)('every Job carries ttlSecondsAfterFinished: $purpose -> $ttl', ({ purpose, jobs, ttl }) => {
+    const c = { meta, spec: withDefaults({ ...raw, ...(jobs ? { jobs } : {}) }) };
+    const job = renderJob(c, { purpose, state: 'Dual', image: 'x', attempt: 0 });
+    expect(job.spec!.ttlSecondsAfterFinished).toBe(ttl);
+  });
 });

@@ -70,6 +70,41 @@ describe('operator planner: whole migrations in a simulated world', () => {
   });
 });
 
+describe('operator planner: maintenance windows', () => {
+  it('the calm upgrade waits for each window and takes the documented path inside them', () => {
+    const c = play({
+      seed: 7,
+      scenario: 'toEventsOnly',
+      automatic: true,
+      drop: true,
+      replicas: 2,
+      chaos: CALM,
+      schedule: [],
+      windows: true,
+    });
+    // play() checks at every action that nothing disruptive started outside a window.
+    expect(c.isConverged()).toBe(true);
+    expect(c.jobsCreated).toEqual([
+      'preflight',
+      'migrate',
+      'backfill-1',
+      'backfill-2',
+      'backfill-3',
+      'backfill-4',
+      'backfill-5',
+      'migrate',
+    ]);
+    const waits = new Set(
+      c.statuses.flatMap((r) =>
+        (r.status.blockedBy ?? [])
+          .filter((b) => b.includes('maintenance window'))
+          .map((b) => b.replace(/ waits for .*| \(spec.*|: the next opens.*/, '')),
+      ),
+    );
+    expect([...waits].length).toBeGreaterThan(1);
+  });
+});
+
 describe('operator planner: a rotated Secret rolls the Pods that read it', () => {
   const converge = (c: ReturnType<typeof play>) => {
     const actions: string[] = [];

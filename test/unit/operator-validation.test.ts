@@ -33,6 +33,38 @@ describe('validate: forbidden combinations', () => {
       ['DisruptionBudgetConflict@spec.web.podDisruptionBudget'],
     ],
     ['Legacy with backfill unset', spec({ writeMode: 'Legacy' }), []],
+    [
+      'backfill tuning within bounds',
+      spec({ backfill: { chunkRows: 50_000, throttleMs: 0, concurrency: 4 } }),
+      [],
+    ],
+    ['the widest backfill allowed', spec({ backfill: { chunkRows: 1_250_000, concurrency: 16 } }), []],
+    [
+      'backfill chunks of 0 rows',
+      spec({ backfill: { chunkRows: 0 } }),
+      ['OutOfRange@spec.backfill.chunkRows'],
+    ],
+    [
+      'a negative throttle and a fractional concurrency',
+      spec({ backfill: { throttleMs: -1, concurrency: 1.5 } }),
+      ['OutOfRange@spec.backfill.throttleMs', 'OutOfRange@spec.backfill.concurrency'],
+    ],
+    [
+      'concurrency above 16',
+      spec({ backfill: { concurrency: 17 } }),
+      ['OutOfRange@spec.backfill.concurrency'],
+    ],
+    [
+      'more rows in flight than a node holds',
+      spec({ backfill: { chunkRows: 2_000_000, concurrency: 16 } }),
+      ['BackfillTooWide@spec.backfill.concurrency'],
+    ],
+    ['a Job TTL of one hour', spec({ jobs: { ttlSecondsAfterFinished: 3600 } }), []],
+    [
+      'a Job TTL too short to read the result',
+      spec({ jobs: { ttlSecondsAfterFinished: 10 } }),
+      ['OutOfRange@spec.jobs.ttlSecondsAfterFinished'],
+    ],
     ['EventsOnly with defaults', spec({ writeMode: 'EventsOnly' }), []],
     ['release 3 with writeMode unset', spec({ release: '3', writeMode: undefined }), []],
     ['release 3 with Legacy', spec({ release: '3', writeMode: 'Legacy' }), []],

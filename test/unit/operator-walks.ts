@@ -17,6 +17,9 @@ export const base: ObservabilityServiceSpec = {
     clickhouse: { urlSecretRef: { name: 'ch', key: 'url' } },
     redis: { urlSecretRef: { name: 'redis', key: 'url' } },
   },
+  // Short enough that finished Jobs vanish mid-walk (a tick is up to two minutes): the planner
+  // must go on from the results it recorded in status.jobs.
+  jobs: { ttlSecondsAfterFinished: 600 },
 };
 
 export type Scenario =
@@ -89,7 +92,11 @@ export interface Run {
   chaos: Chaos;
   /** Reconcile/tick/user interleaving: one entry per simulation step. */
   schedule: number[];
+  /** Hold disruptive work for a maintenance window (10 minutes every hour, closed at the start). */
+  windows?: boolean;
 }
+
+export const WALK_WINDOWS = [{ cron: '30 * * * *', duration: '10m' }];
 
 export const chaosArb = fc.record({
   jobFailure: fc.double({ min: 0, max: 0.3, noNaN: true }),
@@ -114,12 +121,14 @@ export const runArb: fc.Arbitrary<Run> = fc.record({
   replicas: fc.integer({ min: 1, max: 3 }),
   chaos: chaosArb,
   schedule: fc.array(fc.integer({ min: 0, max: 99 }), { minLength: 150, maxLength: 400 }),
+  windows: fc.boolean(),
 });
 
 /** Plays the run; returns the cluster for assertions. */
 export function play(r: Run): FakeCluster {
   const rng = seededRng(r.seed);
-  const c = new FakeCluster(structuredClone(base), rng, r.chaos);
+  const spec = r.windows ? { ...base, maintenanceWindows: WALK_WINDOWS } : base;
+  const c = new FakeCluster(structuredClone(spec), rng, r.chaos);
   const specs = path(r.scenario, r);
   let next = 0;
   c.incompatibleProducers = rng() < 0.5 ? 2 : 0;

@@ -8,7 +8,8 @@
 import { backfillEnabled, enabledSteps } from '../../api/effective.ts';
 import type { MigrationState } from '../../api/v1alpha1.ts';
 import { backfillPurpose, backfillRetryPurpose, jobNameFor } from '../../render/jobs.ts';
-import { attemptOf, ensureJob } from '../jobs.ts';
+import { attemptOf, ensureJob, findJob, recordResult } from '../jobs.ts';
+import { heldForWindow } from '../maintenance.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { deployedRolledOut } from '../workloads.ts';
 
@@ -31,14 +32,15 @@ function reportOf(input: StepInput, step: number) {
 }
 
 /** Moves the cursor over steps the world shows finished (the step's Job succeeded, or the worker says so). */
-function advanceCursor(input: StepInput, total: number): number {
+function advanceCursor(input: StepInput, out: StepOutput, total: number): number {
   let cursor = input.status.backfill?.completedSteps ?? 0;
   while (cursor < total) {
     const step = cursor + 1;
     const purpose = backfillPurpose(step);
     const name = jobNameFor(input.render, { purpose, attempt: attemptOf(input.status, purpose) });
-    const job = input.world.jobs.find((j) => j.name === name);
+    const job = findJob(input, purpose, name);
     if (job?.outcome !== 'succeeded' && reportOf(input, step)?.status !== 'finished') break;
+    if (job) recordResult(input, out, purpose, job);
     cursor = step;
   }
   return cursor;
@@ -59,7 +61,7 @@ export const backfillStep: Step = {
       return out.next();
     }
     const total = enabledSteps(input.spec).length;
-    const cursor = advanceCursor(input, total);
+    const cursor = advanceCursor(input, out, total);
     const progress = `${cursor}/${total}`;
     const steps = stepProgress(input);
     const perStep = steps ? { steps } : {};
@@ -87,7 +89,7 @@ export const backfillStep: Step = {
     const purpose = backfillPurpose(step);
     const attempt = attemptOf(input.status, purpose);
     const runName = jobNameFor(input.render, { purpose, attempt });
-    const exists = input.world.jobs.some((j) => j.name === runName);
+    const exists = findJob(input, purpose, runName) !== undefined;
     if (!exists && !deployedRolledOut(input)) {
       out.wait(
         30,
@@ -95,6 +97,18 @@ export const backfillStep: Step = {
       );
       out.set('BackfillComplete', 'BackfillRunning', running);
       return out.next();
+    }
+    if (!exists) {
+      const opensAt = heldForWindow(input, out, `backfill step ${step}`);
+      if (opensAt) {
+        out.set('BackfillComplete', 'BackfillAwaitingWindow', {
+          step,
+          total,
+          progress,
+          opensAt: opensAt.toISOString(),
+        });
+        return out.next();
+      }
     }
     if (attempt > 0 && !exists) {
       // A retry: un-fail the step first when its record says failed.
@@ -133,7 +147,7 @@ function ensureUnfailed(
   const purpose = backfillRetryPurpose(step);
   const attemptKey = backfillPurpose(step);
   const name = jobNameFor(input.render, { purpose, attempt: attemptOf(input.status, attemptKey) });
-  if (!input.world.jobs.some((j) => j.name === name)) {
+  if (!findJob(input, purpose, name)) {
     if (!input.world.backfill.known) {
       out.wait(
         30,

@@ -1,6 +1,8 @@
 /** The optional truncate of the legacy tables after the cutover, once the backfill no longer reads them. */
 import { backfillEnabled, enabledSteps } from '../../api/effective.ts';
-import { ensureJob } from '../jobs.ts';
+import { jobNameFor } from '../../render/jobs.ts';
+import { attemptOf, ensureJob, findJob } from '../jobs.ts';
+import { heldForWindow } from '../maintenance.ts';
 import { type Step, StepOutput } from '../step.ts';
 
 export const cleanupStep: Step = {
@@ -17,6 +19,9 @@ export const cleanupStep: Step = {
       out.wait(60, 'the cleanup waits for the backfill, which reads the legacy tables');
       return out.next();
     }
+    const name = jobNameFor(input.render, { purpose: 'cleanup', attempt: attemptOf(s, 'cleanup') });
+    if (!findJob(input, 'cleanup', name) && heldForWindow(input, out, 'the truncate of the legacy tables'))
+      return out.next();
     const job = ensureJob(input, out, {
       purpose: 'cleanup',
       state: 'EventsOnly',

@@ -7,6 +7,7 @@
 import { formatDuration, parseDuration } from '../../../server/contract/duration.ts';
 import { backfillEnabled, desiredState, enabledSteps } from '../../api/effective.ts';
 import { ANNOTATIONS } from '../../api/v1alpha1.ts';
+import { windowAt } from '../../api/windows.ts';
 import { settingsFromSpec } from '../../render/settings.ts';
 import { canonicalJson, shortHash } from '../../util/hash.ts';
 import { findCondition } from '../conditions.ts';
@@ -125,6 +126,18 @@ function evaluatorsGate(input: StepInput, approvedByHand: boolean, out: StepOutp
   };
 }
 
+/** The cutover starts only inside a maintenance window, when there are any. */
+function windowGate(input: StepInput): Gate {
+  const w = windowAt(input.spec.maintenanceWindows, input.world.now);
+  if (w.open) return { ok: true, message: 'inside a maintenance window (or none is set)' };
+  const seconds = Math.ceil((w.opensAt.getTime() - input.world.now.getTime()) / 1000);
+  return {
+    ok: false,
+    message: `outside the maintenance windows (spec.maintenanceWindows): the next opens at ${w.opensAt.toISOString()}`,
+    recheckSeconds: Math.max(1, Math.min(3600, seconds)),
+  };
+}
+
 export const gatesStep: Step = {
   name: 'cutover gates',
   owns: GATE_TYPES,
@@ -237,7 +250,15 @@ export const gatesStep: Step = {
     const rollout: Gate = deployedRolledOut(input)
       ? { ok: true, message: 'Dual is rolled out on every pod' }
       : { ok: false, message: 'the Dual rollout is not complete' };
-    const gates = [rollout, historicDataGate(input), propagation, producers, evaluators, approvalGate];
+    const gates = [
+      rollout,
+      historicDataGate(input),
+      propagation,
+      producers,
+      evaluators,
+      approvalGate,
+      windowGate(input),
+    ];
     // Two gates read the same report: its absence is said once.
     const closed = gates.filter((g, i) => !g.ok && gates.findIndex((o) => o.message === g.message) === i);
     if (closed.length > 0) {

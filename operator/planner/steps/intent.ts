@@ -5,6 +5,7 @@
  */
 
 import { settingsFromSpec } from '../../render/settings.ts';
+import { heldForWindow } from '../maintenance.ts';
 import { passOf, phaseOfPass } from '../pass.ts';
 import { isRelease4 } from '../states.ts';
 import { type Step, StepOutput } from '../step.ts';
@@ -45,6 +46,10 @@ export const intentStep: Step = {
         return out.stop();
       }
     }
+    // A move to another mode waits for a maintenance window; a first deployment, an image update and
+    // a rollback (the way out of trouble) do not.
+    const moves = input.status.state !== undefined && want !== state && want !== 'Release3';
+    if (moves && heldForWindow(input, out, `the move ${state} -> ${want}`)) return out.stop();
     out.patch({
       target: {
         state: want,
