@@ -1,0 +1,17 @@
+/**
+ * Dashboards and dashboard widgets (`/api/public/unstable/dashboards`, `/dashboard-widgets`), the
+ * reference's unstable API (../dashboard-routes.ts). Relational data, served in every write mode.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { dashboardRoutes } from '../dashboard-routes.ts';
+import { modeGate } from '../gates.ts';
+import type { PluginOptions } from './types.ts';
+
+export const dashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
+  dashboardRoutes(app, ctx, {
+    prefix: '/api/public/unstable',
+    tag: 'Dashboards (unstable)',
+    projectOf: (req) => req.principal.projectId,
+  });
+};
