@@ -37,7 +37,11 @@ export async function benchDashboards(): Promise<void> {
     });
     const session = await createSession(pool, user.id, 3600_000);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const headers = { cookie: `${SESSION_COOKIE}=${session.token}`, 'content-type': 'application/json' };
+    const headers = {
+      cookie: `${SESSION_COOKIE}=${session.token}`,
+      'x-csrf-token': session.csrfToken,
+      'content-type': 'application/json',
+    };
     const range = {
       fromTimestamp: `${START.replace(' ', 'T')}.000Z`,
       toTimestamp: new Date(

@@ -203,14 +203,14 @@ describe('the unstable dashboard-widgets API', () => {
   ])('refuses a bad widget with a 400 naming the field (#%#)', async (body, field) => {
     const res = await api('POST', '/api/public/unstable/dashboard-widgets', body);
     expect(res.status).toBe(400);
-    expect(`${res.body['message']} ${res.body['error']}`).toMatch(field);
+    expect(res.body).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(field) });
   });
 
   it('refuses an empty patch', async () => {
     const { body } = await api('POST', '/api/public/unstable/dashboard-widgets', costWidget);
     const res = await api('PATCH', `/api/public/unstable/dashboard-widgets/${body['id']}`, {});
     expect(res.status).toBe(400);
-    expect(res.body['error']).toMatch(/at least one field/);
+    expect(res.body['message']).toMatch(/at least one field/);
   });
 });
 
@@ -259,6 +259,7 @@ describe('the unstable dashboards API', () => {
       id: 'cost-number',
     });
     expect(again.status).toBe(409);
+    expect(again.body['code']).toBe('conflict');
 
     const moved = {
       type: 'preset',
@@ -324,7 +325,7 @@ describe('the unstable dashboards API', () => {
   ])('refuses a bad dashboard with a 400 naming the field (#%#)', async (body, field) => {
     const res = await api('POST', '/api/public/unstable/dashboards', body);
     expect(res.status).toBe(400);
-    expect(`${res.body['message']} ${res.body['error']}`).toMatch(field);
+    expect(res.body).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(field) });
   });
 
   it("answers 404 for another project's dashboards and widgets, and never lists them", async () => {
@@ -352,6 +353,7 @@ describe('the unstable dashboards API', () => {
       widgetId: widget['id'],
     });
     expect(place.status).toBe(404);
+    expect(place.body['code']).toBe('resource_not_found');
     expect(place.body['message']).toMatch(/widgetId/);
     const lists = await Promise.all([
       api('GET', '/api/public/unstable/dashboards'),
