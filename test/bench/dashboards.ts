@@ -4,7 +4,8 @@
  * session) against the sum of the same tiles' Metrics v2 queries, compiled by the same compiler
  * and sent straight to the store one after another, over the generated events of reads.ts. The
  * ratio is the web's cost on top of the queries (HTTP, session and project checks, the
- * dashboard's resolution), less whatever the concurrent tiles gain. Size: BENCH_DASHBOARD_EVENTS
+ * dashboard's resolution) and the tiles' contention for the store's cores; the same tiles loaded one
+ * after another separate the two. Size: BENCH_DASHBOARD_EVENTS
  * (default 100 000).
  */
 import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
@@ -51,22 +52,23 @@ export async function benchDashboards(): Promise<void> {
     const prefix = `${base}/api/ui/projects/${project.projectId}/dashboards/home`;
     const tiles = HOME_DASHBOARD.definition.widgets.map((p) => p.id);
 
-    const loadPage = async () => {
+    const tileRequest = async (id: string) => {
+      const res = await fetch(`${prefix}/widgets/${id}/data`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(range),
+      });
+      if (res.status !== 200) throw new Error(`${id}: ${res.status} ${await res.text()}`);
+      await res.json();
+    };
+    /** The page's load: the view, then every tile at once (`concurrent`) or one after another. */
+    const loadPage = async (concurrent: boolean) => {
       const t = performance.now();
       const view = await fetch(`${prefix}/view`, { headers });
       if (view.status !== 200) throw new Error(`view: ${view.status}`);
       await view.json();
-      await Promise.all(
-        tiles.map(async (id) => {
-          const res = await fetch(`${prefix}/widgets/${id}/data`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify(range),
-          });
-          if (res.status !== 200) throw new Error(`${id}: ${res.status} ${await res.text()}`);
-          await res.json();
-        }),
-      );
+      if (concurrent) await Promise.all(tiles.map(tileRequest));
+      else for (const id of tiles) await tileRequest(id);
       return performance.now() - t;
     };
     const built = Object.values(PRESETS).map((w) =>
@@ -87,12 +89,15 @@ export async function benchDashboards(): Promise<void> {
     };
 
     const page: number[] = [];
+    const serial: number[] = [];
     const store: number[] = [];
     for (let i = -WARMUP; i < ITERATIONS; i++) {
-      const p = await loadPage();
+      const p = await loadPage(true);
+      const one = await loadPage(false);
       const s = await sumOfQueries();
       if (i >= 0) {
         page.push(p);
+        serial.push(one);
         store.push(s);
       }
     }
@@ -111,6 +116,10 @@ export async function benchDashboards(): Promise<void> {
       `p50 ${s50.toFixed(1)} ms, p99 ${s99.toFixed(1)} ms`,
     );
     line('  ratio load / sum of queries', `p50 ${ratio(p50, s50)}, p99 ${ratio(p99, s99)}`);
+    // The same tiles one after another: the web's own cost per tile, without the tiles' contention.
+    const [o50, o99] = [quantile(serial, 0.5), quantile(serial, 0.99)];
+    line('home dashboard, tiles one after another', `p50 ${o50.toFixed(1)} ms, p99 ${o99.toFixed(1)} ms`);
+    line('  ratio / sum of queries', `p50 ${ratio(o50, s50)}, p99 ${ratio(o99, s99)}`);
   } finally {
     await close();
   }
