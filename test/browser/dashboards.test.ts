@@ -159,11 +159,12 @@ describe('dashboards in the browser', () => {
 
     await page.getByRole('button', { name: 'Add widget' }).click();
     const editor = page.getByRole('region', { name: 'widget editor' });
-    await editor.getByLabel('Name').fill('Tokens by model');
-    await editor.getByLabel('Group by').selectOption('providedModelName');
-    await editor.getByLabel('Measure').selectOption('totalTokens');
-    await editor.getByLabel('Aggregation').selectOption('sum');
-    await editor.getByLabel('Chart').selectOption('HORIZONTAL_BAR');
+    await editor.getByRole('textbox', { name: 'Name' }).fill('Tokens by model');
+    // A select's accessible name includes its selected option (`Group by (none)`): match by role.
+    await editor.getByRole('combobox', { name: 'Group by' }).selectOption('providedModelName');
+    await editor.getByRole('combobox', { name: 'Measure' }).selectOption('totalTokens');
+    await editor.getByRole('combobox', { name: 'Aggregation' }).selectOption('sum');
+    await editor.getByRole('combobox', { name: 'Chart' }).selectOption('HORIZONTAL_BAR');
     // The live preview draws the unsaved widget.
     await editor.locator('.bar-label', { hasText: 'gpt-4o-mini' }).waitFor();
     await screenshot(page, 'dashboard-editor');
