@@ -24,7 +24,18 @@ const COLORS = ['#2563eb', '#d97706', '#059669', '#dc2626', '#7c3aed', '#0891b2'
 /** Line patterns, so series differ without colour. */
 const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [1, 6], [12, 6], [6, 2, 2, 2]];
 
-function TimeSeriesChart({ ts, chartType }: { ts: TimeSeries; chartType: WidgetDefinition['chartType'] }) {
+/** The page's range in seconds: the x axis spans it whatever buckets hold data. */
+export type XRange = [number, number];
+
+function TimeSeriesChart({
+  ts,
+  chartType,
+  xRange,
+}: {
+  ts: TimeSeries;
+  chartType: WidgetDefinition['chartType'];
+  xRange: XRange | undefined;
+}) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const target = el.current;
@@ -34,7 +45,7 @@ function TimeSeriesChart({ ts, chartType }: { ts: TimeSeries; chartType: WidgetD
       {
         width: Math.max(target.clientWidth, 200),
         height: 200,
-        scales: { x: { time: true } },
+        scales: { x: { time: true, ...(xRange ? { range: xRange } : {}) } },
         series: [
           {},
           ...ts.series.map((s, i) => ({
@@ -51,7 +62,7 @@ function TimeSeriesChart({ ts, chartType }: { ts: TimeSeries; chartType: WidgetD
       target,
     );
     return () => plot.destroy();
-  }, [ts, chartType]);
+  }, [ts, chartType, xRange]);
   if (ts.x.length === 0) return <p className="muted">No data in this range.</p>;
   return (
     <>
@@ -89,28 +100,55 @@ function TimeSeriesChart({ ts, chartType }: { ts: TimeSeries; chartType: WidgetD
   );
 }
 
+/** Each metric scaled to its own largest value, so that costs and counts share a chart. */
+const shares = (cats: Category[], keys: string[]) => {
+  const max = keys.map((_, k) => Math.max(...cats.map((c) => Math.abs(c.values[k] ?? 0)), 0) || 1);
+  return (c: Category, k: number) => `${(100 * Math.abs(c.values[k] ?? 0)) / max[k]!}%`;
+};
+
+function BarValue({ keys, k, c }: { keys: string[]; k: number; c: Category }) {
+  const key = keys[k]!;
+  return (
+    <span className="bar-value" data-value={c.values[k] ?? ''}>
+      {keys.length > 1 ? `${key}: ` : ''}
+      {formatValue(key, c.values[k])}
+    </span>
+  );
+}
+
 function Bars({ cats, keys, vertical }: { cats: Category[]; keys: string[]; vertical: boolean }) {
   if (cats.length === 0) return <p className="muted">No data in this range.</p>;
-  const max = keys.map((_, k) => Math.max(...cats.map((c) => Math.abs(c.values[k] ?? 0)), 0) || 1);
+  const share = shares(cats, keys);
+  if (vertical) {
+    return (
+      <div className="columns">
+        {cats.map((c) => (
+          <div className="column-group" key={c.label}>
+            <div className="column-bars">
+              {keys.map((key, k) => (
+                <div className="column" key={key}>
+                  <BarValue keys={keys} k={k} c={c} />
+                  <div className="column-track">
+                    <div className={`bar-fill pattern-${k % 4}`} style={{ height: share(c, k) }} />
+                  </div>
+                </div>
+              ))}
+            </div>
+            <div className="bar-label">{c.label}</div>
+          </div>
+        ))}
+      </div>
+    );
+  }
   return (
-    <div className={vertical ? 'bars vertical' : 'bars'}>
+    <div className="bars">
       {cats.map((c) => (
         <div className="bar-group" key={c.label}>
           <div className="bar-label">{c.label}</div>
           {keys.map((key, k) => (
             <div className="bar-row" key={key}>
-              <div
-                className={`bar-fill pattern-${k % 4}`}
-                style={
-                  vertical
-                    ? { height: `${(100 * Math.abs(c.values[k] ?? 0)) / max[k]!}%` }
-                    : { width: `${(100 * Math.abs(c.values[k] ?? 0)) / max[k]!}%` }
-                }
-              />
-              <span className="bar-value" data-value={c.values[k] ?? ''}>
-                {keys.length > 1 ? `${key}: ` : ''}
-                {formatValue(key, c.values[k])}
-              </span>
+              <div className={`bar-fill pattern-${k % 4}`} style={{ width: share(c, k) }} />
+              <BarValue keys={keys} k={k} c={c} />
             </div>
           ))}
         </div>
@@ -202,13 +240,13 @@ function Table({ rows, w }: { rows: Row[]; w: WidgetDefinition }) {
   );
 }
 
-export function Chart({ w, rows }: { w: WidgetDefinition; rows: Row[] }) {
+export function Chart({ w, rows, xRange }: { w: WidgetDefinition; rows: Row[]; xRange?: XRange }) {
   const keys = metricKeys(w);
   switch (w.chartType) {
     case 'LINE_TIME_SERIES':
     case 'AREA_TIME_SERIES':
     case 'BAR_TIME_SERIES':
-      return <TimeSeriesChart ts={timeSeriesOf(rows, w)} chartType={w.chartType} />;
+      return <TimeSeriesChart ts={timeSeriesOf(rows, w)} chartType={w.chartType} xRange={xRange} />;
     case 'HORIZONTAL_BAR':
     case 'VERTICAL_BAR':
       return <Bars cats={categoriesOf(rows, w)} keys={keys} vertical={w.chartType === 'VERTICAL_BAR'} />;

@@ -15,7 +15,7 @@ import {
   type TileData,
   type WidgetDefinition,
 } from '../api.ts';
-import { Chart } from '../charts.tsx';
+import { Chart, type XRange } from '../charts.tsx';
 import { navigate } from '../router.ts';
 
 const RANGES: DashboardRange[] = ['1h', '24h', '7d', '30d', '90d'];
@@ -36,6 +36,11 @@ const rangeEndingNow = (r: DashboardRange): Range => {
     toTimestamp: new Date(now).toISOString(),
   };
 };
+
+const secondsOf = (r: Range): XRange => [
+  Date.parse(r.fromTimestamp) / 1000,
+  Date.parse(r.toTimestamp) / 1000,
+];
 
 const link = (path: string) => ({
   href: path,
@@ -131,6 +136,7 @@ function Tile({
 }) {
   const [data, setData] = useState<TileData | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const xRange = useMemo(() => secondsOf(range), [range]);
   useEffect(() => {
     let live = true;
     setData(undefined);
@@ -158,7 +164,7 @@ function Tile({
       </header>
       {error && <p className="error">{error}</p>}
       {!data && !error && <p className="muted">Loading…</p>}
-      {data && <Chart w={widget} rows={data.data} />}
+      {data && <Chart w={widget} rows={data.data} xRange={xRange} />}
     </section>
   );
 }
@@ -385,6 +391,7 @@ function WidgetEditor({
   const [chartType, setChartType] = useState<CreateWidget['chartType']>('LINE_TIME_SERIES');
   const [rowLimit, setRowLimit] = useState(10);
   const [preview, setPreview] = useState<TileData | undefined>();
+  const xRange = useMemo(() => secondsOf(range), [range]);
   const [problem, setProblem] = useState<string | undefined>();
 
   const widget: CreateWidget = useMemo(
@@ -464,7 +471,11 @@ function WidgetEditor({
       {problem && <p className="error">{problem}</p>}
       <div className="tile preview" data-preview={preview ? 'loaded' : 'loading'}>
         {preview && !problem && (
-          <Chart w={{ ...widget, description: '', chartConfig: { type: chartType } }} rows={preview.data} />
+          <Chart
+            w={{ ...widget, description: '', chartConfig: { type: chartType } }}
+            rows={preview.data}
+            xRange={xRange}
+          />
         )}
       </div>
     </section>
