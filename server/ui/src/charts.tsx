@@ -2,9 +2,10 @@
  * A widget's chart. Time series are drawn with uPlot (canvas, about 50 kB, fast on thousands of
  * points); categories, pies, numbers, histograms and tables are plain HTML and SVG. Nothing is
  * told by colour alone: series differ in dash pattern and carry legend labels, bars and slices
- * print their label and value, and every time series lists its series' totals beneath.
+ * print their label and value, and every time series lists its series' totals beneath. Bar time
+ * series of several series stack.
  */
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { WidgetDefinition } from '../../dashboards/model.ts';
@@ -27,20 +28,33 @@ const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [1, 6], [
 /** The page's range in seconds: the x axis spans it whatever buckets hold data. */
 export type XRange = [number, number];
 
+/** Running sums per bucket, series by series: the tops of a stacked bar chart. */
+function stack(series: TimeSeries['series']): (number | null)[][] {
+  const acc: number[] = series[0]?.values.map(() => 0) ?? [];
+  return series.map((s) => s.values.map((v, i) => (acc[i]! += v ?? 0)));
+}
+
 function TimeSeriesChart({
-  ts,
-  chartType,
+  rows,
+  w,
   xRange,
 }: {
-  ts: TimeSeries;
-  chartType: WidgetDefinition['chartType'];
+  rows: Row[];
+  w: WidgetDefinition;
   xRange: XRange | undefined;
 }) {
+  const { chartType } = w;
+  const ts = useMemo(() => timeSeriesOf(rows, w), [rows, w]);
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const target = el.current;
     if (!target || ts.x.length === 0) return;
     const bars = chartType === 'BAR_TIME_SERIES' ? uPlot.paths.bars?.({ size: [0.8, 40] }) : undefined;
+    // Bars of several series stack; the full stack is drawn first so each series' part shows.
+    const stacked = bars !== undefined && ts.series.length > 1;
+    const heights = stacked ? stack(ts.series) : ts.series.map((s) => s.values);
+    const order = ts.series.map((_, i) => i);
+    if (stacked) order.reverse();
     const plot = new uPlot(
       {
         width: Math.max(target.clientWidth, 200),
@@ -48,17 +62,23 @@ function TimeSeriesChart({
         scales: { x: { time: true, ...(xRange ? { range: xRange } : {}) } },
         series: [
           {},
-          ...ts.series.map((s, i) => ({
-            label: s.label,
-            stroke: COLORS[i % COLORS.length],
-            dash: DASHES[i % DASHES.length],
-            width: 2,
-            ...(chartType === 'AREA_TIME_SERIES' ? { fill: `${COLORS[i % COLORS.length]}33` } : {}),
-            ...(bars ? { paths: bars, fill: `${COLORS[i % COLORS.length]}aa` } : {}),
-          })),
+          ...order.map((i) => {
+            const s = ts.series[i]!;
+            return {
+              label: s.label,
+              stroke: COLORS[i % COLORS.length],
+              dash: DASHES[i % DASHES.length],
+              width: 2,
+              // The legend shows each series' own value, not the stack's top.
+              value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) =>
+                idx === null ? '–' : formatValue(s.label, s.values[idx]),
+              ...(chartType === 'AREA_TIME_SERIES' ? { fill: `${COLORS[i % COLORS.length]}33` } : {}),
+              ...(bars ? { paths: bars, fill: `${COLORS[i % COLORS.length]}cc` } : {}),
+            };
+          }),
         ],
       },
-      [ts.x, ...ts.series.map((s) => s.values)] as uPlot.AlignedData,
+      [ts.x, ...order.map((i) => heights[i]!)] as uPlot.AlignedData,
       target,
     );
     return () => plot.destroy();
@@ -246,7 +266,7 @@ export function Chart({ w, rows, xRange }: { w: WidgetDefinition; rows: Row[]; x
     case 'LINE_TIME_SERIES':
     case 'AREA_TIME_SERIES':
     case 'BAR_TIME_SERIES':
-      return <TimeSeriesChart ts={timeSeriesOf(rows, w)} chartType={w.chartType} xRange={xRange} />;
+      return <TimeSeriesChart rows={rows} w={w} xRange={xRange} />;
     case 'HORIZONTAL_BAR':
     case 'VERTICAL_BAR':
       return <Bars cats={categoriesOf(rows, w)} keys={keys} vertical={w.chartType === 'VERTICAL_BAR'} />;
