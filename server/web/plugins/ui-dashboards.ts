@@ -13,12 +13,14 @@ import { HOME_DASHBOARD, HOME_DASHBOARD_ID, PRESETS } from '../../dashboards/hom
 import {
   createWidgetRequest,
   type Dashboard,
+  type Placement,
   rangeOf,
   type WidgetDefinition,
   widgetQuery,
 } from '../../dashboards/model.ts';
 import { getDashboard, getWidget } from '../../dashboards/store.ts';
 import { type FilterCondition, filterCondition } from '../../reads/filters.ts';
+import { own } from '../../reads/lookup.ts';
 import { METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../context.ts';
 import { dashboardRoutes, widgetDefinition } from '../dashboard-routes.ts';
@@ -39,6 +41,14 @@ type Applied = z.infer<typeof applied>;
 
 const dashboardOf = (ctx: WebContext, projectId: string, id: string): Promise<Dashboard> =>
   id === HOME_DASHBOARD_ID ? Promise.resolve(HOME_DASHBOARD) : getDashboard(ctx.pool, projectId, id);
+
+/** The widget a placement draws: a preset or one of the project's widgets. */
+async function widgetOf(ctx: WebContext, projectId: string, p: Placement): Promise<WidgetDefinition> {
+  if (p.type === 'widget') return getWidget(ctx.pool, projectId, p.widgetId);
+  const preset = own(PRESETS, p.presetId);
+  if (!preset) throw new NotFound(`preset ${p.presetId} not found`);
+  return preset;
+}
 
 /** Runs `w` as a tile of `dashboard` under what the page applies. */
 async function tileData(
@@ -80,12 +90,12 @@ export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
     },
     async ({ params, req }) => {
       const dashboard = await dashboardOf(ctx, req.project.id, params.dashboardId);
-      const widgets: Record<string, WidgetDefinition & { id?: string }> = {};
-      for (const p of dashboard.definition.widgets) {
-        widgets[p.id] =
-          p.type === 'preset' ? PRESETS[p.presetId]! : await getWidget(ctx.pool, req.project.id, p.widgetId);
-      }
-      return { dashboard, widgets };
+      const tiles = await Promise.all(
+        dashboard.definition.widgets.map(
+          async (p) => [p.id, await widgetOf(ctx, req.project.id, p)] as const,
+        ),
+      );
+      return { dashboard, widgets: Object.fromEntries(tiles) };
     },
   );
 
@@ -106,8 +116,7 @@ export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
       const p = dashboard.definition.widgets.find((t) => t.id === params.placementId);
       if (!p)
         throw new NotFound(`placement ${params.placementId} not found on dashboard ${params.dashboardId}`);
-      const w = p.type === 'preset' ? PRESETS[p.presetId]! : await getWidget(ctx.pool, projectId, p.widgetId);
-      return tileData(ctx, projectId, w, dashboard, body);
+      return tileData(ctx, projectId, await widgetOf(ctx, projectId, p), dashboard, body);
     },
   );
 
