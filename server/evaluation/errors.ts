@@ -59,7 +59,7 @@ export class PublicApiError extends HttpError {
   }
 }
 
-/** The envelope of any error raised under the unstable evaluation routes. */
+/** The envelope of any error raised under the unstable routes (evaluation, dashboards). */
 export function envelopeOf(err: HttpError): {
   message: string;
   code: string;

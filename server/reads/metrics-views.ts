@@ -41,6 +41,13 @@ const EVENTS_OBSERVATIONS: MetricsView = {
     startTimeMonth: "formatDateTime(start_time, '%Y-%m')",
   },
   highCardinality: ['id', 'traceId', 'userId', 'sessionId', 'parentObservationId'],
+  highCardinalityDimensions: {
+    id: 'span_id',
+    traceId: 'trace_id',
+    userId: 'user_id',
+    sessionId: 'session_id',
+    parentObservationId: 'parent_span_id',
+  },
   measures: {
     count: '1',
     latency: LATENCY_MS,
@@ -90,6 +97,12 @@ const scoreView = (types: string[], extra: Record<string, string>): MetricsView 
     ...extra,
   },
   highCardinality: ['id', 'traceId', 'userId', 'sessionId', 'observationId'],
+  highCardinalityDimensions: {
+    id: 'id',
+    traceId: 'trace_id',
+    sessionId: 'session_id',
+    observationId: 'observation_id',
+  },
   measures: types.includes('CATEGORICAL') ? { count: '1' } : { count: '1', value: 'value' },
   filters: SCORE_FILTERS,
 });

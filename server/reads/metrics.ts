@@ -59,8 +59,10 @@ export interface MetricsView {
   /** Conditions every row of the view satisfies (e.g. a score data type). */
   where?: string[];
   dimensions: Record<string, string>;
-  /** Dimensions refused as group-bys (too many distinct values); usable as filters. */
+  /** Dimensions refused as group-bys (too many distinct values) unless the query sets a row limit. */
   highCardinality: string[];
+  /** The SQL of those that a top-N query may group by. */
+  highCardinalityDimensions?: Record<string, string>;
   /** Per-row value of each measure; `count` counts rows. */
   measures: Record<string, string>;
   filters: ColumnTable;
@@ -135,12 +137,14 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
   const orderable: Record<string, string> = {};
 
   q.dimensions.forEach((d, i) => {
-    if (view.highCardinality.includes(d.field)) {
+    // A top-N (an explicit row limit) may group by an id; an unbounded group-by may not.
+    const topN = q.config?.row_limit !== undefined;
+    if (view.highCardinality.includes(d.field) && !topN) {
       throw new BadRequest(
-        `query: dimension ${d.field} has too many distinct values to group by; use it as a filter`,
+        `query: dimension ${d.field} has too many distinct values to group by; use it as a filter or set config.row_limit`,
       );
     }
-    const expr = own(view.dimensions, d.field);
+    const expr = own(view.dimensions, d.field) ?? own(view.highCardinalityDimensions ?? {}, d.field);
     if (!expr) throw new BadRequest(`query: unknown dimension ${d.field} for view ${q.view}`);
     select.push(`${expr} AS d${i}`);
     group.push(`d${i}`);

@@ -14,6 +14,7 @@ import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { commentsPlugin } from './plugins/comments.ts';
+import { dashboardsPlugin } from './plugins/dashboards.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
 import { evaluationsPlugin } from './plugins/evaluations.ts';
 import { exportsPlugin } from './plugins/exports.ts';
@@ -115,6 +116,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(mediaPlugin, { ctx });
     api.register(exportsPlugin, { ctx });
     api.register(metricsPlugin, { ctx });
+    api.register(dashboardsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });
     api.register(llmConnectionsPlugin, {

@@ -12,8 +12,9 @@
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
+ *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
- * `exports`, `ui`, `operator`, `propagation-lag`); none runs them all.
+ * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +35,7 @@ import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchCost } from './cost.ts';
+import { benchDashboards } from './dashboards.ts';
 import { benchExports } from './exports.ts';
 import {
   BACKFILL_SETTINGS,
@@ -60,6 +62,7 @@ const FIGURES = [
   'reads',
   'exports',
   'ui',
+  'dashboards',
   'operator',
   'propagation-lag',
 ];
@@ -170,6 +173,7 @@ if (selected('cost')) await benchCost();
 if (selected('ingest-limits')) await benchIngestLimits();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();
+if (selected('dashboards')) await benchDashboards();
 if (selected('exports')) await benchExports();
 if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();

@@ -487,6 +487,72 @@ const VALID: [string, Case][] = [
       template: '/api/public/unstable/evaluation-rules/{evaluationRuleId}',
     },
   ]),
+  ['GET dashboards', get('/api/public/unstable/dashboards', 'always')],
+  ['POST dashboard', json('POST', '/api/public/unstable/dashboards', { name: 'm-dash' }, 'always', 200)],
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} dashboard (unknown id)`,
+    {
+      method,
+      url: () => '/api/public/unstable/dashboards/m-none',
+      ...(method === 'PATCH' ? { body: { name: 'm' } } : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/dashboards/{dashboardId}',
+    },
+  ]),
+  [
+    'POST dashboard placement (unknown dashboard)',
+    {
+      method: 'POST',
+      url: () => '/api/public/unstable/dashboards/m-none/widgets',
+      body: { type: 'preset', presetId: 'total-cost' },
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/dashboards/{dashboardId}/widgets',
+    },
+  ],
+  ...(['PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} dashboard placement (unknown dashboard)`,
+    {
+      method,
+      url: () => '/api/public/unstable/dashboards/m-none/widgets/m-tile',
+      ...(method === 'PATCH'
+        ? { body: { type: 'preset', id: 'm-tile', presetId: 'total-cost', x: 0, y: 0, x_size: 6, y_size: 6 } }
+        : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/dashboards/{dashboardId}/widgets/{placementId}',
+    },
+  ]),
+  ['GET dashboard widgets', get('/api/public/unstable/dashboard-widgets', 'always')],
+  [
+    'POST dashboard widget',
+    json(
+      'POST',
+      '/api/public/unstable/dashboard-widgets',
+      {
+        name: 'm-widget',
+        view: 'observations',
+        dimensions: [],
+        metrics: [{ measure: 'count', agg: 'count' }],
+        filters: [],
+        chartType: 'NUMBER',
+      },
+      'always',
+      200,
+    ),
+  ],
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} dashboard widget (unknown id)`,
+    {
+      method,
+      url: () => '/api/public/unstable/dashboard-widgets/m-none',
+      ...(method === 'PATCH' ? { body: { name: 'm' } } : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/dashboard-widgets/{widgetId}',
+    },
+  ]),
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],

@@ -380,6 +380,39 @@ CREATE TABLE IF NOT EXISTS audit_logs (
 CREATE INDEX IF NOT EXISTS audit_logs_project_idx ON audit_logs(project_id, created_at);`,
     down: 'DROP TABLE IF EXISTS audit_logs;',
   },
+  {
+    version: 21,
+    name: 'dashboards',
+    bothReleases: true,
+    // Widgets are standalone chart definitions (a Metrics v2 query and how to draw it) placed on
+    // any number of dashboards; a placement names either a project widget or a built-in preset.
+    // A placed widget cannot be deleted (RESTRICT), as the reference answers 409.
+    up: `
+CREATE TABLE IF NOT EXISTS dashboards (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', filters JSONB NOT NULL DEFAULT '[]',
+  default_time_range TEXT NOT NULL DEFAULT '24h',
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS dashboards_project_idx ON dashboards(project_id, updated_at);
+CREATE TABLE IF NOT EXISTS dashboard_widgets (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', view TEXT NOT NULL,
+  dimensions JSONB NOT NULL, metrics JSONB NOT NULL, filters JSONB NOT NULL,
+  chart_type TEXT NOT NULL, chart_config JSONB NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS dashboard_widgets_project_idx ON dashboard_widgets(project_id, updated_at);
+CREATE TABLE IF NOT EXISTS dashboard_placements (
+  dashboard_id TEXT NOT NULL REFERENCES dashboards(id) ON DELETE CASCADE, id TEXT NOT NULL,
+  widget_id TEXT REFERENCES dashboard_widgets(id) ON DELETE RESTRICT, preset_id TEXT,
+  x INTEGER NOT NULL, y INTEGER NOT NULL, x_size INTEGER NOT NULL, y_size INTEGER NOT NULL,
+  PRIMARY KEY (dashboard_id, id),
+  CHECK ((widget_id IS NULL) <> (preset_id IS NULL))
+);
+CREATE INDEX IF NOT EXISTS dashboard_placements_widget_idx ON dashboard_placements(widget_id);`,
+    down: 'DROP TABLE IF EXISTS dashboard_placements, dashboard_widgets, dashboards;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

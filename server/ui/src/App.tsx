@@ -1,6 +1,7 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
@@ -62,7 +63,7 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['observations', 'sessions', 'users', 'datasets'] as const).map((p) => (
+            {(['dashboards', 'observations', 'sessions', 'users', 'datasets'] as const).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -116,6 +117,10 @@ export function App() {
       {route.page === 'dataset' && <DatasetView projectId={route.projectId} datasetId={route.datasetId} />}
       {(route.page === 'sessions' || route.page === 'users') && (
         <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
+      )}
+      {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
+      {route.page === 'dashboard' && (
+        <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}
       {route.page === 'migration' && <Migration />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}

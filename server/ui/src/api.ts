@@ -1,4 +1,11 @@
 /** The UI's calls to its JSON routes under /api/ui: same origin, cookies, the CSRF header on writes. */
+import type {
+  CreateWidget,
+  Dashboard,
+  TimeRange as DashboardRange,
+  Placement,
+  WidgetDefinition,
+} from '../../dashboards/model.ts';
 import type { ColumnKind } from './filter-syntax.ts';
 
 export interface User {
@@ -231,6 +238,18 @@ export interface Page<T> {
   meta: { cursor?: string };
 }
 
+/** A dashboard with the definition of each tile, by placement id. */
+export interface DashboardView {
+  dashboard: Dashboard;
+  widgets: Record<string, WidgetDefinition & { id?: string }>;
+}
+export type MetricsRow = Record<string, unknown>;
+export interface TileData {
+  data: MetricsRow[];
+  query: unknown;
+}
+export type { CreateWidget, Dashboard, DashboardRange, Placement, WidgetDefinition };
+
 export class ApiError extends Error {
   readonly status: number;
   constructor(status: number, message: string) {
@@ -311,6 +330,49 @@ export const api = {
     call<TraceDetail>(
       'GET',
       `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
+    ),
+  dashboards: (id: string) => call<NumberedPage<Dashboard>>('GET', `${projectPath(id)}/dashboards?limit=100`),
+  createDashboard: (
+    id: string,
+    body: { name: string; description?: string; defaultTimeRange?: DashboardRange },
+  ) => call<Dashboard>('POST', `${projectPath(id)}/dashboards`, body),
+  updateDashboard: (id: string, dashboardId: string, body: Partial<Dashboard>) =>
+    call<Dashboard>('PATCH', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}`, body),
+  deleteDashboard: (id: string, dashboardId: string) =>
+    call<{ message: string }>('DELETE', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}`),
+  dashboardView: (id: string, dashboardId: string) =>
+    call<DashboardView>('GET', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/view`),
+  tileData: (
+    id: string,
+    dashboardId: string,
+    placementId: string,
+    range: { fromTimestamp: string; toTimestamp: string },
+  ) =>
+    call<TileData>(
+      'POST',
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}/data`,
+      range,
+    ),
+  previewWidget: (id: string, widget: CreateWidget, range: { fromTimestamp: string; toTimestamp: string }) =>
+    call<TileData>('POST', `${projectPath(id)}/dashboard-widgets/preview`, { ...range, widget }),
+  createWidget: (id: string, widget: CreateWidget) =>
+    call<WidgetDefinition & { id: string }>('POST', `${projectPath(id)}/dashboard-widgets`, widget),
+  placeWidget: (id: string, dashboardId: string, widgetId: string) =>
+    call<Dashboard & { placementId: string }>(
+      'POST',
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets`,
+      { type: 'widget', widgetId },
+    ),
+  movePlacement: (id: string, dashboardId: string, p: Placement) =>
+    call<Dashboard>(
+      'PATCH',
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(p.id)}`,
+      p,
+    ),
+  removePlacement: (id: string, dashboardId: string, placementId: string) =>
+    call<Dashboard>(
+      'DELETE',
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}`,
     ),
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>

@@ -8,6 +8,8 @@ export type Route =
   | { page: 'trace'; projectId: string; traceId: string }
   | { page: 'sessions' | 'users' | 'datasets'; projectId: string }
   | { page: 'dataset'; projectId: string; datasetId: string }
+  | { page: 'dashboards'; projectId: string }
+  | { page: 'dashboard'; projectId: string; dashboardId: string }
   | { page: 'migration' }
   | { page: 'notFound' };
 
@@ -20,6 +22,15 @@ export function routeOf(pathname: string): Route {
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);
   if (d)
     return { page: 'dataset', projectId: decodeURIComponent(d[1]!), datasetId: decodeURIComponent(d[2]!) };
+  const dl = pathname.match(/^\/project\/([^/]+)\/dashboards\/?$/);
+  if (dl) return { page: 'dashboards', projectId: decodeURIComponent(dl[1]!) };
+  const db = pathname.match(/^\/project\/([^/]+)\/dashboards\/([^/]+)\/?$/);
+  if (db)
+    return {
+      page: 'dashboard',
+      projectId: decodeURIComponent(db[1]!),
+      dashboardId: decodeURIComponent(db[2]!),
+    };
   const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
   if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
   const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);

@@ -7,33 +7,21 @@ import { z } from 'zod';
 import { BadRequest } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { assembleDaily, buildDailyMetrics } from '../../reads/legacy.ts';
-import { own } from '../../reads/lookup.ts';
-import { buildMetrics, type MetricsView, mapMetricsRow, parseMetricsQuery } from '../../reads/metrics.ts';
+import { type MetricsView, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../context.ts';
 import { modeGate } from '../gates.ts';
+import { runMetricsQuery } from '../metrics-query.ts';
 import { q, route } from '../route.ts';
-import { type Row, select } from '../select.ts';
+import { select } from '../select.ts';
 import type { PluginOptions } from './types.ts';
 
 const metricsQueryParam = z.object({ query: z.string().min(1).describe('JSON metrics query') });
 const metricsResponse = z.object({ data: z.array(z.record(z.string(), z.unknown())) });
 
-/** Runs one metrics query against a set of views (v2 and the legacy v1 differ only in views). */
-async function runMetrics(
-  ctx: WebContext,
-  views: Record<string, MetricsView>,
-  projectId: string,
-  text: string,
-): Promise<{ data: Row[] }> {
-  const query = parseMetricsQuery(text);
-  const view = own(views, query.view);
-  if (!view)
-    throw new BadRequest(`query: unknown view ${query.view} (available: ${Object.keys(views).join(', ')})`);
-  const built = buildMetrics(view, projectId, query);
-  const rows = await select(ctx, built);
-  return { data: rows.map((r) => mapMetricsRow(r, built.keys)) };
-}
+/** Runs one metrics query text against a set of views (v2 and the legacy v1 differ only in views). */
+const runMetrics = (ctx: WebContext, views: Record<string, MetricsView>, projectId: string, text: string) =>
+  runMetricsQuery(ctx, views, projectId, parseMetricsQuery(text));
 
 export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', modeGate(ctx));

@@ -11,6 +11,7 @@ import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
+import { uiDashboardsPlugin } from './ui-dashboards.ts';
 import { uiDatasetsPlugin } from './ui-datasets.ts';
 import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
@@ -33,6 +34,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiLegacyTracesPlugin,
         uiDatasetsPlugin,
         uiListsPlugin,
+        uiDashboardsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

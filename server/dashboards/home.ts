@@ -1,0 +1,162 @@
+/**
+ * The project home dashboard: built in, not stored, the same for every project. Its widgets are
+ * also the presets a custom dashboard may place (`{type: 'preset', presetId}`). Pure data.
+ */
+import type { FilterCondition } from '../reads/filters.ts';
+import type { Dashboard, Placement, WidgetDefinition } from './model.ts';
+
+const ROOT: FilterCondition = { column: 'isRootObservation', type: 'boolean', operator: '=', value: true };
+const notEmpty = (column: string): FilterCondition => ({
+  column,
+  type: 'null',
+  operator: 'is not null',
+  value: '',
+});
+
+const widget = (w: Omit<WidgetDefinition, 'description' | 'chartConfig'> & Partial<WidgetDefinition>) =>
+  ({ description: '', ...w, chartConfig: { ...w.chartConfig, type: w.chartType } }) as WidgetDefinition;
+
+/** Preset id -> widget; the order is the home dashboard's. */
+export const PRESETS: Record<string, WidgetDefinition> = {
+  'total-traces': widget({
+    name: 'Traces',
+    description: 'Traces started in the range (root observations).',
+    view: 'observations',
+    dimensions: [],
+    metrics: [{ measure: 'count', agg: 'count' }],
+    filters: [ROOT],
+    chartType: 'NUMBER',
+  }),
+  'total-cost': widget({
+    name: 'Total cost',
+    description: 'Cost of every observation in the range.',
+    view: 'observations',
+    dimensions: [],
+    metrics: [{ measure: 'totalCost', agg: 'sum' }],
+    filters: [],
+    chartType: 'NUMBER',
+  }),
+  'traces-over-time': widget({
+    name: 'Traces over time',
+    view: 'observations',
+    dimensions: [],
+    metrics: [{ measure: 'count', agg: 'count' }],
+    filters: [ROOT],
+    chartType: 'LINE_TIME_SERIES',
+  }),
+  'observations-over-time': widget({
+    name: 'Observations by type over time',
+    view: 'observations',
+    dimensions: [{ field: 'type' }],
+    metrics: [{ measure: 'count', agg: 'count' }],
+    filters: [],
+    chartType: 'BAR_TIME_SERIES',
+  }),
+  'cost-by-model': widget({
+    name: 'Cost by model',
+    view: 'observations',
+    dimensions: [{ field: 'providedModelName' }],
+    metrics: [{ measure: 'totalCost', agg: 'sum' }],
+    filters: [notEmpty('providedModelName')],
+    chartType: 'HORIZONTAL_BAR',
+    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 20, show_value_labels: true },
+  }),
+  'tokens-by-model': widget({
+    name: 'Tokens by model',
+    view: 'observations',
+    dimensions: [{ field: 'providedModelName' }],
+    metrics: [
+      { measure: 'inputTokens', agg: 'sum' },
+      { measure: 'outputTokens', agg: 'sum' },
+    ],
+    filters: [notEmpty('providedModelName')],
+    chartType: 'VERTICAL_BAR',
+    chartConfig: { type: 'VERTICAL_BAR', row_limit: 20, show_value_labels: true },
+  }),
+  'latency-percentiles': widget({
+    name: 'Latency percentiles by observation name (ms)',
+    view: 'observations',
+    dimensions: [{ field: 'name' }],
+    metrics: [
+      { measure: 'latency', agg: 'p50' },
+      { measure: 'latency', agg: 'p90' },
+      { measure: 'latency', agg: 'p95' },
+      { measure: 'latency', agg: 'p99' },
+    ],
+    filters: [],
+    chartType: 'PIVOT_TABLE',
+    chartConfig: {
+      type: 'PIVOT_TABLE',
+      row_limit: 20,
+      defaultSort: { column: 'p95_latency', order: 'DESC' },
+    },
+  }),
+  'levels-over-time': widget({
+    name: 'Observations by level over time',
+    view: 'observations',
+    dimensions: [{ field: 'level' }],
+    metrics: [{ measure: 'count', agg: 'count' }],
+    filters: [],
+    chartType: 'BAR_TIME_SERIES',
+  }),
+  'scores-over-time': widget({
+    name: 'Average scores over time',
+    view: 'scores-numeric',
+    dimensions: [{ field: 'name' }],
+    metrics: [{ measure: 'value', agg: 'avg' }],
+    filters: [],
+    chartType: 'LINE_TIME_SERIES',
+  }),
+  'top-users': widget({
+    name: 'Top users by cost',
+    view: 'observations',
+    dimensions: [{ field: 'userId' }],
+    metrics: [
+      { measure: 'totalCost', agg: 'sum' },
+      { measure: 'count', agg: 'count' },
+    ],
+    filters: [notEmpty('userId')],
+    chartType: 'HORIZONTAL_BAR',
+    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 10, show_value_labels: true },
+  }),
+  'top-sessions': widget({
+    name: 'Top sessions by observations',
+    view: 'observations',
+    dimensions: [{ field: 'sessionId' }],
+    metrics: [{ measure: 'count', agg: 'count' }],
+    filters: [notEmpty('sessionId')],
+    chartType: 'HORIZONTAL_BAR',
+    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 10, show_value_labels: true },
+  }),
+};
+
+export const HOME_DASHBOARD_ID = 'home';
+
+/** Two tiles per row: numbers short, charts tall. */
+function homeLayout(): Placement[] {
+  const out: Placement[] = [];
+  let x = 0;
+  let y = 0;
+  for (const [presetId, w] of Object.entries(PRESETS)) {
+    const size = w.chartType === 'NUMBER' ? { x_size: 6, y_size: 2 } : { x_size: 6, y_size: 6 };
+    out.push({ type: 'preset', id: presetId, presetId, x, y, ...size });
+    x += size.x_size;
+    if (x >= 12) {
+      x = 0;
+      y += size.y_size;
+    }
+  }
+  return out;
+}
+
+export const HOME_DASHBOARD: Dashboard = {
+  id: HOME_DASHBOARD_ID,
+  createdAt: '1970-01-01T00:00:00.000Z',
+  updatedAt: '1970-01-01T00:00:00.000Z',
+  name: 'Home',
+  description:
+    'Built-in overview of the project: volume, cost, tokens, latency, levels, scores, users and sessions.',
+  definition: { widgets: homeLayout() },
+  filters: [],
+  defaultTimeRange: '24h',
+};

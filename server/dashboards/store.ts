@@ -1,0 +1,440 @@
+/**
+ * Dashboards, widgets and placements in PostgreSQL, every statement scoped by the caller's
+ * project: another project's dashboard or widget is not found. Placements change under a lock on
+ * their dashboard's row, so concurrent additions see each other's tiles.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { FilterCondition } from '../reads/filters.ts';
+import { BadRequest, Conflict, NotFound } from '../web/errors.ts';
+import { PRESETS } from './home.ts';
+import type {
+  ChartConfig,
+  CreateDashboard,
+  CreatePlacement,
+  Dashboard,
+  Placement,
+  TimeRange,
+  UpdateDashboard,
+  Widget,
+  WidgetDefinition,
+} from './model.ts';
+import { placeNew } from './model.ts';
+
+interface DashboardRow {
+  id: string;
+  name: string;
+  description: string;
+  filters: FilterCondition[];
+  default_time_range: TimeRange;
+  created_at: Date;
+  updated_at: Date;
+}
+interface PlacementRow {
+  dashboard_id: string;
+  id: string;
+  widget_id: string | null;
+  preset_id: string | null;
+  x: number;
+  y: number;
+  x_size: number;
+  y_size: number;
+}
+interface WidgetRow {
+  id: string;
+  name: string;
+  description: string;
+  view: WidgetDefinition['view'];
+  dimensions: WidgetDefinition['dimensions'];
+  metrics: WidgetDefinition['metrics'];
+  filters: FilterCondition[];
+  chart_type: WidgetDefinition['chartType'];
+  chart_config: ChartConfig;
+  created_at: Date;
+  updated_at: Date;
+}
+
+type Db = pg.Pool | pg.PoolClient;
+
+const toPlacement = (r: PlacementRow): Placement => {
+  const pos = { id: r.id, x: r.x, y: r.y, x_size: r.x_size, y_size: r.y_size };
+  return r.widget_id !== null
+    ? { type: 'widget', widgetId: r.widget_id, ...pos }
+    : { type: 'preset', presetId: r.preset_id ?? '', ...pos };
+};
+
+const toDashboard = (r: DashboardRow, placements: PlacementRow[]): Dashboard => ({
+  id: r.id,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  name: r.name,
+  description: r.description,
+  definition: { widgets: placements.filter((p) => p.dashboard_id === r.id).map(toPlacement) },
+  filters: r.filters,
+  defaultTimeRange: r.default_time_range,
+});
+
+const toWidget = (r: WidgetRow): Widget => ({
+  id: r.id,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  name: r.name,
+  description: r.description,
+  view: r.view,
+  dimensions: r.dimensions,
+  metrics: r.metrics,
+  filters: r.filters,
+  chartType: r.chart_type,
+  chartConfig: r.chart_config,
+});
+
+async function placementsOf(db: Db, ids: string[]): Promise<PlacementRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<PlacementRow>(
+    'SELECT * FROM dashboard_placements WHERE dashboard_id = ANY($1) ORDER BY y, x, id',
+    [ids],
+  );
+  return rows;
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (err) {
+    await c.query('ROLLBACK');
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+/** Refuses placements naming a widget of another project or an unknown preset (`field` names them). */
+async function checkPlacements(
+  db: Db,
+  projectId: string,
+  placements: Placement[],
+  field: (i: number) => string,
+  missing: (message: string) => Error,
+): Promise<void> {
+  const widgetIds = placements.flatMap((p) => (p.type === 'widget' ? [p.widgetId] : []));
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM dashboard_widgets WHERE project_id = $1 AND id = ANY($2)',
+    [projectId, widgetIds],
+  );
+  const known = new Set(rows.map((r) => r.id));
+  const seen = new Set<string>();
+  for (const [i, p] of placements.entries()) {
+    if (seen.has(p.id)) throw new BadRequest(`${field(i)}.id: placement ${p.id} appears twice`);
+    seen.add(p.id);
+    if (p.type === 'widget' && !known.has(p.widgetId)) {
+      throw missing(`${field(i)}.widgetId: widget ${p.widgetId} not found`);
+    }
+    if (p.type === 'preset' && !Object.hasOwn(PRESETS, p.presetId)) {
+      throw missing(`${field(i)}.presetId: preset ${p.presetId} not found`);
+    }
+  }
+}
+
+async function writePlacements(db: Db, dashboardId: string, placements: Placement[]): Promise<void> {
+  for (const p of placements) {
+    await db.query(
+      `INSERT INTO dashboard_placements (dashboard_id, id, widget_id, preset_id, x, y, x_size, y_size)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        dashboardId,
+        p.id,
+        p.type === 'widget' ? p.widgetId : null,
+        p.type === 'preset' ? p.presetId : null,
+        p.x,
+        p.y,
+        p.x_size,
+        p.y_size,
+      ],
+    );
+  }
+}
+
+export async function listDashboards(
+  pool: pg.Pool,
+  projectId: string,
+  limit: number,
+  offset: number,
+): Promise<{ dashboards: Dashboard[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    pool.query<DashboardRow>(
+      'SELECT * FROM dashboards WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
+      [projectId, limit, offset],
+    ),
+    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboards WHERE project_id = $1', [projectId]),
+  ]);
+  const placements = await placementsOf(
+    pool,
+    rows.map((r) => r.id),
+  );
+  return { dashboards: rows.map((r) => toDashboard(r, placements)), total: Number(count.rows[0]?.n ?? 0) };
+}
+
+async function dashboardRow(db: Db, projectId: string, id: string, lock = false): Promise<DashboardRow> {
+  const { rows } = await db.query<DashboardRow>(
+    `SELECT * FROM dashboards WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [projectId, id],
+  );
+  if (!rows[0]) throw new NotFound(`dashboard ${id} not found`);
+  return rows[0];
+}
+
+export async function getDashboard(db: Db, projectId: string, id: string): Promise<Dashboard> {
+  const row = await dashboardRow(db, projectId, id);
+  return toDashboard(row, await placementsOf(db, [id]));
+}
+
+export async function createDashboard(
+  pool: pg.Pool,
+  projectId: string,
+  req: CreateDashboard,
+): Promise<Dashboard> {
+  return inTransaction(pool, async (c) => {
+    const placements = req.definition?.widgets ?? [];
+    await checkPlacements(
+      c,
+      projectId,
+      placements,
+      (i) => `definition.widgets.${i}`,
+      (m) => new BadRequest(m),
+    );
+    const id = randomUUID();
+    await c.query(
+      `INSERT INTO dashboards (id, project_id, name, description, filters, default_time_range)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+      [
+        id,
+        projectId,
+        req.name,
+        req.description ?? '',
+        JSON.stringify(req.filters ?? []),
+        req.defaultTimeRange ?? '24h',
+      ],
+    );
+    await writePlacements(c, id, placements);
+    return getDashboard(c, projectId, id);
+  });
+}
+
+export async function updateDashboard(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+  req: UpdateDashboard,
+): Promise<Dashboard> {
+  return inTransaction(pool, async (c) => {
+    await dashboardRow(c, projectId, id, true);
+    await c.query(
+      `UPDATE dashboards SET name = COALESCE($3, name), description = COALESCE($4, description),
+         filters = COALESCE($5::jsonb, filters), default_time_range = COALESCE($6, default_time_range), updated_at = now()
+       WHERE project_id = $1 AND id = $2`,
+      [
+        projectId,
+        id,
+        req.name ?? null,
+        req.description ?? null,
+        req.filters ? JSON.stringify(req.filters) : null,
+        req.defaultTimeRange ?? null,
+      ],
+    );
+    if (req.definition) {
+      const placements = req.definition.widgets;
+      await checkPlacements(
+        c,
+        projectId,
+        placements,
+        (i) => `definition.widgets.${i}`,
+        (m) => new BadRequest(m),
+      );
+      await c.query('DELETE FROM dashboard_placements WHERE dashboard_id = $1', [id]);
+      await writePlacements(c, id, placements);
+    }
+    return getDashboard(c, projectId, id);
+  });
+}
+
+export async function deleteDashboard(pool: pg.Pool, projectId: string, id: string): Promise<void> {
+  const { rowCount } = await pool.query('DELETE FROM dashboards WHERE project_id = $1 AND id = $2', [
+    projectId,
+    id,
+  ]);
+  if (!rowCount) throw new NotFound(`dashboard ${id} not found`);
+}
+
+/** Adds a tile; the same placement id twice is a 409, as the reference answers. */
+export async function addPlacement(
+  pool: pg.Pool,
+  projectId: string,
+  dashboardId: string,
+  req: CreatePlacement,
+): Promise<{ dashboard: Dashboard; placementId: string }> {
+  return inTransaction(pool, async (c) => {
+    await dashboardRow(c, projectId, dashboardId, true);
+    const existing = (await placementsOf(c, [dashboardId])).map(toPlacement);
+    if (req.id && existing.some((p) => p.id === req.id)) {
+      throw new Conflict(`placement ${req.id} already exists on dashboard ${dashboardId}`);
+    }
+    const p = placeNew(existing, req, randomUUID());
+    await checkPlacements(
+      c,
+      projectId,
+      [p],
+      () => 'body',
+      (m) => new NotFound(m),
+    );
+    await writePlacements(c, dashboardId, [p]);
+    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+    return { dashboard: await getDashboard(c, projectId, dashboardId), placementId: p.id };
+  });
+}
+
+/** Replaces a tile with `p` (its id must be `placementId`: 409 otherwise, as the reference). */
+export async function updatePlacement(
+  pool: pg.Pool,
+  projectId: string,
+  dashboardId: string,
+  placementId: string,
+  p: Placement,
+): Promise<Dashboard> {
+  if (p.id !== placementId) throw new Conflict(`body.id ${p.id} does not match placement ${placementId}`);
+  return inTransaction(pool, async (c) => {
+    await dashboardRow(c, projectId, dashboardId, true);
+    await checkPlacements(
+      c,
+      projectId,
+      [p],
+      () => 'body',
+      (m) => new NotFound(m),
+    );
+    const { rowCount } = await c.query(
+      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
+      [dashboardId, placementId],
+    );
+    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+    await writePlacements(c, dashboardId, [p]);
+    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+    return getDashboard(c, projectId, dashboardId);
+  });
+}
+
+export async function deletePlacement(
+  pool: pg.Pool,
+  projectId: string,
+  dashboardId: string,
+  placementId: string,
+): Promise<Dashboard> {
+  return inTransaction(pool, async (c) => {
+    await dashboardRow(c, projectId, dashboardId, true);
+    const { rowCount } = await c.query(
+      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
+      [dashboardId, placementId],
+    );
+    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+    return getDashboard(c, projectId, dashboardId);
+  });
+}
+
+export async function listWidgets(
+  pool: pg.Pool,
+  projectId: string,
+  limit: number,
+  offset: number,
+): Promise<{ widgets: Widget[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    pool.query<WidgetRow>(
+      'SELECT * FROM dashboard_widgets WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
+      [projectId, limit, offset],
+    ),
+    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboard_widgets WHERE project_id = $1', [
+      projectId,
+    ]),
+  ]);
+  return { widgets: rows.map(toWidget), total: Number(count.rows[0]?.n ?? 0) };
+}
+
+export async function getWidget(pool: pg.Pool, projectId: string, id: string): Promise<Widget> {
+  const { rows } = await pool.query<WidgetRow>(
+    'SELECT * FROM dashboard_widgets WHERE project_id = $1 AND id = $2',
+    [projectId, id],
+  );
+  if (!rows[0]) throw new NotFound(`dashboard widget ${id} not found`);
+  return toWidget(rows[0]);
+}
+
+export async function createWidget(pool: pg.Pool, projectId: string, w: WidgetDefinition): Promise<Widget> {
+  const { rows } = await pool.query<WidgetRow>(
+    `INSERT INTO dashboard_widgets (id, project_id, name, description, view, dimensions, metrics, filters, chart_type, chart_config)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10::jsonb) RETURNING *`,
+    [
+      randomUUID(),
+      projectId,
+      w.name,
+      w.description,
+      w.view,
+      JSON.stringify(w.dimensions),
+      JSON.stringify(w.metrics),
+      JSON.stringify(w.filters),
+      w.chartType,
+      JSON.stringify(w.chartConfig),
+    ],
+  );
+  return toWidget(rows[0]!);
+}
+
+export async function replaceWidget(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+  w: WidgetDefinition,
+): Promise<Widget> {
+  const { rows } = await pool.query<WidgetRow>(
+    `UPDATE dashboard_widgets SET name = $3, description = $4, view = $5, dimensions = $6::jsonb, metrics = $7::jsonb,
+       filters = $8::jsonb, chart_type = $9, chart_config = $10::jsonb, updated_at = now()
+     WHERE project_id = $1 AND id = $2 RETURNING *`,
+    [
+      projectId,
+      id,
+      w.name,
+      w.description,
+      w.view,
+      JSON.stringify(w.dimensions),
+      JSON.stringify(w.metrics),
+      JSON.stringify(w.filters),
+      w.chartType,
+      JSON.stringify(w.chartConfig),
+    ],
+  );
+  if (!rows[0]) throw new NotFound(`dashboard widget ${id} not found`);
+  return toWidget(rows[0]);
+}
+
+/** A widget still placed on a dashboard is a 409 (the reference's answer); remove its tiles first. */
+export async function deleteWidget(pool: pg.Pool, projectId: string, id: string): Promise<void> {
+  await getWidget(pool, projectId, id);
+  const placed = await pool.query<{ dashboard_id: string }>(
+    'SELECT DISTINCT dashboard_id FROM dashboard_placements WHERE widget_id = $1',
+    [id],
+  );
+  if (placed.rows.length > 0) {
+    throw new Conflict(
+      `dashboard widget ${id} is placed on dashboards ${placed.rows.map((r) => r.dashboard_id).join(', ')}; remove those placements first`,
+    );
+  }
+  try {
+    await pool.query('DELETE FROM dashboard_widgets WHERE project_id = $1 AND id = $2', [projectId, id]);
+  } catch (err) {
+    // Placed between the check and the delete: the foreign key refuses, with the same answer.
+    if ((err as { code?: string }).code === '23503')
+      throw new Conflict(`dashboard widget ${id} is placed on a dashboard`);
+    throw err;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Dashboards and dashboard widgets (`/api/public/unstable/dashboards`, `/dashboard-widgets`), the
+ * reference's unstable API (../dashboard-routes.ts), whose errors answer the reference's unstable
+ * envelope `{message, code}`. Relational data, served in every write mode.
+ */
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { envelopeOf } from '../../evaluation/errors.ts';
+import { dashboardRoutes } from '../dashboard-routes.ts';
+import { handleError } from '../error-handler.ts';
+import { HttpError } from '../errors.ts';
+import { modeGate } from '../gates.ts';
+import type { PluginOptions } from './types.ts';
+
+export const dashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
+  app.setErrorHandler((err, req, reply) =>
+    err instanceof HttpError
+      ? reply.code(err.statusCode).send(envelopeOf(err))
+      : handleError(err as FastifyError, req, reply),
+  );
+  dashboardRoutes(app, ctx, {
+    prefix: '/api/public/unstable',
+    tag: 'Dashboards (unstable)',
+    projectOf: (req) => req.principal.projectId,
+  });
+};
