@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import {
+  ALERT_ENV,
   ENV,
   ENV_DEFAULTS,
   ENV_LIMITS,
@@ -67,6 +68,12 @@ export interface ServiceConfig {
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
   auth: AuthSettings;
   llm: LlmSettings;
+  alerts: AlertSettings;
+}
+
+export interface AlertSettings {
+  tickSeconds: number;
+  retryBaseSeconds: number;
 }
 
 export interface LlmSettings {
@@ -152,6 +159,17 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
   const auth = readAuthSettings(r);
   const llm = readLlmSettings(r);
+  const alerts: AlertSettings = {
+    tickSeconds:
+      r.intIn(ALERT_ENV.tickSeconds, ENV_DEFAULTS.alertTickSeconds, ENV_LIMITS.alertTickSeconds) ??
+      ENV_DEFAULTS.alertTickSeconds,
+    retryBaseSeconds:
+      r.intIn(
+        ALERT_ENV.retryBaseSeconds,
+        ENV_DEFAULTS.alertRetryBaseSeconds,
+        ENV_LIMITS.alertRetryBaseSeconds,
+      ) ?? ENV_DEFAULTS.alertRetryBaseSeconds,
+  };
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -177,6 +195,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     operatorObject,
     auth,
     llm,
+    alerts,
   };
 }
 

@@ -12,7 +12,7 @@ const READ_SETTINGS = {
   output_format_json_quote_decimals: 0,
 } as const;
 
-export async function select(ctx: WebContext, query: Query): Promise<Row[]> {
+export async function select(ctx: Pick<WebContext, 'analytics'>, query: Query): Promise<Row[]> {
   const rs = await ctx.analytics.query({
     query: query.sql,
     query_params: query.params,
