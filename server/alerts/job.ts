@@ -42,7 +42,8 @@ export interface TickReport {
 }
 
 const CLAIM_BATCH = 50;
-const CONCURRENT_QUERIES = 8;
+/** Evaluation queries in flight at once per worker. */
+export const CONCURRENT_QUERIES = 8;
 const NOTIFICATION_BATCH = 20;
 const CONCURRENT_SENDS = 4;
 /** Longer than one attempt's timeout: a notification whose sender died is claimed again after it. */

@@ -12,8 +12,9 @@
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
+ *   5. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
- * `exports`, `ui`, `operator`, `propagation-lag`); none runs them all.
+ * `exports`, `ui`, `operator`, `propagation-lag`, `alerts`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,7 @@ import { relationalMigrationsFor } from '../../server/migrations/relational/vers
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchAlerts } from './alerts.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchCost } from './cost.ts';
 import { benchExports } from './exports.ts';
@@ -62,6 +64,7 @@ const FIGURES = [
   'ui',
   'operator',
   'propagation-lag',
+  'alerts',
 ];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = chosen.filter((a) => !FIGURES.includes(a));
@@ -173,3 +176,4 @@ if (selected('ui')) await benchUi();
 if (selected('exports')) await benchExports();
 if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();
+if (selected('alerts')) await benchAlerts();
