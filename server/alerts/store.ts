@@ -260,7 +260,9 @@ export interface EvaluationRecord {
 
 /**
  * Stores one evaluation: the rule's state, a history row on a change, a notification per channel
- * when it notifies. Skipped when the rule was paused or deleted meanwhile (the update finds no row).
+ * when it notifies. Skipped (the update finds no row) when the rule was paused or deleted
+ * meanwhile, or when another evaluation was stored since this one's claim (a PATCH or a slow query
+ * can let two overlap): each state is acted on once.
  */
 export async function recordEvaluation(pool: pg.Pool, e: EvaluationRecord): Promise<number> {
   return inTransaction(pool, async (c) => {
@@ -269,8 +271,8 @@ export async function recordEvaluation(pool: pg.Pool, e: EvaluationRecord): Prom
       `UPDATE alert_rules SET state = $2, last_value = $3, last_evaluated_at = $4,
          state_since = CASE WHEN $5::boolean THEN $4 ELSE state_since END,
          last_notified_at = CASE WHEN $6::boolean THEN $4 ELSE last_notified_at END
-       WHERE id = $1 AND NOT paused`,
-      [e.rule.id, e.state, e.value, e.evaluatedAt, e.changed, notifying],
+       WHERE id = $1 AND NOT paused AND last_evaluated_at IS NOT DISTINCT FROM $7::timestamptz`,
+      [e.rule.id, e.state, e.value, e.evaluatedAt, e.changed, notifying, e.rule.lastEvaluatedAt],
     );
     if (rowCount === 0) return 0;
     if (e.changed)

@@ -9,7 +9,10 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
+import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventOf } from '../../server/alerts/job.ts';
+import { findRule, recordEvaluation } from '../../server/alerts/store.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
@@ -317,6 +320,49 @@ describe('delivery failures', () => {
     const events = verified('/flaky', hook.secret);
     expect(events).toHaveLength(3);
     expect(new Set(receiver.on('/flaky').map((r) => r.body)).size).toBe(1);
+  });
+});
+
+describe('overlapping evaluations', () => {
+  it('of one rule store one outcome: the second finds the state moved on and is dropped', async () => {
+    const hook = await createWebhook('overlap-hook', '/overlap');
+    const created = await call('POST', '/unstable/alert-rules', {
+      name: 'daily count',
+      metric: { view: 'observations', measure: 'count', aggregation: 'count' },
+      operator: '>',
+      alertThreshold: 1_000_000,
+      window: '1h',
+      frequency: '1d',
+      channelIds: [hook.id],
+    });
+    const id = created.body.id;
+    // The workers' first evaluation stores ok; the next is due in a day.
+    await waitFor('the first evaluation', async () => ((await rule(id)).state === 'ok' ? true : undefined));
+    const pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
+    try {
+      // Two evaluations of the same claimed snapshot (a PATCH or a slow query can let them overlap).
+      const claimed = (await findRule(pool, project.projectId, id))!;
+      const at = new Date();
+      const record = () =>
+        recordEvaluation(pool, {
+          rule: claimed,
+          value: 2_000_000,
+          state: 'alerting',
+          changed: true,
+          notify: 'transition',
+          evaluatedAt: at,
+          event: eventOf(claimed, 2_000_000, 'alerting', 'transition', at),
+        });
+      expect((await Promise.all([record(), record()])).sort()).toEqual([0, 1]);
+    } finally {
+      await pool.end();
+    }
+    const history = await call('GET', `/unstable/alert-rules/${id}/history`);
+    expect(history.body.data.map((h: JsonBody) => h.toState)).toEqual(['alerting', 'ok']);
+    await waitFor('the one notification', async () =>
+      receiver.on('/overlap').length === 1 ? true : undefined,
+    );
+    expect((await call('GET', `/unstable/alert-notifications?ruleId=${id}`)).body.data).toHaveLength(1);
   });
 });
 
