@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
+import { PublicApiError } from '../evaluation/errors.ts';
 import { filterList } from '../reads/filters.ts';
 import { own } from '../reads/lookup.ts';
 import { AGGREGATIONS, buildMetrics, type MetricsQuery } from '../reads/metrics.ts';
@@ -92,12 +93,8 @@ export interface AlertRule extends RuleDefinition {
 }
 
 /** A 400 naming the field, in the unstable API's envelope (`invalid_body`). */
-export class InvalidField extends HttpError {
-  override name = 'InvalidField';
-  constructor(field: string, message: string) {
-    super(400, `${field}: ${message}`);
-  }
-}
+export const invalidField = (field: string, message: string) =>
+  new PublicApiError('invalid_body', `${field}: ${message}`, { field });
 
 export function definitionOf(req: CreateRuleRequest): RuleDefinition {
   return {
@@ -170,26 +167,25 @@ export function compileEvaluation(
 ) {
   const view = own(METRICS_V2_VIEWS, d.metric.view)!;
   if (own(view.measures, d.metric.measure) === undefined)
-    throw new InvalidField(
+    throw invalidField(
       'metric.measure',
       `unknown measure ${d.metric.measure} for view ${d.metric.view} (available: ${Object.keys(view.measures).join(', ')})`,
     );
   try {
     return buildMetrics(view, projectId, evaluationQuery(d, nowMs));
   } catch (err) {
-    if (err instanceof HttpError)
-      throw new InvalidField('metric.filters', err.message.replace(/^query: /, ''));
+    if (err instanceof HttpError) throw invalidField('metric.filters', err.message.replace(/^query: /, ''));
     throw err;
   }
 }
 
-/** Why the definition cannot be stored (beyond its shape); throws InvalidField naming the field. */
+/** Why the definition cannot be stored (beyond its shape); throws a 400 naming the field. */
 export function checkDefinition(d: RuleDefinition): void {
   compileEvaluation(d, 'validation', Date.now());
   if (d.warningThreshold !== null) {
     const upward = d.operator === '>' || d.operator === '>=';
     if (upward ? d.warningThreshold > d.alertThreshold : d.warningThreshold < d.alertThreshold)
-      throw new InvalidField(
+      throw invalidField(
         'warningThreshold',
         `must be reached before alertThreshold: ${upward ? 'at most' : 'at least'} ${d.alertThreshold} for operator ${d.operator}`,
       );

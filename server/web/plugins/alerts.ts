@@ -15,6 +15,7 @@ import {
   createChannelRequest,
   createRuleRequest,
   definitionOf,
+  invalidField,
   mergeDefinition,
   publicChannel,
   publicRule,
@@ -57,19 +58,16 @@ const TAG = 'Alerts (unstable)';
 /** A test send answers within one attempt's timeout; the lease keeps the worker off it meanwhile. */
 const TEST_LEASE_MS = 60_000;
 
-const invalid = (field: string, message: string) =>
-  new PublicApiError('invalid_body', `${field}: ${message}`, { field });
-
 /** The channel URL's shape, and every address its host resolves to, under the address policy. */
 async function checkUrl(ctx: WebContext, url: string): Promise<void> {
   const problem = baseUrlProblem(url, 'url');
-  if (problem) throw invalid('url', problem.replace(/^url: /, ''));
+  if (problem) throw invalidField('url', problem.replace(/^url: /, ''));
   const host = new URL(url).hostname;
   try {
     await checkHost(ctx.config.llm, host);
   } catch (err) {
-    if (err instanceof AddressRefused) throw invalid('url', err.message);
-    throw invalid('url', `host ${host} does not resolve`);
+    if (err instanceof AddressRefused) throw invalidField('url', err.message);
+    throw invalidField('url', `host ${host} does not resolve`);
   }
 }
 
@@ -92,7 +90,8 @@ export const alertsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
   const checkRule = async (projectId: string, d: RuleDefinition) => {
     checkDefinition(d);
     const unknown = await unknownChannels(ctx.pool, projectId, d.channelIds);
-    if (unknown.length > 0) throw invalid('channelIds', `no channel ${unknown.join(', ')} in this project`);
+    if (unknown.length > 0)
+      throw invalidField('channelIds', `no channel ${unknown.join(', ')} in this project`);
   };
   const loadRule = async (projectId: string, id: string) => {
     const rule = await findRule(ctx.pool, projectId, id);
@@ -286,7 +285,7 @@ export const alertsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
     async ({ params, body, req }) => {
       const { key, channel } = await loadUsable(req.principal.projectId, params.alertChannelId);
       if (body.rotateSecret && channel.type !== 'webhook')
-        throw invalid('rotateSecret', 'only a webhook channel has a signing secret');
+        throw invalidField('rotateSecret', 'only a webhook channel has a signing secret');
       if (body.url !== undefined) await checkUrl(ctx, body.url);
       const secret = body.rotateSecret ? newSigningSecret() : undefined;
       const updated = await updateChannel(ctx.pool, key, channel, {
