@@ -13,10 +13,10 @@ import {
   settle,
   sign,
   slackRequest,
-  verify,
   webhookRequest,
 } from '../../server/alerts/notify.ts';
 import { nextState, type StateInput } from '../../server/alerts/state.ts';
+import { verifySignature } from '../fixtures/webhook-receiver.ts';
 
 const base: StateInput = {
   value: 0,
@@ -185,8 +185,8 @@ describe('signed webhooks', () => {
     ['another body', 'whsec_x', 1_700_000_000, 'body2', 1_700_000_100, false],
     ['older than the replay window', 'whsec_x', 1_700_000_000, 'body', 1_700_000_301, false],
     ['from the future past the window', 'whsec_x', 1_700_000_400, 'body', 1_700_000_000, false],
-  ])('verify: %s', (_n, secret, ts, body, now, ok) => {
-    expect(verify(secret, String(ts), body, sign('whsec_x', 1_700_000_000, 'body'), now)).toBe(ok);
+  ])('the receiver recipe: %s', (_n, secret, ts, body, now, ok) => {
+    expect(verifySignature(secret, String(ts), body, sign('whsec_x', 1_700_000_000, 'body'), now)).toBe(ok);
   });
   it('Slack messages carry a text line and the rule', () => {
     const body = JSON.parse(slackRequest(event).body);
