@@ -1,13 +1,14 @@
 /**
- * Alerts end to end: observations sent by the JS SDK (`@langfuse/tracing` over OTLP) to `observatory web`
- * (events_only), alert rules and channels made through the public API, TWO `observatory worker`
+ * Alerts end to end: observations sent by the JS SDK (`@langfuse/tracing` over OTLP) and scores
+ * sent through the ingestion API to `observatory web` (events_only), alert rules and channels made
+ * through the public API, TWO `observatory worker`
  * processes evaluating on a one-second tick, and a real HTTP receiver on 127.0.0.1 (reached only
  * because 127.0.0.1 is whitelisted) that checks every signature and body and counts notifications:
  * a rule driven from ok to warning to alerting and back by sending more data notifies once per
  * transition (no duplicate from the second worker), a paused rule never notifies, a reminder comes
  * after the re-notification interval, a failing receiver gets retries with backoff, each recorded.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +219,53 @@ describe('an alert rule over observation latency', () => {
         status: 'delivered',
         attempts: [{ attempt: 1, status: 'delivered', responseCode: 200 }],
       });
+  });
+});
+
+describe('an alert rule over numeric scores', () => {
+  it('reports no data, alerts on low scores, resolves as better scores arrive', async () => {
+    const hook = await createWebhook('score-hook', '/scores');
+    const created = await call('POST', '/unstable/alert-rules', {
+      name: 'quality drops',
+      metric: {
+        view: 'scores-numeric',
+        measure: 'value',
+        aggregation: 'avg',
+        filters: [{ type: 'string', column: 'name', operator: '=', value: 'quality' }],
+      },
+      operator: '<',
+      alertThreshold: 0.5,
+      window: '10m',
+      frequency: '1s',
+      noDataMode: 'no_data',
+      channelIds: [hook.id],
+    });
+    expect(created.status, created.text).toBe(200);
+    const sendScores = async (values: number[]) => {
+      const timestamp = new Date(Date.now() - 1000).toISOString();
+      const batch = values.map((value) => ({
+        id: randomUUID(),
+        type: 'score-create',
+        timestamp,
+        body: { id: randomUUID(), traceId: randomUUID(), name: 'quality', value, dataType: 'NUMERIC' },
+      }));
+      const res = await call('POST', '/ingestion', { batch });
+      expect(res.status).toBe(207);
+      expect(res.body.errors, res.text).toEqual([]);
+    };
+    const received = (n: number) => async () => (receiver.on('/scores').length >= n ? true : undefined);
+    await waitFor('the no-data notification', received(1));
+    await sendScores([0.2]);
+    await waitFor('the alert', received(2));
+    await sendScores([0.9, 0.9, 0.9, 0.9, 0.9]);
+    await waitFor('the resolve', received(3));
+    const events = verified('/scores', hook.secret);
+    expect(events.map((e) => [e.previousState, e.state])).toEqual([
+      [null, 'no_data'],
+      ['no_data', 'alerting'],
+      ['alerting', 'ok'],
+    ]);
+    expect(events.map((e) => e.value)).toEqual([null, 0.2, expect.closeTo((0.2 + 4.5) / 6, 6)]);
   });
 });
 
