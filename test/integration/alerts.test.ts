@@ -1,9 +1,9 @@
 /**
  * Alerts end to end: observations sent by the JS SDK (`@langfuse/tracing` over OTLP) and scores
  * sent through the ingestion API to `observatory web` (events_only), alert rules and channels made
- * through the public API, TWO `observatory worker`
- * processes evaluating on a one-second tick, and a real HTTP receiver on 127.0.0.1 (reached only
- * because 127.0.0.1 is whitelisted) that checks every signature and body and counts notifications:
+ * through the public API, TWO `observatory worker` processes evaluating on a one-second tick, and
+ * a real HTTP receiver on 127.0.0.1 (reached only because 127.0.0.1 is whitelisted) that checks
+ * every signature and body and counts notifications:
  * a rule driven from ok to warning to alerting and back by sending more data notifies once per
  * transition (no duplicate from the second worker), a paused rule never notifies, a reminder comes
  * after the re-notification interval, a failing receiver gets retries with backoff, each recorded.
