@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import {
+  ALERT_ENV,
   ConfigError,
   ENV,
   ENV_DEFAULTS,
@@ -82,6 +83,12 @@ export interface ServiceConfig {
   backfill: BackfillTuning;
   /** Overrides of the analytics statement bounds of this process's role. */
   analyticsTimeouts: TimeoutOverrides;
+  alerts: AlertSettings;
+}
+
+export interface AlertSettings {
+  tickSeconds: number;
+  retryBaseSeconds: number;
 }
 
 export interface LlmSettings {
@@ -180,6 +187,17 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
   );
   const backfill = readBackfillTuning(r);
   const analyticsTimeouts = readTimeoutOverrides(r);
+  const alerts: AlertSettings = {
+    tickSeconds:
+      r.intIn(ALERT_ENV.tickSeconds, ENV_DEFAULTS.alertTickSeconds, ENV_LIMITS.alertTickSeconds) ??
+      ENV_DEFAULTS.alertTickSeconds,
+    retryBaseSeconds:
+      r.intIn(
+        ALERT_ENV.retryBaseSeconds,
+        ENV_DEFAULTS.alertRetryBaseSeconds,
+        ENV_LIMITS.alertRetryBaseSeconds,
+      ) ?? ENV_DEFAULTS.alertRetryBaseSeconds,
+  };
   for (const name of opts.require ?? []) {
     if (!r.raw(name)) r.problems.push(`${name} is required`);
   }
@@ -211,6 +229,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     podName: r.raw(ENV.podName),
     backfill,
     analyticsTimeouts,
+    alerts,
   };
 }
 

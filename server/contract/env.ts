@@ -78,6 +78,17 @@ export const LLM_ENV = {
 } as const;
 
 /**
+ * The worker's alert evaluation. Timing of one job, not of the migration, so not rendered by the
+ * operator from its spec: set them through the worker's extra environment (tests set them small).
+ */
+export const ALERT_ENV = {
+  /** Seconds between two scheduler ticks; a rule is evaluated at the first tick after it is due. */
+  tickSeconds: 'SERVICE_ALERT_TICK_SECONDS',
+  /** Seconds before the first retry of a failed notification; each further retry waits twice as long. */
+  retryBaseSeconds: 'SERVICE_ALERT_RETRY_BASE_SECONDS',
+} as const;
+
+/**
  * The web's sign-in and session settings. Deployment-specific (the proxy in front, the public URL),
  * so not rendered by the operator from its spec: set them through the web's extra environment.
  */
@@ -185,6 +196,8 @@ export const ENV_DEFAULTS = {
   mediaMaxContentLength: 1_000_000_000,
   mediaDownloadUrlExpirySeconds: 3600,
   exportIntervalSeconds: 60,
+  alertTickSeconds: 15,
+  alertRetryBaseSeconds: 30,
   /** What the AWS SDK signs for when no region is named; S3-compatible servers accept it. */
   s3Region: 'us-east-1',
   s3ForcePathStyle: false,
@@ -206,6 +219,8 @@ export const ENV_LIMITS = {
   /** Presigned URLs (SigV4) live at most seven days. */
   mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },
   exportIntervalSeconds: { min: 1, max: 24 * 3600 },
+  alertTickSeconds: { min: 1, max: 3600 },
+  alertRetryBaseSeconds: { min: 1, max: 3600 },
   /** The reference refuses 5 or less (its session tokens refresh every 5 minutes). */
   sessionMaxAgeMinutes: { min: 6, max: 365 * 24 * 60 },
   signInLimitPerAccountAddress: { min: 1, max: 1000 },

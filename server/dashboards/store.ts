@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
-import { BadRequest, Conflict, NotFound } from '../web/errors.ts';
 import { PRESETS } from './home.ts';
 import type {
   ChartConfig,

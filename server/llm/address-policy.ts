@@ -64,15 +64,15 @@ export function refusalOf(policy: AddressPolicy, host: string, address: string):
   return undefined;
 }
 
-/** Scheme and shape of a base URL; the addresses are checked separately. */
-export function baseUrlProblem(text: string): string | undefined {
+/** Scheme and shape of a URL the server will call (`field` names it); the addresses are checked separately. */
+export function baseUrlProblem(text: string, field = 'baseURL'): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return 'baseURL: not a valid URL';
+    return `${field}: not a valid URL`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'baseURL: must use http or https';
-  if (url.username || url.password) return 'baseURL: must not carry credentials';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${field}: must use http or https`;
+  if (url.username || url.password) return `${field}: must not carry credentials`;
   return undefined;
 }

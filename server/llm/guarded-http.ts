@@ -55,16 +55,27 @@ export interface JsonResponse {
 }
 
 /** POSTs JSON; resolves with the status and the parsed body (undefined when not JSON). */
-export async function postJson(
+export function postJson(
   policy: AddressPolicy,
   url: URL,
   headers: Record<string, string>,
   body: unknown,
   timeoutMs: number,
 ): Promise<JsonResponse> {
+  return postJsonText(policy, url, headers, JSON.stringify(body), timeoutMs);
+}
+
+/** POSTs JSON already serialised (a signature covers these exact bytes). */
+export async function postJsonText(
+  policy: AddressPolicy,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<JsonResponse> {
   // A literal address is connected to without a lookup: check it here.
   if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0) await checkHost(policy, url.hostname);
-  const payload = Buffer.from(JSON.stringify(body));
+  const payload = Buffer.from(body);
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<JsonResponse>((resolve, reject) => {
     const req = request(

@@ -13,6 +13,7 @@ import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
+import { alertsPlugin } from './plugins/alerts.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { dashboardsPlugin } from './plugins/dashboards.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
@@ -125,6 +126,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
         void (await pauseRulesOfProvider(ctx.pool, projectId, provider)),
     });
     api.register(evaluationsPlugin, { ctx });
+    api.register(alertsPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -21,9 +21,9 @@ import {
   widgetProblem,
 } from '../dashboards/model.ts';
 import * as store from '../dashboards/store.ts';
+import { BadRequest } from '../errors.ts';
 import { pageMeta } from '../reads/datasets.ts';
 import type { WebContext } from './context.ts';
-import { BadRequest } from './errors.ts';
 import { q, route } from './route.ts';
 import type { RoleNeed } from './ui-scope.ts';
 

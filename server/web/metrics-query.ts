@@ -2,11 +2,12 @@
  * Runs a parsed metrics query: the one path from a query to rows shared by the metrics APIs and
  * the dashboards' widgets, so a widget and `GET /api/public/v2/metrics` cannot disagree.
  */
+
+import { BadRequest } from '../errors.ts';
 import { own } from '../reads/lookup.ts';
 import { buildMetrics, type MetricsQuery, type MetricsView, mapMetricsRow } from '../reads/metrics.ts';
+import { type Row, select } from '../reads/select.ts';
 import type { WebContext } from './context.ts';
-import { BadRequest } from './errors.ts';
-import { type Row, select } from './select.ts';
 
 export async function runMetricsQuery(
   ctx: WebContext,

@@ -15,8 +15,8 @@ import {
   type Row,
   rowKey,
 } from '../reads/observations.ts';
+import { hasTextIndex, select } from '../reads/select.ts';
 import type { WebContext } from './context.ts';
-import { hasTextIndex, select } from './select.ts';
 
 export interface ObservationPageRequest {
   projectId: string;

@@ -1,13 +1,14 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
- * scheduled exports and the observation-level evaluations.
+ * scheduled exports, the observation-level evaluations and the alert rules.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { AlertJob } from '../alerts/job.ts';
 import { BackfillManager } from '../backfill/manager.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
@@ -87,6 +88,20 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     : undefined;
   evaluation?.start();
 
+  // Alert rules watch Metrics v2, which reads the events tables: only where they are written.
+  const alerts =
+    o.schemaKnown && behaviourOf(o.config.mode).writesEventsTables
+      ? new AlertJob({
+          pool: o.pool,
+          analytics: o.analytics,
+          llm: o.config.llm,
+          log: o.log,
+          tickMs: o.config.alerts.tickSeconds * 1000,
+          retryBaseMs: o.config.alerts.retryBaseSeconds * 1000,
+        })
+      : undefined;
+  alerts?.start();
+
   // The chain runs in-process as the reference's worker does; the operator turns this off and
   // runs each step as a Job instead. Each pass runs whatever step is next and runnable.
   let shuttingDown = false;
@@ -142,7 +157,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       clearInterval(chainTimer);
       clearInterval(exportTimer);
       await propagation?.stop();
-      await evaluation?.stop(CHAIN_STOP_WAIT_MS);
+      await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

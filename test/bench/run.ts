@@ -13,8 +13,9 @@
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
  *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
+ *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
- * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`); none runs them all.
+ * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ import { relationalMigrationsFor } from '../../server/migrations/relational/vers
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
+import { benchAlerts } from './alerts.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchCost } from './cost.ts';
 import { benchDashboards } from './dashboards.ts';
@@ -65,6 +67,7 @@ const FIGURES = [
   'dashboards',
   'operator',
   'propagation-lag',
+  'alerts',
 ];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = chosen.filter((a) => !FIGURES.includes(a));
@@ -177,3 +180,4 @@ if (selected('dashboards')) await benchDashboards();
 if (selected('exports')) await benchExports();
 if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();
+if (selected('alerts')) await benchAlerts();

@@ -193,9 +193,9 @@ describe('the relational migrations of connections and evaluation', () => {
     try {
       const m = new RelationalMigrator(pool, relationalMigrationsFor('4'));
       expect(await m.version()).toBe(21);
-      expect(await m.down(16)).toEqual([21, 19, 18, 17]);
+      expect(await m.down(16)).toEqual([21, 20, 19, 18, 17]);
       expect(await tables()).toEqual([]);
-      expect(await m.up()).toEqual([17, 18, 19, 21]);
+      expect(await m.up()).toEqual([17, 18, 19, 20, 21]);
       expect(await tables()).toEqual([
         'evaluation_executions',
         'evaluation_rule_evaluators',

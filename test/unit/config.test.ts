@@ -92,6 +92,11 @@ describe('configuration values', () => {
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
     [{ METRICS_PORT: 'x' }, 'METRICS_PORT'],
     [{ PORT: '3000', METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT'],
+    [
+      { SERVICE_ALERT_TICK_SECONDS: '0' },
+      'SERVICE_ALERT_TICK_SECONDS=0 is not an integer between 1 and 3600',
+    ],
+    [{ SERVICE_ALERT_RETRY_BASE_SECONDS: '1.5' }, 'SERVICE_ALERT_RETRY_BASE_SECONDS=1.5 is not an integer'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -100,6 +105,13 @@ describe('configuration values', () => {
     const env = { CLICKHOUSE_URL: 'http://u:hunter2@h:8123', CLICKHOUSE_PASSWORD: 'hunter2', [MODE]: 'bad' };
     expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).toThrow('DATABASE_URL is required');
     expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).not.toThrow('hunter2');
+  });
+
+  it('reads the alert timing, small for tests', () => {
+    expect(loadConfig({}).alerts).toEqual({ tickSeconds: 15, retryBaseSeconds: 30 });
+    expect(
+      loadConfig({ SERVICE_ALERT_TICK_SECONDS: '1', SERVICE_ALERT_RETRY_BASE_SECONDS: '2' }).alerts,
+    ).toEqual({ tickSeconds: 1, retryBaseSeconds: 2 });
   });
 
   it('knows the ObservabilityService an operator runs it for', () => {

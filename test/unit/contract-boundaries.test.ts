@@ -106,7 +106,17 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
     'time',
   ],
   // Features built on them.
-  ['deletion', 'prompts', 'scores', 'producers', 'datasets', 'evaluation', 'preflight'],
+  [
+    'deletion',
+    'prompts',
+    'scores',
+    'producers',
+    'datasets',
+    'evaluation',
+    'preflight',
+    'alerts',
+    'dashboards',
+  ],
   // A process's assembly: datastores opened, logger, shutdown, schema at start.
   ['runtime'],
   ['worker', 'web', 'ui'],

@@ -381,6 +381,63 @@ CREATE INDEX IF NOT EXISTS audit_logs_project_idx ON audit_logs(project_id, crea
     down: 'DROP TABLE IF EXISTS audit_logs;',
   },
   {
+    version: 20,
+    name: 'alerts',
+    bothReleases: true,
+    // Rules carry their state (the worker claims due rules by `next_evaluation_at` with SKIP
+    // LOCKED, so one replica evaluates each); channels keep their secret (the webhook's signing
+    // secret, Slack's webhook URL) as AES-256-GCM ciphertext under ENCRYPTION_KEY. Notifications
+    // are the durable delivery queue; each try is one attempt row.
+    up: `
+CREATE TABLE IF NOT EXISTS alert_channels (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, type TEXT NOT NULL, url TEXT, secret TEXT NOT NULL, display_secret TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name)
+);
+CREATE TABLE IF NOT EXISTS alert_rules (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, description TEXT, view TEXT NOT NULL, measure TEXT NOT NULL, aggregation TEXT NOT NULL,
+  filters JSONB NOT NULL DEFAULT '[]', operator TEXT NOT NULL,
+  warning_threshold DOUBLE PRECISION, alert_threshold DOUBLE PRECISION NOT NULL,
+  window_seconds INTEGER NOT NULL, frequency_seconds INTEGER NOT NULL, no_data_mode TEXT NOT NULL,
+  renotify_seconds INTEGER, paused BOOLEAN NOT NULL DEFAULT false,
+  state TEXT, state_since TIMESTAMPTZ, last_value DOUBLE PRECISION, last_evaluated_at TIMESTAMPTZ,
+  last_notified_at TIMESTAMPTZ, next_evaluation_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name)
+);
+CREATE INDEX IF NOT EXISTS alert_rules_due_idx ON alert_rules(next_evaluation_at) WHERE NOT paused;
+CREATE TABLE IF NOT EXISTS alert_rule_channels (
+  rule_id TEXT NOT NULL REFERENCES alert_rules(id) ON DELETE CASCADE,
+  channel_id TEXT NOT NULL REFERENCES alert_channels(id) ON DELETE CASCADE,
+  PRIMARY KEY (rule_id, channel_id)
+);
+CREATE TABLE IF NOT EXISTS alert_state_history (
+  id TEXT PRIMARY KEY, rule_id TEXT NOT NULL REFERENCES alert_rules(id) ON DELETE CASCADE,
+  from_state TEXT, to_state TEXT NOT NULL, value DOUBLE PRECISION, evaluated_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alert_state_history_rule_idx ON alert_state_history(rule_id, evaluated_at);
+CREATE TABLE IF NOT EXISTS alert_notifications (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  rule_id TEXT REFERENCES alert_rules(id) ON DELETE CASCADE,
+  channel_id TEXT NOT NULL REFERENCES alert_channels(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, event JSONB NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  locked_until TIMESTAMPTZ, created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS alert_notifications_due_idx ON alert_notifications(status, next_attempt_at);
+CREATE INDEX IF NOT EXISTS alert_notifications_rule_idx ON alert_notifications(rule_id, created_at);
+CREATE TABLE IF NOT EXISTS alert_notification_attempts (
+  notification_id TEXT NOT NULL REFERENCES alert_notifications(id) ON DELETE CASCADE,
+  attempt INTEGER NOT NULL, status TEXT NOT NULL, response_code INTEGER, error TEXT,
+  next_retry_at TIMESTAMPTZ, attempted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (notification_id, attempt)
+);`,
+    down: 'DROP TABLE IF EXISTS alert_notification_attempts, alert_notifications, alert_state_history, alert_rule_channels, alert_rules, alert_channels;',
+  },
+  {
     version: 21,
     name: 'dashboards',
     bothReleases: true,

@@ -4,10 +4,10 @@
  * envelope `{message, code}`. Relational data, served in every write mode.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { HttpError } from '../../errors.ts';
 import { envelopeOf } from '../../evaluation/errors.ts';
 import { dashboardRoutes } from '../dashboard-routes.ts';
 import { handleError } from '../error-handler.ts';
-import { HttpError } from '../errors.ts';
 import { modeGate } from '../gates.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -20,9 +20,9 @@ import {
   traceLatency,
 } from '../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../reads/scores.ts';
+import { type Row, runPaged, select } from '../../reads/select.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
-import { type Row, runPaged, select } from '../select.ts';
 import type { PluginOptions } from './types.ts';
 
 const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };

@@ -4,16 +4,15 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { BadRequest } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { assembleDaily, buildDailyMetrics } from '../../reads/legacy.ts';
 import { type MetricsView, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
+import { select } from '../../reads/select.ts';
 import type { WebContext } from '../context.ts';
 import { modeGate } from '../gates.ts';
 import { runMetricsQuery } from '../metrics-query.ts';
 import { q, route } from '../route.ts';
-import { select } from '../select.ts';
 import type { PluginOptions } from './types.ts';
 
 const metricsQueryParam = z.object({ query: z.string().min(1).describe('JSON metrics query') });

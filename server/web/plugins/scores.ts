@@ -5,9 +5,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../reads/scores.ts';
+import { select } from '../../reads/select.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
-import { select } from '../select.ts';
 import { legacyScoreRoutes } from './scores/legacy.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -19,12 +19,12 @@ import {
   widgetQuery,
 } from '../../dashboards/model.ts';
 import { getDashboard, getWidget } from '../../dashboards/store.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { type FilterCondition, filterCondition } from '../../reads/filters.ts';
 import { own } from '../../reads/lookup.ts';
 import { METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../context.ts';
 import { dashboardRoutes, widgetDefinition } from '../dashboard-routes.ts';
-import { BadRequest, NotFound } from '../errors.ts';
 import { runMetricsQuery } from '../metrics-query.ts';
 import { route } from '../route.ts';
 import { projectParams } from '../ui-scope.ts';

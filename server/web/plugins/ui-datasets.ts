@@ -15,10 +15,10 @@ import { buildExperimentItems, buildExperiments, mapExperiment } from '../../rea
 import { buildRunItems, buildTraceOutputs } from '../../reads/legacy.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { compareRuns, type RunResult } from '../../reads/run-comparison.ts';
+import { type Row, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { q, route } from '../route.ts';
-import { type Row, select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -17,8 +17,8 @@ import {
 } from '../../reads/legacy.ts';
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
+import { type Row, runPaged, select } from '../../reads/select.ts';
 import { q, route } from '../route.ts';
-import { type Row, runPaged, select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
 import { traceComments } from './ui-traces.ts';

@@ -8,8 +8,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { buildGroupingList, GROUPINGS, groupingCursor, mapGroupingRow } from '../../reads/groupings.ts';
 import { buildLegacyGroupingList } from '../../reads/legacy-groupings.ts';
+import { select } from '../../reads/select.ts';
 import { q, route } from '../route.ts';
-import { select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
 

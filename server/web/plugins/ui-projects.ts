@@ -18,11 +18,11 @@ import {
 } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { snippetOf } from '../../reads/search-snippet.ts';
+import { select } from '../../reads/select.ts';
 import { zipMetadata } from '../../reads/sql.ts';
 import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { readObservationPage } from '../observation-page.ts';
 import { q, route } from '../route.ts';
-import { select } from '../select.ts';
 import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
 

@@ -14,9 +14,9 @@ import {
 } from '../../../reads/experiments.ts';
 import { parseFilterParam } from '../../../reads/filters.ts';
 import { mapScoreV3 } from '../../../reads/scores.ts';
+import { type Row, select } from '../../../reads/select.ts';
 import type { WebContext } from '../../context.ts';
 import { q, route } from '../../route.ts';
-import { type Row, select } from '../../select.ts';
 
 const common = {
   limit: q.int(1, 100, 50),

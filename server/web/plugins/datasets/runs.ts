@@ -8,9 +8,9 @@ import { findDatasetByName, listRuns, type RunRow } from '../../../datasets/stor
 import { NotFound } from '../../../errors.ts';
 import { pageMeta } from '../../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../../reads/legacy.ts';
+import { runPaged, select } from '../../../reads/select.ts';
 import type { WebContext } from '../../context.ts';
 import { q, route } from '../../route.ts';
-import { runPaged, select } from '../../select.ts';
 
 const mapRun = (r: RunRow, datasetName: string) => ({
   id: r.id,

@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { buildScoreById, buildScoreList, buildTracesByIds } from '../../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../../reads/scores.ts';
+import { type Row, runPaged, select } from '../../../reads/select.ts';
 import { orNull } from '../../../reads/sql.ts';
 import type { WebContext } from '../../context.ts';
 import { q, route } from '../../route.ts';
-import { type Row, runPaged, select } from '../../select.ts';
 
 const scoreListQuery = z.object({
   page: q.int(1, 1_000_000, 1),

@@ -1,8 +1,13 @@
-/** What every read route shares: running a built query, a page with its total, the text-index probe. */
-import { pageMeta } from '../reads/datasets.ts';
-import type { PagedQuery } from '../reads/legacy.ts';
-import type { Query } from '../reads/sql.ts';
-import type { WebContext } from './context.ts';
+/** What every reader shares: running a built query, a page with its total, the text-index probe. */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { pageMeta } from './datasets.ts';
+import type { PagedQuery } from './legacy.ts';
+import type { Query } from './sql.ts';
+
+/** What a reader needs: the analytics store's client. */
+export interface ReadContext {
+  analytics: ClickHouseClient;
+}
 
 export type Row = Record<string, unknown>;
 
@@ -12,7 +17,7 @@ const READ_SETTINGS = {
   output_format_json_quote_decimals: 0,
 } as const;
 
-export async function select(ctx: WebContext, query: Query): Promise<Row[]> {
+export async function select(ctx: ReadContext, query: Query): Promise<Row[]> {
   const rs = await ctx.analytics.query({
     query: query.sql,
     query_params: query.params,
@@ -22,13 +27,13 @@ export async function select(ctx: WebContext, query: Query): Promise<Row[]> {
   return rs.json<Row>();
 }
 
-const textIndexCache = new WeakMap<WebContext, Promise<boolean>>();
+const textIndexCache = new WeakMap<ReadContext, Promise<boolean>>();
 
 /**
  * Whether `events_full` carries the input text index. Older stores or schemas without it still
  * answer full-text filters, through the scanning form of the same condition.
  */
-export function hasTextIndex(ctx: WebContext): Promise<boolean> {
+export function hasTextIndex(ctx: ReadContext): Promise<boolean> {
   let cached = textIndexCache.get(ctx);
   if (!cached) {
     cached = select(ctx, {
@@ -44,7 +49,7 @@ export function hasTextIndex(ctx: WebContext): Promise<boolean> {
 }
 
 /** A page and its total, run side by side. */
-export async function runPaged(ctx: WebContext, pq: PagedQuery, p: { page: number; limit: number }) {
+export async function runPaged(ctx: ReadContext, pq: PagedQuery, p: { page: number; limit: number }) {
   const [rows, count] = await Promise.all([select(ctx, pq.list), select(ctx, pq.count)]);
   return { rows, meta: pageMeta(p.page, p.limit, Number(count[0]?.['n'] ?? 0)) };
 }

@@ -1,0 +1,21 @@
+/**
+ * The start check of a process that reads stored secrets (LLM connections, alert channels): they
+ * need the key that sealed them.
+ */
+import type pg from 'pg';
+import { anyChannelExists } from '../alerts/store.ts';
+import type { LlmSettings } from '../config/env.ts';
+import { LLM_ENV } from '../contract/env.ts';
+import { anyConnectionExists } from '../llm/connection-store.ts';
+
+/** Why the process must not start, or undefined. */
+export async function encryptionKeyProblem(pool: pg.Pool, llm: LlmSettings): Promise<string | undefined> {
+  if (llm.encryptionKey) return undefined;
+  const what = (await anyConnectionExists(pool))
+    ? 'LLM connections'
+    : (await anyChannelExists(pool))
+      ? 'alert channels'
+      : undefined;
+  if (!what) return undefined;
+  return `${LLM_ENV.encryptionKey} is required: ${what} are stored (64 hex characters, the key they were stored with)`;
+}
