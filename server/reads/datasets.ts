@@ -120,7 +120,20 @@ export interface ItemListFilter {
   datasetId?: string | undefined;
   sourceTraceId?: string | undefined;
   sourceObservationId?: string | undefined;
+  /** The items as they were at this time (ISO 8601), from their recorded states. */
+  version?: string | undefined;
 }
+
+/**
+ * Each item's last state at or before `$2`, shaped like a `dataset_items` row (created: its first
+ * state; updated: that last one), with `deleted` for items gone by then.
+ */
+const ITEMS_AS_OF = `(
+  SELECT DISTINCT ON (e.item_id) e.item_id AS id, e.project_id, e.dataset_id, e.status, e.input,
+    e.expected_output, e.metadata, e.source_trace_id, e.source_observation_id, e.deleted,
+    min(e.created_at) OVER (PARTITION BY e.item_id) AS created_at, e.created_at AS updated_at
+  FROM dataset_item_events e WHERE e.project_id = $1 AND e.created_at <= $2::timestamptz
+  ORDER BY e.item_id, e.created_at DESC, e.seq DESC)`;
 
 /** The item list and its count share one WHERE built from the filters that are present. */
 export function itemListQueries(f: ItemListFilter, limit: number, offset: number) {
@@ -130,10 +143,15 @@ export function itemListQueries(f: ItemListFilter, limit: number, offset: number
     values.push(v);
     where.push(cond.replace('?', `$${values.length}`));
   };
+  if (f.version !== undefined) {
+    values.push(f.version);
+    where.push('NOT i.deleted');
+  }
   if (f.datasetId !== undefined) add('i.dataset_id = ?', f.datasetId);
   if (f.sourceTraceId !== undefined) add('i.source_trace_id = ?', f.sourceTraceId);
   if (f.sourceObservationId !== undefined) add('i.source_observation_id = ?', f.sourceObservationId);
-  const from = `FROM dataset_items i JOIN datasets d ON d.id = i.dataset_id AND d.project_id = i.project_id WHERE ${where.join(' AND ')}`;
+  const items = f.version === undefined ? 'dataset_items' : ITEMS_AS_OF;
+  const from = `FROM ${items} i JOIN datasets d ON d.id = i.dataset_id AND d.project_id = i.project_id WHERE ${where.join(' AND ')}`;
   return {
     list: {
       text: `SELECT i.*, d.name AS dataset_name ${from} ORDER BY i.created_at DESC, i.id DESC LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,

@@ -5,6 +5,7 @@
  * (202 with a message) and score config updates (PATCH).
  */
 import { randomBytes } from 'node:crypto';
+import { LangfuseClient } from '@langfuse/client';
 import { describe, expect, it } from 'vitest';
 import { callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
 import type { Mode } from '../fixtures/service.ts';
@@ -201,5 +202,51 @@ describe.each(['legacy', 'dual'] as const)('%s: dataset run items', (mode) => {
       observationId: `none-${hex(4)}`,
     });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe.each(MODES)('%s: dataset versions', (mode) => {
+  it('the SDK reads a dataset as it was at a time: later edits, deletions and additions unseen', async () => {
+    const name = `versioned-${hex(4)}`;
+    const client = new LangfuseClient({
+      publicKey: projects[mode].publicKey,
+      secretKey: projects[mode].secretKey,
+      baseUrl: webs[mode].url,
+    });
+    await client.api.datasets.create({ name });
+    for (const id of ['a', 'b', 'c']) {
+      await client.api.datasetItems.create({
+        datasetName: name,
+        id: `${name}-${id}`,
+        input: `${id}1`,
+        expectedOutput: id,
+      });
+    }
+    const pause = () => new Promise((r) => setTimeout(r, 20));
+    await pause();
+    const then = new Date();
+    await pause();
+    await client.api.datasetItems.create({ datasetName: name, id: `${name}-a`, input: 'a2' });
+    await client.api.datasetItems.delete(`${name}-b`);
+    await client.api.datasetItems.create({ datasetName: name, id: `${name}-d`, input: 'd1' });
+
+    const inputs = (d: { items: { id: string; input?: unknown; expectedOutput?: unknown }[] }) =>
+      d.items.map((i) => [i.id.slice(name.length + 1), i.input, i.expectedOutput]).sort();
+    expect(inputs(await client.dataset.get(name, { version: then.toISOString() }))).toEqual([
+      ['a', 'a1', 'a'],
+      ['b', 'b1', 'b'],
+      ['c', 'c1', 'c'],
+    ]);
+    expect(inputs(await client.dataset.get(name))).toEqual([
+      ['a', 'a2', 'a'],
+      ['c', 'c1', 'c'],
+      ['d', 'd1', null],
+    ]);
+    const before = await call(
+      mode,
+      'GET',
+      `/api/public/dataset-items?datasetName=${name}&version=2000-01-01T00:00:00Z`,
+    );
+    expect(before.body.data).toEqual([]);
   });
 });

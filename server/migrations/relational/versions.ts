@@ -470,6 +470,49 @@ CREATE TABLE IF NOT EXISTS dashboard_placements (
 CREATE INDEX IF NOT EXISTS dashboard_placements_widget_idx ON dashboard_placements(widget_id);`,
     down: 'DROP TABLE IF EXISTS dashboard_placements, dashboard_widgets, dashboards;',
   },
+  {
+    version: 22,
+    name: 'dataset_item_events',
+    bothReleases: true,
+    // Every state a dataset item had, so the SDKs can read a dataset as of a time (`version`).
+    // A trigger appends them, so no write path (API, CLI, a dataset's cascade) can skip one.
+    // Items older than this migration start with their current state at their creation time.
+    up: `
+CREATE TABLE IF NOT EXISTS dataset_item_events (
+  seq BIGSERIAL PRIMARY KEY, project_id TEXT NOT NULL, dataset_id TEXT NOT NULL, item_id TEXT NOT NULL,
+  status TEXT, input JSONB, expected_output JSONB, metadata JSONB,
+  source_trace_id TEXT, source_observation_id TEXT, deleted BOOLEAN NOT NULL DEFAULT false,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS dataset_item_events_item_idx
+  ON dataset_item_events(project_id, item_id, created_at DESC, seq DESC);
+CREATE OR REPLACE FUNCTION record_dataset_item_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO dataset_item_events (project_id, dataset_id, item_id, deleted)
+    VALUES (OLD.project_id, OLD.dataset_id, OLD.id, true);
+    RETURN OLD;
+  END IF;
+  INSERT INTO dataset_item_events (project_id, dataset_id, item_id, status, input, expected_output, metadata,
+    source_trace_id, source_observation_id)
+  VALUES (NEW.project_id, NEW.dataset_id, NEW.id, NEW.status, NEW.input, NEW.expected_output, NEW.metadata,
+    NEW.source_trace_id, NEW.source_observation_id);
+  RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS dataset_item_events ON dataset_items;
+CREATE TRIGGER dataset_item_events AFTER INSERT OR UPDATE OR DELETE ON dataset_items
+  FOR EACH ROW EXECUTE FUNCTION record_dataset_item_event();
+INSERT INTO dataset_item_events (project_id, dataset_id, item_id, status, input, expected_output, metadata,
+  source_trace_id, source_observation_id, created_at)
+SELECT project_id, dataset_id, id, status, input, expected_output, metadata, source_trace_id, source_observation_id,
+  created_at
+FROM dataset_items i
+WHERE NOT EXISTS (SELECT 1 FROM dataset_item_events e WHERE e.project_id = i.project_id AND e.item_id = i.id);`,
+    down: `
+DROP TRIGGER IF EXISTS dataset_item_events ON dataset_items;
+DROP FUNCTION IF EXISTS record_dataset_item_event();
+DROP TABLE IF EXISTS dataset_item_events;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -19,6 +19,7 @@ import {
   mapDatasetItem,
   SQL,
 } from '../../reads/datasets.ts';
+import { parseIsoDateTime } from '../../time/iso-datetime.ts';
 import { modeGate } from '../gates.ts';
 import { q, route } from '../route.ts';
 import { experimentRoutes } from './datasets/experiments.ts';
@@ -215,7 +216,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'GET',
       url: '/api/public/dataset-items',
       tag: 'Dataset items',
-      summary: 'List dataset items, newest first',
+      summary: 'List dataset items, newest first; with `version` (a time), the items as they were then',
       query: pageQuery.extend({
         datasetName: z.string().optional(),
         sourceTraceId: z.string().optional(),
@@ -226,10 +227,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
     async ({ query, req, reply }) => {
       const { projectId } = req.principal;
-      if (query.version !== undefined) {
-        // Item history is not kept, so a past version cannot be reconstructed faithfully.
-        throw new BadRequest('version: dataset versions are not supported by this server');
-      }
       let datasetId: string | undefined;
       if (query.datasetName !== undefined) {
         const ds = await findDataset(projectId, query.datasetName);
@@ -243,6 +240,10 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
           datasetId,
           sourceTraceId: query.sourceTraceId,
           sourceObservationId: query.sourceObservationId,
+          version:
+            query.version === undefined
+              ? undefined
+              : new Date(parseIsoDateTime(query.version)!).toISOString(),
         },
         query.page,
         query.limit,
