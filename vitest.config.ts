@@ -39,7 +39,7 @@ export default defineConfig({
         test: {
           name: 'api-server',
           include: ['test/api-server/**/*.test.ts'],
-          // An API server alone per file (cluster/api-server.ts): seconds to start, no root, no node.
+          // An API server alone per file (test/fixtures/api-server.ts): seconds to start, no root, no node.
           globalSetup: ['test/api-server/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 180_000,

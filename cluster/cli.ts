@@ -7,6 +7,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processAlive } from '../server/datastores/lock-file.ts';
 import { startLocalCluster } from './local-cluster.ts';
 import { cacheRoot } from './paths.ts';
 import { sleep } from './wait.ts';
@@ -22,19 +23,10 @@ interface Info {
   kubectl: string;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function runningPid(): number | undefined {
   if (!existsSync(pidFile)) return undefined;
   const pid = Number(readFileSync(pidFile, 'utf8'));
-  return pid && alive(pid) ? pid : undefined;
+  return pid && processAlive(pid) ? pid : undefined;
 }
 
 function readInfo(): Info | undefined {
@@ -82,7 +74,7 @@ async function up(): Promise<number> {
       printInfo(info);
       return 0;
     }
-    if (child.pid === undefined || !alive(child.pid)) {
+    if (child.pid === undefined || !processAlive(child.pid)) {
       follow();
       console.error(`the local cluster failed to start; see ${logFile}`);
       return 1;
@@ -125,8 +117,8 @@ async function down(): Promise<number> {
   }
   process.kill(pid, 'SIGTERM');
   // The node's teardown (Pods, containerd, network, cgroups) takes a while.
-  for (let i = 0; i < 600 && alive(pid); i++) await sleep(200);
-  if (alive(pid)) {
+  for (let i = 0; i < 600 && processAlive(pid); i++) await sleep(200);
+  if (processAlive(pid)) {
     console.error(`the local cluster (pid ${pid}) did not stop within 120s; see ${logFile}`);
     return 1;
   }

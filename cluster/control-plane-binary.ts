@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { withFileLock } from '../server/datastores/lock-file.ts';
 import { cacheRoot, controlPlaneSource } from './paths.ts';
 
 const run = promisify(execFile);
@@ -93,42 +94,6 @@ async function build(hash: string, log: (line: string) => void): Promise<BuildRe
   return record;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** mkdir is atomic: whoever creates the lock directory builds; a lock left by a dead process is taken over. */
-async function withLock<T>(fn: () => Promise<T>): Promise<T> {
-  const lock = join(controlPlaneDir, 'build.lock');
-  for (;;) {
-    try {
-      await mkdir(lock);
-      await writeFile(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => '0'));
-      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      // No pid after a while: the owner died between mkdir and writing it.
-      if (owner ? !alive(owner) : age > 10_000) {
-        await rm(lock, { recursive: true, force: true });
-        continue;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await rm(lock, { recursive: true, force: true });
-  }
-}
-
 /** Whether the cached binary was built from the current sources. */
 export async function controlPlaneFresh(): Promise<boolean> {
   return existsSync(controlPlaneBinary) && (await readRecord())?.sourceHash === (await sourceHash());
@@ -140,7 +105,7 @@ export async function ensureControlPlane(log: (line: string) => void = () => {})
   const fresh = async () => existsSync(controlPlaneBinary) && (await readRecord())?.sourceHash === hash;
   if (await fresh()) return controlPlaneBinary;
   await mkdir(controlPlaneDir, { recursive: true });
-  await withLock(async () => {
+  await withFileLock(join(controlPlaneDir, 'build.lock'), async () => {
     if (!(await fresh())) await build(hash, log);
   });
   return controlPlaneBinary;

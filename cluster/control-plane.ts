@@ -1,6 +1,6 @@
 // Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler of one cluster as child
 // processes of the multi-call binary, with the flags a single-node cluster on this machine needs
-// (local-cluster.ts), or etcd and the API server alone on loopback (api-server.ts).
+// (local-cluster.ts), or etcd and the API server alone on loopback (test/fixtures/api-server.ts).
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';

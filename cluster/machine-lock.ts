@@ -2,7 +2,7 @@
 // it), taken over when its process is gone, and waited for, within a bound, while a live process
 // holds it, so a second engineer's run queues instead of failing at once.
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { alive } from './lock.ts';
+import { processAlive } from '../server/datastores/lock-file.ts';
 
 export interface MachineLockOptions {
   /** How long to wait for a live holder before giving up (0: fail at once). */
@@ -19,7 +19,7 @@ export interface MachineLockOptions {
  */
 async function holder(path: string): Promise<number | 'starting' | undefined> {
   const owner = Number(await readFile(path, 'utf8').catch(() => '0'));
-  if (owner && alive(owner)) return owner;
+  if (owner && processAlive(owner)) return owner;
   const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
   if (!owner && age < 5_000) return 'starting';
   await rm(path, { force: true });

@@ -54,16 +54,6 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** Whether any process of the group is still alive. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function startProcess(options: StartOptions): Supervised {
   installExitHook();
   const log = openSync(options.logPath, 'a');

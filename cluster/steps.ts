@@ -38,6 +38,3 @@ export function stepReporter(log: Log, heartbeatMs = 15_000): StepReporter {
     },
   };
 }
-
-/** A reporter that prints nothing (tests that only need the result). */
-export const silentSteps: StepReporter = stepReporter(() => {}, 3_600_000);

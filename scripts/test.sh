@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The whole suite, as `npm test` runs it: formatting and lint, typecheck, then every vitest project,
-# ending with one plain "N passed, N failed" line.
+# The whole suite, as `npm test` runs it: formatting and lint, dead code (knip, knip.jsonc), typecheck,
+# then every vitest project, ending with one plain "N passed, N failed" line.
 set -euo pipefail
 biome check .
+knip --no-progress
 tsc --noEmit -p .
 mkdir -p .cache
 status=0

@@ -114,8 +114,3 @@ export async function ensureBaseImage(steps: StepReporter): Promise<string> {
   if (!(await hasImage(name))) await buildah(['pull', '--quiet', `oci-archive:${join(dir, baseArchive)}`]);
   return name;
 }
-
-export async function baseImageSpec(): Promise<BuildSpec> {
-  const { name, nodeVersion } = await baseImageName();
-  return spec(name, nodeVersion);
-}

@@ -1,7 +1,7 @@
 // What a node leaves on the machine besides its processes, removed once they are gone: Pod
 // network namespaces and mounts, the kubelet's iptables chains, kube-proxy's rules, the kubepods
 // cgroups, and the directories the kubelet insists on creating at fixed paths.
-import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
+import { readdir, readFile, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeNetwork } from './addresses.ts';
 import { sh, shQuiet } from './host.ts';
@@ -48,15 +48,6 @@ export async function removeKubeletChains(): Promise<void> {
       for (const chain of chains) await shQuiet(tool, ['-w', '-t', table, '-F', chain]);
       for (const chain of chains) await shQuiet(tool, ['-w', '-t', table, '-X', chain]);
     }
-  }
-}
-
-/** Network namespaces the CNI made for Pods (containerd 2 names them cni-<uuid>). */
-export async function removePodNetns(): Promise<void> {
-  const names = await readdir('/run/netns').catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith('cni-'))) {
-    await shQuiet('umount', ['-l', join('/run/netns', name)]);
-    await rm(join('/run/netns', name), { force: true });
   }
 }
 

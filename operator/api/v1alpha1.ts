@@ -53,7 +53,6 @@ export const MIGRATION_STATES = ['Release3', 'Legacy', 'Dual', 'EventsOnly'] as 
 export const APPROVALS = ['Manual', 'Automatic'] as const;
 export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
-export type Release = (typeof RELEASES)[number];
 export type WriteMode = (typeof WRITE_MODES)[number];
 export type OtelBehaviour = (typeof OTEL_BEHAVIOURS)[number];
 export type MigrationState = (typeof MIGRATION_STATES)[number];
@@ -786,7 +785,6 @@ export type ObservabilityServiceStatus = TypeOf<typeof statusSchema>;
 export type Condition = TypeOf<typeof condition>;
 export type RecordedSettings = TypeOf<ReturnType<typeof recordedSettings>>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
-export type Resources = TypeOf<typeof resources>;
 export type BlobStorage = TypeOf<typeof blobStorage>;
 export type JobResult = TypeOf<typeof jobResult>;
 

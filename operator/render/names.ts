@@ -18,7 +18,9 @@ export const PURPOSE_ANNOTATION = 'observatory.dev/purpose';
 export const ATTEMPT_ANNOTATION = 'observatory.dev/attempt';
 
 export const deploymentName = (owner: string, role: Role): string => `${owner}-${role}`;
+/** @alias A role's Service shares its Deployment's name. */
 export const serviceName = deploymentName;
+/** @alias A role's PodDisruptionBudget shares its Deployment's name. */
 export const disruptionBudgetName = deploymentName;
 /** Job names stay within 63 characters (the job-name pod label); the hash keeps them unique. */
 export function jobName(owner: string, purpose: string, hash: string): string {

@@ -231,14 +231,12 @@ export const createChannelRequest = z.object({
   /** The webhook's endpoint, or Slack's incoming-webhook URL (a secret: stored encrypted). */
   url: httpUrl,
 });
-export type CreateChannelRequest = z.infer<typeof createChannelRequest>;
 export const updateChannelRequest = z.object({
   name: channelName.optional(),
   url: httpUrl.optional(),
   /** A new signing secret for a webhook, returned in this response only. */
   rotateSecret: z.boolean().optional(),
 });
-export type UpdateChannelRequest = z.infer<typeof updateChannelRequest>;
 
 export interface AlertChannel {
   id: string;

@@ -6,10 +6,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AlertState, Operator } from './state.ts';
 
-export const SIGNATURE_HEADER = 'x-observatory-signature';
-export const TIMESTAMP_HEADER = 'x-observatory-timestamp';
-export const EVENT_HEADER = 'x-observatory-event';
-export const DELIVERY_HEADER = 'x-observatory-delivery';
+const SIGNATURE_HEADER = 'x-observatory-signature';
+const TIMESTAMP_HEADER = 'x-observatory-timestamp';
+const EVENT_HEADER = 'x-observatory-event';
+const DELIVERY_HEADER = 'x-observatory-delivery';
 /** How far from its clock a receiver accepts a signed timestamp (docs/alerts.md's recipe). */
 export const REPLAY_WINDOW_SECONDS = 300;
 /** Tries of one notification before it is given up, the first included. */

@@ -40,7 +40,6 @@ export const dependencyCheckSchema = z.object({
   ok: z.boolean(),
   error: z.string().optional(),
 });
-export type DependencyCheck = z.infer<typeof dependencyCheckSchema>;
 
 export const propagationHealthSchema = z.object({
   /** The propagation job runs in this mode (dual write); when false the probe never fails on it. */
@@ -116,7 +115,6 @@ export const legacyEvaluatorSchema = z.object({
   ruleId: z.string(),
   name: z.string(),
 });
-export type LegacyEvaluator = z.infer<typeof legacyEvaluatorSchema>;
 
 /** The producers report of `/api/producers` and `observatory producers --json`. */
 export const producersReportSchema = z.object({
@@ -128,7 +126,6 @@ export const producersReportSchema = z.object({
 export type ProducersReport = z.infer<typeof producersReportSchema>;
 
 export const BACKFILL_STEP_STATUSES = ['pending', 'dormant', 'running', 'finished', 'failed'] as const;
-export type BackfillStepStatus = (typeof BACKFILL_STEP_STATUSES)[number];
 
 export const backfillStepSchema = z.object({
   step: z.number(),

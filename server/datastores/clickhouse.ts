@@ -5,7 +5,7 @@
  * - `chdb:///abs/dir` - the embedded engine in this process (chdb through the client's `connection`
  *   option). libchdb binds one data directory per process: one process only per directory.
  *
- * Close discipline: `await closeAnalyticsClient(client)` (or `client.close()`) once, when the process
+ * Close discipline: `await client.close()` once, when the process
  * is done with the store; in chdb mode it also waits until the engine has finished everything that
  * was started, so a later open (e.g. another directory in the same process) is safe.
  */
@@ -46,12 +46,6 @@ export function parseAnalyticsUrl(url: string): AnalyticsTarget {
   throw new Error(`CLICKHOUSE_URL ${url}: expected http(s)://... or chdb:///absolute/data/dir`);
 }
 
-/** The data directory of a `chdb:///` URL, or undefined for a server URL. */
-export function chdbPath(url: string): string | undefined {
-  const target = parseAnalyticsUrl(url);
-  return target.kind === 'chdb' ? target.path : undefined;
-}
-
 /**
  * A client whose every statement carries `bounds` (statement-bounds.ts: the process's role); a
  * statement may still pass its own settings. Without bounds (tests, tools) the client's defaults apply.
@@ -81,10 +75,6 @@ export function createAnalyticsClient(
     });
   }
   return createClient({ connection: new EmbeddedConnection(target.path, database), database, ...bounded });
-}
-
-export async function closeAnalyticsClient(client: ClickHouseClient): Promise<void> {
-  await client.close();
 }
 
 // chdb is loaded only in chdb mode: it maps a 500 MB native library into the process.

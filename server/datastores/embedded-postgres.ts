@@ -24,11 +24,12 @@
  * asks for a password generated at each start (pg-password-gate.ts), carried in `url`.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { tryLockFile } from './lock-file.ts';
 import { startPasswordGate } from './pg-password-gate.ts';
 
 export interface EmbeddedPostgresOptions {
@@ -116,21 +117,9 @@ const openHere = new Set<string>();
 function lockDataDir(dataDir: string): () => void {
   const lockPath = `${dataDir}.lock`;
   if (openHere.has(dataDir)) throw new Error(`${dataDir} is already open in this process`);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(lockPath, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
-      const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
-      if (holder !== process.pid && isAlive(holder)) {
-        throw new Error(`${dataDir} is in use by process ${holder} (lock file ${lockPath})`);
-      }
-      rmSync(lockPath, { force: true });
-    }
-  }
+  const holder = tryLockFile(lockPath);
+  if (holder !== undefined)
+    throw new Error(`${dataDir} is in use by process ${holder} (lock file ${lockPath})`);
   openHere.add(dataDir);
   const release = () => {
     openHere.delete(dataDir);
@@ -140,15 +129,4 @@ function lockDataDir(dataDir: string): () => void {
   // Exiting without stop() must not leave a lock that names a pid the system may reuse.
   process.on('exit', release);
   return release;
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

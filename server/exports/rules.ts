@@ -34,7 +34,6 @@ export const createExportRequest = z.object({
   /** Start of the first window (floored to the frequency); default: the current window. */
   startAt: isoDateTime().optional(),
 });
-export type CreateExportRequest = z.infer<typeof createExportRequest>;
 
 /** Why a deployment with `settings` cannot produce `source`, or undefined when it can. */
 export function sourceRefusal(source: ExportSource, settings: ModeSettings): string | undefined {

@@ -26,9 +26,6 @@ export const MAX_ATTRIBUTES_PER_EXPORT = 131_072;
 /** UTF-16 length of one attribute string value (inputs and outputs travel as attributes). */
 export const MAX_ATTRIBUTE_VALUE_LENGTH = 4 * 1024 * 1024;
 
-/** Nesting of OTLP array/kvlist attribute values. */
-export const MAX_ATTRIBUTE_NESTING = 24;
-
 /**
  * Nesting of any JSON body (and of a decoded OTLP export): far beyond real payloads, far below the
  * depth at which recursive serializers run out of stack.

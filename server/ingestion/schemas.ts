@@ -213,8 +213,6 @@ export const ingestionEvent = z.discriminatedUnion('type', [
 ]);
 export type IngestionEvent = z.infer<typeof ingestionEvent>;
 
-export const EVENT_TYPES = ingestionEvent.options.map((o) => o.shape.type.value);
-
 export const batchRequest = z.object({
   batch: z.array(z.unknown()).max(MAX_EVENTS_PER_BATCH, `at most ${MAX_EVENTS_PER_BATCH} events per batch`),
   metadata: json.nullish(),

@@ -145,7 +145,6 @@ export function toApiModel(m: ModelDefinition) {
     pricingTiers: [...m.pricingTiers].sort((a, b) => a.priority - b.priority),
   };
 }
-export type ApiModel = ReturnType<typeof toApiModel>;
 
 /**
  * One entry of a price file (server/models/prices/*.json, `observatory models load FILE`): a

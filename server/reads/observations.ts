@@ -77,7 +77,6 @@ export const SORT_COLUMNS = {
   totalCost: { expr: `ifNull(toFloat64(${TOTAL_COST}), -1)`, type: 'number' },
 } as const;
 export type SortColumn = keyof typeof SORT_COLUMNS;
-export const isSortColumn = (v: string): v is SortColumn => Object.hasOwn(SORT_COLUMNS, v);
 
 export interface ObservationOrder {
   column: SortColumn;

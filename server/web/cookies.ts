@@ -1,35 +1,37 @@
-/** The `Cookie` request header and `Set-Cookie` values. Pure. */
+/** The UI's cookies: read and written by @fastify/cookie, with the options and decisions that are ours. */
+import type { CookieSerializeOptions, FastifyCookieOptions } from '@fastify/cookie';
 
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const i = part.indexOf('=');
-    const name = part.slice(0, Math.max(0, i)).trim();
-    if (name === '' || name in out) continue; // the first of duplicates is the most specific path's
-    try {
-      out[name] = decodeURIComponent(part.slice(i + 1).trim());
-    } catch {
-      // A value that is not valid percent-encoding is no cookie of ours.
-    }
+/**
+ * Percent-decoding of a cookie value; a value that is not valid percent-encoding is no cookie of
+ * ours, so it reads as absent (the library's default would pass it on raw).
+ */
+export function decodeCookieValue(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
   }
-  return out;
 }
+
+// The plugin hands `parseOptions` to the parser (and decode may answer undefined), though its types
+// name them serialize options.
+export const COOKIE_PLUGIN_OPTIONS = { parseOptions: { decode: decodeCookieValue } } as FastifyCookieOptions;
 
 export interface CookieOptions {
   maxAgeSeconds: number;
   secure: boolean;
-  sameSite: 'Strict' | 'Lax';
+  sameSite: 'strict' | 'lax';
 }
 
-export function serializeCookie(name: string, value: string, o: CookieOptions): string {
-  return [
-    `${name}=${encodeURIComponent(value)}`,
-    'Path=/',
-    `Max-Age=${Math.max(0, Math.floor(o.maxAgeSeconds))}`,
-    'HttpOnly',
-    `SameSite=${o.sameSite}`,
-    ...(o.secure ? ['Secure'] : []),
-  ].join('; ');
+/** Every cookie of the UI: the whole site, HttpOnly, a whole number of seconds. */
+export function cookieAttributes(o: CookieOptions): CookieSerializeOptions {
+  return {
+    path: '/',
+    maxAge: Math.max(0, Math.floor(o.maxAgeSeconds)),
+    httpOnly: true,
+    sameSite: o.sameSite,
+    secure: o.secure,
+  };
 }
 
 /**

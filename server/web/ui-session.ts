@@ -11,7 +11,7 @@ import { Forbidden, NotFound, Unauthorized } from '../errors.ts';
 import { PREVIEW_OFF, readPathOf } from '../users/read-path.ts';
 import { type Session, sessionOf } from '../users/store.ts';
 import type { WebContext } from './context.ts';
-import { parseCookies, secureFor, serializeCookie } from './cookies.ts';
+import { cookieAttributes, secureFor } from './cookies.ts';
 
 export const SESSION_COOKIE = 'obs_session';
 export const CSRF_COOKIE = 'obs_csrf';
@@ -26,7 +26,8 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const cookiesOf = (req: FastifyRequest) => parseCookies(req.headers.cookie);
+/** The request's cookies, parsed by @fastify/cookie (registered on the UI's scope: plugins/ui.ts). */
+export const cookiesOf = (req: FastifyRequest) => req.cookies;
 
 /** How long the UI's cookies (and sessions) live. */
 export const sessionMaxAgeMs = (ctx: WebContext) => ctx.config.auth.sessionMaxAgeMinutes * 60_000;
@@ -39,14 +40,15 @@ export function setCookie(
   value: string,
   maxAgeMs: number,
 ) {
-  const cookie = serializeCookie(name, value, {
-    maxAgeSeconds: maxAgeMs / 1000,
-    secure: secureFor(ctx.config.auth.publicUrl, req.protocol),
-    sameSite: name === SESSION_COOKIE ? 'Lax' : 'Strict',
-  });
-  const prior = reply.getHeader('set-cookie');
-  const list = prior === undefined ? [] : Array.isArray(prior) ? prior.map(String) : [String(prior)];
-  reply.header('set-cookie', [...list, cookie]);
+  reply.setCookie(
+    name,
+    value,
+    cookieAttributes({
+      maxAgeSeconds: maxAgeMs / 1000,
+      secure: secureFor(ctx.config.auth.publicUrl, req.protocol),
+      sameSite: name === SESSION_COOKIE ? 'lax' : 'strict',
+    }),
+  );
 }
 
 /** The pre-session CSRF token: the cookie's, or a new one set on this reply. */

@@ -1,4 +1,4 @@
-// The API server alone (cluster/api-server.ts, envtest style): a CRD's CEL rules are enforced by
+// The API server alone (test/fixtures/api-server.ts, envtest style): a CRD's CEL rules are enforced by
 // the real kube-apiserver, with the rule's message, on create and (transition rules) on update.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
+import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 
 const widgetCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { repoRoot } from '../../cluster/paths.ts';
+import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 import { BACKFILL_JOB, BACKFILLING_GATES, backfillingStatus, condition } from '../fixtures/obsvc-status.ts';
 
 // Each plugin run starts Node and loads client-node: seconds each on a loaded two-core machine.

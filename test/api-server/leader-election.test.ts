@@ -7,10 +7,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { AppsV1Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { repoRoot } from '../../cluster/paths.ts';
 import { freePort } from '../../cluster/ports.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 import { scrapeOperator } from '../tools/operator-metrics.ts';
 
 const NS = 'obs';

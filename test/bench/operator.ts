@@ -1,7 +1,7 @@
 /**
  * Operator figure of `npm run bench`: how fast the operator turns a spec change into the updated
  * Deployment, and what memory it needs per ObservabilityService. A real API server (etcd and
- * kube-apiserver, `cluster/api-server.ts`; no node is needed for Deployments to be written) and
+ * kube-apiserver, `test/fixtures/api-server.ts`; no node is needed for Deployments to be written) and
  * the operator as its own process, as the chart runs it: its bundle operator/dist/operator.mjs
  * (scripts/build-operator.ts, built here when missing or stale), without leader election.
  *   - Latency: BENCH_OPERATOR_CHANGES (100) changes of `spec.web.replicas`, one at a time, each from
@@ -34,11 +34,11 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { startControlPlane } from '../../cluster/api-server.ts';
 import { waitEstablished } from '../../cluster/crds.ts';
 import { cliEnv } from '../../cluster/observatory-cli.ts';
 import { GROUP, PLURAL, VERSION } from '../../operator/index.ts';
 import { ensureOperatorBuilt, OPERATOR_BUNDLE } from '../../scripts/build-operator.ts';
+import { startControlPlane } from '../fixtures/api-server.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type ManagedProcess, startProcess, waitUntilReady } from '../fixtures/processes.ts';
 import { ROOT } from '../fixtures/service.ts';

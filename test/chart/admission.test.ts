@@ -1,4 +1,4 @@
-// Admission of the production fields by a real kube-apiserver (cluster/api-server.ts, no node):
+// Admission of the production fields by a real kube-apiserver (test/fixtures/api-server.ts, no node):
 // the CRD's schema and CEL refuse owned env names (naming the variable), conflicting budget
 // settings, out-of-range settings, the operator's /tmp, blob storage without a bucket, with half its
 // credentials or an inline credential; a spec using every template field is accepted; and the Pods,
@@ -14,7 +14,6 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { applyCrdDirs, waitEstablished } from '../../cluster/crds.ts';
 import { crdDir } from '../../cluster/paths.ts';
 import { withDefaults } from '../../operator/api/effective.ts';
@@ -22,6 +21,7 @@ import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { renderDisruptionBudget } from '../../operator/render/disruption.ts';
 import { renderJob } from '../../operator/render/jobs.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
+import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 
 const NS = 'restricted';
 

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, KIND, type ObservabilityService } from '../../operator/api/v1alpha1.ts';
-import { CALM } from '../../operator/testing/fake-cluster.ts';
+import { CALM } from '../fixtures/operator/fake-cluster.ts';
 import { argoHealth, expectedHealth, kstatus } from '../tools/gitops-health.ts';
 import { chartDir } from '../tools/paths.ts';
 import { play, type Run } from '../unit/operator-walks.ts';

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
 import { ensureKubeconform } from '../../cluster/go-tools.ts';
-import { helm, type RunResult, runTool } from '../../cluster/helm.ts';
+import { helm, runTool } from '../../cluster/helm.ts';
 import { ensureKubernetesSchemas, writeCrdSchemas } from '../tools/kubernetes-schemas.ts';
 import { chartDir, crdSourceDir } from '../tools/paths.ts';
 
-export { helm, type RunResult };
+export { helm };
 
 export const releaseName = 'obs';
 export const releaseNamespace = 'observatory-system';

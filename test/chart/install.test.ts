@@ -1,4 +1,4 @@
-// The chart installed for real with helm on an API server (cluster/api-server.ts; nothing here
+// The chart installed for real with helm on an API server (test/fixtures/api-server.ts; nothing here
 // needs a node: the operator Pod is never started): the API server accepts every object (the CRD
 // with its CEL rules, the RBAC, the Deployment), the RBAC grants the operator's service account
 // what it needs and refuses the rest (reading a Secret by name, writing Secrets or ConfigMaps,
@@ -16,8 +16,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { type ControlPlane, startControlPlane } from '../../cluster/api-server.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 import { chartDir } from '../tools/paths.ts';
 import { helm, notesExample, releaseName, releaseNamespace, renderNotes } from './helm.ts';
 

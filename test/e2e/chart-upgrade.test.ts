@@ -12,28 +12,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  createExport,
-  type ExportBucket,
-  type ExportState,
-  HOUR,
-  jsonlRows,
-  sendSpansAt,
-  startExportBucket,
-  storeTime,
-  type TimedSpan,
-  waitForExport,
-  windowEndOf,
-  windowFile,
-} from '../../cluster/scenario/exports.ts';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
-import {
-  importNextImage,
-  operatorImages,
-  type StepCheckpoint,
-  upgradeOperator,
-  watchCheckpoints,
-} from '../../cluster/scenario/operator-upgrade.ts';
 import {
   afterCutover,
   condition,
@@ -49,6 +28,27 @@ import {
 } from '../../cluster/scenario/scenario.ts';
 import { sleep, waitFor } from '../../cluster/wait.ts';
 import { localCluster } from '../cluster/testing.ts';
+import {
+  createExport,
+  type ExportBucket,
+  type ExportState,
+  HOUR,
+  jsonlRows,
+  sendSpansAt,
+  startExportBucket,
+  storeTime,
+  type TimedSpan,
+  waitForExport,
+  windowEndOf,
+  windowFile,
+} from '../fixtures/scenario/exports.ts';
+import {
+  importNextImage,
+  operatorImages,
+  type StepCheckpoint,
+  upgradeOperator,
+  watchCheckpoints,
+} from '../fixtures/scenario/operator-upgrade.ts';
 
 const NAME = 'upgrade';
 let d: LocalDeployment;

@@ -25,8 +25,8 @@ import {
 } from '../../cluster/scenario/local-deployment.ts';
 import { condition, DATASTORES, isTrue } from '../../cluster/scenario/scenario.ts';
 import { sleep, waitFor } from '../../cluster/wait.ts';
-import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
 import { isReady, localCluster } from '../cluster/testing.ts';
+import { findFlicker, narrative } from '../fixtures/operator/condition-history.ts';
 import { expectedHealth } from '../tools/gitops-health.ts';
 import { chartDir } from '../tools/paths.ts';
 import { ClusterTruth } from './cluster-truth.ts';

@@ -6,7 +6,7 @@
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { sleep } from '../../cluster/wait.ts';
 import { API_VERSION, KIND, type ObservabilityService } from '../../operator/api/v1alpha1.ts';
-import type { StatusRecord } from '../../operator/testing/condition-history.ts';
+import type { StatusRecord } from '../fixtures/operator/condition-history.ts';
 import { argoHealth, expectedHealth, kstatus } from '../tools/gitops-health.ts';
 import type { Truth } from './cluster-truth.ts';
 

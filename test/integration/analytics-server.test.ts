@@ -655,7 +655,7 @@ describe('createAnalyticsClient', () => {
       // A process of its own: libchdb binds one data directory per process.
       const script = `
         import { ClickHouseError } from '@clickhouse/client';
-        const { createAnalyticsClient, closeAnalyticsClient } = await import(${JSON.stringify(module)});
+        const { createAnalyticsClient } = await import(${JSON.stringify(module)});
         const url = 'chdb://' + process.env.DATA_DIR;
         const root = createAnalyticsClient({ url, user: 'default', password: '', database: 'default' });
         await root.command({ query: 'CREATE DATABASE obs' });
@@ -671,7 +671,7 @@ describe('createAnalyticsClient', () => {
         };
         try { await c.query({ query: 'SELECT * FROM nope' }); } catch (e) { out.error = [e instanceof ClickHouseError, e.code, e.type]; }
         await c.close();
-        await closeAnalyticsClient(root);
+        await root.close();
         console.log(JSON.stringify(out));
       `;
       expect(await runClientProcess(script, { DATA_DIR: join(dir, 'data') })).toEqual({

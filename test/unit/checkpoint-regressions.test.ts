@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { regressions, type StepCheckpoint } from '../../cluster/scenario/operator-upgrade.ts';
+import { regressions, type StepCheckpoint } from '../fixtures/scenario/operator-upgrade.ts';
 
 const step = (name: string, done: number, finished = false): StepCheckpoint => ({
   name,

@@ -130,7 +130,7 @@ const OPERATOR_LAYERS: readonly (readonly string[])[] = [
   ['validation.ts'],
   ['planner'],
   ['index.ts'],
-  ['runtime', 'testing'],
+  ['runtime'],
   ['kubectl'],
   ['main.ts'],
 ];

@@ -2,14 +2,14 @@
  * Whole migrations replayed through the planner against a simulated world (fake Deployment and
  * Job controllers, random delays, Job and API failures, flaky probes, lagging informers, operator
  * restarts, random approval and retry timing, random reconcile interleavings). Every action is
- * checked against the safety properties as it executes (see operator/testing/fake-cluster.ts);
+ * checked against the safety properties as it executes (see test/fixtures/operator/fake-cluster.ts);
  * once the world cooperates, every run must converge to the desired state.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findFlicker, narrative } from '../../operator/testing/condition-history.ts';
-import { CALM } from '../../operator/testing/fake-cluster.ts';
+import { findFlicker, narrative } from '../fixtures/operator/condition-history.ts';
+import { CALM } from '../fixtures/operator/fake-cluster.ts';
 import { play, runArb } from './operator-walks.ts';
 
 function sequenceSeed(): number {

@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findFlicker, narrative, type StatusRecord } from '../../operator/testing/condition-history.ts';
-import { CALM, seededRng } from '../../operator/testing/fake-cluster.ts';
+import { findFlicker, narrative, type StatusRecord } from '../fixtures/operator/condition-history.ts';
+import { CALM, seededRng } from '../fixtures/operator/fake-cluster.ts';
 import { play, type Run } from './operator-walks.ts';
 
 const schedule = (seed: number, n: number) => {

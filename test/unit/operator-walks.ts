@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
-import { type Chaos, FakeCluster, seededRng } from '../../operator/testing/fake-cluster.ts';
+import { type Chaos, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
 
 export const base: ObservabilityServiceSpec = {
   release: '3',

@@ -118,18 +118,11 @@ export const ATTRIBUTION = [
   c('ingestion_sdk_version', 'LowCardinality(String)', "DEFAULT 'unknown'"),
 ];
 
-export const TRACES: Column[] = [...TRACES_V1, ENVIRONMENT];
 export const OBSERVATIONS: Column[] = [
   ...OBSERVATIONS_V1,
   ENVIRONMENT,
   ...OBSERVATIONS_PRICING_TIER,
   ...OBSERVATIONS_TOOLS,
-];
-export const SCORES: Column[] = [
-  ...SCORES_V1,
-  ENVIRONMENT,
-  ...Object.values(SCORES_ADDED).flat(),
-  ...ATTRIBUTION,
 ];
 
 export const DATASET_RUN_ITEMS_RMT: Column[] = [
@@ -183,12 +176,6 @@ export const PROJECT_ENVIRONMENTS: Column[] = [
   c('project_id', 'String'),
   c('environment', 'String'),
   c('created_at', 'DateTime64(3)', 'DEFAULT now()'),
-];
-
-/** Staging for dual write: the observation columns plus the partitioning timestamp. */
-export const OBSERVATIONS_BATCH_STAGING: Column[] = [
-  ...OBSERVATIONS,
-  c('s3_first_seen_timestamp', 'DateTime64(3)'),
 ];
 
 const STR_MAP = 'Map(LowCardinality(String), UInt64)';

@@ -1,17 +1,20 @@
 /**
  * The web UI's built files (server/ui/dist, made by `npm run build:ui`): `/assets/*` carry a
- * content hash in their names and are cached for a year as immutable; every other page path
- * answers index.html, never cached, so a new release is picked up on the next load. Files are read
- * once at start: the bundle is small and a request never touches the disk.
+ * content hash in their names and are cached for a year as immutable (served by @fastify/static);
+ * every other page path answers index.html, never cached, so a new release is picked up on the next
+ * load. Both are read from the disk at each request, so a rebuild is served whole: its index.html
+ * names the assets it wrote.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
+import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { NotFound } from '../../errors.ts';
 import type { PluginOptions } from './types.ts';
 
-export const UI_DIST = resolve(import.meta.dirname, '../../ui/dist');
+const UI_DIST = resolve(import.meta.dirname, '../../ui/dist');
 
+// Ours rather than the library's `mime` table: JavaScript as text/javascript (RFC 9239), with charset.
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -29,21 +32,13 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
 } as const;
 
-function loadAssets(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const assets = join(dir, 'assets');
-  if (existsSync(assets)) for (const f of readdirSync(assets)) out.set(f, readFileSync(join(assets, f)));
-  return out;
-}
-
 export const uiAssetsPlugin: FastifyPluginAsync<PluginOptions & { dist?: string }> = async (app, opts) => {
   const dist = opts.dist ?? UI_DIST;
   const indexFile = join(dist, 'index.html');
-  const index = existsSync(indexFile) ? readFileSync(indexFile) : undefined;
-  const assets = loadAssets(dist);
 
-  const sendIndex = (reply: FastifyReply) => {
+  const sendIndex = async (reply: FastifyReply) => {
     reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'no-cache' });
+    const index = await readFile(indexFile).catch(() => undefined);
     if (!index) {
       return reply
         .code(503)
@@ -53,13 +48,18 @@ export const uiAssetsPlugin: FastifyPluginAsync<PluginOptions & { dist?: string 
     return reply.type('text/html; charset=utf-8').send(index);
   };
 
-  app.get<{ Params: { file: string } }>('/assets/:file', async (req, reply) => {
-    const body = assets.get(req.params.file);
-    if (!body) throw new NotFound(`asset ${req.params.file} not found`);
-    return reply
-      .headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' })
-      .type(TYPES[extname(req.params.file)] ?? 'application/octet-stream')
-      .send(body);
+  await app.register(fastifyStatic, {
+    root: join(dist, 'assets'),
+    prefix: '/assets/',
+    decorateReply: false,
+    index: false,
+    maxAge: 31_536_000_000,
+    immutable: true,
+    setHeaders: (reply, path) =>
+      reply.headers({
+        ...SECURITY_HEADERS,
+        'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
+      }),
   });
 
   app.get('/*', async (req, reply) => {

@@ -4,7 +4,9 @@
  * signed-in scope (session, CSRF, write-mode gate), and within it either the user's own routes,
  * the owners' migration page, or the project scope (`:projectId` of the path, the route's role).
  */
+import fastifyCookie from '@fastify/cookie';
 import type { FastifyPluginAsync } from 'fastify';
+import { COOKIE_PLUGIN_OPTIONS } from '../cookies.ts';
 import { modeGate } from '../gates.ts';
 import { requireProject } from '../ui-scope.ts';
 import { requireUiSession } from '../ui-session.ts';
@@ -20,6 +22,8 @@ import { uiProjectsPlugin } from './ui-projects.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
 
 export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  // Sessions and the CSRF double submit live in cookies: parsed for every route of this scope.
+  await app.register(fastifyCookie, COOKIE_PLUGIN_OPTIONS);
   app.register(uiAuthPlugin, { ctx });
   app.register(async (signedIn) => {
     requireUiSession(signedIn, ctx);
