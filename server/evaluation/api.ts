@@ -358,6 +358,62 @@ export async function updateRule(
   if (!(await saveRule(pool, rule.projectId, rule.id, fields))) throw nameConflict(fields.name);
 }
 
+/** Trace columns and the observation columns of the trace's root that mean the same. */
+const TRACE_TO_OBSERVATION_COLUMN: Record<string, string | undefined> = {
+  name: 'traceName',
+  userId: 'userId',
+  sessionId: 'sessionId',
+  tags: 'tags',
+  environment: 'environment',
+  metadata: 'metadata',
+  version: 'version',
+};
+
+/**
+ * Replaces a trace-level (Legacy) rule by an observation rule judging each trace's root
+ * observation (which carries the trace's input and output in version 4), with the same
+ * evaluators, mappings, sampling and filters on the matching columns; the trace rule is disabled.
+ * Returns the new rule's id.
+ */
+export async function convertToObservationRule(pool: pg.Pool, rule: Rule, legacyTargetsRun: boolean) {
+  if (!isLegacyTarget(rule.target))
+    throw new PublicApiError(
+      'invalid_body',
+      `Rule "${rule.name}" has target ${rule.target}: nothing to convert`,
+    );
+  const filter = rule.filter.map((f, i) => {
+    const column = TRACE_TO_OBSERVATION_COLUMN[f.column];
+    if (!column)
+      throw new PublicApiError(
+        'invalid_filter_value',
+        `Filter column "${f.column}" of a trace has no observation equivalent; edit the rule first`,
+        { field: `filter[${i}].column`, column: f.column },
+      );
+    return { ...f, column };
+  });
+  const evaluators = await Promise.all(
+    rule.assignments.map(async (a) => ({
+      evaluator: { name: (await findEvaluator(pool, rule.projectId, a.evaluatorId))?.name ?? a.evaluatorId },
+      ...(a.mapping ? { mapping: a.mapping } : {}),
+    })),
+  );
+  const id = await createRule(
+    pool,
+    rule.projectId,
+    {
+      name: `${rule.name} (observation)`,
+      target: 'observation',
+      enabled: rule.enabled,
+      sampling: rule.sampling,
+      filter: [...filter, { type: 'boolean', column: 'isRootObservation', operator: '=', value: true }],
+      evaluators,
+    },
+    legacyTargetsRun,
+  );
+  await updateRule(pool, rule, { enabled: false }, legacyTargetsRun);
+  return id;
+}
+
 export async function publicRule(pool: pg.Pool, r: Rule) {
   const evaluators = await Promise.all(
     r.assignments.map(async (a) => {

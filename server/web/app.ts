@@ -9,6 +9,7 @@ import type { TrustedProxies } from '../config/auth.ts';
 import { BadRequest } from '../errors.ts';
 import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
+import { collectAllowedMethods } from './allowed-methods.ts';
 import { requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
@@ -82,6 +83,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.setErrorHandler(handleError);
   boundJsonDepth(app);
   collectRouteSpecs(app);
+  const allowedMethods = collectAllowedMethods(app);
   instrumentRequests(app, opts.metricsApp);
 
   app.register(healthPlugin, { ctx });
@@ -130,7 +132,15 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   });
 
   app.setNotFoundHandler((req, reply) => {
-    return reply.code(404).send({ message: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+    const path = req.url.split('?')[0]!;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ message: `Method ${req.method} is not allowed on ${path} (allowed: ${allowed.join(', ')})` });
+    }
+    return reply.code(404).send({ message: `Route ${req.method} ${path} not found` });
   });
   return app;
 }

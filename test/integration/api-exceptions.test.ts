@@ -1,7 +1,7 @@
 /**
  * Requests the reference answers with a 4xx (or a documented status) that once made this server
  * answer 500 or another status, in every write mode: date parameters that are not ISO 8601 dates,
- * numbers beyond what the stores hold, NUL bytes in names, score deletes
+ * numbers beyond what the stores hold, NUL bytes in names, undeclared methods (405), score deletes
  * (202 with a message) and score config updates (PATCH).
  */
 import { randomBytes } from 'node:crypto';
@@ -97,6 +97,18 @@ describe.each(MODES)('%s', (mode) => {
     expect(got.status).toBe(400);
     const prompts = await call(mode, 'GET', `/api/public/v2/prompts?name=${encodeURIComponent(bad)}`);
     expect(prompts.status).toBe(400);
+  });
+
+  it('an undeclared method on a served path answers 405 with Allow', async () => {
+    const res = await fetch(`${webs[mode].url}/api/public/v2/prompts`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${projects[mode].publicKey}:${projects[mode].secretKey}`).toString('base64')}`,
+      },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')?.split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST'].sort());
+    expect((await fetch(`${webs[mode].url}/api/public/no-such-family`)).status).toBe(404);
   });
 
   it('DELETE /api/public/scores/{id} answers 202 with a message', async () => {

@@ -37,6 +37,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -430,6 +431,64 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
     ]);
     const cli = await cliRun(['producers', '--since', '1h'], env);
     expect(cli.stdout).toContain('trace-level evaluator "qa-trace"');
+  });
+
+  it('the migration page converts a trace-level rule into an observation rule on root observations', async () => {
+    const created = await call('POST', '/unstable/evaluation-rules', {
+      name: 'qa-trace-conv',
+      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
+      target: 'trace',
+      enabled: true,
+      sampling: 0.5,
+      filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa-trace'] }],
+      mapping: [
+        { variable: 'question', source: 'input', jsonPath: '$.question' },
+        { variable: 'answer', source: 'output' },
+      ],
+    });
+    expect(created.status).toBe(200);
+    const owner = await createUiUser(env, `owner-${randomBytes(3).toString('hex')}@example.com`, [
+      '--project',
+      project.projectId,
+      '--role',
+      'owner',
+    ]);
+    const b = await signIn(web.url, owner);
+    const page = await request(b, 'GET', '/api/ui/migration');
+    expect(page.body.producers.legacyEvaluators.map((e: Body) => e.name).sort()).toEqual([
+      'qa-trace',
+      'qa-trace-conv',
+    ]);
+    const converted = await request(
+      b,
+      'POST',
+      `/api/ui/projects/${project.projectId}/evaluation-rules/${created.body.id}/convert`,
+    );
+    expect(converted.status, JSON.stringify(converted.body)).toBe(200);
+    expect(converted.body).toMatchObject({
+      name: 'qa-trace-conv (observation)',
+      target: 'observation',
+      legacy: false,
+      status: 'active',
+      sampling: 0.5,
+      filter: [
+        { type: 'stringOptions', column: 'traceName', operator: 'any of', value: ['qa-trace'] },
+        { type: 'boolean', column: 'isRootObservation', operator: '=', value: true },
+      ],
+      evaluators: [
+        {
+          evaluator: { name: 'qa-correctness' },
+          mapping: [
+            { variable: 'question', source: 'input', jsonPath: '$.question' },
+            { variable: 'answer', source: 'output' },
+          ],
+        },
+      ],
+    });
+    const old = await call('GET', `/unstable/evaluation-rules/${created.body.id}`);
+    expect(old.body).toMatchObject({ target: 'trace', status: 'inactive' });
+    const after = await request(b, 'GET', '/api/ui/migration');
+    expect(after.body.producers.legacyEvaluators.map((e: Body) => e.name)).toEqual(['qa-trace']);
   });
 
   it('in events_only: not enabled again, and an execution left from dual is cancelled with the reason', async () => {

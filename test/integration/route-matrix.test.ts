@@ -190,7 +190,7 @@ const VALID: [string, Case][] = [
       method: 'DELETE',
       url: (d) => `/api/public/scores/m-score-del-${d}`,
       served: 'always',
-      ok: 204,
+      ok: 202,
       template: '/api/public/scores/{scoreId}',
     },
   ],
@@ -204,6 +204,17 @@ const VALID: [string, Case][] = [
     {
       method: 'GET',
       url: () => `/api/public/score-configs/${seeded.config}`,
+      served: 'always',
+      ok: 200,
+      template: '/api/public/score-configs/{configId}',
+    },
+  ],
+  [
+    'PATCH score-config',
+    {
+      method: 'PATCH',
+      url: () => `/api/public/score-configs/${seeded.config}`,
+      body: { description: 'patched' },
       served: 'always',
       ok: 200,
       template: '/api/public/score-configs/{configId}',

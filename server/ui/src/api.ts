@@ -177,6 +177,13 @@ export interface ProducerView {
   advice: string;
 }
 
+/** An enabled trace-level evaluation rule: it stops at the cutover to events_only. */
+export interface LegacyEvaluatorView {
+  projectId: string;
+  ruleId: string;
+  name: string;
+}
+
 export interface MigrationInfo {
   release: string;
   writeMode: string;
@@ -187,7 +194,12 @@ export interface MigrationInfo {
   /** Null for a user who is not a deployment admin. */
   steps: BackfillStepView[] | null;
   propagation: PropagationView | null;
-  producers: { since: string; window: string; data: ProducerView[] } | null;
+  producers: {
+    since: string;
+    window: string;
+    data: ProducerView[];
+    legacyEvaluators: LegacyEvaluatorView[];
+  } | null;
 }
 
 export interface Dataset {
@@ -325,6 +337,11 @@ export const api = {
   setV4Preview: (enabled: boolean) =>
     call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
   migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
+  convertRule: (projectId: string, ruleId: string) =>
+    call<{ id: string; name: string }>(
+      'POST',
+      `${projectPath(projectId)}/evaluation-rules/${encodeURIComponent(ruleId)}/convert`,
+    ),
   /** A trace on the user's read path: the events tables (v4) or the legacy tables (v3). */
   trace: (id: string, traceId: string, path: 'v3' | 'v4') =>
     call<TraceDetail>(

@@ -100,6 +100,7 @@ export const uiMigrationPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
           since: producers.since,
           window: DEFAULT_PRODUCERS_SINCE,
           data: producers.producers.map((p) => ({ ...p, advice: upgradeAdvice(p) })),
+          legacyEvaluators: producers.legacyEvaluators,
         },
       };
     },

@@ -15,6 +15,7 @@ import { uiAccountPlugin } from './ui-account.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
 import { uiDashboardsPlugin } from './ui-dashboards.ts';
 import { uiDatasetsPlugin } from './ui-datasets.ts';
+import { uiEvaluationsPlugin } from './ui-evaluations.ts';
 import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
@@ -39,6 +40,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiDatasetsPlugin,
         uiListsPlugin,
         uiDashboardsPlugin,
+        uiEvaluationsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

@@ -2,11 +2,18 @@
  * The background migrations page (owners): the write mode; for deployment admins the five
  * historic backfill steps as the worker or `observatory backfill` records them and the
  * propagation's health and lag; the producers `events_only` would refuse or change (a project
- * owner sees those of their projects), refreshed every few seconds. Read-only: a failed
- * step names the command and the operator annotation that retry it.
+ * owner sees those of their projects) and the trace-level evaluators the cutover stops, each with
+ * a button that replaces it by an observation rule; refreshed every few seconds. A failed step
+ * names the command and the operator annotation that retry it.
  */
 import { useEffect, useState } from 'react';
-import { api, type BackfillStepView, type MigrationInfo, type PropagationView } from '../api.ts';
+import {
+  api,
+  type BackfillStepView,
+  type LegacyEvaluatorView,
+  type MigrationInfo,
+  type PropagationView,
+} from '../api.ts';
 import { formatLatency, formatTime } from '../format.ts';
 
 const REFRESH_MS = 5000;
@@ -95,7 +102,56 @@ export function Migration() {
           </tbody>
         </table>
       )}
+      {info.producers && <LegacyEvaluators list={info.producers.legacyEvaluators} />}
     </main>
+  );
+}
+
+/** Trace-level rules stop at the cutover: each can be replaced by an observation rule here. */
+function LegacyEvaluators({ list }: { list: LegacyEvaluatorView[] }) {
+  const [done, setDone] = useState<Record<string, string>>({});
+  const convert = (e: LegacyEvaluatorView) =>
+    api.convertRule(e.projectId, e.ruleId).then(
+      (rule) => setDone((d) => ({ ...d, [e.ruleId]: `replaced by the observation rule "${rule.name}"` })),
+      (err: Error) => setDone((d) => ({ ...d, [e.ruleId]: `not converted: ${err.message}` })),
+    );
+  return (
+    <>
+      <h2>Trace-level evaluators</h2>
+      {list.length === 0 ? (
+        <p>No trace-level evaluator is enabled: the cutover stops none.</p>
+      ) : (
+        <table className="grid" aria-label="Trace-level evaluators">
+          <thead>
+            <tr>
+              <th>Rule</th>
+              <th>Project</th>
+              <th>At the cutover</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((e) => (
+              <tr key={e.ruleId}>
+                <td>{e.name}</td>
+                <td>
+                  <code>{e.projectId}</code>
+                </td>
+                <td>
+                  {done[e.ruleId] ?? (
+                    <>
+                      stops ·{' '}
+                      <button type="button" onClick={() => void convert(e)}>
+                        Convert to an observation rule
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
   );
 }
 
