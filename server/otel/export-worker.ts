@@ -1,9 +1,11 @@
 /**
- * Worker thread that turns an OTLP request body into observations: decode, validate, map. These
- * steps create objects per attribute; off the main thread they cannot hold the event loop, and what
- * comes back (observations whose metadata is already text) costs the main thread about a copy.
+ * Worker thread that turns an OTLP request body into observations: decode, validate, map, and for a
+ * direct write the `events_full` rows. These steps create objects per attribute and serialize each
+ * observation (its `event_bytes`); off the main thread they cannot hold the event loop, and what
+ * comes back (observations and rows whose metadata is already text) costs the main thread about a copy.
  */
 import { parentPort } from 'node:worker_threads';
+import { eventsRow } from '../ingestion/otel-records.ts';
 import { decodeTraceExport } from './decode.ts';
 import { OtlpDecodeError, OtlpValidationError } from './errors.ts';
 import type { ExportJob, ExportOutcome } from './export-pool.ts';
@@ -16,7 +18,14 @@ function run(job: ExportJob): ExportOutcome {
     const invalid = validateTraceExport(request);
     if (invalid) return { kind: 'refused', status: 400, message: invalid.message };
     const spans = mapExport(request, { ...job.ctx, now: new Date(job.nowMs) });
-    return { kind: 'mapped', spans };
+    const rowsFor = job.want.rows;
+    const now = Date.now();
+    const rows = rowsFor
+      ? spans.map((s) =>
+          eventsRow(s, rowsFor.projectId, rowsFor.attribution, now, { besideLegacy: rowsFor.besideLegacy }),
+        )
+      : [];
+    return { kind: 'mapped', count: spans.length, spans: job.want.spans ? spans : [], rows, nowMs: now };
   } catch (err) {
     if (err instanceof OtlpDecodeError) {
       const status = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;

@@ -6,8 +6,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { otelTargets } from '../../contract/write-modes.ts';
 import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
-import { addOtelChanges, eventsRow } from '../../ingestion/otel-records.ts';
+import { addOtelChanges } from '../../ingestion/otel-records.ts';
 import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
+import { forEachInSlices } from '../../ingestion/slices.ts';
 import { priceEventRow } from '../../models/apply.ts';
 import { processExport } from '../../otel/export-pool.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
@@ -40,33 +41,35 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
       return reply.code(400).send({ error: version.message, message: version.message });
 
     const attribution = attributionOf(req);
-    const outcome = await processExport({
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      ctx: { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion },
-      nowMs: Date.now(),
-    });
-    if (outcome.kind === 'refused') {
-      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
-    }
-    if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
-    const { spans } = outcome;
-    if (spans.length === 0) return reply.code(200).send({});
-
     const producer = {
       ingestionVersion: version ?? undefined,
       sdkName: producerHeader(req, 'sdk-name'),
       sdkVersion: producerHeader(req, 'sdk-version'),
     };
     const realTime = isRealTimeProducer(producer);
-    if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
     const targets = otelTargets(ctx.config.mode, realTime);
     const { projectId } = req.principal;
-    const now = Date.now();
+    const outcome = await processExport({
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      ctx: { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion },
+      nowMs: Date.now(),
+      want: {
+        spans: targets.legacy,
+        rows: targets.events ? { projectId, attribution, besideLegacy: targets.legacy } : null,
+      },
+    });
+    if (outcome.kind === 'refused') {
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    }
+    if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
+    if (outcome.count === 0) return reply.code(200).send({});
+
+    if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
     if (targets.legacy) {
       const changes = new LegacyChanges();
-      addOtelChanges(changes, spans);
+      addOtelChanges(changes, outcome.spans);
       await commitLegacyChanges(changes, [], {
         projectId,
         attribution,
@@ -74,16 +77,14 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
         locks: ctx.locks,
         targets,
         models: ctx.models,
-        now,
+        now: outcome.nowMs,
         virtualRoots: false,
       });
     }
     if (targets.events) {
-      const shape = { besideLegacy: targets.legacy };
-      const rows = spans.map((s) => eventsRow(s, projectId, attribution, now, shape));
       const pricing = await ctx.models.pricingFor(projectId);
-      for (const row of rows) priceEventRow(pricing, row);
-      await ctx.store.insert('events_full', rows);
+      await forEachInSlices(outcome.rows, (row) => priceEventRow(pricing, row));
+      await ctx.store.insert('events_full', outcome.rows);
     }
     return reply.code(200).send({});
   });
