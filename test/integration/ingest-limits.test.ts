@@ -206,7 +206,7 @@ describe('times the store would keep as other dates are refused', () => {
 });
 
 describe('negative or NaN usage and cost are refused naming the field', () => {
-  it('batch: totalCost -1 and a negative usageDetails count are per-event 400s', async () => {
+  it('batch: totalCost -1 and negative usage counts, nested ones too, are per-event 400s', async () => {
     const now = new Date().toISOString();
     const generation = (id: string, body: object) => ({
       id,
@@ -218,6 +218,7 @@ describe('negative or NaN usage and cost are refused naming the field', () => {
       batch: [
         generation('g-cost', { usage: { input: 1, output: 1, totalCost: -1 } }),
         generation('g-usage', { usageDetails: { input: -5 } }),
+        generation('g-cached', { usage: { input: 9, prompt_tokens_details: { cached_tokens: -5 } } }),
         generation('g-cost-details', { costDetails: { total: -0.5 } }),
         generation('g-fine', { usageDetails: { input: 5 }, costDetails: { total: 0.5 } }),
       ],
@@ -229,6 +230,7 @@ describe('negative or NaN usage and cost are refused naming the field', () => {
     );
     expect(errors['g-cost']).toMatch(/^400 .*totalCost/);
     expect(errors['g-usage']).toMatch(/^400 .*usageDetails\.input/);
+    expect(errors['g-cached']).toMatch(/^400 .*usage\.prompt_tokens_details\.cached_tokens/);
     expect(errors['g-cost-details']).toMatch(/^400 .*costDetails\.total/);
   });
 
