@@ -29,7 +29,15 @@ export interface ExportJob {
  * message); or a bug in the worker (a 500).
  */
 export type ExportOutcome =
-  | { kind: 'mapped'; count: number; spans: OtelObservation[]; rows: Row[]; nowMs: number }
+  | {
+      kind: 'mapped';
+      count: number;
+      spans: OtelObservation[];
+      rows: Row[];
+      nowMs: number;
+      /** Spans refused on their own while others were accepted: OTLP's partial success. */
+      rejected: { spans: number; message: string } | null;
+    }
   | { kind: 'refused'; status: number; message: string }
   | { kind: 'failed'; message: string };
 

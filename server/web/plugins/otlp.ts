@@ -1,7 +1,10 @@
 /**
- * `POST /api/public/otel/v1/traces`: OTLP/HTTP traces (protobuf or JSON, optionally gzip). An
- * export is validated whole and refused whole; accepted spans are written where the write mode and
- * the producer's headers say (server/contract/write-modes.ts) before the 200 is sent.
+ * `POST /api/public/otel/v1/traces`: OTLP/HTTP traces (protobuf or JSON, optionally gzip). A
+ * malformed export, one past a per-export limit, or one whose every span is refused is a 400; spans
+ * refused on their own (a per-span limit, a refused value) are left out and counted in the 200's
+ * `partial_success`, in the request's encoding, as the OTLP spec asks. Accepted spans are written
+ * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
+ * 200 is sent.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { otelTargets } from '../../contract/write-modes.ts';
@@ -11,6 +14,7 @@ import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
 import { forEachInSlices } from '../../ingestion/slices.ts';
 import { priceEventRow } from '../../models/apply.ts';
 import { processExport } from '../../otel/export-pool.ts';
+import { exportResponseBody, type PartialSuccess } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { attributionOf, producerHeader, recordRefusedPath } from '../context.ts';
 import type { PluginOptions } from './types.ts';
@@ -64,7 +68,15 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
       return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
     }
     if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
-    if (outcome.count === 0) return reply.code(200).send({});
+    const protobufEncoding = (req.headers['content-type'] ?? '')
+      .toLowerCase()
+      .includes('application/x-protobuf');
+    const accepted = (partial: PartialSuccess) =>
+      reply
+        .code(200)
+        .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
+        .send(exportResponseBody(protobufEncoding, partial));
+    if (outcome.count === 0) return accepted(null);
 
     if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
     if (targets.legacy) {
@@ -86,6 +98,7 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
       await forEachInSlices(outcome.rows, (row) => priceEventRow(pricing, row));
       await ctx.store.insert('events_full', outcome.rows);
     }
-    return reply.code(200).send({});
+    const { rejected } = outcome;
+    return accepted(rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message });
   });
 };
