@@ -1,6 +1,7 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Account } from './pages/Account.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
@@ -96,7 +97,16 @@ export function App() {
             Version 4 preview
           </label>
         )}
-        <span>{session.user.email}</span>
+        <a
+          href="/account"
+          title="Change password"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/account');
+          }}
+        >
+          {session.user.email}
+        </a>
         <button type="button" onClick={signOut}>
           Sign out
         </button>
@@ -118,6 +128,7 @@ export function App() {
         <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
       )}
       {route.page === 'migration' && <Migration />}
+      {route.page === 'account' && <Account email={session.user.email} onSignedIn={adopt} />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}
     </div>
   );
