@@ -1,7 +1,7 @@
 /**
  * Bounds on what one ingestion request may carry, so that the work of a request grows with its size
- * and no request can hold the process. Each is refused with a 4xx naming the limit. The reasons for
- * each value (and the reference's or OpenTelemetry's value beside it) are in the README's "Limits".
+ * and no request can hold the process. Each is refused with a 4xx naming the limit. The values with
+ * the reference's or OpenTelemetry's beside them are in docs/public-api.md ("Ingestion limits").
  */
 
 /** Spans in one OTLP export; OTel SDKs export 512 at most by default, the Collector's batch processor 8192. */

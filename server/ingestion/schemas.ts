@@ -59,8 +59,7 @@ export const eventBody = z.object(observationBase);
 export const spanBody = z.object({ ...observationBase, endTime: isoDate.nullish() });
 
 const usageNumber = z.number().nonnegative().nullish();
-/** Either form the SDKs send (Langfuse's or OpenAI's names) in one object, so a refusal names its field. */
-export const usage = z.object({
+const usageFields = {
   input: usageNumber,
   output: usageNumber,
   total: usageNumber,
@@ -71,7 +70,37 @@ export const usage = z.object({
   promptTokens: usageNumber,
   completionTokens: usageNumber,
   totalTokens: usageNumber,
-});
+};
+const USAGE_FIELDS = new Set(Object.keys(usageFields));
+
+/** Every number in `value` with its path below `path` (JSON bodies are depth-limited before parsing). */
+function numbersIn(value: unknown, path: (string | number)[]): [(string | number)[], number][] {
+  if (typeof value === 'number') return [[path, value]];
+  if (typeof value !== 'object' || value === null) return [];
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v] as const) : Object.entries(value);
+  return entries.flatMap(([k, v]) => numbersIn(v, [...path, k]));
+}
+
+/**
+ * Either form the SDKs send (Langfuse's or OpenAI's names) in one object, so a refusal names its
+ * field. Other keys (OpenAI's own, `prompt_tokens_details.cached_tokens`, ...) are not stored, but a
+ * negative count among them is refused like a named one rather than dropped without a word.
+ */
+export const usage = z
+  .looseObject(usageFields)
+  .superRefine((u, ctx) => {
+    for (const [k, v] of Object.entries(u)) {
+      if (USAGE_FIELDS.has(k)) continue;
+      for (const [path, n] of numbersIn(v, [k])) {
+        if (n < 0) ctx.addIssue({ code: 'custom', message: 'must be a non-negative number', path });
+      }
+    }
+  })
+  .transform((u) => {
+    const known: Partial<Record<keyof typeof usageFields, unknown>> = {};
+    for (const k of USAGE_FIELDS) if (Object.hasOwn(u, k)) known[k as keyof typeof usageFields] = u[k];
+    return known as z.infer<z.ZodObject<typeof usageFields>>;
+  });
 
 const modelParam = z.union([
   z.string(),

@@ -1,4 +1,5 @@
 /** The analytics-store operations ingestion needs: a thin adapter over @clickhouse/client. */
+import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings as QuerySettings } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
 import { FROM_OTLP } from '../events/mapping.ts';
@@ -128,7 +129,9 @@ export function clickhouseStore(client: ClickHouseClient, options: StoreOptions)
     async (table, rows) => {
       await client.insert({
         table,
-        values: rows,
+        // A stream: the client encodes the rows as it sends them, a row at a time between other
+        // work, instead of one block holding the event loop for every row of the statement.
+        values: Readable.from(rows),
         format: 'JSONEachRow',
         // Synchronous insert: the promise resolves after the data is written to the table.
         clickhouse_settings: { async_insert: 0, date_time_input_format: 'best_effort' },

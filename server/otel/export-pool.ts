@@ -1,9 +1,18 @@
 /**
  * The main thread's side of export-worker.ts: one worker thread, started on first use and again
- * after it died, that decodes, validates and maps OTLP exports one after another.
+ * after it died, that decodes, validates and maps OTLP exports one after another, and builds the
+ * `events_full` rows of a direct write.
  */
 import { Worker } from 'node:worker_threads';
+import type { Attribution, Row } from '../ingestion/records.ts';
 import type { MapContext, OtelObservation } from './types.ts';
+
+/** What a direct write needs to turn observations into `events_full` rows (see eventsRow). */
+export interface RowsContext {
+  projectId: string;
+  attribution: Attribution;
+  besideLegacy: boolean;
+}
 
 export interface ExportJob {
   body: Uint8Array;
@@ -11,11 +20,24 @@ export interface ExportJob {
   contentEncoding: string | undefined;
   ctx: Omit<MapContext, 'now'>;
   nowMs: number;
+  /** The forms the caller writes: observations for the legacy tables, rows for `events_full`. */
+  want: { spans: boolean; rows: RowsContext | null };
 }
 
-/** Mapped spans; or a client error to answer (status, message); or a bug in the worker (a 500). */
+/**
+ * Mapped spans (`count` of them, in the forms asked for, rows written at `nowMs`); or a client error to answer (status,
+ * message); or a bug in the worker (a 500).
+ */
 export type ExportOutcome =
-  | { kind: 'mapped'; spans: OtelObservation[] }
+  | {
+      kind: 'mapped';
+      count: number;
+      spans: OtelObservation[];
+      rows: Row[];
+      nowMs: number;
+      /** Spans refused on their own while others were accepted: OTLP's partial success. */
+      rejected: { spans: number; message: string } | null;
+    }
   | { kind: 'refused'; status: number; message: string }
   | { kind: 'failed'; message: string };
 

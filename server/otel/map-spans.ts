@@ -60,6 +60,47 @@ function text(value: unknown): string | null {
  */
 export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = {}): OtelObservation[] {
   const observations: OtelObservation[] = [];
+  eachSpan(request, ctx, (span, scope) => observations.push(mapNamed(span, scope)));
+  return observations;
+}
+
+/** The spans of an export mapped one by one; those refused (by validation or by the mapping) left out. */
+export interface PartialMapping {
+  observations: OtelObservation[];
+  /** Spans left out: those in `refused` and those whose values the mapping refuses. */
+  rejected: number;
+  /** The mapping's refusal of the first span it refused, if any. */
+  firstRefusal: OtlpValidationError | null;
+}
+
+/** As mapExport, but a span the mapping refuses is counted and left out instead of failing the export. */
+export function mapExportPartially(
+  request: ExportTraceServiceRequest,
+  ctx: MapContext,
+  refused: ReadonlySet<object>,
+): PartialMapping {
+  const out: PartialMapping = { observations: [], rejected: 0, firstRefusal: null };
+  eachSpan(request, ctx, (span, scope) => {
+    if (refused.has(span)) {
+      out.rejected += 1;
+      return;
+    }
+    try {
+      out.observations.push(mapNamed(span, scope));
+    } catch (err) {
+      if (!(err instanceof OtlpValidationError)) throw err;
+      out.rejected += 1;
+      out.firstRefusal ??= err;
+    }
+  });
+  return out;
+}
+
+function eachSpan(
+  request: ExportTraceServiceRequest,
+  ctx: MapContext,
+  visit: (span: OtlpSpan, scope: ScopeContext) => void,
+): void {
   const nowMicros = BigInt((ctx.now ?? new Date()).getTime()) * 1000n;
   for (const rs of objects<ExportTraceServiceRequest['resourceSpans'][number]>(request?.resourceSpans)) {
     const resourceAttrs = toAttributes(rs.resource?.attributes);
@@ -76,10 +117,9 @@ export function mapExport(request: ExportTraceServiceRequest, ctx: MapContext = 
         instrumentation: instrumentationOf(resourceAttrs, scopeName, scopeVersion, ctx),
         nowMicros,
       };
-      for (const span of objects<OtlpSpan>(ss.spans)) observations.push(mapNamed(span, scope));
+      for (const span of objects<OtlpSpan>(ss.spans)) visit(span, scope);
     }
   }
-  return observations;
 }
 
 function instrumentationOf(

@@ -85,12 +85,52 @@ message Status {
   string message = 2;
   int32 code = 3;
 }
+message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1; }
+message ExportTracePartialSuccess {
+  int64 rejected_spans = 1;
+  string error_message = 2;
+}
 `;
 
-let exportRequestType: protobuf.Type | undefined;
+let root: protobuf.Root | undefined;
+const otlpType = (name: string) => {
+  root ??= protobuf.parse(OTLP_TRACE_PROTO).root;
+  return root.lookupType(`otlp.${name}`);
+};
 
 /** The ExportTraceServiceRequest message type, parsed once on first use. */
 export function exportTraceServiceRequestType(): protobuf.Type {
-  exportRequestType ??= protobuf.parse(OTLP_TRACE_PROTO).root.lookupType('otlp.ExportTraceServiceRequest');
-  return exportRequestType;
+  return otlpType('ExportTraceServiceRequest');
+}
+
+/** The ExportTraceServiceResponse message type (the answer to an export, with its partial success). */
+export function exportTraceServiceResponseType(): protobuf.Type {
+  return otlpType('ExportTraceServiceResponse');
+}
+
+/** Spans refused while the others were accepted (OTLP partial success); null when all were accepted. */
+export type PartialSuccess = { rejectedSpans: number; errorMessage: string } | null;
+
+/**
+ * The answer to an accepted export in the request's encoding: an ExportTraceServiceResponse, empty
+ * when every span was accepted, or with `partial_success` (OTLP/JSON's int64 as a decimal string).
+ */
+export function exportResponseBody(protobufEncoding: boolean, partial: PartialSuccess): Buffer | object {
+  if (protobufEncoding) {
+    const type = exportTraceServiceResponseType();
+    const message = partial
+      ? type.fromObject({
+          partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
+        })
+      : type.create();
+    return Buffer.from(type.encode(message).finish());
+  }
+  return partial
+    ? {
+        partialSuccess: {
+          rejectedSpans: String(partial.rejectedSpans),
+          errorMessage: partial.errorMessage,
+        },
+      }
+    : {};
 }

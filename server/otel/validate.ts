@@ -14,22 +14,60 @@ import { isValidHexId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';
 /** Highest `x-service-ingestion-version` (alias `x-langfuse-ingestion-version`) this server understands. */
 export const MAX_INGESTION_VERSION = 4;
 
-type Problem = { path: string; reason: string };
+/** `whole`: a problem of the export itself (its shape, a per-export limit), not of one span. */
+type Problem = { path: string; reason: string; whole?: boolean };
 
 /**
- * Whole-export validation, run before anything is stored: one bad span rejects the export, because a partial
- * write would leave traces with holes that the client believes were delivered. Checks that every container
- * is an array, every span has a valid trace and span id and timestamps in the stored range, every
- * attribute is a keyed object, and the export keeps within the limits of server/ingestion/limits.ts.
- * Returns the error to send (HTTP 400) or null.
+ * What validation found: a problem that refuses the whole export (its shape, a per-export limit,
+ * the resource's or scope's attributes), or the spans refused on their own with the first one's
+ * problem. A refused span is left out and the others are stored: OTLP's partial success.
+ */
+export interface TraceExportCheck {
+  error: OtlpValidationError | null;
+  refusedSpans: Set<object>;
+  /** Where and why the first refused span was refused ("path reason"). */
+  firstSpanProblem: OtlpValidationError | null;
+}
+
+/**
+ * Validation run before anything is mapped or stored. Checks that every container is an array,
+ * every span has a valid trace and span id and timestamps in the stored range, every attribute is
+ * a keyed object, and the export keeps within the limits of server/ingestion/limits.ts.
+ */
+export function checkTraceExport(request: unknown): TraceExportCheck {
+  const refusedSpans = new Set<object>();
+  let firstSpanProblem: OtlpValidationError | null = null;
+  const problem = exportProblem(request, (span, spanProblem) => {
+    refusedSpans.add(span);
+    firstSpanProblem ??= new OtlpValidationError(
+      'export',
+      `${spanProblem.path} ${spanProblem.reason}`,
+      spanProblem.path,
+    );
+  });
+  const error = problem
+    ? new OtlpValidationError(
+        'export',
+        `Invalid OTLP trace export: ${problem.path} ${problem.reason}. The entire export was rejected; no spans were ingested.`,
+        problem.path,
+      )
+    : null;
+  return { error, refusedSpans, firstSpanProblem };
+}
+
+/**
+ * The first problem of the export, whole-export and span problems alike (an export refused as a
+ * whole, as the mapping figure of the bench and the validation tests see it). Returns the error to
+ * send (HTTP 400) or null.
  */
 export function validateTraceExport(request: unknown): OtlpValidationError | null {
-  const problem = firstProblem(request);
-  if (!problem) return null;
+  // A whole-export problem ends the walk, so a refused span, when there is one, came first.
+  const { error, firstSpanProblem: first } = checkTraceExport(request);
+  if (!first) return error;
   return new OtlpValidationError(
     'export',
-    `Invalid OTLP trace export: ${problem.path} ${problem.reason}. The entire export was rejected; no spans were ingested.`,
-    problem.path,
+    `Invalid OTLP trace export: ${first.message}. The entire export was rejected; no spans were ingested.`,
+    first.path,
   );
 }
 
@@ -43,7 +81,8 @@ interface Totals {
   attributes: number;
 }
 
-function firstProblem(request: unknown): Problem | null {
+/** The whole-export problem, or null; each span with a problem of its own goes to `refuse`. */
+function exportProblem(request: unknown, refuse: (span: object, problem: Problem) => void): Problem | null {
   if (!isObj(request)) return { path: '(root)', reason: 'is not an object' };
   const totals: Totals = { spans: 0, attributes: 0 };
   const attributes = (value: unknown, path: string) => attributesProblem(value, path, totals);
@@ -60,7 +99,10 @@ function firstProblem(request: unknown): Problem | null {
             if (totals.spans > MAX_SPANS_PER_EXPORT) {
               return { path, reason: `exceeds the limit of ${MAX_SPANS_PER_EXPORT} spans per export` };
             }
-            return spanProblem(span, path, totals);
+            const problem = spanProblem(span, path, totals);
+            if (problem?.whole) return problem;
+            if (problem) refuse(span, problem);
+            return null;
           })
         );
       })
@@ -157,6 +199,7 @@ function attributesProblem(value: unknown, path: string, totals: Totals): Proble
       return {
         path,
         reason: `brings the export past the limit of ${MAX_ATTRIBUTES_PER_EXPORT} attributes per export`,
+        whole: true,
       };
     }
   }
@@ -179,6 +222,7 @@ function valueProblem(value: unknown, path: string, totals: Totals): Problem | n
       ? {
           path,
           reason: `brings the export past the limit of ${MAX_ATTRIBUTES_PER_EXPORT} attributes per export (nested values count)`,
+          whole: true,
         }
       : null;
   };

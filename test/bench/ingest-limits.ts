@@ -8,18 +8,25 @@
  *      attributes, MAX_ATTRIBUTES_PER_SPAN on each span) against an ordinary export of the same
  *      size in bytes (512 spans of 8 attributes, the SDKs' batch); and the 100 000-attribute span of
  *      issue 24, refused now. BENCH_LIMITS_RUNS (default 5) of each, alternated.
- *   2. Span mapping (decode + validate + map, in this process) CPU time per attribute with 1x and
+ *   2. The longest stretch of CPU time the web's main thread runs between two turns of its event loop
+ *      while it serves the worst export (the web app in this process over the same stores): a 1 ms
+ *      timer reads the thread's CPU time, and what it used between two firings held the loop. Unlike
+ *      the delay of (1), it does not count the time the machine gave other processes, so it shows
+ *      the work itself on a loaded machine.
+ *   3. Span mapping (decode + validate + map, in this process) CPU time per attribute with 1x and
  *      4x the attributes per span (1024 and 4096, keys spread over every prefix the mapping reads),
  *      median of 7 alternated runs: the growth ratio is 1.0 when the mapping is linear.
  */
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
+import { createPool } from '../../server/datastores/postgres.ts';
 import { MAX_ATTRIBUTES_PER_EXPORT, MAX_ATTRIBUTES_PER_SPAN } from '../../server/ingestion/limits.ts';
 import { decodeTraceExport } from '../../server/otel/decode.ts';
 import { mapExport } from '../../server/otel/map-spans.ts';
 import { exportTraceServiceRequestType } from '../../server/otel/otlp-proto.ts';
 import { validateTraceExport } from '../../server/otel/validate.ts';
-import { startPostgres } from '../fixtures/postgres.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   basicAuth,
   createProject,
@@ -29,6 +36,7 @@ import {
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, serveWeb } from '../fixtures/web-in-process.ts';
 import { line, quantile, ratio } from './report.ts';
 
 const RUNS = Number(process.env['BENCH_LIMITS_RUNS'] ?? 5);
@@ -99,10 +107,8 @@ function gauge(metrics: string, name: string): number {
   return m ? Number(m[1]) * 1000 : Number.NaN;
 }
 
-/** The web's event-loop delay over one export: a scrape resets the histogram, the next reads it. */
-async function lagDuring(web: WebServer, project: Project, body: Buffer): Promise<Lag> {
-  await (await fetch(`${web.url}/metrics`)).text();
-  const res = await fetch(`${web.url}/api/public/otel/v1/traces`, {
+function postExport(url: string, project: Project, body: Buffer): Promise<Response> {
+  return fetch(`${url}/api/public/otel/v1/traces`, {
     method: 'POST',
     headers: {
       authorization: basicAuth(project),
@@ -111,6 +117,12 @@ async function lagDuring(web: WebServer, project: Project, body: Buffer): Promis
     },
     body: new Uint8Array(body),
   });
+}
+
+/** The web's event-loop delay over one export: a scrape resets the histogram, the next reads it. */
+async function lagDuring(web: WebServer, project: Project, body: Buffer): Promise<Lag> {
+  await (await fetch(`${web.url}/metrics`)).text();
+  const res = await postExport(web.url, project, body);
   await res.arrayBuffer();
   const metrics = await (await fetch(`${web.url}/metrics`)).text();
   return {
@@ -125,6 +137,56 @@ function ordinaryOfSize(bytes: number): Buffer {
   const small = exportBytes(512, 8, 1).length;
   const perChar = (exportBytes(512, 8, 101).length - small) / 100;
   return exportBytes(512, 8, Math.max(1, Math.round(1 + (bytes - small) / perChar)));
+}
+
+/** Longest CPU time (ms) this thread used between two firings of a 1 ms timer while `work` ran. */
+async function longestStretch(work: () => Promise<void>): Promise<number> {
+  let last = process.threadCpuUsage();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = process.threadCpuUsage();
+    longest = Math.max(longest, (now.user - last.user + now.system - last.system) / 1000);
+    last = now;
+  }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return longest;
+}
+
+/** Section 2: the web app in this process (same stores, analytics over HTTP) serving worst exports. */
+async function benchStretch(
+  pgf: PostgresFixture,
+  analytics: { url: string; dir: string },
+  project: Project,
+  worst: () => Buffer,
+): Promise<void> {
+  const pool = createPool(pgf.url, 4);
+  const ch = createAnalyticsClient({ url: analytics.url });
+  const stores: Stores = { pgf, dir: analytics.dir, pool, ch, stop: async () => {} };
+  const web = await serveWeb(stores, { ...MODE_ENV.events_only });
+  try {
+    const serve = (body: Buffer) => async () => {
+      const res = await postExport(web.url, project, body);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`worst export answered ${res.status}`);
+    };
+    await longestStretch(serve(worst())); // warm-up
+    const stretches: number[] = [];
+    for (let i = 0; i < RUNS; i++) stretches.push(await longestStretch(serve(worst())));
+    process.stdout.write(
+      `\nIngestion limits: longest main-thread CPU stretch between event-loop turns, worst export (${RUNS} runs)\n\n`,
+    );
+    line(
+      'worst inside limits, web app in this process',
+      `max ${Math.max(...stretches).toFixed(1)} ms, median ${quantile(stretches, 0.5).toFixed(1)} ms`,
+    );
+  } finally {
+    await web.app.close();
+    await Promise.all([pool.end(), ch.close()]);
+  }
 }
 
 async function benchLag(): Promise<void> {
@@ -171,6 +233,7 @@ async function benchLag(): Promise<void> {
     show('issue 24: 1 span x 100 000 attrs (refused, 400)', results.issue);
     line('worst / baseline, max delay', ratio(worst.max, ordinary.max));
     line('worst / baseline, p99 delay', ratio(worst.p99, ordinary.p99));
+    await benchStretch(pg, { url: ch.url, dir: storeDir }, project, cases.worst);
   } finally {
     await web.stop();
     await Promise.all([ch.stop(), pg.stop()]);

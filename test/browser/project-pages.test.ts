@@ -4,10 +4,10 @@
  * SDK (v5, OpenTelemetry) sent and users from `observatory create-user`. A person's path through
  * the pages: sign in, the projects, the observations table, full-text search and its highlight,
  * a trace (tree, waterfall, input and output), a score and a comment added from the page and read
- * back through the public API, the sessions and users lists, a viewer's page, another project's
- * trace, sign-out. A `legacy` web on the same stores shows the version 3 experience of the
- * sessions and users lists over traces the `langfuse` 3.x SDK sent through it. Assertions read
- * what the page shows (text, roles, accessible names).
+ * back through the public API, the sessions and users lists, a password change on the account
+ * page, sign-out, a viewer's page, another project's trace. A `legacy` web on the same stores
+ * shows the version 3 experience of the sessions and users lists over traces the `langfuse` 3.x
+ * SDK sent through it. Assertions read what the page shows (text, roles, accessible names).
  */
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
@@ -28,7 +28,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
+import { createUiUser, openBrowser, request } from '../fixtures/ui-client.ts';
 import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
@@ -360,6 +360,43 @@ describe('the owner', () => {
       );
       await screenshot(page, nav);
     }
+  });
+
+  it('changes the password on the account page: the policy, a wrong current password and a mistyped confirmation are refused; the new one signs in, the old one no longer', async () => {
+    const fresh = 'Observatory kept 7 lanterns lit';
+    const change = async (current: string, next: string, confirmation = next) => {
+      await page.getByLabel('Current password').fill(current);
+      await page.getByLabel('New password', { exact: true }).fill(next);
+      await page.getByLabel('Confirm new password').fill(confirmation);
+      await page.getByRole('button', { name: 'Change password' }).click();
+    };
+    await page.getByRole('banner').getByRole('link', { name: users.owner.email }).click();
+    await page.getByRole('heading', { name: 'Change password' }).waitFor();
+
+    await change(users.owner.password, 'aaaaaaaaaaaa');
+    await page.getByRole('alert').filter({ hasText: 'newPassword: too easy to guess' }).waitFor();
+    await change('not the password', fresh);
+    await page.getByRole('alert').filter({ hasText: 'Invalid email or password' }).waitFor();
+    await change(users.owner.password, fresh, `${fresh}!`);
+    await page.getByRole('alert').filter({ hasText: 'confirmation differ' }).waitFor();
+    await screenshot(page, 'password-refused');
+
+    await change(users.owner.password, fresh);
+    await page.getByRole('status').filter({ hasText: 'Password changed' }).waitFor();
+    // This browser got the fresh session: still signed in, its writes carry the new CSRF token.
+    expect((await page.request.get(`/api/ui/projects/${projectA.projectId}`)).status()).toBe(200);
+    await screenshot(page, 'password-changed');
+    const signIn = async (password: string) => {
+      const b = await openBrowser(web.url);
+      const r = await request(b, 'POST', '/api/ui/auth/login', {
+        body: { email: users.owner.email, password },
+        headers: { 'x-csrf-token': b.csrf },
+      });
+      return r.status;
+    };
+    expect(await signIn(users.owner.password)).toBe(401);
+    expect(await signIn(fresh)).toBe(200);
+    users.owner.password = fresh;
   });
 
   it('signs out: back at the sign-in form, and the project is no longer readable', async () => {

@@ -1,7 +1,8 @@
 /**
  * Ingestion bounds on `observatory dev` (legacy write mode, so every accepted span and event is
  * readable back at once through the public API), driven by the real OTel exporters and plain HTTP:
- * an export past a limit is refused whole with a 4xx naming the limit, values the store would keep
+ * an export past a per-export limit is refused whole with a 4xx naming the limit, a span past a
+ * per-span limit beside valid ones is left out and counted in OTLP's partial success, values the store would keep
  * as something else (times out of range, negative usage and cost) are refused naming the field,
  * a deeply nested body is a 400, and a body over the size limit gets a 413 the client can read.
  */
@@ -22,6 +23,10 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  exportTraceServiceRequestType,
+  exportTraceServiceResponseType,
+} from '../../server/otel/otlp-proto.ts';
 import { type DevService, devAuth, startDev } from '../fixtures/dev.ts';
 import { removeDirSync } from '../fixtures/processes.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
@@ -114,7 +119,7 @@ const manyAttributes = (n: number) =>
 /** The HTTP status and body the exporter saw, from its error (OTLPExporterError carries both). */
 const failure = (r: ExportResult) => r.error as (Error & { code?: number; data?: string }) | undefined;
 
-describe('OTLP exports past a limit are refused whole, naming the limit', () => {
+describe('OTLP exports past a limit (or whose only span is) are refused whole, naming the limit', () => {
   it('a span with 100 000 attributes (issue 24, hole 1) is a 400 naming the attributes-per-span limit', async () => {
     const { result, spanId } = await exportSpan('proto', manyAttributes(100_000));
     expect(result.code).toBe(1);
@@ -167,6 +172,113 @@ describe('OTLP exports past a limit are refused whole, naming the limit', () => 
   });
 });
 
+/** Spans made by the SDK and sent in one export by a real OTel exporter; the result and the span ids. */
+async function exportTogether(
+  kind: 'proto' | 'json',
+  attributeSets: Record<string, string | number>[],
+): Promise<{ result: ExportResult; spanIds: string[] }> {
+  const options = { url: OTLP(), headers: { Authorization: devAuth(dev) }, timeoutMillis: 60_000 };
+  const exporter = kind === 'proto' ? new OtlpProtoExporter(options) : new OtlpJsonExporter(options);
+  const ended: ReadableSpan[] = [];
+  const collecting: SpanExporter = {
+    export: (spans, done) => {
+      ended.push(...spans);
+      done({ code: 0 });
+    },
+    shutdown: async () => {},
+  };
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'ingest-limits' }),
+    spanLimits: { attributeCountLimit: 1_000_000 },
+    spanProcessors: [new SimpleSpanProcessor(collecting)],
+  });
+  const spanIds = attributeSets.map((attributes, i) => {
+    const span = provider.getTracer('limits').startSpan(`partial-${i}`, { attributes });
+    span.end();
+    return span.spanContext().spanId;
+  });
+  const result = await new Promise<ExportResult>((resolve) => exporter.export(ended, resolve));
+  await Promise.all([exporter.shutdown(), provider.shutdown()]);
+  return { result, spanIds };
+}
+
+/** Two spans in one hand-built export, the first past the attributes-per-span limit. */
+function mixedExport() {
+  const ids = ['a1', 'a2'].map((p) => p.repeat(8));
+  const attributes = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ key: `attr.${i}`, value: { stringValue: 'v' } }));
+  const span = (spanId: string, n: number) => ({
+    traceId: '3'.repeat(32),
+    spanId,
+    name: 'mixed',
+    startTimeUnixNano: '1700000000000000000',
+    attributes: attributes(n),
+  });
+  return {
+    ids,
+    body: { resourceSpans: [{ scopeSpans: [{ spans: [span(ids[0]!, 4097), span(ids[1]!, 3)] }] }] },
+  };
+}
+
+describe('OTLP partial success: a span refused on its own leaves the others stored', () => {
+  it.each(['proto', 'json'] as const)(
+    'the %s exporter sees success; the valid span is stored, the one past the limit is not',
+    async (kind) => {
+      const { result, spanIds } = await exportTogether(kind, [manyAttributes(4097), { fine: 'yes' }]);
+      expect(result.code).toBe(0);
+      expect(await get(`/api/public/observations/${spanIds[1]}`)).toBe(200);
+      expect(await get(`/api/public/observations/${spanIds[0]}`)).toBe(404);
+    },
+  );
+
+  it('protobuf: 200 with ExportTraceServiceResponse.partial_success naming the limit', async () => {
+    const { ids, body } = mixedExport();
+    const type = exportTraceServiceRequestType();
+    const proto = {
+      resourceSpans: body.resourceSpans.map((rs) => ({
+        scopeSpans: rs.scopeSpans.map((ss) => ({
+          spans: ss.spans.map((s) => ({
+            ...s,
+            traceId: Buffer.from(s.traceId, 'hex'),
+            spanId: Buffer.from(s.spanId, 'hex'),
+          })),
+        })),
+      })),
+    };
+    const res = await fetch(OTLP(), {
+      method: 'POST',
+      headers: { authorization: devAuth(dev), 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array(type.encode(type.fromObject(proto)).finish()),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/x-protobuf');
+    const answer = exportTraceServiceResponseType().toObject(
+      exportTraceServiceResponseType().decode(new Uint8Array(await res.arrayBuffer())),
+      { longs: Number },
+    ) as { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
+    expect(answer.partialSuccess?.rejectedSpans).toBe(1);
+    expect(answer.partialSuccess?.errorMessage).toContain('limit of 4096 attributes per span');
+    expect(await get(`/api/public/observations/${ids[1]}`)).toBe(200);
+    expect(await get(`/api/public/observations/${ids[0]}`)).toBe(404);
+  });
+
+  it('JSON: 200 with partialSuccess naming the limit; a malformed body is still a 400', async () => {
+    const { ids, body } = mixedExport();
+    const other = (id: string) => `b${id.slice(1)}`;
+    for (const rs of body.resourceSpans)
+      for (const ss of rs.scopeSpans) for (const s of ss.spans) s.spanId = other(s.spanId);
+    const r = await post('/api/public/otel/v1/traces', body);
+    expect(r.status).toBe(200);
+    const partial = (r.body as unknown as { partialSuccess: { rejectedSpans: string; errorMessage: string } })
+      .partialSuccess;
+    expect(partial.rejectedSpans).toBe('1');
+    expect(partial.errorMessage).toContain('limit of 4096 attributes per span');
+    expect(await get(`/api/public/observations/${other(ids[1]!)}`)).toBe(200);
+    expect((await post('/api/public/otel/v1/traces', { resourceSpans: 'nope' })).status).toBe(400);
+  });
+});
+
 describe('times the store would keep as other dates are refused', () => {
   it('an OTLP span in year 9999 is a 400 naming startTimeUnixNano', async () => {
     const { result, spanId } = await exportSpan('proto', {}, { startTime: new Date('9999-06-01T00:00:00Z') });
@@ -206,7 +318,7 @@ describe('times the store would keep as other dates are refused', () => {
 });
 
 describe('negative or NaN usage and cost are refused naming the field', () => {
-  it('batch: totalCost -1 and a negative usageDetails count are per-event 400s', async () => {
+  it('batch: totalCost -1 and negative usage counts, nested ones too, are per-event 400s', async () => {
     const now = new Date().toISOString();
     const generation = (id: string, body: object) => ({
       id,
@@ -218,6 +330,7 @@ describe('negative or NaN usage and cost are refused naming the field', () => {
       batch: [
         generation('g-cost', { usage: { input: 1, output: 1, totalCost: -1 } }),
         generation('g-usage', { usageDetails: { input: -5 } }),
+        generation('g-cached', { usage: { input: 9, prompt_tokens_details: { cached_tokens: -5 } } }),
         generation('g-cost-details', { costDetails: { total: -0.5 } }),
         generation('g-fine', { usageDetails: { input: 5 }, costDetails: { total: 0.5 } }),
       ],
@@ -229,6 +342,7 @@ describe('negative or NaN usage and cost are refused naming the field', () => {
     );
     expect(errors['g-cost']).toMatch(/^400 .*totalCost/);
     expect(errors['g-usage']).toMatch(/^400 .*usageDetails\.input/);
+    expect(errors['g-cached']).toMatch(/^400 .*usage\.prompt_tokens_details\.cached_tokens/);
     expect(errors['g-cost-details']).toMatch(/^400 .*costDetails\.total/);
   });
 
@@ -414,6 +528,8 @@ describe('property: random and malformed ingestion never answers 5xx and loses n
   );
 
   const accepted: { kind: 'traces' | 'observations'; id: string }[] = [];
+  /** The span ids of each export answered with a partial success: one of each at least was stored. */
+  const partlyAccepted: string[][] = [];
   const isPlain = (id: unknown): id is string => typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id);
 
   it('batch ingestion', async () => {
@@ -450,8 +566,18 @@ describe('property: random and malformed ingestion never answers 5xx and loses n
           };
           const r = await post('/api/public/otel/v1/traces', body);
           expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
-          if (r.status === 200)
+          if (r.status !== 200) return;
+          const partial = (r.body as { partialSuccess?: { rejectedSpans: string; errorMessage: string } })
+            .partialSuccess;
+          if (!partial) {
             for (const s of spans) accepted.push({ kind: 'observations', id: String(s.spanId) });
+            return;
+          }
+          // Some spans refused on their own: at least one was stored, and the answer says why.
+          expect(Number(partial.rejectedSpans)).toBeGreaterThan(0);
+          expect(Number(partial.rejectedSpans)).toBeLessThan(spans.length);
+          expect(partial.errorMessage).not.toBe('');
+          partlyAccepted.push(spans.map((s) => String(s.spanId)));
         },
       ),
       { numRuns: 100 },
@@ -465,5 +591,11 @@ describe('property: random and malformed ingestion never answers 5xx and loses n
       if ((await get(`/api/public/${kind}/${encodeURIComponent(id)}`)) !== 200) missing.push(`${kind}/${id}`);
     }
     expect(missing).toEqual([]);
+    for (const ids of partlyAccepted) {
+      const stored = await Promise.all(
+        ids.map(async (id) => (await get(`/api/public/observations/${encodeURIComponent(id)}`)) === 200),
+      );
+      expect(stored, ids.join(', ')).toContain(true);
+    }
   });
 });

@@ -4,6 +4,7 @@ import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.
 import { type EntityLocks, entityLockKeys } from '../../server/ingestion/entity-locks.ts';
 import type { Row } from '../../server/ingestion/records.ts';
 import { costDetails, mergedVersion, usageDetails } from '../../server/ingestion/records.ts';
+import { describeIssues, ingestionEvent } from '../../server/ingestion/schemas.ts';
 import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
 import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { chTime } from '../../server/ingestion/time.ts';
@@ -233,6 +234,51 @@ describe('usage, cost and time', () => {
     ['2026-11-22T10:00:00.123456Z', 3, '2026-11-22 10:00:00.123'],
     ['2026-11-22T12:00:00+02:00', 3, '2026-11-22 10:00:00.000'],
   ] as const)('chTime(%s, %i)', (v, d, out) => expect(chTime(v, d)).toBe(out));
+});
+
+describe('negative usage and cost, however deep, are refused naming the field', () => {
+  const parse = (body: object) => {
+    const r = ingestionEvent.safeParse({
+      id: 'e',
+      type: 'generation-create',
+      timestamp: '2026-11-22T10:00:00.000Z',
+      body: { id: 'g', ...body },
+    });
+    return r.success ? null : describeIssues(r.error);
+  };
+  it.each([
+    [{ usage: { input: -1 } }, 'body.usage.input'],
+    [{ usage: { totalCost: -1 } }, 'body.usage.totalCost'],
+    [{ usage: { prompt_tokens: -3 } }, 'body.usage.prompt_tokens'],
+    [
+      { usage: { prompt_tokens_details: { cached_tokens: -5 } } },
+      'body.usage.prompt_tokens_details.cached_tokens',
+    ],
+    [
+      { usage: { output_tokens_details: [{ reasoning: -1 }] } },
+      'body.usage.output_tokens_details.0.reasoning',
+    ],
+    [{ usageDetails: { input: -5 } }, 'body.usageDetails.input'],
+    [
+      { usageDetails: { prompt_tokens_details: { cached_tokens: -5 } } },
+      'body.usageDetails.prompt_tokens_details.cached_tokens',
+    ],
+    [{ costDetails: { total: -0.5 } }, 'body.costDetails.total'],
+  ])('%j -> 400 naming %s', (body, field) => expect(parse(body)).toContain(`${field}: `));
+  it.each([
+    [{ usage: { input: 1, prompt_tokens_details: { cached_tokens: 0 }, note: 'x' } }],
+    [{ usageDetails: { prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 2 } } }],
+  ])('%j is accepted', (body) => expect(parse(body)).toBeNull());
+  it('keys the store does not read are not kept', () => {
+    const r = ingestionEvent.parse({
+      id: 'e',
+      type: 'generation-create',
+      timestamp: '2026-11-22T10:00:00.000Z',
+      body: { id: 'g', usage: { input: 1, prompt_tokens_details: { cached_tokens: 2 } } },
+    });
+    expect(r.body).toMatchObject({ usage: { input: 1 } });
+    expect(JSON.stringify(r.body)).not.toContain('cached_tokens');
+  });
 });
 
 describe("a trace's virtual root when the trace's timestamp moves", () => {

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_ATTRIBUTES_PER_SPAN } from '../../server/ingestion/limits.ts';
 import { decodeTraceExport } from '../../server/otel/decode.ts';
 import { OtlpValidationError } from '../../server/otel/errors.ts';
-import { parseIngestionVersionHeader, validateTraceExport } from '../../server/otel/validate.ts';
+import {
+  checkTraceExport,
+  parseIngestionVersionHeader,
+  validateTraceExport,
+} from '../../server/otel/validate.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 const SPAN = 'eee19b7ec3c1b174';
@@ -195,5 +200,61 @@ describe('parseIngestionVersionHeader', () => {
     const result = parseIngestionVersionHeader('7', 'x-langfuse-ingestion-version') as OtlpValidationError;
     expect(result.message).toBe('Unsupported x-langfuse-ingestion-version: "7". Maximum supported: "4".');
     expect(result.kind).toBe('ingestion-version');
+  });
+});
+
+describe('checkTraceExport: a span refused on its own, or the export refused whole (OTLP partial success)', () => {
+  const span = (n: number, extra: Record<string, unknown> = {}) => ({
+    ...good(),
+    spanId: `${'0'.repeat(15)}${n}`,
+    ...extra,
+  });
+  const attrs = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ key: `a${i}`, value: { stringValue: 'v' } }));
+  const check = (spans: Record<string, unknown>[], resourceAttrs: unknown[] = []) =>
+    checkTraceExport(
+      decodeTraceExport(
+        Buffer.from(
+          JSON.stringify({
+            resourceSpans: [{ resource: { attributes: resourceAttrs }, scopeSpans: [{ spans }] }],
+          }),
+        ),
+        'application/json',
+        undefined,
+      ),
+    );
+
+  it.each([
+    // [what, spans, refused span indexes, first problem names]
+    [
+      'one over the attribute limit',
+      [span(1), span(2, { attributes: attrs(MAX_ATTRIBUTES_PER_SPAN + 1) })],
+      [1],
+      'attributes per span',
+    ],
+    ['a bad span id', [span(1, { spanId: 'zz' }), span(2)], [0], 'spans[0].spanId'],
+    [
+      'a time past the range',
+      [span(1), span(2, { endTimeUnixNano: '99999999999999999999' })],
+      [1],
+      'time range',
+    ],
+    ['none', [span(1), span(2)], [], null],
+  ] as const)('%s', (_what, spans, refused, named) => {
+    const c = check([...spans]);
+    expect(c.error).toBeNull();
+    expect(c.refusedSpans.size).toBe(refused.length);
+    if (named === null) expect(c.firstSpanProblem).toBeNull();
+    else expect(c.firstSpanProblem?.message).toContain(named);
+  });
+
+  it('a problem of the resource is the whole export', () => {
+    const c = check([span(1)], attrs(MAX_ATTRIBUTES_PER_SPAN + 1));
+    expect(c.error?.message).toMatch(/resource\.attributes .*The entire export was rejected/);
+  });
+
+  it('validateTraceExport still names the first refused span as a whole-export error', () => {
+    const body = { resourceSpans: [{ scopeSpans: [{ spans: [good(), { ...good(), spanId: 'zz' }] }] }] };
+    expect(validateJson(body)?.path).toBe('resourceSpans[0].scopeSpans[0].spans[1].spanId');
   });
 });

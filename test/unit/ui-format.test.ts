@@ -65,6 +65,7 @@ describe('table formatting', () => {
     ['/project/p%201/sessions', { page: 'sessions', projectId: 'p 1' }],
     ['/project/abc/users/', { page: 'users', projectId: 'abc' }],
     ['/migration', { page: 'migration' }],
+    ['/account', { page: 'account' }],
     ['/project/abc/datasets', { page: 'datasets', projectId: 'abc' }],
     ['/project/abc/datasets/d%2F1', { page: 'dataset', projectId: 'abc', datasetId: 'd/1' }],
     ['/project/abc/sessions/x', { page: 'notFound' }],

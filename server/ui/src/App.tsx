@@ -1,6 +1,7 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Account } from './pages/Account.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
@@ -97,7 +98,16 @@ export function App() {
             Version 4 preview
           </label>
         )}
-        <span>{session.user.email}</span>
+        <a
+          href="/account"
+          title="Change password"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/account');
+          }}
+        >
+          {session.user.email}
+        </a>
         <button type="button" onClick={signOut}>
           Sign out
         </button>
@@ -123,6 +133,7 @@ export function App() {
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}
       {route.page === 'migration' && <Migration />}
+      {route.page === 'account' && <Account email={session.user.email} onSignedIn={adopt} />}
       {route.page === 'notFound' && <main className="centered">Page not found.</main>}
     </div>
   );

@@ -305,6 +305,11 @@ export const api = {
   login: (email: string, password: string) =>
     call<SessionInfo>('POST', '/api/ui/auth/login', { email, password }),
   logout: () => call<{ ok: boolean }>('POST', '/api/ui/auth/logout'),
+  changePassword: (currentPassword: string, newPassword: string) =>
+    call<{ ok: boolean; csrfToken: string }>('POST', '/api/ui/auth/password', {
+      currentPassword,
+      newPassword,
+    }),
   projects: () => call<{ data: Project[] }>('GET', '/api/ui/projects'),
   project: (id: string) => call<ProjectInfo>('GET', projectPath(id)),
   observations: (id: string, query: Record<string, string | undefined>) =>

@@ -11,12 +11,14 @@ export type Route =
   | { page: 'dashboards'; projectId: string }
   | { page: 'dashboard'; projectId: string; dashboardId: string }
   | { page: 'migration' }
+  | { page: 'account' }
   | { page: 'notFound' };
 
 export function routeOf(pathname: string): Route {
   if (pathname === '/login') return { page: 'login' };
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
   if (pathname === '/migration') return { page: 'migration' };
+  if (pathname === '/account') return { page: 'account' };
   const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets)\/?$/);
   if (g) return { page: g[2] as 'sessions' | 'users' | 'datasets', projectId: decodeURIComponent(g[1]!) };
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);
