@@ -463,6 +463,7 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       b,
       'POST',
       `/api/ui/projects/${project.projectId}/evaluation-rules/${created.body.id}/convert`,
+      { headers: { 'x-csrf-token': b.csrf } },
     );
     expect(converted.status, JSON.stringify(converted.body)).toBe(200);
     expect(converted.body).toMatchObject({
