@@ -35,6 +35,11 @@ export const MAX_JSON_DEPTH = 128;
 /** Events in one `/api/public/ingestion` batch (the body limit of 3.5 MB bounds it too). */
 export const MAX_EVENTS_PER_BATCH = 10_000;
 
+/** Token counts are stored as UInt64 and handled as JS numbers: exact up to 2^53 - 1. */
+export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
+/** Costs are stored as Decimal(18, 12): below one million USD. */
+export const COST_LIMIT_USD = 1_000_000;
+
 /**
  * Timestamps the analytics store keeps as sent: DateTime64's range is 1900-01-01 to 2299-12-31; a
  * time outside would be stored as another date.

@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { OBSERVATION_TYPES, type ObservationType } from '../otel/types.ts';
-import { MAX_EVENTS_PER_BATCH, TIMESTAMP_RANGE, timestampInRange } from './limits.ts';
+import {
+  COST_LIMIT_USD,
+  MAX_EVENTS_PER_BATCH,
+  MAX_TOKEN_COUNT,
+  TIMESTAMP_RANGE,
+  timestampInRange,
+} from './limits.ts';
 
 const json = z.unknown();
 const isoDate = z
@@ -58,15 +64,18 @@ const observationBase = {
 export const eventBody = z.object(observationBase);
 export const spanBody = z.object({ ...observationBase, endTime: isoDate.nullish() });
 
-const usageNumber = z.number().nonnegative().nullish();
+/** What the store's columns hold: UInt64 counts read as JS numbers, Decimal(18, 12) costs. */
+const tokenCount = z.number().nonnegative().max(MAX_TOKEN_COUNT);
+const costUsd = z.number().nonnegative().lt(COST_LIMIT_USD);
+const usageNumber = tokenCount.nullish();
 const usageFields = {
   input: usageNumber,
   output: usageNumber,
   total: usageNumber,
   unit: z.string().nullish(),
-  inputCost: z.number().nonnegative().nullish(),
-  outputCost: z.number().nonnegative().nullish(),
-  totalCost: z.number().nonnegative().nullish(),
+  inputCost: costUsd.nullish(),
+  outputCost: costUsd.nullish(),
+  totalCost: costUsd.nullish(),
   promptTokens: usageNumber,
   completionTokens: usageNumber,
   totalTokens: usageNumber,
@@ -121,16 +130,9 @@ export const generationBody = z
     usage: usage.nullish(),
     // Raw counts, or OpenAI usage objects with nested detail objects.
     usageDetails: z
-      .record(
-        z.string(),
-        z.union([
-          z.number().nonnegative(),
-          z.record(z.string(), z.number().nonnegative().nullish()),
-          z.null(),
-        ]),
-      )
+      .record(z.string(), z.union([tokenCount, z.record(z.string(), tokenCount.nullish()), z.null()]))
       .nullish(),
-    costDetails: z.record(z.string(), z.number().nonnegative()).nullish(),
+    costDetails: z.record(z.string(), costUsd).nullish(),
     promptName: optString,
     promptVersion: z.number().int().nullish(),
   })

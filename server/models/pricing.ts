@@ -2,6 +2,7 @@
  * Pure cost logic: which definition prices a model name at a time, which of its tiers applies to
  * a usage, and the cost per usage type with its total. No I/O; tested by tables.
  */
+import { COST_LIMIT_USD } from '../ingestion/limits.ts';
 import type { ModelDefinition, PricingTier, TierCondition } from './definitions.ts';
 import { compilePattern, type Pattern } from './patterns.ts';
 
@@ -147,5 +148,7 @@ export function costOf(
   }
   if (Object.keys(out).length > 0 && out['total'] === undefined)
     out['total'] = round12(Object.values(out).reduce((a, b) => a + b, 0));
+  // A cost the Decimal(18, 12) columns cannot hold stays unknown rather than stored wrong.
+  if (Object.values(out).some((c) => c >= COST_LIMIT_USD)) return {};
   return out;
 }

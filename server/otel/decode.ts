@@ -35,12 +35,18 @@ export function decodeTraceExport(
 
 /** The reference server accepts any content type that contains one of the two media types (charset etc. allowed). */
 function formatOf(contentType: string | undefined): Format {
-  const ct = (contentType ?? '').toLowerCase();
+  // The reference answers 400 when the header is missing, 415 for a type it does not decode.
+  if (!contentType)
+    throw new OtlpDecodeError(
+      'no-content-type',
+      'Content-Type is required: application/x-protobuf or application/json',
+    );
+  const ct = contentType.toLowerCase();
   if (ct.includes('application/x-protobuf')) return 'protobuf';
   if (ct.includes('application/json')) return 'json';
   throw new OtlpDecodeError(
     'content-type',
-    `Invalid content type: expected application/x-protobuf or application/json, got ${contentType ? `"${contentType}"` : 'none'}`,
+    `Invalid content type: expected application/x-protobuf or application/json, got "${contentType}"`,
   );
 }
 

@@ -1,6 +1,7 @@
 /** What part of a request body could not be decoded; lets the HTTP layer pick the response without parsing messages. */
 export type OtlpDecodeErrorKind =
   | 'content-type'
+  | 'no-content-type'
   | 'content-encoding'
   | 'gzip'
   | 'too-large'

@@ -1,3 +1,4 @@
+import { COST_LIMIT_USD, MAX_TOKEN_COUNT } from '../ingestion/limits.ts';
 import type { IndexedAttributes } from './attribute-index.ts';
 import { type Attributes, attr, isPlainObject, LF, parseJsonish, VERCEL_AI_SCOPE } from './attributes.ts';
 import { OtlpValidationError } from './errors.ts';
@@ -21,6 +22,15 @@ export function nonNegative(value: unknown, field: string, what = 'token counts'
     throw new OtlpValidationError(
       'export',
       `${field} is ${String(value)}: ${what} must be finite and non-negative`,
+      field,
+    );
+  }
+  // Beyond what the store's columns hold (UInt64 counts read as JS numbers, Decimal(18, 12) costs).
+  const costs = what === 'costs';
+  if (costs ? n >= COST_LIMIT_USD : n > MAX_TOKEN_COUNT) {
+    throw new OtlpValidationError(
+      'export',
+      `${field} is ${String(value)}: ${what} must be ${costs ? `below ${COST_LIMIT_USD}` : `at most ${MAX_TOKEN_COUNT}`}`,
       field,
     );
   }

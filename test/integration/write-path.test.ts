@@ -553,6 +553,7 @@ describe('bad input keeps accepted data intact', () => {
       400,
     ],
     ['unknown content type', '/api/public/otel/v1/traces', 'hello', { 'content-type': 'text/plain' }, 415],
+    ['no content type', '/api/public/otel/v1/traces', Buffer.from('{}'), {}, 400],
     [
       'invalid span id',
       '/api/public/otel/v1/traces',

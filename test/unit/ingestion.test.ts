@@ -264,6 +264,11 @@ describe('negative usage and cost, however deep, are refused naming the field', 
       'body.usageDetails.prompt_tokens_details.cached_tokens',
     ],
     [{ costDetails: { total: -0.5 } }, 'body.costDetails.total'],
+    // Beyond the store's columns.
+    [{ usage: { input: 1e21 } }, 'body.usage.input'],
+    [{ usageDetails: { input: 2 ** 53 } }, 'body.usageDetails.input'],
+    [{ usage: { totalCost: 1e6 } }, 'body.usage.totalCost'],
+    [{ costDetails: { total: 1e6 } }, 'body.costDetails.total'],
   ])('%j -> 400 naming %s', (body, field) => expect(parse(body)).toContain(`${field}: `));
   it.each([
     [{ usage: { input: 1, prompt_tokens_details: { cached_tokens: 0 }, note: 'x' } }],

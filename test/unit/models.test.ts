@@ -192,6 +192,8 @@ describe('cost per usage type', () => {
       { input: 0.0001, input_cache_read: 0.0001, total: 0.0002 },
     ],
     [{ input: 1e-6 }, { output: 10 }, {}],
+    // A cost the Decimal(18, 12) columns cannot hold stays unknown.
+    [{ input: 1e-3 }, { input: 1e9 }, {}],
   ])('prices %j on usage %j -> %j', (prices, usage, expected) => {
     expect(costOf(prices, usage)).toEqual(expected);
   });

@@ -177,8 +177,8 @@ describe('decode errors are typed and name the problem', () => {
       name: 'missing content type',
       body: jsonBody,
       type: undefined,
-      kind: 'content-type',
-      message: /^Invalid content type: expected application\/x-protobuf or application\/json, got none$/,
+      kind: 'no-content-type',
+      message: /^Content-Type is required: application\/x-protobuf or application\/json$/,
     },
     {
       name: 'text/plain',

@@ -870,6 +870,14 @@ describe('refused values', () => {
     ['llm.token_count.prompt', 'NaN', 'gen_ai.usage / llm.token_count.input'],
     ['langfuse.observation.cost_details', '{"total":-1}', 'langfuse.observation.cost_details.total'],
     ['gen_ai.usage.cost', -0.5, 'gen_ai.usage.cost'],
+    // Beyond the store's columns: UInt64 counts read as JS numbers, Decimal(18, 12) costs.
+    ['gen_ai.usage.input_tokens', '1e+21', 'gen_ai.usage / llm.token_count.input'],
+    [
+      'langfuse.observation.usage_details',
+      '{"input":9007199254740992}',
+      'langfuse.observation.usage_details.input',
+    ],
+    ['gen_ai.usage.cost', 1_000_000, 'gen_ai.usage.cost'],
     [
       'langfuse.observation.completion_start_time',
       '9999-12-31T00:00:00Z',
