@@ -126,6 +126,8 @@ export async function run(args: string[]): Promise<number> {
     ? s3BlobStore(config.exportStorage)
     : localBlobStore({ dir: join(dataDir, 'blobs', 'exports'), bucket: 'exports', baseUrl: () => url });
   const coordination = memoryCoordination();
+  const models = new ModelCatalog(pool);
+  await models.warm();
   const app = buildWebApp({
     config: { ...config, databaseUrl: pg.url },
     pool,
@@ -133,7 +135,7 @@ export async function run(args: string[]): Promise<number> {
     store: clickhouseStore(analytics, config.clickhouse),
     locks: pgEntityLocks(pool),
     keys: keysVerifier,
-    models: new ModelCatalog(pool),
+    models,
     mediaBlobs,
     exportBlobs,
     localBlobs: localMedia && [localMedia],

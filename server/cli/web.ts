@@ -76,6 +76,8 @@ export async function run(_args: string[]): Promise<number> {
   const signIns = signInStore ? redisSignInThrottle(signInStore, rules) : memorySignInThrottle(rules);
   if (!signInStore) log.warn('no REDIS_URL: sign-in limits are counted per web process');
   const metricsApp = config.metricsPort === undefined ? undefined : Fastify({ logger: false });
+  const models = new ModelCatalog(stores.pool);
+  await models.warm();
   const app = buildWebApp(
     {
       config,
@@ -84,7 +86,7 @@ export async function run(_args: string[]): Promise<number> {
       store: clickhouseStore(stores.analytics, config.clickhouse),
       locks: pgEntityLocks(stores.pool),
       keys: new KeyVerifier(stores.pool),
-      models: new ModelCatalog(stores.pool),
+      models,
       producers,
       mediaBlobs,
       exportBlobs,

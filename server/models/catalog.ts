@@ -40,6 +40,11 @@ export class ModelCatalog {
     return pricing;
   }
 
+  /** Compiles the built-in definitions before the process serves, not on its first export. */
+  async warm(): Promise<void> {
+    compileModels(await visibleModels(this.#pool, ''));
+  }
+
   invalidate(projectId: string): void {
     this.#entries.delete(projectId);
   }

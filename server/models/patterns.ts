@@ -34,6 +34,26 @@ export function compilePattern(pattern: string, caseInsensitive = false): Patter
   }
 }
 
+/** Patterns compiled so far, by text: more than this many and the memory starts over. */
+const MAX_REMEMBERED = 10_000;
+const remembered = new Map<string, Pattern>();
+
+/**
+ * `compilePattern`, remembered per process: every project shares the built-in definitions'
+ * patterns (and tiers their usage-key patterns), and compiling them all (about 100 ms) on the event
+ * loop at each reload of a project's pricing would hold ingestion.
+ */
+export function rememberedPattern(pattern: string, caseInsensitive = false): Pattern {
+  const key = `${caseInsensitive ? 'i' : 's'}${pattern}`;
+  let re = remembered.get(key);
+  if (!re) {
+    re = compilePattern(pattern, caseInsensitive);
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    remembered.set(key, re);
+  }
+  return re;
+}
+
 /** The reason a pattern is refused, or null when it is accepted. */
 export function patternProblem(pattern: string): string | null {
   try {

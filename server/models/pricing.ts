@@ -4,7 +4,7 @@
  */
 import { COST_LIMIT_USD } from '../ingestion/limits.ts';
 import type { ModelDefinition, PricingTier, TierCondition } from './definitions.ts';
-import { compilePattern, type Pattern } from './patterns.ts';
+import { type Pattern, rememberedPattern } from './patterns.ts';
 
 export interface CompiledModel {
   def: ModelDefinition;
@@ -19,7 +19,7 @@ export function compileModels(defs: ModelDefinition[]): CompiledModel[] {
   for (const def of defs) {
     let re: Pattern;
     try {
-      re = compilePattern(def.matchPattern);
+      re = rememberedPattern(def.matchPattern);
     } catch {
       continue;
     }
@@ -64,16 +64,8 @@ export interface TierAttributes {
   metadata: Record<string, unknown>;
 }
 
-const usagePatterns = new Map<string, Pattern>();
-function usagePattern(pattern: string, caseSensitive: boolean): Pattern {
-  const key = `${caseSensitive ? 's' : 'i'}${pattern}`;
-  let re = usagePatterns.get(key);
-  if (!re) {
-    re = compilePattern(pattern, !caseSensitive);
-    usagePatterns.set(key, re);
-  }
-  return re;
-}
+const usagePattern = (pattern: string, caseSensitive: boolean): Pattern =>
+  rememberedPattern(pattern, !caseSensitive);
 
 function compare(op: string, left: number, right: number): boolean {
   switch (op) {

@@ -12,7 +12,7 @@ import {
   type ModelDefinition,
   type PricingTier,
 } from '../../server/models/definitions.ts';
-import { compilePattern, patternProblem } from '../../server/models/patterns.ts';
+import { compilePattern, patternProblem, rememberedPattern } from '../../server/models/patterns.ts';
 import { BUILT_IN_PRICE_FILE, parsePriceFile, readPriceFile } from '../../server/models/price-file.ts';
 import { compileModels, costOf, matchModel, selectTier } from '../../server/models/pricing.ts';
 import { inferUsage, warmTokenizers } from '../../server/models/tokenize.ts';
@@ -396,5 +396,16 @@ describe('validation', () => {
   it('a price file with a bad entry is refused naming it', () => {
     expect(() => parsePriceFile('[{"id":"a"}]', 'f.json')).toThrow(/f\.json: 0\.modelName/);
     expect(() => parsePriceFile('nope', 'f.json')).toThrow(/not JSON/);
+  });
+});
+
+describe('patterns remembered per process', () => {
+  it('compiles a pattern once, whichever project reloads it, apart by case sensitivity', () => {
+    const a = rememberedPattern('(?i)^gpt-4o$');
+    expect(rememberedPattern('(?i)^gpt-4o$')).toBe(a);
+    expect(rememberedPattern('(?i)^gpt-4o$', true)).not.toBe(a);
+    const [first] = compileModels(builtInDefs.slice(0, 1));
+    const [again] = compileModels(builtInDefs.slice(0, 1));
+    expect(again!.re).toBe(first!.re);
   });
 });
