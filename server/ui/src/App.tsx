@@ -2,6 +2,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
 import { Account } from './pages/Account.tsx';
+import { Alerts } from './pages/Alerts.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
@@ -64,7 +65,7 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets'] as const).map((p) => (
+            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -129,6 +130,7 @@ export function App() {
         <Groupings projectId={route.projectId} grouping={route.page} deployment={session.deployment} />
       )}
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
+      {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

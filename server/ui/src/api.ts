@@ -226,6 +226,42 @@ export interface DatasetRun {
   itemCount: number | null;
 }
 
+/** An alert rule as the alerts API answers it (server/alerts/api.ts). */
+export interface AlertRule {
+  id: string;
+  name: string;
+  metric: { view: string; measure: string; aggregation: string; filters: unknown[] };
+  operator: string;
+  warningThreshold: number | null;
+  alertThreshold: number;
+  window: string;
+  frequency: string;
+  noDataMode: string;
+  renotifyInterval: string | null;
+  paused: boolean;
+  channelIds: string[];
+  state: string | null;
+  stateSince: string | null;
+  lastValue: number | null;
+  lastEvaluatedAt: string | null;
+  lastNotifiedAt: string | null;
+}
+
+export interface AlertTransition {
+  fromState: string | null;
+  toState: string;
+  value: number | null;
+  evaluatedAt: string;
+}
+
+export interface AlertChannel {
+  id: string;
+  name: string;
+  type: 'webhook' | 'slack';
+  url?: string;
+  signingSecret?: string;
+}
+
 export interface NumberedPage<T> {
   data: T[];
   meta: { page: number; limit: number; totalItems: number; totalPages: number };
@@ -342,6 +378,26 @@ export const api = {
   setV4Preview: (enabled: boolean) =>
     call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
   migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
+  alertRules: (id: string) =>
+    call<NumberedPage<AlertRule>>('GET', `${projectPath(id)}/alert-rules?limit=100`),
+  createAlertRule: (id: string, body: Record<string, unknown>) =>
+    call<AlertRule>('POST', `${projectPath(id)}/alert-rules`, body),
+  updateAlertRule: (id: string, ruleId: string, body: Record<string, unknown>) =>
+    call<AlertRule>('PATCH', `${projectPath(id)}/alert-rules/${encodeURIComponent(ruleId)}`, body),
+  alertHistory: (id: string, ruleId: string) =>
+    call<NumberedPage<AlertTransition>>(
+      'GET',
+      `${projectPath(id)}/alert-rules/${encodeURIComponent(ruleId)}/history?limit=20`,
+    ),
+  alertChannels: (id: string) =>
+    call<NumberedPage<AlertChannel>>('GET', `${projectPath(id)}/alert-channels?limit=100`),
+  createAlertChannel: (id: string, body: { name: string; type: string; url: string }) =>
+    call<AlertChannel>('POST', `${projectPath(id)}/alert-channels`, body),
+  testAlertChannel: (id: string, channelId: string) =>
+    call<{ status: string; responseCode: number | null; error: string | null }>(
+      'POST',
+      `${projectPath(id)}/alert-channels/${encodeURIComponent(channelId)}/test`,
+    ),
   convertRule: (projectId: string, ruleId: string) =>
     call<{ id: string; name: string }>(
       'POST',

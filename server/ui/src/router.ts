@@ -6,7 +6,7 @@ export type Route =
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
-  | { page: 'sessions' | 'users' | 'datasets'; projectId: string }
+  | { page: 'sessions' | 'users' | 'datasets' | 'alerts'; projectId: string }
   | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'dashboards'; projectId: string }
   | { page: 'dashboard'; projectId: string; dashboardId: string }
@@ -19,8 +19,12 @@ export function routeOf(pathname: string): Route {
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
   if (pathname === '/migration') return { page: 'migration' };
   if (pathname === '/account') return { page: 'account' };
-  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets)\/?$/);
-  if (g) return { page: g[2] as 'sessions' | 'users' | 'datasets', projectId: decodeURIComponent(g[1]!) };
+  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts)\/?$/);
+  if (g)
+    return {
+      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts',
+      projectId: decodeURIComponent(g[1]!),
+    };
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);
   if (d)
     return { page: 'dataset', projectId: decodeURIComponent(d[1]!), datasetId: decodeURIComponent(d[2]!) };

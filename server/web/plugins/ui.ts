@@ -12,6 +12,7 @@ import { requireProject } from '../ui-scope.ts';
 import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
+import { uiAlertsPlugin } from './ui-alerts.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
 import { uiDashboardsPlugin } from './ui-dashboards.ts';
 import { uiDatasetsPlugin } from './ui-datasets.ts';
@@ -41,6 +42,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiListsPlugin,
         uiDashboardsPlugin,
         uiEvaluationsPlugin,
+        uiAlertsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

@@ -1,0 +1,339 @@
+/**
+ * A project's alerts: the rules with their state (said in words, not colour alone), last value and
+ * history, pause and resume; the channels with a "send test" button; forms for a new rule and a
+ * new channel (a webhook's signing secret is shown once, when it is made). The alerts API's own
+ * routes under the project's UI scope; the worker evaluates the rules.
+ */
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
+import { formatTime } from '../format.ts';
+
+const VIEWS = ['observations', 'scores-numeric'] as const;
+const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
+const OPERATORS = ['>', '>=', '<', '<='] as const;
+const NO_DATA_MODES = ['ok', 'no_data', 'alerting'] as const;
+const STATE_WORDS: Record<string, string> = {
+  ok: 'OK',
+  warning: 'Warning',
+  alerting: 'Alerting',
+  no_data: 'No data',
+};
+
+export function Alerts({ projectId }: { projectId: string }) {
+  const [rules, setRules] = useState<AlertRule[] | undefined>();
+  const [channels, setChannels] = useState<AlertChannel[]>([]);
+  const [error, setError] = useState<string | undefined>();
+
+  const load = useCallback(
+    () =>
+      Promise.all([api.alertRules(projectId), api.alertChannels(projectId)]).then(
+        ([r, c]) => {
+          setRules(r.data);
+          setChannels(c.data);
+        },
+        (e: Error) => setError(e.message),
+      ),
+    [projectId],
+  );
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  if (error) return <main className="error">{error}</main>;
+  if (!rules) return <main className="muted">Loading…</main>;
+  return (
+    <main>
+      <h1>Alerts</h1>
+      <h2>Rules</h2>
+      {rules.length === 0 ? (
+        <p className="muted">No alert rule yet.</p>
+      ) : (
+        <table className="grid" aria-label="Alert rules">
+          <thead>
+            <tr>
+              <th>Rule</th>
+              <th>Metric</th>
+              <th>Condition</th>
+              <th>State</th>
+              <th>Last value</th>
+              <th>Last evaluated</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {rules.map((r) => (
+              <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <NewRule projectId={projectId} channels={channels} onCreated={load} />
+      <h2>Channels</h2>
+      {channels.length === 0 ? (
+        <p className="muted">No channel yet: rules without one only record their state.</p>
+      ) : (
+        <table className="grid" aria-label="Alert channels">
+          <thead>
+            <tr>
+              <th>Channel</th>
+              <th>Type</th>
+              <th>URL</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {channels.map((c) => (
+              <ChannelRow key={c.id} projectId={projectId} channel={c} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <NewChannel projectId={projectId} onCreated={load} />
+    </main>
+  );
+}
+
+function RuleRow({
+  projectId,
+  rule: r,
+  onChange,
+}: {
+  projectId: string;
+  rule: AlertRule;
+  onChange: () => void;
+}) {
+  const [history, setHistory] = useState<AlertTransition[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const state = r.paused ? 'Paused' : r.state ? (STATE_WORDS[r.state] ?? r.state) : 'Not evaluated yet';
+  const togglePause = () =>
+    api
+      .updateAlertRule(projectId, r.id, { paused: !r.paused })
+      .then(onChange, (e: Error) => setError(e.message));
+  const toggleHistory = () =>
+    history
+      ? setHistory(undefined)
+      : api.alertHistory(projectId, r.id).then(
+          (h) => setHistory(h.data),
+          (e: Error) => setError(e.message),
+        );
+  return (
+    <>
+      <tr>
+        <td>{r.name}</td>
+        <td>
+          {r.metric.aggregation}({r.metric.measure}) of {r.metric.view} over {r.window}, every {r.frequency}
+        </td>
+        <td>
+          {r.operator} {r.alertThreshold}
+          {r.warningThreshold !== null && ` (warning ${r.operator} ${r.warningThreshold})`}
+        </td>
+        <td className={`alert-state alert-${r.paused ? 'paused' : (r.state ?? 'none')}`}>
+          {state}
+          {r.stateSince && !r.paused && <span className="muted"> since {formatTime(r.stateSince)}</span>}
+        </td>
+        <td className="num">{r.lastValue ?? '–'}</td>
+        <td>{formatTime(r.lastEvaluatedAt)}</td>
+        <td>
+          <button type="button" onClick={() => void togglePause()}>
+            {r.paused ? 'Resume' : 'Pause'}
+          </button>{' '}
+          <button type="button" onClick={() => void toggleHistory()}>
+            {history ? 'Hide history' : 'History'}
+          </button>
+          {error && <span className="error"> {error}</span>}
+        </td>
+      </tr>
+      {history && (
+        <tr>
+          <td colSpan={7}>
+            {history.length === 0 ? (
+              <span className="muted">No transition yet.</span>
+            ) : (
+              <ol aria-label={`History of ${r.name}`}>
+                {history.map((h) => (
+                  <li key={`${h.evaluatedAt}/${h.toState}`}>
+                    {formatTime(h.evaluatedAt)}:{' '}
+                    {h.fromState ? (STATE_WORDS[h.fromState] ?? h.fromState) : 'none'} →{' '}
+                    {STATE_WORDS[h.toState] ?? h.toState}
+                    {h.value !== null && ` at ${h.value}`}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function ChannelRow({ projectId, channel: c }: { projectId: string; channel: AlertChannel }) {
+  const [result, setResult] = useState<string | undefined>();
+  const sendTest = () =>
+    api.testAlertChannel(projectId, c.id).then(
+      (r) =>
+        setResult(
+          r.status === 'delivered'
+            ? `test delivered (HTTP ${r.responseCode})`
+            : `test not delivered: ${r.error ?? `HTTP ${r.responseCode}`}`,
+        ),
+      (e: Error) => setResult(`test not sent: ${e.message}`),
+    );
+  return (
+    <tr>
+      <td>{c.name}</td>
+      <td>{c.type}</td>
+      <td>
+        <code>{c.url ?? ''}</code>
+      </td>
+      <td>
+        <button type="button" onClick={() => void sendTest()}>
+          Send test
+        </button>
+        {result && <span role="status"> {result}</span>}
+      </td>
+    </tr>
+  );
+}
+
+function NewRule({
+  projectId,
+  channels,
+  onCreated,
+}: {
+  projectId: string;
+  channels: AlertChannel[];
+  onCreated: () => void;
+}) {
+  const [form, setForm] = useState({
+    name: '',
+    view: 'observations',
+    measure: 'latency',
+    aggregation: 'p95',
+    operator: '>',
+    alertThreshold: '',
+    warningThreshold: '',
+    window: '5m',
+    frequency: '1m',
+    noDataMode: 'ok',
+  });
+  const [picked, setPicked] = useState<string[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
+    setForm((f) => ({ ...f, [k]: e.target.value }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await api.createAlertRule(projectId, {
+        name: form.name,
+        metric: { view: form.view, measure: form.measure, aggregation: form.aggregation },
+        operator: form.operator,
+        alertThreshold: Number(form.alertThreshold),
+        ...(form.warningThreshold === '' ? {} : { warningThreshold: Number(form.warningThreshold) }),
+        window: form.window,
+        frequency: form.frequency,
+        noDataMode: form.noDataMode,
+        channelIds: picked,
+      });
+      setForm((f) => ({ ...f, name: '' }));
+      onCreated();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const select = (label: string, k: keyof typeof form, options: readonly string[]) => (
+    <label>
+      {label}{' '}
+      <select value={form[k]} onChange={set(k)}>
+        {options.map((o) => (
+          <option key={o}>{o}</option>
+        ))}
+      </select>
+    </label>
+  );
+  const input = (label: string, k: keyof typeof form) => (
+    <label>
+      {label} <input value={form[k]} onChange={set(k)} />
+    </label>
+  );
+  return (
+    <form className="card" aria-label="New alert rule" onSubmit={(e) => void submit(e)}>
+      <h3>New rule</h3>
+      {input('Name', 'name')}
+      {select('View', 'view', VIEWS)}
+      {input('Measure', 'measure')}
+      {select('Aggregation', 'aggregation', AGGREGATIONS)}
+      {select('Operator', 'operator', OPERATORS)}
+      {input('Alert threshold', 'alertThreshold')}
+      {input('Warning threshold', 'warningThreshold')}
+      {input('Window', 'window')}
+      {input('Frequency', 'frequency')}
+      {select('Without data', 'noDataMode', NO_DATA_MODES)}
+      <fieldset>
+        <legend>Notify</legend>
+        {channels.map((c) => (
+          <label key={c.id}>
+            <input
+              type="checkbox"
+              checked={picked.includes(c.id)}
+              onChange={(e) =>
+                setPicked((p) => (e.target.checked ? [...p, c.id] : p.filter((id) => id !== c.id)))
+              }
+            />{' '}
+            {c.name}
+          </label>
+        ))}
+      </fieldset>
+      <button type="submit">Create rule</button>
+      {error && <p className="error">{error}</p>}
+    </form>
+  );
+}
+
+function NewChannel({ projectId, onCreated }: { projectId: string; onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [type, setType] = useState<'webhook' | 'slack'>('webhook');
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    setSecret(undefined);
+    try {
+      const created = await api.createAlertChannel(projectId, { name, type, url });
+      setSecret(created.signingSecret);
+      setName('');
+      setUrl('');
+      onCreated();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <form className="card" aria-label="New alert channel" onSubmit={(e) => void submit(e)}>
+      <h3>New channel</h3>
+      <label>
+        Channel name <input value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Type{' '}
+        <select value={type} onChange={(e) => setType(e.target.value as 'webhook' | 'slack')}>
+          <option value="webhook">webhook</option>
+          <option value="slack">slack</option>
+        </select>
+      </label>
+      <label>
+        URL <input value={url} onChange={(e) => setUrl(e.target.value)} />
+      </label>
+      <button type="submit">Create channel</button>
+      {secret && (
+        <p role="status">
+          Signing secret, shown this once: <code className="signing-secret">{secret}</code>
+        </p>
+      )}
+      {error && <p className="error">{error}</p>}
+    </form>
+  );
+}
