@@ -5,6 +5,7 @@
  * routes under the project's UI scope; the worker evaluates the rules.
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { formatDuration, parseDuration } from '../../../contract/duration.ts';
 import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
 import { formatTime } from '../format.ts';
 
@@ -12,6 +13,9 @@ const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
 const OPERATORS = ['>', '>=', '<', '<='] as const;
 const NO_DATA_MODES = ['ok', 'no_data', 'alerting'] as const;
+/** The API's `3600s` as `1h`. */
+const human = (d: string) => formatDuration(parseDuration(d) ?? 0);
+
 const STATE_WORDS: Record<string, string> = {
   ok: 'OK',
   warning: 'Warning',
@@ -121,7 +125,8 @@ function RuleRow({
       <tr>
         <td>{r.name}</td>
         <td>
-          {r.metric.aggregation}({r.metric.measure}) of {r.metric.view} over {r.window}, every {r.frequency}
+          {r.metric.aggregation}({r.metric.measure}) of {r.metric.view} over {human(r.window)}, every{' '}
+          {human(r.frequency)}
         </td>
         <td>
           {r.operator} {r.alertThreshold}
@@ -190,7 +195,11 @@ function ChannelRow({ projectId, channel: c }: { projectId: string; channel: Ale
         <button type="button" onClick={() => void sendTest()}>
           Send test
         </button>
-        {result && <span role="status"> {result}</span>}
+        {result && (
+          <span role="status" className="test-result">
+            {result}
+          </span>
+        )}
       </td>
     </tr>
   );
