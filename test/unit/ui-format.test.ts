@@ -4,6 +4,7 @@ import {
   formatCost,
   formatLatency,
   formatScore,
+  formatSeconds,
   formatTime,
   formatTokens,
   rangeBounds,
@@ -20,6 +21,16 @@ describe('table formatting', () => {
     [59.994, '59.99s'],
     [185, '3m 05s'],
   ])('latency %s -> %s', (s, text) => expect(formatLatency(s)).toBe(text));
+
+  it.each([
+    ['0s', '0s'],
+    ['1s', '1s'],
+    ['90s', '1m30s'],
+    ['3600s', '1h'],
+    ['5400s', '1h30m'],
+    ['90061s', '1d1h1m1s'],
+    ['later', 'later'],
+  ])('duration %s -> %s', (text, shown) => expect(formatSeconds(text)).toBe(shown));
 
   it.each([
     [null, ''],

@@ -9,6 +9,24 @@ export function formatLatency(seconds: number | null | undefined): string {
   return `${m}m ${String(Math.round(seconds - m * 60)).padStart(2, '0')}s`;
 }
 
+/** A duration the API gives in seconds (`3600s`) as an admin writes it (`1h`, `1h30m`, `45s`). */
+export function formatSeconds(text: string): string {
+  const m = /^(\d+)s$/.exec(text);
+  if (!m) return text;
+  let rest = Number(m[1]);
+  const parts: string[] = [];
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    if (rest >= size) parts.push(`${Math.floor(rest / size)}${unit}`);
+    rest %= size;
+  }
+  return parts.join('') || '0s';
+}
+
 /** US dollars with enough digits to see a fraction of a cent: `$0.000123`, `$1.23`. */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return '';

@@ -5,17 +5,13 @@
  * routes under the project's UI scope; the worker evaluates the rules.
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { formatDuration, parseDuration } from '../../../contract/duration.ts';
 import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
-import { formatTime } from '../format.ts';
+import { formatSeconds, formatTime } from '../format.ts';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
 const OPERATORS = ['>', '>=', '<', '<='] as const;
 const NO_DATA_MODES = ['ok', 'no_data', 'alerting'] as const;
-/** The API's `3600s` as `1h`. */
-const human = (d: string) => formatDuration(parseDuration(d) ?? 0);
-
 const STATE_WORDS: Record<string, string> = {
   ok: 'OK',
   warning: 'Warning',
@@ -125,8 +121,8 @@ function RuleRow({
       <tr>
         <td>{r.name}</td>
         <td>
-          {r.metric.aggregation}({r.metric.measure}) of {r.metric.view} over {human(r.window)}, every{' '}
-          {human(r.frequency)}
+          {r.metric.aggregation}({r.metric.measure}) of {r.metric.view} over {formatSeconds(r.window)}, every{' '}
+          {formatSeconds(r.frequency)}
         </td>
         <td>
           {r.operator} {r.alertThreshold}
