@@ -258,6 +258,8 @@ export async function walkToEventsOnly(
     beforeApproval?: (o: Obsvc) => Promise<void>;
     /** Told the name of each step as it starts (the demo prints it). */
     onStep?: (name: string) => void;
+    /** `spec.backfill` tuning (chunkRows, throttleMs, concurrency) from Dual on. */
+    backfillTuning?: Record<string, number>;
   } = {},
   steps: Step[] = [],
 ): Promise<{ final: Obsvc; steps: Step[]; sent: Sent[] }> {
@@ -266,6 +268,10 @@ export async function walkToEventsOnly(
     return timed(steps, stepName, body);
   };
   const sent: Sent[] = [];
+  const withTuning = (spec: typeof SPECS.dual | typeof SPECS.eventsOnly) => ({
+    ...spec,
+    backfill: { ...spec.backfill, ...hooks.backfillTuning },
+  });
   const legacy = await step('Release3 -> Legacy (preflight, schema migration)', async () => {
     applySpec(p, name, SPECS.legacy);
     return p.waitFor(name, 'Legacy and Ready', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
@@ -275,7 +281,7 @@ export async function walkToEventsOnly(
 
   let during: Promise<void> | undefined;
   const dual = await step('Legacy -> Dual', async () => {
-    applySpec(p, name, SPECS.dual);
+    applySpec(p, name, withTuning(SPECS.dual));
     // Started now: the backfill Jobs begin as soon as Dual is reached and take seconds on small data.
     during = hooks.duringBackfill?.();
     during?.catch(() => {});
@@ -292,7 +298,7 @@ export async function walkToEventsOnly(
   await step('propagation of dual-written data', () => waitAllMoved(p, project.projectId));
 
   const waiting = await step('cutover checks (quiet period, propagation)', async () => {
-    applySpec(p, name, SPECS.eventsOnly);
+    applySpec(p, name, withTuning(SPECS.eventsOnly));
     return p.waitFor(
       name,
       'cutover checks passed, waiting for approval',

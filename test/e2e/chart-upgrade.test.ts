@@ -87,7 +87,7 @@ async function checkpoint(step: number): Promise<{ done: number; total: number }
 
 /**
  * Deletes the Pod of backfill step `step` in the middle of its work: once its checkpoint shows some
- * chunks done and some not (the steps are throttled at Legacy so that moment lasts seconds).
+ * chunks done and some not (spec.backfill throttles the steps so that moment lasts seconds).
  */
 async function killBackfillPodMidStep(step: number): Promise<{ pod: string; done: number; total: number }> {
   const progress = await waitFor(
@@ -255,6 +255,9 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   let atUpgrade: StepCheckpoint[] = [];
   let upgradeMs = 0;
   const { final, steps, sent } = await walkToEventsOnly(p, NAME, project, {
+    // Small, throttled chunks (spec.backfill, which the Jobs write into each step's row) make each
+    // backfill step last long enough to be killed mid-way.
+    backfillTuning: { chunkRows: 2, throttleMs: 300 },
     atLegacy: async (o) => {
       expect(isTrue(o, 'PreflightPassed')).toBe(true);
       legacyExport = await legacyExportBeforeCutover();
@@ -263,13 +266,6 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
         expect(env['SERVICE_RELEASE'] ?? '4').toBe('4');
         expect(env['SERVICE_MIGRATION_V4_WRITE_MODE']).toBe('legacy');
       }
-      // Small, throttled chunks make each backfill step last long enough to be killed mid-way.
-      const db = new pg.Client({ connectionString: d.pg.url });
-      await db.connect();
-      await db.query(
-        `UPDATE background_migrations SET args = args || '{"chunkRows": 2, "throttleMs": 300}'::jsonb`,
-      );
-      await db.end();
       // The first fault: the operator Pod goes away while Dual is being applied.
       void deleteOperatorPodSoon();
     },

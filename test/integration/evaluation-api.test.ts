@@ -228,6 +228,7 @@ describe('evaluation rules', () => {
       evaluator: ref,
       evaluators: [{ evaluator: ref, mapping: MAPPING }],
       target: 'observation',
+      legacy: false,
       enabled: true,
       status: 'active',
       pausedReason: null,
