@@ -151,7 +151,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] a
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The settings of one S3 bucket the service uses, as variable names under a common stem. */
-function s3Names<Stem extends string>(stem: Stem) {
+export function s3Names<Stem extends string>(stem: Stem) {
   return {
     bucket: `${stem}_BUCKET`,
     /** Prepended to every object key as given (e.g. `media/`). */

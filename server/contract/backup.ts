@@ -1,0 +1,76 @@
+/**
+ * Backups of both databases, as the `observatory backup` and `observatory restore` Jobs and the
+ * operator that runs them agree on: where a backup's objects live under the destination's prefix,
+ * the manifest written last (its presence is what makes a backup complete), and the summary the
+ * Job leaves in its container's termination message for the operator to record in status.
+ */
+import { z } from 'zod';
+import { s3Names } from './env.ts';
+import { RELEASES, WRITE_MODES } from './write-modes.ts';
+
+/**
+ * The backup destination's variables (`SERVICE_S3_BACKUP_BUCKET`, ...), read only by the backup and
+ * restore Jobs; kept out of `S3_ENV`, whose buckets the web and worker serve.
+ */
+export const BACKUP_S3_ENV = s3Names('SERVICE_S3_BACKUP');
+
+/** What a backup can cover; both by default. */
+export const BACKUP_PARTS = ['analytics', 'relational'] as const;
+export type BackupPart = (typeof BACKUP_PARTS)[number];
+
+/** A backup id: also an object-key segment and a Kubernetes label value. */
+export const BACKUP_ID_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
+
+/** Object keys of one backup, relative to the destination's prefix. */
+export const backupKeys = (id: string) =>
+  ({
+    /** ClickHouse's own `BACKUP DATABASE ... TO S3(...)` writes its files under this folder. */
+    analytics: `${id}/analytics/`,
+    /** `pg_dump --format=custom`, streamed. */
+    relational: `${id}/relational.dump`,
+    /** Written last, after every part is read back and verified. */
+    manifest: `${id}/manifest.json`,
+  }) as const;
+
+const partRecord = z.object({
+  part: z.enum(BACKUP_PARTS),
+  /** Objects and bytes read back from the bucket after writing. */
+  objects: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  /** sha256 (hex) over the part's objects' keys, sizes and content, in key order. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type BackupPartRecord = z.infer<typeof partRecord>;
+
+/** What a complete backup holds and was taken from; `manifest.json`. */
+export const backupManifestSchema = z.object({
+  id: z.string().regex(new RegExp(BACKUP_ID_PATTERN)),
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  /** The release and write mode the deployment ran when the backup was taken; a restore returns there. */
+  release: z.enum(RELEASES),
+  writeMode: z.enum(WRITE_MODES),
+  /** Schema versions at backup time, so a restore can say what it brings back. */
+  schema: z.object({ relational: z.number().int(), analytics: z.number().int() }),
+  parts: z.array(partRecord).min(1),
+});
+export type BackupManifest = z.infer<typeof backupManifestSchema>;
+
+/**
+ * The Job's termination message (`/dev/termination-log`, at most 4096 bytes): the manifest without
+ * per-part checksums. The operator records it in status; it reads nothing from the bucket.
+ */
+export const backupSummarySchema = backupManifestSchema.extend({
+  parts: z.array(partRecord.omit({ sha256: true })).min(1),
+});
+export type BackupSummary = z.infer<typeof backupSummarySchema>;
+
+export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+
+/** The CLI's arguments: `observatory backup --id ID [--include analytics,relational]`, same for restore. */
+export const BACKUP_CLI = {
+  backup: 'backup',
+  restore: 'restore',
+  idFlag: '--id',
+  includeFlag: '--include',
+} as const;
