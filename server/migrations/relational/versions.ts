@@ -513,6 +513,23 @@ DROP TRIGGER IF EXISTS dataset_item_events ON dataset_items;
 DROP FUNCTION IF EXISTS record_dataset_item_event();
 DROP TABLE IF EXISTS dataset_item_events;`,
   },
+  {
+    version: 28,
+    name: 'project_retention',
+    bothReleases: true,
+    // Days a project keeps its data (the reference: 0 or at least 3; 0 and NULL keep everything).
+    // `retention_applied_at` lets one worker replica claim a project's pass (SKIP LOCKED).
+    up: `
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS retention_days INTEGER;
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS retention_applied_at TIMESTAMPTZ;
+ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_retention_days_check;
+ALTER TABLE projects ADD CONSTRAINT projects_retention_days_check
+  CHECK (retention_days IS NULL OR retention_days = 0 OR retention_days >= 3);`,
+    down: `
+ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_retention_days_check;
+ALTER TABLE projects DROP COLUMN IF EXISTS retention_applied_at;
+ALTER TABLE projects DROP COLUMN IF EXISTS retention_days;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -38,6 +38,8 @@ export interface Project {
   name: string;
   organization: { id: string; name: string };
   role: 'owner' | 'member' | 'viewer';
+  /** Days the project keeps its data; null: forever. */
+  retentionDays: number | null;
 }
 
 export interface ProjectInfo {
@@ -348,6 +350,8 @@ export const api = {
     }),
   projects: () => call<{ data: Project[] }>('GET', '/api/ui/projects'),
   project: (id: string) => call<ProjectInfo>('GET', projectPath(id)),
+  setRetention: (id: string, retentionDays: number | null) =>
+    call<{ project: Project }>('PUT', `${projectPath(id)}/retention`, { retentionDays }),
   observations: (id: string, query: Record<string, string | undefined>) =>
     call<Page<ObservationRow>>('GET', `${projectPath(id)}/observations?${queryString(query)}`),
   legacyTraces: (id: string, query: Record<string, string | undefined>) =>
