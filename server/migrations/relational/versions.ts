@@ -530,6 +530,22 @@ ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_retention_days_check;
 ALTER TABLE projects DROP COLUMN IF EXISTS retention_applied_at;
 ALTER TABLE projects DROP COLUMN IF EXISTS retention_days;`,
   },
+  {
+    version: 29,
+    name: 'project_invitations',
+    bothReleases: true,
+    // One-time links that add a person to a project: only the token's SHA-256 is stored (a
+    // 256-bit random token, as API secrets), the link itself is shown once to the inviter.
+    up: `
+CREATE TABLE IF NOT EXISTS project_invitations (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  email TEXT NOT NULL, role TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+  invited_by TEXT REFERENCES users(id) ON DELETE SET NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NOT NULL, accepted_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS project_invitations_project_idx ON project_invitations(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS project_invitations;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -2,15 +2,20 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { api, type Project } from '../api.ts';
 import { navigate } from '../router.ts';
 
-export function Projects() {
+/** The user's projects; landing on `/` with only one goes straight to its observations. */
+export function Projects({ landing }: { landing: boolean }) {
   const [projects, setProjects] = useState<Project[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     api.projects().then(
-      (r) => setProjects(r.data),
+      (r) => {
+        const only = r.data.length === 1 ? r.data[0] : undefined;
+        if (landing && only) navigate(`/project/${encodeURIComponent(only.id)}/observations`);
+        else setProjects(r.data);
+      },
       (e: Error) => setError(e.message),
     );
-  }, []);
+  }, [landing]);
 
   if (error) return <main className="error">{error}</main>;
   if (!projects) return <main className="muted">Loading projects…</main>;
