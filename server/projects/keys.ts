@@ -18,26 +18,55 @@ const token = (prefix: string) => `${prefix}-${randomBytes(32).toString('base64u
 
 type Queryable = Pick<pg.Pool, 'query'>;
 
+/** A fresh key pair with what is stored of it: the secret's hash and its masked form. */
+export function newKeyPair(predefined?: { publicKey: string; secretKey: string }) {
+  const publicKey = predefined?.publicKey ?? token('pk-obs');
+  const secretKey = predefined?.secretKey ?? token('sk-obs');
+  return {
+    publicKey,
+    secretKey,
+    hashedSecretKey: hashSecret(secretKey),
+    displaySecretKey: `${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`,
+  };
+}
+
 /** A new key pair of the project; the secret is in the answer only. */
-async function insertKeyPair(db: Queryable, projectId: string, note: string | null) {
+async function insertKeyPair(
+  db: Queryable,
+  projectId: string,
+  note: string | null,
+  predefined?: { publicKey: string; secretKey: string },
+) {
   const id = randomUUID();
-  const publicKey = token('pk-obs');
-  const secretKey = token('sk-obs');
-  const displaySecretKey = `${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`;
+  const { publicKey, secretKey, hashedSecretKey, displaySecretKey } = newKeyPair(predefined);
   const { rows } = await db.query<{ created_at: Date }>(
     `INSERT INTO api_keys (id, project_id, public_key, hashed_secret_key, display_secret_key, note)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-    [id, projectId, publicKey, hashSecret(secretKey), displaySecretKey, note],
+    [id, projectId, publicKey, hashedSecretKey, displaySecretKey, note],
   );
   return { id, publicKey, secretKey, displaySecretKey, note, createdAt: rows[0]!.created_at.toISOString() };
 }
 
-export async function createProject(pool: pg.Pool, name: string): Promise<ProjectKeys> {
+export async function createProject(
+  pool: pg.Pool,
+  name: string,
+  more: { orgId?: string; metadata?: Record<string, unknown>; retentionDays?: number | null } = {},
+): Promise<ProjectKeys> {
   const projectId = randomUUID();
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query('INSERT INTO projects (id, name) VALUES ($1, $2)', [projectId, name]);
+    await client.query(
+      `INSERT INTO projects (id, name, org_id, metadata, retention_days)
+       VALUES ($1, $2, coalesce($3, 'default'), coalesce($4::jsonb, '{}'), $5)`,
+      [
+        projectId,
+        name,
+        more.orgId ?? null,
+        more.metadata ? JSON.stringify(more.metadata) : null,
+        more.retentionDays || null,
+      ],
+    );
     const { publicKey, secretKey } = await insertKeyPair(client, projectId, null);
     await client.query('COMMIT');
     return { projectId, publicKey, secretKey };
@@ -61,12 +90,14 @@ export interface ApiKeySummary {
 
 export type NewApiKey = ApiKeySummary & { secretKey: string };
 
+/** A new key pair of the project: generated, or the caller's (the reference allows both). */
 export async function createApiKey(
   pool: pg.Pool,
   projectId: string,
   note: string | null,
+  predefined?: { publicKey: string; secretKey: string },
 ): Promise<NewApiKey> {
-  return { ...(await insertKeyPair(pool, projectId, note)), lastUsedAt: null };
+  return { ...(await insertKeyPair(pool, projectId, note, predefined)), lastUsedAt: null };
 }
 
 export async function listApiKeys(pool: pg.Pool, projectId: string): Promise<ApiKeySummary[]> {
@@ -156,7 +187,7 @@ export class KeyVerifier {
   }
 }
 
-function safeEqual(a: string, b: string): boolean {
+export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -546,6 +546,27 @@ CREATE TABLE IF NOT EXISTS project_invitations (
 CREATE INDEX IF NOT EXISTS project_invitations_project_idx ON project_invitations(project_id, created_at);`,
     down: 'DROP TABLE IF EXISTS project_invitations;',
   },
+  {
+    version: 30,
+    name: 'organization_api_keys',
+    bothReleases: true,
+    // Organization-scoped keys administer projects and memberships (never read or write a
+    // project's data); stored like project keys, the secret as its SHA-256. A deleted project is
+    // marked first (its keys and grants gone at once) and removed by the worker with its data.
+    up: `
+CREATE TABLE IF NOT EXISTS organization_api_keys (
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL UNIQUE, hashed_secret_key TEXT NOT NULL UNIQUE, display_secret_key TEXT NOT NULL,
+  note TEXT, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), last_used_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS organization_api_keys_org_idx ON organization_api_keys(org_id);
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '{}';
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS deleted_at TIMESTAMPTZ;`,
+    down: `
+ALTER TABLE projects DROP COLUMN IF EXISTS deleted_at;
+ALTER TABLE projects DROP COLUMN IF EXISTS metadata;
+DROP TABLE IF EXISTS organization_api_keys;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -138,8 +138,7 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     },
     async ({ params, req }) => {
       const member = (await membersOf(ctx.pool, req.project.id)).find((m) => m.userId === params.userId);
-      if (member?.via !== 'project')
-        throw new NotFound(`member ${params.userId} has no project grant`);
+      if (member?.via !== 'project') throw new NotFound(`member ${params.userId} has no project grant`);
       await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, null));
       return { members: await membersOf(ctx.pool, req.project.id) };
     },
