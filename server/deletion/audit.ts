@@ -1,16 +1,16 @@
 /**
  * The audit log of destructive calls (who, what, when) in PostgreSQL. The actor is the API key
- * that made the call, recorded by its id (never by a secret), or the project's retention policy
- * (no key; action `retention`).
+ * that made the call, recorded by its id (never by a secret), or the worker applying a policy (no
+ * key; the action names it: `retention`, `project-deletion`).
  */
 import type pg from 'pg';
 
-export type AuditActor = { publicKey: string } | { policy: 'retention' };
+export type AuditActor = { publicKey: string } | { policy: 'retention' | 'project-deletion' };
 
 export interface AuditEntry {
   projectId: string;
   actor: AuditActor;
-  resourceType: 'trace' | 'prompt' | 'score';
+  resourceType: 'trace' | 'prompt' | 'score' | 'project';
   resourceIds: readonly string[];
 }
 

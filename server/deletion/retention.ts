@@ -39,7 +39,7 @@ async function claimDueProjects(deps: TraceDeletionDeps, now: Date): Promise<Due
     `UPDATE projects SET retention_applied_at = $1
      WHERE id IN (
        SELECT id FROM projects
-       WHERE retention_days > 0
+       WHERE retention_days > 0 AND deleted_at IS NULL
          AND (retention_applied_at IS NULL OR retention_applied_at <= $1::timestamptz - $2 * interval '1 millisecond')
        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
      RETURNING id, retention_days`,

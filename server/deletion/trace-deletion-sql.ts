@@ -68,8 +68,9 @@ export function scoreDeleteStatement(
   );
 }
 
-function deleteStatement(
-  table: TraceTable,
+/** Deletes the rows of `table` matching `where`, in the form and dialect given (see above). */
+export function deleteStatement(
+  table: string,
   form: UpdateForm,
   dialect: Dialect,
   where: string,

@@ -117,6 +117,7 @@ export async function projectsOf(
        LEFT JOIN project_memberships pm ON pm.project_id = p.id AND pm.user_id = $1
        LEFT JOIN organization_memberships om ON om.org_id = p.org_id AND om.user_id = $1
       WHERE (pm.user_id IS NOT NULL OR om.user_id IS NOT NULL) AND ($2::text IS NULL OR p.id = $2)
+        AND p.deleted_at IS NULL
       ORDER BY o.name, p.name, p.id`,
     [userId, projectId ?? null],
   );

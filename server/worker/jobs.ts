@@ -1,7 +1,7 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
- * scheduled exports, the observation-level evaluations, the alert rules and data retention.
+ * scheduled exports, the observation-level evaluations, the alert rules, data retention and the removal of deleted projects.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -14,6 +14,7 @@ import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { runProjectDeletionPass } from '../deletion/projects.ts';
 import { runRetentionPass } from '../deletion/retention.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
@@ -151,7 +152,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       }, o.config.exportIntervalSeconds * 1000)
     : undefined;
 
-  // Retention: in every mode, since expired rows may sit in any table an earlier mode wrote.
+  // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
+  // table an earlier mode wrote.
   let retentionPass: Promise<void> = Promise.resolve();
   const retentionDeps = traceDeletionDeps(o.config, {
     pool: o.pool,
@@ -164,6 +166,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
           .then(async () => {
             const r = await runRetentionPass(retentionDeps, new Date(), () => shuttingDown);
             if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
+            const removed = await runProjectDeletionPass(retentionDeps, () => shuttingDown);
+            if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
           })
           .catch((err: Error) => o.log.error({ err: err.message }, 'retention pass failed'));
       }, RETENTION_TICK_MS)
