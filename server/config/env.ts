@@ -1,9 +1,11 @@
 /**
- * Reads the service configuration from the environment. Every problem is collected and reported
- * as one line naming the variables and the allowed values; nothing starts on a bad configuration.
- * The one module of the server that reads `process.env` (each role's entry calls it once).
+ * The service configuration: one zod schema per role, built from the contract's names, defaults and
+ * ranges (server/contract/env.ts) and parsed once at the role's entry. Every problem is reported as
+ * one line naming the variables and the allowed values; nothing starts on a bad configuration.
+ * The one module of the server that reads `process.env`.
  */
 import { isIP } from 'node:net';
+import { z } from 'zod';
 import {
   ALERT_ENV,
   ConfigError,
@@ -11,21 +13,43 @@ import {
   ENV_DEFAULTS,
   ENV_LIMITS,
   type Env,
-  EnvReader,
   LIFECYCLE_ENV,
   LLM_ENV,
-  LOG_LEVELS,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
-  readModeSettings,
   S3_ENV,
 } from '../contract/env.ts';
+import {
+  bool,
+  checked,
+  intIn,
+  intOr,
+  limited,
+  logLevel,
+  oneOf,
+  oneOfOr,
+  optionalBool,
+  parseEnv,
+  required,
+  text,
+  textOr,
+  verbatim,
+} from '../contract/env-schema.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
-import type { ModeSettings } from '../contract/write-modes.ts';
-import { readTimeoutOverrides, type TimeoutOverrides } from './analytics-timeouts.ts';
-import { type AuthSettings, readAuthSettings } from './auth.ts';
-import { type BackfillTuning, readBackfillTuning } from './backfill-tuning.ts';
-import { readS3Settings, type S3Settings } from './blob-storage.ts';
+import {
+  describeViolation,
+  findViolations,
+  type ModeSettings,
+  OTEL_BEHAVIOURS,
+  RELEASE_3_SETTINGS,
+  RELEASES,
+  V4_DEFAULTS,
+  WRITE_MODES,
+} from '../contract/write-modes.ts';
+import { analyticsTimeoutsSchema, type TimeoutOverrides } from './analytics-timeouts.ts';
+import { type AuthSettings, authSchema } from './auth.ts';
+import { type BackfillTuning, backfillSchema } from './backfill-tuning.ts';
+import { type S3Settings, s3Schema } from './blob-storage.ts';
 
 export { ConfigError };
 
@@ -99,139 +123,201 @@ export interface LlmSettings {
   whitelistedIps: string[];
 }
 
+/** The datastores a role needs named. */
+type RequiredName = typeof ENV.databaseUrl | typeof ENV.clickhouseUrl | typeof ENV.redisUrl;
+
 export interface LoadOptions {
   /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
-  require?: readonly ('DATABASE_URL' | 'CLICKHOUSE_URL' | 'REDIS_URL')[];
+  require?: readonly RequiredName[];
 }
 
-/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
-export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
-  const r = new EnvReader(env);
-  const mode = readModeSettings(env, r);
-  const threshold =
-    r.positiveInt(
-      ENV.propagationStuckThresholdMinutes,
+/** The mode settings; a release 3 build defaults to what version 3 knows. */
+const modeSchema = z
+  .object({
+    [ENV.release]: oneOfOr(RELEASES, '4'),
+    [ENV.writeMode]: oneOf(WRITE_MODES),
+    [ENV.nativeOtelBehaviour]: oneOf(OTEL_BEHAVIOURS),
+    [ENV.allowPreviewOptIn]: optionalBool(),
+    [ENV.enableHistoricBackfill]: optionalBool(),
+    [ENV.dropPidTidSortingTables]: optionalBool(),
+  })
+  .transform((v): { mode: ModeSettings } => {
+    const release = v[ENV.release];
+    const d = release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
+    return {
+      mode: {
+        release,
+        writeMode: v[ENV.writeMode] ?? d.writeMode,
+        nativeOtelBehaviour: v[ENV.nativeOtelBehaviour] ?? d.nativeOtelBehaviour,
+        allowPreviewOptIn: v[ENV.allowPreviewOptIn] ?? d.allowPreviewOptIn,
+        enableHistoricBackfill: v[ENV.enableHistoricBackfill] ?? d.enableHistoricBackfill,
+        dropPidTidSortingTables: v[ENV.dropPidTidSortingTables] ?? d.dropPidTidSortingTables,
+      },
+    };
+  })
+  .superRefine(({ mode }, ctx) => {
+    for (const v of findViolations(mode))
+      ctx.addIssue({ code: 'custom', message: describeViolation(v, (k) => ENV[k]) });
+  });
+
+const operatorObject = z.string().transform((v, ctx): OperatorObject => {
+  const object = parseOperatorObject(v);
+  if (object) return object;
+  ctx.addIssue({ code: 'custom', message: 'must be <namespace>/<name> of an ObservabilityService' });
+  return z.NEVER;
+});
+
+/** The process's own settings: listeners, timing, lifecycle, identity. */
+const processSchema = z
+  .object({
+    [ENV.propagationStuckThresholdMinutes]: intOr(
+      { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
       ENV_DEFAULTS.propagationStuckThresholdMinutes,
-      MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
-    ) ?? ENV_DEFAULTS.propagationStuckThresholdMinutes;
-  const clickhouse: ClickHouseSettings = {
-    url: r.raw(ENV.clickhouseUrl) ?? '',
-    user: r.raw(ENV.clickhouseUser) ?? ENV_DEFAULTS.clickhouseUser,
-    password: env[ENV.clickhousePassword] ?? '',
-    database: r.raw(ENV.clickhouseDb) ?? ENV_DEFAULTS.clickhouseDb,
-    clusterEnabled: r.bool(ENV.columnarClusterEnabled, ENV_DEFAULTS.columnarClusterEnabled),
-    clusterName: r.raw(ENV.columnarClusterName) ?? ENV_DEFAULTS.columnarClusterName,
-    useLightweightUpdate: r.bool(ENV.columnarUseLightweightUpdate, ENV_DEFAULTS.columnarUseLightweightUpdate),
-  };
-  if (clickhouse.url && !/^(https?|chdb):\/\//.test(clickhouse.url)) {
-    r.problems.push(`${ENV.clickhouseUrl} must start with http://, https:// or chdb://`);
-  }
-  const port = r.positiveInt(ENV.port, undefined, 65535);
-  const metricsPort = r.positiveInt(ENV.metricsPort, undefined, 65535);
-  if (metricsPort !== undefined && metricsPort === port)
-    r.problems.push(`${ENV.metricsPort} must differ from ${ENV.port}`);
-  const maxInFlightWrites =
-    r.intIn(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, ENV_LIMITS.maxInFlightWrites) ??
-    ENV_DEFAULTS.maxInFlightWrites;
-  const propagationIntervalSeconds =
-    r.intIn(
-      ENV.propagationIntervalSeconds,
-      ENV_DEFAULTS.propagationIntervalSeconds,
-      ENV_LIMITS.propagationIntervalSeconds,
-    ) ?? ENV_DEFAULTS.propagationIntervalSeconds;
-  const propagationGraceSeconds =
-    r.intIn(
-      ENV.propagationGraceSeconds,
-      ENV_DEFAULTS.propagationGraceSeconds,
-      ENV_LIMITS.propagationGraceSeconds,
-    ) ?? ENV_DEFAULTS.propagationGraceSeconds;
-  const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
-  const media: MediaSettings = {
-    s3: readS3Settings(r, S3_ENV.media),
-    maxContentLength:
-      r.intIn(
-        ENV.mediaMaxContentLength,
-        ENV_DEFAULTS.mediaMaxContentLength,
-        ENV_LIMITS.mediaMaxContentLength,
-      ) ?? ENV_DEFAULTS.mediaMaxContentLength,
-    downloadUrlExpirySeconds:
-      r.intIn(
-        ENV.mediaDownloadUrlExpirySeconds,
-        ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
-        ENV_LIMITS.mediaDownloadUrlExpirySeconds,
-      ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
-  };
-  const exportStorage = readS3Settings(r, S3_ENV.export);
-  const exportIntervalSeconds =
-    r.intIn(
-      ENV.exportIntervalSeconds,
-      ENV_DEFAULTS.exportIntervalSeconds,
-      ENV_LIMITS.exportIntervalSeconds,
-    ) ?? ENV_DEFAULTS.exportIntervalSeconds;
-  const operatorValue = r.raw(ENV.operatorObject);
-  const operatorObject = operatorValue === undefined ? undefined : parseOperatorObject(operatorValue);
-  if (operatorValue !== undefined && !operatorObject)
-    r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
-  const auth = readAuthSettings(r);
-  const llm = readLlmSettings(r);
-  const shutdownDrainSeconds =
-    r.intIn(
-      LIFECYCLE_ENV.shutdownDrainSeconds,
-      ENV_DEFAULTS.shutdownDrainSeconds,
-      ENV_LIMITS.shutdownDrainSeconds,
-    ) ?? ENV_DEFAULTS.shutdownDrainSeconds;
-  const autoMigrationDisabled = r.bool(ENV.autoMigrationDisabled, ENV_DEFAULTS.autoMigrationDisabled);
-  const backgroundMigrationsInWorker = r.bool(
-    ENV.backgroundMigrationsInWorker,
-    ENV_DEFAULTS.backgroundMigrationsInWorker,
-  );
-  const backfill = readBackfillTuning(r);
-  const analyticsTimeouts = readTimeoutOverrides(r);
-  const alerts: AlertSettings = {
-    tickSeconds:
-      r.intIn(ALERT_ENV.tickSeconds, ENV_DEFAULTS.alertTickSeconds, ENV_LIMITS.alertTickSeconds) ??
-      ENV_DEFAULTS.alertTickSeconds,
-    retryBaseSeconds:
-      r.intIn(
-        ALERT_ENV.retryBaseSeconds,
-        ENV_DEFAULTS.alertRetryBaseSeconds,
-        ENV_LIMITS.alertRetryBaseSeconds,
-      ) ?? ENV_DEFAULTS.alertRetryBaseSeconds,
-  };
-  for (const name of opts.require ?? []) {
-    if (!r.raw(name)) r.problems.push(`${name} is required`);
-  }
-  if (r.problems.length > 0) {
-    throw new ConfigError(`invalid configuration: ${r.problems.join('; ')}`);
-  }
-  return {
-    mode,
-    propagationStuckThresholdMinutes: threshold,
-    propagationIntervalSeconds,
-    propagationGraceSeconds,
-    databaseUrl: r.raw(ENV.databaseUrl),
-    redisUrl: r.raw(ENV.redisUrl),
-    clickhouse,
-    host: r.raw(ENV.host) ?? ENV_DEFAULTS.host,
-    port,
-    metricsPort,
-    maxInFlightWrites,
-    media,
-    exportStorage,
-    exportIntervalSeconds,
-    operatorObject,
-    auth,
-    llm,
-    logLevel,
-    shutdownDrainSeconds,
-    autoMigrationDisabled,
-    backgroundMigrationsInWorker,
-    podName: r.raw(ENV.podName),
-    backfill,
-    analyticsTimeouts,
-    alerts,
-  };
-}
+    ),
+    [ENV.propagationIntervalSeconds]: limited('propagationIntervalSeconds'),
+    [ENV.propagationGraceSeconds]: limited('propagationGraceSeconds'),
+    [ENV.databaseUrl]: text(),
+    [ENV.redisUrl]: text(),
+    [ENV.host]: textOr(ENV_DEFAULTS.host),
+    [ENV.port]: intIn(ENV_LIMITS.port),
+    [ENV.metricsPort]: intIn(ENV_LIMITS.port),
+    [ENV.maxInFlightWrites]: limited('maxInFlightWrites'),
+    [ENV.exportIntervalSeconds]: limited('exportIntervalSeconds'),
+    [ENV.operatorObject]: checked(operatorObject),
+    [ENV.logLevel]: logLevel(),
+    [LIFECYCLE_ENV.shutdownDrainSeconds]: limited('shutdownDrainSeconds'),
+    [ENV.autoMigrationDisabled]: bool(ENV_DEFAULTS.autoMigrationDisabled),
+    [ENV.backgroundMigrationsInWorker]: bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
+    [ENV.podName]: text(),
+  })
+  .superRefine((v, ctx) => {
+    if (v[ENV.metricsPort] !== undefined && v[ENV.metricsPort] === v[ENV.port])
+      ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
+  })
+  .transform((v) => ({
+    propagationStuckThresholdMinutes: v[ENV.propagationStuckThresholdMinutes],
+    propagationIntervalSeconds: v[ENV.propagationIntervalSeconds],
+    propagationGraceSeconds: v[ENV.propagationGraceSeconds],
+    databaseUrl: v[ENV.databaseUrl],
+    redisUrl: v[ENV.redisUrl],
+    host: v[ENV.host],
+    port: v[ENV.port],
+    metricsPort: v[ENV.metricsPort],
+    maxInFlightWrites: v[ENV.maxInFlightWrites],
+    exportIntervalSeconds: v[ENV.exportIntervalSeconds],
+    operatorObject: v[ENV.operatorObject],
+    logLevel: v[ENV.logLevel],
+    shutdownDrainSeconds: v[LIFECYCLE_ENV.shutdownDrainSeconds],
+    autoMigrationDisabled: v[ENV.autoMigrationDisabled],
+    backgroundMigrationsInWorker: v[ENV.backgroundMigrationsInWorker],
+    podName: v[ENV.podName],
+  }));
+
+const clickhouseSchema = z
+  .object({
+    [ENV.clickhouseUrl]: checked(
+      z.string().regex(/^(https?|chdb):\/\//, { error: 'must start with http://, https:// or chdb://' }),
+    ),
+    [ENV.clickhouseUser]: textOr(ENV_DEFAULTS.clickhouseUser),
+    [ENV.clickhousePassword]: verbatim(),
+    [ENV.clickhouseDb]: textOr(ENV_DEFAULTS.clickhouseDb),
+    [ENV.columnarClusterEnabled]: bool(ENV_DEFAULTS.columnarClusterEnabled),
+    [ENV.columnarClusterName]: textOr(ENV_DEFAULTS.columnarClusterName),
+    [ENV.columnarUseLightweightUpdate]: bool(ENV_DEFAULTS.columnarUseLightweightUpdate),
+  })
+  .transform((v): { clickhouse: ClickHouseSettings } => ({
+    clickhouse: {
+      url: v[ENV.clickhouseUrl] ?? '',
+      user: v[ENV.clickhouseUser],
+      password: v[ENV.clickhousePassword] ?? '',
+      database: v[ENV.clickhouseDb],
+      clusterEnabled: v[ENV.columnarClusterEnabled],
+      clusterName: v[ENV.columnarClusterName],
+      useLightweightUpdate: v[ENV.columnarUseLightweightUpdate],
+    },
+  }));
+
+const mediaSchema = z
+  .object({
+    [ENV.mediaMaxContentLength]: limited('mediaMaxContentLength'),
+    [ENV.mediaDownloadUrlExpirySeconds]: limited('mediaDownloadUrlExpirySeconds'),
+  })
+  .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
+  .transform((v): { media: MediaSettings } => ({
+    media: {
+      s3: v.s3,
+      maxContentLength: v[ENV.mediaMaxContentLength],
+      downloadUrlExpirySeconds: v[ENV.mediaDownloadUrlExpirySeconds],
+    },
+  }));
+
+const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
+
+const csv = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+const ipList = z
+  .string()
+  .transform(csv)
+  .superRefine((ips, ctx) => {
+    const bad = ips.filter((ip) => isIP(ip) === 0);
+    if (bad.length > 0)
+      ctx.addIssue({ code: 'custom', message: `has entries that are not IP addresses: ${bad.join(', ')}` });
+  });
+
+const llmSchema = z
+  .object({
+    [LLM_ENV.encryptionKey]: checked(
+      z
+        .string()
+        .regex(/^[0-9a-fA-F]{64}$/, {
+          error: 'must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+        })
+        .transform((key) => Buffer.from(key, 'hex')),
+    ),
+    [LLM_ENV.llmConnectionWhitelistedHosts]: text(),
+    [LLM_ENV.llmConnectionWhitelistedIps]: checked(ipList),
+  })
+  .transform((v): { llm: LlmSettings } => ({
+    llm: {
+      encryptionKey: v[LLM_ENV.encryptionKey],
+      whitelistedHosts: csv(v[LLM_ENV.llmConnectionWhitelistedHosts]).map((h) => h.toLowerCase()),
+      whitelistedIps: v[LLM_ENV.llmConnectionWhitelistedIps] ?? [],
+    },
+  }));
+
+const alertsSchema = z
+  .object({
+    [ALERT_ENV.tickSeconds]: limited('alertTickSeconds'),
+    [ALERT_ENV.retryBaseSeconds]: limited('alertRetryBaseSeconds'),
+  })
+  .transform((v): { alerts: AlertSettings } => ({
+    alerts: { tickSeconds: v[ALERT_ENV.tickSeconds], retryBaseSeconds: v[ALERT_ENV.retryBaseSeconds] },
+  }));
+
+const requiredSchema = (names: readonly RequiredName[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, required()]))).transform(() => ({}));
+
+/** The schema of a role that needs `require` named; each part reads its own variables. */
+const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfig> =>
+  modeSchema
+    .and(processSchema)
+    .and(clickhouseSchema)
+    .and(mediaSchema)
+    .and(exportStorageSchema)
+    .and(authSchema)
+    .and(llmSchema)
+    .and(backfillSchema)
+    .and(analyticsTimeoutsSchema)
+    .and(alertsSchema)
+    .and(requiredSchema(require));
+
+/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
+export const loadConfig = (env: Env, opts: LoadOptions = {}): ServiceConfig =>
+  parseEnv(serviceSchema(opts.require ?? []), env);
 
 /** The datastores each role of the CLI needs named (`dev` brings its own embedded ones). */
 export const ROLE_REQUIRES = {
@@ -271,38 +357,17 @@ export interface AnalyticsServerConfig {
   password: string | undefined;
 }
 
-export function loadAnalyticsServerConfig(env: Env): AnalyticsServerConfig {
-  return { user: env[ENV.clickhouseUser] || undefined, password: env[ENV.clickhousePassword] || undefined };
-}
+const analyticsServerSchema = z
+  .object({ [ENV.clickhouseUser]: verbatim(), [ENV.clickhousePassword]: verbatim() })
+  .transform(
+    (v): AnalyticsServerConfig => ({
+      user: v[ENV.clickhouseUser] || undefined,
+      password: v[ENV.clickhousePassword] || undefined,
+    }),
+  );
+
+export const loadAnalyticsServerConfig = (env: Env): AnalyticsServerConfig =>
+  parseEnv(analyticsServerSchema, env);
 
 export const analyticsServerProcessConfig = (): AnalyticsServerConfig =>
   loadAnalyticsServerConfig(process.env);
-
-const csv = (v: string | undefined) =>
-  (v ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-
-function readLlmSettings(r: EnvReader): LlmSettings {
-  const keyText = r.raw(LLM_ENV.encryptionKey);
-  let encryptionKey: Buffer | undefined;
-  if (keyText !== undefined) {
-    if (/^[0-9a-fA-F]{64}$/.test(keyText)) encryptionKey = Buffer.from(keyText, 'hex');
-    else
-      r.problems.push(
-        `${LLM_ENV.encryptionKey} must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)`,
-      );
-  }
-  const whitelistedIps = csv(r.raw(LLM_ENV.llmConnectionWhitelistedIps));
-  const badIps = whitelistedIps.filter((ip) => isIP(ip) === 0);
-  if (badIps.length > 0)
-    r.problems.push(
-      `${LLM_ENV.llmConnectionWhitelistedIps} has entries that are not IP addresses: ${badIps.join(', ')}`,
-    );
-  return {
-    encryptionKey,
-    whitelistedHosts: csv(r.raw(LLM_ENV.llmConnectionWhitelistedHosts)).map((h) => h.toLowerCase()),
-    whitelistedIps,
-  };
-}
