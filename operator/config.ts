@@ -4,7 +4,6 @@
  * ConfigError) and nothing starts. The one module of the operator that reads `process.env`.
  */
 import { hostname } from 'node:os';
-import { z } from 'zod';
 import {
   ENV,
   ENV_LIMITS,
@@ -13,7 +12,7 @@ import {
   OPERATOR_ENV,
   OPERATOR_ENV_DEFAULTS,
 } from '../server/contract/env.ts';
-import { bool, intOr, logLevel, parseEnv, text, textOr } from '../server/contract/env-schema.ts';
+import { bool, fields, intOr, logLevel, parseEnv, text, textOr } from '../server/contract/env-schema.ts';
 
 export interface OperatorConfig {
   logLevel: LogLevel;
@@ -31,35 +30,26 @@ export interface OperatorConfig {
   secretRollouts: boolean;
 }
 
-const operatorSchema = z
-  .object({
-    [ENV.logLevel]: logLevel(),
-    [OPERATOR_ENV.watchNamespace]: textOr(''),
-    [OPERATOR_ENV.namespace]: text(),
-    [OPERATOR_ENV.leaderElection]: bool(OPERATOR_ENV_DEFAULTS.leaderElection),
-    [OPERATOR_ENV.leaseName]: textOr(OPERATOR_ENV_DEFAULTS.leaseName),
-    [ENV.podName]: text(),
-    [OPERATOR_ENV.healthPort]: intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.healthPort),
-    [OPERATOR_ENV.metricsPort]: intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.metricsPort),
-    [OPERATOR_ENV.bindAddress]: text(),
-    [ENV.host]: text(),
-    [OPERATOR_ENV.secretRollouts]: bool(OPERATOR_ENV_DEFAULTS.secretRollouts),
-  })
-  .transform(
-    (v): OperatorConfig => ({
-      logLevel: v[ENV.logLevel],
-      watchNamespace: v[OPERATOR_ENV.watchNamespace],
-      leaseNamespace:
-        v[OPERATOR_ENV.namespace] ?? (v[OPERATOR_ENV.watchNamespace] || OPERATOR_ENV_DEFAULTS.leaseNamespace),
-      leaderElection: v[OPERATOR_ENV.leaderElection],
-      leaseName: v[OPERATOR_ENV.leaseName],
-      identity: v[ENV.podName] ?? `${hostname()}-${process.pid}`,
-      healthPort: v[OPERATOR_ENV.healthPort],
-      metricsPort: v[OPERATOR_ENV.metricsPort],
-      bindAddress: v[OPERATOR_ENV.bindAddress] ?? v[ENV.host],
-      secretRollouts: v[OPERATOR_ENV.secretRollouts],
-    }),
-  );
+const operatorSchema = fields({
+  logLevel: [ENV.logLevel, logLevel()],
+  watchNamespace: [OPERATOR_ENV.watchNamespace, textOr('')],
+  namespace: [OPERATOR_ENV.namespace, text()],
+  leaderElection: [OPERATOR_ENV.leaderElection, bool(OPERATOR_ENV_DEFAULTS.leaderElection)],
+  leaseName: [OPERATOR_ENV.leaseName, textOr(OPERATOR_ENV_DEFAULTS.leaseName)],
+  podName: [ENV.podName, text()],
+  healthPort: [OPERATOR_ENV.healthPort, intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.healthPort)],
+  metricsPort: [OPERATOR_ENV.metricsPort, intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.metricsPort)],
+  bindAddress: [OPERATOR_ENV.bindAddress, text()],
+  host: [ENV.host, text()],
+  secretRollouts: [OPERATOR_ENV.secretRollouts, bool(OPERATOR_ENV_DEFAULTS.secretRollouts)],
+}).transform(
+  ({ namespace, podName, bindAddress, host, ...c }): OperatorConfig => ({
+    ...c,
+    leaseNamespace: namespace ?? (c.watchNamespace || OPERATOR_ENV_DEFAULTS.leaseNamespace),
+    identity: podName ?? `${hostname()}-${process.pid}`,
+    bindAddress: bindAddress ?? host,
+  }),
+);
 
 export const loadOperatorConfig = (env: Env): OperatorConfig => parseEnv(operatorSchema, env);
 

@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { AUTH_ENV } from '../contract/env.ts';
-import { checked, limited } from '../contract/env-schema.ts';
+import { checked, fields, limited } from '../contract/env-schema.ts';
 
 /** Fastify's `trustProxy`: off, every hop, a hop count, or the proxies' addresses and CIDR ranges. */
 export type TrustedProxies = boolean | number | string[];
@@ -48,20 +48,13 @@ const publicUrl = z
   .transform((v) => new URL(v))
   .refine((u) => u.pathname === '/' || u.pathname === '', { error: noPath });
 
-export const authSchema = z
-  .object({
-    [AUTH_ENV.trustedProxies]: checked(trustedProxies),
-    [AUTH_ENV.publicUrl]: checked(publicUrl),
-    [AUTH_ENV.sessionMaxAgeMinutes]: limited('sessionMaxAgeMinutes'),
-    [AUTH_ENV.signInLimitPerAccountAddress]: limited('signInLimitPerAccountAddress'),
-    [AUTH_ENV.signInLimitPerAddress]: limited('signInLimitPerAddress'),
-  })
-  .transform((v): { auth: AuthSettings } => ({
-    auth: {
-      trustedProxies: v[AUTH_ENV.trustedProxies] ?? false,
-      publicUrl: v[AUTH_ENV.publicUrl],
-      sessionMaxAgeMinutes: v[AUTH_ENV.sessionMaxAgeMinutes],
-      signInLimitPerAccountAddress: v[AUTH_ENV.signInLimitPerAccountAddress],
-      signInLimitPerAddress: v[AUTH_ENV.signInLimitPerAddress],
-    },
-  }));
+export const authSchema = fields({
+  trustedProxies: [AUTH_ENV.trustedProxies, checked(trustedProxies)],
+  publicUrl: [AUTH_ENV.publicUrl, checked(publicUrl)],
+  sessionMaxAgeMinutes: [AUTH_ENV.sessionMaxAgeMinutes, limited('sessionMaxAgeMinutes')],
+  signInLimitPerAccountAddress: [
+    AUTH_ENV.signInLimitPerAccountAddress,
+    limited('signInLimitPerAccountAddress'),
+  ],
+  signInLimitPerAddress: [AUTH_ENV.signInLimitPerAddress, limited('signInLimitPerAddress')],
+}).transform((a): { auth: AuthSettings } => ({ auth: { ...a, trustedProxies: a.trustedProxies ?? false } }));

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ENV_DEFAULTS, S3_PATTERNS, type S3EnvNames } from '../contract/env.ts';
-import { bool, checked, text } from '../contract/env-schema.ts';
+import { bool, checked, fields, text } from '../contract/env-schema.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -22,35 +22,21 @@ const matching = (pattern: string, error: string) =>
 
 /** The settings under `names`, undefined when the bucket is not set (and then nothing else may be). */
 export const s3Schema = (names: S3EnvNames) =>
-  z
-    .object({
-      [names.bucket]: matching(
+  fields({
+    bucket: [
+      names.bucket,
+      matching(
         S3_PATTERNS.bucket,
         "is not a bucket name (3-63 characters: a-z, 0-9, '.', '-', starting and ending with a letter or digit)",
       ),
-      [names.prefix]: matching(S3_PATTERNS.prefix, "must not start with '/'"),
-      [names.region]: text(),
-      [names.endpoint]: matching(S3_PATTERNS.endpoint, 'must be an http:// or https:// URL'),
-      [names.forcePathStyle]: bool(ENV_DEFAULTS.s3ForcePathStyle),
-      [names.accessKeyId]: text(),
-      [names.secretAccessKey]: text(),
-    })
-    .transform((v) => {
-      // The keys are computed from `names`, so zod types every value alike: read each as its kind.
-      const set = (k: Exclude<keyof S3EnvNames, 'forcePathStyle'>) => {
-        const value = v[names[k]];
-        return typeof value === 'string' ? value : undefined;
-      };
-      return {
-        bucket: set('bucket'),
-        prefix: set('prefix'),
-        region: set('region'),
-        endpoint: set('endpoint'),
-        forcePathStyle: v[names.forcePathStyle] === true,
-        accessKeyId: set('accessKeyId'),
-        secretAccessKey: set('secretAccessKey'),
-      };
-    })
+    ],
+    prefix: [names.prefix, matching(S3_PATTERNS.prefix, "must not start with '/'")],
+    region: [names.region, text()],
+    endpoint: [names.endpoint, matching(S3_PATTERNS.endpoint, 'must be an http:// or https:// URL')],
+    forcePathStyle: [names.forcePathStyle, bool(ENV_DEFAULTS.s3ForcePathStyle)],
+    accessKeyId: [names.accessKeyId, text()],
+    secretAccessKey: [names.secretAccessKey, text()],
+  })
     .superRefine((v, ctx) => {
       const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
       if (v.bucket === undefined) {
@@ -62,15 +48,14 @@ export const s3Schema = (names: S3EnvNames) =>
         problem(`${names.accessKeyId} and ${names.secretAccessKey} must be set together`);
       }
     })
-    .transform(({ bucket, prefix, region, endpoint, forcePathStyle, accessKeyId, secretAccessKey }) =>
+    .transform(({ bucket, prefix, region, accessKeyId, secretAccessKey, ...rest }): S3Settings | undefined =>
       bucket === undefined
         ? undefined
         : {
             bucket,
             prefix: prefix ?? '',
             region: region ?? ENV_DEFAULTS.s3Region,
-            endpoint,
-            forcePathStyle,
+            ...rest,
             credentials:
               accessKeyId !== undefined && secretAccessKey !== undefined
                 ? { accessKeyId, secretAccessKey }

@@ -22,6 +22,7 @@ import {
 import {
   bool,
   checked,
+  fields,
   intIn,
   intOr,
   limited,
@@ -132,26 +133,24 @@ export interface LoadOptions {
 }
 
 /** The mode settings; a release 3 build defaults to what version 3 knows. */
-const modeSchema = z
-  .object({
-    [ENV.release]: oneOfOr(RELEASES, '4'),
-    [ENV.writeMode]: oneOf(WRITE_MODES),
-    [ENV.nativeOtelBehaviour]: oneOf(OTEL_BEHAVIOURS),
-    [ENV.allowPreviewOptIn]: optionalBool(),
-    [ENV.enableHistoricBackfill]: optionalBool(),
-    [ENV.dropPidTidSortingTables]: optionalBool(),
-  })
+const modeSchema = fields({
+  release: [ENV.release, oneOfOr(RELEASES, '4')],
+  writeMode: [ENV.writeMode, oneOf(WRITE_MODES)],
+  nativeOtelBehaviour: [ENV.nativeOtelBehaviour, oneOf(OTEL_BEHAVIOURS)],
+  allowPreviewOptIn: [ENV.allowPreviewOptIn, optionalBool()],
+  enableHistoricBackfill: [ENV.enableHistoricBackfill, optionalBool()],
+  dropPidTidSortingTables: [ENV.dropPidTidSortingTables, optionalBool()],
+})
   .transform((v): { mode: ModeSettings } => {
-    const release = v[ENV.release];
-    const d = release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
+    const d = v.release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
     return {
       mode: {
-        release,
-        writeMode: v[ENV.writeMode] ?? d.writeMode,
-        nativeOtelBehaviour: v[ENV.nativeOtelBehaviour] ?? d.nativeOtelBehaviour,
-        allowPreviewOptIn: v[ENV.allowPreviewOptIn] ?? d.allowPreviewOptIn,
-        enableHistoricBackfill: v[ENV.enableHistoricBackfill] ?? d.enableHistoricBackfill,
-        dropPidTidSortingTables: v[ENV.dropPidTidSortingTables] ?? d.dropPidTidSortingTables,
+        release: v.release,
+        writeMode: v.writeMode ?? d.writeMode,
+        nativeOtelBehaviour: v.nativeOtelBehaviour ?? d.nativeOtelBehaviour,
+        allowPreviewOptIn: v.allowPreviewOptIn ?? d.allowPreviewOptIn,
+        enableHistoricBackfill: v.enableHistoricBackfill ?? d.enableHistoricBackfill,
+        dropPidTidSortingTables: v.dropPidTidSortingTables ?? d.dropPidTidSortingTables,
       },
     };
   })
@@ -168,93 +167,63 @@ const operatorObject = z.string().transform((v, ctx): OperatorObject => {
 });
 
 /** The process's own settings: listeners, timing, lifecycle, identity. */
-const processSchema = z
-  .object({
-    [ENV.propagationStuckThresholdMinutes]: intOr(
+const processSchema = fields({
+  propagationStuckThresholdMinutes: [
+    ENV.propagationStuckThresholdMinutes,
+    intOr(
       { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
       ENV_DEFAULTS.propagationStuckThresholdMinutes,
     ),
-    [ENV.propagationIntervalSeconds]: limited('propagationIntervalSeconds'),
-    [ENV.propagationGraceSeconds]: limited('propagationGraceSeconds'),
-    [ENV.databaseUrl]: text(),
-    [ENV.redisUrl]: text(),
-    [ENV.host]: textOr(ENV_DEFAULTS.host),
-    [ENV.port]: intIn(ENV_LIMITS.port),
-    [ENV.metricsPort]: intIn(ENV_LIMITS.port),
-    [ENV.maxInFlightWrites]: limited('maxInFlightWrites'),
-    [ENV.exportIntervalSeconds]: limited('exportIntervalSeconds'),
-    [ENV.operatorObject]: checked(operatorObject),
-    [ENV.logLevel]: logLevel(),
-    [LIFECYCLE_ENV.shutdownDrainSeconds]: limited('shutdownDrainSeconds'),
-    [ENV.autoMigrationDisabled]: bool(ENV_DEFAULTS.autoMigrationDisabled),
-    [ENV.backgroundMigrationsInWorker]: bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
-    [ENV.podName]: text(),
-  })
-  .superRefine((v, ctx) => {
-    if (v[ENV.metricsPort] !== undefined && v[ENV.metricsPort] === v[ENV.port])
-      ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
-  })
-  .transform((v) => ({
-    propagationStuckThresholdMinutes: v[ENV.propagationStuckThresholdMinutes],
-    propagationIntervalSeconds: v[ENV.propagationIntervalSeconds],
-    propagationGraceSeconds: v[ENV.propagationGraceSeconds],
-    databaseUrl: v[ENV.databaseUrl],
-    redisUrl: v[ENV.redisUrl],
-    host: v[ENV.host],
-    port: v[ENV.port],
-    metricsPort: v[ENV.metricsPort],
-    maxInFlightWrites: v[ENV.maxInFlightWrites],
-    exportIntervalSeconds: v[ENV.exportIntervalSeconds],
-    operatorObject: v[ENV.operatorObject],
-    logLevel: v[ENV.logLevel],
-    shutdownDrainSeconds: v[LIFECYCLE_ENV.shutdownDrainSeconds],
-    autoMigrationDisabled: v[ENV.autoMigrationDisabled],
-    backgroundMigrationsInWorker: v[ENV.backgroundMigrationsInWorker],
-    podName: v[ENV.podName],
-  }));
+  ],
+  propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
+  propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
+  databaseUrl: [ENV.databaseUrl, text()],
+  redisUrl: [ENV.redisUrl, text()],
+  host: [ENV.host, textOr(ENV_DEFAULTS.host)],
+  port: [ENV.port, intIn(ENV_LIMITS.port)],
+  metricsPort: [ENV.metricsPort, intIn(ENV_LIMITS.port)],
+  maxInFlightWrites: [ENV.maxInFlightWrites, limited('maxInFlightWrites')],
+  exportIntervalSeconds: [ENV.exportIntervalSeconds, limited('exportIntervalSeconds')],
+  operatorObject: [ENV.operatorObject, checked(operatorObject)],
+  logLevel: [ENV.logLevel, logLevel()],
+  shutdownDrainSeconds: [LIFECYCLE_ENV.shutdownDrainSeconds, limited('shutdownDrainSeconds')],
+  autoMigrationDisabled: [ENV.autoMigrationDisabled, bool(ENV_DEFAULTS.autoMigrationDisabled)],
+  backgroundMigrationsInWorker: [
+    ENV.backgroundMigrationsInWorker,
+    bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
+  ],
+  podName: [ENV.podName, text()],
+}).superRefine((v, ctx) => {
+  if (v.metricsPort !== undefined && v.metricsPort === v.port)
+    ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
+});
 
-const clickhouseSchema = z
-  .object({
-    [ENV.clickhouseUrl]: checked(
+const clickhouseSchema = fields({
+  url: [
+    ENV.clickhouseUrl,
+    checked(
       z.string().regex(/^(https?|chdb):\/\//, { error: 'must start with http://, https:// or chdb://' }),
     ),
-    [ENV.clickhouseUser]: textOr(ENV_DEFAULTS.clickhouseUser),
-    [ENV.clickhousePassword]: verbatim(),
-    [ENV.clickhouseDb]: textOr(ENV_DEFAULTS.clickhouseDb),
-    [ENV.columnarClusterEnabled]: bool(ENV_DEFAULTS.columnarClusterEnabled),
-    [ENV.columnarClusterName]: textOr(ENV_DEFAULTS.columnarClusterName),
-    [ENV.columnarUseLightweightUpdate]: bool(ENV_DEFAULTS.columnarUseLightweightUpdate),
-  })
-  .transform((v): { clickhouse: ClickHouseSettings } => ({
-    clickhouse: {
-      url: v[ENV.clickhouseUrl] ?? '',
-      user: v[ENV.clickhouseUser],
-      password: v[ENV.clickhousePassword] ?? '',
-      database: v[ENV.clickhouseDb],
-      clusterEnabled: v[ENV.columnarClusterEnabled],
-      clusterName: v[ENV.columnarClusterName],
-      useLightweightUpdate: v[ENV.columnarUseLightweightUpdate],
-    },
-  }));
+  ],
+  user: [ENV.clickhouseUser, textOr(ENV_DEFAULTS.clickhouseUser)],
+  password: [ENV.clickhousePassword, verbatim()],
+  database: [ENV.clickhouseDb, textOr(ENV_DEFAULTS.clickhouseDb)],
+  clusterEnabled: [ENV.columnarClusterEnabled, bool(ENV_DEFAULTS.columnarClusterEnabled)],
+  clusterName: [ENV.columnarClusterName, textOr(ENV_DEFAULTS.columnarClusterName)],
+  useLightweightUpdate: [ENV.columnarUseLightweightUpdate, bool(ENV_DEFAULTS.columnarUseLightweightUpdate)],
+}).transform((c): { clickhouse: ClickHouseSettings } => ({ clickhouse: { ...c, url: c.url ?? '' } }));
 
-const mediaSchema = z
-  .object({
-    [ENV.mediaMaxContentLength]: limited('mediaMaxContentLength'),
-    [ENV.mediaDownloadUrlExpirySeconds]: limited('mediaDownloadUrlExpirySeconds'),
-  })
+const mediaSchema = fields({
+  maxContentLength: [ENV.mediaMaxContentLength, limited('mediaMaxContentLength')],
+  downloadUrlExpirySeconds: [ENV.mediaDownloadUrlExpirySeconds, limited('mediaDownloadUrlExpirySeconds')],
+})
   .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
-  .transform((v): { media: MediaSettings } => ({
-    media: {
-      s3: v.s3,
-      maxContentLength: v[ENV.mediaMaxContentLength],
-      downloadUrlExpirySeconds: v[ENV.mediaDownloadUrlExpirySeconds],
-    },
-  }));
+  .transform((media): { media: MediaSettings } => ({ media }));
 
 const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
 
-const csv = (v: string | undefined) =>
-  (v ?? '')
+const csv = (v: string) =>
+  v
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
@@ -268,9 +237,10 @@ const ipList = z
       ctx.addIssue({ code: 'custom', message: `has entries that are not IP addresses: ${bad.join(', ')}` });
   });
 
-const llmSchema = z
-  .object({
-    [LLM_ENV.encryptionKey]: checked(
+const llmSchema = fields({
+  encryptionKey: [
+    LLM_ENV.encryptionKey,
+    checked(
       z
         .string()
         .regex(/^[0-9a-fA-F]{64}$/, {
@@ -278,25 +248,20 @@ const llmSchema = z
         })
         .transform((key) => Buffer.from(key, 'hex')),
     ),
-    [LLM_ENV.llmConnectionWhitelistedHosts]: text(),
-    [LLM_ENV.llmConnectionWhitelistedIps]: checked(ipList),
-  })
-  .transform((v): { llm: LlmSettings } => ({
-    llm: {
-      encryptionKey: v[LLM_ENV.encryptionKey],
-      whitelistedHosts: csv(v[LLM_ENV.llmConnectionWhitelistedHosts]).map((h) => h.toLowerCase()),
-      whitelistedIps: v[LLM_ENV.llmConnectionWhitelistedIps] ?? [],
-    },
-  }));
+  ],
+  whitelistedHosts: [
+    LLM_ENV.llmConnectionWhitelistedHosts,
+    checked(z.string().transform((v) => csv(v).map((h) => h.toLowerCase()))),
+  ],
+  whitelistedIps: [LLM_ENV.llmConnectionWhitelistedIps, checked(ipList)],
+}).transform((l): { llm: LlmSettings } => ({
+  llm: { ...l, whitelistedHosts: l.whitelistedHosts ?? [], whitelistedIps: l.whitelistedIps ?? [] },
+}));
 
-const alertsSchema = z
-  .object({
-    [ALERT_ENV.tickSeconds]: limited('alertTickSeconds'),
-    [ALERT_ENV.retryBaseSeconds]: limited('alertRetryBaseSeconds'),
-  })
-  .transform((v): { alerts: AlertSettings } => ({
-    alerts: { tickSeconds: v[ALERT_ENV.tickSeconds], retryBaseSeconds: v[ALERT_ENV.retryBaseSeconds] },
-  }));
+const alertsSchema = fields({
+  tickSeconds: [ALERT_ENV.tickSeconds, limited('alertTickSeconds')],
+  retryBaseSeconds: [ALERT_ENV.retryBaseSeconds, limited('alertRetryBaseSeconds')],
+}).transform((alerts): { alerts: AlertSettings } => ({ alerts }));
 
 const requiredSchema = (names: readonly RequiredName[]) =>
   z.object(Object.fromEntries(names.map((name) => [name, required()]))).transform(() => ({}));
@@ -357,14 +322,15 @@ export interface AnalyticsServerConfig {
   password: string | undefined;
 }
 
-const analyticsServerSchema = z
-  .object({ [ENV.clickhouseUser]: verbatim(), [ENV.clickhousePassword]: verbatim() })
-  .transform(
-    (v): AnalyticsServerConfig => ({
-      user: v[ENV.clickhouseUser] || undefined,
-      password: v[ENV.clickhousePassword] || undefined,
-    }),
-  );
+const analyticsServerSchema = fields({
+  user: [ENV.clickhouseUser, verbatim()],
+  password: [ENV.clickhousePassword, verbatim()],
+}).transform(
+  ({ user, password }): AnalyticsServerConfig => ({
+    user: user || undefined,
+    password: password || undefined,
+  }),
+);
 
 export const loadAnalyticsServerConfig = (env: Env): AnalyticsServerConfig =>
   parseEnv(analyticsServerSchema, env);

@@ -16,8 +16,8 @@ export const text = () => z.preprocess(present, z.string().optional());
 
 export const textOr = (fallback: string) => z.preprocess(present, z.string().default(fallback));
 
-/** A variable taken as given, blanks and surrounding spaces included (a password). */
-export const verbatim = () => z.string().optional();
+/** A variable taken as given, blanks and surrounding spaces included (a password); unset: empty. */
+export const verbatim = () => z.string().default('');
 
 /** A variable the process cannot start without. */
 export const required = () => z.preprocess(present, z.string({ error: 'is required' }));
@@ -38,14 +38,14 @@ export const intIn = (limits: Limits) => z.preprocess(present, integer(limits).o
 export const intOr = (limits: Limits, fallback: number) =>
   z.preprocess(present, integer(limits).default(fallback));
 
+/** A setting the contract gives both a default and a range. */
+export const limited = (k: keyof typeof ENV_LIMITS & keyof typeof ENV_DEFAULTS) =>
+  intOr(ENV_LIMITS[k], ENV_DEFAULTS[k]);
+
 const flag = z
   .enum(['true', '1', 'false', '0'], { error: 'is not one of true|false' })
   .transform((v) => v === 'true' || v === '1');
 const lowerCase = (v: unknown) => present(v)?.toLowerCase();
-
-/** A setting the contract gives both a default and a range. */
-export const limited = (k: keyof typeof ENV_LIMITS & keyof typeof ENV_DEFAULTS) =>
-  intOr(ENV_LIMITS[k], ENV_DEFAULTS[k]);
 
 /** true|1 or false|0, any case. */
 export const bool = (fallback: boolean) => z.preprocess(lowerCase, flag.default(fallback));
@@ -66,8 +66,24 @@ export const oneOfOr = <T extends string>(allowed: readonly [T, ...T[]], fallbac
 /** LOG_LEVEL, read alike by every process. */
 export const logLevel = () => oneOfOr(LOG_LEVELS, ENV_DEFAULTS.logLevel);
 
+type Fields = Record<string, readonly [variable: string, schema: z.ZodType]>;
+
+/**
+ * Settings of one variable each, declared `key: [variable, schema]`: parsed under the variables'
+ * names (so a refusal names the variable) and returned under the keys.
+ */
+export function fields<F extends Fields>(f: F) {
+  const entries = Object.entries(f);
+  return z.object(Object.fromEntries(entries.map(([, [variable, schema]]) => [variable, schema]))).transform(
+    (v) =>
+      Object.fromEntries(entries.map(([key, [variable]]) => [key, v[variable]])) as {
+        [K in keyof F]: z.output<F[K][1]>;
+      },
+  );
+}
+
 /** The one line naming each refused variable (the first problem of each), in the schema's order. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], env: Env): string {
+function describeIssues(issues: readonly z.core.$ZodIssue[], env: Env): string {
   const lines = new Map<string, string>();
   for (const issue of issues) {
     const name = issue.path[0];
