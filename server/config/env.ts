@@ -296,6 +296,7 @@ export const ROLE_REQUIRES = {
   models: ['DATABASE_URL'],
   'create-project': ['DATABASE_URL'],
   'create-user': ['DATABASE_URL'],
+  'create-org-key': ['DATABASE_URL'],
   dev: [],
 } as const satisfies Record<string, LoadOptions['require']>;
 export type ServerRole = keyof typeof ROLE_REQUIRES;

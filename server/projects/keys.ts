@@ -47,26 +47,12 @@ async function insertKeyPair(
   return { id, publicKey, secretKey, displaySecretKey, note, createdAt: rows[0]!.created_at.toISOString() };
 }
 
-export async function createProject(
-  pool: pg.Pool,
-  name: string,
-  more: { orgId?: string; metadata?: Record<string, unknown>; retentionDays?: number | null } = {},
-): Promise<ProjectKeys> {
-  const projectId = randomUUID();
+/** A project with its first key pair (the CLI's and the UI's way: keys to use at once). */
+export async function createProject(pool: pg.Pool, name: string): Promise<ProjectKeys> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query(
-      `INSERT INTO projects (id, name, org_id, metadata, retention_days)
-       VALUES ($1, $2, coalesce($3, 'default'), coalesce($4::jsonb, '{}'), $5)`,
-      [
-        projectId,
-        name,
-        more.orgId ?? null,
-        more.metadata ? JSON.stringify(more.metadata) : null,
-        more.retentionDays || null,
-      ],
-    );
+    const projectId = await insertProject(client, name);
     const { publicKey, secretKey } = await insertKeyPair(client, projectId, null);
     await client.query('COMMIT');
     return { projectId, publicKey, secretKey };
@@ -76,6 +62,27 @@ export async function createProject(
   } finally {
     client.release();
   }
+}
+
+/** A project without keys (the administration API creates its keys by their own calls); its id. */
+export async function insertProject(
+  db: Queryable,
+  name: string,
+  more: { orgId?: string; metadata?: Record<string, unknown>; retentionDays?: number | null } = {},
+): Promise<string> {
+  const projectId = randomUUID();
+  await db.query(
+    `INSERT INTO projects (id, name, org_id, metadata, retention_days)
+     VALUES ($1, $2, coalesce($3, 'default'), coalesce($4::jsonb, '{}'), $5)`,
+    [
+      projectId,
+      name,
+      more.orgId ?? null,
+      more.metadata ? JSON.stringify(more.metadata) : null,
+      more.retentionDays || null,
+    ],
+  );
+  return projectId;
 }
 
 /** A key as listed: never its secret, only the masked form kept for recognition. */

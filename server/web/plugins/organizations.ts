@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { createApiKey, createProject, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
+import { createApiKey, insertProject, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
 import {
   isOrganizationMember,
   markProjectDeleted,
@@ -75,7 +75,7 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       body: projectBody,
     },
     async ({ body, req, reply }) => {
-      const { projectId } = await createProject(pool, body.name, {
+      const projectId = await insertProject(pool, body.name, {
         orgId: req.organization.orgId,
         metadata: body.metadata ?? {},
         retentionDays: body.retention ?? null,
