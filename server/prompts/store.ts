@@ -284,3 +284,12 @@ export async function deletePromptVersions(
     return rows.map((r) => toPrompt(r));
   });
 }
+
+/** Every version of a prompt as stored, newest first. */
+export async function listVersions(pool: pg.Pool, projectId: string, name: string): Promise<Prompt[]> {
+  const { rows } = await pool.query<PromptRow>(
+    'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version DESC',
+    [projectId, name],
+  );
+  return rows.map((r) => toPrompt(r));
+}

@@ -21,6 +21,7 @@ import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
 import { uiProjectsPlugin } from './ui-projects.ts';
+import { uiPromptsPlugin } from './ui-prompts.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
 
 export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -43,6 +44,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiDashboardsPlugin,
         uiEvaluationsPlugin,
         uiAlertsPlugin,
+        uiPromptsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }
