@@ -10,6 +10,7 @@ import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { Prompts } from './pages/Prompts.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
 
@@ -65,7 +66,9 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
+            {(
+              ['dashboards', 'observations', 'sessions', 'users', 'datasets', 'prompts', 'alerts'] as const
+            ).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -131,6 +134,7 @@ export function App() {
       )}
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
+      {route.page === 'prompts' && <Prompts projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

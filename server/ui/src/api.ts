@@ -298,6 +298,44 @@ export interface TileData {
 }
 export type { CreateWidget, Dashboard, DashboardRange, Placement, WidgetDefinition };
 
+/** A prompt name with its versions, labels and tags (server/prompts/rules.ts `PromptMeta`). */
+export interface PromptSummary {
+  name: string;
+  type: 'text' | 'chat';
+  versions: number[];
+  labels: string[];
+  tags: string[];
+  lastUpdatedAt: string;
+}
+
+/** One stored prompt version (server/prompts/store.ts `toPrompt`). */
+export interface PromptVersion {
+  id: string;
+  name: string;
+  version: number;
+  type: 'text' | 'chat';
+  prompt: unknown;
+  config: unknown;
+  labels: string[];
+  tags: string[];
+  commitMessage: string | null;
+  createdAt: string;
+}
+
+export interface LlmConnectionView {
+  id: string;
+  provider: string;
+  adapter: string;
+  customModels: string[];
+}
+
+export interface PlaygroundRun {
+  completion: string;
+  usage: Record<string, number>;
+  cost: Record<string, number> | null;
+  latencyMs: number;
+}
+
 export class ApiError extends Error {
   readonly status: number;
   constructor(status: number, message: string) {
@@ -452,6 +490,18 @@ export const api = {
       'DELETE',
       `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}`,
     ),
+  prompts: (id: string) =>
+    call<{ data: PromptSummary[]; total: number }>('GET', `${projectPath(id)}/prompts`),
+  promptVersions: (id: string, name: string) =>
+    call<{ data: PromptVersion[] }>('GET', `${projectPath(id)}/prompt-versions?${queryString({ name })}`),
+  createPrompt: (id: string, body: Record<string, unknown>) =>
+    call<PromptVersion>('POST', `${projectPath(id)}/prompts`, body),
+  movePromptLabels: (id: string, body: { name: string; version: number; newLabels: string[] }) =>
+    call<PromptVersion>('POST', `${projectPath(id)}/prompt-labels`, body),
+  llmConnections: (id: string) =>
+    call<{ data: LlmConnectionView[] }>('GET', `${projectPath(id)}/llm-connections`),
+  runPlayground: (id: string, body: Record<string, unknown>) =>
+    call<PlaygroundRun>('POST', `${projectPath(id)}/playground`, body),
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>
     call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),
