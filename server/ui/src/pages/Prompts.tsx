@@ -200,7 +200,7 @@ function PromptDetail({
                 </button>
               </td>
               <td>
-                {v.labels.map((l) => (
+                {[...v.labels].sort().map((l) => (
                   <span key={l} className="chip">
                     {l}
                   </span>
