@@ -134,27 +134,15 @@ export interface CompletionRequest {
 
 /** A plain chat completion; Anthropic takes system messages apart from the conversation. */
 export function buildCompletionCall(e: Endpoint, req: CompletionRequest): HttpCall {
-  const to = target(e);
-  if (e.adapter === 'anthropic') {
-    const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
-    return {
-      ...to,
-      body: {
-        model: req.model,
-        max_tokens: req.maxTokens,
-        temperature: req.temperature,
-        ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
-        messages: req.messages.filter((m) => m.role !== 'system'),
-      },
-    };
-  }
+  const common = { model: req.model, max_tokens: req.maxTokens, temperature: req.temperature };
+  if (e.adapter !== 'anthropic') return { ...target(e), body: { ...common, messages: req.messages } };
+  const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
   return {
-    ...to,
+    ...target(e),
     body: {
-      model: req.model,
-      max_tokens: req.maxTokens,
-      temperature: req.temperature,
-      messages: req.messages,
+      ...common,
+      ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
+      messages: req.messages.filter((m) => m.role !== 'system'),
     },
   };
 }

@@ -12,7 +12,7 @@ import { Langfuse } from 'langfuse';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
-import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,
@@ -61,18 +61,7 @@ beforeAll(async () => {
     '--role',
     'member',
   ]);
-  expect(
-    (
-      await call('PUT', '/api/public/llm-connections', {
-        provider: 'local-judge',
-        adapter: 'openai',
-        secretKey: 'sk-no-key-needed',
-        baseURL: judge.baseUrl,
-        customModels: [JUDGE_MODEL],
-        withDefaultModels: false,
-      })
-    ).status,
-  ).toBe(200);
+  expect((await call('PUT', '/api/public/llm-connections', judgeConnection(judge))).status).toBe(200);
   expect(
     (
       await call('POST', '/api/public/models', {

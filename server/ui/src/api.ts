@@ -6,6 +6,8 @@ import type {
   Placement,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
+import type { PromptMeta as PromptSummary } from '../../prompts/rules.ts';
+import type { Prompt as PromptVersion } from '../../prompts/store.ts';
 import type { ColumnKind } from './filter-syntax.ts';
 
 export interface User {
@@ -296,31 +298,16 @@ export interface TileData {
   data: MetricsRow[];
   query: unknown;
 }
-export type { CreateWidget, Dashboard, DashboardRange, Placement, WidgetDefinition };
-
-/** A prompt name with its versions, labels and tags (server/prompts/rules.ts `PromptMeta`). */
-export interface PromptSummary {
-  name: string;
-  type: 'text' | 'chat';
-  versions: number[];
-  labels: string[];
-  tags: string[];
-  lastUpdatedAt: string;
-}
-
-/** One stored prompt version (server/prompts/store.ts `toPrompt`). */
-export interface PromptVersion {
-  id: string;
-  name: string;
-  version: number;
-  type: 'text' | 'chat';
-  prompt: unknown;
-  config: unknown;
-  labels: string[];
-  tags: string[];
-  commitMessage: string | null;
-  createdAt: string;
-}
+/** A prompt name with its versions, labels and tags; one stored prompt version. */
+export type {
+  CreateWidget,
+  Dashboard,
+  DashboardRange,
+  Placement,
+  PromptSummary,
+  PromptVersion,
+  WidgetDefinition,
+};
 
 export interface LlmConnectionView {
   id: string;

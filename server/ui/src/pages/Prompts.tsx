@@ -226,32 +226,18 @@ function PromptDetail({
         <>
           <h3>Diff</h3>
           <div className="row">
-            <label>
-              From{' '}
-              <select
-                value={compare.from}
-                onChange={(e) => setCompare({ ...compare, from: Number(e.target.value) })}
-              >
-                {versions.map((v) => (
-                  <option key={v.version} value={v.version}>
-                    v{v.version}
-                  </option>
-                ))}
-              </select>
-            </label>{' '}
-            <label>
-              To{' '}
-              <select
-                value={compare.to}
-                onChange={(e) => setCompare({ ...compare, to: Number(e.target.value) })}
-              >
-                {versions.map((v) => (
-                  <option key={v.version} value={v.version}>
-                    v{v.version}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <VersionSelect
+              label="From"
+              versions={versions}
+              value={compare.from}
+              onChange={(from) => setCompare({ ...compare, from })}
+            />{' '}
+            <VersionSelect
+              label="To"
+              versions={versions}
+              value={compare.to}
+              onChange={(to) => setCompare({ ...compare, to })}
+            />
           </div>
           <pre className="diff">
             {lineDiff(promptText(of(compare.from)?.prompt), promptText(of(compare.to)?.prompt)).map(
@@ -267,6 +253,31 @@ function PromptDetail({
         </>
       )}
     </section>
+  );
+}
+
+function VersionSelect({
+  label,
+  versions,
+  value,
+  onChange,
+}: {
+  label: string;
+  versions: PromptVersion[];
+  value: number;
+  onChange: (version: number) => void;
+}) {
+  return (
+    <label>
+      {label}{' '}
+      <select value={value} onChange={(e) => onChange(Number(e.target.value))}>
+        {versions.map((v) => (
+          <option key={v.version} value={v.version}>
+            v{v.version}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -297,16 +308,7 @@ function MoveLabel({
       <label>
         Label <input value={label} onChange={(e) => setLabel(e.target.value)} required />
       </label>{' '}
-      <label>
-        Onto version{' '}
-        <select value={version} onChange={(e) => setVersion(Number(e.target.value))}>
-          {versions.map((v) => (
-            <option key={v.version} value={v.version}>
-              v{v.version}
-            </option>
-          ))}
-        </select>
-      </label>{' '}
+      <VersionSelect label="Onto version" versions={versions} value={version} onChange={setVersion} />{' '}
       <button type="submit">Move label</button>
       {error && (
         <p className="error" role="alert">
