@@ -5,7 +5,7 @@
  * owner and refused to a member, and the playground sending a prompt with a variable through the
  * project's LLM connection to the suite's real judge model (llama.cpp serving SmolLM2 on
  * 127.0.0.1), showing its completion, tokens and the cost the project's model definition gives,
- * then saving it as a new version the SDK reads.
+ * for a text prompt and a chat prompt, then saving one as a new version the SDK reads.
  */
 import { randomBytes } from 'node:crypto';
 import { Langfuse } from 'langfuse';
@@ -204,6 +204,28 @@ describe('prompts in the browser', () => {
       `Cost: $${(input! * 0.000001 + output! * 0.000002).toFixed(6)}`,
     );
     await screenshot(page, 'prompts-playground');
+
+    // A chat prompt, edited as its messages, with a variable in the user message.
+    await form.getByLabel('Type').selectOption('chat');
+    await form.getByLabel('Messages (JSON)').fill(
+      JSON.stringify([
+        { role: 'system', content: 'You answer with one word.' },
+        { role: 'user', content: 'Name a colour like {{thing}}.' },
+      ]),
+    );
+    await form.getByLabel('Variable thing').fill('the sky');
+    const answered = page.waitForResponse((r) => r.url().endsWith('/playground'), { timeout: 120_000 });
+    await form.getByRole('button', { name: 'Run' }).click();
+    expect((await answered).status()).toBe(200);
+    await completion.locator('.run-usage').waitFor();
+    expect((await completion.locator('pre.completion').innerText()).trim()).not.toBe('');
+    expect(await completion.locator('.run-cost').innerText()).toMatch(/^Cost: \$0\.\d{6}$/);
+    await form.getByLabel('Type').selectOption('text');
+    await form
+      .locator('textarea')
+      .fill(
+        'You greet customers warmly.\nSay hello to {{name}}.\n@@@langfusePrompt:name=shared/tone|label=production@@@',
+      );
 
     const save = page.getByRole('form', { name: 'Save prompt' });
     expect(await save.getByLabel('Prompt name').inputValue()).toBe('support/greeting');
