@@ -9,7 +9,7 @@ import type { LlmSettings } from '../config/env.ts';
 import { eventsRow } from '../ingestion/otel-records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
-import { buildCall, readAnswer } from '../llm/adapters.ts';
+import { buildCall, readAnswer, usageOf } from '../llm/adapters.ts';
 import { findUsableConnection } from '../llm/connection-store.ts';
 import { AddressRefused, postJson } from '../llm/guarded-http.ts';
 import { Params } from '../reads/sql.ts';
@@ -94,14 +94,6 @@ function sourceValue(o: ObservationRow, m: MappingEntry): unknown {
     default:
       return undefined;
   }
-}
-
-function usageOf(body: unknown): { input?: number; output?: number } {
-  const u = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
-  const n = (v: unknown) => (typeof v === 'number' ? v : undefined);
-  const input = n(u?.['prompt_tokens']) ?? n(u?.['input_tokens']);
-  const output = n(u?.['completion_tokens']) ?? n(u?.['output_tokens']);
-  return { ...(input === undefined ? {} : { input }), ...(output === undefined ? {} : { output }) };
 }
 
 /** Writes the judge's call as a trace of the evaluated project; returns its trace id. */

@@ -1,8 +1,8 @@
 /**
- * The provider adapters: one structured-output chat request per judgment, built and read here
- * (pure), sent by guarded-http.ts. `openai` speaks Chat Completions with
- * `response_format: json_schema` to any OpenAI-compatible base URL; `anthropic` speaks Messages
- * with one forced tool whose input schema is the answer's.
+ * The provider adapters, built and read here (pure), sent by guarded-http.ts: one structured-output
+ * chat request per judgment (`openai` speaks Chat Completions with `response_format: json_schema` to
+ * any OpenAI-compatible base URL; `anthropic` speaks Messages with one forced tool whose input
+ * schema is the answer's), and a free-form completion for the prompt playground.
  */
 export const ADAPTERS = ['openai', 'anthropic'] as const;
 export type Adapter = (typeof ADAPTERS)[number];
@@ -29,6 +29,27 @@ export interface HttpCall {
 
 const join = (base: string, path: string) => new URL(`${base.replace(/\/+$/, '')}${path}`);
 
+/** A connection's adapter, address and credentials: what every call is built from. */
+export interface Endpoint {
+  adapter: Adapter;
+  baseURL: string | null;
+  secretKey: string;
+  extraHeaders: Record<string, string>;
+}
+
+function target(e: Endpoint): Omit<HttpCall, 'body'> {
+  const base = e.baseURL ?? DEFAULT_BASE_URLS[e.adapter];
+  return e.adapter === 'anthropic'
+    ? {
+        url: join(base, '/messages'),
+        headers: { ...e.extraHeaders, 'x-api-key': e.secretKey, 'anthropic-version': '2023-06-01' },
+      }
+    : {
+        url: join(base, '/chat/completions'),
+        headers: { ...e.extraHeaders, authorization: `Bearer ${e.secretKey}` },
+      };
+}
+
 export function buildCall(
   adapter: Adapter,
   baseUrl: string | null,
@@ -36,11 +57,10 @@ export function buildCall(
   extraHeaders: Record<string, string>,
   req: ChatRequest,
 ): HttpCall {
-  const base = baseUrl ?? DEFAULT_BASE_URLS[adapter];
+  const to = target({ adapter, baseURL: baseUrl, secretKey, extraHeaders });
   if (adapter === 'anthropic') {
     return {
-      url: join(base, '/messages'),
-      headers: { ...extraHeaders, 'x-api-key': secretKey, 'anthropic-version': '2023-06-01' },
+      ...to,
       body: {
         model: req.model,
         max_tokens: req.maxTokens,
@@ -53,8 +73,7 @@ export function buildCall(
     };
   }
   return {
-    url: join(base, '/chat/completions'),
-    headers: { ...extraHeaders, authorization: `Bearer ${secretKey}` },
+    ...to,
     body: {
       model: req.model,
       temperature: 0,
@@ -99,4 +118,63 @@ export function readAnswer(adapter: Adapter, status: number, body: unknown, text
     const cut = choice?.['finish_reason'] === 'length' ? ' (cut at max_tokens)' : '';
     return { ok: false, reason: `answer is not JSON${cut}: ${content.slice(0, 200)}`, retryable: true };
   }
+}
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface CompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  temperature: number;
+}
+
+/** A plain chat completion; Anthropic takes system messages apart from the conversation. */
+export function buildCompletionCall(e: Endpoint, req: CompletionRequest): HttpCall {
+  const common = { model: req.model, max_tokens: req.maxTokens, temperature: req.temperature };
+  if (e.adapter !== 'anthropic') return { ...target(e), body: { ...common, messages: req.messages } };
+  const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
+  return {
+    ...target(e),
+    body: {
+      ...common,
+      ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
+      messages: req.messages.filter((m) => m.role !== 'system'),
+    },
+  };
+}
+
+/** Token counts as either provider reports them. */
+export function usageOf(body: unknown): { input?: number; output?: number } {
+  const u = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
+  const n = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const input = n(u?.['prompt_tokens']) ?? n(u?.['input_tokens']);
+  const output = n(u?.['completion_tokens']) ?? n(u?.['output_tokens']);
+  return { ...(input === undefined ? {} : { input }), ...(output === undefined ? {} : { output }) };
+}
+
+export type Completion =
+  | { ok: true; text: string; usage: { input?: number; output?: number } }
+  | { ok: false; reason: string };
+
+/** Reads a completion: its text and usage, or why there is none. */
+export function readCompletion(adapter: Adapter, status: number, body: unknown, text: string): Completion {
+  if (status < 200 || status >= 300)
+    return { ok: false, reason: `provider answered ${status}: ${text.slice(0, 200)}` };
+  const b = body as Record<string, unknown> | undefined;
+  if (adapter === 'anthropic') {
+    const content = Array.isArray(b?.['content']) ? (b['content'] as Record<string, unknown>[]) : [];
+    const parts = content.filter((c) => c['type'] === 'text').map((c) => String(c['text'] ?? ''));
+    if (parts.length === 0) return { ok: false, reason: 'provider answered without text' };
+    return { ok: true, text: parts.join(''), usage: usageOf(body) };
+  }
+  const message = (b?.['choices'] as Record<string, unknown>[] | undefined)?.[0]?.['message'] as
+    | Record<string, unknown>
+    | undefined;
+  const content = message?.['content'];
+  if (typeof content !== 'string') return { ok: false, reason: 'provider answered without content' };
+  return { ok: true, text: content, usage: usageOf(body) };
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { audit } from '../deletion/audit.ts';
+import { type Lookup, type ResolutionGraph, resolveComposition } from './composition.ts';
 import {
   type CreatePromptRequest,
   LATEST,
@@ -33,14 +34,14 @@ interface PromptRow {
 }
 
 /** A prompt version in the shape the SDKs parse (`Prompt` of their generated clients). */
-export function toPrompt(r: PromptRow) {
+export function toPrompt(r: PromptRow, resolved?: { prompt: unknown; graph: ResolutionGraph | null }) {
   return {
     id: r.id,
     projectId: r.project_id,
     name: r.name,
     version: r.version,
     type: r.type,
-    prompt: r.prompt,
+    prompt: resolved ? resolved.prompt : r.prompt,
     config: r.config,
     labels: r.labels,
     tags: r.tags,
@@ -48,7 +49,7 @@ export function toPrompt(r: PromptRow) {
     createdBy: r.created_by,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
-    resolutionGraph: null,
+    resolutionGraph: resolved?.graph ?? null,
   };
 }
 export type Prompt = ReturnType<typeof toPrompt>;
@@ -118,27 +119,60 @@ export async function createPrompt(
         req.commitMessage ?? null,
       ],
     );
+    // Checked with the new version in place, so a cycle through its labels is seen (and rolled back).
+    await resolved(c, rows[0]!);
     return toPrompt(rows[0]!);
   });
 }
 
+type Queryable = Pick<pg.Pool, 'query'>;
+
+async function selectVersion(db: Queryable, projectId: string, name: string, selector: PromptSelector) {
+  const { rows } =
+    'version' in selector
+      ? await db.query<PromptRow>(
+          'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 AND version = $3',
+          [projectId, name, selector.version],
+        )
+      : await db.query<PromptRow>(
+          'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 AND $3 = ANY(labels) ORDER BY version DESC LIMIT 1',
+          [projectId, name, selector.label],
+        );
+  return rows[0];
+}
+
+const lookupIn =
+  (db: Queryable, projectId: string): Lookup =>
+  (name, selector) =>
+    selectVersion(db, projectId, name, selector);
+
+/** The version with its references resolved (400 naming a missing one or a cycle). */
+const resolved = async (db: Queryable, row: PromptRow): Promise<Prompt> =>
+  toPrompt(row, await resolveComposition(row, lookupIn(db, row.project_id)));
+
+/** A version, with its references resolved unless `resolve` is false (then as stored). */
 export async function getPrompt(
   pool: pg.Pool,
   projectId: string,
   name: string,
   selector: PromptSelector,
+  resolve = true,
 ): Promise<Prompt | undefined> {
-  const { rows } =
-    'version' in selector
-      ? await pool.query<PromptRow>(
-          'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 AND version = $3',
-          [projectId, name, selector.version],
-        )
-      : await pool.query<PromptRow>(
-          'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 AND $3 = ANY(labels) ORDER BY version DESC LIMIT 1',
-          [projectId, name, selector.label],
-        );
-  return rows[0] && toPrompt(rows[0]);
+  const row = await selectVersion(pool, projectId, name, selector);
+  if (!row) return undefined;
+  return resolve ? resolved(pool, row) : toPrompt(row);
+}
+
+/** Resolves a text or chat prompt that is not stored (the playground's) against the project's prompts. */
+export async function resolveUnsaved(
+  pool: pg.Pool,
+  projectId: string,
+  name: string,
+  type: 'text' | 'chat',
+  prompt: unknown,
+): Promise<unknown> {
+  const root = { id: '', name, version: 0, type, prompt };
+  return (await resolveComposition(root, lookupIn(pool, projectId))).prompt;
 }
 
 /** Adds labels to one version (taking them off the others). Undefined when there is no such version. */
@@ -160,6 +194,8 @@ export async function addLabels(
       `UPDATE prompts SET labels = $4, updated_at = now() WHERE project_id = $1 AND name = $2 AND version = $3 RETURNING *`,
       [projectId, name, version, labelsAfterUpdate(current.rows[0].labels, newLabels)],
     );
+    // A label moved onto a version that references prompts can close a cycle through it.
+    await resolved(c, rows[0]!);
     return toPrompt(rows[0]!);
   });
 }
@@ -205,7 +241,7 @@ export async function listPromptMeta(
       params,
     ),
   ]);
-  return { data: summarizeVersions(versions.rows.map(toPrompt)), total: count.rows[0]!.n };
+  return { data: summarizeVersions(versions.rows.map((r) => toPrompt(r))), total: count.rows[0]!.n };
 }
 
 /**
@@ -244,6 +280,15 @@ export async function deletePromptVersions(
       resourceType: 'prompt',
       resourceIds: rows.map((r) => r.id),
     });
-    return rows.map(toPrompt);
+    return rows.map((r) => toPrompt(r));
   });
+}
+
+/** Every version of a prompt as stored, newest first. */
+export async function listVersions(pool: pg.Pool, projectId: string, name: string): Promise<Prompt[]> {
+  const { rows } = await pool.query<PromptRow>(
+    'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version DESC',
+    [projectId, name],
+  );
+  return rows.map((r) => toPrompt(r));
 }

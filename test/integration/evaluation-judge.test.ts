@@ -22,7 +22,7 @@ import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
@@ -82,14 +82,7 @@ type Body = JsonBody;
 const call = (method: string, path: string, body?: unknown) =>
   callJson(`${web.url}/api/public`, project, method, path, body);
 
-const CONNECTION = () => ({
-  provider: 'local-judge',
-  adapter: 'openai',
-  secretKey: 'sk-no-key-needed',
-  baseURL: judge.baseUrl,
-  customModels: [JUDGE_MODEL],
-  withDefaultModels: false,
-});
+const CONNECTION = () => judgeConnection(judge);
 const CATEGORIES = ['correct', 'incorrect'];
 
 /** Sends one `qa` generation (judged) and one `lookup` span (filtered out); returns their ids. */

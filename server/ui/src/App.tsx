@@ -11,6 +11,7 @@ import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { Prompts } from './pages/Prompts.tsx';
 import { Settings } from './pages/Settings.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
@@ -70,7 +71,16 @@ export function App() {
         {'projectId' in route && (
           <nav>
             {(
-              ['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts', 'settings'] as const
+              [
+                'dashboards',
+                'observations',
+                'sessions',
+                'users',
+                'datasets',
+                'prompts',
+                'alerts',
+                'settings',
+              ] as const
             ).map((p) => (
               <a
                 key={p}
@@ -138,6 +148,7 @@ export function App() {
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
       {route.page === 'settings' && <Settings projectId={route.projectId} />}
+      {route.page === 'prompts' && <Prompts projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

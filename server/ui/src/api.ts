@@ -6,6 +6,8 @@ import type {
   Placement,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
+import type { PromptMeta as PromptSummary } from '../../prompts/rules.ts';
+import type { Prompt as PromptVersion } from '../../prompts/store.ts';
 import type { ColumnKind } from './filter-syntax.ts';
 
 export interface User {
@@ -331,7 +333,30 @@ export interface TileData {
   data: MetricsRow[];
   query: unknown;
 }
-export type { CreateWidget, Dashboard, DashboardRange, Placement, WidgetDefinition };
+/** A prompt name with its versions, labels and tags; one stored prompt version. */
+export type {
+  CreateWidget,
+  Dashboard,
+  DashboardRange,
+  Placement,
+  PromptSummary,
+  PromptVersion,
+  WidgetDefinition,
+};
+
+export interface LlmConnectionView {
+  id: string;
+  provider: string;
+  adapter: string;
+  customModels: string[];
+}
+
+export interface PlaygroundRun {
+  completion: string;
+  usage: Record<string, number>;
+  cost: Record<string, number> | null;
+  latencyMs: number;
+}
 
 export class ApiError extends Error {
   readonly status: number;
@@ -517,6 +542,18 @@ export const api = {
       'DELETE',
       `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}`,
     ),
+  prompts: (id: string) =>
+    call<{ data: PromptSummary[]; total: number }>('GET', `${projectPath(id)}/prompts`),
+  promptVersions: (id: string, name: string) =>
+    call<{ data: PromptVersion[] }>('GET', `${projectPath(id)}/prompt-versions?${queryString({ name })}`),
+  createPrompt: (id: string, body: Record<string, unknown>) =>
+    call<PromptVersion>('POST', `${projectPath(id)}/prompts`, body),
+  movePromptLabels: (id: string, body: { name: string; version: number; newLabels: string[] }) =>
+    call<PromptVersion>('POST', `${projectPath(id)}/prompt-labels`, body),
+  llmConnections: (id: string) =>
+    call<{ data: LlmConnectionView[] }>('GET', `${projectPath(id)}/llm-connections`),
+  runPlayground: (id: string, body: Record<string, unknown>) =>
+    call<PlaygroundRun>('POST', `${projectPath(id)}/playground`, body),
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>
     call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),

@@ -1,12 +1,16 @@
 /** Path-based navigation without a library: the pages are few and their paths fixed. */
 import { useEffect, useState } from 'react';
 
+/** A project's pages that take nothing but the project: `/project/<id>/<page>`. */
+const PROJECT_PAGES = ['sessions', 'users', 'datasets', 'alerts', 'settings', 'prompts'] as const;
+type ProjectPage = (typeof PROJECT_PAGES)[number];
+
 export type Route =
   | { page: 'login' }
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
-  | { page: 'sessions' | 'users' | 'datasets' | 'alerts' | 'settings'; projectId: string }
+  | { page: ProjectPage; projectId: string }
   | { page: 'invite'; token: string }
   | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'dashboards'; projectId: string }
@@ -22,10 +26,10 @@ export function routeOf(pathname: string): Route {
   if (pathname === '/account') return { page: 'account' };
   const invite = pathname.match(/^\/invite\/([^/]+)\/?$/);
   if (invite) return { page: 'invite', token: decodeURIComponent(invite[1]!) };
-  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts|settings)\/?$/);
-  if (g)
+  const g = pathname.match(/^\/project\/([^/]+)\/([a-z]+)\/?$/);
+  if (g && (PROJECT_PAGES as readonly string[]).includes(g[2]!))
     return {
-      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts' | 'settings',
+      page: g[2] as ProjectPage,
       projectId: decodeURIComponent(g[1]!),
     };
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);

@@ -1,6 +1,7 @@
 /**
  * Prompt management (`/api/public/v2/prompts`): create text and chat prompt versions, get one by
- * version or label, list names with their versions, move labels, delete versions. Relational data,
+ * version or label (references to other prompts resolved, ../../prompts/composition.ts), list names
+ * with their versions, move labels, delete versions. Relational data,
  * served in every write mode. Names may contain `/` (folders); the SDKs send it URL-encoded in the
  * path. The SDKs cache prompts on their side (by TTL) and send no conditional request headers, so
  * responses carry none.
@@ -93,7 +94,13 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     req,
   }: Parsed<z.ZodType<{ name: string }>, typeof getQuery, z.ZodUnknown>) => {
     const selector = selectorOf(query);
-    const found = await getPrompt(ctx.pool, req.principal.projectId, params.name, selector);
+    const found = await getPrompt(
+      ctx.pool,
+      req.principal.projectId,
+      params.name,
+      selector,
+      query.resolve !== false,
+    );
     if (!found) throw new NotFound(describeSelector(params.name, selector));
     return found;
   };
@@ -103,7 +110,8 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       method: 'GET',
       url: '/api/public/v2/prompts/:name',
       tag: 'Prompts',
-      summary: 'Get a prompt by version or label (default label: production)',
+      summary:
+        'Get a prompt by version or label (default label: production), its `@@@langfusePrompt:…@@@` references resolved unless `resolve=false`',
       params: nameParam,
       query: getQuery,
       response: prompt,

@@ -24,6 +24,7 @@ import { uiListsPlugin } from './ui-lists.ts';
 import { uiMembersPlugin } from './ui-members.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
 import { uiProjectsPlugin } from './ui-projects.ts';
+import { uiPromptsPlugin } from './ui-prompts.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
 
 export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -49,6 +50,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiAlertsPlugin,
         uiApiKeysPlugin,
         uiMembersPlugin,
+        uiPromptsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }
