@@ -13,6 +13,7 @@ import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
 import { uiAlertsPlugin } from './ui-alerts.ts';
+import { uiAnnotationQueuesPlugin } from './ui-annotation-queues.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
 import { uiDashboardsPlugin } from './ui-dashboards.ts';
 import { uiDatasetsPlugin } from './ui-datasets.ts';
@@ -43,6 +44,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiDashboardsPlugin,
         uiEvaluationsPlugin,
         uiAlertsPlugin,
+        uiAnnotationQueuesPlugin,
       ]) {
         project.register(plugin, { ctx });
       }
