@@ -10,6 +10,7 @@ import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { QueueReviewPage, Queues } from './pages/Queues.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
 
@@ -65,7 +66,17 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
+            {(
+              [
+                'dashboards',
+                'observations',
+                'sessions',
+                'users',
+                'datasets',
+                'annotation-queues',
+                'alerts',
+              ] as const
+            ).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -133,6 +144,14 @@ export function App() {
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
+      )}
+      {route.page === 'queues' && <Queues projectId={route.projectId} />}
+      {route.page === 'queue' && (
+        <QueueReviewPage
+          projectId={route.projectId}
+          queueId={route.queueId}
+          readPath={session.deployment.readPath.path}
+        />
       )}
       {route.page === 'migration' && <Migration />}
       {route.page === 'account' && <Account email={session.user.email} onSignedIn={adopt} />}

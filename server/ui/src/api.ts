@@ -1,4 +1,6 @@
 /** The UI's calls to its JSON routes under /api/ui: same origin, cookies, the CSRF header on writes. */
+
+import type { AnnotationQueue, AnnotationQueueItem } from '../../annotation-queues/rules.ts';
 import type {
   CreateWidget,
   Dashboard,
@@ -296,7 +298,31 @@ export interface TileData {
   data: MetricsRow[];
   query: unknown;
 }
-export type { CreateWidget, Dashboard, DashboardRange, Placement, WidgetDefinition };
+export type {
+  AnnotationQueue,
+  AnnotationQueueItem,
+  CreateWidget,
+  Dashboard,
+  DashboardRange,
+  Placement,
+  WidgetDefinition,
+};
+export type QueueObject = Pick<AnnotationQueueItem, 'objectType' | 'objectId'>;
+export interface Member {
+  id: string;
+  email: string;
+}
+export interface QueueOverview {
+  queues: (AnnotationQueue & { pending: number; completed: number })[];
+  members: Member[];
+}
+export interface QueueReview {
+  queue: AnnotationQueue;
+  /** Oldest first, with the email of the member who completed each. */
+  items: (AnnotationQueueItem & { annotatorEmail: string | null })[];
+  assignees: Member[];
+  members: Member[];
+}
 
 export class ApiError extends Error {
   readonly status: number;
@@ -455,6 +481,29 @@ export const api = {
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>
     call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),
+  queueOverview: (id: string) => call<QueueOverview>('GET', `${projectPath(id)}/annotation-queue-overview`),
+  createQueue: (id: string, body: { name: string; description?: string; scoreConfigIds: string[] }) =>
+    call<AnnotationQueue>('POST', `${projectPath(id)}/annotation-queues`, body),
+  queueReview: (id: string, queueId: string) =>
+    call<QueueReview>('GET', `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/review`),
+  addQueueItem: (id: string, queueId: string, object: QueueObject) =>
+    call<AnnotationQueueItem>(
+      'POST',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/items`,
+      object,
+    ),
+  setQueueItemStatus: (id: string, queueId: string, itemId: string, status: 'PENDING' | 'COMPLETED') =>
+    call<AnnotationQueueItem>(
+      'PATCH',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/items/${encodeURIComponent(itemId)}`,
+      { status },
+    ),
+  assignQueue: (id: string, queueId: string, userId: string, assigned: boolean) =>
+    call<unknown>(
+      assigned ? 'POST' : 'DELETE',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/assignments`,
+      { userId },
+    ),
   addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>
     call<{ id: string }>('POST', `${projectPath(id)}/comments`, comment),
 };

@@ -4,6 +4,7 @@
  * the same list comes from the legacy traces (their timestamps are first and last seen).
  */
 import { useCallback, useEffect, useState } from 'react';
+import { AddToQueue } from '../add-to-queue.tsx';
 import { api, type Deployment, type GroupingRow } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
 
@@ -21,6 +22,8 @@ export function Groupings({
   const [cursor, setCursor] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [loading, setLoading] = useState(false);
+  // Sessions picked to add to an annotation queue.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
 
   const path = deployment.readPath.path;
   const load = useCallback(
@@ -67,6 +70,14 @@ export function Groupings({
         </select>
       </label>
       {error && <p className="error">{error}</p>}
+      {grouping === 'sessions' && picked.size > 0 && (
+        <p>
+          <AddToQueue
+            projectId={projectId}
+            objects={[...picked].map((id) => ({ objectType: 'SESSION' as const, objectId: id }))}
+          />
+        </p>
+      )}
       <table className="grid">
         <thead>
           <tr>
@@ -83,7 +94,22 @@ export function Groupings({
         <tbody>
           {rows.map((r) => (
             <tr key={r.id}>
-              <td>{r.id}</td>
+              <td>
+                {grouping === 'sessions' && (
+                  <input
+                    type="checkbox"
+                    aria-label={`Pick ${r.id}`}
+                    checked={picked.has(r.id)}
+                    onChange={(e) => {
+                      const next = new Set(picked);
+                      if (e.target.checked) next.add(r.id);
+                      else next.delete(r.id);
+                      setPicked(next);
+                    }}
+                  />
+                )}{' '}
+                {r.id}
+              </td>
               <td>{formatTime(r.firstSeen)}</td>
               <td>{formatTime(r.lastSeen)}</td>
               <td>{r.traceCount}</td>
