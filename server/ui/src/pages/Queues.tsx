@@ -67,7 +67,7 @@ export function Queues({ projectId }: { projectId: string }) {
       {overview.queues.length === 0 ? (
         <p className="muted">No queues yet.</p>
       ) : (
-        <table className="grid queues">
+        <table className="grid queues" aria-label="Annotation queues">
           <thead>
             <tr>
               <th>Queue</th>
@@ -126,7 +126,7 @@ function CreateQueue({
     return <p className="muted">A queue scores with score configs: create one first (score configs API).</p>;
   }
   return (
-    <form className="create-queue" onSubmit={onSubmit}>
+    <form className="create-queue" aria-label="New annotation queue" onSubmit={onSubmit}>
       <h2>New queue</h2>
       <input
         aria-label="Queue name"
@@ -231,7 +231,7 @@ export function QueueReviewPage({
         </p>
       )}
       {item ? (
-        <section className="review-item">
+        <section className="review-item" aria-label="Current item">
           <h2>
             Item {index + 1} of {items.length}: {item.objectType.toLowerCase()} <code>{item.objectId}</code>{' '}
             <span className={`status status-${item.status.toLowerCase()}`}>{item.status}</span>
@@ -261,7 +261,7 @@ export function QueueReviewPage({
                     }
                     await api.setQueueItemStatus(projectId, queue.id, item.id, 'COMPLETED');
                     await reload();
-                    setCurrent(nextPending(index)?.id ?? item.id);
+                    setCurrent(nextPending(index)?.id);
                   }}
                 />
               )
@@ -290,7 +290,7 @@ export function QueueReviewPage({
           </p>
         )
       )}
-      <table className="grid queue-items">
+      <table className="grid queue-items" aria-label="Queue items">
         <thead>
           <tr>
             <th>#</th>
@@ -501,7 +501,11 @@ function ScoreAndComplete({
     setValues({});
   });
   return (
-    <form className="score-and-complete" onSubmit={(e: FormEvent) => void onSubmit(e)}>
+    <form
+      className="score-and-complete"
+      aria-label="Score and complete"
+      onSubmit={(e: FormEvent) => void onSubmit(e)}
+    >
       {configs.map((c) => (
         <span key={c.id} className="config-field">
           {c.name}{' '}
