@@ -16,25 +16,11 @@ import {
   type TraceDetail,
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { navigate } from '../router.ts';
+import { Link } from './Datasets.tsx';
 import { ConfigValueInput, useWrite, Value } from './Trace.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>
   `/project/${encodeURIComponent(projectId)}/annotation-queues${queueId ? `/${encodeURIComponent(queueId)}` : ''}`;
-
-function Link({ href, children }: { href: string; children: ReactNode }) {
-  return (
-    <a
-      href={href}
-      onClick={(e) => {
-        e.preventDefault();
-        navigate(href);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
 
 export function Queues({ projectId }: { projectId: string }) {
   const [overview, setOverview] = useState<QueueOverview | undefined>();
