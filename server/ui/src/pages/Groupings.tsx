@@ -89,13 +89,25 @@ export function Groupings({
             <th>{related}</th>
             <th>Tokens</th>
             <th>Cost</th>
+            {grouping === 'sessions' && <th>Queue</th>}
           </tr>
         </thead>
         <tbody>
           {rows.map((r) => (
             <tr key={r.id}>
+              <td>{r.id}</td>
+              <td>{formatTime(r.firstSeen)}</td>
+              <td>{formatTime(r.lastSeen)}</td>
+              <td>{r.traceCount}</td>
+              <td>{r.observationCount}</td>
+              <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
               <td>
-                {grouping === 'sessions' && (
+                {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+              </td>
+              <td>{formatCost(r.totalCost)}</td>
+              {grouping === 'sessions' && (
+                // Its own cell, so that the id cell's accessible name stays the id.
+                <td>
                   <input
                     type="checkbox"
                     aria-label={`Pick ${r.id}`}
@@ -107,18 +119,8 @@ export function Groupings({
                       setPicked(next);
                     }}
                   />
-                )}{' '}
-                {r.id}
-              </td>
-              <td>{formatTime(r.firstSeen)}</td>
-              <td>{formatTime(r.lastSeen)}</td>
-              <td>{r.traceCount}</td>
-              <td>{r.observationCount}</td>
-              <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
-              <td>
-                {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
-              </td>
-              <td>{formatCost(r.totalCost)}</td>
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

@@ -118,6 +118,8 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
   if (!info) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
 
   const parsed = parseFilterText(filterText, info.columns);
+  // Members and owners pick rows to add to an annotation queue.
+  const canQueue = info.project.role !== 'viewer';
   const apply = (e: FormEvent) => {
     e.preventDefault();
     if (parsed.ok && query) setQuery({ ...query, filters: parsed.filters, search: searchText.trim() });
@@ -175,7 +177,7 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
           )}
           <p className="muted hint">Columns: {Object.keys(info.columns).join(', ')}</p>
           {error && <p className="error">{error}</p>}
-          {info.project.role !== 'viewer' && picked.size > 0 && (
+          {canQueue && picked.size > 0 && (
             <p>
               <AddToQueue projectId={projectId} objects={[...picked.values()]} />
             </p>
@@ -198,6 +200,7 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
                     </th>
                   );
                 })}
+                {canQueue && <th>Queue</th>}
               </tr>
             </thead>
             <tbody>
@@ -207,12 +210,16 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
                   row={r}
                   projectId={projectId}
                   picked={picked.has(`${r.traceId}/${r.id}`)}
-                  onPick={(on) => {
-                    const next = new Map(picked);
-                    if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
-                    else next.delete(`${r.traceId}/${r.id}`);
-                    setPicked(next);
-                  }}
+                  onPick={
+                    canQueue
+                      ? (on) => {
+                          const next = new Map(picked);
+                          if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
+                          else next.delete(`${r.traceId}/${r.id}`);
+                          setPicked(next);
+                        }
+                      : undefined
+                  }
                 />
               ))}
             </tbody>
@@ -330,14 +337,6 @@ function ObservationRowView({
     <>
       <tr className={`level-${r.level.toLowerCase()}`}>
         <td title={r.id}>
-          {onPick && (
-            <input
-              type="checkbox"
-              aria-label={`Pick ${r.name || r.id}`}
-              checked={picked}
-              onChange={(e) => onPick(e.target.checked)}
-            />
-          )}{' '}
           <a
             href={href}
             onClick={(e) => {
@@ -377,10 +376,21 @@ function ObservationRowView({
             </span>
           ))}
         </td>
+        {onPick && (
+          // Its own cell, so that the name cell's accessible name stays the name.
+          <td>
+            <input
+              type="checkbox"
+              aria-label={`Pick ${r.name || r.id}`}
+              checked={picked}
+              onChange={(e) => onPick(e.target.checked)}
+            />
+          </td>
+        )}
       </tr>
       {r.match && (
         <tr className="match">
-          <td colSpan={HEADERS.length}>
+          <td colSpan={HEADERS.length + (onPick ? 1 : 0)}>
             <span className="muted">{r.match.field}: </span>
             {r.match.before}
             <mark>{r.match.match}</mark>
