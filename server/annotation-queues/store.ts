@@ -182,6 +182,31 @@ export async function createItem(
   return toItem(rows[0]!);
 }
 
+/**
+ * Adds the objects not yet in the queue (pending, in the order given), as the reference's UI adds
+ * a selection; the number added.
+ */
+export async function addNewItems(
+  pool: pg.Pool,
+  projectId: string,
+  queueId: string,
+  objects: Pick<CreateItemRequest, 'objectId' | 'objectType'>[],
+): Promise<number> {
+  const r = await pool.query(
+    `INSERT INTO annotation_queue_items (id, project_id, queue_id, object_id, object_type, created_at)
+     SELECT gen_random_uuid()::text, $1, $2, o.object_id, o.object_type,
+            now() + (o.n * interval '1 microsecond')
+       FROM (SELECT DISTINCT ON (object_type, object_id) object_id, object_type, n
+               FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(object_id, object_type, n)
+              ORDER BY object_type, object_id, n) o
+      WHERE NOT EXISTS (SELECT 1 FROM annotation_queue_items i
+                         WHERE i.project_id = $1 AND i.queue_id = $2
+                           AND i.object_type = o.object_type AND i.object_id = o.object_id)`,
+    [projectId, queueId, objects.map((o) => o.objectId), objects.map((o) => o.objectType)],
+  );
+  return r.rowCount ?? 0;
+}
+
 /** Writes an item's status; `annotatorUserId` is the signed-in reviewer who completed it, if any. */
 export async function updateItem(
   pool: pg.Pool,

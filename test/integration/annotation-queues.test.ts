@@ -310,6 +310,29 @@ describe('the UI mount', () => {
     expect(overview.body['queues']).toContainEqual(
       expect.objectContaining({ id: queueId, pending: 0, completed: 1 }),
     );
+    // A selection from a table adds, in its order, only the objects not queued yet.
+    const selection = [
+      { objectType: 'SESSION', objectId: 'ui-session' },
+      { objectType: 'TRACE', objectId: 'ui-trace' },
+      { objectType: 'OBSERVATION', objectId: 'ui-trace' },
+      { objectType: 'SESSION', objectId: 'ui-session' },
+    ];
+    const picked = await ui(reviewer, 'POST', `/annotation-queues/${queueId}/selection`, {
+      objects: selection,
+    });
+    expect(picked.body).toEqual({ added: 2, skipped: 2 });
+    const walked = await ui(reviewer, 'GET', `/annotation-queues/${queueId}/review`);
+    expect(walked.body['items'].map((i: { objectType: string }) => i.objectType)).toEqual([
+      'TRACE',
+      'SESSION',
+      'OBSERVATION',
+    ]);
+    expect(
+      (await ui(watcher, 'POST', `/annotation-queues/${queueId}/selection`, { objects: selection })).status,
+    ).toBe(403);
+    const bad = await ui(reviewer, 'POST', `/annotation-queues/${queueId}/selection`, { objects: [] });
+    expect(bad.status).toBe(400);
+    expect(bad.body['error']).toMatch(/objects/);
     // The other project's queues are not reachable through this project's path.
     const theirs = await sdk(other).createQueue({ name: 'ui theirs', scoreConfigIds: [otherConfigId] });
     expect((await ui(reviewer, 'GET', `/annotation-queues/${theirs.id}/review`)).status).toBe(404);

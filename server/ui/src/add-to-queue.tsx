@@ -1,6 +1,7 @@
 /**
  * "Add to queue": puts traces, observations or sessions picked in a table or a trace into one of
- * the project's annotation queues (members and owners; the server refuses viewers).
+ * the project's annotation queues (members and owners; the server refuses viewers); objects already
+ * in the queue are skipped.
  */
 import { useEffect, useState } from 'react';
 import { api, type QueueObject, type QueueOverview } from './api.ts';
@@ -22,9 +23,9 @@ export function AddToQueue({ projectId, objects }: { projectId: string; objects:
   const add = async () => {
     setMessage(undefined);
     try {
-      for (const o of objects) await api.addQueueItem(projectId, queueId, o);
+      const { added, skipped } = await api.addToQueue(projectId, queueId, objects);
       const name = queues.find((q) => q.id === queueId)?.name;
-      setMessage({ text: `Added ${objects.length} to ${name}` });
+      setMessage({ text: `Added ${added} to ${name}${skipped ? ` (${skipped} already in it)` : ''}` });
     } catch (e) {
       setMessage({ text: (e as Error).message, error: true });
     }

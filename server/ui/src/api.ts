@@ -486,11 +486,11 @@ export const api = {
     call<AnnotationQueue>('POST', `${projectPath(id)}/annotation-queues`, body),
   queueReview: (id: string, queueId: string) =>
     call<QueueReview>('GET', `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/review`),
-  addQueueItem: (id: string, queueId: string, object: QueueObject) =>
-    call<AnnotationQueueItem>(
+  addToQueue: (id: string, queueId: string, objects: QueueObject[]) =>
+    call<{ added: number; skipped: number }>(
       'POST',
-      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/items`,
-      object,
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/selection`,
+      { objects },
     ),
   setQueueItemStatus: (id: string, queueId: string, itemId: string, status: 'PENDING' | 'COMPLETED') =>
     call<AnnotationQueueItem>(

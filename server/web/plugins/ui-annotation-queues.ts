@@ -2,12 +2,14 @@
  * The annotation queue pages' routes in the UI's project scope: the public API's queue routes
  * (../annotation-queue-routes.ts) under `/api/ui/projects/:projectId`, writes for members and owners,
  * an item completed here recording its reviewer; plus what only the pages need: each queue's
- * progress, a queue's items in review order with their reviewers, its assignees, and the project's
- * members to assign.
+ * progress, a queue's items in review order with their reviewers, its assignees, the project's
+ * members to assign, and a selection added at once, skipping objects already queued.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { createItemRequest } from '../../annotation-queues/rules.ts';
 import {
+  addNewItems,
   assignees,
   findQueue,
   listQueues,
@@ -53,6 +55,32 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
         queues: queues.map((q) => ({ ...q, ...(progress.get(q.id) ?? { pending: 0, completed: 0 }) })),
         members,
       };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/ui/projects/:projectId/annotation-queues/:queueId/selection',
+      tag: 'UI',
+      summary: 'Add picked traces, observations or sessions to a queue; those already in it are skipped',
+      role: { atLeast: 'member', refusal: 'viewers cannot change annotation queues' },
+      params: projectParams.extend({ queueId: z.string().min(1) }),
+      body: z.object({
+        objects: z
+          .array(createItemRequest.pick({ objectId: true, objectType: true }))
+          .min(1)
+          .max(1000),
+      }),
+    },
+    async ({ params, body, req }) => {
+      const projectId = req.project.id;
+      if (!(await findQueue(ctx.pool, projectId, params.queueId))) {
+        throw new NotFound(`Annotation queue ${params.queueId} not found`);
+      }
+      const added = await addNewItems(ctx.pool, projectId, params.queueId, body.objects);
+      return { added, skipped: body.objects.length - added };
     },
   );
 
