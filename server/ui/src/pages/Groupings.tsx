@@ -22,8 +22,16 @@ export function Groupings({
   const [cursor, setCursor] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [loading, setLoading] = useState(false);
-  // Sessions picked to add to an annotation queue.
+  // Sessions picked to add to an annotation queue, by members and owners.
   const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [memberOrOwner, setMemberOrOwner] = useState(false);
+  useEffect(() => {
+    if (grouping !== 'sessions') return;
+    api.project(projectId).then(
+      (p) => setMemberOrOwner(p.project.role !== 'viewer'),
+      () => setMemberOrOwner(false),
+    );
+  }, [projectId, grouping]);
 
   const path = deployment.readPath.path;
   const load = useCallback(
@@ -51,6 +59,7 @@ export function Groupings({
   }, [load]);
 
   const related = grouping === 'sessions' ? 'Users' : 'Sessions';
+  const canQueue = memberOrOwner && grouping === 'sessions';
   return (
     <main>
       <h1>{grouping === 'sessions' ? 'Sessions' : 'Users'}</h1>
@@ -70,7 +79,7 @@ export function Groupings({
         </select>
       </label>
       {error && <p className="error">{error}</p>}
-      {grouping === 'sessions' && picked.size > 0 && (
+      {canQueue && picked.size > 0 && (
         <p>
           <AddToQueue
             projectId={projectId}
@@ -89,7 +98,7 @@ export function Groupings({
             <th>{related}</th>
             <th>Tokens</th>
             <th>Cost</th>
-            {grouping === 'sessions' && <th>Queue</th>}
+            {canQueue && <th>Queue</th>}
           </tr>
         </thead>
         <tbody>
@@ -105,7 +114,7 @@ export function Groupings({
                 {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
               </td>
               <td>{formatCost(r.totalCost)}</td>
-              {grouping === 'sessions' && (
+              {canQueue && (
                 // Its own cell, so that the id cell's accessible name stays the id.
                 <td>
                   <input
