@@ -15,6 +15,7 @@ import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
 import { alertsPlugin } from './plugins/alerts.ts';
+import { annotationQueuesPlugin } from './plugins/annotation-queues.ts';
 import { commentsPlugin } from './plugins/comments.ts';
 import { dashboardsPlugin } from './plugins/dashboards.ts';
 import { datasetsPlugin } from './plugins/datasets.ts';
@@ -136,6 +137,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     });
     api.register(evaluationsPlugin, { ctx });
     api.register(alertsPlugin, { ctx });
+    api.register(annotationQueuesPlugin, { ctx });
   });
 
   app.setNotFoundHandler((req, reply) => {

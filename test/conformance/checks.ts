@@ -231,3 +231,19 @@ export async function checkScoreConfig(s: ModeServer, id: string, name: string) 
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(r.body).toMatchObject({ id, name, dataType: 'NUMERIC', minValue: 0, maxValue: 1 });
 }
+
+/** An annotation queue's items as the public API reads them: the one the SDK kept, completed. */
+export async function checkQueueItems(s: ModeServer, queueId: string, itemId: string, traceId: string) {
+  const r = await api<{
+    data: { id: string; objectId: string; status: string; completedAt: string | null }[];
+  }>(s, 'GET', `/api/public/annotation-queues/${queueId}/items`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  expect(r.body.data).toEqual([
+    expect.objectContaining({
+      id: itemId,
+      objectId: traceId,
+      status: 'COMPLETED',
+      completedAt: expect.any(String),
+    }),
+  ]);
+}

@@ -8,12 +8,13 @@ import {
   checkComment,
   checkDataset,
   checkPrompts,
+  checkQueueItems,
   checkScore,
   checkScoreConfig,
   checkTracing,
   type Tier,
 } from './checks.ts';
-import { caseName, MODES, type Mode, otlpTrace, runPython, shortName } from './env.ts';
+import { api, caseName, MODES, type Mode, otlpTrace, runPython, shortName } from './env.ts';
 import { PYTHON_SDK_VERSIONS, type PythonSdkVersion } from './python-sdks.ts';
 
 const env = inject('conformance');
@@ -124,7 +125,41 @@ const OPERATIONS: Record<string, Operation> = {
       await checkScore(env.modes[mode], traceId, name, 0.5);
     },
   },
+  'annotation queues': {
+    // The SDK version whose generated client is checked here to carry `annotation_queues`.
+    versions: (v) => v.startsWith('5.'),
+    async run(version, mode, id) {
+      const configId = (
+        await api<{ id: string }>(env.modes[mode], 'POST', '/api/public/score-configs', {
+          name: shortName('queue'),
+          dataType: 'NUMERIC',
+        })
+      ).body.id;
+      const traceId = `${id}-queued`;
+      const out = await runPython<QueueResult>(version, 'annotation_queues', env.modes[mode], {
+        CONFORMANCE_CONFIG_ID: configId,
+        CONFORMANCE_TRACE_ID: traceId,
+        CONFORMANCE_QUEUE_NAME: `${id} queue`,
+      });
+      expect(out).toMatchObject({
+        completedAt: true,
+        deleted: true,
+        listed: [[traceId, 'TRACE', 'COMPLETED']],
+        total: 1,
+      });
+      await checkQueueItems(env.modes[mode], out.queueId, out.itemId, traceId);
+    },
+  },
 };
+
+interface QueueResult {
+  queueId: string;
+  itemId: string;
+  completedAt: boolean;
+  deleted: boolean;
+  listed: [string, string, string][];
+  total: number;
+}
 
 interface PromptsResult {
   text: string;

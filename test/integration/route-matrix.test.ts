@@ -633,6 +633,68 @@ const VALID: [string, Case][] = [
     },
   ],
   ['GET alert notifications', get('/api/public/unstable/alert-notifications', 'always')],
+  [
+    'POST annotation queue',
+    {
+      method: 'POST',
+      url: () => '/api/public/annotation-queues',
+      body: (d: Deployment) => ({ name: `m-queue-${d}`, scoreConfigIds: [seeded.config] }),
+      served: 'always',
+      ok: 200,
+    },
+  ],
+  ['GET annotation queues', get('/api/public/annotation-queues', 'always')],
+  [
+    'GET annotation queue (unknown id)',
+    {
+      ...get('/api/public/annotation-queues/m-none', 'always', 404),
+      template: '/api/public/annotation-queues/{queueId}',
+    },
+  ],
+  [
+    'GET annotation queue items (unknown queue)',
+    {
+      ...get('/api/public/annotation-queues/m-none/items', 'always', 404),
+      template: '/api/public/annotation-queues/{queueId}/items',
+    },
+  ],
+  [
+    'POST annotation queue item (unknown queue)',
+    {
+      ...json(
+        'POST',
+        '/api/public/annotation-queues/m-none/items',
+        { objectId: 'm-trace', objectType: 'TRACE' },
+        'always',
+        404,
+      ),
+      template: '/api/public/annotation-queues/{queueId}/items',
+    },
+  ],
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} annotation queue item (unknown queue)`,
+    {
+      method,
+      url: () => '/api/public/annotation-queues/m-none/items/m-none',
+      ...(method === 'PATCH' ? { body: { status: 'COMPLETED' } } : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/annotation-queues/{queueId}/items/{itemId}',
+    },
+  ]),
+  ...(['POST', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} annotation queue assignment (unknown queue)`,
+    {
+      ...json(
+        method,
+        '/api/public/annotation-queues/m-none/assignments',
+        { userId: 'm-user' },
+        'always',
+        404,
+      ),
+      template: '/api/public/annotation-queues/{queueId}/assignments',
+    },
+  ]),
   ['GET projects', get('/api/public/projects', 'always')],
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
@@ -654,6 +716,10 @@ const INVALID: [string, Case][] = [
   [
     'POST models without unit',
     json('POST', '/api/public/models', { modelName: 'x', matchPattern: 'x', inputPrice: 1 }, 'always', 400),
+  ],
+  [
+    'POST annotation queue without score configs',
+    json('POST', '/api/public/annotation-queues', { name: 'm-queue-bad' }, 'always', 400),
   ],
   [
     'POST exports with an unknown source',

@@ -116,6 +116,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
     'preflight',
     'alerts',
     'dashboards',
+    'annotation-queues',
   ],
   // A process's assembly: datastores opened, logger, shutdown, schema at start.
   ['runtime'],

@@ -514,6 +514,38 @@ DROP FUNCTION IF EXISTS record_dataset_item_event();
 DROP TABLE IF EXISTS dataset_item_events;`,
   },
   {
+    version: 23,
+    name: 'annotation_queues',
+    bothReleases: true,
+    // Human review: queues scoring with a set of score configs, their items (a trace, observation
+    // or session of the queue's project, pending or completed, by whom) and the project members
+    // assigned to each queue. Items and assignments go with their queue.
+    up: `
+CREATE TABLE IF NOT EXISTS annotation_queues (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, description TEXT, score_config_ids TEXT[] NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name)
+);
+CREATE INDEX IF NOT EXISTS annotation_queues_project_idx ON annotation_queues(project_id, created_at DESC);
+CREATE TABLE IF NOT EXISTS annotation_queue_items (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL,
+  queue_id TEXT NOT NULL REFERENCES annotation_queues(id) ON DELETE CASCADE,
+  object_id TEXT NOT NULL, object_type TEXT NOT NULL CHECK (object_type IN ('TRACE', 'OBSERVATION', 'SESSION')),
+  status TEXT NOT NULL DEFAULT 'PENDING' CHECK (status IN ('PENDING', 'COMPLETED')),
+  completed_at TIMESTAMPTZ, annotator_user_id TEXT REFERENCES users(id) ON DELETE SET NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS annotation_queue_items_queue_idx
+  ON annotation_queue_items(project_id, queue_id, created_at DESC);
+CREATE TABLE IF NOT EXISTS annotation_queue_assignments (
+  project_id TEXT NOT NULL, queue_id TEXT NOT NULL REFERENCES annotation_queues(id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (queue_id, user_id)
+);`,
+    down: 'DROP TABLE IF EXISTS annotation_queue_assignments, annotation_queue_items, annotation_queues;',
+  },
+  {
     version: 28,
     name: 'project_retention',
     bothReleases: true,

@@ -12,6 +12,7 @@ import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
 import { Prompts } from './pages/Prompts.tsx';
+import { QueueReviewPage, Queues } from './pages/Queues.tsx';
 import { Settings } from './pages/Settings.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
@@ -78,6 +79,7 @@ export function App() {
                 'users',
                 'datasets',
                 'prompts',
+                'annotation-queues',
                 'alerts',
                 'settings',
               ] as const
@@ -151,6 +153,14 @@ export function App() {
       {route.page === 'prompts' && <Prompts projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
+      )}
+      {route.page === 'queues' && <Queues projectId={route.projectId} />}
+      {route.page === 'queue' && (
+        <QueueReviewPage
+          projectId={route.projectId}
+          queueId={route.queueId}
+          readPath={session.deployment.readPath.path}
+        />
       )}
       {route.page === 'migration' && <Migration />}
       {route.page === 'account' && <Account email={session.user.email} onSignedIn={adopt} />}

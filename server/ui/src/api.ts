@@ -1,4 +1,6 @@
 /** The UI's calls to its JSON routes under /api/ui: same origin, cookies, the CSRF header on writes. */
+
+import type { AnnotationQueue, AnnotationQueueItem } from '../../annotation-queues/rules.ts';
 import type {
   CreateWidget,
   Dashboard,
@@ -335,6 +337,8 @@ export interface TileData {
 }
 /** A prompt name with its versions, labels and tags; one stored prompt version. */
 export type {
+  AnnotationQueue,
+  AnnotationQueueItem,
   CreateWidget,
   Dashboard,
   DashboardRange,
@@ -356,6 +360,24 @@ export interface PlaygroundRun {
   usage: Record<string, number>;
   cost: Record<string, number> | null;
   latencyMs: number;
+}
+
+export type QueueObject = Pick<AnnotationQueueItem, 'objectType' | 'objectId'>;
+/** A project member a queue item can be assigned to. */
+export interface Assignee {
+  id: string;
+  email: string;
+}
+export interface QueueOverview {
+  queues: (AnnotationQueue & { pending: number; completed: number })[];
+  members: Assignee[];
+}
+export interface QueueReview {
+  queue: AnnotationQueue;
+  /** Oldest first, with the email of the member who completed each. */
+  items: (AnnotationQueueItem & { annotatorEmail: string | null })[];
+  assignees: Assignee[];
+  members: Assignee[];
 }
 
 export class ApiError extends Error {
@@ -557,6 +579,29 @@ export const api = {
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),
   addScore: (id: string, score: Record<string, unknown>) =>
     call<{ id: string }>('POST', `${projectPath(id)}/scores`, score),
+  queueOverview: (id: string) => call<QueueOverview>('GET', `${projectPath(id)}/annotation-queue-overview`),
+  createQueue: (id: string, body: { name: string; description?: string; scoreConfigIds: string[] }) =>
+    call<AnnotationQueue>('POST', `${projectPath(id)}/annotation-queues`, body),
+  queueReview: (id: string, queueId: string) =>
+    call<QueueReview>('GET', `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/review`),
+  addToQueue: (id: string, queueId: string, objects: QueueObject[]) =>
+    call<{ added: number; skipped: number }>(
+      'POST',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/selection`,
+      { objects },
+    ),
+  setQueueItemStatus: (id: string, queueId: string, itemId: string, status: 'PENDING' | 'COMPLETED') =>
+    call<AnnotationQueueItem>(
+      'PATCH',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/items/${encodeURIComponent(itemId)}`,
+      { status },
+    ),
+  assignQueue: (id: string, queueId: string, userId: string, assigned: boolean) =>
+    call<unknown>(
+      assigned ? 'POST' : 'DELETE',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/assignments`,
+      { userId },
+    ),
   addComment: (id: string, comment: { objectType: string; objectId: string; content: string }) =>
     call<{ id: string }>('POST', `${projectPath(id)}/comments`, comment),
 };

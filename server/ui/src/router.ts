@@ -15,6 +15,8 @@ export type Route =
   | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'dashboards'; projectId: string }
   | { page: 'dashboard'; projectId: string; dashboardId: string }
+  | { page: 'queues'; projectId: string }
+  | { page: 'queue'; projectId: string; queueId: string }
   | { page: 'migration' }
   | { page: 'account' }
   | { page: 'notFound' };
@@ -44,6 +46,11 @@ export function routeOf(pathname: string): Route {
       projectId: decodeURIComponent(db[1]!),
       dashboardId: decodeURIComponent(db[2]!),
     };
+  const ql = pathname.match(/^\/project\/([^/]+)\/annotation-queues\/?$/);
+  if (ql) return { page: 'queues', projectId: decodeURIComponent(ql[1]!) };
+  const qr = pathname.match(/^\/project\/([^/]+)\/annotation-queues\/([^/]+)\/?$/);
+  if (qr)
+    return { page: 'queue', projectId: decodeURIComponent(qr[1]!), queueId: decodeURIComponent(qr[2]!) };
   const t = pathname.match(/^\/project\/([^/]+)\/traces\/([^/]+)\/?$/);
   if (t) return { page: 'trace', projectId: decodeURIComponent(t[1]!), traceId: decodeURIComponent(t[2]!) };
   const m = pathname.match(/^\/project\/([^/]+)(?:\/observations)?\/?$/);

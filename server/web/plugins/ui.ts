@@ -13,6 +13,7 @@ import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
 import { uiAlertsPlugin } from './ui-alerts.ts';
+import { uiAnnotationQueuesPlugin } from './ui-annotation-queues.ts';
 import { uiApiKeysPlugin } from './ui-api-keys.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
 import { uiDashboardsPlugin } from './ui-dashboards.ts';
@@ -51,6 +52,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiApiKeysPlugin,
         uiMembersPlugin,
         uiPromptsPlugin,
+        uiAnnotationQueuesPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

@@ -17,7 +17,8 @@ import { formatScore, formatTime } from '../format.ts';
 import { navigate } from '../router.ts';
 import { renderValue } from '../trace-model.ts';
 
-function Link({ href, children }: { href: string; children: React.ReactNode }) {
+/** An in-app link: navigates without reloading the page. */
+export function Link({ href, children }: { href: string; children: React.ReactNode }) {
   return (
     <a
       href={href}

@@ -4,6 +4,7 @@
  * the same list comes from the legacy traces (their timestamps are first and last seen).
  */
 import { useCallback, useEffect, useState } from 'react';
+import { AddToQueue } from '../add-to-queue.tsx';
 import { api, type Deployment, type GroupingRow } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
 
@@ -21,6 +22,16 @@ export function Groupings({
   const [cursor, setCursor] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [loading, setLoading] = useState(false);
+  // Sessions picked to add to an annotation queue, by members and owners.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [memberOrOwner, setMemberOrOwner] = useState(false);
+  useEffect(() => {
+    if (grouping !== 'sessions') return;
+    api.project(projectId).then(
+      (p) => setMemberOrOwner(p.project.role !== 'viewer'),
+      () => setMemberOrOwner(false),
+    );
+  }, [projectId, grouping]);
 
   const path = deployment.readPath.path;
   const load = useCallback(
@@ -48,6 +59,7 @@ export function Groupings({
   }, [load]);
 
   const related = grouping === 'sessions' ? 'Users' : 'Sessions';
+  const canQueue = memberOrOwner && grouping === 'sessions';
   return (
     <main>
       <h1>{grouping === 'sessions' ? 'Sessions' : 'Users'}</h1>
@@ -67,6 +79,14 @@ export function Groupings({
         </select>
       </label>
       {error && <p className="error">{error}</p>}
+      {canQueue && picked.size > 0 && (
+        <p>
+          <AddToQueue
+            projectId={projectId}
+            objects={[...picked].map((id) => ({ objectType: 'SESSION' as const, objectId: id }))}
+          />
+        </p>
+      )}
       <table className="grid">
         <thead>
           <tr>
@@ -78,6 +98,7 @@ export function Groupings({
             <th>{related}</th>
             <th>Tokens</th>
             <th>Cost</th>
+            {canQueue && <th>Queue</th>}
           </tr>
         </thead>
         <tbody>
@@ -93,6 +114,22 @@ export function Groupings({
                 {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
               </td>
               <td>{formatCost(r.totalCost)}</td>
+              {canQueue && (
+                // Its own cell, so that the id cell's accessible name stays the id.
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Pick ${r.id}`}
+                    checked={picked.has(r.id)}
+                    onChange={(e) => {
+                      const next = new Set(picked);
+                      if (e.target.checked) next.add(r.id);
+                      else next.delete(r.id);
+                      setPicked(next);
+                    }}
+                  />
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

@@ -6,7 +6,8 @@
  * filters and numbered pages of the version 3 experience.
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { api, type Deployment, type ObservationRow, type ProjectInfo } from '../api.ts';
+import { AddToQueue } from '../add-to-queue.tsx';
+import { api, type Deployment, type ObservationRow, type ProjectInfo, type QueueObject } from '../api.ts';
 import { type FilterCondition, parseFilterText } from '../filter-syntax.ts';
 import {
   formatCost,
@@ -52,8 +53,15 @@ const HEADERS = [
   'Scores',
 ];
 
+/** What a row stands for in an annotation queue: a root row is its trace. */
+const queueObjectOf = (r: ObservationRow): QueueObject =>
+  r.isRootObservation
+    ? { objectType: 'TRACE', objectId: r.traceId }
+    : { objectType: 'OBSERVATION', objectId: r.id };
+
 export function Observations({ projectId, deployment }: { projectId: string; deployment: Deployment }) {
   const [info, setInfo] = useState<ProjectInfo | undefined>();
+  const [picked, setPicked] = useState<Map<string, QueueObject>>(new Map());
   const [error, setError] = useState<string | undefined>();
   const [filterText, setFilterText] = useState(DEFAULT_FILTER);
   const [searchText, setSearchText] = useState('');
@@ -110,6 +118,8 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
   if (!info) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
 
   const parsed = parseFilterText(filterText, info.columns);
+  // Members and owners pick rows to add to an annotation queue.
+  const canQueue = info.project.role !== 'viewer';
   const apply = (e: FormEvent) => {
     e.preventDefault();
     if (parsed.ok && query) setQuery({ ...query, filters: parsed.filters, search: searchText.trim() });
@@ -167,6 +177,11 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
           )}
           <p className="muted hint">Columns: {Object.keys(info.columns).join(', ')}</p>
           {error && <p className="error">{error}</p>}
+          {canQueue && picked.size > 0 && (
+            <p>
+              <AddToQueue projectId={projectId} objects={[...picked.values()]} />
+            </p>
+          )}
           <table className="grid observations">
             <thead>
               <tr>
@@ -185,11 +200,27 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
                     </th>
                   );
                 })}
+                {canQueue && <th>Queue</th>}
               </tr>
             </thead>
             <tbody>
               {rows.map((r) => (
-                <ObservationRowView key={`${r.traceId}/${r.id}`} row={r} projectId={projectId} />
+                <ObservationRowView
+                  key={`${r.traceId}/${r.id}`}
+                  row={r}
+                  projectId={projectId}
+                  picked={picked.has(`${r.traceId}/${r.id}`)}
+                  onPick={
+                    canQueue
+                      ? (on) => {
+                          const next = new Map(picked);
+                          if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
+                          else next.delete(`${r.traceId}/${r.id}`);
+                          setPicked(next);
+                        }
+                      : undefined
+                  }
+                />
               ))}
             </tbody>
           </table>
@@ -289,7 +320,18 @@ function TraceTotal({ text }: { text: string }) {
   );
 }
 
-function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projectId: string }) {
+function ObservationRowView({
+  row: r,
+  projectId,
+  picked,
+  onPick,
+}: {
+  row: ObservationRow;
+  projectId: string;
+  /** Where rows can be picked (to add them to an annotation queue): whether this one is. */
+  picked?: boolean;
+  onPick?: (picked: boolean) => void;
+}) {
   const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(r.traceId)}`;
   return (
     <>
@@ -334,10 +376,21 @@ function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projec
             </span>
           ))}
         </td>
+        {onPick && (
+          // Its own cell, so that the name cell's accessible name stays the name.
+          <td>
+            <input
+              type="checkbox"
+              aria-label={`Pick ${r.name || r.id}`}
+              checked={picked}
+              onChange={(e) => onPick(e.target.checked)}
+            />
+          </td>
+        )}
       </tr>
       {r.match && (
         <tr className="match">
-          <td colSpan={HEADERS.length}>
+          <td colSpan={HEADERS.length + (onPick ? 1 : 0)}>
             <span className="muted">{r.match.field}: </span>
             {r.match.before}
             <mark>{r.match.match}</mark>

@@ -4,6 +4,7 @@
  * that add a score or a comment (members and owners).
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { AddToQueue } from '../add-to-queue.tsx';
 import {
   api,
   type Comment,
@@ -113,7 +114,7 @@ export function Trace({
   );
 }
 
-function Value({ raw }: { raw: string | null }) {
+export function Value({ raw }: { raw: string | null }) {
   const r = renderValue(raw);
   if (r.kind === 'empty') return <p className="muted">none</p>;
   if (r.kind === 'chat') {
@@ -218,6 +219,21 @@ function Annotate({
   }, [projectId]);
   return (
     <div className="annotate">
+      <p>
+        <AddToQueue
+          projectId={projectId}
+          objects={[
+            o.isRootObservation
+              ? { objectType: 'TRACE', objectId: o.traceId }
+              : { objectType: 'OBSERVATION', objectId: o.id },
+          ]}
+        />
+      </p>
+      {o.sessionId && (
+        <p>
+          <AddToQueue projectId={projectId} objects={[{ objectType: 'SESSION', objectId: o.sessionId }]} />
+        </p>
+      )}
       {configs && configs.length > 0 && (
         <ConfigScoreForm
           configs={configs}
@@ -296,35 +312,52 @@ function ConfigScoreForm({
           </option>
         ))}
       </select>
-      {config.dataType === 'NUMERIC' ? (
-        <input
-          aria-label="Config value"
-          type="number"
-          step="any"
-          min={config.minValue ?? undefined}
-          max={config.maxValue ?? undefined}
-          value={value}
-          onChange={(e) => setValue(e.target.value)}
-          required
-        />
-      ) : (
-        <select aria-label="Config value" value={value} onChange={(e) => setValue(e.target.value)} required>
-          <option value="">choose</option>
-          {(config.categories ?? []).map((c) => (
-            <option key={c.label} value={c.label}>
-              {c.label}
-            </option>
-          ))}
-        </select>
-      )}
+      <ConfigValueInput config={config} value={value} onChange={setValue} label="Config value" required />
       <button type="submit">Annotate</button>
       {error && <p className="error">{error}</p>}
     </form>
   );
 }
 
+/** A score config's value: a number within its bounds, or one of its categories by label. */
+export function ConfigValueInput({
+  config,
+  value,
+  onChange,
+  label,
+  required,
+}: {
+  config: ScoreConfig;
+  value: string;
+  onChange: (value: string) => void;
+  label: string;
+  required?: boolean;
+}) {
+  return config.dataType === 'NUMERIC' ? (
+    <input
+      aria-label={label}
+      type="number"
+      step="any"
+      min={config.minValue ?? undefined}
+      max={config.maxValue ?? undefined}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      required={required}
+    />
+  ) : (
+    <select aria-label={label} value={value} onChange={(e) => onChange(e.target.value)} required={required}>
+      <option value="">choose</option>
+      {(config.categories ?? []).map((c) => (
+        <option key={c.label} value={c.label}>
+          {c.label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 /** A form's submit: runs the write and keeps its error message to show under the form. */
-function useWrite(run: () => Promise<void>) {
+export function useWrite(run: () => Promise<void>) {
   const [error, setError] = useState<string | undefined>();
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
