@@ -8,6 +8,7 @@ import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
+import { Models } from './pages/Models.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
 import { Trace } from './pages/Trace.tsx';
@@ -65,7 +66,9 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
+            {(
+              ['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts', 'models'] as const
+            ).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -131,6 +134,7 @@ export function App() {
       )}
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
+      {route.page === 'models' && <Models projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

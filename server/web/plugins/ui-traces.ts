@@ -12,10 +12,12 @@ import { createComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
+import type { ModelDefinition } from '../../models/definitions.ts';
+import { visibleModels } from '../../models/store.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
-import { zipMetadata } from '../../reads/sql.ts';
+import { numberMap, zipMetadata } from '../../reads/sql.ts';
 import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
@@ -25,6 +27,8 @@ import { route } from '../route.ts';
 import { projectParams } from '../ui-scope.ts';
 import { SERVICE_VERSION } from './health.ts';
 import type { PluginOptions } from './types.ts';
+
+type Row = Record<string, unknown>;
 
 const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
 /** A trace larger than this shows its first observations and says it was cut. */
@@ -52,6 +56,23 @@ export async function traceComments(
   return comments.data;
 }
 
+/**
+ * The definition that priced an observation (as it is now; null when deleted since) and whether
+ * its cost is the one the SDK sent or one computed from a definition's prices.
+ */
+function costOrigin(o: Row, details: Row | undefined, models: Map<string, ModelDefinition>) {
+  const modelId = o['modelId'] as string | null;
+  const m = modelId ? models.get(modelId) : undefined;
+  const priced = Object.keys((o['costDetails'] ?? {}) as object).length > 0;
+  const sent = Object.keys(numberMap(details?.['provided_cost_details'])).length > 0;
+  return {
+    matchedModel: m
+      ? { id: m.id, modelName: m.modelName, matchPattern: m.matchPattern, builtIn: m.projectId === null }
+      : null,
+    costSource: priced ? (sent ? 'sent' : 'computed') : null,
+  };
+}
+
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
     app,
@@ -74,10 +95,12 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         withDetails: true,
       });
       if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
-      const [scoreRows, totalRows] = await Promise.all([
+      const [scoreRows, totalRows, models] = await Promise.all([
         select(ctx, buildRowScores(projectId, [params.traceId])),
         select(ctx, buildTraceTotals(projectId, [params.traceId])),
+        visibleModels(ctx.pool, projectId),
       ]);
+      const modelsById = new Map(models.map((m) => [m.id, m]));
       const scores = indexScores(scoreRows);
       // Oldest first, parents before children, with full metadata values (the table's rows keep
       // them truncated).
@@ -92,6 +115,7 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
             ? zipMetadata(details['metadata_names'], details['metadata_values'])
             : o['metadata'],
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
+          ...costOrigin(o, details, modelsById),
         };
       });
       const observations = treeOrder(mapped, (o) => {

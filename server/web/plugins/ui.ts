@@ -20,6 +20,7 @@ import { uiEvaluationsPlugin } from './ui-evaluations.ts';
 import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
+import { uiModelsPlugin } from './ui-models.ts';
 import { uiProjectsPlugin } from './ui-projects.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
 
@@ -43,6 +44,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiDashboardsPlugin,
         uiEvaluationsPlugin,
         uiAlertsPlugin,
+        uiModelsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }
