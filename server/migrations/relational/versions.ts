@@ -513,6 +513,21 @@ DROP TRIGGER IF EXISTS dataset_item_events ON dataset_items;
 DROP FUNCTION IF EXISTS record_dataset_item_event();
 DROP TABLE IF EXISTS dataset_item_events;`,
   },
+  {
+    version: 24,
+    name: 'cost_recomputations',
+    bothReleases: true,
+    // Where `observatory recompute-costs` stands for a range (and project): the last row done, so a
+    // killed run resumes there. One row per range; a finished one starts over when asked again.
+    up: `
+CREATE TABLE IF NOT EXISTS cost_recomputations (
+  id TEXT PRIMARY KEY, project_id TEXT, from_time TIMESTAMPTZ NOT NULL, to_time TIMESTAMPTZ NOT NULL,
+  cursor JSONB, examined BIGINT NOT NULL DEFAULT 0, updated BIGINT NOT NULL DEFAULT 0,
+  started_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  finished_at TIMESTAMPTZ
+);`,
+    down: 'DROP TABLE IF EXISTS cost_recomputations;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
