@@ -18,7 +18,7 @@ import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../rea
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { numberMap, zipMetadata } from '../../reads/sql.ts';
-import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
+import { buildTraceTotals, costSource, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
@@ -27,8 +27,6 @@ import { route } from '../route.ts';
 import { projectParams } from '../ui-scope.ts';
 import { SERVICE_VERSION } from './health.ts';
 import type { PluginOptions } from './types.ts';
-
-type Row = Record<string, unknown>;
 
 const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
 /** A trace larger than this shows its first observations and says it was cut. */
@@ -56,21 +54,17 @@ export async function traceComments(
   return comments.data;
 }
 
-/**
- * The definition that priced an observation (as it is now; null when deleted since) and whether
- * its cost is the one the SDK sent or one computed from a definition's prices.
- */
-function costOrigin(o: Row, details: Row | undefined, models: Map<string, ModelDefinition>) {
-  const modelId = o['modelId'] as string | null;
-  const m = modelId ? models.get(modelId) : undefined;
-  const priced = Object.keys((o['costDetails'] ?? {}) as object).length > 0;
-  const sent = Object.keys(numberMap(details?.['provided_cost_details'])).length > 0;
-  return {
-    matchedModel: m
-      ? { id: m.id, modelName: m.modelName, matchPattern: m.matchPattern, builtIn: m.projectId === null }
-      : null,
-    costSource: priced ? (sent ? 'sent' : 'computed') : null,
-  };
+/** The trace view's definitions by id: those that priced its observations, as they are now. */
+export async function modelsOfTrace(ctx: PluginOptions['ctx'], projectId: string) {
+  return new Map((await visibleModels(ctx.pool, projectId)).map((m) => [m.id, m]));
+}
+
+/** The definition that priced an observation; null when none did or it was deleted since. */
+export function matchedModel(models: Map<string, ModelDefinition>, modelId: unknown) {
+  const m = typeof modelId === 'string' ? models.get(modelId) : undefined;
+  return m
+    ? { id: m.id, modelName: m.modelName, matchPattern: m.matchPattern, builtIn: m.projectId === null }
+    : null;
 }
 
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -98,9 +92,8 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       const [scoreRows, totalRows, models] = await Promise.all([
         select(ctx, buildRowScores(projectId, [params.traceId])),
         select(ctx, buildTraceTotals(projectId, [params.traceId])),
-        visibleModels(ctx.pool, projectId),
+        modelsOfTrace(ctx, projectId),
       ]);
-      const modelsById = new Map(models.map((m) => [m.id, m]));
       const scores = indexScores(scoreRows);
       // Oldest first, parents before children, with full metadata values (the table's rows keep
       // them truncated).
@@ -115,7 +108,11 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
             ? zipMetadata(details['metadata_names'], details['metadata_values'])
             : o['metadata'],
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
-          ...costOrigin(o, details, modelsById),
+          matchedModel: matchedModel(models, o['modelId']),
+          costSource: costSource(
+            (o['costDetails'] ?? {}) as Record<string, number>,
+            numberMap(details?.['provided_cost_details']),
+          ),
         };
       });
       const observations = treeOrder(mapped, (o) => {
