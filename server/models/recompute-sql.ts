@@ -178,8 +178,12 @@ export function cursorAfter(source: CostSource, rows: Row[]): Cursor | null {
   };
 }
 
-const COST_TYPE: Record<string, string> = {
+/** The tables holding cost: the legacy ones (staging waits there for propagation) and the events ones. */
+export type CostTable = 'observations' | 'observations_batch_staging' | 'events_full' | 'events_core';
+
+const COST_TYPE: Record<CostTable, string> = {
   observations: 'Map(LowCardinality(String), Decimal64(12))',
+  observations_batch_staging: 'Map(LowCardinality(String), Decimal64(12))',
   events_full: 'Map(LowCardinality(String), Decimal(18, 12))',
   events_core: 'Map(LowCardinality(String), Decimal(18, 12))',
 };
@@ -188,16 +192,18 @@ const USAGE_TYPE = 'Map(LowCardinality(String), UInt64)';
 /**
  * Writes one project's changes in place, so no row is duplicated however often it runs: a
  * lightweight `UPDATE` or a waited-for mutation on the events tables (their configured form), a
- * mutation on the legacy table (it has no block numbers for lightweight updates). A row whose cost
+ * mutation on the legacy tables (they have no block numbers for lightweight updates). A row whose cost
  * was sent meanwhile is left alone.
  */
 export function updateStatement(
-  table: 'observations' | 'events_full' | 'events_core',
+  table: CostTable,
   form: UpdateForm,
   dialect: Dialect,
   changes: CostChange[],
 ): Statement {
-  const legacy = table === 'observations';
+  const legacy = table === 'observations' || table === 'observations_batch_staging';
+  // Staging rows have no tier columns: propagation carries the cost into the events tables.
+  const tiers = table !== 'observations_batch_staging';
   const times = changes.map((c) => c.startTime).sort();
   const params: Record<string, unknown> = {
     project_id: changes[0]!.projectId,
@@ -208,8 +214,7 @@ export function updateStatement(
     usage_values: changes.map((c) => Object.values(c.usage)),
     cost_keys: changes.map((c) => Object.keys(c.cost)),
     cost_values: changes.map((c) => Object.values(c.cost).map(decimalText)),
-    tier_ids: changes.map((c) => c.tierId),
-    tier_names: changes.map((c) => c.tierName),
+    ...(tiers ? { tier_ids: changes.map((c) => c.tierId), tier_names: changes.map((c) => c.tierName) } : {}),
     ...(legacy ? { totals: changes.map((c) => c.totalCost) } : {}),
     min_time: times[0],
     max_time: times.at(-1),
@@ -222,8 +227,12 @@ export function updateStatement(
     `usage_details = CAST(mapFromArrays({usage_keys:Array(Array(String))}[${i}], {usage_values:Array(Array(UInt64))}[${i}]), '${USAGE_TYPE}')`,
     `cost_details = ${cost}`,
     ...(legacy ? [`total_cost = toDecimal64OrNull({totals:Array(String)}[${i}], 12)`] : []),
-    `usage_pricing_tier_id = nullIf({tier_ids:Array(String)}[${i}], '')`,
-    `usage_pricing_tier_name = nullIf({tier_names:Array(String)}[${i}], '')`,
+    ...(tiers
+      ? [
+          `usage_pricing_tier_id = nullIf({tier_ids:Array(String)}[${i}], '')`,
+          `usage_pricing_tier_name = nullIf({tier_names:Array(String)}[${i}], '')`,
+        ]
+      : []),
   ].join(', ');
   const where = [
     'project_id = {project_id:String}',

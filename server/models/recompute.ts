@@ -1,7 +1,8 @@
 /**
  * `observatory recompute-costs`: recomputes the computed costs of a time range with the current
  * model definitions, batch by batch, in every table that holds cost (the legacy `observations`,
- * and in release 4 `events_full` and `events_core`). After each batch the last row done is saved
+ * and in release 4 also the staged rows propagation has yet to carry, `events_full` and
+ * `events_core`). After each batch the last row done is saved
  * in PostgreSQL (`cost_recomputations`): a killed run resumes after it. Updates are in place and a
  * row already right is not written, so a batch done twice (killed between its update and its
  * checkpoint) changes nothing the second time.
@@ -18,6 +19,7 @@ import {
   type CostChange,
   type CostRange,
   type CostSource,
+  type CostTable,
   type Cursor,
   cursorAfter,
   recomputeRow,
@@ -49,10 +51,17 @@ const READ_SETTINGS = {
   output_format_json_quote_decimals: 0,
 } as const;
 
-const TABLES: Record<CostSource, ('observations' | 'events_full' | 'events_core')[]> = {
-  observations: ['observations'],
-  events: ['events_full', 'events_core'],
-};
+/**
+ * The tables a source's changes go to (release 4 stages legacy rows for propagation too), the one
+ * batches are read from last: a run killed between two of them finds that one unchanged when it
+ * resumes, so the batch is written to all again.
+ */
+const tablesOf = (source: CostSource, release: '3' | '4'): CostTable[] =>
+  source === 'events'
+    ? ['events_core', 'events_full']
+    : release === '4'
+      ? ['observations_batch_staging', 'observations']
+      : ['observations'];
 
 const keyOf = (r: CostRange) => `${r.from}|${r.to}|${r.projectId ?? '*'}`;
 
@@ -137,7 +146,7 @@ async function writeChanges(deps: RecomputeDeps, source: CostSource, changes: Co
     else byProject.set(c.projectId, [c]);
   }
   for (const projectChanges of byProject.values())
-    for (const table of TABLES[source]) {
+    for (const table of tablesOf(source, deps.release)) {
       const { query, params } = updateStatement(table, deps.form, deps.dialect, projectChanges);
       await deps.analytics.command({ query, query_params: params });
     }

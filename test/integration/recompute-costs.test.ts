@@ -34,7 +34,7 @@ const GPT_4O_ID = 'b9854a5c92dc496b997d99d20';
 const ACME = 30;
 const acmeUsage = (i: number) => ({ input: 100 + i, output: 10 });
 
-const ALL_TABLES = ['observations', 'events_full', 'events_core'] as const;
+const ALL_TABLES = ['observations', 'observations_batch_staging', 'events_full', 'events_core'] as const;
 /** Tables each mode must have written generations to (dual may also write events directly). */
 const WRITES: Record<Mode, string[]> = {
   legacy: ['observations'],
@@ -50,7 +50,7 @@ interface Stored {
 }
 
 async function stored(table: string, projectId: string): Promise<Map<string, Stored>> {
-  const legacy = table === 'observations';
+  const legacy = table.startsWith('observations');
   const rs = await ch.query({
     query: `SELECT ${legacy ? 'id' : 'span_id'} AS id, ${legacy ? 'internal_model_id' : 'model_id'} AS model_id,
               cost_details, total_cost FROM ${table} FINAL

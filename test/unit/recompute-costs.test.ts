@@ -167,7 +167,16 @@ describe('batches', () => {
       'mutation',
       /^ALTER TABLE events_core UPDATE model_id = .* SETTINGS mutations_sync = 2$/s,
     ],
-    ['observations', 'lightweight', /^ALTER TABLE observations UPDATE internal_model_id = .*total_cost = /s],
+    [
+      'observations',
+      'lightweight',
+      /^ALTER TABLE observations UPDATE internal_model_id = .*total_cost = .*usage_pricing_tier_id/s,
+    ],
+    [
+      'observations_batch_staging',
+      'mutation',
+      /^ALTER TABLE observations_batch_staging UPDATE (?!.*usage_pricing_tier).*total_cost = /s,
+    ],
   ] as const)('update %s in the %s form', (table, form, shape) => {
     const s = updateStatement(table, form, { cluster: false, clusterName: '' }, [change]);
     expect(s.query).toMatch(shape);
