@@ -4,16 +4,18 @@
  * then changes its prices and overrides a built-in model; the CLI, killed mid-way and run again,
  * resumes from its checkpoint and leaves every table that holds cost (legacy `observations`,
  * `events_full`, `events_core`) with the new cost and model id, field by field, read with SQL, with
- * no row duplicated and the SDK-sent cost untouched. A second run finds nothing to change.
+ * no row duplicated and the SDK-sent cost untouched. A second run finds nothing to change. In dual,
+ * a batch-ingested generation is recomputed in staging too, for propagation to carry.
  */
 import { spawn } from 'node:child_process';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { startObservation } from '@langfuse/tracing';
+import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from '../../cluster/observatory-cli.ts';
 import { observatoryCli } from '../../cluster/paths.ts';
-import { eventually } from '../conformance/env.ts';
+import { bounded, eventually } from '../conformance/env.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { cli, MODE_ENV, type Mode } from '../fixtures/service.ts';
@@ -263,5 +265,52 @@ describe.each(MODES)('%s', (mode) => {
       examined: (ACME + 1) * sources,
       updated: 0,
     });
+  });
+});
+
+describe('dual: a batch-ingested generation staged for propagation', () => {
+  it('is recomputed in the legacy table and in staging, so propagation carries the new cost', async () => {
+    const p = projects.dual;
+    const call = (method: string, path: string, body?: unknown) => callApi(webs.dual, p, method, path, body);
+    const model = { modelName: 'acme-staged', matchPattern: '(?i)^acme-staged$', unit: 'TOKENS' };
+    const v1 = await call('POST', '/api/public/models', { ...model, inputPrice: 1e-6, outputPrice: 1e-6 });
+    const lf = new Langfuse({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs.dual.url });
+    const trace = lf.trace({ name: 'staged' });
+    const gen = trace.generation({ name: 'llm', model: 'acme-staged', usage: { input: 1000, output: 100 } });
+    gen.end();
+    await bounded('langfuse 3.x shutdown', lf.shutdownAsync(), 30_000);
+    const tables = ['observations', 'observations_batch_staging'];
+    await eventually(
+      'the staged generation',
+      async () => {
+        const rows = await Promise.all(tables.map((t) => stored(t, p.projectId)));
+        return rows.every((r) => r.get(gen.id)?.modelId === v1.body['id']) ? rows : undefined;
+      },
+      30_000,
+    );
+    expect((await call('DELETE', `/api/public/models/${v1.body['id']}`)).status).toBe(200);
+    const v2 = await call('POST', '/api/public/models', { ...model, inputPrice: 2e-6, outputPrice: 4e-6 });
+    const before = await Promise.all(tables.map((t) => physicalRows(t, p.projectId)));
+    const now = Date.now();
+    const run = await cli(
+      [
+        'recompute-costs',
+        '--from',
+        new Date(now - 3600_000).toISOString(),
+        '--to',
+        new Date(now + 3600_000).toISOString(),
+        '--project',
+        p.projectId,
+      ],
+      { ...env.base, ...MODE_ENV.dual },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    for (const [i, table] of tables.entries()) {
+      expect(await physicalRows(table, p.projectId), table).toBe(before[i]);
+      const r = (await stored(table, p.projectId)).get(gen.id)!;
+      expect(r.modelId, table).toBe(v2.body['id']);
+      expectCost(r.costDetails, { input: 0.002, output: 0.0004, total: 0.0024 });
+      expect(r.totalCost, table).toBeCloseTo(0.0024, 12);
+    }
   });
 });
