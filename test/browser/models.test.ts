@@ -23,7 +23,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
+import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
@@ -34,6 +34,7 @@ let worker: WebServer;
 let chromium: Chromium;
 let project: Project;
 let owner: { email: string; password: string };
+let viewer: { email: string; password: string };
 
 beforeAll(async () => {
   [pg, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
@@ -49,6 +50,12 @@ beforeAll(async () => {
     project.projectId,
     '--role',
     'owner',
+  ]);
+  viewer = await createUiUser(env, 'models-viewer@example.com', [
+    '--project',
+    project.projectId,
+    '--role',
+    'viewer',
   ]);
 });
 
@@ -227,5 +234,24 @@ describe('the models page', () => {
       ['output', '10', '$2.00'],
       ['total', '', '$3.00'],
     ]);
+  });
+});
+
+describe('a viewer', () => {
+  it('sees the definitions and tests a name, but has no way to change them and is refused', async () => {
+    const page = await chromium.open(web.url, viewer);
+    await page.goto(`/project/${project.projectId}/models`);
+    await rowOf(page, 'acme-chat', 'Project').waitFor();
+    expect(await testName(page, 'acme-chat')).toBe(
+      'acme-chat matches acme-chat (project, pattern (?i)^acme-chat(-\\d+)?$)',
+    );
+    expect(await definitions(page).getByRole('button').count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'New model' }).count()).toBe(0);
+    const b = await signIn(web.url, viewer);
+    const refused = await request(b, 'POST', `/api/ui/projects/${project.projectId}/models`, {
+      body: { modelName: 'x', matchPattern: 'x', unit: 'TOKENS', inputPrice: 1 },
+      headers: { 'x-csrf-token': b.csrf },
+    });
+    expect([refused.status, refused.body['message']]).toEqual([403, 'viewers cannot change models']);
   });
 });
