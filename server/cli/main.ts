@@ -51,6 +51,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'load built-in model prices from a price file: load FILE [--json]',
     load: async () => (await import('./models.ts')).run,
   },
+  'recompute-costs': {
+    summary:
+      'recompute computed (never sent) costs with the current model definitions, resumable: --from ISO --to ISO [--project ID] [--batch-size N] [--json]',
+    load: async () => (await import('./recompute-costs.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

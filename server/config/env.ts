@@ -294,6 +294,7 @@ export const ROLE_REQUIRES = {
   cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
   producers: ['DATABASE_URL'],
   models: ['DATABASE_URL'],
+  'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],
   'create-project': ['DATABASE_URL'],
   'create-user': ['DATABASE_URL'],
   'create-org-key': ['DATABASE_URL'],

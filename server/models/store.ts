@@ -87,36 +87,62 @@ export class DuplicateModelName extends Error {
   override name = 'DuplicateModelName';
 }
 
-/** Creates a project's own definition; a second one of the same name in the project is refused. */
-export async function createModel(
-  pool: pg.Pool,
-  projectId: string,
-  req: CreateModelRequest,
-): Promise<ModelDefinition> {
-  const id = randomUUID();
+/** The columns a request sets, after id and project: name, pattern, start, unit, tokenizer, tiers. */
+function requestValues(req: CreateModelRequest): unknown[] {
   const tiers: PricingTier[] = requestedTiers(req).map((t) => ({ ...t, id: randomUUID() }));
+  return [
+    req.modelName,
+    req.matchPattern,
+    req.startDate ?? null,
+    req.unit,
+    req.tokenizerId ?? null,
+    req.tokenizerConfig === undefined ? null : JSON.stringify(req.tokenizerConfig),
+    JSON.stringify(tiers),
+  ];
+}
+
+async function writeModel<T>(req: CreateModelRequest, write: () => Promise<T>): Promise<T> {
   try {
-    const { rows } = await pool.query<ModelRow>(
-      `INSERT INTO models (id, project_id, model_name, match_pattern, start_date, unit, tokenizer_id, tokenizer_config, pricing_tiers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-      [
-        id,
-        projectId,
-        req.modelName,
-        req.matchPattern,
-        req.startDate ?? null,
-        req.unit,
-        req.tokenizerId ?? null,
-        req.tokenizerConfig === undefined ? null : JSON.stringify(req.tokenizerConfig),
-        JSON.stringify(tiers),
-      ],
-    );
-    return fromRow(rows[0]!);
+    return await write();
   } catch (err) {
     if ((err as { code?: string }).code === '23505')
       throw new DuplicateModelName(`Model name '${req.modelName}' already exists in project`);
     throw err;
   }
+}
+
+/** Creates a project's own definition; a second one of the same name in the project is refused. */
+export function createModel(
+  pool: pg.Pool,
+  projectId: string,
+  req: CreateModelRequest,
+): Promise<ModelDefinition> {
+  return writeModel(req, async () => {
+    const { rows } = await pool.query<ModelRow>(
+      `INSERT INTO models (id, project_id, model_name, match_pattern, start_date, unit, tokenizer_id, tokenizer_config, pricing_tiers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      [randomUUID(), projectId, ...requestValues(req)],
+    );
+    return fromRow(rows[0]!);
+  });
+}
+
+/** Replaces one of a project's own definitions; null when the project has none with this id. */
+export function updateModel(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+  req: CreateModelRequest,
+): Promise<ModelDefinition | null> {
+  return writeModel(req, async () => {
+    const { rows } = await pool.query<ModelRow>(
+      `UPDATE models SET model_name = $3, match_pattern = $4, start_date = $5, unit = $6, tokenizer_id = $7,
+         tokenizer_config = $8, pricing_tiers = $9, updated_at = now()
+       WHERE id = $1 AND project_id = $2 RETURNING ${COLUMNS}`,
+      [id, projectId, ...requestValues(req)],
+    );
+    return rows[0] ? fromRow(rows[0]) : null;
+  });
 }
 
 /** Deletes a project's own definition; false when the project has none with this id. */

@@ -6,6 +6,7 @@
  */
 import { indexScores, scoresOfRow } from './row-scores.ts';
 import { num, numberMap, orNull, parseMaybeJson, toIso } from './sql.ts';
+import { costSource } from './trace-totals.ts';
 import { treeOrder } from './tree-order.ts';
 
 type Row = Record<string, unknown>;
@@ -64,6 +65,10 @@ export function legacyTraceView(trace: Row, observations: Row[], scores: Row[]) 
       model: orNull(o['provided_model_name']),
       usageDetails: numberMap(o['usage_details']),
       totalCost: num(o['total_cost']),
+      modelId: orNull(o['internal_model_id']),
+      costDetails: numberMap(o['cost_details']),
+      usagePricingTierName: orNull(o['usage_pricing_tier_name']),
+      costSource: costSource(numberMap(o['cost_details']), numberMap(o['provided_cost_details'])),
       userId: orNull(trace['user_id']),
       sessionId: orNull(trace['session_id']),
       tags: [] as string[],

@@ -243,7 +243,7 @@ export function buildObservationDetails(projectId: string, rows: Row[]): Query {
   const min = times[0]!;
   const max = times.at(-1)!;
   const sql = [
-    'SELECT span_id, trace_id, start_time, input, output, metadata_names, metadata_values',
+    'SELECT span_id, trace_id, start_time, input, output, metadata_names, metadata_values, provided_cost_details',
     'FROM events_full FINAL',
     `WHERE project_id = ${params.str(projectId)}`,
     `  AND start_time >= ${params.time(min)} AND start_time <= ${params.time(max)}`,

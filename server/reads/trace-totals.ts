@@ -38,3 +38,15 @@ export function indexTraceTotals(rows: Row[]): Map<string, TraceTotals> {
     ]),
   );
 }
+
+/**
+ * Whether an observation's cost is the one the SDK sent or one computed from a model definition's
+ * prices; null when it has none.
+ */
+export function costSource(
+  costDetails: Record<string, number>,
+  providedCostDetails: Record<string, number>,
+): 'sent' | 'computed' | null {
+  if (Object.keys(costDetails).length === 0) return null;
+  return Object.keys(providedCostDetails).length > 0 ? 'sent' : 'computed';
+}

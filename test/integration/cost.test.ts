@@ -13,7 +13,8 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import { Langfuse } from 'langfuse';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bounded, eventually } from '../conformance/env.ts';
+import { bounded, eventually, runPython } from '../conformance/env.ts';
+import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import type { Mode, Project } from '../fixtures/service.ts';
@@ -21,6 +22,7 @@ import type { Mode, Project } from '../fixtures/service.ts';
 /** Which observation reads each mode serves (the legacy tables' v1, the events tables' v2). */
 const READS: Record<Mode, ('v1' | 'v2')[]> = { legacy: ['v1'], dual: ['v1', 'v2'], events_only: ['v2'] };
 const GPT_4O_ID = 'b9854a5c92dc496b997d99d20';
+const PYTHON_SDK = '5.0.4';
 
 const env = modeWebsForSuite('cost');
 const { webs, projects } = env;
@@ -181,6 +183,39 @@ describe.each(MODES)('%s: generations from @langfuse/otel 5.x', (mode) => {
       close(s.costDetails, { input: 0.1, total: 0.1 });
       const l = await readCost(mode, api, large.traceId, large.id);
       close(l.costDetails, { input: 0.202, total: 0.202 });
+    }
+  });
+});
+
+describe.each(MODES)('%s: generations from the Python SDK (langfuse 5.0.4)', (mode) => {
+  beforeAll(() => ensurePythonSdk(PYTHON_SDK, (line) => process.stderr.write(`${line}\n`)), 600_000);
+
+  it('usage and no cost, a sent cost, and a model made through its models API, field by field', async () => {
+    const p = projects[mode];
+    const out = await runPython<{
+      modelId: string;
+      generations: Record<string, { traceId: string; id: string }>;
+    }>(
+      PYTHON_SDK,
+      'cost',
+      { url: webs[mode].url, ...p },
+      { CONFORMANCE_CASE: `py-cost-${mode}`, CUSTOM_PATTERN: '(?i)^py-acme$', CUSTOM_MODEL: 'PY-ACME' },
+    );
+    const { usage, sent, custom } = out.generations;
+    for (const api of READS[mode]) {
+      const u = await readCost(mode, api, usage!.traceId, usage!.id);
+      expect(u.modelId, api).toBe(GPT_4O_ID);
+      expect(u.usageDetails, api).toMatchObject({ input: 1000, output: 500 });
+      close(u.costDetails, { input: 0.0025, output: 0.005, total: 0.0075 });
+      expect(Number(u.totalCost), api).toBeCloseTo(0.0075, 10);
+      const s = await readCost(mode, api, sent!.traceId, sent!.id);
+      close(s.costDetails, { input: 0.5, output: 0.25, total: 0.75 });
+      expect(Number(s.totalCost), api).toBeCloseTo(0.75, 10);
+      const c = await readCost(mode, api, custom!.traceId, custom!.id);
+      expect(c.modelId, api).toBe(out.modelId);
+      expect(c.usageDetails, api).toMatchObject({ input: 10, output: 20 });
+      close(c.costDetails, { input: 0.01, output: 0.04, total: 0.05 });
+      expect(Number(c.totalCost), api).toBeCloseTo(0.05, 10);
     }
   });
 });

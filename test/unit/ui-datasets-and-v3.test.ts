@@ -131,4 +131,30 @@ describe('legacyTraceView', () => {
       { k: { a: 1 }, plain: 'v' },
     ]);
   });
+
+  it.each([
+    ['computed from a definition', { input: 0.1, total: 0.1 }, {}, 'computed'],
+    ['sent by the SDK', { input: 0.1, total: 0.1 }, { input: 0.1 }, 'sent'],
+    ['none', {}, {}, null],
+  ])('says where a generation’s cost comes from: %s', (_, cost, provided, source) => {
+    const [, o] = legacyTraceView(
+      trace,
+      [
+        {
+          ...obs('o1', 'p', '2026-01-01 00:00:01.000', '2026-01-01 00:00:02.000', 0.1),
+          internal_model_id: 'm1',
+          cost_details: cost,
+          provided_cost_details: provided,
+          usage_pricing_tier_name: 'Standard',
+        },
+      ],
+      [],
+    );
+    expect(o).toMatchObject({
+      modelId: 'm1',
+      costDetails: cost,
+      usagePricingTierName: 'Standard',
+      costSource: source,
+    });
+  });
 });

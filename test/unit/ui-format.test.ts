@@ -78,6 +78,7 @@ describe('table formatting', () => {
     ['/migration', { page: 'migration' }],
     ['/account', { page: 'account' }],
     ['/project/abc/datasets', { page: 'datasets', projectId: 'abc' }],
+    ['/project/abc/models', { page: 'models', projectId: 'abc' }],
     ['/project/abc/datasets/d%2F1', { page: 'dataset', projectId: 'abc', datasetId: 'd/1' }],
     ['/project/abc/sessions/x', { page: 'notFound' }],
     ['/elsewhere', { page: 'notFound' }],

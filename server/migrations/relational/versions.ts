@@ -546,6 +546,21 @@ CREATE TABLE IF NOT EXISTS annotation_queue_assignments (
     down: 'DROP TABLE IF EXISTS annotation_queue_assignments, annotation_queue_items, annotation_queues;',
   },
   {
+    version: 24,
+    name: 'cost_recomputations',
+    bothReleases: true,
+    // Where `observatory recompute-costs` stands for a range (and project): the last row done, so a
+    // killed run resumes there. One row per range; a finished one starts over when asked again.
+    up: `
+CREATE TABLE IF NOT EXISTS cost_recomputations (
+  id TEXT PRIMARY KEY, project_id TEXT, from_time TIMESTAMPTZ NOT NULL, to_time TIMESTAMPTZ NOT NULL,
+  cursor JSONB, examined BIGINT NOT NULL DEFAULT 0, updated BIGINT NOT NULL DEFAULT 0,
+  started_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  finished_at TIMESTAMPTZ
+);`,
+    down: 'DROP TABLE IF EXISTS cost_recomputations;',
+  },
+  {
     version: 28,
     name: 'project_retention',
     bothReleases: true,

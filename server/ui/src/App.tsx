@@ -9,6 +9,7 @@ import { Groupings } from './pages/Groupings.tsx';
 import { Invite } from './pages/Invite.tsx';
 import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
+import { Models } from './pages/Models.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
 import { Prompts } from './pages/Prompts.tsx';
@@ -81,6 +82,7 @@ export function App() {
                 'prompts',
                 'annotation-queues',
                 'alerts',
+                'models',
                 'settings',
               ] as const
             ).map((p) => (
@@ -151,6 +153,7 @@ export function App() {
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
       {route.page === 'settings' && <Settings projectId={route.projectId} />}
       {route.page === 'prompts' && <Prompts projectId={route.projectId} />}
+      {route.page === 'models' && <Models projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

@@ -140,6 +140,13 @@ export interface TraceTotals {
 
 export interface TraceObservationDetail extends ObservationRow {
   parentObservationId: string | null;
+  modelId: string | null;
+  costDetails: Record<string, number>;
+  usagePricingTierName: string | null;
+  /** The definition that priced it, as it is now; null when none or deleted since. */
+  matchedModel: { id: string; modelName: string; matchPattern: string; builtIn: boolean } | null;
+  /** Whether the cost is the one the SDK sent or one computed from a definition's prices. */
+  costSource: 'sent' | 'computed' | null;
   input: string | null;
   output: string | null;
   metadata: Record<string, unknown>;
@@ -263,6 +270,39 @@ export interface DatasetRun {
   description: string | null;
   createdAt: string | null;
   itemCount: number | null;
+}
+
+export interface PricingTier {
+  id?: string;
+  name: string;
+  isDefault: boolean;
+  priority: number;
+  conditions: Record<string, unknown>[];
+  prices: Record<string, number>;
+}
+
+/** A model definition as the models API answers it (server/models/definitions.ts `toApiModel`). */
+export interface ModelDefinition {
+  id: string;
+  modelName: string;
+  matchPattern: string;
+  startDate: string | null;
+  unit: string | null;
+  tokenizerId: string | null;
+  tokenizerConfig: unknown;
+  isLangfuseManaged: boolean;
+  pricingTiers: PricingTier[];
+}
+
+/** A model definition as the page sends it (the models API's create request). */
+export interface ModelRequest {
+  modelName: string;
+  matchPattern: string;
+  startDate?: string | null;
+  unit: string;
+  pricingTiers: PricingTier[];
+  tokenizerId?: string | null;
+  tokenizerConfig?: unknown;
 }
 
 /** An alert rule as the alerts API answers it (server/alerts/api.ts). */
@@ -510,6 +550,18 @@ export const api = {
       'POST',
       `${projectPath(id)}/alert-channels/${encodeURIComponent(channelId)}/test`,
     ),
+  models: (id: string) => call<{ data: ModelDefinition[] }>('GET', `${projectPath(id)}/models`),
+  matchModel: (id: string, name: string) =>
+    call<{ name: string; at: string; model: ModelDefinition | null }>(
+      'GET',
+      `${projectPath(id)}/models/match?${queryString({ name })}`,
+    ),
+  createModel: (id: string, body: ModelRequest) =>
+    call<ModelDefinition>('POST', `${projectPath(id)}/models`, body),
+  updateModel: (id: string, modelId: string, body: ModelRequest) =>
+    call<ModelDefinition>('PUT', `${projectPath(id)}/models/${encodeURIComponent(modelId)}`, body),
+  deleteModel: (id: string, modelId: string) =>
+    call<{ message: string }>('DELETE', `${projectPath(id)}/models/${encodeURIComponent(modelId)}`),
   convertRule: (projectId: string, ruleId: string) =>
     call<{ id: string; name: string }>(
       'POST',

@@ -21,7 +21,7 @@ import { type Row, runPaged, select } from '../../reads/select.ts';
 import { q, route } from '../route.ts';
 import { projectParams } from '../ui-scope.ts';
 import type { PluginOptions } from './types.ts';
-import { traceComments } from './ui-traces.ts';
+import { matchedModel, modelsOfTrace, traceComments } from './ui-traces.ts';
 
 export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
@@ -79,11 +79,15 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       const projectId = req.project.id;
       const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
       if (!trace) throw new NotFound(`trace ${params.traceId} not found`);
-      const [observations, scores] = await Promise.all([
+      const [observations, scores, models] = await Promise.all([
         select(ctx, buildObservationsOfTrace(projectId, params.traceId)),
         select(ctx, buildScoresOfTrace(projectId, params.traceId)),
+        modelsOfTrace(ctx, projectId),
       ]);
-      const view = legacyTraceView(trace, observations, scores);
+      const view = legacyTraceView(trace, observations, scores).map((o) => ({
+        ...o,
+        matchedModel: 'modelId' in o ? matchedModel(models, o.modelId) : null,
+      }));
       return {
         traceId: params.traceId,
         observations: view,

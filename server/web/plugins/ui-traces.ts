@@ -12,11 +12,13 @@ import { createComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
+import type { ModelDefinition } from '../../models/definitions.ts';
+import { visibleModels } from '../../models/store.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../../reads/observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
-import { zipMetadata } from '../../reads/sql.ts';
-import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
+import { numberMap, zipMetadata } from '../../reads/sql.ts';
+import { buildTraceTotals, costSource, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
@@ -52,6 +54,19 @@ export async function traceComments(
   return comments.data;
 }
 
+/** The trace view's definitions by id: those that priced its observations, as they are now. */
+export async function modelsOfTrace(ctx: PluginOptions['ctx'], projectId: string) {
+  return new Map((await visibleModels(ctx.pool, projectId)).map((m) => [m.id, m]));
+}
+
+/** The definition that priced an observation; null when none did or it was deleted since. */
+export function matchedModel(models: Map<string, ModelDefinition>, modelId: unknown) {
+  const m = typeof modelId === 'string' ? models.get(modelId) : undefined;
+  return m
+    ? { id: m.id, modelName: m.modelName, matchPattern: m.matchPattern, builtIn: m.projectId === null }
+    : null;
+}
+
 export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
     app,
@@ -74,9 +89,10 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         withDetails: true,
       });
       if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
-      const [scoreRows, totalRows] = await Promise.all([
+      const [scoreRows, totalRows, models] = await Promise.all([
         select(ctx, buildRowScores(projectId, [params.traceId])),
         select(ctx, buildTraceTotals(projectId, [params.traceId])),
+        modelsOfTrace(ctx, projectId),
       ]);
       const scores = indexScores(scoreRows);
       // Oldest first, parents before children, with full metadata values (the table's rows keep
@@ -92,6 +108,11 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
             ? zipMetadata(details['metadata_names'], details['metadata_values'])
             : o['metadata'],
           scores: scoresOfRow(scores, params.traceId, id, Boolean(o['isRootObservation'])),
+          matchedModel: matchedModel(models, o['modelId']),
+          costSource: costSource(
+            (o['costDetails'] ?? {}) as Record<string, number>,
+            numberMap(details?.['provided_cost_details']),
+          ),
         };
       });
       const observations = treeOrder(mapped, (o) => {

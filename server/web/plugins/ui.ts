@@ -24,6 +24,7 @@ import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
 import { uiMembersPlugin } from './ui-members.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
+import { uiModelsPlugin } from './ui-models.ts';
 import { uiProjectsPlugin } from './ui-projects.ts';
 import { uiPromptsPlugin } from './ui-prompts.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
@@ -53,6 +54,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiMembersPlugin,
         uiPromptsPlugin,
         uiAnnotationQueuesPlugin,
+        uiModelsPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

@@ -161,7 +161,40 @@ function ObservationDetail(props: {
         <dt>Tokens</dt>
         <dd>{formatTokens(o.usageDetails)}</dd>
         <dt>Cost</dt>
-        <dd>{formatCost(o.totalCost)}</dd>
+        <dd>
+          {formatCost(o.totalCost)}
+          {o.costSource && (
+            <span className="muted"> · {o.costSource === 'sent' ? 'sent by the SDK' : 'computed'}</span>
+          )}
+        </dd>
+        {o.matchedModel && (
+          <>
+            <dt>Priced by</dt>
+            <dd className="matched-model">
+              {o.matchedModel.modelName} ({o.matchedModel.builtIn ? 'built-in' : 'project'}, pattern{' '}
+              <code>{o.matchedModel.matchPattern}</code>)
+              {o.usagePricingTierName ? ` · tier ${o.usagePricingTierName}` : ''}
+            </dd>
+          </>
+        )}
+        {Object.keys(o.costDetails ?? {}).length > 0 && (
+          <>
+            <dt>Cost by usage type</dt>
+            <dd>
+              <table className="grid compact" aria-label="Cost by usage type">
+                <tbody>
+                  {Object.entries(o.costDetails).map(([k, v]) => (
+                    <tr key={k}>
+                      <th scope="row">{k}</th>
+                      <td className="num">{o.usageDetails[k] ?? ''}</td>
+                      <td className="num">{formatCost(v)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </dd>
+          </>
+        )}
         <dt>Level</dt>
         <dd>
           {o.level}

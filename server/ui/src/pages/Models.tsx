@@ -1,0 +1,261 @@
+/**
+ * A project's model definitions (project settings): the project's own and the built-in ones with
+ * their pattern, start date, unit, prices per usage type by tier and tokenizer; create, edit and
+ * delete the project's own; "edit" on a built-in one creates the project's own override of it, as
+ * the reference does. "Test a model name" asks the server which definition ingestion would price
+ * that name with now.
+ */
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { api, type ModelDefinition, type PricingTier } from '../api.ts';
+import { formatTime } from '../format.ts';
+import { EMPTY_FORM, formOf, type ModelForm, requestOf } from '../model-form.ts';
+
+const UNITS = ['TOKENS', 'CHARACTERS', 'MILLISECONDS', 'SECONDS', 'IMAGES', 'REQUESTS'] as const;
+const TOKENIZERS = ['', 'openai', 'claude'] as const;
+
+/** What the form edits: a new definition, one of the project's own, or an override of a built-in. */
+type Editing =
+  | { kind: 'new' }
+  | { kind: 'edit'; model: ModelDefinition }
+  | { kind: 'override'; model: ModelDefinition };
+
+export function Models({ projectId }: { projectId: string }) {
+  const [models, setModels] = useState<ModelDefinition[] | undefined>();
+  const [canWrite, setCanWrite] = useState(false);
+  const [editing, setEditing] = useState<Editing>({ kind: 'new' });
+  const [matchedId, setMatchedId] = useState<string | null>(null);
+  const [error, setError] = useState<string | undefined>();
+
+  const load = useCallback(
+    () =>
+      Promise.all([api.models(projectId), api.project(projectId)]).then(
+        ([m, info]) => {
+          setModels(m.data);
+          setCanWrite(info.project.role !== 'viewer');
+        },
+        (e: Error) => setError(e.message),
+      ),
+    [projectId],
+  );
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const remove = async (m: ModelDefinition) => {
+    setError(undefined);
+    try {
+      await api.deleteModel(projectId, m.id);
+      if (editing.kind !== 'new' && editing.model.id === m.id) setEditing({ kind: 'new' });
+      await load();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  if (!models) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
+  return (
+    <main>
+      <h1>Models</h1>
+      <p className="muted">
+        Ingestion prices a generation without a sent cost with the definition whose pattern matches its model
+        name: the project's own before the built-in ones, then the latest start date.
+      </p>
+      <MatchTest projectId={projectId} onMatched={setMatchedId} />
+      {error && <p className="error">{error}</p>}
+      <table className="grid" aria-label="Model definitions">
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Owner</th>
+            <th>Match pattern</th>
+            <th>Start date</th>
+            <th>Unit</th>
+            <th>Prices (USD per unit)</th>
+            <th>Tokenizer</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {models.map((m) => (
+            <tr key={m.id} className={m.id === matchedId ? 'matched' : undefined}>
+              <td>{m.modelName}</td>
+              <td>{m.isLangfuseManaged ? 'Built-in' : 'Project'}</td>
+              <td>
+                <code>{m.matchPattern}</code>
+              </td>
+              <td>{m.startDate ? formatTime(m.startDate) : '—'}</td>
+              <td>{m.unit ?? '—'}</td>
+              <td>
+                <Tiers tiers={m.pricingTiers} />
+              </td>
+              <td>{m.tokenizerId ?? '—'}</td>
+              <td>
+                {canWrite &&
+                  (m.isLangfuseManaged ? (
+                    <button type="button" onClick={() => setEditing({ kind: 'override', model: m })}>
+                      Override
+                    </button>
+                  ) : (
+                    <>
+                      <button type="button" onClick={() => setEditing({ kind: 'edit', model: m })}>
+                        Edit
+                      </button>{' '}
+                      <button type="button" onClick={() => void remove(m)}>
+                        Delete
+                      </button>
+                    </>
+                  ))}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {canWrite && (
+        <ModelEditor
+          key={editing.kind === 'new' ? 'new' : `${editing.kind}-${editing.model.id}`}
+          projectId={projectId}
+          editing={editing}
+          onDone={async () => {
+            setEditing({ kind: 'new' });
+            await load();
+          }}
+        />
+      )}
+    </main>
+  );
+}
+
+function Tiers({ tiers }: { tiers: PricingTier[] }) {
+  return (
+    <ul className="tiers">
+      {[...tiers]
+        .sort((a, b) => a.priority - b.priority)
+        .map((t) => (
+          <li key={t.id ?? t.name}>
+            <strong>{t.name}</strong>
+            {t.isDefault ? '' : ` (when ${t.conditions.map((c) => conditionText(c)).join(' and ')})`}:{' '}
+            {Object.entries(t.prices)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')}
+          </li>
+        ))}
+    </ul>
+  );
+}
+
+function conditionText(c: Record<string, unknown>): string {
+  if ('usageDetailPattern' in c) return `usage ${c['usageDetailPattern']} ${c['operator']} ${c['value']}`;
+  return `${c['source']}.${c['key']} in ${(c['values'] as string[]).join('|')}`;
+}
+
+function MatchTest({ projectId, onMatched }: { projectId: string; onMatched: (id: string | null) => void }) {
+  const [name, setName] = useState('');
+  const [result, setResult] = useState<string | undefined>();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setResult(undefined);
+    try {
+      const r = await api.matchModel(projectId, name);
+      onMatched(r.model?.id ?? null);
+      setResult(
+        r.model
+          ? `${r.name} matches ${r.model.modelName} (${r.model.isLangfuseManaged ? 'built-in' : 'project'}, pattern ${r.model.matchPattern})`
+          : `${r.name} matches no definition: its generations get no computed cost`,
+      );
+    } catch (err) {
+      onMatched(null);
+      setResult((err as Error).message);
+    }
+  };
+  return (
+    <form className="card" aria-label="Test a model name" onSubmit={(e) => void submit(e)}>
+      <label>
+        Model name <input value={name} onChange={(e) => setName(e.target.value)} />
+      </label>{' '}
+      <button type="submit">Test</button>
+      {result && <p role="status">{result}</p>}
+    </form>
+  );
+}
+
+function ModelEditor({
+  projectId,
+  editing,
+  onDone,
+}: {
+  projectId: string;
+  editing: Editing;
+  onDone: () => Promise<void>;
+}) {
+  const [form, setForm] = useState<ModelForm>(editing.kind === 'new' ? EMPTY_FORM : formOf(editing.model));
+  const [error, setError] = useState<string | undefined>();
+  const set = (k: keyof ModelForm) => (e: { target: { value: string } }) =>
+    setForm((f) => ({ ...f, [k]: e.target.value }));
+  const title =
+    editing.kind === 'new'
+      ? 'New model'
+      : editing.kind === 'edit'
+        ? `Edit ${editing.model.modelName}`
+        : `Override ${editing.model.modelName}`;
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      const body = requestOf(form, editing.kind === 'new' ? undefined : editing.model.tokenizerConfig);
+      if (editing.kind === 'edit') await api.updateModel(projectId, editing.model.id, body);
+      else await api.createModel(projectId, body);
+      await onDone();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const text = (label: string, k: keyof ModelForm) => (
+    <label>
+      {label} <input value={form[k]} onChange={set(k)} />
+    </label>
+  );
+  return (
+    <form className="card" aria-label={title} onSubmit={(e) => void submit(e)}>
+      <h3>{title}</h3>
+      {editing.kind === 'override' && (
+        <p className="muted">
+          Built-in definitions cannot change: saving creates the project's own, which wins.
+        </p>
+      )}
+      {text('Model name', 'modelName')}
+      {text('Match pattern', 'matchPattern')}
+      {text('Start date', 'startDate')}
+      <label>
+        Unit{' '}
+        <select value={form.unit} onChange={set('unit')}>
+          {UNITS.map((u) => (
+            <option key={u}>{u}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Tokenizer{' '}
+        <select value={form.tokenizerId} onChange={set('tokenizerId')}>
+          {TOKENIZERS.map((t) => (
+            <option key={t} value={t}>
+              {t === '' ? 'none' : t}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Prices per usage type <textarea rows={4} value={form.prices} onChange={set('prices')} />
+      </label>
+      <label>
+        Other tiers (JSON) <textarea rows={3} value={form.otherTiers} onChange={set('otherTiers')} />
+      </label>
+      <button type="submit">{editing.kind === 'edit' ? 'Save' : 'Create model'}</button>
+      {editing.kind !== 'new' && (
+        <button type="button" onClick={() => void onDone()}>
+          Cancel
+        </button>
+      )}
+      {error && <p className="error">{error}</p>}
+    </form>
+  );
+}
