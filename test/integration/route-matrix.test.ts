@@ -27,6 +27,7 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { ModelCatalog } from '../../server/models/catalog.ts';
 import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
+import { createOrganizationKey } from '../../server/projects/organizations.ts';
 import { buildWebApp } from '../../server/web/app.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
@@ -80,6 +81,8 @@ interface Case {
   ok: number;
   /** The path as the OpenAPI document names it, where the URL does not show it. */
   template?: string;
+  /** Sent with the organization's key (the administration routes) instead of the project's. */
+  organization?: true;
 }
 
 const json = (method: Case['method'], url: string, body: unknown, served: Served, ok: number): Case => ({
@@ -90,6 +93,73 @@ const json = (method: Case['method'], url: string, body: unknown, served: Served
   ok,
 });
 const get = (url: string, served: Served, ok = 200): Case => ({ method: 'GET', url: () => url, served, ok });
+
+/** The administration routes, with the organization's key, on the seeded project or unknown ids. */
+function administration(): [string, Case][] {
+  const org = (c: Omit<Case, 'url' | 'served'> & { url: () => string }): Case => ({
+    ...c,
+    served: 'always',
+    organization: true,
+  });
+  const projectPath = () => `/api/public/projects/${seeded.project}`;
+  const P = '/api/public/projects/{projectId}';
+  return [
+    [
+      'POST projects',
+      org({ method: 'POST', url: () => '/api/public/projects', body: { name: 'm-org' }, ok: 201 }),
+    ],
+    [
+      'PUT project',
+      org({ method: 'PUT', url: projectPath, body: { name: 'route-matrix' }, ok: 200, template: P }),
+    ],
+    [
+      'DELETE project',
+      org({ method: 'DELETE', url: () => '/api/public/projects/m-none', ok: 404, template: P }),
+    ],
+    [
+      'GET project keys',
+      org({ method: 'GET', url: () => `${projectPath()}/apiKeys`, ok: 200, template: `${P}/apiKeys` }),
+    ],
+    [
+      'POST project keys',
+      org({
+        method: 'POST',
+        url: () => `${projectPath()}/apiKeys`,
+        body: {},
+        ok: 200,
+        template: `${P}/apiKeys`,
+      }),
+    ],
+    [
+      'DELETE project key',
+      org({
+        method: 'DELETE',
+        url: () => `${projectPath()}/apiKeys/m-none`,
+        ok: 404,
+        template: `${P}/apiKeys/{apiKeyId}`,
+      }),
+    ],
+    ['GET org projects', org({ method: 'GET', url: () => '/api/public/organizations/projects', ok: 200 })],
+    ['GET org keys', org({ method: 'GET', url: () => '/api/public/organizations/apiKeys', ok: 200 })],
+    ...(['organization', 'project'] as const).flatMap((scope): [string, Case][] => {
+      const url = () =>
+        scope === 'organization' ? '/api/public/organizations/memberships' : `${projectPath()}/memberships`;
+      const template = scope === 'project' ? `${P}/memberships` : undefined;
+      const t = template ? { template } : {};
+      return [
+        [`GET ${scope} memberships`, org({ method: 'GET', url, ok: 200, ...t })],
+        [
+          `PUT ${scope} membership`,
+          org({ method: 'PUT', url, body: { userId: 'm-none', role: 'VIEWER' }, ok: 404, ...t }),
+        ],
+        [
+          `DELETE ${scope} membership`,
+          org({ method: 'DELETE', url, body: { userId: 'm-none' }, ok: 404, ...t }),
+        ],
+      ];
+    }),
+  ];
+}
 
 /** One valid request per route; the seeded entities exist (`beforeAll`). */
 const VALID: [string, Case][] = [
@@ -696,6 +766,7 @@ const VALID: [string, Case][] = [
     },
   ]),
   ['GET projects', get('/api/public/projects', 'always')],
+  ...administration(),
   ['GET openapi.json', get('/api/public/openapi.json', 'always')],
   ['GET health', get('/api/public/health', 'always')],
   ['GET ready', get('/api/public/ready', 'always')],
@@ -738,9 +809,11 @@ let dir: string;
 let ch: ClickHouseClient;
 let pool: pg.Pool;
 let auth: string;
+let orgAuth: string;
 const apps = {} as Record<Deployment, FastifyInstance>;
 /** Ids the server chose for seeded entities. */
 const seeded = {
+  project: '',
   comment: '',
   config: '',
   export: '',
@@ -782,7 +855,7 @@ async function send(a: FastifyInstance, c: Case, d: Deployment) {
   return a.inject({
     method: c.method,
     url: c.url(d),
-    headers: { authorization: auth },
+    headers: { authorization: c.organization ? orgAuth : auth },
     ...(c.body === undefined
       ? {}
       : { payload: (typeof c.body === 'function' ? c.body(d) : c.body) as object }),
@@ -798,6 +871,9 @@ beforeAll(async () => {
   await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
   const project = await createProject(pool, 'route-matrix');
   auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
+  seeded.project = project.projectId;
+  const orgKey = await createOrganizationKey(pool, 'default', null);
+  orgAuth = `Basic ${Buffer.from(`${orgKey.publicKey}:${orgKey.secretKey}`).toString('base64')}`;
   for (const d of ALL) apps[d] = app(d);
 
   // What the reads by id find: a trace with a span in a session, a score, a dataset with an item
