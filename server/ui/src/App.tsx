@@ -5,11 +5,13 @@ import { Account } from './pages/Account.tsx';
 import { Alerts } from './pages/Alerts.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
+import { Evaluations } from './pages/Evaluations.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { Settings } from './pages/Settings.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
 
@@ -65,7 +67,18 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
+            {(
+              [
+                'dashboards',
+                'observations',
+                'sessions',
+                'users',
+                'datasets',
+                'evaluations',
+                'alerts',
+                'settings',
+              ] as const
+            ).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -131,6 +144,8 @@ export function App() {
       )}
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
+      {route.page === 'evaluations' && <Evaluations projectId={route.projectId} />}
+      {route.page === 'settings' && <Settings projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

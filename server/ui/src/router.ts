@@ -6,7 +6,7 @@ export type Route =
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
-  | { page: 'sessions' | 'users' | 'datasets' | 'alerts'; projectId: string }
+  | { page: 'sessions' | 'users' | 'datasets' | 'alerts' | 'evaluations' | 'settings'; projectId: string }
   | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'dashboards'; projectId: string }
   | { page: 'dashboard'; projectId: string; dashboardId: string }
@@ -19,10 +19,10 @@ export function routeOf(pathname: string): Route {
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
   if (pathname === '/migration') return { page: 'migration' };
   if (pathname === '/account') return { page: 'account' };
-  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts)\/?$/);
+  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts|evaluations|settings)\/?$/);
   if (g)
     return {
-      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts',
+      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts' | 'evaluations' | 'settings',
       projectId: decodeURIComponent(g[1]!),
     };
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);

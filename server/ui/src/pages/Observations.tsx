@@ -329,8 +329,9 @@ function ObservationRowView({ row: r, projectId }: { row: ObservationRow; projec
         <td>{r.level}</td>
         <td>
           {r.scores.map((s) => (
-            <span key={s.id} className="score">
+            <span key={s.id} className="score" title={s.comment ?? undefined}>
               {s.name}: {formatScore(s.value)}
+              {s.source === 'EVAL' && <span className="score-source"> (eval)</span>}
             </span>
           ))}
         </td>

@@ -133,6 +133,9 @@ function Value({ raw }: { raw: string | null }) {
   return <pre className="value">{r.text}</pre>;
 }
 
+const judgeHref = (projectId: string, traceId: string) =>
+  `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
+
 function ObservationDetail(props: {
   o: TraceObservationDetail;
   comments: Comment[];
@@ -179,11 +182,30 @@ function ObservationDetail(props: {
       )}
       <h3>Scores</h3>
       {o.scores.length === 0 && <p className="muted">none</p>}
-      {o.scores.map((s) => (
-        <span key={s.id} className="score">
-          {s.name}: {formatScore(s.value)}
-        </span>
-      ))}
+      {o.scores.length > 0 && (
+        <ul className="scores" aria-label="Scores">
+          {o.scores.map((s) => (
+            <li key={s.id} className="score">
+              {s.name}: {formatScore(s.value)} <span className="muted">{s.source}</span>
+              {s.comment && <span className="score-comment"> · {s.comment}</span>}
+              {s.executionTraceId && (
+                <>
+                  {' · '}
+                  <a
+                    href={judgeHref(props.projectId, s.executionTraceId)}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(judgeHref(props.projectId, s.executionTraceId!));
+                    }}
+                  >
+                    judge trace
+                  </a>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       <h3>Comments</h3>
       {props.comments.length === 0 && <p className="muted">none</p>}
       <ul className="comments">
