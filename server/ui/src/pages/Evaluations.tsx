@@ -41,6 +41,8 @@ export function Evaluations({ projectId }: { projectId: string }) {
   const [columns, setColumns] = useState<Columns | undefined>();
   const [template, setTemplate] = useState<Evaluator | undefined>();
   const [editing, setEditing] = useState<EvaluationRule | undefined>();
+  // A new blank rule form after each save.
+  const [saves, setSaves] = useState(0);
   const [error, setError] = useState<string | undefined>();
 
   const load = useCallback(
@@ -152,13 +154,14 @@ export function Evaluations({ projectId }: { projectId: string }) {
         </table>
       )}
       <RuleForm
-        key={editing?.id ?? 'new'}
+        key={editing?.id ?? `new-${saves}`}
         projectId={projectId}
         evaluators={evaluators}
         columns={columns}
         editing={editing}
         onSaved={() => {
           setEditing(undefined);
+          setSaves((n) => n + 1);
           void load();
         }}
       />
@@ -619,7 +622,11 @@ function RuleForm({
       </label>
       <label>
         Evaluator{' '}
-        <select value={evaluatorName} onChange={(e) => setEvaluatorName(e.target.value)}>
+        <select
+          aria-label="Evaluator"
+          value={evaluatorName}
+          onChange={(e) => setEvaluatorName(e.target.value)}
+        >
           <option value="">choose…</option>
           {evaluators.map((ev) => (
             <option key={ev.id} value={ev.name}>

@@ -138,7 +138,8 @@ function ConnectionForm({
         withDefaultModels: form.withDefaultModels,
       });
       setSaved(`Saved connection ${c.provider}`);
-      setForm((f) => ({ ...f, secretKey: '' }));
+      // Secrets are not kept on the page once stored.
+      setForm((f) => ({ ...f, secretKey: '', headers: c.extraHeaderKeys.map((k) => `${k}: `).join('\n') }));
       onSaved();
     } catch (err) {
       setError((err as Error).message);
