@@ -25,6 +25,7 @@ import {
   type WebServer,
 } from '../fixtures/service.ts';
 import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { waitFor } from '../fixtures/wait.ts';
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -42,17 +43,6 @@ let deadPort: number;
 const base = () => `/api/ui/projects/${project.projectId}`;
 const write = (b: Browser, method: string, path: string, body?: unknown) =>
   request(b, method, path, { headers: { 'x-csrf-token': b.csrf }, ...(body === undefined ? {} : { body }) });
-
-/** Polls until `probe` returns a value; every wait bounded. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 beforeAll(async () => {
   [pg, ch, redis, deadPort] = await Promise.all([

@@ -18,7 +18,7 @@ import {
 } from '../api.ts';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { navigate } from '../router.ts';
+import { Link, traceHref } from '../link.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
@@ -109,17 +109,8 @@ export function Evaluations({ projectId }: { projectId: string }) {
       </table>
       {connections.length === 0 && (
         <p className="muted">
-          No LLM connection yet: add one in the{' '}
-          <a
-            href={settings}
-            onClick={(ev) => {
-              ev.preventDefault();
-              navigate(settings);
-            }}
-          >
-            project settings
-          </a>{' '}
-          before making an evaluator.
+          No LLM connection yet: add one in the <Link href={settings}>project settings</Link> before making an
+          evaluator.
         </p>
       )}
       <EvaluatorForm
@@ -249,29 +240,6 @@ function RuleRow({
   );
 }
 
-function TraceLink({
-  projectId,
-  traceId,
-  children,
-}: {
-  projectId: string;
-  traceId: string;
-  children: string;
-}) {
-  const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
-  return (
-    <a
-      href={href}
-      onClick={(e) => {
-        e.preventDefault();
-        navigate(href);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
-
 function ExecutionLog({
   projectId,
   rule,
@@ -308,9 +276,7 @@ function ExecutionLog({
               <tr key={x.id}>
                 <td>{formatTime(x.createdAt)}</td>
                 <td>
-                  <TraceLink projectId={projectId} traceId={x.traceId}>
-                    {x.observationId}
-                  </TraceLink>
+                  <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
                 </td>
                 <td className={`execution-${x.status.toLowerCase()}`}>
                   {x.status}
@@ -321,9 +287,7 @@ function ExecutionLog({
                 <td>{x.score?.comment ?? ''}</td>
                 <td>
                   {x.score?.executionTraceId ? (
-                    <TraceLink projectId={projectId} traceId={x.score.executionTraceId}>
-                      judge trace
-                    </TraceLink>
+                    <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
                   ) : (
                     '–'
                   )}
@@ -694,10 +658,7 @@ function RuleForm({
         {preview?.sample && (
           <>
             <p>
-              On {target}{' '}
-              <TraceLink projectId={projectId} traceId={preview.sample.traceId}>
-                {preview.sample.id}
-              </TraceLink>{' '}
+              On {target} <Link href={traceHref(projectId, preview.sample.traceId)}>{preview.sample.id}</Link>{' '}
               <span className="muted">({formatTime(preview.sample.startTime)})</span>
             </p>
             <dl>

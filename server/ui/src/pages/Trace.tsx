@@ -13,6 +13,7 @@ import {
   type TraceObservationDetail,
 } from '../api.ts';
 import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../format.ts';
+import { Link, traceHref } from '../link.tsx';
 import { navigate } from '../router.ts';
 import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
 
@@ -133,9 +134,6 @@ function Value({ raw }: { raw: string | null }) {
   return <pre className="value">{r.text}</pre>;
 }
 
-const judgeHref = (projectId: string, traceId: string) =>
-  `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
-
 function ObservationDetail(props: {
   o: TraceObservationDetail;
   comments: Comment[];
@@ -191,15 +189,7 @@ function ObservationDetail(props: {
               {s.executionTraceId && (
                 <>
                   {' · '}
-                  <a
-                    href={judgeHref(props.projectId, s.executionTraceId)}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      navigate(judgeHref(props.projectId, s.executionTraceId!));
-                    }}
-                  >
-                    judge trace
-                  </a>
+                  <Link href={traceHref(props.projectId, s.executionTraceId)}>judge trace</Link>
                 </>
               )}
             </li>
