@@ -29,10 +29,11 @@ export type ScannedTarget = keyof typeof SOURCES;
 
 type Matched = Pick<Rule, 'projectId' | 'filter'> & { target: ScannedTarget };
 
-/** The rows of the project a rule of `target` with these filters judges. */
-function matching(rule: Matched, params: Params): string[] {
+/** The rows of the project a rule of `target` with these filters judges (and `also`). */
+function matching(rule: Matched, params: Params, also: () => string[] = () => []): string[] {
   return [
     `project_id = ${params.str(rule.projectId)}`,
+    ...also(),
     // The judge's own traces (and any other reserved environment) are never judged.
     "NOT startsWith(environment, 'langfuse-')",
     ...compileFilters(rule.filter, ruleColumns(rule.target), { params, textIndex: false }),
@@ -41,11 +42,10 @@ function matching(rule: Matched, params: Params): string[] {
 
 export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, to: string) {
   const params = new Params();
-  const where = [
-    ...matching(rule, params),
+  const where = matching(rule, params, () => [
     `created_at > ${params.time(from)}`,
     `created_at <= ${params.time(to)}`,
-  ];
+  ]);
   const { table, select } = SOURCES[rule.target];
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
@@ -62,7 +62,7 @@ export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, 
 export function buildSample(rule: Matched, id?: string) {
   const params = new Params();
   const { table, select, id: idColumn } = SOURCES[rule.target];
-  const where = [...matching(rule, params), ...(id ? [`${idColumn} = ${params.str(id)}`] : [])];
+  const where = matching(rule, params, () => (id ? [`${idColumn} = ${params.str(id)}`] : []));
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
     `WHERE ${where.join(' AND ')}`,
