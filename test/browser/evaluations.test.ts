@@ -4,8 +4,9 @@
  * the JS SDK (v5, OpenTelemetry) sent and the suite's real judge (llama.cpp's server with
  * SmolLM2-135M on 127.0.0.1, reached only because 127.0.0.1 is whitelisted): an LLM connection
  * made in the project settings shows its secret masked and no header value, and a metadata address
- * is refused naming the field; an evaluator made from a managed template; a rule whose mapping is
- * previewed live on the SDK's observation; the judge's verdict in the rule's execution log with its
+ * is refused naming the field; an evaluator made from a managed template, then its next version,
+ * both listed; a rule whose mapping is previewed live on the SDK's observation, edited later; a
+ * trace-level rule marked Legacy; the judge's verdict in the rule's execution log with its
  * reasoning and a link to the judge's trace; the EVAL score on the observations table and the
  * trace view; pause, and the pause the connection's deletion causes, with its reason.
  * The model's verdicts are not judged (a 135M model), only what the pages make of them.
@@ -134,6 +135,19 @@ describe('evaluations in the browser', () => {
     await expect.poll(() => form.getByRole('status').innerText()).toBe('Created qa-hallucination v1');
     const row = evaluators.getByRole('row', { name: /^qa-hallucination Project v1 BOOLEAN/ });
     expect(await row.innerText()).toContain(`local-judge / ${JUDGE_MODEL}`);
+
+    // Its next version starts from it; the versions are listed newest first.
+    await row.getByRole('button', { name: 'New version' }).click();
+    expect(await form.getByLabel("Name (also the score's name)").inputValue()).toBe('qa-hallucination');
+    expect(await form.getByLabel('Model').inputValue()).toBe(JUDGE_MODEL);
+    await form.getByRole('button', { name: 'Create evaluator' }).click();
+    await expect.poll(() => form.getByRole('status').innerText()).toBe('Created qa-hallucination v2');
+    const latest = evaluators.getByRole('row', { name: /^qa-hallucination Project v2 BOOLEAN/ });
+    await latest.getByRole('button', { name: 'Versions' }).click();
+    const versions = page.getByRole('list', { name: 'Versions of qa-hallucination' }).getByRole('listitem');
+    await expect.poll(() => versions.count()).toBe(2);
+    expect(await versions.nth(0).innerText()).toMatch(/^v2 · /);
+    expect(await versions.nth(1).innerText()).toMatch(/^v1 · /);
   });
 
   it('previews the mapping live on the observation the SDK sent, then creates the rule', async () => {
@@ -160,6 +174,20 @@ describe('evaluations in the browser', () => {
     await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Active');
     expect(await row.innerText()).toContain('observation');
     expect(await row.innerText()).toContain('name = "qa"');
+  });
+
+  it('marks a trace-level rule Legacy', async () => {
+    const form = page.getByRole('form', { name: 'New evaluation rule' });
+    await form.getByLabel('Rule name').fill('old trace rule');
+    await form.getByLabel('Target').selectOption('trace');
+    await form.getByLabel('Evaluator', { exact: true }).selectOption('qa-hallucination');
+    await form.getByLabel('Enabled').uncheck();
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const row = page
+      .getByRole('table', { name: 'Evaluation rules' })
+      .getByRole('row', { name: /^old trace rule/ });
+    await expect.poll(() => row.getByRole('cell').nth(1).innerText()).toBe('trace Legacy');
+    expect(await row.locator('.rule-state').innerText()).toBe('Inactive');
   });
 
   let judged: { traceId: string; id: string };
@@ -207,6 +235,13 @@ describe('evaluations in the browser', () => {
     await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Inactive');
     await row.getByRole('button', { name: 'Enable' }).click();
     await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Active');
+
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Edit rule judge qa' });
+    expect(await edit.getByLabel('JSONPath of input').inputValue()).toBe('$.question');
+    await edit.getByLabel('Sampling').fill('0.5');
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(4).innerText()).toBe('0.5');
 
     await page.goto(`/project/${project.projectId}/settings`);
     await page

@@ -3,7 +3,7 @@
  * `observatory web` and `observatory worker` (events_only) on real PostgreSQL, Redis and the
  * analytics server, with observations the JS SDK (v5, OpenTelemetry) sent: LLM connections (the
  * secret masked, header values never returned, a metadata address refused naming `baseURL`, owners
- * only), an evaluator made from a managed template, a rule, the live preview of its mapping on the
+ * only), an evaluator made from a managed template and its versions, a rule, the live preview of its mapping on the
  * SDK's observation (values as the judge reads them), the execution log showing the worker's
  * failed attempt with its reason (the connection's port has no server), pause and enable; viewers
  * cannot write, and the owner of another project gets 404 on this project's rule, log and preview.
@@ -141,6 +141,30 @@ describe('the evaluations routes of the UI', () => {
     });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     expect(made.body).toMatchObject({ managed: false, version: 1 });
+    const next = await write(owner, 'POST', `${base()}/evaluators`, {
+      name: 'ui-correctness',
+      prompt: template.prompt,
+      outputDefinition: template.outputDefinition,
+      modelConfig: { provider: 'local', model: 'judge-model' },
+    });
+    expect(next.body).toMatchObject({ id: made.body.id, version: 2 });
+    const versions = await request(owner, 'GET', `${base()}/evaluators/${made.body.id}/versions`);
+    expect((versions.body.data as Row[]).map((v) => v.version)).toEqual([2, 1]);
+    expect((await request(owner, 'GET', `${base()}/evaluators/${template.id}/versions`)).body.data).toEqual([
+      template,
+    ]);
+    expect((await request(stranger, 'GET', `${base()}/evaluators/${made.body.id}/versions`)).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await request(
+          stranger,
+          'GET',
+          `/api/ui/projects/${other.projectId}/evaluators/${made.body.id}/versions`,
+        )
+      ).status,
+    ).toBe(404);
 
     const rule = {
       name: 'ui-rule',

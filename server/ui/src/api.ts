@@ -430,6 +430,11 @@ export const api = {
   evaluators: (id: string) => call<NumberedPage<Evaluator>>('GET', `${projectPath(id)}/evaluators?limit=100`),
   createEvaluator: (id: string, body: Record<string, unknown>) =>
     call<Evaluator>('POST', `${projectPath(id)}/evaluators`, body),
+  evaluatorVersions: (id: string, evaluatorId: string) =>
+    call<{ data: Evaluator[] }>(
+      'GET',
+      `${projectPath(id)}/evaluators/${encodeURIComponent(evaluatorId)}/versions`,
+    ),
   evaluationRules: (id: string) =>
     call<NumberedPage<EvaluationRule>>('GET', `${projectPath(id)}/evaluation-rules?limit=100`),
   createEvaluationRule: (id: string, body: Record<string, unknown>) =>

@@ -11,7 +11,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { HttpError, NotFound } from '../../errors.ts';
-import { convertToObservationRule, publicRule } from '../../evaluation/api.ts';
+import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import { envelopeOf, PublicApiError } from '../../evaluation/errors.ts';
 import { listExecutions } from '../../evaluation/executions.ts';
 import { mappedValues, readJudged } from '../../evaluation/judged.ts';
@@ -24,7 +24,7 @@ import {
   ruleFilterColumns,
 } from '../../evaluation/rules.ts';
 import { buildSample, type ScanRow } from '../../evaluation/scan.ts';
-import { findEvaluatorByName, findRule } from '../../evaluation/store.ts';
+import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
@@ -104,6 +104,22 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         data: executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
         meta: pageMeta(query.page, query.limit, total),
       };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: `${PREFIX}/evaluators/:evaluatorId/versions`,
+      tag: 'UI',
+      summary: 'Every version of an evaluator, newest first: prompt, output, model',
+      params: projectParams.extend({ evaluatorId: z.string().min(1) }),
+    },
+    async ({ params, req }) => {
+      const versions = await listEvaluatorVersions(ctx.pool, req.project.id, params.evaluatorId);
+      if (versions.length === 0) throw new NotFound(`Evaluator ${params.evaluatorId} not found`);
+      return { data: versions.map(publicEvaluator) };
     },
   );
 

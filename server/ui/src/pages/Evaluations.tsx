@@ -90,20 +90,7 @@ export function Evaluations({ projectId }: { projectId: string }) {
         </thead>
         <tbody>
           {evaluators.map((e) => (
-            <tr key={e.id}>
-              <td>{e.name}</td>
-              <td>{e.managed ? 'Managed template' : 'Project'}</td>
-              <td className="num">v{e.version}</td>
-              <td>{e.outputDefinition.dataType}</td>
-              <td>{e.modelConfig ? `${e.modelConfig.provider} / ${e.modelConfig.model}` : '–'}</td>
-              <td>{e.variables.join(', ')}</td>
-              <td className="num">{e.evaluationRuleCount}</td>
-              <td>
-                <button type="button" onClick={() => setTemplate(e)}>
-                  {e.managed ? 'Use template' : 'New version'}
-                </button>
-              </td>
-            </tr>
+            <EvaluatorRow key={e.id} projectId={projectId} evaluator={e} onUse={setTemplate} />
           ))}
         </tbody>
       </table>
@@ -157,6 +144,65 @@ export function Evaluations({ projectId }: { projectId: string }) {
         }}
       />
     </main>
+  );
+}
+
+function EvaluatorRow({
+  projectId,
+  evaluator: e,
+  onUse,
+}: {
+  projectId: string;
+  evaluator: Evaluator;
+  onUse: (e: Evaluator) => void;
+}) {
+  const [versions, setVersions] = useState<Evaluator[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const toggle = () =>
+    versions
+      ? setVersions(undefined)
+      : api.evaluatorVersions(projectId, e.id).then(
+          (v) => setVersions(v.data),
+          (err: Error) => setError(err.message),
+        );
+  return (
+    <>
+      <tr>
+        <td>{e.name}</td>
+        <td>{e.managed ? 'Managed template' : 'Project'}</td>
+        <td className="num">v{e.version}</td>
+        <td>{e.outputDefinition.dataType}</td>
+        <td>{e.modelConfig ? `${e.modelConfig.provider} / ${e.modelConfig.model}` : '–'}</td>
+        <td>{e.variables.join(', ')}</td>
+        <td className="num">{e.evaluationRuleCount}</td>
+        <td>
+          <button type="button" onClick={() => onUse(e)}>
+            {e.managed ? 'Use template' : 'New version'}
+          </button>{' '}
+          {!e.managed && (
+            <button type="button" onClick={() => void toggle()}>
+              {versions ? 'Hide versions' : 'Versions'}
+            </button>
+          )}
+          {error && <span className="error"> {error}</span>}
+        </td>
+      </tr>
+      {versions && (
+        <tr>
+          <td colSpan={8}>
+            <ol aria-label={`Versions of ${e.name}`}>
+              {versions.map((v) => (
+                <li key={v.version}>
+                  v{v.version} · {formatTime(v.createdAt)} · {v.outputDefinition.dataType} ·{' '}
+                  {v.modelConfig ? `${v.modelConfig.provider} / ${v.modelConfig.model}` : 'no model'}
+                  <pre className="rendered-prompt">{v.prompt}</pre>
+                </li>
+              ))}
+            </ol>
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
 
