@@ -7,12 +7,12 @@
  * a trace-level (Legacy) rule, which stops at the cutover, into an observation rule (owners).
  * Errors answer the unstable API's envelope, whose `details.field` the pages show.
  */
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
-import { HttpError, NotFound } from '../../errors.ts';
+import { NotFound } from '../../errors.ts';
 import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
-import { envelopeOf, PublicApiError } from '../../evaluation/errors.ts';
+import { PublicApiError } from '../../evaluation/errors.ts';
 import { listExecutions } from '../../evaluation/executions.ts';
 import { mappedValues, readJudged } from '../../evaluation/judged.ts';
 import {
@@ -29,7 +29,7 @@ import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
-import { handleError } from '../error-handler.ts';
+import { answerEnvelopes } from '../error-handler.ts';
 import { evaluationRoutes } from '../evaluation-routes.ts';
 import { llmConnectionRoutes } from '../llm-connection-routes.ts';
 import { q, route } from '../route.ts';
@@ -49,11 +49,7 @@ const previewRequest = z.object({
 
 export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
-  app.setErrorHandler((err, req, reply) =>
-    err instanceof HttpError
-      ? reply.code(err.statusCode).send(envelopeOf(err))
-      : handleError(err as FastifyError, req, reply),
-  );
+  answerEnvelopes(app);
   const projectOf = (req: FastifyRequest) => req.project.id;
   llmConnectionRoutes(app, ctx, {
     prefix: PREFIX,
