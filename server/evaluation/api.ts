@@ -167,6 +167,8 @@ export function publicEvaluator(e: Evaluator) {
     prompt: e.prompt,
     outputDefinition: e.outputDefinition,
     modelConfig: e.modelConfig,
+    // Not in the reference's shape: one of our managed templates, which a project copies to use.
+    managed: e.source === 'managed',
   };
 }
 

@@ -107,3 +107,68 @@ export async function settleExecution(pool: pg.Pool, id: string, o: Outcome): Pr
     ],
   );
 }
+
+/** One row of a rule's execution log. */
+export interface LoggedExecution {
+  id: string;
+  evaluatorId: string;
+  evaluatorVersion: number | null;
+  traceId: string;
+  observationId: string;
+  status: string;
+  attempts: number;
+  error: string | null;
+  scoreId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A rule's executions, newest first. */
+export async function listExecutions(
+  pool: pg.Pool,
+  projectId: string,
+  ruleId: string,
+  limit: number,
+  offset: number,
+): Promise<{ executions: LoggedExecution[]; total: number }> {
+  const [list, count] = await Promise.all([
+    pool.query<{
+      id: string;
+      evaluator_id: string;
+      evaluator_version: number | null;
+      trace_id: string;
+      observation_id: string;
+      status: string;
+      attempts: number;
+      error: string | null;
+      score_id: string | null;
+      created_at: Date;
+      updated_at: Date;
+    }>(
+      `SELECT id, evaluator_id, evaluator_version, trace_id, observation_id, status, attempts, error, score_id,
+         created_at, updated_at FROM evaluation_executions
+       WHERE project_id = $1 AND rule_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+      [projectId, ruleId, limit, offset],
+    ),
+    pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM evaluation_executions WHERE project_id = $1 AND rule_id = $2',
+      [projectId, ruleId],
+    ),
+  ]);
+  return {
+    executions: list.rows.map((r) => ({
+      id: r.id,
+      evaluatorId: r.evaluator_id,
+      evaluatorVersion: r.evaluator_version,
+      traceId: r.trace_id,
+      observationId: r.observation_id,
+      status: r.status,
+      attempts: r.attempts,
+      error: r.error,
+      scoreId: r.score_id,
+      createdAt: r.created_at.toISOString(),
+      updatedAt: r.updated_at.toISOString(),
+    })),
+    total: count.rows[0]!.n,
+  };
+}

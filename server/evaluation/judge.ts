@@ -12,18 +12,11 @@ import { chTime } from '../ingestion/time.ts';
 import { buildCall, readAnswer, usageOf } from '../llm/adapters.ts';
 import { findUsableConnection } from '../llm/connection-store.ts';
 import { AddressRefused, postJson } from '../llm/guarded-http.ts';
-import { Params } from '../reads/sql.ts';
 import type { Execution, Outcome } from './executions.ts';
 import { type JudgeCall, judgeTrace } from './judge-trace.ts';
+import { mappedValues, readJudged } from './judged.ts';
 import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
-import {
-  isLegacyTarget,
-  type MappingEntry,
-  renderPrompt,
-  selectValue,
-  type Target,
-  tryParse,
-} from './rules.ts';
+import { isLegacyTarget, renderPrompt } from './rules.ts';
 import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
 
 export interface JudgeDeps {
@@ -44,57 +37,6 @@ const SYSTEM =
   'You are an evaluator. Read the task and the data, then answer only with a JSON object with the fields "score" and "reasoning" as the schema describes.';
 /** Enough for the score and a reasoning of REASONING_MAX_CHARS. */
 const MAX_TOKENS = 160;
-
-interface ObservationRow {
-  input: string;
-  output: string;
-  metadata_names: string[];
-  metadata_values: string[];
-  tool_calls: string[];
-  environment: string;
-}
-
-/** What a rule judges: an observation of `events_full`, or a trace of the legacy `traces` table. */
-async function readJudged(
-  analytics: ClickHouseClient,
-  e: Execution,
-  target: Target,
-): Promise<ObservationRow | undefined> {
-  const p = new Params();
-  const query = isLegacyTarget(target)
-    ? [
-        'SELECT input, output, mapKeys(metadata) AS metadata_names, mapValues(metadata) AS metadata_values,',
-        '  [] AS tool_calls, environment FROM traces FINAL',
-        `WHERE project_id = ${p.str(e.projectId)} AND id = ${p.str(e.traceId)} LIMIT 1`,
-      ].join('\n')
-    : [
-        'SELECT input, output, metadata_names, metadata_values, tool_calls, environment FROM events_full FINAL',
-        `WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)} AND span_id = ${p.str(e.observationId)}`,
-        `  AND start_time = ${p.time(e.observationStartTime)} LIMIT 1`,
-      ].join('\n');
-  const rows = await (
-    await analytics.query({ query, query_params: p.values, format: 'JSONEachRow' })
-  ).json<ObservationRow>();
-  return rows[0];
-}
-
-function sourceValue(o: ObservationRow, m: MappingEntry): unknown {
-  switch (m.source) {
-    case 'input':
-      return selectValue(tryParse(o.input), m.jsonPath);
-    case 'output':
-      return selectValue(tryParse(o.output), m.jsonPath);
-    case 'metadata':
-      return selectValue(
-        Object.fromEntries(o.metadata_names.map((n, i) => [n, tryParse(o.metadata_values[i] ?? '')])),
-        m.jsonPath,
-      );
-    case 'tool_calls':
-      return selectValue(o.tool_calls.map(tryParse), m.jsonPath);
-    default:
-      return undefined;
-  }
-}
 
 /** Writes the judge's call as a trace of the evaluated project; returns its trace id. */
 async function writeJudgeTrace(deps: JudgeDeps, e: Execution, c: JudgeCall): Promise<string> {
@@ -139,8 +81,7 @@ export async function judge(
   }
   const observation = await readJudged(deps.analytics, e, rule.target);
   if (!observation) return retryOrFail(deps, e, `the ${rule.target} is not readable yet`, provider);
-  const mapping = assignment.mapping ?? evaluator.mapping ?? [];
-  const values = Object.fromEntries(mapping.map((m) => [m.variable, sourceValue(observation, m)]));
+  const values = mappedValues(observation, assignment.mapping ?? evaluator.mapping ?? []);
   const call = buildCall(
     connection.adapter,
     connection.baseURL,

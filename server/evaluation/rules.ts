@@ -9,7 +9,13 @@ import { z } from 'zod';
 import { HttpError } from '../errors.ts';
 import { OBSERVATION_TYPES } from '../otel/types.ts';
 import { OBSERVATION_COLUMNS } from '../reads/events-columns.ts';
-import { type ColumnTable, compileFilters, type FilterCondition, filterCondition } from '../reads/filters.ts';
+import {
+  type ColumnKind,
+  type ColumnTable,
+  compileFilters,
+  type FilterCondition,
+  filterCondition,
+} from '../reads/filters.ts';
 import { Params } from '../reads/sql.ts';
 import { PublicApiError } from './errors.ts';
 
@@ -183,11 +189,19 @@ const CLOSED_VALUES: Record<string, string[]> = {
 export const ruleColumns = (target: Target): ColumnTable =>
   target === 'trace' ? RULE_TRACE_COLUMNS : RULE_OBSERVATION_COLUMNS;
 
+const allowedColumns = (target: Target): string[] =>
+  target === 'trace' ? Object.keys(RULE_TRACE_COLUMNS) : OBSERVATION_FILTER_COLUMNS;
+
+/** The columns a rule of `target` may filter on, with their kinds (the rules page's filter bar). */
+export function ruleFilterColumns(target: Target): Record<string, ColumnKind> {
+  const table = ruleColumns(target);
+  return Object.fromEntries(allowedColumns(target).map((c) => [c, table[c]!.kind]));
+}
+
 /** Checks a rule's filters, compiling them as the worker will; throws invalid_filter_value. */
 export function checkRuleFilters(target: Target, filters: FilterCondition[]): void {
-  const allowedColumns = target === 'trace' ? Object.keys(RULE_TRACE_COLUMNS) : OBSERVATION_FILTER_COLUMNS;
   for (const [i, f] of filters.entries()) {
-    if (!allowedColumns.includes(f.column))
+    if (!allowedColumns(target).includes(f.column))
       throw new PublicApiError(
         'invalid_filter_value',
         `Filter column "${f.column}" is not supported for target ${target}`,

@@ -18,21 +18,34 @@ const SCAN_LIMIT = 1000;
 
 /** Where each scanned target's rows live, and the row's id, trace and time as the scan reads them. */
 const SOURCES = {
-  observation: { table: 'events_full', select: 'span_id AS id, trace_id, start_time AS at, created_at' },
-  trace: { table: 'traces', select: 'id, id AS trace_id, timestamp AS at, created_at' },
+  observation: {
+    table: 'events_full',
+    id: 'span_id',
+    select: 'span_id AS id, trace_id, start_time AS at, created_at',
+  },
+  trace: { table: 'traces', id: 'id', select: 'id, id AS trace_id, timestamp AS at, created_at' },
 } as const;
 export type ScannedTarget = keyof typeof SOURCES;
 
-export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, to: string) {
-  const params = new Params();
-  const where = [
+type Matched = Pick<Rule, 'projectId' | 'filter'> & { target: ScannedTarget };
+
+/** The rows of the project a rule of `target` with these filters judges (and `also`). */
+function matching(rule: Matched, params: Params, also: () => string[] = () => []): string[] {
+  return [
     `project_id = ${params.str(rule.projectId)}`,
-    `created_at > ${params.time(from)}`,
-    `created_at <= ${params.time(to)}`,
+    ...also(),
     // The judge's own traces (and any other reserved environment) are never judged.
     "NOT startsWith(environment, 'langfuse-')",
     ...compileFilters(rule.filter, ruleColumns(rule.target), { params, textIndex: false }),
   ];
+}
+
+export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, to: string) {
+  const params = new Params();
+  const where = matching(rule, params, () => [
+    `created_at > ${params.time(from)}`,
+    `created_at <= ${params.time(to)}`,
+  ]);
   const { table, select } = SOURCES[rule.target];
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
@@ -42,7 +55,23 @@ export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, 
   return { sql, params: params.values };
 }
 
-interface ScanRow {
+/**
+ * The newest row a rule with these filters would judge (or the row `id`, if it matches): what the
+ * rules page previews a mapping on.
+ */
+export function buildSample(rule: Matched, id?: string) {
+  const params = new Params();
+  const { table, select, id: idColumn } = SOURCES[rule.target];
+  const where = matching(rule, params, () => (id ? [`${idColumn} = ${params.str(id)}`] : []));
+  const sql = [
+    `SELECT ${select} FROM ${table} FINAL`,
+    `WHERE ${where.join(' AND ')}`,
+    'ORDER BY created_at DESC LIMIT 1',
+  ].join('\n');
+  return { sql, params: params.values };
+}
+
+export interface ScanRow {
   id: string;
   trace_id: string;
   at: string;

@@ -111,6 +111,21 @@ export async function findEvaluatorByName(pool: pg.Pool, projectId: string, name
   return rows[0] ? toEvaluator(rows[0]) : managedEvaluators().find((m) => m.name === name);
 }
 
+/** Every version of the project's evaluator `id`, newest first (a managed template has its one). */
+export async function listEvaluatorVersions(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+): Promise<Evaluator[]> {
+  const managed = managedEvaluators().find((m) => m.id === id);
+  if (managed) return [managed];
+  const { rows } = await pool.query<EvaluatorRow>(
+    `SELECT e.*, 0 AS rule_count FROM evaluators e WHERE e.project_id = $1 AND e.id = $2 ORDER BY e.version DESC`,
+    [projectId, id],
+  );
+  return rows.map(toEvaluator);
+}
+
 export interface NewEvaluator {
   name: string;
   prompt: string;

@@ -9,7 +9,7 @@
  * the LLM connections' address guard. Relational data, served in every write mode; the worker
  * evaluates rules where the events tables are written.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   checkDefinition,
@@ -50,18 +50,9 @@ import { baseUrlProblem } from '../llm/address-policy.ts';
 import { AddressRefused, checkHost } from '../llm/guarded-http.ts';
 import { pageMeta } from '../reads/datasets.ts';
 import type { WebContext } from './context.ts';
-import { q, route } from './route.ts';
-import type { RoleNeed } from './ui-scope.ts';
+import { type ProjectMount, q, route } from './route.ts';
 
 const page = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
-export interface AlertMount {
-  /** `/api/public/unstable` or `/api/ui/projects/:projectId`. */
-  prefix: string;
-  tag: string;
-  projectOf: (req: FastifyRequest) => string;
-  /** The least role a write needs, where the mount has roles. */
-  write?: RoleNeed;
-}
 
 /** A test send answers within one attempt's timeout; the lease keeps the worker off it meanwhile. */
 const TEST_LEASE_MS = 60_000;
@@ -85,7 +76,7 @@ function encryptionKey(ctx: WebContext): Buffer {
   return key;
 }
 
-export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: AlertMount): void {
+export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const write = mount.write ? { role: mount.write } : {};
   const notFound = (what: string, id: string) =>
     new PublicApiError('resource_not_found', `${what} ${id} not found`);

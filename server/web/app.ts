@@ -7,7 +7,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
 import { BadRequest } from '../errors.ts';
-import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { collectAllowedMethods } from './allowed-methods.ts';
 import { requireOrganizationKey, requireProjectKey } from './auth.ts';
@@ -130,11 +129,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     api.register(dashboardsPlugin, { ctx });
     api.register(projectsPlugin, { ctx });
     api.register(openapiPlugin, { ctx });
-    api.register(llmConnectionsPlugin, {
-      ctx,
-      onDeleted: async (projectId, provider) =>
-        void (await pauseRulesOfProvider(ctx.pool, projectId, provider)),
-    });
+    api.register(llmConnectionsPlugin, { ctx });
     api.register(evaluationsPlugin, { ctx });
     api.register(alertsPlugin, { ctx });
     api.register(annotationQueuesPlugin, { ctx });

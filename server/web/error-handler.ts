@@ -5,8 +5,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from '../errors.ts';
+import { envelopeOf } from '../evaluation/errors.ts';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../ingestion/limits.ts';
 
 /** invalid_byte_sequence_for_encoding, untranslatable_character. */
@@ -77,4 +78,13 @@ export function handleError(err: FastifyError, req: FastifyRequest, reply: Fasti
   }
   req.log.error({ err }, 'request failed');
   return reply.code(500).send({ message: 'internal error' });
+}
+
+/** Errors of every route of `app` answer the unstable API's envelope `{message, code, details?}`. */
+export function answerEnvelopes(app: FastifyInstance): void {
+  app.setErrorHandler((err, req, reply) =>
+    err instanceof HttpError
+      ? reply.code(err.statusCode).send(envelopeOf(err))
+      : handleError(err as FastifyError, req, reply),
+  );
 }

@@ -38,6 +38,19 @@ export interface Parsed<P extends z.ZodType, Q extends z.ZodType, B extends z.Zo
   reply: FastifyReply;
 }
 
+/**
+ * Where a family of project routes declared once is mounted: the public API, for the project of
+ * the API key, or the UI's project scope, whose writes need a role.
+ */
+export interface ProjectMount {
+  /** `/api/public…` or `/api/ui/projects/:projectId`. */
+  prefix: string;
+  tag: string;
+  projectOf: (req: FastifyRequest) => string;
+  /** The least role a write needs, where the mount has roles. */
+  write?: RoleNeed;
+}
+
 export type AnySpec = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
 
 declare module 'fastify' {

@@ -27,6 +27,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { waitFor } from '../fixtures/wait.ts';
 import {
   type Received,
   startWebhookReceiver,
@@ -72,17 +73,6 @@ afterAll(async () => {
 
 const call = (method: string, path: string, body?: unknown, as = project) =>
   callJson(`${web.url}/api/public`, as, method, path, body);
-
-/** Polls until `probe` returns a value; every wait bounded. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Sends one generation per latency with the JS SDK (OTLP), each ending a second ago. */
 async function sendObservations(name: string, latenciesMs: number[]): Promise<void> {

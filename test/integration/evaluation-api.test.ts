@@ -133,6 +133,7 @@ describe('evaluators', () => {
       prompt: 'Question: {{input}}\nAnswer: {{output}}\nTier: {{tier}}',
       outputDefinition: OUTPUT,
       modelConfig: { provider: 'judge', model: 'smollm2' },
+      managed: false,
     });
     const v2 = await call('POST', '/unstable/evaluators', evaluator());
     expect(v2.body).toMatchObject({ id: v1.body.id, version: 2 });

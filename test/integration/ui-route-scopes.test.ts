@@ -116,6 +116,10 @@ describe.each(Object.keys(DEPLOYMENTS) as Deployment[])('%s', (d) => {
         'GET /api/ui/projects/:projectId/observations',
         'POST /api/ui/projects/:projectId/scores',
         'PUT /api/ui/preferences/v4-preview',
+        'PUT /api/ui/projects/:projectId/llm-connections',
+        'POST /api/ui/projects/:projectId/evaluation-rules',
+        'POST /api/ui/projects/:projectId/evaluation-rules/preview',
+        'GET /api/ui/projects/:projectId/evaluation-rules/:evaluationRuleId/executions',
       ]),
     );
   });

@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { keyedLimiter } from '../../server/evaluation/job.ts';
+import { type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
 import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
 import {
   jsonPathProblem,
   promptVariables,
   renderPrompt,
+  ruleFilterColumns,
   sampled,
   selectValue,
 } from '../../server/evaluation/rules.ts';
-import { buildScan } from '../../server/evaluation/scan.ts';
+import { buildSample, buildScan } from '../../server/evaluation/scan.ts';
 
 describe('prompt variables', () => {
   it('are the placeholders in order of first appearance, rendered as text or JSON', () => {
@@ -147,5 +149,60 @@ describe('rule scan', () => {
       ["qa'; DROP"],
       ['search'],
     ]);
+  });
+});
+
+describe('the rules page', () => {
+  const row: JudgedRow = {
+    input: JSON.stringify({ question: 'Capital of France?', history: ['a', 'b'] }),
+    output: 'Paris',
+    metadata_names: ['tier', 'ctx'],
+    metadata_values: ['gold', JSON.stringify({ lang: 'en' })],
+    tool_calls: [JSON.stringify({ name: 'search', arguments: { q: 'france' } })],
+    environment: 'default',
+  };
+  it.each([
+    [{ variable: 'v', source: 'input', jsonPath: '$.question' }, 'Capital of France?'],
+    [{ variable: 'v', source: 'input', jsonPath: '$.history[*]' }, ['a', 'b']],
+    [{ variable: 'v', source: 'input', jsonPath: '$.nothing' }, undefined],
+    [{ variable: 'v', source: 'output' }, 'Paris'],
+    [{ variable: 'v', source: 'output', jsonPath: '$.x' }, undefined],
+    [{ variable: 'v', source: 'metadata', jsonPath: '$.tier' }, 'gold'],
+    [{ variable: 'v', source: 'metadata', jsonPath: '$.ctx.lang' }, 'en'],
+    [{ variable: 'v', source: 'tool_calls', jsonPath: '$[0].arguments.q' }, 'france'],
+    [{ variable: 'v', source: 'expected_output' }, undefined],
+  ] as const)('previews %o as the judge resolves it', (entry, value) => {
+    expect(mappedValues(row, [entry])).toEqual({ v: value });
+  });
+
+  it.each([
+    [
+      'observation',
+      { name: 'string', calledToolNames: 'array', toolCalls: 'number', isRootObservation: 'boolean' },
+    ],
+    ['trace', { name: 'string', release: 'string', tags: 'array', metadata: 'metadata' }],
+  ] as const)('offers the %s filter columns with their kinds', (target, some) => {
+    const columns = ruleFilterColumns(target);
+    expect(columns).toMatchObject(some);
+    expect(columns).not.toHaveProperty('latency');
+  });
+
+  it.each([
+    [undefined, ['p1', ['qa']]],
+    ['obs-1', ['p1', 'obs-1', ['qa']]],
+  ] as const)('samples the newest matching row (id %s), values bound', (id, params) => {
+    const q = buildSample(
+      {
+        projectId: 'p1',
+        target: 'observation',
+        filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] }],
+      },
+      id,
+    );
+    expect(q.sql).toContain('FROM events_full FINAL');
+    expect(q.sql).toContain("NOT startsWith(environment, 'langfuse-')");
+    expect(q.sql).toMatch(/ORDER BY created_at DESC LIMIT 1$/);
+    expect(/span_id = \{p\d+:String\}/.test(q.sql)).toBe(id !== undefined);
+    expect(Object.values(q.params)).toEqual(params);
   });
 });

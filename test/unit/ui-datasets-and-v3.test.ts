@@ -8,6 +8,9 @@ const score = (name: string, value: number | string) => ({
   name,
   value,
   dataType: 'NUMERIC',
+  source: 'API',
+  comment: null,
+  executionTraceId: null,
 });
 const result = (
   runId: string,

@@ -5,6 +5,7 @@ import { Account } from './pages/Account.tsx';
 import { Alerts } from './pages/Alerts.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
+import { Evaluations } from './pages/Evaluations.tsx';
 import { Groupings } from './pages/Groupings.tsx';
 import { Invite } from './pages/Invite.tsx';
 import { Login } from './pages/Login.tsx';
@@ -81,6 +82,7 @@ export function App() {
                 'datasets',
                 'prompts',
                 'annotation-queues',
+                'evaluations',
                 'alerts',
                 'models',
                 'settings',
@@ -154,6 +156,7 @@ export function App() {
       {route.page === 'settings' && <Settings projectId={route.projectId} />}
       {route.page === 'prompts' && <Prompts projectId={route.projectId} />}
       {route.page === 'models' && <Models projectId={route.projectId} />}
+      {route.page === 'evaluations' && <Evaluations projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

@@ -8,9 +8,13 @@ import type {
   Placement,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
+import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
+import type { LoggedExecution } from '../../evaluation/executions.ts';
+import type { publicConnection, UpsertConnectionRequest } from '../../llm/connections.ts';
 import type { PromptMeta as PromptSummary } from '../../prompts/rules.ts';
 import type { Prompt as PromptVersion } from '../../prompts/store.ts';
-import type { ColumnKind } from './filter-syntax.ts';
+import type { RowScore } from '../../reads/row-scores.ts';
+import type { ColumnKind, FilterCondition } from './filter-syntax.ts';
 
 export interface User {
   id: string;
@@ -85,11 +89,22 @@ export interface ProjectInfo {
   sortColumns: string[];
 }
 
-export interface Score {
-  id: string;
-  name: string;
-  value: number | boolean | string;
-  dataType: string;
+/** A score as the pages show it: an `EVAL` score carries its reasoning and its judge's trace. */
+export type Score = RowScore;
+
+export type LlmConnection = ReturnType<typeof publicConnection>;
+export type Evaluator = ReturnType<typeof publicEvaluator>;
+export type EvaluationRule = Awaited<ReturnType<typeof publicRule>>;
+export type Execution = LoggedExecution & { score: Score | null };
+export interface MappingEntry {
+  variable: string;
+  source: string;
+  jsonPath?: string;
+}
+export interface MappingPreview {
+  sample: { id: string; traceId: string; startTime: string } | null;
+  variables: { variable: string; value: unknown; problem: string | null }[];
+  prompt: string | null;
 }
 
 /** A score config an annotator scores with: its data type bounds the value. */
@@ -388,13 +403,6 @@ export type {
   WidgetDefinition,
 };
 
-export interface LlmConnectionView {
-  id: string;
-  provider: string;
-  adapter: string;
-  customModels: string[];
-}
-
 export interface PlaygroundRun {
   completion: string;
   usage: Record<string, number>;
@@ -450,9 +458,14 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     credentials: 'same-origin',
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const payload = (await res.json().catch(() => ({}))) as { message?: string; error?: string };
+  const payload = (await res.json().catch(() => ({}))) as {
+    message?: string;
+    error?: string;
+    details?: { field?: string };
+  };
   if (!res.ok) {
-    const text = [payload.message, payload.error].filter(Boolean).join(': ');
+    const field = payload.details?.field;
+    const text = [payload.message, payload.error].filter(Boolean).join(': ') + (field ? ` (${field})` : '');
     throw new ApiError(res.status, text || `${res.status} ${res.statusText}`);
   }
   return payload as T;
@@ -562,6 +575,43 @@ export const api = {
     call<ModelDefinition>('PUT', `${projectPath(id)}/models/${encodeURIComponent(modelId)}`, body),
   deleteModel: (id: string, modelId: string) =>
     call<{ message: string }>('DELETE', `${projectPath(id)}/models/${encodeURIComponent(modelId)}`),
+  llmConnections: (id: string) =>
+    call<NumberedPage<LlmConnection>>('GET', `${projectPath(id)}/llm-connections?limit=100`),
+  saveLlmConnection: (id: string, body: UpsertConnectionRequest) =>
+    call<LlmConnection>('PUT', `${projectPath(id)}/llm-connections`, body),
+  deleteLlmConnection: (id: string, connectionId: string) =>
+    call<{ message: string }>(
+      'DELETE',
+      `${projectPath(id)}/llm-connections/${encodeURIComponent(connectionId)}`,
+    ),
+  evaluators: (id: string) => call<NumberedPage<Evaluator>>('GET', `${projectPath(id)}/evaluators?limit=100`),
+  createEvaluator: (id: string, body: Record<string, unknown>) =>
+    call<Evaluator>('POST', `${projectPath(id)}/evaluators`, body),
+  evaluatorVersions: (id: string, evaluatorId: string) =>
+    call<{ data: Evaluator[] }>(
+      'GET',
+      `${projectPath(id)}/evaluators/${encodeURIComponent(evaluatorId)}/versions`,
+    ),
+  evaluationRules: (id: string) =>
+    call<NumberedPage<EvaluationRule>>('GET', `${projectPath(id)}/evaluation-rules?limit=100`),
+  createEvaluationRule: (id: string, body: Record<string, unknown>) =>
+    call<EvaluationRule>('POST', `${projectPath(id)}/evaluation-rules`, body),
+  updateEvaluationRule: (id: string, ruleId: string, body: Record<string, unknown>) =>
+    call<EvaluationRule>('PATCH', `${projectPath(id)}/evaluation-rules/${encodeURIComponent(ruleId)}`, body),
+  ruleFilterColumns: (id: string) =>
+    call<Record<'observation' | 'trace', Record<string, ColumnKind>>>(
+      'GET',
+      `${projectPath(id)}/evaluation-rules/filter-columns`,
+    ),
+  previewMapping: (
+    id: string,
+    body: { target: string; filter: FilterCondition[]; evaluator: string; mapping: MappingEntry[] },
+  ) => call<MappingPreview>('POST', `${projectPath(id)}/evaluation-rules/preview`, body),
+  executions: (id: string, ruleId: string) =>
+    call<NumberedPage<Execution>>(
+      'GET',
+      `${projectPath(id)}/evaluation-rules/${encodeURIComponent(ruleId)}/executions?limit=100`,
+    ),
   convertRule: (projectId: string, ruleId: string) =>
     call<{ id: string; name: string }>(
       'POST',
@@ -624,8 +674,6 @@ export const api = {
     call<PromptVersion>('POST', `${projectPath(id)}/prompts`, body),
   movePromptLabels: (id: string, body: { name: string; version: number; newLabels: string[] }) =>
     call<PromptVersion>('POST', `${projectPath(id)}/prompt-labels`, body),
-  llmConnections: (id: string) =>
-    call<{ data: LlmConnectionView[] }>('GET', `${projectPath(id)}/llm-connections`),
   runPlayground: (id: string, body: Record<string, unknown>) =>
     call<PlaygroundRun>('POST', `${projectPath(id)}/playground`, body),
   scoreConfigs: (id: string) => call<{ data: ScoreConfig[] }>('GET', `${projectPath(id)}/score-configs`),

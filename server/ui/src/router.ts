@@ -2,7 +2,16 @@
 import { useEffect, useState } from 'react';
 
 /** A project's pages that take nothing but the project: `/project/<id>/<page>`. */
-const PROJECT_PAGES = ['sessions', 'users', 'datasets', 'alerts', 'settings', 'prompts', 'models'] as const;
+const PROJECT_PAGES = [
+  'sessions',
+  'users',
+  'datasets',
+  'alerts',
+  'settings',
+  'prompts',
+  'models',
+  'evaluations',
+] as const;
 type ProjectPage = (typeof PROJECT_PAGES)[number];
 
 export type Route =

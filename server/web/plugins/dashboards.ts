@@ -3,21 +3,15 @@
  * reference's unstable API (../dashboard-routes.ts), whose errors answer the reference's unstable
  * envelope `{message, code}`. Relational data, served in every write mode.
  */
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { HttpError } from '../../errors.ts';
-import { envelopeOf } from '../../evaluation/errors.ts';
+import type { FastifyPluginAsync } from 'fastify';
 import { dashboardRoutes } from '../dashboard-routes.ts';
-import { handleError } from '../error-handler.ts';
+import { answerEnvelopes } from '../error-handler.ts';
 import { modeGate } from '../gates.ts';
 import type { PluginOptions } from './types.ts';
 
 export const dashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', modeGate(ctx));
-  app.setErrorHandler((err, req, reply) =>
-    err instanceof HttpError
-      ? reply.code(err.statusCode).send(envelopeOf(err))
-      : handleError(err as FastifyError, req, reply),
-  );
+  answerEnvelopes(app);
   dashboardRoutes(app, ctx, {
     prefix: '/api/public/unstable',
     tag: 'Dashboards (unstable)',

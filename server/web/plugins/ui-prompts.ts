@@ -7,8 +7,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
-import { listConnections } from '../../llm/connection-store.ts';
-import { publicConnection } from '../../llm/connections.ts';
 import { playgroundRequest, protectedLabelProblem } from '../../prompts/playground.ts';
 import { runPlayground } from '../../prompts/playground-run.ts';
 import {
@@ -100,21 +98,6 @@ export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       const updated = await addLabels(ctx.pool, req.project.id, body.name, body.version, body.newLabels);
       if (!updated) throw new NotFound(describeSelector(body.name, { version: body.version }));
       return updated;
-    },
-  );
-
-  route(
-    app,
-    {
-      method: 'GET',
-      url: `${prefix}/llm-connections`,
-      tag: 'UI',
-      summary: "The project's LLM connections for the playground (secrets excluded)",
-      params: projectParams,
-    },
-    async ({ req }) => {
-      const { connections } = await listConnections(ctx.pool, req.project.id, 100, 0);
-      return { data: connections.map(publicConnection) };
     },
   );
 

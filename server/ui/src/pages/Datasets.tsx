@@ -14,23 +14,8 @@ import {
   type RunComparison,
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { navigate } from '../router.ts';
+import { Link, traceHref } from '../link.tsx';
 import { renderValue } from '../trace-model.ts';
-
-/** An in-app link: navigates without reloading the page. */
-export function Link({ href, children }: { href: string; children: React.ReactNode }) {
-  return (
-    <a
-      href={href}
-      onClick={(e) => {
-        e.preventDefault();
-        navigate(href);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
 
 /** A JSON value (or stored JSON text) as one compact block. */
 function Json({ value }: { value: unknown }) {
@@ -120,8 +105,6 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
   if (!data) return <main className="muted">Loading…</main>;
   const toggle = (id: string) =>
     setChosen((c) => (c.includes(id) ? c.filter((x) => x !== id) : [...c, id].slice(-2)));
-  const traceHref = (traceId: string) =>
-    `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
 
   return (
     <main>
@@ -203,7 +186,7 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
                               {s.name}: {formatScore(s.value)}
                             </span>
                           ))}{' '}
-                          <Link href={traceHref(r.traceId)}>trace</Link>
+                          <Link href={traceHref(projectId, r.traceId)}>trace</Link>
                         </>
                       ) : (
                         <span className="muted">not run</span>

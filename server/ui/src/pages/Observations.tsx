@@ -371,8 +371,9 @@ function ObservationRowView({
         <td>{r.level}</td>
         <td>
           {r.scores.map((s) => (
-            <span key={s.id} className="score">
+            <span key={s.id} className="score" title={s.comment ?? undefined}>
               {s.name}: {formatScore(s.value)}
+              {s.source === 'EVAL' && <span className="score-source"> (eval)</span>}
             </span>
           ))}
         </td>

@@ -9,7 +9,7 @@
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   api,
-  type LlmConnectionView,
+  type LlmConnection,
   type PlaygroundRun,
   type PromptSummary,
   type PromptVersion,
@@ -330,7 +330,7 @@ function Playground({
   from: PromptVersion | undefined;
   onSaved: (v: PromptVersion) => void;
 }) {
-  const [connections, setConnections] = useState<LlmConnectionView[]>([]);
+  const [connections, setConnections] = useState<LlmConnection[]>([]);
   const [provider, setProvider] = useState('');
   const [model, setModel] = useState('');
   const [type, setType] = useState<'text' | 'chat'>(from?.type ?? 'text');

@@ -16,7 +16,7 @@ import {
   type TraceDetail,
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { Link } from './Datasets.tsx';
+import { Link } from '../link.tsx';
 import { ConfigValueInput, useWrite, Value } from './Trace.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>

@@ -14,6 +14,7 @@ import {
   type TraceObservationDetail,
 } from '../api.ts';
 import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../format.ts';
+import { Link, traceHref } from '../link.tsx';
 import { navigate } from '../router.ts';
 import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
 
@@ -213,11 +214,22 @@ function ObservationDetail(props: {
       )}
       <h3>Scores</h3>
       {o.scores.length === 0 && <p className="muted">none</p>}
-      {o.scores.map((s) => (
-        <span key={s.id} className="score">
-          {s.name}: {formatScore(s.value)}
-        </span>
-      ))}
+      {o.scores.length > 0 && (
+        <ul className="scores" aria-label="Scores">
+          {o.scores.map((s) => (
+            <li key={s.id} className="score">
+              {s.name}: {formatScore(s.value)} <span className="muted">{s.source}</span>
+              {s.comment && <span className="score-comment"> · {s.comment}</span>}
+              {s.executionTraceId && (
+                <>
+                  {' · '}
+                  <Link href={traceHref(props.projectId, s.executionTraceId)}>judge trace</Link>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       <h3>Comments</h3>
       {props.comments.length === 0 && <p className="muted">none</p>}
       <ul className="comments">

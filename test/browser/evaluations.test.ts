@@ -1,0 +1,259 @@
+/**
+ * The evaluation pages in Debian's chromium (playwright-core) against `observatory web` and a
+ * worker in `events_only` on real PostgreSQL, Redis and the analytics server, with observations
+ * the JS SDK (v5, OpenTelemetry) sent and the suite's real judge (llama.cpp's server with
+ * SmolLM2-135M on 127.0.0.1, reached only because 127.0.0.1 is whitelisted): an LLM connection
+ * made in the project settings shows its secret masked and no header value, and a metadata address
+ * is refused naming the field; an evaluator made from a managed template, then its next version,
+ * both listed; a rule whose mapping is previewed live on the SDK's observation, edited later; a
+ * trace-level rule marked Legacy; the judge's verdict in the rule's execution log with its
+ * reasoning and a link to the judge's trace; the EVAL score on the observations table and the
+ * trace view; pause, and the pause the connection's deletion causes, with its reason.
+ * The model's verdicts are not judged (a 135M model), only what the pages make of them.
+ */
+import { randomBytes } from 'node:crypto';
+import { startObservation } from '@langfuse/tracing';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
+import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import {
+  type AnalyticsServer,
+  createProject,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
+import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let redis: RedisFixture;
+let judge: Judge;
+let web: WebServer;
+let worker: WebServer;
+let chromium: Chromium;
+let project: Project;
+let owner: { email: string; password: string };
+
+/** Sends one `qa` generation through the JS SDK; returns its ids. */
+async function sendQa(question: string, answer: string) {
+  return traceWithJsSdk({ ...project, baseUrl: web.url }, () => {
+    const gen = startObservation('qa', { input: { question }, model: 'app-model' }, { asType: 'generation' });
+    gen.update({ output: answer });
+    gen.end();
+    return { traceId: gen.traceId, id: gen.id };
+  });
+}
+
+beforeAll(async () => {
+  [pg, ch, redis, judge] = await Promise.all([
+    startPostgres(),
+    startAnalyticsServer(),
+    startRedis(),
+    startJudge(),
+  ]);
+  const env = {
+    DATABASE_URL: pg.url,
+    CLICKHOUSE_URL: ch.url,
+    REDIS_URL: redis.url,
+    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+  };
+  web = await startWeb(env);
+  [worker, chromium, project] = await Promise.all([
+    startWorker(env),
+    startChromium(),
+    createProject(env, 'browser-evaluations'),
+  ]);
+  owner = await createUiUser(env, 'evaluations-owner@example.com', [
+    '--project',
+    project.projectId,
+    '--role',
+    'owner',
+  ]);
+  await sendQa('What is the capital of France?', 'Paris');
+}, 240_000);
+
+afterAll(async () => {
+  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis, judge]);
+  expect(left).toEqual({ blocked: [], errors: [] });
+});
+
+describe('evaluations in the browser', () => {
+  let page: Page;
+  beforeAll(async () => {
+    page = await chromium.open(web.url, owner);
+  });
+
+  it('makes an LLM connection in the project settings: secret masked, header values never shown, SSRF refused', async () => {
+    await page.goto(`/project/${project.projectId}/settings`);
+    await page.getByRole('heading', { name: 'LLM connections' }).waitFor();
+    const form = page.getByRole('form', { name: 'New LLM connection' });
+    await form.getByLabel('Provider name').fill('metadata');
+    await form.getByLabel('Base URL').fill('http://169.254.169.254/v1');
+    await form.getByLabel('Secret key').fill('sk-never-shown-0000');
+    await form.getByRole('button', { name: 'Create connection' }).click();
+    await expect.poll(() => form.getByRole('alert').innerText()).toMatch(/^baseURL: .*169\.254\.169\.254/);
+
+    await form.getByLabel('Provider name').fill('local-judge');
+    await form.getByLabel('Base URL').fill(judge.baseUrl);
+    await form.getByLabel('Secret key').fill('sk-never-shown-1234');
+    await form.getByLabel('Extra headers').fill('x-team: header-value-hidden');
+    await form.getByLabel('Custom models').fill(JUDGE_MODEL);
+    await form.getByLabel("Offer the adapter's default models").uncheck();
+    await form.getByRole('button', { name: 'Create connection' }).click();
+    const table = page.getByRole('table', { name: 'LLM connections' });
+    const row = table.getByRole('row', { name: /^local-judge/ });
+    await row.waitFor();
+    const text = await row.innerText();
+    expect(text).toContain('...1234');
+    expect(text).toContain('x-team');
+    expect(text).toContain(JUDGE_MODEL);
+    expect(await page.content()).not.toContain('header-value-hidden');
+    expect(await page.content()).not.toContain('sk-never-shown-1234');
+    await screenshot(page, 'evaluations-settings');
+  });
+
+  it('makes an evaluator from a managed template', async () => {
+    await page.goto(`/project/${project.projectId}/evaluations`);
+    const evaluators = page.getByRole('table', { name: 'Evaluators' });
+    const template = evaluators.getByRole('row', { name: /^hallucination Managed template/ });
+    await template.getByRole('button', { name: 'Use template' }).click();
+    const form = page.getByRole('form', { name: 'New evaluator' });
+    expect(await form.getByLabel('Prompt').inputValue()).toContain('{{output}}');
+    expect(await form.getByLabel('Score type').inputValue()).toBe('BOOLEAN');
+    await form.getByLabel("Name (also the score's name)").fill('qa-hallucination');
+    await form.getByLabel('Model').fill(JUDGE_MODEL);
+    await form.getByRole('button', { name: 'Create evaluator' }).click();
+    await expect.poll(() => form.getByRole('status').innerText()).toBe('Created qa-hallucination v1');
+    const row = evaluators.getByRole('row', { name: /^qa-hallucination Project v1 BOOLEAN/ });
+    expect(await row.innerText()).toContain(`local-judge / ${JUDGE_MODEL}`);
+
+    // Its next version starts from it; the versions are listed newest first.
+    await row.getByRole('button', { name: 'New version' }).click();
+    expect(await form.getByLabel("Name (also the score's name)").inputValue()).toBe('qa-hallucination');
+    expect(await form.getByLabel('Model').inputValue()).toBe(JUDGE_MODEL);
+    await form.getByRole('button', { name: 'Create evaluator' }).click();
+    await expect.poll(() => form.getByRole('status').innerText()).toBe('Created qa-hallucination v2');
+    const latest = evaluators.getByRole('row', { name: /^qa-hallucination Project v2 BOOLEAN/ });
+    await latest.getByRole('button', { name: 'Versions' }).click();
+    const versions = page.getByRole('list', { name: 'Versions of qa-hallucination' }).getByRole('listitem');
+    await expect.poll(() => versions.count()).toBe(2);
+    expect(await versions.nth(0).innerText()).toMatch(/^v2 · /);
+    expect(await versions.nth(1).innerText()).toMatch(/^v1 · /);
+  });
+
+  it('previews the mapping live on the observation the SDK sent, then creates the rule', async () => {
+    const form = page.getByRole('form', { name: 'New evaluation rule' });
+    await form.getByLabel('Rule name').fill('judge qa');
+    await form.getByLabel('Evaluator', { exact: true }).selectOption('qa-hallucination');
+    await form.getByLabel('Filter').fill('name = "qa"');
+    await form.getByLabel('Source of input').selectOption('input');
+    await form.getByLabel('JSONPath of input').fill('$.question');
+    await form.getByLabel('Source of output').selectOption('output');
+    const preview = form.getByRole('region', { name: 'Mapping preview' });
+    await expect
+      .poll(() => preview.locator('dd[data-variable="input"]').innerText(), { timeout: 15_000 })
+      .toBe('What is the capital of France?');
+    expect(await preview.locator('dd[data-variable="output"]').innerText()).toBe('Paris');
+    expect(await preview.locator('.rendered-prompt').innerText()).toContain('What is the capital of France?');
+    // A path that cannot parse is shown where its value would be.
+    await form.getByLabel('JSONPath of input').fill('$.question[');
+    await expect.poll(() => preview.locator('dd[data-variable="input"]').innerText()).toMatch(/balanced/);
+    await form.getByLabel('JSONPath of input').fill('$.question');
+    await screenshot(page, 'evaluations-preview');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const row = page.getByRole('table', { name: 'Evaluation rules' }).getByRole('row', { name: /^judge qa/ });
+    await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Active');
+    expect(await row.innerText()).toContain('observation');
+    expect(await row.innerText()).toContain('name = "qa"');
+  });
+
+  it('marks a trace-level rule Legacy', async () => {
+    const form = page.getByRole('form', { name: 'New evaluation rule' });
+    await form.getByLabel('Rule name').fill('old trace rule');
+    await form.getByLabel('Target').selectOption('trace');
+    await form.getByLabel('Evaluator', { exact: true }).selectOption('qa-hallucination');
+    await form.getByLabel('Enabled').uncheck();
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const row = page
+      .getByRole('table', { name: 'Evaluation rules' })
+      .getByRole('row', { name: /^old trace rule/ });
+    await expect.poll(() => row.getByRole('cell').nth(1).innerText()).toBe('trace Legacy');
+    expect(await row.locator('.rule-state').innerText()).toBe('Inactive');
+  });
+
+  let judged: { traceId: string; id: string };
+  it("shows the judge's verdict in the rule's execution log, with its reasoning and the judge's trace", async () => {
+    judged = await sendQa('How much is 12 times 12?', '124');
+    const row = page.getByRole('table', { name: 'Evaluation rules' }).getByRole('row', { name: /^judge qa/ });
+    await row.getByRole('button', { name: 'Executions' }).click();
+    const log = page.getByRole('table', { name: 'Executions of judge qa' });
+    const entry = log.getByRole('row', { name: new RegExp(judged.id) });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh executions' }).click();
+          return (await entry.count()) > 0 ? entry.getByRole('cell').nth(2).innerText() : 'none';
+        },
+        { timeout: 120_000, interval: 1000 },
+      )
+      .toBe('COMPLETED');
+    const cells = entry.getByRole('cell');
+    expect(['true', 'false']).toContain(await cells.nth(4).innerText());
+    expect((await cells.nth(5).innerText()).length).toBeGreaterThan(0);
+    await screenshot(page, 'evaluations-log');
+    await entry.getByRole('link', { name: 'judge trace' }).click();
+    await expect
+      .poll(() => page.getByRole('heading', { level: 2 }).innerText())
+      .toBe('Execute evaluator: qa-hallucination GENERATION');
+  });
+
+  it('shows the EVAL score on the observations table and on the trace view', async () => {
+    await page.goto(`/project/${project.projectId}/traces/${judged.traceId}`);
+    const scores = page.getByRole('list', { name: 'Scores' });
+    await expect
+      .poll(() => scores.innerText())
+      .toMatch(/^qa-hallucination: (true|false) EVAL · .+ · judge trace$/);
+    await page.goto(`/project/${project.projectId}/observations`);
+    await expect
+      .poll(() => page.locator('.score', { hasText: 'qa-hallucination' }).first().innerText())
+      .toMatch(/^qa-hallucination: (true|false) \(eval\)$/);
+  });
+
+  it('pauses the rule, and shows why it paused when its connection is deleted', async () => {
+    await page.goto(`/project/${project.projectId}/evaluations`);
+    const row = page.getByRole('table', { name: 'Evaluation rules' }).getByRole('row', { name: /^judge qa/ });
+    await row.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Inactive');
+    await row.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Active');
+
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Edit rule judge qa' });
+    expect(await edit.getByLabel('JSONPath of input').inputValue()).toBe('$.question');
+    await edit.getByLabel('Sampling').fill('0.5');
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(4).innerText()).toBe('0.5');
+
+    await page.goto(`/project/${project.projectId}/settings`);
+    await page
+      .getByRole('table', { name: 'LLM connections' })
+      .getByRole('row', { name: /^local-judge/ })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    await page.getByText('No LLM connection yet').waitFor();
+    await page.goto(`/project/${project.projectId}/evaluations`);
+    await expect
+      .poll(() => row.locator('.rule-state').innerText())
+      .toMatch(/^Paused: LLM_CONNECTION_DELETED\n.*connection "local-judge"/);
+    await screenshot(page, 'evaluations-paused');
+  });
+});
