@@ -109,7 +109,7 @@ async function runningBackups(client: ClickHouseClient, url: string): Promise<nu
   return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
 }
 
-/** Runs `command`, feeding `input` (if any) and returning its stdout; fails with its stderr's end. */
+/** Runs `command`, feeding it `input` and handing its stdout to `output`; fails with its stderr's end. */
 function runTool(
   ctx: BackupContext,
   command: string,
@@ -173,7 +173,11 @@ export async function takeBackup(
     const cleared = await guarded(ctx, 'clearing an earlier run', () => ctx.bucket.removeAll(keys.all));
     if (cleared > 0) ctx.say(`backup ${id}: removed ${cleared} objects an unfinished run left`);
 
-    const service = createAnalyticsClient(ctx.config.clickhouse, undefined, true);
+    const service = createAnalyticsClient(
+      ctx.config.clickhouse,
+      statementBounds('jobs', ctx.config.analyticsTimeouts),
+      true,
+    );
     const schema = await guarded(ctx, 'reading the schema versions', () =>
       schemaVersions(ctx, service).finally(() => service.close()),
     );
