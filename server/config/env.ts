@@ -272,6 +272,12 @@ export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {})
   return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
 }
 
+/**
+ * The environment a tool this process runs inherits (pg_dump, pg_restore: PATH, locale, TLS
+ * settings), not read as configuration.
+ */
+export const toolEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
+
 /** `analytics-server`'s settings: the credentials it accepts (none: any). */
 export interface AnalyticsServerConfig {
   user: string | undefined;
