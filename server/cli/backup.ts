@@ -71,8 +71,11 @@ export async function backup(args: string[]): Promise<number> {
   return withContext('backup', async (ctx) => {
     const manifest = await takeBackup(ctx, id, parts);
     const summary = summaryOf(manifest);
-    // The operator records this in status; it reads nothing from the bucket.
-    await writeFile(terminationLog, summary);
+    // The operator records this in status; it reads nothing from the bucket. The backup is complete
+    // either way (its manifest is written): outside a Pod the path may not exist.
+    await writeFile(terminationLog, summary).catch((err: Error) =>
+      ctx.say(`backup ${id}: the summary could not be written to ${terminationLog}: ${err.message}`),
+    );
     process.stdout.write(
       json
         ? `${summary}\n`
