@@ -6,6 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { BACKUP_S3_ENV } from '../contract/backup.ts';
 import {
   ALERT_ENV,
   ConfigError,
@@ -89,6 +90,8 @@ export interface ServiceConfig {
   media: MediaSettings;
   /** The bucket scheduled exports write to; absent: exports cannot run. */
   exportStorage: S3Settings | undefined;
+  /** Where `observatory backup` writes and `observatory restore` reads (required by those roles). */
+  backupStorage: S3Settings | undefined;
   exportIntervalSeconds: number;
   /** The ObservabilityService running this process, when an operator runs it. */
   operatorObject: OperatorObject | undefined;
@@ -125,7 +128,11 @@ export interface LlmSettings {
 }
 
 /** The datastores a role needs named. */
-type RequiredName = typeof ENV.databaseUrl | typeof ENV.clickhouseUrl | typeof ENV.redisUrl;
+type RequiredName =
+  | typeof ENV.databaseUrl
+  | typeof ENV.clickhouseUrl
+  | typeof ENV.redisUrl
+  | typeof BACKUP_S3_ENV.bucket;
 
 export interface LoadOptions {
   /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
@@ -221,6 +228,7 @@ const mediaSchema = fields({
   .transform((media): { media: MediaSettings } => ({ media }));
 
 const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
+const backupStorageSchema = s3Schema(BACKUP_S3_ENV).transform((backupStorage) => ({ backupStorage }));
 
 const csv = (v: string) =>
   v
@@ -273,6 +281,7 @@ const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfi
     .and(clickhouseSchema)
     .and(mediaSchema)
     .and(exportStorageSchema)
+    .and(backupStorageSchema)
     .and(authSchema)
     .and(llmSchema)
     .and(backfillSchema)
@@ -292,6 +301,8 @@ export const ROLE_REQUIRES = {
   backfill: ['DATABASE_URL', 'CLICKHOUSE_URL'],
   preflight: ['DATABASE_URL', 'CLICKHOUSE_URL'],
   cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  backup: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
+  restore: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
   producers: ['DATABASE_URL'],
   models: ['DATABASE_URL'],
   'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],
@@ -317,6 +328,12 @@ export interface ProcessConfigOptions {
 export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {}): ServiceConfig {
   return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
 }
+
+/**
+ * The environment a tool this process runs inherits (pg_dump, pg_restore: PATH, locale, TLS
+ * settings), not read as configuration.
+ */
+export const toolEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
 
 /** `analytics-server`'s settings: the credentials it accepts (none: any). */
 export interface AnalyticsServerConfig {
