@@ -52,6 +52,8 @@ export interface ServiceConfig {
   /** Seconds between propagation runs and how long a staged row waits for late writes. */
   propagationIntervalSeconds: number;
   propagationGraceSeconds: number;
+  /** Rows per propagation statement: a larger staging partition is propagated in chunks. */
+  propagationChunkRows: number;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   clickhouse: ClickHouseSettings;
@@ -145,6 +147,9 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ENV_DEFAULTS.propagationGraceSeconds,
       ENV_LIMITS.propagationGraceSeconds,
     ) ?? ENV_DEFAULTS.propagationGraceSeconds;
+  const propagationChunkRows =
+    r.intIn(ENV.propagationChunkRows, ENV_DEFAULTS.propagationChunkRows, ENV_LIMITS.propagationChunkRows) ??
+    ENV_DEFAULTS.propagationChunkRows;
   const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
   const media: MediaSettings = {
     s3: readS3Settings(r, S3_ENV.media),
@@ -209,6 +214,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     propagationStuckThresholdMinutes: threshold,
     propagationIntervalSeconds,
     propagationGraceSeconds,
+    propagationChunkRows,
     databaseUrl: r.raw(ENV.databaseUrl),
     redisUrl: r.raw(ENV.redisUrl),
     clickhouse,

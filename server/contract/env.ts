@@ -26,6 +26,8 @@ export const ENV = {
   propagationStuckThresholdMinutes: 'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES',
   propagationIntervalSeconds: 'SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS',
   propagationGraceSeconds: 'SERVICE_EVENT_PROPAGATION_GRACE_SECONDS',
+  /** Rows of a staging partition per propagation `INSERT ... SELECT`; a larger one is cut in chunks. */
+  propagationChunkRows: 'SERVICE_EVENT_PROPAGATION_CHUNK_ROWS',
   columnarClusterEnabled: 'COLUMNAR_CLUSTER_ENABLED',
   columnarClusterName: 'COLUMNAR_CLUSTER_NAME',
   columnarUseLightweightUpdate: 'COLUMNAR_USE_LIGHTWEIGHT_UPDATE',
@@ -191,6 +193,7 @@ export const ENV_DEFAULTS = {
   maxInFlightWrites: 64,
   propagationIntervalSeconds: 60,
   propagationGraceSeconds: 30,
+  propagationChunkRows: 500_000,
   logLevel: 'info' as LogLevel,
   /** The reference's default: 1 GB. */
   mediaMaxContentLength: 1_000_000_000,
@@ -215,6 +218,7 @@ export const ENV_LIMITS = {
   maxInFlightWrites: { min: 1, max: 10_000 },
   propagationIntervalSeconds: { min: 1, max: 3600 },
   propagationGraceSeconds: { min: 0, max: 3600 },
+  propagationChunkRows: { min: 1, max: 100_000_000 },
   mediaMaxContentLength: { min: 1, max: Number.MAX_SAFE_INTEGER },
   /** Presigned URLs (SigV4) live at most seven days. */
   mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },

@@ -292,6 +292,13 @@ const SERVER_VARIABLES: VariableCase[] = [
     expected: 0,
   },
   {
+    name: ENV.propagationChunkRows,
+    bad: '0',
+    good: '1000',
+    read: (c) => c.propagationChunkRows,
+    expected: 1000,
+  },
+  {
     name: ENV.columnarClusterEnabled,
     bad: 'yes',
     good: 'true',
