@@ -203,7 +203,9 @@ const TOPICS: Record<Subcommand, string> = {
   The operator's planner run locally on the live object and the objects it reads (Deployments,
   Services, PodDisruptionBudgets, Jobs, worker Pods and their reports through the API server's
   Pod proxy, labeled Secrets and ConfigMaps): the actions it would take next, in order. A dry
-  run: nothing is written.`,
+  run: nothing is written. Before each backfill step still to run: the rows it moves, the free
+  disk it needs in the analytics store (3x the bytes it still reads) and the time it takes at the
+  rate measured on the chunks finished so far (from the worker's backfill report).`,
   approve: `kubectl observatory approve [NAME]
   Approves the cutover to EventsOnly for the object's current generation (the annotation the
   operator reads), refused when the object changed since it was read.`,

@@ -5,12 +5,14 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { WORKER_PATHS } from '../../server/contract/worker-api.ts';
+import { type BackfillReport, WORKER_PATHS } from '../../server/contract/worker-api.ts';
+import { enabledSteps } from '../api/effective.ts';
 import type { ObservabilityService } from '../api/v1alpha1.ts';
 import { observationsNeeded, plan } from '../index.ts';
 import { observeWorld } from '../runtime/observe.ts';
 import { type Command, parseArgs, UsageError, usage } from './args.ts';
 import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from './client.ts';
+import { estimatesOf } from './estimates.ts';
 import { planView, renderPlan } from './plan-view.ts';
 import { type BundleFile, buildBundle, type PodLog, podsToRead, type WorkerAnswer } from './report.ts';
 import { approvalRequest, noPodReason, Refused, retryBackfillRequest } from './requests.ts';
@@ -35,8 +37,21 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
     }
     case 'plan': {
       const { caches, unreadable } = await client.caches();
-      const world = await observeWorld(o, caches, client.workerReads());
-      const view = planView(o, world, plan({ object: o, world }), observationsNeeded(o), unreadable);
+      const reads = client.workerReads();
+      // The planner keeps only the backfill's progress; the estimates read the whole report.
+      let report: BackfillReport | undefined;
+      const world = await observeWorld(o, caches, {
+        ...reads,
+        backfill: async (pod) => (report = await reads.backfill(pod)),
+      });
+      const view = planView(
+        o,
+        world,
+        plan({ object: o, world }),
+        observationsNeeded(o),
+        unreadable,
+        estimatesOf(report, enabledSteps(o.spec)),
+      );
       io.out(command.output === 'json' ? json(view) : renderPlan(view));
       return;
     }
