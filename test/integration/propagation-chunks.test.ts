@@ -5,33 +5,25 @@
  * its record). Every staged row must be in events_full once after FINAL, with its trace's fields,
  * compared row by row.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Coordination, memoryCoordination } from '../../server/coordination/store.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
-import { historyStatements, OBS_PER_TRACE } from '../bench/history.ts';
+import { OBS_PER_TRACE } from '../bench/history.ts';
+import { type EmbeddedHistory, embeddedHistory } from '../fixtures/embedded-history.ts';
 
 const TRACES = 120;
 const CHUNK_ROWS = 50;
 let partition: string;
 
-let dir: string;
+let engine: EmbeddedHistory;
 let ch: ClickHouseClient;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-propagation-chunks-'));
-  ch = createAnalyticsClient({ url: `chdb://${dir}` });
-  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-  for (const statement of historyStatements(TRACES)) await ch.command({ query: statement });
+  engine = await embeddedHistory('propagation-chunks', TRACES);
+  ch = engine.client;
   // A closed window of the last hour: the staging table drops parts 48 hours after their window.
   await ch.command({
     query: `INSERT INTO observations_batch_staging SELECT *, toStartOfInterval(now64(3) - INTERVAL 10 MINUTE, INTERVAL 3 MINUTE) + 1 AS s3_first_seen_timestamp, 'pk', 'sdk', '0' FROM observations`,
@@ -45,8 +37,7 @@ beforeAll(async () => {
   ).json<{ partition: string }>()) as [{ partition: string }];
 });
 afterAll(async () => {
-  await ch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await engine?.stop();
 });
 
 async function rows<T>(query: string): Promise<T[]> {

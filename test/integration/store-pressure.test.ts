@@ -3,38 +3,30 @@
  * engine: free disk from system.disks, a table's rows and bytes from system.parts, and the
  * engine's own memory-limit error recognised as one the backfill pauses on.
  */
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statfsSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskPressure, isMemoryLimit } from '../../server/backfill/pressure.ts';
 import { readFreeBytes, readTableSize } from '../../server/backfill/store-space.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { historyStatements, OBS_PER_TRACE } from '../bench/history.ts';
+import { OBS_PER_TRACE } from '../bench/history.ts';
+import { type EmbeddedHistory, embeddedHistory } from '../fixtures/embedded-history.ts';
 
 const TRACES = 500;
-let dir: string;
+let store: EmbeddedHistory;
 let ch: ClickHouseClient;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-store-pressure-'));
-  ch = createAnalyticsClient({ url: `chdb://${dir}` });
-  await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();
-  for (const statement of historyStatements(TRACES)) await ch.command({ query: statement });
+  store = await embeddedHistory('store-pressure', TRACES);
+  ch = store.client;
 });
 afterAll(async () => {
-  await ch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await store?.stop();
 });
 
 describe('analytics store pressure', () => {
   it('reads the free disk of the filesystem the store writes to', async () => {
     const free = await readFreeBytes(ch);
-    const fs = statfsSync(dir);
+    const fs = statfsSync(store.dir);
     // The engine and statfs look at the same filesystem a moment apart: same order of magnitude.
     expect(free).toBeGreaterThan(0);
     expect(free).toBeLessThanOrEqual(fs.blocks * fs.bsize);
