@@ -17,6 +17,7 @@ import {
   LOG_LEVELS,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
+  PROPAGATION_CHUNK_ROWS_ENV,
   readModeSettings,
   S3_ENV,
 } from '../contract/env.ts';
@@ -148,7 +149,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ENV_LIMITS.propagationGraceSeconds,
     ) ?? ENV_DEFAULTS.propagationGraceSeconds;
   const propagationChunkRows =
-    r.intIn(ENV.propagationChunkRows, ENV_DEFAULTS.propagationChunkRows, ENV_LIMITS.propagationChunkRows) ??
+    r.intIn(PROPAGATION_CHUNK_ROWS_ENV, ENV_DEFAULTS.propagationChunkRows, ENV_LIMITS.propagationChunkRows) ??
     ENV_DEFAULTS.propagationChunkRows;
   const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
   const media: MediaSettings = {
