@@ -4,9 +4,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ObservabilityService } from '../../operator/api/v1alpha1.ts';
 import {
+  buildBundle,
   type Listed,
   ownedUids,
+  podsToRead,
   REDACTED,
   redactSecret,
   referencedSecrets,
@@ -120,5 +123,86 @@ describe('tarGz', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('buildBundle', () => {
+  const o = {
+    apiVersion: 'observatory.dev/v1alpha1',
+    kind: 'ObservabilityService',
+    metadata: { name: 'demo', namespace: 'obs', uid: 'root', generation: 1 },
+    spec: { datastores: { postgres: { urlSecretRef: { name: 'db', key: 'url' } } } },
+  } as unknown as ObservabilityService;
+  const url = 'postgres://obs:hunter2-long@pg/obs';
+  const owned = (kind: string, name: string, uid: string, owner: string, extra: object = {}): Listed => ({
+    kind,
+    metadata: { name, uid, ownerReferences: [{ uid: owner }] },
+    ...extra,
+  });
+  const objects = [
+    owned('Job', 'demo-backfill-1', 'job', 'root'),
+    owned('Pod', 'demo-backfill-1-abc', 'jp', 'job', {
+      spec: { initContainers: [{ name: 'wait' }], containers: [{ name: 'backfill' }] },
+    }),
+    owned('Deployment', 'demo-worker', 'dep', 'root'),
+    owned('ReplicaSet', 'demo-worker-5d', 'rs', 'dep'),
+    owned('Pod', 'demo-worker-5d-x', 'wp', 'rs', {
+      metadata: {
+        name: 'demo-worker-5d-x',
+        uid: 'wp',
+        ownerReferences: [{ uid: 'rs' }],
+        labels: { 'app.kubernetes.io/component': 'worker' },
+      },
+      status: { phase: 'Running' },
+    }),
+    owned('ConfigMap', 'elsewhere', 'cm', 'other'),
+  ];
+
+  it('reads the logs of the Job Pods, every container, and the reports of running worker Pods', () => {
+    expect(podsToRead(o, objects)).toEqual({
+      logs: [{ pod: 'demo-backfill-1-abc', containers: ['wait', 'backfill'] }],
+      workers: ['demo-worker-5d-x'],
+    });
+  });
+
+  it("holds what the object owns and its Events, with no Secret value in any file, the worker's answers included", () => {
+    const files = buildBundle({
+      object: o,
+      objects,
+      events: [
+        { kind: 'Event', involvedObject: { uid: 'job' }, message: `cannot reach ${url}` },
+        { kind: 'Event', involvedObject: { uid: 'cm' }, message: 'not ours' },
+      ],
+      secrets: [
+        { metadata: { name: 'db' }, data: { url: b64(url) } },
+        { metadata: { name: 'unrelated' }, data: { token: b64('tok-123456') } },
+      ],
+      logs: [{ pod: 'demo-backfill-1-abc', container: 'backfill', text: 'auth failed for hunter2-long\n' }],
+      worker: [
+        { pod: 'demo-worker-5d-x', report: 'health', body: { checks: [{ error: `bad tok-123456` }] } },
+      ],
+      unreadable: [],
+      createdAt: '2026-11-27T10:00:00.000Z',
+    });
+    const byPath = new Map(files.map((f) => [f.path, f.content]));
+    expect([...byPath.keys()].sort()).toEqual([
+      'events.yaml',
+      'index.json',
+      'logs/demo-backfill-1-abc/backfill.log',
+      'objects/Deployment/demo-worker.yaml',
+      'objects/Job/demo-backfill-1.yaml',
+      'objects/Pod/demo-backfill-1-abc.yaml',
+      'objects/Pod/demo-worker-5d-x.yaml',
+      'objects/ReplicaSet/demo-worker-5d.yaml',
+      'objects/Secret/db.yaml',
+      'observabilityservice.yaml',
+      'worker/demo-worker-5d-x/health.json',
+    ]);
+    for (const [path, text] of byPath)
+      for (const value of [url, b64(url), 'hunter2-long', 'tok-123456', b64('tok-123456')])
+        expect(text.includes(value), `${path} holds ${value}`).toBe(false);
+    expect(byPath.get('events.yaml')).toContain(`cannot reach ${REDACTED}`);
+    expect(byPath.get('events.yaml')).not.toContain('not ours');
+    expect(byPath.get('logs/demo-backfill-1-abc/backfill.log')).toBe(`auth failed for ${REDACTED}\n`);
   });
 });
