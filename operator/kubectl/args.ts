@@ -12,7 +12,9 @@ export type Command =
   | { kind: 'plan'; name?: string; output: Output }
   | { kind: 'approve'; name?: string }
   | { kind: 'retry-backfill'; name?: string; step: number }
-  | { kind: 'logs'; name?: string; tail?: number };
+  | { kind: 'logs'; name?: string; tail?: number }
+  /** `to`: a directory, or a file ending in .tar.gz; absent: a .tar.gz named after the object. */
+  | { kind: 'report'; name?: string; to?: string };
 
 export interface Connection {
   kubeconfig?: string;
@@ -25,7 +27,7 @@ export interface Invocation {
   connection: Connection;
 }
 
-export const SUBCOMMANDS = ['status', 'plan', 'approve', 'retry-backfill', 'logs'] as const;
+export const SUBCOMMANDS = ['status', 'plan', 'approve', 'retry-backfill', 'logs', 'report'] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
 /** A mistake on the command line: exit code 2 with this one line. */
@@ -51,6 +53,7 @@ const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
   approve: [],
   'retry-backfill': [],
   logs: ['tail'],
+  report: ['output'],
 };
 
 const POSITIONALS: Record<Subcommand, string> = {
@@ -59,6 +62,7 @@ const POSITIONALS: Record<Subcommand, string> = {
   approve: '[NAME]',
   'retry-backfill': 'STEP [NAME]',
   logs: '[NAME]',
+  report: '[NAME]',
 };
 
 /**
@@ -150,6 +154,15 @@ export function parseArgs(argv: readonly string[]): Invocation {
       return { command: { kind: sub, ...named(rest[0]) }, connection };
     case 'retry-backfill':
       return { command: { kind: sub, step: stepOf(rest[0]), ...named(rest[1]) }, connection };
+    case 'report':
+      return {
+        command: {
+          kind: sub,
+          ...named(rest[0]),
+          ...(values.output !== undefined ? { to: values.output } : {}),
+        },
+        connection,
+      };
     case 'logs': {
       const tail = tailOf(values.tail);
       return {
@@ -175,6 +188,7 @@ const SUMMARIES: Record<Subcommand, string> = {
   approve: 'approve the cutover for the current generation',
   'retry-backfill': 'retry a failed backfill step',
   logs: 'logs of the current backfill Job (--tail N)',
+  report: 'a support bundle, secrets redacted (-o DIR or FILE.tar.gz)',
 };
 
 const TOPICS: Record<Subcommand, string> = {
@@ -189,7 +203,9 @@ const TOPICS: Record<Subcommand, string> = {
   The operator's planner run locally on the live object and the objects it reads (Deployments,
   Services, PodDisruptionBudgets, Jobs, worker Pods and their reports through the API server's
   Pod proxy, labeled Secrets and ConfigMaps): the actions it would take next, in order. A dry
-  run: nothing is written.`,
+  run: nothing is written. Before each backfill step still to run: the rows it moves, the free
+  disk it needs in the analytics store (3x the bytes it still reads) and the time it takes at the
+  rate measured on the chunks finished so far (from the worker's backfill report).`,
   approve: `kubectl observatory approve [NAME]
   Approves the cutover to EventsOnly for the object's current generation (the annotation the
   operator reads), refused when the object changed since it was read.`,
@@ -198,6 +214,13 @@ const TOPICS: Record<Subcommand, string> = {
   operator has not acted on before). Refused for a step that is not enabled or has not failed.`,
   logs: `kubectl observatory logs [NAME] [--tail N]
   The logs of the Pod of the current backfill Job (status.backfill.currentJob), newest Pod first.`,
+  report: `kubectl observatory report [NAME] [-o DIR|FILE.tar.gz]
+  Writes a support bundle: the object, the Events of it and of its children, every object it owns
+  (Deployments, ReplicaSets, Jobs, Pods, Services, ConfigMaps, PodDisruptionBudgets), the logs of
+  its Jobs' Pods (preflight, schema, backfill), each worker Pod's health, producer and backfill
+  (background_migrations) reports, and the Secrets it refers to as names and keys only. Every
+  value of a readable Secret, raw or base64, is replaced by [REDACTED] in every file. -o names a
+  directory (created; it must be empty) or a .tar.gz file; default observatory-report-NAME-TIME.tar.gz.`,
 };
 
 export function usage(topic?: Subcommand): string {

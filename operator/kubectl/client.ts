@@ -16,6 +16,7 @@ import {
   PolicyV1Api,
   setHeaderOptions,
   type V1Pod,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import { PORTS } from '../../server/contract/ports.ts';
 import {
@@ -29,6 +30,7 @@ import { GROUP, KIND, type ObservabilityService, PLURAL, VERSION } from '../api/
 import type { Caches, WorkerReads } from '../runtime/observe.ts';
 import { WATCH_LABEL } from '../runtime/observe.ts';
 import type { Connection } from './args.ts';
+import type { EventLike, Listed } from './report.ts';
 
 /** The kubeconfig is missing or names no usable context: exit code 2. */
 export class ConfigError extends Error {
@@ -235,6 +237,54 @@ export class PluginClient {
     };
   }
 
+  /**
+   * What a support bundle reads of the namespace: the objects of every kind the operator creates
+   * (and the ReplicaSets between Deployments and Pods), Events and Secrets; a kind the user may not
+   * list is named in `unreadable` instead.
+   */
+  async reportSources(): Promise<{
+    objects: Listed[];
+    events: EventLike[];
+    secrets: V1Secret[];
+    unreadable: string[];
+  }> {
+    const namespace = this.namespace;
+    const apps = this.kc.makeApiClient(AppsV1Api);
+    const batch = this.kc.makeApiClient(BatchV1Api);
+    const policy = this.kc.makeApiClient(PolicyV1Api);
+    const unreadable: string[] = [];
+    const list = async <T>(kind: string, f: () => Promise<{ items: T[] }>): Promise<(T & Listed)[]> => {
+      try {
+        return (await f()).items.map((item) => ({ kind, ...item }) as T & Listed);
+      } catch (err) {
+        if (statusOf(err) !== 403) throw explain(err, `list ${kind}s`, this.server);
+        unreadable.push(`${kind}s`);
+        return [];
+      }
+    };
+    const [kinds, events, secrets] = await Promise.all([
+      Promise.all([
+        list('Deployment', () => apps.listNamespacedDeployment({ namespace })),
+        list('ReplicaSet', () => apps.listNamespacedReplicaSet({ namespace })),
+        list('Job', () => batch.listNamespacedJob({ namespace })),
+        list('Pod', () => this.core.listNamespacedPod({ namespace })),
+        list('Service', () => this.core.listNamespacedService({ namespace })),
+        list('ConfigMap', () => this.core.listNamespacedConfigMap({ namespace })),
+        list('PodDisruptionBudget', () => policy.listNamespacedPodDisruptionBudget({ namespace })),
+      ]),
+      list('Event', () => this.core.listNamespacedEvent({ namespace })),
+      list('Secret', () => this.core.listNamespacedSecret({ namespace })),
+    ]);
+    return { objects: kinds.flat(), events, secrets, unreadable };
+  }
+
+  /** A worker path's answer through the Pod proxy, as it came (the bundle shows what was said). */
+  async workerAnswer(pod: V1Pod, path: string): Promise<unknown> {
+    const res = await this.proxyGet(pod, path);
+    if (!res) return { error: 'no answer through the Pod proxy' };
+    return res.status === 200 ? res.body : { status: res.status, body: res.body ?? null };
+  }
+
   /** A GET through the API server's Pod proxy to the worker port; undefined when there is no answer. */
   private async proxyGet(pod: V1Pod, path: string): Promise<{ status: number; body: unknown } | undefined> {
     const name = `${pod.metadata?.name}:${PORTS.worker}`;
@@ -290,12 +340,13 @@ export class PluginClient {
   }
 
   /** The log through the API server's Pod log endpoint. */
-  podLog(pod: string, tail?: number): Promise<string> {
+  podLog(pod: string, tail?: number, container?: string): Promise<string> {
     return this.call(`read the log of Pod ${pod}`, () =>
       this.core.readNamespacedPodLog({
         name: pod,
         namespace: this.namespace,
         ...(tail !== undefined ? { tailLines: tail } : {}),
+        ...(container !== undefined ? { container } : {}),
       }),
     );
   }

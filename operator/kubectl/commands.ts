@@ -2,13 +2,22 @@
  * `kubectl observatory` end to end: parse, connect, run one command, and map every failure to one
  * line on stderr and the documented exit code (0 done, 1 failed or refused, 2 usage or kubeconfig).
  */
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import { type BackfillReport, WORKER_PATHS } from '../../server/contract/worker-api.ts';
+import { enabledSteps } from '../api/effective.ts';
+import type { ObservabilityService } from '../api/v1alpha1.ts';
 import { observationsNeeded, plan } from '../index.ts';
 import { observeWorld } from '../runtime/observe.ts';
 import { type Command, parseArgs, UsageError, usage } from './args.ts';
 import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from './client.ts';
+import { estimatesOf } from './estimates.ts';
 import { planView, renderPlan } from './plan-view.ts';
+import { type BundleFile, buildBundle, type PodLog, podsToRead, type WorkerAnswer } from './report.ts';
 import { approvalRequest, noPodReason, Refused, retryBackfillRequest } from './requests.ts';
 import { renderStatus, statusView } from './status-view.ts';
+import { tarGz } from './tar.ts';
 
 export interface Io {
   out(text: string): void;
@@ -28,8 +37,21 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
     }
     case 'plan': {
       const { caches, unreadable } = await client.caches();
-      const world = await observeWorld(o, caches, client.workerReads());
-      const view = planView(o, world, plan({ object: o, world }), observationsNeeded(o), unreadable);
+      const reads = client.workerReads();
+      // The planner keeps only the backfill's progress; the estimates read the whole report.
+      let report: BackfillReport | undefined;
+      const world = await observeWorld(o, caches, {
+        ...reads,
+        backfill: async (pod) => (report = await reads.backfill(pod)),
+      });
+      const view = planView(
+        o,
+        world,
+        plan({ object: o, world }),
+        observationsNeeded(o),
+        unreadable,
+        estimatesOf(report, enabledSteps(o.spec)),
+      );
       io.out(command.output === 'json' ? json(view) : renderPlan(view));
       return;
     }
@@ -38,6 +60,18 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       const r = command.kind === 'approve' ? approvalRequest(o) : retryBackfillRequest(o, command.step);
       await client.annotate(o, r.annotation, r.value);
       io.out(`${r.summary}\n`);
+      return;
+    }
+    case 'report': {
+      const createdAt = new Date();
+      const files = await reportFiles(o, client, createdAt);
+      const stamp = createdAt.toISOString().replace(/[-:]/g, '').replace(/\..*/, 'Z');
+      const top = `observatory-report-${o.metadata.name}-${stamp}`;
+      const to = command.to ?? `${top}.tar.gz`;
+      await writeBundle(files, to, top, createdAt.getTime());
+      io.out(
+        `wrote the support bundle of ${o.metadata.namespace}/${o.metadata.name} to ${to} (${files.length} files)\n`,
+      );
       return;
     }
     case 'logs': {
@@ -52,6 +86,56 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       io.out(await client.podLog(pod.metadata.name, command.tail));
       return;
     }
+  }
+}
+
+/** The worker reports a bundle holds, by name: health with its propagation record, producers, backfill. */
+const WORKER_REPORTS = {
+  health: WORKER_PATHS.health,
+  producers: WORKER_PATHS.producers,
+  backfill: WORKER_PATHS.backfill,
+} as const;
+
+async function reportFiles(o: ObservabilityService, client: PluginClient, at: Date): Promise<BundleFile[]> {
+  const sources = await client.reportSources();
+  const { logs: logPods, workers } = podsToRead(o, sources.objects);
+  const logs: PodLog[] = [];
+  for (const { pod, containers } of logPods)
+    for (const container of containers)
+      logs.push({
+        pod,
+        container,
+        text: await client
+          .podLog(pod, undefined, container)
+          .catch((err: Error) => `(no log: ${err.message})\n`),
+      });
+  const worker: WorkerAnswer[] = [];
+  for (const pod of workers)
+    for (const [report, path] of Object.entries(WORKER_REPORTS))
+      worker.push({
+        pod,
+        report,
+        body: await client.workerAnswer({ metadata: { name: pod } } as V1Pod, path),
+      });
+  return buildBundle({ ...sources, object: o, logs, worker, createdAt: at.toISOString() });
+}
+
+/** Into a new or empty directory, or a .tar.gz file. */
+async function writeBundle(files: BundleFile[], to: string, top: string, mtime: number): Promise<void> {
+  if (to.endsWith('.tar.gz') || to.endsWith('.tgz')) {
+    await writeFile(to, tarGz(files, top, mtime), { flag: 'wx', mode: 0o600 }).catch(
+      (err: NodeJS.ErrnoException) => {
+        throw err.code === 'EEXIST' ? new Refused(`${to} exists: name a new file`) : err;
+      },
+    );
+    return;
+  }
+  await mkdir(to, { recursive: true, mode: 0o700 });
+  if ((await readdir(to)).length > 0) throw new Refused(`${to} is not empty: name a new or empty directory`);
+  for (const f of files) {
+    const path = join(to, f.path);
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await writeFile(path, f.content, { mode: 0o600 });
   }
 }
 

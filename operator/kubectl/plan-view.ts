@@ -15,6 +15,7 @@ import {
 } from '../index.ts';
 import { nextState } from '../planner/states.ts';
 import { modeSettingsFor } from '../render/settings.ts';
+import { type Estimates, renderEstimates } from './estimates.ts';
 
 export interface PlanView {
   name: string;
@@ -28,6 +29,8 @@ export interface PlanView {
   unobserved: string[];
   /** A change the spec asks that no Pod runs yet (absent: none waits). */
   pending?: PendingChange;
+  /** Rows, disk and time of each backfill step still to run (absent: the worker did not report them). */
+  estimates?: Estimates;
 }
 
 export interface PendingChange {
@@ -118,6 +121,7 @@ export function planView(
   p: Plan,
   need: ObservationsNeeded,
   unreadable: readonly string[],
+  estimates?: Estimates,
 ): PlanView {
   const pending = pendingChange(o);
   return {
@@ -130,6 +134,7 @@ export function planView(
     blockedBy: p.status.blockedBy ?? [],
     unobserved: unobserved(world, need, unreadable),
     ...(pending ? { pending } : {}),
+    ...(estimates ? { estimates } : {}),
   };
 }
 
@@ -148,6 +153,7 @@ export function renderPlan(v: PlanView): string {
       `  Then: ${p.onApproval}`,
     );
   }
+  if (v.estimates) lines.push(...renderEstimates(v.estimates));
   if (v.unobserved.length > 0)
     lines.push(`Not observed (the plan waits for it, as the operator would): ${v.unobserved.join('; ')}`);
   return `${lines.join('\n')}\n`;

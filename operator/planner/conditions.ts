@@ -81,6 +81,7 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       'False',
       'step {step} of {total} starts in the next maintenance window ({opensAt}); {progress} done',
     ),
+    AnalyticsStorePressure: t('False', 'step {step} of {total} is paused: {reason}; {progress} done'),
     BackfillSourceTruncated: t(
       'False',
       'the legacy tables were truncated: step {step} of {total} has no source',

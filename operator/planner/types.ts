@@ -81,7 +81,14 @@ export interface BackfillStepReport {
   chunksTotal: number;
 }
 /** The worker's GET /api/backfill, or unknown when it did not answer. */
-export type BackfillReport = { known: false } | { known: true; steps: BackfillStepReport[] };
+export type BackfillReport =
+  | { known: false }
+  | {
+      known: true;
+      steps: BackfillStepReport[];
+      /** Why the next chunk waits for the analytics store (the worker's report; absent: it does not). */
+      pressure?: { step: number; reason: string };
+    };
 
 export interface World {
   deployments: Partial<Record<Role, ObservedDeployment>>;

@@ -197,6 +197,7 @@ export async function observeWorld(
           chunksDone: s.chunksDone,
           chunksTotal: s.chunksTotal,
         })),
+        ...(report.store?.pressure ? { pressure: report.store.pressure } : {}),
       };
     }
   }

@@ -3,22 +3,27 @@
  * write mode writes the events tables (Rule 3), its gate variable is true, its predecessor has
  * finished and no live worker holds its lock. Progress is checkpointed in the row's `state` after
  * every chunk, so a step killed at any point resumes where it stopped; a chunk run twice writes
- * identical rows. A failure records `failed_at` and the reason and halts the chain.
+ * identical rows. A failure records `failed_at` and the reason and halts the chain. Before each
+ * chunk the analytics store's free disk is checked against what the step still needs (pressure.ts):
+ * short of it, the step waits (its report says why); a chunk refused for memory is retried after a
+ * growing pause instead of failing the step.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { BackfillTuning } from '../config/backfill-tuning.ts';
 import { ENV } from '../contract/env.ts';
 import { backfillRetryCommand } from '../contract/retries.ts';
-import type { BackfillStep } from '../contract/worker-api.ts';
+import type { BackfillStep, StoreReport } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { effectiveTuning } from './config.ts';
+import { chunkRetryDelayMs, diskPressure, diskRecheckMs, isMemoryLimit } from './pressure.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
 import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
 import { planOf } from './steps.ts';
+import { readFreeBytes, readTableSize } from './store-space.ts';
 
 /** The step may not start now; nothing was recorded. */
 export class BackfillRefusal extends Error {
@@ -41,6 +46,9 @@ export interface StepState {
   chunks?: ChunkState[];
   /** Recorded as the step finishes; see proof.ts. */
   output?: OutputProof;
+  /** When the chunks were planned and when the last one was recorded (the rate the estimates use). */
+  startedAt?: string;
+  checkpointAt?: string;
 }
 
 interface Row {
@@ -58,7 +66,8 @@ export type StepStatus = BackfillStep;
 
 const LOCK_STALE_SECONDS = 60;
 const HEARTBEAT_MS = 15_000;
-const CHUNK_ATTEMPTS = 3;
+/** A step short of disk waits at most this long in all before it gives up (nothing recorded as failed). */
+const MAX_DISK_WAIT_MS = 6 * 3600_000;
 
 export interface ManagerOptions {
   pool: pg.Pool;
@@ -311,6 +320,7 @@ export class BackfillManager {
       state.chunks = await this.#enumerate(plan.source.table, plan.source.key, chunkRows);
       state.phase = 'chunks_loaded';
       state.chunking = CHUNKING;
+      state.startedAt = new Date().toISOString();
       await BackfillManager.#save(lock, s, state);
     }
     // `concurrency` runners take the next pending chunk each; a chunk is marked done only once its
@@ -320,9 +330,10 @@ export class BackfillManager {
     const runner = async (): Promise<void> => {
       for (let chunk = pending.shift(); chunk && !halted; chunk = pending.shift()) {
         if (shouldStop()) throw new BackfillRefusal(`backfill step ${s.step} interrupted by shutdown`);
+        await this.#awaitDisk(s.step, plan.source!.table, state, shouldStop);
         const { query, params } = plan.chunkStatement!(chunk);
         try {
-          await withRetries(() =>
+          await this.#withRetries(s.step, () =>
             analytics.command({
               query,
               query_params: params,
@@ -334,6 +345,7 @@ export class BackfillManager {
           throw err;
         }
         chunk.done = true;
+        state.checkpointAt = new Date().toISOString();
         await BackfillManager.#save(lock, s, state);
         if (throttleMs > 0) await sleep(throttleMs);
       }
@@ -347,6 +359,81 @@ export class BackfillManager {
     state.phase = 'completed';
     await BackfillManager.#save(lock, s, state);
     return state;
+  }
+
+  /** Waits while the store has less free disk than the step still needs; refuses after MAX_DISK_WAIT_MS. */
+  async #awaitDisk(step: number, table: string, state: StepState, shouldStop: () => boolean): Promise<void> {
+    const started = Date.now();
+    for (let checks = 0; ; checks++) {
+      const [free, size] = await Promise.all([
+        readFreeBytes(this.#o.analytics),
+        readTableSize(this.#o.analytics, table),
+      ]);
+      const chunks = state.chunks ?? [];
+      const reason = diskPressure(
+        {
+          step,
+          bytes: size.bytes,
+          chunksDone: chunks.filter((c) => c.done).length,
+          chunksTotal: chunks.length,
+        },
+        free,
+      );
+      if (!reason) return;
+      if (shouldStop() || Date.now() - started > MAX_DISK_WAIT_MS)
+        throw new BackfillRefusal(`backfill step ${step} paused: ${reason}`);
+      const pause = diskRecheckMs(checks);
+      this.#o.log?.('backfill paused: analytics store pressure', { step, reason, recheckInMs: pause });
+      await sleep(pause);
+    }
+  }
+
+  async #withRetries<T>(step: number, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const delay = chunkRetryDelayMs(err, attempt);
+        if (delay === undefined) throw err;
+        if (isMemoryLimit(err))
+          this.#o.log?.('backfill paused: the analytics store is short of memory', {
+            step,
+            retryInMs: delay,
+          });
+        await sleep(delay);
+      }
+    }
+  }
+
+  /**
+   * The store as the estimates and the operator see it: free disk, each chunked step's source size
+   * and timing, and the first unfinished step's disk pressure (null: none).
+   */
+  async storeReport(steps: readonly StepStatus[]): Promise<StoreReport> {
+    const { analytics } = this.#o;
+    const freeBytes = await readFreeBytes(analytics);
+    const sources: StoreReport['sources'] = [];
+    let pressure: StoreReport['pressure'] = null;
+    for (const s of BACKFILL_CHAIN) {
+      const table = planOf(s.step).source?.table;
+      const status = steps.find((x) => x.step === s.step);
+      if (!table || !status) continue;
+      const [size, row] = await Promise.all([readTableSize(analytics, table), this.#row(s.name)]);
+      sources.push({
+        step: s.step,
+        rows: size.rows,
+        bytes: size.bytes,
+        startedAt: row?.state.startedAt ?? null,
+        checkpointAt: row?.state.checkpointAt ?? null,
+      });
+      if (pressure || (status.status !== 'pending' && status.status !== 'running')) continue;
+      const reason = diskPressure(
+        { step: s.step, bytes: size.bytes, chunksDone: status.chunksDone, chunksTotal: status.chunksTotal },
+        freeBytes,
+      );
+      if (reason) pressure = { step: s.step, reason };
+    }
+    return { freeBytes, sources, pressure };
   }
 
   /** The chain inside the worker: runs the next runnable step until none is left. */
@@ -374,14 +461,3 @@ function stepOf(step: number): ChainStep {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function withRetries<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (attempt >= CHUNK_ATTEMPTS) throw err;
-      await sleep(1000 * 2 ** attempt);
-    }
-  }
-}

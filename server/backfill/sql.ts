@@ -209,14 +209,17 @@ export function experimentEnrichmentStatement(chunk: Chunk): ChunkQuery {
 }
 
 /**
- * The same enrichment after the dual-write propagation of one staging partition
- * (`{partition:String}`), for the run items of the partition's traces: SDKs older than the ones that
- * send experiment attributes on their spans link a trace to a run item instead, and the spans of
- * that trace reach events_full only through propagation.
+ * The same enrichment after the dual-write propagation of one chunk of a staging partition (the
+ * condition on the staging rows and its parameters), for the run items of the chunk's traces: SDKs
+ * older than the ones that send experiment attributes on their spans link a trace to a run item
+ * instead, and the spans of that trace reach events_full only through propagation.
  */
-export function partitionExperimentEnrichmentStatement(): string {
-  return experimentEnrichment(`(project_id, trace_id) IN (
-      SELECT project_id, trace_id FROM observations_batch_staging WHERE _partition_value = tuple({partition:String}))`);
+export function stagingExperimentEnrichmentStatement(staging: ChunkQuery): ChunkQuery {
+  return {
+    query: experimentEnrichment(`(project_id, trace_id) IN (
+      SELECT project_id, trace_id FROM observations_batch_staging WHERE ${staging.query})`),
+    params: staging.params,
+  };
 }
 
 /** The enrichment of the trace trees of the run items `runsWhere` selects. */

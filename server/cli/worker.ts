@@ -70,6 +70,7 @@ export async function run(_args: string[]): Promise<number> {
     shuttingDown: () => shuttingDown,
     metrics: metrics.registry,
     backfillStatus: () => jobs.backfill.status(),
+    backfillStore: (steps) => jobs.backfill.storeReport(steps),
   });
   await app.listen({ host: config.host, port: config.port ?? PORTS.worker });
   log.info({ mode: config.mode, propagationEnabled: jobs.propagationEnabled, workerId }, 'worker ready');

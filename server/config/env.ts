@@ -18,6 +18,7 @@ import {
   LLM_ENV,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
+  PROPAGATION_CHUNK_ROWS_ENV,
   S3_ENV,
 } from '../contract/env.ts';
 import {
@@ -78,6 +79,8 @@ export interface ServiceConfig {
   /** Seconds between propagation runs and how long a staged row waits for late writes. */
   propagationIntervalSeconds: number;
   propagationGraceSeconds: number;
+  /** Rows per propagation statement: a larger staging partition is propagated in chunks. */
+  propagationChunkRows: number;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   clickhouse: ClickHouseSettings;
@@ -184,6 +187,7 @@ const processSchema = fields({
   ],
   propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
   propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
+  propagationChunkRows: [PROPAGATION_CHUNK_ROWS_ENV, limited('propagationChunkRows')],
   databaseUrl: [ENV.databaseUrl, text()],
   redisUrl: [ENV.redisUrl, text()],
   host: [ENV.host, textOr(ENV_DEFAULTS.host)],

@@ -179,6 +179,7 @@ export const ENV_DEFAULTS = {
   maxInFlightWrites: 64,
   propagationIntervalSeconds: 60,
   propagationGraceSeconds: 30,
+  propagationChunkRows: 500_000,
   logLevel: 'info' as LogLevel,
   /** The reference's default: 1 GB. */
   mediaMaxContentLength: 1_000_000_000,
@@ -203,6 +204,7 @@ export const ENV_LIMITS = {
   maxInFlightWrites: { min: 1, max: 10_000 },
   propagationIntervalSeconds: { min: 1, max: 3600 },
   propagationGraceSeconds: { min: 0, max: 3600 },
+  propagationChunkRows: { min: 1, max: 100_000_000 },
   mediaMaxContentLength: { min: 1, max: Number.MAX_SAFE_INTEGER },
   /** Presigned URLs (SigV4) live at most seven days. */
   mediaDownloadUrlExpirySeconds: { min: 1, max: 7 * 24 * 3600 },
@@ -270,6 +272,12 @@ export const BACKFILL_LIMITS: Record<BackfillTuningKey, { min: number; max: numb
  * Jobs) has its own defaults (ANALYTICS_ROLE_BOUNDS), these override them. Not rendered by the
  * operator: set them through a role's extra environment (`spec.<role>.template.env`).
  */
+/**
+ * Rows of a staging partition per propagation `INSERT ... SELECT`; a larger one is cut in chunks.
+ * Not rendered by the operator: set it through `spec.worker.template.env`.
+ */
+export const PROPAGATION_CHUNK_ROWS_ENV = 'SERVICE_EVENT_PROPAGATION_CHUNK_ROWS';
+
 export const ANALYTICS_TIMEOUT_ENV = {
   /** Seconds the client waits for a statement's answer (@clickhouse/client `request_timeout`). */
   requestTimeoutSeconds: 'CLICKHOUSE_REQUEST_TIMEOUT_SECONDS',

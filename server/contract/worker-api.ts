@@ -140,6 +140,44 @@ export const backfillStepSchema = z.object({
 });
 export type BackfillStep = z.infer<typeof backfillStepSchema>;
 
-/** `GET /api/backfill`: the chain's progress. */
-export const backfillReportSchema = z.object({ steps: z.array(backfillStepSchema) });
+/**
+ * Free disk the analytics store must have before a backfill step (or its next chunk) starts, as a
+ * multiple of the bytes the step still has to read: the spec's "about 3x" headroom (the scratch
+ * copy, the events it becomes, and the merges of both).
+ */
+export const DISK_HEADROOM_FACTOR = 3;
+
+/** Bytes a step still needs: the headroom over the share of its source not yet moved. */
+export function diskNeededBytes(sourceBytes: number, chunksDone: number, chunksTotal: number): number {
+  const remaining = chunksTotal > 0 ? Math.max(0, chunksTotal - chunksDone) / chunksTotal : 1;
+  return Math.ceil(DISK_HEADROOM_FACTOR * sourceBytes * remaining);
+}
+
+/** What the estimates of a step build on: its source's size and when its chunks ran. */
+export const stepSourceSchema = z.object({
+  step: z.number(),
+  /** Rows and bytes on disk of the step's source table (system.parts). */
+  rows: z.number(),
+  bytes: z.number(),
+  /** When its chunks were planned (the first Job of the step started). */
+  startedAt: z.string().nullable(),
+  /** When its last chunk was recorded. */
+  checkpointAt: z.string().nullable(),
+});
+export type StepSource = z.infer<typeof stepSourceSchema>;
+
+/** The analytics store as the backfill sees it, and why the next chunk waits (null: it does not). */
+export const storeReportSchema = z.object({
+  /** Free bytes of the store's disks (system.disks). */
+  freeBytes: z.number(),
+  sources: z.array(stepSourceSchema),
+  pressure: z.object({ step: z.number(), reason: z.string() }).nullable(),
+});
+export type StoreReport = z.infer<typeof storeReportSchema>;
+
+/** `GET /api/backfill`: the chain's progress, and the store (absent from older workers, or unreadable). */
+export const backfillReportSchema = z.object({
+  steps: z.array(backfillStepSchema),
+  store: storeReportSchema.optional(),
+});
 export type BackfillReport = z.infer<typeof backfillReportSchema>;

@@ -15,6 +15,8 @@ export const PROPAGATION_KEYS = {
   lastRunStartedAt: 'observatory:event-propagation:last-run-started-at',
   lastSuccessAt: 'observatory:event-propagation:last-success-at',
   cursor: 'observatory:event-propagation:last-processed-partition',
+  /** The chunks of the partition after the cursor and how many committed (propagation/progress.ts). */
+  chunks: 'observatory:event-propagation:chunk-progress',
   idle: 'observatory:event-propagation:idle',
   lastError: 'observatory:event-propagation:last-error',
 } as const;

@@ -14,6 +14,7 @@ import {
   type HealthResponse,
   producersQuerySchema,
   STUCK_PROBE_QUERY,
+  type StoreReport,
   WORKER_PATHS,
 } from '../contract/worker-api.ts';
 import type { Coordination } from '../coordination/store.ts';
@@ -23,6 +24,8 @@ import { producersSince } from '../producers/recorder.ts';
 export interface WorkerHttpContext {
   /** Backfill chain progress, for `GET /api/backfill`. */
   backfillStatus: () => Promise<StepStatus[]>;
+  /** The analytics store as the backfill sees it; fails when the store does not answer. */
+  backfillStore: (steps: StepStatus[]) => Promise<StoreReport>;
   pool: pg.Pool;
   coordination: Coordination;
   /** The stuck probe judges the propagation (dual write runs here). */
@@ -96,10 +99,12 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
       return reply.code(400).send({ message: query.error.issues.map((i) => i.message).join('; ') });
     return producersSince(ctx.pool, new Date(Date.now() - parseDuration(query.data.since)!));
   });
-  app.get(
-    WORKER_PATHS.backfill,
-    async (): Promise<BackfillReport> => ({ steps: await ctx.backfillStatus() }),
-  );
+  app.get(WORKER_PATHS.backfill, async (): Promise<BackfillReport> => {
+    const steps = await ctx.backfillStatus();
+    // The progress stands without the store's figures: they feed estimates and the pressure condition.
+    const store = await ctx.backfillStore(steps).catch(() => undefined);
+    return { steps, ...(store ? { store } : {}) };
+  });
 
   app.get(WORKER_PATHS.metrics, async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());

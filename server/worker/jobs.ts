@@ -70,6 +70,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         workerId: o.workerId,
         intervalMs: o.config.propagationIntervalSeconds * 1000,
         graceSeconds: o.config.propagationGraceSeconds,
+        chunkRows: o.config.propagationChunkRows,
         onMetrics: o.onPropagationMetrics,
       })
     : undefined;

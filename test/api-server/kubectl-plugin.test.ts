@@ -1,11 +1,13 @@
 // `kubectl observatory` driven through the real kubectl (which finds the plugin on PATH) against an
 // API server alone with the CRD: the status the test writes through the status subresource is
 // what the plugin shows, the requests land as annotations on the live object, `plan` writes
-// nothing, and refusals, missing objects and missing access exit non-zero with one line.
+// nothing, refusals, missing objects and missing access exit non-zero with one line, and the
+// support bundle holds the object's own objects and no Secret value.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { repoRoot } from '../../cluster/paths.ts';
@@ -352,6 +354,194 @@ describe('access', () => {
       const approve = await kubectl(['observatory', 'approve', 'demo', '--kubeconfig', viewer]);
       expect(approve.code).toBe(1);
       expect(approve.stderr).toMatch(/^error: no access: .*patch/);
+    },
+    SLOW,
+  );
+});
+
+describe('kubectl observatory report', () => {
+  /** Every Secret's values: passwords in URLs, a token, and one a ConfigMap, an env literal and an Event repeat. */
+  const token = `tok-${randomBytes(12).toString('hex')}`;
+  const password = randomBytes(9).toString('base64url');
+  const SECRETS: Record<string, Record<string, string>> = {
+    'bundle-datastores': {
+      database: `postgres://obs:${password}@pg:5432/obs`,
+      clickhouse: `http://default:${randomBytes(8).toString('hex')}@ch:8123`,
+      redis: `redis://:${randomBytes(8).toString('hex')}@redis:6379`,
+    },
+    'bundle-api-token': { token },
+  };
+  const apply = async (doc: object) => {
+    const file = join(dir, `${randomBytes(4).toString('hex')}.json`);
+    await writeFile(file, JSON.stringify(doc));
+    return JSON.parse(await ok(['create', '-f', file, '-o', 'json']));
+  };
+  const owner = (kind: string, apiVersion: string, o: { metadata: { name: string; uid: string } }) => ({
+    apiVersion,
+    kind,
+    name: o.metadata.name,
+    uid: o.metadata.uid,
+    controller: true,
+  });
+
+  /** Every file under a directory, with its text. */
+  async function filesOf(root: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const entry of await readdir(root, { recursive: true, withFileTypes: true }))
+      if (entry.isFile()) {
+        const path = join(entry.parentPath, entry.name);
+        out.set(relative(root, path), await readFile(path, 'utf8'));
+      }
+    return out;
+  }
+
+  function expectNoSecret(files: Map<string, string>) {
+    expect(files.size).toBeGreaterThan(5);
+    for (const [path, text] of files)
+      for (const data of Object.values(SECRETS))
+        for (const value of Object.values(data))
+          for (const form of [value, Buffer.from(value).toString('base64')])
+            expect(text.includes(form), `${path} holds a Secret value`).toBe(false);
+  }
+
+  it(
+    'bundles the object, its Events and owned objects with every Secret value redacted, as a directory and a .tar.gz',
+    async () => {
+      for (const [name, data] of Object.entries(SECRETS))
+        await ok([
+          'create',
+          'secret',
+          'generic',
+          name,
+          '-n',
+          NS,
+          ...Object.entries(data).map(([k, v]) => `--from-literal=${k}=${v}`),
+        ]);
+      await ok(['create', 'serviceaccount', 'default', '-n', NS]);
+      const spec = JSON.parse(manifest('bundle'));
+      for (const store of ['postgres', 'clickhouse', 'redis'])
+        spec.spec.datastores[store].urlSecretRef.name = 'bundle-datastores';
+      const o = await apply(spec);
+      const byO = owner('ObservabilityService', 'observatory.dev/v1alpha1', o);
+      const labels = { 'app.kubernetes.io/instance': 'bundle', 'app.kubernetes.io/component': 'worker' };
+      const container = {
+        name: 'worker',
+        image: 'observatory:dev',
+        env: [
+          {
+            name: 'DATABASE_URL',
+            valueFrom: { secretKeyRef: { name: 'bundle-datastores', key: 'database' } },
+          },
+          // A literal someone pasted: the same value as the Secret's.
+          { name: 'API_TOKEN', value: token },
+        ],
+      };
+      await apply({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'bundle-worker', namespace: NS, labels, ownerReferences: [byO] },
+        spec: {
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [container] } },
+        },
+      });
+      const job = await apply({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'bundle-backfill-1', namespace: NS, ownerReferences: [byO] },
+        spec: {
+          template: {
+            spec: { restartPolicy: 'Never', containers: [{ name: 'backfill', image: 'observatory:dev' }] },
+          },
+        },
+      });
+      await apply({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'bundle-backfill-1-x7k2p',
+          namespace: NS,
+          ownerReferences: [owner('Job', 'batch/v1', job)],
+        },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'backfill', image: 'observatory:dev' }] },
+      });
+      await apply({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'bundle-settings', namespace: NS, ownerReferences: [byO] },
+        data: { note: `the token is ${token}, the password ${password}` },
+      });
+      await apply({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'someone-elses', namespace: NS },
+        data: { note: 'not owned' },
+      });
+      await apply({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'bundle.1', namespace: NS },
+        involvedObject: {
+          apiVersion: byO.apiVersion,
+          kind: byO.kind,
+          name: byO.name,
+          uid: byO.uid,
+          namespace: NS,
+        },
+        reason: 'BackfillFailed',
+        message: `connection to ${SECRETS['bundle-datastores']!.redis} refused`,
+        type: 'Warning',
+      });
+
+      const out = join(dir, 'bundle');
+      const r = await kubectl(['observatory', 'report', 'bundle', '-n', NS, '-o', out]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const files = await filesOf(out);
+      expectNoSecret(files);
+      const index = JSON.parse(files.get('index.json')!);
+      expect(index.objects).toEqual([
+        'ConfigMap/bundle-settings',
+        'Deployment/bundle-worker',
+        'Job/bundle-backfill-1',
+        'Pod/bundle-backfill-1-x7k2p',
+        'Secret/bundle-datastores (keys only)',
+      ]);
+      expect(index.events).toBe(1);
+      expect(files.get('events.yaml')).toContain('connection to [REDACTED] refused');
+      expect(files.get('objects/ConfigMap/bundle-settings.yaml')).toContain(
+        'the token is [REDACTED], the password [REDACTED]',
+      );
+      expect(parse(files.get('objects/Secret/bundle-datastores.yaml')!).data).toEqual({
+        clickhouse: '[REDACTED]',
+        database: '[REDACTED]',
+        redis: '[REDACTED]',
+      });
+      const worker = parse(files.get('objects/Deployment/bundle-worker.yaml')!);
+      expect(worker.spec.template.spec.containers[0].env).toEqual([
+        { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'bundle-datastores', key: 'database' } } },
+        { name: 'API_TOKEN', value: '[REDACTED]' },
+      ]);
+      expect(parse(files.get('observabilityservice.yaml')!).metadata.uid).toBe(o.metadata.uid);
+      // No node runs the Job's Pod: its log file says why instead.
+      expect(files.get('logs/bundle-backfill-1-x7k2p/backfill.log')).toMatch(/^\(no log: /);
+
+      const tarball = join(dir, 'bundle.tar.gz');
+      expect((await kubectl(['observatory', 'report', 'bundle', '-n', NS, '-o', tarball])).code).toBe(0);
+      const unpacked = join(dir, 'unpacked');
+      await mkdir(unpacked);
+      await new Promise<void>((resolve, reject) =>
+        execFile('tar', ['-xzf', tarball, '-C', unpacked], (err) => (err ? reject(err) : resolve())),
+      );
+      const [top] = await readdir(unpacked);
+      expect(top).toMatch(/^observatory-report-bundle-\d{8}T\d{6}Z$/);
+      const packed = await filesOf(join(unpacked, top!));
+      expectNoSecret(packed);
+      expect([...packed.keys()].sort()).toEqual([...files.keys()].sort());
+
+      const again = await kubectl(['observatory', 'report', 'bundle', '-n', NS, '-o', out]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain('is not empty');
     },
     SLOW,
   );

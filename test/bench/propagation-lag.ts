@@ -11,6 +11,7 @@
  */
 import { Langfuse } from 'langfuse';
 import pino from 'pino';
+import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import { memoryCoordination } from '../../server/coordination/store.ts';
 import { STAGING_WINDOW_MS } from '../../server/events/staging.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
@@ -107,6 +108,7 @@ export async function benchPropagationLag(): Promise<void> {
         workerId: 'bench',
         intervalMs: 60_000,
         graceSeconds: 30,
+        chunkRows: ENV_DEFAULTS.propagationChunkRows,
       });
       const t = performance.now();
       const outcome = await job.runOnce();

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import pino from 'pino';
 import { BackfillManager } from '../../server/backfill/manager.ts';
+import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import { memoryCoordination } from '../../server/coordination/store.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
@@ -143,6 +144,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
       workerId: 'bench',
       intervalMs: 60_000,
       graceSeconds: 30,
+      chunkRows: ENV_DEFAULTS.propagationChunkRows,
     });
     const propagation = await time(() => job.runOnce());
     // Runs are aligned to the moment a partition becomes eligible (schedule.ts): no tick wait.

@@ -9,7 +9,7 @@ import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchProducers } from '../../operator/runtime/probes.ts';
-import type { ProducersReport } from '../../server/contract/worker-api.ts';
+import { backfillReportSchema, type ProducersReport } from '../../server/contract/worker-api.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
@@ -351,11 +351,15 @@ describe('producer report', () => {
     }
   });
 
-  it('reports backfill progress, and refuses the legacy-table cleanup before events_only', async () => {
-    const backfill = (await (await fetch(`${worker.url}/api/backfill`)).json()) as {
-      steps: { step: number; status: string }[];
-    };
+  it('reports backfill progress and the analytics store, and refuses the legacy-table cleanup before events_only', async () => {
+    const backfill = backfillReportSchema.parse(await (await fetch(`${worker.url}/api/backfill`)).json());
     expect(backfill.steps.map((s) => s.step)).toEqual([1, 2, 3, 4, 5]);
+    // The store's figures behind the estimates and the pressure pause: every chunked step's source.
+    expect(backfill.store!.freeBytes).toBeGreaterThan(0);
+    expect(backfill.store!.sources.map((s) => s.step)).toEqual([1, 2, 3, 4]);
+    const traces = await rows<{ n: string }>('SELECT count() AS n FROM traces');
+    expect(backfill.store!.sources[0]!.rows).toBe(Number(traces[0]!.n));
+    expect(backfill.store!.pressure).toBeNull();
     const cleanup = await cli(['cleanup', 'truncate-legacy-tables'], { ...base, ...DUAL });
     expect(cleanup.code).toBe(1);
     expect(cleanup.stderr).toContain('only in write mode events_only');

@@ -48,13 +48,19 @@ describe('arguments', () => {
       'logs demo --context=kind',
       { command: { kind: 'logs', name: 'demo' }, connection: { context: 'kind' } },
     ],
+    ['report', { command: { kind: 'report' }, connection: {} }],
+    ['report demo -o out', { command: { kind: 'report', name: 'demo', to: 'out' }, connection: {} }],
+    ['report -o b.tar.gz', { command: { kind: 'report', to: 'b.tar.gz' }, connection: {} }],
   ];
   it.each(cases)('%j', (line, expected) => {
     expect(parseArgs(line.split(' ').filter(Boolean))).toEqual(expected);
   });
 
   const errors: [string, string][] = [
-    ['frobnicate', 'unknown command "frobnicate": use one of status, plan, approve, retry-backfill, logs'],
+    [
+      'frobnicate',
+      'unknown command "frobnicate": use one of status, plan, approve, retry-backfill, logs, report',
+    ],
     ['status --bogus', 'unknown flag --bogus'],
     ['status -n', 'flag -n needs a value'],
     ['status -n --context c', 'flag -n needs a value'],
@@ -71,6 +77,8 @@ describe('arguments', () => {
     ['logs --tail=-1', '--tail must be a number of lines, not "-1"'],
     ['logs --tail x', '--tail must be a number of lines, not "x"'],
     ['help nope', 'unknown command "nope"'],
+    ['report --tail 3', 'report does not take --tail'],
+    ['report a b', 'report takes [NAME]; unexpected "b"'],
   ];
   it.each(errors)('%j is refused: %s', (line, message) => {
     const run = () => parseArgs(line.split(' ').filter(Boolean));
@@ -80,7 +88,8 @@ describe('arguments', () => {
 
   it('documents every command and the -o json document', () => {
     const text = usage();
-    for (const c of ['status', 'plan', 'approve', 'retry-backfill STEP', 'logs']) expect(text).toContain(c);
+    for (const c of ['status', 'plan', 'approve', 'retry-backfill STEP', 'logs', 'report'])
+      expect(text).toContain(c);
     expect(usage('status')).toContain('"steps":[{"step","status","chunksDone","chunksTotal"}]');
   });
 });

@@ -840,6 +840,48 @@ describe('planner: rollback and steady states', () => {
   });
 });
 
+describe('planner: analytics store pressure', () => {
+  const reason =
+    'the analytics store has 1.00 GiB free; backfill step 1 needs about 3.00 GiB (3x the 1.00 GiB of its source still to move)';
+  const report = (step: number) => ({
+    known: true as const,
+    steps: [{ step: 1, status: 'pending' as const, chunksDone: 0, chunksTotal: 0 }],
+    pressure: { step, reason },
+  });
+
+  it('no backfill Job starts while the worker reports the store short for it; the reason is in blockedBy', () => {
+    const o = object({}, steady('Dual'));
+    const deployments = rolledOut(o, 'Dual');
+    const held = plan({ object: o, world: world({ deployments, backfill: report(1) }) });
+    expect(created(held.actions)).toEqual([]);
+    expect(held.status.blockedBy).toContainEqual(`backfill step 1 is paused: ${reason}`);
+    expect(cond(held.status, 'BackfillComplete')).toMatchObject({
+      reason: 'AnalyticsStorePressure',
+      message: `step 1 of 4 is paused: ${reason}; 0/4 done`,
+    });
+    expect(held.actions).toContainEqual({ kind: 'requeue', afterSeconds: 60 });
+    // Pressure reported for another step does not hold this one.
+    expect(created(plan({ object: o, world: world({ deployments, backfill: report(2) }) }).actions)).toEqual([
+      'backfill-1',
+    ]);
+  });
+
+  it('a running step keeps its Job and shows why it waits between chunks', () => {
+    const o = object({}, steady('Dual'));
+    const p = plan({
+      object: o,
+      world: world({
+        deployments: rolledOut(o, 'Dual'),
+        jobs: [job(o, 'backfill-1', 'running')],
+        backfill: report(1),
+      }),
+    });
+    expect(p.actions.filter((a) => a.kind === 'deleteJob')).toEqual([]);
+    expect(cond(p.status, 'BackfillComplete')!.reason).toBe('AnalyticsStorePressure');
+    expect(p.status.backfill?.currentJob).toBeDefined();
+  });
+});
+
 describe('planner: maintenance windows', () => {
   // NOW is Sunday 12:00 UTC: outside a nightly 02:00-06:00 window, which opens next on Monday 02:00.
   const maintenanceWindows = [{ cron: '0 2 * * *', duration: '4h' }];

@@ -10,6 +10,7 @@ import type { MigrationState } from '../../api/v1alpha1.ts';
 import { backfillPurpose, backfillRetryPurpose, jobNameFor } from '../../render/jobs.ts';
 import { attemptOf, ensureJob, findJob, recordResult } from '../jobs.ts';
 import { heldForWindow } from '../maintenance.ts';
+import { heldForStore } from '../pressure.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { deployedRolledOut } from '../workloads.ts';
 
@@ -110,6 +111,11 @@ export const backfillStep: Step = {
         return out.next();
       }
     }
+    const pressure = heldForStore(input, out, step);
+    if (pressure) {
+      out.set('BackfillComplete', 'AnalyticsStorePressure', { step, total, progress, reason: pressure });
+      if (!exists) return out.next();
+    }
     if (attempt > 0 && !exists) {
       // A retry: un-fail the step first when its record says failed.
       const unfail = ensureUnfailed(input, out, step, state);
@@ -133,7 +139,7 @@ export const backfillStep: Step = {
       out.set('BackfillComplete', 'BackfillStepFailed', { step, total, job: job.name });
       return out.stop();
     }
-    out.set('BackfillComplete', 'BackfillRunning', running);
+    if (!pressure) out.set('BackfillComplete', 'BackfillRunning', running);
     return out.next();
   },
 };

@@ -2,16 +2,28 @@
  * The dual-write propagation job: a singleton across worker replicas (a Redis lease that a crashed
  * holder loses when it expires). Each run records a heartbeat, then propagates every completed
  * staging partition oldest first, advancing the cursor only after a partition's insert succeeded.
+ * A partition over `chunkRows` rows is propagated in chunks of whole traces (one statement each,
+ * so its time and memory stay bounded however large the partition), each recorded as it commits
+ * so a restart resumes after the last one (progress.ts).
  * Runs are aligned to the moments partitions become eligible (schedule.ts).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
-import { partitionExperimentEnrichmentStatement } from '../../backfill/sql.ts';
+import { type Chunk, type PartitionSample, planChunks, sampleSize } from '../../backfill/chunks.ts';
+import { keySampleQuery, stagingExperimentEnrichmentStatement } from '../../backfill/sql.ts';
 import type { Coordination } from '../../coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
 import { partitionEndMs } from '../../events/staging.ts';
+import { progressFor, progressRecord } from './progress.ts';
 import { nextRunDelayMs } from './schedule.ts';
-import { completedPartitionsQuery, pendingPartitionsQuery, propagatePartitionStatement } from './sql.ts';
+import {
+  completedPartitionsQuery,
+  pendingPartitionsQuery,
+  propagateChunkStatement,
+  STAGING_KEY,
+  STAGING_TABLE,
+  stagingChunk,
+} from './sql.ts';
 
 export interface PropagationOptions {
   analytics: ClickHouseClient;
@@ -21,6 +33,8 @@ export interface PropagationOptions {
   intervalMs: number;
   /** Seconds after a partition's window closes before it is taken (lets in-flight inserts land). */
   graceSeconds: number;
+  /** Rows per statement: a larger partition is propagated in chunks. */
+  chunkRows: number;
   onMetrics?: (m: PropagationMetrics) => void;
 }
 
@@ -60,17 +74,25 @@ export class PropagationJob {
         query_params: { after, graceSeconds: this.#o.graceSeconds },
         format: 'JSONEachRow',
       });
-      const partitions = (await rs.json<{ partition: string }>()).map((r) => r.partition);
-      for (const partition of partitions) {
-        await analytics.command({ query: propagatePartitionStatement(), query_params: { partition } });
-        await analytics.command({
-          query: partitionExperimentEnrichmentStatement(),
-          query_params: { partition },
-        });
-        await c.set(PROPAGATION_KEYS.cursor, partition);
-        processed.push(partition);
-        // Renew between partitions so a long catch-up keeps the lease.
-        await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs);
+      const partitions = await rs.json<{ partition: string; partitionId: string; rows: string | number }>();
+      for (const p of partitions) {
+        const stored = progressFor(await c.get(PROPAGATION_KEYS.chunks), p.partition);
+        const chunks = stored?.chunks ?? (await this.#plan(p.partitionId, Number(p.rows)));
+        if (!stored && chunks.length > 1)
+          await c.set(PROPAGATION_KEYS.chunks, progressRecord(p.partition, chunks, 0));
+        for (let i = stored?.done ?? 0; i < chunks.length; i++) {
+          const chunk = chunks[i]!;
+          const insert = propagateChunkStatement(chunk);
+          await analytics.command({ query: insert.query, query_params: insert.params });
+          const enrich = stagingExperimentEnrichmentStatement(stagingChunk(chunk));
+          await analytics.command({ query: enrich.query, query_params: enrich.params });
+          if (chunks.length > 1)
+            await c.set(PROPAGATION_KEYS.chunks, progressRecord(p.partition, chunks, i + 1));
+          // Renew between statements so a long catch-up keeps the lease.
+          await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs);
+        }
+        await c.set(PROPAGATION_KEYS.cursor, p.partition);
+        processed.push(p.partition);
       }
       await c.set(PROPAGATION_KEYS.idle, partitions.length === 0 ? '1' : '0');
       await c.set(PROPAGATION_KEYS.lastError, '');
@@ -84,6 +106,24 @@ export class PropagationJob {
       this.#o.log.error({ err: message, processed }, 'propagation run failed');
     }
     return { ran: true, processed };
+  }
+
+  /**
+   * The chunks of a partition: the whole partition when it fits one, else ranges of whole traces
+   * from a sample of its keys, recorded before the first runs so every resume uses the same ones.
+   */
+  async #plan(partitionId: string, rows: number): Promise<Chunk[]> {
+    const { analytics, chunkRows } = this.#o;
+    let sample: PartitionSample['sample'] = [];
+    if (rows > chunkRows) {
+      const rs = await analytics.query({
+        query: keySampleQuery(STAGING_TABLE, STAGING_KEY, sampleSize(rows, chunkRows)),
+        query_params: { partition: partitionId },
+        format: 'JSONEachRow',
+      });
+      sample = (await rs.json<{ sample: PartitionSample['sample'] }>())[0]?.sample ?? [];
+    }
+    return planChunks([{ partition: partitionId, rows, sample }], chunkRows);
   }
 
   async #reportMetrics(lastSuccessAt: number): Promise<void> {
