@@ -561,7 +561,7 @@ CREATE TABLE IF NOT EXISTS cost_recomputations (
     down: 'DROP TABLE IF EXISTS cost_recomputations;',
   },
   {
-    version: 28,
+    version: 25,
     name: 'project_retention',
     bothReleases: true,
     // Days a project keeps its data (the reference: 0 or at least 3; 0 and NULL keep everything).
@@ -578,7 +578,7 @@ ALTER TABLE projects DROP COLUMN IF EXISTS retention_applied_at;
 ALTER TABLE projects DROP COLUMN IF EXISTS retention_days;`,
   },
   {
-    version: 29,
+    version: 26,
     name: 'project_invitations',
     bothReleases: true,
     // One-time links that add a person to a project: only the token's SHA-256 is stored (a
@@ -594,7 +594,7 @@ CREATE INDEX IF NOT EXISTS project_invitations_project_idx ON project_invitation
     down: 'DROP TABLE IF EXISTS project_invitations;',
   },
   {
-    version: 30,
+    version: 27,
     name: 'organization_api_keys',
     bothReleases: true,
     // Organization-scoped keys administer projects and memberships (never read or write a
