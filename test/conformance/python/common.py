@@ -17,6 +17,9 @@ def client() -> Langfuse:
         public_key=os.environ["LANGFUSE_PUBLIC_KEY"],
         secret_key=os.environ["LANGFUSE_SECRET_KEY"],
         host=os.environ["LANGFUSE_HOST"],
+        # The SDKs' default (5 s) is shorter than a synchronous deletion's mutations take on a
+        # loaded CI machine; every call stays bounded.
+        timeout=30,
     )
 
 
