@@ -107,7 +107,13 @@ export async function createApiKey(
   return { ...(await insertKeyPair(pool, projectId, note, predefined)), lastUsedAt: null };
 }
 
-export async function listApiKeys(pool: pg.Pool, projectId: string): Promise<ApiKeySummary[]> {
+/** The keys of a project, or (`table` organization_api_keys) of an organization, without secrets. */
+export async function keySummaries(
+  pool: pg.Pool,
+  table: 'api_keys' | 'organization_api_keys',
+  ownerId: string,
+): Promise<ApiKeySummary[]> {
+  const owner = table === 'api_keys' ? 'project_id' : 'org_id';
   const { rows } = await pool.query<{
     id: string;
     public_key: string;
@@ -117,8 +123,8 @@ export async function listApiKeys(pool: pg.Pool, projectId: string): Promise<Api
     last_used_at: Date | null;
   }>(
     `SELECT id, public_key, display_secret_key, note, created_at, last_used_at
-     FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`,
-    [projectId],
+     FROM ${table} WHERE ${owner} = $1 ORDER BY created_at, id`,
+    [ownerId],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -129,6 +135,8 @@ export async function listApiKeys(pool: pg.Pool, projectId: string): Promise<Api
     lastUsedAt: r.last_used_at?.toISOString() ?? null,
   }));
 }
+
+export const listApiKeys = (pool: pg.Pool, projectId: string) => keySummaries(pool, 'api_keys', projectId);
 
 /** Deletes the project's key; its public key, or undefined when the project has no such key. */
 export async function revokeApiKey(

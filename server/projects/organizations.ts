@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { type ApiKeySummary, hashSecret, type NewApiKey, newKeyPair, safeEqual } from './keys.ts';
+import { hashSecret, keySummaries, type NewApiKey, newKeyPair, safeEqual } from './keys.ts';
 
 export interface OrganizationPrincipal {
   orgId: string;
@@ -54,28 +54,8 @@ export async function createOrganizationKey(
   };
 }
 
-export async function organizationKeys(pool: pg.Pool, orgId: string): Promise<ApiKeySummary[]> {
-  const { rows } = await pool.query<{
-    id: string;
-    public_key: string;
-    display_secret_key: string;
-    note: string | null;
-    created_at: Date;
-    last_used_at: Date | null;
-  }>(
-    `SELECT id, public_key, display_secret_key, note, created_at, last_used_at
-     FROM organization_api_keys WHERE org_id = $1 ORDER BY created_at, id`,
-    [orgId],
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    publicKey: r.public_key,
-    displaySecretKey: r.display_secret_key,
-    note: r.note,
-    createdAt: r.created_at.toISOString(),
-    lastUsedAt: r.last_used_at?.toISOString() ?? null,
-  }));
-}
+export const organizationKeys = (pool: pg.Pool, orgId: string) =>
+  keySummaries(pool, 'organization_api_keys', orgId);
 
 export interface OrganizationProject {
   id: string;
