@@ -266,8 +266,7 @@ describe('operator planner: backups before the irreversible steps, and a restore
     const actions: string[] = [];
     for (let i = 0; i < 200 && (c.live.status?.restore?.phase !== 'Complete' || !c.isConverged()); i++) {
       for (const a of c.reconcile().actions)
-        if (a.kind === 'applyDeployment')
-          actions.push(`scale ${a.role} to ${a.object.spec?.replicas}`);
+        if (a.kind === 'applyDeployment') actions.push(`scale ${a.role} to ${a.object.spec?.replicas}`);
         else if (a.kind === 'createJob') actions.push(`Job ${a.purpose}`);
       c.tick();
     }
