@@ -3,6 +3,7 @@
  * flags kubectl plugins take themselves (kubectl passes none of its own flags to a plugin). Pure.
  */
 import { parseArgs as parseArgv } from 'node:util';
+import { BACKUP_ID_PATTERN } from '../../server/contract/backup.ts';
 
 export type Output = 'text' | 'json';
 
@@ -12,7 +13,9 @@ export type Command =
   | { kind: 'plan'; name?: string; output: Output }
   | { kind: 'approve'; name?: string }
   | { kind: 'retry-backfill'; name?: string; step: number }
-  | { kind: 'logs'; name?: string; tail?: number };
+  | { kind: 'logs'; name?: string; tail?: number }
+  | { kind: 'backup'; name?: string }
+  | { kind: 'restore'; name?: string; backupId: string };
 
 export interface Connection {
   kubeconfig?: string;
@@ -25,7 +28,15 @@ export interface Invocation {
   connection: Connection;
 }
 
-export const SUBCOMMANDS = ['status', 'plan', 'approve', 'retry-backfill', 'logs'] as const;
+export const SUBCOMMANDS = [
+  'status',
+  'plan',
+  'approve',
+  'retry-backfill',
+  'logs',
+  'backup',
+  'restore',
+] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
 /** A mistake on the command line: exit code 2 with this one line. */
@@ -51,6 +62,8 @@ const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
   approve: [],
   'retry-backfill': [],
   logs: ['tail'],
+  backup: [],
+  restore: [],
 };
 
 const POSITIONALS: Record<Subcommand, string> = {
@@ -59,6 +72,8 @@ const POSITIONALS: Record<Subcommand, string> = {
   approve: '[NAME]',
   'retry-backfill': 'STEP [NAME]',
   logs: '[NAME]',
+  backup: '[NAME]',
+  restore: 'BACKUP_ID [NAME]',
 };
 
 /**
@@ -114,6 +129,14 @@ function stepOf(value: string | undefined): number {
   return Number(value);
 }
 
+function backupIdOf(value: string | undefined): string {
+  if (value === undefined)
+    throw new UsageError('restore needs the BACKUP_ID to restore (kubectl observatory status lists them)');
+  if (!new RegExp(BACKUP_ID_PATTERN).test(value))
+    throw new UsageError(`BACKUP_ID must be a backup id (lower-case letters, digits, '-'), not "${value}"`);
+  return value;
+}
+
 function tailOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--tail must be a number of lines, not "${value}"`);
@@ -150,6 +173,10 @@ export function parseArgs(argv: readonly string[]): Invocation {
       return { command: { kind: sub, ...named(rest[0]) }, connection };
     case 'retry-backfill':
       return { command: { kind: sub, step: stepOf(rest[0]), ...named(rest[1]) }, connection };
+    case 'backup':
+      return { command: { kind: sub, ...named(rest[0]) }, connection };
+    case 'restore':
+      return { command: { kind: sub, backupId: backupIdOf(rest[0]), ...named(rest[1]) }, connection };
     case 'logs': {
       const tail = tailOf(values.tail);
       return {
@@ -175,6 +202,8 @@ const SUMMARIES: Record<Subcommand, string> = {
   approve: 'approve the cutover for the current generation',
   'retry-backfill': 'retry a failed backfill step',
   logs: 'logs of the current backfill Job (--tail N)',
+  backup: 'take a backup now (spec.backup)',
+  restore: 'restore a backup, scaled to zero meanwhile',
 };
 
 const TOPICS: Record<Subcommand, string> = {
@@ -198,6 +227,15 @@ const TOPICS: Record<Subcommand, string> = {
   operator has not acted on before). Refused for a step that is not enabled or has not failed.`,
   logs: `kubectl observatory logs [NAME] [--tail N]
   The logs of the Pod of the current backfill Job (status.backfill.currentJob), newest Pod first.`,
+  backup: `kubectl observatory backup [NAME]
+  Asks the operator for a backup now, into spec.backup's destination (the annotation
+  observatory.dev/backup-requested, with an id naming the moment). Its Job, size and result show
+  in status.backups and in the ConfigMap NAME-backup-ID. Refused without spec.backup.`,
+  restore: `kubectl observatory restore BACKUP_ID [NAME]
+  Asks the operator to restore a complete backup of status.backups (the annotation
+  observatory.dev/restore-requested): web and worker scale to zero, the restore Job runs, and the
+  deployment returns to the release and write mode the backup was taken in. Refused unless the
+  spec already asks for that release and write mode.`,
 };
 
 export function usage(topic?: Subcommand): string {

@@ -7,7 +7,14 @@ import { observeWorld } from '../runtime/observe.ts';
 import { type Command, parseArgs, UsageError, usage } from './args.ts';
 import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from './client.ts';
 import { planView, renderPlan } from './plan-view.ts';
-import { approvalRequest, noPodReason, Refused, retryBackfillRequest } from './requests.ts';
+import {
+  approvalRequest,
+  backupRequest,
+  noPodReason,
+  Refused,
+  restoreRequest,
+  retryBackfillRequest,
+} from './requests.ts';
 import { renderStatus, statusView } from './status-view.ts';
 
 export interface Io {
@@ -34,8 +41,17 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       return;
     }
     case 'approve':
-    case 'retry-backfill': {
-      const r = command.kind === 'approve' ? approvalRequest(o) : retryBackfillRequest(o, command.step);
+    case 'retry-backfill':
+    case 'backup':
+    case 'restore': {
+      const r =
+        command.kind === 'approve'
+          ? approvalRequest(o)
+          : command.kind === 'backup'
+            ? backupRequest(o, new Date())
+            : command.kind === 'restore'
+              ? restoreRequest(o, command.backupId)
+              : retryBackfillRequest(o, command.step);
       await client.annotate(o, r.annotation, r.value);
       io.out(`${r.summary}\n`);
       return;
