@@ -43,6 +43,15 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'after the cutover: truncate-legacy-tables (never drops)',
     load: async () => (await import('./cleanup.ts')).run,
   },
+  backup: {
+    summary: 'back up both databases to the backup bucket: --id ID [--include analytics,relational] [--json]',
+    load: async () => (await import('./backup.ts')).backup,
+  },
+  restore: {
+    summary:
+      'restore both databases from a complete backup: --id ID [--include analytics,relational] [--json]',
+    load: async () => (await import('./backup.ts')).restore,
+  },
   operator: {
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,

@@ -4,6 +4,7 @@
  * The one module of the server that reads `process.env` (each role's entry calls it once).
  */
 import { isIP } from 'node:net';
+import { BACKUP_S3_ENV } from '../contract/backup.ts';
 import {
   ALERT_ENV,
   ConfigError,
@@ -65,6 +66,8 @@ export interface ServiceConfig {
   /** The bucket scheduled exports write to; absent: exports cannot run. */
   exportStorage: S3Settings | undefined;
   exportIntervalSeconds: number;
+  /** Where `observatory backup` writes and `observatory restore` reads (required by those roles). */
+  backupStorage: S3Settings | undefined;
   /** The ObservabilityService running this process, when an operator runs it. */
   operatorObject: OperatorObject | undefined;
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
@@ -101,7 +104,7 @@ export interface LlmSettings {
 
 export interface LoadOptions {
   /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
-  require?: readonly ('DATABASE_URL' | 'CLICKHOUSE_URL' | 'REDIS_URL')[];
+  require?: readonly ('DATABASE_URL' | 'CLICKHOUSE_URL' | 'REDIS_URL' | typeof BACKUP_S3_ENV.bucket)[];
 }
 
 /** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
@@ -162,6 +165,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
       ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
   };
   const exportStorage = readS3Settings(r, S3_ENV.export);
+  const backupStorage = readS3Settings(r, BACKUP_S3_ENV);
   const exportIntervalSeconds =
     r.intIn(
       ENV.exportIntervalSeconds,
@@ -219,6 +223,7 @@ export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
     media,
     exportStorage,
     exportIntervalSeconds,
+    backupStorage,
     operatorObject,
     auth,
     llm,
@@ -241,6 +246,8 @@ export const ROLE_REQUIRES = {
   backfill: ['DATABASE_URL', 'CLICKHOUSE_URL'],
   preflight: ['DATABASE_URL', 'CLICKHOUSE_URL'],
   cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  backup: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
+  restore: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
   producers: ['DATABASE_URL'],
   models: ['DATABASE_URL'],
   'create-project': ['DATABASE_URL'],

@@ -15,6 +15,7 @@ import {
   type ClickHouseClient,
   type ClickHouseClientConfigOptions,
   ClickHouseError,
+  ClickHouseLogLevel,
   createClient,
   parseError,
 } from '@clickhouse/client';
@@ -49,10 +50,13 @@ export function parseAnalyticsUrl(url: string): AnalyticsTarget {
 /**
  * A client whose every statement carries `bounds` (statement-bounds.ts: the process's role); a
  * statement may still pass its own settings. Without bounds (tests, tools) the client's defaults apply.
+ * `quiet`: the client logs nothing itself (its error log quotes the store's message, which may name
+ * credentials a statement carries); the caller reports failures, redacted.
  */
 export function createAnalyticsClient(
   settings: AnalyticsClientSettings,
   bounds?: StatementBounds,
+  quiet = false,
 ): ClickHouseClient {
   const target = parseAnalyticsUrl(settings.url);
   const database = settings.database || 'default';
@@ -65,6 +69,7 @@ export function createAnalyticsClient(
           : {}),
       }
     : {};
+  const log = quiet ? { log: { level: ClickHouseLogLevel.OFF } } : {};
   if (target.kind === 'http') {
     return createClient({
       url: target.url,
@@ -72,9 +77,15 @@ export function createAnalyticsClient(
       password: settings.password ?? '',
       database,
       ...bounded,
+      ...log,
     });
   }
-  return createClient({ connection: new EmbeddedConnection(target.path, database), database, ...bounded });
+  return createClient({
+    connection: new EmbeddedConnection(target.path, database),
+    database,
+    ...bounded,
+    ...log,
+  });
 }
 
 // chdb is loaded only in chdb mode: it maps a 500 MB native library into the process.

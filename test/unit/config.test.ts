@@ -10,6 +10,7 @@ import {
   type ServerRole,
   type ServiceConfig,
 } from '../../server/config/env.ts';
+import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
 import {
   AUTH_ENV,
   ENV,
@@ -206,6 +207,9 @@ describe('sign-in and session settings', () => {
 });
 
 const HEX_KEY = 'ab'.repeat(32);
+const ROLES = Object.keys(ROLE_REQUIRES) as ServerRole[];
+const BACKUP_ROLES: readonly ServerRole[] = ['backup', 'restore'];
+const OTHER_ROLES = ROLES.filter((r) => !BACKUP_ROLES.includes(r));
 const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | undefined): VariableCase[] => [
   {
     name: names.bucket,
@@ -225,6 +229,8 @@ const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | und
 
 interface VariableCase {
   name: string;
+  /** The roles the case holds for (default every role). */
+  roles?: readonly ServerRole[];
   /** A value refused (undefined: every value is accepted as given). */
   bad: string | undefined;
   good: string | undefined;
@@ -461,14 +467,83 @@ const SERVER_VARIABLES: VariableCase[] = [
   },
   ...s3Cases(S3_ENV.media, (c) => c.media.s3),
   ...s3Cases(S3_ENV.export, (c) => c.exportStorage),
+  // The roles that do not back up refuse the destination's settings like any unused purpose's...
+  ...s3Cases(BACKUP_S3_ENV, (c) => c.backupStorage).map((v) => ({ ...v, roles: OTHER_ROLES })),
+  // ...the backup Jobs require its bucket and read the rest.
+  ...backupCases(),
 ];
+
+function backupCases(): VariableCase[] {
+  const roles = BACKUP_ROLES;
+  const read = (c: ServiceConfig) => c.backupStorage;
+  return [
+    {
+      name: BACKUP_S3_ENV.bucket,
+      roles,
+      bad: 'Not_A_Bucket',
+      good: 'b-1',
+      read: (c) => read(c)?.bucket,
+      expected: 'b-1',
+    },
+    {
+      name: BACKUP_S3_ENV.prefix,
+      roles,
+      bad: '/obs/',
+      good: 'obs/',
+      read: (c) => read(c)?.prefix,
+      expected: 'obs/',
+    },
+    {
+      name: BACKUP_S3_ENV.region,
+      roles,
+      bad: undefined,
+      good: 'eu-west-1',
+      read: (c) => read(c)?.region,
+      expected: 'eu-west-1',
+    },
+    {
+      name: BACKUP_S3_ENV.endpoint,
+      roles,
+      bad: 's3:9000',
+      good: 'http://s3:9000',
+      read: (c) => read(c)?.endpoint,
+      expected: 'http://s3:9000',
+    },
+    {
+      name: BACKUP_S3_ENV.forcePathStyle,
+      roles,
+      bad: 'yes',
+      good: 'true',
+      read: (c) => read(c)?.forcePathStyle,
+      expected: true,
+    },
+    // One of the pair alone is refused: both or neither (the SDK's default chain).
+    {
+      name: BACKUP_S3_ENV.accessKeyId,
+      roles,
+      bad: 'AKIA',
+      good: undefined,
+      read: (c) => read(c)?.credentials,
+      expected: undefined,
+    },
+    {
+      name: BACKUP_S3_ENV.secretAccessKey,
+      roles,
+      bad: 's',
+      good: undefined,
+      read: (c) => read(c)?.credentials,
+      expected: undefined,
+    },
+  ];
+}
 
 const REQUIRED_VALUES: Record<string, string> = {
   DATABASE_URL: 'postgres://db/x',
   CLICKHOUSE_URL: 'http://ch:8123',
   REDIS_URL: 'redis://r:6379',
+  [BACKUP_S3_ENV.bucket]: 'backups',
 };
-const ROLES = Object.keys(ROLE_REQUIRES) as ServerRole[];
+const forRole = (role: ServerRole) => (v: VariableCase) => v.roles === undefined || v.roles.includes(role);
 const baseOf = (role: ServerRole) =>
   Object.fromEntries(ROLE_REQUIRES[role].map((name) => [name, REQUIRED_VALUES[name]]));
 
@@ -491,12 +566,15 @@ describe('every variable of every server role', () => {
       ...Object.values(LLM_ENV),
       ...Object.values(AUTH_ENV),
       ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
+      ...Object.values(BACKUP_S3_ENV),
     ];
-    expect(SERVER_VARIABLES.map((v) => v.name).sort()).toEqual([...new Set(declared)].sort());
+    expect([...new Set(SERVER_VARIABLES.map((v) => v.name))].sort()).toEqual([...new Set(declared)].sort());
   });
 
   const refused = ROLES.flatMap((role) =>
-    SERVER_VARIABLES.filter((v) => v.bad !== undefined).map((v) => [role, v.name, v.bad!] as const),
+    SERVER_VARIABLES.filter(forRole(role))
+      .filter((v) => v.bad !== undefined)
+      .map((v) => [role, v.name, v.bad!] as const),
   );
   it.each(refused)('%s refuses %s=%s in one line naming it', (role, name, bad) => {
     const message = refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: bad }));
@@ -504,7 +582,9 @@ describe('every variable of every server role', () => {
     expect(message).toContain(name);
   });
 
-  const accepted = ROLES.flatMap((role) => SERVER_VARIABLES.map((v) => [role, v.name, v.good, v] as const));
+  const accepted = ROLES.flatMap((role) =>
+    SERVER_VARIABLES.filter(forRole(role)).map((v) => [role, v.name, v.good, v] as const),
+  );
   it.each(accepted)('%s reads %s=%s', (role, name, good, v) => {
     expect(v.read(loadRoleConfig(role, { ...baseOf(role), [name]: good }))).toEqual(v.expected);
   });
