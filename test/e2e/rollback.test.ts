@@ -69,6 +69,12 @@ async function release3Data(): Promise<Record<string, string[]>> {
   return out;
 }
 
+/** `kubectl annotate --overwrite`, as `kubectl observatory backup|restore` would set it. */
+function annotate(annotation: string, value: string): void {
+  const r = d.kubectl(['annotate', 'obsvc', NAME, '-n', 'rb', '--overwrite', `${annotation}=${value}`]);
+  expect(r.code, r.stderr).toBe(0);
+}
+
 async function keysUnder(prefix: string): Promise<string[]> {
   const r = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
   return (r.Contents ?? []).map((o) => o.Key!);
@@ -240,17 +246,10 @@ describe('rollback from Dual to release 3', () => {
     });
     expect(res.status).toBe(200);
   });
+
   it('a backup Job killed mid-way is recorded failed and leaves no manifest', async () => {
     const id = 'killed-1';
-    d.kubectl([
-      'annotate',
-      'obsvc',
-      NAME,
-      '-n',
-      'rb',
-      '--overwrite',
-      `observatory.dev/backup-requested=${id}`,
-    ]);
+    annotate('observatory.dev/backup-requested', id);
     const pod = await waitFor(
       'a Pod of the requested backup Job',
       async () => {
@@ -288,15 +287,7 @@ describe('rollback from Dual to release 3', () => {
 
   it('restores the backup taken before the move: every release 3 row back, what Legacy and Dual wrote gone', async () => {
     expect((await release3Data())['analytics.traces']!.some((r) => r.includes('"rb-dual"'))).toBe(true);
-    d.kubectl([
-      'annotate',
-      'obsvc',
-      NAME,
-      '-n',
-      'rb',
-      '--overwrite',
-      `observatory.dev/restore-requested=${release4Backup}`,
-    ]);
+    annotate('observatory.dev/restore-requested', release4Backup);
     const scaledDown = await d.waitFor(NAME, 'web and worker at zero for the restore', (x) =>
       ['Restoring', 'Complete'].includes(statusOf(x).restore?.phase ?? ''),
     );
