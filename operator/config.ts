@@ -1,21 +1,18 @@
 /**
- * The operator process's configuration, read once from its environment with the contract's reader:
- * every bad variable is named in one line (a ConfigError) and nothing starts. The one module of the
- * operator that reads `process.env`.
+ * The operator process's configuration: one zod schema built from the contract's names and
+ * defaults, parsed once from its environment; every bad variable is named in one line (a
+ * ConfigError) and nothing starts. The one module of the operator that reads `process.env`.
  */
 import { hostname } from 'node:os';
 import {
-  ConfigError,
   ENV,
-  ENV_DEFAULTS,
   ENV_LIMITS,
   type Env,
-  EnvReader,
-  LOG_LEVELS,
   type LogLevel,
   OPERATOR_ENV,
   OPERATOR_ENV_DEFAULTS,
 } from '../server/contract/env.ts';
+import { bool, fields, intOr, logLevel, parseEnv, text, textOr } from '../server/contract/env-schema.ts';
 
 export interface OperatorConfig {
   logLevel: LogLevel;
@@ -33,25 +30,28 @@ export interface OperatorConfig {
   secretRollouts: boolean;
 }
 
-export function loadOperatorConfig(env: Env): OperatorConfig {
-  const r = new EnvReader(env);
-  const port = (name: string, fallback: number) => r.intIn(name, fallback, ENV_LIMITS.port) ?? fallback;
-  const watchNamespace = r.raw(OPERATOR_ENV.watchNamespace) ?? '';
-  const config: OperatorConfig = {
-    logLevel: r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel),
-    watchNamespace,
-    leaseNamespace: r.raw(OPERATOR_ENV.namespace) ?? (watchNamespace || OPERATOR_ENV_DEFAULTS.leaseNamespace),
-    leaderElection: r.bool(OPERATOR_ENV.leaderElection, OPERATOR_ENV_DEFAULTS.leaderElection),
-    leaseName: r.raw(OPERATOR_ENV.leaseName) ?? OPERATOR_ENV_DEFAULTS.leaseName,
-    identity: r.raw(ENV.podName) ?? `${hostname()}-${process.pid}`,
-    healthPort: port(OPERATOR_ENV.healthPort, OPERATOR_ENV_DEFAULTS.healthPort),
-    metricsPort: port(OPERATOR_ENV.metricsPort, OPERATOR_ENV_DEFAULTS.metricsPort),
-    bindAddress: r.raw(OPERATOR_ENV.bindAddress) ?? r.raw(ENV.host),
-    secretRollouts: r.bool(OPERATOR_ENV.secretRollouts, OPERATOR_ENV_DEFAULTS.secretRollouts),
-  };
-  if (r.problems.length > 0) throw new ConfigError(`invalid configuration: ${r.problems.join('; ')}`);
-  return config;
-}
+const operatorSchema = fields({
+  logLevel: [ENV.logLevel, logLevel()],
+  watchNamespace: [OPERATOR_ENV.watchNamespace, textOr('')],
+  namespace: [OPERATOR_ENV.namespace, text()],
+  leaderElection: [OPERATOR_ENV.leaderElection, bool(OPERATOR_ENV_DEFAULTS.leaderElection)],
+  leaseName: [OPERATOR_ENV.leaseName, textOr(OPERATOR_ENV_DEFAULTS.leaseName)],
+  podName: [ENV.podName, text()],
+  healthPort: [OPERATOR_ENV.healthPort, intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.healthPort)],
+  metricsPort: [OPERATOR_ENV.metricsPort, intOr(ENV_LIMITS.port, OPERATOR_ENV_DEFAULTS.metricsPort)],
+  bindAddress: [OPERATOR_ENV.bindAddress, text()],
+  host: [ENV.host, text()],
+  secretRollouts: [OPERATOR_ENV.secretRollouts, bool(OPERATOR_ENV_DEFAULTS.secretRollouts)],
+}).transform(
+  ({ namespace, podName, bindAddress, host, ...c }): OperatorConfig => ({
+    ...c,
+    leaseNamespace: namespace ?? (c.watchNamespace || OPERATOR_ENV_DEFAULTS.leaseNamespace),
+    identity: podName ?? `${hostname()}-${process.pid}`,
+    bindAddress: bindAddress ?? host,
+  }),
+);
+
+export const loadOperatorConfig = (env: Env): OperatorConfig => parseEnv(operatorSchema, env);
 
 /** This process's configuration: what the operator's entry calls once. */
 export const operatorProcessConfig = (): OperatorConfig => loadOperatorConfig(process.env);

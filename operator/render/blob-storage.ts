@@ -1,7 +1,8 @@
 /**
  * Which role reads which bucket, and the variables of each (`server/contract/env.ts` S3_ENV): the
  * web Pods serve the media API and accept export settings (and list their files), the worker runs
- * the exports; the Jobs read neither, and only the backup and restore Jobs read the backup destination. Credentials only as secretKeyRef, so a key never lands in a
+ * the exports and deletes the media that data retention leaves unlinked; the Jobs read neither, and
+ * only the backup and restore Jobs read the backup destination. Credentials only as secretKeyRef, so a key never lands in a
  * Deployment; the same references feed the rollout hash (sources.ts).
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
@@ -15,7 +16,7 @@ type Bucket = NonNullable<BlobStorage['media'] | BlobStorage['exports']>;
 
 const PURPOSES_OF: Record<SourceReader, readonly BlobPurpose[]> = {
   web: ['media', 'export'],
-  worker: ['export'],
+  worker: ['media', 'export'],
   jobs: [],
 };
 

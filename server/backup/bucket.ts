@@ -11,13 +11,12 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { isNotFound, s3Client } from '../blobs/s3.ts';
 import type { S3Settings } from '../config/blob-storage.ts';
 import type { StoredObject } from './plan.ts';
 
-const CONNECT_TIMEOUT_MS = 5_000;
 /** One request (a part of at most PART_BYTES, a listing page); a whole backup takes many. */
 const REQUEST_TIMEOUT_MS = 300_000;
 const PART_BYTES = 8 * 1024 * 1024;
@@ -36,21 +35,8 @@ export interface BackupBucket {
   close(): void;
 }
 
-const notFound = (err: unknown) => {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
-};
-
 export function backupBucket(d: S3Settings): BackupBucket {
-  const client = new S3Client({
-    region: d.region,
-    ...(d.endpoint ? { endpoint: d.endpoint } : {}),
-    forcePathStyle: d.forcePathStyle,
-    ...(d.credentials ? { credentials: d.credentials } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
-  });
+  const client = s3Client(d, REQUEST_TIMEOUT_MS);
   const Bucket = d.bucket;
   const list = async (prefix: string) => {
     const out: StoredObject[] = [];
@@ -75,7 +61,7 @@ export function backupBucket(d: S3Settings): BackupBucket {
         await client.send(new HeadObjectCommand({ Bucket, Key: key }));
         return true;
       } catch (err) {
-        if (notFound(err)) return false;
+        if (isNotFound(err)) return false;
         throw err;
       }
     },
@@ -84,7 +70,7 @@ export function backupBucket(d: S3Settings): BackupBucket {
         const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
         return (await out.Body?.transformToString('utf8')) ?? '';
       } catch (err) {
-        if (notFound(err)) return undefined;
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     },

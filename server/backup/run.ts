@@ -30,6 +30,7 @@ import {
   restoreStatement,
   secretsOf,
   sizedOverrides,
+  storeUrl,
 } from './plan.ts';
 
 /** A backup or restore that did not happen, and why (already redacted): the CLI exits 1. */
@@ -98,7 +99,17 @@ async function analyticsBytes(client: ClickHouseClient, database: string): Promi
   return Number((await rs.json<{ b: string }>())[0]?.b ?? 0);
 }
 
-/** Runs `command`, feeding `input` (if any) and returning its stdout; fails with its stderr's end. */
+/** BACKUP statements to `url` the store is still running (its `system.backups` names them by URL). */
+async function runningBackups(client: ClickHouseClient, url: string): Promise<number> {
+  const rs = await client.query({
+    query: `SELECT count() AS n FROM system.backups WHERE status = 'CREATING_BACKUP' AND position(name, {url:String}) > 0`,
+    query_params: { url },
+    format: 'JSONEachRow',
+  });
+  return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+}
+
+/** Runs `command`, feeding it `input` and handing its stdout to `output`; fails with its stderr's end. */
 function runTool(
   ctx: BackupContext,
   command: string,
@@ -148,12 +159,25 @@ export async function takeBackup(
   const keys = bucketKeys(ctx.destination.prefix, id);
   if (await guarded(ctx, 'reading the destination', () => ctx.bucket.exists(keys.manifest)))
     throw new BackupFailure(`backup ${id} already exists and is complete; a new backup needs a new id`);
-  const cleared = await guarded(ctx, 'clearing an earlier run', () => ctx.bucket.removeAll(keys.all));
-  if (cleared > 0) ctx.say(`backup ${id}: removed ${cleared} objects an unfinished run left`);
-
   const analytics = storeClient(ctx, 0);
   try {
-    const service = createAnalyticsClient(ctx.config.clickhouse, undefined, true);
+    // A run killed during its BACKUP statement leaves the statement running in the store: clearing
+    // its objects under it would mix two backups' files. The Job's next attempt finds it ended.
+    const running = await guarded(ctx, "reading the store's backups", () =>
+      runningBackups(analytics, storeUrl(ctx.destination, keys.analytics)),
+    );
+    if (running > 0)
+      throw new BackupFailure(
+        `backup ${id}: an earlier run's BACKUP statement is still running in the analytics store; run again once it has ended`,
+      );
+    const cleared = await guarded(ctx, 'clearing an earlier run', () => ctx.bucket.removeAll(keys.all));
+    if (cleared > 0) ctx.say(`backup ${id}: removed ${cleared} objects an unfinished run left`);
+
+    const service = createAnalyticsClient(
+      ctx.config.clickhouse,
+      statementBounds('jobs', ctx.config.analyticsTimeouts),
+      true,
+    );
     const schema = await guarded(ctx, 'reading the schema versions', () =>
       schemaVersions(ctx, service).finally(() => service.close()),
     );

@@ -19,13 +19,14 @@ import type { BlobHead, BlobStore, PresignedPut } from './store.ts';
 const CONNECT_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
-function isNotFound(err: unknown): boolean {
+export function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
 }
 
-export function s3BlobStore(settings: S3Settings): BlobStore {
-  const client = new S3Client({
+/** The SDK client for one bucket's settings; `requestTimeoutMs` bounds each request. */
+export function s3Client(settings: S3Settings, requestTimeoutMs = REQUEST_TIMEOUT_MS): S3Client {
+  return new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     forcePathStyle: settings.forcePathStyle,
@@ -34,8 +35,12 @@ export function s3BlobStore(settings: S3Settings): BlobStore {
     // and the SDKs' uploads send a SHA-256 instead.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: requestTimeoutMs },
   });
+}
+
+export function s3BlobStore(settings: S3Settings): BlobStore {
+  const client = s3Client(settings);
   const Bucket = settings.bucket;
 
   return {

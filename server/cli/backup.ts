@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { backupBucket } from '../backup/bucket.ts';
 import { checkBackupId, parseInclude, summaryOf } from '../backup/plan.ts';
 import { type BackupContext, BackupFailure, restoreBackup, takeBackup } from '../backup/run.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig, toolEnv } from '../config/env.ts';
 import { BACKUP_CLI, TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { parseFlags, UsageError } from './usage.ts';
@@ -50,8 +50,7 @@ async function withContext(role: Role, work: (ctx: BackupContext) => Promise<voi
     destination: config.backupStorage!,
     bucket,
     pool,
-    // pg_dump and pg_restore run with this process's environment (PATH, locale, TLS settings).
-    childEnv: process.env,
+    childEnv: toolEnv(),
     say: (line) => process.stderr.write(`${line}\n`),
   };
   try {
@@ -72,8 +71,11 @@ export async function backup(args: string[]): Promise<number> {
   return withContext('backup', async (ctx) => {
     const manifest = await takeBackup(ctx, id, parts);
     const summary = summaryOf(manifest);
-    // The operator records this in status; it reads nothing from the bucket.
-    await writeFile(terminationLog, summary);
+    // The operator records this in status; it reads nothing from the bucket. The backup is complete
+    // either way (its manifest is written): outside a Pod the path may not exist.
+    await writeFile(terminationLog, summary).catch((err: Error) =>
+      ctx.say(`backup ${id}: the summary could not be written to ${terminationLog}: ${err.message}`),
+    );
     process.stdout.write(
       json
         ? `${summary}\n`

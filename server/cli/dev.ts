@@ -151,6 +151,7 @@ export async function run(args: string[]): Promise<number> {
     workerId: 'dev',
     schemaKnown: true,
     exportBlobs,
+    mediaBlobs,
   });
   const host = config.host;
   await app.listen({ host, port });

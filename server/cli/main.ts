@@ -69,6 +69,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]',
     load: async () => (await import('./create-user.ts')).run,
   },
+  'create-org-key': {
+    summary:
+      "create an organization's API key (projects and memberships administration): [--org ID] [--note TEXT] [--json]",
+    load: async () => (await import('./create-org-key.ts')).run,
+  },
 };
 
 function help(): string {

@@ -45,6 +45,8 @@ export async function run(_args: string[]): Promise<number> {
     });
 
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
+  // Retention deletes the media expired traces leave without a link.
+  const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
   const jobs = startWorkerJobs({
     config,
     pool: stores.pool,
@@ -54,6 +56,7 @@ export async function run(_args: string[]): Promise<number> {
     workerId,
     schemaKnown: schema === 'known',
     exportBlobs,
+    mediaBlobs,
     onPropagationMetrics: metrics.onPropagation,
   });
   let shuttingDown = false;
@@ -81,6 +84,7 @@ export async function run(_args: string[]): Promise<number> {
       await app.close();
       await coordination.close();
       exportBlobs?.close();
+      mediaBlobs?.close();
       await stores.close();
     },
   });

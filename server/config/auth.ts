@@ -1,11 +1,11 @@
 /**
  * The web's sign-in and session settings: which proxies are trusted for the client address and
- * scheme, the public URL, the session lifetime and the sign-in limits. Parsed with zod; a bad value
- * becomes one problem line naming its variable.
+ * scheme, the public URL, the session lifetime and the sign-in limits.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { AUTH_ENV, ENV_DEFAULTS, ENV_LIMITS, type EnvReader } from '../contract/env.ts';
+import { AUTH_ENV } from '../contract/env.ts';
+import { checked, fields, limited } from '../contract/env-schema.ts';
 
 /** Fastify's `trustProxy`: off, every hop, a hop count, or the proxies' addresses and CIDR ranges. */
 export type TrustedProxies = boolean | number | string[];
@@ -28,59 +28,33 @@ const isAddressOrRange = (s: string): boolean => {
   return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 };
 
-const trustedProxies = z.union([
-  z.enum(['true', 'false']).transform((v) => v === 'true'),
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(32)),
-  z
-    .string()
-    .transform((v) => v.split(',').map((p) => p.trim()))
-    .pipe(z.array(z.string().refine(isAddressOrRange)).min(1)),
-]);
+const notProxies =
+  'is not true, false, a hop count (1-32) or a comma-separated list of IP addresses and CIDR ranges';
+const trustedProxies = z.union(
+  [
+    z.enum(['true', 'false']).transform((v) => v === 'true'),
+    z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(32)),
+    z
+      .string()
+      .transform((v) => v.split(',').map((p) => p.trim()))
+      .pipe(z.array(z.string().refine(isAddressOrRange, { error: notProxies })).min(1)),
+  ],
+  { error: notProxies },
+);
 
+const noPath = 'is not an http:// or https:// URL without a path';
 const publicUrl = z
-  .url({ protocol: /^https?$/ })
+  .url({ protocol: /^https?$/, error: noPath })
   .transform((v) => new URL(v))
-  .refine((u) => u.pathname === '/' || u.pathname === '', 'no path');
+  .refine((u) => u.pathname === '/' || u.pathname === '', { error: noPath });
 
-const intIn = ({ min, max }: { min: number; max: number }) =>
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
-
-/** Parses `value` of variable `name` with `schema`; a failure adds "`name`=`value` <what is allowed>". */
-function parse<T>(r: EnvReader, name: string, schema: z.ZodType<T, string>, allowed: string, fallback: T): T {
-  const value = r.raw(name);
-  if (value === undefined) return fallback;
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  r.problems.push(`${name}=${value} is not ${allowed}`);
-  return fallback;
-}
-
-export function readAuthSettings(r: EnvReader): AuthSettings {
-  const range = (k: 'sessionMaxAgeMinutes' | 'signInLimitPerAccountAddress' | 'signInLimitPerAddress') =>
-    parse(
-      r,
-      AUTH_ENV[k],
-      intIn(ENV_LIMITS[k]),
-      `an integer between ${ENV_LIMITS[k].min} and ${ENV_LIMITS[k].max}`,
-      ENV_DEFAULTS[k],
-    );
-  return {
-    trustedProxies: parse(
-      r,
-      AUTH_ENV.trustedProxies,
-      trustedProxies,
-      'true, false, a hop count (1-32) or a comma-separated list of IP addresses and CIDR ranges',
-      false,
-    ),
-    publicUrl: parse(
-      r,
-      AUTH_ENV.publicUrl,
-      publicUrl,
-      'an http:// or https:// URL without a path',
-      undefined,
-    ),
-    sessionMaxAgeMinutes: range('sessionMaxAgeMinutes'),
-    signInLimitPerAccountAddress: range('signInLimitPerAccountAddress'),
-    signInLimitPerAddress: range('signInLimitPerAddress'),
-  };
-}
+export const authSchema = fields({
+  trustedProxies: [AUTH_ENV.trustedProxies, checked(trustedProxies)],
+  publicUrl: [AUTH_ENV.publicUrl, checked(publicUrl)],
+  sessionMaxAgeMinutes: [AUTH_ENV.sessionMaxAgeMinutes, limited('sessionMaxAgeMinutes')],
+  signInLimitPerAccountAddress: [
+    AUTH_ENV.signInLimitPerAccountAddress,
+    limited('signInLimitPerAccountAddress'),
+  ],
+  signInLimitPerAddress: [AUTH_ENV.signInLimitPerAddress, limited('signInLimitPerAddress')],
+}).transform((a): { auth: AuthSettings } => ({ auth: { ...a, trustedProxies: a.trustedProxies ?? false } }));

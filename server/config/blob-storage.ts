@@ -1,9 +1,10 @@
 /**
  * The blob storage settings (server/contract/env.ts `S3_ENV`): one S3 bucket per purpose, off when
- * its bucket is not set. Problems go to the reader, one line naming the variable; a secret's value
- * never appears in them.
+ * its bucket is not set. A secret's value never appears in a refusal.
  */
-import { ENV_DEFAULTS, type EnvReader, S3_PATTERNS, type S3EnvNames } from '../contract/env.ts';
+import { z } from 'zod';
+import { ENV_DEFAULTS, S3_PATTERNS, type S3EnvNames } from '../contract/env.ts';
+import { bool, checked, fields, text } from '../contract/env-schema.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -16,50 +17,48 @@ export interface S3Settings {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
-const BUCKET_NAME = new RegExp(S3_PATTERNS.bucket);
-const ENDPOINT = new RegExp(S3_PATTERNS.endpoint);
-const PREFIX = new RegExp(S3_PATTERNS.prefix);
+const matching = (pattern: string, error: string) =>
+  checked(z.string().regex(new RegExp(pattern), { error }));
 
-/** The settings under `names`, or undefined when the bucket is not set (and nothing else is). */
-export function readS3Settings(r: EnvReader, names: S3EnvNames): S3Settings | undefined {
-  const bucket = r.raw(names.bucket);
-  const accessKeyId = r.raw(names.accessKeyId);
-  const secretAccessKey = r.raw(names.secretAccessKey);
-  const endpoint = r.raw(names.endpoint);
-  const forcePathStyle = r.bool(names.forcePathStyle, ENV_DEFAULTS.s3ForcePathStyle);
-  if (bucket === undefined) {
-    const stray = [
-      names.endpoint,
-      names.prefix,
-      names.region,
-      names.accessKeyId,
-      names.secretAccessKey,
-    ].filter((n) => r.raw(n) !== undefined);
-    if (stray.length > 0) r.problems.push(`${stray.join(', ')} set without ${names.bucket}`);
-    return undefined;
-  }
-  if (!BUCKET_NAME.test(bucket)) {
-    r.problems.push(
-      `${names.bucket}=${bucket} is not a bucket name (3-63 characters: a-z, 0-9, '.', '-', starting and ending with a letter or digit)`,
+/** The settings under `names`, undefined when the bucket is not set (and then nothing else may be). */
+export const s3Schema = (names: S3EnvNames) =>
+  fields({
+    bucket: [
+      names.bucket,
+      matching(
+        S3_PATTERNS.bucket,
+        "is not a bucket name (3-63 characters: a-z, 0-9, '.', '-', starting and ending with a letter or digit)",
+      ),
+    ],
+    prefix: [names.prefix, matching(S3_PATTERNS.prefix, "must not start with '/'")],
+    region: [names.region, text()],
+    endpoint: [names.endpoint, matching(S3_PATTERNS.endpoint, 'must be an http:// or https:// URL')],
+    forcePathStyle: [names.forcePathStyle, bool(ENV_DEFAULTS.s3ForcePathStyle)],
+    accessKeyId: [names.accessKeyId, text()],
+    secretAccessKey: [names.secretAccessKey, text()],
+  })
+    .superRefine((v, ctx) => {
+      const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
+      if (v.bucket === undefined) {
+        const stray = (['endpoint', 'prefix', 'region', 'accessKeyId', 'secretAccessKey'] as const).filter(
+          (k) => v[k] !== undefined,
+        );
+        if (stray.length > 0) problem(`${stray.map((k) => names[k]).join(', ')} set without ${names.bucket}`);
+      } else if ((v.accessKeyId === undefined) !== (v.secretAccessKey === undefined)) {
+        problem(`${names.accessKeyId} and ${names.secretAccessKey} must be set together`);
+      }
+    })
+    .transform(({ bucket, prefix, region, accessKeyId, secretAccessKey, ...rest }): S3Settings | undefined =>
+      bucket === undefined
+        ? undefined
+        : {
+            bucket,
+            prefix: prefix ?? '',
+            region: region ?? ENV_DEFAULTS.s3Region,
+            ...rest,
+            credentials:
+              accessKeyId !== undefined && secretAccessKey !== undefined
+                ? { accessKeyId, secretAccessKey }
+                : undefined,
+          },
     );
-  }
-  if (endpoint !== undefined && !ENDPOINT.test(endpoint)) {
-    r.problems.push(`${names.endpoint} must be an http:// or https:// URL`);
-  }
-  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    r.problems.push(`${names.accessKeyId} and ${names.secretAccessKey} must be set together`);
-  }
-  const prefix = r.raw(names.prefix) ?? '';
-  if (!PREFIX.test(prefix)) r.problems.push(`${names.prefix} must not start with '/'`);
-  return {
-    bucket,
-    prefix,
-    region: r.raw(names.region) ?? ENV_DEFAULTS.s3Region,
-    endpoint,
-    forcePathStyle,
-    credentials:
-      accessKeyId !== undefined && secretAccessKey !== undefined
-        ? { accessKeyId, secretAccessKey }
-        : undefined,
-  };
-}

@@ -1,9 +1,11 @@
 /**
- * Reads the service configuration from the environment. Every problem is collected and reported
- * as one line naming the variables and the allowed values; nothing starts on a bad configuration.
- * The one module of the server that reads `process.env` (each role's entry calls it once).
+ * The service configuration: one zod schema per role, built from the contract's names, defaults and
+ * ranges (server/contract/env.ts) and parsed once at the role's entry. Every problem is reported as
+ * one line naming the variables and the allowed values; nothing starts on a bad configuration.
+ * The one module of the server that reads `process.env`.
  */
 import { isIP } from 'node:net';
+import { z } from 'zod';
 import { BACKUP_S3_ENV } from '../contract/backup.ts';
 import {
   ALERT_ENV,
@@ -12,21 +14,44 @@ import {
   ENV_DEFAULTS,
   ENV_LIMITS,
   type Env,
-  EnvReader,
   LIFECYCLE_ENV,
   LLM_ENV,
-  LOG_LEVELS,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
-  readModeSettings,
   S3_ENV,
 } from '../contract/env.ts';
+import {
+  bool,
+  checked,
+  fields,
+  intIn,
+  intOr,
+  limited,
+  logLevel,
+  oneOf,
+  oneOfOr,
+  optionalBool,
+  parseEnv,
+  required,
+  text,
+  textOr,
+  verbatim,
+} from '../contract/env-schema.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
-import type { ModeSettings } from '../contract/write-modes.ts';
-import { readTimeoutOverrides, type TimeoutOverrides } from './analytics-timeouts.ts';
-import { type AuthSettings, readAuthSettings } from './auth.ts';
-import { type BackfillTuning, readBackfillTuning } from './backfill-tuning.ts';
-import { readS3Settings, type S3Settings } from './blob-storage.ts';
+import {
+  describeViolation,
+  findViolations,
+  type ModeSettings,
+  OTEL_BEHAVIOURS,
+  RELEASE_3_SETTINGS,
+  RELEASES,
+  V4_DEFAULTS,
+  WRITE_MODES,
+} from '../contract/write-modes.ts';
+import { analyticsTimeoutsSchema, type TimeoutOverrides } from './analytics-timeouts.ts';
+import { type AuthSettings, authSchema } from './auth.ts';
+import { type BackfillTuning, backfillSchema } from './backfill-tuning.ts';
+import { type S3Settings, s3Schema } from './blob-storage.ts';
 
 export { ConfigError };
 
@@ -65,9 +90,9 @@ export interface ServiceConfig {
   media: MediaSettings;
   /** The bucket scheduled exports write to; absent: exports cannot run. */
   exportStorage: S3Settings | undefined;
-  exportIntervalSeconds: number;
   /** Where `observatory backup` writes and `observatory restore` reads (required by those roles). */
   backupStorage: S3Settings | undefined;
+  exportIntervalSeconds: number;
   /** The ObservabilityService running this process, when an operator runs it. */
   operatorObject: OperatorObject | undefined;
   /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
@@ -102,141 +127,171 @@ export interface LlmSettings {
   whitelistedIps: string[];
 }
 
+/** The datastores a role needs named. */
+type RequiredName =
+  | typeof ENV.databaseUrl
+  | typeof ENV.clickhouseUrl
+  | typeof ENV.redisUrl
+  | typeof BACKUP_S3_ENV.bucket;
+
 export interface LoadOptions {
   /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
-  require?: readonly ('DATABASE_URL' | 'CLICKHOUSE_URL' | 'REDIS_URL' | typeof BACKUP_S3_ENV.bucket)[];
+  require?: readonly RequiredName[];
 }
 
-/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
-export function loadConfig(env: Env, opts: LoadOptions = {}): ServiceConfig {
-  const r = new EnvReader(env);
-  const mode = readModeSettings(env, r);
-  const threshold =
-    r.positiveInt(
-      ENV.propagationStuckThresholdMinutes,
+/** The mode settings; a release 3 build defaults to what version 3 knows. */
+const modeSchema = fields({
+  release: [ENV.release, oneOfOr(RELEASES, '4')],
+  writeMode: [ENV.writeMode, oneOf(WRITE_MODES)],
+  nativeOtelBehaviour: [ENV.nativeOtelBehaviour, oneOf(OTEL_BEHAVIOURS)],
+  allowPreviewOptIn: [ENV.allowPreviewOptIn, optionalBool()],
+  enableHistoricBackfill: [ENV.enableHistoricBackfill, optionalBool()],
+  dropPidTidSortingTables: [ENV.dropPidTidSortingTables, optionalBool()],
+})
+  .transform((v): { mode: ModeSettings } => {
+    const d = v.release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
+    return {
+      mode: {
+        release: v.release,
+        writeMode: v.writeMode ?? d.writeMode,
+        nativeOtelBehaviour: v.nativeOtelBehaviour ?? d.nativeOtelBehaviour,
+        allowPreviewOptIn: v.allowPreviewOptIn ?? d.allowPreviewOptIn,
+        enableHistoricBackfill: v.enableHistoricBackfill ?? d.enableHistoricBackfill,
+        dropPidTidSortingTables: v.dropPidTidSortingTables ?? d.dropPidTidSortingTables,
+      },
+    };
+  })
+  .superRefine(({ mode }, ctx) => {
+    for (const v of findViolations(mode))
+      ctx.addIssue({ code: 'custom', message: describeViolation(v, (k) => ENV[k]) });
+  });
+
+const operatorObject = z.string().transform((v, ctx): OperatorObject => {
+  const object = parseOperatorObject(v);
+  if (object) return object;
+  ctx.addIssue({ code: 'custom', message: 'must be <namespace>/<name> of an ObservabilityService' });
+  return z.NEVER;
+});
+
+/** The process's own settings: listeners, timing, lifecycle, identity. */
+const processSchema = fields({
+  propagationStuckThresholdMinutes: [
+    ENV.propagationStuckThresholdMinutes,
+    intOr(
+      { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
       ENV_DEFAULTS.propagationStuckThresholdMinutes,
-      MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
-    ) ?? ENV_DEFAULTS.propagationStuckThresholdMinutes;
-  const clickhouse: ClickHouseSettings = {
-    url: r.raw(ENV.clickhouseUrl) ?? '',
-    user: r.raw(ENV.clickhouseUser) ?? ENV_DEFAULTS.clickhouseUser,
-    password: env[ENV.clickhousePassword] ?? '',
-    database: r.raw(ENV.clickhouseDb) ?? ENV_DEFAULTS.clickhouseDb,
-    clusterEnabled: r.bool(ENV.columnarClusterEnabled, ENV_DEFAULTS.columnarClusterEnabled),
-    clusterName: r.raw(ENV.columnarClusterName) ?? ENV_DEFAULTS.columnarClusterName,
-    useLightweightUpdate: r.bool(ENV.columnarUseLightweightUpdate, ENV_DEFAULTS.columnarUseLightweightUpdate),
-  };
-  if (clickhouse.url && !/^(https?|chdb):\/\//.test(clickhouse.url)) {
-    r.problems.push(`${ENV.clickhouseUrl} must start with http://, https:// or chdb://`);
-  }
-  const port = r.positiveInt(ENV.port, undefined, 65535);
-  const metricsPort = r.positiveInt(ENV.metricsPort, undefined, 65535);
-  if (metricsPort !== undefined && metricsPort === port)
-    r.problems.push(`${ENV.metricsPort} must differ from ${ENV.port}`);
-  const maxInFlightWrites =
-    r.intIn(ENV.maxInFlightWrites, ENV_DEFAULTS.maxInFlightWrites, ENV_LIMITS.maxInFlightWrites) ??
-    ENV_DEFAULTS.maxInFlightWrites;
-  const propagationIntervalSeconds =
-    r.intIn(
-      ENV.propagationIntervalSeconds,
-      ENV_DEFAULTS.propagationIntervalSeconds,
-      ENV_LIMITS.propagationIntervalSeconds,
-    ) ?? ENV_DEFAULTS.propagationIntervalSeconds;
-  const propagationGraceSeconds =
-    r.intIn(
-      ENV.propagationGraceSeconds,
-      ENV_DEFAULTS.propagationGraceSeconds,
-      ENV_LIMITS.propagationGraceSeconds,
-    ) ?? ENV_DEFAULTS.propagationGraceSeconds;
-  const logLevel = r.oneOf(ENV.logLevel, LOG_LEVELS, ENV_DEFAULTS.logLevel);
-  const media: MediaSettings = {
-    s3: readS3Settings(r, S3_ENV.media),
-    maxContentLength:
-      r.intIn(
-        ENV.mediaMaxContentLength,
-        ENV_DEFAULTS.mediaMaxContentLength,
-        ENV_LIMITS.mediaMaxContentLength,
-      ) ?? ENV_DEFAULTS.mediaMaxContentLength,
-    downloadUrlExpirySeconds:
-      r.intIn(
-        ENV.mediaDownloadUrlExpirySeconds,
-        ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
-        ENV_LIMITS.mediaDownloadUrlExpirySeconds,
-      ) ?? ENV_DEFAULTS.mediaDownloadUrlExpirySeconds,
-  };
-  const exportStorage = readS3Settings(r, S3_ENV.export);
-  const backupStorage = readS3Settings(r, BACKUP_S3_ENV);
-  const exportIntervalSeconds =
-    r.intIn(
-      ENV.exportIntervalSeconds,
-      ENV_DEFAULTS.exportIntervalSeconds,
-      ENV_LIMITS.exportIntervalSeconds,
-    ) ?? ENV_DEFAULTS.exportIntervalSeconds;
-  const operatorValue = r.raw(ENV.operatorObject);
-  const operatorObject = operatorValue === undefined ? undefined : parseOperatorObject(operatorValue);
-  if (operatorValue !== undefined && !operatorObject)
-    r.problems.push(`${ENV.operatorObject} must be <namespace>/<name> of an ObservabilityService`);
-  const auth = readAuthSettings(r);
-  const llm = readLlmSettings(r);
-  const shutdownDrainSeconds =
-    r.intIn(
-      LIFECYCLE_ENV.shutdownDrainSeconds,
-      ENV_DEFAULTS.shutdownDrainSeconds,
-      ENV_LIMITS.shutdownDrainSeconds,
-    ) ?? ENV_DEFAULTS.shutdownDrainSeconds;
-  const autoMigrationDisabled = r.bool(ENV.autoMigrationDisabled, ENV_DEFAULTS.autoMigrationDisabled);
-  const backgroundMigrationsInWorker = r.bool(
+    ),
+  ],
+  propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
+  propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
+  databaseUrl: [ENV.databaseUrl, text()],
+  redisUrl: [ENV.redisUrl, text()],
+  host: [ENV.host, textOr(ENV_DEFAULTS.host)],
+  port: [ENV.port, intIn(ENV_LIMITS.port)],
+  metricsPort: [ENV.metricsPort, intIn(ENV_LIMITS.port)],
+  maxInFlightWrites: [ENV.maxInFlightWrites, limited('maxInFlightWrites')],
+  exportIntervalSeconds: [ENV.exportIntervalSeconds, limited('exportIntervalSeconds')],
+  operatorObject: [ENV.operatorObject, checked(operatorObject)],
+  logLevel: [ENV.logLevel, logLevel()],
+  shutdownDrainSeconds: [LIFECYCLE_ENV.shutdownDrainSeconds, limited('shutdownDrainSeconds')],
+  autoMigrationDisabled: [ENV.autoMigrationDisabled, bool(ENV_DEFAULTS.autoMigrationDisabled)],
+  backgroundMigrationsInWorker: [
     ENV.backgroundMigrationsInWorker,
-    ENV_DEFAULTS.backgroundMigrationsInWorker,
-  );
-  const backfill = readBackfillTuning(r);
-  const analyticsTimeouts = readTimeoutOverrides(r);
-  const alerts: AlertSettings = {
-    tickSeconds:
-      r.intIn(ALERT_ENV.tickSeconds, ENV_DEFAULTS.alertTickSeconds, ENV_LIMITS.alertTickSeconds) ??
-      ENV_DEFAULTS.alertTickSeconds,
-    retryBaseSeconds:
-      r.intIn(
-        ALERT_ENV.retryBaseSeconds,
-        ENV_DEFAULTS.alertRetryBaseSeconds,
-        ENV_LIMITS.alertRetryBaseSeconds,
-      ) ?? ENV_DEFAULTS.alertRetryBaseSeconds,
-  };
-  for (const name of opts.require ?? []) {
-    if (!r.raw(name)) r.problems.push(`${name} is required`);
-  }
-  if (r.problems.length > 0) {
-    throw new ConfigError(`invalid configuration: ${r.problems.join('; ')}`);
-  }
-  return {
-    mode,
-    propagationStuckThresholdMinutes: threshold,
-    propagationIntervalSeconds,
-    propagationGraceSeconds,
-    databaseUrl: r.raw(ENV.databaseUrl),
-    redisUrl: r.raw(ENV.redisUrl),
-    clickhouse,
-    host: r.raw(ENV.host) ?? ENV_DEFAULTS.host,
-    port,
-    metricsPort,
-    maxInFlightWrites,
-    media,
-    exportStorage,
-    exportIntervalSeconds,
-    backupStorage,
-    operatorObject,
-    auth,
-    llm,
-    logLevel,
-    shutdownDrainSeconds,
-    autoMigrationDisabled,
-    backgroundMigrationsInWorker,
-    podName: r.raw(ENV.podName),
-    backfill,
-    analyticsTimeouts,
-    alerts,
-  };
-}
+    bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
+  ],
+  podName: [ENV.podName, text()],
+}).superRefine((v, ctx) => {
+  if (v.metricsPort !== undefined && v.metricsPort === v.port)
+    ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
+});
+
+const clickhouseSchema = fields({
+  url: [
+    ENV.clickhouseUrl,
+    checked(
+      z.string().regex(/^(https?|chdb):\/\//, { error: 'must start with http://, https:// or chdb://' }),
+    ),
+  ],
+  user: [ENV.clickhouseUser, textOr(ENV_DEFAULTS.clickhouseUser)],
+  password: [ENV.clickhousePassword, verbatim()],
+  database: [ENV.clickhouseDb, textOr(ENV_DEFAULTS.clickhouseDb)],
+  clusterEnabled: [ENV.columnarClusterEnabled, bool(ENV_DEFAULTS.columnarClusterEnabled)],
+  clusterName: [ENV.columnarClusterName, textOr(ENV_DEFAULTS.columnarClusterName)],
+  useLightweightUpdate: [ENV.columnarUseLightweightUpdate, bool(ENV_DEFAULTS.columnarUseLightweightUpdate)],
+}).transform((c): { clickhouse: ClickHouseSettings } => ({ clickhouse: { ...c, url: c.url ?? '' } }));
+
+const mediaSchema = fields({
+  maxContentLength: [ENV.mediaMaxContentLength, limited('mediaMaxContentLength')],
+  downloadUrlExpirySeconds: [ENV.mediaDownloadUrlExpirySeconds, limited('mediaDownloadUrlExpirySeconds')],
+})
+  .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
+  .transform((media): { media: MediaSettings } => ({ media }));
+
+const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
+const backupStorageSchema = s3Schema(BACKUP_S3_ENV).transform((backupStorage) => ({ backupStorage }));
+
+const csv = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+const ipList = z
+  .string()
+  .transform(csv)
+  .superRefine((ips, ctx) => {
+    const bad = ips.filter((ip) => isIP(ip) === 0);
+    if (bad.length > 0)
+      ctx.addIssue({ code: 'custom', message: `has entries that are not IP addresses: ${bad.join(', ')}` });
+  });
+
+const llmSchema = fields({
+  encryptionKey: [
+    LLM_ENV.encryptionKey,
+    checked(
+      z
+        .string()
+        .regex(/^[0-9a-fA-F]{64}$/, {
+          error: 'must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+        })
+        .transform((key) => Buffer.from(key, 'hex')),
+    ),
+  ],
+  whitelistedHosts: [
+    LLM_ENV.llmConnectionWhitelistedHosts,
+    checked(z.string().transform((v) => csv(v).map((h) => h.toLowerCase()))),
+  ],
+  whitelistedIps: [LLM_ENV.llmConnectionWhitelistedIps, checked(ipList)],
+}).transform((l): { llm: LlmSettings } => ({
+  llm: { ...l, whitelistedHosts: l.whitelistedHosts ?? [], whitelistedIps: l.whitelistedIps ?? [] },
+}));
+
+const alertsSchema = fields({
+  tickSeconds: [ALERT_ENV.tickSeconds, limited('alertTickSeconds')],
+  retryBaseSeconds: [ALERT_ENV.retryBaseSeconds, limited('alertRetryBaseSeconds')],
+}).transform((alerts): { alerts: AlertSettings } => ({ alerts }));
+
+const requiredSchema = (names: readonly RequiredName[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, required()]))).transform(() => ({}));
+
+/** The schema of a role that needs `require` named; each part reads its own variables. */
+const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfig> =>
+  modeSchema
+    .and(processSchema)
+    .and(clickhouseSchema)
+    .and(mediaSchema)
+    .and(exportStorageSchema)
+    .and(backupStorageSchema)
+    .and(authSchema)
+    .and(llmSchema)
+    .and(backfillSchema)
+    .and(analyticsTimeoutsSchema)
+    .and(alertsSchema)
+    .and(requiredSchema(require));
+
+/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
+export const loadConfig = (env: Env, opts: LoadOptions = {}): ServiceConfig =>
+  parseEnv(serviceSchema(opts.require ?? []), env);
 
 /** The datastores each role of the CLI needs named (`dev` brings its own embedded ones). */
 export const ROLE_REQUIRES = {
@@ -252,6 +307,7 @@ export const ROLE_REQUIRES = {
   models: ['DATABASE_URL'],
   'create-project': ['DATABASE_URL'],
   'create-user': ['DATABASE_URL'],
+  'create-org-key': ['DATABASE_URL'],
   dev: [],
 } as const satisfies Record<string, LoadOptions['require']>;
 export type ServerRole = keyof typeof ROLE_REQUIRES;
@@ -272,44 +328,30 @@ export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {})
   return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
 }
 
+/**
+ * The environment a tool this process runs inherits (pg_dump, pg_restore: PATH, locale, TLS
+ * settings), not read as configuration.
+ */
+export const toolEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
+
 /** `analytics-server`'s settings: the credentials it accepts (none: any). */
 export interface AnalyticsServerConfig {
   user: string | undefined;
   password: string | undefined;
 }
 
-export function loadAnalyticsServerConfig(env: Env): AnalyticsServerConfig {
-  return { user: env[ENV.clickhouseUser] || undefined, password: env[ENV.clickhousePassword] || undefined };
-}
+const analyticsServerSchema = fields({
+  user: [ENV.clickhouseUser, verbatim()],
+  password: [ENV.clickhousePassword, verbatim()],
+}).transform(
+  ({ user, password }): AnalyticsServerConfig => ({
+    user: user || undefined,
+    password: password || undefined,
+  }),
+);
+
+export const loadAnalyticsServerConfig = (env: Env): AnalyticsServerConfig =>
+  parseEnv(analyticsServerSchema, env);
 
 export const analyticsServerProcessConfig = (): AnalyticsServerConfig =>
   loadAnalyticsServerConfig(process.env);
-
-const csv = (v: string | undefined) =>
-  (v ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-
-function readLlmSettings(r: EnvReader): LlmSettings {
-  const keyText = r.raw(LLM_ENV.encryptionKey);
-  let encryptionKey: Buffer | undefined;
-  if (keyText !== undefined) {
-    if (/^[0-9a-fA-F]{64}$/.test(keyText)) encryptionKey = Buffer.from(keyText, 'hex');
-    else
-      r.problems.push(
-        `${LLM_ENV.encryptionKey} must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)`,
-      );
-  }
-  const whitelistedIps = csv(r.raw(LLM_ENV.llmConnectionWhitelistedIps));
-  const badIps = whitelistedIps.filter((ip) => isIP(ip) === 0);
-  if (badIps.length > 0)
-    r.problems.push(
-      `${LLM_ENV.llmConnectionWhitelistedIps} has entries that are not IP addresses: ${badIps.join(', ')}`,
-    );
-  return {
-    encryptionKey,
-    whitelistedHosts: csv(r.raw(LLM_ENV.llmConnectionWhitelistedHosts)).map((h) => h.toLowerCase()),
-    whitelistedIps,
-  };
-}

@@ -1,19 +1,7 @@
 /**
- * The service's environment: variable names (fixed by the spec), their defaults, and the parsing
- * of the mode settings, so the operator renders exactly what the server reads. Problems are
- * collected, not thrown, so one message can name every bad variable.
+ * The service's environment: variable names (fixed by the spec), their defaults and ranges, so the
+ * operator renders exactly what the server reads (env-schema.ts builds the parsers from them).
  */
-import {
-  describeViolation,
-  findViolations,
-  type ModeSettings,
-  OTEL_BEHAVIOURS,
-  RELEASE_3_SETTINGS,
-  RELEASES,
-  type SettingKey,
-  V4_DEFAULTS,
-  WRITE_MODES,
-} from './write-modes.ts';
 
 /** Names of the variables the service reads. */
 export const ENV = {
@@ -247,74 +235,6 @@ export type Env = Record<string, string | undefined>;
 /** A refused configuration; its message is one line naming every bad variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
-}
-
-/** Reads typed values from an environment, collecting one line per bad variable. */
-export class EnvReader {
-  readonly problems: string[] = [];
-  readonly #env: Env;
-  constructor(env: Env) {
-    this.#env = env;
-  }
-
-  raw(name: string): string | undefined {
-    const v = this.#env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
-  }
-
-  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    if ((allowed as readonly string[]).includes(v)) return v as T;
-    this.problems.push(`${name}=${v} is not one of ${allowed.join('|')}`);
-    return fallback;
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const v = this.raw(name)?.toLowerCase();
-    if (v === undefined) return fallback;
-    if (v === 'true' || v === '1') return true;
-    if (v === 'false' || v === '0') return false;
-    this.problems.push(`${name}=${v} is not one of true|false`);
-    return fallback;
-  }
-
-  positiveInt(name: string, fallback: number | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
-    return this.intIn(name, fallback, { min: 1, max });
-  }
-
-  intIn(
-    name: string,
-    fallback: number | undefined,
-    { min, max }: { min: number; max: number },
-  ): number | undefined {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (Number.isInteger(n) && n >= min && n <= max) return n;
-    this.problems.push(`${name}=${v} is not an integer between ${min} and ${max}`);
-    return fallback;
-  }
-}
-
-const envName = (k: SettingKey): string => ENV[k];
-
-/** The mode settings from an environment; forbidden combinations are added to the reader's problems. */
-export function readModeSettings(env: Env, r = new EnvReader(env)): ModeSettings {
-  const release = r.oneOf(ENV.release, RELEASES, '4');
-  const defaults = release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
-  const settings: ModeSettings = {
-    release,
-    writeMode: r.oneOf(ENV.writeMode, WRITE_MODES, defaults.writeMode),
-    nativeOtelBehaviour: r.oneOf(ENV.nativeOtelBehaviour, OTEL_BEHAVIOURS, defaults.nativeOtelBehaviour),
-    allowPreviewOptIn: r.bool(ENV.allowPreviewOptIn, defaults.allowPreviewOptIn),
-    enableHistoricBackfill: r.bool(ENV.enableHistoricBackfill, defaults.enableHistoricBackfill),
-    dropPidTidSortingTables: r.bool(ENV.dropPidTidSortingTables, defaults.dropPidTidSortingTables),
-  };
-  if (r.problems.length === 0) {
-    for (const v of findViolations(settings)) r.problems.push(describeViolation(v, envName));
-  }
-  return settings;
 }
 
 /**

@@ -43,13 +43,45 @@ export function traceDeleteStatement(
   projectId: string,
   traceIds: readonly string[],
 ): Statement {
-  const where = `project_id = {project_id:String} AND ${TRACE_COLUMN[table]} IN {trace_ids:Array(String)}`;
+  return deleteStatement(
+    table,
+    form,
+    dialect,
+    `project_id = {project_id:String} AND ${TRACE_COLUMN[table]} IN {trace_ids:Array(String)}`,
+    { project_id: projectId, trace_ids: [...traceIds] },
+  );
+}
+
+/** Deletes the project's scores of `scoreIds` (scores without a trace), as traceDeleteStatement. */
+export function scoreDeleteStatement(
+  form: UpdateForm,
+  dialect: Dialect,
+  projectId: string,
+  scoreIds: readonly string[],
+): Statement {
+  return deleteStatement(
+    'scores',
+    form,
+    dialect,
+    'project_id = {project_id:String} AND id IN {score_ids:Array(String)}',
+    { project_id: projectId, score_ids: [...scoreIds] },
+  );
+}
+
+/** Deletes the rows of `table` matching `where`, in the form and dialect given (see above). */
+export function deleteStatement(
+  table: string,
+  form: UpdateForm,
+  dialect: Dialect,
+  where: string,
+  params: Record<string, unknown>,
+): Statement {
   const target = `${table}${onCluster(dialect)}`;
   const query =
     form === 'lightweight'
       ? `DELETE FROM ${target} WHERE ${where} SETTINGS lightweight_deletes_sync = 2`
       : `ALTER TABLE ${target} DELETE WHERE ${where} SETTINGS mutations_sync = 2`;
-  return { query, params: { project_id: projectId, trace_ids: [...traceIds] } };
+  return { query, params };
 }
 
 /** Observation ids of the traces, from every table that may hold them (for comments and media). */

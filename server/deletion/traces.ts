@@ -8,9 +8,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { BlobStore } from '../blobs/store.ts';
+import type { ServiceConfig } from '../config/env.ts';
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
-import { audit } from './audit.ts';
+import { type AuditActor, audit } from './audit.ts';
 import { traceDeleteStatement, traceObservationIdsQuery, traceTables } from './trace-deletion-sql.ts';
 
 export interface TraceDeletionDeps {
@@ -22,14 +23,28 @@ export interface TraceDeletionDeps {
   dialect: Dialect;
 }
 
+/** What deletion needs from a process's configuration and stores. */
+export function traceDeletionDeps(
+  config: Pick<ServiceConfig, 'clickhouse' | 'mode'>,
+  stores: Pick<TraceDeletionDeps, 'pool' | 'analytics' | 'mediaBlobs'>,
+): TraceDeletionDeps {
+  const { clickhouse, mode } = config;
+  return {
+    ...stores,
+    release: mode.release,
+    form: clickhouse.useLightweightUpdate ? 'lightweight' : 'mutation',
+    dialect: { cluster: clickhouse.clusterEnabled, clusterName: clickhouse.clusterName },
+  };
+}
+
 export async function deleteTraces(
   deps: TraceDeletionDeps,
   projectId: string,
-  publicKey: string,
+  actor: AuditActor,
   traceIds: readonly string[],
 ): Promise<void> {
   const ids = [...new Set(traceIds)];
-  await audit(deps.pool, { projectId, publicKey, resourceType: 'trace', resourceIds: ids, action: 'delete' });
+  await audit(deps.pool, { projectId, actor, resourceType: 'trace', resourceIds: ids });
   const params = { project_id: projectId, trace_ids: ids };
   const observationIds = (
     await (

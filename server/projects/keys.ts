@@ -16,32 +16,131 @@ export const hashSecret = (secret: string): string => createHash('sha256').updat
 
 const token = (prefix: string) => `${prefix}-${randomBytes(32).toString('base64url')}`;
 
+type Queryable = Pick<pg.Pool, 'query'>;
+
+/** A fresh key pair with what is stored of it: the secret's hash and its masked form. */
+export function newKeyPair(predefined?: { publicKey: string; secretKey: string }) {
+  const publicKey = predefined?.publicKey ?? token('pk-obs');
+  const secretKey = predefined?.secretKey ?? token('sk-obs');
+  return {
+    publicKey,
+    secretKey,
+    hashedSecretKey: hashSecret(secretKey),
+    displaySecretKey: `${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`,
+  };
+}
+
+/** A new key pair of the project; the secret is in the answer only. */
+async function insertKeyPair(
+  db: Queryable,
+  projectId: string,
+  note: string | null,
+  predefined?: { publicKey: string; secretKey: string },
+) {
+  const id = randomUUID();
+  const { publicKey, secretKey, hashedSecretKey, displaySecretKey } = newKeyPair(predefined);
+  const { rows } = await db.query<{ created_at: Date }>(
+    `INSERT INTO api_keys (id, project_id, public_key, hashed_secret_key, display_secret_key, note)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
+    [id, projectId, publicKey, hashedSecretKey, displaySecretKey, note],
+  );
+  return { id, publicKey, secretKey, displaySecretKey, note, createdAt: rows[0]!.created_at.toISOString() };
+}
+
+/** A project with its first key pair (the CLI's and the UI's way: keys to use at once). */
 export async function createProject(pool: pg.Pool, name: string): Promise<ProjectKeys> {
-  const projectId = randomUUID();
-  const publicKey = token('pk-obs');
-  const secretKey = token('sk-obs');
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query('INSERT INTO projects (id, name) VALUES ($1, $2)', [projectId, name]);
-    await client.query(
-      'INSERT INTO api_keys (id, project_id, public_key, hashed_secret_key, display_secret_key) VALUES ($1, $2, $3, $4, $5)',
-      [
-        randomUUID(),
-        projectId,
-        publicKey,
-        hashSecret(secretKey),
-        `${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`,
-      ],
-    );
+    const projectId = await insertProject(client, name);
+    const { publicKey, secretKey } = await insertKeyPair(client, projectId, null);
     await client.query('COMMIT');
+    return { projectId, publicKey, secretKey };
   } catch (err) {
     await client.query('ROLLBACK');
     throw err;
   } finally {
     client.release();
   }
-  return { projectId, publicKey, secretKey };
+}
+
+/** A project without keys (the administration API creates its keys by their own calls); its id. */
+export async function insertProject(
+  db: Queryable,
+  name: string,
+  more: { orgId?: string; metadata?: Record<string, unknown>; retentionDays?: number | null } = {},
+): Promise<string> {
+  const projectId = randomUUID();
+  await db.query(
+    `INSERT INTO projects (id, name, org_id, metadata, retention_days)
+     VALUES ($1, $2, coalesce($3, 'default'), coalesce($4::jsonb, '{}'), $5)`,
+    [
+      projectId,
+      name,
+      more.orgId ?? null,
+      more.metadata ? JSON.stringify(more.metadata) : null,
+      more.retentionDays || null,
+    ],
+  );
+  return projectId;
+}
+
+/** A key as listed: never its secret, only the masked form kept for recognition. */
+export interface ApiKeySummary {
+  id: string;
+  publicKey: string;
+  displaySecretKey: string;
+  note: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export type NewApiKey = ApiKeySummary & { secretKey: string };
+
+/** A new key pair of the project: generated, or the caller's (the reference allows both). */
+export async function createApiKey(
+  pool: pg.Pool,
+  projectId: string,
+  note: string | null,
+  predefined?: { publicKey: string; secretKey: string },
+): Promise<NewApiKey> {
+  return { ...(await insertKeyPair(pool, projectId, note, predefined)), lastUsedAt: null };
+}
+
+export async function listApiKeys(pool: pg.Pool, projectId: string): Promise<ApiKeySummary[]> {
+  const { rows } = await pool.query<{
+    id: string;
+    public_key: string;
+    display_secret_key: string;
+    note: string | null;
+    created_at: Date;
+    last_used_at: Date | null;
+  }>(
+    `SELECT id, public_key, display_secret_key, note, created_at, last_used_at
+     FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`,
+    [projectId],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    publicKey: r.public_key,
+    displaySecretKey: r.display_secret_key,
+    note: r.note,
+    createdAt: r.created_at.toISOString(),
+    lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  }));
+}
+
+/** Deletes the project's key; its public key, or undefined when the project has no such key. */
+export async function revokeApiKey(
+  pool: pg.Pool,
+  projectId: string,
+  keyId: string,
+): Promise<string | undefined> {
+  const { rows } = await pool.query<{ public_key: string }>(
+    'DELETE FROM api_keys WHERE project_id = $1 AND id = $2 RETURNING public_key',
+    [projectId, keyId],
+  );
+  return rows[0]?.public_key;
 }
 
 export interface Principal {
@@ -88,9 +187,14 @@ export class KeyVerifier {
     this.#cache.set(publicKey, { principal, hash, until: Date.now() + CACHE_TTL_MS });
     return principal;
   }
+
+  /** Drops a revoked key from this process's cache. */
+  forget(publicKey: string): void {
+    this.#cache.delete(publicKey);
+  }
 }
 
-function safeEqual(a: string, b: string): boolean {
+export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -240,10 +240,9 @@ export async function deletePromptVersions(
     }
     await audit(c, {
       projectId,
-      publicKey,
+      actor: { publicKey },
       resourceType: 'prompt',
       resourceIds: rows.map((r) => r.id),
-      action: 'delete',
     });
     return rows.map(toPrompt);
   });

@@ -92,6 +92,8 @@ export interface ProjectAccess {
   name: string;
   organization: { id: string; name: string };
   role: Role;
+  /** Days the project keeps its data; null: forever. */
+  retentionDays: number | null;
 }
 
 /** Projects the user belongs to, directly or through its organization; `projectId` narrows to one. */
@@ -107,13 +109,15 @@ export async function projectsOf(
     org_name: string;
     project_role: string | null;
     org_role: string | null;
+    retention_days: number | null;
   }>(
-    `SELECT p.id, p.name, o.id AS org_id, o.name AS org_name, pm.role AS project_role, om.role AS org_role
+    `SELECT p.id, p.name, p.retention_days, o.id AS org_id, o.name AS org_name, pm.role AS project_role, om.role AS org_role
        FROM projects p
        JOIN organizations o ON o.id = p.org_id
        LEFT JOIN project_memberships pm ON pm.project_id = p.id AND pm.user_id = $1
        LEFT JOIN organization_memberships om ON om.org_id = p.org_id AND om.user_id = $1
       WHERE (pm.user_id IS NOT NULL OR om.user_id IS NOT NULL) AND ($2::text IS NULL OR p.id = $2)
+        AND p.deleted_at IS NULL
       ORDER BY o.name, p.name, p.id`,
     [userId, projectId ?? null],
   );
@@ -123,7 +127,15 @@ export async function projectsOf(
       isRole(row.org_role) ? row.org_role : null,
     );
     return role
-      ? [{ id: row.id, name: row.name, organization: { id: row.org_id, name: row.org_name }, role }]
+      ? [
+          {
+            id: row.id,
+            name: row.name,
+            organization: { id: row.org_id, name: row.org_name },
+            role,
+            retentionDays: row.retention_days || null,
+          },
+        ]
       : [];
   });
 }

@@ -10,7 +10,7 @@ import { BadRequest } from '../errors.ts';
 import { pauseRulesOfProvider } from '../evaluation/store.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { collectAllowedMethods } from './allowed-methods.ts';
-import { requireProjectKey } from './auth.ts';
+import { requireOrganizationKey, requireProjectKey } from './auth.ts';
 import type { WebContext } from './context.ts';
 import { handleError } from './error-handler.ts';
 import { limitConcurrentWrites } from './overload.ts';
@@ -30,6 +30,7 @@ import { mediaPlugin } from './plugins/media.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { modelsPlugin } from './plugins/models.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
+import { organizationsPlugin } from './plugins/organizations.ts';
 import { otlpPlugin } from './plugins/otlp.ts';
 import { projectsPlugin } from './plugins/projects.ts';
 import { promptsPlugin } from './plugins/prompts.ts';
@@ -97,6 +98,12 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
       maxUploadBytes: ctx.config.media.maxContentLength,
     });
   }
+
+  // Administration with organization-scoped keys; never a project's data.
+  app.register(async (admin) => {
+    requireOrganizationKey(admin, ctx);
+    admin.register(organizationsPlugin, { ctx });
+  });
 
   app.register(async (api) => {
     requireProjectKey(api, ctx);

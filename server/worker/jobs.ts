@@ -1,7 +1,7 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
- * scheduled exports, the observation-level evaluations and the alert rules.
+ * scheduled exports, the observation-level evaluations, the alert rules, data retention and the removal of deleted projects.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -14,6 +14,9 @@ import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { runProjectDeletionPass } from '../deletion/projects.ts';
+import { runRetentionPass } from '../deletion/retention.ts';
+import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
 import type { ScannedTarget } from '../evaluation/scan.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
@@ -34,6 +37,8 @@ export interface WorkerJobsOptions {
   onPropagationMetrics?: (m: PropagationMetrics) => void;
   /** Where the scheduled exports write; absent: the export job does not run. */
   exportBlobs?: BlobStore | undefined;
+  /** The media bucket, from which retention removes what expired traces leave unlinked. */
+  mediaBlobs?: BlobStore | undefined;
 }
 
 export interface WorkerJobs {
@@ -51,6 +56,8 @@ export interface WorkerJobs {
 }
 
 const CHAIN_PASS_EVERY_MS = 30_000;
+/** Retention looks for due projects this often; each project's pass runs at most hourly. */
+const RETENTION_TICK_MS = 5 * 60_000;
 const CHAIN_STOP_WAIT_MS = 10_000;
 
 export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
@@ -145,6 +152,27 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       }, o.config.exportIntervalSeconds * 1000)
     : undefined;
 
+  // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
+  // table an earlier mode wrote.
+  let retentionPass: Promise<void> = Promise.resolve();
+  const retentionDeps = traceDeletionDeps(o.config, {
+    pool: o.pool,
+    analytics: o.analytics,
+    mediaBlobs: o.mediaBlobs,
+  });
+  const retentionTimer = o.schemaKnown
+    ? setInterval(() => {
+        retentionPass = retentionPass
+          .then(async () => {
+            const r = await runRetentionPass(retentionDeps, new Date(), () => shuttingDown);
+            if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
+            const removed = await runProjectDeletionPass(retentionDeps, () => shuttingDown);
+            if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
+          })
+          .catch((err: Error) => o.log.error({ err: err.message }, 'retention pass failed'));
+      }, RETENTION_TICK_MS)
+    : undefined;
+
   return {
     propagationEnabled,
     propagationWatched: o.schemaKnown && propagationWatched(o.config.mode),
@@ -156,12 +184,13 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       shuttingDown = true;
       clearInterval(chainTimer);
       clearInterval(exportTimer);
+      clearInterval(retentionTimer);
       await propagation?.stop();
       await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all([chainPass, exportPass]),
+        Promise.all([chainPass, exportPass, retentionPass]),
         new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS))),
       ]);
       clearTimeout(timer);

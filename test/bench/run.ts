@@ -14,8 +14,9 @@
  *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
+ *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
- * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`); none runs them all.
+ * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +37,7 @@ import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.
 import { startPostgres } from '../fixtures/postgres.ts';
 import { benchAlerts } from './alerts.ts';
 import { benchBackfillMemory } from './backfill-memory.ts';
+import { benchBackup } from './backup.ts';
 import { benchCost } from './cost.ts';
 import { benchDashboards } from './dashboards.ts';
 import { benchExports } from './exports.ts';
@@ -68,6 +70,7 @@ const FIGURES = [
   'operator',
   'propagation-lag',
   'alerts',
+  'backup',
 ];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = chosen.filter((a) => !FIGURES.includes(a));
@@ -181,3 +184,4 @@ if (selected('exports')) await benchExports();
 if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();
 if (selected('alerts')) await benchAlerts();
+if (selected('backup')) await benchBackup();

@@ -175,10 +175,13 @@ describe('the owner', () => {
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await expect.poll(() => page.getByRole('banner').innerText()).toContain(users.owner.email);
 
+    // With one project, the landing page is its observations; the list stays at /projects.
     await page.goto('/');
+    await page.waitForURL(`**/project/${projectA.projectId}/observations`);
+    await page.goto('/projects');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     const rows = await bodyRows(page.getByRole('table'));
-    expect(rows.map((r) => r.slice(1))).toEqual([['browser-a', 'owner']]);
+    expect(rows.map((r) => r.slice(1, 3))).toEqual([['browser-a', 'owner']]);
     await screenshot(page, 'projects');
   });
 
@@ -464,7 +467,7 @@ describe('roles and projects', () => {
     expect(await page.getByText(s.name).count()).toBe(0);
     await screenshot(page, 'trace-other-project');
 
-    await page.goto('/');
+    await page.goto('/projects');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     expect((await bodyRows(page.getByRole('table'))).map((r) => r[1])).toEqual(['browser-b']);
     await page.goto('/no/such/page');

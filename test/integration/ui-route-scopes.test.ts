@@ -29,6 +29,10 @@ const SIGN_IN = new Set([
   'HEAD /api/ui/session',
   'POST /api/ui/auth/login',
   'POST /api/ui/auth/logout',
+  // An invitation link is opened before its account exists; the token is the credential.
+  'GET /api/ui/invitations/:token',
+  'HEAD /api/ui/invitations/:token',
+  'POST /api/ui/invitations/:token/accept',
 ]);
 
 interface Served extends InProcessWeb {

@@ -704,3 +704,23 @@ describe('every variable of the operator', () => {
     expect(v.read(loadOperatorConfig({ [name]: good }))).toEqual(v.expected);
   });
 });
+
+describe('the one line of a refusal', () => {
+  it('names every refused variable once, showing a judged value and hiding a secret', () => {
+    const message = refusal(() =>
+      loadConfig({
+        PORT: '1.5',
+        LOG_LEVEL: 'loud',
+        ENCRYPTION_KEY: 'hunter2',
+        SERVICE_S3_MEDIA_UPLOAD_BUCKET: 'media',
+        SERVICE_S3_MEDIA_UPLOAD_ENDPOINT: 's3.example/hunter2',
+      }),
+    );
+    expect(message).toBe(
+      'invalid configuration: PORT=1.5 is not an integer between 1 and 65535; ' +
+        'LOG_LEVEL=loud is not one of fatal|error|warn|info|debug|trace; ' +
+        'SERVICE_S3_MEDIA_UPLOAD_ENDPOINT must be an http:// or https:// URL; ' +
+        'ENCRYPTION_KEY must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+    );
+  });
+});

@@ -119,7 +119,8 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   ],
   // A process's assembly: datastores opened, logger, shutdown, schema at start.
   ['runtime'],
-  ['worker', 'web', 'ui'],
+  // A role's work: the worker's jobs, the web, the backup and restore Jobs.
+  ['worker', 'web', 'ui', 'backup'],
   ['cli'],
   ['bin'],
 ];

@@ -6,7 +6,7 @@ import type { MigrationState, ObservabilityServiceSpec } from '../../operator/ap
 import { jobArgs, jobNameFor, renderJob } from '../../operator/render/jobs.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../operator/render/names.ts';
 import { configHashOf, renderDeployment, renderService } from '../../operator/render/workloads.ts';
-import { readModeSettings } from '../../server/contract/env.ts';
+import { loadConfig } from '../../server/config/env.ts';
 import { findViolations } from '../../server/contract/write-modes.ts';
 
 const raw: ObservabilityServiceSpec = {
@@ -70,7 +70,7 @@ describe('Deployments and Services', () => {
       const plain = Object.fromEntries(
         env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
       );
-      expect(findViolations(readModeSettings(plain))).toEqual([]);
+      expect(findViolations(loadConfig(plain).mode)).toEqual([]);
       expect(plain['SERVICE_RELEASE']).toBe(state === 'Release3' ? '3' : '4');
       expect(plain['SERVICE_AUTO_MIGRATION_DISABLED']).toBe('true');
       expect(plain['SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER']).toBe('false');

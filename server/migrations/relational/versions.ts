@@ -513,6 +513,60 @@ DROP TRIGGER IF EXISTS dataset_item_events ON dataset_items;
 DROP FUNCTION IF EXISTS record_dataset_item_event();
 DROP TABLE IF EXISTS dataset_item_events;`,
   },
+  {
+    version: 28,
+    name: 'project_retention',
+    bothReleases: true,
+    // Days a project keeps its data (the reference: 0 or at least 3; 0 and NULL keep everything).
+    // `retention_applied_at` lets one worker replica claim a project's pass (SKIP LOCKED).
+    up: `
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS retention_days INTEGER;
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS retention_applied_at TIMESTAMPTZ;
+ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_retention_days_check;
+ALTER TABLE projects ADD CONSTRAINT projects_retention_days_check
+  CHECK (retention_days IS NULL OR retention_days = 0 OR retention_days >= 3);`,
+    down: `
+ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_retention_days_check;
+ALTER TABLE projects DROP COLUMN IF EXISTS retention_applied_at;
+ALTER TABLE projects DROP COLUMN IF EXISTS retention_days;`,
+  },
+  {
+    version: 29,
+    name: 'project_invitations',
+    bothReleases: true,
+    // One-time links that add a person to a project: only the token's SHA-256 is stored (a
+    // 256-bit random token, as API secrets), the link itself is shown once to the inviter.
+    up: `
+CREATE TABLE IF NOT EXISTS project_invitations (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  email TEXT NOT NULL, role TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+  invited_by TEXT REFERENCES users(id) ON DELETE SET NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NOT NULL, accepted_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS project_invitations_project_idx ON project_invitations(project_id, created_at);`,
+    down: 'DROP TABLE IF EXISTS project_invitations;',
+  },
+  {
+    version: 30,
+    name: 'organization_api_keys',
+    bothReleases: true,
+    // Organization-scoped keys administer projects and memberships (never read or write a
+    // project's data); stored like project keys, the secret as its SHA-256. A deleted project is
+    // marked first (its keys and grants gone at once) and removed by the worker with its data.
+    up: `
+CREATE TABLE IF NOT EXISTS organization_api_keys (
+  id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL UNIQUE, hashed_secret_key TEXT NOT NULL UNIQUE, display_secret_key TEXT NOT NULL,
+  note TEXT, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), last_used_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS organization_api_keys_org_idx ON organization_api_keys(org_id);
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '{}';
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS deleted_at TIMESTAMPTZ;`,
+    down: `
+ALTER TABLE projects DROP COLUMN IF EXISTS deleted_at;
+ALTER TABLE projects DROP COLUMN IF EXISTS metadata;
+DROP TABLE IF EXISTS organization_api_keys;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

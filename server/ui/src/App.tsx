@@ -6,10 +6,12 @@ import { Alerts } from './pages/Alerts.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
 import { Datasets, DatasetView } from './pages/Datasets.tsx';
 import { Groupings } from './pages/Groupings.tsx';
+import { Invite } from './pages/Invite.tsx';
 import { Login } from './pages/Login.tsx';
 import { Migration } from './pages/Migration.tsx';
 import { Observations } from './pages/Observations.tsx';
 import { Projects } from './pages/Projects.tsx';
+import { Settings } from './pages/Settings.tsx';
 import { Trace } from './pages/Trace.tsx';
 import { navigate, routeOf, useLocation } from './router.ts';
 
@@ -30,6 +32,8 @@ export function App() {
   if (error) return <main className="centered error">Cannot reach the service: {error}</main>;
   if (!session) return <main className="centered muted">Loading…</main>;
   const route = routeOf(path);
+  // An invitation link opens before its account exists, and for a signed-in account alike.
+  if (route.page === 'invite') return <Invite token={route.token} session={session} onSignedIn={adopt} />;
   if (!session.user) return <Login onSignedIn={adopt} />;
   if (route.page === 'login') {
     navigate('/');
@@ -65,7 +69,9 @@ export function App() {
         </span>
         {'projectId' in route && (
           <nav>
-            {(['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts'] as const).map((p) => (
+            {(
+              ['dashboards', 'observations', 'sessions', 'users', 'datasets', 'alerts', 'settings'] as const
+            ).map((p) => (
               <a
                 key={p}
                 href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
@@ -113,7 +119,7 @@ export function App() {
           Sign out
         </button>
       </header>
-      {route.page === 'projects' && <Projects />}
+      {route.page === 'projects' && <Projects landing={path === '/'} />}
       {route.page === 'observations' && (
         <Observations projectId={route.projectId} deployment={session.deployment} />
       )}
@@ -131,6 +137,7 @@ export function App() {
       )}
       {route.page === 'dashboards' && <Dashboards projectId={route.projectId} />}
       {route.page === 'alerts' && <Alerts projectId={route.projectId} />}
+      {route.page === 'settings' && <Settings projectId={route.projectId} />}
       {route.page === 'dashboard' && (
         <DashboardPage projectId={route.projectId} dashboardId={route.dashboardId} />
       )}

@@ -38,6 +38,41 @@ export interface Project {
   name: string;
   organization: { id: string; name: string };
   role: 'owner' | 'member' | 'viewer';
+  /** Days the project keeps its data; null: forever. */
+  retentionDays: number | null;
+}
+
+/** An API key as listed: its secret only masked (server/projects/keys.ts). */
+export interface ApiKey {
+  id: string;
+  publicKey: string;
+  displaySecretKey: string;
+  note: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface Member {
+  userId: string;
+  email: string;
+  name: string | null;
+  role: Project['role'];
+  via: 'project' | 'organization';
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: Project['role'];
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface InvitationView {
+  email: string;
+  role: Project['role'];
+  projectName: string;
+  existingUser: boolean;
 }
 
 export interface ProjectInfo {
@@ -348,6 +383,36 @@ export const api = {
     }),
   projects: () => call<{ data: Project[] }>('GET', '/api/ui/projects'),
   project: (id: string) => call<ProjectInfo>('GET', projectPath(id)),
+  apiKeys: (id: string) => call<{ data: ApiKey[] }>('GET', `${projectPath(id)}/api-keys`),
+  createApiKey: (id: string, note: string) =>
+    call<ApiKey & { secretKey: string }>('POST', `${projectPath(id)}/api-keys`, { note }),
+  revokeApiKey: (id: string, keyId: string) =>
+    call<{ ok: boolean }>('DELETE', `${projectPath(id)}/api-keys/${encodeURIComponent(keyId)}`),
+  members: (id: string) =>
+    call<{ members: Member[]; invitations: Invitation[] }>('GET', `${projectPath(id)}/members`),
+  invite: (id: string, email: string, role: Project['role']) =>
+    call<{ invitation: Invitation; link: string }>('POST', `${projectPath(id)}/invitations`, { email, role }),
+  withdrawInvitation: (id: string, invitationId: string) =>
+    call<{ ok: boolean }>('DELETE', `${projectPath(id)}/invitations/${encodeURIComponent(invitationId)}`),
+  setMemberRole: (id: string, userId: string, role: Project['role']) =>
+    call<{ members: Member[] }>('PUT', `${projectPath(id)}/members/${encodeURIComponent(userId)}`, { role }),
+  removeMember: (id: string, userId: string) =>
+    call<{ members: Member[] }>('DELETE', `${projectPath(id)}/members/${encodeURIComponent(userId)}`),
+  invitation: (token: string) =>
+    call<InvitationView>('GET', `/api/ui/invitations/${encodeURIComponent(token)}`),
+  acceptInvitation: (token: string, name: string, password: string) =>
+    call<{ projectId: string; csrfToken: string }>(
+      'POST',
+      `/api/ui/invitations/${encodeURIComponent(token)}/accept`,
+      {
+        name,
+        password,
+      },
+    ),
+  joinInvitation: (token: string) =>
+    call<{ projectId: string }>('POST', `/api/ui/invitations/${encodeURIComponent(token)}/join`),
+  setRetention: (id: string, retentionDays: number | null) =>
+    call<{ project: Project }>('PUT', `${projectPath(id)}/retention`, { retentionDays }),
   observations: (id: string, query: Record<string, string | undefined>) =>
     call<Page<ObservationRow>>('GET', `${projectPath(id)}/observations?${queryString(query)}`),
   legacyTraces: (id: string, query: Record<string, string | undefined>) =>

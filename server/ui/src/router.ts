@@ -6,7 +6,8 @@ export type Route =
   | { page: 'projects' }
   | { page: 'observations'; projectId: string }
   | { page: 'trace'; projectId: string; traceId: string }
-  | { page: 'sessions' | 'users' | 'datasets' | 'alerts'; projectId: string }
+  | { page: 'sessions' | 'users' | 'datasets' | 'alerts' | 'settings'; projectId: string }
+  | { page: 'invite'; token: string }
   | { page: 'dataset'; projectId: string; datasetId: string }
   | { page: 'dashboards'; projectId: string }
   | { page: 'dashboard'; projectId: string; dashboardId: string }
@@ -19,10 +20,12 @@ export function routeOf(pathname: string): Route {
   if (pathname === '/' || pathname === '/projects') return { page: 'projects' };
   if (pathname === '/migration') return { page: 'migration' };
   if (pathname === '/account') return { page: 'account' };
-  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts)\/?$/);
+  const invite = pathname.match(/^\/invite\/([^/]+)\/?$/);
+  if (invite) return { page: 'invite', token: decodeURIComponent(invite[1]!) };
+  const g = pathname.match(/^\/project\/([^/]+)\/(sessions|users|datasets|alerts|settings)\/?$/);
   if (g)
     return {
-      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts',
+      page: g[2] as 'sessions' | 'users' | 'datasets' | 'alerts' | 'settings',
       projectId: decodeURIComponent(g[1]!),
     };
   const d = pathname.match(/^\/project\/([^/]+)\/datasets\/([^/]+)\/?$/);

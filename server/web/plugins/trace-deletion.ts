@@ -6,22 +6,18 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { deleteTraces } from '../../deletion/traces.ts';
+import { deleteTraces, traceDeletionDeps } from '../../deletion/traces.ts';
 import { route } from '../route.ts';
 import type { PluginOptions } from './types.ts';
 
 const deleteTraceResponse = z.object({ message: z.string() });
 
 export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const { clickhouse, mode } = ctx.config;
-  const deps = {
+  const deps = traceDeletionDeps(ctx.config, {
     pool: ctx.pool,
     analytics: ctx.analytics,
     mediaBlobs: ctx.mediaBlobs,
-    release: mode.release,
-    form: clickhouse.useLightweightUpdate ? ('lightweight' as const) : ('mutation' as const),
-    dialect: { cluster: clickhouse.clusterEnabled, clusterName: clickhouse.clusterName },
-  };
+  });
 
   route(
     app,
@@ -34,7 +30,9 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
       response: deleteTraceResponse,
     },
     async ({ params, req }) => {
-      await deleteTraces(deps, req.principal.projectId, req.principal.publicKey, [params.traceId]);
+      await deleteTraces(deps, req.principal.projectId, { publicKey: req.principal.publicKey }, [
+        params.traceId,
+      ]);
       return { message: 'Trace deleted successfully' };
     },
   );
@@ -55,7 +53,12 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
       response: deleteTraceResponse,
     },
     async ({ body, req }) => {
-      await deleteTraces(deps, req.principal.projectId, req.principal.publicKey, body.traceIds);
+      await deleteTraces(
+        deps,
+        req.principal.projectId,
+        { publicKey: req.principal.publicKey },
+        body.traceIds,
+      );
       return { message: 'Traces deleted successfully' };
     },
   );

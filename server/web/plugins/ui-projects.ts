@@ -28,6 +28,14 @@ import type { PluginOptions } from './types.ts';
 
 const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
 
+/** The reference's rule: 0 (keep forever) or at least 3 days. */
+const retentionDays = z
+  .number()
+  .int()
+  .min(0)
+  .max(36_500)
+  .refine((d) => d === 0 || d >= 3, 'must be 0 (keep forever) or at least 3 days');
+
 export const observationsTableQuery = z.object({
   filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
   search: z.string().max(500).optional(),
@@ -63,6 +71,28 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       columns: Object.fromEntries(Object.entries(OBSERVATION_COLUMNS).map(([name, c]) => [name, c.kind])),
       sortColumns: Object.keys(SORT_COLUMNS),
     }),
+  );
+
+  route(
+    app,
+    {
+      method: 'PUT',
+      url: '/api/ui/projects/:projectId/retention',
+      tag: 'UI',
+      summary: 'Set how many days the project keeps its data (0 or null: forever)',
+      params: projectParams,
+      role: { atLeast: 'owner', refusal: 'only owners change data retention' },
+      body: z.strictObject({ retentionDays: retentionDays.nullable() }),
+    },
+    async ({ body, req }) => {
+      const days = body.retentionDays || null;
+      // A new policy is applied at the worker's next tick rather than an hour after the last pass.
+      await ctx.pool.query(
+        'UPDATE projects SET retention_days = $2, retention_applied_at = NULL WHERE id = $1',
+        [req.project.id, days],
+      );
+      return { project: { ...req.project, retentionDays: days } };
+    },
   );
 
   route(

@@ -13,12 +13,15 @@ import { requireUiSession } from '../ui-session.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
 import { uiAlertsPlugin } from './ui-alerts.ts';
+import { uiApiKeysPlugin } from './ui-api-keys.ts';
 import { uiAuthPlugin } from './ui-auth.ts';
 import { uiDashboardsPlugin } from './ui-dashboards.ts';
 import { uiDatasetsPlugin } from './ui-datasets.ts';
 import { uiEvaluationsPlugin } from './ui-evaluations.ts';
+import { uiInvitationsPlugin } from './ui-invitations.ts';
 import { uiLegacyTracesPlugin } from './ui-legacy-traces.ts';
 import { uiListsPlugin } from './ui-lists.ts';
+import { uiMembersPlugin } from './ui-members.ts';
 import { uiMigrationPlugin } from './ui-migration.ts';
 import { uiProjectsPlugin } from './ui-projects.ts';
 import { uiTracesPlugin } from './ui-traces.ts';
@@ -27,6 +30,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
   // Sessions and the CSRF double submit live in cookies: parsed for every route of this scope.
   await app.register(fastifyCookie, COOKIE_PLUGIN_OPTIONS);
   app.register(uiAuthPlugin, { ctx });
+  app.register(uiInvitationsPlugin, { ctx });
   app.register(async (signedIn) => {
     requireUiSession(signedIn, ctx);
     signedIn.addHook('onRequest', modeGate(ctx));
@@ -43,6 +47,8 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiDashboardsPlugin,
         uiEvaluationsPlugin,
         uiAlertsPlugin,
+        uiApiKeysPlugin,
+        uiMembersPlugin,
       ]) {
         project.register(plugin, { ctx });
       }

@@ -1,0 +1,96 @@
+import { type FormEvent, useEffect, useState } from 'react';
+import { api, type InvitationView, type SessionInfo } from '../api.ts';
+import { navigate } from '../router.ts';
+
+/**
+ * An invitation link: a new account for the invited email (name and password, then signed in), or,
+ * for an email with an account, joining while signed in as it.
+ */
+export function Invite({
+  token,
+  session,
+  onSignedIn,
+}: {
+  token: string;
+  session: SessionInfo;
+  onSignedIn: (s: SessionInfo) => void;
+}) {
+  const [invitation, setInvitation] = useState<InvitationView | undefined>();
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    api.invitation(token).then(setInvitation, (e: Error) => setError(e.message));
+  }, [token]);
+
+  const enter = async (projectId: string) => {
+    onSignedIn(await api.session());
+    navigate(`/project/${encodeURIComponent(projectId)}/observations`);
+  };
+  const accept = (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    api.acceptInvitation(token, name, password).then(
+      (r) => enter(r.projectId),
+      (err: Error) => setError(err.message),
+    );
+  };
+  const join = () => {
+    setError(undefined);
+    api.joinInvitation(token).then(
+      (r) => enter(r.projectId),
+      (err: Error) => setError(err.message),
+    );
+  };
+
+  if (!invitation)
+    return (
+      <main className="centered">
+        {error ? <p className="error">{error}</p> : <p className="muted">Loading…</p>}
+      </main>
+    );
+  return (
+    <main className="centered">
+      <div className="card login">
+        <h1>Join {invitation.projectName}</h1>
+        <p>
+          {invitation.email} is invited as {invitation.role}.
+        </p>
+        {invitation.existingUser ? (
+          session.user?.email === invitation.email ? (
+            <button type="button" onClick={join}>
+              Join {invitation.projectName}
+            </button>
+          ) : (
+            <p className="muted">
+              Sign in as {invitation.email}, then open this link again. <a href="/login">Sign in</a>
+            </p>
+          )
+        ) : (
+          <form onSubmit={accept} aria-label="Create account">
+            <input type="email" autoComplete="username" value={invitation.email} readOnly hidden />
+            <label>
+              Name <input value={name} onChange={(e) => setName(e.target.value)} required />
+            </label>
+            <label>
+              Password{' '}
+              <input
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                required
+              />
+            </label>
+            <button type="submit">Create account and join</button>
+          </form>
+        )}
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+      </div>
+    </main>
+  );
+}

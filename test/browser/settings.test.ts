@@ -1,0 +1,129 @@
+/**
+ * A project's settings in Debian's chromium (playwright-core) against `observatory web` on real
+ * PostgreSQL and the analytics server: an owner creates an API key on the page (its secret shown
+ * once works with the real JS SDK, and is gone after a reload), revokes it, sets the data
+ * retention on the projects page, and invites a person whose one-time link, opened in another
+ * browser, creates the account and lands in the project with the role given.
+ */
+import { LangfuseClient } from '@langfuse/client';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import {
+  type AnalyticsServer,
+  createProject,
+  MODE_ENV,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
+import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let web: WebServer;
+let chromium: Chromium;
+let project: Project;
+let owner: { email: string; password: string };
+let page: Page;
+
+beforeAll(async () => {
+  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, ...MODE_ENV.events_only };
+  web = await startWeb(env);
+  [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-settings')]);
+  owner = await createUiUser(env, 'settings-owner@example.com', [
+    '--project',
+    project.projectId,
+    '--role',
+    'owner',
+  ]);
+  page = await chromium.open(web.url, owner);
+});
+
+afterAll(async () => {
+  const left = await closeSuite(chromium, [web], [ch, pg]);
+  expect(left).toEqual({ blocked: [], errors: [] });
+});
+
+const sdk = (publicKey: string, secretKey: string) =>
+  new LangfuseClient({ publicKey, secretKey, baseUrl: web.url });
+
+describe('project settings', () => {
+  it('creates an API key whose secret is shown once and works, then revokes it', async () => {
+    await page.goto(`/project/${project.projectId}/settings`);
+    const keys = page.getByRole('table', { name: 'API keys' });
+    await expect.poll(async () => (await bodyRows(keys)).length).toBe(1);
+    await page.getByLabel('Note').fill('from the page');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const secretKey = await page.locator('.new-secret-key').innerText();
+    await expect.poll(async () => (await bodyRows(keys)).length).toBe(2);
+    const row = (await bodyRows(keys))[1]!;
+    expect(row[2]).toBe('from the page');
+    expect(row[1]).toBe(`${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`);
+    const publicKey = row[0]!;
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
+    await screenshot(page, 'settings-api-key');
+
+    await page.reload();
+    await expect.poll(async () => (await bodyRows(keys)).length).toBe(2);
+    expect(await page.content()).not.toContain(secretKey);
+
+    page.once('dialog', (d) => void d.accept());
+    await keys
+      .getByRole('row', { name: new RegExp(publicKey) })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    await expect.poll(async () => (await bodyRows(keys)).length).toBe(1);
+    await expect(sdk(publicKey, secretKey).api.projects.get()).rejects.toMatchObject({ statusCode: 401 });
+  });
+
+  it('sets the data retention on the projects page; a bound is refused with the reason', async () => {
+    await page.goto('/projects');
+    const form = page.getByRole('form', { name: 'Data retention of browser-settings' });
+    await form.getByLabel('Retention in days').fill('2');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('alert').getByText('at least 3 days').waitFor();
+    await form.getByLabel('Retention in days').fill('30');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('30 days').waitFor();
+    expect((await sdk(project.publicKey, project.secretKey).api.projects.get()).data[0]).toMatchObject({
+      retentionDays: 30,
+    });
+  });
+
+  it('invites a person whose link creates the account and lands in the project as a viewer', async () => {
+    await page.goto(`/project/${project.projectId}/settings`);
+    const invite = page.getByRole('form', { name: 'Invite' });
+    await invite.getByLabel('Email').fill('invited@example.com');
+    await invite.getByLabel('Role').selectOption('viewer');
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    const link = await page.locator('.invitation-link').innerText();
+    expect(link).toMatch(new RegExp(`^${web.url}/invite/`));
+    await page.getByRole('table', { name: 'Pending invitations' }).getByText('invited@example.com').waitFor();
+
+    const guest = await chromium.open(web.url);
+    await guest.goto(link);
+    await guest.getByRole('heading', { name: 'Join browser-settings' }).waitFor();
+    await guest.getByText('invited@example.com is invited as viewer.').waitFor();
+    await guest.getByLabel('Name').fill('Invited Person');
+    await guest.getByLabel('Password').fill('a long enough passphrase 42');
+    await guest.getByRole('button', { name: 'Create account and join' }).click();
+    await guest.waitForURL(`**/project/${project.projectId}/observations`);
+    await guest.getByRole('button', { name: 'Sign out' }).waitFor();
+    await screenshot(guest, 'invitation-accepted');
+
+    await page.reload();
+    const members = page.getByRole('table', { name: 'Members' });
+    await members.getByRole('cell', { name: 'invited@example.com', exact: true }).waitFor();
+    expect((await bodyRows(members)).find((r) => r[0] === 'invited@example.com')?.slice(0, 2)).toEqual([
+      'invited@example.com',
+      'Invited Person',
+    ]);
+    expect(await page.getByRole('table', { name: 'Pending invitations' }).count()).toBe(0);
+    await guest.goto(link);
+    await guest.getByText('does not exist, was used or has expired').waitFor();
+  });
+});

@@ -1,0 +1,314 @@
+/**
+ * The administration API (the reference's `projects.yml` and `organizations.yml`) through the real
+ * JS SDK (`@langfuse/client` 5.x) with an organization key from `observatory create-org-key`,
+ * against `observatory web` and a worker on real PostgreSQL, Redis and the ClickHouse engine:
+ * projects created, renamed and deleted (the project's keys refused at once, every analytics row
+ * and relational row of it gone after the worker's pass, another project untouched, compared row by
+ * row), API keys generated and predefined, memberships of the organization and its projects. Project
+ * keys are refused (403) and organization keys read no project data (401).
+ */
+import { randomBytes } from 'node:crypto';
+import { LangfuseClient } from '@langfuse/client';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProjectDeletionPass } from '../../server/deletion/projects.ts';
+import { api } from '../conformance/env.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import {
+  type AnalyticsServer,
+  cli,
+  createProject,
+  type Env,
+  MODE_ENV,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
+
+let db: PostgresFixture;
+let ch: AnalyticsServer;
+let web: WebServer;
+let pool: pg.Pool;
+let base: Env;
+let org: { publicKey: string; secretKey: string };
+let bystander: Project;
+
+const hex = (n: number) => randomBytes(n).toString('hex');
+const admin = () => new LangfuseClient({ ...org, baseUrl: web.url });
+/** The web as `api` calls it with the key pair `k`. */
+const server = (k: { publicKey: string; secretKey: string }) => ({
+  url: web.url,
+  projectId: '',
+  publicKey: k.publicKey,
+  secretKey: k.secretKey,
+});
+const asProject = (k: { publicKey: string; secretKey: string }) =>
+  new LangfuseClient({ ...k, baseUrl: web.url });
+
+beforeAll(async () => {
+  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  web = await startWeb({ ...base, ...MODE_ENV.dual });
+  const r = await cli(['create-org-key', '--note', 'terraform', '--json'], base);
+  expect(r.code, r.stderr).toBe(0);
+  org = JSON.parse(r.stdout.trim());
+  bystander = await createProject(base, 'bystander');
+});
+
+afterAll(async () => {
+  await web?.stop();
+  await pool?.end();
+  await Promise.all([ch?.stop(), db?.stop()]);
+});
+
+/** Every analytics row of the projects, as `table project id`. */
+async function analyticsRows(projectIds: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const [table, id] of [
+    ['traces', 'id'],
+    ['observations', 'id'],
+    ['scores', 'id'],
+    ['events_full', 'span_id'],
+    ['events_core', 'span_id'],
+  ] as const) {
+    const rs = await ch.client.query({
+      query: `SELECT project_id, ${id} AS id FROM ${table} WHERE project_id IN {p:Array(String)}`,
+      query_params: { p: projectIds },
+      format: 'JSONEachRow',
+    });
+    for (const r of await rs.json<{ project_id: string; id: string }>())
+      out.push(`${table} ${r.project_id} ${r.id}`);
+  }
+  return out.sort();
+}
+
+describe('projects', () => {
+  it('creates, renames and deletes a project; its keys stop at once and its data goes with the worker pass', async () => {
+    const created = await admin().api.projects.create({
+      name: 'tenant-a',
+      metadata: { team: 'x' },
+      retention: 30,
+    });
+    expect(created).toEqual({
+      id: expect.any(String),
+      name: 'tenant-a',
+      organization: { id: 'default', name: 'Default organization' },
+      metadata: { team: 'x' },
+      retentionDays: 30,
+    });
+    const renamed = await admin().api.projects.update(created.id, { name: 'tenant-a2', retention: 0 });
+    expect(renamed).toEqual({ ...created, name: 'tenant-a2', retentionDays: undefined });
+    expect(renamed).not.toHaveProperty('retentionDays');
+    const listed = (await admin().api.organizations.getOrganizationProjects()).projects;
+    expect(listed.map((p) => p.name).sort()).toEqual(['bystander', 'tenant-a2']);
+
+    const key = await admin().api.projects.createApiKey(created.id, { note: 'ingest' });
+    expect(key).toEqual({
+      id: expect.any(String),
+      createdAt: expect.any(String),
+      publicKey: expect.stringMatching(/^pk-obs-/),
+      secretKey: expect.stringMatching(/^sk-obs-/),
+      displaySecretKey: `${key.secretKey.slice(0, 10)}...${key.secretKey.slice(-4)}`,
+      note: 'ingest',
+    });
+    // The project's own key reads its project; traces sent with it land in the analytics store.
+    expect((await asProject(key).api.projects.get()).data[0]!.id).toBe(created.id);
+    const traceId = hex(16);
+    const ingest = await api(server(key), 'POST', '/api/public/ingestion', {
+      batch: [
+        {
+          id: hex(8),
+          type: 'trace-create',
+          timestamp: new Date().toISOString(),
+          body: { id: traceId, name: 't' },
+        },
+        {
+          id: hex(8),
+          type: 'span-create',
+          timestamp: new Date().toISOString(),
+          body: { id: `${traceId}-s`, traceId, name: 's', startTime: new Date().toISOString() },
+        },
+      ],
+    });
+    expect(ingest.status).toBe(207);
+    const theirs = hex(16);
+    await api(server(bystander), 'POST', '/api/public/ingestion', {
+      batch: [
+        {
+          id: hex(8),
+          type: 'trace-create',
+          timestamp: new Date().toISOString(),
+          body: { id: theirs, name: 't' },
+        },
+      ],
+    });
+    await expect
+      .poll(async () => (await analyticsRows([created.id])).length, { timeout: 20_000 })
+      .toBeGreaterThan(1);
+    const bystanderRows = await analyticsRows([bystander.projectId]);
+    expect(bystanderRows.length).toBeGreaterThan(0);
+
+    const deleted = await admin().api.projects.delete(created.id);
+    expect(deleted).toEqual({ success: true, message: expect.stringContaining('deletion') });
+    await expect(asProject(key).api.projects.get()).rejects.toMatchObject({ statusCode: 401 });
+    await expect(admin().api.projects.update(created.id, { name: 'again' })).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    expect((await admin().api.organizations.getOrganizationProjects()).projects.map((p) => p.name)).toEqual([
+      'bystander',
+    ]);
+
+    // The worker's pass (run here, as its tick does) removes the data and then the project.
+    const removed = await runProjectDeletionPass({
+      pool,
+      analytics: ch.client,
+      mediaBlobs: undefined,
+      release: '4',
+      form: 'mutation',
+      dialect: { cluster: false, clusterName: 'default' },
+    });
+    expect(removed).toEqual([created.id]);
+    expect(await analyticsRows([created.id])).toEqual([]);
+    expect(await analyticsRows([bystander.projectId])).toEqual(bystanderRows);
+    expect((await pool.query('SELECT 1 FROM projects WHERE id = $1', [created.id])).rowCount).toBe(0);
+    const audited = await pool.query('SELECT resource_type, action FROM audit_logs WHERE project_id = $1', [
+      created.id,
+    ]);
+    expect(audited.rows).toEqual([{ resource_type: 'project', action: 'project-deletion' }]);
+    expect(
+      await runProjectDeletionPass({
+        pool,
+        analytics: ch.client,
+        mediaBlobs: undefined,
+        release: '4',
+        form: 'mutation',
+        dialect: { cluster: false, clusterName: 'default' },
+      }),
+    ).toEqual([]);
+  });
+
+  it('API keys: predefined pairs, listing without secrets, revocation; bad bodies named; other organizations not found', async () => {
+    const p = await admin().api.projects.create({ name: `keys-${hex(3)}`, retention: 0 });
+    const publicKey = `pk-lf-${hex(8)}`;
+    const secretKey = `sk-lf-${hex(16)}`;
+    const made = await admin().api.projects.createApiKey(p.id, { publicKey, secretKey });
+    expect(made).toMatchObject({ publicKey, secretKey });
+    expect((await asProject({ publicKey, secretKey }).api.projects.get()).data[0]!.id).toBe(p.id);
+    const listed = await admin().api.projects.getApiKeys(p.id);
+    expect(listed.apiKeys).toEqual([
+      { id: made.id, createdAt: made.createdAt, publicKey, displaySecretKey: made.displaySecretKey },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(secretKey);
+    for (const [body, field] of [
+      [{ publicKey }, 'secretKey'],
+      [{ publicKey: 'pk-obs-x', secretKey }, 'publicKey'],
+    ] as const) {
+      const r = await api(server(org), 'POST', `/api/public/projects/${p.id}/apiKeys`, body);
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.body)).toContain(field);
+    }
+    const badRetention = await api(server(org), 'POST', '/api/public/projects', {
+      name: 'x',
+      retention: 2,
+    });
+    expect(badRetention.status).toBe(400);
+    expect(JSON.stringify(badRetention.body)).toContain('retention');
+
+    expect(await admin().api.projects.deleteApiKey(p.id, made.id)).toEqual({ success: true });
+    await expect(asProject({ publicKey, secretKey }).api.projects.get()).rejects.toMatchObject({
+      statusCode: 401,
+    });
+    await expect(admin().api.projects.deleteApiKey(p.id, made.id)).rejects.toMatchObject({ statusCode: 404 });
+
+    // Another organization's key sees none of this one's projects.
+    await pool.query(
+      "INSERT INTO organizations (id, name) VALUES ('other-org', 'Other') ON CONFLICT DO NOTHING",
+    );
+    const r = await cli(['create-org-key', '--org', 'other-org', '--json'], base);
+    const stranger = new LangfuseClient({ ...JSON.parse(r.stdout.trim()), baseUrl: web.url });
+    expect((await stranger.api.organizations.getOrganizationProjects()).projects).toEqual([]);
+    await expect(stranger.api.projects.getApiKeys(p.id)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(stranger.api.projects.delete(p.id)).rejects.toMatchObject({ statusCode: 404 });
+    const keys = (await stranger.api.organizations.getOrganizationApiKeys()).apiKeys;
+    expect(keys).toHaveLength(1);
+    expect((await admin().api.organizations.getOrganizationApiKeys()).apiKeys.map((k) => k.note)).toEqual([
+      'terraform',
+    ]);
+  });
+
+  it('a project key cannot administer (403); an organization key reads no project data (401)', async () => {
+    const r = await api(server(bystander), 'POST', '/api/public/projects', { name: 'sneaky' });
+    expect(r.status).toBe(403);
+    expect((await api(server(org), 'GET', '/api/public/traces')).status).toBe(401);
+    expect((await api(server(org), 'GET', '/api/public/projects')).status).toBe(401);
+    expect(
+      (
+        await api(server({ publicKey: 'pk-x', secretKey: 'sk-x' }), 'POST', '/api/public/projects', {
+          name: 'x',
+        })
+      ).status,
+    ).toBe(401);
+  });
+});
+
+describe('memberships', () => {
+  it('organization and project memberships with the reference roles; ADMIN and strangers refused', async () => {
+    const user = await createUiUser(base, `m-${hex(3)}@example.com`, [
+      '--role',
+      'viewer',
+      '--project',
+      bystander.projectId,
+    ]);
+    const a = admin().api.organizations;
+    expect(await a.updateOrganizationMembership({ userId: user.userId, role: 'MEMBER' })).toEqual({
+      userId: user.userId,
+      role: 'MEMBER',
+      email: user.email,
+      name: '',
+    });
+    expect((await a.getOrganizationMemberships()).memberships.map((m) => [m.userId, m.role])).toContainEqual([
+      user.userId,
+      'MEMBER',
+    ]);
+    expect(
+      await a.updateProjectMembership(bystander.projectId, { userId: user.userId, role: 'OWNER' }),
+    ).toMatchObject({
+      role: 'OWNER',
+    });
+    expect((await a.getProjectMemberships(bystander.projectId)).memberships).toEqual([
+      { userId: user.userId, role: 'OWNER', email: user.email, name: '' },
+    ]);
+    const admin400 = await api(server(org), 'PUT', '/api/public/organizations/memberships', {
+      userId: user.userId,
+      role: 'ADMIN',
+    });
+    expect(admin400.status).toBe(400);
+    expect(JSON.stringify(admin400.body)).toContain('ADMIN');
+    await expect(a.updateOrganizationMembership({ userId: 'nobody', role: 'VIEWER' })).rejects.toMatchObject({
+      statusCode: 404,
+    });
+
+    expect(await a.deleteProjectMembership(bystander.projectId, { userId: user.userId })).toEqual({
+      message: 'Membership deleted successfully',
+      userId: user.userId,
+    });
+    expect(await a.deleteOrganizationMembership({ userId: user.userId })).toMatchObject({
+      userId: user.userId,
+    });
+    // Not an organization member any more: no project grant either.
+    const notMember = await api(
+      server(org),
+      'PUT',
+      `/api/public/projects/${bystander.projectId}/memberships`,
+      {
+        userId: user.userId,
+        role: 'VIEWER',
+      },
+    );
+    expect(notMember.status).toBe(400);
+    expect(JSON.stringify(notMember.body)).toContain('userId');
+  });
+});
