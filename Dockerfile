@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The one image for every role of Observatory: the operator (what the Helm chart runs), the web and
 # worker containers (`web`, `worker`) and the Jobs the operator creates (`migrate`, `backfill`,
-# `preflight`, `producers`, `cleanup`, `create-project`). A role is the container's first argument
+# `preflight`, `producers`, `cleanup`, `backup`, `restore`, `create-project`). A role is the container's first argument
 # to the ENTRYPOINT, the observatory CLI, which Node 24 runs from the TypeScript sources (type
 # stripping, no compile step). The operator alone runs from a bundle built here,
 # operator/dist/operator.mjs (scripts/build-operator.ts): one tree-shaken ES module instead of
@@ -46,6 +46,12 @@ RUN node scripts/build-operator.ts
 # does not need; the other roles do) and the two bundles. Everything belongs to root and is only
 # readable by the user the process runs as.
 FROM ${NODE_IMAGE}
+# pg_dump and pg_restore for the backup and restore Jobs: PostgreSQL 15's client, Debian bookworm's
+# own, the major the deployments run (a pg_dump refuses a server newer than itself). First, so a
+# source edit reuses its layer.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends postgresql-client-15 \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt
 ENV NODE_ENV=production \
     HOME=/tmp
 WORKDIR /app

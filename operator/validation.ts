@@ -125,6 +125,22 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
         field: `spec.blobStorage.${purpose}`,
         message: BLOB_CREDENTIALS_RULE.message,
       });
+  const destination = spec.backup?.destination;
+  if (
+    destination &&
+    (destination.accessKeyIdSecretRef === undefined) !== (destination.secretAccessKeySecretRef === undefined)
+  )
+    add(out, {
+      reason: 'BlobCredentialsIncomplete',
+      field: 'spec.backup.destination',
+      message: BLOB_CREDENTIALS_RULE.message,
+    });
+  if (spec.backup?.include?.length === 0)
+    add(out, {
+      reason: 'BackupIncludesNothing',
+      field: 'spec.backup.include',
+      message: 'spec.backup.include must name at least one of analytics, relational',
+    });
   for (const role of ['web', 'worker'] as const) {
     const budget = spec[role]?.podDisruptionBudget;
     if (budget?.minAvailable !== undefined && budget.maxUnavailable !== undefined)

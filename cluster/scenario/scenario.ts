@@ -260,6 +260,11 @@ export async function walkToEventsOnly(
     onStep?: (name: string) => void;
     /** `spec.backfill` tuning (chunkRows, throttleMs, concurrency) from Dual on. */
     backfillTuning?: Record<string, number>;
+    /**
+     * `spec.backup` is among the platform's specExtras: the specs leave out backupConfirmed, so the
+     * operator backs up before the move to release 4 (and, as always with spec.backup, the cutover).
+     */
+    operatorBackups?: boolean;
   } = {},
   steps: Step[] = [],
 ): Promise<{ final: Obsvc; steps: Step[]; sent: Sent[] }> {
@@ -268,12 +273,17 @@ export async function walkToEventsOnly(
     return timed(steps, stepName, body);
   };
   const sent: Sent[] = [];
+  const confirmed = <S extends { upgrade: unknown }>(spec: S) => {
+    if (!hooks.operatorBackups) return spec;
+    const { upgrade: _taken, ...rest } = spec;
+    return rest;
+  };
   const withTuning = (spec: typeof SPECS.dual | typeof SPECS.eventsOnly) => ({
-    ...spec,
+    ...confirmed(spec),
     backfill: { ...spec.backfill, ...hooks.backfillTuning },
   });
-  const legacy = await step('Release3 -> Legacy (preflight, schema migration)', async () => {
-    applySpec(p, name, SPECS.legacy);
+  const legacy = await step('Release3 -> Legacy (preflight, backup, schema migration)', async () => {
+    applySpec(p, name, confirmed(SPECS.legacy));
     return p.waitFor(name, 'Legacy and Ready', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
   });
   await hooks.atLegacy?.(legacy);

@@ -12,6 +12,7 @@ import type {
   V1SeccompProfile,
   V1Volume,
 } from '@kubernetes/client-node';
+import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
 import { BACKFILL_ENV, ENV, S3_ENV } from '../../server/contract/env.ts';
 import {
   array,
@@ -32,6 +33,7 @@ export const OPERATOR_OWNED_ENV: readonly string[] = [
   ...Object.values(ENV),
   ...Object.values(BACKFILL_ENV),
   ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
+  ...Object.values(BACKUP_S3_ENV),
 ];
 
 const celList = (names: readonly string[]) => `[${names.map((n) => `'${n}'`).join(', ')}]`;

@@ -5,6 +5,7 @@
  * drift apart. CEL rules refuse at admission what the spec forbids; `operator/validation.ts`
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
+import { BACKUP_ID_PATTERN, BACKUP_PARTS, BACKUP_S3_ENV } from '../../server/contract/backup.ts';
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import {
   BACKFILL_DEFAULTS,
@@ -16,6 +17,7 @@ import {
   LOG_LEVELS,
   S3_ENV,
   S3_PATTERNS,
+  type S3EnvNames,
 } from '../../server/contract/env.ts';
 import { ANNOTATIONS, API_GROUP, RESOURCE_SHORT_NAME } from '../../server/contract/retries.ts';
 import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
@@ -75,7 +77,7 @@ const secretKeyRef = (what: string) =>
   );
 
 /** An S3 bucket's settings, each naming the variable it renders (`server/contract/env.ts` S3_ENV). */
-const s3Fields = (names: (typeof S3_ENV)[keyof typeof S3_ENV]) => ({
+const s3Fields = (names: S3EnvNames) => ({
   bucket: string({
     description: `Bucket name (${names.bucket}): 3-63 characters a-z, 0-9, '.', '-', a letter or digit at both ends.`,
     maxLength: 63,
@@ -177,6 +179,47 @@ const blobStorage = object(
   },
 );
 
+/** Backups kept in status.backups (and as ConfigMaps), newest first. */
+export const MAX_BACKUPS_RECORDED = 10;
+
+const backup = object(
+  {
+    destination: object(s3Fields(BACKUP_S3_ENV), {
+      description:
+        'The bucket the backup Jobs write to and the restore Job reads from (one folder per backup id under the prefix). Only the backup and restore Jobs receive it.',
+      validations: [BLOB_CREDENTIALS_RULE],
+    }),
+    include: defaulted(
+      array(enumOf(BACKUP_PARTS, { description: 'A database to back up.' }), {
+        description:
+          'What each backup covers: analytics (ClickHouse BACKUP DATABASE ... TO S3) and relational (pg_dump, custom format). Default both.',
+        maxItems: BACKUP_PARTS.length,
+        listType: 'set',
+        validations: [
+          {
+            rule: 'size(self) >= 1',
+            message: 'spec.backup.include must name at least one of analytics, relational',
+            reason: 'FieldValueRequired',
+          },
+        ],
+      }),
+      [...BACKUP_PARTS],
+    ),
+    ttlSecondsAfterFinished: optional(
+      integer({
+        description: `Seconds a finished backup or restore Job is kept (its summary is in status.backups either way); default spec.jobs.ttlSecondsAfterFinished. At least ${JOB_TTL_LIMITS.min}, so the operator reads the summary first.`,
+        minimum: JOB_TTL_LIMITS.min,
+        maximum: JOB_TTL_LIMITS.max,
+        format: 'int32',
+      }),
+    ),
+  },
+  {
+    description:
+      'Backups taken by the operator as Jobs: before the schema move from release "3" to "4" (unless spec.upgrade.backupConfirmed says one was taken), before the cutover to EventsOnly, and on request (annotation observatory.dev/backup-requested, or kubectl observatory backup). The step after a backup starts only once its Job reported a complete, verified backup. Unset: no backups; moving release "3" to "4" then needs spec.upgrade.backupConfirmed.',
+  },
+);
+
 const resources = object(
   {
     requests: optional(
@@ -260,7 +303,7 @@ export const specSchema = object(
   {
     release: enumOf(RELEASES, {
       description:
-        'Server release line to run: "3" (legacy data model) or "4" (observations first). Moving "3" to "4" needs upgrade.backupConfirmed; moving back to "3" is possible until the cutover to EventsOnly.',
+        'Server release line to run: "3" (legacy data model) or "4" (observations first). Moving "3" to "4" needs spec.backup or upgrade.backupConfirmed; moving back to "3" is possible until the cutover to EventsOnly.',
     }),
     image: string({
       description: 'Container image for every role (web, worker and the Jobs), e.g. observatory:dev.',
@@ -428,7 +471,7 @@ export const specSchema = object(
           backupConfirmed: defaulted(
             boolean({
               description:
-                'Confirms that the relational and analytics databases were backed up just before moving release "3" to "4"; required for that move.',
+                'Confirms that the relational and analytics databases were backed up just before moving release "3" to "4": required for that move without spec.backup, and with spec.backup it skips the backup the operator would take before it.',
             }),
             false,
           ),
@@ -492,6 +535,7 @@ export const specSchema = object(
       { description: 'Connection settings of the datastores, taken only from Secrets.' },
     ),
     blobStorage: optional(blobStorage),
+    backup: optional(backup),
     web: defaulted(webRole, {}),
     worker: defaulted(role('worker'), {}),
     jobs: optional(
@@ -624,6 +668,72 @@ const jobResult = object(
   { description: "One finished Job's result." },
 );
 
+export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Requested'] as const;
+export const BACKUP_RESULTS = ['Complete', 'Failed'] as const;
+export const RESTORE_PHASES = ['ScalingDown', 'Restoring', 'Complete', 'Failed'] as const;
+
+const backupId = (description: string) =>
+  string({ description, maxLength: 63, minLength: 1, pattern: BACKUP_ID_PATTERN });
+
+const backupRecord = object(
+  {
+    id: backupId('The backup id: its folder in the bucket and the label of its ConfigMap.'),
+    trigger: enumOf(BACKUP_TRIGGERS, {
+      description: 'Why it was taken: before the move to release 4, before the cutover, or on request.',
+    }),
+    result: enumOf(BACKUP_RESULTS, {
+      description: 'Complete: the Job succeeded and its summary parsed (verified). Failed: neither counts.',
+    }),
+    job: string({ description: 'The Job that took it.', maxLength: 253 }),
+    parts: optional(
+      array(
+        object(
+          {
+            part: enumOf(BACKUP_PARTS, { description: 'The database.' }),
+            objects: integer({
+              description: 'Objects read back from the bucket.',
+              minimum: 0,
+              format: 'int64',
+            }),
+            bytes: integer({ description: 'Bytes read back from the bucket.', minimum: 0, format: 'int64' }),
+          },
+          { description: 'One database in the backup.' },
+        ),
+        { description: 'What the backup covers, as verified by its Job.', maxItems: BACKUP_PARTS.length },
+      ),
+    ),
+    objects: optional(integer({ description: 'Objects of all parts.', minimum: 0, format: 'int64' })),
+    bytes: optional(integer({ description: 'Bytes of all parts.', minimum: 0, format: 'int64' })),
+    startedAt: optional(timestamp('When the Job started the backup.')),
+    finishedAt: optional(timestamp('When the backup was verified complete.')),
+    release: optional(enumOf(RELEASES, { description: 'The release running when it was taken.' })),
+    writeMode: optional(enumOf(WRITE_MODES, { description: 'The write mode running when it was taken.' })),
+    message: optional(string({ description: 'Why it failed.', maxLength: 1024 })),
+  },
+  { description: 'One backup the operator ran.' },
+);
+
+const restoreRecord = object(
+  {
+    request: string({
+      description: 'The observatory.dev/restore-requested value acted on ("<id>" or "<id>.<n>").',
+      maxLength: 70,
+    }),
+    backupId: backupId('The backup restored.'),
+    phase: enumOf(RESTORE_PHASES, {
+      description: 'ScalingDown (web and worker to zero), Restoring (the Job runs), Complete or Failed.',
+    }),
+    since: timestamp('When the restore was accepted.'),
+    finishedAt: optional(timestamp('When it completed or failed.')),
+    release: enumOf(RELEASES, { description: 'The release of the backup, which the deployment returns to.' }),
+    writeMode: enumOf(WRITE_MODES, {
+      description: 'The write mode of the backup, which the deployment returns to.',
+    }),
+    job: optional(string({ description: 'The restore Job.', maxLength: 253 })),
+  },
+  { description: 'The latest restore requested (observatory.dev/restore-requested).' },
+);
+
 export const statusSchema = object(
   {
     observedGeneration: optional(
@@ -651,6 +761,11 @@ export const statusSchema = object(
               description:
                 'The schema Job of this pass was created: the pass must finish before another starts.',
             }),
+          ),
+          backupId: optional(
+            backupId(
+              'The backup this pass took before its irreversible step (the move to release 4 or the cutover).',
+            ),
           ),
           settings: optional(recordedSettings('the target state')),
         },
@@ -758,6 +873,15 @@ export const statusSchema = object(
       }),
     ),
     legacyTablesTruncated: optional(boolean({ description: 'The cleanup Job finished.' })),
+    backups: optional(
+      array(backupRecord, {
+        description: `The latest ${MAX_BACKUPS_RECORDED} backups, newest first; each also has a ConfigMap <name>-backup-<id> owned by this object.`,
+        maxItems: MAX_BACKUPS_RECORDED,
+        listType: 'map',
+        mapKeys: ['id'],
+      }),
+    ),
+    restore: optional(restoreRecord),
     probeStreak: optional(
       object(
         {
@@ -787,6 +911,9 @@ export type RecordedSettings = TypeOf<ReturnType<typeof recordedSettings>>;
 export type SecretKeyRef = ObjectOf<{ name: ReturnType<typeof string>; key: ReturnType<typeof string> }>;
 export type BlobStorage = TypeOf<typeof blobStorage>;
 export type JobResult = TypeOf<typeof jobResult>;
+export type BackupRecord = TypeOf<typeof backupRecord>;
+export type RestoreRecord = TypeOf<typeof restoreRecord>;
+export type BackupSpec = TypeOf<typeof backup>;
 
 export interface ObjectMeta {
   name: string;
@@ -818,6 +945,8 @@ export const CONDITION_TYPES = [
   'EvaluatorsCompatible',
   'CutoverApproved',
   'CutoverReady',
+  'BackupComplete',
+  'Restored',
   'Paused',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];

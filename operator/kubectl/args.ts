@@ -3,6 +3,7 @@
  * flags kubectl plugins take themselves (kubectl passes none of its own flags to a plugin). Pure.
  */
 import { parseArgs as parseArgv } from 'node:util';
+import { BACKUP_ID_PATTERN } from '../../server/contract/backup.ts';
 
 export type Output = 'text' | 'json';
 
@@ -14,7 +15,9 @@ export type Command =
   | { kind: 'retry-backfill'; name?: string; step: number }
   | { kind: 'logs'; name?: string; tail?: number }
   /** `to`: a directory, or a file ending in .tar.gz; absent: a .tar.gz named after the object. */
-  | { kind: 'report'; name?: string; to?: string };
+  | { kind: 'report'; name?: string; to?: string }
+  | { kind: 'backup'; name?: string }
+  | { kind: 'restore'; name?: string; backupId: string };
 
 export interface Connection {
   kubeconfig?: string;
@@ -27,7 +30,16 @@ export interface Invocation {
   connection: Connection;
 }
 
-export const SUBCOMMANDS = ['status', 'plan', 'approve', 'retry-backfill', 'logs', 'report'] as const;
+export const SUBCOMMANDS = [
+  'status',
+  'plan',
+  'approve',
+  'retry-backfill',
+  'logs',
+  'report',
+  'backup',
+  'restore',
+] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
 /** A mistake on the command line: exit code 2 with this one line. */
@@ -54,6 +66,8 @@ const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
   'retry-backfill': [],
   logs: ['tail'],
   report: ['output'],
+  backup: [],
+  restore: [],
 };
 
 const POSITIONALS: Record<Subcommand, string> = {
@@ -63,6 +77,8 @@ const POSITIONALS: Record<Subcommand, string> = {
   'retry-backfill': 'STEP [NAME]',
   logs: '[NAME]',
   report: '[NAME]',
+  backup: '[NAME]',
+  restore: 'BACKUP_ID [NAME]',
 };
 
 /**
@@ -118,6 +134,14 @@ function stepOf(value: string | undefined): number {
   return Number(value);
 }
 
+function backupIdOf(value: string | undefined): string {
+  if (value === undefined)
+    throw new UsageError('restore needs the BACKUP_ID to restore (kubectl observatory status lists them)');
+  if (!new RegExp(BACKUP_ID_PATTERN).test(value))
+    throw new UsageError(`BACKUP_ID must be a backup id (lower-case letters, digits, '-'), not "${value}"`);
+  return value;
+}
+
 function tailOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--tail must be a number of lines, not "${value}"`);
@@ -163,6 +187,10 @@ export function parseArgs(argv: readonly string[]): Invocation {
         },
         connection,
       };
+    case 'backup':
+      return { command: { kind: sub, ...named(rest[0]) }, connection };
+    case 'restore':
+      return { command: { kind: sub, backupId: backupIdOf(rest[0]), ...named(rest[1]) }, connection };
     case 'logs': {
       const tail = tailOf(values.tail);
       return {
@@ -189,6 +217,8 @@ const SUMMARIES: Record<Subcommand, string> = {
   'retry-backfill': 'retry a failed backfill step',
   logs: 'logs of the current backfill Job (--tail N)',
   report: 'a support bundle, secrets redacted (-o DIR or FILE.tar.gz)',
+  backup: 'take a backup now (spec.backup)',
+  restore: 'restore a backup, scaled to zero meanwhile',
 };
 
 const TOPICS: Record<Subcommand, string> = {
@@ -221,6 +251,15 @@ const TOPICS: Record<Subcommand, string> = {
   (background_migrations) reports, and the Secrets it refers to as names and keys only. Every
   value of a readable Secret, raw or base64, is replaced by [REDACTED] in every file. -o names a
   directory (created; it must be empty) or a .tar.gz file; default observatory-report-NAME-TIME.tar.gz.`,
+  backup: `kubectl observatory backup [NAME]
+  Asks the operator for a backup now, into spec.backup's destination (the annotation
+  observatory.dev/backup-requested, with an id naming the moment). Its Job, size and result show
+  in status.backups and in the ConfigMap NAME-backup-ID. Refused without spec.backup.`,
+  restore: `kubectl observatory restore BACKUP_ID [NAME]
+  Asks the operator to restore a complete backup of status.backups (the annotation
+  observatory.dev/restore-requested): web and worker scale to zero, the restore Job runs, and the
+  deployment returns to the release and write mode the backup was taken in. Refused unless the
+  spec already asks for that release and write mode.`,
 };
 
 export function usage(topic?: Subcommand): string {

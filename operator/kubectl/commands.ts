@@ -15,7 +15,14 @@ import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from
 import { estimatesOf } from './estimates.ts';
 import { planView, renderPlan } from './plan-view.ts';
 import { type BundleFile, buildBundle, type PodLog, podsToRead, type WorkerAnswer } from './report.ts';
-import { approvalRequest, noPodReason, Refused, retryBackfillRequest } from './requests.ts';
+import {
+  approvalRequest,
+  backupRequest,
+  noPodReason,
+  Refused,
+  restoreRequest,
+  retryBackfillRequest,
+} from './requests.ts';
 import { renderStatus, statusView } from './status-view.ts';
 import { tarGz } from './tar.ts';
 
@@ -56,8 +63,17 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       return;
     }
     case 'approve':
-    case 'retry-backfill': {
-      const r = command.kind === 'approve' ? approvalRequest(o) : retryBackfillRequest(o, command.step);
+    case 'retry-backfill':
+    case 'backup':
+    case 'restore': {
+      const r =
+        command.kind === 'approve'
+          ? approvalRequest(o)
+          : command.kind === 'backup'
+            ? backupRequest(o, new Date())
+            : command.kind === 'restore'
+              ? restoreRequest(o, command.backupId)
+              : retryBackfillRequest(o, command.step);
       await client.annotate(o, r.annotation, r.value);
       io.out(`${r.summary}\n`);
       return;

@@ -60,6 +60,8 @@ export function describeAction(a: Action): string {
       return `create Job ${a.object.metadata?.name} (${a.purpose})`;
     case 'deleteJob':
       return `delete Job ${a.name}: ${a.reason}`;
+    case 'applyConfigMap':
+      return `apply ConfigMap ${a.object.metadata?.name}`;
     case 'writeStatus':
       return `write status: state ${a.status.state ?? 'none'}, phase ${a.status.phase ?? '-'}`;
     case 'event':

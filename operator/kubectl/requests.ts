@@ -1,10 +1,11 @@
 /**
- * The two requests a user writes on the object as annotations: the cutover approval for the
- * current generation, and the retry of a failed backfill step. Each is decided here from the live
- * object (pure); the annotation names and retry values are the operator's own.
+ * The requests a user writes on the object as annotations: the cutover approval for the current
+ * generation, the retry of a failed backfill step, a backup now, and a restore. Each is decided
+ * here from the live object (pure); the annotation names and values are the operator's own.
  */
-import { enabledSteps } from '../api/effective.ts';
+import { desiredState, enabledSteps } from '../api/effective.ts';
 import { ANNOTATIONS, type ObservabilityService } from '../api/v1alpha1.ts';
+import { stateOfBackup } from '../planner/backups.ts';
 import { attemptOf, retryRequest } from '../planner/jobs.ts';
 import { backfillPurpose } from '../render/jobs.ts';
 
@@ -77,4 +78,45 @@ export function noPodReason(o: ObservabilityService, job: string): string {
   if (!r) return `Job ${job} has no Pod yet`;
   const why = r.result === 'Failed' ? `: ${[r.reason, r.message].filter(Boolean).join(': ')}` : '';
   return `Job ${job} ${r.result === 'Succeeded' ? 'succeeded' : 'failed'}${why} (seen ${r.observedAt}); it and its Pod logs were removed after spec.jobs.ttlSecondsAfterFinished`;
+}
+
+/** A backup now: the id names the moment (UTC, to the second), so a repeat a second later is another. */
+export function backupRequest(o: ObservabilityService, now: Date): AnnotationRequest {
+  if (!o.spec.backup)
+    throw new Refused(
+      `${o.metadata.name} has no spec.backup: set its destination before asking for a backup`,
+    );
+  const id = `manual-${now
+    .toISOString()
+    .replace(/\.\d+Z$/, '')
+    .replace(/[-:]/g, '')
+    .replace('T', '-')}`;
+  return {
+    annotation: ANNOTATIONS.backupRequested,
+    value: id,
+    summary: `asked for backup ${id} of ${o.metadata.namespace}/${o.metadata.name} (${ANNOTATIONS.backupRequested}=${id}); it shows in status.backups`,
+  };
+}
+
+/** A restore of a complete backup, taken in the state the spec asks for; a repeat gets a new value. */
+export function restoreRequest(o: ObservabilityService, id: string): AnnotationRequest {
+  const backup = o.status?.backups?.find((b) => b.id === id);
+  if (!backup) throw new Refused(`${o.metadata.name} has no backup ${id} in status.backups`);
+  if (backup.result !== 'Complete')
+    throw new Refused(
+      `backup ${id} is not complete (${backup.message ?? backup.result}): it cannot be restored`,
+    );
+  const want = stateOfBackup(backup);
+  if (want !== desiredState(o.spec))
+    throw new Refused(
+      `backup ${id} was taken in ${want}, and a restore returns there: set ${want === 'Release3' ? 'spec.release: "3"' : `spec.release: "4" and spec.writeMode: ${want}`} first`,
+    );
+  const last = o.status?.restore?.request;
+  const n = last === id ? 2 : last?.startsWith(`${id}.`) ? Number(last.slice(id.length + 1)) + 1 : undefined;
+  const value = n === undefined ? id : `${id}.${n}`;
+  return {
+    annotation: ANNOTATIONS.restoreRequested,
+    value,
+    summary: `asked for the restore of backup ${id} into ${o.metadata.namespace}/${o.metadata.name} (${ANNOTATIONS.restoreRequested}=${value}): web and worker scale to zero meanwhile`,
+  };
 }

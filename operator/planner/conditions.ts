@@ -37,6 +37,10 @@ export const STALL_REASONS = [
     'BackfillStepFailed',
     'BackfillSourceTruncated',
     'CleanupFailed',
+    'BackupFailed',
+    'RestoreBackupUnknown',
+    'RestoreModeMismatch',
+    'RestoreFailed',
   ]),
 ];
 
@@ -87,6 +91,26 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       'the legacy tables were truncated: step {step} of {total} has no source',
     ),
     AllStepsFinished: t('True', 'all {total} backfill steps finished'),
+  },
+  BackupComplete: {
+    NoBackupYet: t('Unknown', 'no backup taken yet; one runs before each irreversible step'),
+    BackupTaken: t('True', 'backup {id} ({trigger}) complete: {objects} objects, {bytes} bytes'),
+    BackupRunning: t('False', 'backup {id} before {step}: {detail}'),
+    BackupFailed: t('False', 'backup {id} before {step} failed; {step} waits: {detail}'),
+    BackupSkipped: t(
+      'True',
+      'spec.upgrade.backupConfirmed is true: the backup before {step} was taken outside the operator',
+    ),
+  },
+  Restored: {
+    RestoreScalingDown: t('False', 'restoring backup {id}: {detail}'),
+    RestoreRunning: t('False', 'restoring backup {id}: {detail}'),
+    RestoreFailed: t('False', 'the restore of backup {id} failed: {detail}'),
+    RestoreRefused: t('False', 'backup {id} is not restored: {detail}'),
+    RestoreComplete: t(
+      'True',
+      'backup {id} restored at {at}; the deployment returned to release {release} in {writeMode}',
+    ),
   },
   PropagationHealthy: {
     NotInDual: notInDual,

@@ -43,7 +43,7 @@ function retryAnnotation(purpose: JobPurpose): { annotation: string; base: strin
 }
 
 /** A retry request names the purpose ("3" or "3.2"; "migrate" or "migrate.2") and is new. */
-function pendingRetry(
+export function pendingRetry(
   input: StepInput,
   purpose: JobPurpose,
 ): { annotation: string; value: string } | undefined {

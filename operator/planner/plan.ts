@@ -4,9 +4,11 @@
  * The steps run in order, each a pure function of the observed world returning its own
  * conditions, actions, status changes and verdict; the fold stops at the first step that does
  * not say "go on". A pass moves the deployment to status.target: the intent is recorded first
- * (G5), then preflight (release 3 -> 4 only), the schema Job and the rollout; status.state
+ * (G5), then preflight (release 3 -> 4 only), the backup before an irreversible step (release
+ * 3 -> 4, the cutover), the schema Job and the rollout; status.state
  * advances only at the end of a fully successful pass (G2). Between passes the backfill chain,
- * the cutover gates and the cleanup run. The kstatus conditions summarise how the fold ended.
+ * the cutover gates and the cleanup run; a requested backup runs beside them, a requested restore
+ * instead of them. The kstatus conditions summarise how the fold ended.
  */
 import { withDefaults } from '../api/effective.ts';
 import type { ConditionType, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
@@ -15,11 +17,14 @@ import { type ConditionValue, writeConditions } from './conditions.ts';
 import { transitionEvents } from './events.ts';
 import { applyPatch, type ChildAction, type Step, type StepInput, type Verdict } from './step.ts';
 import { backfillStep } from './steps/backfill.ts';
+import { backupStep } from './steps/backup.ts';
 import { cleanupStep } from './steps/cleanup.ts';
 import { gatesStep } from './steps/gates.ts';
 import { intentStep } from './steps/intent.ts';
 import { pauseStep } from './steps/pause.ts';
 import { preflightStep } from './steps/preflight.ts';
+import { requestedBackupStep } from './steps/requested-backup.ts';
+import { restoreStep } from './steps/restore.ts';
 import { rolloutStep } from './steps/rollout.ts';
 import { schemaStep } from './steps/schema.ts';
 import { validateStep } from './steps/validate.ts';
@@ -29,8 +34,11 @@ import type { Action, Plan, PlanInput } from './types.ts';
 export const STEPS: readonly Step[] = [
   pauseStep,
   validateStep,
+  requestedBackupStep,
+  restoreStep,
   intentStep,
   preflightStep,
+  backupStep,
   schemaStep,
   rolloutStep,
   backfillStep,

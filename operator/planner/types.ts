@@ -3,7 +3,13 @@
  * planner asks it to do (Action). Plain data only, so a thin runtime can fill World from its
  * informers and probes and execute Actions in order, stopping at the first failure.
  */
-import type { V1Deployment, V1Job, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1Deployment,
+  V1Job,
+  V1PodDisruptionBudget,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { Consequence } from '../../server/contract/worker-api.ts';
 import type { ObservabilityService, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import type { JobPurpose } from '../render/jobs.ts';
@@ -30,6 +36,8 @@ export interface ObservedDeployment {
    * included: until they are gone they may still answer through the Service in the old mode.
    */
   stalePods: number;
+  /** Pods of the role not finished, terminating ones included (a restore waits for none). */
+  livePods?: number;
 }
 
 export interface ObservedService {
@@ -45,6 +53,11 @@ export interface ObservedJob {
   /** Reason and message of the Failed condition. */
   reason?: string;
   message?: string;
+  /**
+   * The termination message of the container that exited 0 (a backup Job's summary,
+   * server/contract/backup.ts); absent while no Pod of the Job succeeded.
+   */
+  terminationMessage?: string;
 }
 
 /** GET /api/health?failIfEventPropagationStuck=true on one worker pod: 200, 503, or no answer. */
@@ -118,6 +131,8 @@ export type Action =
   | { kind: 'deleteDisruptionBudget'; role: Role; name: string }
   | { kind: 'createJob'; purpose: JobPurpose; object: V1Job }
   | { kind: 'deleteJob'; name: string; reason: string }
+  /** Server-side apply of an owned record (one ConfigMap per backup). */
+  | { kind: 'applyConfigMap'; object: V1ConfigMap }
   /** Replace .status through the status subresource, with the object's resourceVersion as precondition. */
   | { kind: 'writeStatus'; status: ObservabilityServiceStatus }
   | { kind: 'event'; type: 'Normal' | 'Warning'; reason: string; message: string }

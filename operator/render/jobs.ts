@@ -3,11 +3,13 @@
  * so a step attempt maps to exactly one Job whatever the number of reconciles or restarts.
  */
 import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
+import { BACKUP_CLI, type BackupPart, TERMINATION_MESSAGE_PATH } from '../../server/contract/backup.ts';
 import { BACKFILL_DEFAULTS, BACKFILL_ENV, type BackfillTuningKey } from '../../server/contract/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import type { Spec } from '../api/effective.ts';
 import { DEFAULT_JOB_TTL_SECONDS, type MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
+import { backupEnv } from './blob-storage.ts';
 import { containerEnv } from './env.ts';
 import { value } from './env-var.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
@@ -20,14 +22,22 @@ export type JobPurpose =
   | 'migrate'
   | 'rollback'
   | 'cleanup'
+  | 'backup'
+  | 'restore'
   | `backfill-${number}`
   | `backfill-retry-${number}`;
 
 export const backfillPurpose = (step: number): JobPurpose => `backfill-${step}`;
 export const backfillRetryPurpose = (step: number): JobPurpose => `backfill-retry-${step}`;
 
+/** What a backup or restore Job works on. */
+export interface BackupTarget {
+  id: string;
+  include: readonly BackupPart[];
+}
+
 /** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
-export function jobArgs(purpose: JobPurpose): string[] {
+export function jobArgs(purpose: JobPurpose, backup?: BackupTarget): string[] {
   const step = /^backfill-(retry-)?(\d)$/.exec(purpose);
   if (step) return ['backfill', step[1] ? 'retry' : 'run', '--step', step[2]!];
   switch (purpose) {
@@ -39,13 +49,24 @@ export function jobArgs(purpose: JobPurpose): string[] {
       return ['migrate', 'down', '--to', String(RELEASE_3_SCHEMA_VERSION)];
     case 'cleanup':
       return ['cleanup', 'truncate-legacy-tables'];
+    case 'backup':
+    case 'restore':
+      if (!backup) throw new RangeError(`a ${purpose} Job needs a backup id`);
+      return [
+        BACKUP_CLI[purpose],
+        BACKUP_CLI.idFlag,
+        backup.id,
+        ...(purpose === 'backup' ? [BACKUP_CLI.includeFlag, backup.include.join(',')] : []),
+      ];
   }
   throw new RangeError(`unknown job purpose ${purpose}`);
 }
 
 /**
  * Pod retries per purpose (G6): the schema commands and the truncate are idempotent; a backfill
- * step records its failure, after which only an explicit retry may run it again.
+ * step records its failure, after which only an explicit retry may run it again. A backup or
+ * restore whose Pod died is not retried by Kubernetes: the failure is recorded and a retry is the
+ * admin's request (a backup rewritten under the same id could mix two attempts' objects).
  */
 const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
   purpose === 'migrate' || purpose === 'rollback' || purpose === 'cleanup' ? 2 : 0;
@@ -58,6 +79,8 @@ export interface JobRequest {
   attempt: number;
   /** Extra inputs that make a new attempt (e.g. the image a migration is for). */
   inputs?: Record<string, string>;
+  /** The backup a backup or restore Job works on. */
+  backup?: BackupTarget;
 }
 
 /** The name of the Job of one attempt: stable across reconciles and restarts. */
@@ -92,7 +115,9 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       name: 'observatory',
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
-      args: jobArgs(r.purpose),
+      args: jobArgs(r.purpose, r.backup),
+      // The backup Job's summary (server/contract/backup.ts) comes back through this file.
+      ...(r.purpose === 'backup' ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
       env: [
         ...containerEnv(
           spec,
@@ -104,6 +129,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
           ),
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
+        ...(r.purpose === 'backup' || r.purpose === 'restore' ? backupEnv(spec) : []),
       ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
     },
@@ -123,7 +149,10 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
     spec: {
       backoffLimit: BACKOFF_LIMIT(r.purpose),
       // The planner records the result in status.jobs, so the Job may go after this long.
-      ttlSecondsAfterFinished: spec.jobs?.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+      ttlSecondsAfterFinished:
+        (r.backup ? spec.backup?.ttlSecondsAfterFinished : undefined) ??
+        spec.jobs?.ttlSecondsAfterFinished ??
+        DEFAULT_JOB_TTL_SECONDS,
       template: {
         metadata: {
           labels: pod.labels,

@@ -7,7 +7,8 @@
  * live object). The kinds the operator creates lose what observe.ts and enqueue.ts never read:
  *   - Deployment: the Pod spec of its template (read: replicas, the template's annotations, status);
  *   - Job, Service, PodDisruptionBudget: the spec (read: metadata and a Job's status conditions);
- *   - Pod: the spec and every status field but phase, conditions and podIP.
+ *   - Pod: the spec and every status field but phase, conditions, podIP and the termination
+ *     message of a container that exited 0 (a backup Job's summary).
  * The ObservabilityService, Secrets and ConfigMaps keep everything else: the planner reads the
  * object whole, and a source's data is what its digest covers.
  */
@@ -53,6 +54,18 @@ export const cacheTrims = {
     if (status.phase !== undefined) kept.phase = status.phase;
     if (status.conditions !== undefined) kept.conditions = status.conditions;
     if (status.podIP !== undefined) kept.podIP = status.podIP;
+    const finished = (status.containerStatuses ?? []).filter(
+      (c) => c.state?.terminated?.exitCode === 0 && c.state.terminated.message,
+    );
+    if (finished.length > 0)
+      kept.containerStatuses = finished.map((c) => ({
+        name: c.name,
+        image: c.image,
+        imageID: c.imageID,
+        ready: c.ready,
+        restartCount: c.restartCount,
+        state: { terminated: { exitCode: 0, message: c.state!.terminated!.message! } },
+      }));
     return { ...rest, status: kept };
   },
   secret: (s: V1Secret): V1Secret => withoutManagedFields(s),

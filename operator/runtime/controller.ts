@@ -109,6 +109,7 @@ async function execute(
     case 'applyService':
     case 'applyDisruptionBudget':
     case 'createJob':
+    case 'applyConfigMap':
       await kube.apply(action.object as KubernetesObject);
       return undefined;
     case 'deleteJob':

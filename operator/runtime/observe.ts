@@ -95,11 +95,25 @@ export function observedDeployment(d: V1Deployment, rolePods: readonly V1Pod[] =
     stalePods: rolePods.filter(
       (p) => live(p) && p.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== configHash,
     ).length,
+    livePods: rolePods.filter(live).length,
   };
 }
 
-/** What the planner reads of a Job. */
-export function observedJob(j: V1Job): ObservedJob {
+/** The termination message of the Job's container that exited 0, if any (a backup's summary). */
+function terminationMessage(job: string, pods: readonly V1Pod[]): string | undefined {
+  for (const p of pods) {
+    const l = p.metadata?.labels;
+    if (l?.['batch.kubernetes.io/job-name'] !== job && l?.['job-name'] !== job) continue;
+    for (const c of p.status?.containerStatuses ?? [])
+      if (c.state?.terminated?.exitCode === 0 && c.state.terminated.message)
+        return c.state.terminated.message;
+  }
+  return undefined;
+}
+
+/** What the planner reads of a Job (with its Pods, for the termination message). */
+export function observedJob(j: V1Job, pods: readonly V1Pod[] = []): ObservedJob {
+  const message = terminationMessage(j.metadata?.name ?? '', pods);
   const terminal = j.status?.conditions?.find(
     (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
   );
@@ -109,6 +123,7 @@ export function observedJob(j: V1Job): ObservedJob {
     outcome: terminal?.type === 'Complete' ? 'succeeded' : terminal?.type === 'Failed' ? 'failed' : 'running',
     ...(terminal?.reason ? { reason: terminal.reason } : {}),
     ...(terminal?.message ? { message: terminal.message } : {}),
+    ...(message ? { terminationMessage: message } : {}),
   };
 }
 
@@ -165,7 +180,10 @@ export async function observeWorld(
     services,
     disruptionBudgets,
     sources: sourceDigests(object.metadata.namespace, caches.secrets(), caches.configMaps()),
-    jobs: caches.jobs().filter(mine).map(observedJob),
+    jobs: caches
+      .jobs()
+      .filter(mine)
+      .map((j) => observedJob(j, pods)),
     producers: { known: false },
     backfill: { known: false },
     now: new Date(),

@@ -15,6 +15,10 @@ export const ANNOTATIONS = {
   retryBackfill: `${API_GROUP}/retry-backfill`,
   /** `"<purpose>"` or `"<purpose>.<n>"` (preflight, migrate, rollback, cleanup): retries a failed Job. */
   retryJob: `${API_GROUP}/retry-job`,
+  /** `"<backup id>"` (or any new value, from which the operator derives one): takes a backup now. */
+  backupRequested: `${API_GROUP}/backup-requested`,
+  /** `"<backup id>"` or `"<backup id>.<n>"`: restores that backup; a new value is a new request. */
+  restoreRequested: `${API_GROUP}/restore-requested`,
 } as const;
 
 /** The short name kubectl knows the resource by. */

@@ -132,8 +132,9 @@ describe('container image build files', () => {
     expect(runs(deps)[0]).toMatch(/^npm install --omit=dev\b/);
     // The build stage bundles the browser code and the operator; only their outputs reach the final stage.
     expect(runs(build).slice(-2)).toEqual(['node scripts/build-ui.ts', 'node scripts/build-operator.ts']);
-    // The final stage installs nothing itself.
-    expect(runs(final)).toEqual([]);
+    // The final stage installs only the PostgreSQL client the backup and restore Jobs run.
+    expect(runs(final)).toHaveLength(1);
+    expect(runs(final)[0]).toMatch(/apt-get install -y --no-install-recommends postgresql-client-15 /);
   });
 
   it('the final stage copies only what runs, runs as a non-root user, and enters through the CLI', async () => {

@@ -1,7 +1,8 @@
 // The operator's RBAC is exactly the least privilege it needs: compared rule by rule (as
 // group/resource/verb/name tuples, so the grouping of rules does not matter) with the list below,
 // for the namespaced default and the cluster-wide variant. Secrets and ConfigMaps read-only (list
-// and watch, for Secret rollouts) and gone with secretRollouts.enabled=false; no wildcards.
+// and watch, for Secret rollouts) and gone with secretRollouts.enabled=false; ConfigMaps also
+// create and patch (the backup records, never read back); no wildcards.
 import { describe, expect, it } from 'vitest';
 import { find, type Manifest, releaseName, releaseNamespace, render } from './helm.ts';
 
@@ -21,6 +22,8 @@ const reconcileRules: [group: string, resource: string, verbs: string[]][] = [
   ['policy', 'poddisruptionbudgets', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
   ['', 'secrets', ['list', 'watch']],
   ['', 'configmaps', ['list', 'watch']],
+  // The record of each backup (a ConfigMap per backup), written and never read.
+  ['', 'configmaps', ['create', 'patch']],
   ['', 'events', ['create', 'patch']],
   ['events.k8s.io', 'events', ['create', 'patch']],
 ];
@@ -126,7 +129,7 @@ describe('RBAC', () => {
   it('secretRollouts.enabled=false: no access to Secrets or ConfigMaps, and the operator is told so', async () => {
     const manifests = await render({ 'secretRollouts.enabled': false });
     const withoutSources = reconcileRules.filter(
-      ([, resource]) => !['secrets', 'configmaps'].includes(resource),
+      ([, resource, verbs]) => !['secrets', 'configmaps'].includes(resource) || !verbs.includes('list'),
     );
     expect(ruleTuples(find(manifests, 'Role', fullname))).toEqual(tuples(withoutSources));
     const env = find(manifests, 'Deployment').spec.template.spec.containers[0].env as {

@@ -9,9 +9,11 @@
  * backfill runs, `helm upgrade` moves the operator to a second image version (observatory:next),
  * and no backfill step goes backwards meanwhile (checkpoints watched throughout).
  */
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { S3_REGION } from '../../cluster/datastores/s3.ts';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
 import {
   afterCutover,
@@ -20,6 +22,7 @@ import {
   createRelease3,
   deploymentEnv,
   isTrue,
+  type Obsvc,
   type Platform,
   type Project,
   retryBackfill,
@@ -27,6 +30,7 @@ import {
   walkToEventsOnly,
 } from '../../cluster/scenario/scenario.ts';
 import { sleep, waitFor } from '../../cluster/wait.ts';
+import type { ObservabilityServiceStatus } from '../../operator/api/v1alpha1.ts';
 import { localCluster } from '../cluster/testing.ts';
 import {
   createExport,
@@ -51,6 +55,7 @@ import {
 } from '../fixtures/scenario/operator-upgrade.ts';
 
 const NAME = 'upgrade';
+const BACKUP_BUCKET = 'backups';
 let d: LocalDeployment;
 let p: Platform;
 let project: Project;
@@ -215,12 +220,67 @@ async function exportsAfterCutover(
   };
 }
 
+/**
+ * Both backups were taken, verified and recorded, each finished before the schema Job of the pass
+ * it protects was created: the move to release 4 (from release 3 in Legacy) and the cutover (from
+ * Dual); their manifests are in the bucket.
+ */
+async function backupsBeforeTheirSteps(final: Obsvc): Promise<void> {
+  const backups = (final.status as ObservabilityServiceStatus).backups ?? [];
+  expect(backups.map((b) => [b.trigger, b.result, b.release, b.writeMode])).toEqual([
+    ['Cutover', 'Complete', '4', 'Dual'],
+    ['Release4', 'Complete', '3', 'Legacy'],
+  ]);
+  const jobs = (
+    JSON.parse(p.kubectl(['get', 'jobs', '-n', p.ns, '-o', 'json']).stdout).items as {
+      metadata: { name: string; creationTimestamp: string };
+      status: { completionTime?: string };
+    }[]
+  ).sort((a, b) => Date.parse(a.metadata.creationTimestamp) - Date.parse(b.metadata.creationTimestamp));
+  for (const b of backups) {
+    expect(b.objects).toBeGreaterThan(0);
+    const job = jobs.find((j) => j.metadata.name === b.job)!;
+    const done = Date.parse(job.status.completionTime!);
+    // The first schema Job after the backup's own came after it finished.
+    const next = jobs.find(
+      (j) =>
+        j.metadata.name.startsWith(`${NAME}-migrate-`) &&
+        Date.parse(j.metadata.creationTimestamp) >= Date.parse(job.metadata.creationTimestamp),
+    )!;
+    expect(Date.parse(next.metadata.creationTimestamp), b.id).toBeGreaterThanOrEqual(done - 1_000);
+    const listed = await bucket.s3.client.send(
+      new ListObjectsV2Command({ Bucket: BACKUP_BUCKET, Prefix: `walk/${b.id}/manifest.json` }),
+    );
+    expect(listed.Contents ?? [], b.id).toHaveLength(1);
+  }
+}
+
 beforeAll(async () => {
   d = await LocalDeployment.start(localCluster(), 'obs');
   bucket = await startExportBucket(d);
   await d.installChart();
   await importNextImage(d.cluster, (line) => console.log(line));
-  p = { ...localPlatform(d), specExtras: { blobStorage: bucket.blobStorage } };
+  await bucket.s3.createBucket(BACKUP_BUCKET);
+  // The export bucket's keys (Secret blob-storage) open the backup bucket on the same server.
+  const credentials = { name: 'blob-storage' };
+  p = {
+    ...localPlatform(d),
+    specExtras: {
+      blobStorage: bucket.blobStorage,
+      // The node's address: the backup Jobs' Pods and ClickHouse's own BACKUP ... TO S3 both reach it.
+      backup: {
+        destination: {
+          bucket: BACKUP_BUCKET,
+          prefix: 'walk/',
+          region: S3_REGION,
+          endpoint: bucket.s3.endpoint,
+          forcePathStyle: true,
+          accessKeyIdSecretRef: { ...credentials, key: 'accessKeyId' },
+          secretAccessKeySecretRef: { ...credentials, key: 'secretAccessKey' },
+        },
+      },
+    },
+  };
 });
 afterAll(async () => {
   try {
@@ -255,6 +315,7 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   let atUpgrade: StepCheckpoint[] = [];
   let upgradeMs = 0;
   const { final, steps, sent } = await walkToEventsOnly(p, NAME, project, {
+    operatorBackups: true,
     // Small, throttled chunks (spec.backfill, which the Jobs write into each step's row) make each
     // backfill step last long enough to be killed mid-way.
     backfillTuning: { chunkRows: 2, throttleMs: 300 },
@@ -335,6 +396,7 @@ it('walks a release 3 deployment to EventsOnly with the chart-installed operator
   expect(chunked.length).toBeGreaterThan(0);
   expect(chunked.filter((s) => !s.finished || s.done < s.total)).toEqual([]);
   expect(operatorPodsDeleted).toHaveLength(2);
+  await backupsBeforeTheirSteps(final);
   expect(final.status?.observedGeneration).toBe(final.metadata.generation);
   for (const component of ['web', 'worker'] as const) {
     const env = deploymentEnv(p, NAME, component);

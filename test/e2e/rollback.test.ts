@@ -3,17 +3,82 @@
  * in Dual goes back to release 3. The
  * operator rewinds the analytics schema to 37 with a Job, then deploys release 3, whose pods start
  * on the rewound schema; everything written in Legacy and Dual is still readable there.
+ *
+ * With spec.backup pointing at a real S3 server, the operator backs both databases up before the
+ * schema move to release 4 (no backupConfirmed), records it, and restores it after the rollback:
+ * every row of the release 3 data comes back and what Legacy and Dual wrote is gone, which the
+ * schema rewind cannot do. A backup Job killed mid-way is recorded failed, never complete.
  */
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Langfuse } from 'langfuse';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S3_REGION, type S3Server, startS3Server } from '../../cluster/datastores/s3.ts';
 import { LocalDeployment } from '../../cluster/scenario/local-deployment.ts';
-import { DATASTORES, isTrue } from '../../cluster/scenario/scenario.ts';
+import { DATASTORES, isTrue, type Obsvc } from '../../cluster/scenario/scenario.ts';
+import { waitFor } from '../../cluster/wait.ts';
+import type { ObservabilityServiceStatus } from '../../operator/api/v1alpha1.ts';
 import { localCluster } from '../cluster/testing.ts';
 import { cli } from '../fixtures/service.ts';
 
 const NAME = 'back';
+const BUCKET = 'backups';
+const PREFIX = 'rb/';
 let d: LocalDeployment;
+let s3: S3Server;
 let project: { publicKey: string; secretKey: string };
+/** Every row of the release 3 data, read before the upgrade. */
+let release3Rows: Record<string, string[]>;
+let release4Backup: string;
+
+/** The destination: the S3 server on the node's address, which the Jobs' Pods and ClickHouse both reach. */
+const backup = () => ({
+  destination: {
+    bucket: BUCKET,
+    prefix: PREFIX,
+    region: S3_REGION,
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    accessKeyIdSecretRef: { name: 'backup-s3', key: 'accessKeyId' },
+    secretAccessKeySecretRef: { name: 'backup-s3', key: 'secretAccessKey' },
+  },
+});
+
+type Status = ObservabilityServiceStatus;
+const statusOf = (o: Obsvc) => (o.status ?? {}) as Status;
+
+/** Each table's rows, as sorted JSON lines: the analytics tables with traces, the relational ones with projects. */
+async function release3Data(): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of ['traces', 'observations', 'scores']) {
+    const rs = await d.ch.client.query({ query: `SELECT * FROM ${table}`, format: 'JSONEachRow' });
+    out[`analytics.${table}`] = (await rs.json<Record<string, unknown>>())
+      .map((r) => JSON.stringify(r))
+      .sort();
+  }
+  const client = new pg.Client({ connectionString: d.pg.url });
+  await client.connect();
+  try {
+    for (const table of ['projects', 'api_keys']) {
+      const { rows } = await client.query(`SELECT * FROM ${table}`);
+      out[`relational.${table}`] = rows.map((r) => JSON.stringify(r)).sort();
+    }
+  } finally {
+    await client.end();
+  }
+  return out;
+}
+
+/** `kubectl annotate --overwrite`, as `kubectl observatory backup|restore` would set it. */
+function annotate(annotation: string, value: string): void {
+  const r = d.kubectl(['annotate', 'obsvc', NAME, '-n', 'rb', '--overwrite', `${annotation}=${value}`]);
+  expect(r.code, r.stderr).toBe(0);
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const r = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+  return (r.Contents ?? []).map((o) => o.Key!);
+}
 
 function apply(spec: Record<string, unknown>) {
   const r = d.apply({
@@ -25,6 +90,7 @@ function apply(spec: Record<string, unknown>) {
       datastores: DATASTORES,
       web: { replicas: 1 },
       worker: { replicas: 1 },
+      backup: backup(),
       ...spec,
     },
   });
@@ -46,10 +112,23 @@ async function schemaVersion(): Promise<number> {
 
 beforeAll(async () => {
   d = await LocalDeployment.start(localCluster(), 'rb');
+  s3 = await startS3Server(() => {}, { host: d.cluster.nodeIP });
+  await s3.createBucket(BUCKET);
+  await d.core().createNamespacedSecret({
+    namespace: 'rb',
+    body: {
+      metadata: { name: 'backup-s3' },
+      stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    },
+  });
   await d.installChart();
 });
 afterAll(async () => {
-  await d?.stop();
+  try {
+    await d?.stop();
+  } finally {
+    await s3?.stop();
+  }
 });
 
 describe('rollback from Dual to release 3', () => {
@@ -61,14 +140,63 @@ describe('rollback from Dual to release 3', () => {
       SERVICE_RELEASE: '3',
     });
     project = JSON.parse(created.stdout);
-    apply({ release: '4', writeMode: 'Legacy', upgrade: { backupConfirmed: true } });
-    await d.waitFor(NAME, 'Legacy', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
+    await send('v3');
+    release3Rows = await waitFor(
+      'the release 3 trace in the analytics store',
+      async () => {
+        const rows = await release3Data();
+        return rows['analytics.traces']!.some((r) => r.includes('"rb-v3"')) ? rows : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+    // No backupConfirmed: spec.backup makes the operator take the backup before the schema move.
+    apply({ release: '4', writeMode: 'Legacy' });
+    const legacy = await d.waitFor(NAME, 'Legacy', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
+    const [taken] = statusOf(legacy).backups ?? [];
+    expect(taken).toMatchObject({
+      trigger: 'Release4',
+      result: 'Complete',
+      release: '3',
+      writeMode: 'Legacy',
+    });
+    expect(taken!.id).toMatch(/^release4-/);
+    expect(taken!.parts?.map((x) => x.part).sort()).toEqual(['analytics', 'relational']);
+    expect(taken!.bytes).toBeGreaterThan(0);
+    release4Backup = taken!.id;
+    expect(await keysUnder(`${PREFIX}${release4Backup}/manifest.json`)).toHaveLength(1);
+    // The backup finished before the schema Job of the move was created.
+    const jobs = JSON.parse(d.kubectl(['get', 'jobs', '-n', 'rb', '-o', 'json']).stdout).items as {
+      metadata: { name: string; creationTimestamp: string };
+      status: { completionTime?: string };
+    }[];
+    const backupJob = jobs.find((j) => j.metadata.name === taken!.job)!;
+    // The schema Jobs created since the backup's own (release 3 had its first one before).
+    const migrate = jobs.filter(
+      (j) =>
+        /^back-migrate-/.test(j.metadata.name) &&
+        Date.parse(j.metadata.creationTimestamp) >= Date.parse(backupJob.metadata.creationTimestamp),
+    );
+    expect(migrate.length).toBeGreaterThan(0);
+    for (const m of migrate)
+      expect(Date.parse(m.metadata.creationTimestamp)).toBeGreaterThanOrEqual(
+        Date.parse(backupJob.status.completionTime!) - 1_000,
+      );
+    const record = d.kubectl([
+      'get',
+      'cm',
+      '-n',
+      'rb',
+      '-l',
+      `observatory.dev/backup-id=${release4Backup}`,
+      '-o',
+      'json',
+    ]);
+    expect(JSON.parse(record.stdout).items).toHaveLength(1);
     await send('legacy');
     apply({
       release: '4',
       writeMode: 'Dual',
       backfill: { enabled: false },
-      upgrade: { backupConfirmed: true },
     });
     await d.waitFor(NAME, 'Dual', (x) => x.status?.state === 'Dual' && isTrue(x, 'Ready'));
     await send('dual');
@@ -76,7 +204,7 @@ describe('rollback from Dual to release 3', () => {
   });
 
   it('rewinds the schema to 37 with a Job, deploys release 3, and keeps what was written', async () => {
-    apply({ release: '3', upgrade: { backupConfirmed: true } });
+    apply({ release: '3' });
     const o = await d.waitFor(
       NAME,
       'Release3 again',
@@ -117,5 +245,65 @@ describe('rollback from Dual to release 3', () => {
       headers: { authorization: auth },
     });
     expect(res.status).toBe(200);
+  });
+
+  it('a backup Job killed mid-way is recorded failed and leaves no manifest', async () => {
+    const id = 'killed-1';
+    annotate('observatory.dev/backup-requested', id);
+    const pod = await waitFor(
+      'a Pod of the requested backup Job',
+      async () => {
+        const r = d.kubectl([
+          'get',
+          'pods',
+          '-n',
+          'rb',
+          '-l',
+          'app.kubernetes.io/component=backup',
+          '-o',
+          'json',
+        ]);
+        const pods = JSON.parse(r.stdout).items as {
+          metadata: { name: string };
+          status: { phase?: string };
+        }[];
+        // The backup before the move has long succeeded; the requested one is the Pod still going.
+        return pods.find((p) => p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed')?.metadata.name;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const killed = d.kubectl(['delete', 'pod', pod, '-n', 'rb', '--grace-period=0', '--force']);
+    expect(killed.code, killed.stderr).toBe(0);
+    const o = await d.waitFor(NAME, 'the killed backup recorded', (x) =>
+      (statusOf(x).backups ?? []).some((b) => b.id === id),
+    );
+    const record = statusOf(o).backups!.find((b) => b.id === id)!;
+    expect(record.result).toBe('Failed');
+    expect(record.parts).toBeUndefined();
+    expect(await keysUnder(`${PREFIX}${id}/manifest.json`)).toEqual([]);
+    // The deployment itself goes on: a requested backup never holds it.
+    expect(statusOf(o).state).toBe('Release3');
+  });
+
+  it('restores the backup taken before the move: every release 3 row back, what Legacy and Dual wrote gone', async () => {
+    expect((await release3Data())['analytics.traces']!.some((r) => r.includes('"rb-dual"'))).toBe(true);
+    annotate('observatory.dev/restore-requested', release4Backup);
+    const scaledDown = await d.waitFor(NAME, 'web and worker at zero for the restore', (x) =>
+      ['Restoring', 'Complete'].includes(statusOf(x).restore?.phase ?? ''),
+    );
+    expect(statusOf(scaledDown).restore?.backupId).toBe(release4Backup);
+    const o = await d.waitFor(
+      NAME,
+      'restored and Ready',
+      (x) => statusOf(x).restore?.phase === 'Complete' && isTrue(x, 'Ready'),
+      600_000,
+    );
+    expect(statusOf(o)).toMatchObject({
+      state: 'Release3',
+      restore: { backupId: release4Backup, release: '3', writeMode: 'Legacy' },
+    });
+    expect(o.status?.conditions?.find((c) => c.type === 'Restored')?.status).toBe('True');
+    expect(await release3Data()).toEqual(release3Rows);
+    expect(await schemaVersion()).toBe(37);
   });
 });

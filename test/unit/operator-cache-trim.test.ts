@@ -96,7 +96,33 @@ const pod = (name: string, ready: boolean, hash: string): V1Pod => ({
     ],
   },
 });
-const pods = [pod('ready', true, 'c1'), pod('starting', false, 'c1'), pod('old-one', true, 'c0')];
+/** A backup Job's Pod: its summary is the termination message of the container that exited 0. */
+const backupJob: V1Job = {
+  metadata: meta('obs-backup-1', 'backup', { 'observatory.dev/purpose': 'backup' }),
+  status: { conditions: [{ type: 'Complete', status: 'True' }] },
+};
+const backupPod: V1Pod = {
+  metadata: {
+    ...meta('obs-backup-1-x', 'backup'),
+    labels: { ...meta('', 'backup').labels, 'batch.kubernetes.io/job-name': 'obs-backup-1' },
+  },
+  status: {
+    phase: 'Succeeded',
+    containerStatuses: [
+      {
+        name: 'observatory',
+        image: 'observatory:dev',
+        imageID: 'sha256:1',
+        ready: false,
+        restartCount: 0,
+        state: {
+          terminated: { exitCode: 0, message: '{"id":"b1"}', reason: 'Completed', startedAt: new Date(0) },
+        },
+      },
+    ],
+  },
+};
+const pods = [pod('ready', true, 'c1'), pod('starting', false, 'c1'), pod('old-one', true, 'c0'), backupPod];
 const secret: V1Secret = {
   metadata: { ...meta('db', 'source'), labels: { 'observatory.dev/watch': 'true' } },
   data: { url: 'cG9zdGdyZXM6Ly8=' },
@@ -158,7 +184,7 @@ describe('the operator reads the same of trimmed objects', () => {
   const caches = (t: (kind: keyof typeof cacheTrims, o: KubernetesObject) => KubernetesObject): Caches => ({
     deployments: () => [t('deployment', deployment) as V1Deployment],
     services: () => [t('service', service) as V1Service],
-    jobs: () => [t('job', job) as V1Job],
+    jobs: () => [t('job', job) as V1Job, t('job', backupJob) as V1Job],
     pods: () => pods.map((p) => t('pod', p) as V1Pod),
     disruptionBudgets: () => [t('disruptionBudget', budget) as V1PodDisruptionBudget],
     secrets: () => [t('secret', secret) as V1Secret],
@@ -196,6 +222,7 @@ describe('the operator reads the same of trimmed objects', () => {
     expect(askedTrimmed).toEqual(askedFull);
     expect(askedFull.length).toBeGreaterThan(0);
     expect(full.deployments.worker?.stalePods).toBe(1);
+    expect(full.jobs.find((j) => j.purpose === 'backup')?.terminationMessage).toBe('{"id":"b1"}');
   });
 
   it.each([

@@ -9,8 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findFlicker, narrative } from '../fixtures/operator/condition-history.ts';
-import { CALM } from '../fixtures/operator/fake-cluster.ts';
-import { play, runArb } from './operator-walks.ts';
+import { CALM, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
+import { BACKUP_SPEC, base, path, play, runArb } from './operator-walks.ts';
 
 function sequenceSeed(): number {
   const value = process.env['OBSERVATORY_SEQUENCE_SEED'];
@@ -153,5 +153,155 @@ describe('operator planner: a rotated Secret rolls the Pods that read it', () =>
     c.sources = { secrets: { db: { url: 'digest-1', other: 'b' } }, configMaps: {} };
     const p = c.reconcile();
     expect(p.actions.filter((a) => a.kind.startsWith('apply'))).toEqual([]);
+  });
+});
+
+describe('operator planner: backups before the irreversible steps, and a restore', () => {
+  const converge = (c: FakeCluster) => {
+    for (let i = 0; i < 300 && !c.isConverged(); i++) {
+      c.retryIfStalled();
+      c.reconcile();
+      c.tick();
+    }
+  };
+  /** Release 3 runs first (with data to back up), then the user walks the scenario's specs. */
+  const calm = (scenario: 'toEventsOnly' | 'rollbackFromDual') => {
+    const c = new FakeCluster({ ...structuredClone(base), backup: BACKUP_SPEC }, seededRng(7), CALM);
+    converge(c);
+    for (const change of path(scenario, { automatic: true, drop: false, replicas: 2, backups: true })) {
+      c.updateSpec(change);
+      converge(c);
+    }
+    expect(c.violations).toEqual([]);
+    return c;
+  };
+  it('a backup Job runs before the schema move to release 4 and before the cutover, each recorded', () => {
+    const c = calm('toEventsOnly');
+    expect(c.isConverged()).toBe(true);
+    expect(c.jobsCreated).toEqual([
+      'migrate',
+      'preflight',
+      'backup',
+      'migrate',
+      'backfill-1',
+      'backfill-2',
+      'backfill-3',
+      'backfill-4',
+      'backup',
+      'migrate',
+    ]);
+    const backups = c.live.status?.backups ?? [];
+    expect(backups.map((b) => [b.trigger, b.result, b.release, b.writeMode])).toEqual([
+      ['Cutover', 'Complete', '4', 'Dual'],
+      ['Release4', 'Complete', '3', 'Legacy'],
+    ]);
+    expect(backups[0]).toMatchObject({ objects: 13, bytes: 6144 });
+    expect([...c.configMaps.keys()].sort()).toEqual(backups.map((b) => `obs-backup-${b.id}`).sort());
+    expect(c.live.status?.conditions?.find((x) => x.type === 'BackupComplete')).toMatchObject({
+      status: 'True',
+      reason: 'BackupTaken',
+    });
+  });
+
+  it('backupConfirmed skips the backup before the release move, not the one before the cutover', () => {
+    const c = new FakeCluster({ ...structuredClone(base), backup: BACKUP_SPEC }, seededRng(4), CALM);
+    converge(c);
+    c.updateSpec((s) => ({
+      ...s,
+      release: '4',
+      writeMode: 'Dual',
+      upgrade: { backupConfirmed: true },
+      backfill: { enabled: false },
+      cutover: { approval: 'Automatic', retentionWindow: '1h' },
+    }));
+    converge(c);
+    c.updateSpec((s) => ({ ...s, writeMode: 'EventsOnly' }));
+    converge(c);
+    expect(c.violations).toEqual([]);
+    expect(c.isConverged()).toBe(true);
+    expect(c.jobsCreated.filter((p) => p === 'backup' || p === 'migrate')).toEqual([
+      'migrate',
+      'migrate',
+      'backup',
+      'migrate',
+    ]);
+  });
+
+  it('a failed backup Job blocks the step after it, records no complete backup, and a retry takes it', () => {
+    const c = new FakeCluster({ ...structuredClone(base), backup: BACKUP_SPEC }, seededRng(2), CALM);
+    converge(c);
+    c.updateSpec((s) => ({ ...s, release: '4', writeMode: 'Legacy' }));
+    c.killBackups = true;
+    for (let i = 0; i < 40 && !c.live.status?.backups?.length; i++) {
+      c.reconcile();
+      c.tick();
+    }
+    c.reconcile();
+    const status = c.live.status!;
+    expect(status.backups?.map((b) => b.result)).toEqual(['Failed']);
+    expect(status.state).toBe('Release3');
+    expect(c.jobsCreated).toEqual(['migrate', 'preflight', 'backup']);
+    expect(status.conditions?.find((x) => x.type === 'Stalled')).toMatchObject({
+      status: 'True',
+      reason: 'BackupFailed',
+    });
+    expect(status.blockedBy?.join('\n')).toMatch(/backup release4-[0-9a-f]{12} before the move to release 4/);
+    expect(status.blockedBy?.join('\n')).toMatch(/observatory\.dev\/retry-job=backup/);
+
+    c.killBackups = false;
+    converge(c);
+    expect(c.violations).toEqual([]);
+    expect(c.isConverged()).toBe(true);
+    expect(c.live.status?.backups?.map((b) => b.result)).toEqual(['Complete']);
+  });
+
+  it('a restore after a rollback scales to zero, brings back the release 3 database and returns to Release3', () => {
+    const c = calm('rollbackFromDual');
+    expect(c.live.status?.state).toBe('Release3');
+    const before = c.live.status!.backups!.find((b) => b.trigger === 'Release4')!;
+    // The rollback rewound the schema; the backfill records of release 4 are what it cannot undo.
+    c.db.steps[1] = 'finished';
+    const from = c.statuses.length;
+    c.annotate('observatory.dev/restore-requested', before.id);
+    const actions: string[] = [];
+    for (let i = 0; i < 200 && (c.live.status?.restore?.phase !== 'Complete' || !c.isConverged()); i++) {
+      for (const a of c.reconcile().actions)
+        if (a.kind === 'applyDeployment') actions.push(`scale ${a.role} to ${a.object.spec?.replicas}`);
+        else if (a.kind === 'createJob') actions.push(`Job ${a.purpose}`);
+      c.tick();
+    }
+    expect(c.violations).toEqual([]);
+    expect(c.restored).toEqual([before.id]);
+    expect(actions).toEqual([
+      'scale web to 0',
+      'scale worker to 0',
+      'Job restore',
+      'scale web to 1',
+      'scale worker to 2',
+    ]);
+    expect(c.db.steps[1]).toBe('pending');
+    expect(c.live.status).toMatchObject({
+      state: 'Release3',
+      restore: { backupId: before.id, phase: 'Complete', release: '3', writeMode: 'Legacy' },
+    });
+    const text = `${narrative(c.statuses.slice(from)).join('\n')}\n`;
+    const file = new URL('./testdata/restore-after-rollback.golden', import.meta.url);
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(file)) writeFileSync(file, text);
+    expect(text).toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('a restore whose backup was taken in another mode than the spec asks blocks and says what to set', () => {
+    const c = calm('toEventsOnly');
+    const release3 = c.live.status!.backups!.find((b) => b.trigger === 'Release4')!;
+    c.annotate('observatory.dev/restore-requested', release3.id);
+    c.reconcile();
+    const status = c.live.status!;
+    expect(status.restore).toBeUndefined();
+    expect(status.conditions?.find((x) => x.type === 'Restored')).toMatchObject({
+      status: 'False',
+      reason: 'RestoreRefused',
+    });
+    expect(status.conditions?.find((x) => x.type === 'Stalled')?.reason).toBe('RestoreModeMismatch');
+    expect(status.blockedBy?.[0]).toContain('cut over to EventsOnly');
   });
 });

@@ -22,6 +22,18 @@ export const base: ObservabilityServiceSpec = {
   jobs: { ttlSecondsAfterFinished: 600 },
 };
 
+/** Where the operator's backups go (spec.backup), credentials from a Secret. */
+export const BACKUP_SPEC: NonNullable<ObservabilityServiceSpec['backup']> = {
+  destination: {
+    bucket: 'observatory-backups',
+    prefix: 'obs/',
+    endpoint: 'http://s3.example:7070',
+    forcePathStyle: true,
+    accessKeyIdSecretRef: { name: 's3', key: 'access-key-id' },
+    secretAccessKeySecretRef: { name: 's3', key: 'secret-access-key' },
+  },
+};
+
 export type Scenario =
   | 'toEventsOnly'
   | 'viaLegacy'
@@ -31,14 +43,15 @@ export type Scenario =
   | 'stayDual';
 
 /** The specs the user applies one after the other. */
-function path(
+export function path(
   s: Scenario,
-  o: { automatic: boolean; drop: boolean; replicas: number },
+  o: { automatic: boolean; drop: boolean; replicas: number; backups?: boolean },
 ): ((x: ObservabilityServiceSpec) => ObservabilityServiceSpec)[] {
   const v4 = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
     ...x,
     release: '4',
-    upgrade: { backupConfirmed: true },
+    // With spec.backup the operator takes the backup itself.
+    ...(o.backups ? {} : { upgrade: { backupConfirmed: true } }),
     worker: { replicas: o.replicas },
     cutover: { approval: o.automatic ? 'Automatic' : 'Manual' },
   });
@@ -94,6 +107,8 @@ export interface Run {
   schedule: number[];
   /** Hold disruptive work for a maintenance window (10 minutes every hour, closed at the start). */
   windows?: boolean;
+  /** spec.backup is set: the operator backs up before the release move and the cutover. */
+  backups?: boolean;
 }
 
 export const WALK_WINDOWS = [{ cron: '30 * * * *', duration: '10m' }];
@@ -122,12 +137,17 @@ export const runArb: fc.Arbitrary<Run> = fc.record({
   chaos: chaosArb,
   schedule: fc.array(fc.integer({ min: 0, max: 99 }), { minLength: 150, maxLength: 400 }),
   windows: fc.boolean(),
+  backups: fc.boolean(),
 });
 
 /** Plays the run; returns the cluster for assertions. */
 export function play(r: Run): FakeCluster {
   const rng = seededRng(r.seed);
-  const spec = r.windows ? { ...base, maintenanceWindows: WALK_WINDOWS } : base;
+  const spec = {
+    ...base,
+    ...(r.windows ? { maintenanceWindows: WALK_WINDOWS } : {}),
+    ...(r.backups ? { backup: BACKUP_SPEC } : {}),
+  };
   const c = new FakeCluster(structuredClone(spec), rng, r.chaos);
   const specs = path(r.scenario, r);
   let next = 0;

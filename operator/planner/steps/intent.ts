@@ -27,10 +27,15 @@ export const intentStep: Step = {
       return out.next();
     }
     out.phase = 'Blocked';
-    if (isRelease4(want) && !isRelease4(state) && !input.spec.upgrade?.backupConfirmed) {
+    if (
+      isRelease4(want) &&
+      !isRelease4(state) &&
+      !input.spec.upgrade?.backupConfirmed &&
+      !input.spec.backup
+    ) {
       out.stalled(
         'BackupNotConfirmed',
-        'spec.upgrade.backupConfirmed: back up the relational and analytics databases, then set it to true to move release "3" to "4"',
+        'spec.upgrade.backupConfirmed: back up the relational and analytics databases, then set it to true to move release "3" to "4" (or set spec.backup and the operator takes the backup)',
       );
       return out.stop();
     }
