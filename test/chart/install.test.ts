@@ -119,6 +119,9 @@ describe('helm install on a real API server', () => {
       ['patch', 'policy', 'poddisruptionbudgets'],
       ['watch', '', 'secrets'],
       ['list', '', 'configmaps'],
+      // One record ConfigMap per backup, written by server-side apply.
+      ['create', '', 'configmaps'],
+      ['patch', '', 'configmaps'],
       ['create', '', 'events'],
       ['patch', 'events.k8s.io', 'events'],
       ['create', 'coordination.k8s.io', 'leases'],
@@ -134,7 +137,8 @@ describe('helm install on a real API server', () => {
     const refusals: [string, string, string, string, string?][] = [
       ['get', '', 'secrets', releaseNamespace],
       ['update', '', 'secrets', releaseNamespace],
-      ['create', '', 'configmaps', releaseNamespace],
+      ['delete', '', 'configmaps', releaseNamespace],
+      ['update', '', 'configmaps', releaseNamespace],
       ['delete', 'observatory.dev', 'observabilityservices', releaseNamespace],
       ['create', '', 'pods', releaseNamespace],
       ['update', 'batch', 'jobs', releaseNamespace],

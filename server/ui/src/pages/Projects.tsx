@@ -7,14 +7,20 @@ export function Projects({ landing }: { landing: boolean }) {
   const [projects, setProjects] = useState<Project[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
+    // A user who moved on before the list arrived is not sent back to a project.
+    let left = false;
     api.projects().then(
       (r) => {
+        if (left) return;
         const only = r.data.length === 1 ? r.data[0] : undefined;
         if (landing && only) navigate(`/project/${encodeURIComponent(only.id)}/observations`);
         else setProjects(r.data);
       },
-      (e: Error) => setError(e.message),
+      (e: Error) => !left && setError(e.message),
     );
+    return () => {
+      left = true;
+    };
   }, [landing]);
 
   if (error) return <main className="error">{error}</main>;
