@@ -1,9 +1,11 @@
 // `kubectl observatory logs` on the real node: the log of the current backfill Job's Pod, read by
 // the plugin through the API server's Pod log endpoint (the kubelet serves it), with kubectl
 // finding the plugin on PATH. The Job stands in for the operator's backfill Job: the object's
-// status names it through the status subresource, as the operator writes it.
+// status names it through the status subresource, as the operator writes it. Then `report`: a
+// support bundle of the object with a Job it owns whose Pod logs a Secret's value, searched file by
+// file for every Secret value (raw and base64).
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -133,4 +135,98 @@ it("prints the log of the current backfill Job's Pod, whole and its tail", async
   const tail = await plugin(['logs', '--tail', '1', '-n', ns]);
   expect(tail.code).toBe(0);
   expect(tail.stdout).toBe('step 2 finished\n');
+});
+
+it('writes a support bundle with the owned Job, its Pod log and no Secret value anywhere', async () => {
+  const secret = {
+    database: `postgres://obs:pw-${process.pid}-db@postgres:5432/obs`,
+    clickhouse: `http://default:ch-${process.pid}-secret@clickhouse:8123`,
+    redis: `redis://:rd-${process.pid}-secret@redis:6379`,
+  };
+  await clients(cluster).core.createNamespacedSecret({
+    namespace: ns,
+    body: { metadata: { name: 'datastores' }, stringData: secret },
+  });
+  const owner = await cluster.kubectl(['get', 'obsvc', 'demo', '-n', ns, '-o', 'json']);
+  const { uid } = JSON.parse(owner).metadata as { uid: string };
+  const job = 'demo-preflight-report';
+  await clients(cluster).batch.createNamespacedJob({
+    namespace: ns,
+    body: {
+      metadata: {
+        name: job,
+        ownerReferences: [
+          {
+            apiVersion: 'observatory.dev/v1alpha1',
+            kind: 'ObservabilityService',
+            name: 'demo',
+            uid,
+            controller: true,
+          },
+        ],
+      },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: 'preflight',
+                image: 'observatory:dev',
+                imagePullPolicy: 'Never',
+                securityContext: {
+                  runAsNonRoot: true,
+                  readOnlyRootFilesystem: true,
+                  allowPrivilegeEscalation: false,
+                },
+                // A careless log line that repeats a credential: the bundle must not carry it.
+                command: ['node', '-e', 'console.log("preflight connecting to " + process.env.DATABASE_URL)'],
+                env: [
+                  {
+                    name: 'DATABASE_URL',
+                    valueFrom: { secretKeyRef: { name: 'datastores', key: 'database' } },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    },
+  });
+  await waitFor(
+    `Job ${job} complete`,
+    async () => {
+      const j = await clients(cluster).batch.readNamespacedJob({ name: job, namespace: ns });
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
+
+  const dir = join(await mkdtemp(join(tmpdir(), 'observatory-report-')), 'bundle');
+  const r = await plugin(['report', 'demo', '-n', ns, '-o', dir]);
+  expect(r.code, r.stderr).toBe(0);
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'index.json',
+      'observabilityservice.yaml',
+      'events.yaml',
+      `objects/Job/${job}.yaml`,
+      'objects/Secret/datastores.yaml',
+    ]),
+  );
+  const log = files.find((f) => f.startsWith(`logs/${job}-`) && f.endsWith('/preflight.log'));
+  expect(log, files.join('\n')).toBeDefined();
+  expect(await readFile(join(dir, log!), 'utf8')).toBe('preflight connecting to [REDACTED]\n');
+  const values = Object.values(secret).flatMap((v) => [v, Buffer.from(v).toString('base64')]);
+  for (const f of files) {
+    const text = await readFile(join(dir, f), 'utf8');
+    for (const v of values) expect(text.includes(v), `${f} holds a Secret value`).toBe(false);
+  }
 });
