@@ -2,8 +2,12 @@
  * Usage inferred from a generation's input and output when it reports none, with the tokenizer
  * its model definition names. OpenAI's BPE through js-tiktoken (the maintained pure-JS port);
  * chat messages are counted as OpenAI counts them (a fixed cost per message and per name, plus
- * the reply's priming). Any other tokenizer gives no usage (unknown), never 0.
+ * the reply's priming). `claude`: the BPE Anthropic publishes in `@anthropic-ai/tokenizer` (exact
+ * for Claude 2, an estimate for later models; the reference counts the same way), run by the same
+ * js-tiktoken engine on NFKC-normalised text. Any other tokenizer gives no usage (unknown), never 0.
  */
+
+import claudeRanks from '@anthropic-ai/tokenizer/dist/cjs/claude.json' with { type: 'json' };
 import {
   getEncodingNameForModel,
   Tiktoken,
@@ -46,6 +50,7 @@ function encoder(model: string): Tiktoken {
  */
 export function warmTokenizers(): void {
   for (const model of ['gpt-4', 'gpt-4o']) encoder(model);
+  claudeEncoder();
 }
 
 /** The tokenizer configuration of OpenAI definitions (the reference's keys). */
@@ -124,13 +129,35 @@ export function inferUsage(
   input: string | null,
   output: string | null,
 ): Record<string, number> | null {
+  if (tokenizerId === 'claude') return input || output ? usageOf(input, output, claudeTokens) : null;
   if (tokenizerId !== 'openai') return null;
   const cfg = openAiConfig(tokenizerConfig);
   if (!cfg || (!input && !output)) return null;
   const enc = encoder(cfg.tokenizerModel);
+  return usageOf(input, output, (text, side) => valueTokens(enc, text, cfg, side));
+}
+
+/** `{input?, output?, total}` from a counter of one side's tokens. */
+function usageOf(
+  input: string | null,
+  output: string | null,
+  count: (text: string, side: 'input' | 'output') => number,
+): Record<string, number> {
   const usage: Record<string, number> = {};
-  if (input) usage['input'] = valueTokens(enc, input, cfg, 'input');
-  if (output) usage['output'] = valueTokens(enc, output, cfg, 'output');
+  if (input) usage['input'] = count(input, 'input');
+  if (output) usage['output'] = count(output, 'output');
   usage['total'] = (usage['input'] ?? 0) + (usage['output'] ?? 0);
   return usage;
+}
+
+let claude: Tiktoken | undefined;
+function claudeEncoder(): Tiktoken {
+  claude ??= new Tiktoken(claudeRanks);
+  return claude;
+}
+
+/** Tokens of one stored value as Anthropic's tokenizer counts it: text as is, anything else as JSON. */
+function claudeTokens(text: string): number {
+  const v = parseJson(text);
+  return claudeEncoder().encode(textOf(v).normalize('NFKC'), 'all').length;
 }

@@ -4,6 +4,7 @@
  * the cost columns of the rows ingestion writes. Expected prices and token counts are the
  * providers' published figures, not values read back from this code.
  */
+import { countTokens as anthropicCountTokens } from '@anthropic-ai/tokenizer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chTime } from '../../server/ingestion/time.ts';
 import { ProjectPricing, priceEventRow, priceGeneration, priceLegacyRow } from '../../server/models/apply.ts';
@@ -237,11 +238,39 @@ describe('usage inferred by the tokenizer', () => {
     expect(inferUsage('openai', gpt4, null, out)).toEqual({ output: 6, total: 6 });
   });
   it.each([
-    ['claude', gpt4],
     [null, gpt4],
     ['openai', null],
+    ['sentencepiece', null],
   ])('tokenizer %s (config %j): usage unknown, not 0', (id, cfg) => {
     expect(inferUsage(id, cfg, 'hello', 'world')).toBeNull();
+  });
+
+  // The judge is Anthropic's own package (its countTokens runs the WASM tiktoken on the same ranks).
+  const claudeTexts = [
+    'hello',
+    'Hello, world! How are you today?',
+    'ﬁnancial ｆｕｌｌｗｉｄｔｈ — NFKC folds these',
+    '日本語のテキストと emoji 🎉🎉',
+    'def f(x):\n    return x ** 2  # code\n\n\n',
+    'a'.repeat(2000),
+  ];
+  it.each(claudeTexts.map((t) => [t.slice(0, 24), t]))(
+    'claude: %j… counts as @anthropic-ai/tokenizer does',
+    (_, text) => {
+      const n = anthropicCountTokens(text);
+      expect(n).toBeGreaterThan(0);
+      expect(inferUsage('claude', null, text, JSON.stringify(text))).toEqual({
+        input: n,
+        output: n,
+        total: 2 * n,
+      });
+    },
+  );
+  it('claude: chat messages are counted as their JSON text, as the reference does', () => {
+    const messages = [{ role: 'user', content: 'What is the capital of France?' }];
+    const n = anthropicCountTokens(JSON.stringify(messages));
+    expect(inferUsage('claude', null, JSON.stringify(messages), null)).toEqual({ input: n, total: n });
+    expect(inferUsage('claude', null, null, null)).toBeNull();
   });
 });
 
@@ -306,10 +335,13 @@ describe('the rows ingestion writes', () => {
     expect(row['total_cost']).toBeCloseTo(13 * 2.5e-6 + 6 * 10e-6, 12);
   });
 
-  it('an unknown model keeps the row as sent; a model without tokenizer leaves usage unknown', () => {
+  it('an unknown model keeps the row as sent', () => {
     const unknown = legacy({ provided_model_name: 'my-own-llm' });
     priceLegacyRow(builtIn, unknown);
     expect(unknown).toMatchObject({ internal_model_id: null, cost_details: {}, total_cost: null });
+  });
+
+  it('a Claude generation without usage is counted by the claude tokenizer and priced', () => {
     const claude = legacy({
       provided_model_name: 'claude-sonnet-4-5-20250929',
       provided_usage_details: {},
@@ -317,8 +349,11 @@ describe('the rows ingestion writes', () => {
       input: 'hello',
     });
     priceLegacyRow(builtIn, claude);
-    expect(claude).toMatchObject({ usage_details: {}, cost_details: {}, total_cost: null });
+    const n = anthropicCountTokens('hello');
+    expect(claude['usage_details']).toEqual({ input: n, total: n });
     expect(claude['internal_model_id']).not.toBeNull();
+    // Claude Sonnet 4.5 lists $3 per million input tokens (Anthropic's pricing page).
+    expect(claude['total_cost']).toBeCloseTo(n * 3e-6, 12);
   });
 
   it('an events row with a sent cost without total gets the total, as a legacy row does', () => {
