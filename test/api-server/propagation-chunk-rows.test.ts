@@ -3,9 +3,11 @@
 // operator renders from it.
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { ENV, ENV_DEFAULTS, ENV_LIMITS } from '../../server/contract/env.ts';
 import { API_GROUP } from '../../server/contract/retries.ts';
 import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
+import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 
 let api: ControlPlane;
 let custom: CustomObjectsApi;
@@ -24,27 +26,12 @@ afterAll(async () => {
   await api?.stop();
 });
 
-const object = (name: string, extra: Record<string, unknown>) => ({
+const object = (name: string, extra: Partial<ObservabilityServiceSpec>) => ({
   ...target,
-  body: {
-    apiVersion: `${API_GROUP}/v1alpha1`,
-    kind: 'ObservabilityService',
-    metadata: { name },
-    spec: {
-      release: '4',
-      image: 'observatory:dev',
-      writeMode: 'Dual',
-      datastores: {
-        postgres: { urlSecretRef: { name: 'd', key: 'database' } },
-        clickhouse: { urlSecretRef: { name: 'd', key: 'clickhouse' } },
-        redis: { urlSecretRef: { name: 'd', key: 'redis' } },
-      },
-      ...extra,
-    },
-  },
+  body: minimalService({ ...minimalSpec('Dual'), ...extra }, { name, namespace: target.namespace }),
 });
 
-const refusal = async (name: string, extra: Record<string, unknown>) => {
+const refusal = async (name: string, extra: Partial<ObservabilityServiceSpec>) => {
   const e = await custom.createNamespacedCustomObject(object(name, extra)).catch((err: unknown) => err);
   expect(e).toBeInstanceOf(ApiException);
   expect((e as ApiException<unknown>).code).toBe(422);
