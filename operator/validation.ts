@@ -5,7 +5,7 @@
  * the server's own rules module. Violations name a reason and a field path, never a value.
  */
 
-import { BACKFILL_LIMITS, type BackfillTuningKey } from '../server/contract/env.ts';
+import { BACKFILL_LIMITS, type BackfillTuningKey, ENV_LIMITS } from '../server/contract/env.ts';
 import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
 import {
@@ -151,7 +151,7 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
       });
   }
 
-  // The bounds the CRD's schema sets on the tuning fields, and the backfill's width.
+  // The bounds the CRD's schema sets on the tuning fields (backfill, propagation), and the backfill's width.
   const ranged: [string, number | undefined, { min: number; max: number }][] = [
     ...(['chunkRows', 'throttleMs', 'concurrency'] as BackfillTuningKey[]).map(
       (k) =>
@@ -161,6 +161,7 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
           { min: number; max: number },
         ],
     ),
+    ['spec.propagation.chunkRows', spec.propagation?.chunkRows, ENV_LIMITS.propagationChunkRows],
     ['spec.jobs.ttlSecondsAfterFinished', spec.jobs?.ttlSecondsAfterFinished, JOB_TTL_LIMITS],
   ];
   for (const [field, v, { min, max }] of ranged)

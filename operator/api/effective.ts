@@ -21,6 +21,7 @@ export type Spec = ObservabilityServiceSpec & {
     failureThreshold: number;
     intervalSeconds: number;
     graceSeconds: number;
+    chunkRows: number;
   };
   cutover: NonNullable<ObservabilityServiceSpec['cutover']> & {
     approval: 'Manual' | 'Automatic';

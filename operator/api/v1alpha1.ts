@@ -426,6 +426,15 @@ export const specSchema = object(
             }),
             ENV_DEFAULTS.propagationGraceSeconds,
           ),
+          chunkRows: defaulted(
+            integer({
+              description: `Rows of a staging partition per propagation INSERT ... SELECT (${ENV.propagationChunkRows}); a larger partition is propagated in chunks of whole traces, each committed and resumed after a restart. Larger chunks run faster and take more memory in the analytics store.`,
+              minimum: ENV_LIMITS.propagationChunkRows.min,
+              maximum: ENV_LIMITS.propagationChunkRows.max,
+              format: 'int32',
+            }),
+            ENV_DEFAULTS.propagationChunkRows,
+          ),
         },
         { description: 'Dual-write propagation settings.' },
       ),

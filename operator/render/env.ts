@@ -68,6 +68,7 @@ export function containerEnv(spec: Spec, mode: ModeSettings, o: EnvOptions = {})
     env.push(
       value(ENV.propagationIntervalSeconds, spec.propagation.intervalSeconds),
       value(ENV.propagationGraceSeconds, spec.propagation.graceSeconds),
+      value(ENV.propagationChunkRows, spec.propagation.chunkRows),
     );
   if (o.role) env.push(...blobEnv(spec, o.role));
   if (o.port !== undefined) env.push(value(ENV.port, o.port));

@@ -18,7 +18,6 @@ import {
   LLM_ENV,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
-  PROPAGATION_CHUNK_ROWS_ENV,
   S3_ENV,
 } from '../contract/env.ts';
 import {
@@ -187,7 +186,7 @@ const processSchema = fields({
   ],
   propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
   propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
-  propagationChunkRows: [PROPAGATION_CHUNK_ROWS_ENV, limited('propagationChunkRows')],
+  propagationChunkRows: [ENV.propagationChunkRows, limited('propagationChunkRows')],
   databaseUrl: [ENV.databaseUrl, text()],
   redisUrl: [ENV.redisUrl, text()],
   host: [ENV.host, textOr(ENV_DEFAULTS.host)],

@@ -14,6 +14,8 @@ export const ENV = {
   propagationStuckThresholdMinutes: 'SERVICE_EVENT_PROPAGATION_STUCK_THRESHOLD_MINUTES',
   propagationIntervalSeconds: 'SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS',
   propagationGraceSeconds: 'SERVICE_EVENT_PROPAGATION_GRACE_SECONDS',
+  /** Rows of a staging partition per propagation `INSERT ... SELECT`; a larger one is cut in chunks. */
+  propagationChunkRows: 'SERVICE_EVENT_PROPAGATION_CHUNK_ROWS',
   columnarClusterEnabled: 'COLUMNAR_CLUSTER_ENABLED',
   columnarClusterName: 'COLUMNAR_CLUSTER_NAME',
   columnarUseLightweightUpdate: 'COLUMNAR_USE_LIGHTWEIGHT_UPDATE',
@@ -272,12 +274,6 @@ export const BACKFILL_LIMITS: Record<BackfillTuningKey, { min: number; max: numb
  * Jobs) has its own defaults (ANALYTICS_ROLE_BOUNDS), these override them. Not rendered by the
  * operator: set them through a role's extra environment (`spec.<role>.template.env`).
  */
-/**
- * Rows of a staging partition per propagation `INSERT ... SELECT`; a larger one is cut in chunks.
- * Not rendered by the operator: set it through `spec.worker.template.env`.
- */
-export const PROPAGATION_CHUNK_ROWS_ENV = 'SERVICE_EVENT_PROPAGATION_CHUNK_ROWS';
-
 export const ANALYTICS_TIMEOUT_ENV = {
   /** Seconds the client waits for a statement's answer (@clickhouse/client `request_timeout`). */
   requestTimeoutSeconds: 'CLICKHOUSE_REQUEST_TIMEOUT_SECONDS',

@@ -17,7 +17,6 @@ import {
   LIFECYCLE_ENV,
   LLM_ENV,
   OPERATOR_ENV,
-  PROPAGATION_CHUNK_ROWS_ENV,
   S3_ENV,
   type S3EnvNames,
 } from '../../server/contract/env.ts';
@@ -299,7 +298,7 @@ const SERVER_VARIABLES: VariableCase[] = [
     expected: 0,
   },
   {
-    name: PROPAGATION_CHUNK_ROWS_ENV,
+    name: ENV.propagationChunkRows,
     bad: '0',
     good: '1000',
     read: (c) => c.propagationChunkRows,
@@ -571,7 +570,6 @@ describe('every variable of every server role', () => {
     const declared = [
       ...Object.values(ENV),
       ...Object.values(LIFECYCLE_ENV),
-      PROPAGATION_CHUNK_ROWS_ENV,
       ...Object.values(LLM_ENV),
       ...Object.values(AUTH_ENV),
       ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),

@@ -81,11 +81,18 @@ describe('server settings reachable from the spec, read back by the server', () 
       want: 0,
     },
     {
+      field: 'propagation.chunkRows',
+      spec: { propagation: { chunkRows: 2_000 } },
+      role: 'worker',
+      read: (c) => c.propagationChunkRows,
+      want: 2_000,
+    },
+    {
       field: 'propagation defaults',
       spec: {},
       role: 'worker',
-      read: (c) => [c.propagationIntervalSeconds, c.propagationGraceSeconds],
-      want: [60, 30],
+      read: (c) => [c.propagationIntervalSeconds, c.propagationGraceSeconds, c.propagationChunkRows],
+      want: [60, 30, 500_000],
     },
     {
       field: 'datastores.clickhouse.clusterEnabled + clusterName',
@@ -140,12 +147,20 @@ describe('server settings reachable from the spec, read back by the server', () 
   });
 
   it('renders each role-specific setting only to its role', () => {
-    const spec = { ...base, propagation: { intervalSeconds: 5 }, web: { maxInFlightWrites: 7 } };
+    const spec = {
+      ...base,
+      propagation: { intervalSeconds: 5, chunkRows: 3 },
+      web: { maxInFlightWrites: 7 },
+    };
     const web = resolvedEnv(containerOf(podOf(spec, 'web')).env!);
     const worker = resolvedEnv(containerOf(podOf(spec, 'worker')).env!);
     expect(web).toMatchObject({ SERVICE_INGESTION_MAX_IN_FLIGHT: '7' });
     expect(web).not.toHaveProperty('SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS');
-    expect(worker).toMatchObject({ SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '5' });
+    expect(web).not.toHaveProperty('SERVICE_EVENT_PROPAGATION_CHUNK_ROWS');
+    expect(worker).toMatchObject({
+      SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '5',
+      SERVICE_EVENT_PROPAGATION_CHUNK_ROWS: '3',
+    });
     expect(worker).not.toHaveProperty('SERVICE_INGESTION_MAX_IN_FLIGHT');
     expect(worker).not.toHaveProperty('SERVICE_OPERATOR_OBJECT');
   });
@@ -155,6 +170,11 @@ describe('server settings reachable from the spec, read back by the server', () 
     const at = (...path: string[]) => path.reduce((n: OpenApi, k) => n.properties![k]!, spec);
     expect(at('propagation', 'intervalSeconds')).toMatchObject({ minimum: 1, maximum: 3600, default: 60 });
     expect(at('propagation', 'graceSeconds')).toMatchObject({ minimum: 0, maximum: 3600, default: 30 });
+    expect(at('propagation', 'chunkRows')).toMatchObject({
+      minimum: 1,
+      maximum: 100_000_000,
+      default: 500_000,
+    });
     expect(at('web', 'maxInFlightWrites')).toMatchObject({ minimum: 1, maximum: 10_000, default: 64 });
     expect(at('logLevel').enum).toEqual(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
     // ...and the server refuses what the CRD refuses.
@@ -162,6 +182,8 @@ describe('server settings reachable from the spec, read back by the server', () 
       ['SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS', '0'],
       ['SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS', '3601'],
       ['SERVICE_EVENT_PROPAGATION_GRACE_SECONDS', '-1'],
+      ['SERVICE_EVENT_PROPAGATION_CHUNK_ROWS', '0'],
+      ['SERVICE_EVENT_PROPAGATION_CHUNK_ROWS', '100000001'],
       ['SERVICE_INGESTION_MAX_IN_FLIGHT', '10001'],
       ['LOG_LEVEL', 'verbose'],
     ] as const)

@@ -59,6 +59,18 @@ describe('validate: forbidden combinations', () => {
       spec({ backfill: { chunkRows: 2_000_000, concurrency: 16 } }),
       ['BackfillTooWide@spec.backfill.concurrency'],
     ],
+    ['propagation chunks of one row', spec({ propagation: { chunkRows: 1 } }), []],
+    ['the largest propagation chunks', spec({ propagation: { chunkRows: 100_000_000 } }), []],
+    [
+      'propagation chunks of 0 rows',
+      spec({ propagation: { chunkRows: 0 } }),
+      ['OutOfRange@spec.propagation.chunkRows'],
+    ],
+    [
+      'propagation chunks above the contract maximum, fractional',
+      spec({ propagation: { chunkRows: 100_000_000.5 } }),
+      ['OutOfRange@spec.propagation.chunkRows'],
+    ],
     ['a Job TTL of one hour', spec({ jobs: { ttlSecondsAfterFinished: 3600 } }), []],
     [
       'a Job TTL too short to read the result',
