@@ -1,7 +1,9 @@
 /**
  * Finds what an active rule should judge and enqueues it once per evaluator: for observation
  * rules, the rows of `events_full` matching the rule's filters compiled by the Observations API v2
- * compiler; for the Legacy trace-level rules, the rows of the legacy `traces` table. Only rows that
+ * compiler; for experiment rules, the experiment item root observations of `events_full` (as the
+ * reference, which adds its `isExperimentItemRootSpan` filter to every experiment rule); for the
+ * Legacy trace-level rules, the rows of the legacy `traces` table. Only rows that
  * arrived since the rule's cursor and at least `lagMs` ago (so rows still being written are seen on
  * the next pass), sampled per row. Runs in the worker, never on ingestion.
  */
@@ -17,13 +19,16 @@ import { activeRules, type Rule } from './store.ts';
 const SCAN_LIMIT = 1000;
 
 /** Where each scanned target's rows live, and the row's id, trace and time as the scan reads them. */
+const OBSERVATIONS = {
+  table: 'events_full',
+  id: 'span_id',
+  select: 'span_id AS id, trace_id, start_time AS at, created_at',
+  where: [] as string[],
+};
 const SOURCES = {
-  observation: {
-    table: 'events_full',
-    id: 'span_id',
-    select: 'span_id AS id, trace_id, start_time AS at, created_at',
-  },
-  trace: { table: 'traces', id: 'id', select: 'id, id AS trace_id, timestamp AS at, created_at' },
+  observation: OBSERVATIONS,
+  experiment: { ...OBSERVATIONS, where: ["experiment_id != ''", 'span_id = experiment_item_root_span_id'] },
+  trace: { table: 'traces', id: 'id', select: 'id, id AS trace_id, timestamp AS at, created_at', where: [] },
 } as const;
 export type ScannedTarget = keyof typeof SOURCES;
 
@@ -33,6 +38,7 @@ type Matched = Pick<Rule, 'projectId' | 'filter'> & { target: ScannedTarget };
 function matching(rule: Matched, params: Params, also: () => string[] = () => []): string[] {
   return [
     `project_id = ${params.str(rule.projectId)}`,
+    ...SOURCES[rule.target].where,
     ...also(),
     // The judge's own traces (and any other reserved environment) are never judged.
     "NOT startsWith(environment, 'langfuse-')",

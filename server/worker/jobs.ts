@@ -76,11 +76,12 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     : undefined;
   propagation?.start();
 
-  // Observation-level evaluators judge version 4 events, where the events tables are written; the
-  // Legacy trace-level ones judge the legacy traces, where those are written, and stop at the cutover.
+  // Observation and experiment evaluators judge version 4 events, where the events tables are
+  // written; the Legacy trace-level ones judge the legacy traces, where those are written, and stop
+  // at the cutover.
   const behaviour = behaviourOf(o.config.mode);
   const targets: ScannedTarget[] = [
-    ...(behaviour.writesEventsTables ? (['observation'] as const) : []),
+    ...(behaviour.writesEventsTables ? (['observation', 'experiment'] as const) : []),
     ...(behaviour.writesLegacyTables ? (['trace'] as const) : []),
   ];
   const evaluation = o.schemaKnown

@@ -39,7 +39,7 @@ import type { PluginOptions } from './types.ts';
 const PREFIX = '/api/ui/projects/:projectId';
 
 const previewRequest = z.object({
-  target: z.enum(['observation', 'trace']),
+  target: z.enum(['observation', 'experiment', 'trace']),
   filter: z.array(ruleFilter).default([]),
   evaluator: z.string().min(1),
   mapping: z.array(mappingEntry),
@@ -128,7 +128,11 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       summary: 'The columns a rule of each target may filter on, with their kinds',
       params: projectParams,
     },
-    async () => ({ observation: ruleFilterColumns('observation'), trace: ruleFilterColumns('trace') }),
+    async () => ({
+      observation: ruleFilterColumns('observation'),
+      experiment: ruleFilterColumns('experiment'),
+      trace: ruleFilterColumns('trace'),
+    }),
   );
 
   route(
