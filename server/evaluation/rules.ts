@@ -168,7 +168,7 @@ export const RULE_TRACE_COLUMNS: ColumnTable = {
  * experiment runner opens per dataset item, carrying the item's columns): the observation columns
  * plus the experiment's dataset.
  */
-export const RULE_EXPERIMENT_COLUMNS: ColumnTable = {
+const RULE_EXPERIMENT_COLUMNS: ColumnTable = {
   ...RULE_OBSERVATION_COLUMNS,
   datasetId: { expr: 'experiment_dataset_id', kind: 'string' },
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PublicApiError } from '../../server/evaluation/errors.ts';
 import { keyedLimiter } from '../../server/evaluation/job.ts';
-import { type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
+import { buildJudged, type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
 import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
 import {
   checkMapping,
@@ -13,7 +13,7 @@ import {
   sampled,
   selectValue,
 } from '../../server/evaluation/rules.ts';
-import { buildSample, buildScan } from '../../server/evaluation/scan.ts';
+import { buildSample, buildScan, type ScanSource, scanSources } from '../../server/evaluation/scan.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
 
 describe('prompt variables', () => {
@@ -128,6 +128,7 @@ describe('rule scan', () => {
         projectId: 'p1',
         name: 'n',
         target: 'observation',
+        source: 'observation',
         enabled: true,
         sampling: 1,
         filter: [
@@ -157,11 +158,12 @@ describe('rule scan', () => {
 });
 
 describe('experiment rules', () => {
-  const experimentRule = (filter: FilterCondition[]) => ({
+  const experimentRule = (filter: FilterCondition[], source: ScanSource = 'experiment') => ({
     id: 'r',
     projectId: 'p1',
     name: 'n',
     target: 'experiment' as const,
+    source,
     enabled: true,
     sampling: 1,
     filter,
@@ -172,18 +174,50 @@ describe('experiment rules', () => {
     updatedAt: '',
   });
 
-  it('scan only experiment item root observations, by the experiment’s dataset', () => {
-    const window = ['2026-11-26T10:00:00.000Z', '2026-11-26T10:01:00.000Z'] as const;
-    const q = buildScan(
-      experimentRule([{ type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['ds-1'] }]),
-      ...window,
-    );
+  const window = ['2026-11-26T10:00:00.000Z', '2026-11-26T10:01:00.000Z'] as const;
+  const byDataset: FilterCondition[] = [
+    { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['ds-1'] },
+  ];
+
+  it('scan only experiment item root observations of the events, by the experiment’s dataset', () => {
+    const q = buildScan(experimentRule(byDataset), ...window);
     expect(q.sql).toContain('FROM events_full FINAL');
     expect(q.sql).toContain("experiment_id != '' AND span_id = experiment_item_root_span_id");
     expect(q.sql).toMatch(/experiment_dataset_id IN \{p\d+:Array\(String\)\}/);
     expect(Object.values(q.params)).toContainEqual(['ds-1']);
-    const observation = buildScan({ ...experimentRule([]), target: 'observation' }, ...window);
+    const observation = buildScan({ ...experimentRule([]), source: 'observation' }, ...window);
     expect(observation.sql).not.toContain('experiment_item_root_span_id');
+  });
+
+  it('scan the dataset run items where the legacy tables are written: an observation, or a trace alone', () => {
+    const q = buildScan(experimentRule(byDataset, 'run_item'), ...window);
+    expect(q.sql).toMatch(/^SELECT coalesce\(observation_id, trace_id\) AS id, trace_id,/);
+    expect(q.sql).toContain('FROM dataset_run_items_rmt FINAL');
+    expect(q.sql).toMatch(/dataset_id IN \{p\d+:Array\(String\)\}/);
+    expect(q.sql).not.toContain('environment');
+  });
+
+  it.each([
+    ['legacy', { writesEventsTables: false, writesLegacyTables: true }, ['trace', 'run_item']],
+    ['dual', { writesEventsTables: true, writesLegacyTables: true }, ['observation', 'trace', 'run_item']],
+    ['events_only', { writesEventsTables: true, writesLegacyTables: false }, ['observation', 'experiment']],
+  ] as const)('in %s the worker scans %o', (_mode, behaviour, sources) => {
+    expect(scanSources(behaviour)).toEqual(sources);
+  });
+
+  it.each([
+    ['experiment', 'obs', 'FROM events_full FINAL', 'experiment_item_expected_output AS expected_output'],
+    ['run_item', 'obs', 'FROM observations FINAL', 'FROM dataset_run_items_rmt FINAL'],
+    ['run_item', 'trace-1', 'FROM traces FINAL', 'FROM dataset_run_items_rmt FINAL'],
+    ['trace', 'trace-1', 'FROM traces FINAL', "'' AS expected_output"],
+  ] as const)('a %s execution on %s reads %s and %s', (source, observationId, row, item) => {
+    const q = buildJudged(
+      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window[0] },
+      source,
+    );
+    expect(q.query).toContain(row);
+    expect(q.query).toContain(item);
+    expect(Object.values(q.params)).toContain('p1');
   });
 
   const code = (f: () => void) => {
@@ -294,7 +328,7 @@ describe('the rules page', () => {
     const q = buildSample(
       {
         projectId: 'p1',
-        target: 'observation',
+        source: 'observation',
         filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] }],
       },
       id,

@@ -23,7 +23,7 @@ import {
   ruleFilter,
   ruleFilterColumns,
 } from '../../evaluation/rules.ts';
-import { buildSample, type ScanRow } from '../../evaluation/scan.ts';
+import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
 import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
@@ -154,10 +154,8 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
           field: 'evaluator',
         });
       checkRuleFilters(body.target, body.filter);
-      const sample = await select(
-        ctx,
-        buildSample({ projectId, target: body.target, filter: body.filter }, body.id),
-      );
+      const source = sourceOf(body.target, legacyTargetsRun);
+      const sample = await select(ctx, buildSample({ projectId, source, filter: body.filter }, body.id));
       const found = sample[0] as ScanRow | undefined;
       if (!found) return { sample: null, variables: [], prompt: null };
       const key = {
@@ -166,7 +164,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         observationId: found.id,
         observationStartTime: toIso(found.at)!,
       };
-      const row = await readJudged(ctx.analytics, key, body.target);
+      const row = await readJudged(ctx.analytics, key, source);
       const usable = body.mapping.filter((m) => m.jsonPath === undefined || !jsonPathProblem(m.jsonPath));
       const values = row ? mappedValues(row, usable) : {};
       return {
