@@ -16,7 +16,13 @@ import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
+import {
+  JUDGE_CATEGORIES,
+  type Judge,
+  judgeConnection,
+  judgeEvaluator,
+  startJudge,
+} from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
@@ -98,7 +104,6 @@ const call = (method: string, path: string, body?: unknown) =>
 const client = () =>
   new LangfuseClient({ publicKey: project.publicKey, secretKey: project.secretKey, baseUrl: web!.url });
 
-const CATEGORIES = ['correct', 'incorrect'];
 const ITEMS = [
   { id: 'fr', input: 'France', expectedOutput: 'Paris', metadata: { difficulty: 'easy' } },
   { id: 'de', input: 'Germany', expectedOutput: 'Berlin', metadata: { difficulty: 'hard' } },
@@ -164,7 +169,7 @@ async function expectJudged(traces: Map<string, string>, rootOf: (traceId: strin
       subject: { kind: 'observation', id: root, traceId },
       metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId, evaluator_version: '1' },
     });
-    expect(CATEGORIES).toContain(score!.value);
+    expect(JUDGE_CATEGORIES).toContain(score!.value);
     expect(typeof score!.comment).toBe('string');
     expect(score!.comment.length).toBeGreaterThan(0);
     expect(score!.metadata.execution_trace_id).toMatch(/^[0-9a-f]{32}$/);
@@ -191,22 +196,14 @@ describe('in legacy: the dataset run items lead to what is judged', () => {
         await lf.dataset.createItem({ datasetName: name, ...item, id: `${name}-${item.id}` });
     }
     datasetId = (await lf.api.datasets.get('capitals')).id;
-    const evaluator = await call('POST', '/unstable/evaluators', {
-      name: 'expected-match',
-      type: 'llm_as_judge',
-      prompt:
+    const evaluator = await call(
+      'POST',
+      '/unstable/evaluators',
+      judgeEvaluator(
+        'expected-match',
         'Capital of {{country}} ({{difficulty}}).\nExpected: {{expected}}\nAnswer: {{answer}}\nDoes the answer match?',
-      outputDefinition: {
-        dataType: 'CATEGORICAL',
-        reasoning: { description: 'One short sentence.' },
-        score: {
-          description: 'correct or incorrect',
-          categories: CATEGORIES,
-          shouldAllowMultipleMatches: false,
-        },
-      },
-      modelConfig: { provider: 'local-judge', model: JUDGE_MODEL },
-    });
+      ),
+    );
     expect(evaluator.status, JSON.stringify(evaluator.body)).toBe(200);
     evaluatorId = evaluator.body.id;
     const rule = await call('POST', '/unstable/evaluation-rules', {
@@ -281,7 +278,7 @@ describe('in legacy: the dataset run items lead to what is judged', () => {
       subject: { kind: 'trace', id: trace.id },
       metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
     });
-    expect(CATEGORIES).toContain(score!.value);
+    expect(JUDGE_CATEGORIES).toContain(score!.value);
   });
 });
 
