@@ -172,6 +172,26 @@ export function publicEvaluator(e: Evaluator) {
   };
 }
 
+/** A `datasetId` filter names datasets of the project, by id (the reference's check). */
+async function checkDatasetIds(pool: pg.Pool, projectId: string, filter: RuleFields['filter']) {
+  for (const [i, f] of filter.entries()) {
+    if (f.column !== 'datasetId' || !Array.isArray(f.value)) continue;
+    const ids = (f.value as unknown[]).map(String);
+    const { rows } = await pool.query<{ id: string }>(
+      'SELECT id FROM datasets WHERE project_id = $1 AND id = ANY($2)',
+      [projectId, ids],
+    );
+    const found = new Set(rows.map((r) => r.id));
+    const invalid = ids.filter((id) => !found.has(id));
+    if (invalid.length > 0)
+      throw new PublicApiError(
+        'invalid_filter_value',
+        `Filter column "datasetId" names no dataset of this project: ${invalid.join(', ')}. Use dataset id values from GET /api/public/v2/datasets, not names`,
+        { field: `filter[${i}].value`, column: 'datasetId', invalidValues: invalid },
+      );
+  }
+}
+
 interface AssignmentInput {
   name: string;
   type?: 'llm_as_judge' | 'code' | undefined;
@@ -188,11 +208,6 @@ async function resolveRule(
   wasActive: boolean,
   legacyTargetsRun: boolean,
 ): Promise<RuleFields> {
-  if (f.target === 'experiment')
-    throw new PublicApiError(
-      'unprocessable_content',
-      'target experiment is not run by this service yet; use target observation',
-    );
   if (isLegacyTarget(f.target) && f.enabled && !legacyTargetsRun)
     throw new PublicApiError(
       'unprocessable_content',
@@ -223,6 +238,7 @@ async function resolveRule(
     evaluators.push(e);
   }
   checkRuleFilters(f.target, f.filter);
+  await checkDatasetIds(pool, projectId, f.filter);
   let { pausedReason, pausedMessage } = f;
   if (f.enabled) {
     for (const e of evaluators) await preflight(pool, projectId, e);

@@ -1,7 +1,7 @@
 /**
- * The worker's evaluation job: each pass scans the active rules of the targets the write mode
+ * The worker's evaluation job: each pass scans the active rules of the sources the write mode
  * serves for new matching rows (scan.ts: observations where the events tables are written, traces
- * where the legacy tables are), then claims due executions and judges them (judge.ts) with at most
+ * where the legacy tables are, experiment items in every mode), then claims due executions and judges them (judge.ts) with at most
  * `perConnection` calls in flight per LLM connection.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -11,7 +11,7 @@ import type { LlmSettings } from '../config/env.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { claimExecutions, type Outcome, settleExecution } from './executions.ts';
 import { judge } from './judge.ts';
-import { type ScannedTarget, scanRules } from './scan.ts';
+import { type ScanSource, scanRules } from './scan.ts';
 
 export interface EvaluationJobOptions {
   pool: pg.Pool;
@@ -20,8 +20,8 @@ export interface EvaluationJobOptions {
   llm: LlmSettings;
   log: Logger;
   workerId: string;
-  /** What the write mode lets the job scan; without `trace`, trace-level executions are cancelled. */
-  targets: readonly ScannedTarget[];
+  /** What the write mode lets the job scan (scan.ts); without `trace`, trace-level executions are cancelled. */
+  sources: readonly ScanSource[];
   intervalMs?: number;
   perConnection?: number;
   maxAttempts?: number;
@@ -77,12 +77,12 @@ export class EvaluationJob {
   async runPass(): Promise<void> {
     if (this.#stopping) return;
     const o = this.#o;
-    const enqueued = await scanRules(o.pool, o.analytics, SCAN_LAG_MS, o.targets);
+    const enqueued = await scanRules(o.pool, o.analytics, SCAN_LAG_MS, o.sources);
     if (enqueued > 0) o.log.info({ enqueued }, 'evaluations enqueued');
     const free = CLAIM_BATCH - this.#inFlight.size;
     if (free <= 0) return;
     for (const e of await claimExecutions(o.pool, o.workerId, free, LEASE_MS)) {
-      const deps = { ...o, timeoutMs: CALL_TIMEOUT_MS, legacyTargetsRun: o.targets.includes('trace') };
+      const deps = { ...o, timeoutMs: CALL_TIMEOUT_MS, legacyTargetsRun: o.sources.includes('trace') };
       const run: Promise<void> = judge(deps, e, (key, fn) => this.#limit<Outcome>(key, fn))
         .catch(
           (err: Error): Outcome => ({

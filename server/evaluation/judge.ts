@@ -17,6 +17,7 @@ import { type JudgeCall, judgeTrace } from './judge-trace.ts';
 import { mappedValues, readJudged } from './judged.ts';
 import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
 import { isLegacyTarget, renderPrompt } from './rules.ts';
+import { sourceOf } from './scan.ts';
 import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
 
 export interface JudgeDeps {
@@ -79,7 +80,7 @@ export async function judge(
       provider,
     };
   }
-  const observation = await readJudged(deps.analytics, e, rule.target);
+  const observation = await readJudged(deps.analytics, e, sourceOf(rule.target, deps.legacyTargetsRun));
   if (!observation) return retryOrFail(deps, e, `the ${rule.target} is not readable yet`, provider);
   const values = mappedValues(observation, assignment.mapping ?? evaluator.mapping ?? []);
   const call = buildCall(
@@ -135,8 +136,8 @@ export async function judge(
         trace_id: e.traceId,
         session_id: null,
         dataset_run_id: null,
-        // A trace-level score belongs to the trace (its execution's observationId is the trace's id).
-        observation_id: isLegacyTarget(rule.target) ? null : e.observationId,
+        // A judged trace (trace-level rule, or a run item naming only a trace) gets the trace's score.
+        observation_id: e.observationId === e.traceId ? null : e.observationId,
         name: evaluator.name,
         value: categorical ? 0 : judgment.value,
         string_value: categorical

@@ -163,6 +163,16 @@ export const RULE_TRACE_COLUMNS: ColumnTable = {
   metadata: { expr: 'metadata', kind: 'metadata', value: (key) => `metadata[${key}]` },
 };
 
+/**
+ * An experiment rule judges experiment item root observations of `events_full` (the span an SDK's
+ * experiment runner opens per dataset item, carrying the item's columns): the observation columns
+ * plus the experiment's dataset.
+ */
+const RULE_EXPERIMENT_COLUMNS: ColumnTable = {
+  ...RULE_OBSERVATION_COLUMNS,
+  datasetId: { expr: 'experiment_dataset_id', kind: 'string' },
+};
+
 /** The reference's allowed columns per target, and the values a closed column takes. */
 const OBSERVATION_FILTER_COLUMNS = [
   'type',
@@ -187,10 +197,21 @@ const CLOSED_VALUES: Record<string, string[]> = {
 
 /** The columns a rule of a target filters on. */
 export const ruleColumns = (target: Target): ColumnTable =>
-  target === 'trace' ? RULE_TRACE_COLUMNS : RULE_OBSERVATION_COLUMNS;
+  target === 'trace'
+    ? RULE_TRACE_COLUMNS
+    : target === 'experiment'
+      ? RULE_EXPERIMENT_COLUMNS
+      : RULE_OBSERVATION_COLUMNS;
 
-const allowedColumns = (target: Target): string[] =>
-  target === 'trace' ? Object.keys(RULE_TRACE_COLUMNS) : OBSERVATION_FILTER_COLUMNS;
+const ALLOWED_COLUMNS: Record<Target, string[]> = {
+  observation: OBSERVATION_FILTER_COLUMNS,
+  experiment: ['datasetId'],
+  trace: Object.keys(RULE_TRACE_COLUMNS),
+};
+const allowedColumns = (target: Target): string[] => ALLOWED_COLUMNS[target];
+
+/** Columns the reference accepts only as `stringOptions` (any of / none of). */
+const OPTIONS_ONLY = new Set(['datasetId']);
 
 /** The columns a rule of `target` may filter on, with their kinds (the rules page's filter bar). */
 export function ruleFilterColumns(target: Target): Record<string, ColumnKind> {
@@ -209,6 +230,12 @@ export function checkRuleFilters(target: Target, filters: FilterCondition[]): vo
           field: `filter[${i}].column`,
           column: f.column,
         },
+      );
+    if (OPTIONS_ONLY.has(f.column) && f.type !== 'stringOptions')
+      throw new PublicApiError(
+        'invalid_filter_value',
+        `Filter column "${f.column}" takes type stringOptions with operator "any of" or "none of"`,
+        { field: `filter[${i}].type`, column: f.column },
       );
     const allowed = CLOSED_VALUES[f.column];
     if (allowed && Array.isArray(f.value)) {

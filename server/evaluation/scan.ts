@@ -1,52 +1,119 @@
 /**
  * Finds what an active rule should judge and enqueues it once per evaluator: for observation
  * rules, the rows of `events_full` matching the rule's filters compiled by the Observations API v2
- * compiler; for the Legacy trace-level rules, the rows of the legacy `traces` table. Only rows that
- * arrived since the rule's cursor and at least `lagMs` ago (so rows still being written are seen on
- * the next pass), sampled per row. Runs in the worker, never on ingestion.
+ * compiler; for experiment rules, the experiment item root observations of `events_full` (as the
+ * reference, which adds its `isExperimentItemRootSpan` filter to every experiment rule) where only
+ * the events tables are written, and the dataset run items (`dataset_run_items_rmt`, which link an
+ * observation or a trace to a dataset item) where the legacy tables are; for the Legacy trace-level
+ * rules, the rows of the legacy `traces` table. Only rows that arrived since the rule's cursor and
+ * at least `lagMs` ago (so rows still being written are seen on the next pass), sampled per row.
+ * Runs in the worker, never on ingestion.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
-import { compileFilters } from '../reads/filters.ts';
+import { type ColumnTable, compileFilters } from '../reads/filters.ts';
 import { Params, toIso } from '../reads/sql.ts';
 import { enqueueExecutions, type NewExecution } from './executions.ts';
-import { ruleColumns, sampled } from './rules.ts';
+import { ruleColumns, sampled, type Target } from './rules.ts';
 import { activeRules, type Rule } from './store.ts';
 
 /** Rows read per rule and pass; the cursor resumes after the last one. */
 const SCAN_LIMIT = 1000;
 
-/** Where each scanned target's rows live, and the row's id, trace and time as the scan reads them. */
+interface Source {
+  /** The target of the rules this source serves. */
+  target: Target;
+  table: string;
+  /** The judged object's id, as executions name it. */
+  id: string;
+  /** The row's id, trace and time as the scan reads them. */
+  select: string;
+  where: string[];
+  columns: ColumnTable;
+  /** The table has an environment: the judge's own traces (any `langfuse-` one) are left out. */
+  environment: boolean;
+}
+
+const OBSERVATIONS: Source = {
+  target: 'observation',
+  table: 'events_full',
+  id: 'span_id',
+  select: 'span_id AS id, trace_id, start_time AS at, created_at',
+  where: [],
+  columns: ruleColumns('observation'),
+  environment: true,
+};
+/** A run item names an observation, or only a trace: then the trace is what is judged. */
+const RUN_ITEM_ID = 'coalesce(observation_id, trace_id)';
 const SOURCES = {
-  observation: {
-    table: 'events_full',
-    id: 'span_id',
-    select: 'span_id AS id, trace_id, start_time AS at, created_at',
+  observation: OBSERVATIONS,
+  experiment: {
+    ...OBSERVATIONS,
+    target: 'experiment',
+    where: ["experiment_id != ''", 'span_id = experiment_item_root_span_id'],
+    columns: ruleColumns('experiment'),
   },
-  trace: { table: 'traces', id: 'id', select: 'id, id AS trace_id, timestamp AS at, created_at' },
-} as const;
-export type ScannedTarget = keyof typeof SOURCES;
+  run_item: {
+    target: 'experiment',
+    table: 'dataset_run_items_rmt',
+    id: RUN_ITEM_ID,
+    select: `${RUN_ITEM_ID} AS id, trace_id, created_at AS at, created_at`,
+    where: [],
+    columns: { datasetId: { expr: 'dataset_id', kind: 'string' } },
+    environment: false,
+  },
+  trace: {
+    target: 'trace',
+    table: 'traces',
+    id: 'id',
+    select: 'id, id AS trace_id, timestamp AS at, created_at',
+    where: [],
+    columns: ruleColumns('trace'),
+    environment: true,
+  },
+} satisfies Record<string, Source>;
+export type ScanSource = keyof typeof SOURCES;
 
-type Matched = Pick<Rule, 'projectId' | 'filter'> & { target: ScannedTarget };
+/** Where the rules of `target` find what they judge, in a deployment that writes the legacy tables or not. */
+export function sourceOf(target: Target, legacyTables: boolean): ScanSource {
+  if (target === 'experiment') return legacyTables ? 'run_item' : 'experiment';
+  return target;
+}
 
-/** The rows of the project a rule of `target` with these filters judges (and `also`). */
-function matching(rule: Matched, params: Params, also: () => string[] = () => []): string[] {
+/**
+ * The sources a worker scans: observation rules where the events tables are written, trace-level
+ * rules where the legacy tables are, experiment rules in every mode (from the run items while the
+ * legacy tables are written, so `legacy` and `dual` judge every dataset run whichever SDK sent it).
+ */
+export function scanSources(b: { writesEventsTables: boolean; writesLegacyTables: boolean }): ScanSource[] {
   return [
-    `project_id = ${params.str(rule.projectId)}`,
-    ...also(),
-    // The judge's own traces (and any other reserved environment) are never judged.
-    "NOT startsWith(environment, 'langfuse-')",
-    ...compileFilters(rule.filter, ruleColumns(rule.target), { params, textIndex: false }),
+    ...(b.writesEventsTables ? (['observation'] as const) : []),
+    ...(b.writesLegacyTables ? (['trace'] as const) : []),
+    sourceOf('experiment', b.writesLegacyTables),
   ];
 }
 
-export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, to: string) {
+type Matched = Pick<Rule, 'projectId' | 'filter'> & { source: ScanSource };
+
+/** The rows of the project a rule read from `source` with these filters judges (and `also`). */
+function matching(rule: Matched, params: Params, also: () => string[] = () => []): string[] {
+  const source = SOURCES[rule.source];
+  return [
+    `project_id = ${params.str(rule.projectId)}`,
+    ...source.where,
+    ...also(),
+    ...(source.environment ? ["NOT startsWith(environment, 'langfuse-')"] : []),
+    ...compileFilters(rule.filter, source.columns, { params, textIndex: false }),
+  ];
+}
+
+export function buildScan(rule: Rule & { source: ScanSource }, from: string, to: string) {
   const params = new Params();
   const where = matching(rule, params, () => [
     `created_at > ${params.time(from)}`,
     `created_at <= ${params.time(to)}`,
   ]);
-  const { table, select } = SOURCES[rule.target];
+  const { table, select } = SOURCES[rule.source];
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
     `WHERE ${where.join(' AND ')}`,
@@ -61,7 +128,7 @@ export function buildScan(rule: Rule & { target: ScannedTarget }, from: string, 
  */
 export function buildSample(rule: Matched, id?: string) {
   const params = new Params();
-  const { table, select, id: idColumn } = SOURCES[rule.target];
+  const { table, select, id: idColumn } = SOURCES[rule.source];
   const where = matching(rule, params, () => (id ? [`${idColumn} = ${params.str(id)}`] : []));
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
@@ -79,21 +146,22 @@ export interface ScanRow {
 }
 
 /**
- * Scans the rules of the given targets. A trace-level execution's `observationId` is the trace's
- * id: the queue keeps one execution per (rule, evaluator, judged object).
+ * Scans the rules of the given sources. An execution that judges a trace (trace-level, or a run
+ * item naming only a trace) has the trace's id as `observationId`: the queue keeps one execution
+ * per (rule, evaluator, judged object).
  */
 export async function scanRules(
   pool: pg.Pool,
   analytics: ClickHouseClient,
   lagMs: number,
-  targets: readonly ScannedTarget[],
+  sources: readonly ScanSource[],
 ): Promise<number> {
   const to = new Date(Date.now() - lagMs).toISOString();
   let enqueued = 0;
-  for (const target of targets) {
-    for (const rule of await activeRules(pool, target)) {
+  for (const source of sources) {
+    for (const rule of await activeRules(pool, SOURCES[source].target)) {
       if (rule.scanCursor >= to) continue;
-      const { sql, params } = buildScan({ ...rule, target }, rule.scanCursor, to);
+      const { sql, params } = buildScan({ ...rule, source }, rule.scanCursor, to);
       const rows = await (
         await analytics.query({ query: sql, query_params: params, format: 'JSONEachRow' })
       ).json<ScanRow>();

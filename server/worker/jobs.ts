@@ -18,7 +18,7 @@ import { runProjectDeletionPass } from '../deletion/projects.ts';
 import { runRetentionPass } from '../deletion/retention.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
-import type { ScannedTarget } from '../evaluation/scan.ts';
+import { scanSources } from '../evaluation/scan.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
@@ -76,13 +76,6 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     : undefined;
   propagation?.start();
 
-  // Observation-level evaluators judge version 4 events, where the events tables are written; the
-  // Legacy trace-level ones judge the legacy traces, where those are written, and stop at the cutover.
-  const behaviour = behaviourOf(o.config.mode);
-  const targets: ScannedTarget[] = [
-    ...(behaviour.writesEventsTables ? (['observation'] as const) : []),
-    ...(behaviour.writesLegacyTables ? (['trace'] as const) : []),
-  ];
   const evaluation = o.schemaKnown
     ? new EvaluationJob({
         pool: o.pool,
@@ -91,7 +84,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         llm: o.config.llm,
         log: o.log,
         workerId: o.workerId,
-        targets,
+        sources: scanSources(behaviourOf(o.config.mode)),
       })
     : undefined;
   evaluation?.start();

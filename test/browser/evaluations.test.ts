@@ -6,12 +6,14 @@
  * made in the project settings shows its secret masked and no header value, and a metadata address
  * is refused naming the field; an evaluator made from a managed template, then its next version,
  * both listed; a rule whose mapping is previewed live on the SDK's observation, edited later; a
- * trace-level rule marked Legacy; the judge's verdict in the rule's execution log with its
+ * trace-level rule marked Legacy; an experiment rule on a dataset the SDK's experiment runner ran,
+ * its preview showing the dataset item's expected output; the judge's verdict in the rule's execution log with its
  * reasoning and a link to the judge's trace; the EVAL score on the observations table and the
  * trace view; pause, and the pause the connection's deletion causes, with its reason.
  * The model's verdicts are not judged (a 135M model), only what the pages make of them.
  */
 import { randomBytes } from 'node:crypto';
+import { LangfuseClient } from '@langfuse/client';
 import { startObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +21,7 @@ import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   createProject,
@@ -40,6 +43,7 @@ let worker: WebServer;
 let chromium: Chromium;
 let project: Project;
 let owner: { email: string; password: string };
+let datasetId: string;
 
 /** Sends one `qa` generation through the JS SDK; returns its ids. */
 async function sendQa(question: string, answer: string) {
@@ -79,6 +83,20 @@ beforeAll(async () => {
     'owner',
   ]);
   await sendQa('What is the capital of France?', 'Paris');
+  const lf = new LangfuseClient({
+    publicKey: project.publicKey,
+    secretKey: project.secretKey,
+    baseUrl: web.url,
+  });
+  await lf.api.datasets.create({ name: 'capitals' });
+  await lf.dataset.createItem({ datasetName: 'capitals', input: 'France', expectedOutput: 'Paris' });
+  datasetId = (await lf.api.datasets.get('capitals')).id;
+  await withSdkTracer(
+    project,
+    web.url,
+    async () => (await lf.dataset.get('capitals')).runExperiment({ name: 'quiz', task: async () => 'Lyon' }),
+    { exportMode: 'immediate' },
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -188,6 +206,28 @@ describe('evaluations in the browser', () => {
       .getByRole('row', { name: /^old trace rule/ });
     await expect.poll(() => row.getByRole('cell').nth(1).innerText()).toBe('trace Legacy');
     expect(await row.locator('.rule-state').innerText()).toBe('Inactive');
+  });
+
+  it("previews an experiment rule on the experiment runner's item: the dataset's expected output", async () => {
+    const form = page.getByRole('form', { name: 'New evaluation rule' });
+    await form.getByLabel('Rule name').fill('judge quiz');
+    await form.getByLabel('Target').selectOption('experiment');
+    await form.getByLabel('Evaluator', { exact: true }).selectOption('qa-hallucination');
+    await form.getByLabel('Filter').fill(`datasetId any of ["${datasetId}"]`);
+    await form.getByLabel('Source of input').selectOption('input');
+    await form.getByLabel('Source of output').selectOption('expected_output');
+    await form.getByLabel('Enabled').uncheck();
+    const preview = form.getByRole('region', { name: 'Mapping preview' });
+    await expect
+      .poll(() => preview.locator('dd[data-variable="output"]').innerText(), { timeout: 15_000 })
+      .toBe('Paris');
+    expect(await preview.locator('dd[data-variable="input"]').innerText()).toBe('France');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const row = page
+      .getByRole('table', { name: 'Evaluation rules' })
+      .getByRole('row', { name: /^judge quiz/ });
+    await expect.poll(() => row.getByRole('cell').nth(1).innerText()).toBe('experiment');
+    expect(await row.innerText()).toContain(datasetId);
   });
 
   let judged: { traceId: string; id: string };

@@ -208,7 +208,33 @@ describe('evaluation rules', () => {
       { column: 'datasetId' },
     ],
     [{ evaluator: { name: 'nope' } }, 404, 'resource_not_found', undefined],
-    [{ target: 'experiment' }, 422, 'unprocessable_content', undefined],
+    // Experiment rules filter on the dataset only, by the ids of the project's datasets.
+    [{ target: 'experiment' }, 400, 'invalid_filter_value', { field: 'filter[0].column', column: 'type' }],
+    [
+      {
+        target: 'experiment',
+        filter: [{ type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['capitals'] }],
+      },
+      400,
+      'invalid_filter_value',
+      { field: 'filter[0].value', column: 'datasetId', invalidValues: ['capitals'] },
+    ],
+    [
+      { target: 'experiment', filter: [{ type: 'string', column: 'datasetId', operator: '=', value: 'x' }] },
+      400,
+      'invalid_filter_value',
+      { field: 'filter[0].type', column: 'datasetId' },
+    ],
+    [
+      {
+        target: 'experiment',
+        filter: [],
+        mapping: [...MAPPING.slice(0, 2), { variable: 'tier', source: 'nope' }],
+      },
+      400,
+      'invalid_body',
+      undefined,
+    ],
     [{ sampling: 0 }, 400, 'invalid_body', undefined],
   ] as const)('refuses %j with %i %s', async (change, status, code, details) => {
     const res = await call('POST', '/unstable/evaluation-rules', rule(change as Body));
@@ -245,6 +271,59 @@ describe('evaluation rules', () => {
     expect(again.body.message).toContain(`/api/public/unstable/evaluation-rules/${ruleId}`);
     expect((await call('GET', `/unstable/evaluators/${evaluatorId}`)).body.evaluationRuleCount).toBe(1);
     expect((await call('GET', `/unstable/evaluation-rules/${ruleId}`, undefined, other)).status).toBe(404);
+  });
+
+  it('creates an experiment rule on a dataset of the project, mapping the expected output; 422 without a model', async () => {
+    const ds = await call('POST', '/v2/datasets', { name: 'capitals' });
+    expect(ds.status).toBe(200);
+    const byDataset = [
+      { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: [ds.body.id] },
+    ];
+    const mapping = [
+      { variable: 'input', source: 'input' },
+      { variable: 'output', source: 'expected_output' },
+      { variable: 'tier', source: 'experiment_item_metadata', jsonPath: '$.tier' },
+    ];
+    const res = await call(
+      'POST',
+      '/unstable/evaluation-rules',
+      rule({ name: 'experiment-check', target: 'experiment', filter: byDataset, mapping, sampling: 0.5 }),
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({
+      target: 'experiment',
+      legacy: false,
+      status: 'active',
+      sampling: 0.5,
+      filter: byDataset,
+      mapping,
+      evaluators: [{ evaluator: { id: evaluatorId, name: 'answer-check' }, mapping }],
+    });
+    // The same mapping on an observation rule: expected_output is an experiment source only.
+    const onObservation = await call('PATCH', `/unstable/evaluation-rules/${res.body.id}`, {
+      target: 'observation',
+      filter: [],
+    });
+    expect(onObservation).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_variable_mapping', details: { field: 'evaluators[0].mapping[1].source' } },
+    });
+    // A managed template names no model: an enabled experiment rule on it fails its preflight.
+    const template = await call('POST', '/unstable/evaluation-rules', {
+      name: 'experiment-template',
+      evaluator: { name: 'correctness' },
+      target: 'experiment',
+      enabled: true,
+      mapping: [
+        { variable: 'input', source: 'input' },
+        { variable: 'output', source: 'output' },
+      ],
+    });
+    expect(template).toMatchObject({
+      status: 422,
+      body: { code: 'evaluator_preflight_failed', details: { evaluatorName: 'correctness' } },
+    });
+    expect((await call('DELETE', `/unstable/evaluation-rules/${res.body.id}`)).status).toBe(200);
   });
 
   it('PATCH changes only what is sent; an empty body is 400', async () => {

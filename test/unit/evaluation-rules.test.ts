@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { PublicApiError } from '../../server/evaluation/errors.ts';
 import { keyedLimiter } from '../../server/evaluation/job.ts';
-import { type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
+import { buildJudged, type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
 import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
 import {
+  checkMapping,
+  checkRuleFilters,
   jsonPathProblem,
   promptVariables,
   renderPrompt,
@@ -10,7 +13,8 @@ import {
   sampled,
   selectValue,
 } from '../../server/evaluation/rules.ts';
-import { buildSample, buildScan } from '../../server/evaluation/scan.ts';
+import { buildSample, buildScan, type ScanSource, scanSources } from '../../server/evaluation/scan.ts';
+import type { FilterCondition } from '../../server/reads/filters.ts';
 
 describe('prompt variables', () => {
   it('are the placeholders in order of first appearance, rendered as text or JSON', () => {
@@ -124,6 +128,7 @@ describe('rule scan', () => {
         projectId: 'p1',
         name: 'n',
         target: 'observation',
+        source: 'observation',
         enabled: true,
         sampling: 1,
         filter: [
@@ -152,6 +157,115 @@ describe('rule scan', () => {
   });
 });
 
+describe('experiment rules', () => {
+  const experimentRule = (filter: FilterCondition[], source: ScanSource = 'experiment') => ({
+    id: 'r',
+    projectId: 'p1',
+    name: 'n',
+    target: 'experiment' as const,
+    source,
+    enabled: true,
+    sampling: 1,
+    filter,
+    pausedReason: null,
+    pausedMessage: null,
+    assignments: [],
+    createdAt: '',
+    updatedAt: '',
+  });
+
+  const window = ['2026-11-26T10:00:00.000Z', '2026-11-26T10:01:00.000Z'] as const;
+  const byDataset: FilterCondition[] = [
+    { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['ds-1'] },
+  ];
+
+  it('scan only experiment item root observations of the events, by the experiment’s dataset', () => {
+    const q = buildScan(experimentRule(byDataset), ...window);
+    expect(q.sql).toContain('FROM events_full FINAL');
+    expect(q.sql).toContain("experiment_id != '' AND span_id = experiment_item_root_span_id");
+    expect(q.sql).toMatch(/experiment_dataset_id IN \{p\d+:Array\(String\)\}/);
+    expect(Object.values(q.params)).toContainEqual(['ds-1']);
+    const observation = buildScan({ ...experimentRule([]), source: 'observation' }, ...window);
+    expect(observation.sql).not.toContain('experiment_item_root_span_id');
+  });
+
+  it('scan the dataset run items where the legacy tables are written: an observation, or a trace alone', () => {
+    const q = buildScan(experimentRule(byDataset, 'run_item'), ...window);
+    expect(q.sql).toMatch(/^SELECT coalesce\(observation_id, trace_id\) AS id, trace_id,/);
+    expect(q.sql).toContain('FROM dataset_run_items_rmt FINAL');
+    expect(q.sql).toMatch(/dataset_id IN \{p\d+:Array\(String\)\}/);
+    expect(q.sql).not.toContain('environment');
+  });
+
+  it.each([
+    ['legacy', { writesEventsTables: false, writesLegacyTables: true }, ['trace', 'run_item']],
+    ['dual', { writesEventsTables: true, writesLegacyTables: true }, ['observation', 'trace', 'run_item']],
+    ['events_only', { writesEventsTables: true, writesLegacyTables: false }, ['observation', 'experiment']],
+  ] as const)('in %s the worker scans %o', (_mode, behaviour, sources) => {
+    expect(scanSources(behaviour)).toEqual(sources);
+  });
+
+  it.each([
+    ['experiment', 'obs', 'FROM events_full FINAL', 'experiment_item_expected_output AS expected_output'],
+    ['run_item', 'obs', 'FROM observations FINAL', 'FROM dataset_run_items_rmt FINAL'],
+    ['run_item', 'trace-1', 'FROM traces FINAL', 'FROM dataset_run_items_rmt FINAL'],
+    ['trace', 'trace-1', 'FROM traces FINAL', "'' AS expected_output"],
+  ] as const)('a %s execution on %s reads %s and %s', (source, observationId, row, item) => {
+    const q = buildJudged(
+      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window[0] },
+      source,
+    );
+    expect(q.query).toContain(row);
+    expect(q.query).toContain(item);
+    expect(Object.values(q.params)).toContain('p1');
+  });
+
+  const code = (f: () => void) => {
+    try {
+      f();
+      return undefined;
+    } catch (err) {
+      return err instanceof PublicApiError ? [err.code, err.apiDetails?.field] : err;
+    }
+  };
+
+  it.each([
+    [
+      'experiment',
+      { type: 'stringOptions', column: 'datasetId', operator: 'none of', value: ['a'] },
+      undefined,
+    ],
+    [
+      'experiment',
+      { type: 'string', column: 'datasetId', operator: '=', value: 'a' },
+      ['invalid_filter_value', 'filter[0].type'],
+    ],
+    [
+      'experiment',
+      { type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] },
+      ['invalid_filter_value', 'filter[0].column'],
+    ],
+    [
+      'observation',
+      { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['a'] },
+      ['invalid_filter_value', 'filter[0].column'],
+    ],
+  ] as const)('a %s rule filtering %o: %o', (target, filter, expected) => {
+    expect(code(() => checkRuleFilters(target, [filter as FilterCondition]))).toEqual(expected);
+  });
+
+  it.each([
+    ['experiment', 'expected_output', undefined],
+    ['experiment', 'experiment_item_metadata', undefined],
+    ['experiment', 'tool_calls', undefined],
+    ['observation', 'expected_output', ['invalid_variable_mapping', 'mapping[0].source']],
+    ['observation', 'experiment_item_metadata', ['invalid_variable_mapping', 'mapping[0].source']],
+    ['trace', 'expected_output', ['invalid_variable_mapping', 'mapping[0].source']],
+  ] as const)('a %s rule mapping from %s: %o', (target, source, expected) => {
+    expect(code(() => checkMapping([{ variable: 'x', source }], ['x'], target))).toEqual(expected);
+  });
+});
+
 describe('the rules page', () => {
   const row: JudgedRow = {
     input: JSON.stringify({ question: 'Capital of France?', history: ['a', 'b'] }),
@@ -160,6 +274,15 @@ describe('the rules page', () => {
     metadata_values: ['gold', JSON.stringify({ lang: 'en' })],
     tool_calls: [JSON.stringify({ name: 'search', arguments: { q: 'france' } })],
     environment: 'default',
+    expected_output: '',
+    item_metadata_names: [],
+    item_metadata_values: [],
+  };
+  const item: JudgedRow = {
+    ...row,
+    expected_output: JSON.stringify({ city: 'Paris' }),
+    item_metadata_names: ['difficulty'],
+    item_metadata_values: ['easy'],
   };
   it.each([
     [{ variable: 'v', source: 'input', jsonPath: '$.question' }, 'Capital of France?'],
@@ -171,8 +294,18 @@ describe('the rules page', () => {
     [{ variable: 'v', source: 'metadata', jsonPath: '$.ctx.lang' }, 'en'],
     [{ variable: 'v', source: 'tool_calls', jsonPath: '$[0].arguments.q' }, 'france'],
     [{ variable: 'v', source: 'expected_output' }, undefined],
+    [{ variable: 'v', source: 'experiment_item_metadata' }, {}],
   ] as const)('previews %o as the judge resolves it', (entry, value) => {
     expect(mappedValues(row, [entry])).toEqual({ v: value });
+  });
+
+  it.each([
+    [{ variable: 'v', source: 'expected_output' }, { city: 'Paris' }],
+    [{ variable: 'v', source: 'expected_output', jsonPath: '$.city' }, 'Paris'],
+    [{ variable: 'v', source: 'experiment_item_metadata', jsonPath: '$.difficulty' }, 'easy'],
+    [{ variable: 'v', source: 'output' }, 'Paris'],
+  ] as const)('resolves %o on an experiment item', (entry, value) => {
+    expect(mappedValues(item, [entry])).toEqual({ v: value });
   });
 
   it.each([
@@ -181,6 +314,7 @@ describe('the rules page', () => {
       { name: 'string', calledToolNames: 'array', toolCalls: 'number', isRootObservation: 'boolean' },
     ],
     ['trace', { name: 'string', release: 'string', tags: 'array', metadata: 'metadata' }],
+    ['experiment', { datasetId: 'string' }],
   ] as const)('offers the %s filter columns with their kinds', (target, some) => {
     const columns = ruleFilterColumns(target);
     expect(columns).toMatchObject(some);
@@ -194,7 +328,7 @@ describe('the rules page', () => {
     const q = buildSample(
       {
         projectId: 'p1',
-        target: 'observation',
+        source: 'observation',
         filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] }],
       },
       id,

@@ -599,7 +599,7 @@ export const api = {
   updateEvaluationRule: (id: string, ruleId: string, body: Record<string, unknown>) =>
     call<EvaluationRule>('PATCH', `${projectPath(id)}/evaluation-rules/${encodeURIComponent(ruleId)}`, body),
   ruleFilterColumns: (id: string) =>
-    call<Record<'observation' | 'trace', Record<string, ColumnKind>>>(
+    call<Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>>(
       'GET',
       `${projectPath(id)}/evaluation-rules/filter-columns`,
     ),

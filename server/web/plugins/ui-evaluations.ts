@@ -23,7 +23,7 @@ import {
   ruleFilter,
   ruleFilterColumns,
 } from '../../evaluation/rules.ts';
-import { buildSample, type ScanRow } from '../../evaluation/scan.ts';
+import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
 import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
@@ -39,7 +39,7 @@ import type { PluginOptions } from './types.ts';
 const PREFIX = '/api/ui/projects/:projectId';
 
 const previewRequest = z.object({
-  target: z.enum(['observation', 'trace']),
+  target: z.enum(['observation', 'experiment', 'trace']),
   filter: z.array(ruleFilter).default([]),
   evaluator: z.string().min(1),
   mapping: z.array(mappingEntry),
@@ -128,7 +128,11 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       summary: 'The columns a rule of each target may filter on, with their kinds',
       params: projectParams,
     },
-    async () => ({ observation: ruleFilterColumns('observation'), trace: ruleFilterColumns('trace') }),
+    async () => ({
+      observation: ruleFilterColumns('observation'),
+      experiment: ruleFilterColumns('experiment'),
+      trace: ruleFilterColumns('trace'),
+    }),
   );
 
   route(
@@ -150,10 +154,8 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
           field: 'evaluator',
         });
       checkRuleFilters(body.target, body.filter);
-      const sample = await select(
-        ctx,
-        buildSample({ projectId, target: body.target, filter: body.filter }, body.id),
-      );
+      const source = sourceOf(body.target, legacyTargetsRun);
+      const sample = await select(ctx, buildSample({ projectId, source, filter: body.filter }, body.id));
       const found = sample[0] as ScanRow | undefined;
       if (!found) return { sample: null, variables: [], prompt: null };
       const key = {
@@ -162,7 +164,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         observationId: found.id,
         observationStartTime: toIso(found.at)!,
       };
-      const row = await readJudged(ctx.analytics, key, body.target);
+      const row = await readJudged(ctx.analytics, key, source);
       const usable = body.mapping.filter((m) => m.jsonPath === undefined || !jsonPathProblem(m.jsonPath));
       const values = row ? mappedValues(row, usable) : {};
       return {

@@ -24,7 +24,7 @@ const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
   observation: ['input', 'output', 'metadata', 'tool_calls'],
   trace: ['input', 'output', 'metadata'],
-  experiment: ['input', 'output', 'metadata', 'expected_output', 'experiment_item_metadata'],
+  experiment: ['input', 'output', 'metadata', 'tool_calls', 'expected_output', 'experiment_item_metadata'],
 };
 const TARGETS = [
   ['observation', 'observation'],
@@ -32,7 +32,7 @@ const TARGETS = [
   ['trace', 'trace (Legacy: stops at the cutover)'],
 ] as const;
 
-type Columns = Record<'observation' | 'trace', Record<string, ColumnKind>>;
+type Columns = Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>;
 
 export function Evaluations({ projectId }: { projectId: string }) {
   const [evaluators, setEvaluators] = useState<Evaluator[] | undefined>();
@@ -553,7 +553,7 @@ function RuleForm({
     source: rowOf(v).source,
     ...(rowOf(v).jsonPath.trim() ? { jsonPath: rowOf(v).jsonPath.trim() } : {}),
   }));
-  const filterColumns = target === 'trace' ? columns.trace : columns.observation;
+  const filterColumns = columns[target as keyof Columns] ?? columns.observation;
   const parsed = parseFilterText(filterText, filterColumns);
   const previewKey = JSON.stringify([target, evaluatorName, entries, parsed.ok ? parsed.filters : null]);
 
@@ -565,7 +565,7 @@ function RuleForm({
       MappingEntry[],
       FilterCondition[] | null,
     ];
-    if (!e || filter === null || t === 'experiment') {
+    if (!e || filter === null) {
       setPreview(undefined);
       return;
     }
@@ -654,7 +654,11 @@ function RuleForm({
         <input
           value={filterText}
           onChange={(e) => setFilterText(e.target.value)}
-          placeholder='type any of ["GENERATION"] AND name = "qa"'
+          placeholder={
+            target === 'experiment'
+              ? 'datasetId any of ["<dataset id>"] (empty: every experiment item)'
+              : 'type any of ["GENERATION"] AND name = "qa"'
+          }
           size={60}
         />
       </label>
@@ -694,9 +698,6 @@ function RuleForm({
       </fieldset>
       <section aria-label="Mapping preview" className="mapping-preview">
         <h4>Preview</h4>
-        {target === 'experiment' && (
-          <p className="muted">Experiment rules are not run by this service yet.</p>
-        )}
         {previewError && <p className="error">{previewError}</p>}
         {preview && !preview.sample && (
           <p className="muted">No observation of this project matches the filter yet.</p>

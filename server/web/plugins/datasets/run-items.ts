@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { behaviourOf } from '../../../contract/write-modes.ts';
 import { traceOfObservation } from '../../../datasets/observation-trace.ts';
 import { NotFound } from '../../../errors.ts';
+import { metadataMap } from '../../../ingestion/records.ts';
 import { chTime } from '../../../ingestion/time.ts';
 import type { WebContext } from '../../context.ts';
 import { route } from '../../route.ts';
@@ -115,7 +116,8 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
           dataset_run_created_at: chTime(runRow.created_at),
           dataset_item_input: stringify(datasetItem.input),
           dataset_item_expected_output: stringify(datasetItem.expected_output),
-          dataset_item_metadata: {},
+          // What an experiment evaluation rule maps as `experiment_item_metadata`.
+          dataset_item_metadata: metadataMap(datasetItem.metadata),
           dataset_item_version: null,
           event_ts: chTime(now),
           is_deleted: 0,
