@@ -208,7 +208,8 @@ export interface AnalyticsObservation {
   trace_id: string;
   name: string;
   trace_name: string;
-  start_time: string;
+  /** `start_time` as the store prints it (UTC). */
+  started_at: string;
   type: string;
   level: string;
   version: string;
@@ -267,7 +268,7 @@ export function observationEvent(
   return {
     event: 'langfuse observation',
     distinct_id: userId ?? uuid,
-    timestamp: isoOf(o.start_time),
+    timestamp: isoOf(o.started_at),
     uuid,
     properties: {
       langfuse_observation_name: o.name,

@@ -179,7 +179,7 @@ describe('the PostHog event of an enriched observation', () => {
     trace_id: 'trace1',
     name: 'llm-call',
     trace_name: 'chat',
-    start_time: '2026-11-25 10:00:01.123456',
+    started_at: '2026-11-25 10:00:01.123456',
     type: 'GENERATION',
     level: 'DEFAULT',
     version: '',
