@@ -18,7 +18,7 @@ import { windowFile } from '../exports/sources.ts';
 import { checkHost } from '../llm/guarded-http.ts';
 import { decryptSecret } from '../llm/secrets.ts';
 import { blobSourceRefusal, integrationKey, nextWindow, SOURCES_OF } from './rules.ts';
-import { advanceCheckpoint, type BlobIntegration, listBlobIntegrations, recordError } from './store.ts';
+import { advanceCheckpoint, type BlobIntegration, deliverEach, listBlobIntegrations } from './store.ts';
 
 /** The destination's store; its endpoint passes the outbound address policy first. */
 export async function destinationOf(
@@ -106,14 +106,12 @@ export async function runBlobIntegrationPass(
   o: BlobIntegrationRunOptions,
 ): Promise<BlobIntegrationPassResult> {
   const r: BlobIntegrationPassResult = { windows: 0, files: 0, rows: 0, failed: [] };
-  for (const i of await listBlobIntegrations(o.pool)) {
-    try {
-      await runOne(o, i, r);
-    } catch (err) {
-      const error = (err as Error).message;
-      await recordError(o.pool, 'blob_storage_integrations', i.id, error);
-      r.failed.push({ projectId: i.projectId, error });
-    }
-  }
+  r.failed = await deliverEach(
+    o.pool,
+    'blob_storage_integrations',
+    await listBlobIntegrations(o.pool),
+    (i) => i.id,
+    (i) => runOne(o, i, r),
+  );
   return r;
 }

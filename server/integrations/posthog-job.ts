@@ -19,7 +19,7 @@ import {
   observationEvent,
   retryableStatus,
 } from './rules.ts';
-import { advanceCheckpoint, listPostHogIntegrations, type PostHogIntegration, recordError } from './store.ts';
+import { advanceCheckpoint, deliverEach, listPostHogIntegrations, type PostHogIntegration } from './store.ts';
 
 const QUERY = `
 SELECT span_id AS id, trace_id, name, trace_name, toString(start_time) AS started_at, toString(type) AS type,
@@ -139,14 +139,12 @@ async function runOne(o: PostHogRunOptions, i: PostHogIntegration, r: PostHogPas
 /** One pass over every enabled PostHog integration. */
 export async function runPostHogPass(o: PostHogRunOptions): Promise<PostHogPassResult> {
   const r: PostHogPassResult = { windows: 0, events: 0, batches: 0, failed: [] };
-  for (const i of await listPostHogIntegrations(o.pool)) {
-    try {
-      await runOne(o, i, r);
-    } catch (err) {
-      const error = (err as Error).message;
-      await recordError(o.pool, 'posthog_integrations', i.projectId, error);
-      r.failed.push({ projectId: i.projectId, error });
-    }
-  }
+  r.failed = await deliverEach(
+    o.pool,
+    'posthog_integrations',
+    await listPostHogIntegrations(o.pool),
+    (i) => i.projectId,
+    (i) => runOne(o, i, r),
+  );
   return r;
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ModeSettings } from '../contract/write-modes.ts';
 import { type ExportSource, type ExportWindow, extensionOf, sourceRefusal, stamp } from '../exports/rules.ts';
+import { FIELD_GROUPS as READ_FIELD_GROUPS } from '../reads/observations.ts';
 import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
 
 export const BLOB_TYPES = ['S3', 'S3_COMPATIBLE', 'AZURE_BLOB_STORAGE'] as const;
@@ -23,19 +24,8 @@ export const BLOB_SOURCES = [
   'LEGACY_TRACES_AND_ENRICHED_OBSERVATIONS',
 ] as const;
 export type BlobSource = (typeof BLOB_SOURCES)[number];
-export const FIELD_GROUPS = [
-  'core',
-  'basic',
-  'time',
-  'io',
-  'metadata',
-  'model',
-  'usage',
-  'prompt',
-  'metrics',
-  'tools',
-  'trace_context',
-] as const;
+/** The observation field groups of the reads, and the reference's export-only `tools`. */
+export const FIELD_GROUPS = [...READ_FIELD_GROUPS, 'tools'] as const;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -144,11 +144,32 @@ export async function advanceCheckpoint(
 }
 
 /** Records why the due window was not delivered; the checkpoint stays, so it is retried. */
-export async function recordError(pool: pg.Pool, table: Table, key: string, message: string): Promise<void> {
+async function recordError(pool: pg.Pool, table: Table, key: string, message: string): Promise<void> {
   await pool.query(
     `UPDATE ${table} SET last_error = $2, last_error_at = now(), updated_at = now() WHERE ${KEY[table]} = $1`,
     [key, message.slice(0, 2000)],
   );
+}
+
+/** Runs `deliver` on each integration; a failure is recorded on its integration and the others go on. */
+export async function deliverEach<T extends { projectId: string }>(
+  pool: pg.Pool,
+  table: Table,
+  integrations: T[],
+  keyOf: (i: T) => string,
+  deliver: (i: T) => Promise<void>,
+): Promise<{ projectId: string; error: string }[]> {
+  const failed: { projectId: string; error: string }[] = [];
+  for (const i of integrations) {
+    try {
+      await deliver(i);
+    } catch (err) {
+      const error = (err as Error).message;
+      await recordError(pool, table, keyOf(i), error);
+      failed.push({ projectId: i.projectId, error });
+    }
+  }
+  return failed;
 }
 
 export interface PostHogIntegration {
@@ -196,4 +217,13 @@ export async function deletePostHogIntegration(pool: pg.Pool, projectId: string)
     projectId,
   ]);
   return (rowCount ?? 0) > 0;
+}
+
+/** Whether any integration holds a sealed secret (the processes then need the key to start). */
+export async function anySealedIntegrationSecret(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query(
+    `SELECT 1 FROM blob_storage_integrations WHERE secret_access_key_encrypted IS NOT NULL
+     UNION ALL SELECT 1 FROM posthog_integrations LIMIT 1`,
+  );
+  return rows.length > 0;
 }
