@@ -6,6 +6,7 @@
  * it, also when a pass dies between a window's files and its checkpoint. The PostHog export sends
  * the same enriched observations to a real HTTP receiver on 127.0.0.1 that validates every request
  * against PostHog's batch format; the first attempt is answered 500 and no event arrives twice.
+ * Last, a real `observatory worker` runs both on its own.
  */
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
@@ -21,6 +22,7 @@ import { destinationOf, runBlobIntegrationPass } from '../../server/integrations
 import { runPostHogPass } from '../../server/integrations/posthog-job.ts';
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
@@ -31,6 +33,7 @@ import {
   type Project,
   startAnalyticsServer,
   startWeb,
+  startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
@@ -47,6 +50,7 @@ const NOW = T0 + 3 * HOUR + 30 * 60_000;
 let db: PostgresFixture;
 let ch: AnalyticsServer;
 let s3: S3Server;
+let redis: RedisFixture;
 let receiver: WebhookReceiver;
 let web: WebServer;
 let pool: pg.Pool;
@@ -61,16 +65,18 @@ const config = () => loadConfig({ ...base, ...MODE_ENV.events_only });
 
 beforeAll(async () => {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  [db, ch, s3, receiver] = await Promise.all([
+  [db, ch, s3, redis, receiver] = await Promise.all([
     startPostgres(),
     startAnalyticsServer(),
     startS3Server(log),
+    startRedis(),
     startWebhookReceiver(),
   ]);
   await s3.createBucket(BUCKET);
   base = {
     DATABASE_URL: db.url,
     CLICKHOUSE_URL: ch.url,
+    REDIS_URL: redis.url,
     ENCRYPTION_KEY: KEY,
     SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
   };
@@ -88,7 +94,7 @@ afterAll(async () => {
   await pool?.end();
   await web?.stop();
   await receiver?.stop();
-  await Promise.all([ch?.stop(), db?.stop(), s3?.stop()]);
+  await Promise.all([ch?.stop(), db?.stop(), s3?.stop(), redis?.stop()]);
 });
 
 interface Sent {
@@ -447,5 +453,70 @@ describe('the PostHog export', () => {
     expect(
       (await api<{ data: unknown[] }>(adminServer(), 'GET', '/api/public/integrations/posthog')).body.data,
     ).toEqual([]);
+  });
+});
+
+describe('the worker', () => {
+  it('delivers both integrations on its own: CSV files of the closed windows and every observation to PostHog', async () => {
+    const put = await api<{ id: string }>(adminServer(), 'PUT', '/api/public/integrations/blob-storage', {
+      ...integrationBody(),
+      prefix: 'by-worker/',
+      fileType: 'CSV',
+      compressed: false,
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const posthog = await api(adminServer(), 'PUT', '/api/public/integrations/posthog', {
+      projectId: project.projectId,
+      posthogHostname: receiver.url,
+      posthogProjectApiKey: 'phc_worker',
+      enabled: true,
+    });
+    expect(posthog.status).toBe(200);
+    receiver.script('/batch/', [200]);
+    const before = receiver.on('/batch/').length;
+    const worker = await startWorker({
+      ...base,
+      ...MODE_ENV.events_only,
+      SERVICE_EXPORT_INTERVAL_SECONDS: '1',
+      SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+    });
+    try {
+      await eventually(
+        'both integrations delivered by the worker',
+        async () => {
+          const blob = await api<{ lastSyncAt: string | null }>(
+            adminServer(),
+            'GET',
+            `/api/public/integrations/blob-storage/${put.body.id}`,
+          );
+          const ph = await api<{ data: { eventsSent: number }[] }>(
+            adminServer(),
+            'GET',
+            '/api/public/integrations/posthog',
+          );
+          const synced = Date.parse(blob.body.lastSyncAt ?? '') >= T0 + 3 * HOUR;
+          return synced && ph.body.data[0]?.eventsSent === sent.length ? true : undefined;
+        },
+        60_000,
+      );
+    } finally {
+      await worker.stop();
+    }
+    const folder = `by-worker/${project.projectId}/observations_v2/`;
+    const keys = await objectKeys(folder);
+    const ids: string[] = [];
+    for (const key of keys) {
+      const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+      const [header, ...lines] = (await out.Body!.transformToString()).trim().split('\r\n');
+      if (!header) continue;
+      const column = header.split(',').indexOf('id');
+      ids.push(...lines.map((l) => l.split(',')[column]!));
+    }
+    expect(ids.sort()).toEqual(sent.map((x) => x.spanId).sort());
+    const events = receiver
+      .on('/batch/')
+      .slice(before)
+      .flatMap((q) => captureBatch.parse(JSON.parse(q.body)).batch);
+    expect(events.map((e) => e.properties['langfuse_id']).sort()).toEqual(sent.map((x) => x.spanId).sort());
   });
 });
