@@ -29,6 +29,10 @@ export async function destinationOf(
   llm: LlmSettings,
 ): Promise<BlobStore> {
   if (i.endpoint) await checkHost(llm, new URL(i.endpoint).hostname);
+  // A sealed secret the server cannot open fails the delivery: falling back to the server's own
+  // credentials would write with rights the integration was never given.
+  if (i.secretAccessKeyEncrypted && !llm.encryptionKey)
+    throw new Error('the server has no encryption key to open the stored secretAccessKey');
   const secret =
     i.secretAccessKeyEncrypted && llm.encryptionKey
       ? decryptSecret(llm.encryptionKey, i.secretAccessKeyEncrypted)
