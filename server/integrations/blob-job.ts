@@ -15,12 +15,15 @@ import type { LlmSettings } from '../config/env.ts';
 import type { ModeSettings } from '../contract/write-modes.ts';
 import { contentTypeOf } from '../exports/rules.ts';
 import { windowFile } from '../exports/sources.ts';
-import { checkHost } from '../llm/guarded-http.ts';
+import { checkHost, guardedAgents } from '../llm/guarded-http.ts';
 import { decryptSecret } from '../llm/secrets.ts';
 import { blobSourceRefusal, integrationKey, nextWindow, SOURCES_OF } from './rules.ts';
 import { advanceCheckpoint, type BlobIntegration, deliverEach, listBlobIntegrations } from './store.ts';
 
-/** The destination's store; its endpoint passes the outbound address policy first. */
+/**
+ * The destination's store under the outbound address policy: a literal endpoint address is
+ * checked here, a host name at each connection (the address checked is the one connected to).
+ */
 export async function destinationOf(
   i: Pick<
     BlobIntegration,
@@ -37,17 +40,20 @@ export async function destinationOf(
     i.secretAccessKeyEncrypted && llm.encryptionKey
       ? decryptSecret(llm.encryptionKey, i.secretAccessKeyEncrypted)
       : undefined;
-  return s3BlobStore({
-    bucket: i.bucketName,
-    prefix: '',
-    region: i.region,
-    endpoint: i.endpoint ?? undefined,
-    forcePathStyle: i.forcePathStyle,
-    credentials:
-      i.accessKeyId && secret !== undefined
-        ? { accessKeyId: i.accessKeyId, secretAccessKey: secret }
-        : undefined,
-  });
+  return s3BlobStore(
+    {
+      bucket: i.bucketName,
+      prefix: '',
+      region: i.region,
+      endpoint: i.endpoint ?? undefined,
+      forcePathStyle: i.forcePathStyle,
+      credentials:
+        i.accessKeyId && secret !== undefined
+          ? { accessKeyId: i.accessKeyId, secretAccessKey: secret }
+          : undefined,
+    },
+    guardedAgents(llm),
+  );
 }
 
 export interface BlobIntegrationRunOptions {

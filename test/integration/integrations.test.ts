@@ -263,6 +263,12 @@ describe('blob storage integrations', () => {
     expect([slash.status, slash.body.error]).toEqual([400, expect.stringContaining('prefix')]);
     const legacy = await put({ ...integrationBody(), exportSource: 'LEGACY_TRACES_OBSERVATIONS' });
     expect([legacy.status, legacy.body.error]).toEqual([400, expect.stringContaining('events_only')]);
+    // The outbound address policy of LLM connections: only 127.0.0.1 is whitelisted here.
+    const internal = await put({ ...integrationBody(), endpoint: 'http://127.0.0.2:9' });
+    expect([internal.status, internal.body.error]).toEqual([
+      400,
+      expect.stringMatching(/^endpoint: .*127\.0\.0\.2/),
+    ]);
     const wrong = await put({ ...integrationBody(), secretAccessKey: 'not-the-secret' });
     expect([wrong.status, wrong.body.message]).toEqual([400, expect.stringContaining('test upload')]);
     expect(wrong.body.message).not.toContain('not-the-secret');
