@@ -22,7 +22,7 @@ import {
 import { advanceCheckpoint, deliverEach, listPostHogIntegrations, type PostHogIntegration } from './store.ts';
 
 const QUERY = `
-SELECT span_id AS id, trace_id, name, trace_name, toString(start_time) AS started_at, toString(type) AS type,
+SELECT span_id AS id, trace_id, name, trace_name, toString(start_time, 'UTC') AS started_at, toString(type) AS type,
   toString(level) AS level, version, release, toString(environment) AS environment, user_id, session_id, tags,
   provided_model_name,
   if(mapContains(cost_details, 'total'), toFloat64(cost_details['total']), NULL) AS total_cost,

@@ -415,6 +415,7 @@ describe('the PostHog export', () => {
     for (const e of accepted) {
       const source = sent.find((x) => x.spanId === e.properties['langfuse_id'])!;
       expect(e.event).toBe('langfuse observation');
+      expect(e.timestamp).toBe(new Date(T0 + source.window * HOUR + 60_000).toISOString());
       expect(e.properties['langfuse_project_id']).toBe(project.projectId);
       if (source.userId) {
         expect(e.distinct_id).toBe(source.userId);
@@ -501,7 +502,10 @@ describe('the worker', () => {
             '/api/public/integrations/posthog',
           );
           const synced = Date.parse(blob.body.lastSyncAt ?? '') >= T0 + 3 * HOUR;
-          return synced && ph.body.data[0]?.eventsSent === sent.length ? true : undefined;
+          // Not there yet: the state goes into the timeout's message.
+          if (!synced || ph.body.data[0]?.eventsSent !== sent.length)
+            throw new Error(JSON.stringify({ blob: blob.body, posthog: ph.body.data }));
+          return true;
         },
         60_000,
       );
