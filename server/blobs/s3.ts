@@ -2,6 +2,9 @@
  * The production blob store: one bucket through the AWS SDK v3 S3 client and its presigner. Works
  * against AWS S3 and S3-compatible servers (`endpoint` plus path-style addressing).
  */
+
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -24,8 +27,18 @@ export function isNotFound(err: unknown): boolean {
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
 }
 
+/** The connections' agents, where the caller decides which addresses a bucket may live at. */
+export interface S3Agents {
+  httpAgent: HttpAgent;
+  httpsAgent: HttpsAgent;
+}
+
 /** The SDK client for one bucket's settings; `requestTimeoutMs` bounds each request. */
-export function s3Client(settings: S3Settings, requestTimeoutMs = REQUEST_TIMEOUT_MS): S3Client {
+export function s3Client(
+  settings: S3Settings,
+  requestTimeoutMs = REQUEST_TIMEOUT_MS,
+  agents?: S3Agents,
+): S3Client {
   return new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
@@ -35,12 +48,12 @@ export function s3Client(settings: S3Settings, requestTimeoutMs = REQUEST_TIMEOU
     // and the SDKs' uploads send a SHA-256 instead.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: requestTimeoutMs },
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: requestTimeoutMs, ...agents },
   });
 }
 
-export function s3BlobStore(settings: S3Settings): BlobStore {
-  const client = s3Client(settings);
+export function s3BlobStore(settings: S3Settings, agents?: S3Agents): BlobStore {
+  const client = s3Client(settings, REQUEST_TIMEOUT_MS, agents);
   const Bucket = settings.bucket;
 
   return {

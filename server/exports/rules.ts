@@ -12,6 +12,8 @@ export const EXPORT_SOURCES = ['LEGACY_TRACES_OBSERVATIONS', 'ENRICHED_OBSERVATI
 export type ExportSource = (typeof EXPORT_SOURCES)[number];
 export const EXPORT_FORMATS = ['JSONL', 'CSV', 'PARQUET'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** What a file can be written as: the export formats, and the JSON array of the blob-storage integrations. */
+export type FileFormat = ExportFormat | 'JSON';
 export const EXPORT_FREQUENCIES = ['hourly', 'daily', 'weekly'] as const;
 export type ExportFrequency = (typeof EXPORT_FREQUENCIES)[number];
 
@@ -80,7 +82,7 @@ export function dueWindows(
   return out;
 }
 
-const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace('.000Z', 'Z');
+export const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace('.000Z', 'Z');
 
 interface ExportPlace {
   /** The export storage's configured prefix. */
@@ -93,7 +95,13 @@ interface ExportPlace {
 /** The folder of one export's files: `<storage prefix><projectId>/<export prefix><exportId>/`. */
 export const exportFolder = (e: ExportPlace) => `${e.storagePrefix}${e.projectId}/${e.prefix}${e.id}/`;
 
-const EXTENSION: Record<ExportFormat, string> = { JSONL: 'jsonl', CSV: 'csv', PARQUET: 'parquet' };
+const EXTENSION: Record<FileFormat, string> = {
+  JSONL: 'jsonl',
+  CSV: 'csv',
+  PARQUET: 'parquet',
+  JSON: 'json',
+};
+export const extensionOf = (format: FileFormat) => EXTENSION[format];
 
 /** `<folder><source>/<start>_<end>.<ext>`, the times as compact UTC ISO 8601. */
 export function windowKey(
@@ -109,20 +117,19 @@ const csvCell = (v: unknown): string => {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
-/** Rows as a file: one JSON object per line, or CSV with a header of the first row's columns (RFC 4180). */
-export function renderRows(
-  format: Exclude<ExportFormat, 'PARQUET'>,
-  rows: Record<string, unknown>[],
-): string {
+/** Rows as a file: one JSON array, one JSON object per line, or CSV with a header of the first row's columns (RFC 4180). */
+export function renderRows(format: Exclude<FileFormat, 'PARQUET'>, rows: Record<string, unknown>[]): string {
+  if (format === 'JSON') return JSON.stringify(rows);
   if (format === 'JSONL') return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
   if (rows.length === 0) return '';
   const columns = Object.keys(rows[0]!);
   return `${[columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n')}\r\n`;
 }
 
-const CONTENT_TYPE: Record<ExportFormat, string> = {
+const CONTENT_TYPE: Record<FileFormat, string> = {
+  JSON: 'application/json',
   JSONL: 'application/x-ndjson',
   CSV: 'text/csv',
   PARQUET: 'application/vnd.apache.parquet',
 };
-export const contentTypeOf = (format: ExportFormat) => CONTENT_TYPE[format];
+export const contentTypeOf = (format: FileFormat) => CONTENT_TYPE[format];

@@ -8,7 +8,7 @@
  * Parquet` output of the same query (typed columns, no Parquet library in this process).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { type ExportFormat, type ExportSource, type ExportWindow, renderRows } from './rules.ts';
+import { type ExportSource, type ExportWindow, type FileFormat, renderRows } from './rules.ts';
 
 const within = (time: string) => `project_id = {projectId:String}
   AND ${time} >= parseDateTime64BestEffort({from:String}, 6) AND ${time} < parseDateTime64BestEffort({to:String}, 6)`;
@@ -88,7 +88,7 @@ export interface ExportFile {
 export async function windowFile(
   analytics: ClickHouseClient,
   source: ExportSource,
-  format: ExportFormat,
+  format: FileFormat,
   projectId: string,
   w: ExportWindow,
 ): Promise<ExportFile> {

@@ -4,8 +4,8 @@
  * DNS answer that changes after validation cannot redirect the request. Redirects are not followed.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { type AddressPolicy, refusalOf } from './address-policy.ts';
 
@@ -46,6 +46,12 @@ function guardedLookup(policy: AddressPolicy): LookupFunction {
       (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
     );
   };
+}
+
+/** Agents whose connections go only to addresses the policy allows (for clients that take agents). */
+export function guardedAgents(policy: AddressPolicy): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
+  const lookup = guardedLookup(policy);
+  return { httpAgent: new HttpAgent({ lookup }), httpsAgent: new HttpsAgent({ lookup }) };
 }
 
 export interface JsonResponse {

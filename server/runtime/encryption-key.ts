@@ -1,11 +1,12 @@
 /**
- * The start check of a process that reads stored secrets (LLM connections, alert channels): they
- * need the key that sealed them.
+ * The start check of a process that reads stored secrets (LLM connections, alert channels,
+ * integration credentials): they need the key that sealed them.
  */
 import type pg from 'pg';
 import { anyChannelExists } from '../alerts/store.ts';
 import type { LlmSettings } from '../config/env.ts';
 import { LLM_ENV } from '../contract/env.ts';
+import { anySealedIntegrationSecret } from '../integrations/store.ts';
 import { anyConnectionExists } from '../llm/connection-store.ts';
 
 /** Why the process must not start, or undefined. */
@@ -15,7 +16,9 @@ export async function encryptionKeyProblem(pool: pg.Pool, llm: LlmSettings): Pro
     ? 'LLM connections'
     : (await anyChannelExists(pool))
       ? 'alert channels'
-      : undefined;
+      : (await anySealedIntegrationSecret(pool))
+        ? 'integration credentials'
+        : undefined;
   if (!what) return undefined;
   return `${LLM_ENV.encryptionKey} is required: ${what} are stored (64 hex characters, the key they were stored with)`;
 }

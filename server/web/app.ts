@@ -22,6 +22,7 @@ import { evaluationsPlugin } from './plugins/evaluations.ts';
 import { exportsPlugin } from './plugins/exports.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { ingestionPlugin } from './plugins/ingestion.ts';
+import { integrationsPlugin } from './plugins/integrations.ts';
 import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
 import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
 import { llmConnectionsPlugin } from './plugins/llm-connections.ts';
@@ -103,6 +104,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.register(async (admin) => {
     requireOrganizationKey(admin, ctx);
     admin.register(organizationsPlugin, { ctx });
+    admin.register(integrationsPlugin, { ctx });
   });
 
   app.register(async (api) => {

@@ -1,7 +1,7 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
- * scheduled exports, the observation-level evaluations, the alert rules, data retention and the removal of deleted projects.
+ * scheduled exports and the projects' integrations (blob storage, PostHog), the observation-level evaluations, the alert rules, data retention and the removal of deleted projects.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -22,6 +22,8 @@ import { scanSources } from '../evaluation/scan.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
+import { runBlobIntegrationPass } from '../integrations/blob-job.ts';
+import { runPostHogPass } from '../integrations/posthog-job.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
@@ -146,6 +148,35 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       }, o.config.exportIntervalSeconds * 1000)
     : undefined;
 
+  // The projects' own destinations (blob storage, PostHog), on the same interval as the exports;
+  // each integration resumes from its checkpoint.
+  let integrationPass: Promise<void> = Promise.resolve();
+  const integrationTimer = o.schemaKnown
+    ? setInterval(() => {
+        integrationPass = integrationPass
+          .then(async () => {
+            if (shuttingDown) return;
+            const blob = await runBlobIntegrationPass({
+              pool: o.pool,
+              analytics: o.analytics,
+              llm: o.config.llm,
+              settings: o.config.mode,
+            });
+            if (blob.windows > 0 || blob.failed.length > 0) o.log.info(blob, 'blob storage integration pass');
+            if (shuttingDown || !behaviourOf(o.config.mode).writesEventsTables) return;
+            const posthog = await runPostHogPass({
+              pool: o.pool,
+              analytics: o.analytics,
+              llm: o.config.llm,
+              baseUrl: o.config.auth.publicUrl?.origin ?? '',
+            });
+            if (posthog.windows > 0 || posthog.failed.length > 0)
+              o.log.info(posthog, 'PostHog integration pass');
+          })
+          .catch((err: Error) => o.log.error({ err: err.message }, 'integration pass failed'));
+      }, o.config.exportIntervalSeconds * 1000)
+    : undefined;
+
   // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
   // table an earlier mode wrote.
   let retentionPass: Promise<void> = Promise.resolve();
@@ -178,13 +209,14 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       shuttingDown = true;
       clearInterval(chainTimer);
       clearInterval(exportTimer);
+      clearInterval(integrationTimer);
       clearInterval(retentionTimer);
       await propagation?.stop();
       await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all([chainPass, exportPass, retentionPass]),
+        Promise.all([chainPass, exportPass, integrationPass, retentionPass]),
         new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS))),
       ]);
       clearTimeout(timer);

@@ -117,6 +117,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
     'alerts',
     'dashboards',
     'annotation-queues',
+    'integrations',
   ],
   // A process's assembly: datastores opened, logger, shutdown, schema at start.
   ['runtime'],

@@ -614,6 +614,35 @@ ALTER TABLE projects DROP COLUMN IF EXISTS deleted_at;
 ALTER TABLE projects DROP COLUMN IF EXISTS metadata;
 DROP TABLE IF EXISTS organization_api_keys;`,
   },
+  {
+    version: 28,
+    name: 'integrations',
+    bothReleases: true,
+    // Per-project destinations of the scheduled exports (the reference's blob-storage
+    // integrations) and PostHog exports. Secrets are sealed with the server's encryption key;
+    // `last_sync_at` is the checkpoint: the end of the last window delivered in full.
+    up: `
+CREATE TABLE IF NOT EXISTS blob_storage_integrations (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL UNIQUE REFERENCES projects(id) ON DELETE CASCADE,
+  type TEXT NOT NULL, bucket_name TEXT NOT NULL, endpoint TEXT, region TEXT NOT NULL,
+  access_key_id TEXT, secret_access_key_encrypted TEXT, prefix TEXT NOT NULL DEFAULT '',
+  export_frequency TEXT NOT NULL, enabled BOOLEAN NOT NULL, force_path_style BOOLEAN NOT NULL,
+  file_type TEXT NOT NULL, export_mode TEXT NOT NULL, export_start_date TIMESTAMPTZ,
+  compressed BOOLEAN NOT NULL DEFAULT true, export_source TEXT NOT NULL, export_field_groups JSONB,
+  checkpoint TIMESTAMPTZ NOT NULL, last_sync_at TIMESTAMPTZ, last_error TEXT, last_error_at TIMESTAMPTZ,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS posthog_integrations (
+  project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+  host TEXT NOT NULL, api_key_encrypted TEXT NOT NULL, enabled BOOLEAN NOT NULL,
+  checkpoint TIMESTAMPTZ NOT NULL, last_sync_at TIMESTAMPTZ, events_sent BIGINT NOT NULL DEFAULT 0,
+  last_error TEXT, last_error_at TIMESTAMPTZ,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);`,
+    down: `
+DROP TABLE IF EXISTS posthog_integrations;
+DROP TABLE IF EXISTS blob_storage_integrations;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
