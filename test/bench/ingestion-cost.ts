@@ -14,7 +14,7 @@
  * generations' input and output. Cases: batch ingestion in `dual` (legacy rows priced under the
  * entity locks) and OTLP in `events_only` (events rows priced on the direct path);
  * BENCH_COST_CASES (`batch:dual,otlp:events_only`) selects. BENCH_AB_ROUNDS (4) rounds of
- * BENCH_AB_REQUESTS (50) requests of 50 spans per variant, BENCH_INGEST_CONCURRENCY (8) at once.
+ * BENCH_AB_REQUESTS (40) requests of 50 spans per variant, BENCH_INGEST_CONCURRENCY (8) at once.
  * The rows written are checked: the priced variants carry a cost, the others none.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,7 +43,7 @@ import { interleave, type Phase, printPair } from './interleaved.ts';
 import { line } from './report.ts';
 
 export const AB_ROUNDS = Number(process.env['BENCH_AB_ROUNDS'] ?? 4);
-export const AB_REQUESTS = Number(process.env['BENCH_AB_REQUESTS'] ?? 50);
+export const AB_REQUESTS = Number(process.env['BENCH_AB_REQUESTS'] ?? 40);
 export const AB_CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 /** Traces per request (5 spans each, two of them generations). */
 export const AB_TRACES = 10;

@@ -36,7 +36,7 @@ import { line } from './report.ts';
 
 const RULES = Number(process.env['BENCH_RULES'] ?? 10);
 /** Requests per phase: a phase must span several of the job's 2 s passes to show their load. */
-const REQUESTS = Number(process.env['BENCH_RULES_REQUESTS'] ?? 120);
+const REQUESTS = Number(process.env['BENCH_RULES_REQUESTS'] ?? 100);
 const PROVIDER = 'bench-refused';
 const MODEL = 'bench-judge';
 
