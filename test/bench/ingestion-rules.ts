@@ -32,11 +32,14 @@ import {
 import { otlpBody, PROTOCOLS, SPANS_PER_TRACE, STORE_ROOT } from './ingestion.ts';
 import { AB_CONCURRENCY, AB_ROUNDS, AB_TRACES } from './ingestion-cost.ts';
 import { interleave, printPair } from './interleaved.ts';
+import { generate } from './reads.ts';
 import { line } from './report.ts';
 
 const RULES = Number(process.env['BENCH_RULES'] ?? 10);
 /** Requests per phase: a phase must span several of the job's 2 s passes to show their load. */
 const REQUESTS = Number(process.env['BENCH_RULES_REQUESTS'] ?? 100);
+/** Events the project already holds (reads.ts's generator, four months before now): a rule scans a project with history. */
+const HISTORY = Number(process.env['BENCH_RULES_HISTORY'] ?? 500_000);
 const PROVIDER = 'bench-refused';
 const MODEL = 'bench-judge';
 
@@ -58,7 +61,7 @@ export async function benchIngestionRules(): Promise<void> {
   };
   const db = new pgLib.Client({ connectionString: pgf.url });
   process.stdout.write(
-    `\nIngestion with ${RULES} active observation rules against none, worker running (${AB_ROUNDS} interleaved rounds of ${REQUESTS} OTLP requests x ${AB_TRACES * SPANS_PER_TRACE} spans, ${AB_CONCURRENCY} concurrent)\n\n`,
+    `\nIngestion with ${RULES} active observation rules against none, worker running, ${HISTORY} events of history (${AB_ROUNDS} interleaved rounds of ${REQUESTS} OTLP requests x ${AB_TRACES * SPANS_PER_TRACE} spans, ${AB_CONCURRENCY} concurrent)\n\n`,
   );
   try {
     const web = await startWeb(env);
@@ -69,6 +72,8 @@ export async function benchIngestionRules(): Promise<void> {
     try {
       await db.connect();
       const project = await createProject(env, 'rules');
+      // The generator splits events between projects (at least two): both shares go to this one.
+      if (HISTORY > 0) await generate(ch.client, [project.projectId, project.projectId], HISTORY);
       const call = async (method: string, path: string, body?: unknown) => {
         const res = await callJson(`${web.url}/api/public`, project, method, path, body);
         if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);

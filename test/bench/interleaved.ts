@@ -107,6 +107,7 @@ export function printPair(label: string, subject: Phase[], baseline: Phase[]): v
     '  ratio of throughput (all rounds; per round median, range)',
     `${ratio(s!, b!)} (${quantile(perRound, 0.5).toFixed(3)}, ${Math.min(...perRound).toFixed(3)}-${Math.max(...perRound).toFixed(3)})`,
   );
+  line('  ratio of each round, in order', perRound.map((r) => r.toFixed(3)).join(', '));
   for (const name of Object.keys(subject[0]!.cpu)) {
     const per10k = (ps: Phase[]) => (total(ps, (p) => p.cpu[name]!) * 10_000) / total(ps, (p) => p.spans);
     line(
