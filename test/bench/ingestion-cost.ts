@@ -28,7 +28,6 @@ import {
   createProject,
   MODE_ENV,
   startAnalyticsServer,
-  startWeb,
 } from '../fixtures/service.ts';
 import {
   batchBody,
@@ -38,6 +37,7 @@ import {
   PROTOCOLS,
   SPANS_PER_TRACE,
   STORE_ROOT,
+  withWeb,
 } from './ingestion.ts';
 import { interleave, type Phase, printPair } from './interleaved.ts';
 import { line } from './report.ts';
@@ -49,12 +49,17 @@ export const AB_CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 
 export const AB_TRACES = 10;
 
 const UNPRICED = 'bench-unpriced-model';
-const SHAPES: Record<string, GenerationShape> = {
+const SHAPES = {
   priced: { model: 'gpt-4o', usage: true },
   unpriced: { model: UNPRICED, usage: true },
   tokenized: { model: 'openai/gpt-4o', usage: false },
   untokenized: { model: `${UNPRICED}-no-usage`, usage: false },
-};
+} satisfies Record<string, GenerationShape>;
+/** Each side against its baseline. */
+const PAIRS = [
+  ['priced', 'unpriced'],
+  ['tokenized', 'untokenized'],
+] as const;
 
 const CASES = {
   'batch:dual': {
@@ -72,12 +77,12 @@ const CASES = {
 } as const;
 
 /** Generations per model name the web wrote, with a cost and with usage. */
-async function stored(ch: AnalyticsServer, table: string, projectId: string) {
+async function stored(ch: AnalyticsServer, table: string, projectIds: string[]) {
   const rs = await ch.client.query({
     query: `SELECT provided_model_name AS model, count() AS n, countIf(total_cost > 0) AS priced,
         countIf(length(mapKeys(usage_details)) > 0) AS usage
-      FROM ${table} FINAL WHERE project_id = {p:String} AND type = 'GENERATION' GROUP BY model`,
-    query_params: { p: projectId },
+      FROM ${table} FINAL WHERE project_id IN {p:Array(String)} AND type = 'GENERATION' GROUP BY model`,
+    query_params: { p: projectIds },
     format: 'JSONEachRow',
   });
   const rows = await rs.json<{ model: string; n: string; priced: string; usage: string }>();
@@ -103,25 +108,32 @@ export async function benchIngestionCost(): Promise<void> {
   try {
     for (const [key, c] of Object.entries(CASES)) {
       if (!wanted.includes(key)) continue;
-      const web = await startWeb({ ...base, ...MODE_ENV[c.mode], LOG_LEVEL: 'warn' });
-      try {
-        const project = await createProject(base, `cost-${key.replace(':', '-')}`);
-        const phases = await interleave({
-          ch,
-          url: web.url,
-          protocol: c.protocol,
-          headers: { ...c.protocol.headers, authorization: basicAuth(project) },
-          variants: Object.entries(SHAPES).map(([name, shape]) => ({
-            name,
-            body: (request, traces) => c.make(request, traces, shape),
-          })),
-          rounds: AB_ROUNDS,
-          requests: AB_REQUESTS,
-          concurrency: AB_CONCURRENCY,
-          traces: AB_TRACES,
-          spansPerTrace: SPANS_PER_TRACE,
-          pids: { web: web.process.pid, store: ch.pid },
-        });
+      await withWeb({ ...base, ...MODE_ENV[c.mode], LOG_LEVEL: 'warn' }, async (web) => {
+        // Each pair interleaves on its own (and its own project): a phase never follows the other
+        // pair's, whose heavier tokenizing phases would otherwise slow whichever comes next.
+        const phases = new Map<string, Phase[]>();
+        const projects: string[] = [];
+        for (const pair of PAIRS) {
+          const project = await createProject(base, `cost-${key.replace(':', '-')}-${pair[0]}`);
+          projects.push(project.projectId);
+          const got = await interleave({
+            ch,
+            url: web.url,
+            protocol: c.protocol,
+            headers: { ...c.protocol.headers, authorization: basicAuth(project) },
+            variants: pair.map((name) => ({
+              name,
+              body: (request: number, traces: number) => c.make(request, traces, SHAPES[name]),
+            })),
+            rounds: AB_ROUNDS,
+            requests: AB_REQUESTS,
+            concurrency: AB_CONCURRENCY,
+            traces: AB_TRACES,
+            spansPerTrace: SPANS_PER_TRACE,
+            pids: { web: web.process.pid, store: ch.pid },
+          });
+          for (const [name, ps] of got) phases.set(name, ps);
+        }
         const of = (name: string) => phases.get(name)!;
         printPair(`${c.protocol.path} in ${c.mode}, cost computed / not`, of('priced'), of('unpriced'));
         printPair('  without usage: tokenized and priced / not', of('tokenized'), of('untokenized'));
@@ -136,7 +148,7 @@ export async function benchIngestionCost(): Promise<void> {
           '  web CPU ms per KB of generation input+output tokenized',
           `${(extraMs / kb(of('tokenized'))).toFixed(3)} (${Math.round(kb(of('tokenized')))} KB)`,
         );
-        const rows = await stored(ch, c.table, project.projectId);
+        const rows = await stored(ch, c.table, projects);
         const check = Object.values(SHAPES).map((s) => {
           const r = rows.get(s.model) ?? { n: 0, priced: 0, usage: 0 };
           return `${s.model} ${r.priced}/${r.n} priced, ${r.usage} with usage`;
@@ -148,12 +160,7 @@ export async function benchIngestionCost(): Promise<void> {
           if (!r || r.n === 0 || (r.priced === r.n) !== expectPriced(s) || (!expectPriced(s) && r.priced > 0))
             throw new Error(`${s.model}: ${JSON.stringify(r)} is not what the variant should store`);
         }
-      } catch (err) {
-        process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
-        throw err;
-      } finally {
-        await web.stop();
-      }
+      });
     }
   } finally {
     await Promise.all([ch.stop(), pgf.stop()]);

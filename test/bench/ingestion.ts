@@ -473,6 +473,20 @@ function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
   return all.filter(([label, mode]) => keys.has(`${label.startsWith('OTLP') ? 'otlp' : 'batch'}:${mode}`));
 }
 
+/** Runs `run` against a web started with `env`, then stops it; on failure prints what the web logged. */
+export async function withWeb(env: Env, run: (web: WebServer) => Promise<void>): Promise<void> {
+  const web = await startWeb(env);
+  try {
+    await run(web);
+  } catch (err) {
+    // What the web logged is the first thing to read when it answers a request with an error.
+    process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
+    throw err;
+  } finally {
+    await web.stop();
+  }
+}
+
 export async function benchIngestion(): Promise<void> {
   const storeDir = mkdtempSync(join(STORE_ROOT, 'obs-bench-analytics-'));
   const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer({ dir: storeDir })]);
@@ -484,8 +498,7 @@ export async function benchIngestion(): Promise<void> {
   try {
     for (const mode of ['dual', 'events_only'] as const) {
       if (!cases.some(([, m]) => m === mode)) continue;
-      const web = await startWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' });
-      try {
+      await withWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' }, async (web) => {
         for (const [label, m] of cases) {
           if (m !== mode) continue;
           const protocol = PROTOCOLS[label];
@@ -528,13 +541,7 @@ export async function benchIngestion(): Promise<void> {
             );
           }
         }
-      } catch (err) {
-        // What the web logged is the first thing to read when it answers a request with an error.
-        process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
-        throw err;
-      } finally {
-        await web.stop();
-      }
+      });
     }
   } finally {
     await Promise.all([ch.stop(), pgf.stop()]);
