@@ -1,7 +1,7 @@
 /**
  * Cost at ingestion end to end (issue 26): the ingestion figure's workload through one `observatory
  * web` and the analytics server over HTTP, with the generations' cost computed against not, in
- * interleaved phases on one project (interleaved.ts). There is no switch that turns cost off (the
+ * interleaved phases, each pair on its own project (interleaved.ts). There is no switch that turns cost off (the
  * web loads the built-in definitions at start), so the baseline's generations name a model no
  * definition matches: ingestion still loads the project's catalog and runs the matcher (once per
  * name, then a map lookup), and computes nothing. Four variants:
