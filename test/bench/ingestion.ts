@@ -52,7 +52,7 @@ const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 /** Growth from 1x to 4x of the OTLP cases (BENCH_INGEST_GROWTH=0 skips it): 4x requests, then 4x concurrency. */
 const GROWTH = process.env['BENCH_INGEST_GROWTH'] !== '0';
 const MAX_RETRIES = 10;
-const SPANS_PER_TRACE = 5;
+export const SPANS_PER_TRACE = 5;
 /** Small exports: 10 traces (50 spans) per request, what a quiet producer's timer flush sends. */
 const SMALL_TRACES = 10;
 /**
@@ -69,7 +69,7 @@ const FULL_REQUESTS = Number(process.env['BENCH_INGEST_FULL_REQUESTS'] ?? 40);
  * web's run, a cost of creating files that journaled ext4 and XFS volumes do not have and that
  * falls on small inserts most. A tmpfs keeps that artefact out of both sides of the ratio.
  */
-const STORE_ROOT = process.env['BENCH_STORE_DIR'] ?? '/dev/shm';
+export const STORE_ROOT = process.env['BENCH_STORE_DIR'] ?? '/dev/shm';
 /** Tables ingestion writes directly (events_core is filled by the materialized view). */
 const WRITTEN_TABLES = ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full'];
 
@@ -99,7 +99,33 @@ function text(seed: number, bytes: number): string {
   return out.join(' ');
 }
 
-function otlpBody(request: number, traces: number): Buffer {
+/** What the generations of a bench request carry: their model name, and whether they report usage. */
+export interface GenerationShape {
+  model: string;
+  usage: boolean;
+}
+const PRICED: GenerationShape = { model: 'gpt-4o', usage: true };
+
+/** The input and output of generation `i` of the trace with this seed (a user message, the reply). */
+function generationIo(seed: number, i: number) {
+  return {
+    input: [{ role: 'user', content: text(seed + i, 2000) }],
+    output: { role: 'assistant', content: text(seed + i + 5, 1500) },
+  };
+}
+
+/** KB of generation input and output (as JSON) in request `request` of `traces` traces. */
+export function generationKb(request: number, traces: number): number {
+  let bytes = 0;
+  for (let t = 0; t < traces; t++)
+    for (let i = 0; i < 2; i++) {
+      const io = generationIo(request * 10_000 + t * 10, i);
+      bytes += Buffer.byteLength(JSON.stringify(io.input)) + Buffer.byteLength(JSON.stringify(io.output));
+    }
+  return bytes / 1024;
+}
+
+export function otlpBody(request: number, traces: number, gen: GenerationShape = PRICED): Buffer {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'bench' }),
@@ -118,17 +144,14 @@ function otlpBody(request: number, traces: number): Buffer {
     for (let i = 0; i < 2; i++) {
       const g = tracer.startSpan('llm', { startTime: t0 }, parent);
       g.setAttribute('langfuse.observation.type', 'generation');
-      g.setAttribute('gen_ai.request.model', 'gpt-4o');
-      g.setAttribute(
-        'langfuse.observation.input',
-        JSON.stringify([{ role: 'user', content: text(seed + i, 2000) }]),
-      );
-      g.setAttribute(
-        'langfuse.observation.output',
-        JSON.stringify({ role: 'assistant', content: text(seed + i + 5, 1500) }),
-      );
-      g.setAttribute('gen_ai.usage.input_tokens', 500);
-      g.setAttribute('gen_ai.usage.output_tokens', 300);
+      g.setAttribute('gen_ai.request.model', gen.model);
+      const io = generationIo(seed, i);
+      g.setAttribute('langfuse.observation.input', JSON.stringify(io.input));
+      g.setAttribute('langfuse.observation.output', JSON.stringify(io.output));
+      if (gen.usage) {
+        g.setAttribute('gen_ai.usage.input_tokens', 500);
+        g.setAttribute('gen_ai.usage.output_tokens', 300);
+      }
       g.end(t0 + 0.5);
     }
     root.end(t0 + 1);
@@ -158,7 +181,7 @@ function scoreBody(request: number, traces: number): Buffer {
   return Buffer.from(JSON.stringify({ batch }));
 }
 
-function batchBody(request: number, traces: number): Buffer {
+export function batchBody(request: number, traces: number, gen: GenerationShape = PRICED): Buffer {
   const now = new Date().toISOString();
   const batch: object[] = [];
   for (let t = 0; t < traces; t++) {
@@ -180,19 +203,18 @@ function batchBody(request: number, traces: number): Buffer {
         ev('generation-create', `${traceId}-g${i}`, {
           traceId,
           name: 'llm',
-          model: 'gpt-4o',
+          model: gen.model,
           startTime: now,
           endTime: now,
-          input: [{ role: 'user', content: text(seed + i, 2000) }],
-          output: { role: 'assistant', content: text(seed + i + 5, 1500) },
-          usageDetails: { input: 500, output: 300 },
+          ...generationIo(seed, i),
+          ...(gen.usage ? { usageDetails: { input: 500, output: 300 } } : {}),
         }),
       );
   }
   return Buffer.from(JSON.stringify({ batch }));
 }
 
-const PROTOCOLS = {
+export const PROTOCOLS = {
   'OTLP protobuf (gzip)': {
     path: '/api/public/otel/v1/traces',
     headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
@@ -207,8 +229,39 @@ const PROTOCOLS = {
   },
 } as const;
 
+/**
+ * Sends one request and checks it was acknowledged; returns how often it was sent again. 429 and
+ * 503 acknowledge nothing and ask for a retry, which the SDKs do: so does the bench, a bounded
+ * number of times, and the retries are printed.
+ */
+export async function send(
+  url: string,
+  protocol: Protocol,
+  headers: Record<string, string>,
+  body: Uint8Array<ArrayBuffer>,
+  label: string,
+): Promise<number> {
+  let retries = 0;
+  let res = await fetch(`${url}${protocol.path}`, { method: 'POST', headers, body });
+  for (let attempt = 1; (res.status === 429 || res.status === 503) && attempt <= MAX_RETRIES; attempt++) {
+    await res.text();
+    retries++;
+    await new Promise((r) => setTimeout(r, 250 * attempt));
+    res = await fetch(`${url}${protocol.path}`, { method: 'POST', headers, body });
+  }
+  const answer = await res.text();
+  if (res.status !== protocol.ok) throw new Error(`${protocol.path} in ${label}: ${res.status} ${answer}`);
+  if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
+    throw new Error(`${protocol.path} in ${label}: ${answer.slice(0, 300)}`);
+  return retries;
+}
+
 /** Runs `work(i)` for i in [0, n) with at most `concurrency` at once; returns each call's latency (ms). */
-async function pool(n: number, concurrency: number, work: (i: number) => Promise<void>): Promise<number[]> {
+export async function pool(
+  n: number,
+  concurrency: number,
+  work: (i: number) => Promise<void>,
+): Promise<number[]> {
   const latencies: number[] = [];
   let next = 0;
   await Promise.all(
@@ -280,7 +333,7 @@ interface CaseResult {
   tables: string;
 }
 
-type Protocol = (typeof PROTOCOLS)[keyof typeof PROTOCOLS];
+export type Protocol = (typeof PROTOCOLS)[keyof typeof PROTOCOLS];
 
 async function runCase(
   ch: AnalyticsServer,
@@ -304,19 +357,7 @@ async function runCase(
   const started = performance.now();
   let retries = 0;
   const latencies = await pool(requests, concurrency, async (i) => {
-    let res = await fetch(`${web.url}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
-    // 429 and 503 acknowledge nothing and ask for a retry, which the SDKs do: so does the bench,
-    // a bounded number of times, and the retries are printed.
-    for (let attempt = 1; (res.status === 429 || res.status === 503) && attempt <= MAX_RETRIES; attempt++) {
-      await res.text();
-      retries++;
-      await new Promise((r) => setTimeout(r, 250 * attempt));
-      res = await fetch(`${web.url}${protocol.path}`, { method: 'POST', headers, body: bodies[i]! });
-    }
-    const answer = await res.text();
-    if (res.status !== protocol.ok) throw new Error(`${protocol.path} in ${mode}: ${res.status} ${answer}`);
-    if (protocol.ok === 207 && JSON.parse(answer).errors.length > 0)
-      throw new Error(`${protocol.path} in ${mode}: ${answer.slice(0, 300)}`);
+    retries += await send(web.url, protocol, headers, bodies[i]!, mode);
   });
   const seconds = (performance.now() - started) / 1000;
   const webFigure: Figure = {
@@ -432,6 +473,20 @@ function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
   return all.filter(([label, mode]) => keys.has(`${label.startsWith('OTLP') ? 'otlp' : 'batch'}:${mode}`));
 }
 
+/** Runs `run` against a web started with `env`, then stops it; on failure prints what the web logged. */
+export async function withWeb(env: Env, run: (web: WebServer) => Promise<void>): Promise<void> {
+  const web = await startWeb(env);
+  try {
+    await run(web);
+  } catch (err) {
+    // What the web logged is the first thing to read when it answers a request with an error.
+    process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
+    throw err;
+  } finally {
+    await web.stop();
+  }
+}
+
 export async function benchIngestion(): Promise<void> {
   const storeDir = mkdtempSync(join(STORE_ROOT, 'obs-bench-analytics-'));
   const [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer({ dir: storeDir })]);
@@ -443,8 +498,7 @@ export async function benchIngestion(): Promise<void> {
   try {
     for (const mode of ['dual', 'events_only'] as const) {
       if (!cases.some(([, m]) => m === mode)) continue;
-      const web = await startWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' });
-      try {
+      await withWeb({ ...base, ...MODE_ENV[mode], LOG_LEVEL: 'warn' }, async (web) => {
         for (const [label, m] of cases) {
           if (m !== mode) continue;
           const protocol = PROTOCOLS[label];
@@ -487,13 +541,7 @@ export async function benchIngestion(): Promise<void> {
             );
           }
         }
-      } catch (err) {
-        // What the web logged is the first thing to read when it answers a request with an error.
-        process.stderr.write(`web output (last lines):\n${web.process.output().slice(-4000)}\n`);
-        throw err;
-      } finally {
-        await web.stop();
-      }
+      });
     }
   } finally {
     await Promise.all([ch.stop(), pgf.stop()]);

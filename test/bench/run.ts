@@ -11,11 +11,15 @@
  *      page against API v2 (ui.ts) and exports
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
- *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them.
+ *   4. Cost at ingestion (cost.ts): pricing and tokenizing rows against building them; end to end
+ *      (ingestion-cost.ts): ingestion throughput with cost computed against not, interleaved.
+ *   4b. Evaluation rules (ingestion-rules.ts): ingestion throughput with active observation rules
+ *      (the worker scanning and enqueueing) against none, interleaved.
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
- * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`, `reads`,
+ * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`,
+ * `ingestion-cost`, `ingestion-rules`, `reads`,
  * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -51,6 +55,8 @@ import {
 } from './history.ts';
 import { benchIngestLimits } from './ingest-limits.ts';
 import { benchIngestion } from './ingestion.ts';
+import { benchIngestionCost } from './ingestion-cost.ts';
+import { benchIngestionRules } from './ingestion-rules.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
@@ -63,6 +69,8 @@ const FIGURES = [
   'backfill-memory',
   'ingestion',
   'cost',
+  'ingestion-cost',
+  'ingestion-rules',
   'ingest-limits',
   'reads',
   'exports',
@@ -178,6 +186,8 @@ if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
 if (selected('cost')) await benchCost();
+if (selected('ingestion-cost')) await benchIngestionCost();
+if (selected('ingestion-rules')) await benchIngestionRules();
 if (selected('ingest-limits')) await benchIngestLimits();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();
