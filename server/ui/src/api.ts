@@ -6,6 +6,7 @@ import type {
   Dashboard,
   TimeRange as DashboardRange,
   Placement,
+  UpdatePlacement as PlacementChange,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
 import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
@@ -398,6 +399,7 @@ export type {
   Dashboard,
   DashboardRange,
   Placement,
+  PlacementChange,
   PromptSummary,
   PromptVersion,
   WidgetDefinition,
@@ -650,21 +652,20 @@ export const api = {
   createWidget: (id: string, widget: CreateWidget) =>
     call<WidgetDefinition & { id: string }>('POST', `${projectPath(id)}/dashboard-widgets`, widget),
   placeWidget: (id: string, dashboardId: string, widgetId: string) =>
-    call<Dashboard & { placementId: string }>(
-      'POST',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets`,
-      { type: 'widget', widgetId },
-    ),
-  movePlacement: (id: string, dashboardId: string, p: Placement) =>
-    call<Dashboard>(
+    call<Placement>('POST', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements`, {
+      type: 'widget',
+      widgetId,
+    }),
+  movePlacement: (id: string, dashboardId: string, placementId: string, change: PlacementChange) =>
+    call<Placement>(
       'PATCH',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(p.id)}`,
-      p,
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements/${encodeURIComponent(placementId)}`,
+      change,
     ),
   removePlacement: (id: string, dashboardId: string, placementId: string) =>
-    call<Dashboard>(
+    call<{ message: string }>(
       'DELETE',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}`,
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements/${encodeURIComponent(placementId)}`,
     ),
   prompts: (id: string) =>
     call<{ data: PromptSummary[]; total: number }>('GET', `${projectPath(id)}/prompts`),
