@@ -625,6 +625,8 @@ export const api = {
       'GET',
       `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
     ),
+  deleteTrace: (id: string, traceId: string) =>
+    call<{ message: string }>('DELETE', `${projectPath(id)}/traces/${encodeURIComponent(traceId)}`),
   dashboards: (id: string) => call<NumberedPage<Dashboard>>('GET', `${projectPath(id)}/dashboards?limit=100`),
   createDashboard: (
     id: string,
