@@ -685,6 +685,17 @@ export const api = {
   queueOverview: (id: string) => call<QueueOverview>('GET', `${projectPath(id)}/annotation-queue-overview`),
   createQueue: (id: string, body: { name: string; description?: string; scoreConfigIds: string[] }) =>
     call<AnnotationQueue>('POST', `${projectPath(id)}/annotation-queues`, body),
+  changeQueue: (id: string, queueId: string, body: { name?: string; description?: string | null }) =>
+    call<AnnotationQueue>(
+      'PATCH',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}`,
+      body,
+    ),
+  deleteQueue: (id: string, queueId: string) =>
+    call<{ success: boolean }>(
+      'DELETE',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}`,
+    ),
   queueReview: (id: string, queueId: string) =>
     call<QueueReview>('GET', `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/review`),
   addToQueue: (id: string, queueId: string, objects: QueueObject[]) =>
