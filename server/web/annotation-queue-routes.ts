@@ -55,6 +55,16 @@ const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
 /** An assignment's id in the audit log: its queue and its user. */
 const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;
 
+/** Runs a write naming a queue: a name the project has already is a 400 naming `name`. */
+async function withFreeName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${name} exists`);
+    throw err;
+  }
+}
+
 export interface QueueMount {
   /** `/api/public` or `/api/ui/projects/:projectId`. */
   prefix: string;
@@ -143,14 +153,9 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     async ({ body, req }) => {
       const projectId = projectOf(req);
       await checkConfigs(projectId, body.scoreConfigIds);
-      try {
-        const queue = await createQueue(ctx.pool, projectId, body);
-        await record(req, { resourceType: 'annotation-queue', action: 'create', id: queue.id });
-        return queue;
-      } catch (err) {
-        if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${body.name} exists`);
-        throw err;
-      }
+      const queue = await withFreeName(body.name, () => createQueue(ctx.pool, projectId, body));
+      await record(req, { resourceType: 'annotation-queue', action: 'create', id: queue.id });
+      return queue;
     },
   );
 
@@ -184,15 +189,12 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         const projectId = projectOf(req);
         await queueOf(req, params.queueId);
         if (body.scoreConfigIds) await checkConfigs(projectId, body.scoreConfigIds);
-        try {
-          const queue = await updateQueue(ctx.pool, projectId, params.queueId, body);
-          if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
-          await record(req, { resourceType: 'annotation-queue', action: 'update', id: queue.id });
-          return queue;
-        } catch (err) {
-          if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${body.name} exists`);
-          throw err;
-        }
+        const queue = await withFreeName(body.name, () =>
+          updateQueue(ctx.pool, projectId, params.queueId, body),
+        );
+        if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+        await record(req, { resourceType: 'annotation-queue', action: 'update', id: queue.id });
+        return queue;
       },
     );
 

@@ -163,21 +163,8 @@ describe.each(MODES)('%s', (mode) => {
 
 describe.each(['legacy', 'dual'] as const)('%s: dataset run items', (mode) => {
   it('a run item sent with an observation id alone carries that observation trace, in the answer and on reads', async () => {
-    const [traceId, spanId, dataset, itemId, runName] = [
-      hex(16),
-      hex(8),
-      `ds-${hex(4)}`,
-      `it-${hex(4)}`,
-      `run-${hex(4)}`,
-    ];
-    const at = new Date().toISOString();
-    const sent = await call(mode, 'POST', '/api/public/ingestion', {
-      batch: [
-        { id: hex(8), type: 'trace-create', timestamp: at, body: { id: traceId } },
-        { id: hex(8), type: 'span-create', timestamp: at, body: { id: spanId, traceId } },
-      ],
-    });
-    expect(sent.status).toBe(207);
+    const [dataset, itemId, runName] = [`ds-${hex(4)}`, `it-${hex(4)}`, `run-${hex(4)}`];
+    const { traceId, spanId } = await tracedSpan(mode);
     const ds = await call(mode, 'POST', '/api/public/v2/datasets', { name: dataset });
     expect(ds.status).toBe(200);
     expect(
