@@ -281,7 +281,7 @@ describe('through the Python SDK', () => {
       CONFORMANCE_CASE: `pyv-${hex(3)}`,
     });
     expect(out).toMatchObject({
-      then: [
+      past: [
         ['a', 'a1'],
         ['b', 'b1'],
       ],

@@ -25,4 +25,4 @@ def items(dataset):
 old = items(lf.get_dataset(name, version=then))
 now = items(lf.get_dataset(name))
 close(lf)
-done({"then": old, "now": now})
+done({"past": old, "now": now})
