@@ -18,6 +18,12 @@ export const createQueueRequest = z.object({
 });
 export type CreateQueueRequest = z.infer<typeof createQueueRequest>;
 
+/** A change to a queue (the UI's; the reference's public API has none): the fields given change. */
+export const updateQueueRequest = createQueueRequest
+  .partial()
+  .refine((v) => Object.keys(v).length > 0, 'At least one of name, description, scoreConfigIds is required');
+export type UpdateQueueRequest = z.infer<typeof updateQueueRequest>;
+
 export const createItemRequest = z.object({
   objectId: z.string().min(1),
   objectType: z.enum(QUEUE_OBJECT_TYPES),

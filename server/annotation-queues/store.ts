@@ -11,6 +11,7 @@ import type {
   CreateQueueRequest,
   QueueStatus,
   StatusChange,
+  UpdateQueueRequest,
 } from './rules.ts';
 
 interface QueueRow {
@@ -82,6 +83,44 @@ export async function createQueue(
     if ((err as { code?: string }).code === '23505') throw new QueueNameTaken(req.name);
     throw err;
   }
+}
+
+/** Changes a queue's name, description or score configs (those given); undefined when not found. */
+export async function updateQueue(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+  req: UpdateQueueRequest,
+): Promise<AnnotationQueue | undefined> {
+  try {
+    const { rows } = await pool.query<QueueRow>(
+      `UPDATE annotation_queues SET name = COALESCE($3, name),
+              description = CASE WHEN $4 THEN $5 ELSE description END,
+              score_config_ids = COALESCE($6::text[], score_config_ids), updated_at = now()
+        WHERE project_id = $1 AND id = $2 RETURNING *`,
+      [
+        projectId,
+        id,
+        req.name ?? null,
+        req.description !== undefined,
+        req.description ?? null,
+        req.scoreConfigIds ? [...new Set(req.scoreConfigIds)] : null,
+      ],
+    );
+    return rows[0] && toQueue(rows[0]);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new QueueNameTaken(req.name ?? '');
+    throw err;
+  }
+}
+
+/** Deletes a queue with its items and assignments; whether it was there. */
+export async function deleteQueue(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  const r = await pool.query('DELETE FROM annotation_queues WHERE project_id = $1 AND id = $2', [
+    projectId,
+    id,
+  ]);
+  return (r.rowCount ?? 0) > 0;
 }
 
 export async function findQueue(
@@ -184,15 +223,15 @@ export async function createItem(
 
 /**
  * Adds the objects not yet in the queue (pending, in the order given), as the reference's UI adds
- * a selection; the number added.
+ * a selection; the ids of the items added.
  */
 export async function addNewItems(
   pool: pg.Pool,
   projectId: string,
   queueId: string,
   objects: Pick<CreateItemRequest, 'objectId' | 'objectType'>[],
-): Promise<number> {
-  const r = await pool.query(
+): Promise<string[]> {
+  const r = await pool.query<{ id: string }>(
     `INSERT INTO annotation_queue_items (id, project_id, queue_id, object_id, object_type, created_at)
      SELECT gen_random_uuid()::text, $1, $2, o.object_id, o.object_type,
             now() + (o.n * interval '1 microsecond')
@@ -201,10 +240,11 @@ export async function addNewItems(
               ORDER BY object_type, object_id, n) o
       WHERE NOT EXISTS (SELECT 1 FROM annotation_queue_items i
                          WHERE i.project_id = $1 AND i.queue_id = $2
-                           AND i.object_type = o.object_type AND i.object_id = o.object_id)`,
+                           AND i.object_type = o.object_type AND i.object_id = o.object_id)
+     RETURNING id`,
     [projectId, queueId, objects.map((o) => o.objectId), objects.map((o) => o.objectType)],
   );
-  return r.rowCount ?? 0;
+  return r.rows.map((row) => row.id);
 }
 
 /** Writes an item's status; `annotatorUserId` is the signed-in reviewer who completed it, if any. */

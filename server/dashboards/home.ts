@@ -138,12 +138,12 @@ function homeLayout(): Placement[] {
   let x = 0;
   let y = 0;
   for (const [presetId, w] of Object.entries(PRESETS)) {
-    const size = w.chartType === 'NUMBER' ? { x_size: 6, y_size: 2 } : { x_size: 6, y_size: 6 };
+    const size = w.chartType === 'NUMBER' ? { width: 6, height: 2 } : { width: 6, height: 6 };
     out.push({ type: 'preset', id: presetId, presetId, x, y, ...size });
-    x += size.x_size;
+    x += size.width;
     if (x >= 12) {
       x = 0;
-      y += size.y_size;
+      y += size.height;
     }
   }
   return out;

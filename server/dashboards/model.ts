@@ -104,8 +104,8 @@ export interface Widget extends WidgetDefinition {
 const placementFields = {
   x: z.number().int().min(0).max(11),
   y: z.number().int().min(0).max(10_000),
-  x_size: z.number().int().min(1).max(12),
-  y_size: z.number().int().min(1).max(100),
+  width: z.number().int().min(1).max(12),
+  height: z.number().int().min(1).max(100),
 };
 export const placement = z.discriminatedUnion('type', [
   z.object({
@@ -127,14 +127,21 @@ const optionalPlacement = {
   id: z.string().min(1).max(200).optional(),
   x: placementFields.x.optional(),
   y: placementFields.y.optional(),
-  x_size: placementFields.x_size.optional(),
-  y_size: placementFields.y_size.optional(),
+  width: placementFields.width.optional(),
+  height: placementFields.height.optional(),
 };
 export const createPlacementRequest = z.discriminatedUnion('type', [
   z.object({ type: z.literal('widget'), widgetId: z.string().min(1), ...optionalPlacement }),
   z.object({ type: z.literal('preset'), presetId: z.string().min(1), ...optionalPlacement }),
 ]);
 export type CreatePlacement = z.infer<typeof createPlacementRequest>;
+
+/** A move or resize: the fields given change, the rest (and the tile's content and id) stay. */
+export const updatePlacementRequest = z
+  .strictObject(placementFields)
+  .partial()
+  .refine((v) => Object.keys(v).length > 0, 'At least one of x, y, width, height is required');
+export type UpdatePlacement = z.infer<typeof updatePlacementRequest>;
 
 const definition = z.object({ widgets: z.array(placement).max(100) });
 const dashboardFields = {
@@ -146,7 +153,10 @@ const dashboardFields = {
   defaultTimeRange: z.enum(TIME_RANGES).optional(),
 };
 export const createDashboardRequest = z.object(dashboardFields);
-export const updateDashboardRequest = z.object(dashboardFields).partial();
+export const updateDashboardRequest = z
+  .object(dashboardFields)
+  .partial()
+  .refine((v) => Object.keys(v).length > 0, 'At least one field is required');
 export type CreateDashboard = z.infer<typeof createDashboardRequest>;
 export type UpdateDashboard = z.infer<typeof updateDashboardRequest>;
 
@@ -235,13 +245,13 @@ export function widgetQuery(
 
 /** Where a new tile goes when the request leaves it out: below every tile, 6x6 (the reference's). */
 export function placeNew(existing: Placement[], req: CreatePlacement, id: string): Placement {
-  const below = existing.reduce((max, p) => Math.max(max, p.y + p.y_size), 0);
+  const below = existing.reduce((max, p) => Math.max(max, p.y + p.height), 0);
   const pos = {
     id: req.id ?? id,
     x: req.x ?? 0,
     y: req.y ?? below,
-    x_size: req.x_size ?? 6,
-    y_size: req.y_size ?? 6,
+    width: req.width ?? 6,
+    height: req.height ?? 6,
   };
   return req.type === 'widget'
     ? { type: 'widget', widgetId: req.widgetId, ...pos }

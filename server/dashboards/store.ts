@@ -16,6 +16,7 @@ import type {
   Placement,
   TimeRange,
   UpdateDashboard,
+  UpdatePlacement,
   Widget,
   WidgetDefinition,
 } from './model.ts';
@@ -57,7 +58,8 @@ interface WidgetRow {
 type Db = pg.Pool | pg.PoolClient;
 
 const toPlacement = (r: PlacementRow): Placement => {
-  const pos = { id: r.id, x: r.x, y: r.y, x_size: r.x_size, y_size: r.y_size };
+  // Stored as the reference stores them (x_size, y_size), served as its public API names them.
+  const pos = { id: r.id, x: r.x, y: r.y, width: r.x_size, height: r.y_size };
   return r.widget_id !== null
     ? { type: 'widget', widgetId: r.widget_id, ...pos }
     : { type: 'preset', presetId: r.preset_id ?? '', ...pos };
@@ -151,8 +153,8 @@ async function writePlacements(db: Db, dashboardId: string, placements: Placemen
         p.type === 'preset' ? p.presetId : null,
         p.x,
         p.y,
-        p.x_size,
-        p.y_size,
+        p.width,
+        p.height,
       ],
     );
   }
@@ -275,7 +277,7 @@ export async function addPlacement(
   projectId: string,
   dashboardId: string,
   req: CreatePlacement,
-): Promise<{ dashboard: Dashboard; placementId: string }> {
+): Promise<Placement> {
   return inTransaction(pool, async (c) => {
     await dashboardRow(c, projectId, dashboardId, true);
     const existing = (await placementsOf(c, [dashboardId])).map(toPlacement);
@@ -291,37 +293,30 @@ export async function addPlacement(
       (m) => new NotFound(m),
     );
     await writePlacements(c, dashboardId, [p]);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return { dashboard: await getDashboard(c, projectId, dashboardId), placementId: p.id };
+    await touch(c, dashboardId);
+    return p;
   });
 }
 
-/** Replaces a tile with `p` (its id must be `placementId`: 409 otherwise, as the reference). */
+/** Moves or resizes a tile: the fields given change, its content and id stay. */
 export async function updatePlacement(
   pool: pg.Pool,
   projectId: string,
   dashboardId: string,
   placementId: string,
-  p: Placement,
-): Promise<Dashboard> {
-  if (p.id !== placementId) throw new Conflict(`body.id ${p.id} does not match placement ${placementId}`);
+  patch: UpdatePlacement,
+): Promise<Placement> {
   return inTransaction(pool, async (c) => {
     await dashboardRow(c, projectId, dashboardId, true);
-    await checkPlacements(
-      c,
-      projectId,
-      [p],
-      () => 'body',
-      (m) => new NotFound(m),
+    const { rows } = await c.query<PlacementRow>(
+      `UPDATE dashboard_placements SET x = COALESCE($3, x), y = COALESCE($4, y),
+              x_size = COALESCE($5, x_size), y_size = COALESCE($6, y_size)
+        WHERE dashboard_id = $1 AND id = $2 RETURNING *`,
+      [dashboardId, placementId, patch.x ?? null, patch.y ?? null, patch.width ?? null, patch.height ?? null],
     );
-    const { rowCount } = await c.query(
-      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
-      [dashboardId, placementId],
-    );
-    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
-    await writePlacements(c, dashboardId, [p]);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return getDashboard(c, projectId, dashboardId);
+    if (!rows[0]) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+    await touch(c, dashboardId);
+    return toPlacement(rows[0]);
   });
 }
 
@@ -330,18 +325,20 @@ export async function deletePlacement(
   projectId: string,
   dashboardId: string,
   placementId: string,
-): Promise<Dashboard> {
-  return inTransaction(pool, async (c) => {
+): Promise<void> {
+  await inTransaction(pool, async (c) => {
     await dashboardRow(c, projectId, dashboardId, true);
     const { rowCount } = await c.query(
       'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
       [dashboardId, placementId],
     );
     if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return getDashboard(c, projectId, dashboardId);
+    await touch(c, dashboardId);
   });
 }
+
+const touch = (c: Db, dashboardId: string) =>
+  c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
 
 export async function listWidgets(
   pool: pg.Pool,

@@ -18,12 +18,14 @@ import {
   queueStatus,
   statusChange,
   updateItemRequest,
+  updateQueueRequest,
 } from '../annotation-queues/rules.ts';
 import {
   assign,
   createItem,
   createQueue,
   deleteItem,
+  deleteQueue,
   findItem,
   findQueue,
   knownConfigIds,
@@ -33,7 +35,9 @@ import {
   QueueNameTaken,
   unassign,
   updateItem,
+  updateQueue,
 } from '../annotation-queues/store.ts';
+import { type AuditActor, type AuditEntry, audit } from '../deletion/audit.ts';
 import { BadRequest, NotFound } from '../errors.ts';
 import { pageMeta } from '../reads/datasets.ts';
 import type { WebContext } from './context.ts';
@@ -48,6 +52,19 @@ const meta = z.object({
 });
 const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
 
+/** An assignment's id in the audit log: its queue and its user. */
+const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;
+
+/** Runs a write naming a queue: a name the project has already is a 400 naming `name`. */
+async function withFreeName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${name} exists`);
+    throw err;
+  }
+}
+
 export interface QueueMount {
   /** `/api/public` or `/api/ui/projects/:projectId`. */
   prefix: string;
@@ -57,13 +74,37 @@ export interface QueueMount {
   write?: RoleNeed;
   /** The signed-in reviewer, where the mount has one: recorded on the items they complete. */
   reviewerOf?: (req: FastifyRequest) => string;
+  /** Who a change is audited as: the API key or the signed-in user. */
+  actorOf: (req: FastifyRequest) => AuditActor;
+  /** Serves changing and deleting a queue (the UI's; the reference's public API has neither). */
+  queueChanges?: true;
 }
+
+type Audited = Pick<AuditEntry, 'resourceType' | 'action'> & { id: string };
 
 export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mount: QueueMount): void {
   const { prefix, tag, projectOf } = mount;
   const write = mount.write ? { role: mount.write } : {};
   const queueParams = z.object({ queueId: z.string().min(1) });
   const itemParams = queueParams.extend({ itemId: z.string().min(1) });
+
+  /** Records a change to the queues of the request's project, by the mount's actor. */
+  const record = (req: FastifyRequest, e: Audited) =>
+    audit(ctx.pool, {
+      projectId: projectOf(req),
+      actor: mount.actorOf(req),
+      resourceType: e.resourceType,
+      action: e.action,
+      resourceIds: [e.id],
+    });
+
+  /** 400 naming `scoreConfigIds` unless every id is a score config of the project. */
+  const checkConfigs = async (projectId: string, ids: string[]) => {
+    const missing = missingConfigIds(ids, await knownConfigIds(ctx.pool, projectId, ids));
+    if (missing.length > 0) {
+      throw new BadRequest(`scoreConfigIds: no score config ${missing.join(', ')} in this project`);
+    }
+  };
 
   const queueOf = async (req: FastifyRequest, queueId: string) => {
     const queue = await findQueue(ctx.pool, projectOf(req), queueId);
@@ -111,19 +152,10 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ body, req }) => {
       const projectId = projectOf(req);
-      const missing = missingConfigIds(
-        body.scoreConfigIds,
-        await knownConfigIds(ctx.pool, projectId, body.scoreConfigIds),
-      );
-      if (missing.length > 0) {
-        throw new BadRequest(`scoreConfigIds: no score config ${missing.join(', ')} in this project`);
-      }
-      try {
-        return await createQueue(ctx.pool, projectId, body);
-      } catch (err) {
-        if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${body.name} exists`);
-        throw err;
-      }
+      await checkConfigs(projectId, body.scoreConfigIds);
+      const queue = await withFreeName(body.name, () => createQueue(ctx.pool, projectId, body));
+      await record(req, { resourceType: 'annotation-queue', action: 'create', id: queue.id });
+      return queue;
     },
   );
 
@@ -139,6 +171,53 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ params, req }) => queueOf(req, params.queueId),
   );
+
+  if (mount.queueChanges) {
+    route(
+      app,
+      {
+        method: 'PATCH',
+        url: `${prefix}/annotation-queues/:queueId`,
+        tag,
+        summary: "Change a queue's name, description or score configs (those given)",
+        ...write,
+        params: queueParams,
+        body: updateQueueRequest,
+        response: annotationQueue,
+      },
+      async ({ params, body, req }) => {
+        const projectId = projectOf(req);
+        await queueOf(req, params.queueId);
+        if (body.scoreConfigIds) await checkConfigs(projectId, body.scoreConfigIds);
+        const queue = await withFreeName(body.name, () =>
+          updateQueue(ctx.pool, projectId, params.queueId, body),
+        );
+        if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+        await record(req, { resourceType: 'annotation-queue', action: 'update', id: queue.id });
+        return queue;
+      },
+    );
+
+    route(
+      app,
+      {
+        method: 'DELETE',
+        url: `${prefix}/annotation-queues/:queueId`,
+        tag,
+        summary: 'Delete a queue with its items and assignments (the scores written stay)',
+        ...write,
+        params: queueParams,
+        response: z.object({ success: z.boolean() }),
+      },
+      async ({ params, req }) => {
+        if (!(await deleteQueue(ctx.pool, projectOf(req), params.queueId))) {
+          throw new NotFound(`Annotation queue ${params.queueId} not found`);
+        }
+        await record(req, { resourceType: 'annotation-queue', action: 'delete', id: params.queueId });
+        return { success: true };
+      },
+    );
+  }
 
   route(
     app,
@@ -192,7 +271,9 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ params, body, req }) => {
       await queueOf(req, params.queueId);
-      return createItem(ctx.pool, projectOf(req), params.queueId, body);
+      const item = await createItem(ctx.pool, projectOf(req), params.queueId, body);
+      await record(req, { resourceType: 'annotation-queue-item', action: 'create', id: item.id });
+      return item;
     },
   );
 
@@ -219,6 +300,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         mount.reviewerOf?.(req) ?? null,
       );
       if (!updated) throw new NotFound(`Annotation queue item ${params.itemId} not found`);
+      await record(req, { resourceType: 'annotation-queue-item', action: 'update', id: updated.id });
       return updated;
     },
   );
@@ -239,6 +321,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       if (!(await deleteItem(ctx.pool, projectOf(req), params.queueId, params.itemId))) {
         throw new NotFound(`Annotation queue item ${params.itemId} not found`);
       }
+      await record(req, { resourceType: 'annotation-queue-item', action: 'delete', id: params.itemId });
       return { success: true, message: 'Annotation queue item deleted successfully' };
     },
   );
@@ -262,6 +345,11 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         throw new NotFound(`userId: no user ${body.userId} in this project`);
       }
       await assign(ctx.pool, projectId, params.queueId, body.userId);
+      await record(req, {
+        resourceType: 'annotation-queue-assignment',
+        action: 'create',
+        id: assignmentId(params.queueId, body.userId),
+      });
       return { userId: body.userId, queueId: params.queueId, projectId };
     },
   );
@@ -281,6 +369,11 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     async ({ params, body, req }) => {
       await queueOf(req, params.queueId);
       await unassign(ctx.pool, projectOf(req), params.queueId, body.userId);
+      await record(req, {
+        resourceType: 'annotation-queue-assignment',
+        action: 'delete',
+        id: assignmentId(params.queueId, body.userId),
+      });
       return { success: true };
     },
   );

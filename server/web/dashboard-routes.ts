@@ -15,6 +15,7 @@ import {
   placement,
   type UpdateWidget,
   updateDashboardRequest,
+  updatePlacementRequest,
   updateWidgetRequest,
   type Widget,
   type WidgetDefinition,
@@ -153,33 +154,28 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, m: Dashbo
     app,
     {
       method: 'POST',
-      url: `${prefix}/dashboards/:dashboardId/widgets`,
+      url: `${prefix}/dashboards/:dashboardId/placements`,
       tag,
-      summary: 'Place a widget or preset on a dashboard (appended below the tiles when no position is given)',
+      summary:
+        'Place a widget or preset on a dashboard (appended below the tiles, 6x6, when no position is given)',
       params: dashboardParams,
       body: createPlacementRequest,
+      response: placement,
       ...write,
     },
-    async ({ params, body, req }) => {
-      const { dashboard, placementId } = await store.addPlacement(
-        ctx.pool,
-        projectOf(req),
-        params.dashboardId,
-        body,
-      );
-      return { ...dashboard, placementId };
-    },
+    async ({ params, body, req }) => store.addPlacement(ctx.pool, projectOf(req), params.dashboardId, body),
   );
   const placementParams = z.object({ dashboardId: z.string().min(1), placementId: z.string().min(1) });
   route(
     app,
     {
       method: 'PATCH',
-      url: `${prefix}/dashboards/:dashboardId/widgets/:placementId`,
+      url: `${prefix}/dashboards/:dashboardId/placements/:placementId`,
       tag,
-      summary: "Move or resize a placement (the body is the whole placement; its id must match the path's)",
+      summary: 'Move or resize a placement: the fields given change, the rest stay',
       params: placementParams,
-      body: placement,
+      body: updatePlacementRequest,
+      response: placement,
       ...write,
     },
     async ({ params, body, req }) =>
@@ -189,14 +185,17 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, m: Dashbo
     app,
     {
       method: 'DELETE',
-      url: `${prefix}/dashboards/:dashboardId/widgets/:placementId`,
+      url: `${prefix}/dashboards/:dashboardId/placements/:placementId`,
       tag,
-      summary: 'Remove a placement from a dashboard',
+      summary: 'Remove a placement from a dashboard (the widget stays)',
       params: placementParams,
+      response: z.object({ message: z.string() }),
       ...write,
     },
-    async ({ params, req }) =>
-      store.deletePlacement(ctx.pool, projectOf(req), params.dashboardId, params.placementId),
+    async ({ params, req }) => {
+      await store.deletePlacement(ctx.pool, projectOf(req), params.dashboardId, params.placementId);
+      return { message: 'Placement successfully deleted' };
+    },
   );
 
   route(

@@ -5,7 +5,8 @@
  * traces from the observations table, a session from the sessions list and an observation from the
  * trace view, and assigns a member; the member walks the queue item by item, scoring each and
  * completing it, until the page says all are completed. The stored scores are read back through
- * the public scores API: ANNOTATION, by the member, in the queue, on each item's object.
+ * the public scores API: ANNOTATION, by the member, in the queue, on each item's object. Last the
+ * owner renames the queue and deletes it after confirming; its scores stay.
  */
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
@@ -236,5 +237,32 @@ describe('an annotation queue in the browser', () => {
       .map((s) => ({ ...s, source: 'ANNOTATION', authorUserId: reviewer.userId, queueId }))
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     expect(stored).toEqual(expected);
+  });
+
+  it('is renamed, then deleted after confirming; its scores stay', async () => {
+    await page.goto(queueUrl);
+    await page.getByLabel('Queue name').fill('sky questions (done)');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('heading', { name: /^sky questions \(done\)/ }).waitFor();
+    await screenshot(page, 'annotation-queue-renamed');
+    const asked: string[] = [];
+    page.once('dialog', (d) => {
+      asked.push(d.message());
+      void d.accept();
+    });
+    await page.getByRole('button', { name: 'Delete queue' }).click();
+    await page.waitForURL(`**/project/${project.projectId}/annotation-queues`);
+    expect(asked).toEqual(['Delete the queue sky questions (done) with its 4 items? Scores written stay.']);
+    const queueId = queueUrl.split('/').at(-1)!;
+    expect(
+      (await callJson(`${web.url}/api/public`, project, 'GET', `/annotation-queues/${queueId}`)).status,
+    ).toBe(404);
+    const scores = await callJson(
+      `${web.url}/api/public`,
+      project,
+      'GET',
+      `/v3/scores?queueId=${queueId}&limit=100`,
+    );
+    expect(scores.body['data']).toHaveLength(8);
   });
 });

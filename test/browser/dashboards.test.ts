@@ -192,8 +192,8 @@ describe('dashboards in the browser', () => {
           await fetch(`${web.url}/api/public/unstable/dashboards`, {
             headers: { authorization: basicAuth(project) },
           })
-        ).json()) as { data: { name: string; definition: { widgets: { x_size: number }[] } }[] };
-        return list.data.find((d) => d.name === 'Models')?.definition.widgets[0]?.x_size;
+        ).json()) as { data: { name: string; definition: { widgets: { width: number }[] } }[] };
+        return list.data.find((d) => d.name === 'Models')?.definition.widgets[0]?.width;
       })
       .toBe(7);
     await screenshot(page, 'dashboard-custom');

@@ -3,7 +3,8 @@
  * PostgreSQL and the analytics server: an owner creates an API key on the page (its secret shown
  * once works with the real JS SDK, and is gone after a reload), revokes it, sets the data
  * retention on the projects page, and invites a person whose one-time link, opened in another
- * browser, creates the account and lands in the project with the role given.
+ * browser, creates the account and lands in the project with the role given. Last it rotates the
+ * project's key: a new one made on the page, the original revoked and refused, the new one working.
  */
 import { LangfuseClient } from '@langfuse/client';
 import type { Page } from 'playwright-core';
@@ -125,5 +126,29 @@ describe('project settings', () => {
     expect(await page.getByRole('table', { name: 'Pending invitations' }).count()).toBe(0);
     await guest.goto(link);
     await guest.getByText('does not exist, was used or has expired').waitFor();
+  });
+
+  it('rotates the project key: a new key from the page takes over, the old one revoked is refused', async () => {
+    await page.goto(`/project/${project.projectId}/settings`);
+    const keys = page.getByRole('table', { name: 'API keys' });
+    await expect.poll(async () => (await bodyRows(keys)).map((r) => r[0])).toEqual([project.publicKey]);
+    await page.getByLabel('Note').fill('rotated');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const secretKey = await page.locator('.new-secret-key').innerText();
+    await expect.poll(async () => (await bodyRows(keys)).length).toBe(2);
+    const publicKey = (await bodyRows(keys)).find((r) => r[2] === 'rotated')![0]!;
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
+
+    page.once('dialog', (d) => void d.accept());
+    await keys
+      .getByRole('row', { name: new RegExp(project.publicKey) })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    await expect.poll(async () => (await bodyRows(keys)).map((r) => r[0])).toEqual([publicKey]);
+    await screenshot(page, 'settings-api-key-rotated');
+    await expect(sdk(project.publicKey, project.secretKey).api.projects.get()).rejects.toMatchObject({
+      statusCode: 401,
+    });
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
   });
 });

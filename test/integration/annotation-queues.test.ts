@@ -5,9 +5,11 @@
  * (`@langfuse/client` 5.x) and by raw HTTP, each answer parsed by the reference's types written
  * out below (strict: no field more, none missing); bad bodies answer 400 naming the field, unknown
  * ids 404, and another project's key sees and changes nothing. The UI mount of the same routes
- * records the reviewer who completes an item and refuses viewers.
+ * records the reviewer who completes an item, changes and deletes queues, and refuses viewers. Every
+ * change is in the audit log with its key or its user.
  */
 import { LangfuseClient } from '@langfuse/client';
+import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { callJson } from '../fixtures/api-client.ts';
@@ -71,6 +73,7 @@ let member: { userId: string; email: string; password: string };
 let outsider: { userId: string };
 let viewer: { email: string; password: string };
 let configId: string;
+let db: pgLib.Pool;
 let otherConfigId: string;
 
 beforeAll(async () => {
@@ -104,9 +107,11 @@ beforeAll(async () => {
     (await callJson(`${web.url}/api/public`, p, 'POST', '/score-configs', { name, dataType: 'NUMERIC' }))
       .body['id'] as string;
   [configId, otherConfigId] = await Promise.all([config(project, 'accuracy'), config(other, 'elsewhere')]);
+  db = new pgLib.Pool({ connectionString: pg.url, max: 1 });
 }, 240_000);
 
 afterAll(async () => {
+  await db?.end();
   await web?.stop();
   await Promise.all([ch?.stop(), pg?.stop()]);
 });
@@ -336,5 +341,101 @@ describe('the UI mount', () => {
     // The other project's queues are not reachable through this project's path.
     const theirs = await sdk(other).createQueue({ name: 'ui theirs', scoreConfigIds: [otherConfigId] });
     expect((await ui(reviewer, 'GET', `/annotation-queues/${theirs.id}/review`)).status).toBe(404);
+  });
+});
+
+/** The audit log's rows of one resource, oldest first, with the key or the user of each. */
+async function audited(resourceIds: string[]) {
+  const { rows } = await db.query(
+    `SELECT a.resource_type, a.resource_id, a.action, k.public_key, u.email
+       FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id LEFT JOIN users u ON u.id = a.user_id
+      WHERE a.project_id = $1 AND a.resource_id = ANY($2) ORDER BY a.created_at, a.resource_type`,
+    [project.projectId, resourceIds],
+  );
+  return rows.map((r) => [r.resource_type, r.resource_id, r.action, r.public_key ?? r.email]);
+}
+
+describe('the audit log', () => {
+  it('records every change through the API with its key, and nothing for reads or refusals', async () => {
+    const queue = await sdk().createQueue({ name: 'audited', scoreConfigIds: [configId] });
+    const item = await sdk().createQueueItem(queue.id, { objectId: 'a-trace', objectType: 'TRACE' });
+    await sdk().getQueue(queue.id);
+    await sdk().listQueueItems(queue.id);
+    await sdk().updateQueueItem(queue.id, item.id, { status: 'COMPLETED' });
+    await sdk().createQueueAssignment(queue.id, { userId: member.userId });
+    await sdk().deleteQueueAssignment(queue.id, { userId: member.userId });
+    await sdk().deleteQueueItem(queue.id, item.id);
+    expect((await call('DELETE', `/annotation-queues/${queue.id}/items/${item.id}`)).status).toBe(404);
+    const key = project.publicKey;
+    const assignment = `${queue.id}/${member.userId}`;
+    expect(await audited([queue.id, item.id, assignment])).toEqual([
+      ['annotation-queue', queue.id, 'create', key],
+      ['annotation-queue-item', item.id, 'create', key],
+      ['annotation-queue-item', item.id, 'update', key],
+      ['annotation-queue-assignment', assignment, 'create', key],
+      ['annotation-queue-assignment', assignment, 'delete', key],
+      ['annotation-queue-item', item.id, 'delete', key],
+    ]);
+  });
+
+  it('records the changes made in the UI with the signed-in user: a queue renamed, its configs changed, deleted', async () => {
+    const [reviewer, watcher] = await Promise.all([signIn(web.url, member), signIn(web.url, viewer)]);
+    const ui = (b: Browser, method: string, path: string, body?: unknown) =>
+      request(b, method, `/api/ui/projects/${project.projectId}${path}`, {
+        ...(body === undefined ? {} : { body }),
+        headers: { 'x-csrf-token': b.csrf },
+      });
+    const second = await call('POST', '/score-configs', { name: 'fluency', dataType: 'NUMERIC' });
+    const created = await ui(reviewer, 'POST', '/annotation-queues', {
+      name: 'to change',
+      scoreConfigIds: [configId],
+    });
+    const queueId = created.body['id'] as string;
+    const picked = await ui(reviewer, 'POST', `/annotation-queues/${queueId}/selection`, {
+      objects: [{ objectType: 'TRACE', objectId: 'picked' }],
+    });
+    expect(picked.body).toEqual({ added: 1, skipped: 0 });
+    const changed = await ui(reviewer, 'PATCH', `/annotation-queues/${queueId}`, {
+      name: 'changed',
+      scoreConfigIds: [configId, second.body['id']],
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(AnnotationQueue.parse(changed.body)).toMatchObject({
+      name: 'changed',
+      description: null,
+      scoreConfigIds: [configId, second.body['id']],
+    });
+    expect(await sdk().getQueue(queueId)).toEqual(changed.body);
+    for (const [body, field] of [
+      [{}, /At least one/],
+      [{ scoreConfigIds: ['nope'] }, /scoreConfigIds: .*nope/],
+      [{ scoreConfigIds: [otherConfigId] }, /scoreConfigIds/],
+      [{ name: 'audited' }, /name: .*exists/],
+    ] as const) {
+      const bad = await ui(reviewer, 'PATCH', `/annotation-queues/${queueId}`, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(`${bad.body['message']} ${bad.body['error'] ?? ''}`).toMatch(field);
+    }
+    expect((await ui(watcher, 'PATCH', `/annotation-queues/${queueId}`, { name: 'x' })).status).toBe(403);
+    expect((await ui(watcher, 'DELETE', `/annotation-queues/${queueId}`)).status).toBe(403);
+    // The public API keeps the reference's operations: no queue change or deletion there.
+    expect((await call('DELETE', `/annotation-queues/${queueId}`)).status).toBe(405);
+
+    const items = (await sdk().listQueueItems(queueId)).data.map((i) => i.id);
+    expect((await ui(reviewer, 'DELETE', `/annotation-queues/${queueId}`)).body).toEqual({ success: true });
+    expect((await ui(reviewer, 'DELETE', `/annotation-queues/${queueId}`)).status).toBe(404);
+    expect((await call('GET', `/annotation-queues/${queueId}`)).status).toBe(404);
+    const left = await db.query('SELECT count(*)::int AS n FROM annotation_queue_items WHERE queue_id = $1', [
+      queueId,
+    ]);
+    expect(left.rows[0].n).toBe(0);
+
+    const by = member.email;
+    expect(await audited([queueId, ...items])).toEqual([
+      ['annotation-queue', queueId, 'create', by],
+      ['annotation-queue-item', items[0], 'create', by],
+      ['annotation-queue', queueId, 'update', by],
+      ['annotation-queue', queueId, 'delete', by],
+    ]);
   });
 });

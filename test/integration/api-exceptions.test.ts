@@ -2,11 +2,14 @@
  * Requests the reference answers with a 4xx (or a documented status) that once made this server
  * answer 500 or another status, in every write mode: date parameters that are not ISO 8601 dates,
  * numbers beyond what the stores hold, NUL bytes in names, undeclared methods (405), score deletes
- * (202 with a message) and score config updates (PATCH).
+ * (202 with a message) and score config updates (PATCH); dataset versions and run items linked by
+ * an observation alone through the JS SDK and raw HTTP, and through the Python SDKs that send them.
  */
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runPython } from '../conformance/env.ts';
+import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
 import type { Mode } from '../fixtures/service.ts';
 
@@ -160,21 +163,8 @@ describe.each(MODES)('%s', (mode) => {
 
 describe.each(['legacy', 'dual'] as const)('%s: dataset run items', (mode) => {
   it('a run item sent with an observation id alone carries that observation trace, in the answer and on reads', async () => {
-    const [traceId, spanId, dataset, itemId, runName] = [
-      hex(16),
-      hex(8),
-      `ds-${hex(4)}`,
-      `it-${hex(4)}`,
-      `run-${hex(4)}`,
-    ];
-    const at = new Date().toISOString();
-    const sent = await call(mode, 'POST', '/api/public/ingestion', {
-      batch: [
-        { id: hex(8), type: 'trace-create', timestamp: at, body: { id: traceId } },
-        { id: hex(8), type: 'span-create', timestamp: at, body: { id: spanId, traceId } },
-      ],
-    });
-    expect(sent.status).toBe(207);
+    const [dataset, itemId, runName] = [`ds-${hex(4)}`, `it-${hex(4)}`, `run-${hex(4)}`];
+    const { traceId, spanId } = await tracedSpan(mode);
     const ds = await call(mode, 'POST', '/api/public/v2/datasets', { name: dataset });
     expect(ds.status).toBe(200);
     expect(
@@ -261,4 +251,65 @@ describe.each(MODES)('%s: dataset versions', (mode) => {
     );
     expect(before.body.data).toEqual([]);
   });
+});
+
+/** A trace with one span, sent through the batch API as an SDK before version 3 sends it. */
+async function tracedSpan(mode: Mode) {
+  const [traceId, spanId] = [hex(16), hex(8)];
+  const at = new Date().toISOString();
+  const sent = await call(mode, 'POST', '/api/public/ingestion', {
+    batch: [
+      { id: hex(8), type: 'trace-create', timestamp: at, body: { id: traceId } },
+      { id: hex(8), type: 'span-create', timestamp: at, body: { id: spanId, traceId } },
+    ],
+  });
+  expect(sent.status).toBe(207);
+  return { traceId, spanId };
+}
+
+describe('through the Python SDK', () => {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // Version 5 reads datasets by version; the run items API left the generated client with it.
+  beforeAll(async () => {
+    await ensurePythonSdk('5.0.4', log);
+    await ensurePythonSdk('4.7.1', log);
+  }, 900_000);
+  const server = (mode: Mode) => ({ url: webs[mode].url, ...projects[mode] });
+
+  it.each(MODES)('%s: get_dataset(name, version=...) reads the items as they were then', async (mode) => {
+    const out = await runPython('5.0.4', 'dataset_versions', server(mode), {
+      CONFORMANCE_CASE: `pyv-${hex(3)}`,
+    });
+    expect(out).toMatchObject({
+      past: [
+        ['a', 'a1'],
+        ['b', 'b1'],
+      ],
+      now: [
+        ['a', 'a2'],
+        ['b', 'b1'],
+        ['c', 'c1'],
+      ],
+    });
+  });
+
+  it.each(['legacy', 'dual'] as const)(
+    '%s: dataset_run_items.create with an observation id alone gets the trace id, kept on reads',
+    async (mode) => {
+      const { traceId, spanId } = await tracedSpan(mode);
+      const id = `pyr-${hex(3)}`;
+      const out = await runPython('4.7.1', 'dataset_run_item', server(mode), {
+        CONFORMANCE_CASE: id,
+        CONFORMANCE_OBSERVATION_ID: spanId,
+      });
+      expect(out).toMatchObject({ traceId, observationId: spanId, runName: `${id}-run` });
+      const ds = await call(mode, 'GET', `/api/public/v2/datasets/${id}-linked`);
+      const listed = await call(
+        mode,
+        'GET',
+        `/api/public/dataset-run-items?datasetId=${ds.body['id']}&runName=${id}-run`,
+      );
+      expect(listed.body.data?.map((r) => [r['traceId'], r['observationId']])).toEqual([[traceId, spanId]]);
+    },
+  );
 });

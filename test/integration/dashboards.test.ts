@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
 import { type WidgetDefinition, widgetQuery } from '../../server/dashboards/model.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
@@ -24,6 +25,13 @@ import {
   type WebServer,
 } from '../fixtures/service.ts';
 import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+
+// The reference's `DashboardPlacement` (unstable/dashboards.yml), field by field.
+const position = { id: z.string(), x: z.int(), y: z.int(), width: z.int(), height: z.int() };
+const DashboardPlacement = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('widget'), widgetId: z.string(), ...position }),
+  z.strictObject({ type: z.literal('preset'), presetId: z.string(), ...position }),
+]);
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
@@ -230,30 +238,33 @@ describe('the unstable dashboards API', () => {
     });
     const id = created.body['id'];
 
-    const first = await api('POST', `/api/public/unstable/dashboards/${id}/widgets`, {
-      type: 'widget',
-      widgetId: widget['id'],
-    });
+    const placements = `/api/public/unstable/dashboards/${id}/placements`;
+    const first = await api('POST', placements, { type: 'widget', widgetId: widget['id'] });
     expect(first.status).toBe(200);
-    expect(first.body['definition']['widgets']).toEqual([
-      {
-        type: 'widget',
-        id: first.body['placementId'],
-        widgetId: widget['id'],
-        x: 0,
-        y: 0,
-        x_size: 6,
-        y_size: 6,
-      },
-    ]);
-    const second = await api('POST', `/api/public/unstable/dashboards/${id}/widgets`, {
+    expect(DashboardPlacement.parse(first.body)).toEqual({
+      type: 'widget',
+      id: expect.any(String),
+      widgetId: widget['id'],
+      x: 0,
+      y: 0,
+      width: 6,
+      height: 6,
+    });
+    const second = await api('POST', placements, {
       type: 'preset',
       presetId: 'total-cost',
       id: 'cost-number',
     });
-    expect(second.body).toMatchObject({ placementId: 'cost-number' });
-    expect(second.body['definition']['widgets'][1]).toMatchObject({ id: 'cost-number', x: 0, y: 6 });
-    const again = await api('POST', `/api/public/unstable/dashboards/${id}/widgets`, {
+    expect(DashboardPlacement.parse(second.body)).toEqual({
+      type: 'preset',
+      id: 'cost-number',
+      presetId: 'total-cost',
+      x: 0,
+      y: 6,
+      width: 6,
+      height: 6,
+    });
+    const again = await api('POST', placements, {
       type: 'preset',
       presetId: 'total-cost',
       id: 'cost-number',
@@ -261,23 +272,50 @@ describe('the unstable dashboards API', () => {
     expect(again.status).toBe(409);
     expect(again.body['code']).toBe('conflict');
 
+    // A partial update: the fields given change, the rest stay.
+    const m = await api('PATCH', `${placements}/cost-number`, { x: 6, y: 0, height: 2 });
+    expect(m.status).toBe(200);
     const moved = {
       type: 'preset',
       id: 'cost-number',
       presetId: 'total-cost',
       x: 6,
       y: 0,
-      x_size: 6,
-      y_size: 2,
+      width: 6,
+      height: 2,
     };
-    const m = await api('PATCH', `/api/public/unstable/dashboards/${id}/widgets/cost-number`, moved);
-    expect(m.status).toBe(200);
-    expect(m.body['definition']['widgets']).toContainEqual(moved);
-    const mismatch = await api('PATCH', `/api/public/unstable/dashboards/${id}/widgets/cost-number`, {
+    expect(DashboardPlacement.parse(m.body)).toEqual(moved);
+    expect((await api('PATCH', `${placements}/cost-number`, { width: 4 })).body).toEqual({
       ...moved,
-      id: 'other',
+      width: 4,
     });
-    expect(mismatch.status).toBe(409);
+    const got = await api('GET', `/api/public/unstable/dashboards/${id}`);
+    expect(got.body['definition']['widgets']).toContainEqual({ ...moved, width: 4 });
+    for (const [body, field] of [
+      [{}, /At least one/],
+      [{ width: 0 }, /width/],
+      [{ x: -1 }, /x/],
+      // The content and the id of a placement never change.
+      [{ x: 1, presetId: 'total-cost' }, /presetId/],
+      [{ x: 1, id: 'other' }, /id/],
+    ] as const) {
+      const bad = await api('PATCH', `${placements}/cost-number`, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.body).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(field) });
+    }
+    expect((await api('PATCH', `${placements}/no-such`, { x: 1 })).status).toBe(404);
+    const missingWidget = await api('POST', placements, { type: 'widget', widgetId: 'no-such-widget' });
+    expect(missingWidget.status).toBe(404);
+    expect((await api('POST', placements, { type: 'chart', widgetId: widget['id'] })).status).toBe(400);
+    // The placement routes of the previous draft are not served.
+    expect(
+      (
+        await api('POST', `/api/public/unstable/dashboards/${id}/widgets`, {
+          type: 'preset',
+          presetId: 'total-cost',
+        })
+      ).status,
+    ).toBe(404);
 
     // A placed widget cannot be deleted.
     const del = await api('DELETE', `/api/public/unstable/dashboard-widgets/${widget['id']}`);
@@ -286,12 +324,19 @@ describe('the unstable dashboards API', () => {
     const renamed = await api('PATCH', `/api/public/unstable/dashboards/${id}`, { name: 'Costs (prod)' });
     expect(renamed.body).toMatchObject({ name: 'Costs (prod)', filters: created.body['filters'] });
     expect(renamed.body['definition']['widgets']).toHaveLength(2);
+    const empty = await api('PATCH', `/api/public/unstable/dashboards/${id}`, {});
+    expect(empty.status).toBe(400);
+    expect(empty.body).toMatchObject({
+      code: 'invalid_body',
+      message: expect.stringMatching(/At least one/),
+    });
 
-    const removed = await api(
-      'DELETE',
-      `/api/public/unstable/dashboards/${id}/widgets/${first.body['placementId']}`,
+    const removed = await api('DELETE', `${placements}/${first.body['id']}`);
+    expect(removed.body).toEqual({ message: 'Placement successfully deleted' });
+    expect((await api('DELETE', `${placements}/${first.body['id']}`)).status).toBe(404);
+    expect((await api('GET', `/api/public/unstable/dashboards/${id}`)).body['definition']['widgets']).toEqual(
+      [{ ...moved, width: 4 }],
     );
-    expect(removed.body['definition']['widgets']).toHaveLength(1);
     expect((await api('DELETE', `/api/public/unstable/dashboard-widgets/${widget['id']}`)).status).toBe(200);
 
     expect((await api('DELETE', `/api/public/unstable/dashboards/${id}`)).body).toEqual({
@@ -308,7 +353,7 @@ describe('the unstable dashboards API', () => {
       {
         name: 'x',
         definition: {
-          widgets: [{ type: 'preset', id: 'a', presetId: 'nope', x: 0, y: 0, x_size: 6, y_size: 6 }],
+          widgets: [{ type: 'preset', id: 'a', presetId: 'nope', x: 0, y: 0, width: 6, height: 6 }],
         },
       },
       /definition\.widgets\.0\.presetId/,
@@ -317,7 +362,7 @@ describe('the unstable dashboards API', () => {
       {
         name: 'x',
         definition: {
-          widgets: [{ type: 'widget', id: 'a', widgetId: 'w', x: 12, y: 0, x_size: 6, y_size: 6 }],
+          widgets: [{ type: 'widget', id: 'a', widgetId: 'w', x: 12, y: 0, width: 6, height: 6 }],
         },
       },
       /definition\.widgets\.0\.x/,
@@ -337,7 +382,7 @@ describe('the unstable dashboards API', () => {
       ['DELETE', `/api/public/unstable/dashboards/${dash['id']}`],
       [
         'POST',
-        `/api/public/unstable/dashboards/${dash['id']}/widgets`,
+        `/api/public/unstable/dashboards/${dash['id']}/placements`,
         { type: 'preset', presetId: 'total-cost' },
       ],
       ['GET', `/api/public/unstable/dashboard-widgets/${widget['id']}`],
@@ -348,7 +393,7 @@ describe('the unstable dashboards API', () => {
     }
     // Nor may one of ours place their widget.
     const ours = (await api('POST', '/api/public/unstable/dashboards', { name: 'ours' })).body;
-    const place = await api('POST', `/api/public/unstable/dashboards/${ours['id']}/widgets`, {
+    const place = await api('POST', `/api/public/unstable/dashboards/${ours['id']}/placements`, {
       type: 'widget',
       widgetId: widget['id'],
     });
@@ -439,8 +484,8 @@ describe('widget data equals Metrics API v2', () => {
         filters: [{ column: 'environment', type: 'string', operator: '=', value: 'prod' }],
         definition: {
           widgets: [
-            { type: 'widget', id: 'tokens', widgetId: widget['id'], x: 0, y: 0, x_size: 6, y_size: 6 },
-            { type: 'preset', id: 'scores', presetId: 'scores-over-time', x: 6, y: 0, x_size: 6, y_size: 6 },
+            { type: 'widget', id: 'tokens', widgetId: widget['id'], x: 0, y: 0, width: 6, height: 6 },
+            { type: 'preset', id: 'scores', presetId: 'scores-over-time', x: 6, y: 0, width: 6, height: 6 },
           ],
         },
       })

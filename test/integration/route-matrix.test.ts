@@ -585,24 +585,22 @@ const VALID: [string, Case][] = [
     'POST dashboard placement (unknown dashboard)',
     {
       method: 'POST',
-      url: () => '/api/public/unstable/dashboards/m-none/widgets',
+      url: () => '/api/public/unstable/dashboards/m-none/placements',
       body: { type: 'preset', presetId: 'total-cost' },
       served: 'always',
       ok: 404,
-      template: '/api/public/unstable/dashboards/{dashboardId}/widgets',
+      template: '/api/public/unstable/dashboards/{dashboardId}/placements',
     },
   ],
   ...(['PATCH', 'DELETE'] as const).map((method): [string, Case] => [
     `${method} dashboard placement (unknown dashboard)`,
     {
       method,
-      url: () => '/api/public/unstable/dashboards/m-none/widgets/m-tile',
-      ...(method === 'PATCH'
-        ? { body: { type: 'preset', id: 'm-tile', presetId: 'total-cost', x: 0, y: 0, x_size: 6, y_size: 6 } }
-        : {}),
+      url: () => '/api/public/unstable/dashboards/m-none/placements/m-tile',
+      ...(method === 'PATCH' ? { body: { width: 6 } } : {}),
       served: 'always',
       ok: 404,
-      template: '/api/public/unstable/dashboards/{dashboardId}/widgets/{placementId}',
+      template: '/api/public/unstable/dashboards/{dashboardId}/placements/{placementId}',
     },
   ]),
   ['GET dashboard widgets', get('/api/public/unstable/dashboard-widgets', 'always')],

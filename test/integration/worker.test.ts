@@ -149,6 +149,19 @@ describe('dual-write propagation', () => {
       ),
     );
     expect(events.every((e) => e['experiment_item_expected_output'] === '"a"')).toBe(true);
+    // And the experiment reads serve it, as they serve an experiment a newer SDK sends.
+    const read = async (path: string) => {
+      const res = await fetch(`${web.url}${path}`, { headers: { authorization: basicAuth(project) } });
+      expect(res.status, path).toBe(200);
+      return ((await res.json()) as { data: Record<string, unknown>[] }).data;
+    };
+    const from = encodeURIComponent(new Date(partitionEnd - 3_600_000).toISOString());
+    const experiments = await read(`/api/public/experiments?fromStartTime=${from}`);
+    expect(experiments.map((e) => e['name'])).toEqual(['run-1']);
+    const items = await read(
+      `/api/public/experiment-items?fromStartTime=${from}&experimentId=${experiments[0]!['id']}`,
+    );
+    expect(items.map((i) => [i['experimentItemId'], i['traceId']])).toEqual([['exp-item', 'prop-1']]);
     const s = bySpan['prop-1-s']!;
     const meta = Object.fromEntries(
       (s['metadata_names'] as string[]).map((n, i) => [n, (s['metadata_values'] as string[])[i]]),

@@ -45,6 +45,7 @@ export const REQUIRED_FEATURES: readonly string[] = [
   'obs-update in dual',
   'score in dual',
   'experiment in legacy',
+  'experiment in dual',
   'switch release3 -> legacy',
   'switch legacy -> dual',
   'switch dual -> events_only',

@@ -220,8 +220,9 @@ export function flatten(plan: HistoryPlan): Step[] {
         };
       }
       case 'experiment': {
-        // Run items are legacy data: written before the move to the events tables starts.
-        if (mode !== 'release3' && mode !== 'legacy') return undefined;
+        // Run items link traces the way SDKs before experiment attributes run experiments: in
+        // dual the trace is staged and its propagation fills the experiment columns.
+        if (mode === 'events_only') return undefined;
         const n = traceCount++;
         const traceId = `ex-${n}`;
         const startUs = n * 10_000_000;

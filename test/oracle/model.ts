@@ -11,7 +11,9 @@
  * - The historic backfill (run in dual) makes a virtual root `t-<traceId>` (type SPAN, empty
  *   parent) per legacy trace and one child event per legacy observation (top-level ones under the
  *   virtual root), with the trace's name, user, session, version, release, tags, public and
- *   bookmarked flags, but not its metadata; step 4 enriches experiment traces.
+ *   bookmarked flags, but not its metadata; step 4 enriches experiment traces, as the propagation
+ *   of a staged trace linked to a run item does (an experiment from an SDK before experiment
+ *   attributes).
  * - Replacing merge: one row per span, the last written version wins; so where the order of writes
  *   is not fixed by the history (a backfill running alongside traffic, a span both written directly
  *   and backfilled), each version that may be last is a candidate, and rows that may or may not
@@ -204,8 +206,10 @@ export function expectedEvents(steps: Step[], baseUs: number): Expectation {
     const lt = legacy.get(traceId);
     const staged = epoch.staged.get(traceId) ?? new Set<string>();
     const direct = epoch.direct.get(traceId) ?? new Map<string, DirectSpan>();
+    // The backfill's step 4 and every propagation of a staged trace fill the experiment columns
+    // of the trace's rows from its run item.
     const experiment =
-      lt?.experiment && backfilled(lt.firstWrite) === 'yes'
+      lt?.experiment && (backfilled(lt.firstWrite) === 'yes' || staged.size > 0)
         ? {
             experiment_id: '*',
             experiment_name: lt.experiment.runName,

@@ -127,19 +127,19 @@ describe('widget checks', () => {
 });
 
 describe('placements', () => {
-  const tile = { type: 'preset' as const, presetId: 'total-cost', x: 0, y: 0, x_size: 6, y_size: 4 };
+  const tile = { type: 'preset' as const, presetId: 'total-cost', x: 0, y: 0, width: 6, height: 4 };
   it.each([
     [
       'an empty dashboard: top left, 6x6',
       [],
       { type: 'widget', widgetId: 'w' },
-      { id: 'gen', x: 0, y: 0, x_size: 6, y_size: 6 },
+      { id: 'gen', x: 0, y: 0, width: 6, height: 6 },
     ],
     [
       'below the lowest tile',
       [
         { ...tile, id: 'a' },
-        { ...tile, id: 'b', y: 4, y_size: 3 },
+        { ...tile, id: 'b', y: 4, height: 3 },
       ],
       { type: 'widget', widgetId: 'w' },
       { y: 7 },
@@ -147,8 +147,8 @@ describe('placements', () => {
     [
       'given position and id kept',
       [{ ...tile, id: 'a' }],
-      { type: 'preset', presetId: 'p', id: 'mine', x: 6, y: 0, x_size: 3 },
-      { id: 'mine', x: 6, y: 0, x_size: 3, y_size: 6, presetId: 'p' },
+      { type: 'preset', presetId: 'p', id: 'mine', x: 6, y: 0, width: 3 },
+      { id: 'mine', x: 6, y: 0, width: 3, height: 6, presetId: 'p' },
     ],
   ] as const)('%s', (_name, existing, req, expected) => {
     expect(placeNew([...existing], { ...req }, 'gen')).toMatchObject(expected);
@@ -161,9 +161,9 @@ describe('the home dashboard', () => {
     expect(tiles.map((t) => (t.type === 'preset' ? t.presetId : ''))).toEqual(Object.keys(PRESETS));
     const cells = new Set<string>();
     for (const t of tiles) {
-      expect(t.x + t.x_size).toBeLessThanOrEqual(12);
-      for (let x = t.x; x < t.x + t.x_size; x++)
-        for (let y = t.y; y < t.y + t.y_size; y++) {
+      expect(t.x + t.width).toBeLessThanOrEqual(12);
+      for (let x = t.x; x < t.x + t.width; x++)
+        for (let y = t.y; y < t.y + t.height; y++) {
           expect(cells.has(`${x},${y}`)).toBe(false);
           cells.add(`${x},${y}`);
         }

@@ -643,6 +643,15 @@ CREATE TABLE IF NOT EXISTS posthog_integrations (
 DROP TABLE IF EXISTS posthog_integrations;
 DROP TABLE IF EXISTS blob_storage_integrations;`,
   },
+  {
+    version: 29,
+    name: 'audit_log_users',
+    bothReleases: true,
+    // A change made from the UI is recorded with the signed-in user who made it (a key's id
+    // stays in api_key_id); kept after the user goes, so no foreign key.
+    up: 'ALTER TABLE audit_logs ADD COLUMN IF NOT EXISTS user_id TEXT;',
+    down: 'ALTER TABLE audit_logs DROP COLUMN IF EXISTS user_id;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -6,6 +6,7 @@ import type {
   Dashboard,
   TimeRange as DashboardRange,
   Placement,
+  UpdatePlacement as PlacementChange,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
 import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
@@ -398,6 +399,7 @@ export type {
   Dashboard,
   DashboardRange,
   Placement,
+  PlacementChange,
   PromptSummary,
   PromptVersion,
   WidgetDefinition,
@@ -623,6 +625,8 @@ export const api = {
       'GET',
       `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
     ),
+  deleteTrace: (id: string, traceId: string) =>
+    call<{ message: string }>('DELETE', `${projectPath(id)}/traces/${encodeURIComponent(traceId)}`),
   dashboards: (id: string) => call<NumberedPage<Dashboard>>('GET', `${projectPath(id)}/dashboards?limit=100`),
   createDashboard: (
     id: string,
@@ -650,21 +654,20 @@ export const api = {
   createWidget: (id: string, widget: CreateWidget) =>
     call<WidgetDefinition & { id: string }>('POST', `${projectPath(id)}/dashboard-widgets`, widget),
   placeWidget: (id: string, dashboardId: string, widgetId: string) =>
-    call<Dashboard & { placementId: string }>(
-      'POST',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets`,
-      { type: 'widget', widgetId },
-    ),
-  movePlacement: (id: string, dashboardId: string, p: Placement) =>
-    call<Dashboard>(
+    call<Placement>('POST', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements`, {
+      type: 'widget',
+      widgetId,
+    }),
+  movePlacement: (id: string, dashboardId: string, placementId: string, change: PlacementChange) =>
+    call<Placement>(
       'PATCH',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(p.id)}`,
-      p,
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements/${encodeURIComponent(placementId)}`,
+      change,
     ),
   removePlacement: (id: string, dashboardId: string, placementId: string) =>
-    call<Dashboard>(
+    call<{ message: string }>(
       'DELETE',
-      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/widgets/${encodeURIComponent(placementId)}`,
+      `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}/placements/${encodeURIComponent(placementId)}`,
     ),
   prompts: (id: string) =>
     call<{ data: PromptSummary[]; total: number }>('GET', `${projectPath(id)}/prompts`),
@@ -682,6 +685,17 @@ export const api = {
   queueOverview: (id: string) => call<QueueOverview>('GET', `${projectPath(id)}/annotation-queue-overview`),
   createQueue: (id: string, body: { name: string; description?: string; scoreConfigIds: string[] }) =>
     call<AnnotationQueue>('POST', `${projectPath(id)}/annotation-queues`, body),
+  changeQueue: (id: string, queueId: string, body: { name?: string; description?: string | null }) =>
+    call<AnnotationQueue>(
+      'PATCH',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}`,
+      body,
+    ),
+  deleteQueue: (id: string, queueId: string) =>
+    call<{ success: boolean }>(
+      'DELETE',
+      `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}`,
+    ),
   queueReview: (id: string, queueId: string) =>
     call<QueueReview>('GET', `${projectPath(id)}/annotation-queues/${encodeURIComponent(queueId)}/review`),
   addToQueue: (id: string, queueId: string, objects: QueueObject[]) =>

@@ -11,5 +11,6 @@ export const annotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (
     prefix: '/api/public',
     tag: 'Annotation queues',
     projectOf: (req) => req.principal.projectId,
+    actorOf: (req) => ({ publicKey: req.principal.publicKey }),
   });
 };

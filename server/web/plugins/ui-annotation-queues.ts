@@ -17,6 +17,7 @@ import {
   queueProgress,
   reviewItems,
 } from '../../annotation-queues/store.ts';
+import { audit } from '../../deletion/audit.ts';
 import { NotFound } from '../../errors.ts';
 import { annotationQueueRoutes } from '../annotation-queue-routes.ts';
 import { route } from '../route.ts';
@@ -33,6 +34,8 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
     projectOf: (req) => req.project.id,
     write: { atLeast: 'member', refusal: 'viewers cannot change annotation queues' },
     reviewerOf: (req) => req.session.user.id,
+    actorOf: (req) => ({ userId: req.session.user.id }),
+    queueChanges: true,
   });
 
   route(
@@ -80,7 +83,14 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
         throw new NotFound(`Annotation queue ${params.queueId} not found`);
       }
       const added = await addNewItems(ctx.pool, projectId, params.queueId, body.objects);
-      return { added, skipped: body.objects.length - added };
+      await audit(ctx.pool, {
+        projectId,
+        actor: { userId: req.session.user.id },
+        resourceType: 'annotation-queue-item',
+        action: 'create',
+        resourceIds: added,
+      });
+      return { added: added.length, skipped: body.objects.length - added.length };
     },
   );
 

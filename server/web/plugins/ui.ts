@@ -10,6 +10,7 @@ import { COOKIE_PLUGIN_OPTIONS } from '../cookies.ts';
 import { modeGate } from '../gates.ts';
 import { requireProject } from '../ui-scope.ts';
 import { requireUiSession } from '../ui-session.ts';
+import { uiTraceDeletionPlugin } from './trace-deletion.ts';
 import type { PluginOptions } from './types.ts';
 import { uiAccountPlugin } from './ui-account.ts';
 import { uiAlertsPlugin } from './ui-alerts.ts';
@@ -44,6 +45,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
       for (const plugin of [
         uiProjectsPlugin,
         uiTracesPlugin,
+        uiTraceDeletionPlugin,
         uiLegacyTracesPlugin,
         uiDatasetsPlugin,
         uiListsPlugin,

@@ -12,6 +12,7 @@ import {
   type DashboardRange,
   type DashboardView,
   type Placement,
+  type PlacementChange,
   type TileData,
   type WidgetDefinition,
 } from '../api.ts';
@@ -154,8 +155,8 @@ function Tile({
       data-tile={placement.id}
       data-loaded={data ? 'true' : 'false'}
       style={{
-        gridColumn: `${placement.x + 1} / span ${placement.x_size}`,
-        gridRow: `${placement.y + 1} / span ${placement.y_size}`,
+        gridColumn: `${placement.x + 1} / span ${placement.width}`,
+        gridRow: `${placement.y + 1} / span ${placement.height}`,
       }}
     >
       <header className="tile-head">
@@ -169,16 +170,10 @@ function Tile({
   );
 }
 
-/** Moves and resizes within the 12-column grid. */
-function layoutControls(p: Placement, apply: (p: Placement) => void, remove: () => void) {
-  const b = (label: string, title: string, next: Partial<Placement>, disabled = false) => (
-    <button
-      type="button"
-      title={title}
-      aria-label={title}
-      disabled={disabled}
-      onClick={() => apply({ ...p, ...next } as Placement)}
-    >
+/** Moves and resizes within the 12-column grid, sending only the field that changes. */
+function layoutControls(p: Placement, apply: (change: PlacementChange) => void, remove: () => void) {
+  const b = (label: string, title: string, change: PlacementChange, disabled = false) => (
+    <button type="button" title={title} aria-label={title} disabled={disabled} onClick={() => apply(change)}>
       {label}
     </button>
   );
@@ -187,11 +182,11 @@ function layoutControls(p: Placement, apply: (p: Placement) => void, remove: () 
       {b('↑', 'move up', { y: Math.max(p.y - 1, 0) }, p.y === 0)}
       {b('↓', 'move down', { y: p.y + 1 })}
       {b('←', 'move left', { x: p.x - 1 }, p.x === 0)}
-      {b('→', 'move right', { x: p.x + 1 }, p.x + p.x_size >= 12)}
-      {b('−w', 'narrower', { x_size: p.x_size - 1 }, p.x_size <= 2)}
-      {b('+w', 'wider', { x_size: p.x_size + 1 }, p.x + p.x_size >= 12)}
-      {b('−h', 'shorter', { y_size: p.y_size - 1 }, p.y_size <= 2)}
-      {b('+h', 'taller', { y_size: p.y_size + 1 })}
+      {b('→', 'move right', { x: p.x + 1 }, p.x + p.width >= 12)}
+      {b('−w', 'narrower', { width: p.width - 1 }, p.width <= 2)}
+      {b('+w', 'wider', { width: p.width + 1 }, p.x + p.width >= 12)}
+      {b('−h', 'shorter', { height: p.height - 1 }, p.height <= 2)}
+      {b('+h', 'taller', { height: p.height + 1 })}
       <button type="button" title="remove" aria-label="remove" onClick={remove}>
         ✕
       </button>
@@ -300,7 +295,7 @@ export function DashboardPage({ projectId, dashboardId }: { projectId: string; d
                 ? {
                     controls: layoutControls(
                       p,
-                      (next) => act(api.movePlacement(projectId, dashboard.id, next)),
+                      (change) => act(api.movePlacement(projectId, dashboard.id, p.id, change)),
                       () => act(api.removePlacement(projectId, dashboard.id, p.id)),
                     ),
                   }

@@ -3,7 +3,8 @@
  * of score configs; and a queue's review, which walks its items oldest first, shows each object (a
  * trace, an observation, a session), writes one ANNOTATION score per filled config with the
  * signed-in reviewer as author and marks the item completed, then moves to the next pending one.
- * Members are assigned to a queue on the same page.
+ * Members are assigned to a queue on the same page, where members and owners also rename it or
+ * delete it (after confirming).
  */
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from 'react';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
 import { Link } from '../link.tsx';
+import { navigate } from '../router.ts';
 import { ConfigValueInput, useWrite, Value } from './Trace.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>
@@ -210,6 +212,7 @@ export function QueueReviewPage({
         </span>
       </h1>
       {queue.description && <p>{queue.description}</p>}
+      {canWrite && <QueueActions projectId={projectId} review={review} onChange={reload} />}
       <Assignments projectId={projectId} review={review} canWrite={canWrite} onChange={reload} />
       {items.length === 0 && (
         <p className="muted">
@@ -303,6 +306,42 @@ export function QueueReviewPage({
         </tbody>
       </table>
     </main>
+  );
+}
+
+/** Renames the queue, or deletes it with its items and assignments (its scores stay). */
+function QueueActions({
+  projectId,
+  review,
+  onChange,
+}: {
+  projectId: string;
+  review: QueueReview;
+  onChange: () => Promise<unknown>;
+}) {
+  const [name, setName] = useState(review.queue.name);
+  const { error, onSubmit } = useWrite(async () => {
+    await api.changeQueue(projectId, review.queue.id, { name });
+    await onChange();
+  });
+  const [deleteError, setDeleteError] = useState<string | undefined>();
+  const remove = () => {
+    const asked = `Delete the queue ${review.queue.name} with its ${review.items.length} items? Scores written stay.`;
+    if (!window.confirm(asked)) return;
+    api.deleteQueue(projectId, review.queue.id).then(
+      () => navigate(queuePath(projectId)),
+      (e: Error) => setDeleteError(e.message),
+    );
+  };
+  return (
+    <form onSubmit={onSubmit} className="inline">
+      <input aria-label="Queue name" value={name} onChange={(e) => setName(e.target.value)} required />
+      <button type="submit">Rename</button>
+      <button type="button" className="danger" onClick={remove}>
+        Delete queue
+      </button>
+      {(error ?? deleteError) && <span className="error">{error ?? deleteError}</span>}
+    </form>
   );
 }
 

@@ -1,7 +1,7 @@
 /**
  * A trace: its observations as a tree with a waterfall of their timings, the selected one's
  * input and output (chat messages or JSON), usage, cost, metadata, scores and comments, and forms
- * that add a score or a comment (members and owners).
+ * that add a score or a comment (members and owners); owners delete the trace, after confirming.
  */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
@@ -68,6 +68,9 @@ export function Trace({
       <h1>
         Trace <code>{trace.traceId}</code>
       </h1>
+      {info.project.role === 'owner' && (
+        <DeleteTrace projectId={projectId} traceId={trace.traceId} back={back} />
+      )}
       <p className="trace-totals">
         Trace total: {formatTokens(trace.totals.usageDetails) || '0 tokens'} ·{' '}
         {formatCost(trace.totals.totalCost) || 'no cost'}
@@ -112,6 +115,28 @@ export function Trace({
         )}
       </div>
     </main>
+  );
+}
+
+/** Deletes the trace everywhere (as `DELETE /api/public/traces/{id}`), then opens the list. */
+function DeleteTrace({ projectId, traceId, back }: { projectId: string; traceId: string; back: string }) {
+  const [error, setError] = useState<string | undefined>();
+  const remove = () => {
+    const asked = `Delete trace ${traceId} with its observations, scores, comments and media? This cannot be undone.`;
+    if (!window.confirm(asked)) return;
+    setError(undefined);
+    api.deleteTrace(projectId, traceId).then(
+      () => navigate(back),
+      (err: Error) => setError(err.message),
+    );
+  };
+  return (
+    <p>
+      <button type="button" className="danger" onClick={remove}>
+        Delete trace
+      </button>
+      {error && <span className="error"> {error}</span>}
+    </p>
   );
 }
 
