@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
 
 /**
  * What a page or section fetched, loaded when `fetch` changes (wrap it in `useCallback` with what it
@@ -18,4 +18,26 @@ export function useLoaded<T>(fetch: () => Promise<T>) {
     return write.then(reload, (e: Error) => setError(e.message));
   };
   return { data, error, setError, reload, act };
+}
+
+/**
+ * A form's submit: runs the write, `busy` while it runs, and keeps its error message (a thrown
+ * Error's, a refused check's too) to show under the form.
+ */
+export function useWrite(run: () => Promise<void>) {
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    setBusy(true);
+    try {
+      await run();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, onSubmit };
 }
