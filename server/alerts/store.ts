@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../llm/secrets.ts';
 import type { AlertChannel, AlertMetric, AlertRule, ChannelType, RuleDefinition } from './api.ts';
 import type { AlertEvent, NotificationKind } from './notify.ts';
@@ -109,21 +110,6 @@ async function setChannels(client: pg.PoolClient, ruleId: string, ids: string[])
       'INSERT INTO alert_rule_channels (rule_id, channel_id) SELECT $1, unnest($2::text[])',
       [ruleId, ids],
     );
-}
-
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 /** Creates the rule; undefined when the project has a rule of that name. */

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { PRESETS } from './home.ts';
@@ -95,21 +96,6 @@ async function placementsOf(db: Db, ids: string[]): Promise<PlacementRow[]> {
     [ids],
   );
   return rows;
-}
-
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const out = await fn(c);
-    await c.query('COMMIT');
-    return out;
-  } catch (err) {
-    await c.query('ROLLBACK');
-    throw err;
-  } finally {
-    c.release();
-  }
 }
 
 /** Refuses placements naming a widget of another project or an unknown preset (`field` names them). */
