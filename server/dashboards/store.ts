@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
@@ -150,18 +151,19 @@ export async function listDashboards(
   limit: number,
   offset: number,
 ): Promise<{ dashboards: Dashboard[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    pool.query<DashboardRow>(
-      'SELECT * FROM dashboards WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboards WHERE project_id = $1', [projectId]),
-  ]);
+  const { rows, total } = await projectPage<DashboardRow>(
+    pool,
+    'dashboards',
+    'updated_at DESC, id',
+    projectId,
+    limit,
+    offset,
+  );
   const placements = await placementsOf(
     pool,
     rows.map((r) => r.id),
   );
-  return { dashboards: rows.map((r) => toDashboard(r, placements)), total: Number(count.rows[0]?.n ?? 0) };
+  return { dashboards: rows.map((r) => toDashboard(r, placements)), total };
 }
 
 async function dashboardRow(db: Db, projectId: string, id: string, lock = false): Promise<DashboardRow> {
@@ -335,16 +337,15 @@ export async function listWidgets(
   limit: number,
   offset: number,
 ): Promise<{ widgets: Widget[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    pool.query<WidgetRow>(
-      'SELECT * FROM dashboard_widgets WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboard_widgets WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { widgets: rows.map(toWidget), total: Number(count.rows[0]?.n ?? 0) };
+  const { rows, total } = await projectPage<WidgetRow>(
+    pool,
+    'dashboard_widgets',
+    'updated_at DESC, id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { widgets: rows.map(toWidget), total };
 }
 
 export async function getWidget(pool: pg.Pool, projectId: string, id: string): Promise<Widget> {
