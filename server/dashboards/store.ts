@@ -126,6 +126,16 @@ async function checkPlacements(
   }
 }
 
+/** A dashboard's tiles as sent in its definition: 400 naming `definition.widgets.<i>` otherwise. */
+const checkDefinition = (c: Db, projectId: string, placements: Placement[]) =>
+  checkPlacements(
+    c,
+    projectId,
+    placements,
+    (i) => `definition.widgets.${i}`,
+    (m) => new BadRequest(m),
+  );
+
 async function writePlacements(db: Db, dashboardId: string, placements: Placement[]): Promise<void> {
   for (const p of placements) {
     await db.query(
@@ -187,13 +197,7 @@ export async function createDashboard(
 ): Promise<Dashboard> {
   return inTransaction(pool, async (c) => {
     const placements = req.definition?.widgets ?? [];
-    await checkPlacements(
-      c,
-      projectId,
-      placements,
-      (i) => `definition.widgets.${i}`,
-      (m) => new BadRequest(m),
-    );
+    await checkDefinition(c, projectId, placements);
     const id = randomUUID();
     await c.query(
       `INSERT INTO dashboards (id, project_id, name, description, filters, default_time_range)
@@ -235,13 +239,7 @@ export async function updateDashboard(
     );
     if (req.definition) {
       const placements = req.definition.widgets;
-      await checkPlacements(
-        c,
-        projectId,
-        placements,
-        (i) => `definition.widgets.${i}`,
-        (m) => new BadRequest(m),
-      );
+      await checkDefinition(c, projectId, placements);
       await c.query('DELETE FROM dashboard_placements WHERE dashboard_id = $1', [id]);
       await writePlacements(c, id, placements);
     }
@@ -257,6 +255,38 @@ export async function deleteDashboard(pool: pg.Pool, projectId: string, id: stri
   if (!rowCount) throw new NotFound(`dashboard ${id} not found`);
 }
 
+/** Locks the dashboard, runs `change` on its tiles and marks it updated; the dashboard after. */
+const changeTiles = (
+  pool: pg.Pool,
+  projectId: string,
+  dashboardId: string,
+  change: (c: pg.PoolClient) => Promise<void>,
+): Promise<Dashboard> =>
+  inTransaction(pool, async (c) => {
+    await dashboardRow(c, projectId, dashboardId, true);
+    await change(c);
+    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+    return getDashboard(c, projectId, dashboardId);
+  });
+
+/** A tile's widget or preset must exist: 404 naming `body` otherwise. */
+const checkTile = (c: Db, projectId: string, p: Placement) =>
+  checkPlacements(
+    c,
+    projectId,
+    [p],
+    () => 'body',
+    (m) => new NotFound(m),
+  );
+
+async function removeTile(c: Db, dashboardId: string, placementId: string): Promise<void> {
+  const { rowCount } = await c.query('DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2', [
+    dashboardId,
+    placementId,
+  ]);
+  if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+}
+
 /** Adds a tile; the same placement id twice is a 409, as the reference answers. */
 export async function addPlacement(
   pool: pg.Pool,
@@ -264,24 +294,18 @@ export async function addPlacement(
   dashboardId: string,
   req: CreatePlacement,
 ): Promise<{ dashboard: Dashboard; placementId: string }> {
-  return inTransaction(pool, async (c) => {
-    await dashboardRow(c, projectId, dashboardId, true);
+  let placementId = '';
+  const dashboard = await changeTiles(pool, projectId, dashboardId, async (c) => {
     const existing = (await placementsOf(c, [dashboardId])).map(toPlacement);
     if (req.id && existing.some((p) => p.id === req.id)) {
       throw new Conflict(`placement ${req.id} already exists on dashboard ${dashboardId}`);
     }
     const p = placeNew(existing, req, randomUUID());
-    await checkPlacements(
-      c,
-      projectId,
-      [p],
-      () => 'body',
-      (m) => new NotFound(m),
-    );
+    await checkTile(c, projectId, p);
     await writePlacements(c, dashboardId, [p]);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return { dashboard: await getDashboard(c, projectId, dashboardId), placementId: p.id };
+    placementId = p.id;
   });
+  return { dashboard, placementId };
 }
 
 /** Replaces a tile with `p` (its id must be `placementId`: 409 otherwise, as the reference). */
@@ -293,43 +317,15 @@ export async function updatePlacement(
   p: Placement,
 ): Promise<Dashboard> {
   if (p.id !== placementId) throw new Conflict(`body.id ${p.id} does not match placement ${placementId}`);
-  return inTransaction(pool, async (c) => {
-    await dashboardRow(c, projectId, dashboardId, true);
-    await checkPlacements(
-      c,
-      projectId,
-      [p],
-      () => 'body',
-      (m) => new NotFound(m),
-    );
-    const { rowCount } = await c.query(
-      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
-      [dashboardId, placementId],
-    );
-    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+  return changeTiles(pool, projectId, dashboardId, async (c) => {
+    await checkTile(c, projectId, p);
+    await removeTile(c, dashboardId, placementId);
     await writePlacements(c, dashboardId, [p]);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return getDashboard(c, projectId, dashboardId);
   });
 }
 
-export async function deletePlacement(
-  pool: pg.Pool,
-  projectId: string,
-  dashboardId: string,
-  placementId: string,
-): Promise<Dashboard> {
-  return inTransaction(pool, async (c) => {
-    await dashboardRow(c, projectId, dashboardId, true);
-    const { rowCount } = await c.query(
-      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
-      [dashboardId, placementId],
-    );
-    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
-    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
-    return getDashboard(c, projectId, dashboardId);
-  });
-}
+export const deletePlacement = (pool: pg.Pool, projectId: string, dashboardId: string, placementId: string) =>
+  changeTiles(pool, projectId, dashboardId, (c) => removeTile(c, dashboardId, placementId));
 
 export async function listWidgets(
   pool: pg.Pool,
@@ -357,22 +353,23 @@ export async function getWidget(pool: pg.Pool, projectId: string, id: string): P
   return toWidget(rows[0]);
 }
 
+/** A widget's stored columns from `name` on ($3 to $10 of its INSERT and UPDATE). */
+const widgetValues = (w: WidgetDefinition) => [
+  w.name,
+  w.description,
+  w.view,
+  JSON.stringify(w.dimensions),
+  JSON.stringify(w.metrics),
+  JSON.stringify(w.filters),
+  w.chartType,
+  JSON.stringify(w.chartConfig),
+];
+
 export async function createWidget(pool: pg.Pool, projectId: string, w: WidgetDefinition): Promise<Widget> {
   const { rows } = await pool.query<WidgetRow>(
     `INSERT INTO dashboard_widgets (id, project_id, name, description, view, dimensions, metrics, filters, chart_type, chart_config)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10::jsonb) RETURNING *`,
-    [
-      randomUUID(),
-      projectId,
-      w.name,
-      w.description,
-      w.view,
-      JSON.stringify(w.dimensions),
-      JSON.stringify(w.metrics),
-      JSON.stringify(w.filters),
-      w.chartType,
-      JSON.stringify(w.chartConfig),
-    ],
+    [randomUUID(), projectId, ...widgetValues(w)],
   );
   return toWidget(rows[0]!);
 }
@@ -387,18 +384,7 @@ export async function replaceWidget(
     `UPDATE dashboard_widgets SET name = $3, description = $4, view = $5, dimensions = $6::jsonb, metrics = $7::jsonb,
        filters = $8::jsonb, chart_type = $9, chart_config = $10::jsonb, updated_at = now()
      WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [
-      projectId,
-      id,
-      w.name,
-      w.description,
-      w.view,
-      JSON.stringify(w.dimensions),
-      JSON.stringify(w.metrics),
-      JSON.stringify(w.filters),
-      w.chartType,
-      JSON.stringify(w.chartConfig),
-    ],
+    [projectId, id, ...widgetValues(w)],
   );
   if (!rows[0]) throw new NotFound(`dashboard widget ${id} not found`);
   return toWidget(rows[0]);
