@@ -17,75 +17,36 @@ export class HttpError extends Error {
   }
 }
 
-export class BadRequest extends HttpError {
-  override name = 'BadRequest';
-  constructor(message: string, details?: string) {
-    super(400, message, details);
-  }
-}
+/** An HttpError kind: the status it answers, and its name in logs. */
+const kind = (name: string, statusCode: number) =>
+  class extends HttpError {
+    override name = name;
+    constructor(message: string, details?: string) {
+      super(statusCode, message, details);
+    }
+  };
 
-export class Unauthorized extends HttpError {
-  override name = 'Unauthorized';
-  constructor(message: string) {
-    super(401, message);
-  }
-}
+/** A kind answered with Retry-After. */
+const retryKind = (name: string, statusCode: number) =>
+  class extends HttpError {
+    override name = name;
+    readonly retryAfterSeconds: number;
+    constructor(message: string, retryAfterSeconds: number) {
+      super(statusCode, message);
+      this.retryAfterSeconds = retryAfterSeconds;
+    }
+  };
 
-export class Forbidden extends HttpError {
-  override name = 'Forbidden';
-  constructor(message: string) {
-    super(403, message);
-  }
-}
-
-export class NotFound extends HttpError {
-  override name = 'NotFound';
-  constructor(message: string) {
-    super(404, message);
-  }
-}
-
-export class Conflict extends HttpError {
-  override name = 'Conflict';
-  constructor(message: string, details?: string) {
-    super(409, message, details);
-  }
-}
-
-export class PayloadTooLarge extends HttpError {
-  override name = 'PayloadTooLarge';
-  constructor(message: string) {
-    super(413, message);
-  }
-}
-
+export const BadRequest = kind('BadRequest', 400);
+export const Unauthorized = kind('Unauthorized', 401);
+export const Forbidden = kind('Forbidden', 403);
+export const NotFound = kind('NotFound', 404);
+export const Conflict = kind('Conflict', 409);
+export const PayloadTooLarge = kind('PayloadTooLarge', 413);
 /** A feature this deployment is not configured for (no media bucket, say); the message names the setting. */
-export class NotConfigured extends HttpError {
-  override name = 'NotConfigured';
-  constructor(message: string) {
-    super(501, message);
-  }
-}
-
-/** Answered with Retry-After. */
-export class TooManyRequests extends HttpError {
-  override name = 'TooManyRequests';
-  readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number) {
-    super(429, message);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
-/** Answered with Retry-After. */
-export class ServiceUnavailable extends HttpError {
-  override name = 'ServiceUnavailable';
-  readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number) {
-    super(503, message);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
+export const NotConfigured = kind('NotConfigured', 501);
+export const TooManyRequests = retryKind('TooManyRequests', 429);
+export const ServiceUnavailable = retryKind('ServiceUnavailable', 503);
 
 /** Socket-level failures of any client (Node system errors). */
 const NETWORK_CODES = new Set([

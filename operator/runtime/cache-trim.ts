@@ -12,16 +12,8 @@
  * The ObservabilityService, Secrets and ConfigMaps keep everything else: the planner reads the
  * object whole, and a source's data is what its digest covers.
  */
-import type {
-  KubernetesObject,
-  V1ConfigMap,
-  V1Deployment,
-  V1Job,
-  V1Pod,
-  V1PodDisruptionBudget,
-  V1Secret,
-  V1Service,
-} from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { Watched } from './kinds.ts';
 
 export type Trim<T> = (obj: T) => T;
 
@@ -36,18 +28,18 @@ function withoutSpec<T extends KubernetesObject & { spec?: unknown }>(obj: T): T
   return rest as T;
 }
 
-export const cacheTrims = {
+export const cacheTrims: { [K in keyof Watched]: Trim<Watched[K]> } = {
   object: withoutManagedFields,
-  deployment: (d: V1Deployment): V1Deployment => {
+  deployment: (d) => {
     const trimmed = withoutManagedFields(d);
     if (!trimmed.spec) return trimmed;
     const { spec: _, ...template } = trimmed.spec.template;
     return { ...trimmed, spec: { ...trimmed.spec, template } };
   },
-  job: (j: V1Job): V1Job => withoutSpec(j),
-  service: (s: V1Service): V1Service => withoutSpec(s),
-  disruptionBudget: (b: V1PodDisruptionBudget): V1PodDisruptionBudget => withoutSpec(b),
-  pod: (p: V1Pod): V1Pod => {
+  job: withoutSpec,
+  service: withoutSpec,
+  disruptionBudget: withoutSpec,
+  pod: (p) => {
     const { spec: _, status, ...rest } = withoutManagedFields(p);
     if (!status) return rest;
     const kept: NonNullable<V1Pod['status']> = {};
@@ -68,6 +60,6 @@ export const cacheTrims = {
       }));
     return { ...rest, status: kept };
   },
-  secret: (s: V1Secret): V1Secret => withoutManagedFields(s),
-  configMap: (c: V1ConfigMap): V1ConfigMap => withoutManagedFields(c),
+  secret: withoutManagedFields,
+  configMap: withoutManagedFields,
 };

@@ -104,6 +104,12 @@ async function execute(
   deps: ControllerDeps,
 ): Promise<number | undefined> {
   const { kube } = deps;
+  /** A child of the object by its name (the object's namespace is the child's). */
+  const child = (apiVersion: string, kind: string, name: string) => ({
+    apiVersion,
+    kind,
+    metadata: { name, namespace: object.metadata!.namespace! },
+  });
   switch (action.kind) {
     case 'applyDeployment':
     case 'applyService':
@@ -113,19 +119,11 @@ async function execute(
       await kube.apply(action.object as KubernetesObject);
       return undefined;
     case 'deleteJob':
-      await kube.delete({
-        apiVersion: 'batch/v1',
-        kind: 'Job',
-        metadata: { name: action.name, namespace: object.metadata!.namespace! },
-      });
+      await kube.delete(child('batch/v1', 'Job', action.name));
       deps.log('deleted job', { job: action.name, reason: action.reason });
       return undefined;
     case 'deleteDisruptionBudget':
-      await kube.delete({
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        metadata: { name: action.name, namespace: object.metadata!.namespace! },
-      });
+      await kube.delete(child('policy/v1', 'PodDisruptionBudget', action.name));
       return undefined;
     case 'writeStatus':
       try {

@@ -6,18 +6,10 @@
  * acted on it, and a status written by anyone else still does. Adds and deletes always enqueue.
  * Each change used to cost three to five reconciles, which queued ahead of the next change.
  */
-import type {
-  KubernetesObject,
-  V1ConfigMap,
-  V1Deployment,
-  V1Job,
-  V1Pod,
-  V1PodDisruptionBudget,
-  V1Secret,
-  V1Service,
-} from '@kubernetes/client-node';
-import { type ObservabilityService, SPEC_HASH_ANNOTATION } from '../index.ts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { SPEC_HASH_ANNOTATION } from '../index.ts';
 import { shortHash } from '../util/hash.ts';
+import type { Source, Watched } from './kinds.ts';
 import { COMPONENT, INSTANCE, isReady, observedDeployment, observedJob } from './observe.ts';
 
 export type Verb = 'add' | 'update' | 'delete';
@@ -54,19 +46,25 @@ export class ChangeFilter<T extends KubernetesObject> {
 
 const owner = (o: KubernetesObject) => [o.metadata?.labels?.[INSTANCE], o.metadata?.labels?.[COMPONENT]];
 
-/** What the operator reads of each kind it watches (observe.ts, plan). */
-export const fingerprints = {
-  object: (o: ObservabilityService) => ({
+type Fingerprint<T> = (obj: T) => unknown;
+
+/** What the operator reads of each kind it watches (observe.ts, plan); a Secret's and a ConfigMap's alike. */
+export const fingerprints: {
+  [K in Exclude<keyof Watched, 'secret' | 'configMap'>]: Fingerprint<Watched[K]>;
+} & {
+  source: Fingerprint<Source>;
+} = {
+  object: (o) => ({
     generation: o.metadata.generation,
     labels: o.metadata.labels,
     annotations: o.metadata.annotations,
     deleting: (o.metadata as KubernetesObject['metadata'])?.deletionTimestamp,
     status: o.status,
   }),
-  deployment: (d: V1Deployment) => [owner(d), observedDeployment(d)],
-  service: (s: V1Service) => [owner(s), s.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
-  disruptionBudget: (b: V1PodDisruptionBudget) => [owner(b), b.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
-  job: (j: V1Job) => [owner(j), observedJob(j)],
-  pod: (p: V1Pod) => [owner(p), p.metadata?.deletionTimestamp, p.status?.phase, isReady(p), p.status?.podIP],
-  source: (o: V1Secret | V1ConfigMap) => [o.data, (o as V1ConfigMap).binaryData],
+  deployment: (d) => [owner(d), observedDeployment(d)],
+  service: (s) => [owner(s), s.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
+  disruptionBudget: (b) => [owner(b), b.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
+  job: (j) => [owner(j), observedJob(j)],
+  pod: (p) => [owner(p), p.metadata?.deletionTimestamp, p.status?.phase, isReady(p), p.status?.podIP],
+  source: (o) => [o.data, (o as Watched['configMap']).binaryData],
 };

@@ -9,9 +9,7 @@ import type {
   V1Deployment,
   V1Job,
   V1Pod,
-  V1PodDisruptionBudget,
   V1Secret,
-  V1Service,
 } from '@kubernetes/client-node';
 import type { BackfillReport, ProducersReport } from '../../server/contract/worker-api.ts';
 import {
@@ -27,17 +25,13 @@ import {
 } from '../index.ts';
 import type { ProbeResult } from '../planner/types.ts';
 import type { SourceDigests } from '../render/sources.ts';
+import type { CachedKinds } from './kinds.ts';
 
-export interface Caches {
-  deployments: () => readonly V1Deployment[];
-  services: () => readonly V1Service[];
-  jobs: () => readonly V1Job[];
-  pods: () => readonly V1Pod[];
-  disruptionBudgets: () => readonly V1PodDisruptionBudget[];
-  /** Secrets and ConfigMaps labeled for watching (empty when Secret rollouts are off). */
-  secrets: () => readonly V1Secret[];
-  configMaps: () => readonly V1ConfigMap[];
-}
+/**
+ * One cache a cached kind (`deployments`, `pods`, …): `secrets` and `configMaps` hold those labeled
+ * for watching (empty when Secret rollouts are off).
+ */
+export type Caches = { [K in keyof CachedKinds as `${K}s`]: () => readonly CachedKinds[K][] };
 
 /** The label users put on Secrets and ConfigMaps whose changes should roll the Pods that read them. */
 export const WATCH_LABEL = 'observatory.dev/watch';

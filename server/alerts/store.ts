@@ -6,6 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
+import { inTransaction } from '../datastores/transaction.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../llm/secrets.ts';
 import type { AlertChannel, AlertMetric, AlertRule, ChannelType, RuleDefinition } from './api.ts';
 import type { AlertEvent, NotificationKind } from './notify.ts';
@@ -109,21 +111,6 @@ async function setChannels(client: pg.PoolClient, ruleId: string, ids: string[])
       'INSERT INTO alert_rule_channels (rule_id, channel_id) SELECT $1, unnest($2::text[])',
       [ruleId, ids],
     );
-}
-
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 /** Creates the rule; undefined when the project has a rule of that name. */
@@ -398,16 +385,15 @@ export async function findUsableChannel(pool: pg.Pool, key: Buffer, projectId: s
 }
 
 export async function listChannels(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<ChannelRow>(
-      'SELECT * FROM alert_channels WHERE project_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_channels WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { channels: list.rows.map(toChannel), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<ChannelRow>(
+    pool,
+    'alert_channels',
+    'created_at, id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { channels: rows.map(toChannel), total };
 }
 
 export async function deleteChannel(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
 import type {
   AnnotationQueue,
   AnnotationQueueItem,
@@ -136,17 +137,15 @@ export async function findQueue(
 }
 
 export async function listQueues(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<QueueRow>(
-      `SELECT * FROM annotation_queues WHERE project_id = $1
-       ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM annotation_queues WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { queues: list.rows.map(toQueue), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<QueueRow>(
+    pool,
+    'annotation_queues',
+    'created_at DESC, id DESC',
+    projectId,
+    limit,
+    offset,
+  );
+  return { queues: rows.map(toQueue), total };
 }
 
 /** Pending and completed items of each of the project's queues, by queue id. */

@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
+import { inTransaction } from '../datastores/transaction.ts';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { PRESETS } from './home.ts';
@@ -99,21 +101,6 @@ async function placementsOf(db: Db, ids: string[]): Promise<PlacementRow[]> {
   return rows;
 }
 
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const out = await fn(c);
-    await c.query('COMMIT');
-    return out;
-  } catch (err) {
-    await c.query('ROLLBACK');
-    throw err;
-  } finally {
-    c.release();
-  }
-}
-
 /** Refuses placements naming a widget of another project or an unknown preset (`field` names them). */
 async function checkPlacements(
   db: Db,
@@ -141,6 +128,16 @@ async function checkPlacements(
   }
 }
 
+/** A dashboard's tiles as sent in its definition: 400 naming `definition.widgets.<i>` otherwise. */
+const checkDefinition = (c: Db, projectId: string, placements: Placement[]) =>
+  checkPlacements(
+    c,
+    projectId,
+    placements,
+    (i) => `definition.widgets.${i}`,
+    (m) => new BadRequest(m),
+  );
+
 async function writePlacements(db: Db, dashboardId: string, placements: Placement[]): Promise<void> {
   for (const p of placements) {
     await db.query(
@@ -166,18 +163,19 @@ export async function listDashboards(
   limit: number,
   offset: number,
 ): Promise<{ dashboards: Dashboard[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    pool.query<DashboardRow>(
-      'SELECT * FROM dashboards WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboards WHERE project_id = $1', [projectId]),
-  ]);
+  const { rows, total } = await projectPage<DashboardRow>(
+    pool,
+    'dashboards',
+    'updated_at DESC, id',
+    projectId,
+    limit,
+    offset,
+  );
   const placements = await placementsOf(
     pool,
     rows.map((r) => r.id),
   );
-  return { dashboards: rows.map((r) => toDashboard(r, placements)), total: Number(count.rows[0]?.n ?? 0) };
+  return { dashboards: rows.map((r) => toDashboard(r, placements)), total };
 }
 
 async function dashboardRow(db: Db, projectId: string, id: string, lock = false): Promise<DashboardRow> {
@@ -201,13 +199,7 @@ export async function createDashboard(
 ): Promise<Dashboard> {
   return inTransaction(pool, async (c) => {
     const placements = req.definition?.widgets ?? [];
-    await checkPlacements(
-      c,
-      projectId,
-      placements,
-      (i) => `definition.widgets.${i}`,
-      (m) => new BadRequest(m),
-    );
+    await checkDefinition(c, projectId, placements);
     const id = randomUUID();
     await c.query(
       `INSERT INTO dashboards (id, project_id, name, description, filters, default_time_range)
@@ -249,13 +241,7 @@ export async function updateDashboard(
     );
     if (req.definition) {
       const placements = req.definition.widgets;
-      await checkPlacements(
-        c,
-        projectId,
-        placements,
-        (i) => `definition.widgets.${i}`,
-        (m) => new BadRequest(m),
-      );
+      await checkDefinition(c, projectId, placements);
       await c.query('DELETE FROM dashboard_placements WHERE dashboard_id = $1', [id]);
       await writePlacements(c, id, placements);
     }
@@ -271,43 +257,61 @@ export async function deleteDashboard(pool: pg.Pool, projectId: string, id: stri
   if (!rowCount) throw new NotFound(`dashboard ${id} not found`);
 }
 
-/** Adds a tile; the same placement id twice is a 409, as the reference answers. */
-export async function addPlacement(
+/** Locks the dashboard, runs `change` on its tiles and marks it updated; the dashboard after. */
+/** Runs a change of a dashboard's tiles with the dashboard locked, and marks it updated. */
+const changeTiles = <T>(
   pool: pg.Pool,
   projectId: string,
   dashboardId: string,
-  req: CreatePlacement,
-): Promise<Placement> {
-  return inTransaction(pool, async (c) => {
+  change: (c: pg.PoolClient) => Promise<T>,
+): Promise<T> =>
+  inTransaction(pool, async (c) => {
     await dashboardRow(c, projectId, dashboardId, true);
+    const result = await change(c);
+    await c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+    return result;
+  });
+
+/** A tile's widget or preset must exist: 404 naming `body` otherwise. */
+const checkTile = (c: Db, projectId: string, p: Placement) =>
+  checkPlacements(
+    c,
+    projectId,
+    [p],
+    () => 'body',
+    (m) => new NotFound(m),
+  );
+
+async function removeTile(c: Db, dashboardId: string, placementId: string): Promise<void> {
+  const { rowCount } = await c.query('DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2', [
+    dashboardId,
+    placementId,
+  ]);
+  if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
+}
+
+/** Adds a tile; the same placement id twice is a 409, as the reference answers. */
+export const addPlacement = (pool: pg.Pool, projectId: string, dashboardId: string, req: CreatePlacement) =>
+  changeTiles(pool, projectId, dashboardId, async (c): Promise<Placement> => {
     const existing = (await placementsOf(c, [dashboardId])).map(toPlacement);
     if (req.id && existing.some((p) => p.id === req.id)) {
       throw new Conflict(`placement ${req.id} already exists on dashboard ${dashboardId}`);
     }
     const p = placeNew(existing, req, randomUUID());
-    await checkPlacements(
-      c,
-      projectId,
-      [p],
-      () => 'body',
-      (m) => new NotFound(m),
-    );
+    await checkTile(c, projectId, p);
     await writePlacements(c, dashboardId, [p]);
-    await touch(c, dashboardId);
     return p;
   });
-}
 
 /** Moves or resizes a tile: the fields given change, its content and id stay. */
-export async function updatePlacement(
+export const updatePlacement = (
   pool: pg.Pool,
   projectId: string,
   dashboardId: string,
   placementId: string,
   patch: UpdatePlacement,
-): Promise<Placement> {
-  return inTransaction(pool, async (c) => {
-    await dashboardRow(c, projectId, dashboardId, true);
+) =>
+  changeTiles(pool, projectId, dashboardId, async (c): Promise<Placement> => {
     const { rows } = await c.query<PlacementRow>(
       `UPDATE dashboard_placements SET x = COALESCE($3, x), y = COALESCE($4, y),
               x_size = COALESCE($5, x_size), y_size = COALESCE($6, y_size)
@@ -315,30 +319,11 @@ export async function updatePlacement(
       [dashboardId, placementId, patch.x ?? null, patch.y ?? null, patch.width ?? null, patch.height ?? null],
     );
     if (!rows[0]) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
-    await touch(c, dashboardId);
     return toPlacement(rows[0]);
   });
-}
 
-export async function deletePlacement(
-  pool: pg.Pool,
-  projectId: string,
-  dashboardId: string,
-  placementId: string,
-): Promise<void> {
-  await inTransaction(pool, async (c) => {
-    await dashboardRow(c, projectId, dashboardId, true);
-    const { rowCount } = await c.query(
-      'DELETE FROM dashboard_placements WHERE dashboard_id = $1 AND id = $2',
-      [dashboardId, placementId],
-    );
-    if (!rowCount) throw new NotFound(`placement ${placementId} not found on dashboard ${dashboardId}`);
-    await touch(c, dashboardId);
-  });
-}
-
-const touch = (c: Db, dashboardId: string) =>
-  c.query('UPDATE dashboards SET updated_at = now() WHERE id = $1', [dashboardId]);
+export const deletePlacement = (pool: pg.Pool, projectId: string, dashboardId: string, placementId: string) =>
+  changeTiles(pool, projectId, dashboardId, (c) => removeTile(c, dashboardId, placementId));
 
 export async function listWidgets(
   pool: pg.Pool,
@@ -346,16 +331,15 @@ export async function listWidgets(
   limit: number,
   offset: number,
 ): Promise<{ widgets: Widget[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    pool.query<WidgetRow>(
-      'SELECT * FROM dashboard_widgets WHERE project_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: string }>('SELECT count(*) AS n FROM dashboard_widgets WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { widgets: rows.map(toWidget), total: Number(count.rows[0]?.n ?? 0) };
+  const { rows, total } = await projectPage<WidgetRow>(
+    pool,
+    'dashboard_widgets',
+    'updated_at DESC, id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { widgets: rows.map(toWidget), total };
 }
 
 export async function getWidget(pool: pg.Pool, projectId: string, id: string): Promise<Widget> {
@@ -367,22 +351,23 @@ export async function getWidget(pool: pg.Pool, projectId: string, id: string): P
   return toWidget(rows[0]);
 }
 
+/** A widget's stored columns from `name` on ($3 to $10 of its INSERT and UPDATE). */
+const widgetValues = (w: WidgetDefinition) => [
+  w.name,
+  w.description,
+  w.view,
+  JSON.stringify(w.dimensions),
+  JSON.stringify(w.metrics),
+  JSON.stringify(w.filters),
+  w.chartType,
+  JSON.stringify(w.chartConfig),
+];
+
 export async function createWidget(pool: pg.Pool, projectId: string, w: WidgetDefinition): Promise<Widget> {
   const { rows } = await pool.query<WidgetRow>(
     `INSERT INTO dashboard_widgets (id, project_id, name, description, view, dimensions, metrics, filters, chart_type, chart_config)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10::jsonb) RETURNING *`,
-    [
-      randomUUID(),
-      projectId,
-      w.name,
-      w.description,
-      w.view,
-      JSON.stringify(w.dimensions),
-      JSON.stringify(w.metrics),
-      JSON.stringify(w.filters),
-      w.chartType,
-      JSON.stringify(w.chartConfig),
-    ],
+    [randomUUID(), projectId, ...widgetValues(w)],
   );
   return toWidget(rows[0]!);
 }
@@ -397,18 +382,7 @@ export async function replaceWidget(
     `UPDATE dashboard_widgets SET name = $3, description = $4, view = $5, dimensions = $6::jsonb, metrics = $7::jsonb,
        filters = $8::jsonb, chart_type = $9, chart_config = $10::jsonb, updated_at = now()
      WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [
-      projectId,
-      id,
-      w.name,
-      w.description,
-      w.view,
-      JSON.stringify(w.dimensions),
-      JSON.stringify(w.metrics),
-      JSON.stringify(w.filters),
-      w.chartType,
-      JSON.stringify(w.chartConfig),
-    ],
+    [projectId, id, ...widgetValues(w)],
   );
   if (!rows[0]) throw new NotFound(`dashboard widget ${id} not found`);
   return toWidget(rows[0]);

@@ -6,6 +6,7 @@
  * LOCKED) until the row itself is deleted in the same transaction, so a kill at any point leaves
  * it marked and the next pass repeats the idempotent steps.
  */
+import { inTransaction } from '../datastores/transaction.ts';
 import { audit } from './audit.ts';
 import { deleteStatement } from './trace-deletion-sql.ts';
 import type { TraceDeletionDeps } from './traces.ts';
@@ -24,17 +25,12 @@ async function analyticsTables(deps: TraceDeletionDeps): Promise<string[]> {
 
 /** Removes one deleted project if any is waiting and not taken; its id, or undefined. */
 async function removeOneProject(deps: TraceDeletionDeps): Promise<string | undefined> {
-  const c = await deps.pool.connect();
-  try {
-    await c.query('BEGIN');
+  return inTransaction(deps.pool, async (c) => {
     const { rows } = await c.query<{ id: string }>(
       `SELECT id FROM projects WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
     );
     const projectId = rows[0]?.id;
-    if (!projectId) {
-      await c.query('COMMIT');
-      return undefined;
-    }
+    if (!projectId) return undefined;
     for (const table of await analyticsTables(deps)) {
       const s = deleteStatement(table, deps.form, deps.dialect, 'project_id = {project_id:String}', {
         project_id: projectId,
@@ -53,14 +49,8 @@ async function removeOneProject(deps: TraceDeletionDeps): Promise<string | undef
       resourceIds: [projectId],
     });
     await c.query('DELETE FROM projects WHERE id = $1', [projectId]);
-    await c.query('COMMIT');
     return projectId;
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** Removes every deleted project waiting, until none is left or `stopping`; their ids. */

@@ -9,6 +9,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
+import { inTransaction } from '../datastores/transaction.ts';
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { type AuditActor, audit } from './audit.ts';
@@ -77,9 +78,7 @@ export async function deleteTraces(
  * never loses bytes it uploads after this), then its row.
  */
 async function deleteMediaOf(deps: TraceDeletionDeps, projectId: string, traceIds: string[]) {
-  const c = await deps.pool.connect();
-  try {
-    await c.query('BEGIN');
+  await inTransaction(deps.pool, async (c) => {
     const { rows: linked } = await c.query<{ media_id: string }>(
       `WITH t AS (DELETE FROM trace_media WHERE project_id = $1 AND trace_id = ANY($2) RETURNING media_id),
             o AS (DELETE FROM observation_media WHERE project_id = $1 AND trace_id = ANY($2) RETURNING media_id)
@@ -103,11 +102,5 @@ async function deleteMediaOf(deps: TraceDeletionDeps, projectId: string, traceId
       projectId,
       orphans.map((m) => m.id),
     ]);
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }

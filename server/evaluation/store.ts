@@ -1,6 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
 import type { OutputDefinition } from './outputs.ts';
@@ -298,43 +299,39 @@ export async function saveRule(
   id: string,
   f: RuleFields,
 ): Promise<boolean> {
-  const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query(
-      `INSERT INTO evaluation_rules (id, project_id, name, target, enabled, sampling, filter, paused_reason, paused_message)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)
-       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, target = EXCLUDED.target, enabled = EXCLUDED.enabled,
-         sampling = EXCLUDED.sampling, filter = EXCLUDED.filter, paused_reason = EXCLUDED.paused_reason,
-         paused_message = EXCLUDED.paused_message, updated_at = now(),
-         scan_cursor = CASE WHEN evaluation_rules.enabled THEN evaluation_rules.scan_cursor ELSE now() END`,
-      [
-        id,
-        projectId,
-        f.name,
-        f.target,
-        f.enabled,
-        f.sampling,
-        JSON.stringify(f.filter),
-        f.pausedReason,
-        f.pausedMessage,
-      ],
-    );
-    await client.query('DELETE FROM evaluation_rule_evaluators WHERE rule_id = $1', [id]);
-    for (const [position, a] of f.assignments.entries()) {
+    await inTransaction(pool, async (client) => {
       await client.query(
-        'INSERT INTO evaluation_rule_evaluators (rule_id, position, evaluator_id, mapping) VALUES ($1, $2, $3, $4::jsonb)',
-        [id, position, a.evaluatorId, a.mapping && JSON.stringify(a.mapping)],
+        `INSERT INTO evaluation_rules (id, project_id, name, target, enabled, sampling, filter, paused_reason, paused_message)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, target = EXCLUDED.target, enabled = EXCLUDED.enabled,
+           sampling = EXCLUDED.sampling, filter = EXCLUDED.filter, paused_reason = EXCLUDED.paused_reason,
+           paused_message = EXCLUDED.paused_message, updated_at = now(),
+           scan_cursor = CASE WHEN evaluation_rules.enabled THEN evaluation_rules.scan_cursor ELSE now() END`,
+        [
+          id,
+          projectId,
+          f.name,
+          f.target,
+          f.enabled,
+          f.sampling,
+          JSON.stringify(f.filter),
+          f.pausedReason,
+          f.pausedMessage,
+        ],
       );
-    }
-    await client.query('COMMIT');
+      await client.query('DELETE FROM evaluation_rule_evaluators WHERE rule_id = $1', [id]);
+      for (const [position, a] of f.assignments.entries()) {
+        await client.query(
+          'INSERT INTO evaluation_rule_evaluators (rule_id, position, evaluator_id, mapping) VALUES ($1, $2, $3, $4::jsonb)',
+          [id, position, a.evaluatorId, a.mapping && JSON.stringify(a.mapping)],
+        );
+      }
+    });
     return true;
   } catch (err) {
-    await client.query('ROLLBACK');
     if ((err as { code?: string }).code === '23505') return false;
     throw err;
-  } finally {
-    client.release();
   }
 }
 

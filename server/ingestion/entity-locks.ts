@@ -6,6 +6,7 @@
  * every web process shares the database, and a crashed holder releases with its connection.
  */
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 
 export interface EntityLocks {
   /** Runs `work` while holding every key; waits at most the lock bound, then fails retryably. */
@@ -73,19 +74,13 @@ export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): Enti
   };
 }
 
-async function holdInDatabase<T>(pool: pg.Pool, waitMs: number, keys: string[], work: () => Promise<T>) {
-  const client = await pool.connect();
-  try {
+const holdInDatabase = <T>(pool: pg.Pool, waitMs: number, keys: string[], work: () => Promise<T>) =>
+  inTransaction(
+    pool,
+    async (client) => {
+      await client.query(LOCK_ALL, [keys]);
+      return work();
+    },
     // One round trip for both (no parameters: the simple protocol runs several statements).
-    await client.query(`BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(waitMs))}`);
-    await client.query(LOCK_ALL, [keys]);
-    const result = await work();
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
-}
+    `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(waitMs))}`,
+  );

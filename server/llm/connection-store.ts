@@ -1,6 +1,7 @@
 /** LLM connections in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
 import type { Adapter } from './adapters.ts';
 import type { LlmConnection, UpsertConnectionRequest } from './connections.ts';
 import { decryptSecret, encryptSecret, maskSecret } from './secrets.ts';
@@ -74,16 +75,15 @@ export async function upsertConnection(
 }
 
 export async function listConnections(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<ConnectionRow>(
-      'SELECT * FROM llm_connections WHERE project_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM llm_connections WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { connections: list.rows.map(toConnection), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<ConnectionRow>(
+    pool,
+    'llm_connections',
+    'created_at, id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { connections: rows.map(toConnection), total };
 }
 
 /** Deletes the connection; its provider name when it existed. */

@@ -5,6 +5,7 @@
  * is de-duplicated even when two SDK processes race.
  */
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { type CreateMediaRequest, isUploaded, type PatchMediaRequest } from './rules.ts';
 
 export interface MediaRecord {
@@ -54,9 +55,7 @@ export interface MediaClaim {
  */
 export async function claimMedia(pool: pg.Pool, claim: MediaClaim): Promise<{ mustUpload: boolean }> {
   const { projectId, mediaId, request: r } = claim;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     const claimed = await client.query(
       `INSERT INTO media (id, project_id, sha_256_hash, bucket_name, bucket_path, content_type, content_length)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -82,14 +81,8 @@ export async function claimMedia(pool: pg.Pool, claim: MediaClaim): Promise<{ mu
         [projectId, r.traceId, mediaId, r.field],
       );
     }
-    await client.query('COMMIT');
     return { mustUpload: (claimed.rowCount ?? 0) > 0 };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Records what the SDK reports about its upload; false when the project has no such media. */

@@ -1,4 +1,4 @@
-import { type Attributes, type AttrValue, LF } from './attributes.ts';
+import { type Attributes, type AttrValue, LF, VERCEL_INPUT_KEYS, VERCEL_OUTPUT_KEYS } from './attributes.ts';
 
 /**
  * One span's attributes, sorted in a single pass into the groups that the extraction steps read by
@@ -46,16 +46,9 @@ const IO_KEYS = new Set<string>([
   LF.TRACE_OUTPUT,
   LF.OBSERVATION_INPUT,
   LF.OBSERVATION_OUTPUT,
-  'ai.prompt.messages',
-  'ai.prompt',
-  'ai.toolCall.args',
+  ...VERCEL_INPUT_KEYS,
   'ai.response.text',
-  'ai.result.text',
-  'ai.toolCall.result',
-  'ai.response.object',
-  'ai.result.object',
-  'ai.response.toolCalls',
-  'ai.result.toolCalls',
+  ...VERCEL_OUTPUT_KEYS,
   'gcp.vertex.agent.llm_request',
   'gcp.vertex.agent.llm_response',
   'gcp.vertex.agent.tool_call_args',

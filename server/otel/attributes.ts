@@ -51,6 +51,20 @@ export const LANGFUSE_SDK_SCOPE_PREFIX = 'langfuse-sdk';
 
 /** Vercel AI SDK instrumentation scope. */
 export const VERCEL_AI_SCOPE = 'ai';
+/** The Vercel AI SDK's input attributes, the first present wins. */
+export const VERCEL_INPUT_KEYS = ['ai.prompt.messages', 'ai.prompt', 'ai.toolCall.args'];
+/**
+ * Its output attributes, the first present wins, after `ai.response.text` (with its tool calls when
+ * both are sent); `ai.result.*` are the names used before AI SDK 4.
+ */
+export const VERCEL_OUTPUT_KEYS = [
+  'ai.result.text',
+  'ai.toolCall.result',
+  'ai.response.object',
+  'ai.result.object',
+  'ai.response.toolCalls',
+  'ai.result.toolCalls',
+];
 
 /**
  * Converts one OTLP AnyValue. int64 becomes a number when it is exactly representable, else stays a decimal

@@ -8,6 +8,8 @@ import {
   parseJsonish,
   toAttributes,
   VERCEL_AI_SCOPE,
+  VERCEL_INPUT_KEYS,
+  VERCEL_OUTPUT_KEYS,
 } from './attributes.ts';
 import type { OtlpSpanEvent } from './otlp-types.ts';
 
@@ -52,7 +54,7 @@ const vercel: Extractor = ({ attrs, scopeName }) => {
     const k = ks.find(has);
     return k === undefined ? null : attr(attrs, k);
   };
-  const input = firstPresent('ai.prompt.messages', 'ai.prompt', 'ai.toolCall.args');
+  const input = firstPresent(...VERCEL_INPUT_KEYS);
   let output: unknown;
   if (has('ai.response.text') && has('ai.response.toolCalls')) {
     output = JSON.stringify({
@@ -63,14 +65,7 @@ const vercel: Extractor = ({ attrs, scopeName }) => {
   } else if (attr(attrs, 'ai.response.text')) {
     output = attr(attrs, 'ai.response.text');
   } else {
-    output = firstPresent(
-      'ai.result.text',
-      'ai.toolCall.result',
-      'ai.response.object',
-      'ai.result.object',
-      'ai.response.toolCalls',
-      'ai.result.toolCalls',
-    );
+    output = firstPresent(...VERCEL_OUTPUT_KEYS);
   }
   // The Vercel branch is final for its scope, even when empty.
   return { input: input ?? null, output: output ?? null };

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 
 export interface ProjectKeys {
   projectId: string;
@@ -49,19 +50,11 @@ async function insertKeyPair(
 
 /** A project with its first key pair (the CLI's and the UI's way: keys to use at once). */
 export async function createProject(pool: pg.Pool, name: string): Promise<ProjectKeys> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     const projectId = await insertProject(client, name);
     const { publicKey, secretKey } = await insertKeyPair(client, projectId, null);
-    await client.query('COMMIT');
     return { projectId, publicKey, secretKey };
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** A project without keys (the administration API creates its keys by their own calls); its id. */

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { hashSecret, keySummaries, type NewApiKey, newKeyPair, safeEqual } from './keys.ts';
 
 export interface OrganizationPrincipal {
@@ -130,31 +131,21 @@ export async function markProjectDeleted(
   orgId: string,
   projectId: string,
 ): Promise<{ revokedKeys: string[] } | undefined> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+  return inTransaction(pool, async (c) => {
     const { rowCount } = await c.query(
       'UPDATE projects SET deleted_at = now() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
       [orgId, projectId],
     );
-    if (!rowCount) {
-      await c.query('ROLLBACK');
-      return undefined;
-    }
+    // Nothing changed yet, so committing here writes nothing.
+    if (!rowCount) return undefined;
     const keys = await c.query<{ public_key: string }>(
       'DELETE FROM api_keys WHERE project_id = $1 RETURNING public_key',
       [projectId],
     );
     for (const table of ['project_memberships', 'project_invitations'])
       await c.query(`DELETE FROM ${table} WHERE project_id = $1`, [projectId]);
-    await c.query('COMMIT');
     return { revokedKeys: keys.rows.map((r) => r.public_key) };
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 export interface Membership {

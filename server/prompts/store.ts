@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { audit } from '../deletion/audit.ts';
 import { type Lookup, type ResolutionGraph, resolveComposition } from './composition.ts';
 import {
@@ -54,26 +55,17 @@ export function toPrompt(r: PromptRow, resolved?: { prompt: unknown; graph: Reso
 }
 export type Prompt = ReturnType<typeof toPrompt>;
 
-async function inTransaction<T>(
+/** A transaction holding the prompt's advisory lock: writes of one prompt's versions take turns. */
+const lockedPrompt = <T>(
   pool: pg.Pool,
   projectId: string,
   name: string,
   fn: (c: pg.PoolClient) => Promise<T>,
-) {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+) =>
+  inTransaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`prompt:${projectId}:${name}`]);
-    const result = await fn(c);
-    await c.query('COMMIT');
-    return result;
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
-}
+    return fn(c);
+  });
 
 /** Takes these labels off every other version of the prompt. */
 const RELEASE_LABELS = `
@@ -85,7 +77,7 @@ export async function createPrompt(
   projectId: string,
   req: CreatePromptRequest,
 ): Promise<Prompt> {
-  return inTransaction(pool, projectId, req.name, async (c) => {
+  return lockedPrompt(pool, projectId, req.name, async (c) => {
     const prev = await c.query<{ version: number; tags: string[]; type: string }>(
       'SELECT version, tags, type FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version DESC LIMIT 1',
       [projectId, req.name],
@@ -183,7 +175,7 @@ export async function addLabels(
   version: number,
   newLabels: string[],
 ): Promise<Prompt | undefined> {
-  return inTransaction(pool, projectId, name, async (c) => {
+  return lockedPrompt(pool, projectId, name, async (c) => {
     const current = await c.query<PromptRow>(
       'SELECT * FROM prompts WHERE project_id = $1 AND name = $2 AND version = $3',
       [projectId, name, version],
@@ -256,7 +248,7 @@ export async function deletePromptVersions(
   selector: PromptSelector | undefined,
   publicKey: string,
 ): Promise<Prompt[]> {
-  return inTransaction(pool, projectId, name, async (c) => {
+  return lockedPrompt(pool, projectId, name, async (c) => {
     const { rows } = await c.query<PromptRow>(
       `DELETE FROM prompts WHERE project_id = $1 AND name = $2
          AND ($3::int IS NULL OR version = $3) AND ($4::text IS NULL OR $4 = ANY(labels)) RETURNING *`,

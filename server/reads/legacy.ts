@@ -90,6 +90,25 @@ const TRACE_ORDER: Record<string, string> = {
   sessionId: 'session_id',
 };
 
+/**
+ * Every column of the project's rows of `table` (each at its latest version: FINAL) whose `column`
+ * is `value`, in `orderBy` when given.
+ */
+function rowsWhere(
+  table: 'traces' | 'observations' | 'scores',
+  column: string,
+  value: string,
+  projectId: string,
+  orderBy?: string,
+): Query {
+  const p = new Params();
+  const where = `project_id = ${p.str(projectId)} AND ${column} = ${p.str(value)}`;
+  return {
+    sql: `SELECT * FROM ${table} FINAL WHERE ${where}${orderBy ? ` ORDER BY ${orderBy}` : ''}`,
+    params: p.values,
+  };
+}
+
 export function buildTraceList(r: TraceListRequest): PagedQuery {
   const p = new Params();
   const where = [`project_id = ${p.str(r.projectId)}`];
@@ -114,13 +133,8 @@ export function buildTraceList(r: TraceListRequest): PagedQuery {
   return paged(p, 'traces FINAL', where, order, r);
 }
 
-export function buildTraceById(projectId: string, id: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
-    params: p.values,
-  };
-}
+export const buildTraceById = (projectId: string, id: string): Query =>
+  rowsWhere('traces', 'id', id, projectId);
 
 /** Observation ids, latency and cost per trace, and score ids per trace, for a page of traces. */
 export function buildTraceAggregates(
@@ -209,21 +223,11 @@ export function buildObservationList(r: ObservationListRequest): PagedQuery {
   return paged(p, 'observations FINAL', where, 'start_time DESC, id DESC', r);
 }
 
-export function buildObservationById(projectId: string, id: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM observations FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
-    params: p.values,
-  };
-}
+export const buildObservationById = (projectId: string, id: string): Query =>
+  rowsWhere('observations', 'id', id, projectId);
 
-export function buildObservationsOfTrace(projectId: string, traceId: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM observations FINAL WHERE project_id = ${p.str(projectId)} AND trace_id = ${p.str(traceId)} ORDER BY start_time, id`,
-    params: p.values,
-  };
-}
+export const buildObservationsOfTrace = (projectId: string, traceId: string): Query =>
+  rowsWhere('observations', 'trace_id', traceId, projectId, 'start_time, id');
 
 /** A legacy observation in the ObservationsView shape (usage, costs, latency). */
 export function mapLegacyObservation(r: Row): Record<string, unknown> {
@@ -296,13 +300,8 @@ export function buildSessionList(r: SessionListRequest): PagedQuery {
   return paged(p, inner, outer, 'created_at DESC, id DESC', r);
 }
 
-export function buildSessionTraces(projectId: string, sessionId: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND session_id = ${p.str(sessionId)} ORDER BY timestamp, id`,
-    params: p.values,
-  };
-}
+export const buildSessionTraces = (projectId: string, sessionId: string): Query =>
+  rowsWhere('traces', 'session_id', sessionId, projectId, 'timestamp, id');
 
 export interface ScoreListRequest extends Page {
   projectId: string;
@@ -352,21 +351,11 @@ export function buildScoreList(r: ScoreListRequest): PagedQuery {
   return paged(p, 'scores FINAL', where, 'timestamp DESC, id DESC', r);
 }
 
-export function buildScoreById(projectId: string, id: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM scores FINAL WHERE project_id = ${p.str(projectId)} AND id = ${p.str(id)}`,
-    params: p.values,
-  };
-}
+export const buildScoreById = (projectId: string, id: string): Query =>
+  rowsWhere('scores', 'id', id, projectId);
 
-export function buildScoresOfTrace(projectId: string, traceId: string): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT * FROM scores FINAL WHERE project_id = ${p.str(projectId)} AND trace_id = ${p.str(traceId)} ORDER BY timestamp, id`,
-    params: p.values,
-  };
-}
+export const buildScoresOfTrace = (projectId: string, traceId: string): Query =>
+  rowsWhere('scores', 'trace_id', traceId, projectId, 'timestamp, id');
 
 /** Trace fields the score lists attach (`trace: {userId, tags, environment, sessionId}`). */
 export function buildTracesByIds(projectId: string, ids: string[]): Query {

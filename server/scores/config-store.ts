@@ -1,6 +1,7 @@
 /** Score configs in PostgreSQL: fixed statements, every one scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
 import { type CreateConfigRequest, categoriesOf, type ScoreConfig } from './configs.ts';
 
 interface ConfigRow {
@@ -82,14 +83,13 @@ export async function findConfig(
 }
 
 export async function listConfigs(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<ConfigRow>(
-      'SELECT * FROM score_configs WHERE project_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3',
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM score_configs WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { configs: list.rows.map(toConfig), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<ConfigRow>(
+    pool,
+    'score_configs',
+    'created_at DESC, id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { configs: rows.map(toConfig), total };
 }

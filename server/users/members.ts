@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from '../datastores/transaction.ts';
 import { effectiveRole, isRole, type Role } from './roles.ts';
 import { checkPassword, createUser, normalizeEmail, UserExists } from './store.ts';
 
@@ -77,9 +78,7 @@ export async function setMemberRole(
   userId: string,
   role: Role | null,
 ): Promise<void> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+  await inTransaction(pool, async (c) => {
     // Serializes role changes of one project, so two owners cannot demote each other at once.
     await c.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [projectId]);
     if (role === null) {
@@ -102,13 +101,7 @@ export async function setMemberRole(
       [projectId],
     );
     if (rows[0]!.owners === 0) throw new MemberConflict('the project must keep at least one owner');
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** A new invitation and its one-time token (in the link, never stored). */

@@ -106,6 +106,71 @@ describe('applied migrations are frozen', () => {
   const v5 = RELATIONAL_MIGRATIONS.find((m) => m.version === 5)!;
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+  // What every analytics migration renders, up and down, single-node and clustered: the column
+  // lists and builders they are rendered from may be reorganized, never the text databases applied.
+  const renderedAnalytics = (m: ReturnType<typeof migrationsFor>[number]) =>
+    sha256(JSON.stringify([SINGLE_NODE, CLUSTER].map((d) => [m.up(d), m.down(d)]))).slice(0, 16);
+  it.each([
+    [1, 'create_traces', 'feb4ad8bb1f507f9'],
+    [2, 'create_observations', '2380b37769af504b'],
+    [3, 'create_scores', '552679bce425bfb8'],
+    [4, 'traces_add_idx_id', '2c2d77a1f697bf04'],
+    [5, 'observations_add_idx_id', '1497ac6e534d00d5'],
+    [6, 'observations_add_idx_trace_id', '646deb2ec7dc1755'],
+    [7, 'scores_add_idx_id', 'f17292888b17f096'],
+    [8, 'traces_add_environment', 'd6461466d5c732c5'],
+    [9, 'observations_add_environment', '575b53c4fdc80fee'],
+    [10, 'scores_add_environment', '731fd8ea706b672f'],
+    [11, 'scores_add_author_and_config', 'b3165b6df97c4900'],
+    [12, 'scores_add_data_type', 'a7c05c791cc40496'],
+    [13, 'scores_add_queue', '7538e1a44f55715b'],
+    [14, 'traces_add_idx_metadata_keys', '380b09be7f34d4d7'],
+    [15, 'traces_add_idx_user_id', '4be23fcc3d733fae'],
+    [16, 'traces_add_idx_session_id', '31a9457df4caa587'],
+    [17, 'scores_add_metadata', 'acdec2348678e60b'],
+    [18, 'create_event_log', '700cb6f295b06184'],
+    [19, 'scores_add_session_and_run', 'a712da3d07fea95c'],
+    [20, 'create_project_environments', '23a96a39142a6919'],
+    [21, 'create_project_environments_views', 'f8cd0de5ba9ccf42'],
+    [22, 'create_dataset_run_items', '85d7ef1e9a97255e'],
+    [23, 'observations_add_idx_metadata_keys', '3244899393bdf520'],
+    [24, 'traces_add_idx_created_at', '9d8f4005cba15167'],
+    [25, 'observations_add_idx_created_at', '4c85964ef1b9cc29'],
+    [26, 'scores_add_idx_created_at', '10c2f87c057aff77'],
+    [27, 'create_dataset_run_items_rmt', '2ceea90267e1b57c'],
+    [28, 'dataset_run_items_rmt_add_idx_trace_id', '2b51c11d659ad286'],
+    [29, 'dataset_run_items_rmt_add_item_version', '39c1edc5579e7d96'],
+    [30, 'scores_add_execution_trace', 'aa799cf9a2406f31'],
+    [31, 'scores_add_idx_project_trace_observation', '2fc95acc0515990a'],
+    [32, 'scores_add_idx_project_session', '8af88b2e14a4e357'],
+    [33, 'scores_add_idx_project_dataset_run', '8bde125766bc68f6'],
+    [34, 'scores_add_long_string', 'f68316d15e747846'],
+    [35, 'observations_add_pricing_tier', 'd53a665cf8e41bdc'],
+    [36, 'observations_add_tools', '1e808edeb6f206bf'],
+    [37, 'scores_add_attribution', '29aa11cef7ee9e50'],
+    [38, 'create_observations_batch_staging', '6fda4dfd90427bb1'],
+    [39, 'create_events_full', '114babd66fc7f246'],
+    [40, 'create_events_core', 'd1a2a8dade26c9dc'],
+    [41, 'create_events_core_mv', '92cd4a6d2f806ea4'],
+    [42, 'add_events_ingestion_attribution_columns', '6edffd4d2ca2a898'],
+    [43, 'add_events_metadata_ngram_index', 'cd921e2444e0fc4f'],
+    [44, 'drop_event_log', 'a89ff60651fc3c3c'],
+    [45, 'drop_project_environments', '2a6e56628b4dfcf3'],
+    [46, 'drop_dataset_run_items', '427bcad6fbf838ab'],
+  ] as const)(
+    'analytics version %i (%s) renders the statements databases applied, byte for byte',
+    (version, name, hash) => {
+      const m = migrationsFor('4')[version - 1]!;
+      expect([m.version, m.name, renderedAnalytics(m)]).toEqual([version, name, hash]);
+    },
+  );
+
+  it('release 3 renders the same first 37 analytics migrations as version 4', () => {
+    expect(migrationsFor('3').map(renderedAnalytics)).toEqual(
+      migrationsFor('4').slice(0, 37).map(renderedAnalytics),
+    );
+  });
+
   it('version 5 (the backfill chain rows) is the text databases applied, byte for byte', () => {
     expect(sha256(v5.up)).toBe('00d78426e175608c7139e466835b9a44a3429a7604d9744ed785f2dbf1395852');
     expect(sha256(v5.down)).toBe('abd5a75c89c036ca31f917d32aff50b105e786442be0eeb7cedca07c54e2713e');

@@ -24,12 +24,11 @@ export const insertable = (cols: readonly Column[]): string[] =>
 const META_MAP = 'Map(LowCardinality(String), String)';
 const USAGE_MAP = 'Map(LowCardinality(String), UInt64)';
 const COST_MAP_V3 = 'Map(LowCardinality(String), Decimal64(12))';
-const ROW_VERSION = [
-  c('created_at', 'DateTime64(3)', 'DEFAULT now()'),
-  c('updated_at', 'DateTime64(3)', 'DEFAULT now()'),
-  c('event_ts', 'DateTime64(3)'),
-  c('is_deleted', 'UInt8'),
-];
+const CREATED_AT = c('created_at', 'DateTime64(3)', 'DEFAULT now()');
+const CREATED_UPDATED = [CREATED_AT, c('updated_at', 'DateTime64(3)', 'DEFAULT now()')];
+/** What a ReplacingMergeTree keeps the latest row by (`event_ts`) and deletes with (`is_deleted`). */
+const ROW_VERSION_ONLY = [c('event_ts', 'DateTime64(3)'), c('is_deleted', 'UInt8')];
+const ROW_VERSION = [...CREATED_UPDATED, ...ROW_VERSION_ONLY];
 
 export const TRACES_V1: Column[] = [
   c('id', 'String'),
@@ -125,7 +124,8 @@ export const OBSERVATIONS: Column[] = [
   ...OBSERVATIONS_TOOLS,
 ];
 
-export const DATASET_RUN_ITEMS_RMT: Column[] = [
+/** A run item and what it links, in both run-item tables. */
+const RUN_ITEM = [
   c('id', 'String'),
   c('project_id', 'String'),
   c('dataset_run_id', 'String'),
@@ -133,9 +133,12 @@ export const DATASET_RUN_ITEMS_RMT: Column[] = [
   c('dataset_id', 'String'),
   c('trace_id', 'String'),
   c('observation_id', 'Nullable(String)'),
+];
+
+export const DATASET_RUN_ITEMS_RMT: Column[] = [
+  ...RUN_ITEM,
   c('error', 'Nullable(String)'),
-  c('created_at', 'DateTime64(3)', 'DEFAULT now()'),
-  c('updated_at', 'DateTime64(3)', 'DEFAULT now()'),
+  ...CREATED_UPDATED,
   c('dataset_run_name', 'String'),
   c('dataset_run_description', 'Nullable(String)'),
   c('dataset_run_metadata', META_MAP),
@@ -144,21 +147,11 @@ export const DATASET_RUN_ITEMS_RMT: Column[] = [
   c('dataset_item_expected_output', 'Nullable(String)', 'CODEC(ZSTD(3))'),
   c('dataset_item_metadata', META_MAP),
   c('dataset_item_version', 'Nullable(DateTime64(3))'),
-  c('event_ts', 'DateTime64(3)'),
-  c('is_deleted', 'UInt8'),
+  ...ROW_VERSION_ONLY,
 ];
 
 /** The older, append-only run-item table that version 4 drops. */
-export const DATASET_RUN_ITEMS_LEGACY: Column[] = [
-  c('id', 'String'),
-  c('project_id', 'String'),
-  c('dataset_run_id', 'String'),
-  c('dataset_item_id', 'String'),
-  c('dataset_id', 'String'),
-  c('trace_id', 'String'),
-  c('observation_id', 'Nullable(String)'),
-  c('created_at', 'DateTime64(3)', 'DEFAULT now()'),
-];
+export const DATASET_RUN_ITEMS_LEGACY: Column[] = [...RUN_ITEM, CREATED_AT];
 
 export const EVENT_LOG: Column[] = [
   c('id', 'String'),
@@ -168,8 +161,7 @@ export const EVENT_LOG: Column[] = [
   c('event_id', 'Nullable(String)'),
   c('bucket_name', 'String'),
   c('bucket_path', 'String'),
-  c('created_at', 'DateTime64(3)', 'DEFAULT now()'),
-  c('updated_at', 'DateTime64(3)', 'DEFAULT now()'),
+  ...CREATED_UPDATED,
 ];
 
 export const PROJECT_ENVIRONMENTS: Column[] = [

@@ -4,9 +4,10 @@
  * new channel (a webhook's signing secret is shown once, when it is made). The alerts API's own
  * routes under the project's UI scope; the worker evaluates the rules.
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useCallback, useState } from 'react';
 import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
 import { formatSeconds, formatTime } from '../format.ts';
+import { useLoaded } from '../hooks.ts';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
@@ -20,27 +21,17 @@ const STATE_WORDS: Record<string, string> = {
 };
 
 export function Alerts({ projectId }: { projectId: string }) {
-  const [rules, setRules] = useState<AlertRule[] | undefined>();
-  const [channels, setChannels] = useState<AlertChannel[]>([]);
-  const [error, setError] = useState<string | undefined>();
-
-  const load = useCallback(
-    () =>
-      Promise.all([api.alertRules(projectId), api.alertChannels(projectId)]).then(
-        ([r, c]) => {
-          setRules(r.data);
-          setChannels(c.data);
-        },
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
+  const {
+    data,
+    error,
+    reload: load,
+  } = useLoaded(
+    useCallback(() => Promise.all([api.alertRules(projectId), api.alertChannels(projectId)]), [projectId]),
   );
-  useEffect(() => {
-    void load();
-  }, [load]);
 
   if (error) return <main className="error">{error}</main>;
-  if (!rules) return <main className="muted">Loading…</main>;
+  if (!data) return <main className="muted">Loading…</main>;
+  const [{ data: rules }, { data: channels }] = data;
   return (
     <main>
       <h1>Alerts</h1>

@@ -18,6 +18,7 @@ import {
 } from '../api.ts';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
+import { useLoaded } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
@@ -35,40 +36,29 @@ const TARGETS = [
 type Columns = Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>;
 
 export function Evaluations({ projectId }: { projectId: string }) {
-  const [evaluators, setEvaluators] = useState<Evaluator[] | undefined>();
-  const [rules, setRules] = useState<EvaluationRule[]>([]);
-  const [connections, setConnections] = useState<LlmConnection[]>([]);
-  const [columns, setColumns] = useState<Columns | undefined>();
+  const {
+    data,
+    error,
+    reload: load,
+  } = useLoaded(
+    useCallback(
+      () =>
+        Promise.all([
+          api.evaluators(projectId),
+          api.evaluationRules(projectId),
+          api.llmConnections(projectId),
+          api.ruleFilterColumns(projectId),
+        ]),
+      [projectId],
+    ),
+  );
   const [template, setTemplate] = useState<Evaluator | undefined>();
   const [editing, setEditing] = useState<EvaluationRule | undefined>();
   // A new blank rule form after each save.
   const [saves, setSaves] = useState(0);
-  const [error, setError] = useState<string | undefined>();
 
-  const load = useCallback(
-    () =>
-      Promise.all([
-        api.evaluators(projectId),
-        api.evaluationRules(projectId),
-        api.llmConnections(projectId),
-        api.ruleFilterColumns(projectId),
-      ]).then(
-        ([e, r, c, cols]) => {
-          setEvaluators(e.data);
-          setRules(r.data);
-          setConnections(c.data);
-          setColumns(cols);
-        },
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  if (!evaluators || !columns)
-    return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
+  if (!data) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
+  const [{ data: evaluators }, { data: rules }, { data: connections }, columns] = data;
   const settings = `/project/${encodeURIComponent(projectId)}/settings`;
   return (
     <main>

@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, type InvitationView, type SessionInfo } from '../api.ts';
+import { Field } from '../fields.tsx';
 import { navigate } from '../router.ts';
 
 /**
@@ -69,19 +70,14 @@ export function Invite({
         ) : (
           <form onSubmit={accept} aria-label="Create account">
             <input type="email" autoComplete="username" value={invitation.email} readOnly hidden />
-            <label>
-              Name <input value={name} onChange={(e) => setName(e.target.value)} required />
-            </label>
-            <label>
-              Password{' '}
-              <input
-                type="password"
-                autoComplete="new-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                required
-              />
-            </label>
+            <Field label="Name" value={name} onValue={setName} />
+            <Field
+              label="Password"
+              type="password"
+              autoComplete="new-password"
+              value={password}
+              onValue={setPassword}
+            />
             <button type="submit">Create account and join</button>
           </form>
         )}

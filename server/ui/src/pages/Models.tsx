@@ -5,9 +5,10 @@
  * the reference does. "Test a model name" asks the server which definition ingestion would price
  * that name with now.
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useCallback, useState } from 'react';
 import { api, type ModelDefinition, type PricingTier } from '../api.ts';
 import { formatTime } from '../format.ts';
+import { useLoaded } from '../hooks.ts';
 import { EMPTY_FORM, formOf, type ModelForm, requestOf } from '../model-form.ts';
 
 const UNITS = ['TOKENS', 'CHARACTERS', 'MILLISECONDS', 'SECONDS', 'IMAGES', 'REQUESTS'] as const;
@@ -20,37 +21,31 @@ type Editing =
   | { kind: 'override'; model: ModelDefinition };
 
 export function Models({ projectId }: { projectId: string }) {
-  const [models, setModels] = useState<ModelDefinition[] | undefined>();
-  const [canWrite, setCanWrite] = useState(false);
+  const {
+    data,
+    error,
+    reload: load,
+    act,
+  } = useLoaded(
+    useCallback(
+      () =>
+        Promise.all([api.models(projectId), api.project(projectId)]).then(([m, info]) => ({
+          models: m.data,
+          canWrite: info.project.role !== 'viewer',
+        })),
+      [projectId],
+    ),
+  );
+  const { models, canWrite = false } = data ?? {};
   const [editing, setEditing] = useState<Editing>({ kind: 'new' });
   const [matchedId, setMatchedId] = useState<string | null>(null);
-  const [error, setError] = useState<string | undefined>();
 
-  const load = useCallback(
-    () =>
-      Promise.all([api.models(projectId), api.project(projectId)]).then(
-        ([m, info]) => {
-          setModels(m.data);
-          setCanWrite(info.project.role !== 'viewer');
-        },
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const remove = async (m: ModelDefinition) => {
-    setError(undefined);
-    try {
-      await api.deleteModel(projectId, m.id);
-      if (editing.kind !== 'new' && editing.model.id === m.id) setEditing({ kind: 'new' });
-      await load();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+  const remove = (m: ModelDefinition) =>
+    act(
+      api.deleteModel(projectId, m.id).then(() => {
+        if (editing.kind !== 'new' && editing.model.id === m.id) setEditing({ kind: 'new' });
+      }),
+    );
 
   if (!models) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
   return (

@@ -7,35 +7,22 @@
  * cost, and saves the prompt tried as a new version.
  */
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
-import {
-  api,
-  type LlmConnection,
-  type PlaygroundRun,
-  type PromptSummary,
-  type PromptVersion,
-} from '../api.ts';
+import { api, type LlmConnection, type PlaygroundRun, type PromptVersion } from '../api.ts';
 import { formatTime } from '../format.ts';
+import { useLoaded } from '../hooks.ts';
 import { folderEntries, lineDiff, promptText, variablesOf } from '../prompt-view.ts';
 
 export function Prompts({ projectId }: { projectId: string }) {
-  const [prompts, setPrompts] = useState<PromptSummary[] | undefined>();
+  const {
+    data: prompts,
+    error,
+    reload: load,
+  } = useLoaded(useCallback(() => api.prompts(projectId).then((p) => p.data), [projectId]));
   const [folder, setFolder] = useState('');
   const [selected, setSelected] = useState<string | undefined>();
   const [draft, setDraft] = useState<PromptVersion | undefined>();
-  const [error, setError] = useState<string | undefined>();
   const [generation, setGeneration] = useState(0);
 
-  const load = useCallback(
-    () =>
-      api.prompts(projectId).then(
-        (p) => setPrompts(p.data),
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
   const changed = () => {
     setGeneration((g) => g + 1);
     void load();

@@ -17,9 +17,10 @@ import {
   type TraceDetail,
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
+import { useWrite } from '../hooks.ts';
 import { Link } from '../link.tsx';
 import { navigate } from '../router.ts';
-import { ConfigValueInput, useWrite, Value } from './Trace.tsx';
+import { ConfigValueInput, Value } from './Trace.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>
   `/project/${encodeURIComponent(projectId)}/annotation-queues${queueId ? `/${encodeURIComponent(queueId)}` : ''}`;

@@ -1,6 +1,7 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { type ApiKey, api, type Invitation, type LlmConnection, type Member, type Project } from '../api.ts';
+import { type FormEvent, useCallback, useState } from 'react';
+import { type ApiKey, api, type LlmConnection, type Project } from '../api.ts';
 import { formatTime } from '../format.ts';
+import { useLoaded } from '../hooks.ts';
 
 const ROLES: Project['role'][] = ['owner', 'member', 'viewer'];
 
@@ -9,14 +10,9 @@ const ROLES: Project['role'][] = ['owner', 'member', 'viewer'];
  * owners.
  */
 export function Settings({ projectId }: { projectId: string }) {
-  const [role, setRole] = useState<Project['role'] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    api.project(projectId).then(
-      (p) => setRole(p.project.role),
-      (e: Error) => setError(e.message),
-    );
-  }, [projectId]);
+  const { data: role, error } = useLoaded(
+    useCallback(() => api.project(projectId).then((p) => p.project.role), [projectId]),
+  );
   if (error) return <main className="error">{error}</main>;
   if (!role) return <main className="muted">Loading…</main>;
   return (
@@ -30,40 +26,19 @@ export function Settings({ projectId }: { projectId: string }) {
 }
 
 function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
-  const [members, setMembers] = useState<Member[]>([]);
-  const [invitations, setInvitations] = useState<Invitation[]>([]);
-  const [error, setError] = useState<string | undefined>();
+  const { data, error, act } = useLoaded(useCallback(() => api.members(projectId), [projectId]));
+  const members = data?.members ?? [];
+  const invitations = data?.invitations ?? [];
   const [email, setEmail] = useState('');
   const [inviteRole, setInviteRole] = useState<Project['role']>('member');
   const [link, setLink] = useState<string | undefined>();
-  const load = useCallback(
-    () =>
-      api.members(projectId).then(
-        (r) => {
-          setMembers(r.members);
-          setInvitations(r.invitations);
-        },
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
-  const act = (p: Promise<unknown>) => {
-    setError(undefined);
-    p.then(load, (e: Error) => setError(e.message));
-  };
   const invite = (e: FormEvent) => {
     e.preventDefault();
-    setError(undefined);
-    api.invite(projectId, email, inviteRole).then(
-      (r) => {
+    void act(
+      api.invite(projectId, email, inviteRole).then((r) => {
         setLink(r.link);
         setEmail('');
-        void load();
-      },
-      (err: Error) => setError(err.message),
+      }),
     );
   };
   return (
@@ -89,7 +64,7 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
                     aria-label={`Role of ${m.email}`}
                     value={m.role}
                     onChange={(e) =>
-                      act(api.setMemberRole(projectId, m.userId, e.target.value as Project['role']))
+                      void act(api.setMemberRole(projectId, m.userId, e.target.value as Project['role']))
                     }
                   >
                     {ROLES.map((r) => (
@@ -104,7 +79,7 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
               {owner && (
                 <td>
                   {m.via === 'project' && (
-                    <button type="button" onClick={() => act(api.removeMember(projectId, m.userId))}>
+                    <button type="button" onClick={() => void act(api.removeMember(projectId, m.userId))}>
                       Remove {m.email}
                     </button>
                   )}
@@ -132,7 +107,7 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
                 <td>{formatTime(i.expiresAt)}</td>
                 {owner && (
                   <td>
-                    <button type="button" onClick={() => act(api.withdrawInvitation(projectId, i.id))}>
+                    <button type="button" onClick={() => void act(api.withdrawInvitation(projectId, i.id))}>
                       Withdraw
                     </button>
                   </td>
@@ -173,36 +148,25 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
 }
 
 function ApiKeys({ projectId }: { projectId: string }) {
-  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const {
+    data: keys = [],
+    error,
+    act,
+  } = useLoaded(useCallback(() => api.apiKeys(projectId).then((r) => r.data), [projectId]));
   const [note, setNote] = useState('');
   const [created, setCreated] = useState<{ publicKey: string; secretKey: string } | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const load = useCallback(
-    () =>
-      api.apiKeys(projectId).then(
-        (r) => setKeys(r.data),
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
   const create = (e: FormEvent) => {
     e.preventDefault();
-    setError(undefined);
-    api.createApiKey(projectId, note).then(
-      (k) => {
+    void act(
+      api.createApiKey(projectId, note).then((k) => {
         setCreated({ publicKey: k.publicKey, secretKey: k.secretKey });
         setNote('');
-        void load();
-      },
-      (err: Error) => setError(err.message),
+      }),
     );
   };
   const revoke = (k: ApiKey) => {
     if (!window.confirm(`Revoke ${k.publicKey}? Clients using it are refused within 30 seconds.`)) return;
-    api.revokeApiKey(projectId, k.id).then(load, (err: Error) => setError(err.message));
+    void act(api.revokeApiKey(projectId, k.id));
   };
   return (
     <section>
@@ -269,22 +233,14 @@ const ADAPTERS = ['openai', 'anthropic'] as const;
  * values are typed again on every update. A refused base URL is shown as the API's error, naming it.
  */
 function LlmConnections({ projectId }: { projectId: string }) {
-  const [connections, setConnections] = useState<LlmConnection[] | undefined>();
+  const {
+    data: connections,
+    error,
+    reload,
+    act,
+  } = useLoaded(useCallback(() => api.llmConnections(projectId).then((r) => r.data), [projectId]));
   const [editing, setEditing] = useState<LlmConnection | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const load = useCallback(
-    () =>
-      api.llmConnections(projectId).then(
-        (r) => setConnections(r.data),
-        (e: Error) => setError(e.message),
-      ),
-    [projectId],
-  );
-  useEffect(() => {
-    void load();
-  }, [load]);
-  const remove = (c: LlmConnection) =>
-    api.deleteLlmConnection(projectId, c.id).then(load, (e: Error) => setError(e.message));
+  const remove = (c: LlmConnection) => act(api.deleteLlmConnection(projectId, c.id));
 
   if (!connections) return <section className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</section>;
   return (
@@ -337,7 +293,7 @@ function LlmConnections({ projectId }: { projectId: string }) {
           </tbody>
         </table>
       )}
-      <ConnectionForm key={editing?.id ?? 'new'} projectId={projectId} editing={editing} onSaved={load} />
+      <ConnectionForm key={editing?.id ?? 'new'} projectId={projectId} editing={editing} onSaved={reload} />
     </section>
   );
 }

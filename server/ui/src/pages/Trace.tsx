@@ -3,7 +3,7 @@
  * input and output (chat messages or JSON), usage, cost, metadata, scores and comments, and forms
  * that add a score or a comment (members and owners); owners delete the trace, after confirming.
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
 import {
   api,
@@ -14,6 +14,7 @@ import {
   type TraceObservationDetail,
 } from '../api.ts';
 import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../format.ts';
+import { useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 import { navigate } from '../router.ts';
 import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
@@ -424,21 +425,6 @@ export function ConfigValueInput({
       ))}
     </select>
   );
-}
-
-/** A form's submit: runs the write and keeps its error message to show under the form. */
-export function useWrite(run: () => Promise<void>) {
-  const [error, setError] = useState<string | undefined>();
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await run();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  return { error, onSubmit };
 }
 
 /** A one-line form of required text fields; after a successful write it clears those not kept. */
