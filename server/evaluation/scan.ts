@@ -15,10 +15,12 @@ import { type ColumnTable, compileFilters } from '../reads/filters.ts';
 import { Params, toIso } from '../reads/sql.ts';
 import { enqueueExecutions, type NewExecution } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';
-import { activeRules, type Rule } from './store.ts';
+import { activeRules, advanceScanCursor, type Rule } from './store.ts';
 
 /** Rows read per rule and pass; the cursor resumes after the last one. */
 const SCAN_LIMIT = 1000;
+/** Rows of one `created_at` read at once when a whole page shares it (one insert's rows). */
+const TIE_LIMIT = 100_000;
 
 interface Source {
   /** The target of the rules this source serves. */
@@ -107,19 +109,44 @@ function matching(rule: Matched, params: Params, also: () => string[] = () => []
   ];
 }
 
-export function buildScan(rule: Rule & { source: ScanSource }, from: string, to: string) {
+/** The rows a pass reads: those that arrived in `(from, to]`, or every row that arrived at `at`. */
+export type ScanWindow = { from: string; to: string } | { at: string };
+
+export function buildScan(rule: Rule & { source: ScanSource }, window: ScanWindow) {
   const params = new Params();
-  const where = matching(rule, params, () => [
-    `created_at > ${params.time(from)}`,
-    `created_at <= ${params.time(to)}`,
-  ]);
+  const where = matching(rule, params, () =>
+    'at' in window
+      ? [`created_at = ${params.time(window.at)}`]
+      : [`created_at > ${params.time(window.from)}`, `created_at <= ${params.time(window.to)}`],
+  );
   const { table, select } = SOURCES[rule.source];
   const sql = [
     `SELECT ${select} FROM ${table} FINAL`,
     `WHERE ${where.join(' AND ')}`,
-    `ORDER BY created_at LIMIT ${SCAN_LIMIT}`,
+    'at' in window ? `LIMIT ${TIE_LIMIT}` : `ORDER BY created_at LIMIT ${SCAN_LIMIT}`,
   ].join('\n');
   return { sql, params: params.values };
+}
+
+/** A ClickHouse DateTime64 as ISO text with all its digits (`toIso` keeps milliseconds only). */
+const exactIso = (t: string) => `${t.replace(' ', 'T')}Z`;
+
+/**
+ * Where the next pass resumes after a page of rows ordered by `created_at`: at `to` when the page
+ * was not full; else before the page's trailing group of equal `created_at` (the rows of one insert
+ * share it, and the page may have cut that group: its rows are read again and enqueued once). A
+ * full page that is one such group names it as `tie`: the pass reads the whole group, then resumes
+ * after it.
+ */
+export function nextScan(
+  rows: readonly { created_at: string }[],
+  to: string,
+  limit: number,
+): { cursor: string; tie?: string } {
+  if (rows.length < limit) return { cursor: to };
+  const last = rows.at(-1)!.created_at;
+  const before = rows.findLast((r) => r.created_at !== last);
+  return before ? { cursor: exactIso(before.created_at) } : { cursor: exactIso(last), tie: exactIso(last) };
 }
 
 /**
@@ -160,11 +187,16 @@ export async function scanRules(
   let enqueued = 0;
   for (const source of sources) {
     for (const rule of await activeRules(pool, SOURCES[source].target)) {
-      if (rule.scanCursor >= to) continue;
-      const { sql, params } = buildScan({ ...rule, source }, rule.scanCursor, to);
-      const rows = await (
-        await analytics.query({ query: sql, query_params: params, format: 'JSONEachRow' })
-      ).json<ScanRow>();
+      if (Date.parse(rule.scanCursor) >= Date.parse(to)) continue;
+      const read = (window: ScanWindow) => {
+        const { sql, params } = buildScan({ ...rule, source }, window);
+        return analytics
+          .query({ query: sql, query_params: params, format: 'JSONEachRow' })
+          .then((rs) => rs.json<ScanRow>());
+      };
+      const rows = await read({ from: rule.scanCursor, to });
+      const next = nextScan(rows, to, SCAN_LIMIT);
+      if (next.tie) rows.push(...(await read({ at: next.tie })));
       const items: NewExecution[] = rows
         .filter((r) => sampled(rule.sampling, `${rule.id}:${r.id}`))
         .flatMap((r) =>
@@ -178,11 +210,7 @@ export async function scanRules(
           })),
         );
       enqueued += await enqueueExecutions(pool, items);
-      const next = rows.length === SCAN_LIMIT ? toIso(rows.at(-1)!.created_at)! : to;
-      await pool.query(
-        'UPDATE evaluation_rules SET scan_cursor = GREATEST(scan_cursor, $2::timestamptz) WHERE id = $1',
-        [rule.id, next],
-      );
+      await advanceScanCursor(pool, rule.id, rule.scanCursor, next.cursor);
     }
   }
   return enqueued;

@@ -261,11 +261,48 @@ export async function listRules(pool: pg.Pool, projectId: string, limit: number,
 
 /** Every enabled, unpaused rule of `target` of every project (the worker's scan). */
 export async function activeRules(pool: pg.Pool, target: Target): Promise<(Rule & { scanCursor: string })[]> {
-  const { rows } = await pool.query<RuleRow & { scan_cursor: Date }>(
-    `${RULE_SELECT} WHERE r.enabled AND r.paused_reason IS NULL AND r.target = $1 ORDER BY r.created_at`,
+  // The cursor as exact text (microseconds, which a Date would drop): the scan's compare-and-set.
+  const { rows } = await pool.query<RuleRow & { scan_cursor_text: string }>(
+    `SELECT q.*, to_char(q.scan_cursor AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS scan_cursor_text
+     FROM (${RULE_SELECT} WHERE r.enabled AND r.paused_reason IS NULL AND r.target = $1) q ORDER BY q.created_at`,
     [target],
   );
-  return rows.map((r) => ({ ...toRule(r), scanCursor: r.scan_cursor.toISOString() }));
+  return rows.map((r) => ({ ...toRule(r), scanCursor: r.scan_cursor_text }));
+}
+
+/**
+ * Moves a rule's scan cursor from where this pass read it to `next`; a cursor moved meanwhile
+ * (rewound by the propagation) is left alone, so the next pass reads from the rewound point.
+ */
+export async function advanceScanCursor(
+  pool: pg.Pool,
+  ruleId: string,
+  read: string,
+  next: string,
+): Promise<void> {
+  await pool.query(
+    'UPDATE evaluation_rules SET scan_cursor = $3::timestamptz WHERE id = $1 AND scan_cursor = $2::timestamptz',
+    [ruleId, read, next],
+  );
+}
+
+/**
+ * The dual-write propagation copied rows into the events tables whose `created_at` (kept from
+ * staging) may be older than an observation rule's cursor: each project's rules scan again from
+ * just before its oldest such row. Executions are unique per judged object, so a row read twice
+ * is enqueued once.
+ */
+export async function rewindObservationScans(
+  pool: pg.Pool,
+  since: readonly { projectId: string; createdAt: string }[],
+): Promise<void> {
+  if (since.length === 0) return;
+  await pool.query(
+    `UPDATE evaluation_rules r SET scan_cursor = LEAST(r.scan_cursor, v.since - interval '1 microsecond')
+     FROM unnest($1::text[], $2::timestamptz[]) AS v(project_id, since)
+     WHERE r.project_id = v.project_id AND r.target = 'observation'`,
+    [since.map((s) => s.projectId), since.map((s) => s.createdAt)],
+  );
 }
 
 /** Enabled trace-level (Legacy) rules, paused or not: each stops at the cutover to events_only. */

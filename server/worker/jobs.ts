@@ -19,6 +19,7 @@ import { runRetentionPass } from '../deletion/retention.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
 import { scanSources } from '../evaluation/scan.ts';
+import { rewindObservationScans } from '../evaluation/store.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
@@ -74,6 +75,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         graceSeconds: o.config.propagationGraceSeconds,
         chunkRows: o.config.propagationChunkRows,
         onMetrics: o.onPropagationMetrics,
+        // Propagated rows keep their staging `created_at`: observation rules look back for them.
+        onPropagated: (oldest) => rewindObservationScans(o.pool, oldest),
       })
     : undefined;
   propagation?.start();

@@ -367,6 +367,37 @@ describe('in write mode dual with the preview (the other mode that writes versio
     expect(JUDGE_CATEGORIES).toContain(score!.value);
     expect(await execution(o.spanId)).toBeUndefined();
   });
+
+  // The release 3 SDK's generation is staged, and reaches events_full only when its 3-minute staging
+  // partition is propagated, keeping its staging created_at, which the rule's scan has long passed.
+  it('judges a generation a release 3 SDK sent, once the propagation has copied it', async () => {
+    const sdk = new Langfuse({
+      publicKey: project.publicKey,
+      secretKey: project.secretKey,
+      baseUrl: web.url,
+    });
+    const trace = sdk.trace({ name: 'delayed-sdk' });
+    const gen = trace.generation({ name: 'qa', model: 'app-model', input: { question: 'Is water wet?' } });
+    gen.end({ output: 'Yes' });
+    const other = trace.generation({ name: 'not-qa', input: { question: 'Filtered out' } });
+    other.end({ output: 'x' });
+    await sdk.shutdownAsync();
+    const [score, ...more] = await waitFor(
+      'the EVAL score of the propagated generation',
+      async () => {
+        const s = await evalScores({ traceId: trace.id, id: gen.id });
+        return s.length > 0 ? s : undefined;
+      },
+      300_000,
+    );
+    expect(more).toEqual([]);
+    expect(score).toMatchObject({
+      source: 'EVAL',
+      name: 'qa-correctness',
+      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
+    });
+    expect(await execution(other.id)).toBeUndefined();
+  }, 330_000);
 });
 
 describe('Legacy trace-level evaluators: run in dual, listed for the cutover, stopped in events_only', () => {

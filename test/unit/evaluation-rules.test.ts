@@ -13,7 +13,13 @@ import {
   sampled,
   selectValue,
 } from '../../server/evaluation/rules.ts';
-import { buildSample, buildScan, type ScanSource, scanSources } from '../../server/evaluation/scan.ts';
+import {
+  buildSample,
+  buildScan,
+  nextScan,
+  type ScanSource,
+  scanSources,
+} from '../../server/evaluation/scan.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
 
 describe('prompt variables', () => {
@@ -141,8 +147,7 @@ describe('rule scan', () => {
         createdAt: '',
         updatedAt: '',
       },
-      '2026-11-26T10:00:00.000Z',
-      '2026-11-26T10:01:00.000Z',
+      { from: '2026-11-26T10:00:00.000Z', to: '2026-11-26T10:01:00.000Z' },
     );
     expect(q.sql).toContain('FROM events_full FINAL');
     expect(q.sql).toContain('hasAny(tool_call_names, {p4:Array(String)})');
@@ -154,6 +159,59 @@ describe('rule scan', () => {
       ["qa'; DROP"],
       ['search'],
     ]);
+  });
+});
+
+describe('where the next scan resumes', () => {
+  const at = (...times: string[]) => times.map((created_at) => ({ created_at }));
+  const TO = '2026-11-26T10:01:00.000Z';
+  it.each([
+    ['a page that is not full: at the window end', at('2026-11-26 10:00:01.000000'), 3, { cursor: TO }],
+    ['an empty page: at the window end', at(), 3, { cursor: TO }],
+    [
+      'a full page ending inside a group of equal times: before the group, which is read again',
+      at('2026-11-26 10:00:01.000001', '2026-11-26 10:00:02.500000', '2026-11-26 10:00:02.500000'),
+      3,
+      { cursor: '2026-11-26T10:00:01.000001Z' },
+    ],
+    [
+      'a full page of distinct times: before the last one (microseconds kept)',
+      at('2026-11-26 10:00:01.000001', '2026-11-26 10:00:01.000002', '2026-11-26 10:00:01.000003'),
+      3,
+      { cursor: '2026-11-26T10:00:01.000002Z' },
+    ],
+    [
+      'a full page of one time: that group read whole, then after it',
+      at('2026-11-26 10:00:05.000', '2026-11-26 10:00:05.000'),
+      2,
+      { cursor: '2026-11-26T10:00:05.000Z', tie: '2026-11-26T10:00:05.000Z' },
+    ],
+  ])('%s', (_, rows, limit, expected) => {
+    expect(nextScan(rows, TO, limit)).toEqual(expected);
+  });
+
+  it('a group of one time is read whole, by equality and without the page order', () => {
+    const q = buildScan(
+      {
+        id: 'r',
+        projectId: 'p1',
+        name: 'n',
+        target: 'observation',
+        source: 'observation',
+        enabled: true,
+        sampling: 1,
+        filter: [],
+        pausedReason: null,
+        pausedMessage: null,
+        assignments: [],
+        createdAt: '',
+        updatedAt: '',
+      },
+      { at: '2026-11-26T10:00:05.000123Z' },
+    );
+    expect(q.sql).toContain('created_at = toDateTime64({p1:String}, 6');
+    expect(q.sql).not.toContain('ORDER BY');
+    expect(Object.values(q.params)).toEqual(['p1', '2026-11-26 10:00:05.000123']);
   });
 });
 
@@ -174,23 +232,23 @@ describe('experiment rules', () => {
     updatedAt: '',
   });
 
-  const window = ['2026-11-26T10:00:00.000Z', '2026-11-26T10:01:00.000Z'] as const;
+  const window = { from: '2026-11-26T10:00:00.000Z', to: '2026-11-26T10:01:00.000Z' };
   const byDataset: FilterCondition[] = [
     { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['ds-1'] },
   ];
 
   it('scan only experiment item root observations of the events, by the experiment’s dataset', () => {
-    const q = buildScan(experimentRule(byDataset), ...window);
+    const q = buildScan(experimentRule(byDataset), window);
     expect(q.sql).toContain('FROM events_full FINAL');
     expect(q.sql).toContain("experiment_id != '' AND span_id = experiment_item_root_span_id");
     expect(q.sql).toMatch(/experiment_dataset_id IN \{p\d+:Array\(String\)\}/);
     expect(Object.values(q.params)).toContainEqual(['ds-1']);
-    const observation = buildScan({ ...experimentRule([]), source: 'observation' }, ...window);
+    const observation = buildScan({ ...experimentRule([]), source: 'observation' }, window);
     expect(observation.sql).not.toContain('experiment_item_root_span_id');
   });
 
   it('scan the dataset run items where the legacy tables are written: an observation, or a trace alone', () => {
-    const q = buildScan(experimentRule(byDataset, 'run_item'), ...window);
+    const q = buildScan(experimentRule(byDataset, 'run_item'), window);
     expect(q.sql).toMatch(/^SELECT coalesce\(observation_id, trace_id\) AS id, trace_id,/);
     expect(q.sql).toContain('FROM dataset_run_items_rmt FINAL');
     expect(q.sql).toMatch(/dataset_id IN \{p\d+:Array\(String\)\}/);
@@ -212,7 +270,7 @@ describe('experiment rules', () => {
     ['trace', 'trace-1', 'FROM traces FINAL', "'' AS expected_output"],
   ] as const)('a %s execution on %s reads %s and %s', (source, observationId, row, item) => {
     const q = buildJudged(
-      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window[0] },
+      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window.from },
       source,
     );
     expect(q.query).toContain(row);

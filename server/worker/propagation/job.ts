@@ -18,6 +18,7 @@ import { progressFor, progressRecord } from './progress.ts';
 import { nextRunDelayMs } from './schedule.ts';
 import {
   completedPartitionsQuery,
+  oldestStagedQuery,
   pendingPartitionsQuery,
   propagateChunkStatement,
   STAGING_KEY,
@@ -36,6 +37,8 @@ export interface PropagationOptions {
   /** Rows per statement: a larger partition is propagated in chunks. */
   chunkRows: number;
   onMetrics?: (m: PropagationMetrics) => void;
+  /** After a chunk is in the events tables: each project's oldest `created_at` it carried. */
+  onPropagated?: (oldest: { projectId: string; createdAt: string }[]) => Promise<void>;
 }
 
 export interface PropagationMetrics {
@@ -86,6 +89,7 @@ export class PropagationJob {
           await analytics.command({ query: insert.query, query_params: insert.params });
           const enrich = stagingExperimentEnrichmentStatement(stagingChunk(chunk));
           await analytics.command({ query: enrich.query, query_params: enrich.params });
+          await this.#announce(chunk);
           if (chunks.length > 1)
             await c.set(PROPAGATION_KEYS.chunks, progressRecord(p.partition, chunks, i + 1));
           // Renew between statements so a long catch-up keeps the lease.
@@ -106,6 +110,21 @@ export class PropagationJob {
       this.#o.log.error({ err: message, processed }, 'propagation run failed');
     }
     return { ran: true, processed };
+  }
+
+  /** Tells `onPropagated` what a committed chunk carried; a failure fails the run, which retries it. */
+  async #announce(chunk: Chunk): Promise<void> {
+    if (!this.#o.onPropagated) return;
+    const q = oldestStagedQuery(chunk);
+    const rs = await this.#o.analytics.query({
+      query: q.query,
+      query_params: q.params,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ project_id: string; created_at: string }>();
+    await this.#o.onPropagated(
+      rows.map((r) => ({ projectId: r.project_id, createdAt: `${r.created_at.replace(' ', 'T')}Z` })),
+    );
   }
 
   /**

@@ -61,6 +61,20 @@ export function stagingChunk(chunk: Chunk): ChunkQuery {
   return { query: `${IN_PARTITION} AND ${range.sql}`, params: range.params };
 }
 
+/**
+ * Per project, the oldest `created_at` among one chunk's staging rows: the propagated events keep
+ * it, so scans that follow `created_at` (evaluation rules) must look back that far.
+ */
+export function oldestStagedQuery(chunk: Chunk): ChunkQuery {
+  const where = stagingChunk(chunk);
+  return {
+    query: `SELECT project_id, toString(min(created_at)) AS created_at FROM ${STAGING_TABLE}
+WHERE ${where.query}
+GROUP BY project_id`,
+    params: where.params,
+  };
+}
+
 /** Inserts one chunk of a staging partition into events_full. */
 export function propagateChunkStatement(chunk: Chunk): ChunkQuery {
   const { select } = selectList(DUAL_WRITE, PROPAGATED_COLUMNS);
