@@ -6,13 +6,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { publicMount } from '../core/project-routes.ts';
 import { alertRoutes } from './routes.ts';
 
 export const alertsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   answerEnvelopes(app);
-  alertRoutes(app, ctx, {
-    prefix: '/api/public/unstable',
-    tag: 'Alerts (unstable)',
-    projectOf: (req) => req.principal.projectId,
-  });
+  alertRoutes(app, ctx, publicMount('/api/public/unstable', 'Alerts (unstable)'));
 };

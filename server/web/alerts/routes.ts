@@ -48,11 +48,8 @@ import { NotConfigured } from '../../errors.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../core/context.ts';
-import { type ProjectMount, q, route } from '../core/route.ts';
-
-const page = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
+import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
 /** A test send answers within one attempt's timeout; the lease keeps the worker off it meanwhile. */
 const TEST_LEASE_MS = 60_000;
@@ -77,7 +74,7 @@ function encryptionKey(ctx: WebContext): Buffer {
 }
 
 export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
-  const write = mount.write ? { role: mount.write } : {};
+  const declare = projectRoutes(app, mount);
   const notFound = (what: string, id: string) =>
     new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
@@ -96,169 +93,136 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
   const nameTaken = (what: string, name: string) =>
     new PublicApiError('name_conflict', `${what} named ${name} already exists`);
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      ...write,
-      url: `${mount.prefix}/alert-rules`,
-      tag: mount.tag,
+      path: '/alert-rules',
       summary: 'Create an alert rule over a Metrics v2 measure',
       body: createRuleRequest,
     },
-    async ({ body, req }) => {
+    async ({ body, projectId }) => {
       const d = definitionOf(body);
-      await checkRule(mount.projectOf(req), d);
-      const id = await createRule(ctx.pool, mount.projectOf(req), d);
+      await checkRule(projectId, d);
+      const id = await createRule(ctx.pool, projectId, d);
       if (!id) throw nameTaken('An alert rule', d.name);
-      return publicRule(await loadRule(mount.projectOf(req), id));
+      return publicRule(await loadRule(projectId, id));
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-rules`,
-      tag: mount.tag,
+      path: '/alert-rules',
       summary: 'List alert rules with their state',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
-      const { rules, total } = await listRules(
-        ctx.pool,
-        mount.projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return { data: rules.map(publicRule), meta: pageMeta(query.page, query.limit, total) };
+    async ({ query, projectId }) => {
+      const { rules, total } = await listRules(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, rules.map(publicRule), total);
     },
   );
 
   const ruleId = z.object({ alertRuleId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-rules/:alertRuleId`,
-      tag: mount.tag,
+      path: '/alert-rules/:alertRuleId',
       summary: 'Get an alert rule with its state',
       params: ruleId,
     },
-    async ({ params, req }) => publicRule(await loadRule(mount.projectOf(req), params.alertRuleId)),
+    async ({ params, projectId }) => publicRule(await loadRule(projectId, params.alertRuleId)),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      ...write,
-      url: `${mount.prefix}/alert-rules/:alertRuleId`,
-      tag: mount.tag,
+      path: '/alert-rules/:alertRuleId',
       summary: 'Update an alert rule (only the fields sent); it is evaluated again at the next tick',
       params: ruleId,
       body: updateRuleRequest,
     },
-    async ({ params, body, req }) => {
-      const rule = await loadRule(mount.projectOf(req), params.alertRuleId);
+    async ({ params, body, projectId }) => {
+      const rule = await loadRule(projectId, params.alertRuleId);
       const d = mergeDefinition(rule, body);
-      await checkRule(mount.projectOf(req), d);
+      await checkRule(projectId, d);
       if (!(await updateRule(ctx.pool, rule, d))) throw nameTaken('An alert rule', d.name);
-      return publicRule(await loadRule(mount.projectOf(req), rule.id));
+      return publicRule(await loadRule(projectId, rule.id));
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      ...write,
-      url: `${mount.prefix}/alert-rules/:alertRuleId`,
-      tag: mount.tag,
+      path: '/alert-rules/:alertRuleId',
       summary: 'Delete an alert rule with its history and notifications',
       params: ruleId,
     },
-    async ({ params, req }) => {
-      if (!(await deleteRule(ctx.pool, mount.projectOf(req), params.alertRuleId)))
+    async ({ params, projectId }) => {
+      if (!(await deleteRule(ctx.pool, projectId, params.alertRuleId)))
         throw notFound('Alert rule', params.alertRuleId);
       return { message: 'Alert rule successfully deleted' };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-rules/:alertRuleId/history`,
-      tag: mount.tag,
+      path: '/alert-rules/:alertRuleId/history',
       summary: 'The state transitions of an alert rule, newest first',
       params: ruleId,
-      query: page,
+      query: pageQuery,
     },
-    async ({ params, query, req }) => {
-      const rule = await loadRule(mount.projectOf(req), params.alertRuleId);
-      const { entries, total } = await ruleHistory(
-        ctx.pool,
-        rule.id,
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return { data: entries, meta: pageMeta(query.page, query.limit, total) };
+    async ({ params, query, projectId }) => {
+      const rule = await loadRule(projectId, params.alertRuleId);
+      const { entries, total } = await ruleHistory(ctx.pool, rule.id, query.limit, offsetOf(query));
+      return paged(query, entries, total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      ...write,
-      url: `${mount.prefix}/alert-channels`,
-      tag: mount.tag,
+      path: '/alert-channels',
       summary: 'Create a channel; a webhook’s signing secret is in this response only',
       body: createChannelRequest,
     },
-    async ({ body, req }) => {
+    async ({ body, projectId }) => {
       const key = encryptionKey(ctx);
       await checkUrl(ctx, body.url);
       const secret = body.type === 'webhook' ? newSigningSecret() : undefined;
-      const channel = await createChannel(ctx.pool, key, mount.projectOf(req), body, secret);
+      const channel = await createChannel(ctx.pool, key, projectId, body, secret);
       if (!channel) throw nameTaken('An alert channel', body.name);
       return publicChannel(channel, secret ? { signingSecret: secret } : undefined);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-channels`,
-      tag: mount.tag,
+      path: '/alert-channels',
       summary: 'List alert channels (secrets excluded)',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
-      const { channels, total } = await listChannels(
-        ctx.pool,
-        mount.projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
+    async ({ query, projectId }) => {
+      const { channels, total } = await listChannels(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(
+        query,
+        channels.map((c) => publicChannel(c)),
+        total,
       );
-      return { data: channels.map((c) => publicChannel(c)), meta: pageMeta(query.page, query.limit, total) };
     },
   );
 
   const channelId = z.object({ alertChannelId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-channels/:alertChannelId`,
-      tag: mount.tag,
+      path: '/alert-channels/:alertChannelId',
       summary: 'Get an alert channel (secrets excluded)',
       params: channelId,
     },
-    async ({ params, req }) => {
-      const c = await findChannel(ctx.pool, mount.projectOf(req), params.alertChannelId);
+    async ({ params, projectId }) => {
+      const c = await findChannel(ctx.pool, projectId, params.alertChannelId);
       if (!c) throw notFound('Alert channel', params.alertChannelId);
       return publicChannel(c);
     },
@@ -271,19 +235,16 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     return { key, channel: c };
   };
 
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      ...write,
-      url: `${mount.prefix}/alert-channels/:alertChannelId`,
-      tag: mount.tag,
+      path: '/alert-channels/:alertChannelId',
       summary: 'Rename a channel, change its URL, or rotate a webhook’s signing secret (returned once)',
       params: channelId,
       body: updateChannelRequest,
     },
-    async ({ params, body, req }) => {
-      const { key, channel } = await loadUsable(mount.projectOf(req), params.alertChannelId);
+    async ({ params, body, projectId }) => {
+      const { key, channel } = await loadUsable(projectId, params.alertChannelId);
       if (body.rotateSecret && channel.type !== 'webhook')
         throw invalidField('rotateSecret', 'only a webhook channel has a signing secret');
       if (body.url !== undefined) await checkUrl(ctx, body.url);
@@ -298,35 +259,29 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      ...write,
-      url: `${mount.prefix}/alert-channels/:alertChannelId`,
-      tag: mount.tag,
+      path: '/alert-channels/:alertChannelId',
       summary: 'Delete an alert channel (rules stop notifying it)',
       params: channelId,
     },
-    async ({ params, req }) => {
-      if (!(await deleteChannel(ctx.pool, mount.projectOf(req), params.alertChannelId)))
+    async ({ params, projectId }) => {
+      if (!(await deleteChannel(ctx.pool, projectId, params.alertChannelId)))
         throw notFound('Alert channel', params.alertChannelId);
       return { message: 'Alert channel successfully deleted' };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      ...write,
-      url: `${mount.prefix}/alert-channels/:alertChannelId/test`,
-      tag: mount.tag,
+      path: '/alert-channels/:alertChannelId/test',
       summary: 'Send a test notification now (one attempt, recorded) and answer its outcome',
       params: channelId,
     },
-    async ({ params, req }) => {
-      const { channel } = await loadUsable(mount.projectOf(req), params.alertChannelId);
+    async ({ params, projectId }) => {
+      const { channel } = await loadUsable(projectId, params.alertChannelId);
       const n = await createTestNotification(
         ctx.pool,
         channel,
@@ -351,24 +306,25 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/alert-notifications`,
-      tag: mount.tag,
+      path: '/alert-notifications',
       summary: 'Notifications, newest first, each with its delivery attempts',
-      query: page.extend({ ruleId: z.string().min(1).optional(), channelId: z.string().min(1).optional() }),
+      query: pageQuery.extend({
+        ruleId: z.string().min(1).optional(),
+        channelId: z.string().min(1).optional(),
+      }),
     },
-    async ({ query, req }) => {
+    async ({ query, projectId }) => {
       const { notifications, total } = await listNotifications(
         ctx.pool,
-        mount.projectOf(req),
+        projectId,
         { ruleId: query.ruleId, channelId: query.channelId },
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
-      return { data: notifications, meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, notifications, total);
     },
   );
 }

@@ -4,13 +4,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
 import { alertRoutes } from './routes.ts';
 
 export const uiAlertsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  alertRoutes(app, ctx, {
-    prefix: '/api/ui/projects/:projectId',
-    tag: 'UI',
-    projectOf: (req) => req.project.id,
-    write: { atLeast: 'member', refusal: 'viewers cannot change alerts' },
-  });
+  alertRoutes(app, ctx, uiMount({ atLeast: 'member', refusal: 'viewers cannot change alerts' }));
 };

@@ -4,12 +4,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { publicMount } from '../core/project-routes.ts';
 import { annotationQueueRoutes } from './routes.ts';
 
 export const annotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  annotationQueueRoutes(app, ctx, {
-    prefix: '/api/public',
-    tag: 'Annotation queues',
-    projectOf: (req) => req.principal.projectId,
-  });
+  annotationQueueRoutes(app, ctx, publicMount('/api/public', 'Annotation queues'));
 };

@@ -35,82 +35,63 @@ import {
   updateItem,
 } from '../../annotation-queues/store.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../core/context.ts';
-import { q, route } from '../core/route.ts';
-import type { RoleNeed } from '../ui-shell/scope.ts';
+import {
+  offsetOf,
+  type ProjectMount,
+  paged,
+  pageMetaResponse,
+  projectRoutes,
+} from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
-});
 const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
 
-export interface QueueMount {
-  /** `/api/public` or `/api/ui/projects/:projectId`. */
-  prefix: string;
-  tag: string;
-  projectOf: (req: FastifyRequest) => string;
-  /** The least role a write needs, where the mount has roles. */
-  write?: RoleNeed;
+export interface QueueMount extends ProjectMount {
   /** The signed-in reviewer, where the mount has one: recorded on the items they complete. */
   reviewerOf?: (req: FastifyRequest) => string;
 }
 
 export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mount: QueueMount): void {
-  const { prefix, tag, projectOf } = mount;
-  const write = mount.write ? { role: mount.write } : {};
+  const declare = projectRoutes(app, mount);
   const queueParams = z.object({ queueId: z.string().min(1) });
   const itemParams = queueParams.extend({ itemId: z.string().min(1) });
 
-  const queueOf = async (req: FastifyRequest, queueId: string) => {
-    const queue = await findQueue(ctx.pool, projectOf(req), queueId);
+  const queueOf = async (projectId: string, queueId: string) => {
+    const queue = await findQueue(ctx.pool, projectId, queueId);
     if (!queue) throw new NotFound(`Annotation queue ${queueId} not found`);
     return queue;
   };
-  const itemOf = async (req: FastifyRequest, queueId: string, itemId: string) => {
-    await queueOf(req, queueId);
-    const item = await findItem(ctx.pool, projectOf(req), queueId, itemId);
+  const itemOf = async (projectId: string, queueId: string, itemId: string) => {
+    await queueOf(projectId, queueId);
+    const item = await findItem(ctx.pool, projectId, queueId, itemId);
     if (!item) throw new NotFound(`Annotation queue item ${itemId} not found`);
     return item;
   };
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/annotation-queues`,
-      tag,
+      path: '/annotation-queues',
       summary: 'List annotation queues, newest first',
       query: z.object(page),
-      response: z.object({ data: z.array(annotationQueue), meta }),
+      response: z.object({ data: z.array(annotationQueue), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
-      const { queues, total } = await listQueues(
-        ctx.pool,
-        projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return { data: queues, meta: pageMeta(query.page, query.limit, total) };
+    async ({ query, projectId }) => {
+      const { queues, total } = await listQueues(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, queues, total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/annotation-queues`,
-      tag,
+      path: '/annotation-queues',
       summary: 'Create an annotation queue scoring with score configs of the project',
-      ...write,
       body: createQueueRequest,
       response: annotationQueue,
     },
-    async ({ body, req }) => {
-      const projectId = projectOf(req);
+    async ({ body, projectId }) => {
       const missing = missingConfigIds(
         body.scoreConfigIds,
         await knownConfigIds(ctx.pool, projectId, body.scoreConfigIds),
@@ -127,92 +108,80 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/annotation-queues/:queueId`,
-      tag,
+      path: '/annotation-queues/:queueId',
       summary: 'Get an annotation queue',
       params: queueParams,
       response: annotationQueue,
     },
-    async ({ params, req }) => queueOf(req, params.queueId),
+    async ({ params, projectId }) => queueOf(projectId, params.queueId),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/annotation-queues/:queueId/items`,
-      tag,
+      path: '/annotation-queues/:queueId/items',
       summary: 'List the items of an annotation queue, newest first, optionally by status',
       params: queueParams,
       query: z.object({ ...page, status: queueStatus.optional() }),
-      response: z.object({ data: z.array(annotationQueueItem), meta }),
+      response: z.object({ data: z.array(annotationQueueItem), meta: pageMetaResponse }),
     },
-    async ({ params, query, req }) => {
-      await queueOf(req, params.queueId);
+    async ({ params, query, projectId }) => {
+      await queueOf(projectId, params.queueId);
       const { items, total } = await listItems(
         ctx.pool,
-        projectOf(req),
+        projectId,
         params.queueId,
         query.status,
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
-      return { data: items, meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, items, total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/annotation-queues/:queueId/items/:itemId`,
-      tag,
+      path: '/annotation-queues/:queueId/items/:itemId',
       summary: 'Get an item of an annotation queue',
       params: itemParams,
       response: annotationQueueItem,
     },
-    async ({ params, req }) => itemOf(req, params.queueId, params.itemId),
+    async ({ params, projectId }) => itemOf(projectId, params.queueId, params.itemId),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/annotation-queues/:queueId/items`,
-      tag,
+      path: '/annotation-queues/:queueId/items',
       summary: 'Add a trace, observation or session to an annotation queue (PENDING unless told)',
-      ...write,
       params: queueParams,
       body: createItemRequest,
       response: annotationQueueItem,
     },
-    async ({ params, body, req }) => {
-      await queueOf(req, params.queueId);
-      return createItem(ctx.pool, projectOf(req), params.queueId, body);
+    async ({ params, body, projectId }) => {
+      await queueOf(projectId, params.queueId);
+      return createItem(ctx.pool, projectId, params.queueId, body);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: `${prefix}/annotation-queues/:queueId/items/:itemId`,
-      tag,
+      path: '/annotation-queues/:queueId/items/:itemId',
       summary: 'Set the status of an annotation queue item (COMPLETED stamps completedAt)',
-      ...write,
       params: itemParams,
       body: updateItemRequest,
       response: annotationQueueItem,
     },
-    async ({ params, body, req }) => {
-      const current = await itemOf(req, params.queueId, params.itemId);
+    async ({ params, body, projectId, req }) => {
+      const current = await itemOf(projectId, params.queueId, params.itemId);
       const updated = await updateItem(
         ctx.pool,
-        projectOf(req),
+        projectId,
         params.queueId,
         params.itemId,
         statusChange(current.status, body.status, new Date()),
@@ -223,41 +192,34 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${prefix}/annotation-queues/:queueId/items/:itemId`,
-      tag,
+      path: '/annotation-queues/:queueId/items/:itemId',
       summary: 'Remove an item from an annotation queue',
-      ...write,
       params: itemParams,
       response: z.object({ success: z.boolean(), message: z.string() }),
     },
-    async ({ params, req }) => {
-      await queueOf(req, params.queueId);
-      if (!(await deleteItem(ctx.pool, projectOf(req), params.queueId, params.itemId))) {
+    async ({ params, projectId }) => {
+      await queueOf(projectId, params.queueId);
+      if (!(await deleteItem(ctx.pool, projectId, params.queueId, params.itemId))) {
         throw new NotFound(`Annotation queue item ${params.itemId} not found`);
       }
       return { success: true, message: 'Annotation queue item deleted successfully' };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/annotation-queues/:queueId/assignments`,
-      tag,
+      path: '/annotation-queues/:queueId/assignments',
       summary: 'Assign a member of the project to an annotation queue (idempotent)',
-      ...write,
       params: queueParams,
       body: assignmentRequest,
       response: z.object({ userId: z.string(), queueId: z.string(), projectId: z.string() }),
     },
-    async ({ params, body, req }) => {
-      const projectId = projectOf(req);
-      await queueOf(req, params.queueId);
+    async ({ params, body, projectId }) => {
+      await queueOf(projectId, params.queueId);
       if ((await projectMembers(ctx.pool, projectId, body.userId)).length === 0) {
         throw new NotFound(`userId: no user ${body.userId} in this project`);
       }
@@ -266,21 +228,18 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${prefix}/annotation-queues/:queueId/assignments`,
-      tag,
+      path: '/annotation-queues/:queueId/assignments',
       summary: 'Remove the assignment of a user to an annotation queue (idempotent)',
-      ...write,
       params: queueParams,
       body: assignmentRequest,
       response: z.object({ success: z.boolean() }),
     },
-    async ({ params, body, req }) => {
-      await queueOf(req, params.queueId);
-      await unassign(ctx.pool, projectOf(req), params.queueId, body.userId);
+    async ({ params, body, projectId }) => {
+      await queueOf(projectId, params.queueId);
+      await unassign(ctx.pool, projectId, params.queueId, body.userId);
       return { success: true };
     },
   );

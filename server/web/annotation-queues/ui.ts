@@ -19,6 +19,7 @@ import {
 } from '../../annotation-queues/store.ts';
 import { NotFound } from '../../errors.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
 import { route } from '../core/route.ts';
 import { projectParams } from '../ui-shell/scope.ts';
 import { annotationQueueRoutes } from './routes.ts';
@@ -28,10 +29,7 @@ const REVIEW_LIMIT = 1000;
 
 export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   annotationQueueRoutes(app, ctx, {
-    prefix: '/api/ui/projects/:projectId',
-    tag: 'UI',
-    projectOf: (req) => req.project.id,
-    write: { atLeast: 'member', refusal: 'viewers cannot change annotation queues' },
+    ...uiMount({ atLeast: 'member', refusal: 'viewers cannot change annotation queues' }),
     reviewerOf: (req) => req.session.user.id,
   });
 

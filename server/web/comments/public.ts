@@ -13,6 +13,7 @@ import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 
 const comment = z.object({
@@ -24,12 +25,6 @@ const comment = z.object({
   authorUserId: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
 });
 
 export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -68,7 +63,7 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         objectId: z.string().min(1).optional(),
         authorUserId: z.string().optional(),
       }),
-      response: z.object({ data: z.array(comment), meta }),
+      response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
     },
     async ({ query, req }) => {
       const { projectId } = req.principal;

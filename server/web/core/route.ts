@@ -38,19 +38,6 @@ export interface Parsed<P extends z.ZodType, Q extends z.ZodType, B extends z.Zo
   reply: FastifyReply;
 }
 
-/**
- * Where a family of project routes declared once is mounted: the public API, for the project of
- * the API key, or the UI's project scope, whose writes need a role.
- */
-export interface ProjectMount {
-  /** `/api/public…` or `/api/ui/projects/:projectId`. */
-  prefix: string;
-  tag: string;
-  projectOf: (req: FastifyRequest) => string;
-  /** The least role a write needs, where the mount has roles. */
-  write?: RoleNeed;
-}
-
 export type AnySpec = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
 
 declare module 'fastify' {
@@ -76,10 +63,11 @@ export function collectRouteSpecs(app: FastifyInstance): void {
 }
 
 const EMPTY = z.object({});
+export type Empty = typeof EMPTY;
 
 export function route<
-  P extends z.ZodType = typeof EMPTY,
-  Q extends z.ZodType = typeof EMPTY,
+  P extends z.ZodType = Empty,
+  Q extends z.ZodType = Empty,
   B extends z.ZodType = z.ZodUnknown,
 >(
   app: FastifyInstance,

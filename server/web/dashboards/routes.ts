@@ -4,7 +4,7 @@
  * (the UI's project scope, writes for members and owners). Only where the project comes from
  * differs; the shapes, status codes and errors are the same.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   type CreateWidget,
@@ -22,21 +22,8 @@ import {
 } from '../../dashboards/model.ts';
 import * as store from '../../dashboards/store.ts';
 import { BadRequest } from '../../errors.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../core/context.ts';
-import { q, route } from '../core/route.ts';
-import type { RoleNeed } from '../ui-shell/scope.ts';
-
-export interface DashboardMount {
-  /** `/api/public/unstable` or `/api/ui/projects/:projectId`. */
-  prefix: string;
-  tag: string;
-  projectOf: (req: FastifyRequest) => string;
-  /** The least role a write needs, where the mount has roles. */
-  write?: RoleNeed;
-}
-
-const page = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
+import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
 /** A create request as a full definition: config defaulted, query checked against its view. */
 export function widgetDefinition(body: CreateWidget): WidgetDefinition {
@@ -73,97 +60,80 @@ function patched(w: Widget, patch: UpdateWidget): WidgetDefinition {
   });
 }
 
-export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, m: DashboardMount): void {
-  const { prefix, tag, projectOf } = m;
-  const write = m.write ? { role: m.write } : {};
+export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
+  const declare = projectRoutes(app, mount);
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/dashboards`,
-      tag,
+      path: '/dashboards',
       summary: 'List the dashboards of the project, most recently updated first',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
+    async ({ query, projectId }) => {
       const { dashboards, total } = await store.listDashboards(
         ctx.pool,
-        projectOf(req),
+        projectId,
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
-      return { data: dashboards, meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, dashboards, total);
     },
   );
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/dashboards`,
-      tag,
+      path: '/dashboards',
       summary: 'Create a dashboard',
       body: createDashboardRequest,
-      ...write,
     },
-    async ({ body, req }) => store.createDashboard(ctx.pool, projectOf(req), body),
+    async ({ body, projectId }) => store.createDashboard(ctx.pool, projectId, body),
   );
   const dashboardParams = z.object({ dashboardId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/dashboards/:dashboardId`,
-      tag,
+      path: '/dashboards/:dashboardId',
       summary: 'Get a dashboard',
       params: dashboardParams,
     },
-    async ({ params, req }) => store.getDashboard(ctx.pool, projectOf(req), params.dashboardId),
+    async ({ params, projectId }) => store.getDashboard(ctx.pool, projectId, params.dashboardId),
   );
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: `${prefix}/dashboards/:dashboardId`,
-      tag,
+      path: '/dashboards/:dashboardId',
       summary: "Update a dashboard's name, description, definition, filters or default time range",
       params: dashboardParams,
       body: updateDashboardRequest,
-      ...write,
     },
-    async ({ params, body, req }) =>
-      store.updateDashboard(ctx.pool, projectOf(req), params.dashboardId, body),
+    async ({ params, body, projectId }) =>
+      store.updateDashboard(ctx.pool, projectId, params.dashboardId, body),
   );
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${prefix}/dashboards/:dashboardId`,
-      tag,
+      path: '/dashboards/:dashboardId',
       summary: 'Delete a dashboard (its placements go with it; its widgets stay)',
       params: dashboardParams,
-      ...write,
     },
-    async ({ params, req }) => {
-      await store.deleteDashboard(ctx.pool, projectOf(req), params.dashboardId);
+    async ({ params, projectId }) => {
+      await store.deleteDashboard(ctx.pool, projectId, params.dashboardId);
       return { message: 'Dashboard successfully deleted' };
     },
   );
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/dashboards/:dashboardId/widgets`,
-      tag,
+      path: '/dashboards/:dashboardId/widgets',
       summary: 'Place a widget or preset on a dashboard (appended below the tiles when no position is given)',
       params: dashboardParams,
       body: createPlacementRequest,
-      ...write,
     },
-    async ({ params, body, req }) => {
+    async ({ params, body, projectId }) => {
       const { dashboard, placementId } = await store.addPlacement(
         ctx.pool,
-        projectOf(req),
+        projectId,
         params.dashboardId,
         body,
       );
@@ -171,106 +141,81 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, m: Dashbo
     },
   );
   const placementParams = z.object({ dashboardId: z.string().min(1), placementId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: `${prefix}/dashboards/:dashboardId/widgets/:placementId`,
-      tag,
+      path: '/dashboards/:dashboardId/widgets/:placementId',
       summary: "Move or resize a placement (the body is the whole placement; its id must match the path's)",
       params: placementParams,
       body: placement,
-      ...write,
     },
-    async ({ params, body, req }) =>
-      store.updatePlacement(ctx.pool, projectOf(req), params.dashboardId, params.placementId, body),
+    async ({ params, body, projectId }) =>
+      store.updatePlacement(ctx.pool, projectId, params.dashboardId, params.placementId, body),
   );
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${prefix}/dashboards/:dashboardId/widgets/:placementId`,
-      tag,
+      path: '/dashboards/:dashboardId/widgets/:placementId',
       summary: 'Remove a placement from a dashboard',
       params: placementParams,
-      ...write,
     },
-    async ({ params, req }) =>
-      store.deletePlacement(ctx.pool, projectOf(req), params.dashboardId, params.placementId),
+    async ({ params, projectId }) =>
+      store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/dashboard-widgets`,
-      tag,
+      path: '/dashboard-widgets',
       summary: 'List the dashboard widgets of the project, most recently updated first',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
-      const { widgets, total } = await store.listWidgets(
-        ctx.pool,
-        projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return { data: widgets, meta: pageMeta(query.page, query.limit, total) };
+    async ({ query, projectId }) => {
+      const { widgets, total } = await store.listWidgets(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, widgets, total);
     },
   );
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/dashboard-widgets`,
-      tag,
+      path: '/dashboard-widgets',
       summary: 'Create a dashboard widget (a Metrics v2 query and a chart type)',
       body: createWidgetRequest,
-      ...write,
     },
-    async ({ body, req }) => store.createWidget(ctx.pool, projectOf(req), widgetDefinition(body)),
+    async ({ body, projectId }) => store.createWidget(ctx.pool, projectId, widgetDefinition(body)),
   );
   const widgetParams = z.object({ widgetId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/dashboard-widgets/:widgetId`,
-      tag,
+      path: '/dashboard-widgets/:widgetId',
       summary: 'Get a dashboard widget',
       params: widgetParams,
     },
-    async ({ params, req }) => store.getWidget(ctx.pool, projectOf(req), params.widgetId),
+    async ({ params, projectId }) => store.getWidget(ctx.pool, projectId, params.widgetId),
   );
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: `${prefix}/dashboard-widgets/:widgetId`,
-      tag,
+      path: '/dashboard-widgets/:widgetId',
       summary: 'Update a dashboard widget (a new chart type without a config resets the config)',
       params: widgetParams,
       body: updateWidgetRequest,
-      ...write,
     },
-    async ({ params, body, req }) => {
-      const projectId = projectOf(req);
+    async ({ params, body, projectId }) => {
       const current = await store.getWidget(ctx.pool, projectId, params.widgetId);
       return store.replaceWidget(ctx.pool, projectId, params.widgetId, patched(current, body));
     },
   );
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${prefix}/dashboard-widgets/:widgetId`,
-      tag,
+      path: '/dashboard-widgets/:widgetId',
       summary: 'Delete a dashboard widget (409 while it is placed on a dashboard)',
       params: widgetParams,
-      ...write,
     },
-    async ({ params, req }) => {
-      await store.deleteWidget(ctx.pool, projectOf(req), params.widgetId);
+    async ({ params, projectId }) => {
+      await store.deleteWidget(ctx.pool, projectId, params.widgetId);
       return { message: 'Dashboard widget successfully deleted' };
     },
   );

@@ -25,6 +25,7 @@ import { own } from '../../reads/lookup.ts';
 import { METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
 import { route } from '../core/route.ts';
 import { runMetricsQuery } from '../metrics/query.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -72,12 +73,7 @@ async function tileData(
 
 export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const prefix = '/api/ui/projects/:projectId';
-  dashboardRoutes(app, ctx, {
-    prefix,
-    tag: 'UI',
-    projectOf: (req) => req.project.id,
-    write: { atLeast: 'member', refusal: 'viewers cannot change dashboards' },
-  });
+  dashboardRoutes(app, ctx, uiMount({ atLeast: 'member', refusal: 'viewers cannot change dashboards' }));
 
   route(
     app,

@@ -22,6 +22,7 @@ import {
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
 import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 import { experimentRoutes } from './experiments.ts';
 import { datasetRunItemRoutes } from './run-items.ts';
@@ -76,12 +77,6 @@ const datasetItem = z.object({
   updatedAt: z.string(),
   mediaReferences: z.array(z.unknown()),
 });
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
-});
 
 export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', modeGate(ctx));
@@ -121,7 +116,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         tag: 'Datasets',
         summary: 'List datasets',
         query: pageQuery,
-        response: z.object({ data: z.array(dataset), meta }),
+        response: z.object({ data: z.array(dataset), meta: pageMetaResponse }),
       },
       async ({ query, req }) => listDatasets(ctx.pool, req.principal.projectId, query.page, query.limit),
     );
@@ -223,7 +218,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         sourceObservationId: z.string().optional(),
         version: q.datetime().optional(),
       }),
-      response: z.object({ data: z.array(datasetItem), meta }),
+      response: z.object({ data: z.array(datasetItem), meta: pageMetaResponse }),
     },
     async ({ query, req, reply }) => {
       const { projectId } = req.principal;

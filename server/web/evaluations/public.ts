@@ -5,13 +5,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { publicMount } from '../core/project-routes.ts';
 import { evaluationRoutes } from './routes.ts';
 
 export const evaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   answerEnvelopes(app);
-  evaluationRoutes(app, ctx, {
-    prefix: '/api/public/unstable',
-    tag: 'Evaluation (unstable)',
-    projectOf: (req) => req.principal.projectId,
-  });
+  evaluationRoutes(app, ctx, publicMount('/api/public/unstable', 'Evaluation (unstable)'));
 };

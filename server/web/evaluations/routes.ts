@@ -28,120 +28,91 @@ import {
   listEvaluators,
   listRules,
 } from '../../evaluation/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../core/context.ts';
-import { type ProjectMount, q, route } from '../core/route.ts';
-
-const page = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
+import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
 export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
+  const declare = projectRoutes(app, mount);
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
-  const write = mount.write ? { role: mount.write } : {};
   const notFound = (what: string, id: string) =>
     new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      ...write,
-      url: `${mount.prefix}/evaluators`,
-      tag: mount.tag,
+      path: '/evaluators',
       summary: 'Create an evaluator, or the next version of the one with this name',
       body: createEvaluatorRequest,
     },
-    async ({ body, req }) => publicEvaluator(await createEvaluator(ctx.pool, mount.projectOf(req), body)),
+    async ({ body, projectId }) => publicEvaluator(await createEvaluator(ctx.pool, projectId, body)),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/evaluators`,
-      tag: mount.tag,
+      path: '/evaluators',
       summary: 'List the latest version of each evaluator (the project’s, then the managed templates)',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
-      const all = await listEvaluators(ctx.pool, mount.projectOf(req));
-      const start = (query.page - 1) * query.limit;
-      return {
-        data: all.slice(start, start + query.limit).map(publicEvaluator),
-        meta: pageMeta(query.page, query.limit, all.length),
-      };
+    async ({ query, projectId }) => {
+      const all = await listEvaluators(ctx.pool, projectId);
+      const start = offsetOf(query);
+      return paged(query, all.slice(start, start + query.limit).map(publicEvaluator), all.length);
     },
   );
 
   const evaluatorId = z.object({ evaluatorId: z.string().min(1) });
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/evaluators/:evaluatorId`,
-      tag: mount.tag,
+      path: '/evaluators/:evaluatorId',
       summary: 'Get an evaluator',
       params: evaluatorId,
     },
-    async ({ params, req }) => {
-      const e = await findEvaluator(ctx.pool, mount.projectOf(req), params.evaluatorId);
+    async ({ params, projectId }) => {
+      const e = await findEvaluator(ctx.pool, projectId, params.evaluatorId);
       if (!e) throw notFound('Evaluator', params.evaluatorId);
       return publicEvaluator(e);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      ...write,
-      url: `${mount.prefix}/evaluators/:evaluatorId`,
-      tag: mount.tag,
+      path: '/evaluators/:evaluatorId',
       summary: 'Delete an evaluator with all its versions and rule assignments (its scores stay)',
       params: evaluatorId,
     },
-    async ({ params, req }) => {
-      if (!(await deleteEvaluator(ctx.pool, mount.projectOf(req), params.evaluatorId)))
+    async ({ params, projectId }) => {
+      if (!(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId)))
         throw notFound('Evaluator', params.evaluatorId);
       return { message: 'Evaluator successfully deleted' };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      ...write,
-      url: `${mount.prefix}/evaluation-rules`,
-      tag: mount.tag,
+      path: '/evaluation-rules',
       summary: 'Create an evaluation rule',
       body: createRuleRequest,
     },
-    async ({ body, req }) => {
-      const id = await createRule(ctx.pool, mount.projectOf(req), body, legacyTargetsRun);
-      return publicRule(ctx.pool, (await findRule(ctx.pool, mount.projectOf(req), id))!);
+    async ({ body, projectId }) => {
+      const id = await createRule(ctx.pool, projectId, body, legacyTargetsRun);
+      return publicRule(ctx.pool, (await findRule(ctx.pool, projectId, id))!);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/evaluation-rules`,
-      tag: mount.tag,
+      path: '/evaluation-rules',
       summary: 'List evaluation rules',
-      query: page,
+      query: pageQuery,
     },
-    async ({ query, req }) => {
-      const { rules, total } = await listRules(
-        ctx.pool,
-        mount.projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return {
-        data: await Promise.all(rules.map((r) => publicRule(ctx.pool, r))),
-        meta: pageMeta(query.page, query.limit, total),
-      };
+    async ({ query, projectId }) => {
+      const { rules, total } = await listRules(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, await Promise.all(rules.map((r) => publicRule(ctx.pool, r))), total);
     },
   );
 
@@ -151,49 +122,40 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     if (!rule) throw notFound('Evaluation rule', id);
     return rule;
   };
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/evaluation-rules/:evaluationRuleId`,
-      tag: mount.tag,
+      path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Get an evaluation rule',
       params: ruleId,
     },
-    async ({ params, req }) =>
-      publicRule(ctx.pool, await loadRule(mount.projectOf(req), params.evaluationRuleId)),
+    async ({ params, projectId }) => publicRule(ctx.pool, await loadRule(projectId, params.evaluationRuleId)),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      ...write,
-      url: `${mount.prefix}/evaluation-rules/:evaluationRuleId`,
-      tag: mount.tag,
+      path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Update an evaluation rule (only the fields sent)',
       params: ruleId,
       body: updateRuleRequest,
     },
-    async ({ params, body, req }) => {
-      const rule = await loadRule(mount.projectOf(req), params.evaluationRuleId);
+    async ({ params, body, projectId }) => {
+      const rule = await loadRule(projectId, params.evaluationRuleId);
       await updateRule(ctx.pool, rule, body, legacyTargetsRun);
-      return publicRule(ctx.pool, await loadRule(mount.projectOf(req), rule.id));
+      return publicRule(ctx.pool, await loadRule(projectId, rule.id));
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      ...write,
-      url: `${mount.prefix}/evaluation-rules/:evaluationRuleId`,
-      tag: mount.tag,
+      path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Delete an evaluation rule (its evaluators stay)',
       params: ruleId,
     },
-    async ({ params, req }) => {
-      if (!(await deleteRule(ctx.pool, mount.projectOf(req), params.evaluationRuleId)))
+    async ({ params, projectId }) => {
+      if (!(await deleteRule(ctx.pool, projectId, params.evaluationRuleId)))
         throw notFound('Evaluation rule', params.evaluationRuleId);
       return { message: 'Evaluation rule successfully deleted' };
     },

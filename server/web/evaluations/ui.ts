@@ -7,7 +7,7 @@
  * a trace-level (Legacy) rule, which stops at the cutover, into an observation rule (owners).
  * Errors answer the unstable API's envelope, whose `details.field` the pages show.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { NotFound } from '../../errors.ts';
@@ -31,6 +31,7 @@ import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 import { llmConnectionRoutes } from '../llm-connections/routes.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -50,19 +51,12 @@ const previewRequest = z.object({
 export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
   answerEnvelopes(app);
-  const projectOf = (req: FastifyRequest) => req.project.id;
-  llmConnectionRoutes(app, ctx, {
-    prefix: PREFIX,
-    tag: 'UI',
-    projectOf,
-    write: { atLeast: 'owner', refusal: 'only owners change LLM connections' },
-  });
-  evaluationRoutes(app, ctx, {
-    prefix: PREFIX,
-    tag: 'UI',
-    projectOf,
-    write: { atLeast: 'member', refusal: 'viewers cannot change evaluators or rules' },
-  });
+  llmConnectionRoutes(app, ctx, uiMount({ atLeast: 'owner', refusal: 'only owners change LLM connections' }));
+  evaluationRoutes(
+    app,
+    ctx,
+    uiMount({ atLeast: 'member', refusal: 'viewers cannot change evaluators or rules' }),
+  );
 
   const ruleParams = projectParams.extend({ evaluationRuleId: z.string().min(1) });
   const loadRule = async (projectId: string, id: string) => {

@@ -3,12 +3,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { publicMount } from '../core/project-routes.ts';
 import { llmConnectionRoutes } from './routes.ts';
 
 export const llmConnectionsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  llmConnectionRoutes(app, ctx, {
-    prefix: '/api/public',
-    tag: 'LLM connections',
-    projectOf: (req) => req.principal.projectId,
-  });
+  llmConnectionRoutes(app, ctx, publicMount('/api/public', 'LLM connections'));
 };

@@ -15,9 +15,15 @@ import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
 import { publicConnection, upsertConnectionRequest, upsertProblem } from '../../llm/connections.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { WebContext } from '../core/context.ts';
-import { type ProjectMount, q, route } from '../core/route.ts';
+import {
+  offsetOf,
+  type ProjectMount,
+  paged,
+  pageMetaResponse,
+  pageQuery,
+  projectRoutes,
+} from '../core/project-routes.ts';
 
 const connection = z.object({
   id: z.string(),
@@ -32,48 +38,32 @@ const connection = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
-});
 
 export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
-  const write = mount.write ? { role: mount.write } : {};
-  route(
-    app,
+  const declare = projectRoutes(app, mount);
+  declare(
     {
       method: 'GET',
-      url: `${mount.prefix}/llm-connections`,
-      tag: mount.tag,
+      path: '/llm-connections',
       summary: 'List the LLM connections of the project (secrets excluded)',
-      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) }),
-      response: z.object({ data: z.array(connection), meta }),
+      query: pageQuery,
+      response: z.object({ data: z.array(connection), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
-      const { connections, total } = await listConnections(
-        ctx.pool,
-        mount.projectOf(req),
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return { data: connections.map(publicConnection), meta: pageMeta(query.page, query.limit, total) };
+    async ({ query, projectId }) => {
+      const { connections, total } = await listConnections(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, connections.map(publicConnection), total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      ...write,
-      url: `${mount.prefix}/llm-connections`,
-      tag: mount.tag,
+      path: '/llm-connections',
       summary: 'Create or update an LLM connection (upserted on provider)',
       body: upsertConnectionRequest,
       response: connection,
     },
-    async ({ body, req }) => {
+    async ({ body, projectId }) => {
       const key = ctx.config.llm.encryptionKey;
       if (!key) throw new NotConfigured(`LLM connections need ${LLM_ENV.encryptionKey} on the server`);
       const problem = upsertProblem(body) ?? (body.baseURL ? baseUrlProblem(body.baseURL) : undefined);
@@ -86,23 +76,19 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount
           throw new BadRequest(`baseURL: host ${new URL(body.baseURL).hostname} does not resolve`);
         }
       }
-      return publicConnection(await upsertConnection(ctx.pool, key, mount.projectOf(req), body));
+      return publicConnection(await upsertConnection(ctx.pool, key, projectId, body));
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      ...write,
-      url: `${mount.prefix}/llm-connections/:id`,
-      tag: mount.tag,
+      path: '/llm-connections/:id',
       summary: 'Delete an LLM connection; evaluation rules using it are paused',
       params: z.object({ id: z.string().min(1) }),
       response: z.object({ message: z.string() }),
     },
-    async ({ params, req }) => {
-      const projectId = mount.projectOf(req);
+    async ({ params, projectId }) => {
       const provider = await deleteConnection(ctx.pool, projectId, params.id);
       if (provider === undefined) throw new NotFound(`LLM connection ${params.id} not found`);
       await pauseRulesOfProvider(ctx.pool, projectId, provider);

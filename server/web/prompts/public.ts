@@ -25,6 +25,7 @@ import {
 } from '../../prompts/store.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
 import { type Parsed, q, route } from '../core/route.ts';
 
 const prompt = z
@@ -48,12 +49,6 @@ const promptMeta = z.object({
   tags: z.array(z.string()),
   lastUpdatedAt: z.string(),
   lastConfig: z.unknown(),
-});
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
 });
 const nameParam = z.object({ name: z.string().min(1) });
 /**
@@ -148,7 +143,7 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         fromUpdatedAt: q.datetime().optional(),
         toUpdatedAt: q.datetime().optional(),
       }),
-      response: z.object({ data: z.array(promptMeta), meta }),
+      response: z.object({ data: z.array(promptMeta), meta: pageMetaResponse }),
     },
     async ({ query, req }) => {
       const { page, limit, ...filter } = query;

@@ -13,14 +13,9 @@ import { createConfig, findConfig, listConfigs, updateConfig } from '../../score
 import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
 import { attributionOf } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 
-const meta = z.object({
-  page: z.number(),
-  limit: z.number(),
-  totalItems: z.number(),
-  totalPages: z.number(),
-});
 const scoreConfig = z.object({
   id: z.string(),
   projectId: z.string(),
@@ -108,7 +103,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       tag: 'Score configs',
       summary: 'List score configs, newest first',
       query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) }),
-      response: z.object({ data: z.array(scoreConfig), meta }),
+      response: z.object({ data: z.array(scoreConfig), meta: pageMetaResponse }),
     },
     async ({ query, req }) => {
       const { configs, total } = await listConfigs(
