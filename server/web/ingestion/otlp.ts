@@ -4,17 +4,11 @@
  * refused on their own (a per-span limit, a refused value) are left out and counted in the 200's
  * `partial_success`, in the request's encoding, as the OTLP spec asks. Accepted spans are written
  * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
- * 200 is sent.
+ * 200 is sent (server/ingestion/otlp.ts); this handler reads the headers and answers.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { otelTargets } from '../../contract/write-modes.ts';
-import { commitLegacyChanges, LegacyChanges } from '../../ingestion/batch.ts';
-import { addOtelChanges } from '../../ingestion/otel-records.ts';
-import { isRealTimeProducer } from '../../ingestion/sdk-versions.ts';
-import { forEachInSlices } from '../../ingestion/slices.ts';
-import { priceEventRow } from '../../models/apply.ts';
-import { processExport } from '../../otel/export-pool.ts';
-import { exportResponseBody, type PartialSuccess } from '../../otel/otlp-proto.ts';
+import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import { exportResponseBody } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { attributionOf, producerHeader, recordRefusedPath } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
@@ -44,61 +38,42 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     if (version instanceof Error)
       return reply.code(400).send({ error: version.message, message: version.message });
 
-    const attribution = attributionOf(req);
-    const producer = {
-      ingestionVersion: version ?? undefined,
-      sdkName: producerHeader(req, 'sdk-name'),
-      sdkVersion: producerHeader(req, 'sdk-version'),
-    };
-    const realTime = isRealTimeProducer(producer);
-    const targets = otelTargets(ctx.config.mode, realTime);
-    const { projectId } = req.principal;
-    const outcome = await processExport({
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      ctx: { sdkName: attribution.sdkName, sdkVersion: attribution.sdkVersion },
-      nowMs: Date.now(),
-      want: {
-        spans: targets.legacy,
-        rows: targets.events ? { projectId, attribution, besideLegacy: targets.legacy } : null,
+    const outcome = await ingestOtlpExport(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        producer: {
+          ingestionVersion: version ?? undefined,
+          sdkName: producerHeader(req, 'sdk-name'),
+          sdkVersion: producerHeader(req, 'sdk-version'),
+        },
       },
-    });
+      {
+        projectId: req.principal.projectId,
+        settings: ctx.config.mode,
+        attribution: attributionOf(req),
+        store: ctx.store,
+        locks: ctx.locks,
+        models: ctx.models,
+        onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
+      },
+    );
     if (outcome.kind === 'refused') {
       return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
     }
-    if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
     const protobufEncoding = (req.headers['content-type'] ?? '')
       .toLowerCase()
       .includes('application/x-protobuf');
-    const accepted = (partial: PartialSuccess) =>
-      reply
-        .code(200)
-        .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
-        .send(exportResponseBody(protobufEncoding, partial));
-    if (outcome.count === 0) return accepted(null);
-
-    if (!realTime) recordRefusedPath(ctx, req, 'otel-dual-path');
-    if (targets.legacy) {
-      const changes = new LegacyChanges();
-      addOtelChanges(changes, outcome.spans);
-      await commitLegacyChanges(changes, [], {
-        projectId,
-        attribution,
-        store: ctx.store,
-        locks: ctx.locks,
-        targets,
-        models: ctx.models,
-        now: outcome.nowMs,
-        virtualRoots: false,
-      });
-    }
-    if (targets.events) {
-      const pricing = await ctx.models.pricingFor(projectId);
-      await forEachInSlices(outcome.rows, (row) => priceEventRow(pricing, row));
-      await ctx.store.insert('events_full', outcome.rows);
-    }
     const { rejected } = outcome;
-    return accepted(rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message });
+    return reply
+      .code(200)
+      .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
+      .send(
+        exportResponseBody(
+          protobufEncoding,
+          rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
+        ),
+      );
   });
 };
