@@ -70,6 +70,18 @@ export function attributionOf(req: FastifyRequest): Attribution {
   };
 }
 
+/** What an ingestion use case needs of this request: its project, producer and the stores. */
+export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
+  return {
+    projectId: req.principal.projectId,
+    settings: ctx.config.mode,
+    attribution: attributionOf(req),
+    store: ctx.store,
+    locks: ctx.locks,
+    models: ctx.models,
+  };
+}
+
 /** Notes that this request's producer used a path events_only refuses. */
 export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: ProducerPath): void {
   const a = attributionOf(req);

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { BadRequest } from '../../errors.ts';
 import { processBatch } from '../../ingestion/batch.ts';
 import { batchRequest, describeIssues } from '../../ingestion/schemas.ts';
-import { attributionOf, recordRefusedPath } from '../core/context.ts';
+import { ingestionContextOf, recordRefusedPath } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 
 /** The reference documents batches of about 3.5 MB. */
@@ -24,14 +24,7 @@ export const ingestionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     if (parsed.data.batch.some((e) => (e as { type?: unknown } | null)?.type !== 'score-create')) {
       recordRefusedPath(ctx, req, 'ingestion-api');
     }
-    const result = await processBatch(parsed.data.batch, {
-      projectId: req.principal.projectId,
-      settings: ctx.config.mode,
-      attribution: attributionOf(req),
-      store: ctx.store,
-      locks: ctx.locks,
-      models: ctx.models,
-    });
+    const result = await processBatch(parsed.data.batch, ingestionContextOf(ctx, req));
     return reply.code(207).send(result);
   });
 };

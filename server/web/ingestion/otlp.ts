@@ -10,7 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ingestOtlpExport } from '../../ingestion/otlp.ts';
 import { exportResponseBody } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
-import { attributionOf, producerHeader, recordRefusedPath } from '../core/context.ts';
+import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
@@ -50,12 +50,7 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
         },
       },
       {
-        projectId: req.principal.projectId,
-        settings: ctx.config.mode,
-        attribution: attributionOf(req),
-        store: ctx.store,
-        locks: ctx.locks,
-        models: ctx.models,
+        ...ingestionContextOf(ctx, req),
         onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
       },
     );

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { BadRequest } from '../../errors.ts';
 import { processBatch } from '../../ingestion/batch.ts';
-import { attributionOf, recordRefusedPath } from '../core/context.ts';
+import { ingestionContextOf, recordRefusedPath } from '../core/context.ts';
 import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 
@@ -39,14 +39,7 @@ export const legacyWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app,
         // Trace bodies may omit their id; observation bodies must carry one (validated below).
         if (type === 'trace-create' && body['id'] == null) body['id'] = randomUUID();
         const event = { id: randomUUID(), timestamp: new Date().toISOString(), type, body };
-        const result = await processBatch([event], {
-          projectId: req.principal.projectId,
-          settings: ctx.config.mode,
-          attribution: attributionOf(req),
-          store: ctx.store,
-          locks: ctx.locks,
-          models: ctx.models,
-        });
+        const result = await processBatch([event], ingestionContextOf(ctx, req));
         const error = result.errors[0];
         if (error) throw new BadRequest(error.message, error.error);
         return reply.code(200).send({ id: body['id'] });
