@@ -1,6 +1,6 @@
 /**
  * The errors a request can end with. Code anywhere below the web layer throws an `HttpError` kind
- * to answer a status; the web's error handler (web/error-handler.ts) turns it into `{message, error?}`.
+ * to answer a status; the web's error handler (web/core/error-handler.ts) turns it into `{message, error?}`.
  * `isStoreUnavailable` tells a datastore that is down or unreachable (503, retry) from a bug (500).
  * Pure: no I/O.
  */

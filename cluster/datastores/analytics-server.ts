@@ -3,7 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
+import { statementBounds } from '../../server/datastores/statement-bounds.ts';
 import { observatoryCli } from '../paths.ts';
 import { freePort } from '../ports.ts';
 import type { DatastoreOptions } from './postgres.ts';
@@ -11,7 +13,7 @@ import { startProcess, waitUntilReady } from './processes.ts';
 
 export interface AnalyticsServer {
   url: string;
-  client: ReturnType<typeof createClient>;
+  client: ClickHouseClient;
   /** The server process (its RSS is the analytics engine's memory). */
   pid: number;
   /** Its data directory. */
@@ -44,7 +46,8 @@ export async function startAnalyticsServer(options: AnalyticsServerOptions = {})
   ]);
   const url = `http://${host}:${port}`;
   await waitUntilReady(child, async () => (await fetch(`${url}/ping`)).ok, { timeoutMs: 60_000 });
-  const client = createClient({ url, request_timeout: 120_000 });
+  // Loads and checks run statements of up to two minutes: bounded as a job's, with progress headers.
+  const client = createAnalyticsClient({ url }, statementBounds('jobs', { requestTimeoutSeconds: 120 }));
   return {
     url,
     client,

@@ -1,7 +1,7 @@
 /**
  * The unstable evaluators and evaluation-rules API as the reference defines it: request shapes,
  * the checks in its order (shape, evaluator, mapping, filter, preflight, limits) and the
- * response shapes. Storage is store.ts; the HTTP routes are web/plugins/evaluations.ts.
+ * response shapes. Storage is store.ts; the HTTP routes are web/evaluations/public.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';

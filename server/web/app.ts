@@ -1,48 +1,50 @@
 /**
- * The web container's HTTP application: one encapsulated plugin per API family (plugins/). Health
- * is public; the web UI's routes sit behind a user session; every other family sits behind
- * project-key authentication, and the write families share one bound on concurrent writes. Each
- * family gates its routes on the write mode itself. `/metrics` serves Prometheus metrics.
+ * The web container's HTTP application: one encapsulated plugin per API family, in a folder per
+ * feature with its public (`public.ts`) and UI (`ui.ts`) halves apart (docs/public-api.md, "Where
+ * the routes live"). Health is public; the web UI's routes sit behind a user session; every other
+ * family sits behind project-key authentication, and the write families share one bound on
+ * concurrent writes. Each family gates its routes on the write mode itself. `/metrics` serves
+ * Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
 import { BadRequest } from '../errors.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
-import { collectAllowedMethods } from './allowed-methods.ts';
-import { requireOrganizationKey, requireProjectKey } from './auth.ts';
-import type { WebContext } from './context.ts';
-import { handleError } from './error-handler.ts';
-import { limitConcurrentWrites } from './overload.ts';
-import { alertsPlugin } from './plugins/alerts.ts';
-import { annotationQueuesPlugin } from './plugins/annotation-queues.ts';
-import { commentsPlugin } from './plugins/comments.ts';
-import { dashboardsPlugin } from './plugins/dashboards.ts';
-import { datasetsPlugin } from './plugins/datasets.ts';
-import { evaluationsPlugin } from './plugins/evaluations.ts';
-import { exportsPlugin } from './plugins/exports.ts';
-import { healthPlugin } from './plugins/health.ts';
-import { ingestionPlugin } from './plugins/ingestion.ts';
-import { integrationsPlugin } from './plugins/integrations.ts';
-import { legacyReadsPlugin } from './plugins/legacy-reads.ts';
-import { legacyWritesPlugin } from './plugins/legacy-writes.ts';
-import { llmConnectionsPlugin } from './plugins/llm-connections.ts';
-import { localBlobsPlugin } from './plugins/local-blobs.ts';
-import { mediaPlugin } from './plugins/media.ts';
-import { metricsPlugin } from './plugins/metrics.ts';
-import { modelsPlugin } from './plugins/models.ts';
-import { openapiPlugin } from './plugins/openapi.ts';
-import { organizationsPlugin } from './plugins/organizations.ts';
-import { otlpPlugin } from './plugins/otlp.ts';
-import { projectsPlugin } from './plugins/projects.ts';
-import { promptsPlugin } from './plugins/prompts.ts';
-import { scoreWritesPlugin } from './plugins/score-writes.ts';
-import { scoresPlugin } from './plugins/scores.ts';
-import { traceDeletionPlugin } from './plugins/trace-deletion.ts';
-import { uiPlugin } from './plugins/ui.ts';
-import { uiAssetsPlugin } from './plugins/ui-assets.ts';
-import { v4ReadsPlugin } from './plugins/v4-reads.ts';
-import { instrumentRequests } from './request-metrics.ts';
-import { collectRouteSpecs } from './route.ts';
+import { organizationsPlugin } from './administration/organizations.ts';
+import { projectsPlugin } from './administration/projects.ts';
+import { alertsPlugin } from './alerts/public.ts';
+import { annotationQueuesPlugin } from './annotation-queues/public.ts';
+import { commentsPlugin } from './comments/public.ts';
+import { collectAllowedMethods } from './core/allowed-methods.ts';
+import { requireOrganizationKey, requireProjectKey } from './core/auth.ts';
+import type { WebContext } from './core/context.ts';
+import { handleError } from './core/error-handler.ts';
+import { limitConcurrentWrites } from './core/overload.ts';
+import { instrumentRequests } from './core/request-metrics.ts';
+import { collectRouteSpecs } from './core/route.ts';
+import { dashboardsPlugin } from './dashboards/public.ts';
+import { datasetsPlugin } from './datasets/public.ts';
+import { evaluationsPlugin } from './evaluations/public.ts';
+import { exportsPlugin } from './exports/public.ts';
+import { ingestionPlugin } from './ingestion/batch.ts';
+import { otlpPlugin } from './ingestion/otlp.ts';
+import { integrationsPlugin } from './integrations/public.ts';
+import { legacyReadsPlugin } from './legacy/public-reads.ts';
+import { legacyWritesPlugin } from './legacy/public-writes.ts';
+import { llmConnectionsPlugin } from './llm-connections/public.ts';
+import { localBlobsPlugin } from './media/local-blobs.ts';
+import { mediaPlugin } from './media/public.ts';
+import { metricsPlugin } from './metrics/public.ts';
+import { modelsPlugin } from './models/public.ts';
+import { promptsPlugin } from './prompts/public.ts';
+import { scoresPlugin } from './scores/public-reads.ts';
+import { scoreWritesPlugin } from './scores/public-writes.ts';
+import { healthPlugin } from './service/health.ts';
+import { openapiPlugin } from './service/openapi.ts';
+import { traceDeletionPlugin } from './traces/deletion.ts';
+import { v4ReadsPlugin } from './traces/public.ts';
+import { uiAssetsPlugin } from './ui-shell/assets.ts';
+import { uiPlugin } from './ui-shell/plugin.ts';
 
 export interface WebOptions {
   logger?: FastifyBaseLogger;
@@ -89,7 +91,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   instrumentRequests(app, opts.metricsApp);
 
   app.register(healthPlugin, { ctx });
-  // The web UI: its pages and assets, and its JSON routes under /api/ui in scopes (plugins/ui.ts).
+  // The web UI: its pages and assets, and its JSON routes under /api/ui in scopes (ui-shell/plugin.ts).
   app.register(uiAssetsPlugin, { ctx });
   app.register(uiPlugin, { ctx });
   // Presigned URLs of the local blob stores carry their own signature instead of an API key.

@@ -14,7 +14,7 @@ import { buildMetrics } from '../../server/reads/metrics.ts';
 import { METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
 import { provisionUser } from '../../server/users/provision.ts';
 import { createSession } from '../../server/users/store.ts';
-import { SESSION_COOKIE } from '../../server/web/ui-session.ts';
+import { SESSION_COOKIE } from '../../server/web/ui-shell/session.ts';
 import { openReadBench, START, stepFor } from './reads.ts';
 import { line, quantile, ratio } from './report.ts';
 

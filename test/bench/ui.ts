@@ -14,7 +14,7 @@
 import type { FilterCondition } from '../../server/reads/filters.ts';
 import { provisionUser } from '../../server/users/provision.ts';
 import { createSession } from '../../server/users/store.ts';
-import { SESSION_COOKIE } from '../../server/web/ui-session.ts';
+import { SESSION_COOKIE } from '../../server/web/ui-shell/session.ts';
 import { openReadBench, PROJECT_SHARES, SPANS_PER_TRACE, START, stepFor } from './reads.ts';
 import { line, quantile } from './report.ts';
 

@@ -20,7 +20,7 @@ import {
   type CookieOptions,
   cookieAttributes,
   secureFor,
-} from '../../server/web/cookies.ts';
+} from '../../server/web/ui-shell/cookies.ts';
 import { SCENARIO_RULES, throttleScenario } from '../fixtures/sign-in-throttle.ts';
 
 describe('passwords', () => {

@@ -25,8 +25,8 @@ import {
   TooManyRequests,
   Unauthorized,
 } from '../../server/errors.ts';
-import { handleError } from '../../server/web/error-handler.ts';
-import { collectRouteSpecs, route } from '../../server/web/route.ts';
+import { handleError } from '../../server/web/core/error-handler.ts';
+import { collectRouteSpecs, route } from '../../server/web/core/route.ts';
 
 const withProps = (message: string, props: Record<string, unknown>) =>
   Object.assign(new Error(message), props);

@@ -1,0 +1,146 @@
+/**
+ * A project's people in the UI's project scope: members and pending invitations for every member
+ * to see; invitations, role changes and removals for owners. An invitation answers with its
+ * one-time link once (no mail is sent: the owner passes it on); the project always keeps an owner.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { Conflict, NotFound } from '../../errors.ts';
+import {
+  invite,
+  MemberConflict,
+  membersOf,
+  pendingInvitations,
+  setMemberRole,
+  withdrawInvitation,
+} from '../../users/members.ts';
+import { ROLES } from '../../users/roles.ts';
+import { checkEmail } from '../../users/store.ts';
+import type { WebContext } from '../core/context.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { route } from '../core/route.ts';
+import { projectParams } from '../ui-shell/scope.ts';
+
+const OWNERS = { atLeast: 'owner', refusal: 'only owners manage members' } as const;
+const role = z.enum(ROLES);
+const memberParams = projectParams.extend({ userId: z.string().min(1) });
+
+/** The page that opens an invitation, on the deployment's public URL when one is set. */
+export function invitationLink(ctx: WebContext, req: FastifyRequest, token: string): string {
+  const base = ctx.config.auth.publicUrl?.href ?? `${req.protocol}://${req.host}`;
+  return `${base.replace(/\/$/, '')}/invite/${token}`;
+}
+
+async function changingRoles(change: () => Promise<void>) {
+  try {
+    await change();
+  } catch (err) {
+    if (err instanceof MemberConflict) throw new Conflict(err.message);
+    throw err;
+  }
+}
+
+export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId/members',
+      tag: 'UI',
+      summary: "The project's members and pending invitations",
+      params: projectParams,
+    },
+    async ({ req }) => ({
+      members: await membersOf(ctx.pool, req.project.id),
+      invitations: await pendingInvitations(ctx.pool, req.project.id),
+    }),
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/ui/projects/:projectId/invitations',
+      tag: 'UI',
+      summary: 'Invite someone by email; the one-time link is in this answer only',
+      params: projectParams,
+      role: OWNERS,
+      body: z.strictObject({
+        email: z
+          .string()
+          .max(320)
+          .refine((e) => checkEmail(e) === undefined, 'must be an email address'),
+        role,
+      }),
+    },
+    async ({ body, req, reply }) => {
+      const members = await membersOf(ctx.pool, req.project.id);
+      if (members.some((m) => m.email === body.email.trim().toLowerCase()))
+        throw new Conflict(`email: ${body.email} is already a member of this project`);
+      const { invitation, token } = await invite(
+        ctx.pool,
+        req.project.id,
+        req.session.user.id,
+        body.email,
+        body.role,
+      );
+      reply.code(201);
+      return { invitation, link: invitationLink(ctx, req, token) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/ui/projects/:projectId/invitations/:invitationId',
+      tag: 'UI',
+      summary: 'Withdraw a pending invitation',
+      params: projectParams.extend({ invitationId: z.string().min(1) }),
+      role: OWNERS,
+    },
+    async ({ params, req }) => {
+      if (!(await withdrawInvitation(ctx.pool, req.project.id, params.invitationId)))
+        throw new NotFound(`invitation ${params.invitationId} not found`);
+      return { ok: true };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'PUT',
+      url: '/api/ui/projects/:projectId/members/:userId',
+      tag: 'UI',
+      summary: "Set a member's role in the project",
+      params: memberParams,
+      role: OWNERS,
+      body: z.strictObject({ role }),
+    },
+    async ({ params, body, req }) => {
+      const members = await membersOf(ctx.pool, req.project.id);
+      if (!members.some((m) => m.userId === params.userId))
+        throw new NotFound(`member ${params.userId} not found`);
+      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, body.role));
+      return { members: await membersOf(ctx.pool, req.project.id) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/ui/projects/:projectId/members/:userId',
+      tag: 'UI',
+      summary: "Remove a member's project grant (an organization member keeps the organization's role)",
+      params: memberParams,
+      role: OWNERS,
+    },
+    async ({ params, req }) => {
+      const member = (await membersOf(ctx.pool, req.project.id)).find((m) => m.userId === params.userId);
+      if (member?.via !== 'project') throw new NotFound(`member ${params.userId} has no project grant`);
+      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, null));
+      return { members: await membersOf(ctx.pool, req.project.id) };
+    },
+  );
+};

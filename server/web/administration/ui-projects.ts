@@ -1,0 +1,152 @@
+/**
+ * The web UI's project page (`/api/ui/projects/:projectId`): the project and the observations
+ * table, in the project scope (../ui-shell/scope.ts). The table reads through the same page reader, filter compiler and column table as the
+ * Observations API v2 (../traces/observation-page.ts), gated like it on the version 4 read path.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
+import { parseFilterParam } from '../../reads/filters.ts';
+import {
+  type FieldGroup,
+  mapObservation,
+  type Row,
+  rowKey,
+  SORT_COLUMNS,
+  type SortColumn,
+  simpleFilters,
+} from '../../reads/observations.ts';
+import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
+import { snippetOf } from '../../reads/search-snippet.ts';
+import { select } from '../../reads/select.ts';
+import { zipMetadata } from '../../reads/sql.ts';
+import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { q, route } from '../core/route.ts';
+import { readObservationPage } from '../traces/observation-page.ts';
+import { projectParams } from '../ui-shell/scope.ts';
+
+const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
+
+/** The reference's rule: 0 (keep forever) or at least 3 days. */
+const retentionDays = z
+  .number()
+  .int()
+  .min(0)
+  .max(36_500)
+  .refine((d) => d === 0 || d >= 3, 'must be 0 (keep forever) or at least 3 days');
+
+export const observationsTableQuery = z.object({
+  filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
+  search: z.string().max(500).optional(),
+  fromStartTime: q.datetime().optional(),
+  toStartTime: q.datetime().optional(),
+  orderBy: z.enum(Object.keys(SORT_COLUMNS) as [SortColumn, ...SortColumn[]]).default('startTime'),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  cursor: z.string().optional(),
+  limit: q.int(1, 200, 50),
+});
+
+/** Full input, output and metadata values of a row, in the order the search tries them. */
+function searchable(d: Row | undefined): [string, string][] {
+  if (!d) return [];
+  const meta = Object.entries(zipMetadata(d['metadata_names'], d['metadata_values'])).map(
+    ([k, v]): [string, string] => [`metadata.${k}`, typeof v === 'string' ? v : JSON.stringify(v)],
+  );
+  return [['input', String(d['input'] ?? '')], ['output', String(d['output'] ?? '')], ...meta];
+}
+
+export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId',
+      tag: 'UI',
+      summary: 'A project, the role of the user in it, and the filter columns of its observations',
+      params: projectParams,
+    },
+    async ({ req }) => ({
+      project: req.project,
+      columns: Object.fromEntries(Object.entries(OBSERVATION_COLUMNS).map(([name, c]) => [name, c.kind])),
+      sortColumns: Object.keys(SORT_COLUMNS),
+    }),
+  );
+
+  route(
+    app,
+    {
+      method: 'PUT',
+      url: '/api/ui/projects/:projectId/retention',
+      tag: 'UI',
+      summary: 'Set how many days the project keeps its data (0 or null: forever)',
+      params: projectParams,
+      role: { atLeast: 'owner', refusal: 'only owners change data retention' },
+      body: z.strictObject({ retentionDays: retentionDays.nullable() }),
+    },
+    async ({ body, req }) => {
+      const days = body.retentionDays || null;
+      // A new policy is applied at the worker's next tick rather than an hour after the last pass.
+      await ctx.pool.query(
+        'UPDATE projects SET retention_days = $2, retention_applied_at = NULL WHERE id = $1',
+        [req.project.id, days],
+      );
+      return { project: { ...req.project, retentionDays: days } };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'v4-reads',
+      url: '/api/ui/projects/:projectId/observations',
+      tag: 'UI',
+      summary: 'A page of the observations table',
+      params: projectParams,
+      query: observationsTableQuery,
+    },
+    async ({ query, req }) => {
+      const projectId = req.project.id;
+      const search = query.search?.trim() || undefined;
+      const filters = [
+        ...parseFilterParam(query.filter),
+        ...simpleFilters({ fromStartTime: query.fromStartTime, toStartTime: query.toStartTime }),
+      ];
+      const page = await readObservationPage(ctx, {
+        projectId,
+        groups: TABLE_GROUPS,
+        filters,
+        limit: query.limit,
+        cursor: query.cursor,
+        expandMetadata: [],
+        order: { column: query.orderBy, dir: query.order },
+        search,
+        withDetails: search !== undefined,
+      });
+      const traceIds = [...new Set(page.rows.map((r) => String(r['trace_id'])))];
+      const mapped = page.rows.map((r) => ({ row: r, o: mapObservation(r, TABLE_GROUPS, undefined, []) }));
+      const rootTraceIds = [
+        ...new Set(mapped.filter(({ o }) => o['isRootObservation']).map(({ o }) => String(o['traceId']))),
+      ];
+      const [scoreRows, totalRows] = await Promise.all([
+        traceIds.length > 0 ? select(ctx, buildRowScores(projectId, traceIds)) : [],
+        rootTraceIds.length > 0 ? select(ctx, buildTraceTotals(projectId, rootTraceIds)) : [],
+      ]);
+      const scores = indexScores(scoreRows);
+      const totals = indexTraceTotals(totalRows);
+      const data = mapped.map(({ row: r, o }) => {
+        const match = search ? snippetOf(search, searchable(page.details.get(rowKey(r)))) : undefined;
+        const root = Boolean(o['isRootObservation']);
+        const traceTotals = root ? totals.get(String(o['traceId'])) : undefined;
+        return {
+          ...o,
+          scores: scoresOfRow(scores, String(o['traceId']), String(o['id']), root),
+          ...(traceTotals ? { traceTotals } : {}),
+          ...(match ? { match } : {}),
+        };
+      });
+      return { data, meta: page.cursor ? { cursor: page.cursor } : {} };
+    },
+  );
+};

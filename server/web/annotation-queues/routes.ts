@@ -1,0 +1,344 @@
+/**
+ * Annotation queues (`annotation-queues`), the reference's public API declared once and mounted
+ * twice: under `/api/public` for the project of the API key, and under `/api/ui/projects/:projectId`
+ * for the UI's project scope (writes for members and owners). Queues score with score configs of
+ * their project; items name a trace, observation or session (not checked to exist, as the
+ * reference: the SDKs may add an object before its ingestion lands); assignees are project
+ * members. Another project's ids are a 404. Relational data, served in every write mode.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import {
+  annotationQueue,
+  annotationQueueItem,
+  assignmentRequest,
+  createItemRequest,
+  createQueueRequest,
+  missingConfigIds,
+  queueStatus,
+  statusChange,
+  updateItemRequest,
+  updateQueueRequest,
+} from '../../annotation-queues/rules.ts';
+import {
+  assign,
+  createItem,
+  createQueue,
+  deleteItem,
+  deleteQueue,
+  findItem,
+  findQueue,
+  knownConfigIds,
+  listItems,
+  listQueues,
+  projectMembers,
+  QueueNameTaken,
+  unassign,
+  updateItem,
+  updateQueue,
+} from '../../annotation-queues/store.ts';
+import { type AuditActor, type AuditEntry, audit } from '../../deletion/audit.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
+import type { WebContext } from '../core/context.ts';
+import {
+  offsetOf,
+  type ProjectMount,
+  paged,
+  pageMetaResponse,
+  projectRoutes,
+} from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
+
+const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
+
+/** An assignment's id in the audit log: its queue and its user. */
+const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;
+
+/** Runs a write naming a queue: a name the project has already is a 400 naming `name`. */
+async function withFreeName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${name} exists`);
+    throw err;
+  }
+}
+
+export interface QueueMount extends ProjectMount {
+  /** The signed-in reviewer, where the mount has one: recorded on the items they complete. */
+  reviewerOf?: (req: FastifyRequest) => string;
+  /** Who a change is audited as: the API key or the signed-in user. */
+  actorOf: (req: FastifyRequest) => AuditActor;
+  /** Serves changing and deleting a queue (the UI's; the reference's public API has neither). */
+  queueChanges?: true;
+}
+
+type Audited = Pick<AuditEntry, 'resourceType' | 'action'> & { id: string };
+
+export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mount: QueueMount): void {
+  const declare = projectRoutes(app, mount);
+  const queueParams = z.object({ queueId: z.string().min(1) });
+  const itemParams = queueParams.extend({ itemId: z.string().min(1) });
+
+  /** Records a change to the queues of the request's project, by the mount's actor. */
+  const record = (req: FastifyRequest, projectId: string, e: Audited) =>
+    audit(ctx.pool, {
+      projectId,
+      actor: mount.actorOf(req),
+      resourceType: e.resourceType,
+      action: e.action,
+      resourceIds: [e.id],
+    });
+
+  /** 400 naming `scoreConfigIds` unless every id is a score config of the project. */
+  const checkConfigs = async (projectId: string, ids: string[]) => {
+    const missing = missingConfigIds(ids, await knownConfigIds(ctx.pool, projectId, ids));
+    if (missing.length > 0) {
+      throw new BadRequest(`scoreConfigIds: no score config ${missing.join(', ')} in this project`);
+    }
+  };
+
+  const queueOf = async (projectId: string, queueId: string) => {
+    const queue = await findQueue(ctx.pool, projectId, queueId);
+    if (!queue) throw new NotFound(`Annotation queue ${queueId} not found`);
+    return queue;
+  };
+  const itemOf = async (projectId: string, queueId: string, itemId: string) => {
+    await queueOf(projectId, queueId);
+    const item = await findItem(ctx.pool, projectId, queueId, itemId);
+    if (!item) throw new NotFound(`Annotation queue item ${itemId} not found`);
+    return item;
+  };
+
+  declare(
+    {
+      method: 'GET',
+      path: '/annotation-queues',
+      summary: 'List annotation queues, newest first',
+      query: z.object(page),
+      response: z.object({ data: z.array(annotationQueue), meta: pageMetaResponse }),
+    },
+    async ({ query, projectId }) => {
+      const { queues, total } = await listQueues(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, queues, total);
+    },
+  );
+
+  declare(
+    {
+      method: 'POST',
+      path: '/annotation-queues',
+      summary: 'Create an annotation queue scoring with score configs of the project',
+      body: createQueueRequest,
+      response: annotationQueue,
+    },
+    async ({ body, projectId, req }) => {
+      await checkConfigs(projectId, body.scoreConfigIds);
+      const queue = await withFreeName(body.name, () => createQueue(ctx.pool, projectId, body));
+      await record(req, projectId, { resourceType: 'annotation-queue', action: 'create', id: queue.id });
+      return queue;
+    },
+  );
+
+  declare(
+    {
+      method: 'GET',
+      path: '/annotation-queues/:queueId',
+      summary: 'Get an annotation queue',
+      params: queueParams,
+      response: annotationQueue,
+    },
+    async ({ params, projectId }) => queueOf(projectId, params.queueId),
+  );
+
+  if (mount.queueChanges) {
+    declare(
+      {
+        method: 'PATCH',
+        path: '/annotation-queues/:queueId',
+        summary: "Change a queue's name, description or score configs (those given)",
+        params: queueParams,
+        body: updateQueueRequest,
+        response: annotationQueue,
+      },
+      async ({ params, body, projectId, req }) => {
+        await queueOf(projectId, params.queueId);
+        if (body.scoreConfigIds) await checkConfigs(projectId, body.scoreConfigIds);
+        const queue = await withFreeName(body.name, () =>
+          updateQueue(ctx.pool, projectId, params.queueId, body),
+        );
+        if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+        await record(req, projectId, { resourceType: 'annotation-queue', action: 'update', id: queue.id });
+        return queue;
+      },
+    );
+
+    declare(
+      {
+        method: 'DELETE',
+        path: '/annotation-queues/:queueId',
+        summary: 'Delete a queue with its items and assignments (the scores written stay)',
+        params: queueParams,
+        response: z.object({ success: z.boolean() }),
+      },
+      async ({ params, projectId, req }) => {
+        if (!(await deleteQueue(ctx.pool, projectId, params.queueId))) {
+          throw new NotFound(`Annotation queue ${params.queueId} not found`);
+        }
+        await record(req, projectId, {
+          resourceType: 'annotation-queue',
+          action: 'delete',
+          id: params.queueId,
+        });
+        return { success: true };
+      },
+    );
+  }
+
+  declare(
+    {
+      method: 'GET',
+      path: '/annotation-queues/:queueId/items',
+      summary: 'List the items of an annotation queue, newest first, optionally by status',
+      params: queueParams,
+      query: z.object({ ...page, status: queueStatus.optional() }),
+      response: z.object({ data: z.array(annotationQueueItem), meta: pageMetaResponse }),
+    },
+    async ({ params, query, projectId }) => {
+      await queueOf(projectId, params.queueId);
+      const { items, total } = await listItems(
+        ctx.pool,
+        projectId,
+        params.queueId,
+        query.status,
+        query.limit,
+        offsetOf(query),
+      );
+      return paged(query, items, total);
+    },
+  );
+
+  declare(
+    {
+      method: 'GET',
+      path: '/annotation-queues/:queueId/items/:itemId',
+      summary: 'Get an item of an annotation queue',
+      params: itemParams,
+      response: annotationQueueItem,
+    },
+    async ({ params, projectId }) => itemOf(projectId, params.queueId, params.itemId),
+  );
+
+  declare(
+    {
+      method: 'POST',
+      path: '/annotation-queues/:queueId/items',
+      summary: 'Add a trace, observation or session to an annotation queue (PENDING unless told)',
+      params: queueParams,
+      body: createItemRequest,
+      response: annotationQueueItem,
+    },
+    async ({ params, body, projectId, req }) => {
+      await queueOf(projectId, params.queueId);
+      const item = await createItem(ctx.pool, projectId, params.queueId, body);
+      await record(req, projectId, { resourceType: 'annotation-queue-item', action: 'create', id: item.id });
+      return item;
+    },
+  );
+
+  declare(
+    {
+      method: 'PATCH',
+      path: '/annotation-queues/:queueId/items/:itemId',
+      summary: 'Set the status of an annotation queue item (COMPLETED stamps completedAt)',
+      params: itemParams,
+      body: updateItemRequest,
+      response: annotationQueueItem,
+    },
+    async ({ params, body, projectId, req }) => {
+      const current = await itemOf(projectId, params.queueId, params.itemId);
+      const updated = await updateItem(
+        ctx.pool,
+        projectId,
+        params.queueId,
+        params.itemId,
+        statusChange(current.status, body.status, new Date()),
+        mount.reviewerOf?.(req) ?? null,
+      );
+      if (!updated) throw new NotFound(`Annotation queue item ${params.itemId} not found`);
+      await record(req, projectId, {
+        resourceType: 'annotation-queue-item',
+        action: 'update',
+        id: updated.id,
+      });
+      return updated;
+    },
+  );
+
+  declare(
+    {
+      method: 'DELETE',
+      path: '/annotation-queues/:queueId/items/:itemId',
+      summary: 'Remove an item from an annotation queue',
+      params: itemParams,
+      response: z.object({ success: z.boolean(), message: z.string() }),
+    },
+    async ({ params, projectId, req }) => {
+      await queueOf(projectId, params.queueId);
+      if (!(await deleteItem(ctx.pool, projectId, params.queueId, params.itemId))) {
+        throw new NotFound(`Annotation queue item ${params.itemId} not found`);
+      }
+      await record(req, projectId, {
+        resourceType: 'annotation-queue-item',
+        action: 'delete',
+        id: params.itemId,
+      });
+      return { success: true, message: 'Annotation queue item deleted successfully' };
+    },
+  );
+
+  declare(
+    {
+      method: 'POST',
+      path: '/annotation-queues/:queueId/assignments',
+      summary: 'Assign a member of the project to an annotation queue (idempotent)',
+      params: queueParams,
+      body: assignmentRequest,
+      response: z.object({ userId: z.string(), queueId: z.string(), projectId: z.string() }),
+    },
+    async ({ params, body, projectId, req }) => {
+      await queueOf(projectId, params.queueId);
+      if ((await projectMembers(ctx.pool, projectId, body.userId)).length === 0) {
+        throw new NotFound(`userId: no user ${body.userId} in this project`);
+      }
+      await assign(ctx.pool, projectId, params.queueId, body.userId);
+      await record(req, projectId, {
+        resourceType: 'annotation-queue-assignment',
+        action: 'create',
+        id: assignmentId(params.queueId, body.userId),
+      });
+      return { userId: body.userId, queueId: params.queueId, projectId };
+    },
+  );
+
+  declare(
+    {
+      method: 'DELETE',
+      path: '/annotation-queues/:queueId/assignments',
+      summary: 'Remove the assignment of a user to an annotation queue (idempotent)',
+      params: queueParams,
+      body: assignmentRequest,
+      response: z.object({ success: z.boolean() }),
+    },
+    async ({ params, body, projectId, req }) => {
+      await queueOf(projectId, params.queueId);
+      await unassign(ctx.pool, projectId, params.queueId, body.userId);
+      await record(req, projectId, {
+        resourceType: 'annotation-queue-assignment',
+        action: 'delete',
+        id: assignmentId(params.queueId, body.userId),
+      });
+      return { success: true };
+    },
+  );
+}

@@ -1,0 +1,116 @@
+/**
+ * The annotation queue pages' routes in the UI's project scope: the public API's queue routes
+ * (routes.ts) under `/api/ui/projects/:projectId`, writes for members and owners,
+ * an item completed here recording its reviewer; plus what only the pages need: each queue's
+ * progress, a queue's items in review order with their reviewers, its assignees, the project's
+ * members to assign, and a selection added at once, skipping objects already queued.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { createItemRequest } from '../../annotation-queues/rules.ts';
+import {
+  addNewItems,
+  assignees,
+  findQueue,
+  listQueues,
+  projectMembers,
+  queueProgress,
+  reviewItems,
+} from '../../annotation-queues/store.ts';
+import { audit } from '../../deletion/audit.ts';
+import { NotFound } from '../../errors.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
+import { route } from '../core/route.ts';
+import { projectParams } from '../ui-shell/scope.ts';
+import { annotationQueueRoutes } from './routes.ts';
+
+/** A queue's review walks at most this many items; the public API pages through any number. */
+const REVIEW_LIMIT = 1000;
+
+export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  annotationQueueRoutes(app, ctx, {
+    ...uiMount({ atLeast: 'member', refusal: 'viewers cannot change annotation queues' }),
+    reviewerOf: (req) => req.session.user.id,
+    actorOf: (req) => ({ userId: req.session.user.id }),
+    queueChanges: true,
+  });
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId/annotation-queue-overview',
+      tag: 'UI',
+      summary: "The project's annotation queues with their pending and completed counts, and its members",
+      params: projectParams,
+    },
+    async ({ req }) => {
+      const projectId = req.project.id;
+      const [{ queues }, progress, members] = await Promise.all([
+        listQueues(ctx.pool, projectId, 200, 0),
+        queueProgress(ctx.pool, projectId),
+        projectMembers(ctx.pool, projectId),
+      ]);
+      return {
+        queues: queues.map((q) => ({ ...q, ...(progress.get(q.id) ?? { pending: 0, completed: 0 }) })),
+        members,
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/ui/projects/:projectId/annotation-queues/:queueId/selection',
+      tag: 'UI',
+      summary: 'Add picked traces, observations or sessions to a queue; those already in it are skipped',
+      role: { atLeast: 'member', refusal: 'viewers cannot change annotation queues' },
+      params: projectParams.extend({ queueId: z.string().min(1) }),
+      body: z.object({
+        objects: z
+          .array(createItemRequest.pick({ objectId: true, objectType: true }))
+          .min(1)
+          .max(1000),
+      }),
+    },
+    async ({ params, body, req }) => {
+      const projectId = req.project.id;
+      if (!(await findQueue(ctx.pool, projectId, params.queueId))) {
+        throw new NotFound(`Annotation queue ${params.queueId} not found`);
+      }
+      const added = await addNewItems(ctx.pool, projectId, params.queueId, body.objects);
+      await audit(ctx.pool, {
+        projectId,
+        actor: { userId: req.session.user.id },
+        resourceType: 'annotation-queue-item',
+        action: 'create',
+        resourceIds: added,
+      });
+      return { added: added.length, skipped: body.objects.length - added.length };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/ui/projects/:projectId/annotation-queues/:queueId/review',
+      tag: 'UI',
+      summary: 'A queue with its items in review order (oldest first), their reviewers, and its assignees',
+      params: projectParams.extend({ queueId: z.string().min(1) }),
+    },
+    async ({ params, req }) => {
+      const projectId = req.project.id;
+      const queue = await findQueue(ctx.pool, projectId, params.queueId);
+      if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+      const [items, assigned, members] = await Promise.all([
+        reviewItems(ctx.pool, projectId, queue.id, REVIEW_LIMIT),
+        assignees(ctx.pool, projectId, queue.id),
+        projectMembers(ctx.pool, projectId),
+      ]);
+      return { queue, items, assignees: assigned, members };
+    },
+  );
+};

@@ -1,0 +1,109 @@
+/**
+ * Comments (`/api/public/comments`) on traces, observations, sessions and prompts: create, list,
+ * get. Relational data, served in every write mode; the commented object must exist in the key's
+ * project. Listing the comments of an observation that
+ * is a trace's root also lists the trace's comments (version 4 shows a trace as its root).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { traceRootedAt } from '../../comments/root-observation.ts';
+import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../../comments/rules.ts';
+import { createComment, findComment, listComments } from '../../comments/store.ts';
+import { targetExists } from '../../comments/targets.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
+import { pageMeta } from '../../reads/datasets.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
+import { q, route } from '../core/route.ts';
+
+const comment = z.object({
+  id: z.string(),
+  projectId: z.string(),
+  objectType: z.enum(['TRACE', 'OBSERVATION', 'SESSION', 'PROMPT']),
+  objectId: z.string(),
+  content: z.string(),
+  authorUserId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/public/comments',
+      tag: 'Comments',
+      summary: 'Comment on a trace, observation, session or prompt of the key’s project',
+      body: createCommentRequest,
+      response: z.object({ id: z.string() }),
+    },
+    async ({ body, req }) => {
+      const { projectId } = req.principal;
+      const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
+      if (!(await targetExists(stores, projectId, body))) {
+        throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
+      }
+      return { id: (await createComment(ctx.pool, projectId, body)).id };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/comments',
+      tag: 'Comments',
+      summary:
+        'List comments, newest first; an observation that roots a trace also shows the trace’s comments',
+      query: z.object({
+        page: q.int(1, 1_000_000, 1),
+        limit: q.int(1, 1000, 50),
+        objectType: objectType.optional(),
+        objectId: z.string().min(1).optional(),
+        authorUserId: z.string().optional(),
+      }),
+      response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
+    },
+    async ({ query, req }) => {
+      const { projectId } = req.principal;
+      let targets: CommentTarget[] = [];
+      if (query.objectId !== undefined) {
+        if (query.objectType === undefined)
+          throw new BadRequest('objectType: required when objectId is given');
+        const asked = { objectType: query.objectType, objectId: query.objectId };
+        // Release 3 has no events table, so no observation roots a trace there.
+        const root =
+          asked.objectType === 'OBSERVATION' && ctx.config.mode.release === '4'
+            ? await traceRootedAt(ctx.analytics, projectId, asked.objectId)
+            : undefined;
+        targets = shownTargets(asked, root);
+      }
+      const { data, total } = await listComments(
+        ctx.pool,
+        projectId,
+        { targets, objectType: query.objectType, authorUserId: query.authorUserId },
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      return { data, meta: pageMeta(query.page, query.limit, total) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/comments/:commentId',
+      tag: 'Comments',
+      summary: 'Get a comment',
+      params: z.object({ commentId: z.string().min(1) }),
+      response: comment,
+    },
+    async ({ params, req }) => {
+      const found = await findComment(ctx.pool, req.principal.projectId, params.commentId);
+      if (!found) throw new NotFound(`Comment ${params.commentId} not found`);
+      return found;
+    },
+  );
+};

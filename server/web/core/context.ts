@@ -1,0 +1,95 @@
+/** What the web routes need from the process: configuration and the datastore clients. */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { LocalBlobStore } from '../../blobs/local.ts';
+import type { BlobStore } from '../../blobs/store.ts';
+import type { ServiceConfig } from '../../config/env.ts';
+import type { ProducerPath } from '../../contract/worker-api.ts';
+import type { Coordination } from '../../coordination/store.ts';
+import type { EntityLocks } from '../../ingestion/entity-locks.ts';
+import type { Attribution } from '../../ingestion/records.ts';
+import type { IngestionStore } from '../../ingestion/store.ts';
+import type { ModelCatalog } from '../../models/catalog.ts';
+import type { ProducerRecorder } from '../../producers/recorder.ts';
+import type { KeyVerifier, Principal } from '../../projects/keys.ts';
+import type { SignInThrottle } from '../../users/login-throttle.ts';
+
+export interface WebContext {
+  config: ServiceConfig;
+  pool: pg.Pool;
+  analytics: ClickHouseClient;
+  store: IngestionStore;
+  /** Serialises concurrent writes of one trace or observation. */
+  locks: EntityLocks;
+  keys: KeyVerifier;
+  /** Each project's model definitions, cached, for the cost ingestion computes. */
+  models: ModelCatalog;
+  /** Tallies producers on paths that events_only refuses; absent on release 3. */
+  producers?: ProducerRecorder | undefined;
+  /** Where uploaded media lives; absent when no media storage is configured. */
+  mediaBlobs?: BlobStore | undefined;
+  /** Where the scheduled exports write; absent when no export storage is configured. */
+  exportBlobs?: BlobStore | undefined;
+  /** Local blob stores whose signed URLs this process serves itself (`observatory dev`). */
+  localBlobs?: LocalBlobStore[] | undefined;
+  /** The worker's coordination store (Redis), read for the propagation report; absent without REDIS_URL. */
+  coordination?: Coordination | undefined;
+  /** Counts every password check before it runs (per account and address); absent: in this process. */
+  signIns?: SignInThrottle | undefined;
+  /** Where the per-address sign-in limit counts (shared by the replicas); absent: in this process. */
+  signInStore?: Redis | undefined;
+  /** Set once SIGTERM arrived: readiness fails so traffic drains. */
+  shuttingDown: () => boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+/** Reads a producer header in any of its accepted spellings: x-service-*, x-langfuse-*, underscores. */
+export function producerHeader(req: FastifyRequest, name: string): string | undefined {
+  for (const prefix of ['x-service-', 'x-langfuse-']) {
+    for (const n of [`${prefix}${name}`, `${prefix}${name}`.replaceAll('-', '_')]) {
+      const v = req.headers[n];
+      const value = Array.isArray(v) ? v[0] : v;
+      if (value !== undefined && value !== '') return value;
+    }
+  }
+  return undefined;
+}
+
+export function attributionOf(req: FastifyRequest): Attribution {
+  return {
+    apiKey: req.principal.publicKey,
+    sdkName: producerHeader(req, 'sdk-name') ?? 'unknown',
+    sdkVersion: producerHeader(req, 'sdk-version') ?? 'unknown',
+  };
+}
+
+/** What an ingestion use case needs of this request: its project, producer and the stores. */
+export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
+  return {
+    projectId: req.principal.projectId,
+    settings: ctx.config.mode,
+    attribution: attributionOf(req),
+    store: ctx.store,
+    locks: ctx.locks,
+    models: ctx.models,
+  };
+}
+
+/** Notes that this request's producer used a path events_only refuses. */
+export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: ProducerPath): void {
+  const a = attributionOf(req);
+  ctx.producers?.record({
+    projectId: req.principal.projectId,
+    publicKey: a.apiKey,
+    sdkName: a.sdkName,
+    sdkVersion: a.sdkVersion,
+    path,
+  });
+}

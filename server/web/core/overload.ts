@@ -1,0 +1,17 @@
+/**
+ * Load shedding: past a bound on concurrent writes the server answers 429 with Retry-After
+ * instead of queueing without limit, so accepted data is never dropped and clients back off.
+ */
+import type { FastifyInstance } from 'fastify';
+import { TooManyRequests } from '../../errors.ts';
+
+export function limitConcurrentWrites(app: FastifyInstance, maxInFlight: number): void {
+  let inFlight = 0;
+  app.addHook('onRequest', async (_req, reply) => {
+    if (inFlight >= maxInFlight) throw new TooManyRequests('Too many concurrent writes; retry shortly', 1);
+    inFlight++;
+    reply.raw.once('close', () => {
+      inFlight--;
+    });
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * A family of project routes declared once and mounted twice: under the public API for the
+ * project of the API key, and in the UI's project scope, where every write needs a role. The
+ * family declares each route by its path below the mount's prefix; the mount supplies the prefix,
+ * the OpenAPI tag, the project and, for a write (any method but GET), the role.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { pageMeta } from '../../reads/datasets.ts';
+import type { RoleNeed } from '../ui-shell/scope.ts';
+import { type Empty, type Parsed, q, type RouteSpec, route } from './route.ts';
+
+export interface ProjectMount {
+  /** `/api/public…` or `/api/ui/projects/:projectId`. */
+  prefix: string;
+  tag: string;
+  projectOf: (req: FastifyRequest) => string;
+  /** The least role a write needs, where the mount has roles. */
+  write?: RoleNeed;
+}
+
+/** The public API's mount: the project is the API key's. */
+export const publicMount = (prefix: string, tag: string): ProjectMount => ({
+  prefix,
+  tag,
+  projectOf: (req) => req.principal.projectId,
+});
+
+/** The UI's mount in the project scope: the project is the path's, writes need `write`. */
+export const uiMount = (write: RoleNeed): ProjectMount => ({
+  prefix: '/api/ui/projects/:projectId',
+  tag: 'UI',
+  projectOf: (req) => req.project.id,
+  write,
+});
+
+type ProjectSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
+  RouteSpec<P, Q, B>,
+  'url' | 'tag' | 'role'
+> & {
+  /** Below the mount's prefix. */
+  path: string;
+};
+
+type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Parsed<P, Q, B> & {
+  projectId: string;
+};
+
+/** Declares the routes of a family on a mount: `declare({ method, path, summary, ... }, handler)`. */
+export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
+  return <P extends z.ZodType = Empty, Q extends z.ZodType = Empty, B extends z.ZodType = z.ZodUnknown>(
+    { path, ...spec }: ProjectSpec<P, Q, B>,
+    handler: (input: ProjectInput<P, Q, B>) => Promise<unknown>,
+  ): void =>
+    route<P, Q, B>(
+      app,
+      {
+        ...spec,
+        url: `${mount.prefix}${path}`,
+        tag: mount.tag,
+        ...(spec.method !== 'GET' && mount.write ? { role: mount.write } : {}),
+      },
+      (input) => handler({ ...input, projectId: mount.projectOf(input.req) }),
+    );
+}
+
+/** `?page=&limit=` of the paged lists, 1-based. */
+export const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
+
+/** The rows a page skips. */
+export const offsetOf = (p: { page: number; limit: number }) => (p.page - 1) * p.limit;
+
+/** A page of a list in the reference's shape `{data, meta}`. */
+export const paged = <T>(p: { page: number; limit: number }, data: T[], total: number) => ({
+  data,
+  meta: pageMeta(p.page, p.limit, total),
+});
+
+/** The documented `meta` of a page. */
+export const pageMetaResponse = z.object({
+  page: z.number(),
+  limit: z.number(),
+  totalItems: z.number(),
+  totalPages: z.number(),
+});

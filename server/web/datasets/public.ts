@@ -1,0 +1,288 @@
+/**
+ * Datasets and experiments: datasets and dataset items (`/api/public/v2/datasets`,
+ * `/api/public/dataset-items`, and the v1 `/api/public/datasets` the SDKs may still call), served
+ * in every mode since relational data is not part of the data-model change; dataset run items and
+ * the deprecated dataset runs (datasets/runs.ts, datasets/run-items.ts); the version 4 experiment
+ * reads (datasets/experiments.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { findDatasetByName, listDatasetItems, listDatasets } from '../../datasets/store.ts';
+import { BadRequest } from '../../errors.ts';
+import {
+  type DatasetItemRow,
+  type DatasetRow,
+  itemListQueries,
+  jsonParam,
+  mapDataset,
+  mapDatasetItem,
+  SQL,
+} from '../../reads/datasets.ts';
+import { parseIsoDateTime } from '../../time/iso-datetime.ts';
+import { modeGate } from '../core/gates.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { pageMetaResponse } from '../core/project-routes.ts';
+import { q, route } from '../core/route.ts';
+import { experimentRoutes } from './experiments.ts';
+import { datasetRunItemRoutes } from './run-items.ts';
+import { legacyRunRoutes } from './runs.ts';
+
+const createDataset = z.object({
+  name: z.string().min(1),
+  description: z.string().nullish(),
+  metadata: z.unknown().optional(),
+  inputSchema: z.unknown().optional(),
+  expectedOutputSchema: z.unknown().optional(),
+});
+
+const createItem = z.object({
+  datasetName: z.string().min(1),
+  input: z.unknown().optional(),
+  expectedOutput: z.unknown().optional(),
+  metadata: z.unknown().optional(),
+  sourceTraceId: z.string().nullish(),
+  sourceObservationId: z.string().nullish(),
+  id: z.string().min(1).max(255).nullish(),
+  // Every SDK sends `status: null` when the caller does not set one: null means "the default".
+  status: z.enum(['ACTIVE', 'ARCHIVED']).nullish(),
+});
+
+const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) });
+const nameParam = z.object({ datasetName: z.string().min(1) });
+const idParam = z.object({ id: z.string().min(1) });
+
+const dataset = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  metadata: z.unknown(),
+  inputSchema: z.unknown(),
+  expectedOutputSchema: z.unknown(),
+  projectId: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+const datasetItem = z.object({
+  id: z.string(),
+  status: z.enum(['ACTIVE', 'ARCHIVED']),
+  input: z.unknown(),
+  expectedOutput: z.unknown(),
+  metadata: z.unknown(),
+  sourceTraceId: z.string().nullable(),
+  sourceObservationId: z.string().nullable(),
+  datasetId: z.string(),
+  datasetName: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  mediaReferences: z.array(z.unknown()),
+});
+
+export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
+  const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
+
+  const upsertDataset = async (projectId: string, b: z.infer<typeof createDataset>) => {
+    const { rows } = await ctx.pool.query<DatasetRow>(SQL.upsertDataset, [
+      randomUUID(),
+      projectId,
+      b.name,
+      b.description ?? null,
+      jsonParam(b.metadata),
+      jsonParam(b.inputSchema),
+      jsonParam(b.expectedOutputSchema),
+    ]);
+    return mapDataset(rows[0]!);
+  };
+
+  for (const url of ['/api/public/v2/datasets', '/api/public/datasets']) {
+    route(
+      app,
+      {
+        method: 'POST',
+        url,
+        tag: 'Datasets',
+        summary: 'Create a dataset (upsert by name)',
+        body: createDataset,
+        response: dataset,
+      },
+      async ({ body, req }) => upsertDataset(req.principal.projectId, body),
+    );
+    route(
+      app,
+      {
+        method: 'GET',
+        url,
+        tag: 'Datasets',
+        summary: 'List datasets',
+        query: pageQuery,
+        response: z.object({ data: z.array(dataset), meta: pageMetaResponse }),
+      },
+      async ({ query, req }) => listDatasets(ctx.pool, req.principal.projectId, query.page, query.limit),
+    );
+  }
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/v2/datasets/:datasetName',
+      tag: 'Datasets',
+      summary: 'Get a dataset by name',
+      params: nameParam,
+      response: dataset,
+    },
+    async ({ params, req, reply }) => {
+      const row = await findDataset(req.principal.projectId, params.datasetName);
+      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      return mapDataset(row);
+    },
+  );
+
+  // v1: the dataset with its items and the names of its runs.
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/datasets/:datasetName',
+      tag: 'Datasets',
+      summary: 'Get a dataset with its items and run names (v1)',
+      params: nameParam,
+    },
+    async ({ params, req, reply }) => {
+      const { projectId } = req.principal;
+      const row = await findDataset(projectId, params.datasetName);
+      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      const items = itemListQueries({ projectId, datasetId: row.id }, 100_000, 0).list;
+      const [itemRows, runs] = await Promise.all([
+        ctx.pool.query<DatasetItemRow>(items.text, items.values),
+        ctx.pool.query<{ name: string }>(
+          'SELECT name FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 ORDER BY created_at',
+          [projectId, row.id],
+        ),
+      ]);
+      return {
+        ...mapDataset(row),
+        items: itemRows.rows.map(mapDatasetItem),
+        runs: runs.rows.map((r) => r.name),
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/public/dataset-items',
+      tag: 'Dataset items',
+      summary: 'Create a dataset item; an existing id updates that item (within its dataset only)',
+      body: createItem,
+      response: datasetItem,
+    },
+    async ({ body, req, reply }) => {
+      const { projectId } = req.principal;
+      const ds = await findDataset(projectId, body.datasetName);
+      if (!ds) return reply.code(404).send({ message: `Dataset ${body.datasetName} not found` });
+      const id = body.id ?? randomUUID();
+      const { rows } = await ctx.pool.query<{ id: string }>(SQL.upsertItem, [
+        id,
+        projectId,
+        ds.id,
+        body.status ?? null,
+        jsonParam(body.input),
+        jsonParam(body.expectedOutput),
+        jsonParam(body.metadata),
+        body.sourceTraceId ?? null,
+        body.sourceObservationId ?? null,
+      ]);
+      if (rows.length === 0) {
+        throw new BadRequest(
+          `Dataset item ${id} belongs to another dataset; items cannot move between datasets`,
+        );
+      }
+      const item = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [projectId, id]);
+      return mapDatasetItem(item.rows[0]!);
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/dataset-items',
+      tag: 'Dataset items',
+      summary: 'List dataset items, newest first; with `version` (a time), the items as they were then',
+      query: pageQuery.extend({
+        datasetName: z.string().optional(),
+        sourceTraceId: z.string().optional(),
+        sourceObservationId: z.string().optional(),
+        version: q.datetime().optional(),
+      }),
+      response: z.object({ data: z.array(datasetItem), meta: pageMetaResponse }),
+    },
+    async ({ query, req, reply }) => {
+      const { projectId } = req.principal;
+      let datasetId: string | undefined;
+      if (query.datasetName !== undefined) {
+        const ds = await findDataset(projectId, query.datasetName);
+        if (!ds) return reply.code(404).send({ message: `Dataset ${query.datasetName} not found` });
+        datasetId = ds.id;
+      }
+      return listDatasetItems(
+        ctx.pool,
+        {
+          projectId,
+          datasetId,
+          sourceTraceId: query.sourceTraceId,
+          sourceObservationId: query.sourceObservationId,
+          version:
+            query.version === undefined
+              ? undefined
+              : new Date(parseIsoDateTime(query.version)!).toISOString(),
+        },
+        query.page,
+        query.limit,
+      );
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/dataset-items/:id',
+      tag: 'Dataset items',
+      summary: 'Get a dataset item',
+      params: idParam,
+      response: datasetItem,
+    },
+    async ({ params, req, reply }) => {
+      const { rows } = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [
+        req.principal.projectId,
+        params.id,
+      ]);
+      if (!rows[0]) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      return mapDatasetItem(rows[0]);
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/public/dataset-items/:id',
+      tag: 'Dataset items',
+      summary: 'Delete a dataset item',
+      params: idParam,
+      response: z.object({ message: z.string() }),
+    },
+    async ({ params, req, reply }) => {
+      const { rows } = await ctx.pool.query(SQL.deleteItem, [req.principal.projectId, params.id]);
+      if (rows.length === 0) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      return { message: 'Dataset item successfully deleted' };
+    },
+  );
+  datasetRunItemRoutes(app, ctx);
+  legacyRunRoutes(app, ctx);
+  experimentRoutes(app, ctx);
+};

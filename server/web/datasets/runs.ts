@@ -1,0 +1,129 @@
+/**
+ * Deprecated dataset-run reads (`GET /api/public/dataset-run-items`, `/api/public/datasets/:name/runs[/:runName]`)
+ * and the run delete: runs in PostgreSQL, run items in `dataset_run_items_rmt`; 404 in events_only.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { findDatasetByName, listRuns, type RunRow } from '../../datasets/store.ts';
+import { NotFound } from '../../errors.ts';
+import { pageMeta } from '../../reads/datasets.ts';
+import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../reads/legacy.ts';
+import { runPaged, select } from '../../reads/select.ts';
+import type { WebContext } from '../core/context.ts';
+import { q, route } from '../core/route.ts';
+
+const mapRun = (r: RunRow, datasetName: string) => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  metadata: r.metadata ?? null,
+  datasetId: r.dataset_id,
+  datasetName,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
+const runParams = z.object({ datasetName: z.string().min(1), runName: z.string().min(1) });
+
+export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
+  const findRun = async (projectId: string, datasetId: string, name: string) =>
+    (
+      await ctx.pool.query<RunRow>(
+        'SELECT * FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 AND name = $3',
+        [projectId, datasetId, name],
+      )
+    ).rows[0];
+  const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
+  /** The dataset and its run named in the path, or 404. */
+  const findDatasetRun = async (projectId: string, p: { datasetName: string; runName: string }) => {
+    const ds = await findDataset(projectId, p.datasetName);
+    const run = ds && (await findRun(projectId, ds.id, p.runName));
+    if (!ds || !run) throw new NotFound(`Dataset run ${p.runName} not found`);
+    return { ds, run };
+  };
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'deprecated',
+      url: '/api/public/dataset-run-items',
+      tag: 'Legacy',
+      summary: 'Items of one dataset run (deprecated; 404 in events_only)',
+      query: z.object({ ...page, datasetId: z.string().min(1), runName: z.string().min(1) }),
+    },
+    async ({ query, req, reply }) => {
+      const { projectId } = req.principal;
+      const run = await findRun(projectId, query.datasetId, query.runName);
+      if (!run) return reply.code(404).send({ message: `Dataset run ${query.runName} not found` });
+      const { rows, meta } = await runPaged(
+        ctx,
+        buildRunItems(projectId, query.datasetId, run.id, query),
+        query,
+      );
+      return { data: rows.map(mapRunItem), meta };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'deprecated',
+      url: '/api/public/datasets/:datasetName/runs',
+      tag: 'Legacy',
+      summary: 'Runs of a dataset (deprecated; 404 in events_only)',
+      params: z.object({ datasetName: z.string().min(1) }),
+      query: z.object(page),
+    },
+    async ({ params, query, req, reply }) => {
+      const { projectId } = req.principal;
+      const ds = await findDataset(projectId, params.datasetName);
+      if (!ds) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      const runs = await listRuns(ctx.pool, projectId, ds.id, query.page, query.limit);
+      return {
+        data: runs.rows.map((r) => mapRun(r, ds.name)),
+        meta: pageMeta(query.page, query.limit, runs.total),
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'deprecated',
+      url: '/api/public/datasets/:datasetName/runs/:runName',
+      tag: 'Legacy',
+      summary: 'A dataset run with its items (deprecated)',
+      params: runParams,
+    },
+    async ({ params, req }) => {
+      const { projectId } = req.principal;
+      const { ds, run } = await findDatasetRun(projectId, params);
+      const items = await select(ctx, buildRunItems(projectId, ds.id, run.id, undefined).list);
+      return { ...mapRun(run, ds.name), datasetRunItems: items.map(mapRunItem) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      gate: 'deprecated',
+      url: '/api/public/datasets/:datasetName/runs/:runName',
+      tag: 'Legacy',
+      summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
+      params: runParams,
+    },
+    async ({ params, req }) => {
+      const { projectId } = req.principal;
+      const { ds, run } = await findDatasetRun(projectId, params);
+      const tombstones = buildRunItemTombstones(projectId, ds.id, run.id);
+      await ctx.analytics.command({ query: tombstones.sql, query_params: tombstones.params });
+      await ctx.pool.query('DELETE FROM dataset_runs WHERE project_id = $1 AND id = $2', [projectId, run.id]);
+      return { message: 'Dataset run successfully deleted' };
+    },
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * The reference's unstable evaluation API, evaluators (GET, POST, GET/DELETE by id) and
+ * evaluation-rules (GET, POST, GET/PATCH/DELETE by id), declared once and mounted twice: under
+ * `/api/public/unstable` for the project of the API key, and under `/api/ui/projects/:projectId`
+ * for the evaluations page (writes for members and owners). Errors answer the reference's
+ * envelope `{message, code, details?}`. Relational data, served in every write mode; observation
+ * rules are run by the worker where the events tables are written.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { behaviourOf } from '../../contract/write-modes.ts';
+import {
+  createEvaluator,
+  createEvaluatorRequest,
+  createRule,
+  createRuleRequest,
+  publicEvaluator,
+  publicRule,
+  updateRule,
+  updateRuleRequest,
+} from '../../evaluation/api.ts';
+import { PublicApiError } from '../../evaluation/errors.ts';
+import {
+  deleteEvaluator,
+  deleteRule,
+  findEvaluator,
+  findRule,
+  listEvaluators,
+  listRules,
+} from '../../evaluation/store.ts';
+import type { WebContext } from '../core/context.ts';
+import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
+
+export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
+  const declare = projectRoutes(app, mount);
+  const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
+  const notFound = (what: string, id: string) =>
+    new PublicApiError('resource_not_found', `${what} ${id} not found`);
+
+  declare(
+    {
+      method: 'POST',
+      path: '/evaluators',
+      summary: 'Create an evaluator, or the next version of the one with this name',
+      body: createEvaluatorRequest,
+    },
+    async ({ body, projectId }) => publicEvaluator(await createEvaluator(ctx.pool, projectId, body)),
+  );
+
+  declare(
+    {
+      method: 'GET',
+      path: '/evaluators',
+      summary: 'List the latest version of each evaluator (the project’s, then the managed templates)',
+      query: pageQuery,
+    },
+    async ({ query, projectId }) => {
+      const all = await listEvaluators(ctx.pool, projectId);
+      const start = offsetOf(query);
+      return paged(query, all.slice(start, start + query.limit).map(publicEvaluator), all.length);
+    },
+  );
+
+  const evaluatorId = z.object({ evaluatorId: z.string().min(1) });
+  declare(
+    {
+      method: 'GET',
+      path: '/evaluators/:evaluatorId',
+      summary: 'Get an evaluator',
+      params: evaluatorId,
+    },
+    async ({ params, projectId }) => {
+      const e = await findEvaluator(ctx.pool, projectId, params.evaluatorId);
+      if (!e) throw notFound('Evaluator', params.evaluatorId);
+      return publicEvaluator(e);
+    },
+  );
+
+  declare(
+    {
+      method: 'DELETE',
+      path: '/evaluators/:evaluatorId',
+      summary: 'Delete an evaluator with all its versions and rule assignments (its scores stay)',
+      params: evaluatorId,
+    },
+    async ({ params, projectId }) => {
+      if (!(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId)))
+        throw notFound('Evaluator', params.evaluatorId);
+      return { message: 'Evaluator successfully deleted' };
+    },
+  );
+
+  declare(
+    {
+      method: 'POST',
+      path: '/evaluation-rules',
+      summary: 'Create an evaluation rule',
+      body: createRuleRequest,
+    },
+    async ({ body, projectId }) => {
+      const id = await createRule(ctx.pool, projectId, body, legacyTargetsRun);
+      return publicRule(ctx.pool, (await findRule(ctx.pool, projectId, id))!);
+    },
+  );
+
+  declare(
+    {
+      method: 'GET',
+      path: '/evaluation-rules',
+      summary: 'List evaluation rules',
+      query: pageQuery,
+    },
+    async ({ query, projectId }) => {
+      const { rules, total } = await listRules(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, await Promise.all(rules.map((r) => publicRule(ctx.pool, r))), total);
+    },
+  );
+
+  const ruleId = z.object({ evaluationRuleId: z.string().min(1) });
+  const loadRule = async (projectId: string, id: string) => {
+    const rule = await findRule(ctx.pool, projectId, id);
+    if (!rule) throw notFound('Evaluation rule', id);
+    return rule;
+  };
+  declare(
+    {
+      method: 'GET',
+      path: '/evaluation-rules/:evaluationRuleId',
+      summary: 'Get an evaluation rule',
+      params: ruleId,
+    },
+    async ({ params, projectId }) => publicRule(ctx.pool, await loadRule(projectId, params.evaluationRuleId)),
+  );
+
+  declare(
+    {
+      method: 'PATCH',
+      path: '/evaluation-rules/:evaluationRuleId',
+      summary: 'Update an evaluation rule (only the fields sent)',
+      params: ruleId,
+      body: updateRuleRequest,
+    },
+    async ({ params, body, projectId }) => {
+      const rule = await loadRule(projectId, params.evaluationRuleId);
+      await updateRule(ctx.pool, rule, body, legacyTargetsRun);
+      return publicRule(ctx.pool, await loadRule(projectId, rule.id));
+    },
+  );
+
+  declare(
+    {
+      method: 'DELETE',
+      path: '/evaluation-rules/:evaluationRuleId',
+      summary: 'Delete an evaluation rule (its evaluators stay)',
+      params: ruleId,
+    },
+    async ({ params, projectId }) => {
+      if (!(await deleteRule(ctx.pool, projectId, params.evaluationRuleId)))
+        throw notFound('Evaluation rule', params.evaluationRuleId);
+      return { message: 'Evaluation rule successfully deleted' };
+    },
+  );
+}

@@ -1,0 +1,193 @@
+/**
+ * The evaluations pages' routes in the UI's project scope: LLM connections (owners write; the
+ * public API's routes, ../llm-connections/routes.ts), evaluators and rules (members write; the
+ * unstable API's routes, routes.ts), and what only the pages need: a rule's
+ * execution log with each score and judge trace, the live preview of a mapping on a real
+ * observation (resolved by the judge's own code, ../../evaluation/judged.ts), and the conversion of
+ * a trace-level (Legacy) rule, which stops at the cutover, into an observation rule (owners).
+ * Errors answer the unstable API's envelope, whose `details.field` the pages show.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { behaviourOf } from '../../contract/write-modes.ts';
+import { NotFound } from '../../errors.ts';
+import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
+import { PublicApiError } from '../../evaluation/errors.ts';
+import { listExecutions } from '../../evaluation/executions.ts';
+import { mappedValues, readJudged } from '../../evaluation/judged.ts';
+import {
+  checkRuleFilters,
+  jsonPathProblem,
+  mappingEntry,
+  renderPrompt,
+  ruleFilter,
+  ruleFilterColumns,
+} from '../../evaluation/rules.ts';
+import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
+import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
+import { pageMeta } from '../../reads/datasets.ts';
+import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
+import { select } from '../../reads/select.ts';
+import { toIso } from '../../reads/sql.ts';
+import { answerEnvelopes } from '../core/error-handler.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { uiMount } from '../core/project-routes.ts';
+import { q, route } from '../core/route.ts';
+import { llmConnectionRoutes } from '../llm-connections/routes.ts';
+import { projectParams } from '../ui-shell/scope.ts';
+import { evaluationRoutes } from './routes.ts';
+
+const PREFIX = '/api/ui/projects/:projectId';
+
+const previewRequest = z.object({
+  target: z.enum(['observation', 'experiment', 'trace']),
+  filter: z.array(ruleFilter).default([]),
+  evaluator: z.string().min(1),
+  mapping: z.array(mappingEntry),
+  /** The observation (or trace, for a trace-level rule) to preview on; the newest match without. */
+  id: z.string().min(1).optional(),
+});
+
+export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
+  answerEnvelopes(app);
+  llmConnectionRoutes(app, ctx, uiMount({ atLeast: 'owner', refusal: 'only owners change LLM connections' }));
+  evaluationRoutes(
+    app,
+    ctx,
+    uiMount({ atLeast: 'member', refusal: 'viewers cannot change evaluators or rules' }),
+  );
+
+  const ruleParams = projectParams.extend({ evaluationRuleId: z.string().min(1) });
+  const loadRule = async (projectId: string, id: string) => {
+    const rule = await findRule(ctx.pool, projectId, id);
+    if (!rule) throw new NotFound(`Evaluation rule ${id} not found`);
+    return rule;
+  };
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/executions`,
+      tag: 'UI',
+      summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
+      params: ruleParams,
+      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) }),
+    },
+    async ({ params, query, req }) => {
+      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+      const { executions, total } = await listExecutions(
+        ctx.pool,
+        rule.projectId,
+        rule.id,
+        query.limit,
+        (query.page - 1) * query.limit,
+      );
+      const scoreIds = executions.flatMap((e) => (e.scoreId ? [e.scoreId] : []));
+      const scores = new Map(
+        (scoreIds.length > 0 ? await select(ctx, buildScoresById(rule.projectId, scoreIds)) : [])
+          .map(rowScore)
+          .map((s) => [s.id, s]),
+      );
+      return {
+        data: executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
+        meta: pageMeta(query.page, query.limit, total),
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: `${PREFIX}/evaluators/:evaluatorId/versions`,
+      tag: 'UI',
+      summary: 'Every version of an evaluator, newest first: prompt, output, model',
+      params: projectParams.extend({ evaluatorId: z.string().min(1) }),
+    },
+    async ({ params, req }) => {
+      const versions = await listEvaluatorVersions(ctx.pool, req.project.id, params.evaluatorId);
+      if (versions.length === 0) throw new NotFound(`Evaluator ${params.evaluatorId} not found`);
+      return { data: versions.map(publicEvaluator) };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: `${PREFIX}/evaluation-rules/filter-columns`,
+      tag: 'UI',
+      summary: 'The columns a rule of each target may filter on, with their kinds',
+      params: projectParams,
+    },
+    async () => ({
+      observation: ruleFilterColumns('observation'),
+      experiment: ruleFilterColumns('experiment'),
+      trace: ruleFilterColumns('trace'),
+    }),
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: `${PREFIX}/evaluation-rules/preview`,
+      tag: 'UI',
+      summary:
+        "A mapping resolved on a real observation matching the filters, as the judge resolves it, with the evaluator's prompt rendered",
+      params: projectParams,
+      body: previewRequest,
+    },
+    async ({ body, req }) => {
+      const projectId = req.project.id;
+      const evaluator = await findEvaluatorByName(ctx.pool, projectId, body.evaluator);
+      if (!evaluator)
+        throw new PublicApiError('resource_not_found', `Evaluator "${body.evaluator}" not found`, {
+          field: 'evaluator',
+        });
+      checkRuleFilters(body.target, body.filter);
+      const source = sourceOf(body.target, legacyTargetsRun);
+      const sample = await select(ctx, buildSample({ projectId, source, filter: body.filter }, body.id));
+      const found = sample[0] as ScanRow | undefined;
+      if (!found) return { sample: null, variables: [], prompt: null };
+      const key = {
+        projectId,
+        traceId: found.trace_id,
+        observationId: found.id,
+        observationStartTime: toIso(found.at)!,
+      };
+      const row = await readJudged(ctx.analytics, key, source);
+      const usable = body.mapping.filter((m) => m.jsonPath === undefined || !jsonPathProblem(m.jsonPath));
+      const values = row ? mappedValues(row, usable) : {};
+      return {
+        sample: { id: found.id, traceId: found.trace_id, startTime: key.observationStartTime },
+        variables: body.mapping.map((m) => ({
+          variable: m.variable,
+          value: values[m.variable] ?? null,
+          problem: m.jsonPath === undefined ? null : (jsonPathProblem(m.jsonPath) ?? null),
+        })),
+        prompt: renderPrompt(evaluator.prompt, values),
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/convert`,
+      tag: 'UI',
+      summary:
+        'Replace a trace-level rule by an observation rule on root observations; the old rule is disabled',
+      role: { atLeast: 'owner', refusal: 'only owners change evaluation rules' },
+      params: ruleParams,
+    },
+    async ({ params, req }) => {
+      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+      const id = await convertToObservationRule(ctx.pool, rule, legacyTargetsRun);
+      return publicRule(ctx.pool, (await findRule(ctx.pool, req.project.id, id))!);
+    },
+  );
+};

@@ -1,0 +1,143 @@
+/**
+ * Scheduled exports (`/api/public/exports`): create, list, get (with the files written so far) and
+ * delete a project's exports. The worker writes them (server/exports/job.ts) to the export bucket
+ * under the project's folder. A source this deployment cannot produce is refused with 400 naming
+ * it, rather than configuring an export that would stay empty.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { S3_ENV } from '../../contract/env.ts';
+import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import {
+  createExportRequest,
+  EXPORT_FORMATS,
+  EXPORT_FREQUENCIES,
+  EXPORT_SOURCES,
+  exportFolder,
+  sourceRefusal,
+  windowStart,
+} from '../../exports/rules.ts';
+import {
+  createExport,
+  deleteExport,
+  type ExportConfig,
+  findExport,
+  listExports,
+} from '../../exports/store.ts';
+import { parseIsoDateTime } from '../../time/iso-datetime.ts';
+import { modeGate } from '../core/gates.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { route } from '../core/route.ts';
+
+const exportShape = z.object({
+  id: z.string(),
+  source: z.enum(EXPORT_SOURCES),
+  format: z.enum(EXPORT_FORMATS),
+  frequency: z.enum(EXPORT_FREQUENCIES),
+  prefix: z.string(),
+  checkpoint: z.string(),
+  windowsWritten: z.number(),
+  rowsWritten: z.number(),
+  lastRunAt: z.string().nullable(),
+  lastSkipReason: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const toWire = (e: ExportConfig) => ({
+  id: e.id,
+  source: e.source,
+  format: e.format,
+  frequency: e.frequency,
+  prefix: e.prefix,
+  checkpoint: e.checkpoint.toISOString(),
+  windowsWritten: e.windowsWritten,
+  rowsWritten: e.rowsWritten,
+  lastRunAt: e.lastRunAt?.toISOString() ?? null,
+  lastSkipReason: e.lastSkipReason,
+  createdAt: e.createdAt.toISOString(),
+});
+
+const exportId = z.object({ exportId: z.string().min(1) });
+
+export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', modeGate(ctx));
+
+  route(
+    app,
+    {
+      method: 'POST',
+      url: '/api/public/exports',
+      tag: 'Exports',
+      summary: 'Schedule an export of the project’s data to the export bucket',
+      body: createExportRequest,
+      response: exportShape,
+    },
+    async ({ body, req, reply }) => {
+      if (!ctx.exportBlobs)
+        throw new NotConfigured(`Exports are not configured: set ${S3_ENV.export.bucket}`);
+      const refusal = sourceRefusal(body.source, ctx.config.mode);
+      if (refusal !== undefined) throw new BadRequest('Invalid request data', `source: ${refusal}`);
+      const startAt = body.startAt === undefined ? Date.now() : parseIsoDateTime(body.startAt)!;
+      if (startAt > Date.now())
+        throw new BadRequest('Invalid request data', 'startAt: must not be in the future');
+      const created = await createExport(ctx.pool, {
+        projectId: req.principal.projectId,
+        source: body.source,
+        format: body.format,
+        frequency: body.frequency,
+        prefix: body.prefix,
+        checkpoint: new Date(windowStart(body.frequency, startAt)),
+      });
+      return reply.code(201).send(toWire(created));
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/exports',
+      tag: 'Exports',
+      summary: 'List the project’s scheduled exports',
+      response: z.object({ data: z.array(exportShape) }),
+    },
+    async ({ req }) => ({ data: (await listExports(ctx.pool, req.principal.projectId)).map(toWire) }),
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      url: '/api/public/exports/:exportId',
+      tag: 'Exports',
+      summary: 'Get a scheduled export with the keys of the files written so far',
+      params: exportId,
+      response: exportShape.extend({ files: z.array(z.string()) }),
+    },
+    async ({ params, req }) => {
+      const { projectId } = req.principal;
+      const found = await findExport(ctx.pool, projectId, params.exportId);
+      if (!found) throw new NotFound(`Export ${params.exportId} not found`);
+      const folder = exportFolder({ ...found, storagePrefix: ctx.config.exportStorage?.prefix ?? '' });
+      return { ...toWire(found), files: (await ctx.exportBlobs?.list(folder)) ?? [] };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/public/exports/:exportId',
+      tag: 'Exports',
+      summary: 'Stop and delete a scheduled export (its files stay)',
+      params: exportId,
+      response: z.object({ message: z.string() }),
+    },
+    async ({ params, req }) => {
+      if (!(await deleteExport(ctx.pool, req.principal.projectId, params.exportId))) {
+        throw new NotFound(`Export ${params.exportId} not found`);
+      }
+      return { message: 'Export deleted' };
+    },
+  );
+};

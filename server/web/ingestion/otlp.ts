@@ -1,0 +1,74 @@
+/**
+ * `POST /api/public/otel/v1/traces`: OTLP/HTTP traces (protobuf or JSON, optionally gzip). A
+ * malformed export, one past a per-export limit, or one whose every span is refused is a 400; spans
+ * refused on their own (a per-span limit, a refused value) are left out and counted in the 200's
+ * `partial_success`, in the request's encoding, as the OTLP spec asks. Accepted spans are written
+ * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
+ * 200 is sent (server/ingestion/otlp.ts); this handler reads the headers and answers.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import { exportResponseBody } from '../../otel/otlp-proto.ts';
+import { parseIngestionVersionHeader } from '../../otel/validate.ts';
+import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+
+/** Compressed body limit; the decoded size is bounded separately by the decoder. */
+export const OTLP_BODY_LIMIT = 16 * 1024 * 1024;
+
+export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx }) => {
+  // OTLP bodies are decoded here (gzip, protobuf or JSON), so every content type arrives raw.
+  otlp.removeAllContentTypeParsers();
+  otlp.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: OTLP_BODY_LIMIT }, (_req, body, done) => {
+    done(null, body);
+  });
+
+  const openapi = {
+    method: 'POST',
+    url: '/api/public/otel/v1/traces',
+    tag: 'Ingestion',
+    summary: 'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
+  } as const;
+  otlp.post(openapi.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
+    const headerName =
+      req.headers['x-service-ingestion-version'] !== undefined
+        ? 'x-service-ingestion-version'
+        : 'x-langfuse-ingestion-version';
+    const version = parseIngestionVersionHeader(producerHeader(req, 'ingestion-version'), headerName);
+    if (version instanceof Error)
+      return reply.code(400).send({ error: version.message, message: version.message });
+
+    const outcome = await ingestOtlpExport(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        producer: {
+          ingestionVersion: version ?? undefined,
+          sdkName: producerHeader(req, 'sdk-name'),
+          sdkVersion: producerHeader(req, 'sdk-version'),
+        },
+      },
+      {
+        ...ingestionContextOf(ctx, req),
+        onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
+      },
+    );
+    if (outcome.kind === 'refused') {
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    }
+    const protobufEncoding = (req.headers['content-type'] ?? '')
+      .toLowerCase()
+      .includes('application/x-protobuf');
+    const { rejected } = outcome;
+    return reply
+      .code(200)
+      .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
+      .send(
+        exportResponseBody(
+          protobufEncoding,
+          rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
+        ),
+      );
+  });
+};

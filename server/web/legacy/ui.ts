@@ -1,0 +1,99 @@
+/**
+ * The version 3 experience of the web UI (`/api/ui/projects/:projectId/legacy/traces...`): the
+ * traces table and the trace view over the legacy `traces`, `observations` and `scores` tables,
+ * read by the same builders as the deprecated public endpoints (`GET /api/public/traces[/:id]`)
+ * and gated like them: served in `legacy` and `dual`, 404 in `events_only`, where the pages read
+ * only version 4. For users whose read path is version 3 (../../users/read-path.ts).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { NotFound } from '../../errors.ts';
+import {
+  buildObservationsOfTrace,
+  buildScoresOfTrace,
+  buildTraceAggregates,
+  buildTraceById,
+  buildTraceList,
+} from '../../reads/legacy.ts';
+import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
+import { buildRowScores } from '../../reads/row-scores.ts';
+import { type Row, runPaged, select } from '../../reads/select.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { q, route } from '../core/route.ts';
+import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
+import { projectParams } from '../ui-shell/scope.ts';
+
+export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'deprecated',
+      url: '/api/ui/projects/:projectId/legacy/traces',
+      tag: 'UI',
+      summary: 'A page of the traces table (version 3 experience)',
+      params: projectParams,
+      query: z.object({
+        page: q.int(1, 1_000_000, 1),
+        limit: q.int(1, 200, 50),
+        name: z.string().optional(),
+        userId: z.string().optional(),
+        sessionId: z.string().optional(),
+        tags: q.many(),
+        fromTimestamp: q.datetime().optional(),
+        toTimestamp: q.datetime().optional(),
+      }),
+    },
+    async ({ query, req }) => {
+      const projectId = req.project.id;
+      const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
+      const ids = rows.map((r) => String(r['id']));
+      const aggs = new Map<string, Row>();
+      let scores: Row[] = [];
+      if (ids.length > 0) {
+        const [obs, s] = await Promise.all([
+          select(ctx, buildTraceAggregates(projectId, ids).observations),
+          select(ctx, buildRowScores(projectId, ids)),
+        ]);
+        for (const a of obs) aggs.set(String(a['trace_id']), a);
+        scores = s;
+      }
+      return {
+        data: rows.map((r) => legacyTraceRow(r, aggs.get(String(r['id'])), scores)),
+        meta,
+      };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'GET',
+      gate: 'deprecated',
+      url: '/api/ui/projects/:projectId/legacy/traces/:traceId',
+      tag: 'UI',
+      summary: 'A trace with its observations, scores and comments (version 3 experience)',
+      params: projectParams.extend({ traceId: z.string().min(1) }),
+    },
+    async ({ params, req }) => {
+      const projectId = req.project.id;
+      const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
+      if (!trace) throw new NotFound(`trace ${params.traceId} not found`);
+      const [observations, scores, models] = await Promise.all([
+        select(ctx, buildObservationsOfTrace(projectId, params.traceId)),
+        select(ctx, buildScoresOfTrace(projectId, params.traceId)),
+        modelsOfTrace(ctx, projectId),
+      ]);
+      const view = legacyTraceView(trace, observations, scores).map((o) => ({
+        ...o,
+        matchedModel: 'modelId' in o ? matchedModel(models, o.modelId) : null,
+      }));
+      return {
+        traceId: params.traceId,
+        observations: view,
+        comments: await traceComments(ctx, projectId, params.traceId, view.slice(1)),
+        truncated: false,
+      };
+    },
+  );
+};

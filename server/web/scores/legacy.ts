@@ -1,0 +1,96 @@
+/** Deprecated score reads (v1 and v2 lists, one score by id); 404 in events_only. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { buildScoreById, buildScoreList, buildTracesByIds } from '../../reads/legacy.ts';
+import { mapScoreLegacy } from '../../reads/scores.ts';
+import { type Row, runPaged, select } from '../../reads/select.ts';
+import { orNull } from '../../reads/sql.ts';
+import type { WebContext } from '../core/context.ts';
+import { q, route } from '../core/route.ts';
+
+const scoreListQuery = z.object({
+  page: q.int(1, 1_000_000, 1),
+  limit: q.int(1, 100, 50),
+  userId: z.string().optional(),
+  name: z.string().optional(),
+  fromTimestamp: q.datetime().optional(),
+  toTimestamp: q.datetime().optional(),
+  environment: q.many(),
+  source: z.string().optional(),
+  operator: z.string().optional(),
+  value: z.coerce.number().optional(),
+  scoreIds: q.csv(),
+  configId: z.string().optional(),
+  sessionId: z.string().optional(),
+  datasetRunId: z.string().optional(),
+  traceId: z.string().optional(),
+  observationId: q.csv(),
+  queueId: z.string().optional(),
+  dataType: z.string().optional(),
+  traceTags: q.many(),
+  fields: q.csv(),
+});
+
+export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
+  for (const url of ['/api/public/scores', '/api/public/v2/scores']) {
+    route(
+      app,
+      {
+        method: 'GET',
+        gate: 'deprecated',
+        url,
+        tag: 'Legacy',
+        summary: 'Scores with their trace fields (deprecated; 404 in events_only)',
+        query: scoreListQuery,
+      },
+      async ({ query, req }) => {
+        const { projectId } = req.principal;
+        const { rows, meta } = await runPaged(ctx, buildScoreList({ ...query, projectId }), query);
+        const withTrace = !query.fields || query.fields.includes('trace');
+        const traces = new Map<string, Row>();
+        const traceIds = [
+          ...new Set(rows.map((r) => orNull(r['trace_id'])).filter((t): t is string => t !== null)),
+        ];
+        if (withTrace && traceIds.length > 0) {
+          for (const t of await select(ctx, buildTracesByIds(projectId, traceIds)))
+            traces.set(String(t['id']), t);
+        }
+        return {
+          data: rows.map((r) => {
+            const t = traces.get(String(r['trace_id']));
+            return {
+              ...mapScoreLegacy(r),
+              ...(withTrace && t
+                ? {
+                    trace: {
+                      userId: orNull(t['user_id']) ?? undefined,
+                      tags: t['tags'],
+                      environment: t['environment'],
+                      sessionId: orNull(t['session_id']) ?? undefined,
+                    },
+                  }
+                : {}),
+            };
+          }),
+          meta,
+        };
+      },
+    );
+    route(
+      app,
+      {
+        method: 'GET',
+        gate: 'deprecated',
+        url: `${url}/:id`,
+        tag: 'Legacy',
+        summary: 'One score (deprecated)',
+        params: z.object({ id: z.string().min(1) }),
+      },
+      async ({ params, req, reply }) => {
+        const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
+        if (!row) return reply.code(404).send({ message: `Score ${params.id} not found` });
+        return mapScoreLegacy(row);
+      },
+    );
+  }
+}

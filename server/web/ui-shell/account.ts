@@ -1,0 +1,38 @@
+/**
+ * The signed-in user's own routes: the user's projects (`GET /api/ui/projects`) and the choice of
+ * read path (`PUT /api/ui/preferences/v4-preview`): the spec's
+ * per-user toggle of the version 4 preview, stored on the user. Refused (409, saying why) where
+ * the deployment gives no choice: only `dual` with the preview opt-in lets a user switch.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { Conflict } from '../../errors.ts';
+import { readPathOf } from '../../users/read-path.ts';
+import { projectsOf, setV4Preview } from '../../users/store.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { route } from '../core/route.ts';
+
+export const uiAccountPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    { method: 'GET', url: '/api/ui/projects', tag: 'UI', summary: "The signed-in user's projects" },
+    async ({ req }) => ({ data: await projectsOf(ctx.pool, req.session.user.id) }),
+  );
+
+  route(
+    app,
+    {
+      method: 'PUT',
+      url: '/api/ui/preferences/v4-preview',
+      tag: 'UI',
+      summary: "Turn the signed-in user's version 4 preview on or off",
+      body: z.object({ enabled: z.boolean() }),
+    },
+    async ({ body, req }) => {
+      const choice = readPathOf(ctx.config.mode, body.enabled);
+      if (!choice.canToggle) throw new Conflict(`enabled: the read path is fixed: ${choice.fixedBecause}`);
+      await setV4Preview(ctx.pool, req.session.user.id, body.enabled);
+      return { readPath: choice };
+    },
+  );
+};
