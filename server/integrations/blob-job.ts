@@ -34,12 +34,11 @@ export async function destinationOf(
   if (i.endpoint) await checkHost(llm, new URL(i.endpoint).hostname);
   // A sealed secret the server cannot open fails the delivery: falling back to the server's own
   // credentials would write with rights the integration was never given.
-  if (i.secretAccessKeyEncrypted && !llm.encryptionKey)
+  if (!i.accessKeyId || !i.secretAccessKeyEncrypted)
+    throw new Error('the integration has no credentials of its own, and the server lends none');
+  if (!llm.encryptionKey)
     throw new Error('the server has no encryption key to open the stored secretAccessKey');
-  const secret =
-    i.secretAccessKeyEncrypted && llm.encryptionKey
-      ? decryptSecret(llm.encryptionKey, i.secretAccessKeyEncrypted)
-      : undefined;
+  const secret = decryptSecret(llm.encryptionKey, i.secretAccessKeyEncrypted);
   return s3BlobStore(
     {
       bucket: i.bucketName,
@@ -47,10 +46,7 @@ export async function destinationOf(
       region: i.region,
       endpoint: i.endpoint ?? undefined,
       forcePathStyle: i.forcePathStyle,
-      credentials:
-        i.accessKeyId && secret !== undefined
-          ? { accessKeyId: i.accessKeyId, secretAccessKey: secret }
-          : undefined,
+      credentials: { accessKeyId: i.accessKeyId, secretAccessKey: secret },
     },
     guardedAgents(llm),
   );

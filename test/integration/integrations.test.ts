@@ -207,6 +207,20 @@ describe('the data', () => {
 describe('blob storage integrations', () => {
   let id = '';
 
+  it("PUT without credentials is refused naming accessKeyId (the server's own are never lent), storing nothing", async () => {
+    const { accessKeyId: _id, secretAccessKey: _secret, ...bare } = integrationBody();
+    const res = await api<Record<string, unknown>>(
+      adminServer(),
+      'PUT',
+      '/api/public/integrations/blob-storage',
+      bare,
+    );
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('accessKeyId');
+    expect((await pool.query('SELECT id FROM blob_storage_integrations')).rows).toEqual([]);
+    expect(await objectKeys('observatory/.observatory-connection-test')).toEqual([]);
+  });
+
   it('PUT creates the project integration in the reference shape, checked by a test upload; the secret is sealed and never answered', async () => {
     const res = await api<Record<string, unknown>>(
       adminServer(),

@@ -139,6 +139,40 @@ function administration(): [string, Case][] {
         template: `${P}/apiKeys/{apiKeyId}`,
       }),
     ],
+    [
+      'GET blob-storage integrations',
+      org({ method: 'GET', url: () => '/api/public/integrations/blob-storage', ok: 200 }),
+    ],
+    [
+      'PUT blob-storage integration (no body fields)',
+      org({ method: 'PUT', url: () => '/api/public/integrations/blob-storage', body: {}, ok: 400 }),
+    ],
+    ...(['GET', 'DELETE'] as const).map((method): [string, Case] => [
+      `${method} blob-storage integration (unknown id)`,
+      org({
+        method,
+        url: () => '/api/public/integrations/blob-storage/m-none',
+        ok: 404,
+        template: '/api/public/integrations/blob-storage/{id}',
+      }),
+    ]),
+    [
+      'GET PostHog integrations',
+      org({ method: 'GET', url: () => '/api/public/integrations/posthog', ok: 200 }),
+    ],
+    [
+      'PUT PostHog integration (no body fields)',
+      org({ method: 'PUT', url: () => '/api/public/integrations/posthog', body: {}, ok: 400 }),
+    ],
+    [
+      'DELETE PostHog integration (unknown project)',
+      org({
+        method: 'DELETE',
+        url: () => '/api/public/integrations/posthog/m-none',
+        ok: 404,
+        template: '/api/public/integrations/posthog/{projectId}',
+      }),
+    ],
     ['GET org projects', org({ method: 'GET', url: () => '/api/public/organizations/projects', ok: 200 })],
     ['GET org keys', org({ method: 'GET', url: () => '/api/public/organizations/apiKeys', ok: 200 })],
     ...(['organization', 'project'] as const).flatMap((scope): [string, Case][] => {
@@ -547,13 +581,13 @@ const VALID: [string, Case][] = [
     },
   ],
   [
-    'POST evaluation rule (target experiment: not run yet)',
+    'POST evaluation rule (target experiment, without its mapping)',
     json(
       'POST',
       '/api/public/unstable/evaluation-rules',
       { name: 'm-rule', evaluator: { name: 'correctness' }, target: 'experiment', enabled: false },
       'always',
-      422,
+      400,
     ),
   ],
   ['GET evaluation rules', get('/api/public/unstable/evaluation-rules', 'always')],

@@ -160,6 +160,14 @@ export const integrationsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
           ? (body.exportFieldGroups ?? null)
           : (existing?.exportFieldGroups ?? null),
       };
+      // The reference falls back to the server's own cloud credentials; here an integration must
+      // bring its own, or an organization key could make the server write wherever it may
+      // (the deployment's own buckets: other projects' exports, the backups).
+      if (!(write.accessKeyId ?? existing?.accessKeyId))
+        throw new BadRequest(
+          'Invalid request data',
+          "accessKeyId: required (with secretAccessKey): integrations do not use the server's own credentials",
+        );
       // The test upload goes with the credentials that will be stored (the kept ones on an update).
       const store = await destinationOf(
         {
