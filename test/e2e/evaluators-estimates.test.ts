@@ -217,6 +217,13 @@ describe('kubectl observatory plan while a real backfill Job is mid-step', () =>
       ),
     );
 
+    // For review: the plan's lines as an admin reads them.
+    console.log(
+      text.stdout
+        .split('\n')
+        .filter((l) => /^ {2}step |^Estimates/.test(l))
+        .join('\n'),
+    );
     // Still inside the pause: the figures above describe one moment of the step.
     const after = (await workerReport()).steps.find((x) => x.step === 1)!;
     expect(after.chunksDone).toBe(1);
