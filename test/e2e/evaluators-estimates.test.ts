@@ -25,7 +25,14 @@ import { PORTS } from '../../server/contract/ports.ts';
 import type { BackfillReport } from '../../server/contract/worker-api.ts';
 import { kubectlObservatory, localCluster } from '../cluster/testing.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
+import {
+  type Judge,
+  judgeConnection,
+  QA_CATEGORIES,
+  qaEvaluator,
+  qaGenerationRule,
+  startJudge,
+} from '../fixtures/judge.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 
 const NAME = 'demo';
@@ -249,49 +256,18 @@ describe('a Legacy trace-level evaluator across the cutover', () => {
 
   it('judges a trace the release 3 SDK sent in Dual, with the real model', async () => {
     expect((await call('PUT', '/llm-connections', judgeConnection(judge!))).status).toBe(200);
-    const evaluator = await call('POST', '/unstable/evaluators', {
-      name: 'qa-correctness',
-      type: 'llm_as_judge',
-      prompt: 'Question: {{question}}\nAnswer: {{answer}}\nIs the answer correct?',
-      outputDefinition: {
-        dataType: 'CATEGORICAL',
-        reasoning: { description: 'One short sentence.' },
-        score: {
-          description: 'correct or incorrect',
-          categories: ['correct', 'incorrect'],
-          shouldAllowMultipleMatches: false,
-        },
-      },
-      modelConfig: { provider: 'local-judge', model: JUDGE_MODEL },
-    });
+    const evaluator = await call('POST', '/unstable/evaluators', qaEvaluator());
     expect(evaluator.status, evaluator.text).toBe(200);
-    const mapping = [
-      { variable: 'question', source: 'input', jsonPath: '$.question' },
-      { variable: 'answer', source: 'output' },
-    ];
     const rule = await call('POST', '/unstable/evaluation-rules', {
-      name: 'qa-trace',
-      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
+      ...qaGenerationRule('qa-trace'),
       target: 'trace',
-      enabled: true,
       filter: [{ type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa-trace'] }],
-      mapping,
     });
     expect(rule.status, rule.text).toBe(200);
     expect(rule.body).toMatchObject({ target: 'trace', legacy: true, status: 'active' });
     traceRuleId = rule.body.id;
     // The control for EventsOnly: an observation rule on the generations named `qa`.
-    const control = await call('POST', '/unstable/evaluation-rules', {
-      name: 'qa-live',
-      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
-      target: 'observation',
-      enabled: true,
-      filter: [
-        { type: 'stringOptions', column: 'type', operator: 'any of', value: ['GENERATION'] },
-        { type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] },
-      ],
-      mapping,
-    });
+    const control = await call('POST', '/unstable/evaluation-rules', qaGenerationRule('qa-live'));
     expect(control.status, control.text).toBe(200);
 
     const sdk = new Langfuse({ ...project, baseUrl: await d.webUrl() });
@@ -311,7 +287,7 @@ describe('a Legacy trace-level evaluator across the cutover', () => {
       subject: { kind: 'trace', id: judged.id },
       metadata: { evaluation_rule_id: traceRuleId },
     });
-    expect(['correct', 'incorrect']).toContain(score!.value);
+    expect(QA_CATEGORIES).toContain(score!.value);
     executionsBefore = await executions(traceRuleId);
     expect(executionsBefore).toBeGreaterThan(0);
   });

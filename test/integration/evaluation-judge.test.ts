@@ -22,7 +22,15 @@ import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
+import {
+  JUDGE_MODEL,
+  type Judge,
+  judgeConnection,
+  QA_CATEGORIES,
+  qaEvaluator,
+  qaGenerationRule,
+  startJudge,
+} from '../fixtures/judge.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
@@ -83,7 +91,6 @@ const call = (method: string, path: string, body?: unknown) =>
   callJson(`${web.url}/api/public`, project, method, path, body);
 
 const CONNECTION = () => judgeConnection(judge);
-const CATEGORIES = ['correct', 'incorrect'];
 
 /** Sends one `qa` generation (judged) and one `lookup` span (filtered out); returns their ids. */
 async function sendQa(question: string, answer: string) {
@@ -131,37 +138,10 @@ let evaluatorId: string;
 describe('observation rules judged by a real model', () => {
   it('judges the matching observations the SDK sent and stores EVAL scores readable through scores v3', async () => {
     expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
-    const evaluator = await call('POST', '/unstable/evaluators', {
-      name: 'qa-correctness',
-      type: 'llm_as_judge',
-      prompt: 'Question: {{question}}\nAnswer: {{answer}}\nIs the answer correct?',
-      outputDefinition: {
-        dataType: 'CATEGORICAL',
-        reasoning: { description: 'One short sentence.' },
-        score: {
-          description: 'correct or incorrect',
-          categories: CATEGORIES,
-          shouldAllowMultipleMatches: false,
-        },
-      },
-      modelConfig: { provider: 'local-judge', model: JUDGE_MODEL },
-    });
+    const evaluator = await call('POST', '/unstable/evaluators', qaEvaluator());
     expect(evaluator.status).toBe(200);
     evaluatorId = evaluator.body.id;
-    const rule = await call('POST', '/unstable/evaluation-rules', {
-      name: 'qa-live',
-      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
-      target: 'observation',
-      enabled: true,
-      filter: [
-        { type: 'stringOptions', column: 'type', operator: 'any of', value: ['GENERATION'] },
-        { type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] },
-      ],
-      mapping: [
-        { variable: 'question', source: 'input', jsonPath: '$.question' },
-        { variable: 'answer', source: 'output' },
-      ],
-    });
+    const rule = await call('POST', '/unstable/evaluation-rules', qaGenerationRule('qa-live'));
     expect(rule.body).toMatchObject({ status: 'active' });
     ruleId = rule.body.id;
 
@@ -194,7 +174,7 @@ describe('observation rules judged by a real model', () => {
         subject: { kind: 'observation', id: o.generationId, traceId: o.traceId },
         metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId, evaluator_version: '1' },
       });
-      expect(CATEGORIES).toContain(score.value);
+      expect(QA_CATEGORIES).toContain(score.value);
       expect(typeof score.comment).toBe('string');
       expect(score.comment.length).toBeGreaterThan(0);
       const row = await execution(o.generationId);
@@ -368,7 +348,7 @@ describe('in write mode dual with the preview (the other mode that writes versio
       dataType: 'CATEGORICAL',
       metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
     });
-    expect(CATEGORIES).toContain(score!.value);
+    expect(QA_CATEGORIES).toContain(score!.value);
     expect(await execution(o.spanId)).toBeUndefined();
   });
 });
@@ -412,7 +392,7 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       subject: { kind: 'trace', id: judged.id },
       metadata: { evaluation_rule_id: traceRuleId, evaluator_id: evaluatorId },
     });
-    expect(CATEGORIES).toContain(score!.value);
+    expect(QA_CATEGORIES).toContain(score!.value);
     expect(await execution(skipped.id)).toBeUndefined();
   });
 
