@@ -76,6 +76,8 @@ export interface IncompatibleProducer {
   sdkVersion: string;
   path: string;
   consequence: Consequence;
+  /** When the worker last saw it (ISO time); absent: unknown. */
+  lastSeen?: string;
 }
 /** An enabled trace-level (Legacy) evaluation rule, from the same report: it stops at the cutover. */
 export interface LegacyEvaluatorRef {

@@ -4,33 +4,21 @@
 // status names it through the status subresource, as the operator writes it. Then `report`: a
 // support bundle of the object with a Job it owns whose Pod logs a Secret's value, searched file by
 // file for every Secret value (raw and base64).
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { LocalClusterClient } from '../../cluster/local-cluster.ts';
-import { crdDir, repoRoot } from '../../cluster/paths.ts';
+import { crdDir } from '../../cluster/paths.ts';
 import { waitFor } from '../../cluster/wait.ts';
-import { clients, createNamespace, deleteNamespaces, localCluster } from './testing.ts';
+import { clients, createNamespace, deleteNamespaces, kubectlObservatory, localCluster } from './testing.ts';
 
 let cluster: LocalClusterClient;
 const ns = 'kubectl-plugin';
 const JOB = 'demo-backfill-2-plugin';
 const CRD = 'observabilityservices.observatory.dev';
 
-function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const PATH = [join(repoRoot, 'bin'), dirname(cluster.kubectlPath), process.env['PATH']].join(':');
-  return new Promise((resolve) => {
-    execFile(
-      cluster.kubectlPath,
-      ['observatory', ...args],
-      { env: { ...process.env, PATH, KUBECONFIG: cluster.kubeconfigPath }, timeout: 120_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const plugin = (args: string[]) => kubectlObservatory(cluster, args);
 
 beforeAll(async () => {
   cluster = localCluster();

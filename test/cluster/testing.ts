@@ -1,8 +1,11 @@
 // Helpers for the files of the cluster suite: the one local cluster the global setup started, and
 // a namespace per file that is gone again (with everything in it) when the file ends.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { attachLocalCluster, type LocalClusterClient } from '../../cluster/local-cluster.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 import { waitFor } from '../../cluster/wait.ts';
 
 /** The cluster of test/cluster/global-setup.ts. */
@@ -46,4 +49,21 @@ export async function deleteNamespaces(cluster: { kubeconfig: KubeConfig }, name
       { timeoutMs: 180_000, intervalMs: 500 },
     );
   }
+}
+
+/** `kubectl observatory ARGS` as an admin runs it: kubectl finds the plugin of bin/ on PATH. */
+export function kubectlObservatory(
+  cluster: LocalClusterClient,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const PATH = [join(repoRoot, 'bin'), dirname(cluster.kubectlPath), process.env['PATH']].join(':');
+  return new Promise((resolve) => {
+    execFile(
+      cluster.kubectlPath,
+      ['observatory', ...args],
+      { env: { ...process.env, PATH, KUBECONFIG: cluster.kubeconfigPath }, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }

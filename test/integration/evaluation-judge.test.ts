@@ -27,7 +27,8 @@ import {
   JUDGE_MODEL,
   type Judge,
   judgeConnection,
-  judgeEvaluator,
+  qaEvaluator,
+  qaGenerationRule,
   startJudge,
 } from '../fixtures/judge.ts';
 import { freePort } from '../fixtures/ports.ts';
@@ -137,27 +138,10 @@ let evaluatorId: string;
 describe('observation rules judged by a real model', () => {
   it('judges the matching observations the SDK sent and stores EVAL scores readable through scores v3', async () => {
     expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
-    const evaluator = await call(
-      'POST',
-      '/unstable/evaluators',
-      judgeEvaluator('qa-correctness', 'Question: {{question}}\nAnswer: {{answer}}\nIs the answer correct?'),
-    );
+    const evaluator = await call('POST', '/unstable/evaluators', qaEvaluator());
     expect(evaluator.status).toBe(200);
     evaluatorId = evaluator.body.id;
-    const rule = await call('POST', '/unstable/evaluation-rules', {
-      name: 'qa-live',
-      evaluator: { name: 'qa-correctness', type: 'llm_as_judge' },
-      target: 'observation',
-      enabled: true,
-      filter: [
-        { type: 'stringOptions', column: 'type', operator: 'any of', value: ['GENERATION'] },
-        { type: 'stringOptions', column: 'name', operator: 'any of', value: ['qa'] },
-      ],
-      mapping: [
-        { variable: 'question', source: 'input', jsonPath: '$.question' },
-        { variable: 'answer', source: 'output' },
-      ],
-    });
+    const rule = await call('POST', '/unstable/evaluation-rules', qaGenerationRule('qa-live'));
     expect(rule.body).toMatchObject({ status: 'active' });
     ruleId = rule.body.id;
 

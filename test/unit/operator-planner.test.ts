@@ -556,6 +556,30 @@ describe('planner: the cutover gates', () => {
     expect(c.message).not.toContain('otel-dual-path');
   });
 
+  it.each([
+    ['20 s ago with a 1m quiet period', 20_000, '1m', 40],
+    ['just now with a 10m quiet period', 0, '10m', 300],
+    ['2m ago with a 1m quiet period (the report lags)', 120_000, '1m', 1],
+  ])('looks again when a refused producer last seen %s leaves the quiet period', (_n, ago, period, after) => {
+    const lastSeen = new Date(NOW.getTime() - ago).toISOString();
+    const p = run(eo({ cutover: { producerQuietPeriod: period } }), {
+      producers: {
+        known: true,
+        producers: [
+          {
+            sdkName: 'javascript',
+            sdkVersion: '3.38.0',
+            path: 'ingestion-api',
+            consequence: 'refused',
+            lastSeen,
+          },
+        ],
+      },
+    });
+    expect(cond(p.status, 'ProducersCompatible')?.reason).toBe('IncompatibleProducersSeen');
+    expect(p.actions).toContainEqual({ kind: 'requeue', afterSeconds: after });
+  });
+
   it('turns PropagationHealthy False only after failureThreshold stuck rounds, across restarts', () => {
     const stuck = { workerProbes: [{ pod: 'w-0', result: 'stuck' as const }] };
     const manual = { cutover: { approval: 'Manual' as const } };

@@ -14,6 +14,7 @@ import { findCondition } from '../conditions.ts';
 import { phaseOfPass } from '../pass.ts';
 import { nextStreak, type ProbeStreak, propagationVerdict, roundOf } from '../propagation.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
+import type { IncompatibleProducer } from '../types.ts';
 import { deployedRolledOut } from '../workloads.ts';
 
 interface Gate {
@@ -126,6 +127,16 @@ function evaluatorsGate(input: StepInput, approvedByHand: boolean, out: StepOutp
   };
 }
 
+/**
+ * Seconds until the last refused producer leaves the quiet period (at most 5 minutes): with a
+ * short period the gate opens then, not at the next 5-minute look.
+ */
+function quietAgainIn(refused: readonly IncompatibleProducer[], period: string, now: Date): number {
+  const last = Math.max(...refused.map((p) => (p.lastSeen ? Date.parse(p.lastSeen) : Number.NaN)));
+  const seconds = (last + (parseDuration(period) ?? Number.NaN) - now.getTime()) / 1000;
+  return Number.isFinite(seconds) ? Math.max(1, Math.min(300, Math.ceil(seconds))) : 300;
+}
+
 /** The cutover starts only inside a maintenance window, when there are any. */
 function windowGate(input: StepInput): Gate {
   const w = windowAt(input.spec.maintenanceWindows, input.world.now);
@@ -210,7 +221,7 @@ export const gatesStep: Step = {
         producers = {
           ok: false,
           message: `${facts.count} producer(s) EventsOnly would refuse were seen in the last ${period}`,
-          recheckSeconds: 300,
+          recheckSeconds: quietAgainIn(refused, period, input.world.now),
         };
       } else if (losing.length > 0) {
         // Accepted after the cutover: worth saying, not worth blocking on.
