@@ -12,13 +12,16 @@ export type AuditActor =
   | { policy: 'retention' | 'project-deletion' };
 
 export interface AuditEntry {
-  projectId: string;
+  /** The project concerned; null for a change to an organization itself (then `orgId`). */
+  projectId: string | null;
+  orgId?: string;
   actor: AuditActor;
   resourceType:
     | 'trace'
     | 'prompt'
     | 'score'
     | 'project'
+    | 'organization'
     | 'annotation-queue'
     | 'annotation-queue-item'
     | 'annotation-queue-assignment';
@@ -34,8 +37,8 @@ export async function audit(db: Queryable, e: AuditEntry): Promise<void> {
   const { actor } = e;
   const action = 'policy' in actor ? actor.policy : (e.action ?? 'delete');
   await db.query(
-    `INSERT INTO audit_logs (id, project_id, api_key_id, user_id, resource_type, resource_id, action)
-     SELECT gen_random_uuid()::text, $1,
+    `INSERT INTO audit_logs (id, project_id, org_id, api_key_id, user_id, resource_type, resource_id, action)
+     SELECT gen_random_uuid()::text, $1, $7,
             (SELECT id FROM api_keys WHERE public_key = $2 AND project_id = $1), $3, $4, r, $5
      FROM unnest($6::text[]) AS r`,
     [
@@ -45,6 +48,7 @@ export async function audit(db: Queryable, e: AuditEntry): Promise<void> {
       e.resourceType,
       action,
       [...new Set(e.resourceIds)],
+      e.orgId ?? null,
     ],
   );
 }

@@ -148,20 +148,41 @@ export interface NewSession {
   expiresAt: Date;
 }
 
-export async function createSession(pool: pg.Pool, userId: string, ttlMs: number): Promise<NewSession> {
+/** Where a session was opened from, as the client said (shown to the user in their sessions list). */
+export interface SessionClient {
+  userAgent?: string | undefined;
+  ip?: string | undefined;
+}
+
+export async function createSession(
+  pool: pg.Pool,
+  userId: string,
+  ttlMs: number,
+  client: SessionClient = {},
+): Promise<NewSession> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + ttlMs);
   // Expired sessions of this user go as a new one starts, so the table does not grow without bound.
   await pool.query('DELETE FROM user_sessions WHERE user_id = $1 AND expires_at < now()', [userId]);
   await pool.query(
-    'INSERT INTO user_sessions (token_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)',
-    [tokenHash(token), userId, csrfToken, expiresAt],
+    `INSERT INTO user_sessions (token_hash, user_id, csrf_token, expires_at, user_agent, ip)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      tokenHash(token),
+      userId,
+      csrfToken,
+      expiresAt,
+      client.userAgent?.slice(0, 500) ?? null,
+      client.ip ?? null,
+    ],
   );
   return { token, csrfToken, expiresAt };
 }
 
 export interface Session {
+  /** The session's own id (not its token's hash), as the user's sessions list shows it. */
+  id: string;
   user: User;
   csrfToken: string;
   /** The user turned on the version 4 preview (read-path.ts decides whether it applies). */
@@ -169,14 +190,21 @@ export interface Session {
 }
 
 export async function sessionOf(pool: pg.Pool, token: string): Promise<Session | undefined> {
-  const r = await pool.query<User & { csrf_token: string; v4_preview: boolean }>(
-    `SELECT u.id, u.email, u.name, u.v4_preview, s.csrf_token FROM user_sessions s JOIN users u ON u.id = s.user_id
+  // "Last seen" moves at most once a minute, so a busy page does not write on every request.
+  const r = await pool.query<User & { session_id: string; csrf_token: string; v4_preview: boolean }>(
+    `WITH s AS (
+       UPDATE user_sessions SET last_seen_at = now()
+        WHERE token_hash = $1 AND expires_at > now() AND last_seen_at < now() - interval '1 minute'
+     )
+     SELECT u.id, u.email, u.name, u.v4_preview, s.id AS session_id, s.csrf_token
+       FROM user_sessions s JOIN users u ON u.id = s.user_id
       WHERE s.token_hash = $1 AND s.expires_at > now()`,
     [tokenHash(token)],
   );
   const row = r.rows[0];
   return row
     ? {
+        id: row.session_id,
         user: { id: row.id, email: row.email, name: row.name },
         csrfToken: row.csrf_token,
         v4Preview: row.v4_preview,

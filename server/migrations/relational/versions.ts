@@ -652,6 +652,26 @@ DROP TABLE IF EXISTS blob_storage_integrations;`,
     up: 'ALTER TABLE audit_logs ADD COLUMN IF NOT EXISTS user_id TEXT;',
     down: 'ALTER TABLE audit_logs DROP COLUMN IF EXISTS user_id;',
   },
+  {
+    version: 30,
+    name: 'session_details_organization_audit',
+    bothReleases: true,
+    // A user's sessions are listed and revoked by an id of their own (the token's hash stays
+    // internal), with when each was last seen and the client it came from. An organization's
+    // changes are audited with its id where no project is concerned.
+    up: `
+ALTER TABLE user_sessions ADD COLUMN IF NOT EXISTS id TEXT NOT NULL DEFAULT gen_random_uuid()::text,
+  ADD COLUMN IF NOT EXISTS last_seen_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ADD COLUMN IF NOT EXISTS user_agent TEXT, ADD COLUMN IF NOT EXISTS ip TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS user_sessions_id_idx ON user_sessions(id);
+ALTER TABLE audit_logs ADD COLUMN IF NOT EXISTS org_id TEXT, ALTER COLUMN project_id DROP NOT NULL;`,
+    down: `
+DELETE FROM audit_logs WHERE project_id IS NULL;
+ALTER TABLE audit_logs DROP COLUMN IF EXISTS org_id, ALTER COLUMN project_id SET NOT NULL;
+DROP INDEX IF EXISTS user_sessions_id_idx;
+ALTER TABLE user_sessions DROP COLUMN IF EXISTS id, DROP COLUMN IF EXISTS last_seen_at,
+  DROP COLUMN IF EXISTS user_agent, DROP COLUMN IF EXISTS ip;`,
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

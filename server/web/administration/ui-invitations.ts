@@ -17,6 +17,7 @@ import {
   cookiesOf,
   requireUiSession,
   SESSION_COOKIE,
+  sessionClient,
   sessionMaxAgeMs,
   setCookie,
 } from '../ui-shell/session.ts';
@@ -75,7 +76,7 @@ export const uiInvitationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       if (invitation.existingUser)
         throw new Conflict(`an account for ${invitation.email} exists: sign in, then open the link again`);
       const userId = await accepting(() => acceptInvitation(ctx.pool, invitation, body));
-      const session = await createSession(ctx.pool, userId, sessionMaxAgeMs(ctx));
+      const session = await createSession(ctx.pool, userId, sessionMaxAgeMs(ctx), sessionClient(req));
       setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
       return { projectId: invitation.projectId, csrfToken: session.csrfToken };
     },

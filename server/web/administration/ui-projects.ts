@@ -1,10 +1,14 @@
 /**
- * The web UI's project page (`/api/ui/projects/:projectId`): the project and the observations
- * table, in the project scope (../ui-shell/scope.ts). The table reads through the same page reader, filter compiler and column table as the
+ * The web UI's project page (`/api/ui/projects/:projectId`): the project, its owners' rename,
+ * retention and deletion (the administration API's: marked here, removed by the worker's
+ * ../../deletion/projects.ts), and the observations table, in the project scope (../ui-shell/scope.ts). The table reads through the same page reader, filter compiler and column table as the
  * Observations API v2 (../traces/observation-page.ts), gated like it on the version 4 read path.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { audit } from '../../deletion/audit.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
+import { markProjectDeleted, updateProject } from '../../projects/organizations.ts';
 import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
 import {
@@ -25,6 +29,9 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
 import { projectParams } from '../ui-shell/scope.ts';
+import { nameBody } from './ui-organizations.ts';
+
+const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
 
 const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
 
@@ -71,6 +78,62 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       columns: Object.fromEntries(Object.entries(OBSERVATION_COLUMNS).map(([name, c]) => [name, c.kind])),
       sortColumns: Object.keys(SORT_COLUMNS),
     }),
+  );
+
+  route(
+    app,
+    {
+      method: 'PUT',
+      url: '/api/ui/projects/:projectId',
+      tag: 'UI',
+      summary: 'Rename a project',
+      params: projectParams,
+      role: OWNERS,
+      body: nameBody,
+    },
+    async ({ body, req }) => {
+      const { id, organization } = req.project;
+      await updateProject(ctx.pool, organization.id, id, { name: body.name });
+      await audit(ctx.pool, {
+        projectId: id,
+        orgId: organization.id,
+        actor: { userId: req.session.user.id },
+        resourceType: 'project',
+        resourceIds: [id],
+        action: 'update',
+      });
+      return { project: { ...req.project, name: body.name } };
+    },
+  );
+
+  route(
+    app,
+    {
+      method: 'DELETE',
+      url: '/api/ui/projects/:projectId',
+      tag: 'UI',
+      summary: 'Delete a project with all its data (its name typed to confirm); the worker removes the data',
+      params: projectParams,
+      role: OWNERS,
+      body: z.strictObject({ confirmName: z.string() }),
+    },
+    async ({ body, req, reply }) => {
+      const { id, name, organization } = req.project;
+      if (body.confirmName !== name)
+        throw new BadRequest('Invalid request data', "confirmName: type the project's name to delete it");
+      const deleted = await markProjectDeleted(ctx.pool, organization.id, id);
+      if (!deleted) throw new NotFound(`project ${id} not found`);
+      for (const key of deleted.revokedKeys) ctx.keys.forget(key);
+      await audit(ctx.pool, {
+        projectId: id,
+        orgId: organization.id,
+        actor: { userId: req.session.user.id },
+        resourceType: 'project',
+        resourceIds: [id],
+      });
+      reply.code(202);
+      return { ok: true };
+    },
   );
 
   route(

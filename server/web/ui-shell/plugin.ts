@@ -2,13 +2,14 @@
  * The web UI's JSON routes (`/api/ui`), in nested scopes whose hooks state who may reach them
  * (../ui-shell/scope.ts): sign-in is the one family outside a session; every other route is in the
  * signed-in scope (session, CSRF, write-mode gate), and within it either the user's own routes,
- * the owners' migration page, or the project scope (`:projectId` of the path, the route's role).
+ * the organizations (their own scopes), the owners' migration page, or the project scope (`:projectId` of the path, the route's role).
  */
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyPluginAsync } from 'fastify';
 import { uiApiKeysPlugin } from '../administration/ui-api-keys.ts';
 import { uiInvitationsPlugin } from '../administration/ui-invitations.ts';
 import { uiMembersPlugin } from '../administration/ui-members.ts';
+import { uiOrganizationsPlugin } from '../administration/ui-organizations.ts';
 import { uiProjectsPlugin } from '../administration/ui-projects.ts';
 import { uiAlertsPlugin } from '../alerts/ui.ts';
 import { uiAnnotationQueuesPlugin } from '../annotation-queues/ui.ts';
@@ -39,6 +40,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
     requireUiSession(signedIn, ctx);
     signedIn.addHook('onRequest', modeGate(ctx));
     signedIn.register(uiAccountPlugin, { ctx });
+    signedIn.register(uiOrganizationsPlugin, { ctx });
     signedIn.register(uiMigrationPlugin, { ctx });
     signedIn.register(async (project) => {
       requireProject(project, ctx);

@@ -5,12 +5,15 @@
  * - project: the `:projectId` of the path is one of the user's projects (404 otherwise, as a project
  *   that does not exist) and the user's role there is at least the route's `role` (403); a route
  *   registered in this scope without `:projectId` in its path fails at start;
+ * - organization: the `:orgId` of the path is one of the user's organizations (404 otherwise) and
+ *   the user's role there is at least the route's `role` (403);
  * - owners: the user is a deployment admin (../../users/deployment-admin.ts) or owns at least one
  *   project (403 otherwise); `req.owner` says which, and so what the route may show.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
+import { type OrganizationAccess, organizationsOf } from '../../projects/user-organizations.ts';
 import { isDeploymentAdmin } from '../../users/deployment-admin.ts';
 import type { Role } from '../../users/roles.ts';
 import { type ProjectAccess, projectsOf } from '../../users/store.ts';
@@ -32,6 +35,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The project of the path and the user's role in it, on routes of a project scope. */
     project: ProjectAccess;
+    /** The organization of the path and the user's role in it, on routes of an organization scope. */
+    org: OrganizationAccess;
     /** What an owner scope's user may see. */
     owner: Ownership;
   }
@@ -59,6 +64,24 @@ export function requireProject(app: FastifyInstance, ctx: WebContext): void {
     const need = req.routeOptions.config.role;
     if (need && !hasRole(access.role, need.atLeast)) throw new Forbidden(need.refusal);
     req.project = access;
+  });
+}
+
+/** Every route of `app` (inside a signed-in scope) acts on the organization of its `:orgId`. */
+export function requireOrganization(app: FastifyInstance, ctx: WebContext): void {
+  app.decorateRequest('org', null as never);
+  app.addHook('onRoute', (route) => {
+    if (!route.url.includes('/:orgId')) {
+      throw new Error(`UI route ${route.url} is in the organization scope but names no :orgId`);
+    }
+  });
+  app.addHook('onRequest', async (req) => {
+    const { orgId } = req.params as { orgId?: string };
+    const [access] = orgId ? await organizationsOf(ctx.pool, req.session.user.id, orgId) : [];
+    if (!access) throw new NotFound(`organization ${orgId} not found`);
+    const need = req.routeOptions.config.role;
+    if (need && !hasRole(access.role, need.atLeast)) throw new Forbidden(need.refusal);
+    req.org = access;
   });
 }
 

@@ -9,7 +9,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Forbidden, NotFound, Unauthorized } from '../../errors.ts';
 import { PREVIEW_OFF, readPathOf } from '../../users/read-path.ts';
-import { type Session, sessionOf } from '../../users/store.ts';
+import { type Session, type SessionClient, sessionOf } from '../../users/store.ts';
 import type { WebContext } from '../core/context.ts';
 import { cookieAttributes, secureFor } from './cookies.ts';
 
@@ -85,6 +85,12 @@ export function checkCsrf(req: FastifyRequest, expected: string | undefined): vo
     throw new Forbidden(`CSRF check failed: send the token of /api/ui/session in ${CSRF_HEADER}`);
   }
 }
+
+/** The client a new session is opened from, for the user's sessions list. */
+export const sessionClient = (req: FastifyRequest): SessionClient => ({
+  userAgent: req.headers['user-agent'],
+  ip: req.ip,
+});
 
 export async function currentSession(ctx: WebContext, req: FastifyRequest): Promise<Session | undefined> {
   const token = cookiesOf(req)[SESSION_COOKIE];

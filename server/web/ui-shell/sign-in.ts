@@ -39,6 +39,7 @@ import {
   currentSession,
   requireUiSession,
   SESSION_COOKIE,
+  sessionClient,
   sessionMaxAgeMs,
   setCookie,
 } from './session.ts';
@@ -132,7 +133,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       async ({ body, req, reply }) => {
         checkCsrf(req, cookiesOf(req)[CSRF_COOKIE]);
         const user = await checkSignIn(ctx, throttle, req, normalizeEmail(body.email), body.password);
-        const session = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx));
+        const session = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx), sessionClient(req));
         setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
         return {
           user: { id: user.id, email: user.email, name: user.name },
@@ -161,7 +162,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
           if (problem) throw new BadRequest('Invalid request data', problem);
           const user = await checkSignIn(ctx, throttle, req, email, body.currentPassword);
           await setPassword(ctx.pool, user.email, body.newPassword);
-          const fresh = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx));
+          const fresh = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx), sessionClient(req));
           setCookie(ctx, req, reply, SESSION_COOKIE, fresh.token, sessionMaxAgeMs(ctx));
           return { ok: true, csrfToken: fresh.csrfToken };
         },

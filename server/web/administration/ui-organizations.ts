@@ -1,0 +1,113 @@
+/**
+ * Organizations and their projects from the web UI (`/api/ui/organizations`): the signed-in user's
+ * organizations; a new organization, for deployment admins and project owners (its creator its
+ * owner); and, in the organization scope (../ui-shell/scope.ts) for its owners, a rename and a new
+ * project. Every change is audited with the user who made it.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { audit } from '../../deletion/audit.ts';
+import { insertProject } from '../../projects/keys.ts';
+import {
+  createOrganization,
+  organizationsOf,
+  renameOrganization,
+} from '../../projects/user-organizations.ts';
+import { projectsOf } from '../../users/store.ts';
+import type { PluginOptions } from '../core/plugin-options.ts';
+import { route } from '../core/route.ts';
+import { requireOrganization, requireOwner } from '../ui-shell/scope.ts';
+
+export const nameBody = z.strictObject({ name: z.string().trim().min(1).max(200) });
+const orgParams = z.object({ orgId: z.string().min(1) });
+const OWNERS = { atLeast: 'owner', refusal: 'only owners of the organization change it' } as const;
+
+export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  route(
+    app,
+    { method: 'GET', url: '/api/ui/organizations', tag: 'UI', summary: "The signed-in user's organizations" },
+    async ({ req }) => ({ data: await organizationsOf(ctx.pool, req.session.user.id) }),
+  );
+
+  app.register(async (owners) => {
+    requireOwner(owners, ctx, 'only deployment admins and project owners create organizations');
+    route(
+      owners,
+      {
+        method: 'POST',
+        url: '/api/ui/organizations',
+        tag: 'UI',
+        summary: 'Create an organization; the signed-in user becomes its owner',
+        body: nameBody,
+      },
+      async ({ body, req, reply }) => {
+        const org = await createOrganization(ctx.pool, req.session.user.id, body.name);
+        await audit(ctx.pool, {
+          projectId: null,
+          orgId: org.id,
+          actor: { userId: req.session.user.id },
+          resourceType: 'organization',
+          resourceIds: [org.id],
+          action: 'create',
+        });
+        reply.code(201);
+        return { organization: org };
+      },
+    );
+  });
+
+  app.register(async (org) => {
+    requireOrganization(org, ctx);
+    route(
+      org,
+      {
+        method: 'PUT',
+        url: '/api/ui/organizations/:orgId',
+        tag: 'UI',
+        summary: 'Rename an organization',
+        params: orgParams,
+        role: OWNERS,
+        body: nameBody,
+      },
+      async ({ body, req }) => {
+        await renameOrganization(ctx.pool, req.org.id, body.name);
+        await audit(ctx.pool, {
+          projectId: null,
+          orgId: req.org.id,
+          actor: { userId: req.session.user.id },
+          resourceType: 'organization',
+          resourceIds: [req.org.id],
+          action: 'update',
+        });
+        return { organization: { ...req.org, name: body.name } };
+      },
+    );
+
+    route(
+      org,
+      {
+        method: 'POST',
+        url: '/api/ui/organizations/:orgId/projects',
+        tag: 'UI',
+        summary: 'Create a project in an organization',
+        params: orgParams,
+        role: OWNERS,
+        body: nameBody,
+      },
+      async ({ body, req, reply }) => {
+        const projectId = await insertProject(ctx.pool, body.name, { orgId: req.org.id });
+        await audit(ctx.pool, {
+          projectId,
+          orgId: req.org.id,
+          actor: { userId: req.session.user.id },
+          resourceType: 'project',
+          resourceIds: [projectId],
+          action: 'create',
+        });
+        reply.code(201);
+        const [project] = await projectsOf(ctx.pool, req.session.user.id, projectId);
+        return { project };
+      },
+    );
+  });
+};
