@@ -1,0 +1,292 @@
+/**
+ * Organizations, projects and sessions administered from the web UI's routes, as a browser calls
+ * them, against `observatory web` on real PostgreSQL and the ClickHouse engine: organizations
+ * created (the creator their owner) and renamed, projects created, renamed and deleted after their
+ * name is typed (the administration API's deletion: keys refused at once, data and row removed by
+ * the worker's pass), every change audited with its user; refusals for non-owners (403) and other
+ * organizations' users (404). The signed-in user's sessions are listed and revoked one by one or
+ * all but the current one, and a revoked browser is signed out.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProjectDeletionPass } from '../../server/deletion/projects.ts';
+import { api } from '../conformance/env.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import {
+  type AnalyticsServer,
+  createProject,
+  type Env,
+  MODE_ENV,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { type Browser, createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+
+let db: PostgresFixture;
+let ch: AnalyticsServer;
+let web: WebServer;
+let pool: pg.Pool;
+let base: Env;
+let project: Project;
+let other: Project;
+
+const hex = (n: number) => randomBytes(n).toString('hex');
+const send = (b: Browser, method: string, path: string, body?: unknown) =>
+  request(b, method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-csrf-token': b.csrf } });
+const newUser = (args: string[]) => createUiUser(base, `u-${hex(4)}@example.com`, args);
+const browserOf = async (args: string[]) => signIn(web.url, await newUser(args));
+
+beforeAll(async () => {
+  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  web = await startWeb({ ...base, ...MODE_ENV.dual });
+  [project, other] = [await createProject(base, 'ui-org-a'), await createProject(base, 'ui-org-b')];
+});
+
+afterAll(async () => {
+  await web?.stop();
+  await pool?.end();
+  await Promise.all([ch?.stop(), db?.stop()]);
+});
+
+/** Every analytics row of the project, as `table id`. */
+async function analyticsRows(projectId: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const [table, id] of [
+    ['traces', 'id'],
+    ['observations', 'id'],
+    ['events_full', 'span_id'],
+    ['events_core', 'span_id'],
+  ] as const) {
+    const rs = await ch.client.query({
+      query: `SELECT ${id} AS id FROM ${table} WHERE project_id = {p:String}`,
+      query_params: { p: projectId },
+      format: 'JSONEachRow',
+    });
+    for (const r of await rs.json<{ id: string }>()) out.push(`${table} ${r.id}`);
+  }
+  return out.sort();
+}
+
+describe('organizations and projects', () => {
+  it('an owner creates and renames an organization, creates, renames and deletes a project in it; all audited', async () => {
+    const owner = await newUser(['--role', 'owner', '--project', project.projectId]);
+    const b = await signIn(web.url, owner);
+    const viewer = await browserOf(['--role', 'viewer', '--project', project.projectId]);
+    const stranger = await browserOf(['--role', 'owner', '--project', other.projectId]);
+
+    // Creating an organization is for owners; its creator owns it.
+    expect((await send(viewer, 'POST', '/api/ui/organizations', { name: 'nope' })).status).toBe(403);
+    const bad = await send(b, 'POST', '/api/ui/organizations', { name: ' ' });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('name');
+    const created = await send(b, 'POST', '/api/ui/organizations', { name: 'Acme' });
+    expect(created.status).toBe(201);
+    const org = created.body.organization;
+    expect(org).toEqual({ id: expect.any(String), name: 'Acme', role: 'owner' });
+    expect((await send(b, 'GET', '/api/ui/organizations')).body.data).toEqual([org]);
+    expect((await send(stranger, 'GET', '/api/ui/organizations')).body.data).toEqual([]);
+
+    // Renaming: owners only; another organization's user does not find it.
+    const member = await browserOf(['--role', 'member', '--org', org.id]);
+    const orgPath = `/api/ui/organizations/${org.id}`;
+    expect((await send(member, 'PUT', orgPath, { name: 'x' })).status).toBe(403);
+    expect((await send(stranger, 'PUT', orgPath, { name: 'x' })).status).toBe(404);
+    const renamedOrg = await send(b, 'PUT', orgPath, { name: 'Acme Inc' });
+    expect(renamedOrg.status).toBe(200);
+    expect(renamedOrg.body.organization).toEqual({ ...org, name: 'Acme Inc' });
+
+    // A project in it: the organization's owners create it; its members and strangers cannot.
+    expect((await send(member, 'POST', `${orgPath}/projects`, { name: 'x' })).status).toBe(403);
+    expect((await send(stranger, 'POST', `${orgPath}/projects`, { name: 'x' })).status).toBe(404);
+    const made = await send(b, 'POST', `${orgPath}/projects`, { name: 'shop' });
+    expect(made.status).toBe(201);
+    const p = made.body.project;
+    expect(p).toEqual({
+      id: expect.any(String),
+      name: 'shop',
+      organization: { id: org.id, name: 'Acme Inc' },
+      role: 'owner',
+      retentionDays: null,
+    });
+    const projectPath = `/api/ui/projects/${p.id}`;
+    expect((await send(member, 'GET', projectPath)).body.project.role).toBe('member');
+
+    // Renaming the project: owners only; other organizations' users do not find it.
+    expect((await send(member, 'PUT', projectPath, { name: 'x' })).status).toBe(403);
+    expect((await send(stranger, 'PUT', projectPath, { name: 'x' })).status).toBe(404);
+    const renamed = await send(b, 'PUT', projectPath, { name: 'shop-eu' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.project.name).toBe('shop-eu');
+
+    // Data in it, through a key made in the UI.
+    const key = (await send(b, 'POST', `${projectPath}/api-keys`, { note: 'ingest' })).body;
+    const keyed = { url: web.url, projectId: p.id, publicKey: key.publicKey, secretKey: key.secretKey };
+    const traceId = hex(16);
+    const now = new Date().toISOString();
+    const ingest = await api(keyed, 'POST', '/api/public/ingestion', {
+      batch: [
+        { id: hex(8), type: 'trace-create', timestamp: now, body: { id: traceId, name: 't' } },
+        {
+          id: hex(8),
+          type: 'span-create',
+          timestamp: now,
+          body: { id: `${traceId}-s`, traceId, name: 's', startTime: now },
+        },
+      ],
+    });
+    expect(ingest.status).toBe(207);
+    await expect.poll(async () => (await analyticsRows(p.id)).length, { timeout: 20_000 }).toBeGreaterThan(1);
+    const othersRows = await analyticsRows(other.projectId);
+
+    // Deleting: owners only, after typing the project's name.
+    expect((await send(member, 'DELETE', projectPath, { confirmName: 'shop-eu' })).status).toBe(403);
+    expect((await send(stranger, 'DELETE', projectPath, { confirmName: 'shop-eu' })).status).toBe(404);
+    const mistyped = await send(b, 'DELETE', projectPath, { confirmName: 'shop' });
+    expect(mistyped.status).toBe(400);
+    expect(JSON.stringify(mistyped.body)).toContain('confirmName');
+    expect((await send(b, 'DELETE', projectPath, { confirmName: 'shop-eu' })).status).toBe(202);
+    expect((await api(keyed, 'GET', '/api/public/projects')).status).toBe(401);
+    expect((await send(b, 'GET', projectPath)).status).toBe(404);
+    expect(
+      (await send(b, 'GET', '/api/ui/projects')).body.data.map((x: { id: string }) => x.id),
+    ).not.toContain(p.id);
+
+    // The worker's pass (run here, as its tick does) removes the data and then the project.
+    const removed = await runProjectDeletionPass({
+      pool,
+      analytics: ch.client,
+      mediaBlobs: undefined,
+      release: '4',
+      form: 'mutation',
+      dialect: { cluster: false, clusterName: 'default' },
+    });
+    expect(removed).toEqual([p.id]);
+    expect(await analyticsRows(p.id)).toEqual([]);
+    expect(await analyticsRows(other.projectId)).toEqual(othersRows);
+    expect((await pool.query('SELECT 1 FROM projects WHERE id = $1', [p.id])).rowCount).toBe(0);
+
+    const audited = await pool.query(
+      `SELECT project_id, org_id, user_id, resource_type, resource_id, action FROM audit_logs
+        WHERE org_id = $1 OR project_id = $2 ORDER BY created_at, action`,
+      [org.id, p.id],
+    );
+    const by = { user_id: owner.userId };
+    expect(audited.rows).toEqual([
+      {
+        project_id: null,
+        org_id: org.id,
+        ...by,
+        resource_type: 'organization',
+        resource_id: org.id,
+        action: 'create',
+      },
+      {
+        project_id: null,
+        org_id: org.id,
+        ...by,
+        resource_type: 'organization',
+        resource_id: org.id,
+        action: 'update',
+      },
+      {
+        project_id: p.id,
+        org_id: org.id,
+        ...by,
+        resource_type: 'project',
+        resource_id: p.id,
+        action: 'create',
+      },
+      {
+        project_id: p.id,
+        org_id: org.id,
+        ...by,
+        resource_type: 'project',
+        resource_id: p.id,
+        action: 'update',
+      },
+      {
+        project_id: p.id,
+        org_id: org.id,
+        ...by,
+        resource_type: 'project',
+        resource_id: p.id,
+        action: 'delete',
+      },
+      {
+        project_id: p.id,
+        org_id: null,
+        user_id: null,
+        resource_type: 'project',
+        resource_id: p.id,
+        action: 'project-deletion',
+      },
+    ]);
+  });
+
+  it('a project owner renames and deletes a project of the default organization; members cannot', async () => {
+    const doomed = await createProject(base, 'ui-doomed');
+    const owner = await browserOf(['--role', 'owner', '--project', doomed.projectId]);
+    const member = await browserOf(['--role', 'member', '--project', doomed.projectId]);
+    const path = `/api/ui/projects/${doomed.projectId}`;
+    expect((await send(member, 'PUT', path, { name: 'x' })).status).toBe(403);
+    expect((await send(owner, 'PUT', path, { name: 'ui-doomed-2', extra: 1 })).status).toBe(400);
+    expect((await send(owner, 'PUT', path, { name: 'ui-doomed-2' })).status).toBe(200);
+    expect((await send(member, 'DELETE', path, { confirmName: 'ui-doomed-2' })).status).toBe(403);
+    expect((await send(owner, 'DELETE', path, {})).status).toBe(400);
+    expect((await send(owner, 'DELETE', path, { confirmName: 'ui-doomed-2' })).status).toBe(202);
+    expect((await send(member, 'GET', path)).status).toBe(404);
+    const marked = await pool.query('SELECT deleted_at FROM projects WHERE id = $1', [doomed.projectId]);
+    expect(marked.rows[0]?.deleted_at).toBeInstanceOf(Date);
+  });
+});
+
+describe("the signed-in user's sessions", () => {
+  it('lists them without tokens, marks the current one, revokes one and then all others', async () => {
+    const u = await newUser(['--role', 'viewer', '--project', project.projectId]);
+    const [a, b, c] = [await signIn(web.url, u), await signIn(web.url, u), await signIn(web.url, u)];
+    const someoneElse = await browserOf(['--role', 'viewer', '--project', project.projectId]);
+
+    const listed = await send(a, 'GET', '/api/ui/account/sessions');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toHaveLength(3);
+    expect(listed.body.data.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
+    for (const s of listed.body.data)
+      expect(s).toEqual({
+        id: expect.any(String),
+        createdAt: expect.any(String),
+        lastSeenAt: expect.any(String),
+        expiresAt: expect.any(String),
+        userAgent: expect.any(String),
+        ip: expect.any(String),
+        current: expect.any(Boolean),
+      });
+    for (const x of [a, b, c])
+      expect(JSON.stringify(listed.body)).not.toContain(x.cookies.get('obs_session'));
+    const currentOf = async (x: Browser) =>
+      (await send(x, 'GET', '/api/ui/account/sessions')).body.data.find(
+        (s: { current: boolean }) => s.current,
+      ).id;
+    const bId = await currentOf(b);
+
+    // No CSRF token, no revocation; another user's session is not found.
+    expect((await request(a, 'DELETE', `/api/ui/account/sessions/${bId}`)).status).toBe(403);
+    expect((await send(someoneElse, 'DELETE', `/api/ui/account/sessions/${bId}`)).status).toBe(404);
+    expect((await send(b, 'GET', '/api/ui/projects')).status).toBe(200);
+
+    expect((await send(a, 'DELETE', `/api/ui/account/sessions/${bId}`)).status).toBe(200);
+    expect((await send(b, 'GET', '/api/ui/projects')).status).toBe(401);
+    expect((await send(a, 'GET', '/api/ui/account/sessions')).body.data).toHaveLength(2);
+
+    const others = await send(a, 'DELETE', '/api/ui/account/sessions');
+    expect(others.body).toEqual({ revoked: 1 });
+    expect((await send(c, 'GET', '/api/ui/projects')).status).toBe(401);
+    expect((await send(a, 'GET', '/api/ui/projects')).status).toBe(200);
+    expect((await send(someoneElse, 'GET', '/api/ui/projects')).status).toBe(200);
+    expect((await send(a, 'GET', '/api/ui/account/sessions')).body.data).toHaveLength(1);
+  });
+});
