@@ -12,10 +12,14 @@ import type {
 import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import type { LoggedExecution } from '../../evaluation/executions.ts';
 import type { publicConnection, UpsertConnectionRequest } from '../../llm/connections.ts';
+import type { OrganizationAccess as Organization } from '../../projects/user-organizations.ts';
 import type { PromptMeta as PromptSummary } from '../../prompts/rules.ts';
 import type { Prompt as PromptVersion } from '../../prompts/store.ts';
 import type { RowScore } from '../../reads/row-scores.ts';
+import type { SessionSummary as UserSession } from '../../users/sessions.ts';
 import type { ColumnKind, FilterCondition } from './filter-syntax.ts';
+
+export type { Organization, UserSession };
 
 export interface User {
   id: string;
@@ -513,6 +517,24 @@ export const api = {
     ),
   joinInvitation: (token: string) =>
     call<{ projectId: string }>('POST', `/api/ui/invitations/${encodeURIComponent(token)}/join`),
+  organizations: () => call<{ data: Organization[] }>('GET', '/api/ui/organizations'),
+  createOrganization: (name: string) =>
+    call<{ organization: Organization }>('POST', '/api/ui/organizations', { name }),
+  renameOrganization: (orgId: string, name: string) =>
+    call<{ organization: Organization }>('PUT', `/api/ui/organizations/${encodeURIComponent(orgId)}`, {
+      name,
+    }),
+  createProject: (orgId: string, name: string) =>
+    call<{ project: Project }>('POST', `/api/ui/organizations/${encodeURIComponent(orgId)}/projects`, {
+      name,
+    }),
+  renameProject: (id: string, name: string) => call<{ project: Project }>('PUT', projectPath(id), { name }),
+  deleteProject: (id: string, confirmName: string) =>
+    call<{ ok: boolean }>('DELETE', projectPath(id), { confirmName }),
+  sessions: () => call<{ data: UserSession[] }>('GET', '/api/ui/account/sessions'),
+  revokeSession: (sessionId: string) =>
+    call<{ ok: boolean }>('DELETE', `/api/ui/account/sessions/${encodeURIComponent(sessionId)}`),
+  revokeOtherSessions: () => call<{ revoked: number }>('DELETE', '/api/ui/account/sessions'),
   setRetention: (id: string, retentionDays: number | null) =>
     call<{ project: Project }>('PUT', `${projectPath(id)}/retention`, { retentionDays }),
   observations: (id: string, query: Record<string, string | undefined>) =>

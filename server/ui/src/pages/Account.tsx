@@ -1,10 +1,11 @@
-import { useState } from 'react';
-import { api, type SessionInfo } from '../api.ts';
+import { useCallback, useEffect, useState } from 'react';
+import { api, type SessionInfo, type UserSession } from '../api.ts';
 import { Field } from '../fields.tsx';
+import { formatTime } from '../format.ts';
 import { useWrite } from '../hooks.ts';
 
 /**
- * The signed-in user's password change. The server ends every session of the user and gives this
+ * The signed-in user's sessions (each revocable, or all but this one) and password change. The server ends every session of the user and gives this
  * one a fresh session (new cookie and CSRF token), which the shell adopts: the user stays signed in
  * here and is signed out everywhere else.
  */
@@ -62,6 +63,81 @@ export function Account({ email, onSignedIn }: { email: string; onSignedIn: (s: 
           {busy ? 'Changing…' : 'Change password'}
         </button>
       </form>
+      <Sessions />
     </main>
+  );
+}
+
+/** Where the user is signed in; another browser's session ends when revoked here. */
+function Sessions() {
+  const [sessions, setSessions] = useState<UserSession[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const load = useCallback(
+    () =>
+      api.sessions().then(
+        (r) => setSessions(r.data),
+        (e: Error) => setError(e.message),
+      ),
+    [],
+  );
+  useEffect(() => {
+    load();
+  }, [load]);
+  const act = (run: () => Promise<unknown>) => {
+    setError(undefined);
+    run().then(load, (e: Error) => setError(e.message));
+  };
+  return (
+    <section className="card" aria-label="Sessions">
+      <h2>Sessions</h2>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!sessions ? (
+        <p className="muted">Loading sessions…</p>
+      ) : (
+        <table className="grid">
+          <thead>
+            <tr>
+              <th>Signed in</th>
+              <th>Last seen</th>
+              <th>Browser</th>
+              <th>Address</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {sessions.map((s) => (
+              <tr key={s.id}>
+                <td>{formatTime(s.createdAt)}</td>
+                <td>{formatTime(s.lastSeenAt)}</td>
+                <td>{s.userAgent ?? '—'}</td>
+                <td>{s.ip ?? '—'}</td>
+                <td>
+                  {s.current ? (
+                    <strong>This session</strong>
+                  ) : (
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => act(() => api.revokeSession(s.id))}
+                    >
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {sessions && sessions.length > 1 && (
+        <button type="button" className="danger" onClick={() => act(api.revokeOtherSessions)}>
+          Sign out all other sessions
+        </button>
+      )}
+    </section>
   );
 }

@@ -1,10 +1,16 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { api, type Project } from '../api.ts';
+import { api, type Organization, type Project } from '../api.ts';
+import { useWrite } from '../hooks.ts';
 import { navigate } from '../router.ts';
 
-/** The user's projects; landing on `/` with only one goes straight to its observations. */
+/**
+ * The user's organizations and projects; landing on `/` with only one project goes straight to its
+ * observations. Owners create organizations and projects, rename them, and delete a project after
+ * typing its name.
+ */
 export function Projects({ landing }: { landing: boolean }) {
   const [projects, setProjects] = useState<Project[] | undefined>();
+  const [organizations, setOrganizations] = useState<Organization[]>([]);
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     // A user who moved on before the list arrived is not sent back to a project.
@@ -18,6 +24,10 @@ export function Projects({ landing }: { landing: boolean }) {
       },
       (e: Error) => !left && setError(e.message),
     );
+    api.organizations().then(
+      (r) => !left && setOrganizations(r.data),
+      (e: Error) => !left && setError(e.message),
+    );
     return () => {
       left = true;
     };
@@ -26,9 +36,59 @@ export function Projects({ landing }: { landing: boolean }) {
   if (error) return <main className="error">{error}</main>;
   if (!projects) return <main className="muted">Loading projects…</main>;
   const replace = (p: Project) => setProjects(projects.map((q) => (q.id === p.id ? p : q)));
+  const renameOrg = (o: Organization) => {
+    setOrganizations(organizations.map((x) => (x.id === o.id ? o : x)));
+    setProjects(
+      projects.map((p) =>
+        p.organization.id === o.id ? { ...p, organization: { id: o.id, name: o.name } } : p,
+      ),
+    );
+  };
+  const owned = organizations.filter((o) => o.role === 'owner');
   return (
     <main>
+      <h1>Organizations</h1>
+      {organizations.length > 0 && (
+        <table className="grid" aria-label="Organizations">
+          <thead>
+            <tr>
+              <th>Organization</th>
+              <th>Your role</th>
+            </tr>
+          </thead>
+          <tbody>
+            {organizations.map((o) => (
+              <tr key={o.id}>
+                <td>
+                  {o.role === 'owner' ? (
+                    <RenameForm
+                      label={`Name of organization ${o.name}`}
+                      name={o.name}
+                      save={async (name) =>
+                        renameOrg((await api.renameOrganization(o.id, name)).organization)
+                      }
+                    />
+                  ) : (
+                    o.name
+                  )}
+                </td>
+                <td>{o.role}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <NameForm
+        label="New organization"
+        button="Create organization"
+        create={async (name) =>
+          setOrganizations([...organizations, (await api.createOrganization(name)).organization])
+        }
+      />
       <h1>Projects</h1>
+      {owned.length > 0 && (
+        <NewProjectForm organizations={owned} onCreated={(p) => setProjects([...projects, p])} />
+      )}
       {projects.length === 0 && <p className="muted">You are not a member of any project yet.</p>}
       <table className="grid">
         <thead>
@@ -37,6 +97,7 @@ export function Projects({ landing }: { landing: boolean }) {
             <th>Project</th>
             <th>Your role</th>
             <th>Data retention</th>
+            <th>Manage</th>
           </tr>
         </thead>
         <tbody>
@@ -57,6 +118,21 @@ export function Projects({ landing }: { landing: boolean }) {
               <td>{p.role}</td>
               <td>
                 {p.role === 'owner' ? <RetentionForm project={p} onSaved={replace} /> : retentionText(p)}
+              </td>
+              <td>
+                {p.role === 'owner' && (
+                  <>
+                    <RenameForm
+                      label={`Name of project ${p.name}`}
+                      name={p.name}
+                      save={async (name) => replace((await api.renameProject(p.id, name)).project)}
+                    />
+                    <DeleteProject
+                      project={p}
+                      onDeleted={() => setProjects(projects.filter((q) => q.id !== p.id))}
+                    />
+                  </>
+                )}
               </td>
             </tr>
           ))}
@@ -91,12 +167,132 @@ function RetentionForm({ project, onSaved }: { project: Project; onSaved: (p: Pr
         onChange={(e) => setDays(e.target.value)}
       />{' '}
       <button type="submit">Save</button> <span className="muted">{retentionText(project)}</span>
-      {error && (
-        <span className="error" role="alert">
-          {' '}
-          {error}
-        </span>
-      )}
+      <InlineError error={error} />
     </form>
   );
 }
+
+/** A one-field form that creates something named. */
+function NameForm({
+  label,
+  button,
+  create,
+}: {
+  label: string;
+  button: string;
+  create: (name: string) => Promise<void>;
+}) {
+  const [name, setName] = useState('');
+  const { error, busy, onSubmit } = useWrite(async () => {
+    await create(name);
+    setName('');
+  });
+  return (
+    <form onSubmit={onSubmit} aria-label={label}>
+      <input
+        value={name}
+        placeholder="Name"
+        aria-label={`${label} name`}
+        onChange={(e) => setName(e.target.value)}
+      />{' '}
+      <button type="submit" disabled={busy || name.trim() === ''}>
+        {button}
+      </button>
+      <InlineError error={error} />
+    </form>
+  );
+}
+
+/** A new project in one of the organizations the user owns. */
+function NewProjectForm({
+  organizations,
+  onCreated,
+}: {
+  organizations: Organization[];
+  onCreated: (p: Project) => void;
+}) {
+  const [orgId, setOrgId] = useState(organizations[0]?.id ?? '');
+  return (
+    <div className="toolbar">
+      <select
+        aria-label="Organization of the new project"
+        value={orgId}
+        onChange={(e) => setOrgId(e.target.value)}
+      >
+        {organizations.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.name}
+          </option>
+        ))}
+      </select>{' '}
+      <NameForm
+        label="New project"
+        button="Create project"
+        create={async (name) => onCreated((await api.createProject(orgId, name)).project)}
+      />
+    </div>
+  );
+}
+
+/** A name edited in place and saved. */
+function RenameForm({
+  label,
+  name,
+  save,
+}: {
+  label: string;
+  name: string;
+  save: (name: string) => Promise<void>;
+}) {
+  const [value, setValue] = useState(name);
+  const { error, busy, onSubmit } = useWrite(() => save(value));
+  return (
+    <form onSubmit={onSubmit} aria-label={label}>
+      <input value={value} aria-label={label} onChange={(e) => setValue(e.target.value)} />{' '}
+      <button type="submit" disabled={busy || value.trim() === '' || value === name}>
+        Rename
+      </button>
+      <InlineError error={error} />
+    </form>
+  );
+}
+
+/** Deletion asks for the project's name, typed, before the button works. */
+function DeleteProject({ project, onDeleted }: { project: Project; onDeleted: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState('');
+  const { error, busy, onSubmit } = useWrite(async () => {
+    await api.deleteProject(project.id, typed);
+    onDeleted();
+  });
+  if (!open)
+    return (
+      <button type="button" className="danger" onClick={() => setOpen(true)}>
+        Delete…
+      </button>
+    );
+  return (
+    <form onSubmit={onSubmit} aria-label={`Delete project ${project.name}`}>
+      <p>
+        Deleting <strong>{project.name}</strong> removes its keys at once and all its data. Type its name to
+        confirm.
+      </p>
+      <input value={typed} aria-label="Project name to confirm" onChange={(e) => setTyped(e.target.value)} />{' '}
+      <button type="submit" className="danger" disabled={busy || typed !== project.name}>
+        Delete project
+      </button>{' '}
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <InlineError error={error} />
+    </form>
+  );
+}
+
+const InlineError = ({ error }: { error: string | undefined }) =>
+  error ? (
+    <span className="error" role="alert">
+      {' '}
+      {error}
+    </span>
+  ) : null;
