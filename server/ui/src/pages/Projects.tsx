@@ -90,7 +90,7 @@ export function Projects({ landing }: { landing: boolean }) {
         <NewProjectForm organizations={owned} onCreated={(p) => setProjects([...projects, p])} />
       )}
       {projects.length === 0 && <p className="muted">You are not a member of any project yet.</p>}
-      <table className="grid">
+      <table className="grid" aria-label="Projects">
         <thead>
           <tr>
             <th>Organization</th>
