@@ -4,9 +4,9 @@
  * owner); and, in the organization scope (../ui-shell/scope.ts) for its owners, a rename and a new
  * project. Every change is audited with the user who made it.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { audit } from '../../deletion/audit.ts';
+import { type AuditEntry, audit } from '../../deletion/audit.ts';
 import { insertProject } from '../../projects/keys.ts';
 import {
   createOrganization,
@@ -20,6 +20,16 @@ import { requireOrganization, requireOwner } from '../ui-shell/scope.ts';
 
 export const nameBody = z.strictObject({ name: z.string().trim().min(1).max(200) });
 const orgParams = z.object({ orgId: z.string().min(1) });
+/** Records a change the signed-in user made to one organization or project. */
+export const auditByUser = (
+  ctx: PluginOptions['ctx'],
+  req: FastifyRequest,
+  change: Omit<AuditEntry, 'actor' | 'resourceIds'> & { resourceId: string },
+) => {
+  const { resourceId, ...entry } = change;
+  return audit(ctx.pool, { ...entry, actor: { userId: req.session.user.id }, resourceIds: [resourceId] });
+};
+
 const OWNERS = { atLeast: 'owner', refusal: 'only owners of the organization change it' } as const;
 
 export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -42,12 +52,11 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req, reply }) => {
         const org = await createOrganization(ctx.pool, req.session.user.id, body.name);
-        await audit(ctx.pool, {
+        await auditByUser(ctx, req, {
           projectId: null,
           orgId: org.id,
-          actor: { userId: req.session.user.id },
           resourceType: 'organization',
-          resourceIds: [org.id],
+          resourceId: org.id,
           action: 'create',
         });
         reply.code(201);
@@ -71,12 +80,11 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req }) => {
         await renameOrganization(ctx.pool, req.org.id, body.name);
-        await audit(ctx.pool, {
+        await auditByUser(ctx, req, {
           projectId: null,
           orgId: req.org.id,
-          actor: { userId: req.session.user.id },
           resourceType: 'organization',
-          resourceIds: [req.org.id],
+          resourceId: req.org.id,
           action: 'update',
         });
         return { organization: { ...req.org, name: body.name } };
@@ -96,12 +104,11 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req, reply }) => {
         const projectId = await insertProject(ctx.pool, body.name, { orgId: req.org.id });
-        await audit(ctx.pool, {
+        await auditByUser(ctx, req, {
           projectId,
           orgId: req.org.id,
-          actor: { userId: req.session.user.id },
           resourceType: 'project',
-          resourceIds: [projectId],
+          resourceId: projectId,
           action: 'create',
         });
         reply.code(201);

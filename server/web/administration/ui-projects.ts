@@ -4,9 +4,8 @@
  * ../../deletion/projects.ts), and the observations table, in the project scope (../ui-shell/scope.ts). The table reads through the same page reader, filter compiler and column table as the
  * Observations API v2 (../traces/observation-page.ts), gated like it on the version 4 read path.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { audit } from '../../deletion/audit.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { markProjectDeleted, updateProject } from '../../projects/organizations.ts';
 import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
@@ -29,7 +28,7 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
 import { projectParams } from '../ui-shell/scope.ts';
-import { nameBody } from './ui-organizations.ts';
+import { auditByUser, nameBody } from './ui-organizations.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
 
@@ -64,6 +63,15 @@ function searchable(d: Row | undefined): [string, string][] {
 }
 
 export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const auditProject = (req: FastifyRequest, action: 'update' | 'delete') =>
+    auditByUser(ctx, req, {
+      projectId: req.project.id,
+      orgId: req.project.organization.id,
+      resourceType: 'project',
+      resourceId: req.project.id,
+      action,
+    });
+
   route(
     app,
     {
@@ -94,14 +102,7 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     async ({ body, req }) => {
       const { id, organization } = req.project;
       await updateProject(ctx.pool, organization.id, id, { name: body.name });
-      await audit(ctx.pool, {
-        projectId: id,
-        orgId: organization.id,
-        actor: { userId: req.session.user.id },
-        resourceType: 'project',
-        resourceIds: [id],
-        action: 'update',
-      });
+      await auditProject(req, 'update');
       return { project: { ...req.project, name: body.name } };
     },
   );
@@ -124,13 +125,7 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       const deleted = await markProjectDeleted(ctx.pool, organization.id, id);
       if (!deleted) throw new NotFound(`project ${id} not found`);
       for (const key of deleted.revokedKeys) ctx.keys.forget(key);
-      await audit(ctx.pool, {
-        projectId: id,
-        orgId: organization.id,
-        actor: { userId: req.session.user.id },
-        resourceType: 'project',
-        resourceIds: [id],
-      });
+      await auditProject(req, 'delete');
       reply.code(202);
       return { ok: true };
     },

@@ -10,7 +10,7 @@
  * - owners: the user is a deployment admin (../../users/deployment-admin.ts) or owns at least one
  *   project (403 otherwise); `req.owner` says which, and so what the route may show.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
 import { type OrganizationAccess, organizationsOf } from '../../projects/user-organizations.ts';
@@ -49,41 +49,46 @@ const RANK: Record<Role, number> = { viewer: 0, member: 1, owner: 2 };
 
 export const hasRole = (role: Role, atLeast: Role): boolean => RANK[role] >= RANK[atLeast];
 
-/** Every route of `app` (inside a signed-in scope) acts on the project of its `:projectId`. */
-export function requireProject(app: FastifyInstance, ctx: WebContext): void {
-  app.decorateRequest('project', null as never);
+/**
+ * Every route of `app` (inside a signed-in scope) acts on the thing named by its path parameter
+ * `param`, which `find` looks up among the user's (404 when not theirs), with the route's role (403).
+ */
+function requireScoped<K extends 'project' | 'org'>(
+  app: FastifyInstance,
+  scope: { key: K; param: string; noun: string },
+  find: (userId: string, id: string) => Promise<FastifyRequest[K] | undefined>,
+): void {
+  app.decorateRequest(scope.key, null as never);
   app.addHook('onRoute', (route) => {
-    if (!route.url.includes('/:projectId')) {
-      throw new Error(`UI route ${route.url} is in the project scope but names no :projectId`);
+    if (!route.url.includes(`/:${scope.param}`)) {
+      throw new Error(`UI route ${route.url} is in the ${scope.noun} scope but names no :${scope.param}`);
     }
   });
   app.addHook('onRequest', async (req) => {
-    const { projectId } = req.params as { projectId?: string };
-    const [access] = projectId ? await projectsOf(ctx.pool, req.session.user.id, projectId) : [];
-    if (!access) throw new NotFound(`project ${projectId} not found`);
+    const id = (req.params as Record<string, string | undefined>)[scope.param];
+    const access = id ? await find(req.session.user.id, id) : undefined;
+    if (!access) throw new NotFound(`${scope.noun} ${id} not found`);
     const need = req.routeOptions.config.role;
     if (need && !hasRole(access.role, need.atLeast)) throw new Forbidden(need.refusal);
-    req.project = access;
+    req[scope.key] = access;
   });
 }
 
+/** Every route of `app` (inside a signed-in scope) acts on the project of its `:projectId`. */
+export const requireProject = (app: FastifyInstance, ctx: WebContext): void =>
+  requireScoped(
+    app,
+    { key: 'project', param: 'projectId', noun: 'project' },
+    async (userId, id) => (await projectsOf(ctx.pool, userId, id))[0],
+  );
+
 /** Every route of `app` (inside a signed-in scope) acts on the organization of its `:orgId`. */
-export function requireOrganization(app: FastifyInstance, ctx: WebContext): void {
-  app.decorateRequest('org', null as never);
-  app.addHook('onRoute', (route) => {
-    if (!route.url.includes('/:orgId')) {
-      throw new Error(`UI route ${route.url} is in the organization scope but names no :orgId`);
-    }
-  });
-  app.addHook('onRequest', async (req) => {
-    const { orgId } = req.params as { orgId?: string };
-    const [access] = orgId ? await organizationsOf(ctx.pool, req.session.user.id, orgId) : [];
-    if (!access) throw new NotFound(`organization ${orgId} not found`);
-    const need = req.routeOptions.config.role;
-    if (need && !hasRole(access.role, need.atLeast)) throw new Forbidden(need.refusal);
-    req.org = access;
-  });
-}
+export const requireOrganization = (app: FastifyInstance, ctx: WebContext): void =>
+  requireScoped(
+    app,
+    { key: 'org', param: 'orgId', noun: 'organization' },
+    async (userId, id) => (await organizationsOf(ctx.pool, userId, id))[0],
+  );
 
 /** Every route of `app` (inside a signed-in scope) is for deployment admins and project owners. */
 export function requireOwner(app: FastifyInstance, ctx: WebContext, refusal: string): void {
