@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProjectDeletionPass } from '../../server/deletion/projects.ts';
 import { api } from '../conformance/env.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
 import {
   type AnalyticsServer,
   cli,
@@ -64,26 +64,7 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), db?.stop()]);
 });
 
-/** Every analytics row of the projects, as `table project id`. */
-async function analyticsRows(projectIds: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const [table, id] of [
-    ['traces', 'id'],
-    ['observations', 'id'],
-    ['scores', 'id'],
-    ['events_full', 'span_id'],
-    ['events_core', 'span_id'],
-  ] as const) {
-    const rs = await ch.client.query({
-      query: `SELECT project_id, ${id} AS id FROM ${table} WHERE project_id IN {p:Array(String)}`,
-      query_params: { p: projectIds },
-      format: 'JSONEachRow',
-    });
-    for (const r of await rs.json<{ project_id: string; id: string }>())
-      out.push(`${table} ${r.project_id} ${r.id}`);
-  }
-  return out.sort();
-}
+const analyticsRows = (projectIds: string[]) => rowsOf(ch.client, projectIds);
 
 describe('projects', () => {
   it('creates, renames and deletes a project; its keys stop at once and its data goes with the worker pass', async () => {
@@ -162,14 +143,7 @@ describe('projects', () => {
     ]);
 
     // The worker's pass (run here, as its tick does) removes the data and then the project.
-    const removed = await runProjectDeletionPass({
-      pool,
-      analytics: ch.client,
-      mediaBlobs: undefined,
-      release: '4',
-      form: 'mutation',
-      dialect: { cluster: false, clusterName: 'default' },
-    });
+    const removed = await projectDeletionPass(pool, ch.client);
     expect(removed).toEqual([created.id]);
     expect(await analyticsRows([created.id])).toEqual([]);
     expect(await analyticsRows([bystander.projectId])).toEqual(bystanderRows);
@@ -178,16 +152,7 @@ describe('projects', () => {
       created.id,
     ]);
     expect(audited.rows).toEqual([{ resource_type: 'project', action: 'project-deletion' }]);
-    expect(
-      await runProjectDeletionPass({
-        pool,
-        analytics: ch.client,
-        mediaBlobs: undefined,
-        release: '4',
-        form: 'mutation',
-        dialect: { cluster: false, clusterName: 'default' },
-      }),
-    ).toEqual([]);
+    expect(await projectDeletionPass(pool, ch.client)).toEqual([]);
   });
 
   it('API keys: predefined pairs, listing without secrets, revocation; bad bodies named; other organizations not found', async () => {

@@ -10,9 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProjectDeletionPass } from '../../server/deletion/projects.ts';
 import { api } from '../conformance/env.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
 import {
   type AnalyticsServer,
   createProject,
@@ -53,24 +53,7 @@ afterAll(async () => {
   await Promise.all([ch?.stop(), db?.stop()]);
 });
 
-/** Every analytics row of the project, as `table id`. */
-async function analyticsRows(projectId: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const [table, id] of [
-    ['traces', 'id'],
-    ['observations', 'id'],
-    ['events_full', 'span_id'],
-    ['events_core', 'span_id'],
-  ] as const) {
-    const rs = await ch.client.query({
-      query: `SELECT ${id} AS id FROM ${table} WHERE project_id = {p:String}`,
-      query_params: { p: projectId },
-      format: 'JSONEachRow',
-    });
-    for (const r of await rs.json<{ id: string }>()) out.push(`${table} ${r.id}`);
-  }
-  return out.sort();
-}
+const analyticsRows = (projectId: string) => rowsOf(ch.client, [projectId]);
 
 describe('organizations and projects', () => {
   it('an owner creates and renames an organization, creates, renames and deletes a project in it; all audited', async () => {
@@ -157,14 +140,7 @@ describe('organizations and projects', () => {
     ).not.toContain(p.id);
 
     // The worker's pass (run here, as its tick does) removes the data and then the project.
-    const removed = await runProjectDeletionPass({
-      pool,
-      analytics: ch.client,
-      mediaBlobs: undefined,
-      release: '4',
-      form: 'mutation',
-      dialect: { cluster: false, clusterName: 'default' },
-    });
+    const removed = await projectDeletionPass(pool, ch.client);
     expect(removed).toEqual([p.id]);
     expect(await analyticsRows(p.id)).toEqual([]);
     expect(await analyticsRows(other.projectId)).toEqual(othersRows);
