@@ -27,7 +27,7 @@ export function Account({ email, onSignedIn }: { email: string; onSignedIn: (s: 
   });
 
   return (
-    <main className="centered">
+    <main className="centered" style={{ flexDirection: 'column', gap: '1rem' }}>
       <form className="card login" onSubmit={onSubmit} aria-label="Change password">
         <h1>Change password</h1>
         <p className="muted">{email}</p>
