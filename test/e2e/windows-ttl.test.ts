@@ -10,8 +10,8 @@
  */
 import { AppsV1Api, BatchV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalDeployment } from '../../cluster/scenario/local-deployment.ts';
-import { DATASTORES, isTrue, type Obsvc } from '../../cluster/scenario/scenario.ts';
+import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
+import { applySpec, isTrue, type Obsvc, SPECS } from '../../cluster/scenario/scenario.ts';
 import { waitFor } from '../../cluster/wait.ts';
 import { JOB_TTL_LIMITS } from '../../operator/api/v1alpha1.ts';
 import { localCluster } from '../cluster/testing.ts';
@@ -27,24 +27,8 @@ const OPEN = { cron: '* * * * *', duration: '1h' };
 
 let d: LocalDeployment;
 
-function apply(extra: Record<string, unknown>) {
-  const r = d.apply({
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: { name: NAME, namespace: NS },
-    spec: {
-      image: 'observatory:dev',
-      datastores: DATASTORES,
-      web: { replicas: 1 },
-      worker: { replicas: 1 },
-      upgrade: { backupConfirmed: true },
-      release: '4',
-      jobs: { ttlSecondsAfterFinished: TTL },
-      ...extra,
-    },
-  });
-  expect(r.code, r.stderr).toBe(0);
-}
+const apply = (extra: Record<string, unknown>) =>
+  applySpec(localPlatform(d), NAME, { jobs: { ttlSecondsAfterFinished: TTL }, ...extra });
 
 const batch = () => d.cluster.kubeconfig.makeApiClient(BatchV1Api);
 const jobs = async (): Promise<V1Job[]> => (await batch().listNamespacedJob({ namespace: NS })).items;
@@ -84,7 +68,7 @@ describe('maintenance windows and Job TTLs on the real node', () => {
   let backfill: V1Job;
 
   it('deploys Legacy outside a window (a first deployment is not held), its Jobs with the TTL', async () => {
-    apply({ writeMode: 'Legacy', maintenanceWindows: [CLOSED] });
+    apply({ ...SPECS.legacy, maintenanceWindows: [CLOSED] });
     await d.waitFor(NAME, 'Legacy and Ready', (x) => x.status?.state === 'Legacy' && isTrue(x, 'Ready'));
     const all = await jobs();
     expect(all.length).toBeGreaterThan(0);
@@ -95,7 +79,7 @@ describe('maintenance windows and Job TTLs on the real node', () => {
     const jobsBefore = (await jobs()).map((j) => j.metadata!.name!).sort();
     const before = await deployments();
     expect(Object.values(before).map((x) => x.writeMode)).toEqual(['legacy', 'legacy']);
-    apply({ writeMode: 'Dual', backfill: { enabled: true }, maintenanceWindows: [CLOSED] });
+    apply({ ...SPECS.dual, maintenanceWindows: [CLOSED] });
     const held = await d.waitFor(
       NAME,
       'the move held for the window',
@@ -113,7 +97,7 @@ describe('maintenance windows and Job TTLs on the real node', () => {
   });
 
   it('starts the move once the window is open: Deployments roll to Dual, a backfill Job starts', async () => {
-    apply({ writeMode: 'Dual', backfill: { enabled: true }, maintenanceWindows: [OPEN] });
+    apply({ ...SPECS.dual, maintenanceWindows: [OPEN] });
     await waitFor(
       'web and worker Deployments in Dual',
       async () => {
