@@ -411,6 +411,30 @@ describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () =
     expect(kinds(retry.actions)).not.toContain('deleteJob');
   });
 
+  it('records a step the worker reported finished before its Job completed, once the Job completes', () => {
+    const o = object({}, steady('Dual', { backfill: { completedSteps: 0, totalSteps: 4, progress: '0/4' } }));
+    const deployments = rolledOut(o, 'Dual');
+    const backfill = {
+      known: true,
+      steps: [{ step: 1, status: 'finished' as const, chunksDone: 1, chunksTotal: 1 }],
+    };
+    // The worker's report moves the cursor while the Job's Pod is still exiting.
+    const early = plan({
+      object: o,
+      world: world({ deployments, backfill, jobs: [job(o, 'backfill-1', 'running')] }),
+    });
+    expect(early.status.backfill).toMatchObject({ completedSteps: 1 });
+    expect(early.status.jobs).toBeUndefined();
+    const done = job(o, 'backfill-1', 'succeeded');
+    const later = plan({
+      object: object({}, early.status),
+      world: world({ deployments, backfill, jobs: [done] }),
+    });
+    expect(later.status.jobs).toEqual([
+      { purpose: 'backfill-1', name: done.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+    ]);
+  });
+
   it('keeps one result per purpose: a new attempt replaces the last', () => {
     const o = object({}, { ...dual, attempts: { 'backfill-2': 1 } });
     const deployments = rolledOut(o, 'Dual');

@@ -32,17 +32,26 @@ function reportOf(input: StepInput, step: number) {
   return b.known ? b.steps.find((s) => s.step === step) : undefined;
 }
 
-/** Moves the cursor over steps the world shows finished (the step's Job succeeded, or the worker says so). */
+/**
+ * Moves the cursor over steps the world shows finished (the step's Job succeeded, or the worker
+ * says so), and records the result of every passed step's Job: the worker may report a step
+ * finished while its Job's Pod is still exiting, and the Job completes after the cursor moved on.
+ */
 function advanceCursor(input: StepInput, out: StepOutput, total: number): number {
   let cursor = input.status.backfill?.completedSteps ?? 0;
-  while (cursor < total) {
-    const step = cursor + 1;
+  const jobOf = (step: number) => {
     const purpose = backfillPurpose(step);
     const name = jobNameFor(input.render, { purpose, attempt: attemptOf(input.status, purpose) });
-    const job = findJob(input, purpose, name);
-    if (job?.outcome !== 'succeeded' && reportOf(input, step)?.status !== 'finished') break;
-    if (job) recordResult(input, out, purpose, job);
+    return { purpose, job: findJob(input, purpose, name) };
+  };
+  while (cursor < total) {
+    const step = cursor + 1;
+    if (jobOf(step).job?.outcome !== 'succeeded' && reportOf(input, step)?.status !== 'finished') break;
     cursor = step;
+  }
+  for (let step = 1; step <= cursor; step++) {
+    const { purpose, job } = jobOf(step);
+    if (job) recordResult(input, out, purpose, job);
   }
   return cursor;
 }
