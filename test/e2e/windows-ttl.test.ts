@@ -20,8 +20,9 @@ const NAME = 'demo';
 const NS = 'obs-windows';
 /** The shortest TTL the CRD allows. */
 const TTL = JOB_TTL_LIMITS.min;
-/** Opens on 1 January at 00:00 UTC: closed while this test runs (any day but New Year's first hour). */
-const CLOSED = { cron: '0 0 1 1 *', duration: '1h' };
+/** Opens daily twelve hours after the start of this hour, for an hour: closed while this test runs. */
+const OPENS_AT = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 12 * 3_600_000);
+const CLOSED = { cron: `0 ${OPENS_AT.getUTCHours()} * * *`, duration: '1h' };
 /** Opens every minute for an hour: open now. */
 const OPEN = { cron: '* * * * *', duration: '1h' };
 
@@ -85,7 +86,7 @@ describe('maintenance windows and Job TTLs on the real node', () => {
       'the move held for the window',
       (x) => current(x) && (x.status?.blockedBy ?? []).some((b) => b.includes('maintenance window')),
     );
-    const opensAt = `${new Date().getUTCFullYear() + 1}-01-01T00:00:00.000Z`;
+    const opensAt = OPENS_AT.toISOString();
     expect(held.status?.blockedBy).toContain(
       `the move Legacy -> Dual waits for the next maintenance window (spec.maintenanceWindows), which opens at ${opensAt}`,
     );
