@@ -5,8 +5,10 @@
  */
 import { useCallback, useEffect, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
-import { api, type Deployment, type GroupingRow } from '../api.ts';
+import { api, type Deployment } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
+import { usePaged } from '../hooks.ts';
+import { LoadMore } from '../lists.tsx';
 
 export function Groupings({
   projectId,
@@ -18,10 +20,6 @@ export function Groupings({
   deployment: Deployment;
 }) {
   const [range, setRange] = useState<TimeRange>('7d');
-  const [rows, setRows] = useState<GroupingRow[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [loading, setLoading] = useState(false);
   // Sessions picked to add to an annotation queue, by members and owners.
   const [picked, setPicked] = useState<Set<string>>(new Set());
   const [memberOrOwner, setMemberOrOwner] = useState(false);
@@ -34,29 +32,12 @@ export function Groupings({
   }, [projectId, grouping]);
 
   const path = deployment.readPath.path;
-  const load = useCallback(
-    async (after?: string) => {
-      setLoading(true);
-      setError(undefined);
-      try {
-        const page = await api.groupings(projectId, grouping, path, {
-          cursor: after,
-          ...rangeBounds(range, Date.now()),
-        });
-        setRows((prev) => (after ? [...prev, ...page.data] : page.data));
-        setCursor(page.meta.cursor);
-      } catch (e) {
-        setError((e as Error).message);
-      } finally {
-        setLoading(false);
-      }
-    },
+  const fetchPage = useCallback(
+    (cursor?: string) =>
+      api.groupings(projectId, grouping, path, { cursor, ...rangeBounds(range, Date.now()) }),
     [projectId, grouping, path, range],
   );
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const { rows, error, loading, more } = usePaged(fetchPage);
 
   const related = grouping === 'sessions' ? 'Users' : 'Sessions';
   const canQueue = memberOrOwner && grouping === 'sessions';
@@ -135,11 +116,7 @@ export function Groupings({
         </tbody>
       </table>
       {rows.length === 0 && !loading && <p className="muted">Nothing in this time range.</p>}
-      {cursor && !loading && (
-        <button type="button" onClick={() => load(cursor)}>
-          Load more
-        </button>
-      )}
+      <LoadMore more={more} />
     </main>
   );
 }
