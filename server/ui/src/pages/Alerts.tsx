@@ -8,6 +8,7 @@ import { type FormEvent, useCallback, useState } from 'react';
 import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
 import { formatSeconds, formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
@@ -39,45 +40,25 @@ export function Alerts({ projectId }: { projectId: string }) {
       {rules.length === 0 ? (
         <p className="muted">No alert rule yet.</p>
       ) : (
-        <table className="grid" aria-label="Alert rules">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Metric</th>
-              <th>Condition</th>
-              <th>State</th>
-              <th>Last value</th>
-              <th>Last evaluated</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((r) => (
-              <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
-            ))}
-          </tbody>
-        </table>
+        <Grid
+          label="Alert rules"
+          columns={['Rule', 'Metric', 'Condition', 'State', 'Last value', 'Last evaluated', '']}
+        >
+          {rules.map((r) => (
+            <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
+          ))}
+        </Grid>
       )}
       <NewRule projectId={projectId} channels={channels} onCreated={load} />
       <h2>Channels</h2>
       {channels.length === 0 ? (
         <p className="muted">No channel yet: rules without one only record their state.</p>
       ) : (
-        <table className="grid" aria-label="Alert channels">
-          <thead>
-            <tr>
-              <th>Channel</th>
-              <th>Type</th>
-              <th>URL</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {channels.map((c) => (
-              <ChannelRow key={c.id} projectId={projectId} channel={c} />
-            ))}
-          </tbody>
-        </table>
+        <Grid label="Alert channels" columns={['Channel', 'Type', 'URL', '']}>
+          {channels.map((c) => (
+            <ChannelRow key={c.id} projectId={projectId} channel={c} />
+          ))}
+        </Grid>
       )}
       <NewChannel projectId={projectId} onCreated={load} />
     </main>

@@ -20,6 +20,7 @@ import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText }
 import { formatScore, formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
+import { Grid } from '../lists.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
@@ -65,25 +66,14 @@ export function Evaluations({ projectId }: { projectId: string }) {
       <h1>Evaluations</h1>
       {error && <p className="error">{error}</p>}
       <h2>Evaluators</h2>
-      <table className="grid" aria-label="Evaluators">
-        <thead>
-          <tr>
-            <th>Evaluator</th>
-            <th>Kind</th>
-            <th>Version</th>
-            <th>Score</th>
-            <th>Model</th>
-            <th>Variables</th>
-            <th>Rules</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {evaluators.map((e) => (
-            <EvaluatorRow key={e.id} projectId={projectId} evaluator={e} onUse={setTemplate} />
-          ))}
-        </tbody>
-      </table>
+      <Grid
+        label="Evaluators"
+        columns={['Evaluator', 'Kind', 'Version', 'Score', 'Model', 'Variables', 'Rules', '']}
+      >
+        {evaluators.map((e) => (
+          <EvaluatorRow key={e.id} projectId={projectId} evaluator={e} onUse={setTemplate} />
+        ))}
+      </Grid>
       {connections.length === 0 && (
         <p className="muted">
           No LLM connection yet: add one in the <Link href={settings}>project settings</Link> before making an
@@ -102,24 +92,14 @@ export function Evaluations({ projectId }: { projectId: string }) {
       {rules.length === 0 ? (
         <p className="muted">No evaluation rule yet.</p>
       ) : (
-        <table className="grid" aria-label="Evaluation rules">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Target</th>
-              <th>Evaluators</th>
-              <th>State</th>
-              <th>Sampling</th>
-              <th>Filter</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((r) => (
-              <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
-            ))}
-          </tbody>
-        </table>
+        <Grid
+          label="Evaluation rules"
+          columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Filter', '']}
+        >
+          {rules.map((r) => (
+            <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
+          ))}
+        </Grid>
       )}
       <RuleForm
         key={editing?.id ?? `new-${saves}`}
@@ -295,43 +275,41 @@ function ExecutionLog({
       {executions.length === 0 ? (
         <p className="muted">No execution yet: the worker judges what arrives after the rule is active.</p>
       ) : (
-        <table className="grid" aria-label={`Executions of ${rule.name}`}>
-          <thead>
-            <tr>
-              <th>Queued</th>
-              <th>{rule.target === 'trace' ? 'Trace' : 'Observation'}</th>
-              <th>Status</th>
-              <th>Attempts</th>
-              <th>Score</th>
-              <th>Reasoning</th>
-              <th>Judge</th>
+        <Grid
+          label={`Executions of ${rule.name}`}
+          columns={[
+            'Queued',
+            rule.target === 'trace' ? 'Trace' : 'Observation',
+            'Status',
+            'Attempts',
+            'Score',
+            'Reasoning',
+            'Judge',
+          ]}
+        >
+          {executions.map((x) => (
+            <tr key={x.id}>
+              <td>{formatTime(x.createdAt)}</td>
+              <td>
+                <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
+              </td>
+              <td className={`execution-${x.status.toLowerCase()}`}>
+                {x.status}
+                {x.error && <div className="error">{x.error}</div>}
+              </td>
+              <td className="num">{x.attempts}</td>
+              <td>{x.score ? formatScore(x.score.value) : '–'}</td>
+              <td>{x.score?.comment ?? ''}</td>
+              <td>
+                {x.score?.executionTraceId ? (
+                  <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
+                ) : (
+                  '–'
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {executions.map((x) => (
-              <tr key={x.id}>
-                <td>{formatTime(x.createdAt)}</td>
-                <td>
-                  <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
-                </td>
-                <td className={`execution-${x.status.toLowerCase()}`}>
-                  {x.status}
-                  {x.error && <div className="error">{x.error}</div>}
-                </td>
-                <td className="num">{x.attempts}</td>
-                <td>{x.score ? formatScore(x.score.value) : '–'}</td>
-                <td>{x.score?.comment ?? ''}</td>
-                <td>
-                  {x.score?.executionTraceId ? (
-                    <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
-                  ) : (
-                    '–'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Grid>
       )}
     </div>
   );

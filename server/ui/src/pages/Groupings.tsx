@@ -8,7 +8,7 @@ import { AddToQueue } from '../add-to-queue.tsx';
 import { api, type Deployment } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
 import { usePaged } from '../hooks.ts';
-import { LoadMore } from '../lists.tsx';
+import { Grid, LoadMore } from '../lists.tsx';
 
 export function Groupings({
   projectId,
@@ -68,53 +68,50 @@ export function Groupings({
           />
         </p>
       )}
-      <table className="grid">
-        <thead>
-          <tr>
-            <th>{grouping === 'sessions' ? 'Session' : 'User'}</th>
-            <th>First seen</th>
-            <th>Last seen</th>
-            <th>Traces</th>
-            <th>Observations</th>
-            <th>{related}</th>
-            <th>Tokens</th>
-            <th>Cost</th>
-            {canQueue && <th>Queue</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.id}>
-              <td>{r.id}</td>
-              <td>{formatTime(r.firstSeen)}</td>
-              <td>{formatTime(r.lastSeen)}</td>
-              <td>{r.traceCount}</td>
-              <td>{r.observationCount}</td>
-              <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
+      <Grid
+        columns={[
+          grouping === 'sessions' ? 'Session' : 'User',
+          'First seen',
+          'Last seen',
+          'Traces',
+          'Observations',
+          related,
+          'Tokens',
+          'Cost',
+          canQueue && 'Queue',
+        ]}
+      >
+        {rows.map((r) => (
+          <tr key={r.id}>
+            <td>{r.id}</td>
+            <td>{formatTime(r.firstSeen)}</td>
+            <td>{formatTime(r.lastSeen)}</td>
+            <td>{r.traceCount}</td>
+            <td>{r.observationCount}</td>
+            <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
+            <td>
+              {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+            </td>
+            <td>{formatCost(r.totalCost)}</td>
+            {canQueue && (
+              // Its own cell, so that the id cell's accessible name stays the id.
               <td>
-                {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+                <input
+                  type="checkbox"
+                  aria-label={`Pick ${r.id}`}
+                  checked={picked.has(r.id)}
+                  onChange={(e) => {
+                    const next = new Set(picked);
+                    if (e.target.checked) next.add(r.id);
+                    else next.delete(r.id);
+                    setPicked(next);
+                  }}
+                />
               </td>
-              <td>{formatCost(r.totalCost)}</td>
-              {canQueue && (
-                // Its own cell, so that the id cell's accessible name stays the id.
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Pick ${r.id}`}
-                    checked={picked.has(r.id)}
-                    onChange={(e) => {
-                      const next = new Set(picked);
-                      if (e.target.checked) next.add(r.id);
-                      else next.delete(r.id);
-                      setPicked(next);
-                    }}
-                  />
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+            )}
+          </tr>
+        ))}
+      </Grid>
       {rows.length === 0 && !loading && <p className="muted">Nothing in this time range.</p>}
       <LoadMore more={more} />
     </main>

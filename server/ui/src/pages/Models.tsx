@@ -9,6 +9,7 @@ import { type FormEvent, useCallback, useState } from 'react';
 import { api, type ModelDefinition, type PricingTier } from '../api.ts';
 import { formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 import { EMPTY_FORM, formOf, type ModelForm, requestOf } from '../model-form.ts';
 
 const UNITS = ['TOKENS', 'CHARACTERS', 'MILLISECONDS', 'SECONDS', 'IMAGES', 'REQUESTS'] as const;
@@ -57,54 +58,52 @@ export function Models({ projectId }: { projectId: string }) {
       </p>
       <MatchTest projectId={projectId} onMatched={setMatchedId} />
       {error && <p className="error">{error}</p>}
-      <table className="grid" aria-label="Model definitions">
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th>Owner</th>
-            <th>Match pattern</th>
-            <th>Start date</th>
-            <th>Unit</th>
-            <th>Prices (USD per unit)</th>
-            <th>Tokenizer</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {models.map((m) => (
-            <tr key={m.id} className={m.id === matchedId ? 'matched' : undefined}>
-              <td>{m.modelName}</td>
-              <td>{m.isLangfuseManaged ? 'Built-in' : 'Project'}</td>
-              <td>
-                <code>{m.matchPattern}</code>
-              </td>
-              <td>{m.startDate ? formatTime(m.startDate) : '—'}</td>
-              <td>{m.unit ?? '—'}</td>
-              <td>
-                <Tiers tiers={m.pricingTiers} />
-              </td>
-              <td>{m.tokenizerId ?? '—'}</td>
-              <td>
-                {canWrite &&
-                  (m.isLangfuseManaged ? (
-                    <button type="button" onClick={() => setEditing({ kind: 'override', model: m })}>
-                      Override
+      <Grid
+        label="Model definitions"
+        columns={[
+          'Model',
+          'Owner',
+          'Match pattern',
+          'Start date',
+          'Unit',
+          'Prices (USD per unit)',
+          'Tokenizer',
+          '',
+        ]}
+      >
+        {models.map((m) => (
+          <tr key={m.id} className={m.id === matchedId ? 'matched' : undefined}>
+            <td>{m.modelName}</td>
+            <td>{m.isLangfuseManaged ? 'Built-in' : 'Project'}</td>
+            <td>
+              <code>{m.matchPattern}</code>
+            </td>
+            <td>{m.startDate ? formatTime(m.startDate) : '—'}</td>
+            <td>{m.unit ?? '—'}</td>
+            <td>
+              <Tiers tiers={m.pricingTiers} />
+            </td>
+            <td>{m.tokenizerId ?? '—'}</td>
+            <td>
+              {canWrite &&
+                (m.isLangfuseManaged ? (
+                  <button type="button" onClick={() => setEditing({ kind: 'override', model: m })}>
+                    Override
+                  </button>
+                ) : (
+                  <>
+                    <button type="button" onClick={() => setEditing({ kind: 'edit', model: m })}>
+                      Edit
+                    </button>{' '}
+                    <button type="button" onClick={() => void remove(m)}>
+                      Delete
                     </button>
-                  ) : (
-                    <>
-                      <button type="button" onClick={() => setEditing({ kind: 'edit', model: m })}>
-                        Edit
-                      </button>{' '}
-                      <button type="button" onClick={() => void remove(m)}>
-                        Delete
-                      </button>
-                    </>
-                  ))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                  </>
+                ))}
+            </td>
+          </tr>
+        ))}
+      </Grid>
       {canWrite && (
         <ModelEditor
           key={editing.kind === 'new' ? 'new' : `${editing.kind}-${editing.model.id}`}

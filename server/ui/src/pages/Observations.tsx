@@ -20,7 +20,7 @@ import {
   type TimeRange,
 } from '../format.ts';
 import { usePaged } from '../hooks.ts';
-import { LoadMore } from '../lists.tsx';
+import { Grid, LoadMore } from '../lists.tsx';
 import { navigate } from '../router.ts';
 
 export const DEFAULT_FILTER = 'isRootObservation = true';
@@ -173,48 +173,42 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
               <AddToQueue projectId={projectId} objects={[...picked.values()]} />
             </p>
           )}
-          <table className="grid observations">
-            <thead>
-              <tr>
-                {HEADERS.map((h) => {
-                  const col = SORTABLE[h];
-                  const active = col !== undefined && query?.orderBy === col;
-                  return (
-                    <th key={h}>
-                      {col ? (
-                        <button type="button" className="sort" onClick={() => sortBy(col)}>
-                          {h} {active ? (query?.order === 'desc' ? '▼' : '▲') : ''}
-                        </button>
-                      ) : (
-                        h
-                      )}
-                    </th>
-                  );
-                })}
-                {canQueue && <th>Queue</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <ObservationRowView
-                  key={`${r.traceId}/${r.id}`}
-                  row={r}
-                  projectId={projectId}
-                  picked={picked.has(`${r.traceId}/${r.id}`)}
-                  onPick={
-                    canQueue
-                      ? (on) => {
-                          const next = new Map(picked);
-                          if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
-                          else next.delete(`${r.traceId}/${r.id}`);
-                          setPicked(next);
-                        }
-                      : undefined
-                  }
-                />
-              ))}
-            </tbody>
-          </table>
+          <Grid
+            className="observations"
+            columns={[
+              ...HEADERS.map((h) => {
+                const col = SORTABLE[h];
+                const active = col !== undefined && query?.orderBy === col;
+                return col ? (
+                  <button key={h} type="button" className="sort" onClick={() => sortBy(col)}>
+                    {h} {active ? (query?.order === 'desc' ? '▼' : '▲') : ''}
+                  </button>
+                ) : (
+                  h
+                );
+              }),
+              canQueue && 'Queue',
+            ]}
+          >
+            {rows.map((r) => (
+              <ObservationRowView
+                key={`${r.traceId}/${r.id}`}
+                row={r}
+                projectId={projectId}
+                picked={picked.has(`${r.traceId}/${r.id}`)}
+                onPick={
+                  canQueue
+                    ? (on) => {
+                        const next = new Map(picked);
+                        if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
+                        else next.delete(`${r.traceId}/${r.id}`);
+                        setPicked(next);
+                      }
+                    : undefined
+                }
+              />
+            ))}
+          </Grid>
           {rows.length === 0 && !loading && <p className="muted">No observations match.</p>}
           <div className="pager">
             {loading && <span className="muted">Loading…</span>}
@@ -270,20 +264,11 @@ function LegacyTraces({ projectId }: { projectId: string }) {
         <button type="submit">Apply</button>
       </form>
       {error && <p className="error">{error}</p>}
-      <table className="grid observations">
-        <thead>
-          <tr>
-            {HEADERS.map((h) => (
-              <th key={h}>{h}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <ObservationRowView key={r.id} row={r} projectId={projectId} />
-          ))}
-        </tbody>
-      </table>
+      <Grid className="observations" columns={HEADERS}>
+        {rows.map((r) => (
+          <ObservationRowView key={r.id} row={r} projectId={projectId} />
+        ))}
+      </Grid>
       {rows.length === 0 && <p className="muted">No traces match.</p>}
       <div className="pager">
         <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
