@@ -1,7 +1,8 @@
 import { type FormEvent, useCallback, useState } from 'react';
 import { type ApiKey, api, type LlmConnection, type Project } from '../api.ts';
+import { Choice, Input, useForm } from '../fields.tsx';
 import { formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useLoaded, useWrite } from '../hooks.ts';
 import { Grid } from '../lists.tsx';
 
 const ROLES: Project['role'][] = ['owner', 'member', 'viewer'];
@@ -285,7 +286,7 @@ function ConnectionForm({
   editing: LlmConnection | undefined;
   onSaved: () => void;
 }) {
-  const [form, setForm] = useState({
+  const { form, setForm, set } = useForm({
     provider: editing?.provider ?? '',
     adapter: editing?.adapter ?? 'openai',
     baseURL: editing?.baseURL ?? '',
@@ -294,56 +295,46 @@ function ConnectionForm({
     customModels: (editing?.customModels ?? []).join(', '),
     withDefaultModels: editing?.withDefaultModels ?? true,
   });
-  const [error, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
+  const { error, onSubmit } = useWrite(async () => {
     setSaved(undefined);
-    try {
-      const c = await api.saveLlmConnection(projectId, {
-        provider: form.provider,
-        adapter: form.adapter as (typeof ADAPTERS)[number],
-        secretKey: form.secretKey,
-        baseURL: form.baseURL.trim() || null,
-        extraHeaders: parseHeaders(form.headers),
-        customModels: form.customModels
-          .split(',')
-          .map((m) => m.trim())
-          .filter(Boolean),
-        withDefaultModels: form.withDefaultModels,
-      });
-      setSaved(`Saved connection ${c.provider}`);
-      // Secrets are not kept on the page once stored.
-      setForm((f) => ({ ...f, secretKey: '', headers: c.extraHeaderKeys.map((k) => `${k}: `).join('\n') }));
-      onSaved();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    const c = await api.saveLlmConnection(projectId, {
+      provider: form.provider,
+      adapter: form.adapter as (typeof ADAPTERS)[number],
+      secretKey: form.secretKey,
+      baseURL: form.baseURL.trim() || null,
+      extraHeaders: parseHeaders(form.headers),
+      customModels: form.customModels
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+      withDefaultModels: form.withDefaultModels,
+    });
+    setSaved(`Saved connection ${c.provider}`);
+    // Secrets are not kept on the page once stored.
+    setForm((f) => ({ ...f, secretKey: '', headers: c.extraHeaderKeys.map((k) => `${k}: `).join('\n') }));
+    onSaved();
+  });
   return (
     <form
       className="card"
       aria-label={editing ? `Edit LLM connection ${editing.provider}` : 'New LLM connection'}
-      onSubmit={(e) => void submit(e)}
+      onSubmit={onSubmit}
     >
       <h3>{editing ? `Update ${editing.provider}` : 'New connection'}</h3>
-      <label>
-        Provider name <input value={form.provider} onChange={set('provider')} readOnly={Boolean(editing)} />
-      </label>
-      <label>
-        Adapter{' '}
-        <select value={form.adapter} onChange={set('adapter')}>
-          {ADAPTERS.map((a) => (
-            <option key={a}>{a}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Base URL <input value={form.baseURL} onChange={set('baseURL')} placeholder="the adapter's default" />
-      </label>
+      <Input
+        label="Provider name"
+        value={form.provider}
+        onChange={set('provider')}
+        readOnly={Boolean(editing)}
+      />
+      <Choice label="Adapter" value={form.adapter} onChange={set('adapter')} options={ADAPTERS} />
+      <Input
+        label="Base URL"
+        value={form.baseURL}
+        onChange={set('baseURL')}
+        placeholder="the adapter's default"
+      />
       <label>
         Secret key{' '}
         <input
