@@ -6,7 +6,7 @@
  * observation of the project, resolved by the server with the judge's own code; and each rule's
  * execution log (status, score, reasoning, the judge's trace, failures with their reason).
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import {
   api,
   type EvaluationRule,
@@ -16,9 +16,10 @@ import {
   type MappingEntry,
   type MappingPreview,
 } from '../api.ts';
+import { Choice, Input, useForm } from '../fields.tsx';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useLoaded, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 import { Grid } from '../lists.tsx';
 
@@ -28,11 +29,11 @@ const SOURCES: Record<string, readonly string[]> = {
   trace: ['input', 'output', 'metadata'],
   experiment: ['input', 'output', 'metadata', 'tool_calls', 'expected_output', 'experiment_item_metadata'],
 };
-const TARGETS = [
-  ['observation', 'observation'],
-  ['experiment', 'experiment (dataset runs)'],
-  ['trace', 'trace (Legacy: stops at the cutover)'],
-] as const;
+const TARGETS: Record<string, string> = {
+  observation: 'observation',
+  experiment: 'experiment (dataset runs)',
+  trace: 'trace (Legacy: stops at the cutover)',
+};
 
 type Columns = Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>;
 
@@ -366,7 +367,7 @@ function EvaluatorForm({
   onCreated: () => void;
 }) {
   const out = start?.outputDefinition;
-  const [form, setForm] = useState({
+  const { form, set } = useForm({
     name: start?.name ?? '',
     prompt: start?.prompt ?? '',
     scoreType: (out?.dataType ?? 'NUMERIC') as (typeof SCORE_TYPES)[number],
@@ -376,39 +377,24 @@ function EvaluatorForm({
     provider: start?.modelConfig?.provider ?? connections[0]?.provider ?? '',
     model: start?.modelConfig?.model ?? connections[0]?.customModels[0] ?? '',
   });
-  const [error, setError] = useState<string | undefined>();
   const [created, setCreated] = useState<string | undefined>();
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
   const variables = [
     ...new Set([...form.prompt.matchAll(/\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/g)].map((m) => m[1])),
   ];
   const models = connections.find((c) => c.provider === form.provider)?.customModels ?? [];
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const made = await api.createEvaluator(projectId, {
-        name: form.name,
-        type: 'llm_as_judge',
-        prompt: form.prompt,
-        outputDefinition: outputOf(
-          form.scoreType,
-          form.scoreDescription,
-          form.reasoning,
-          form.categories,
-          out,
-        ),
-        modelConfig: { provider: form.provider, model: form.model },
-      });
-      setCreated(`Created ${made.name} v${made.version}`);
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+  const { error, onSubmit } = useWrite(async () => {
+    const made = await api.createEvaluator(projectId, {
+      name: form.name,
+      type: 'llm_as_judge',
+      prompt: form.prompt,
+      outputDefinition: outputOf(form.scoreType, form.scoreDescription, form.reasoning, form.categories, out),
+      modelConfig: { provider: form.provider, model: form.model },
+    });
+    setCreated(`Created ${made.name} v${made.version}`);
+    onCreated();
+  });
   return (
-    <form className="card" aria-label="New evaluator" onSubmit={(e) => void submit(e)}>
+    <form className="card" aria-label="New evaluator" onSubmit={onSubmit}>
       <h3>{start ? `New evaluator from ${start.name}` : 'New evaluator'}</h3>
       {!start && (
         <p className="muted">
@@ -416,43 +402,28 @@ function EvaluatorForm({
           above.
         </p>
       )}
-      <label>
-        Name (also the score's name) <input value={form.name} onChange={set('name')} />
-      </label>
+      <Input label="Name (also the score's name)" value={form.name} onChange={set('name')} />
       <label>
         Prompt <textarea rows={5} value={form.prompt} onChange={set('prompt')} />
       </label>
       <p className="muted">
         Variables: {variables.length > 0 ? variables.join(', ') : 'none ({{name}} in the prompt)'}
       </p>
-      <label>
-        Score type{' '}
-        <select value={form.scoreType} onChange={set('scoreType')}>
-          {SCORE_TYPES.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Score description <input value={form.scoreDescription} onChange={set('scoreDescription')} />
-      </label>
+      <Choice label="Score type" value={form.scoreType} onChange={set('scoreType')} options={SCORE_TYPES} />
+      <Input label="Score description" value={form.scoreDescription} onChange={set('scoreDescription')} />
       {form.scoreType === 'CATEGORICAL' && (
         <label>
           Categories{' '}
           <input value={form.categories} onChange={set('categories')} placeholder="comma-separated" />
         </label>
       )}
-      <label>
-        Reasoning description <input value={form.reasoning} onChange={set('reasoning')} />
-      </label>
-      <label>
-        Connection{' '}
-        <select value={form.provider} onChange={set('provider')}>
-          {connections.map((c) => (
-            <option key={c.id}>{c.provider}</option>
-          ))}
-        </select>
-      </label>
+      <Input label="Reasoning description" value={form.reasoning} onChange={set('reasoning')} />
+      <Choice
+        label="Connection"
+        value={form.provider}
+        onChange={set('provider')}
+        options={connections.map((c) => c.provider)}
+      />
       <label>
         Model <input value={form.model} onChange={set('model')} list="evaluator-models" />
         <datalist id="evaluator-models">
@@ -509,7 +480,6 @@ function RuleForm({
   );
   const [preview, setPreview] = useState<MappingPreview | undefined>();
   const [previewError, setPreviewError] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
 
   const evaluator = evaluators.find((e) => e.name === evaluatorName);
   const sources = SOURCES[target] ?? [];
@@ -554,13 +524,8 @@ function RuleForm({
     };
   }, [previewKey, projectId]);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    if (!parsed.ok) {
-      setError(`filter: ${parsed.error}`);
-      return;
-    }
+  const { error, onSubmit } = useWrite(async () => {
+    if (!parsed.ok) throw new Error(`filter: ${parsed.error}`);
     const body = {
       name,
       target,
@@ -569,35 +534,26 @@ function RuleForm({
       filter: parsed.filters,
       evaluators: [{ evaluator: { name: evaluatorName, type: 'llm_as_judge' }, mapping: entries }],
     };
-    try {
-      if (editing) await api.updateEvaluationRule(projectId, editing.id, body);
-      else await api.createEvaluationRule(projectId, body);
-      onSaved();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    if (editing) await api.updateEvaluationRule(projectId, editing.id, body);
+    else await api.createEvaluationRule(projectId, body);
+    onSaved();
+  });
 
   return (
     <form
       className="card"
       aria-label={editing ? `Edit rule ${editing.name}` : 'New evaluation rule'}
-      onSubmit={(e) => void submit(e)}
+      onSubmit={onSubmit}
     >
       <h3>{editing ? `Edit ${editing.name}` : 'New rule'}</h3>
-      <label>
-        Rule name <input value={name} onChange={(e) => setName(e.target.value)} />
-      </label>
-      <label>
-        Target{' '}
-        <select value={target} onChange={(e) => setTarget(e.target.value)}>
-          {TARGETS.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Input label="Rule name" value={name} onChange={(e) => setName(e.target.value)} />
+      <Choice
+        label="Target"
+        value={target}
+        onChange={(e) => setTarget(e.target.value)}
+        options={Object.keys(TARGETS)}
+        labelOf={(t) => TARGETS[t] ?? t}
+      />
       <label>
         Evaluator{' '}
         <select
