@@ -62,3 +62,14 @@ export function Choice<T extends string>({
     </label>
   );
 }
+
+/** A failure read out as it appears (a form's or a section's last error), nothing without one. */
+export function ErrorAlert({ error }: { error: string | undefined }) {
+  return (
+    error && (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    )
+  );
+}

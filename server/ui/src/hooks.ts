@@ -75,3 +75,15 @@ export function usePaged<T>(fetchPage: ((cursor?: string) => Promise<Page<T>>) |
   const more = cursor && !loading ? () => void load(cursor) : undefined;
   return { rows, error, loading, more };
 }
+
+/**
+ * A detail shown on demand (a row's history or versions): `toggle` fetches and shows it, or hides
+ * it when shown; a failed fetch leaves its message in `error`.
+ */
+export function useToggled<T>(fetch: () => Promise<T>) {
+  const [shown, setShown] = useState<T | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const toggle = () =>
+    shown ? setShown(undefined) : fetch().then(setShown, (e: Error) => setError(e.message));
+  return { shown, error, setError, toggle };
+}

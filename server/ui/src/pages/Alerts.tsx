@@ -5,10 +5,10 @@
  * routes under the project's UI scope; the worker evaluates the rules.
  */
 import { useCallback, useState } from 'react';
-import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
+import { type AlertChannel, type AlertRule, api } from '../api.ts';
 import { Choice, Input, useForm } from '../fields.tsx';
 import { formatSeconds, formatTime } from '../format.ts';
-import { useLoaded, useWrite } from '../hooks.ts';
+import { useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Grid } from '../lists.tsx';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
@@ -75,20 +75,17 @@ function RuleRow({
   rule: AlertRule;
   onChange: () => void;
 }) {
-  const [history, setHistory] = useState<AlertTransition[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const {
+    shown: history,
+    error,
+    setError,
+    toggle: toggleHistory,
+  } = useToggled(() => api.alertHistory(projectId, r.id).then((h) => h.data));
   const state = r.paused ? 'Paused' : r.state ? (STATE_WORDS[r.state] ?? r.state) : 'Not evaluated yet';
   const togglePause = () =>
     api
       .updateAlertRule(projectId, r.id, { paused: !r.paused })
       .then(onChange, (e: Error) => setError(e.message));
-  const toggleHistory = () =>
-    history
-      ? setHistory(undefined)
-      : api.alertHistory(projectId, r.id).then(
-          (h) => setHistory(h.data),
-          (e: Error) => setError(e.message),
-        );
   return (
     <>
       <tr>

@@ -16,10 +16,10 @@ import {
   type MappingEntry,
   type MappingPreview,
 } from '../api.ts';
-import { Choice, Input, useForm } from '../fields.tsx';
+import { Choice, ErrorAlert, Input, useForm } from '../fields.tsx';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { useLoaded, useWrite } from '../hooks.ts';
+import { useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 import { Grid } from '../lists.tsx';
 
@@ -127,15 +127,11 @@ function EvaluatorRow({
   evaluator: Evaluator;
   onUse: (e: Evaluator) => void;
 }) {
-  const [versions, setVersions] = useState<Evaluator[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const toggle = () =>
-    versions
-      ? setVersions(undefined)
-      : api.evaluatorVersions(projectId, e.id).then(
-          (v) => setVersions(v.data),
-          (err: Error) => setError(err.message),
-        );
+  const {
+    shown: versions,
+    error,
+    toggle,
+  } = useToggled(() => api.evaluatorVersions(projectId, e.id).then((v) => v.data));
   return (
     <>
       <tr>
@@ -434,11 +430,7 @@ function EvaluatorForm({
       </label>
       <button type="submit">Create evaluator</button>
       {created && <p role="status">{created}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -651,11 +643,7 @@ function RuleForm({
         )}
       </section>
       <button type="submit">{editing ? 'Save rule' : 'Create rule'}</button>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }

@@ -8,6 +8,7 @@
  */
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import { api, type LlmConnection, type PlaygroundRun, type PromptVersion } from '../api.ts';
+import { ErrorAlert } from '../fields.tsx';
 import { formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
 import { Grid } from '../lists.tsx';
@@ -276,11 +277,7 @@ function MoveLabel({
       </label>{' '}
       <VersionSelect label="Onto version" versions={versions} value={version} onChange={setVersion} />{' '}
       <button type="submit">Move label</button>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -433,11 +430,7 @@ function Playground({
           {running ? 'Running…' : 'Run'}
         </button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {run && (
         <section aria-label="Completion">
           <h3>Completion</h3>

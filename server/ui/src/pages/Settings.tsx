@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useState } from 'react';
 import { type ApiKey, api, type LlmConnection, type Project } from '../api.ts';
-import { Choice, Input, useForm } from '../fields.tsx';
+import { Choice, ErrorAlert, Input, useForm } from '../fields.tsx';
 import { formatTime } from '../format.ts';
 import { useLoaded, useWrite } from '../hooks.ts';
 import { Grid } from '../lists.tsx';
@@ -120,11 +120,7 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
           )}
         </form>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
@@ -185,11 +181,7 @@ function ApiKeys({ projectId }: { projectId: string }) {
           </p>
         )}
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
@@ -367,11 +359,7 @@ function ConnectionForm({
       </label>
       <button type="submit">{editing ? 'Update connection' : 'Create connection'}</button>
       {saved && <p role="status">{saved}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
