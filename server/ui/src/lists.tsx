@@ -2,19 +2,23 @@ import type { ReactNode } from 'react';
 
 /**
  * A `grid` table under its column headers (a `false` header is a column left out, an empty one an
- * unnamed column, e.g. for row buttons); the caller gives the rows.
+ * unnamed column, e.g. for row buttons); the caller gives the rows. With `empty` (a list without
+ * rows), that sentence stands instead of the table.
  */
 export function Grid({
   label,
   className,
   columns,
+  empty,
   children,
 }: {
   label?: string;
+  empty?: string | false;
   className?: string;
   columns: (ReactNode | false)[];
   children: ReactNode;
 }) {
+  if (empty) return <p className="muted">{empty}</p>;
   return (
     <table className={className ? `grid ${className}` : 'grid'} aria-label={label}>
       <thead>

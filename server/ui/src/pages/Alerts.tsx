@@ -38,29 +38,26 @@ export function Alerts({ projectId }: { projectId: string }) {
     <main>
       <h1>Alerts</h1>
       <h2>Rules</h2>
-      {rules.length === 0 ? (
-        <p className="muted">No alert rule yet.</p>
-      ) : (
-        <Grid
-          label="Alert rules"
-          columns={['Rule', 'Metric', 'Condition', 'State', 'Last value', 'Last evaluated', '']}
-        >
-          {rules.map((r) => (
-            <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={rules.length === 0 && 'No alert rule yet.'}
+        label="Alert rules"
+        columns={['Rule', 'Metric', 'Condition', 'State', 'Last value', 'Last evaluated', '']}
+      >
+        {rules.map((r) => (
+          <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
+        ))}
+      </Grid>
       <NewRule projectId={projectId} channels={channels} onCreated={load} />
       <h2>Channels</h2>
-      {channels.length === 0 ? (
-        <p className="muted">No channel yet: rules without one only record their state.</p>
-      ) : (
-        <Grid label="Alert channels" columns={['Channel', 'Type', 'URL', '']}>
-          {channels.map((c) => (
-            <ChannelRow key={c.id} projectId={projectId} channel={c} />
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={channels.length === 0 && 'No channel yet: rules without one only record their state.'}
+        label="Alert channels"
+        columns={['Channel', 'Type', 'URL', '']}
+      >
+        {channels.map((c) => (
+          <ChannelRow key={c.id} projectId={projectId} channel={c} />
+        ))}
+      </Grid>
       <NewChannel projectId={projectId} onCreated={load} />
     </main>
   );

@@ -106,28 +106,27 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
       <h1>{data.dataset.name}</h1>
       {data.dataset.description && <p>{data.dataset.description}</p>}
       <h2>Runs</h2>
-      {data.runs.length === 0 ? (
-        <p className="muted">No runs yet.</p>
-      ) : (
-        <Grid columns={['Compare', 'Run', 'Description', 'Started', 'Items']}>
-          {data.runs.map((r) => (
-            <tr key={r.id}>
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={`Compare ${r.name}`}
-                  checked={chosen.includes(r.id)}
-                  onChange={() => toggle(r.id)}
-                />
-              </td>
-              <td>{r.name}</td>
-              <td>{r.description ?? ''}</td>
-              <td>{formatTime(r.createdAt)}</td>
-              <td className="num">{r.itemCount ?? ''}</td>
-            </tr>
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={data.runs.length === 0 && 'No runs yet.'}
+        columns={['Compare', 'Run', 'Description', 'Started', 'Items']}
+      >
+        {data.runs.map((r) => (
+          <tr key={r.id}>
+            <td>
+              <input
+                type="checkbox"
+                aria-label={`Compare ${r.name}`}
+                checked={chosen.includes(r.id)}
+                onChange={() => toggle(r.id)}
+              />
+            </td>
+            <td>{r.name}</td>
+            <td>{r.description ?? ''}</td>
+            <td>{formatTime(r.createdAt)}</td>
+            <td className="num">{r.itemCount ?? ''}</td>
+          </tr>
+        ))}
+      </Grid>
       {comparison ? (
         <>
           <h2>Results side by side</h2>

@@ -90,18 +90,15 @@ export function Evaluations({ projectId }: { projectId: string }) {
         onCreated={load}
       />
       <h2>Rules</h2>
-      {rules.length === 0 ? (
-        <p className="muted">No evaluation rule yet.</p>
-      ) : (
-        <Grid
-          label="Evaluation rules"
-          columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Filter', '']}
-        >
-          {rules.map((r) => (
-            <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={rules.length === 0 && 'No evaluation rule yet.'}
+        label="Evaluation rules"
+        columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Filter', '']}
+      >
+        {rules.map((r) => (
+          <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
+        ))}
+      </Grid>
       <RuleForm
         key={editing?.id ?? `new-${saves}`}
         projectId={projectId}
@@ -269,45 +266,45 @@ function ExecutionLog({
       <button type="button" onClick={onRefresh}>
         Refresh executions
       </button>
-      {executions.length === 0 ? (
-        <p className="muted">No execution yet: the worker judges what arrives after the rule is active.</p>
-      ) : (
-        <Grid
-          label={`Executions of ${rule.name}`}
-          columns={[
-            'Queued',
-            rule.target === 'trace' ? 'Trace' : 'Observation',
-            'Status',
-            'Attempts',
-            'Score',
-            'Reasoning',
-            'Judge',
-          ]}
-        >
-          {executions.map((x) => (
-            <tr key={x.id}>
-              <td>{formatTime(x.createdAt)}</td>
-              <td>
-                <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
-              </td>
-              <td className={`execution-${x.status.toLowerCase()}`}>
-                {x.status}
-                {x.error && <div className="error">{x.error}</div>}
-              </td>
-              <td className="num">{x.attempts}</td>
-              <td>{x.score ? formatScore(x.score.value) : '–'}</td>
-              <td>{x.score?.comment ?? ''}</td>
-              <td>
-                {x.score?.executionTraceId ? (
-                  <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
-                ) : (
-                  '–'
-                )}
-              </td>
-            </tr>
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={
+          executions.length === 0 &&
+          'No execution yet: the worker judges what arrives after the rule is active.'
+        }
+        label={`Executions of ${rule.name}`}
+        columns={[
+          'Queued',
+          rule.target === 'trace' ? 'Trace' : 'Observation',
+          'Status',
+          'Attempts',
+          'Score',
+          'Reasoning',
+          'Judge',
+        ]}
+      >
+        {executions.map((x) => (
+          <tr key={x.id}>
+            <td>{formatTime(x.createdAt)}</td>
+            <td>
+              <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
+            </td>
+            <td className={`execution-${x.status.toLowerCase()}`}>
+              {x.status}
+              {x.error && <div className="error">{x.error}</div>}
+            </td>
+            <td className="num">{x.attempts}</td>
+            <td>{x.score ? formatScore(x.score.value) : '–'}</td>
+            <td>{x.score?.comment ?? ''}</td>
+            <td>
+              {x.score?.executionTraceId ? (
+                <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
+              ) : (
+                '–'
+              )}
+            </td>
+          </tr>
+        ))}
+      </Grid>
     </div>
   );
 }

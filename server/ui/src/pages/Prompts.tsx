@@ -58,51 +58,53 @@ export function Prompts({ projectId }: { projectId: string }) {
           </span>
         ))}
       </nav>
-      {entries.length === 0 ? (
-        <p className="muted">No prompt yet: create one with the SDK, the API or the playground below.</p>
-      ) : (
-        <Grid label="Prompts" columns={['Name', 'Type', 'Versions', 'Labels', 'Tags', 'Updated']}>
-          {entries.map((e) => {
-            if (e.kind === 'folder')
-              return (
-                <tr key={`folder:${e.path}`}>
-                  <td colSpan={6}>
-                    <button type="button" className="link" onClick={() => setFolder(e.path)}>
-                      📁 {e.label}/
-                    </button>
-                  </td>
-                </tr>
-              );
-            const p = byName.get(e.path)!;
+      <Grid
+        empty={
+          entries.length === 0 && 'No prompt yet: create one with the SDK, the API or the playground below.'
+        }
+        label="Prompts"
+        columns={['Name', 'Type', 'Versions', 'Labels', 'Tags', 'Updated']}
+      >
+        {entries.map((e) => {
+          if (e.kind === 'folder')
             return (
-              <tr key={e.path} aria-selected={selected === e.path}>
-                <td>
-                  <button type="button" className="link" onClick={() => setSelected(e.path)}>
-                    {e.label}
+              <tr key={`folder:${e.path}`}>
+                <td colSpan={6}>
+                  <button type="button" className="link" onClick={() => setFolder(e.path)}>
+                    📁 {e.label}/
                   </button>
                 </td>
-                <td>{p.type}</td>
-                <td className="num">{p.versions.length}</td>
-                <td>
-                  {p.labels.map((l) => (
-                    <span key={l} className="chip">
-                      {l}
-                    </span>
-                  ))}
-                </td>
-                <td>
-                  {p.tags.map((t) => (
-                    <span key={t} className="chip tag">
-                      #{t}
-                    </span>
-                  ))}
-                </td>
-                <td>{formatTime(p.lastUpdatedAt)}</td>
               </tr>
             );
-          })}
-        </Grid>
-      )}
+          const p = byName.get(e.path)!;
+          return (
+            <tr key={e.path} aria-selected={selected === e.path}>
+              <td>
+                <button type="button" className="link" onClick={() => setSelected(e.path)}>
+                  {e.label}
+                </button>
+              </td>
+              <td>{p.type}</td>
+              <td className="num">{p.versions.length}</td>
+              <td>
+                {p.labels.map((l) => (
+                  <span key={l} className="chip">
+                    {l}
+                  </span>
+                ))}
+              </td>
+              <td>
+                {p.tags.map((t) => (
+                  <span key={t} className="chip tag">
+                    #{t}
+                  </span>
+                ))}
+              </td>
+              <td>{formatTime(p.lastUpdatedAt)}</td>
+            </tr>
+          );
+        })}
+      </Grid>
       {selected && (
         <PromptDetail
           key={`${selected}:${generation}`}

@@ -54,28 +54,25 @@ export function Queues({ projectId }: { projectId: string }) {
   return (
     <main>
       <h1>Annotation queues</h1>
-      {overview.queues.length === 0 ? (
-        <p className="muted">No queues yet.</p>
-      ) : (
-        <Grid
-          label="Annotation queues"
-          className="queues"
-          columns={['Queue', 'Description', 'Score configs', 'Pending', 'Completed', 'Created']}
-        >
-          {overview.queues.map((q) => (
-            <tr key={q.id}>
-              <td>
-                <Link href={queuePath(projectId, q.id)}>{q.name}</Link>
-              </td>
-              <td>{q.description ?? ''}</td>
-              <td>{q.scoreConfigIds.map(configName).join(', ')}</td>
-              <td className="num">{q.pending}</td>
-              <td className="num">{q.completed}</td>
-              <td>{formatTime(q.createdAt)}</td>
-            </tr>
-          ))}
-        </Grid>
-      )}
+      <Grid
+        empty={overview.queues.length === 0 && 'No queues yet.'}
+        label="Annotation queues"
+        className="queues"
+        columns={['Queue', 'Description', 'Score configs', 'Pending', 'Completed', 'Created']}
+      >
+        {overview.queues.map((q) => (
+          <tr key={q.id}>
+            <td>
+              <Link href={queuePath(projectId, q.id)}>{q.name}</Link>
+            </td>
+            <td>{q.description ?? ''}</td>
+            <td>{q.scoreConfigIds.map(configName).join(', ')}</td>
+            <td className="num">{q.pending}</td>
+            <td className="num">{q.completed}</td>
+            <td>{formatTime(q.createdAt)}</td>
+          </tr>
+        ))}
+      </Grid>
       {project.role !== 'viewer' && <CreateQueue projectId={projectId} configs={configs} onDone={reload} />}
     </main>
   );
