@@ -87,3 +87,34 @@ export function useToggled<T>(fetch: () => Promise<T>) {
     shown ? setShown(undefined) : fetch().then(setShown, (e: Error) => setError(e.message));
   return { shown, error, setError, toggle };
 }
+
+/**
+ * A live preview: fetched `delayMs` after `fetch` last changed (so typing settles first), a late
+ * answer to an older `fetch` dropped; an undefined `fetch` clears it.
+ */
+export function useDebounced<T>(fetch: (() => Promise<T>) | undefined, delayMs: number) {
+  const [data, setData] = useState<T | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    if (!fetch) {
+      setData(undefined);
+      return;
+    }
+    let live = true;
+    const timer = setTimeout(() => {
+      fetch().then(
+        (d) => {
+          if (!live) return;
+          setData(d);
+          setError(undefined);
+        },
+        (e: Error) => live && setError(e.message),
+      );
+    }, delayMs);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [fetch, delayMs]);
+  return { data, error };
+}

@@ -6,7 +6,7 @@
  * observation of the project, resolved by the server with the judge's own code; and each rule's
  * execution log (status, score, reasoning, the judge's trace, failures with their reason).
  */
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import {
   api,
   type EvaluationRule,
@@ -14,12 +14,11 @@ import {
   type Execution,
   type LlmConnection,
   type MappingEntry,
-  type MappingPreview,
 } from '../api.ts';
 import { Choice, ErrorAlert, Input, useForm } from '../fields.tsx';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { useLoaded, useToggled, useWrite } from '../hooks.ts';
+import { useDebounced, useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 import { Grid } from '../lists.tsx';
 
@@ -467,8 +466,6 @@ function RuleForm({
       ),
     ),
   );
-  const [preview, setPreview] = useState<MappingPreview | undefined>();
-  const [previewError, setPreviewError] = useState<string | undefined>();
 
   const evaluator = evaluators.find((e) => e.name === evaluatorName);
   const sources = SOURCES[target] ?? [];
@@ -485,33 +482,17 @@ function RuleForm({
   const previewKey = JSON.stringify([target, evaluatorName, entries, parsed.ok ? parsed.filters : null]);
 
   // The live preview: the server resolves the mapping on a real observation matching the filters.
-  useEffect(() => {
+  const fetchPreview = useMemo(() => {
     const [t, e, m, filter] = JSON.parse(previewKey) as [
       string,
       string,
       MappingEntry[],
       FilterCondition[] | null,
     ];
-    if (!e || filter === null) {
-      setPreview(undefined);
-      return;
-    }
-    let current = true;
-    const timer = setTimeout(() => {
-      api.previewMapping(projectId, { target: t, filter, evaluator: e, mapping: m }).then(
-        (p) => {
-          if (!current) return;
-          setPreview(p);
-          setPreviewError(undefined);
-        },
-        (err: Error) => current && setPreviewError(err.message),
-      );
-    }, 300);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
+    if (!e || filter === null) return undefined;
+    return () => api.previewMapping(projectId, { target: t, filter, evaluator: e, mapping: m });
   }, [previewKey, projectId]);
+  const { data: preview, error: previewError } = useDebounced(fetchPreview, 300);
 
   const { error, onSubmit } = useWrite(async () => {
     if (!parsed.ok) throw new Error(`filter: ${parsed.error}`);
