@@ -1,4 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import type { Page } from './api.ts';
 
 /**
  * What a page or section fetched, loaded when `fetch` changes (wrap it in `useCallback` with what it
@@ -40,4 +41,80 @@ export function useWrite(run: () => Promise<void>) {
     }
   };
   return { error, busy, onSubmit };
+}
+
+/**
+ * A keyset-paged list: loads the first page when `fetchPage` changes (wrap it in `useCallback`; leave
+ * it undefined while nothing is to load), `more` appends the next one while a cursor is left.
+ */
+export function usePaged<T>(fetchPage: ((cursor?: string) => Promise<Page<T>>) | undefined) {
+  const [rows, setRows] = useState<T[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [loading, setLoading] = useState(false);
+  const load = useCallback(
+    async (after?: string) => {
+      if (!fetchPage) return;
+      setLoading(true);
+      setError(undefined);
+      try {
+        const page = await fetchPage(after);
+        setRows((prev) => (after ? [...prev, ...page.data] : page.data));
+        setCursor(page.meta.cursor);
+      } catch (e) {
+        setError((e as Error).message);
+      } finally {
+        setLoading(false);
+      }
+    },
+    [fetchPage],
+  );
+  useEffect(() => {
+    void load();
+  }, [load]);
+  const more = cursor && !loading ? () => void load(cursor) : undefined;
+  return { rows, error, loading, more };
+}
+
+/**
+ * A detail shown on demand (a row's history or versions): `toggle` fetches and shows it, or hides
+ * it when shown; a failed fetch leaves its message in `error`.
+ */
+export function useToggled<T>(fetch: () => Promise<T>) {
+  const [shown, setShown] = useState<T | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const toggle = () =>
+    shown ? setShown(undefined) : fetch().then(setShown, (e: Error) => setError(e.message));
+  return { shown, error, setError, toggle };
+}
+
+/**
+ * A live preview: fetched `delayMs` after `fetch` last changed (so typing settles first), a late
+ * answer to an older `fetch` dropped; an undefined `fetch` clears it.
+ */
+export function useDebounced<T>(fetch: (() => Promise<T>) | undefined, delayMs: number) {
+  const [data, setData] = useState<T | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    if (!fetch) {
+      setData(undefined);
+      return;
+    }
+    let live = true;
+    const timer = setTimeout(() => {
+      fetch().then(
+        (d) => {
+          if (!live) return;
+          setData(d);
+          setError(undefined);
+        },
+        (e: Error) => live && setError(e.message),
+      );
+    }, delayMs);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [fetch, delayMs]);
+  return { data, error };
 }

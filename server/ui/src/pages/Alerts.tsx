@@ -4,10 +4,12 @@
  * new channel (a webhook's signing secret is shown once, when it is made). The alerts API's own
  * routes under the project's UI scope; the worker evaluates the rules.
  */
-import { type FormEvent, useCallback, useState } from 'react';
-import { type AlertChannel, type AlertRule, type AlertTransition, api } from '../api.ts';
+import { useCallback, useState } from 'react';
+import { type AlertChannel, type AlertRule, api } from '../api.ts';
+import { Choice, Input, useForm } from '../fields.tsx';
 import { formatSeconds, formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useLoaded, useToggled, useWrite } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
@@ -36,49 +38,26 @@ export function Alerts({ projectId }: { projectId: string }) {
     <main>
       <h1>Alerts</h1>
       <h2>Rules</h2>
-      {rules.length === 0 ? (
-        <p className="muted">No alert rule yet.</p>
-      ) : (
-        <table className="grid" aria-label="Alert rules">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Metric</th>
-              <th>Condition</th>
-              <th>State</th>
-              <th>Last value</th>
-              <th>Last evaluated</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((r) => (
-              <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={rules.length === 0 && 'No alert rule yet.'}
+        label="Alert rules"
+        columns={['Rule', 'Metric', 'Condition', 'State', 'Last value', 'Last evaluated', '']}
+      >
+        {rules.map((r) => (
+          <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
+        ))}
+      </Grid>
       <NewRule projectId={projectId} channels={channels} onCreated={load} />
       <h2>Channels</h2>
-      {channels.length === 0 ? (
-        <p className="muted">No channel yet: rules without one only record their state.</p>
-      ) : (
-        <table className="grid" aria-label="Alert channels">
-          <thead>
-            <tr>
-              <th>Channel</th>
-              <th>Type</th>
-              <th>URL</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {channels.map((c) => (
-              <ChannelRow key={c.id} projectId={projectId} channel={c} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={channels.length === 0 && 'No channel yet: rules without one only record their state.'}
+        label="Alert channels"
+        columns={['Channel', 'Type', 'URL', '']}
+      >
+        {channels.map((c) => (
+          <ChannelRow key={c.id} projectId={projectId} channel={c} />
+        ))}
+      </Grid>
       <NewChannel projectId={projectId} onCreated={load} />
     </main>
   );
@@ -93,20 +72,17 @@ function RuleRow({
   rule: AlertRule;
   onChange: () => void;
 }) {
-  const [history, setHistory] = useState<AlertTransition[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const {
+    shown: history,
+    error,
+    setError,
+    toggle: toggleHistory,
+  } = useToggled(() => api.alertHistory(projectId, r.id).then((h) => h.data));
   const state = r.paused ? 'Paused' : r.state ? (STATE_WORDS[r.state] ?? r.state) : 'Not evaluated yet';
   const togglePause = () =>
     api
       .updateAlertRule(projectId, r.id, { paused: !r.paused })
       .then(onChange, (e: Error) => setError(e.message));
-  const toggleHistory = () =>
-    history
-      ? setHistory(undefined)
-      : api.alertHistory(projectId, r.id).then(
-          (h) => setHistory(h.data),
-          (e: Error) => setError(e.message),
-        );
   return (
     <>
       <tr>
@@ -201,7 +177,7 @@ function NewRule({
   channels: AlertChannel[];
   onCreated: () => void;
 }) {
-  const [form, setForm] = useState({
+  const { form, setForm, set } = useForm({
     name: '',
     view: 'observations',
     measure: 'latency',
@@ -214,58 +190,44 @@ function NewRule({
     noDataMode: 'ok',
   });
   const [picked, setPicked] = useState<string[]>([]);
-  const [error, setError] = useState<string | undefined>();
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await api.createAlertRule(projectId, {
-        name: form.name,
-        metric: { view: form.view, measure: form.measure, aggregation: form.aggregation },
-        operator: form.operator,
-        alertThreshold: Number(form.alertThreshold),
-        ...(form.warningThreshold === '' ? {} : { warningThreshold: Number(form.warningThreshold) }),
-        window: form.window,
-        frequency: form.frequency,
-        noDataMode: form.noDataMode,
-        channelIds: picked,
-      });
-      setForm((f) => ({ ...f, name: '' }));
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  const select = (label: string, k: keyof typeof form, options: readonly string[]) => (
-    <label>
-      {label}{' '}
-      <select value={form[k]} onChange={set(k)}>
-        {options.map((o) => (
-          <option key={o}>{o}</option>
-        ))}
-      </select>
-    </label>
-  );
-  const input = (label: string, k: keyof typeof form) => (
-    <label>
-      {label} <input value={form[k]} onChange={set(k)} />
-    </label>
-  );
+  const { error, onSubmit } = useWrite(async () => {
+    await api.createAlertRule(projectId, {
+      name: form.name,
+      metric: { view: form.view, measure: form.measure, aggregation: form.aggregation },
+      operator: form.operator,
+      alertThreshold: Number(form.alertThreshold),
+      ...(form.warningThreshold === '' ? {} : { warningThreshold: Number(form.warningThreshold) }),
+      window: form.window,
+      frequency: form.frequency,
+      noDataMode: form.noDataMode,
+      channelIds: picked,
+    });
+    setForm((f) => ({ ...f, name: '' }));
+    onCreated();
+  });
   return (
-    <form className="card" aria-label="New alert rule" onSubmit={(e) => void submit(e)}>
+    <form className="card" aria-label="New alert rule" onSubmit={onSubmit}>
       <h3>New rule</h3>
-      {input('Name', 'name')}
-      {select('View', 'view', VIEWS)}
-      {input('Measure', 'measure')}
-      {select('Aggregation', 'aggregation', AGGREGATIONS)}
-      {select('Operator', 'operator', OPERATORS)}
-      {input('Alert threshold', 'alertThreshold')}
-      {input('Warning threshold', 'warningThreshold')}
-      {input('Window', 'window')}
-      {input('Frequency', 'frequency')}
-      {select('Without data', 'noDataMode', NO_DATA_MODES)}
+      <Input label="Name" value={form.name} onChange={set('name')} />
+      <Choice label="View" value={form.view} onChange={set('view')} options={VIEWS} />
+      <Input label="Measure" value={form.measure} onChange={set('measure')} />
+      <Choice
+        label="Aggregation"
+        value={form.aggregation}
+        onChange={set('aggregation')}
+        options={AGGREGATIONS}
+      />
+      <Choice label="Operator" value={form.operator} onChange={set('operator')} options={OPERATORS} />
+      <Input label="Alert threshold" value={form.alertThreshold} onChange={set('alertThreshold')} />
+      <Input label="Warning threshold" value={form.warningThreshold} onChange={set('warningThreshold')} />
+      <Input label="Window" value={form.window} onChange={set('window')} />
+      <Input label="Frequency" value={form.frequency} onChange={set('frequency')} />
+      <Choice
+        label="Without data"
+        value={form.noDataMode}
+        onChange={set('noDataMode')}
+        options={NO_DATA_MODES}
+      />
       <fieldset>
         <legend>Notify</legend>
         {channels.map((c) => (
@@ -292,37 +254,25 @@ function NewChannel({ projectId, onCreated }: { projectId: string; onCreated: ()
   const [type, setType] = useState<'webhook' | 'slack'>('webhook');
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
+  const { error, onSubmit } = useWrite(async () => {
     setSecret(undefined);
-    try {
-      const created = await api.createAlertChannel(projectId, { name, type, url });
-      setSecret(created.signingSecret);
-      setName('');
-      setUrl('');
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    const created = await api.createAlertChannel(projectId, { name, type, url });
+    setSecret(created.signingSecret);
+    setName('');
+    setUrl('');
+    onCreated();
+  });
   return (
-    <form className="card" aria-label="New alert channel" onSubmit={(e) => void submit(e)}>
+    <form className="card" aria-label="New alert channel" onSubmit={onSubmit}>
       <h3>New channel</h3>
-      <label>
-        Channel name <input value={name} onChange={(e) => setName(e.target.value)} />
-      </label>
-      <label>
-        Type{' '}
-        <select value={type} onChange={(e) => setType(e.target.value as 'webhook' | 'slack')}>
-          <option value="webhook">webhook</option>
-          <option value="slack">slack</option>
-        </select>
-      </label>
-      <label>
-        URL <input value={url} onChange={(e) => setUrl(e.target.value)} />
-      </label>
+      <Input label="Channel name" value={name} onChange={(e) => setName(e.target.value)} />
+      <Choice
+        label="Type"
+        value={type}
+        onChange={(e) => setType(e.target.value as 'webhook' | 'slack')}
+        options={['webhook', 'slack']}
+      />
+      <Input label="URL" value={url} onChange={(e) => setUrl(e.target.value)} />
       <button type="submit">Create channel</button>
       {secret && (
         <p role="status">

@@ -17,6 +17,7 @@ import {
   type WidgetDefinition,
 } from '../api.ts';
 import { Chart, type XRange } from '../charts.tsx';
+import { useDebounced } from '../hooks.ts';
 import { navigate } from '../router.ts';
 
 const RANGES: DashboardRange[] = ['1h', '24h', '7d', '30d', '90d'];
@@ -385,9 +386,7 @@ function WidgetEditor({
   const [agg, setAgg] = useState<CreateWidget['metrics'][number]['agg']>('count');
   const [chartType, setChartType] = useState<CreateWidget['chartType']>('LINE_TIME_SERIES');
   const [rowLimit, setRowLimit] = useState(10);
-  const [preview, setPreview] = useState<TileData | undefined>();
   const xRange = useMemo(() => secondsOf(range), [range]);
-  const [problem, setProblem] = useState<string | undefined>();
 
   const widget: CreateWidget = useMemo(
     () => ({
@@ -401,23 +400,10 @@ function WidgetEditor({
     }),
     [name, view, dimension, measure, agg, chartType, rowLimit],
   );
-  useEffect(() => {
-    let live = true;
-    const t = setTimeout(() => {
-      api.previewWidget(projectId, widget, range).then(
-        (d) => {
-          if (!live) return;
-          setPreview(d);
-          setProblem(undefined);
-        },
-        (e: Error) => live && setProblem(e.message),
-      );
-    }, 250);
-    return () => {
-      live = false;
-      clearTimeout(t);
-    };
-  }, [projectId, widget, range]);
+  const { data: preview, error: problem } = useDebounced(
+    useCallback(() => api.previewWidget(projectId, widget, range), [projectId, widget, range]),
+    250,
+  );
 
   const select = <T extends string>(label: string, value: T, options: T[], set: (v: T) => void) => (
     <label>

@@ -15,6 +15,7 @@ import {
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
 import { Link, traceHref } from '../link.tsx';
+import { Grid } from '../lists.tsx';
 import { renderValue } from '../trace-model.ts';
 
 /** A JSON value (or stored JSON text) as one compact block. */
@@ -57,28 +58,19 @@ export function Datasets({ projectId }: { projectId: string }) {
       {list.data.length === 0 && (
         <p className="muted">No datasets yet: create one through the SDK or the API.</p>
       )}
-      <table className="grid">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Description</th>
-            <th>Created</th>
+      <Grid columns={['Name', 'Description', 'Created']}>
+        {list.data.map((d) => (
+          <tr key={d.id}>
+            <td>
+              <Link href={`/project/${encodeURIComponent(projectId)}/datasets/${encodeURIComponent(d.id)}`}>
+                {d.name}
+              </Link>
+            </td>
+            <td>{d.description ?? ''}</td>
+            <td>{formatTime(d.createdAt)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {list.data.map((d) => (
-            <tr key={d.id}>
-              <td>
-                <Link href={`/project/${encodeURIComponent(projectId)}/datasets/${encodeURIComponent(d.id)}`}>
-                  {d.name}
-                </Link>
-              </td>
-              <td>{d.description ?? ''}</td>
-              <td>{formatTime(d.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
       <Pager meta={list.meta} onPage={setPage} />
     </main>
   );
@@ -114,39 +106,27 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
       <h1>{data.dataset.name}</h1>
       {data.dataset.description && <p>{data.dataset.description}</p>}
       <h2>Runs</h2>
-      {data.runs.length === 0 ? (
-        <p className="muted">No runs yet.</p>
-      ) : (
-        <table className="grid">
-          <thead>
-            <tr>
-              <th>Compare</th>
-              <th>Run</th>
-              <th>Description</th>
-              <th>Started</th>
-              <th>Items</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.runs.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Compare ${r.name}`}
-                    checked={chosen.includes(r.id)}
-                    onChange={() => toggle(r.id)}
-                  />
-                </td>
-                <td>{r.name}</td>
-                <td>{r.description ?? ''}</td>
-                <td>{formatTime(r.createdAt)}</td>
-                <td className="num">{r.itemCount ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={data.runs.length === 0 && 'No runs yet.'}
+        columns={['Compare', 'Run', 'Description', 'Started', 'Items']}
+      >
+        {data.runs.map((r) => (
+          <tr key={r.id}>
+            <td>
+              <input
+                type="checkbox"
+                aria-label={`Compare ${r.name}`}
+                checked={chosen.includes(r.id)}
+                onChange={() => toggle(r.id)}
+              />
+            </td>
+            <td>{r.name}</td>
+            <td>{r.description ?? ''}</td>
+            <td>{formatTime(r.createdAt)}</td>
+            <td className="num">{r.itemCount ?? ''}</td>
+          </tr>
+        ))}
+      </Grid>
       {comparison ? (
         <>
           <h2>Results side by side</h2>
@@ -204,36 +184,25 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
           {data.runs.length > 0 && (
             <p className="muted">Tick one or two runs to see their results side by side.</p>
           )}
-          <table className="grid">
-            <thead>
-              <tr>
-                <th>Id</th>
-                <th>Input</th>
-                <th>Expected output</th>
-                <th>Metadata</th>
-                <th>Status</th>
+          <Grid columns={['Id', 'Input', 'Expected output', 'Metadata', 'Status']}>
+            {data.items.data.map((it) => (
+              <tr key={it.id}>
+                <td>
+                  <code>{it.id}</code>
+                </td>
+                <td>
+                  <Json value={it.input} />
+                </td>
+                <td>
+                  <Json value={it.expectedOutput} />
+                </td>
+                <td>
+                  <Json value={it.metadata} />
+                </td>
+                <td>{it.status}</td>
               </tr>
-            </thead>
-            <tbody>
-              {data.items.data.map((it) => (
-                <tr key={it.id}>
-                  <td>
-                    <code>{it.id}</code>
-                  </td>
-                  <td>
-                    <Json value={it.input} />
-                  </td>
-                  <td>
-                    <Json value={it.expectedOutput} />
-                  </td>
-                  <td>
-                    <Json value={it.metadata} />
-                  </td>
-                  <td>{it.status}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Grid>
           <Pager meta={data.items.meta} onPage={setPage} />
         </>
       )}

@@ -6,7 +6,7 @@
  * observation of the project, resolved by the server with the judge's own code; and each rule's
  * execution log (status, score, reasoning, the judge's trace, failures with their reason).
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import {
   api,
   type EvaluationRule,
@@ -14,12 +14,13 @@ import {
   type Execution,
   type LlmConnection,
   type MappingEntry,
-  type MappingPreview,
 } from '../api.ts';
+import { Choice, ErrorAlert, Input, useForm } from '../fields.tsx';
 import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText } from '../filter-syntax.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useDebounced, useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
+import { Grid } from '../lists.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
@@ -27,11 +28,11 @@ const SOURCES: Record<string, readonly string[]> = {
   trace: ['input', 'output', 'metadata'],
   experiment: ['input', 'output', 'metadata', 'tool_calls', 'expected_output', 'experiment_item_metadata'],
 };
-const TARGETS = [
-  ['observation', 'observation'],
-  ['experiment', 'experiment (dataset runs)'],
-  ['trace', 'trace (Legacy: stops at the cutover)'],
-] as const;
+const TARGETS: Record<string, string> = {
+  observation: 'observation',
+  experiment: 'experiment (dataset runs)',
+  trace: 'trace (Legacy: stops at the cutover)',
+};
 
 type Columns = Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>;
 
@@ -65,25 +66,14 @@ export function Evaluations({ projectId }: { projectId: string }) {
       <h1>Evaluations</h1>
       {error && <p className="error">{error}</p>}
       <h2>Evaluators</h2>
-      <table className="grid" aria-label="Evaluators">
-        <thead>
-          <tr>
-            <th>Evaluator</th>
-            <th>Kind</th>
-            <th>Version</th>
-            <th>Score</th>
-            <th>Model</th>
-            <th>Variables</th>
-            <th>Rules</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {evaluators.map((e) => (
-            <EvaluatorRow key={e.id} projectId={projectId} evaluator={e} onUse={setTemplate} />
-          ))}
-        </tbody>
-      </table>
+      <Grid
+        label="Evaluators"
+        columns={['Evaluator', 'Kind', 'Version', 'Score', 'Model', 'Variables', 'Rules', '']}
+      >
+        {evaluators.map((e) => (
+          <EvaluatorRow key={e.id} projectId={projectId} evaluator={e} onUse={setTemplate} />
+        ))}
+      </Grid>
       {connections.length === 0 && (
         <p className="muted">
           No LLM connection yet: add one in the <Link href={settings}>project settings</Link> before making an
@@ -99,28 +89,15 @@ export function Evaluations({ projectId }: { projectId: string }) {
         onCreated={load}
       />
       <h2>Rules</h2>
-      {rules.length === 0 ? (
-        <p className="muted">No evaluation rule yet.</p>
-      ) : (
-        <table className="grid" aria-label="Evaluation rules">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Target</th>
-              <th>Evaluators</th>
-              <th>State</th>
-              <th>Sampling</th>
-              <th>Filter</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((r) => (
-              <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={rules.length === 0 && 'No evaluation rule yet.'}
+        label="Evaluation rules"
+        columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Filter', '']}
+      >
+        {rules.map((r) => (
+          <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
+        ))}
+      </Grid>
       <RuleForm
         key={editing?.id ?? `new-${saves}`}
         projectId={projectId}
@@ -146,15 +123,11 @@ function EvaluatorRow({
   evaluator: Evaluator;
   onUse: (e: Evaluator) => void;
 }) {
-  const [versions, setVersions] = useState<Evaluator[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const toggle = () =>
-    versions
-      ? setVersions(undefined)
-      : api.evaluatorVersions(projectId, e.id).then(
-          (v) => setVersions(v.data),
-          (err: Error) => setError(err.message),
-        );
+  const {
+    shown: versions,
+    error,
+    toggle,
+  } = useToggled(() => api.evaluatorVersions(projectId, e.id).then((v) => v.data));
   return (
     <>
       <tr>
@@ -292,47 +265,45 @@ function ExecutionLog({
       <button type="button" onClick={onRefresh}>
         Refresh executions
       </button>
-      {executions.length === 0 ? (
-        <p className="muted">No execution yet: the worker judges what arrives after the rule is active.</p>
-      ) : (
-        <table className="grid" aria-label={`Executions of ${rule.name}`}>
-          <thead>
-            <tr>
-              <th>Queued</th>
-              <th>{rule.target === 'trace' ? 'Trace' : 'Observation'}</th>
-              <th>Status</th>
-              <th>Attempts</th>
-              <th>Score</th>
-              <th>Reasoning</th>
-              <th>Judge</th>
-            </tr>
-          </thead>
-          <tbody>
-            {executions.map((x) => (
-              <tr key={x.id}>
-                <td>{formatTime(x.createdAt)}</td>
-                <td>
-                  <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
-                </td>
-                <td className={`execution-${x.status.toLowerCase()}`}>
-                  {x.status}
-                  {x.error && <div className="error">{x.error}</div>}
-                </td>
-                <td className="num">{x.attempts}</td>
-                <td>{x.score ? formatScore(x.score.value) : '–'}</td>
-                <td>{x.score?.comment ?? ''}</td>
-                <td>
-                  {x.score?.executionTraceId ? (
-                    <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
-                  ) : (
-                    '–'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={
+          executions.length === 0 &&
+          'No execution yet: the worker judges what arrives after the rule is active.'
+        }
+        label={`Executions of ${rule.name}`}
+        columns={[
+          'Queued',
+          rule.target === 'trace' ? 'Trace' : 'Observation',
+          'Status',
+          'Attempts',
+          'Score',
+          'Reasoning',
+          'Judge',
+        ]}
+      >
+        {executions.map((x) => (
+          <tr key={x.id}>
+            <td>{formatTime(x.createdAt)}</td>
+            <td>
+              <Link href={traceHref(projectId, x.traceId)}>{x.observationId}</Link>
+            </td>
+            <td className={`execution-${x.status.toLowerCase()}`}>
+              {x.status}
+              {x.error && <div className="error">{x.error}</div>}
+            </td>
+            <td className="num">{x.attempts}</td>
+            <td>{x.score ? formatScore(x.score.value) : '–'}</td>
+            <td>{x.score?.comment ?? ''}</td>
+            <td>
+              {x.score?.executionTraceId ? (
+                <Link href={traceHref(projectId, x.score.executionTraceId)}>judge trace</Link>
+              ) : (
+                '–'
+              )}
+            </td>
+          </tr>
+        ))}
+      </Grid>
     </div>
   );
 }
@@ -388,7 +359,7 @@ function EvaluatorForm({
   onCreated: () => void;
 }) {
   const out = start?.outputDefinition;
-  const [form, setForm] = useState({
+  const { form, set } = useForm({
     name: start?.name ?? '',
     prompt: start?.prompt ?? '',
     scoreType: (out?.dataType ?? 'NUMERIC') as (typeof SCORE_TYPES)[number],
@@ -398,39 +369,24 @@ function EvaluatorForm({
     provider: start?.modelConfig?.provider ?? connections[0]?.provider ?? '',
     model: start?.modelConfig?.model ?? connections[0]?.customModels[0] ?? '',
   });
-  const [error, setError] = useState<string | undefined>();
   const [created, setCreated] = useState<string | undefined>();
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
   const variables = [
     ...new Set([...form.prompt.matchAll(/\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/g)].map((m) => m[1])),
   ];
   const models = connections.find((c) => c.provider === form.provider)?.customModels ?? [];
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const made = await api.createEvaluator(projectId, {
-        name: form.name,
-        type: 'llm_as_judge',
-        prompt: form.prompt,
-        outputDefinition: outputOf(
-          form.scoreType,
-          form.scoreDescription,
-          form.reasoning,
-          form.categories,
-          out,
-        ),
-        modelConfig: { provider: form.provider, model: form.model },
-      });
-      setCreated(`Created ${made.name} v${made.version}`);
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+  const { error, onSubmit } = useWrite(async () => {
+    const made = await api.createEvaluator(projectId, {
+      name: form.name,
+      type: 'llm_as_judge',
+      prompt: form.prompt,
+      outputDefinition: outputOf(form.scoreType, form.scoreDescription, form.reasoning, form.categories, out),
+      modelConfig: { provider: form.provider, model: form.model },
+    });
+    setCreated(`Created ${made.name} v${made.version}`);
+    onCreated();
+  });
   return (
-    <form className="card" aria-label="New evaluator" onSubmit={(e) => void submit(e)}>
+    <form className="card" aria-label="New evaluator" onSubmit={onSubmit}>
       <h3>{start ? `New evaluator from ${start.name}` : 'New evaluator'}</h3>
       {!start && (
         <p className="muted">
@@ -438,43 +394,28 @@ function EvaluatorForm({
           above.
         </p>
       )}
-      <label>
-        Name (also the score's name) <input value={form.name} onChange={set('name')} />
-      </label>
+      <Input label="Name (also the score's name)" value={form.name} onChange={set('name')} />
       <label>
         Prompt <textarea rows={5} value={form.prompt} onChange={set('prompt')} />
       </label>
       <p className="muted">
         Variables: {variables.length > 0 ? variables.join(', ') : 'none ({{name}} in the prompt)'}
       </p>
-      <label>
-        Score type{' '}
-        <select value={form.scoreType} onChange={set('scoreType')}>
-          {SCORE_TYPES.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Score description <input value={form.scoreDescription} onChange={set('scoreDescription')} />
-      </label>
+      <Choice label="Score type" value={form.scoreType} onChange={set('scoreType')} options={SCORE_TYPES} />
+      <Input label="Score description" value={form.scoreDescription} onChange={set('scoreDescription')} />
       {form.scoreType === 'CATEGORICAL' && (
         <label>
           Categories{' '}
           <input value={form.categories} onChange={set('categories')} placeholder="comma-separated" />
         </label>
       )}
-      <label>
-        Reasoning description <input value={form.reasoning} onChange={set('reasoning')} />
-      </label>
-      <label>
-        Connection{' '}
-        <select value={form.provider} onChange={set('provider')}>
-          {connections.map((c) => (
-            <option key={c.id}>{c.provider}</option>
-          ))}
-        </select>
-      </label>
+      <Input label="Reasoning description" value={form.reasoning} onChange={set('reasoning')} />
+      <Choice
+        label="Connection"
+        value={form.provider}
+        onChange={set('provider')}
+        options={connections.map((c) => c.provider)}
+      />
       <label>
         Model <input value={form.model} onChange={set('model')} list="evaluator-models" />
         <datalist id="evaluator-models">
@@ -485,11 +426,7 @@ function EvaluatorForm({
       </label>
       <button type="submit">Create evaluator</button>
       {created && <p role="status">{created}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -529,9 +466,6 @@ function RuleForm({
       ),
     ),
   );
-  const [preview, setPreview] = useState<MappingPreview | undefined>();
-  const [previewError, setPreviewError] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
 
   const evaluator = evaluators.find((e) => e.name === evaluatorName);
   const sources = SOURCES[target] ?? [];
@@ -548,41 +482,20 @@ function RuleForm({
   const previewKey = JSON.stringify([target, evaluatorName, entries, parsed.ok ? parsed.filters : null]);
 
   // The live preview: the server resolves the mapping on a real observation matching the filters.
-  useEffect(() => {
+  const fetchPreview = useMemo(() => {
     const [t, e, m, filter] = JSON.parse(previewKey) as [
       string,
       string,
       MappingEntry[],
       FilterCondition[] | null,
     ];
-    if (!e || filter === null) {
-      setPreview(undefined);
-      return;
-    }
-    let current = true;
-    const timer = setTimeout(() => {
-      api.previewMapping(projectId, { target: t, filter, evaluator: e, mapping: m }).then(
-        (p) => {
-          if (!current) return;
-          setPreview(p);
-          setPreviewError(undefined);
-        },
-        (err: Error) => current && setPreviewError(err.message),
-      );
-    }, 300);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
+    if (!e || filter === null) return undefined;
+    return () => api.previewMapping(projectId, { target: t, filter, evaluator: e, mapping: m });
   }, [previewKey, projectId]);
+  const { data: preview, error: previewError } = useDebounced(fetchPreview, 300);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    if (!parsed.ok) {
-      setError(`filter: ${parsed.error}`);
-      return;
-    }
+  const { error, onSubmit } = useWrite(async () => {
+    if (!parsed.ok) throw new Error(`filter: ${parsed.error}`);
     const body = {
       name,
       target,
@@ -591,35 +504,26 @@ function RuleForm({
       filter: parsed.filters,
       evaluators: [{ evaluator: { name: evaluatorName, type: 'llm_as_judge' }, mapping: entries }],
     };
-    try {
-      if (editing) await api.updateEvaluationRule(projectId, editing.id, body);
-      else await api.createEvaluationRule(projectId, body);
-      onSaved();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    if (editing) await api.updateEvaluationRule(projectId, editing.id, body);
+    else await api.createEvaluationRule(projectId, body);
+    onSaved();
+  });
 
   return (
     <form
       className="card"
       aria-label={editing ? `Edit rule ${editing.name}` : 'New evaluation rule'}
-      onSubmit={(e) => void submit(e)}
+      onSubmit={onSubmit}
     >
       <h3>{editing ? `Edit ${editing.name}` : 'New rule'}</h3>
-      <label>
-        Rule name <input value={name} onChange={(e) => setName(e.target.value)} />
-      </label>
-      <label>
-        Target{' '}
-        <select value={target} onChange={(e) => setTarget(e.target.value)}>
-          {TARGETS.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Input label="Rule name" value={name} onChange={(e) => setName(e.target.value)} />
+      <Choice
+        label="Target"
+        value={target}
+        onChange={(e) => setTarget(e.target.value)}
+        options={Object.keys(TARGETS)}
+        labelOf={(t) => TARGETS[t] ?? t}
+      />
       <label>
         Evaluator{' '}
         <select
@@ -717,11 +621,7 @@ function RuleForm({
         )}
       </section>
       <button type="submit">{editing ? 'Save rule' : 'Create rule'}</button>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }

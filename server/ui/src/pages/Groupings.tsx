@@ -5,8 +5,10 @@
  */
 import { useCallback, useEffect, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
-import { api, type Deployment, type GroupingRow } from '../api.ts';
+import { api, type Deployment } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
+import { usePaged } from '../hooks.ts';
+import { Grid, LoadMore } from '../lists.tsx';
 
 export function Groupings({
   projectId,
@@ -18,10 +20,6 @@ export function Groupings({
   deployment: Deployment;
 }) {
   const [range, setRange] = useState<TimeRange>('7d');
-  const [rows, setRows] = useState<GroupingRow[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [loading, setLoading] = useState(false);
   // Sessions picked to add to an annotation queue, by members and owners.
   const [picked, setPicked] = useState<Set<string>>(new Set());
   const [memberOrOwner, setMemberOrOwner] = useState(false);
@@ -34,29 +32,12 @@ export function Groupings({
   }, [projectId, grouping]);
 
   const path = deployment.readPath.path;
-  const load = useCallback(
-    async (after?: string) => {
-      setLoading(true);
-      setError(undefined);
-      try {
-        const page = await api.groupings(projectId, grouping, path, {
-          cursor: after,
-          ...rangeBounds(range, Date.now()),
-        });
-        setRows((prev) => (after ? [...prev, ...page.data] : page.data));
-        setCursor(page.meta.cursor);
-      } catch (e) {
-        setError((e as Error).message);
-      } finally {
-        setLoading(false);
-      }
-    },
+  const fetchPage = useCallback(
+    (cursor?: string) =>
+      api.groupings(projectId, grouping, path, { cursor, ...rangeBounds(range, Date.now()) }),
     [projectId, grouping, path, range],
   );
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const { rows, error, loading, more } = usePaged(fetchPage);
 
   const related = grouping === 'sessions' ? 'Users' : 'Sessions';
   const canQueue = memberOrOwner && grouping === 'sessions';
@@ -87,59 +68,52 @@ export function Groupings({
           />
         </p>
       )}
-      <table className="grid">
-        <thead>
-          <tr>
-            <th>{grouping === 'sessions' ? 'Session' : 'User'}</th>
-            <th>First seen</th>
-            <th>Last seen</th>
-            <th>Traces</th>
-            <th>Observations</th>
-            <th>{related}</th>
-            <th>Tokens</th>
-            <th>Cost</th>
-            {canQueue && <th>Queue</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.id}>
-              <td>{r.id}</td>
-              <td>{formatTime(r.firstSeen)}</td>
-              <td>{formatTime(r.lastSeen)}</td>
-              <td>{r.traceCount}</td>
-              <td>{r.observationCount}</td>
-              <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
+      <Grid
+        columns={[
+          grouping === 'sessions' ? 'Session' : 'User',
+          'First seen',
+          'Last seen',
+          'Traces',
+          'Observations',
+          related,
+          'Tokens',
+          'Cost',
+          canQueue && 'Queue',
+        ]}
+      >
+        {rows.map((r) => (
+          <tr key={r.id}>
+            <td>{r.id}</td>
+            <td>{formatTime(r.firstSeen)}</td>
+            <td>{formatTime(r.lastSeen)}</td>
+            <td>{r.traceCount}</td>
+            <td>{r.observationCount}</td>
+            <td>{(r.userIds ?? r.sessionIds ?? []).join(', ')}</td>
+            <td>
+              {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+            </td>
+            <td>{formatCost(r.totalCost)}</td>
+            {canQueue && (
+              // Its own cell, so that the id cell's accessible name stays the id.
               <td>
-                {r.inputTokens} → {r.outputTokens} (Σ {r.totalTokens})
+                <input
+                  type="checkbox"
+                  aria-label={`Pick ${r.id}`}
+                  checked={picked.has(r.id)}
+                  onChange={(e) => {
+                    const next = new Set(picked);
+                    if (e.target.checked) next.add(r.id);
+                    else next.delete(r.id);
+                    setPicked(next);
+                  }}
+                />
               </td>
-              <td>{formatCost(r.totalCost)}</td>
-              {canQueue && (
-                // Its own cell, so that the id cell's accessible name stays the id.
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Pick ${r.id}`}
-                    checked={picked.has(r.id)}
-                    onChange={(e) => {
-                      const next = new Set(picked);
-                      if (e.target.checked) next.add(r.id);
-                      else next.delete(r.id);
-                      setPicked(next);
-                    }}
-                  />
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+            )}
+          </tr>
+        ))}
+      </Grid>
       {rows.length === 0 && !loading && <p className="muted">Nothing in this time range.</p>}
-      {cursor && !loading && (
-        <button type="button" onClick={() => load(cursor)}>
-          Load more
-        </button>
-      )}
+      <LoadMore more={more} />
     </main>
   );
 }

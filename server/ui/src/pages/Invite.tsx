@@ -1,6 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, type InvitationView, type SessionInfo } from '../api.ts';
-import { Field } from '../fields.tsx';
+import { ErrorAlert, Field } from '../fields.tsx';
 import { navigate } from '../router.ts';
 
 /**
@@ -81,11 +81,7 @@ export function Invite({
             <button type="submit">Create account and join</button>
           </form>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
       </div>
     </main>
   );

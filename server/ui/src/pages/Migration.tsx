@@ -15,6 +15,7 @@ import {
   type PropagationView,
 } from '../api.ts';
 import { formatLatency, formatTime } from '../format.ts';
+import { Grid } from '../lists.tsx';
 
 const REFRESH_MS = 5000;
 
@@ -71,36 +72,26 @@ export function Migration() {
       ) : info.producers.data.length === 0 ? (
         <p>No producer events_only would refuse or change in the past {info.producers.window}.</p>
       ) : (
-        <table className="grid" aria-label="Producers">
-          <thead>
-            <tr>
-              <th>Key</th>
-              <th>SDK</th>
-              <th>Path</th>
-              <th>In events_only</th>
-              <th>Requests</th>
-              <th>Last seen</th>
-              <th>What to upgrade</th>
+        <Grid
+          label="Producers"
+          columns={['Key', 'SDK', 'Path', 'In events_only', 'Requests', 'Last seen', 'What to upgrade']}
+        >
+          {info.producers.data.map((p) => (
+            <tr key={`${p.publicKey}/${p.sdkName}/${p.sdkVersion}/${p.path}`}>
+              <td>
+                <code>{p.publicKey}</code>
+              </td>
+              <td>
+                {p.sdkName} {p.sdkVersion}
+              </td>
+              <td>{p.path}</td>
+              <td className={p.consequence === 'refused' ? 'error' : ''}>{p.consequence}</td>
+              <td className="num">{p.requests}</td>
+              <td>{formatTime(p.lastSeen)}</td>
+              <td>{p.advice}</td>
             </tr>
-          </thead>
-          <tbody>
-            {info.producers.data.map((p) => (
-              <tr key={`${p.publicKey}/${p.sdkName}/${p.sdkVersion}/${p.path}`}>
-                <td>
-                  <code>{p.publicKey}</code>
-                </td>
-                <td>
-                  {p.sdkName} {p.sdkVersion}
-                </td>
-                <td>{p.path}</td>
-                <td className={p.consequence === 'refused' ? 'error' : ''}>{p.consequence}</td>
-                <td className="num">{p.requests}</td>
-                <td>{formatTime(p.lastSeen)}</td>
-                <td>{p.advice}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Grid>
       )}
       {info.producers && <LegacyEvaluators list={info.producers.legacyEvaluators} />}
     </main>
@@ -121,35 +112,26 @@ function LegacyEvaluators({ list }: { list: LegacyEvaluatorView[] }) {
       {list.length === 0 ? (
         <p>No trace-level evaluator is enabled: the cutover stops none.</p>
       ) : (
-        <table className="grid" aria-label="Trace-level evaluators">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Project</th>
-              <th>At the cutover</th>
+        <Grid label="Trace-level evaluators" columns={['Rule', 'Project', 'At the cutover']}>
+          {list.map((e) => (
+            <tr key={e.ruleId}>
+              <td>{e.name}</td>
+              <td>
+                <code>{e.projectId}</code>
+              </td>
+              <td>
+                {done[e.ruleId] ?? (
+                  <>
+                    stops ·{' '}
+                    <button type="button" onClick={() => void convert(e)}>
+                      Convert to an observation rule
+                    </button>
+                  </>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.map((e) => (
-              <tr key={e.ruleId}>
-                <td>{e.name}</td>
-                <td>
-                  <code>{e.projectId}</code>
-                </td>
-                <td>
-                  {done[e.ruleId] ?? (
-                    <>
-                      stops ·{' '}
-                      <button type="button" onClick={() => void convert(e)}>
-                        Convert to an observation rule
-                      </button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Grid>
       )}
     </>
   );
@@ -191,55 +173,43 @@ function Propagation({ p }: { p: PropagationView | null }) {
 
 function Steps({ steps }: { steps: BackfillStepView[] }) {
   return (
-    <table className="grid" aria-label="Backfill steps">
-      <thead>
-        <tr>
-          <th>Step</th>
-          <th>Name</th>
-          <th>State</th>
-          <th>Chunks</th>
-          <th>Finished</th>
-          <th>Failure</th>
+    <Grid label="Backfill steps" columns={['Step', 'Name', 'State', 'Chunks', 'Finished', 'Failure']}>
+      {steps.map((s) => (
+        <tr key={s.step}>
+          <td>{s.step}</td>
+          <td>{s.name}</td>
+          <td>
+            {s.status}
+            {s.lockedBy ? ` (by ${s.lockedBy})` : ''}
+          </td>
+          <td>
+            {s.chunksDone}/{s.chunksTotal}
+          </td>
+          <td>{formatTime(s.finishedAt)}</td>
+          <td>
+            {s.failedReason && (
+              <>
+                {formatTime(s.failedAt)}: {s.failedReason}
+                {s.retry && (
+                  <>
+                    {' '}
+                    {s.retry.kubectl ? (
+                      <>
+                        · retry with <code>{s.retry.kubectl}</code> (the operator runs the step again; a value
+                        used before needs a new one, e.g. {s.retry.value}.2)
+                      </>
+                    ) : (
+                      <>
+                        · retry with <code>{s.retry.command}</code>
+                      </>
+                    )}
+                  </>
+                )}
+              </>
+            )}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {steps.map((s) => (
-          <tr key={s.step}>
-            <td>{s.step}</td>
-            <td>{s.name}</td>
-            <td>
-              {s.status}
-              {s.lockedBy ? ` (by ${s.lockedBy})` : ''}
-            </td>
-            <td>
-              {s.chunksDone}/{s.chunksTotal}
-            </td>
-            <td>{formatTime(s.finishedAt)}</td>
-            <td>
-              {s.failedReason && (
-                <>
-                  {formatTime(s.failedAt)}: {s.failedReason}
-                  {s.retry && (
-                    <>
-                      {' '}
-                      {s.retry.kubectl ? (
-                        <>
-                          · retry with <code>{s.retry.kubectl}</code> (the operator runs the step again; a
-                          value used before needs a new one, e.g. {s.retry.value}.2)
-                        </>
-                      ) : (
-                        <>
-                          · retry with <code>{s.retry.command}</code>
-                        </>
-                      )}
-                    </>
-                  )}
-                </>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </Grid>
   );
 }

@@ -7,8 +7,10 @@
  */
 import { type FormEvent, useCallback, useState } from 'react';
 import { api, type ModelDefinition, type PricingTier } from '../api.ts';
+import { Choice, Input, useForm } from '../fields.tsx';
 import { formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useLoaded, useWrite } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 import { EMPTY_FORM, formOf, type ModelForm, requestOf } from '../model-form.ts';
 
 const UNITS = ['TOKENS', 'CHARACTERS', 'MILLISECONDS', 'SECONDS', 'IMAGES', 'REQUESTS'] as const;
@@ -57,54 +59,52 @@ export function Models({ projectId }: { projectId: string }) {
       </p>
       <MatchTest projectId={projectId} onMatched={setMatchedId} />
       {error && <p className="error">{error}</p>}
-      <table className="grid" aria-label="Model definitions">
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th>Owner</th>
-            <th>Match pattern</th>
-            <th>Start date</th>
-            <th>Unit</th>
-            <th>Prices (USD per unit)</th>
-            <th>Tokenizer</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {models.map((m) => (
-            <tr key={m.id} className={m.id === matchedId ? 'matched' : undefined}>
-              <td>{m.modelName}</td>
-              <td>{m.isLangfuseManaged ? 'Built-in' : 'Project'}</td>
-              <td>
-                <code>{m.matchPattern}</code>
-              </td>
-              <td>{m.startDate ? formatTime(m.startDate) : '—'}</td>
-              <td>{m.unit ?? '—'}</td>
-              <td>
-                <Tiers tiers={m.pricingTiers} />
-              </td>
-              <td>{m.tokenizerId ?? '—'}</td>
-              <td>
-                {canWrite &&
-                  (m.isLangfuseManaged ? (
-                    <button type="button" onClick={() => setEditing({ kind: 'override', model: m })}>
-                      Override
+      <Grid
+        label="Model definitions"
+        columns={[
+          'Model',
+          'Owner',
+          'Match pattern',
+          'Start date',
+          'Unit',
+          'Prices (USD per unit)',
+          'Tokenizer',
+          '',
+        ]}
+      >
+        {models.map((m) => (
+          <tr key={m.id} className={m.id === matchedId ? 'matched' : undefined}>
+            <td>{m.modelName}</td>
+            <td>{m.isLangfuseManaged ? 'Built-in' : 'Project'}</td>
+            <td>
+              <code>{m.matchPattern}</code>
+            </td>
+            <td>{m.startDate ? formatTime(m.startDate) : '—'}</td>
+            <td>{m.unit ?? '—'}</td>
+            <td>
+              <Tiers tiers={m.pricingTiers} />
+            </td>
+            <td>{m.tokenizerId ?? '—'}</td>
+            <td>
+              {canWrite &&
+                (m.isLangfuseManaged ? (
+                  <button type="button" onClick={() => setEditing({ kind: 'override', model: m })}>
+                    Override
+                  </button>
+                ) : (
+                  <>
+                    <button type="button" onClick={() => setEditing({ kind: 'edit', model: m })}>
+                      Edit
+                    </button>{' '}
+                    <button type="button" onClick={() => void remove(m)}>
+                      Delete
                     </button>
-                  ) : (
-                    <>
-                      <button type="button" onClick={() => setEditing({ kind: 'edit', model: m })}>
-                        Edit
-                      </button>{' '}
-                      <button type="button" onClick={() => void remove(m)}>
-                        Delete
-                      </button>
-                    </>
-                  ))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                  </>
+                ))}
+            </td>
+          </tr>
+        ))}
+      </Grid>
       {canWrite && (
         <ModelEditor
           key={editing.kind === 'new' ? 'new' : `${editing.kind}-${editing.model.id}`}
@@ -164,9 +164,7 @@ function MatchTest({ projectId, onMatched }: { projectId: string; onMatched: (id
   };
   return (
     <form className="card" aria-label="Test a model name" onSubmit={(e) => void submit(e)}>
-      <label>
-        Model name <input value={name} onChange={(e) => setName(e.target.value)} />
-      </label>{' '}
+      <Input label="Model name" value={name} onChange={(e) => setName(e.target.value)} />{' '}
       <button type="submit">Test</button>
       {result && <p role="status">{result}</p>}
     </form>
@@ -182,62 +180,38 @@ function ModelEditor({
   editing: Editing;
   onDone: () => Promise<void>;
 }) {
-  const [form, setForm] = useState<ModelForm>(editing.kind === 'new' ? EMPTY_FORM : formOf(editing.model));
-  const [error, setError] = useState<string | undefined>();
-  const set = (k: keyof ModelForm) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
+  const { form, set } = useForm<ModelForm>(editing.kind === 'new' ? EMPTY_FORM : formOf(editing.model));
   const title =
     editing.kind === 'new'
       ? 'New model'
       : editing.kind === 'edit'
         ? `Edit ${editing.model.modelName}`
         : `Override ${editing.model.modelName}`;
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const body = requestOf(form, editing.kind === 'new' ? undefined : editing.model.tokenizerConfig);
-      if (editing.kind === 'edit') await api.updateModel(projectId, editing.model.id, body);
-      else await api.createModel(projectId, body);
-      await onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  const text = (label: string, k: keyof ModelForm) => (
-    <label>
-      {label} <input value={form[k]} onChange={set(k)} />
-    </label>
-  );
+  const { error, onSubmit } = useWrite(async () => {
+    const body = requestOf(form, editing.kind === 'new' ? undefined : editing.model.tokenizerConfig);
+    if (editing.kind === 'edit') await api.updateModel(projectId, editing.model.id, body);
+    else await api.createModel(projectId, body);
+    await onDone();
+  });
   return (
-    <form className="card" aria-label={title} onSubmit={(e) => void submit(e)}>
+    <form className="card" aria-label={title} onSubmit={onSubmit}>
       <h3>{title}</h3>
       {editing.kind === 'override' && (
         <p className="muted">
           Built-in definitions cannot change: saving creates the project's own, which wins.
         </p>
       )}
-      {text('Model name', 'modelName')}
-      {text('Match pattern', 'matchPattern')}
-      {text('Start date', 'startDate')}
-      <label>
-        Unit{' '}
-        <select value={form.unit} onChange={set('unit')}>
-          {UNITS.map((u) => (
-            <option key={u}>{u}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Tokenizer{' '}
-        <select value={form.tokenizerId} onChange={set('tokenizerId')}>
-          {TOKENIZERS.map((t) => (
-            <option key={t} value={t}>
-              {t === '' ? 'none' : t}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Input label="Model name" value={form.modelName} onChange={set('modelName')} />
+      <Input label="Match pattern" value={form.matchPattern} onChange={set('matchPattern')} />
+      <Input label="Start date" value={form.startDate} onChange={set('startDate')} />
+      <Choice label="Unit" value={form.unit} onChange={set('unit')} options={UNITS} />
+      <Choice
+        label="Tokenizer"
+        value={form.tokenizerId}
+        onChange={set('tokenizerId')}
+        options={TOKENIZERS}
+        labelOf={(t) => (t === '' ? 'none' : t)}
+      />
       <label>
         Prices per usage type <textarea rows={4} value={form.prices} onChange={set('prices')} />
       </label>

@@ -5,7 +5,7 @@
  * version 3 read path get its traces table instead, over the legacy tables, with the simple
  * filters and numbered pages of the version 3 experience.
  */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
 import { api, type Deployment, type ObservationRow, type ProjectInfo, type QueueObject } from '../api.ts';
 import { type FilterCondition, parseFilterText } from '../filter-syntax.ts';
@@ -19,6 +19,8 @@ import {
   TIME_RANGES,
   type TimeRange,
 } from '../format.ts';
+import { usePaged } from '../hooks.ts';
+import { Grid, LoadMore } from '../lists.tsx';
 import { navigate } from '../router.ts';
 
 export const DEFAULT_FILTER = 'isRootObservation = true';
@@ -62,13 +64,10 @@ const queueObjectOf = (r: ObservationRow): QueueObject =>
 export function Observations({ projectId, deployment }: { projectId: string; deployment: Deployment }) {
   const [info, setInfo] = useState<ProjectInfo | undefined>();
   const [picked, setPicked] = useState<Map<string, QueueObject>>(new Map());
-  const [error, setError] = useState<string | undefined>();
+  const [infoError, setInfoError] = useState<string | undefined>();
   const [filterText, setFilterText] = useState(DEFAULT_FILTER);
   const [searchText, setSearchText] = useState('');
   const [query, setQuery] = useState<Query | undefined>();
-  const [rows, setRows] = useState<ObservationRow[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>();
-  const [loading, setLoading] = useState(false);
 
   useEffect(() => {
     api.project(projectId).then(
@@ -83,37 +82,29 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
           order: 'desc',
         });
       },
-      (e: Error) => setError(e.message),
+      (e: Error) => setInfoError(e.message),
     );
   }, [projectId]);
 
-  const load = useCallback(
-    async (q: Query, after?: string) => {
-      setLoading(true);
-      setError(undefined);
-      try {
-        const page = await api.observations(projectId, {
-          filter: JSON.stringify(q.filters),
-          search: q.search,
-          orderBy: q.orderBy,
-          order: q.order,
-          cursor: after,
-          ...rangeBounds(q.range, Date.now()),
-        });
-        setRows((prev) => (after ? [...prev, ...page.data] : page.data));
-        setCursor(page.meta.cursor);
-      } catch (e) {
-        setError((e as Error).message);
-      } finally {
-        setLoading(false);
-      }
-    },
-    [projectId],
+  const v4Reads = deployment.v4Reads;
+  const fetchPage = useMemo(
+    () =>
+      query && v4Reads
+        ? (cursor?: string) =>
+            api.observations(projectId, {
+              filter: JSON.stringify(query.filters),
+              search: query.search,
+              orderBy: query.orderBy,
+              order: query.order,
+              cursor,
+              ...rangeBounds(query.range, Date.now()),
+            })
+        : undefined,
+    [projectId, query, v4Reads],
   );
-
-  useEffect(() => {
-    if (query && deployment.v4Reads) void load(query);
-  }, [query, load, deployment.v4Reads]);
+  const paged = usePaged<ObservationRow>(fetchPage);
+  const { rows, loading } = paged;
+  const error = infoError ?? paged.error;
 
   if (!info) return <main className={error ? 'error' : 'muted'}>{error ?? 'Loading…'}</main>;
 
@@ -182,56 +173,46 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
               <AddToQueue projectId={projectId} objects={[...picked.values()]} />
             </p>
           )}
-          <table className="grid observations">
-            <thead>
-              <tr>
-                {HEADERS.map((h) => {
-                  const col = SORTABLE[h];
-                  const active = col !== undefined && query?.orderBy === col;
-                  return (
-                    <th key={h}>
-                      {col ? (
-                        <button type="button" className="sort" onClick={() => sortBy(col)}>
-                          {h} {active ? (query?.order === 'desc' ? '▼' : '▲') : ''}
-                        </button>
-                      ) : (
-                        h
-                      )}
-                    </th>
-                  );
-                })}
-                {canQueue && <th>Queue</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <ObservationRowView
-                  key={`${r.traceId}/${r.id}`}
-                  row={r}
-                  projectId={projectId}
-                  picked={picked.has(`${r.traceId}/${r.id}`)}
-                  onPick={
-                    canQueue
-                      ? (on) => {
-                          const next = new Map(picked);
-                          if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
-                          else next.delete(`${r.traceId}/${r.id}`);
-                          setPicked(next);
-                        }
-                      : undefined
-                  }
-                />
-              ))}
-            </tbody>
-          </table>
+          <Grid
+            className="observations"
+            columns={[
+              ...HEADERS.map((h) => {
+                const col = SORTABLE[h];
+                const active = col !== undefined && query?.orderBy === col;
+                return col ? (
+                  <button key={h} type="button" className="sort" onClick={() => sortBy(col)}>
+                    {h} {active ? (query?.order === 'desc' ? '▼' : '▲') : ''}
+                  </button>
+                ) : (
+                  h
+                );
+              }),
+              canQueue && 'Queue',
+            ]}
+          >
+            {rows.map((r) => (
+              <ObservationRowView
+                key={`${r.traceId}/${r.id}`}
+                row={r}
+                projectId={projectId}
+                picked={picked.has(`${r.traceId}/${r.id}`)}
+                onPick={
+                  canQueue
+                    ? (on) => {
+                        const next = new Map(picked);
+                        if (on) next.set(`${r.traceId}/${r.id}`, queueObjectOf(r));
+                        else next.delete(`${r.traceId}/${r.id}`);
+                        setPicked(next);
+                      }
+                    : undefined
+                }
+              />
+            ))}
+          </Grid>
           {rows.length === 0 && !loading && <p className="muted">No observations match.</p>}
           <div className="pager">
             {loading && <span className="muted">Loading…</span>}
-            {cursor && !loading && query && (
-              <button type="button" onClick={() => load(query, cursor)}>
-                Load more
-              </button>
-            )}
+            <LoadMore more={paged.more} />
           </div>
         </>
       )}
@@ -283,20 +264,11 @@ function LegacyTraces({ projectId }: { projectId: string }) {
         <button type="submit">Apply</button>
       </form>
       {error && <p className="error">{error}</p>}
-      <table className="grid observations">
-        <thead>
-          <tr>
-            {HEADERS.map((h) => (
-              <th key={h}>{h}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <ObservationRowView key={r.id} row={r} projectId={projectId} />
-          ))}
-        </tbody>
-      </table>
+      <Grid className="observations" columns={HEADERS}>
+        {rows.map((r) => (
+          <ObservationRowView key={r.id} row={r} projectId={projectId} />
+        ))}
+      </Grid>
       {rows.length === 0 && <p className="muted">No traces match.</p>}
       <div className="pager">
         <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>

@@ -8,8 +8,10 @@
  */
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import { api, type LlmConnection, type PlaygroundRun, type PromptVersion } from '../api.ts';
+import { ErrorAlert } from '../fields.tsx';
 import { formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 import { folderEntries, lineDiff, promptText, variablesOf } from '../prompt-view.ts';
 
 export function Prompts({ projectId }: { projectId: string }) {
@@ -56,63 +58,53 @@ export function Prompts({ projectId }: { projectId: string }) {
           </span>
         ))}
       </nav>
-      {entries.length === 0 ? (
-        <p className="muted">No prompt yet: create one with the SDK, the API or the playground below.</p>
-      ) : (
-        <table className="grid" aria-label="Prompts">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Versions</th>
-              <th>Labels</th>
-              <th>Tags</th>
-              <th>Updated</th>
+      <Grid
+        empty={
+          entries.length === 0 && 'No prompt yet: create one with the SDK, the API or the playground below.'
+        }
+        label="Prompts"
+        columns={['Name', 'Type', 'Versions', 'Labels', 'Tags', 'Updated']}
+      >
+        {entries.map((e) => {
+          if (e.kind === 'folder')
+            return (
+              <tr key={`folder:${e.path}`}>
+                <td colSpan={6}>
+                  <button type="button" className="link" onClick={() => setFolder(e.path)}>
+                    📁 {e.label}/
+                  </button>
+                </td>
+              </tr>
+            );
+          const p = byName.get(e.path)!;
+          return (
+            <tr key={e.path} aria-selected={selected === e.path}>
+              <td>
+                <button type="button" className="link" onClick={() => setSelected(e.path)}>
+                  {e.label}
+                </button>
+              </td>
+              <td>{p.type}</td>
+              <td className="num">{p.versions.length}</td>
+              <td>
+                {p.labels.map((l) => (
+                  <span key={l} className="chip">
+                    {l}
+                  </span>
+                ))}
+              </td>
+              <td>
+                {p.tags.map((t) => (
+                  <span key={t} className="chip tag">
+                    #{t}
+                  </span>
+                ))}
+              </td>
+              <td>{formatTime(p.lastUpdatedAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {entries.map((e) => {
-              if (e.kind === 'folder')
-                return (
-                  <tr key={`folder:${e.path}`}>
-                    <td colSpan={6}>
-                      <button type="button" className="link" onClick={() => setFolder(e.path)}>
-                        📁 {e.label}/
-                      </button>
-                    </td>
-                  </tr>
-                );
-              const p = byName.get(e.path)!;
-              return (
-                <tr key={e.path} aria-selected={selected === e.path}>
-                  <td>
-                    <button type="button" className="link" onClick={() => setSelected(e.path)}>
-                      {e.label}
-                    </button>
-                  </td>
-                  <td>{p.type}</td>
-                  <td className="num">{p.versions.length}</td>
-                  <td>
-                    {p.labels.map((l) => (
-                      <span key={l} className="chip">
-                        {l}
-                      </span>
-                    ))}
-                  </td>
-                  <td>
-                    {p.tags.map((t) => (
-                      <span key={t} className="chip tag">
-                        #{t}
-                      </span>
-                    ))}
-                  </td>
-                  <td>{formatTime(p.lastUpdatedAt)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+          );
+        })}
+      </Grid>
       {selected && (
         <PromptDetail
           key={`${selected}:${generation}`}
@@ -169,36 +161,26 @@ function PromptDetail({
   return (
     <section aria-label={`Prompt ${name}`}>
       <h2>{name}</h2>
-      <table className="grid compact" aria-label="Versions">
-        <thead>
-          <tr>
-            <th>Version</th>
-            <th>Labels</th>
-            <th>Commit message</th>
-            <th>Created</th>
+      <Grid label="Versions" className="compact" columns={['Version', 'Labels', 'Commit message', 'Created']}>
+        {versions.map((v) => (
+          <tr key={v.version} aria-selected={v.version === current.version}>
+            <td>
+              <button type="button" className="link" onClick={() => setShown(v.version)}>
+                v{v.version}
+              </button>
+            </td>
+            <td>
+              {[...v.labels].sort().map((l) => (
+                <span key={l} className="chip">
+                  {l}
+                </span>
+              ))}
+            </td>
+            <td>{v.commitMessage ?? ''}</td>
+            <td>{formatTime(v.createdAt)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {versions.map((v) => (
-            <tr key={v.version} aria-selected={v.version === current.version}>
-              <td>
-                <button type="button" className="link" onClick={() => setShown(v.version)}>
-                  v{v.version}
-                </button>
-              </td>
-              <td>
-                {[...v.labels].sort().map((l) => (
-                  <span key={l} className="chip">
-                    {l}
-                  </span>
-                ))}
-              </td>
-              <td>{v.commitMessage ?? ''}</td>
-              <td>{formatTime(v.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
       <h3>
         Version {current.version} ({current.type})
       </h3>
@@ -297,11 +279,7 @@ function MoveLabel({
       </label>{' '}
       <VersionSelect label="Onto version" versions={versions} value={version} onChange={setVersion} />{' '}
       <button type="submit">Move label</button>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -454,11 +432,7 @@ function Playground({
           {running ? 'Running…' : 'Run'}
         </button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {run && (
         <section aria-label="Completion">
           <h3>Completion</h3>

@@ -19,6 +19,7 @@ import {
 import { formatScore, formatTime } from '../format.ts';
 import { useWrite } from '../hooks.ts';
 import { Link } from '../link.tsx';
+import { Grid } from '../lists.tsx';
 import { navigate } from '../router.ts';
 import { ConfigValueInput, Value } from './Trace.tsx';
 
@@ -53,36 +54,25 @@ export function Queues({ projectId }: { projectId: string }) {
   return (
     <main>
       <h1>Annotation queues</h1>
-      {overview.queues.length === 0 ? (
-        <p className="muted">No queues yet.</p>
-      ) : (
-        <table className="grid queues" aria-label="Annotation queues">
-          <thead>
-            <tr>
-              <th>Queue</th>
-              <th>Description</th>
-              <th>Score configs</th>
-              <th>Pending</th>
-              <th>Completed</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {overview.queues.map((q) => (
-              <tr key={q.id}>
-                <td>
-                  <Link href={queuePath(projectId, q.id)}>{q.name}</Link>
-                </td>
-                <td>{q.description ?? ''}</td>
-                <td>{q.scoreConfigIds.map(configName).join(', ')}</td>
-                <td className="num">{q.pending}</td>
-                <td className="num">{q.completed}</td>
-                <td>{formatTime(q.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Grid
+        empty={overview.queues.length === 0 && 'No queues yet.'}
+        label="Annotation queues"
+        className="queues"
+        columns={['Queue', 'Description', 'Score configs', 'Pending', 'Completed', 'Created']}
+      >
+        {overview.queues.map((q) => (
+          <tr key={q.id}>
+            <td>
+              <Link href={queuePath(projectId, q.id)}>{q.name}</Link>
+            </td>
+            <td>{q.description ?? ''}</td>
+            <td>{q.scoreConfigIds.map(configName).join(', ')}</td>
+            <td className="num">{q.pending}</td>
+            <td className="num">{q.completed}</td>
+            <td>{formatTime(q.createdAt)}</td>
+          </tr>
+        ))}
+      </Grid>
       {project.role !== 'viewer' && <CreateQueue projectId={projectId} configs={configs} onDone={reload} />}
     </main>
   );
@@ -280,32 +270,22 @@ export function QueueReviewPage({
           </p>
         )
       )}
-      <table className="grid queue-items" aria-label="Queue items">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>Object</th>
-            <th>Status</th>
-            <th>Completed by</th>
+      <Grid label="Queue items" className="queue-items" columns={['#', 'Object', 'Status', 'Completed by']}>
+        {items.map((i, n) => (
+          <tr key={i.id} className={i.id === current ? 'selected' : ''}>
+            <td>
+              <button type="button" onClick={() => setCurrent(i.id)}>
+                {n + 1}
+              </button>
+            </td>
+            <td>
+              {i.objectType.toLowerCase()} <code>{i.objectId}</code>
+            </td>
+            <td>{i.status}</td>
+            <td>{i.annotatorEmail ?? ''}</td>
           </tr>
-        </thead>
-        <tbody>
-          {items.map((i, n) => (
-            <tr key={i.id} className={i.id === current ? 'selected' : ''}>
-              <td>
-                <button type="button" onClick={() => setCurrent(i.id)}>
-                  {n + 1}
-                </button>
-              </td>
-              <td>
-                {i.objectType.toLowerCase()} <code>{i.objectId}</code>
-              </td>
-              <td>{i.status}</td>
-              <td>{i.annotatorEmail ?? ''}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
     </main>
   );
 }

@@ -1,7 +1,9 @@
 import { type FormEvent, useCallback, useState } from 'react';
 import { type ApiKey, api, type LlmConnection, type Project } from '../api.ts';
+import { Choice, ErrorAlert, Input, useForm } from '../fields.tsx';
 import { formatTime } from '../format.ts';
-import { useLoaded } from '../hooks.ts';
+import { useLoaded, useWrite } from '../hooks.ts';
+import { Grid } from '../lists.tsx';
 
 const ROLES: Project['role'][] = ['owner', 'member', 'viewer'];
 
@@ -44,78 +46,58 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
   return (
     <section>
       <h2>Members</h2>
-      <table className="grid" aria-label="Members">
-        <thead>
-          <tr>
-            <th>Email</th>
-            <th>Name</th>
-            <th>Role</th>
-            {owner && <th />}
-          </tr>
-        </thead>
-        <tbody>
-          {members.map((m) => (
-            <tr key={m.userId}>
-              <td>{m.email}</td>
-              <td>{m.name ?? ''}</td>
+      <Grid label="Members" columns={['Email', 'Name', 'Role', owner && '']}>
+        {members.map((m) => (
+          <tr key={m.userId}>
+            <td>{m.email}</td>
+            <td>{m.name ?? ''}</td>
+            <td>
+              {owner ? (
+                <select
+                  aria-label={`Role of ${m.email}`}
+                  value={m.role}
+                  onChange={(e) =>
+                    void act(api.setMemberRole(projectId, m.userId, e.target.value as Project['role']))
+                  }
+                >
+                  {ROLES.map((r) => (
+                    <option key={r}>{r}</option>
+                  ))}
+                </select>
+              ) : (
+                m.role
+              )}
+              {m.via === 'organization' && <span className="muted"> (organization)</span>}
+            </td>
+            {owner && (
               <td>
-                {owner ? (
-                  <select
-                    aria-label={`Role of ${m.email}`}
-                    value={m.role}
-                    onChange={(e) =>
-                      void act(api.setMemberRole(projectId, m.userId, e.target.value as Project['role']))
-                    }
-                  >
-                    {ROLES.map((r) => (
-                      <option key={r}>{r}</option>
-                    ))}
-                  </select>
-                ) : (
-                  m.role
+                {m.via === 'project' && (
+                  <button type="button" onClick={() => void act(api.removeMember(projectId, m.userId))}>
+                    Remove {m.email}
+                  </button>
                 )}
-                {m.via === 'organization' && <span className="muted"> (organization)</span>}
               </td>
+            )}
+          </tr>
+        ))}
+      </Grid>
+      {invitations.length > 0 && (
+        <Grid label="Pending invitations" columns={['Invited', 'Role', 'Expires', owner && '']}>
+          {invitations.map((i) => (
+            <tr key={i.id}>
+              <td>{i.email}</td>
+              <td>{i.role}</td>
+              <td>{formatTime(i.expiresAt)}</td>
               {owner && (
                 <td>
-                  {m.via === 'project' && (
-                    <button type="button" onClick={() => void act(api.removeMember(projectId, m.userId))}>
-                      Remove {m.email}
-                    </button>
-                  )}
+                  <button type="button" onClick={() => void act(api.withdrawInvitation(projectId, i.id))}>
+                    Withdraw
+                  </button>
                 </td>
               )}
             </tr>
           ))}
-        </tbody>
-      </table>
-      {invitations.length > 0 && (
-        <table className="grid" aria-label="Pending invitations">
-          <thead>
-            <tr>
-              <th>Invited</th>
-              <th>Role</th>
-              <th>Expires</th>
-              {owner && <th />}
-            </tr>
-          </thead>
-          <tbody>
-            {invitations.map((i) => (
-              <tr key={i.id}>
-                <td>{i.email}</td>
-                <td>{i.role}</td>
-                <td>{formatTime(i.expiresAt)}</td>
-                {owner && (
-                  <td>
-                    <button type="button" onClick={() => void act(api.withdrawInvitation(projectId, i.id))}>
-                      Withdraw
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        </Grid>
       )}
       {owner && (
         <form className="card" aria-label="Invite" onSubmit={invite}>
@@ -138,11 +120,7 @@ function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
           )}
         </form>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
@@ -171,38 +149,26 @@ function ApiKeys({ projectId }: { projectId: string }) {
   return (
     <section>
       <h2>API keys</h2>
-      <table className="grid" aria-label="API keys">
-        <thead>
-          <tr>
-            <th>Public key</th>
-            <th>Secret key</th>
-            <th>Note</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th />
+      <Grid label="API keys" columns={['Public key', 'Secret key', 'Note', 'Created', 'Last used', '']}>
+        {keys.map((k) => (
+          <tr key={k.id}>
+            <td>
+              <code>{k.publicKey}</code>
+            </td>
+            <td>
+              <code>{k.displaySecretKey}</code>
+            </td>
+            <td>{k.note ?? ''}</td>
+            <td>{formatTime(k.createdAt)}</td>
+            <td>{k.lastUsedAt ? formatTime(k.lastUsedAt) : 'never'}</td>
+            <td>
+              <button type="button" onClick={() => revoke(k)}>
+                Revoke
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k.id}>
-              <td>
-                <code>{k.publicKey}</code>
-              </td>
-              <td>
-                <code>{k.displaySecretKey}</code>
-              </td>
-              <td>{k.note ?? ''}</td>
-              <td>{formatTime(k.createdAt)}</td>
-              <td>{k.lastUsedAt ? formatTime(k.lastUsedAt) : 'never'}</td>
-              <td>
-                <button type="button" onClick={() => revoke(k)}>
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
       <form className="card" aria-label="New API key" onSubmit={create}>
         <label>
           Note <input value={note} maxLength={200} onChange={(e) => setNote(e.target.value)} />
@@ -215,11 +181,7 @@ function ApiKeys({ projectId }: { projectId: string }) {
           </p>
         )}
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
@@ -250,48 +212,45 @@ function LlmConnections({ projectId }: { projectId: string }) {
       {connections.length === 0 ? (
         <p className="muted">No LLM connection yet: evaluators need one to call their model.</p>
       ) : (
-        <table className="grid" aria-label="LLM connections">
-          <thead>
-            <tr>
-              <th>Provider</th>
-              <th>Adapter</th>
-              <th>Base URL</th>
-              <th>Secret key</th>
-              <th>Extra headers</th>
-              <th>Models</th>
-              <th>Updated</th>
-              <th />
+        <Grid
+          label="LLM connections"
+          columns={[
+            'Provider',
+            'Adapter',
+            'Base URL',
+            'Secret key',
+            'Extra headers',
+            'Models',
+            'Updated',
+            '',
+          ]}
+        >
+          {connections.map((c) => (
+            <tr key={c.id}>
+              <td>{c.provider}</td>
+              <td>{c.adapter}</td>
+              <td>
+                <code>{c.baseURL ?? 'default'}</code>
+              </td>
+              <td>
+                <code className="masked-secret">{c.displaySecretKey}</code>
+              </td>
+              <td>{c.extraHeaderKeys.join(', ') || '–'}</td>
+              <td>
+                {[...c.customModels, ...(c.withDefaultModels ? ['(default models)'] : [])].join(', ') || '–'}
+              </td>
+              <td>{formatTime(c.updatedAt)}</td>
+              <td>
+                <button type="button" onClick={() => setEditing(c)}>
+                  Edit
+                </button>{' '}
+                <button type="button" onClick={() => void remove(c)}>
+                  Delete
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {connections.map((c) => (
-              <tr key={c.id}>
-                <td>{c.provider}</td>
-                <td>{c.adapter}</td>
-                <td>
-                  <code>{c.baseURL ?? 'default'}</code>
-                </td>
-                <td>
-                  <code className="masked-secret">{c.displaySecretKey}</code>
-                </td>
-                <td>{c.extraHeaderKeys.join(', ') || '–'}</td>
-                <td>
-                  {[...c.customModels, ...(c.withDefaultModels ? ['(default models)'] : [])].join(', ') ||
-                    '–'}
-                </td>
-                <td>{formatTime(c.updatedAt)}</td>
-                <td>
-                  <button type="button" onClick={() => setEditing(c)}>
-                    Edit
-                  </button>{' '}
-                  <button type="button" onClick={() => void remove(c)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Grid>
       )}
       <ConnectionForm key={editing?.id ?? 'new'} projectId={projectId} editing={editing} onSaved={reload} />
     </section>
@@ -319,7 +278,7 @@ function ConnectionForm({
   editing: LlmConnection | undefined;
   onSaved: () => void;
 }) {
-  const [form, setForm] = useState({
+  const { form, setForm, set } = useForm({
     provider: editing?.provider ?? '',
     adapter: editing?.adapter ?? 'openai',
     baseURL: editing?.baseURL ?? '',
@@ -328,56 +287,46 @@ function ConnectionForm({
     customModels: (editing?.customModels ?? []).join(', '),
     withDefaultModels: editing?.withDefaultModels ?? true,
   });
-  const [error, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
+  const { error, onSubmit } = useWrite(async () => {
     setSaved(undefined);
-    try {
-      const c = await api.saveLlmConnection(projectId, {
-        provider: form.provider,
-        adapter: form.adapter as (typeof ADAPTERS)[number],
-        secretKey: form.secretKey,
-        baseURL: form.baseURL.trim() || null,
-        extraHeaders: parseHeaders(form.headers),
-        customModels: form.customModels
-          .split(',')
-          .map((m) => m.trim())
-          .filter(Boolean),
-        withDefaultModels: form.withDefaultModels,
-      });
-      setSaved(`Saved connection ${c.provider}`);
-      // Secrets are not kept on the page once stored.
-      setForm((f) => ({ ...f, secretKey: '', headers: c.extraHeaderKeys.map((k) => `${k}: `).join('\n') }));
-      onSaved();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    const c = await api.saveLlmConnection(projectId, {
+      provider: form.provider,
+      adapter: form.adapter as (typeof ADAPTERS)[number],
+      secretKey: form.secretKey,
+      baseURL: form.baseURL.trim() || null,
+      extraHeaders: parseHeaders(form.headers),
+      customModels: form.customModels
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+      withDefaultModels: form.withDefaultModels,
+    });
+    setSaved(`Saved connection ${c.provider}`);
+    // Secrets are not kept on the page once stored.
+    setForm((f) => ({ ...f, secretKey: '', headers: c.extraHeaderKeys.map((k) => `${k}: `).join('\n') }));
+    onSaved();
+  });
   return (
     <form
       className="card"
       aria-label={editing ? `Edit LLM connection ${editing.provider}` : 'New LLM connection'}
-      onSubmit={(e) => void submit(e)}
+      onSubmit={onSubmit}
     >
       <h3>{editing ? `Update ${editing.provider}` : 'New connection'}</h3>
-      <label>
-        Provider name <input value={form.provider} onChange={set('provider')} readOnly={Boolean(editing)} />
-      </label>
-      <label>
-        Adapter{' '}
-        <select value={form.adapter} onChange={set('adapter')}>
-          {ADAPTERS.map((a) => (
-            <option key={a}>{a}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Base URL <input value={form.baseURL} onChange={set('baseURL')} placeholder="the adapter's default" />
-      </label>
+      <Input
+        label="Provider name"
+        value={form.provider}
+        onChange={set('provider')}
+        readOnly={Boolean(editing)}
+      />
+      <Choice label="Adapter" value={form.adapter} onChange={set('adapter')} options={ADAPTERS} />
+      <Input
+        label="Base URL"
+        value={form.baseURL}
+        onChange={set('baseURL')}
+        placeholder="the adapter's default"
+      />
       <label>
         Secret key{' '}
         <input
@@ -410,11 +359,7 @@ function ConnectionForm({
       </label>
       <button type="submit">{editing ? 'Update connection' : 'Create connection'}</button>
       {saved && <p role="status">{saved}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }

@@ -1,0 +1,47 @@
+import type { ReactNode } from 'react';
+
+/**
+ * A `grid` table under its column headers (a `false` header is a column left out, an empty one an
+ * unnamed column, e.g. for row buttons); the caller gives the rows. With `empty` (a list without
+ * rows), that sentence stands instead of the table.
+ */
+export function Grid({
+  label,
+  className,
+  columns,
+  empty,
+  children,
+}: {
+  label?: string;
+  empty?: string | false;
+  className?: string;
+  columns: (ReactNode | false)[];
+  children: ReactNode;
+}) {
+  if (empty) return <p className="muted">{empty}</p>;
+  return (
+    <table className={className ? `grid ${className}` : 'grid'} aria-label={label}>
+      <thead>
+        <tr>
+          {columns.map(
+            // Headers are fixed per table: their place is their identity.
+            // biome-ignore lint/suspicious/noArrayIndexKey: see above
+            (c, i) => c !== false && <th key={i}>{c}</th>,
+          )}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+/** The "Load more" button of a keyset-paged list, shown while a next page is left to load. */
+export function LoadMore({ more }: { more: (() => void) | undefined }) {
+  return (
+    more && (
+      <button type="button" onClick={more}>
+        Load more
+      </button>
+    )
+  );
+}
