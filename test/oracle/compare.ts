@@ -27,6 +27,9 @@ const FIELDS: (keyof EventFields)[] = [
   'level',
   'status_message',
   'provided_model_name',
+  'model_id',
+  'usage_details',
+  'cost_details',
   'metadata',
   'start_us',
   'experiment_id',
@@ -52,6 +55,13 @@ function sameValue(field: keyof EventFields, actual: unknown, expected: unknown)
   if (field === 'experiment_id' && expected === '*') return typeof actual === 'string' && actual !== '';
   if (field === 'tags')
     return show([...(actual as string[])].sort()) === show([...(expected as string[])].sort());
+  if (field === 'usage_details' || field === 'cost_details') {
+    const a = actual as Record<string, number>;
+    const e = expected as Record<string, number>;
+    const keys = (o: object) => Object.keys(o).sort().join(',');
+    // Costs are stored as Decimal(18, 12): equal to 12 places.
+    return keys(a) === keys(e) && Object.entries(e).every(([k, v]) => Math.abs(a[k]! - v) < 1e-11);
+  }
   if (field === 'metadata') {
     const a = actual as Record<string, string>;
     const e = expected as Record<string, string>;

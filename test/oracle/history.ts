@@ -41,6 +41,8 @@ export interface SpanSpec {
   /** Observation version (batch only); the trace's applies when absent. */
   version?: string;
   model?: string;
+  /** Token usage a generation is sent with (never a cost: the server prices it). */
+  usage?: { input: number; output: number };
   metadata: Record<string, string>;
   /** Start, in microseconds after the history's base time; OTLP producers send sub-millisecond parts. */
   startUs: number;
@@ -325,7 +327,13 @@ function spanSpecs(p: TracePlan, n: number, traceId: string, startUs: number): S
       level: pick(p.levels, j),
       ...(j % 2 === 1 ? { statusMessage: `status-${j}` } : {}),
       ...(batch && p.withVersion && j % 2 === 0 ? { version: `ov-${j}` } : {}),
-      ...(type === 'GENERATION' ? { model: `model-${j}` } : {}),
+      // Known models the server prices, and one it does not know (usage, no cost).
+      ...(type === 'GENERATION'
+        ? {
+            model: pick(['gpt-4o', 'gpt-4o-mini', `model-${j}`], n + j),
+            usage: { input: 100 + 37 * j + n, output: 20 + 11 * j },
+          }
+        : {}),
       metadata: batch ? { om: `o${j}`, shared: 'observation' } : ({} as Record<string, string>),
       startUs: startUs + j * 1000,
     };

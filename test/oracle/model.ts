@@ -18,6 +18,10 @@
  *   is not fixed by the history (a backfill running alongside traffic, a span both written directly
  *   and backfilled), each version that may be last is a candidate, and rows that may or may not
  *   exist are optional. Trace-level attributes are those of the trace's latest state everywhere.
+ * - Cost: a generation sent with a known model and usage but no cost carries the model's id, its
+ *   usage with `total`, and the provider's published price of it, on every road into the events
+ *   tables (direct, propagated, backfilled), however often it was updated since; an unknown model
+ *   keeps its usage and has no cost.
  * Pure.
  */
 import { DATASET, type Producer, type SpanSpec, type Step, type TraceAttrs } from './history.ts';
@@ -38,6 +42,9 @@ export interface EventFields {
   level: string;
   status_message: string;
   provided_model_name: string;
+  model_id: string;
+  usage_details: Record<string, number>;
+  cost_details: Record<string, number>;
   /** Exactly these keys; undefined: not compared (OTLP rows carry resource and scope metadata). */
   metadata?: Record<string, string>;
   /** Microseconds since the epoch; undefined: not compared. */
@@ -271,6 +278,30 @@ const NO_EXPERIMENT = {
 
 const isBatch = (p: Producer) => p === 'batch';
 
+/**
+ * USD per token, OpenAI's published prices (openai.com/api/pricing, 2026-11: gpt-4o $2.50 / $10,
+ * gpt-4o-mini $0.15 / $0.60 per million input / output tokens), with the built-in definitions' ids.
+ */
+const PRICES: Record<string, { id: string; input: number; output: number }> = {
+  'gpt-4o': { id: 'b9854a5c92dc496b997d99d20', input: 2.5e-6, output: 10e-6 },
+  'gpt-4o-mini': { id: 'clyrjp56f0000t0mzapoocd7u', input: 0.15e-6, output: 0.6e-6 },
+};
+
+/** The model, usage and cost columns of an observation sent with `s.model` and `s.usage`. */
+function costFields(s: SpanSpec): Pick<EventFields, 'model_id' | 'usage_details' | 'cost_details'> {
+  const u = s.usage;
+  const usage_details: Record<string, number> = u
+    ? { input: u.input, output: u.output, total: u.input + u.output }
+    : {};
+  const price = s.model === undefined ? undefined : PRICES[s.model];
+  if (!u || !price) return { model_id: '', usage_details, cost_details: {} };
+  const input = u.input * price.input;
+  const output = u.output * price.output;
+  return { model_id: price.id, usage_details, cost_details: { input, output, total: input + output } };
+}
+
+const NO_COST = { model_id: '', usage_details: {}, cost_details: {} };
+
 function traceLevel(trace: TraceAttrs) {
   return {
     trace_name: trace.name,
@@ -295,6 +326,7 @@ function virtualRoot(lt: LegacyTrace, baseUs: number): Omit<EventFields, keyof t
     level: 'DEFAULT',
     status_message: '',
     provided_model_name: '',
+    ...NO_COST,
     ...(batch ? { metadata: lt.trace.metadata, start_us: baseUs + toMs(lt.startUs) } : {}),
   };
 }
@@ -317,6 +349,7 @@ function legacyChild(
     level: s.level,
     status_message: s.statusMessage ?? '',
     provided_model_name: s.model ?? '',
+    ...costFields(s),
     // The legacy tables keep milliseconds.
     start_us: baseUs + toMs(s.startUs),
     ...(batch ? { metadata: propagated ? { ...lt.trace.metadata, ...s.metadata } : s.metadata } : {}),
@@ -357,6 +390,7 @@ function directRow(d: DirectSpan, baseUs: number): EventFields {
     level: s.level,
     status_message: s.statusMessage ?? '',
     provided_model_name: s.model ?? '',
+    ...costFields(s),
     start_us: baseUs + s.startUs,
     ...NO_EXPERIMENT,
   };

@@ -50,6 +50,7 @@ function observationCreate(traceId: string, s: SpanSpec, environment: string, ba
     ...(s.statusMessage === undefined ? {} : { statusMessage: s.statusMessage }),
     ...(s.version === undefined ? {} : { version: s.version }),
     ...(s.model === undefined ? {} : { model: s.model }),
+    ...(s.usage === undefined ? {} : { usage: s.usage }),
     environment,
     metadata: s.metadata,
   });
@@ -172,6 +173,9 @@ function otlpExport(
           ? []
           : [str('langfuse.observation.status_message', s.statusMessage)]),
         ...(s.model === undefined ? [] : [str('langfuse.observation.model.name', s.model)]),
+        ...(s.usage === undefined
+          ? []
+          : [str('langfuse.observation.usage_details', JSON.stringify(s.usage))]),
         ...traceAttrs,
       ],
       status: { code: 0 },

@@ -65,6 +65,9 @@ const BACKFILL_ENV: Env = {
   SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
 };
 const PARTITION_MS = 3 * 60_000;
+/** A map column as numbers (the client sends 64-bit counts and decimals as strings). */
+const numbers = (m: unknown) =>
+  Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, Number(v)]));
 /** Longest wait for the last staging partition to close and be propagated. */
 const SETTLE_LIMIT_MS = PARTITION_MS + 120_000;
 
@@ -312,6 +315,7 @@ class HistoryRun {
     const rows = await this.query<Record<string, unknown>>(
       `SELECT trace_id, span_id, parent_span_id, type, name, trace_name, user_id, session_id, tags, release,
               version, environment, public, bookmarked, level, status_message, provided_model_name,
+              model_id, usage_details, cost_details,
               metadata_names, metadata_values, toUnixTimestamp64Micro(start_time) AS start_us,
               experiment_id, experiment_name, experiment_item_id, experiment_dataset_id, experiment_item_root_span_id
        FROM ${this.database}.events_full FINAL WHERE project_id = {p:String} ORDER BY trace_id, span_id`,
@@ -325,6 +329,8 @@ class HistoryRun {
         public: Boolean(rest['public']),
         bookmarked: Boolean(rest['bookmarked']),
         start_us: Number(rest['start_us']),
+        usage_details: numbers(rest['usage_details']),
+        cost_details: numbers(rest['cost_details']),
         metadata: Object.fromEntries(names.map((k, i) => [k, values[i]!])),
       } as unknown as StoreRow;
     });

@@ -95,6 +95,43 @@ describe('the model of events_full', () => {
     });
   });
 
+  it('prices a known model sent with usage and no cost, backfilled or propagated, after an update too', () => {
+    const gen = (id: string, model: string) =>
+      span(id, undefined, { type: 'GENERATION', model, usage: { input: 2000, output: 1000 } });
+    const steps: Step[] = [
+      to('legacy'),
+      trace('batch', 'a', [gen('a1', 'gpt-4o'), gen('a2', 'acme')]),
+      to('dual'),
+      trace('batch', 'b', [gen('b1', 'gpt-4o-mini')]),
+      {
+        op: 'send',
+        traffic: {
+          kind: 'obs-update',
+          traceId: 'b',
+          spanId: 'b1',
+          type: 'GENERATION',
+          name: 'x',
+          level: 'DEFAULT',
+          statusMessage: 's',
+        },
+      },
+      backfill,
+    ];
+    const rows = byId(expectedEvents(steps, BASE).rows);
+    const usage = { input: 2000, output: 1000, total: 3000 };
+    expect(rows['a1']!.candidates[0]).toMatchObject({
+      model_id: 'b9854a5c92dc496b997d99d20',
+      usage_details: usage,
+      cost_details: { input: 0.005, output: 0.01, total: 0.015 },
+    });
+    expect(rows['a2']!.candidates[0]).toMatchObject({ model_id: '', usage_details: usage, cost_details: {} });
+    for (const c of rows['b1']!.candidates) {
+      expect(c.model_id).toBe('clyrjp56f0000t0mzapoocd7u');
+      expect(c.cost_details['total']).toBeCloseTo(0.0003 + 0.0006, 12);
+    }
+    expect(rows['t-a']!.candidates[0]).toMatchObject({ model_id: '', usage_details: {}, cost_details: {} });
+  });
+
   it('without a backfill, historic data is absent; what dual write stages is propagated with the trace metadata', () => {
     const steps: Step[] = [
       to('legacy'),
@@ -249,6 +286,9 @@ describe('comparing the store with the model', () => {
     level: 'DEFAULT',
     status_message: '',
     provided_model_name: '',
+    model_id: '',
+    usage_details: { input: 3 },
+    cost_details: { total: 0.0075 },
     metadata: { k: 'v' },
     start_us: 5,
     experiment_id: '',
@@ -292,6 +332,18 @@ describe('comparing the store with the model', () => {
       'no root where one is required',
       [row({ parent_span_id: 'x' })],
       ['differs t/s: parent_span_id: store "x" != model ""', 'trace t has 0 roots (none)'],
+    ],
+    [
+      'a cost within the stored decimal places',
+      [row({ usage_details: { input: 3 }, cost_details: { total: 0.0075 + 1e-13 } })],
+      [],
+    ],
+    [
+      'a cost that differs, or a usage key too many',
+      [row({ usage_details: { input: 3, total: 3 }, cost_details: { total: 0.0076 } })],
+      [
+        'differs t/s: usage_details: store {"input":3,"total":3} != model {"input":3}; cost_details: store {"total":0.0076} != model {"total":0.0075}',
+      ],
     ],
     [
       'trace metadata where it must not be',
