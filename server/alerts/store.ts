@@ -167,16 +167,15 @@ export async function findRule(pool: pg.Pool, projectId: string, id: string): Pr
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<RuleRow>(
-      `${RULE_SELECT} WHERE r.project_id = $1 ORDER BY r.created_at, r.id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_rules WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { rules: list.rows.map(toRule), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<RuleRow>(
+    pool,
+    { table: 'alert_rules', select: RULE_SELECT, alias: 'r' },
+    'r.created_at, r.id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { rules: rows.map(toRule), total };
 }
 
 export async function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectPage } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
@@ -247,16 +248,15 @@ export async function findRule(pool: pg.Pool, projectId: string, id: string): Pr
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<RuleRow>(
-      `${RULE_SELECT} WHERE r.project_id = $1 ORDER BY r.created_at DESC, r.id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM evaluation_rules WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { rules: list.rows.map(toRule), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<RuleRow>(
+    pool,
+    { table: 'evaluation_rules', select: RULE_SELECT, alias: 'r' },
+    'r.created_at DESC, r.id',
+    projectId,
+    limit,
+    offset,
+  );
+  return { rules: rows.map(toRule), total };
 }
 
 /** Every enabled, unpaused rule of `target` of every project (the worker's scan). */
