@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { projectPage, projectRow } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../llm/secrets.ts';
 import type { AlertChannel, AlertMetric, AlertRule, ChannelType, RuleDefinition } from './api.ts';
@@ -75,6 +75,7 @@ const toRule = (r: RuleRow): AlertRule => ({
 
 const RULE_SELECT = `SELECT r.*, COALESCE((SELECT array_agg(c.channel_id ORDER BY c.channel_id)
   FROM alert_rule_channels c WHERE c.rule_id = r.id), '{}') AS channel_ids FROM alert_rules r`;
+const RULES = { table: 'alert_rules', select: RULE_SELECT, alias: 'r' };
 
 /** The ids among `ids` that are not channels of the project. */
 export async function unknownChannels(pool: pg.Pool, projectId: string, ids: string[]): Promise<string[]> {
@@ -159,22 +160,16 @@ export async function updateRule(pool: pg.Pool, rule: AlertRule, d: RuleDefiniti
 }
 
 export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<AlertRule | undefined> {
-  const { rows } = await pool.query<RuleRow>(`${RULE_SELECT} WHERE r.project_id = $1 AND r.id = $2`, [
-    projectId,
-    id,
-  ]);
-  return rows[0] && toRule(rows[0]);
+  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
+  return row && toRule(row);
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(
-    pool,
-    { table: 'alert_rules', select: RULE_SELECT, alias: 'r' },
-    'r.created_at, r.id',
+  const { rows, total } = await projectPage<RuleRow>(pool, RULES, 'r.created_at, r.id', {
     projectId,
     limit,
     offset,
-  );
+  });
   return { rules: rows.map(toRule), total };
 }
 
@@ -384,14 +379,11 @@ export async function findUsableChannel(pool: pg.Pool, key: Buffer, projectId: s
 }
 
 export async function listChannels(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ChannelRow>(
-    pool,
-    'alert_channels',
-    'created_at, id',
+  const { rows, total } = await projectPage<ChannelRow>(pool, 'alert_channels', 'created_at, id', {
     projectId,
     limit,
     offset,
-  );
+  });
   return { channels: rows.map(toChannel), total };
 }
 

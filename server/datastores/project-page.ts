@@ -26,9 +26,7 @@ export async function projectPage<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   source: PageSource,
   orderBy: string,
-  projectId: string,
-  limit: number,
-  offset: number,
+  { projectId, limit, offset }: { projectId: string; limit: number; offset: number },
 ): Promise<{ rows: R[]; total: number }> {
   const sql = projectPageSql(source, orderBy);
   const [list, count] = await Promise.all([
@@ -36,4 +34,19 @@ export async function projectPage<R extends pg.QueryResultRow>(
     pool.query<{ n: number }>(sql.count, [projectId]),
   ]);
   return { rows: list.rows, total: count.rows[0]!.n };
+}
+
+/** The project's row of `source` with id `id`, if any. */
+export async function projectRow<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  source: Exclude<PageSource, string>,
+  projectId: string,
+  id: string,
+): Promise<R | undefined> {
+  const { select, alias } = source;
+  const { rows } = await pool.query<R>(`${select} WHERE ${alias}.project_id = $1 AND ${alias}.id = $2`, [
+    projectId,
+    id,
+  ]);
+  return rows[0];
 }

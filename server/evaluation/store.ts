@@ -1,7 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { projectPage, projectRow } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
@@ -223,6 +223,7 @@ const RULE_SELECT = `
 SELECT r.*, (SELECT json_agg(json_build_object('evaluatorId', a.evaluator_id, 'mapping', a.mapping) ORDER BY a.position)
   FROM evaluation_rule_evaluators a WHERE a.rule_id = r.id) AS assignments
 FROM evaluation_rules r`;
+const RULES = { table: 'evaluation_rules', select: RULE_SELECT, alias: 'r' };
 
 const toRule = (r: RuleRow): Rule => ({
   id: r.id,
@@ -240,22 +241,16 @@ const toRule = (r: RuleRow): Rule => ({
 });
 
 export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<Rule | undefined> {
-  const { rows } = await pool.query<RuleRow>(`${RULE_SELECT} WHERE r.project_id = $1 AND r.id = $2`, [
-    projectId,
-    id,
-  ]);
-  return rows[0] && toRule(rows[0]);
+  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
+  return row && toRule(row);
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(
-    pool,
-    { table: 'evaluation_rules', select: RULE_SELECT, alias: 'r' },
-    'r.created_at DESC, r.id',
+  const { rows, total } = await projectPage<RuleRow>(pool, RULES, 'r.created_at DESC, r.id', {
     projectId,
     limit,
     offset,
-  );
+  });
   return { rules: rows.map(toRule), total };
 }
 
