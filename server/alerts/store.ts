@@ -165,11 +165,14 @@ export async function findRule(pool: pg.Pool, projectId: string, id: string): Pr
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(pool, RULES, 'r.created_at, r.id', {
+  const { rows, total } = await projectPage<RuleRow>(
+    pool,
+    RULES,
+    'r.created_at, r.id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { rules: rows.map(toRule), total };
 }
 
@@ -379,11 +382,14 @@ export async function findUsableChannel(pool: pg.Pool, key: Buffer, projectId: s
 }
 
 export async function listChannels(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ChannelRow>(pool, 'alert_channels', 'created_at, id', {
+  const { rows, total } = await projectPage<ChannelRow>(
+    pool,
+    'alert_channels',
+    'created_at, id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { channels: rows.map(toChannel), total };
 }
 

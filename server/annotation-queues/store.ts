@@ -137,11 +137,14 @@ export async function findQueue(
 }
 
 export async function listQueues(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<QueueRow>(pool, 'annotation_queues', 'created_at DESC, id DESC', {
+  const { rows, total } = await projectPage<QueueRow>(
+    pool,
+    'annotation_queues',
+    'created_at DESC, id DESC',
     projectId,
     limit,
     offset,
-  });
+  );
   return { queues: rows.map(toQueue), total };
 }
 

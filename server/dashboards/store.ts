@@ -163,11 +163,14 @@ export async function listDashboards(
   limit: number,
   offset: number,
 ): Promise<{ dashboards: Dashboard[]; total: number }> {
-  const { rows, total } = await projectPage<DashboardRow>(pool, 'dashboards', 'updated_at DESC, id', {
+  const { rows, total } = await projectPage<DashboardRow>(
+    pool,
+    'dashboards',
+    'updated_at DESC, id',
     projectId,
     limit,
     offset,
-  });
+  );
   const placements = await placementsOf(
     pool,
     rows.map((r) => r.id),
@@ -328,11 +331,14 @@ export async function listWidgets(
   limit: number,
   offset: number,
 ): Promise<{ widgets: Widget[]; total: number }> {
-  const { rows, total } = await projectPage<WidgetRow>(pool, 'dashboard_widgets', 'updated_at DESC, id', {
+  const { rows, total } = await projectPage<WidgetRow>(
+    pool,
+    'dashboard_widgets',
+    'updated_at DESC, id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { widgets: rows.map(toWidget), total };
 }
 

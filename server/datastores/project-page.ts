@@ -26,7 +26,9 @@ export async function projectPage<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   source: PageSource,
   orderBy: string,
-  { projectId, limit, offset }: { projectId: string; limit: number; offset: number },
+  projectId: string,
+  limit: number,
+  offset: number,
 ): Promise<{ rows: R[]; total: number }> {
   const sql = projectPageSql(source, orderBy);
   const [list, count] = await Promise.all([

@@ -246,11 +246,14 @@ export async function findRule(pool: pg.Pool, projectId: string, id: string): Pr
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(pool, RULES, 'r.created_at DESC, r.id', {
+  const { rows, total } = await projectPage<RuleRow>(
+    pool,
+    RULES,
+    'r.created_at DESC, r.id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { rules: rows.map(toRule), total };
 }
 

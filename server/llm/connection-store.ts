@@ -75,11 +75,14 @@ export async function upsertConnection(
 }
 
 export async function listConnections(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ConnectionRow>(pool, 'llm_connections', 'created_at, id', {
+  const { rows, total } = await projectPage<ConnectionRow>(
+    pool,
+    'llm_connections',
+    'created_at, id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { connections: rows.map(toConnection), total };
 }
 

@@ -83,10 +83,13 @@ export async function findConfig(
 }
 
 export async function listConfigs(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ConfigRow>(pool, 'score_configs', 'created_at DESC, id', {
+  const { rows, total } = await projectPage<ConfigRow>(
+    pool,
+    'score_configs',
+    'created_at DESC, id',
     projectId,
     limit,
     offset,
-  });
+  );
   return { configs: rows.map(toConfig), total };
 }
