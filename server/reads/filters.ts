@@ -60,22 +60,27 @@ export interface CompileContext {
   readsText?: boolean;
 }
 
-/** Parses the JSON `filter` query parameter; malformed input is a 400 naming the problem. */
-export function parseFilterParam(text: string | undefined): FilterCondition[] {
-  if (text === undefined || text.trim() === '') return [];
+/** Parses a query parameter holding JSON of `schema`; malformed input is a 400 naming `name` and the problem. */
+export function parseJsonParam<T>(name: string, text: string, schema: z.ZodType<T>): T {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new BadRequest('filter: not valid JSON');
+    throw new BadRequest(`${name}: not valid JSON`);
   }
-  const parsed = filterList.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     throw new BadRequest(
-      `filter: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+      `${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
     );
   }
   return parsed.data;
+}
+
+/** Parses the JSON `filter` query parameter; absent or blank is no filter. */
+export function parseFilterParam(text: string | undefined): FilterCondition[] {
+  if (text === undefined || text.trim() === '') return [];
+  return parseJsonParam('filter', text, filterList);
 }
 
 /**
