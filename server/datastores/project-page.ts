@@ -52,3 +52,17 @@ export async function projectRow<R extends pg.QueryResultRow>(
   ]);
   return rows[0];
 }
+
+/** Deletes the project's row of `table` (the code's own constant) with id `id`; false if it had none. */
+export async function deleteProjectRow(
+  pool: pg.Pool,
+  table: string,
+  projectId: string,
+  id: string,
+): Promise<boolean> {
+  const { rowCount } = await pool.query(`DELETE FROM ${table} WHERE project_id = $1 AND id = $2`, [
+    projectId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}

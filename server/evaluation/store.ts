@@ -1,7 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage, projectRow } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectPage, projectRow } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
@@ -224,6 +224,7 @@ SELECT r.*, (SELECT json_agg(json_build_object('evaluatorId', a.evaluator_id, 'm
   FROM evaluation_rule_evaluators a WHERE a.rule_id = r.id) AS assignments
 FROM evaluation_rules r`;
 const RULES = { table: 'evaluation_rules', select: RULE_SELECT, alias: 'r' };
+const RULES_ORDER = 'r.created_at DESC, r.id';
 
 const toRule = (r: RuleRow): Rule => ({
   id: r.id,
@@ -246,14 +247,7 @@ export async function findRule(pool: pg.Pool, projectId: string, id: string): Pr
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(
-    pool,
-    RULES,
-    'r.created_at DESC, r.id',
-    projectId,
-    limit,
-    offset,
-  );
+  const { rows, total } = await projectPage<RuleRow>(pool, RULES, RULES_ORDER, projectId, limit, offset);
   return { rules: rows.map(toRule), total };
 }
 
@@ -370,12 +364,8 @@ export async function saveRule(
   }
 }
 
-export async function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('DELETE FROM evaluation_rules WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  return deleteProjectRow(pool, 'evaluation_rules', projectId, id);
 }
 
 export const CONNECTION_DELETED = 'LLM_CONNECTION_DELETED';
