@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectPage, projectRow } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../llm/secrets.ts';
 import type { AlertChannel, AlertMetric, AlertRule, ChannelType, RuleDefinition } from './api.ts';
@@ -75,6 +75,8 @@ const toRule = (r: RuleRow): AlertRule => ({
 
 const RULE_SELECT = `SELECT r.*, COALESCE((SELECT array_agg(c.channel_id ORDER BY c.channel_id)
   FROM alert_rule_channels c WHERE c.rule_id = r.id), '{}') AS channel_ids FROM alert_rules r`;
+const RULES = { table: 'alert_rules', select: RULE_SELECT, alias: 'r' };
+const RULES_ORDER = 'r.created_at, r.id';
 
 /** The ids among `ids` that are not channels of the project. */
 export async function unknownChannels(pool: pg.Pool, projectId: string, ids: string[]): Promise<string[]> {
@@ -159,32 +161,17 @@ export async function updateRule(pool: pg.Pool, rule: AlertRule, d: RuleDefiniti
 }
 
 export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<AlertRule | undefined> {
-  const { rows } = await pool.query<RuleRow>(`${RULE_SELECT} WHERE r.project_id = $1 AND r.id = $2`, [
-    projectId,
-    id,
-  ]);
-  return rows[0] && toRule(rows[0]);
+  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
+  return row && toRule(row);
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<RuleRow>(
-      `${RULE_SELECT} WHERE r.project_id = $1 ORDER BY r.created_at, r.id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_rules WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { rules: list.rows.map(toRule), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<RuleRow>(pool, RULES, RULES_ORDER, projectId, limit, offset);
+  return { rules: rows.map(toRule), total };
 }
 
-export async function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('DELETE FROM alert_rules WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  return deleteProjectRow(pool, 'alert_rules', projectId, id);
 }
 
 export interface HistoryEntry {
@@ -396,12 +383,8 @@ export async function listChannels(pool: pg.Pool, projectId: string, limit: numb
   return { channels: rows.map(toChannel), total };
 }
 
-export async function deleteChannel(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('DELETE FROM alert_channels WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteChannel(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  return deleteProjectRow(pool, 'alert_channels', projectId, id);
 }
 
 /** Whether any channel is stored (then the encryption key is required at start). */

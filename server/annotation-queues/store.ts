@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectPage } from '../datastores/project-page.ts';
 import type {
   AnnotationQueue,
   AnnotationQueueItem,
@@ -116,12 +116,8 @@ export async function updateQueue(
 }
 
 /** Deletes a queue with its items and assignments; whether it was there. */
-export async function deleteQueue(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
-  const r = await pool.query('DELETE FROM annotation_queues WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  return (r.rowCount ?? 0) > 0;
+export function deleteQueue(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  return deleteProjectRow(pool, 'annotation_queues', projectId, id);
 }
 
 export async function findQueue(

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectPage } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
@@ -250,11 +250,9 @@ export async function updateDashboard(
 }
 
 export async function deleteDashboard(pool: pg.Pool, projectId: string, id: string): Promise<void> {
-  const { rowCount } = await pool.query('DELETE FROM dashboards WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  if (!rowCount) throw new NotFound(`dashboard ${id} not found`);
+  if (!(await deleteProjectRow(pool, 'dashboards', projectId, id))) {
+    throw new NotFound(`dashboard ${id} not found`);
+  }
 }
 
 /** Locks the dashboard, runs `change` on its tiles and marks it updated; the dashboard after. */

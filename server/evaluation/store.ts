@@ -1,6 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { deleteProjectRow, projectPage, projectRow } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
@@ -222,6 +223,8 @@ const RULE_SELECT = `
 SELECT r.*, (SELECT json_agg(json_build_object('evaluatorId', a.evaluator_id, 'mapping', a.mapping) ORDER BY a.position)
   FROM evaluation_rule_evaluators a WHERE a.rule_id = r.id) AS assignments
 FROM evaluation_rules r`;
+const RULES = { table: 'evaluation_rules', select: RULE_SELECT, alias: 'r' };
+const RULES_ORDER = 'r.created_at DESC, r.id';
 
 const toRule = (r: RuleRow): Rule => ({
   id: r.id,
@@ -239,24 +242,13 @@ const toRule = (r: RuleRow): Rule => ({
 });
 
 export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<Rule | undefined> {
-  const { rows } = await pool.query<RuleRow>(`${RULE_SELECT} WHERE r.project_id = $1 AND r.id = $2`, [
-    projectId,
-    id,
-  ]);
-  return rows[0] && toRule(rows[0]);
+  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
+  return row && toRule(row);
 }
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const [list, count] = await Promise.all([
-    pool.query<RuleRow>(
-      `${RULE_SELECT} WHERE r.project_id = $1 ORDER BY r.created_at DESC, r.id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM evaluation_rules WHERE project_id = $1', [
-      projectId,
-    ]),
-  ]);
-  return { rules: list.rows.map(toRule), total: count.rows[0]!.n };
+  const { rows, total } = await projectPage<RuleRow>(pool, RULES, RULES_ORDER, projectId, limit, offset);
+  return { rules: rows.map(toRule), total };
 }
 
 /** Every enabled, unpaused rule of `target` of every project (the worker's scan). */
@@ -372,12 +364,8 @@ export async function saveRule(
   }
 }
 
-export async function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('DELETE FROM evaluation_rules WHERE project_id = $1 AND id = $2', [
-    projectId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
+  return deleteProjectRow(pool, 'evaluation_rules', projectId, id);
 }
 
 export const CONNECTION_DELETED = 'LLM_CONNECTION_DELETED';

@@ -108,13 +108,8 @@ export async function findBlobIntegration(pool: pg.Pool, by: { id?: string; proj
 }
 
 /** The integrations of `projectIds`, or every enabled one (the export job's list). */
-export async function listBlobIntegrations(pool: pg.Pool, projectIds?: string[]): Promise<BlobIntegration[]> {
-  const { rows } = await pool.query(
-    `SELECT * FROM blob_storage_integrations
-     WHERE ($1::text[] IS NULL AND enabled) OR project_id = ANY($1) ORDER BY created_at, id`,
-    [projectIds ?? null],
-  );
-  return rows.map((r) => fromRow<BlobIntegration>(r));
+export function listBlobIntegrations(pool: pg.Pool, projectIds?: string[]): Promise<BlobIntegration[]> {
+  return listIntegrations<BlobIntegration>(pool, 'blob_storage_integrations', projectIds);
 }
 
 export async function deleteBlobIntegration(pool: pg.Pool, id: string): Promise<void> {
@@ -123,6 +118,15 @@ export async function deleteBlobIntegration(pool: pg.Pool, id: string): Promise<
 
 type Table = 'blob_storage_integrations' | 'posthog_integrations';
 const KEY: Record<Table, string> = { blob_storage_integrations: 'id', posthog_integrations: 'project_id' };
+
+async function listIntegrations<T>(pool: pg.Pool, table: Table, projectIds?: string[]): Promise<T[]> {
+  const { rows } = await pool.query(
+    `SELECT * FROM ${table}
+     WHERE ($1::text[] IS NULL AND enabled) OR project_id = ANY($1) ORDER BY created_at, ${KEY[table]}`,
+    [projectIds ?? null],
+  );
+  return rows.map((r) => fromRow<T>(r));
+}
 
 /** Moves the checkpoint from `from` to `to` after a window was delivered; false if it had moved already. */
 export async function advanceCheckpoint(
@@ -203,13 +207,8 @@ export async function upsertPostHogIntegration(
 }
 
 /** The integrations of `projectIds`, or every enabled one (the export job's list). */
-export async function listPostHogIntegrations(pool: pg.Pool, projectIds?: string[]) {
-  const { rows } = await pool.query(
-    `SELECT * FROM posthog_integrations
-     WHERE ($1::text[] IS NULL AND enabled) OR project_id = ANY($1) ORDER BY created_at, project_id`,
-    [projectIds ?? null],
-  );
-  return rows.map((r) => fromRow<PostHogIntegration>(r));
+export function listPostHogIntegrations(pool: pg.Pool, projectIds?: string[]): Promise<PostHogIntegration[]> {
+  return listIntegrations<PostHogIntegration>(pool, 'posthog_integrations', projectIds);
 }
 
 export async function deletePostHogIntegration(pool: pg.Pool, projectId: string): Promise<boolean> {

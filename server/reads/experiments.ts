@@ -68,16 +68,20 @@ function parseCursor(text: string | undefined): TimeCursor | undefined {
 /** Versioned so a future ordering change can refuse old cursors cleanly. */
 export const timeCursor = (t: unknown, id: unknown) => encodeCursor({ v: 1, t: String(t), id: String(id) });
 
-export interface ExperimentsRequest {
+/** What both experiment reads take: the project, a start-time window, a cursor page and filters. */
+interface ExperimentWindowRequest {
   projectId: string;
   fromStartTime: string;
   toStartTime?: string | undefined;
   limit: number;
   cursor?: string | undefined;
+  filters: FilterCondition[];
+}
+
+export interface ExperimentsRequest extends ExperimentWindowRequest {
   id?: string[] | undefined;
   name?: string[] | undefined;
   datasetId?: string[] | undefined;
-  filters: FilterCondition[];
 }
 
 /** One row per experiment, ordered by its latest activity, newest first. */
@@ -137,18 +141,12 @@ export const ITEM_FIELD_GROUPS = [
 ] as const;
 export type ItemFieldGroup = (typeof ITEM_FIELD_GROUPS)[number];
 
-export interface ExperimentItemsRequest {
-  projectId: string;
-  fromStartTime: string;
-  toStartTime?: string | undefined;
-  limit: number;
-  cursor?: string | undefined;
+export interface ExperimentItemsRequest extends ExperimentWindowRequest {
   groups: Set<ItemFieldGroup>;
   experimentId?: string[] | undefined;
   experimentName?: string[] | undefined;
   experimentItemId?: string[] | undefined;
   datasetId?: string[] | undefined;
-  filters: FilterCondition[];
 }
 
 /** Item root spans, newest first; input and output need `events_full` (core keeps them truncated). */

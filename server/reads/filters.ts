@@ -60,22 +60,27 @@ export interface CompileContext {
   readsText?: boolean;
 }
 
-/** Parses the JSON `filter` query parameter; malformed input is a 400 naming the problem. */
-export function parseFilterParam(text: string | undefined): FilterCondition[] {
-  if (text === undefined || text.trim() === '') return [];
+/** Parses a query parameter holding JSON of `schema`; malformed input is a 400 naming `name` and the problem. */
+export function parseJsonParam<T>(name: string, text: string, schema: z.ZodType<T>): T {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new BadRequest('filter: not valid JSON');
+    throw new BadRequest(`${name}: not valid JSON`);
   }
-  const parsed = filterList.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     throw new BadRequest(
-      `filter: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+      `${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
     );
   }
   return parsed.data;
+}
+
+/** Parses the JSON `filter` query parameter; absent or blank is no filter. */
+export function parseFilterParam(text: string | undefined): FilterCondition[] {
+  if (text === undefined || text.trim() === '') return [];
+  return parseJsonParam('filter', text, filterList);
 }
 
 /**
@@ -136,8 +141,11 @@ function want<T>(ok: boolean, value: T, what: string): T {
   return value;
 }
 
+const stringValue = (value: unknown, column: string): string =>
+  want(typeof value === 'string', value as string, `filter ${column}: value must be a string`);
+
 function stringOp(expr: string, op: string, value: unknown, p: Params, column: string): string {
-  const v = want(typeof value === 'string', value as string, `filter ${column}: value must be a string`);
+  const v = stringValue(value, column);
   switch (op) {
     case '=':
       return `${expr} = ${p.str(v)}`;
@@ -189,12 +197,7 @@ export function compileCondition(f: FilterCondition, columns: ColumnTable, ctx: 
       if (op === 'matches') {
         if (spec.kind !== 'text')
           throw new BadRequest(`filter ${f.column}: matches is only supported on input, output and metadata`);
-        const v = want(
-          typeof f.value === 'string',
-          f.value as string,
-          `filter ${f.column}: value must be a string`,
-        );
-        return textMatch(expr, v, ctx);
+        return textMatch(expr, stringValue(f.value, f.column), ctx);
       }
       return stringOp(expr, op, f.value, p, f.column);
     }
@@ -228,12 +231,7 @@ export function compileCondition(f: FilterCondition, columns: ColumnTable, ctx: 
         throw new BadRequest(`filter ${f.column}: stringObject needs a key-value column`);
       const target = metadataValue(f, spec, p);
       if (op === 'matches') {
-        const v = want(
-          typeof f.value === 'string',
-          f.value as string,
-          `filter ${f.column}: value must be a string`,
-        );
-        return metadataMatch(target, v, ctx);
+        return metadataMatch(target, stringValue(f.value, f.column), ctx);
       }
       return stringOp(target, op, f.value, p, f.column);
     }

@@ -8,7 +8,13 @@
 import { z } from 'zod';
 import { BadRequest } from '../errors.ts';
 import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
-import { type ColumnTable, type CompileContext, compileFilters, filterList } from './filters.ts';
+import {
+  type ColumnTable,
+  type CompileContext,
+  compileFilters,
+  filterList,
+  parseJsonParam,
+} from './filters.ts';
 import { own } from './lookup.ts';
 import { Params, type Query, toIso } from './sql.ts';
 
@@ -70,19 +76,7 @@ export interface MetricsView {
 
 /** Parses `?query=` text; malformed JSON or shape is a 400. */
 export function parseMetricsQuery(text: string): MetricsQuery {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new BadRequest('query: not valid JSON');
-  }
-  const parsed = metricsQuerySchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new BadRequest(
-      `query: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
-    );
-  }
-  return parsed.data;
+  return parseJsonParam('query', text, metricsQuerySchema);
 }
 
 const INTERVAL: Record<Exclude<Granularity, 'auto'>, string> = {

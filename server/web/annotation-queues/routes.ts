@@ -49,7 +49,7 @@ import {
 } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
-const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
+const page = q.page(1000, 50);
 
 /** An assignment's id in the audit log: its queue and its user. */
 const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;

@@ -57,8 +57,7 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       summary:
         'List comments, newest first; an observation that roots a trace also shows the trace’s comments',
       query: z.object({
-        page: q.int(1, 1_000_000, 1),
-        limit: q.int(1, 1000, 50),
+        ...q.page(1000, 50),
         objectType: objectType.optional(),
         objectId: z.string().min(1).optional(),
         authorUserId: z.string().optional(),

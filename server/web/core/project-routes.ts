@@ -65,7 +65,7 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
 }
 
 /** `?page=&limit=` of the paged lists, 1-based. */
-export const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) });
+export const pageQuery = z.object(q.page(100, 50));
 
 /** The rows a page skips. */
 export const offsetOf = (p: { page: number; limit: number }) => (p.page - 1) * p.limit;

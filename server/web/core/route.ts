@@ -154,4 +154,9 @@ export const q = {
               .filter((s) => s !== ''),
       ),
   datetime: isoDateTime,
+  /** `?page=&limit=` of a paged list: page from 1, limit up to `maxLimit`. */
+  page: (maxLimit: number, defaultLimit: number) => ({
+    page: q.int(1, 1_000_000, 1),
+    limit: q.int(1, maxLimit, defaultLimit),
+  }),
 };

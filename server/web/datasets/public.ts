@@ -48,7 +48,7 @@ const createItem = z.object({
   status: z.enum(['ACTIVE', 'ARCHIVED']).nullish(),
 });
 
-const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) });
+const pageQuery = z.object(q.page(1000, 50));
 const nameParam = z.object({ datasetName: z.string().min(1) });
 const idParam = z.object({ id: z.string().min(1) });
 

@@ -23,7 +23,7 @@ const mapRun = (r: RunRow, datasetName: string) => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
-const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
+const page = q.page(1000, 50);
 const runParams = z.object({ datasetName: z.string().min(1), runName: z.string().min(1) });
 
 export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {

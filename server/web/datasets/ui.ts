@@ -23,7 +23,7 @@ import { q, route } from '../core/route.ts';
 import { projectParams } from '../ui-shell/scope.ts';
 
 const datasetParams = projectParams.extend({ datasetId: z.string().min(1) });
-const pageQuery = z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 200, 50) });
+const pageQuery = z.object(q.page(200, 50));
 /** Experiments have no time of their own to bound the read; every one of the dataset is listed. */
 const ALL_TIME = '1970-01-01T00:00:00.000Z';
 /** Items compared on one page; a larger dataset shows its newest ones. */

@@ -73,7 +73,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       tag: 'UI',
       summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
       params: ruleParams,
-      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 100, 50) }),
+      query: z.object(q.page(100, 50)),
     },
     async ({ params, query, req }) => {
       const rule = await loadRule(req.project.id, params.evaluationRuleId);

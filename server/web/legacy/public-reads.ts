@@ -25,7 +25,7 @@ import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 
-const page = { page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) };
+const page = q.page(1000, 50);
 const idParam = z.object({ id: z.string().min(1) });
 
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {

@@ -34,8 +34,7 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       summary: 'A page of the traces table (version 3 experience)',
       params: projectParams,
       query: z.object({
-        page: q.int(1, 1_000_000, 1),
-        limit: q.int(1, 200, 50),
+        ...q.page(200, 50),
         name: z.string().optional(),
         userId: z.string().optional(),
         sessionId: z.string().optional(),

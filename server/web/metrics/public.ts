@@ -64,8 +64,7 @@ export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       tag: 'Legacy',
       summary: 'Daily trace and observation counts, usage and cost by model (deprecated)',
       query: z.object({
-        page: q.int(1, 1_000_000, 1),
-        limit: q.int(1, 1000, 50),
+        ...q.page(1000, 50),
         traceName: z.string().optional(),
         userId: z.string().optional(),
         tags: q.many(),

@@ -48,7 +48,7 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       url: '/api/public/models',
       tag: 'Models',
       summary: "The project's own and the built-in model definitions, by name, unit and newest start date",
-      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) }),
+      query: z.object(q.page(1000, 50)),
       response: z.object({
         data: z.array(model),
         meta: z.object({

@@ -32,7 +32,7 @@ export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       tag: 'UI',
       summary: 'Prompt names with their versions, labels and tags, newest first',
       params: projectParams,
-      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 500) }),
+      query: z.object(q.page(1000, 500)),
     },
     async ({ query, req }) => {
       const { data, total } = await listPromptMeta(

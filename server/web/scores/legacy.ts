@@ -9,8 +9,7 @@ import type { WebContext } from '../core/context.ts';
 import { q, route } from '../core/route.ts';
 
 const scoreListQuery = z.object({
-  page: q.int(1, 1_000_000, 1),
-  limit: q.int(1, 100, 50),
+  ...q.page(100, 50),
   userId: z.string().optional(),
   name: z.string().optional(),
   fromTimestamp: q.datetime().optional(),

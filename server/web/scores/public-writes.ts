@@ -102,7 +102,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       url: '/api/public/score-configs',
       tag: 'Score configs',
       summary: 'List score configs, newest first',
-      query: z.object({ page: q.int(1, 1_000_000, 1), limit: q.int(1, 1000, 50) }),
+      query: z.object(q.page(1000, 50)),
       response: z.object({ data: z.array(scoreConfig), meta: pageMetaResponse }),
     },
     async ({ query, req }) => {
