@@ -17,8 +17,13 @@ import { enqueueExecutions, type NewExecution } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';
 import { activeRules, advanceScanCursor, type Rule } from './store.ts';
 
-/** Rows read per source and pass (for all its rules); the cursors resume after the last one. */
+/**
+ * Rows read per rule and pass: a source's page holds this many per rule scanned, so each rule may
+ * move as far per pass as when it had a statement of its own; the cursors resume after the last one.
+ */
 const SCAN_LIMIT = 1000;
+/** The page of one statement for `rules` rules. */
+const scanLimit = (rules: number) => SCAN_LIMIT * rules;
 /** Rows of one `created_at` read at once when a whole page shares it (one insert's rows). */
 const TIE_LIMIT = 100_000;
 
@@ -144,7 +149,7 @@ export function buildScan(source: ScanSource, rules: readonly ScannedRule[], win
   const sql = [
     `SELECT ${select}, [${flags.map((f) => `(${f})`).join(', ')}] AS matched FROM ${table} FINAL`,
     `WHERE ${conditions.join(' AND ')}`,
-    'at' in window ? `LIMIT ${TIE_LIMIT}` : `ORDER BY created_at LIMIT ${SCAN_LIMIT}`,
+    'at' in window ? `LIMIT ${TIE_LIMIT}` : `ORDER BY created_at LIMIT ${scanLimit(rules.length)}`,
   ].join('\n');
   return { sql, params: params.values };
 }
@@ -253,7 +258,7 @@ export async function scanRules(
         .then((rs) => rs.json<ScanRow>());
     };
     const rows = await read({ to });
-    const next = nextScan(rows, to, SCAN_LIMIT);
+    const next = nextScan(rows, to, scanLimit(rules.length));
     if (next.tie) rows.push(...(await read({ at: next.tie })));
     const items = scanExecutions(rules, rows);
     enqueued += await enqueueExecutions(pool, items);
