@@ -12,13 +12,18 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import { type ColumnTable, compileFilters } from '../reads/filters.ts';
-import { Params, toIso } from '../reads/sql.ts';
+import { Params, toChText, toIso } from '../reads/sql.ts';
 import { enqueueExecutions, type NewExecution } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';
 import { activeRules, advanceScanCursor, type Rule } from './store.ts';
 
-/** Rows read per rule and pass; the cursor resumes after the last one. */
+/**
+ * Rows read per rule and pass: a source's page holds this many per rule scanned, so each rule may
+ * move as far per pass as when it had a statement of its own; the cursors resume after the last one.
+ */
 const SCAN_LIMIT = 1000;
+/** The page of one statement for `rules` rules. */
+const scanLimit = (rules: number) => SCAN_LIMIT * rules;
 /** Rows of one `created_at` read at once when a whole page shares it (one insert's rows). */
 const TIE_LIMIT = 100_000;
 
@@ -109,21 +114,42 @@ function matching(rule: Matched, params: Params, also: () => string[] = () => []
   ];
 }
 
-/** The rows a pass reads: those that arrived in `(from, to]`, or every row that arrived at `at`. */
-export type ScanWindow = { from: string; to: string } | { at: string };
+/** The rows a pass reads: those that arrived after the rules' cursors up to `to`, or every row that arrived at `at`. */
+export type ScanWindow = { to: string } | { at: string };
 
-export function buildScan(rule: Rule & { source: ScanSource }, window: ScanWindow) {
+/** A rule as one pass scans it: its filters, and the exact cursor it resumes after. */
+export type ScannedRule = Pick<Rule, 'projectId' | 'filter'> & { scanCursor: string };
+
+/**
+ * One statement for every rule of `source`, so a pass costs the store one statement per source
+ * whatever the number of rules: the rows some rule judges, each with `matched`, one flag per rule
+ * (in `rules`' order) for "after that rule's cursor and matching its project and filters". The
+ * window starts at the oldest cursor; each flag keeps a rule to its own rows.
+ */
+export function buildScan(source: ScanSource, rules: readonly ScannedRule[], window: ScanWindow) {
   const params = new Params();
-  const where = matching(rule, params, () =>
-    'at' in window
-      ? [`created_at = ${params.time(window.at)}`]
-      : [`created_at > ${params.time(window.from)}`, `created_at <= ${params.time(window.to)}`],
+  const { table, select, where, environment } = SOURCES[source];
+  const flags = rules.map((rule) =>
+    [
+      `project_id = ${params.str(rule.projectId)}`,
+      `created_at > ${params.time(rule.scanCursor)}`,
+      ...compileFilters(rule.filter, SOURCES[source].columns, { params, textIndex: false }),
+    ].join(' AND '),
   );
-  const { table, select } = SOURCES[rule.source];
+  const from = rules.map((r) => toChText(r.scanCursor)).sort()[0]!;
+  const conditions = [
+    `project_id IN ${params.strs([...new Set(rules.map((r) => r.projectId))])}`,
+    ...where,
+    ...('at' in window
+      ? [`created_at = ${params.time(window.at)}`]
+      : [`created_at > ${params.time(from)}`, `created_at <= ${params.time(window.to)}`]),
+    ...(environment ? ["NOT startsWith(environment, 'langfuse-')"] : []),
+    `(${flags.map((f) => `(${f})`).join(' OR ')})`,
+  ];
   const sql = [
-    `SELECT ${select} FROM ${table} FINAL`,
-    `WHERE ${where.join(' AND ')}`,
-    'at' in window ? `LIMIT ${TIE_LIMIT}` : `ORDER BY created_at LIMIT ${SCAN_LIMIT}`,
+    `SELECT ${select}, [${flags.map((f) => `(${f})`).join(', ')}] AS matched FROM ${table} FINAL`,
+    `WHERE ${conditions.join(' AND ')}`,
+    'at' in window ? `LIMIT ${TIE_LIMIT}` : `ORDER BY created_at LIMIT ${scanLimit(rules.length)}`,
   ].join('\n');
   return { sql, params: params.values };
 }
@@ -170,12 +196,47 @@ export interface ScanRow {
   trace_id: string;
   at: string;
   created_at: string;
+  /** One flag per scanned rule (buildScan). */
+  matched: (number | boolean)[];
 }
 
 /**
- * Scans the rules of the given sources. An execution that judges a trace (trace-level, or a run
- * item naming only a trace) has the trace's id as `observationId`: the queue keeps one execution
- * per (rule, evaluator, judged object).
+ * The rules whose cursor a pass that resumes at `next` moves: forward only, so a rule already past
+ * `next` (its page was cut short by older rules' rows) keeps its own cursor.
+ */
+export function cursorsBefore<R extends { scanCursor: string }>(rules: readonly R[], next: string): R[] {
+  return rules.filter((r) => toChText(r.scanCursor) < toChText(next));
+}
+
+/**
+ * What a pass enqueues: for each rule, the rows its flag marks (after its cursor, matching its
+ * filters), sampled per rule and row, once per evaluator of the rule.
+ */
+export function scanExecutions(
+  rules: readonly Pick<Rule, 'id' | 'projectId' | 'sampling' | 'assignments'>[],
+  rows: readonly ScanRow[],
+): NewExecution[] {
+  return rules.flatMap((rule, i) =>
+    rows
+      .filter((r) => Number(r.matched[i]) === 1 && sampled(rule.sampling, `${rule.id}:${r.id}`))
+      .flatMap((r) =>
+        rule.assignments.map((a) => ({
+          projectId: rule.projectId,
+          ruleId: rule.id,
+          evaluatorId: a.evaluatorId,
+          traceId: r.trace_id,
+          observationId: r.id,
+          observationStartTime: toIso(r.at)!,
+        })),
+      ),
+  );
+}
+
+/**
+ * Scans the rules of the given sources, one statement per source and pass (two when a page ends in
+ * a group of equal `created_at`); a source without an active rule behind its cursor costs none.
+ * An execution that judges a trace (trace-level, or a run item naming only a trace) has the
+ * trace's id as `observationId`: the queue keeps one execution per (rule, evaluator, judged object).
  */
 export async function scanRules(
   pool: pg.Pool,
@@ -186,30 +247,22 @@ export async function scanRules(
   const to = new Date(Date.now() - lagMs).toISOString();
   let enqueued = 0;
   for (const source of sources) {
-    for (const rule of await activeRules(pool, SOURCES[source].target)) {
-      if (Date.parse(rule.scanCursor) >= Date.parse(to)) continue;
-      const read = (window: ScanWindow) => {
-        const { sql, params } = buildScan({ ...rule, source }, window);
-        return analytics
-          .query({ query: sql, query_params: params, format: 'JSONEachRow' })
-          .then((rs) => rs.json<ScanRow>());
-      };
-      const rows = await read({ from: rule.scanCursor, to });
-      const next = nextScan(rows, to, SCAN_LIMIT);
-      if (next.tie) rows.push(...(await read({ at: next.tie })));
-      const items: NewExecution[] = rows
-        .filter((r) => sampled(rule.sampling, `${rule.id}:${r.id}`))
-        .flatMap((r) =>
-          rule.assignments.map((a) => ({
-            projectId: rule.projectId,
-            ruleId: rule.id,
-            evaluatorId: a.evaluatorId,
-            traceId: r.trace_id,
-            observationId: r.id,
-            observationStartTime: toIso(r.at)!,
-          })),
-        );
-      enqueued += await enqueueExecutions(pool, items);
+    const rules = (await activeRules(pool, SOURCES[source].target)).filter(
+      (rule) => Date.parse(rule.scanCursor) < Date.parse(to),
+    );
+    if (rules.length === 0) continue;
+    const read = (window: ScanWindow) => {
+      const { sql, params } = buildScan(source, rules, window);
+      return analytics
+        .query({ query: sql, query_params: params, format: 'JSONEachRow' })
+        .then((rs) => rs.json<ScanRow>());
+    };
+    const rows = await read({ to });
+    const next = nextScan(rows, to, scanLimit(rules.length));
+    if (next.tie) rows.push(...(await read({ at: next.tie })));
+    const items = scanExecutions(rules, rows);
+    enqueued += await enqueueExecutions(pool, items);
+    for (const rule of cursorsBefore(rules, next.cursor)) {
       await advanceScanCursor(pool, rule.id, rule.scanCursor, next.cursor);
     }
   }

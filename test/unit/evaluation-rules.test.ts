@@ -16,8 +16,9 @@ import {
 import {
   buildSample,
   buildScan,
+  cursorsBefore,
   nextScan,
-  type ScanSource,
+  scanExecutions,
   scanSources,
 } from '../../server/evaluation/scan.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
@@ -127,38 +128,148 @@ describe('per-connection limit', () => {
 });
 
 describe('rule scan', () => {
-  it('reads the rule’s matches in its window, filters compiled with bound values only', () => {
+  const WINDOW = { to: '2026-11-26T10:01:00.000Z' };
+  const scanned = (projectId: string, scanCursor: string, filter: FilterCondition[] = []) => ({
+    projectId,
+    scanCursor,
+    filter,
+  });
+  const byName = (name: string): FilterCondition[] => [
+    { type: 'stringOptions', column: 'name', operator: 'any of', value: [name] },
+  ];
+
+  it.each([
+    [
+      'one rule: its project, cursor and filters, the window up to `to`',
+      [scanned('p1', '2026-11-26T10:00:00.000001Z', byName('qa'))],
+      [
+        'p1',
+        '2026-11-26 10:00:00.000001',
+        ['qa'],
+        ['p1'],
+        '2026-11-26 10:00:00.000001',
+        '2026-11-26 10:01:00.000000',
+      ],
+      [
+        "(project_id = {p0:String} AND created_at > toDateTime64({p1:String}, 6, 'UTC') AND name IN {p2:Array(String)})",
+      ],
+    ],
+    [
+      'rules of two projects: one flag each, the window from the oldest cursor, each project once',
+      [
+        scanned('p1', '2026-11-26T10:00:30.000Z', byName('a')),
+        scanned('p2', '2026-11-26T09:59:00.000Z'),
+        scanned('p1', '2026-11-26T10:00:10.000Z', byName('b')),
+      ],
+      [
+        'p1',
+        '2026-11-26 10:00:30.000000',
+        ['a'],
+        'p2',
+        '2026-11-26 09:59:00.000000',
+        'p1',
+        '2026-11-26 10:00:10.000000',
+        ['b'],
+        ['p1', 'p2'],
+        '2026-11-26 09:59:00.000000',
+        '2026-11-26 10:01:00.000000',
+      ],
+      [
+        "(project_id = {p0:String} AND created_at > toDateTime64({p1:String}, 6, 'UTC') AND name IN {p2:Array(String)})",
+        "(project_id = {p3:String} AND created_at > toDateTime64({p4:String}, 6, 'UTC'))",
+        "(project_id = {p5:String} AND created_at > toDateTime64({p6:String}, 6, 'UTC') AND name IN {p7:Array(String)})",
+      ],
+    ],
+  ] as const)('%s', (_, rules, params, flags) => {
+    const q = buildScan('observation', rules, WINDOW);
+    expect(Object.values(q.params)).toEqual(params);
+    expect(q.sql).toContain(`[${flags.join(', ')}] AS matched FROM events_full FINAL`);
+    expect(q.sql).toContain(`AND (${flags.join(' OR ')})\n`);
+    expect(q.sql).toContain('project_id IN {p');
+    expect(q.sql).toMatch(/created_at > toDateTime64\(\{p\d+:String\}, 6, 'UTC'\) AND created_at <= /);
+    // A page of 1000 rows per rule: each rule moves as far per pass as with a statement of its own.
+    expect(q.sql).toMatch(new RegExp(`ORDER BY created_at LIMIT ${1000 * rules.length}$`));
+  });
+
+  it('binds every value of every rule: a project or filter value is never SQL text', () => {
     const q = buildScan(
-      {
-        id: 'r',
-        projectId: 'p1',
-        name: 'n',
-        target: 'observation',
-        source: 'observation',
-        enabled: true,
-        sampling: 1,
-        filter: [
+      'observation',
+      [
+        scanned("p1' OR 1=1 --", '2026-11-26T10:00:00.000Z', [
           { type: 'stringOptions', column: 'name', operator: 'any of', value: ["qa'; DROP"] },
           { type: 'arrayOptions', column: 'calledToolNames', operator: 'any of', value: ['search'] },
-        ],
-        pausedReason: null,
-        pausedMessage: null,
-        assignments: [],
-        createdAt: '',
-        updatedAt: '',
-      },
-      { from: '2026-11-26T10:00:00.000Z', to: '2026-11-26T10:01:00.000Z' },
+        ]),
+        scanned('p2', '2026-11-26T10:00:00.000Z', byName("x') OR (1=1")),
+      ],
+      WINDOW,
     );
-    expect(q.sql).toContain('FROM events_full FINAL');
-    expect(q.sql).toContain('hasAny(tool_call_names, {p4:Array(String)})');
     expect(q.sql).not.toContain('DROP');
-    expect(Object.values(q.params)).toEqual([
-      'p1',
-      '2026-11-26 10:00:00.000000',
-      '2026-11-26 10:01:00.000000',
-      ["qa'; DROP"],
-      ['search'],
-    ]);
+    expect(q.sql).not.toContain('1=1');
+    expect(q.sql).toContain('hasAny(tool_call_names, {p3:Array(String)})');
+    expect(Object.values(q.params)).toContainEqual(["qa'; DROP"]);
+    expect(Object.values(q.params)).toContainEqual(["p1' OR 1=1 --", 'p2']);
+  });
+
+  it.each([
+    ['a row flagged for both rules: judged by each rule’s evaluators', [1, 1], ['r1/e1', 'r2/e2', 'r2/e3']],
+    ['a row flagged for the second rule only (booleans too)', [false, true], ['r2/e2', 'r2/e3']],
+    ['a row flagged for neither (before both cursors, or no filter matches)', [0, 0], []],
+  ])('%s', (_, matched, expected) => {
+    const rules = [
+      { id: 'r1', projectId: 'p1', sampling: 1, assignments: [{ evaluatorId: 'e1', mapping: null }] },
+      {
+        id: 'r2',
+        projectId: 'p2',
+        sampling: 1,
+        assignments: [
+          { evaluatorId: 'e2', mapping: null },
+          { evaluatorId: 'e3', mapping: null },
+        ],
+      },
+    ];
+    const row = { id: 'o1', trace_id: 't1', at: '2026-11-26 10:00:00.123456', created_at: '', matched };
+    const items = scanExecutions(rules, [row]);
+    expect(items.map((e) => `${e.ruleId}/${e.evaluatorId}`)).toEqual(expected);
+    for (const e of items) {
+      expect(e).toMatchObject({
+        traceId: 't1',
+        observationId: 'o1',
+        observationStartTime: '2026-11-26T10:00:00.123Z',
+      });
+      expect(e.projectId).toBe(e.ruleId === 'r1' ? 'p1' : 'p2');
+    }
+  });
+
+  it('sampling stays per rule and row', () => {
+    const rows = Array.from({ length: 400 }, (_, i) => ({
+      id: `o${i}`,
+      trace_id: 't',
+      at: '2026-11-26 10:00:00',
+      created_at: '',
+      matched: [1],
+    }));
+    const rule = {
+      id: 'r1',
+      projectId: 'p1',
+      sampling: 0.5,
+      assignments: [{ evaluatorId: 'e1', mapping: null }],
+    };
+    const kept = scanExecutions([rule], rows).map((e) => e.observationId);
+    expect(kept).toEqual(rows.filter((r) => sampled(0.5, `r1:${r.id}`)).map((r) => r.id));
+    expect(kept.length).toBeGreaterThan(150);
+    expect(kept.length).toBeLessThan(250);
+  });
+
+  it.each([
+    ['before `next`: moved', '2026-11-26T10:00:00.000001Z', true],
+    ['at `next` (microseconds kept): left', '2026-11-26T10:00:05.000123Z', false],
+    [
+      'past `next` (its page cut short by older rules’ rows): left, never moved back',
+      '2026-11-26T10:00:06.000Z',
+      false,
+    ],
+  ])('a cursor %s', (_, scanCursor, moved) => {
+    expect(cursorsBefore([{ scanCursor }], '2026-11-26T10:00:05.000123Z')).toHaveLength(moved ? 1 : 0);
   });
 });
 
@@ -192,63 +303,43 @@ describe('where the next scan resumes', () => {
 
   it('a group of one time is read whole, by equality and without the page order', () => {
     const q = buildScan(
-      {
-        id: 'r',
-        projectId: 'p1',
-        name: 'n',
-        target: 'observation',
-        source: 'observation',
-        enabled: true,
-        sampling: 1,
-        filter: [],
-        pausedReason: null,
-        pausedMessage: null,
-        assignments: [],
-        createdAt: '',
-        updatedAt: '',
-      },
+      'observation',
+      [{ projectId: 'p1', scanCursor: '2026-11-26T10:00:00.000Z', filter: [] }],
       { at: '2026-11-26T10:00:05.000123Z' },
     );
-    expect(q.sql).toContain('created_at = toDateTime64({p1:String}, 6');
+    expect(q.sql).toContain("created_at = toDateTime64({p3:String}, 6, 'UTC')");
     expect(q.sql).not.toContain('ORDER BY');
-    expect(Object.values(q.params)).toEqual(['p1', '2026-11-26 10:00:05.000123']);
+    expect(Object.values(q.params)).toEqual([
+      'p1',
+      '2026-11-26 10:00:00.000000',
+      ['p1'],
+      '2026-11-26 10:00:05.000123',
+    ]);
   });
 });
 
 describe('experiment rules', () => {
-  const experimentRule = (filter: FilterCondition[], source: ScanSource = 'experiment') => ({
-    id: 'r',
-    projectId: 'p1',
-    name: 'n',
-    target: 'experiment' as const,
-    source,
-    enabled: true,
-    sampling: 1,
-    filter,
-    pausedReason: null,
-    pausedMessage: null,
-    assignments: [],
-    createdAt: '',
-    updatedAt: '',
-  });
+  const experimentRule = (filter: FilterCondition[]) => [
+    { projectId: 'p1', scanCursor: '2026-11-26T10:00:00.000Z', filter },
+  ];
 
-  const window = { from: '2026-11-26T10:00:00.000Z', to: '2026-11-26T10:01:00.000Z' };
+  const window = { to: '2026-11-26T10:01:00.000Z' };
   const byDataset: FilterCondition[] = [
     { type: 'stringOptions', column: 'datasetId', operator: 'any of', value: ['ds-1'] },
   ];
 
   it('scan only experiment item root observations of the events, by the experiment’s dataset', () => {
-    const q = buildScan(experimentRule(byDataset), window);
+    const q = buildScan('experiment', experimentRule(byDataset), window);
     expect(q.sql).toContain('FROM events_full FINAL');
     expect(q.sql).toContain("experiment_id != '' AND span_id = experiment_item_root_span_id");
     expect(q.sql).toMatch(/experiment_dataset_id IN \{p\d+:Array\(String\)\}/);
     expect(Object.values(q.params)).toContainEqual(['ds-1']);
-    const observation = buildScan({ ...experimentRule([]), source: 'observation' }, window);
+    const observation = buildScan('observation', experimentRule([]), window);
     expect(observation.sql).not.toContain('experiment_item_root_span_id');
   });
 
   it('scan the dataset run items where the legacy tables are written: an observation, or a trace alone', () => {
-    const q = buildScan(experimentRule(byDataset, 'run_item'), window);
+    const q = buildScan('run_item', experimentRule(byDataset), window);
     expect(q.sql).toMatch(/^SELECT coalesce\(observation_id, trace_id\) AS id, trace_id,/);
     expect(q.sql).toContain('FROM dataset_run_items_rmt FINAL');
     expect(q.sql).toMatch(/dataset_id IN \{p\d+:Array\(String\)\}/);
@@ -270,7 +361,7 @@ describe('experiment rules', () => {
     ['trace', 'trace-1', 'FROM traces FINAL', "'' AS expected_output"],
   ] as const)('a %s execution on %s reads %s and %s', (source, observationId, row, item) => {
     const q = buildJudged(
-      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window.from },
+      { projectId: 'p1', traceId: 'trace-1', observationId, observationStartTime: window.to },
       source,
     );
     expect(q.query).toContain(row);
