@@ -1,6 +1,7 @@
 /**
  * Organizations as the web UI administers them for a signed-in user: the ones the user belongs to
- * (with the user's role there), a new one (its creator its owner, in one transaction), a rename.
+ * (with the user's role there), a new one (its creator its owner, in one transaction), a rename,
+ * and the deletion of one that holds no project.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -46,4 +47,23 @@ export async function createOrganization(
 
 export async function renameOrganization(pool: pg.Pool, orgId: string, name: string): Promise<void> {
   await pool.query('UPDATE organizations SET name = $2, updated_at = now() WHERE id = $1', [orgId, name]);
+}
+
+/**
+ * Deletes an organization that holds no project (its memberships and organization keys go with it),
+ * or answers how many projects it still holds — a project being deleted counts until the worker has
+ * removed its data, so no project is left without its organization. The organization's row is
+ * locked first: a project created meanwhile waits, then finds the organization gone.
+ */
+export async function deleteOrganization(pool: pg.Pool, orgId: string): Promise<{ projects: number }> {
+  return inTransaction(pool, async (c) => {
+    await c.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
+    const { rows } = await c.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM projects WHERE org_id = $1',
+      [orgId],
+    );
+    const projects = rows[0]!.n;
+    if (projects === 0) await c.query('DELETE FROM organizations WHERE id = $1', [orgId]);
+    return { projects };
+  });
 }

@@ -1,13 +1,16 @@
 /**
  * Administration on the projects and account pages in Debian's chromium (playwright-core) against
  * `observatory web` on real PostgreSQL and the analytics server: an owner creates an organization,
- * renames it, creates a project in it, renames the project and deletes it once its name is typed;
- * then, signed in from a second browser, lists both sessions on the account page and revokes the
+ * renames it, creates a project in it, renames the project and deletes it once its name is typed,
+ * then deletes the organization (refused, saying why, until the worker's pass has removed the
+ * project); then, signed in from a second browser, lists both sessions on the account page and revokes the
  * other one, which is signed out at its next request.
  */
+import pgLib from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { projectDeletionPass } from '../fixtures/project-deletion.ts';
 import {
   type AnalyticsServer,
   createProject,
@@ -94,6 +97,25 @@ describe('organizations and projects', () => {
     await expect.poll(() => projectNames(page)).toEqual(['browser-admin']);
     await page.reload();
     await expect.poll(() => projectNames(page)).toEqual(['browser-admin']);
+
+    // The organization, now listing no project: refused until the worker has removed the project.
+    const orgRow = orgs.getByRole('row', { name: /Acme Inc/ });
+    await orgRow.getByRole('button', { name: 'Delete…' }).click();
+    const confirmOrg = page.getByRole('form', { name: 'Delete organization Acme Inc' });
+    await confirmOrg.getByLabel('Organization name to confirm').fill('Acme Inc');
+    await confirmOrg.getByRole('button', { name: 'Delete organization' }).click();
+    await expect.poll(() => confirmOrg.getByRole('alert').textContent()).toContain('still holds 1 project');
+    const pool = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    try {
+      expect(await projectDeletionPass(pool, ch.client)).toHaveLength(1);
+      await confirmOrg.getByRole('button', { name: 'Delete organization' }).click();
+      await confirmOrg.waitFor({ state: 'detached' });
+      await screenshot(page, 'administration-org-deleted');
+      const left = await pool.query(`SELECT id FROM organizations WHERE name = 'Acme Inc'`);
+      expect(left.rows).toEqual([]);
+    } finally {
+      await pool.end();
+    }
   });
 });
 

@@ -139,6 +139,11 @@ describe('organizations and projects', () => {
       (await send(b, 'GET', '/api/ui/projects')).body.data.map((x: { id: string }) => x.id),
     ).not.toContain(p.id);
 
+    // The organization cannot go while it holds a project, even one being deleted.
+    const early = await send(b, 'DELETE', orgPath, { confirmName: 'Acme Inc' });
+    expect(early.status).toBe(409);
+    expect(JSON.stringify(early.body)).toContain('projects');
+
     // The worker's pass (run here, as its tick does) removes the data and then the project.
     const removed = await projectDeletionPass(pool, ch.client);
     expect(removed).toEqual([p.id]);
@@ -202,6 +207,27 @@ describe('organizations and projects', () => {
         action: 'project-deletion',
       },
     ]);
+
+    // Empty now: its owners delete it after typing its name; memberships go with it; audited.
+    expect((await send(member, 'DELETE', orgPath, { confirmName: 'Acme Inc' })).status).toBe(403);
+    expect((await send(stranger, 'DELETE', orgPath, { confirmName: 'Acme Inc' })).status).toBe(404);
+    const misnamed = await send(b, 'DELETE', orgPath, { confirmName: 'Acme' });
+    expect(misnamed.status).toBe(400);
+    expect(JSON.stringify(misnamed.body)).toContain('confirmName');
+    expect((await send(b, 'DELETE', orgPath, { confirmName: 'Acme Inc' })).status).toBe(200);
+    expect((await send(b, 'GET', '/api/ui/organizations')).body.data).toEqual([]);
+    expect((await send(b, 'PUT', orgPath, { name: 'back' })).status).toBe(404);
+    const left = await pool.query(
+      `SELECT (SELECT count(*)::int FROM organizations WHERE id = $1) AS orgs,
+              (SELECT count(*)::int FROM organization_memberships WHERE org_id = $1) AS memberships`,
+      [org.id],
+    );
+    expect(left.rows).toEqual([{ orgs: 0, memberships: 0 }]);
+    const deletion = await pool.query(
+      `SELECT user_id, resource_id FROM audit_logs WHERE org_id = $1 AND resource_type = 'organization' AND action = 'delete'`,
+      [org.id],
+    );
+    expect(deletion.rows).toEqual([{ user_id: owner.userId, resource_id: org.id }]);
   });
 
   it('a project owner renames and deletes a project of the default organization; members cannot', async () => {
@@ -218,6 +244,16 @@ describe('organizations and projects', () => {
     expect((await send(member, 'GET', path)).status).toBe(404);
     const marked = await pool.query('SELECT deleted_at FROM projects WHERE id = $1', [doomed.projectId]);
     expect(marked.rows[0]?.deleted_at).toBeInstanceOf(Date);
+  });
+
+  it("the deployment's default organization is never deleted, even by its owners", async () => {
+    const admin = await browserOf(['--role', 'owner']);
+    const refused = await send(admin, 'DELETE', '/api/ui/organizations/default', {
+      confirmName: 'Default organization',
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('orgId');
+    expect((await pool.query(`SELECT 1 FROM organizations WHERE id = 'default'`)).rowCount).toBe(1);
   });
 });
 

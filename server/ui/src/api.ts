@@ -524,6 +524,8 @@ export const api = {
     call<{ organization: Organization }>('PUT', `/api/ui/organizations/${encodeURIComponent(orgId)}`, {
       name,
     }),
+  deleteOrganization: (orgId: string, confirmName: string) =>
+    call<{ ok: boolean }>('DELETE', `/api/ui/organizations/${encodeURIComponent(orgId)}`, { confirmName }),
   createProject: (orgId: string, name: string) =>
     call<{ project: Project }>('POST', `/api/ui/organizations/${encodeURIComponent(orgId)}/projects`, {
       name,

@@ -1,18 +1,22 @@
 /**
  * Organizations and their projects from the web UI (`/api/ui/organizations`): the signed-in user's
  * organizations; a new organization, for deployment admins and project owners (its creator its
- * owner); and, in the organization scope (../ui-shell/scope.ts) for its owners, a rename and a new
- * project. Every change is audited with the user who made it.
+ * owner); and, in the organization scope (../ui-shell/scope.ts) for its owners, a rename, a new
+ * project, and the deletion of an organization without projects (its name typed to confirm). Every
+ * change is audited with the user who made it.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { type AuditEntry, audit } from '../../deletion/audit.ts';
+import { BadRequest, Conflict } from '../../errors.ts';
 import { insertProject } from '../../projects/keys.ts';
 import {
   createOrganization,
+  deleteOrganization,
   organizationsOf,
   renameOrganization,
 } from '../../projects/user-organizations.ts';
+import { DEPLOYMENT_ORG } from '../../users/deployment-admin.ts';
 import { projectsOf } from '../../users/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
@@ -88,6 +92,45 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
           action: 'update',
         });
         return { organization: { ...req.org, name: body.name } };
+      },
+    );
+
+    route(
+      org,
+      {
+        method: 'DELETE',
+        url: '/api/ui/organizations/:orgId',
+        tag: 'UI',
+        summary: 'Delete an organization that holds no project (its name typed to confirm)',
+        params: orgParams,
+        role: OWNERS,
+        body: z.strictObject({ confirmName: z.string() }),
+      },
+      async ({ body, req }) => {
+        const { id, name } = req.org;
+        if (id === DEPLOYMENT_ORG)
+          throw new BadRequest(
+            'Invalid request data',
+            'orgId: the default organization holds the projects the CLI creates',
+          );
+        if (body.confirmName !== name)
+          throw new BadRequest(
+            'Invalid request data',
+            "confirmName: type the organization's name to delete it",
+          );
+        const { projects } = await deleteOrganization(ctx.pool, id);
+        if (projects > 0)
+          throw new Conflict(
+            `projects: the organization still holds ${projects} project(s): delete them first (a deleted project leaves once the worker has removed its data)`,
+          );
+        await auditByUser(ctx, req, {
+          projectId: null,
+          orgId: id,
+          resourceType: 'organization',
+          resourceId: id,
+          action: 'delete',
+        });
+        return { ok: true };
       },
     );
 

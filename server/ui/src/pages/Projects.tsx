@@ -54,6 +54,7 @@ export function Projects({ landing }: { landing: boolean }) {
             <tr>
               <th>Organization</th>
               <th>Your role</th>
+              <th>Manage</th>
             </tr>
           </thead>
           <tbody>
@@ -73,6 +74,19 @@ export function Projects({ landing }: { landing: boolean }) {
                   )}
                 </td>
                 <td>{o.role}</td>
+                <td>
+                  {o.role === 'owner' &&
+                    o.id !== 'default' &&
+                    !projects.some((p) => p.organization.id === o.id) && (
+                      <ConfirmDelete
+                        kind="organization"
+                        name={o.name}
+                        warning="It holds no project; its members and organization keys go with it."
+                        remove={(typed) => api.deleteOrganization(o.id, typed)}
+                        onDeleted={() => setOrganizations(organizations.filter((x) => x.id !== o.id))}
+                      />
+                    )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -127,8 +141,11 @@ export function Projects({ landing }: { landing: boolean }) {
                       name={p.name}
                       save={async (name) => replace((await api.renameProject(p.id, name)).project)}
                     />
-                    <DeleteProject
-                      project={p}
+                    <ConfirmDelete
+                      kind="project"
+                      name={p.name}
+                      warning="Its keys stop at once and all its data is removed."
+                      remove={(typed) => api.deleteProject(p.id, typed)}
                       onDeleted={() => setProjects(projects.filter((q) => q.id !== p.id))}
                     />
                   </>
@@ -257,12 +274,24 @@ function RenameForm({
   );
 }
 
-/** Deletion asks for the project's name, typed, before the button works. */
-function DeleteProject({ project, onDeleted }: { project: Project; onDeleted: () => void }) {
+/** Deletion asks for the name, typed, before the button works. */
+function ConfirmDelete({
+  kind,
+  name,
+  warning,
+  remove,
+  onDeleted,
+}: {
+  kind: 'project' | 'organization';
+  name: string;
+  warning: string;
+  remove: (typed: string) => Promise<unknown>;
+  onDeleted: () => void;
+}) {
   const [open, setOpen] = useState(false);
   const [typed, setTyped] = useState('');
   const { error, busy, onSubmit } = useWrite(async () => {
-    await api.deleteProject(project.id, typed);
+    await remove(typed);
     onDeleted();
   });
   if (!open)
@@ -271,15 +300,19 @@ function DeleteProject({ project, onDeleted }: { project: Project; onDeleted: ()
         Delete…
       </button>
     );
+  const Kind = kind === 'project' ? 'Project' : 'Organization';
   return (
-    <form onSubmit={onSubmit} aria-label={`Delete project ${project.name}`}>
+    <form onSubmit={onSubmit} aria-label={`Delete ${kind} ${name}`}>
       <p>
-        Deleting <strong>{project.name}</strong> removes its keys at once and all its data. Type its name to
-        confirm.
+        Deleting <strong>{name}</strong>: {warning} Type its name to confirm.
       </p>
-      <input value={typed} aria-label="Project name to confirm" onChange={(e) => setTyped(e.target.value)} />{' '}
-      <button type="submit" className="danger" disabled={busy || typed !== project.name}>
-        Delete project
+      <input
+        value={typed}
+        aria-label={`${Kind} name to confirm`}
+        onChange={(e) => setTyped(e.target.value)}
+      />{' '}
+      <button type="submit" className="danger" disabled={busy || typed !== name}>
+        Delete {kind}
       </button>{' '}
       <button type="button" onClick={() => setOpen(false)}>
         Cancel
