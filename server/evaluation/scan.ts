@@ -11,6 +11,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
+import { chTimeToIso } from '../ingestion/time.ts';
 import { type ColumnTable, compileFilters } from '../reads/filters.ts';
 import { Params, toChText, toIso } from '../reads/sql.ts';
 import { enqueueExecutions, type NewExecution } from './executions.ts';
@@ -154,9 +155,6 @@ export function buildScan(source: ScanSource, rules: readonly ScannedRule[], win
   return { sql, params: params.values };
 }
 
-/** A ClickHouse DateTime64 as ISO text with all its digits (`toIso` keeps milliseconds only). */
-const exactIso = (t: string) => `${t.replace(' ', 'T')}Z`;
-
 /**
  * Where the next pass resumes after a page of rows ordered by `created_at`: at `to` when the page
  * was not full; else before the page's trailing group of equal `created_at` (the rows of one insert
@@ -172,7 +170,9 @@ export function nextScan(
   if (rows.length < limit) return { cursor: to };
   const last = rows.at(-1)!.created_at;
   const before = rows.findLast((r) => r.created_at !== last);
-  return before ? { cursor: exactIso(before.created_at) } : { cursor: exactIso(last), tie: exactIso(last) };
+  return before
+    ? { cursor: chTimeToIso(before.created_at) }
+    : { cursor: chTimeToIso(last), tie: chTimeToIso(last) };
 }
 
 /**

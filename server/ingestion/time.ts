@@ -18,3 +18,8 @@ export function chTime(value: string | Date | number, digits: 3 | 6 = 3): string
 export function fromChTime(value: string): number {
   return Date.parse(`${value.replace(' ', 'T')}Z`);
 }
+
+/** The store's text form as ISO text with every digit it has (a Date would keep milliseconds only). */
+export function chTimeToIso(value: string): string {
+  return `${value.replace(' ', 'T')}Z`;
+}

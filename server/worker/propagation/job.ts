@@ -14,6 +14,7 @@ import { keySampleQuery, stagingExperimentEnrichmentStatement } from '../../back
 import type { Coordination } from '../../coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
 import { partitionEndMs } from '../../events/staging.ts';
+import { chTimeToIso } from '../../ingestion/time.ts';
 import { progressFor, progressRecord } from './progress.ts';
 import { nextRunDelayMs } from './schedule.ts';
 import {
@@ -123,7 +124,7 @@ export class PropagationJob {
     });
     const rows = await rs.json<{ project_id: string; created_at: string }>();
     await this.#o.onPropagated(
-      rows.map((r) => ({ projectId: r.project_id, createdAt: `${r.created_at.replace(' ', 'T')}Z` })),
+      rows.map((r) => ({ projectId: r.project_id, createdAt: chTimeToIso(r.created_at) })),
     );
   }
 
