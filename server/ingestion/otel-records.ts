@@ -2,6 +2,7 @@
  * Pure conversion of mapped OTLP spans into writes: rows of `events_full` for the direct path,
  * and trace and observation changes for the legacy path (which dual write also stages).
  */
+import { usageWithTotal } from '../models/pricing.ts';
 import type { OtelObservation } from '../otel/types.ts';
 import type { LegacyChanges } from './batch.ts';
 import type { Attribution, Row } from './records.ts';
@@ -74,7 +75,7 @@ export function eventsRow(
     provided_model_name: orEmpty(o.modelName),
     model_parameters: Object.keys(o.modelParameters).length > 0 ? JSON.stringify(o.modelParameters) : '',
     provided_usage_details: o.usageDetails,
-    usage_details: o.usageDetails,
+    usage_details: usageWithTotal(o.usageDetails),
     provided_cost_details: o.costDetails,
     cost_details: o.costDetails,
     usage_pricing_tier_id: null,

@@ -6,7 +6,14 @@
  */
 import { fromChTime } from '../ingestion/time.ts';
 import type { ModelDefinition, PricingTier } from './definitions.ts';
-import { type CompiledModel, costOf, pickModel, selectTier, type TierAttributes } from './pricing.ts';
+import {
+  type CompiledModel,
+  costOf,
+  pickModel,
+  selectTier,
+  type TierAttributes,
+  usageWithTotal,
+} from './pricing.ts';
 import { inferUsage } from './tokenize.ts';
 
 type Row = Record<string, unknown>;
@@ -56,7 +63,7 @@ export function priceGeneration(p: ProjectPricing, g: Generation): Priced | null
   if (!model) return null;
   const usage = isEmpty(g.providedUsage)
     ? (inferUsage(model.tokenizerId, model.tokenizerConfig, g.input, g.output) ?? {})
-    : g.providedUsage;
+    : usageWithTotal(g.providedUsage);
   if (!isEmpty(g.providedCost) || isEmpty(usage)) return { modelId: model.id, usage, cost: null, tier: null };
   const tier = selectTier(model.pricingTiers, usage, g.attributes);
   const cost = tier ? costOf(tier.prices, usage) : {};
@@ -90,7 +97,7 @@ export function priceLegacyRow(p: ProjectPricing, row: Row): void {
     row['total_cost'] = null;
   }
   row['internal_model_id'] = null;
-  row['usage_details'] = providedUsage;
+  row['usage_details'] = usageWithTotal(providedUsage);
   row['usage_pricing_tier_id'] = null;
   row['usage_pricing_tier_name'] = null;
   if (!modelName) return;

@@ -122,6 +122,16 @@ export function selectTier(
   return tiers.find((t) => t.isDefault) ?? null;
 }
 
+/**
+ * The usage to store from the usage sent: the sent one, with `total` as the sum of the sent types
+ * when none was sent (as the reference stores it; the sent map itself is kept as provided).
+ */
+export function usageWithTotal(sent: Record<string, number>): Record<string, number> {
+  const types = Object.values(sent);
+  if (types.length === 0 || sent['total'] !== undefined) return sent;
+  return { ...sent, total: types.reduce((a, b) => a + b, 0) };
+}
+
 /** Cost columns hold Decimal(18, 12): rounding here keeps computed and stored values equal. */
 const round12 = (x: number) => Math.round(x * 1e12) / 1e12;
 

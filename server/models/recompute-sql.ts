@@ -8,6 +8,7 @@
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
 import { type ProjectPricing, priceEventRow, priceLegacyRow } from './apply.ts';
+import { usageWithTotal } from './pricing.ts';
 
 type Row = Record<string, unknown>;
 
@@ -146,7 +147,7 @@ export function recomputeRow(pricing: ProjectPricing, source: CostSource, row: R
     // From what was sent, as a new event: a name no definition matches any more loses its cost.
     Object.assign(priced, {
       model_id: '',
-      usage_details: row['provided_usage_details'],
+      usage_details: usageWithTotal(numbers(row['provided_usage_details'])),
       cost_details: {},
       usage_pricing_tier_id: null,
       usage_pricing_tier_name: null,

@@ -287,18 +287,11 @@ const PRICES: Record<string, { id: string; input: number; output: number }> = {
   'gpt-4o-mini': { id: 'clyrjp56f0000t0mzapoocd7u', input: 0.15e-6, output: 0.6e-6 },
 };
 
-/**
- * The model, usage and cost columns of an observation sent with `s.model` and `s.usage`. A row
- * written directly keeps the usage as sent (no `total`: the reference would add one, a known gap);
- * a row from the legacy tables has the `total` their ingestion adds.
- */
-function costFields(
-  s: SpanSpec,
-  direct = false,
-): Pick<EventFields, 'model_id' | 'usage_details' | 'cost_details'> {
+/** The model, usage and cost columns of an observation sent with `s.model` and `s.usage`. */
+function costFields(s: SpanSpec): Pick<EventFields, 'model_id' | 'usage_details' | 'cost_details'> {
   const u = s.usage;
   const usage_details: Record<string, number> = u
-    ? { input: u.input, output: u.output, ...(direct ? {} : { total: u.input + u.output }) }
+    ? { input: u.input, output: u.output, total: u.input + u.output }
     : {};
   const price = s.model === undefined ? undefined : PRICES[s.model];
   if (!u || !price) return { model_id: '', usage_details, cost_details: {} };
@@ -397,7 +390,7 @@ function directRow(d: DirectSpan, baseUs: number): EventFields {
     level: s.level,
     status_message: s.statusMessage ?? '',
     provided_model_name: s.model ?? '',
-    ...costFields(s, true),
+    ...costFields(s),
     start_us: baseUs + s.startUs,
     ...NO_EXPERIMENT,
   };

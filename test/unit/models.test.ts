@@ -15,7 +15,13 @@ import {
 } from '../../server/models/definitions.ts';
 import { compilePattern, patternProblem, rememberedPattern } from '../../server/models/patterns.ts';
 import { BUILT_IN_PRICE_FILE, parsePriceFile, readPriceFile } from '../../server/models/price-file.ts';
-import { compileModels, costOf, matchModel, selectTier } from '../../server/models/pricing.ts';
+import {
+  compileModels,
+  costOf,
+  matchModel,
+  selectTier,
+  usageWithTotal,
+} from '../../server/models/pricing.ts';
 import { inferUsage, warmTokenizers } from '../../server/models/tokenize.ts';
 
 const BUILT_IN = readPriceFile(BUILT_IN_PRICE_FILE);
@@ -274,6 +280,28 @@ describe('usage inferred by the tokenizer', () => {
   });
 });
 
+describe('the usage stored from the usage sent', () => {
+  // The reference's rule: a sent map without `total` gets the sum of every sent type.
+  it.each([
+    [{}, {}],
+    [
+      { input: 10, output: 5 },
+      { input: 10, output: 5, total: 15 },
+    ],
+    [
+      { input: 10, input_cached_tokens: 4, output: 5 },
+      { input: 10, input_cached_tokens: 4, output: 5, total: 19 },
+    ],
+    [
+      { input: 10, output: 5, total: 12 },
+      { input: 10, output: 5, total: 12 },
+    ],
+    [{ total: 0 }, { total: 0 }],
+  ])('%j -> %j', (sent, stored) => {
+    expect(usageWithTotal(sent)).toEqual(stored);
+  });
+});
+
 describe('the rows ingestion writes', () => {
   const start = '2026-11-01T10:00:00.000Z';
   const legacy = (over: Record<string, unknown>): Record<string, unknown> => ({
@@ -386,6 +414,8 @@ describe('the rows ingestion writes', () => {
     // OpenAI: gpt-4o-mini $0.15 / $0.60 per million.
     expect(row['cost_details']).toEqual({ input: 0.15, output: 0.6, total: 0.75 });
     expect(row['model_id']).not.toBe('');
+    expect(row['usage_details']).toEqual({ input: 1_000_000, output: 1_000_000, total: 2_000_000 });
+    expect(row['provided_usage_details']).toEqual({ input: 1_000_000, output: 1_000_000 });
   });
 });
 

@@ -46,7 +46,7 @@ const eventRow = (over: Record<string, unknown> = {}) => ({
   provided_model_name: 'ACME',
   provided_usage_details: { input: 100, output: 10 },
   provided_cost_details: {},
-  usage_details: { input: 100, output: 10 },
+  usage_details: { input: 100, output: 10, total: 110 },
   cost_details: { input: 0.0001, output: 0.00002, total: 0.00012 },
   model_id: 'v1',
   usage_pricing_tier_id: 'v1-std',
@@ -67,7 +67,7 @@ describe('a stored row recomputed', () => {
       pricing(acme('v2', 3e-6, 5e-6)),
       {
         modelId: 'v2',
-        usage: { input: 100, output: 10 },
+        usage: { input: 100, output: 10, total: 110 },
         cost: { input: 0.0003, output: 0.00005, total: 0.00035 },
         tierId: 'v2-std',
         tierName: 'Standard',
@@ -77,7 +77,14 @@ describe('a stored row recomputed', () => {
     [
       'no definition matches any more: no model and no cost',
       pricing(),
-      { modelId: '', usage: { input: 100, output: 10 }, cost: {}, tierId: '', tierName: '', totalCost: '' },
+      {
+        modelId: '',
+        usage: { input: 100, output: 10, total: 110 },
+        cost: {},
+        tierId: '',
+        tierName: '',
+        totalCost: '',
+      },
     ],
   ])('events: %s', (_, p, expected) => {
     const change = recomputeRow(p, 'events', eventRow());
@@ -109,7 +116,7 @@ describe('a stored row recomputed', () => {
       id: 's1',
       startTime: '2026-11-01 10:00:00.000000',
       modelId: 'v2',
-      usage: { input: 100, output: 10 },
+      usage: { input: 100, output: 10, total: 110 },
       cost: { input: 0.0003, output: 0.00005, total: 0.00035 },
       tierId: 'v2-std',
       tierName: 'Standard',
