@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import type { LlmSettings } from '../config/env.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { claimExecutions, type Outcome, settleExecution } from './executions.ts';
-import { judge } from './judge.ts';
+import { judgeReady, oncePerPass, prepare, type Ready } from './judge.ts';
+import { readJudgedMany } from './judged.ts';
 import { type ScanSource, scanRules } from './scan.ts';
 
 export interface EvaluationJobOptions {
@@ -81,20 +82,36 @@ export class EvaluationJob {
     if (enqueued > 0) o.log.info({ enqueued }, 'evaluations enqueued');
     const free = CLAIM_BATCH - this.#inFlight.size;
     if (free <= 0) return;
-    for (const e of await claimExecutions(o.pool, o.workerId, free, LEASE_MS)) {
-      const deps = { ...o, timeoutMs: CALL_TIMEOUT_MS, legacyTargetsRun: o.sources.includes('trace') };
-      const run: Promise<void> = judge(deps, e, (key, fn) => this.#limit<Outcome>(key, fn))
-        .catch(
-          (err: Error): Outcome => ({
-            status: 'RETRY',
-            error: `worker error: ${err.message}`,
-            delayMs: o.backoffBaseMs,
-          }),
-        )
-        .then(async (outcome) => {
-          await settleExecution(o.pool, e.id, outcome);
+    const claimed = await claimExecutions(o.pool, o.workerId, free, LEASE_MS);
+    if (claimed.length === 0) return;
+    const deps = { ...o, timeoutMs: CALL_TIMEOUT_MS, legacyTargetsRun: o.sources.includes('trace') };
+    const workerError = (err: Error): Outcome => ({
+      status: 'RETRY',
+      error: `worker error: ${err.message}`,
+      delayMs: o.backoffBaseMs,
+    });
+    const once = oncePerPass();
+    const prepared = await Promise.all(claimed.map((e) => prepare(deps, e, once).catch(workerError)));
+    const ready = prepared.filter((p): p is Ready => 'rule' in p);
+    // The batch's rows in one read: what the judgments cost the store does not grow with the batch.
+    const rows = await readJudgedMany(
+      o.analytics,
+      ready.map((r) => ({ key: r.e, source: r.source })),
+    ).catch((err: Error) => err);
+    claimed.forEach((e, i) => {
+      const p = prepared[i]!;
+      const outcome: Promise<Outcome> = !('rule' in p)
+        ? Promise.resolve(p)
+        : rows instanceof Error
+          ? Promise.resolve(workerError(rows))
+          : judgeReady(deps, p, rows[ready.indexOf(p)], (key, fn) => this.#limit<Outcome>(key, fn)).catch(
+              workerError,
+            );
+      const run: Promise<void> = outcome
+        .then(async (settled) => {
+          await settleExecution(o.pool, e.id, settled);
           o.log.info(
-            { execution: e.id, rule: e.ruleId, status: outcome.status, attempt: e.attempts },
+            { execution: e.id, rule: e.ruleId, status: settled.status, attempt: e.attempts },
             'evaluation',
           );
         })
@@ -103,7 +120,7 @@ export class EvaluationJob {
         )
         .finally(() => this.#inFlight.delete(run));
       this.#inFlight.add(run);
-    }
+    });
   }
 
   /** Stops scanning and claiming; judgments under way finish or are left to their lease. */

@@ -10,15 +10,15 @@ import { eventsRow } from '../ingestion/otel-records.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
 import { buildCall, readAnswer, usageOf } from '../llm/adapters.ts';
-import { findUsableConnection } from '../llm/connection-store.ts';
+import { findUsableConnection, type UsableConnection } from '../llm/connection-store.ts';
 import { AddressRefused, postJson } from '../llm/guarded-http.ts';
 import type { Execution, Outcome } from './executions.ts';
 import { type JudgeCall, judgeTrace } from './judge-trace.ts';
-import { mappedValues, readJudged } from './judged.ts';
+import { type JudgedRow, mappedValues } from './judged.ts';
 import { answerSchema, checkAnswer, type Judgment } from './outputs.ts';
-import { isLegacyTarget, renderPrompt } from './rules.ts';
-import { sourceOf } from './scan.ts';
-import { findEvaluator, findRule, pauseRulesOfProvider } from './store.ts';
+import { isLegacyTarget, type MappingEntry, renderPrompt } from './rules.ts';
+import { type ScanSource, sourceOf } from './scan.ts';
+import { type Evaluator, findEvaluator, findRule, pauseRulesOfProvider, type Rule } from './store.ts';
 
 export interface JudgeDeps {
   pool: pg.Pool;
@@ -52,37 +52,80 @@ const retryOrFail = (deps: JudgeDeps, e: Execution, error: string, provider: str
     ? { status: 'RETRY', error, provider, delayMs: deps.backoffBaseMs * 2 ** (e.attempts - 1) }
     : { status: 'ERROR', error: `${error} (after ${e.attempts} attempts)`, provider };
 
-/** Runs one claimed execution; `limit` bounds concurrent calls per connection. */
-export async function judge(
-  deps: JudgeDeps,
-  e: Execution,
-  limit: (connectionKey: string, run: () => Promise<Outcome>) => Promise<Outcome>,
-): Promise<Outcome> {
-  const rule = await findRule(deps.pool, e.projectId, e.ruleId);
+/** A claimed execution ready to be judged once its row is read: what its rule names, looked up. */
+export interface Ready {
+  e: Execution;
+  rule: Rule;
+  evaluator: Evaluator;
+  mapping: MappingEntry[];
+  connection: UsableConnection;
+  source: ScanSource;
+}
+
+/** Looks a lookup up once per pass: the executions of one batch mostly share rule, evaluator and connection. */
+export type Once = <T>(key: string, load: () => Promise<T>) => Promise<T>;
+
+export function oncePerPass(): Once {
+  const seen = new Map<string, Promise<unknown>>();
+  return <T>(key: string, load: () => Promise<T>) => {
+    let p = seen.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = load();
+      seen.set(key, p);
+    }
+    return p;
+  };
+}
+
+/** What a claimed execution needs before its row is read, or the outcome that ends it here. */
+export async function prepare(deps: JudgeDeps, e: Execution, once: Once): Promise<Ready | Outcome> {
+  const rule = await once(`rule/${e.projectId}/${e.ruleId}`, () =>
+    findRule(deps.pool, e.projectId, e.ruleId),
+  );
   if (!rule) return { status: 'CANCELLED', error: 'the evaluation rule was deleted' };
   if (isLegacyTarget(rule.target) && !deps.legacyTargetsRun)
     return { status: 'CANCELLED', error: 'trace-level evaluators stop at the cutover to events_only' };
   const assignment = rule.assignments.find((a) => a.evaluatorId === e.evaluatorId);
-  const evaluator = await findEvaluator(deps.pool, e.projectId, e.evaluatorId);
+  const evaluator = await once(`evaluator/${e.projectId}/${e.evaluatorId}`, () =>
+    findEvaluator(deps.pool, e.projectId, e.evaluatorId),
+  );
   if (!assignment || !evaluator)
     return { status: 'CANCELLED', error: 'the evaluator was removed from the rule' };
   if (!evaluator.modelConfig)
     return { status: 'ERROR', error: `evaluator "${evaluator.name}" names no model` };
-  const { provider, model } = evaluator.modelConfig;
-  if (!deps.llm.encryptionKey)
-    return { status: 'ERROR', error: 'ENCRYPTION_KEY is not set on the worker', provider };
-  const connection = await findUsableConnection(deps.pool, deps.llm.encryptionKey, e.projectId, provider);
+  const { provider } = evaluator.modelConfig;
+  const key = deps.llm.encryptionKey;
+  if (!key) return { status: 'ERROR', error: 'ENCRYPTION_KEY is not set on the worker', provider };
+  const connection = await once(`connection/${e.projectId}/${provider}`, () =>
+    findUsableConnection(deps.pool, key, e.projectId, provider),
+  );
   if (!connection) {
-    await pauseRulesOfProvider(deps.pool, e.projectId, provider);
+    await once(`pause/${e.projectId}/${provider}`, () =>
+      pauseRulesOfProvider(deps.pool, e.projectId, provider),
+    );
     return {
       status: 'ERROR',
       error: `the LLM connection "${provider}" was deleted; the rule is paused`,
       provider,
     };
   }
-  const observation = await readJudged(deps.analytics, e, sourceOf(rule.target, deps.legacyTargetsRun));
+  const mapping = assignment.mapping ?? evaluator.mapping ?? [];
+  return { e, rule, evaluator, mapping, connection, source: sourceOf(rule.target, deps.legacyTargetsRun) };
+}
+
+/**
+ * Judges a prepared execution on its row (undefined: not readable yet); `limit` bounds concurrent
+ * calls per connection.
+ */
+export async function judgeReady(
+  deps: JudgeDeps,
+  { e, rule, evaluator, mapping, connection }: Ready,
+  observation: JudgedRow | undefined,
+  limit: (connectionKey: string, run: () => Promise<Outcome>) => Promise<Outcome>,
+): Promise<Outcome> {
+  const { provider, model } = evaluator.modelConfig!;
   if (!observation) return retryOrFail(deps, e, `the ${rule.target} is not readable yet`, provider);
-  const values = mappedValues(observation, assignment.mapping ?? evaluator.mapping ?? []);
+  const values = mappedValues(observation, mapping);
   const call = buildCall(
     connection.adapter,
     connection.baseURL,

@@ -44,34 +44,62 @@ function legacyRow(e: JudgedKey, p: Params, also = ''): string {
   ].join('\n');
 }
 
+/** The key columns a batched read returns beside each row, to hand each row to its execution. */
+interface Keyed {
+  project_id: string;
+  trace_id: string;
+  span_id: string;
+}
+const keyOf = (projectId: string, traceId: string, observationId: string) =>
+  `${projectId}\u0000${traceId}\u0000${observationId}`;
+
+/**
+ * One statement for the observations of `events_full` a batch of executions judges (targets
+ * `observation` and `experiment`), each with its experiment item's columns and its key.
+ */
+export function buildJudgedEvents(keys: readonly JudgedKey[]) {
+  const p = new Params();
+  const tuples = keys.map(
+    (e) =>
+      `(${p.str(e.projectId)}, ${p.str(e.traceId)}, ${p.str(e.observationId)}, ${p.time(e.observationStartTime)})`,
+  );
+  const query = [
+    'SELECT project_id, trace_id, span_id, input, output, metadata_names, metadata_values, tool_calls, environment,',
+    '  experiment_item_expected_output AS expected_output, experiment_item_metadata_names AS item_metadata_names,',
+    '  experiment_item_metadata_values AS item_metadata_values FROM events_full FINAL',
+    `WHERE (project_id, trace_id, span_id, start_time) IN (${tuples.join(', ')})`,
+    'LIMIT 1 BY project_id, trace_id, span_id',
+  ].join('\n');
+  return { query, params: p.values };
+}
+
+const readsEvents = (source: ScanSource) => source === 'observation' || source === 'experiment';
+
 /**
  * The query of what a rule read from `source` judges: an observation of `events_full` (with its
  * experiment item's columns), a trace of the legacy `traces` table, or a dataset run item's
  * observation or trace in the legacy tables with the item's expected output and metadata.
  */
 export function buildJudged(e: JudgedKey, source: ScanSource) {
+  if (readsEvents(source)) return buildJudgedEvents([e]);
   const p = new Params();
-  let query: string;
-  if (source === 'trace') query = legacyRow({ ...e, observationId: e.traceId }, p, `, ${NO_ITEM}`);
-  else if (source === 'run_item')
-    query = [
-      `SELECT * FROM (${legacyRow(e, p)}) AS j CROSS JOIN (`,
-      "  SELECT coalesce(dataset_item_expected_output, '') AS expected_output,",
-      '    mapKeys(dataset_item_metadata) AS item_metadata_names, mapValues(dataset_item_metadata) AS item_metadata_values',
-      '  FROM dataset_run_items_rmt FINAL',
-      `  WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)}`,
-      `    AND coalesce(observation_id, trace_id) = ${p.str(e.observationId)}`,
-      '  ORDER BY created_at DESC LIMIT 1) AS r',
-    ].join('\n');
-  else
-    query = [
-      'SELECT input, output, metadata_names, metadata_values, tool_calls, environment,',
-      '  experiment_item_expected_output AS expected_output, experiment_item_metadata_names AS item_metadata_names,',
-      '  experiment_item_metadata_values AS item_metadata_values FROM events_full FINAL',
-      `WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)} AND span_id = ${p.str(e.observationId)}`,
-      `  AND start_time = ${p.time(e.observationStartTime)} LIMIT 1`,
-    ].join('\n');
+  const query =
+    source === 'trace'
+      ? legacyRow({ ...e, observationId: e.traceId }, p, `, ${NO_ITEM}`)
+      : [
+          `SELECT * FROM (${legacyRow(e, p)}) AS j CROSS JOIN (`,
+          "  SELECT coalesce(dataset_item_expected_output, '') AS expected_output,",
+          '    mapKeys(dataset_item_metadata) AS item_metadata_names, mapValues(dataset_item_metadata) AS item_metadata_values',
+          '  FROM dataset_run_items_rmt FINAL',
+          `  WHERE project_id = ${p.str(e.projectId)} AND trace_id = ${p.str(e.traceId)}`,
+          `    AND coalesce(observation_id, trace_id) = ${p.str(e.observationId)}`,
+          '  ORDER BY created_at DESC LIMIT 1) AS r',
+        ].join('\n');
   return { query, params: p.values };
+}
+
+async function rowsOf<R>(analytics: ClickHouseClient, q: { query: string; params: Record<string, unknown> }) {
+  return (await analytics.query({ query: q.query, query_params: q.params, format: 'JSONEachRow' })).json<R>();
 }
 
 export async function readJudged(
@@ -79,11 +107,30 @@ export async function readJudged(
   e: JudgedKey,
   source: ScanSource,
 ): Promise<JudgedRow | undefined> {
-  const { query, params } = buildJudged(e, source);
-  const rows = await (
-    await analytics.query({ query, query_params: params, format: 'JSONEachRow' })
-  ).json<JudgedRow>();
-  return rows[0];
+  return (await readJudgedMany(analytics, [{ key: e, source }]))[0];
+}
+
+/**
+ * What each of a batch of executions judges, in order (undefined where it is not readable yet):
+ * the observations of `events_full` in one statement, so a worker's claimed batch costs the store
+ * one read; the legacy rows (Legacy targets, dataset run items) one statement each.
+ */
+export async function readJudgedMany(
+  analytics: ClickHouseClient,
+  items: readonly { key: JudgedKey; source: ScanSource }[],
+): Promise<(JudgedRow | undefined)[]> {
+  const events = items.filter((i) => readsEvents(i.source)).map((i) => i.key);
+  const found = new Map<string, JudgedRow>();
+  if (events.length > 0)
+    for (const r of await rowsOf<JudgedRow & Keyed>(analytics, buildJudgedEvents(events)))
+      found.set(keyOf(r.project_id, r.trace_id, r.span_id), r);
+  return Promise.all(
+    items.map(async ({ key, source }) =>
+      readsEvents(source)
+        ? found.get(keyOf(key.projectId, key.traceId, key.observationId))
+        : (await rowsOf<JudgedRow>(analytics, buildJudged(key, source)))[0],
+    ),
+  );
 }
 
 const zip = (names: string[], values: string[]) =>

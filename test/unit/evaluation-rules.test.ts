@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { PublicApiError } from '../../server/evaluation/errors.ts';
 import { keyedLimiter } from '../../server/evaluation/job.ts';
-import { buildJudged, type JudgedRow, mappedValues } from '../../server/evaluation/judged.ts';
+import {
+  buildJudged,
+  buildJudgedEvents,
+  type JudgedRow,
+  mappedValues,
+} from '../../server/evaluation/judged.ts';
 import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
 import {
   checkMapping,
@@ -367,6 +372,25 @@ describe('experiment rules', () => {
     expect(q.query).toContain(row);
     expect(q.query).toContain(item);
     expect(Object.values(q.params)).toContain('p1');
+  });
+
+  it('a claimed batch reads its observations of events_full in one statement, each row with its key', () => {
+    const keys = ['o1', 'o2', 'o3'].map((observationId, i) => ({
+      projectId: `p${i % 2}`,
+      traceId: `t${i}`,
+      observationId,
+      observationStartTime: window.to,
+    }));
+    const q = buildJudgedEvents(keys);
+    expect(q.query.match(/SELECT/g)).toHaveLength(1);
+    expect(q.query).toMatch(/^SELECT project_id, trace_id, span_id, input, output,/);
+    expect(q.query).toContain('WHERE (project_id, trace_id, span_id, start_time) IN ((');
+    expect(q.query).toContain('LIMIT 1 BY project_id, trace_id, span_id');
+    for (const k of keys)
+      expect(Object.values(q.params)).toEqual(
+        expect.arrayContaining([k.projectId, k.traceId, k.observationId]),
+      );
+    expect(buildJudged(keys[0]!, 'observation')).toEqual(buildJudgedEvents([keys[0]!]));
   });
 
   const code = (f: () => void) => {
