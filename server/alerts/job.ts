@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { LlmSettings } from '../config/env.ts';
 import { LLM_ENV } from '../contract/env.ts';
 import { select } from '../reads/select.ts';
-import { PassTimer, waitAtMost } from '../runtime/passes.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { type AlertRule, compileEvaluation } from './api.ts';
 import { deliver } from './deliver.ts';
 import type { AlertEvent } from './notify.ts';

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LlmSettings } from '../config/env.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
-import { PassTimer, waitAtMost } from '../runtime/passes.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { claimExecutions, type Outcome, settleExecution } from './executions.ts';
 import { judge } from './judge.ts';
 import { type ScanSource, scanRules } from './scan.ts';

@@ -25,8 +25,8 @@ import { runExportPass } from '../exports/job.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { runBlobIntegrationPass } from '../integrations/blob-job.ts';
 import { runPostHogPass } from '../integrations/posthog-job.ts';
-import { PassTimer, waitAtMost } from '../runtime/passes.ts';
 import { dialectOf } from '../runtime/schema.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
 export interface WorkerJobsOptions {
