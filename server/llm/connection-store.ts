@@ -1,7 +1,7 @@
 /** LLM connections in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { projectRecords } from '../datastores/project-page.ts';
 import type { Adapter } from './adapters.ts';
 import type { LlmConnection, UpsertConnectionRequest } from './connections.ts';
 import { decryptSecret, encryptSecret, maskSecret } from './secrets.ts';
@@ -74,16 +74,11 @@ export async function upsertConnection(
   return toConnection(rows[0]!);
 }
 
+const connections = projectRecords('llm_connections', 'created_at, id', toConnection);
+
 export async function listConnections(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ConnectionRow>(
-    pool,
-    'llm_connections',
-    'created_at, id',
-    projectId,
-    limit,
-    offset,
-  );
-  return { connections: rows.map(toConnection), total };
+  const { items, total } = await connections.page(pool, projectId, limit, offset);
+  return { connections: items, total };
 }
 
 /** Deletes the connection; its provider name when it existed. */
