@@ -111,11 +111,7 @@ export class AlertJob {
   }
 
   start(): void {
-    this.#timer = new PassTimer(
-      this.#o.tickMs,
-      () => this.tick(),
-      (err) => this.#o.log.error({ err: err.message }, 'alert tick failed'),
-    );
+    this.#timer = new PassTimer('alert tick', this.#o.tickMs, () => this.tick(), this.#o.log);
   }
 
   /** Evaluates every due rule, then sends every due notification. */

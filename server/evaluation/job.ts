@@ -67,11 +67,7 @@ export class EvaluationJob {
   }
 
   start(): void {
-    this.#timer = new PassTimer(
-      this.#o.intervalMs,
-      () => this.runPass(),
-      (err) => this.#o.log.error({ err: err.message }, 'evaluation pass failed'),
-    );
+    this.#timer = new PassTimer('evaluation pass', this.#o.intervalMs, () => this.runPass(), this.#o.log);
   }
 
   async runPass(): Promise<void> {

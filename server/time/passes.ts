@@ -1,12 +1,15 @@
+import type { Logger } from 'pino';
+
 /**
  * A pass every `everyMs`, one at a time: a tick that comes while a pass runs queues behind it, and a
- * pass that fails is reported to `failed` without stopping the ones after it.
+ * pass that fails is logged as `<name> failed` without stopping the ones after it.
  */
 export class PassTimer {
   readonly #timer: NodeJS.Timeout;
   #last: Promise<void> = Promise.resolve();
 
-  constructor(everyMs: number, pass: () => Promise<unknown>, failed: (err: Error) => void) {
+  constructor(name: string, everyMs: number, pass: () => Promise<unknown>, log: Logger) {
+    const failed = (err: Error) => log.error({ err: err.message }, `${name} failed`);
     this.#timer = setInterval(() => {
       this.#last = this.#last.then(pass).then(() => undefined, failed);
     }, everyMs);

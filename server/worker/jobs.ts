@@ -122,57 +122,22 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     log: (msg, fields) => o.log.info(fields ?? {}, msg),
   });
   const chainInProcess = o.config.backgroundMigrationsInWorker && o.schemaKnown;
-  const failed = (what: string) => (err: Error) => o.log.error({ err: err.message }, `${what} pass failed`);
+  const stopping = () => shuttingDown;
   const chainTimer = chainInProcess
-    ? new PassTimer(CHAIN_PASS_EVERY_MS, () => backfill.runChain(() => shuttingDown), failed('backfill'))
+    ? new PassTimer('backfill pass', CHAIN_PASS_EVERY_MS, () => backfill.runChain(stopping), o.log)
     : undefined;
 
   // Scheduled exports: one pass at a time; a pass cut short resumes from each export's checkpoint.
   const exportBlobs = o.schemaKnown ? o.exportBlobs : undefined;
+  const exportEveryMs = o.config.exportIntervalSeconds * 1000;
   const exportTimer = exportBlobs
-    ? new PassTimer(
-        o.config.exportIntervalSeconds * 1000,
-        async () => {
-          if (shuttingDown) return;
-          const r = await runExportPass({
-            pool: o.pool,
-            analytics: o.analytics,
-            blobs: exportBlobs,
-            storagePrefix: o.config.exportStorage?.prefix ?? '',
-            settings: o.config.mode,
-          });
-          if (r.windowsWritten > 0 || r.skipped.length > 0) o.log.info(r, 'export pass');
-        },
-        failed('export'),
-      )
+    ? new PassTimer('export pass', exportEveryMs, () => exportPass(o, exportBlobs, stopping), o.log)
     : undefined;
 
   // The projects' own destinations (blob storage, PostHog), on the same interval as the exports;
   // each integration resumes from its checkpoint.
   const integrationTimer = o.schemaKnown
-    ? new PassTimer(
-        o.config.exportIntervalSeconds * 1000,
-        async () => {
-          if (shuttingDown) return;
-          const blob = await runBlobIntegrationPass({
-            pool: o.pool,
-            analytics: o.analytics,
-            llm: o.config.llm,
-            settings: o.config.mode,
-          });
-          if (blob.windows > 0 || blob.failed.length > 0) o.log.info(blob, 'blob storage integration pass');
-          if (shuttingDown || !behaviourOf(o.config.mode).writesEventsTables) return;
-          const posthog = await runPostHogPass({
-            pool: o.pool,
-            analytics: o.analytics,
-            llm: o.config.llm,
-            baseUrl: o.config.auth.publicUrl?.origin ?? '',
-          });
-          if (posthog.windows > 0 || posthog.failed.length > 0)
-            o.log.info(posthog, 'PostHog integration pass');
-        },
-        failed('integration'),
-      )
+    ? new PassTimer('integration pass', exportEveryMs, () => integrationPass(o, stopping), o.log)
     : undefined;
 
   // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
@@ -184,14 +149,15 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
   });
   const retentionTimer = o.schemaKnown
     ? new PassTimer(
+        'retention pass',
         RETENTION_TICK_MS,
         async () => {
-          const r = await runRetentionPass(retentionDeps, new Date(), () => shuttingDown);
+          const r = await runRetentionPass(retentionDeps, new Date(), stopping);
           if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
-          const removed = await runProjectDeletionPass(retentionDeps, () => shuttingDown);
+          const removed = await runProjectDeletionPass(retentionDeps, stopping);
           if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
         },
-        failed('retention'),
+        o.log,
       )
     : undefined;
 
@@ -211,4 +177,35 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
       await waitAtMost(Promise.all(passes), CHAIN_STOP_WAIT_MS);
     },
   };
+}
+
+async function exportPass(o: WorkerJobsOptions, blobs: BlobStore, stopping: () => boolean): Promise<void> {
+  if (stopping()) return;
+  const r = await runExportPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    blobs,
+    storagePrefix: o.config.exportStorage?.prefix ?? '',
+    settings: o.config.mode,
+  });
+  if (r.windowsWritten > 0 || r.skipped.length > 0) o.log.info(r, 'export pass');
+}
+
+async function integrationPass(o: WorkerJobsOptions, stopping: () => boolean): Promise<void> {
+  if (stopping()) return;
+  const blob = await runBlobIntegrationPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    llm: o.config.llm,
+    settings: o.config.mode,
+  });
+  if (blob.windows > 0 || blob.failed.length > 0) o.log.info(blob, 'blob storage integration pass');
+  if (stopping() || !behaviourOf(o.config.mode).writesEventsTables) return;
+  const posthog = await runPostHogPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    llm: o.config.llm,
+    baseUrl: o.config.auth.publicUrl?.origin ?? '',
+  });
+  if (posthog.windows > 0 || posthog.failed.length > 0) o.log.info(posthog, 'PostHog integration pass');
 }
