@@ -35,6 +35,28 @@ export function Grid({
   );
 }
 
+/** A table cell of short words (labels, tags), each in a span of `className`, after `prefix`. */
+export function WordsCell({
+  words,
+  className,
+  prefix = '',
+}: {
+  words: readonly string[];
+  className: string;
+  prefix?: string;
+}) {
+  return (
+    <td>
+      {words.map((w) => (
+        <span key={w} className={className}>
+          {prefix}
+          {w}
+        </span>
+      ))}
+    </td>
+  );
+}
+
 /** The "Load more" button of a keyset-paged list, shown while a next page is left to load. */
 export function LoadMore({ more }: { more: (() => void) | undefined }) {
   return (
