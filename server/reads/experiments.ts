@@ -8,7 +8,16 @@
 import { BadRequest } from '../errors.ts';
 import type { FilterCondition } from './filters.ts';
 import { own } from './lookup.ts';
-import { decodeCursor, encodeCursor, orNull, Params, type Query, toIso, zipMetadata } from './sql.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  orNull,
+  Params,
+  type Query,
+  toIso,
+  withFieldGroups,
+  zipMetadata,
+} from './sql.ts';
 
 /** The columns structured `filter` conditions may use, by endpoint. */
 const EXPERIMENT_FILTER_COLUMNS: Record<string, string> = {
@@ -190,7 +199,7 @@ export function mapExperimentItem(
   row: Record<string, unknown>,
   groups: Set<ItemFieldGroup>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+  const base = {
     id: row['span_id'],
     traceId: row['trace_id'],
     startTime: toIso(row['start_time']),
@@ -201,30 +210,28 @@ export function mapExperimentItem(
     experimentName: row['experiment_name'],
     experimentItemId: row['experiment_item_id'],
   };
-  if (groups.has('dataset')) {
-    out['experimentDatasetId'] = orNull(row['experiment_dataset_id']);
-    out['experimentItemVersion'] = toIso(row['experiment_item_version']);
-  }
-  if (groups.has('io')) {
-    out['input'] = orNull(row['input']);
-    out['output'] = orNull(row['output']);
-    out['expectedOutput'] = orNull(row['experiment_item_expected_output']);
-  }
-  if (groups.has('metadata')) out['metadata'] = zipMetadata(row['metadata_names'], row['metadata_values']);
-  if (groups.has('itemMetadata')) {
-    out['experimentItemMetadata'] = zipMetadata(
-      row['experiment_item_metadata_names'],
-      row['experiment_item_metadata_values'],
-    );
-  }
-  if (groups.has('experimentMetadata')) {
-    out['experimentMetadata'] = zipMetadata(
-      row['experiment_metadata_names'],
-      row['experiment_metadata_values'],
-    );
-    out['experimentDescription'] = orNull(row['experiment_description']);
-  }
-  return out;
+  return withFieldGroups(base, groups, {
+    dataset: () => ({
+      experimentDatasetId: orNull(row['experiment_dataset_id']),
+      experimentItemVersion: toIso(row['experiment_item_version']),
+    }),
+    io: () => ({
+      input: orNull(row['input']),
+      output: orNull(row['output']),
+      expectedOutput: orNull(row['experiment_item_expected_output']),
+    }),
+    metadata: () => ({ metadata: zipMetadata(row['metadata_names'], row['metadata_values']) }),
+    itemMetadata: () => ({
+      experimentItemMetadata: zipMetadata(
+        row['experiment_item_metadata_names'],
+        row['experiment_item_metadata_values'],
+      ),
+    }),
+    experimentMetadata: () => ({
+      experimentMetadata: zipMetadata(row['experiment_metadata_names'], row['experiment_metadata_values']),
+      experimentDescription: orNull(row['experiment_description']),
+    }),
+  });
 }
 
 /** Scores of a page's subjects, at most `limit` per subject (`column` is trace_id or dataset_run_id). */
