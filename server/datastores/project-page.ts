@@ -88,3 +88,21 @@ export async function deleteProjectRow(
   ]);
   return (rowCount ?? 0) > 0;
 }
+
+/**
+ * Deletes the project's row of `table` with id `id`; its `column` (both the code's own constants),
+ * e.g. a name to audit, or undefined if it had none.
+ */
+export async function deleteProjectRowReturning(
+  pool: pg.Pool,
+  table: string,
+  projectId: string,
+  id: string,
+  column: string,
+): Promise<string | undefined> {
+  const { rows } = await pool.query<Record<string, string>>(
+    `DELETE FROM ${table} WHERE project_id = $1 AND id = $2 RETURNING ${column}`,
+    [projectId, id],
+  );
+  return rows[0]?.[column];
+}
