@@ -35,6 +35,15 @@ export function Grid({
   );
 }
 
+/** A row under a table row, across its `columns`: what the row's button opened (history, versions). */
+export function DetailRow({ columns, children }: { columns: number; children: ReactNode }) {
+  return (
+    <tr>
+      <td colSpan={columns}>{children}</td>
+    </tr>
+  );
+}
+
 /** A table cell of short words (labels, tags), each in a span of `className`, after `prefix`. */
 export function WordsCell({
   words,
