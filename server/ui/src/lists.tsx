@@ -44,6 +44,15 @@ export function DetailRow({ columns, children }: { columns: number; children: Re
   );
 }
 
+/** The button that opens or closes what a row shows below it: `What`, then `Hide what`. */
+export function ShowHide({ what, shown, onClick }: { what: string; shown: boolean; onClick: () => void }) {
+  return (
+    <button type="button" onClick={onClick}>
+      {shown ? `Hide ${what.toLowerCase()}` : what}
+    </button>
+  );
+}
+
 /** A table cell of short words (labels, tags), each in a span of `className`, after `prefix`. */
 export function WordsCell({
   words,

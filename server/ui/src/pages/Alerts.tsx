@@ -9,7 +9,7 @@ import { type AlertChannel, type AlertRule, api } from '../api.ts';
 import { Choice, Input, useForm } from '../fields.tsx';
 import { formatSeconds, formatTime } from '../format.ts';
 import { useLoaded, useToggled, useWrite } from '../hooks.ts';
-import { DetailRow, Grid } from '../lists.tsx';
+import { DetailRow, Grid, ShowHide } from '../lists.tsx';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
@@ -105,9 +105,7 @@ function RuleRow({
           <button type="button" onClick={() => void togglePause()}>
             {r.paused ? 'Resume' : 'Pause'}
           </button>{' '}
-          <button type="button" onClick={() => void toggleHistory()}>
-            {history ? 'Hide history' : 'History'}
-          </button>
+          <ShowHide what="History" shown={history !== undefined} onClick={() => void toggleHistory()} />
           {error && <span className="error"> {error}</span>}
         </td>
       </tr>

@@ -20,7 +20,7 @@ import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText }
 import { formatScore, formatTime } from '../format.ts';
 import { useDebounced, useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
-import { DetailRow, Grid } from '../lists.tsx';
+import { DetailRow, Grid, ShowHide } from '../lists.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
@@ -143,9 +143,7 @@ function EvaluatorRow({
             {e.managed ? 'Use template' : 'New version'}
           </button>{' '}
           {!e.managed && (
-            <button type="button" onClick={() => void toggle()}>
-              {versions ? 'Hide versions' : 'Versions'}
-            </button>
+            <ShowHide what="Versions" shown={versions !== undefined} onClick={() => void toggle()} />
           )}
           {error && <span className="error"> {error}</span>}
         </td>
@@ -225,9 +223,11 @@ function RuleRow({
           <button type="button" onClick={() => onEdit(r)}>
             Edit
           </button>{' '}
-          <button type="button" onClick={() => (log ? setLog(undefined) : void showLog())}>
-            {log ? 'Hide executions' : 'Executions'}
-          </button>
+          <ShowHide
+            what="Executions"
+            shown={log !== undefined}
+            onClick={() => (log ? setLog(undefined) : void showLog())}
+          />
           {error && (
             <span className="error" role="alert">
               {' '}
