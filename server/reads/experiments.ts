@@ -14,6 +14,7 @@ import {
   orNull,
   Params,
   type Query,
+  spanOf,
   toIso,
   withFieldGroups,
   zipMetadata,
@@ -87,6 +88,15 @@ interface ExperimentWindowRequest {
   filters: FilterCondition[];
 }
 
+/** Where both experiment reads look: the project's experiment spans (`narrower` still) in the window. */
+const windowWhere = (p: Params, r: ExperimentWindowRequest, narrower: string[] = []) => [
+  `project_id = ${p.str(r.projectId)}`,
+  "experiment_id != ''",
+  ...narrower,
+  `start_time >= ${p.time(r.fromStartTime)}`,
+  ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+];
+
 export interface ExperimentsRequest extends ExperimentWindowRequest {
   id?: string[] | undefined;
   name?: string[] | undefined;
@@ -97,10 +107,7 @@ export interface ExperimentsRequest extends ExperimentWindowRequest {
 export function buildExperiments(r: ExperimentsRequest): Query {
   const p = new Params();
   const where = [
-    `project_id = ${p.str(r.projectId)}`,
-    "experiment_id != ''",
-    `start_time >= ${p.time(r.fromStartTime)}`,
-    ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+    ...windowWhere(p, r),
     ...idFilters(p, { id: r.id, name: r.name, datasetId: r.datasetId }, r.filters, EXPERIMENT_FILTER_COLUMNS),
   ];
   const cursor = parseCursor(r.cursor);
@@ -162,11 +169,7 @@ export interface ExperimentItemsRequest extends ExperimentWindowRequest {
 export function buildExperimentItems(r: ExperimentItemsRequest): Query {
   const p = new Params();
   const where = [
-    `project_id = ${p.str(r.projectId)}`,
-    "experiment_id != ''",
-    'span_id = experiment_item_root_span_id',
-    `start_time >= ${p.time(r.fromStartTime)}`,
-    ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+    ...windowWhere(p, r, ['span_id = experiment_item_root_span_id']),
     ...idFilters(
       p,
       {
@@ -200,10 +203,7 @@ export function mapExperimentItem(
   groups: Set<ItemFieldGroup>,
 ): Record<string, unknown> {
   const base = {
-    id: row['span_id'],
-    traceId: row['trace_id'],
-    startTime: toIso(row['start_time']),
-    endTime: toIso(row['end_time']),
+    ...spanOf(row),
     level: row['level'],
     environment: row['environment'],
     experimentId: row['experiment_id'],

@@ -18,6 +18,7 @@ import {
   Params,
   parseMaybeJson,
   type Query,
+  spanOf,
   toIso,
   withFieldGroups,
   zipMetadata,
@@ -265,10 +266,7 @@ export function mapObservation(
 ): Record<string, unknown> {
   const parent = orNull(r['parent_span_id']);
   const base = {
-    id: r['span_id'],
-    traceId: r['trace_id'],
-    startTime: toIso(r['start_time']),
-    endTime: toIso(r['end_time']),
+    ...spanOf(r),
     projectId: r['project_id'],
     parentObservationId: parent,
     type: r['type'],
