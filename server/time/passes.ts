@@ -11,7 +11,7 @@ export class PassTimer {
   constructor(name: string, everyMs: number, pass: () => Promise<unknown>, log: Logger) {
     const failed = (err: Error) => log.error({ err: err.message }, `${name} failed`);
     this.#timer = setInterval(() => {
-      this.#last = this.#last.then(pass).then(() => undefined, failed);
+      this.#last = this.#last.then(() => pass()).then(() => undefined, failed);
     }, everyMs);
   }
 
