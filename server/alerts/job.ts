@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { LlmSettings } from '../config/env.ts';
 import { LLM_ENV } from '../contract/env.ts';
 import { select } from '../reads/select.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { type AlertRule, compileEvaluation } from './api.ts';
 import { deliver } from './deliver.ts';
 import type { AlertEvent } from './notify.ts';
@@ -102,8 +103,7 @@ export function eventOf(
 
 export class AlertJob {
   readonly #o: AlertJobOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #tick: Promise<unknown> = Promise.resolve();
+  #timer: PassTimer | undefined;
   #stopping = false;
 
   constructor(o: AlertJobOptions) {
@@ -111,11 +111,7 @@ export class AlertJob {
   }
 
   start(): void {
-    this.#timer = setInterval(() => {
-      this.#tick = this.#tick
-        .then(() => this.tick())
-        .catch((err: Error) => this.#o.log.error({ err: err.message }, 'alert tick failed'));
-    }, this.#o.tickMs);
+    this.#timer = new PassTimer('alert tick', this.#o.tickMs, () => this.tick(), this.#o.log);
   }
 
   /** Evaluates every due rule, then sends every due notification. */
@@ -214,9 +210,6 @@ export class AlertJob {
   /** Stops claiming; a tick under way finishes or is left (claimed rules are due again next time). */
   async stop(waitMs: number): Promise<void> {
     this.#stopping = true;
-    clearInterval(this.#timer);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#tick, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
-    clearTimeout(timer);
+    await waitAtMost(this.#timer?.stop() ?? Promise.resolve(), waitMs);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { deleteProjectRow, projectPage, projectRow } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectRecords } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../llm/secrets.ts';
 import type { AlertChannel, AlertMetric, AlertRule, ChannelType, RuleDefinition } from './api.ts';
@@ -160,14 +160,12 @@ export async function updateRule(pool: pg.Pool, rule: AlertRule, d: RuleDefiniti
   });
 }
 
-export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<AlertRule | undefined> {
-  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
-  return row && toRule(row);
-}
+const rules = projectRecords(RULES, RULES_ORDER, toRule);
+export const findRule = rules.find;
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(pool, RULES, RULES_ORDER, projectId, limit, offset);
-  return { rules: rows.map(toRule), total };
+  const { items, total } = await rules.page(pool, projectId, limit, offset);
+  return { rules: items, total };
 }
 
 export function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
@@ -371,16 +369,11 @@ export async function findUsableChannel(pool: pg.Pool, key: Buffer, projectId: s
   return r && usable(key, r);
 }
 
+const channels = projectRecords('alert_channels', 'created_at, id', toChannel);
+
 export async function listChannels(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ChannelRow>(
-    pool,
-    'alert_channels',
-    'created_at, id',
-    projectId,
-    limit,
-    offset,
-  );
-  return { channels: rows.map(toChannel), total };
+  const { items, total } = await channels.page(pool, projectId, limit, offset);
+  return { channels: items, total };
 }
 
 export function deleteChannel(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { deleteProjectRow, projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectRecords } from '../datastores/project-page.ts';
 import type {
   AnnotationQueue,
   AnnotationQueueItem,
@@ -120,28 +120,12 @@ export function deleteQueue(pool: pg.Pool, projectId: string, id: string): Promi
   return deleteProjectRow(pool, 'annotation_queues', projectId, id);
 }
 
-export async function findQueue(
-  pool: pg.Pool,
-  projectId: string,
-  id: string,
-): Promise<AnnotationQueue | undefined> {
-  const { rows } = await pool.query<QueueRow>(
-    'SELECT * FROM annotation_queues WHERE project_id = $1 AND id = $2',
-    [projectId, id],
-  );
-  return rows[0] && toQueue(rows[0]);
-}
+const queues = projectRecords('annotation_queues', 'created_at DESC, id DESC', toQueue);
+export const findQueue = queues.find;
 
 export async function listQueues(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<QueueRow>(
-    pool,
-    'annotation_queues',
-    'created_at DESC, id DESC',
-    projectId,
-    limit,
-    offset,
-  );
-  return { queues: rows.map(toQueue), total };
+  const { items, total } = await queues.page(pool, projectId, limit, offset);
+  return { queues: items, total };
 }
 
 /** Pending and completed items of each of the project's queues, by queue id. */

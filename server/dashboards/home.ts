@@ -3,7 +3,7 @@
  * also the presets a custom dashboard may place (`{type: 'preset', presetId}`). Pure data.
  */
 import type { FilterCondition } from '../reads/filters.ts';
-import type { Dashboard, Placement, WidgetDefinition } from './model.ts';
+import type { ChartConfig, Dashboard, Placement, WidgetDefinition } from './model.ts';
 
 const ROOT: FilterCondition = { column: 'isRootObservation', type: 'boolean', operator: '=', value: true };
 const notEmpty = (column: string): FilterCondition => ({
@@ -13,8 +13,27 @@ const notEmpty = (column: string): FilterCondition => ({
   value: '',
 });
 
-const widget = (w: Omit<WidgetDefinition, 'description' | 'chartConfig'> & Partial<WidgetDefinition>) =>
-  ({ description: '', ...w, chartConfig: { ...w.chartConfig, type: w.chartType } }) as WidgetDefinition;
+type PresetInput = Omit<WidgetDefinition, 'description' | 'chartConfig'> & {
+  description?: string;
+  chartConfig?: Omit<ChartConfig, 'type'>;
+};
+const widget = (w: PresetInput): WidgetDefinition => ({
+  description: w.description ?? '',
+  name: w.name,
+  view: w.view,
+  dimensions: w.dimensions,
+  metrics: w.metrics,
+  filters: w.filters,
+  chartType: w.chartType,
+  chartConfig: { type: w.chartType, ...w.chartConfig },
+});
+
+/** The `limit` values of `field` that rank first (observations without one left out), labelled. */
+const topBy = (field: string, limit: number) => ({
+  dimensions: [{ field }],
+  filters: [notEmpty(field)],
+  chartConfig: { row_limit: limit, show_value_labels: true },
+});
 
 /** Preset id -> widget; the order is the home dashboard's. */
 export const PRESETS: Record<string, WidgetDefinition> = {
@@ -55,23 +74,19 @@ export const PRESETS: Record<string, WidgetDefinition> = {
   'cost-by-model': widget({
     name: 'Cost by model',
     view: 'observations',
-    dimensions: [{ field: 'providedModelName' }],
+    ...topBy('providedModelName', 20),
     metrics: [{ measure: 'totalCost', agg: 'sum' }],
-    filters: [notEmpty('providedModelName')],
     chartType: 'HORIZONTAL_BAR',
-    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 20, show_value_labels: true },
   }),
   'tokens-by-model': widget({
     name: 'Tokens by model',
     view: 'observations',
-    dimensions: [{ field: 'providedModelName' }],
+    ...topBy('providedModelName', 20),
     metrics: [
       { measure: 'inputTokens', agg: 'sum' },
       { measure: 'outputTokens', agg: 'sum' },
     ],
-    filters: [notEmpty('providedModelName')],
     chartType: 'VERTICAL_BAR',
-    chartConfig: { type: 'VERTICAL_BAR', row_limit: 20, show_value_labels: true },
   }),
   'latency-percentiles': widget({
     name: 'Latency percentiles by observation name (ms)',
@@ -86,7 +101,6 @@ export const PRESETS: Record<string, WidgetDefinition> = {
     filters: [],
     chartType: 'PIVOT_TABLE',
     chartConfig: {
-      type: 'PIVOT_TABLE',
       row_limit: 20,
       defaultSort: { column: 'p95_latency', order: 'DESC' },
     },
@@ -110,23 +124,19 @@ export const PRESETS: Record<string, WidgetDefinition> = {
   'top-users': widget({
     name: 'Top users by cost',
     view: 'observations',
-    dimensions: [{ field: 'userId' }],
+    ...topBy('userId', 10),
     metrics: [
       { measure: 'totalCost', agg: 'sum' },
       { measure: 'count', agg: 'count' },
     ],
-    filters: [notEmpty('userId')],
     chartType: 'HORIZONTAL_BAR',
-    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 10, show_value_labels: true },
   }),
   'top-sessions': widget({
     name: 'Top sessions by observations',
     view: 'observations',
-    dimensions: [{ field: 'sessionId' }],
+    ...topBy('sessionId', 10),
     metrics: [{ measure: 'count', agg: 'count' }],
-    filters: [notEmpty('sessionId')],
     chartType: 'HORIZONTAL_BAR',
-    chartConfig: { type: 'HORIZONTAL_BAR', row_limit: 10, show_value_labels: true },
   }),
 };
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { deleteProjectRow, projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectPage, projectRecords } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
 import type { FilterCondition } from '../reads/filters.ts';
@@ -323,30 +323,22 @@ export const updatePlacement = (
 export const deletePlacement = (pool: pg.Pool, projectId: string, dashboardId: string, placementId: string) =>
   changeTiles(pool, projectId, dashboardId, (c) => removeTile(c, dashboardId, placementId));
 
+const widgets = projectRecords('dashboard_widgets', 'updated_at DESC, id', toWidget);
+
 export async function listWidgets(
   pool: pg.Pool,
   projectId: string,
   limit: number,
   offset: number,
 ): Promise<{ widgets: Widget[]; total: number }> {
-  const { rows, total } = await projectPage<WidgetRow>(
-    pool,
-    'dashboard_widgets',
-    'updated_at DESC, id',
-    projectId,
-    limit,
-    offset,
-  );
-  return { widgets: rows.map(toWidget), total };
+  const { items, total } = await widgets.page(pool, projectId, limit, offset);
+  return { widgets: items, total };
 }
 
 export async function getWidget(pool: pg.Pool, projectId: string, id: string): Promise<Widget> {
-  const { rows } = await pool.query<WidgetRow>(
-    'SELECT * FROM dashboard_widgets WHERE project_id = $1 AND id = $2',
-    [projectId, id],
-  );
-  if (!rows[0]) throw new NotFound(`dashboard widget ${id} not found`);
-  return toWidget(rows[0]);
+  const widget = await widgets.find(pool, projectId, id);
+  if (!widget) throw new NotFound(`dashboard widget ${id} not found`);
+  return widget;
 }
 
 /** A widget's stored columns from `name` on ($3 to $10 of its INSERT and UPDATE). */

@@ -41,16 +41,38 @@ export async function projectPage<R extends pg.QueryResultRow>(
 /** The project's row of `source` with id `id`, if any. */
 export async function projectRow<R extends pg.QueryResultRow>(
   pool: pg.Pool,
-  source: Exclude<PageSource, string>,
+  source: PageSource,
   projectId: string,
   id: string,
 ): Promise<R | undefined> {
-  const { select, alias } = source;
+  const { select, alias } =
+    typeof source === 'string' ? { select: `SELECT * FROM ${source}`, alias: source } : source;
   const { rows } = await pool.query<R>(`${select} WHERE ${alias}.project_id = $1 AND ${alias}.id = $2`, [
     projectId,
     id,
   ]);
   return rows[0];
+}
+
+/**
+ * A project's records kept one a row of `source`: one by id, and a page in `orderBy`, each row as
+ * `toRecord` makes it.
+ */
+export function projectRecords<R extends pg.QueryResultRow, T>(
+  source: PageSource,
+  orderBy: string,
+  toRecord: (row: R) => T,
+) {
+  return {
+    async find(pool: pg.Pool, projectId: string, id: string): Promise<T | undefined> {
+      const row = await projectRow<R>(pool, source, projectId, id);
+      return row && toRecord(row);
+    },
+    async page(pool: pg.Pool, projectId: string, limit: number, offset: number) {
+      const { rows, total } = await projectPage<R>(pool, source, orderBy, projectId, limit, offset);
+      return { items: rows.map(toRecord), total };
+    },
+  };
 }
 
 /** Deletes the project's row of `table` (the code's own constant) with id `id`; false if it had none. */
@@ -65,4 +87,22 @@ export async function deleteProjectRow(
     id,
   ]);
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Deletes the project's row of `table` with id `id`; its `column` (both the code's own constants),
+ * e.g. a name to audit, or undefined if it had none.
+ */
+export async function deleteProjectRowReturning(
+  pool: pg.Pool,
+  table: string,
+  projectId: string,
+  id: string,
+  column: string,
+): Promise<string | undefined> {
+  const { rows } = await pool.query<Record<string, string>>(
+    `DELETE FROM ${table} WHERE project_id = $1 AND id = $2 RETURNING ${column}`,
+    [projectId, id],
+  );
+  return rows[0]?.[column];
 }

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LlmSettings } from '../config/env.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { claimExecutions, type Outcome, settleExecution } from './executions.ts';
 import { judgeReady, oncePerPass, prepare, type Ready } from './judge.ts';
 import { readJudgedMany } from './judged.ts';
@@ -56,8 +57,7 @@ export function keyedLimiter(size: number) {
 
 export class EvaluationJob {
   readonly #o: EvaluationJobOptions & typeof DEFAULTS;
-  #timer: NodeJS.Timeout | undefined;
-  #pass: Promise<void> = Promise.resolve();
+  #timer: PassTimer | undefined;
   #inFlight = new Set<Promise<void>>();
   #stopping = false;
   readonly #limit: ReturnType<typeof keyedLimiter>;
@@ -68,11 +68,7 @@ export class EvaluationJob {
   }
 
   start(): void {
-    this.#timer = setInterval(() => {
-      this.#pass = this.#pass
-        .then(() => this.runPass())
-        .catch((err: Error) => this.#o.log.error({ err: err.message }, 'evaluation pass failed'));
-    }, this.#o.intervalMs);
+    this.#timer = new PassTimer('evaluation pass', this.#o.intervalMs, () => this.runPass(), this.#o.log);
   }
 
   async runPass(): Promise<void> {
@@ -126,12 +122,7 @@ export class EvaluationJob {
   /** Stops scanning and claiming; judgments under way finish or are left to their lease. */
   async stop(waitMs: number): Promise<void> {
     this.#stopping = true;
-    clearInterval(this.#timer);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all([this.#pass, ...this.#inFlight]),
-      new Promise((r) => (timer = setTimeout(r, waitMs))),
-    ]);
-    clearTimeout(timer);
+    const pass = this.#timer?.stop() ?? Promise.resolve();
+    await waitAtMost(Promise.all([pass, ...this.#inFlight]), waitMs);
   }
 }

@@ -1,7 +1,7 @@
 /** Evaluators and evaluation rules in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { deleteProjectRow, projectPage, projectRow } from '../datastores/project-page.ts';
+import { deleteProjectRow, projectRecords } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { FilterCondition } from '../reads/filters.ts';
 import { MANAGED_TEMPLATES, managedId } from './managed-templates.ts';
@@ -241,14 +241,12 @@ const toRule = (r: RuleRow): Rule => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
-export async function findRule(pool: pg.Pool, projectId: string, id: string): Promise<Rule | undefined> {
-  const row = await projectRow<RuleRow>(pool, RULES, projectId, id);
-  return row && toRule(row);
-}
+const rules = projectRecords(RULES, RULES_ORDER, toRule);
+export const findRule = rules.find;
 
 export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<RuleRow>(pool, RULES, RULES_ORDER, projectId, limit, offset);
-  return { rules: rows.map(toRule), total };
+  const { items, total } = await rules.page(pool, projectId, limit, offset);
+  return { rules: items, total };
 }
 
 /** Every enabled, unpaused rule of `target` of every project (the worker's scan). */

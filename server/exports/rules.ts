@@ -95,20 +95,22 @@ interface ExportPlace {
 /** The folder of one export's files: `<storage prefix><projectId>/<export prefix><exportId>/`. */
 export const exportFolder = (e: ExportPlace) => `${e.storagePrefix}${e.projectId}/${e.prefix}${e.id}/`;
 
-const EXTENSION: Record<FileFormat, string> = {
-  JSONL: 'jsonl',
-  CSV: 'csv',
-  PARQUET: 'parquet',
-  JSON: 'json',
+/** Each file format's name ending and the content type its files are stored with. */
+const FILE_FORMATS: Record<FileFormat, { extension: string; contentType: string }> = {
+  JSON: { extension: 'json', contentType: 'application/json' },
+  JSONL: { extension: 'jsonl', contentType: 'application/x-ndjson' },
+  CSV: { extension: 'csv', contentType: 'text/csv' },
+  PARQUET: { extension: 'parquet', contentType: 'application/vnd.apache.parquet' },
 };
-export const extensionOf = (format: FileFormat) => EXTENSION[format];
+export const extensionOf = (format: FileFormat) => FILE_FORMATS[format].extension;
+export const contentTypeOf = (format: FileFormat) => FILE_FORMATS[format].contentType;
 
 /** `<folder><source>/<start>_<end>.<ext>`, the times as compact UTC ISO 8601. */
 export function windowKey(
   e: ExportPlace & { source: ExportSource; format: ExportFormat },
   w: ExportWindow,
 ): string {
-  return `${exportFolder(e)}${e.source.toLowerCase()}/${stamp(w.start)}_${stamp(w.end)}.${EXTENSION[e.format]}`;
+  return `${exportFolder(e)}${e.source.toLowerCase()}/${stamp(w.start)}_${stamp(w.end)}.${extensionOf(e.format)}`;
 }
 
 const csvCell = (v: unknown): string => {
@@ -125,11 +127,3 @@ export function renderRows(format: Exclude<FileFormat, 'PARQUET'>, rows: Record<
   const columns = Object.keys(rows[0]!);
   return `${[columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\r\n')}\r\n`;
 }
-
-const CONTENT_TYPE: Record<FileFormat, string> = {
-  JSON: 'application/json',
-  JSONL: 'application/x-ndjson',
-  CSV: 'text/csv',
-  PARQUET: 'application/vnd.apache.parquet',
-};
-export const contentTypeOf = (format: FileFormat) => CONTENT_TYPE[format];

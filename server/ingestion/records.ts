@@ -32,10 +32,16 @@ export function metadataMap(v: unknown): Record<string, string> {
 
 const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
-/** Applies the fields present in `patch` (not undefined/null) over `base`. */
-function assignGiven(base: Row, patch: Row): Row {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(patch)) if (given(v)) out[k] = v;
+/**
+ * A body merged onto its stored row: the fields it gives (not undefined/null) win, its metadata is
+ * merged key by key (new values win), and the row takes this write's time.
+ */
+function mergeBody(row: Row, fields: Row, metadata: unknown, ctx: RowContext): Row {
+  const out = { ...row };
+  for (const [k, v] of Object.entries(fields)) if (given(v)) out[k] = v;
+  out['metadata'] = { ...(row['metadata'] as Record<string, string>), ...metadataMap(metadata) };
+  out['updated_at'] = chTime(ctx.now);
+  out['event_ts'] = chTime(ctx.now);
   return out;
 }
 
@@ -86,22 +92,24 @@ export function emptyTraceRow(ctx: RowContext, id: string, timestamp: string): R
 
 /** Merges one trace-create body onto the trace row (new values win; metadata merged; tags unioned). */
 export function applyTrace(row: Row, body: TraceBody, ctx: RowContext): Row {
-  const next = assignGiven(row, {
-    timestamp: given(body.timestamp) ? chTime(body.timestamp) : undefined,
-    name: body.name,
-    user_id: body.userId,
-    release: body.release,
-    version: body.version,
-    environment: body.environment,
-    public: body.public,
-    input: jsonText(body.input),
-    output: jsonText(body.output),
-    session_id: body.sessionId,
-  });
-  next['metadata'] = { ...(row['metadata'] as Record<string, string>), ...metadataMap(body.metadata) };
+  const next = mergeBody(
+    row,
+    {
+      timestamp: given(body.timestamp) ? chTime(body.timestamp) : undefined,
+      name: body.name,
+      user_id: body.userId,
+      release: body.release,
+      version: body.version,
+      environment: body.environment,
+      public: body.public,
+      input: jsonText(body.input),
+      output: jsonText(body.output),
+      session_id: body.sessionId,
+    },
+    body.metadata,
+    ctx,
+  );
   if (body.tags) next['tags'] = [...new Set([...(row['tags'] as string[]), ...body.tags])].sort();
-  next['updated_at'] = chTime(ctx.now);
-  next['event_ts'] = chTime(ctx.now);
   return next;
 }
 
@@ -210,25 +218,29 @@ export function costDetails(body: ObservationPatch): Record<string, number> {
 
 /** Merges one observation event body onto the observation row. */
 export function applyObservation(row: Row, body: ObservationPatch, ctx: RowContext): Row {
-  const next = assignGiven(row, {
-    type: body.type,
-    parent_observation_id: body.parentObservationId,
-    start_time: given(body.startTime) ? chTime(body.startTime) : undefined,
-    end_time: given(body.endTime) ? chTime(body.endTime) : undefined,
-    name: body.name,
-    level: body.level,
-    status_message: body.statusMessage,
-    version: body.version,
-    input: jsonText(body.input),
-    output: jsonText(body.output),
-    provided_model_name: body.model,
-    model_parameters: given(body.modelParameters) ? JSON.stringify(body.modelParameters) : undefined,
-    completion_start_time: given(body.completionStartTime) ? chTime(body.completionStartTime) : undefined,
-    prompt_name: body.promptName,
-    prompt_version: body.promptVersion,
-    environment: body.environment,
-  });
-  next['metadata'] = { ...(row['metadata'] as Record<string, string>), ...metadataMap(body.metadata) };
+  const next = mergeBody(
+    row,
+    {
+      type: body.type,
+      parent_observation_id: body.parentObservationId,
+      start_time: given(body.startTime) ? chTime(body.startTime) : undefined,
+      end_time: given(body.endTime) ? chTime(body.endTime) : undefined,
+      name: body.name,
+      level: body.level,
+      status_message: body.statusMessage,
+      version: body.version,
+      input: jsonText(body.input),
+      output: jsonText(body.output),
+      provided_model_name: body.model,
+      model_parameters: given(body.modelParameters) ? JSON.stringify(body.modelParameters) : undefined,
+      completion_start_time: given(body.completionStartTime) ? chTime(body.completionStartTime) : undefined,
+      prompt_name: body.promptName,
+      prompt_version: body.promptVersion,
+      environment: body.environment,
+    },
+    body.metadata,
+    ctx,
+  );
   const usage = usageDetails(body);
   if (Object.keys(usage).length > 0) {
     next['provided_usage_details'] = usage;
@@ -240,8 +252,6 @@ export function applyObservation(row: Row, body: ObservationPatch, ctx: RowConte
     next['cost_details'] = cost;
     next['total_cost'] = cost['total'] ?? null;
   }
-  next['updated_at'] = chTime(ctx.now);
-  next['event_ts'] = chTime(ctx.now);
   return next;
 }
 

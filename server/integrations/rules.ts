@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ModeSettings } from '../contract/write-modes.ts';
 import { type ExportSource, type ExportWindow, extensionOf, sourceRefusal, stamp } from '../exports/rules.ts';
+import { chTimeToIso } from '../ingestion/time.ts';
 import { FIELD_GROUPS as READ_FIELD_GROUPS } from '../reads/observations.ts';
 import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
 
@@ -243,8 +244,8 @@ export function uuidV5(name: string, namespace: string): string {
 
 const numberOrNull = (v: string | number | null) => (v === null || v === '' ? null : Number(v));
 const blankToNull = (v: string) => (v === '' ? null : v);
-/** The store's `YYYY-MM-DD hh:mm:ss.ffffff` (UTC) as ISO 8601. */
-const isoOf = (t: string) => `${t.replace(' ', 'T').slice(0, 23)}Z`;
+/** The store's `YYYY-MM-DD hh:mm:ss.ffffff` (UTC) as ISO 8601, to the millisecond. */
+const isoOf = (t: string) => chTimeToIso(t.slice(0, 23));
 
 /** The reference's `langfuse observation` event of one enriched observation. */
 export function observationEvent(

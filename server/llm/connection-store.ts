@@ -1,7 +1,7 @@
 /** LLM connections in PostgreSQL, every statement scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { deleteProjectRowReturning, projectRecords } from '../datastores/project-page.ts';
 import type { Adapter } from './adapters.ts';
 import type { LlmConnection, UpsertConnectionRequest } from './connections.ts';
 import { decryptSecret, encryptSecret, maskSecret } from './secrets.ts';
@@ -74,30 +74,16 @@ export async function upsertConnection(
   return toConnection(rows[0]!);
 }
 
+const connections = projectRecords('llm_connections', 'created_at, id', toConnection);
+
 export async function listConnections(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ConnectionRow>(
-    pool,
-    'llm_connections',
-    'created_at, id',
-    projectId,
-    limit,
-    offset,
-  );
-  return { connections: rows.map(toConnection), total };
+  const { items, total } = await connections.page(pool, projectId, limit, offset);
+  return { connections: items, total };
 }
 
 /** Deletes the connection; its provider name when it existed. */
-export async function deleteConnection(
-  pool: pg.Pool,
-  projectId: string,
-  id: string,
-): Promise<string | undefined> {
-  const { rows } = await pool.query<{ provider: string }>(
-    'DELETE FROM llm_connections WHERE project_id = $1 AND id = $2 RETURNING provider',
-    [projectId, id],
-  );
-  return rows[0]?.provider;
-}
+export const deleteConnection = (pool: pg.Pool, projectId: string, id: string) =>
+  deleteProjectRowReturning(pool, 'llm_connections', projectId, id, 'provider');
 
 /** A connection with its secrets, for calling the provider. */
 export interface UsableConnection extends LlmConnection {

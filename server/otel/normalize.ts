@@ -48,8 +48,12 @@ function resourceSpans(rs: Obj, toHexId: IdConverter): OtlpResourceSpans {
 }
 
 function resource(value: unknown): OtlpResource {
-  const r = isObj(value) ? value : {};
-  return { attributes: keyValues(r.attributes), droppedAttributesCount: int(r.droppedAttributesCount) };
+  return attributed(isObj(value) ? value : {});
+}
+
+/** The attributes an OTLP message carries, with how many its sender dropped. */
+function attributed(o: Obj): { attributes: OtlpResource['attributes']; droppedAttributesCount: number } {
+  return { attributes: keyValues(o.attributes), droppedAttributesCount: int(o.droppedAttributesCount) };
 }
 
 function scopeSpans(ss: Obj, toHexId: IdConverter): OtlpScopeSpans {
@@ -65,8 +69,7 @@ function scope(value: unknown): OtlpInstrumentationScope {
   return {
     name: str(s.name),
     version: str(s.version),
-    attributes: keyValues(s.attributes),
-    droppedAttributesCount: int(s.droppedAttributesCount),
+    ...attributed(s),
   };
 }
 
@@ -81,8 +84,7 @@ function span(s: Obj, toHexId: IdConverter): OtlpSpan {
     kind: enumValue(s.kind, SPAN_KINDS),
     startTimeUnixNano: time(s.startTimeUnixNano),
     endTimeUnixNano: time(s.endTimeUnixNano),
-    attributes: keyValues(s.attributes),
-    droppedAttributesCount: int(s.droppedAttributesCount),
+    ...attributed(s),
     events: list(s.events, event),
     droppedEventsCount: int(s.droppedEventsCount),
     links: list(s.links, (l) => link(l, toHexId)),
@@ -99,8 +101,7 @@ function event(e: Obj): OtlpSpanEvent {
   return {
     timeUnixNano: time(e.timeUnixNano),
     name: str(e.name),
-    attributes: keyValues(e.attributes),
-    droppedAttributesCount: int(e.droppedAttributesCount),
+    ...attributed(e),
   };
 }
 
@@ -109,8 +110,7 @@ function link(l: Obj, toHexId: IdConverter): OtlpSpanLink {
     traceId: toHexId(l.traceId, TRACE_ID_BYTES) as string,
     spanId: toHexId(l.spanId, SPAN_ID_BYTES) as string,
     traceState: str(l.traceState),
-    attributes: keyValues(l.attributes),
-    droppedAttributesCount: int(l.droppedAttributesCount),
+    ...attributed(l),
     flags: int(l.flags),
   };
 }

@@ -1,14 +1,13 @@
 import { type Attributes, attr, firstMeaningful, firstText, isMeaningful, isTrue, LF } from './attributes.ts';
 
-const OBS_META = LF.OBSERVATION_METADATA;
-const TRACE_META = LF.TRACE_METADATA;
+/** `key` in the observation's metadata, then in the trace's (as LangChain and OpenAI send it). */
+const inMetadata = (key: string) => [`${LF.OBSERVATION_METADATA}.${key}`, `${LF.TRACE_METADATA}.${key}`];
 
 /** Sources of the user id, first match wins (Langfuse, OTel convention, LangChain/OpenAI metadata, Vercel AI SDK). */
 export const USER_ID_KEYS = [
   LF.USER_ID,
   'user.id',
-  `${OBS_META}.langfuse_user_id`,
-  `${TRACE_META}.langfuse_user_id`,
+  ...inMetadata('langfuse_user_id'),
   'ai.telemetry.metadata.userId',
 ];
 
@@ -17,8 +16,7 @@ export const SESSION_ID_KEYS = [
   LF.SESSION_ID,
   'session.id',
   'gen_ai.conversation.id',
-  `${OBS_META}.langfuse_session_id`,
-  `${TRACE_META}.langfuse_session_id`,
+  ...inMetadata('langfuse_session_id'),
   'ai.telemetry.metadata.sessionId',
 ];
 
@@ -26,8 +24,7 @@ export const SESSION_ID_KEYS = [
 export const TAG_KEYS = [
   LF.TRACE_TAGS,
   'langfuse.tags',
-  `${OBS_META}.langfuse_tags`,
-  `${TRACE_META}.langfuse_tags`,
+  ...inMetadata('langfuse_tags'),
   'ai.telemetry.metadata.tags',
   'tag.tags',
 ];

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
+import { deleteProjectRowReturning } from '../datastores/project-page.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 
 export interface ProjectKeys {
@@ -132,17 +133,8 @@ export async function keySummaries(
 export const listApiKeys = (pool: pg.Pool, projectId: string) => keySummaries(pool, 'api_keys', projectId);
 
 /** Deletes the project's key; its public key, or undefined when the project has no such key. */
-export async function revokeApiKey(
-  pool: pg.Pool,
-  projectId: string,
-  keyId: string,
-): Promise<string | undefined> {
-  const { rows } = await pool.query<{ public_key: string }>(
-    'DELETE FROM api_keys WHERE project_id = $1 AND id = $2 RETURNING public_key',
-    [projectId, keyId],
-  );
-  return rows[0]?.public_key;
-}
+export const revokeApiKey = (pool: pg.Pool, projectId: string, keyId: string) =>
+  deleteProjectRowReturning(pool, 'api_keys', projectId, keyId, 'public_key');
 
 export interface Principal {
   projectId: string;

@@ -8,7 +8,17 @@
 import { BadRequest } from '../errors.ts';
 import type { FilterCondition } from './filters.ts';
 import { own } from './lookup.ts';
-import { decodeCursor, encodeCursor, orNull, Params, type Query, toIso, zipMetadata } from './sql.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  orNull,
+  Params,
+  type Query,
+  spanOf,
+  toIso,
+  withFieldGroups,
+  zipMetadata,
+} from './sql.ts';
 
 /** The columns structured `filter` conditions may use, by endpoint. */
 const EXPERIMENT_FILTER_COLUMNS: Record<string, string> = {
@@ -78,6 +88,15 @@ interface ExperimentWindowRequest {
   filters: FilterCondition[];
 }
 
+/** Where both experiment reads look: the project's experiment spans (`narrower` still) in the window. */
+const windowWhere = (p: Params, r: ExperimentWindowRequest, narrower: string[] = []) => [
+  `project_id = ${p.str(r.projectId)}`,
+  "experiment_id != ''",
+  ...narrower,
+  `start_time >= ${p.time(r.fromStartTime)}`,
+  ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+];
+
 export interface ExperimentsRequest extends ExperimentWindowRequest {
   id?: string[] | undefined;
   name?: string[] | undefined;
@@ -88,10 +107,7 @@ export interface ExperimentsRequest extends ExperimentWindowRequest {
 export function buildExperiments(r: ExperimentsRequest): Query {
   const p = new Params();
   const where = [
-    `project_id = ${p.str(r.projectId)}`,
-    "experiment_id != ''",
-    `start_time >= ${p.time(r.fromStartTime)}`,
-    ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+    ...windowWhere(p, r),
     ...idFilters(p, { id: r.id, name: r.name, datasetId: r.datasetId }, r.filters, EXPERIMENT_FILTER_COLUMNS),
   ];
   const cursor = parseCursor(r.cursor);
@@ -153,11 +169,7 @@ export interface ExperimentItemsRequest extends ExperimentWindowRequest {
 export function buildExperimentItems(r: ExperimentItemsRequest): Query {
   const p = new Params();
   const where = [
-    `project_id = ${p.str(r.projectId)}`,
-    "experiment_id != ''",
-    'span_id = experiment_item_root_span_id',
-    `start_time >= ${p.time(r.fromStartTime)}`,
-    ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
+    ...windowWhere(p, r, ['span_id = experiment_item_root_span_id']),
     ...idFilters(
       p,
       {
@@ -190,41 +202,36 @@ export function mapExperimentItem(
   row: Record<string, unknown>,
   groups: Set<ItemFieldGroup>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: row['span_id'],
-    traceId: row['trace_id'],
-    startTime: toIso(row['start_time']),
-    endTime: toIso(row['end_time']),
+  const base = {
+    ...spanOf(row),
     level: row['level'],
     environment: row['environment'],
     experimentId: row['experiment_id'],
     experimentName: row['experiment_name'],
     experimentItemId: row['experiment_item_id'],
   };
-  if (groups.has('dataset')) {
-    out['experimentDatasetId'] = orNull(row['experiment_dataset_id']);
-    out['experimentItemVersion'] = toIso(row['experiment_item_version']);
-  }
-  if (groups.has('io')) {
-    out['input'] = orNull(row['input']);
-    out['output'] = orNull(row['output']);
-    out['expectedOutput'] = orNull(row['experiment_item_expected_output']);
-  }
-  if (groups.has('metadata')) out['metadata'] = zipMetadata(row['metadata_names'], row['metadata_values']);
-  if (groups.has('itemMetadata')) {
-    out['experimentItemMetadata'] = zipMetadata(
-      row['experiment_item_metadata_names'],
-      row['experiment_item_metadata_values'],
-    );
-  }
-  if (groups.has('experimentMetadata')) {
-    out['experimentMetadata'] = zipMetadata(
-      row['experiment_metadata_names'],
-      row['experiment_metadata_values'],
-    );
-    out['experimentDescription'] = orNull(row['experiment_description']);
-  }
-  return out;
+  return withFieldGroups(base, groups, {
+    dataset: () => ({
+      experimentDatasetId: orNull(row['experiment_dataset_id']),
+      experimentItemVersion: toIso(row['experiment_item_version']),
+    }),
+    io: () => ({
+      input: orNull(row['input']),
+      output: orNull(row['output']),
+      expectedOutput: orNull(row['experiment_item_expected_output']),
+    }),
+    metadata: () => ({ metadata: zipMetadata(row['metadata_names'], row['metadata_values']) }),
+    itemMetadata: () => ({
+      experimentItemMetadata: zipMetadata(
+        row['experiment_item_metadata_names'],
+        row['experiment_item_metadata_values'],
+      ),
+    }),
+    experimentMetadata: () => ({
+      experimentMetadata: zipMetadata(row['experiment_metadata_names'], row['experiment_metadata_values']),
+      experimentDescription: orNull(row['experiment_description']),
+    }),
+  });
 }
 
 /** Scores of a page's subjects, at most `limit` per subject (`column` is trace_id or dataset_run_id). */

@@ -65,20 +65,33 @@ const EVENTS_OBSERVATIONS: MetricsView = {
   filters: OBSERVATION_COLUMNS,
 };
 
+/** Filters on text columns: the API's name -> the column. */
+const textFilters = (columns: Record<string, string>): ColumnTable =>
+  Object.fromEntries(Object.entries(columns).map(([name, expr]) => [name, { expr, kind: 'string' }]));
+
+/** The version 3 tables' and the scores' `metadata` map, filtered by key. */
+const METADATA_MAP: ColumnTable[string] = {
+  expr: 'metadata',
+  kind: 'metadata',
+  value: (k) => `metadata[${k}]`,
+};
+
 const SCORE_FILTERS: ColumnTable = {
-  id: { expr: 'id', kind: 'string' },
-  name: { expr: 'name', kind: 'string' },
-  source: { expr: 'source', kind: 'string' },
-  dataType: { expr: 'data_type', kind: 'string' },
-  environment: { expr: 'environment', kind: 'string' },
-  configId: { expr: 'config_id', kind: 'string' },
-  traceId: { expr: 'trace_id', kind: 'string' },
-  sessionId: { expr: 'session_id', kind: 'string' },
-  observationId: { expr: 'observation_id', kind: 'string' },
+  ...textFilters({
+    id: 'id',
+    name: 'name',
+    source: 'source',
+    dataType: 'data_type',
+    environment: 'environment',
+    configId: 'config_id',
+    traceId: 'trace_id',
+    sessionId: 'session_id',
+    observationId: 'observation_id',
+  }),
   value: { expr: 'value', kind: 'number' },
   stringValue: { expr: 'string_value', kind: 'string' },
   timestamp: { expr: 'timestamp', kind: 'datetime' },
-  metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+  metadata: METADATA_MAP,
 };
 
 const scoreView = (types: string[], extra: Record<string, string>): MetricsView => ({
@@ -121,51 +134,49 @@ export const METRICS_V2_VIEWS: Record<string, MetricsView> = {
   ...SCORE_VIEWS,
 };
 
+/** The legacy traces' text columns, each a dimension and a filter. */
+const LEGACY_TRACE_TEXT = {
+  id: 'id',
+  name: 'name',
+  userId: 'user_id',
+  sessionId: 'session_id',
+  release: 'release',
+  version: 'version',
+  environment: 'environment',
+};
 const LEGACY_TRACES: MetricsView = {
   table: 'traces',
   final: true,
   timeColumn: 'timestamp',
-  dimensions: {
-    id: 'id',
-    name: 'name',
-    userId: 'user_id',
-    sessionId: 'session_id',
-    release: 'release',
-    version: 'version',
-    environment: 'environment',
-    tags: 'tags',
-    timestampMonth: "formatDateTime(timestamp, '%Y-%m')",
-  },
+  dimensions: { ...LEGACY_TRACE_TEXT, tags: 'tags', timestampMonth: "formatDateTime(timestamp, '%Y-%m')" },
   highCardinality: [],
   measures: { count: '1' },
   filters: {
-    id: { expr: 'id', kind: 'string' },
-    name: { expr: 'name', kind: 'string' },
-    userId: { expr: 'user_id', kind: 'string' },
-    sessionId: { expr: 'session_id', kind: 'string' },
-    release: { expr: 'release', kind: 'string' },
-    version: { expr: 'version', kind: 'string' },
-    environment: { expr: 'environment', kind: 'string' },
+    ...textFilters(LEGACY_TRACE_TEXT),
     tags: { expr: 'tags', kind: 'array' },
     timestamp: { expr: 'timestamp', kind: 'datetime' },
-    metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+    metadata: METADATA_MAP,
   },
 };
 
 const legacyLatency = millisBetween('start_time', 'end_time');
+/** The legacy observations' text columns, each a dimension and a filter. */
+const LEGACY_OBSERVATION_TEXT = {
+  id: 'id',
+  traceId: 'trace_id',
+  type: 'type',
+  name: 'name',
+  level: 'level',
+  environment: 'environment',
+  version: 'version',
+  providedModelName: 'provided_model_name',
+};
 const LEGACY_OBSERVATIONS: MetricsView = {
   table: 'observations',
   final: true,
   timeColumn: 'start_time',
   dimensions: {
-    id: 'id',
-    traceId: 'trace_id',
-    environment: 'environment',
-    type: 'type',
-    name: 'name',
-    level: 'level',
-    version: 'version',
-    providedModelName: 'provided_model_name',
+    ...LEGACY_OBSERVATION_TEXT,
     promptName: 'prompt_name',
     promptVersion: 'prompt_version',
     startTimeMonth: "formatDateTime(start_time, '%Y-%m')",
@@ -183,16 +194,9 @@ const LEGACY_OBSERVATIONS: MetricsView = {
     totalCost: 'total_cost',
   },
   filters: {
-    id: { expr: 'id', kind: 'string' },
-    traceId: { expr: 'trace_id', kind: 'string' },
-    type: { expr: 'type', kind: 'string' },
-    name: { expr: 'name', kind: 'string' },
-    level: { expr: 'level', kind: 'string' },
-    environment: { expr: 'environment', kind: 'string' },
-    version: { expr: 'version', kind: 'string' },
-    providedModelName: { expr: 'provided_model_name', kind: 'string' },
+    ...textFilters(LEGACY_OBSERVATION_TEXT),
     startTime: { expr: 'start_time', kind: 'datetime' },
-    metadata: { expr: 'metadata', kind: 'metadata', value: (k) => `metadata[${k}]` },
+    metadata: METADATA_MAP,
   },
 };
 

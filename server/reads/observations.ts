@@ -18,7 +18,9 @@ import {
   Params,
   parseMaybeJson,
   type Query,
+  spanOf,
   toIso,
+  withFieldGroups,
   zipMetadata,
 } from './sql.ts';
 
@@ -263,11 +265,8 @@ export function mapObservation(
   expandMetadata: string[],
 ): Record<string, unknown> {
   const parent = orNull(r['parent_span_id']);
-  const out: Record<string, unknown> = {
-    id: r['span_id'],
-    traceId: r['trace_id'],
-    startTime: toIso(r['start_time']),
-    endTime: toIso(r['end_time']),
+  const base = {
+    ...spanOf(r),
     projectId: r['project_id'],
     parentObservationId: parent,
     type: r['type'],
@@ -277,8 +276,8 @@ export function mapObservation(
     outputPrice: null,
     totalPrice: null,
   };
-  if (groups.has('basic')) {
-    Object.assign(out, {
+  return withFieldGroups(base, groups, {
+    basic: () => ({
       name: r['name'],
       level: r['level'],
       statusMessage: orNull(r['status_message']),
@@ -289,67 +288,50 @@ export function mapObservation(
       userId: orNull(r['user_id']),
       sessionId: orNull(r['session_id']),
       isRootObservation: parent === null || Boolean(r['is_app_root']),
-    });
-  }
-  if (groups.has('time')) {
-    Object.assign(out, {
+    }),
+    time: () => ({
       completionStartTime: toIso(r['completion_start_time']),
       createdAt: toIso(r['created_at']),
       updatedAt: toIso(r['updated_at']),
-    });
-  }
-  if (groups.has('io')) {
+    }),
     // Raw strings, as the reference returns them (parseIoAsJson is refused).
-    out['input'] = orNull(details?.['input']);
-    out['output'] = orNull(details?.['output']);
-  }
-  if (groups.has('metadata')) {
-    const meta = zipMetadata(r['metadata_names'], r['metadata_values']);
-    if (details) {
-      const full = zipMetadata(details['metadata_names'], details['metadata_values']);
-      for (const k of expandMetadata) if (k in full) meta[k] = full[k];
-    }
-    out['metadata'] = meta;
-  }
-  if (groups.has('model')) {
-    Object.assign(out, {
+    io: () => ({ input: orNull(details?.['input']), output: orNull(details?.['output']) }),
+    metadata: () => {
+      const meta = zipMetadata(r['metadata_names'], r['metadata_values']);
+      if (details) {
+        const full = zipMetadata(details['metadata_names'], details['metadata_values']);
+        for (const k of expandMetadata) if (k in full) meta[k] = full[k];
+      }
+      return { metadata: meta };
+    },
+    model: () => ({
       model: orNull(r['provided_model_name']),
       providedModelName: orNull(r['provided_model_name']),
       internalModelId: orNull(r['model_id']),
       modelId: orNull(r['model_id']),
       modelParameters: r['model_parameters'] ? parseMaybeJson(r['model_parameters']) : null,
-    });
-  }
-  if (groups.has('usage')) {
-    Object.assign(out, {
+    }),
+    usage: () => ({
       usageDetails: numberMap(r['usage_details']),
       costDetails: numberMap(r['cost_details']),
       totalCost: Object.keys(numberMap(r['cost_details'])).length > 0 ? num(r['total_cost_value']) : null,
       usagePricingTierName: orNull(r['usage_pricing_tier_name']),
-    });
-  }
-  if (groups.has('prompt')) {
-    Object.assign(out, {
+    }),
+    prompt: () => ({
       promptId: orNull(r['prompt_id']),
       promptName: orNull(r['prompt_name']),
       promptVersion: num(r['prompt_version']),
-    });
-  }
-  if (groups.has('metrics')) {
-    const lat = num(r['latency_ms']);
-    const ttft = num(r['ttft_ms']);
-    out['latency'] = lat === null ? null : lat / 1000;
-    out['timeToFirstToken'] = ttft === null ? null : ttft / 1000;
-  }
-  if (groups.has('trace_context')) {
-    Object.assign(out, {
+    }),
+    metrics: () => ({ latency: seconds(num(r['latency_ms'])), timeToFirstToken: seconds(num(r['ttft_ms'])) }),
+    trace_context: () => ({
       tags: r['tags'] ?? [],
       release: orNull(r['release']),
       traceName: orNull(r['trace_name']),
-    });
-  }
-  return out;
+    }),
+  });
 }
+
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
 
 /** The cursor after a full page; none when the page was the last. */
 export function nextCursor(rows: Row[], limit: number): string | undefined {

@@ -4,7 +4,17 @@
  * (timestamp, id) descending, and the value typed by data type. Pure builders and mappers.
  */
 import { BadRequest } from '../errors.ts';
-import { decodeCursor, encodeCursor, num, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  num,
+  orNull,
+  Params,
+  parseMaybeJson,
+  type Query,
+  toIso,
+  withFieldGroups,
+} from './sql.ts';
 
 export const SCORE_FIELD_GROUPS = ['details', 'subject', 'annotation'] as const;
 export type ScoreFieldGroup = (typeof SCORE_FIELD_GROUPS)[number];
@@ -153,7 +163,7 @@ const metadataObject = (m: unknown) =>
   );
 
 export function mapScoreV3(r: Row, groups: Set<ScoreFieldGroup>): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+  const base = {
     id: r['id'],
     projectId: r['project_id'],
     name: r['name'],
@@ -165,21 +175,18 @@ export function mapScoreV3(r: Row, groups: Set<ScoreFieldGroup>): Record<string,
     createdAt: toIso(r['created_at']),
     updatedAt: toIso(r['updated_at']),
   };
-  if (groups.has('details')) {
-    Object.assign(out, {
+  return withFieldGroups(base, groups, {
+    details: () => ({
       comment: orNull(r['comment']),
       configId: orNull(r['config_id']),
       metadata: metadataObject(r['metadata']),
-    });
-  }
-  if (groups.has('annotation')) {
-    Object.assign(out, { authorUserId: orNull(r['author_user_id']), queueId: orNull(r['queue_id']) });
-  }
-  if (groups.has('subject')) {
-    const s = scoreSubject(r);
-    if (s) out['subject'] = s;
-  }
-  return out;
+    }),
+    annotation: () => ({ authorUserId: orNull(r['author_user_id']), queueId: orNull(r['queue_id']) }),
+    subject: () => {
+      const subject = scoreSubject(r);
+      return subject ? { subject } : {};
+    },
+  });
 }
 
 export function scoresCursor(rows: Row[], limit: number): string | undefined {

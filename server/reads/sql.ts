@@ -75,6 +75,29 @@ export const num = (v: unknown): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
+/** An events-table row's span as every API shape of it starts: its id, its trace and its times. */
+export const spanOf = (r: Record<string, unknown>) => ({
+  id: r['span_id'],
+  traceId: r['trace_id'],
+  startTime: toIso(r['start_time']),
+  endTime: toIso(r['end_time']),
+});
+
+/**
+ * A row in an API shape of field groups: `base`, then the fields of each group the request asked
+ * for, in the order `groups` lists them (a response's keys keep one order whatever was asked).
+ */
+export function withFieldGroups<G extends string>(
+  base: Record<string, unknown>,
+  asked: Set<G>,
+  groups: Partial<Record<G, () => Record<string, unknown>>>,
+): Record<string, unknown> {
+  for (const [group, fields] of Object.entries(groups) as [G, () => Record<string, unknown>][]) {
+    if (asked.has(group)) Object.assign(base, fields());
+  }
+  return base;
+}
+
 /** A map of numbers as the store returns it (numbers may arrive as strings). */
 export function numberMap(v: unknown): Record<string, number> {
   const out: Record<string, number> = {};

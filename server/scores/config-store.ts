@@ -1,7 +1,7 @@
 /** Score configs in PostgreSQL: fixed statements, every one scoped by the caller's project. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { projectPage } from '../datastores/project-page.ts';
+import { projectRecords } from '../datastores/project-page.ts';
 import { type CreateConfigRequest, categoriesOf, type ScoreConfig } from './configs.ts';
 
 interface ConfigRow {
@@ -70,26 +70,10 @@ export async function updateConfig(pool: pg.Pool, c: ScoreConfig): Promise<Score
   return rows[0] && toConfig(rows[0]);
 }
 
-export async function findConfig(
-  pool: pg.Pool,
-  projectId: string,
-  id: string,
-): Promise<ScoreConfig | undefined> {
-  const { rows } = await pool.query<ConfigRow>(
-    'SELECT * FROM score_configs WHERE project_id = $1 AND id = $2',
-    [projectId, id],
-  );
-  return rows[0] && toConfig(rows[0]);
-}
+const configs = projectRecords('score_configs', 'created_at DESC, id', toConfig);
+export const findConfig = configs.find;
 
 export async function listConfigs(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { rows, total } = await projectPage<ConfigRow>(
-    pool,
-    'score_configs',
-    'created_at DESC, id',
-    projectId,
-    limit,
-    offset,
-  );
-  return { configs: rows.map(toConfig), total };
+  const { items, total } = await configs.page(pool, projectId, limit, offset);
+  return { configs: items, total };
 }

@@ -26,6 +26,7 @@ import { clickhouseStore } from '../ingestion/store.ts';
 import { runBlobIntegrationPass } from '../integrations/blob-job.ts';
 import { runPostHogPass } from '../integrations/posthog-job.ts';
 import { dialectOf } from '../runtime/schema.ts';
+import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
 export interface WorkerJobsOptions {
@@ -121,84 +122,43 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     log: (msg, fields) => o.log.info(fields ?? {}, msg),
   });
   const chainInProcess = o.config.backgroundMigrationsInWorker && o.schemaKnown;
-  let chainPass: Promise<void> = Promise.resolve();
+  const stopping = () => shuttingDown;
   const chainTimer = chainInProcess
-    ? setInterval(() => {
-        chainPass = chainPass
-          .then(() => backfill.runChain(() => shuttingDown))
-          .catch((err: Error) => o.log.error({ err: err.message }, 'backfill pass failed'));
-      }, CHAIN_PASS_EVERY_MS)
+    ? new PassTimer('backfill pass', CHAIN_PASS_EVERY_MS, () => backfill.runChain(stopping), o.log)
     : undefined;
 
   // Scheduled exports: one pass at a time; a pass cut short resumes from each export's checkpoint.
-  let exportPass: Promise<void> = Promise.resolve();
   const exportBlobs = o.schemaKnown ? o.exportBlobs : undefined;
+  const exportEveryMs = o.config.exportIntervalSeconds * 1000;
   const exportTimer = exportBlobs
-    ? setInterval(() => {
-        exportPass = exportPass
-          .then(async () => {
-            if (shuttingDown) return;
-            const r = await runExportPass({
-              pool: o.pool,
-              analytics: o.analytics,
-              blobs: exportBlobs,
-              storagePrefix: o.config.exportStorage?.prefix ?? '',
-              settings: o.config.mode,
-            });
-            if (r.windowsWritten > 0 || r.skipped.length > 0) o.log.info(r, 'export pass');
-          })
-          .catch((err: Error) => o.log.error({ err: err.message }, 'export pass failed'));
-      }, o.config.exportIntervalSeconds * 1000)
+    ? new PassTimer('export pass', exportEveryMs, () => exportPass(o, exportBlobs, stopping), o.log)
     : undefined;
 
   // The projects' own destinations (blob storage, PostHog), on the same interval as the exports;
   // each integration resumes from its checkpoint.
-  let integrationPass: Promise<void> = Promise.resolve();
   const integrationTimer = o.schemaKnown
-    ? setInterval(() => {
-        integrationPass = integrationPass
-          .then(async () => {
-            if (shuttingDown) return;
-            const blob = await runBlobIntegrationPass({
-              pool: o.pool,
-              analytics: o.analytics,
-              llm: o.config.llm,
-              settings: o.config.mode,
-            });
-            if (blob.windows > 0 || blob.failed.length > 0) o.log.info(blob, 'blob storage integration pass');
-            if (shuttingDown || !behaviourOf(o.config.mode).writesEventsTables) return;
-            const posthog = await runPostHogPass({
-              pool: o.pool,
-              analytics: o.analytics,
-              llm: o.config.llm,
-              baseUrl: o.config.auth.publicUrl?.origin ?? '',
-            });
-            if (posthog.windows > 0 || posthog.failed.length > 0)
-              o.log.info(posthog, 'PostHog integration pass');
-          })
-          .catch((err: Error) => o.log.error({ err: err.message }, 'integration pass failed'));
-      }, o.config.exportIntervalSeconds * 1000)
+    ? new PassTimer('integration pass', exportEveryMs, () => integrationPass(o, stopping), o.log)
     : undefined;
 
   // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
   // table an earlier mode wrote.
-  let retentionPass: Promise<void> = Promise.resolve();
   const retentionDeps = traceDeletionDeps(o.config, {
     pool: o.pool,
     analytics: o.analytics,
     mediaBlobs: o.mediaBlobs,
   });
   const retentionTimer = o.schemaKnown
-    ? setInterval(() => {
-        retentionPass = retentionPass
-          .then(async () => {
-            const r = await runRetentionPass(retentionDeps, new Date(), () => shuttingDown);
-            if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
-            const removed = await runProjectDeletionPass(retentionDeps, () => shuttingDown);
-            if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
-          })
-          .catch((err: Error) => o.log.error({ err: err.message }, 'retention pass failed'));
-      }, RETENTION_TICK_MS)
+    ? new PassTimer(
+        'retention pass',
+        RETENTION_TICK_MS,
+        async () => {
+          const r = await runRetentionPass(retentionDeps, new Date(), stopping);
+          if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
+          const removed = await runProjectDeletionPass(retentionDeps, stopping);
+          if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
+        },
+        o.log,
+      )
     : undefined;
 
   return {
@@ -210,19 +170,42 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     },
     async stop() {
       shuttingDown = true;
-      clearInterval(chainTimer);
-      clearInterval(exportTimer);
-      clearInterval(integrationTimer);
-      clearInterval(retentionTimer);
+      const passes = [chainTimer, exportTimer, integrationTimer, retentionTimer].map((t) => t?.stop());
       await propagation?.stop();
       await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all([chainPass, exportPass, integrationPass, retentionPass]),
-        new Promise((r) => (timer = setTimeout(r, CHAIN_STOP_WAIT_MS))),
-      ]);
-      clearTimeout(timer);
+      await waitAtMost(Promise.all(passes), CHAIN_STOP_WAIT_MS);
     },
   };
+}
+
+async function exportPass(o: WorkerJobsOptions, blobs: BlobStore, stopping: () => boolean): Promise<void> {
+  if (stopping()) return;
+  const r = await runExportPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    blobs,
+    storagePrefix: o.config.exportStorage?.prefix ?? '',
+    settings: o.config.mode,
+  });
+  if (r.windowsWritten > 0 || r.skipped.length > 0) o.log.info(r, 'export pass');
+}
+
+async function integrationPass(o: WorkerJobsOptions, stopping: () => boolean): Promise<void> {
+  if (stopping()) return;
+  const blob = await runBlobIntegrationPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    llm: o.config.llm,
+    settings: o.config.mode,
+  });
+  if (blob.windows > 0 || blob.failed.length > 0) o.log.info(blob, 'blob storage integration pass');
+  if (stopping() || !behaviourOf(o.config.mode).writesEventsTables) return;
+  const posthog = await runPostHogPass({
+    pool: o.pool,
+    analytics: o.analytics,
+    llm: o.config.llm,
+    baseUrl: o.config.auth.publicUrl?.origin ?? '',
+  });
+  if (posthog.windows > 0 || posthog.failed.length > 0) o.log.info(posthog, 'PostHog integration pass');
 }

@@ -1,6 +1,7 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, setCsrfToken } from './api.ts';
+import { Link } from './link.tsx';
 import { Account } from './pages/Account.tsx';
 import { Alerts } from './pages/Alerts.tsx';
 import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
@@ -58,16 +59,9 @@ export function App() {
   return (
     <div className="app">
       <header className="topbar">
-        <a
-          href="/"
-          className="brand"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate('/');
-          }}
-        >
+        <Link href="/" className="brand">
           Observatory
-        </a>
+        </Link>
         <span className="muted">
           release {session.deployment.release} · write mode {session.deployment.writeMode}
         </span>
@@ -88,28 +82,13 @@ export function App() {
                 'settings',
               ] as const
             ).map((p) => (
-              <a
-                key={p}
-                href={`/project/${encodeURIComponent(route.projectId)}/${p}`}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(`/project/${encodeURIComponent(route.projectId)}/${p}`);
-                }}
-              >
+              <Link key={p} href={`/project/${encodeURIComponent(route.projectId)}/${p}`}>
                 {p}
-              </a>
+              </Link>
             ))}
           </nav>
         )}
-        <a
-          href="/migration"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate('/migration');
-          }}
-        >
-          migration
-        </a>
+        <Link href="/migration">migration</Link>
         <span className="spacer" />
         {session.deployment.readPath.canToggle && (
           <label title="The version 4 read path (events tables) instead of the version 3 experience">
@@ -121,16 +100,9 @@ export function App() {
             Version 4 preview
           </label>
         )}
-        <a
-          href="/account"
-          title="Change password"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate('/account');
-          }}
-        >
+        <Link href="/account" title="Change password">
           {session.user.email}
-        </a>
+        </Link>
         <button type="button" onClick={signOut}>
           Sign out
         </button>

@@ -12,6 +12,7 @@ import type {
 import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import type { LoggedExecution } from '../../evaluation/executions.ts';
 import type { publicConnection, UpsertConnectionRequest } from '../../llm/connections.ts';
+import type { ApiKeySummary } from '../../projects/keys.ts';
 import type { OrganizationAccess as Organization } from '../../projects/user-organizations.ts';
 import type { PromptMeta as PromptSummary } from '../../prompts/rules.ts';
 import type { Prompt as PromptVersion } from '../../prompts/store.ts';
@@ -55,15 +56,8 @@ export interface Project {
   retentionDays: number | null;
 }
 
-/** An API key as listed: its secret only masked (server/projects/keys.ts). */
-export interface ApiKey {
-  id: string;
-  publicKey: string;
-  displaySecretKey: string;
-  note: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
+/** An API key as listed: its secret only masked. */
+export type ApiKey = ApiKeySummary;
 
 export interface Member {
   userId: string;
@@ -477,6 +471,19 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   return payload as T;
 }
 
+/** A project's rules under `collection`: the first page of 100, create, and update one. */
+function ruleCalls<R>(collection: string) {
+  const path = (id: string) => `${projectPath(id)}/${collection}`;
+  return {
+    list: (id: string) => call<NumberedPage<R>>('GET', `${path(id)}?limit=100`),
+    create: (id: string, body: Record<string, unknown>) => call<R>('POST', path(id), body),
+    update: (id: string, ruleId: string, body: Record<string, unknown>) =>
+      call<R>('PATCH', `${path(id)}/${encodeURIComponent(ruleId)}`, body),
+  };
+}
+const alertRules = ruleCalls<AlertRule>('alert-rules');
+const evaluationRules = ruleCalls<EvaluationRule>('evaluation-rules');
+
 export const api = {
   session: () => call<SessionInfo>('GET', '/api/ui/session'),
   login: (email: string, password: string) =>
@@ -569,12 +576,9 @@ export const api = {
   setV4Preview: (enabled: boolean) =>
     call<{ readPath: ReadPathChoice }>('PUT', '/api/ui/preferences/v4-preview', { enabled }),
   migration: () => call<MigrationInfo>('GET', '/api/ui/migration'),
-  alertRules: (id: string) =>
-    call<NumberedPage<AlertRule>>('GET', `${projectPath(id)}/alert-rules?limit=100`),
-  createAlertRule: (id: string, body: Record<string, unknown>) =>
-    call<AlertRule>('POST', `${projectPath(id)}/alert-rules`, body),
-  updateAlertRule: (id: string, ruleId: string, body: Record<string, unknown>) =>
-    call<AlertRule>('PATCH', `${projectPath(id)}/alert-rules/${encodeURIComponent(ruleId)}`, body),
+  alertRules: alertRules.list,
+  createAlertRule: alertRules.create,
+  updateAlertRule: alertRules.update,
   alertHistory: (id: string, ruleId: string) =>
     call<NumberedPage<AlertTransition>>(
       'GET',
@@ -618,12 +622,9 @@ export const api = {
       'GET',
       `${projectPath(id)}/evaluators/${encodeURIComponent(evaluatorId)}/versions`,
     ),
-  evaluationRules: (id: string) =>
-    call<NumberedPage<EvaluationRule>>('GET', `${projectPath(id)}/evaluation-rules?limit=100`),
-  createEvaluationRule: (id: string, body: Record<string, unknown>) =>
-    call<EvaluationRule>('POST', `${projectPath(id)}/evaluation-rules`, body),
-  updateEvaluationRule: (id: string, ruleId: string, body: Record<string, unknown>) =>
-    call<EvaluationRule>('PATCH', `${projectPath(id)}/evaluation-rules/${encodeURIComponent(ruleId)}`, body),
+  evaluationRules: evaluationRules.list,
+  createEvaluationRule: evaluationRules.create,
+  updateEvaluationRule: evaluationRules.update,
   ruleFilterColumns: (id: string) =>
     call<Record<'observation' | 'experiment' | 'trace', Record<string, ColumnKind>>>(
       'GET',

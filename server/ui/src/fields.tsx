@@ -18,15 +18,19 @@ export function Field({
   );
 }
 
-/** A form's fields held as one object; `set(k)` is the change handler of the text field `k`. */
+/** The keys of `F` that hold text. */
+type TextKey<F> = { [K in keyof F]: F[K] extends string ? K : never }[keyof F];
+
+/** A form's fields held as one object; `bind(k)` is the value and change handler of the text field `k`. */
 export function useForm<F extends object>(initial: F) {
   const [form, setForm] = useState(initial);
   const set = (k: keyof F) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [k]: e.target.value }));
-  return { form, setForm, set };
+  const bind = (k: TextKey<F>) => ({ value: form[k] as string, onChange: set(k) });
+  return { form, setForm, bind };
 }
 
-/** An optional text input after its label (`set(k)` of `useForm` as its change handler). */
+/** An optional text input after its label (`bind(k)` of `useForm` spread on it). */
 export function Input({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
   return (
     <label>

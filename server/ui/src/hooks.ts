@@ -118,3 +118,16 @@ export function useDebounced<T>(fetch: (() => Promise<T>) | undefined, delayMs: 
   }, [fetch, delayMs]);
   return { data, error };
 }
+
+/** Ids picked with checkboxes: `pick(id, on)` adds or removes one, `clear` empties the set. */
+export function usePicked() {
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const pick = (id: string, on: boolean) =>
+    setPicked((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  return { picked, pick, clear: () => setPicked(new Set()) };
+}

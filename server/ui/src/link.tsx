@@ -2,10 +2,22 @@
 import type { ReactNode } from 'react';
 import { navigate } from './router.ts';
 
-export function Link({ href, children }: { href: string; children: ReactNode }) {
+export function Link({
+  href,
+  children,
+  className,
+  title,
+}: {
+  href: string;
+  children: ReactNode;
+  className?: string;
+  title?: string;
+}) {
   return (
     <a
       href={href}
+      className={className}
+      title={title}
       onClick={(e) => {
         e.preventDefault();
         navigate(href);

@@ -35,6 +35,46 @@ export function Grid({
   );
 }
 
+/** A row under a table row, across its `columns`: what the row's button opened (history, versions). */
+export function DetailRow({ columns, children }: { columns: number; children: ReactNode }) {
+  return (
+    <tr>
+      <td colSpan={columns}>{children}</td>
+    </tr>
+  );
+}
+
+/** The button that opens or closes what a row shows below it: `What`, then `Hide what`. */
+export function ShowHide({ what, shown, onClick }: { what: string; shown: boolean; onClick: () => void }) {
+  return (
+    <button type="button" onClick={onClick}>
+      {shown ? `Hide ${what.toLowerCase()}` : what}
+    </button>
+  );
+}
+
+/** A table cell of short words (labels, tags), each in a span of `className`, after `prefix`. */
+export function WordsCell({
+  words,
+  className,
+  prefix = '',
+}: {
+  words: readonly string[];
+  className: string;
+  prefix?: string;
+}) {
+  return (
+    <td>
+      {words.map((w) => (
+        <span key={w} className={className}>
+          {prefix}
+          {w}
+        </span>
+      ))}
+    </td>
+  );
+}
+
 /** The "Load more" button of a keyset-paged list, shown while a next page is left to load. */
 export function LoadMore({ more }: { more: (() => void) | undefined }) {
   return (

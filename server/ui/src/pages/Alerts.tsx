@@ -9,7 +9,7 @@ import { type AlertChannel, type AlertRule, api } from '../api.ts';
 import { Choice, Input, useForm } from '../fields.tsx';
 import { formatSeconds, formatTime } from '../format.ts';
 import { useLoaded, useToggled, useWrite } from '../hooks.ts';
-import { Grid } from '../lists.tsx';
+import { DetailRow, Grid, ShowHide } from '../lists.tsx';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
 const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
@@ -105,31 +105,27 @@ function RuleRow({
           <button type="button" onClick={() => void togglePause()}>
             {r.paused ? 'Resume' : 'Pause'}
           </button>{' '}
-          <button type="button" onClick={() => void toggleHistory()}>
-            {history ? 'Hide history' : 'History'}
-          </button>
+          <ShowHide what="History" shown={history !== undefined} onClick={() => void toggleHistory()} />
           {error && <span className="error"> {error}</span>}
         </td>
       </tr>
       {history && (
-        <tr>
-          <td colSpan={7}>
-            {history.length === 0 ? (
-              <span className="muted">No transition yet.</span>
-            ) : (
-              <ol aria-label={`History of ${r.name}`}>
-                {history.map((h) => (
-                  <li key={`${h.evaluatedAt}/${h.toState}`}>
-                    {formatTime(h.evaluatedAt)}:{' '}
-                    {h.fromState ? (STATE_WORDS[h.fromState] ?? h.fromState) : 'none'} →{' '}
-                    {STATE_WORDS[h.toState] ?? h.toState}
-                    {h.value !== null && ` at ${h.value}`}
-                  </li>
-                ))}
-              </ol>
-            )}
-          </td>
-        </tr>
+        <DetailRow columns={7}>
+          {history.length === 0 ? (
+            <span className="muted">No transition yet.</span>
+          ) : (
+            <ol aria-label={`History of ${r.name}`}>
+              {history.map((h) => (
+                <li key={`${h.evaluatedAt}/${h.toState}`}>
+                  {formatTime(h.evaluatedAt)}:{' '}
+                  {h.fromState ? (STATE_WORDS[h.fromState] ?? h.fromState) : 'none'} →{' '}
+                  {STATE_WORDS[h.toState] ?? h.toState}
+                  {h.value !== null && ` at ${h.value}`}
+                </li>
+              ))}
+            </ol>
+          )}
+        </DetailRow>
       )}
     </>
   );
@@ -177,7 +173,7 @@ function NewRule({
   channels: AlertChannel[];
   onCreated: () => void;
 }) {
-  const { form, setForm, set } = useForm({
+  const { form, setForm, bind } = useForm({
     name: '',
     view: 'observations',
     measure: 'latency',
@@ -208,26 +204,16 @@ function NewRule({
   return (
     <form className="card" aria-label="New alert rule" onSubmit={onSubmit}>
       <h3>New rule</h3>
-      <Input label="Name" value={form.name} onChange={set('name')} />
-      <Choice label="View" value={form.view} onChange={set('view')} options={VIEWS} />
-      <Input label="Measure" value={form.measure} onChange={set('measure')} />
-      <Choice
-        label="Aggregation"
-        value={form.aggregation}
-        onChange={set('aggregation')}
-        options={AGGREGATIONS}
-      />
-      <Choice label="Operator" value={form.operator} onChange={set('operator')} options={OPERATORS} />
-      <Input label="Alert threshold" value={form.alertThreshold} onChange={set('alertThreshold')} />
-      <Input label="Warning threshold" value={form.warningThreshold} onChange={set('warningThreshold')} />
-      <Input label="Window" value={form.window} onChange={set('window')} />
-      <Input label="Frequency" value={form.frequency} onChange={set('frequency')} />
-      <Choice
-        label="Without data"
-        value={form.noDataMode}
-        onChange={set('noDataMode')}
-        options={NO_DATA_MODES}
-      />
+      <Input label="Name" {...bind('name')} />
+      <Choice label="View" {...bind('view')} options={VIEWS} />
+      <Input label="Measure" {...bind('measure')} />
+      <Choice label="Aggregation" {...bind('aggregation')} options={AGGREGATIONS} />
+      <Choice label="Operator" {...bind('operator')} options={OPERATORS} />
+      <Input label="Alert threshold" {...bind('alertThreshold')} />
+      <Input label="Warning threshold" {...bind('warningThreshold')} />
+      <Input label="Window" {...bind('window')} />
+      <Input label="Frequency" {...bind('frequency')} />
+      <Choice label="Without data" {...bind('noDataMode')} options={NO_DATA_MODES} />
       <fieldset>
         <legend>Notify</legend>
         {channels.map((c) => (

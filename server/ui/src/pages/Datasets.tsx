@@ -28,6 +28,12 @@ function Json({ value }: { value: unknown }) {
   return <pre className="value">{r.text}</pre>;
 }
 
+const JsonCell = ({ value }: { value: unknown }) => (
+  <td>
+    <Json value={value} />
+  </td>
+);
+
 function Pager({ meta, onPage }: { meta: NumberedPage<unknown>['meta']; onPage: (p: number) => void }) {
   if (meta.totalPages <= 1) return null;
   return (
@@ -150,12 +156,8 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
             <tbody>
               {comparison.rows.map(({ item, results }) => (
                 <tr key={item.id}>
-                  <td>
-                    <Json value={item.input} />
-                  </td>
-                  <td>
-                    <Json value={item.expectedOutput} />
-                  </td>
+                  <JsonCell value={item.input} />
+                  <JsonCell value={item.expectedOutput} />
                   {results.map((r, i) => (
                     <td key={comparison.runs[i]!.id}>
                       {r ? (
@@ -190,15 +192,9 @@ export function DatasetView({ projectId, datasetId }: { projectId: string; datas
                 <td>
                   <code>{it.id}</code>
                 </td>
-                <td>
-                  <Json value={it.input} />
-                </td>
-                <td>
-                  <Json value={it.expectedOutput} />
-                </td>
-                <td>
-                  <Json value={it.metadata} />
-                </td>
+                <JsonCell value={it.input} />
+                <JsonCell value={it.expectedOutput} />
+                <JsonCell value={it.metadata} />
                 <td>{it.status}</td>
               </tr>
             ))}

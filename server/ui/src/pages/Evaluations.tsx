@@ -20,7 +20,7 @@ import { type ColumnKind, type FilterCondition, formatFilters, parseFilterText }
 import { formatScore, formatTime } from '../format.ts';
 import { useDebounced, useLoaded, useToggled, useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
-import { Grid } from '../lists.tsx';
+import { DetailRow, Grid, ShowHide } from '../lists.tsx';
 
 const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL'] as const;
 const SOURCES: Record<string, readonly string[]> = {
@@ -143,27 +143,23 @@ function EvaluatorRow({
             {e.managed ? 'Use template' : 'New version'}
           </button>{' '}
           {!e.managed && (
-            <button type="button" onClick={() => void toggle()}>
-              {versions ? 'Hide versions' : 'Versions'}
-            </button>
+            <ShowHide what="Versions" shown={versions !== undefined} onClick={() => void toggle()} />
           )}
           {error && <span className="error"> {error}</span>}
         </td>
       </tr>
       {versions && (
-        <tr>
-          <td colSpan={8}>
-            <ol aria-label={`Versions of ${e.name}`}>
-              {versions.map((v) => (
-                <li key={v.version}>
-                  v{v.version} · {formatTime(v.createdAt)} · {v.outputDefinition.dataType} ·{' '}
-                  {v.modelConfig ? `${v.modelConfig.provider} / ${v.modelConfig.model}` : 'no model'}
-                  <pre className="rendered-prompt">{v.prompt}</pre>
-                </li>
-              ))}
-            </ol>
-          </td>
-        </tr>
+        <DetailRow columns={8}>
+          <ol aria-label={`Versions of ${e.name}`}>
+            {versions.map((v) => (
+              <li key={v.version}>
+                v{v.version} · {formatTime(v.createdAt)} · {v.outputDefinition.dataType} ·{' '}
+                {v.modelConfig ? `${v.modelConfig.provider} / ${v.modelConfig.model}` : 'no model'}
+                <pre className="rendered-prompt">{v.prompt}</pre>
+              </li>
+            ))}
+          </ol>
+        </DetailRow>
       )}
     </>
   );
@@ -227,9 +223,11 @@ function RuleRow({
           <button type="button" onClick={() => onEdit(r)}>
             Edit
           </button>{' '}
-          <button type="button" onClick={() => (log ? setLog(undefined) : void showLog())}>
-            {log ? 'Hide executions' : 'Executions'}
-          </button>
+          <ShowHide
+            what="Executions"
+            shown={log !== undefined}
+            onClick={() => (log ? setLog(undefined) : void showLog())}
+          />
           {error && (
             <span className="error" role="alert">
               {' '}
@@ -239,11 +237,9 @@ function RuleRow({
         </td>
       </tr>
       {log && (
-        <tr>
-          <td colSpan={7}>
-            <ExecutionLog projectId={projectId} rule={r} executions={log} onRefresh={showLog} />
-          </td>
-        </tr>
+        <DetailRow columns={7}>
+          <ExecutionLog projectId={projectId} rule={r} executions={log} onRefresh={showLog} />
+        </DetailRow>
       )}
     </>
   );
@@ -359,7 +355,7 @@ function EvaluatorForm({
   onCreated: () => void;
 }) {
   const out = start?.outputDefinition;
-  const { form, set } = useForm({
+  const { form, bind } = useForm({
     name: start?.name ?? '',
     prompt: start?.prompt ?? '',
     scoreType: (out?.dataType ?? 'NUMERIC') as (typeof SCORE_TYPES)[number],
@@ -394,30 +390,24 @@ function EvaluatorForm({
           above.
         </p>
       )}
-      <Input label="Name (also the score's name)" value={form.name} onChange={set('name')} />
+      <Input label="Name (also the score's name)" {...bind('name')} />
       <label>
-        Prompt <textarea rows={5} value={form.prompt} onChange={set('prompt')} />
+        Prompt <textarea rows={5} {...bind('prompt')} />
       </label>
       <p className="muted">
         Variables: {variables.length > 0 ? variables.join(', ') : 'none ({{name}} in the prompt)'}
       </p>
-      <Choice label="Score type" value={form.scoreType} onChange={set('scoreType')} options={SCORE_TYPES} />
-      <Input label="Score description" value={form.scoreDescription} onChange={set('scoreDescription')} />
+      <Choice label="Score type" {...bind('scoreType')} options={SCORE_TYPES} />
+      <Input label="Score description" {...bind('scoreDescription')} />
       {form.scoreType === 'CATEGORICAL' && (
         <label>
-          Categories{' '}
-          <input value={form.categories} onChange={set('categories')} placeholder="comma-separated" />
+          Categories <input {...bind('categories')} placeholder="comma-separated" />
         </label>
       )}
-      <Input label="Reasoning description" value={form.reasoning} onChange={set('reasoning')} />
-      <Choice
-        label="Connection"
-        value={form.provider}
-        onChange={set('provider')}
-        options={connections.map((c) => c.provider)}
-      />
+      <Input label="Reasoning description" {...bind('reasoning')} />
+      <Choice label="Connection" {...bind('provider')} options={connections.map((c) => c.provider)} />
       <label>
-        Model <input value={form.model} onChange={set('model')} list="evaluator-models" />
+        Model <input {...bind('model')} list="evaluator-models" />
         <datalist id="evaluator-models">
           {models.map((m) => (
             <option key={m} value={m} />

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { AddToQueue } from '../add-to-queue.tsx';
 import { api, type Deployment } from '../api.ts';
 import { formatCost, formatTime, rangeBounds, TIME_RANGES, type TimeRange } from '../format.ts';
-import { usePaged } from '../hooks.ts';
+import { usePaged, usePicked } from '../hooks.ts';
 import { Grid, LoadMore } from '../lists.tsx';
 
 export function Groupings({
@@ -21,7 +21,7 @@ export function Groupings({
 }) {
   const [range, setRange] = useState<TimeRange>('7d');
   // Sessions picked to add to an annotation queue, by members and owners.
-  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const { picked, pick } = usePicked();
   const [memberOrOwner, setMemberOrOwner] = useState(false);
   useEffect(() => {
     if (grouping !== 'sessions') return;
@@ -100,12 +100,7 @@ export function Groupings({
                   type="checkbox"
                   aria-label={`Pick ${r.id}`}
                   checked={picked.has(r.id)}
-                  onChange={(e) => {
-                    const next = new Set(picked);
-                    if (e.target.checked) next.add(r.id);
-                    else next.delete(r.id);
-                    setPicked(next);
-                  }}
+                  onChange={(e) => pick(r.id, e.target.checked)}
                 />
               </td>
             )}

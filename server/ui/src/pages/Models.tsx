@@ -180,7 +180,7 @@ function ModelEditor({
   editing: Editing;
   onDone: () => Promise<void>;
 }) {
-  const { form, set } = useForm<ModelForm>(editing.kind === 'new' ? EMPTY_FORM : formOf(editing.model));
+  const { form, bind } = useForm<ModelForm>(editing.kind === 'new' ? EMPTY_FORM : formOf(editing.model));
   const title =
     editing.kind === 'new'
       ? 'New model'
@@ -201,22 +201,21 @@ function ModelEditor({
           Built-in definitions cannot change: saving creates the project's own, which wins.
         </p>
       )}
-      <Input label="Model name" value={form.modelName} onChange={set('modelName')} />
-      <Input label="Match pattern" value={form.matchPattern} onChange={set('matchPattern')} />
-      <Input label="Start date" value={form.startDate} onChange={set('startDate')} />
-      <Choice label="Unit" value={form.unit} onChange={set('unit')} options={UNITS} />
+      <Input label="Model name" {...bind('modelName')} />
+      <Input label="Match pattern" {...bind('matchPattern')} />
+      <Input label="Start date" {...bind('startDate')} />
+      <Choice label="Unit" {...bind('unit')} options={UNITS} />
       <Choice
         label="Tokenizer"
-        value={form.tokenizerId}
-        onChange={set('tokenizerId')}
+        {...bind('tokenizerId')}
         options={TOKENIZERS}
         labelOf={(t) => (t === '' ? 'none' : t)}
       />
       <label>
-        Prices per usage type <textarea rows={4} value={form.prices} onChange={set('prices')} />
+        Prices per usage type <textarea rows={4} {...bind('prices')} />
       </label>
       <label>
-        Other tiers (JSON) <textarea rows={3} value={form.otherTiers} onChange={set('otherTiers')} />
+        Other tiers (JSON) <textarea rows={3} {...bind('otherTiers')} />
       </label>
       <button type="submit">{editing.kind === 'edit' ? 'Save' : 'Create model'}</button>
       {editing.kind !== 'new' && (

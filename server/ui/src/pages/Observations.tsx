@@ -20,7 +20,8 @@ import {
   type TimeRange,
 } from '../format.ts';
 import { usePaged } from '../hooks.ts';
-import { Grid, LoadMore } from '../lists.tsx';
+import { traceHref } from '../link.tsx';
+import { Grid, LoadMore, WordsCell } from '../lists.tsx';
 import { navigate } from '../router.ts';
 
 export const DEFAULT_FILTER = 'isRootObservation = true';
@@ -304,7 +305,7 @@ function ObservationRowView({
   picked?: boolean;
   onPick?: (picked: boolean) => void;
 }) {
-  const href = `/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(r.traceId)}`;
+  const href = traceHref(projectId, r.traceId);
   return (
     <>
       <tr className={`level-${r.level.toLowerCase()}`}>
@@ -333,13 +334,7 @@ function ObservationRowView({
         </td>
         <td>{r.userId ?? ''}</td>
         <td>{r.sessionId ?? ''}</td>
-        <td>
-          {r.tags.map((t) => (
-            <span key={t} className="tag">
-              {t}
-            </span>
-          ))}
-        </td>
+        <WordsCell words={r.tags} className="tag" />
         <td>{r.level}</td>
         <td>
           {r.scores.map((s) => (

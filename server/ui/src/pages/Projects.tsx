@@ -1,6 +1,8 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, type Organization, type Project } from '../api.ts';
 import { useWrite } from '../hooks.ts';
+import { Link } from '../link.tsx';
+import { Grid } from '../lists.tsx';
 import { navigate } from '../router.ts';
 
 /**
@@ -49,48 +51,37 @@ export function Projects({ landing }: { landing: boolean }) {
     <main>
       <h1>Organizations</h1>
       {organizations.length > 0 && (
-        <table className="grid" aria-label="Organizations">
-          <thead>
-            <tr>
-              <th>Organization</th>
-              <th>Your role</th>
-              <th>Manage</th>
-            </tr>
-          </thead>
-          <tbody>
-            {organizations.map((o) => (
-              <tr key={o.id}>
-                <td>
-                  {o.role === 'owner' ? (
-                    <RenameForm
-                      label={`Name of organization ${o.name}`}
+        <Grid label="Organizations" columns={['Organization', 'Your role', 'Manage']}>
+          {organizations.map((o) => (
+            <tr key={o.id}>
+              <td>
+                {o.role === 'owner' ? (
+                  <RenameForm
+                    label={`Name of organization ${o.name}`}
+                    name={o.name}
+                    save={async (name) => renameOrg((await api.renameOrganization(o.id, name)).organization)}
+                  />
+                ) : (
+                  o.name
+                )}
+              </td>
+              <td>{o.role}</td>
+              <td>
+                {o.role === 'owner' &&
+                  o.id !== 'default' &&
+                  !projects.some((p) => p.organization.id === o.id) && (
+                    <ConfirmDelete
+                      kind="organization"
                       name={o.name}
-                      save={async (name) =>
-                        renameOrg((await api.renameOrganization(o.id, name)).organization)
-                      }
+                      warning="It holds no project; its members and organization keys go with it."
+                      remove={(typed) => api.deleteOrganization(o.id, typed)}
+                      onDeleted={() => setOrganizations(organizations.filter((x) => x.id !== o.id))}
                     />
-                  ) : (
-                    o.name
                   )}
-                </td>
-                <td>{o.role}</td>
-                <td>
-                  {o.role === 'owner' &&
-                    o.id !== 'default' &&
-                    !projects.some((p) => p.organization.id === o.id) && (
-                      <ConfirmDelete
-                        kind="organization"
-                        name={o.name}
-                        warning="It holds no project; its members and organization keys go with it."
-                        remove={(typed) => api.deleteOrganization(o.id, typed)}
-                        onDeleted={() => setOrganizations(organizations.filter((x) => x.id !== o.id))}
-                      />
-                    )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              </td>
+            </tr>
+          ))}
+        </Grid>
       )}
       <NameForm
         label="New organization"
@@ -104,57 +95,36 @@ export function Projects({ landing }: { landing: boolean }) {
         <NewProjectForm organizations={owned} onCreated={(p) => setProjects([...projects, p])} />
       )}
       {projects.length === 0 && <p className="muted">You are not a member of any project yet.</p>}
-      <table className="grid" aria-label="Projects">
-        <thead>
-          <tr>
-            <th>Organization</th>
-            <th>Project</th>
-            <th>Your role</th>
-            <th>Data retention</th>
-            <th>Manage</th>
+      <Grid label="Projects" columns={['Organization', 'Project', 'Your role', 'Data retention', 'Manage']}>
+        {projects.map((p) => (
+          <tr key={p.id}>
+            <td>{p.organization.name}</td>
+            <td>
+              <Link href={`/project/${encodeURIComponent(p.id)}/observations`}>{p.name}</Link>
+            </td>
+            <td>{p.role}</td>
+            <td>{p.role === 'owner' ? <RetentionForm project={p} onSaved={replace} /> : retentionText(p)}</td>
+            <td>
+              {p.role === 'owner' && (
+                <>
+                  <RenameForm
+                    label={`Name of project ${p.name}`}
+                    name={p.name}
+                    save={async (name) => replace((await api.renameProject(p.id, name)).project)}
+                  />
+                  <ConfirmDelete
+                    kind="project"
+                    name={p.name}
+                    warning="Its keys stop at once and all its data is removed."
+                    remove={(typed) => api.deleteProject(p.id, typed)}
+                    onDeleted={() => setProjects(projects.filter((q) => q.id !== p.id))}
+                  />
+                </>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {projects.map((p) => (
-            <tr key={p.id}>
-              <td>{p.organization.name}</td>
-              <td>
-                <a
-                  href={`/project/${encodeURIComponent(p.id)}/observations`}
-                  onClick={(e) => {
-                    e.preventDefault();
-                    navigate(`/project/${encodeURIComponent(p.id)}/observations`);
-                  }}
-                >
-                  {p.name}
-                </a>
-              </td>
-              <td>{p.role}</td>
-              <td>
-                {p.role === 'owner' ? <RetentionForm project={p} onSaved={replace} /> : retentionText(p)}
-              </td>
-              <td>
-                {p.role === 'owner' && (
-                  <>
-                    <RenameForm
-                      label={`Name of project ${p.name}`}
-                      name={p.name}
-                      save={async (name) => replace((await api.renameProject(p.id, name)).project)}
-                    />
-                    <ConfirmDelete
-                      kind="project"
-                      name={p.name}
-                      warning="Its keys stop at once and all its data is removed."
-                      remove={(typed) => api.deleteProject(p.id, typed)}
-                      onDeleted={() => setProjects(projects.filter((q) => q.id !== p.id))}
-                    />
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
     </main>
   );
 }

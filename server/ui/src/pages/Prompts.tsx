@@ -11,7 +11,7 @@ import { api, type LlmConnection, type PlaygroundRun, type PromptVersion } from 
 import { ErrorAlert } from '../fields.tsx';
 import { formatTime } from '../format.ts';
 import { useLoaded } from '../hooks.ts';
-import { Grid } from '../lists.tsx';
+import { Grid, WordsCell } from '../lists.tsx';
 import { folderEntries, lineDiff, promptText, variablesOf } from '../prompt-view.ts';
 
 export function Prompts({ projectId }: { projectId: string }) {
@@ -86,20 +86,8 @@ export function Prompts({ projectId }: { projectId: string }) {
               </td>
               <td>{p.type}</td>
               <td className="num">{p.versions.length}</td>
-              <td>
-                {p.labels.map((l) => (
-                  <span key={l} className="chip">
-                    {l}
-                  </span>
-                ))}
-              </td>
-              <td>
-                {p.tags.map((t) => (
-                  <span key={t} className="chip tag">
-                    #{t}
-                  </span>
-                ))}
-              </td>
+              <WordsCell words={p.labels} className="chip" />
+              <WordsCell words={p.tags} className="chip tag" prefix="#" />
               <td>{formatTime(p.lastUpdatedAt)}</td>
             </tr>
           );
@@ -169,13 +157,7 @@ function PromptDetail({
                 v{v.version}
               </button>
             </td>
-            <td>
-              {[...v.labels].sort().map((l) => (
-                <span key={l} className="chip">
-                  {l}
-                </span>
-              ))}
-            </td>
+            <WordsCell words={[...v.labels].sort()} className="chip" />
             <td>{v.commitMessage ?? ''}</td>
             <td>{formatTime(v.createdAt)}</td>
           </tr>

@@ -17,11 +17,11 @@ import {
   type TraceDetail,
 } from '../api.ts';
 import { formatScore, formatTime } from '../format.ts';
-import { useWrite } from '../hooks.ts';
-import { Link } from '../link.tsx';
+import { usePicked, useWrite } from '../hooks.ts';
+import { Link, traceHref } from '../link.tsx';
 import { Grid } from '../lists.tsx';
 import { navigate } from '../router.ts';
-import { ConfigValueInput, Value } from './Trace.tsx';
+import { ConfigValueInput, InputOutput } from './Trace.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>
   `/project/${encodeURIComponent(projectId)}/annotation-queues${queueId ? `/${encodeURIComponent(queueId)}` : ''}`;
@@ -89,7 +89,7 @@ function CreateQueue({
 }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [chosen, setChosen] = useState<Set<string>>(new Set());
+  const { picked: chosen, pick, clear } = usePicked();
   const { error, onSubmit } = useWrite(async () => {
     await api.createQueue(projectId, {
       name,
@@ -98,7 +98,7 @@ function CreateQueue({
     });
     setName('');
     setDescription('');
-    setChosen(new Set());
+    clear();
     await onDone();
   });
   if (configs.length === 0) {
@@ -127,12 +127,7 @@ function CreateQueue({
             <input
               type="checkbox"
               checked={chosen.has(c.id)}
-              onChange={(e) => {
-                const next = new Set(chosen);
-                if (e.target.checked) next.add(c.id);
-                else next.delete(c.id);
-                setChosen(next);
-              }}
+              onChange={(e) => pick(c.id, e.target.checked)}
             />{' '}
             {c.name} <span className="muted">{c.dataType.toLowerCase()}</span>
           </label>
@@ -432,11 +427,7 @@ function ReviewObject({
             <li key={o.id}>
               <span className="type">{o.type}</span> {o.name}{' '}
               <span className="muted">{formatTime(o.startTime)}</span>{' '}
-              <Link
-                href={`/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(o.traceId)}`}
-              >
-                trace
-              </Link>
+              <Link href={traceHref(projectId, o.traceId)}>trace</Link>
             </li>
           ))}
         </ul>
@@ -456,16 +447,9 @@ function ReviewObject({
           <p>
             <span className="type">{shown.type}</span> {shown.name}{' '}
             <span className="muted">{formatTime(shown.startTime)}</span>{' '}
-            <Link
-              href={`/project/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(trace.traceId)}`}
-            >
-              open trace
-            </Link>
+            <Link href={traceHref(projectId, trace.traceId)}>open trace</Link>
           </p>
-          <h3>Input</h3>
-          <Value raw={shown.input} />
-          <h3>Output</h3>
-          <Value raw={shown.output} />
+          <InputOutput o={shown} />
           <h3>Scores</h3>
           {shown.scores.length === 0 && <p className="muted">none</p>}
           {shown.scores.map((s) => (

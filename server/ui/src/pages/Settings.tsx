@@ -278,7 +278,7 @@ function ConnectionForm({
   editing: LlmConnection | undefined;
   onSaved: () => void;
 }) {
-  const { form, setForm, set } = useForm({
+  const { form, setForm, bind } = useForm({
     provider: editing?.provider ?? '',
     adapter: editing?.adapter ?? 'openai',
     baseURL: editing?.baseURL ?? '',
@@ -314,40 +314,27 @@ function ConnectionForm({
       onSubmit={onSubmit}
     >
       <h3>{editing ? `Update ${editing.provider}` : 'New connection'}</h3>
-      <Input
-        label="Provider name"
-        value={form.provider}
-        onChange={set('provider')}
-        readOnly={Boolean(editing)}
-      />
-      <Choice label="Adapter" value={form.adapter} onChange={set('adapter')} options={ADAPTERS} />
-      <Input
-        label="Base URL"
-        value={form.baseURL}
-        onChange={set('baseURL')}
-        placeholder="the adapter's default"
-      />
+      <Input label="Provider name" {...bind('provider')} readOnly={Boolean(editing)} />
+      <Choice label="Adapter" {...bind('adapter')} options={ADAPTERS} />
+      <Input label="Base URL" {...bind('baseURL')} placeholder="the adapter's default" />
       <label>
         Secret key{' '}
         <input
           type="password"
           autoComplete="off"
-          value={form.secretKey}
-          onChange={set('secretKey')}
+          {...bind('secretKey')}
           placeholder={editing ? 'type it again to update' : ''}
         />
       </label>
       <label>
         Extra headers{' '}
         <textarea
-          value={form.headers}
-          onChange={set('headers')}
+          {...bind('headers')}
           placeholder="Name: value, one per line (values are never shown again)"
         />
       </label>
       <label>
-        Custom models{' '}
-        <input value={form.customModels} onChange={set('customModels')} placeholder="comma-separated" />
+        Custom models <input {...bind('customModels')} placeholder="comma-separated" />
       </label>
       <label>
         <input

@@ -141,7 +141,7 @@ function DeleteTrace({ projectId, traceId, back }: { projectId: string; traceId:
   );
 }
 
-export function Value({ raw }: { raw: string | null }) {
+function Value({ raw }: { raw: string | null }) {
   const r = renderValue(raw);
   if (r.kind === 'empty') return <p className="muted">none</p>;
   if (r.kind === 'chat') {
@@ -159,6 +159,18 @@ export function Value({ raw }: { raw: string | null }) {
     );
   }
   return <pre className="value">{r.text}</pre>;
+}
+
+/** An observation's input and output, each under its heading. */
+export function InputOutput({ o }: { o: { input: string | null; output: string | null } }) {
+  return (
+    <>
+      <h3>Input</h3>
+      <Value raw={o.input} />
+      <h3>Output</h3>
+      <Value raw={o.output} />
+    </>
+  );
 }
 
 function ObservationDetail(props: {
@@ -228,10 +240,7 @@ function ObservationDetail(props: {
           {o.statusMessage ? ` · ${o.statusMessage}` : ''}
         </dd>
       </dl>
-      <h3>Input</h3>
-      <Value raw={o.input} />
-      <h3>Output</h3>
-      <Value raw={o.output} />
+      <InputOutput o={o} />
       <h3>Metadata</h3>
       {Object.keys(o.metadata ?? {}).length === 0 ? (
         <p className="muted">none</p>
