@@ -32,16 +32,23 @@ import {
 import { otlpBody, PROTOCOLS, SPANS_PER_TRACE, STORE_ROOT } from './ingestion.ts';
 import { AB_CONCURRENCY, AB_ROUNDS, AB_TRACES } from './ingestion-cost.ts';
 import { interleave, printPair } from './interleaved.ts';
+import { parentPid } from './proc.ts';
 import { generate } from './reads.ts';
 import { line } from './report.ts';
 
 const RULES = Number(process.env['BENCH_RULES'] ?? 10);
-/** Requests per phase: a phase must span several of the job's 2 s passes to show their load. */
-const REQUESTS = Number(process.env['BENCH_RULES_REQUESTS'] ?? 100);
+/** Requests per phase: a phase must span several of the job's 2 s passes to show their load (100 took 1-2 s). */
+const REQUESTS = Number(process.env['BENCH_RULES_REQUESTS'] ?? 600);
 /** Events the project already holds (reads.ts's generator, four months before now): a rule scans a project with history. */
 const HISTORY = Number(process.env['BENCH_RULES_HISTORY'] ?? 500_000);
 const PROVIDER = 'bench-refused';
 const MODEL = 'bench-judge';
+
+/** The PostgreSQL server holding `db`'s connection: the executions are written there. */
+async function postmasterPid(db: pgLib.Client): Promise<number> {
+  const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return parentPid(rows[0]!.pid);
+}
 
 export async function benchIngestionRules(): Promise<void> {
   const storeDir = mkdtempSync(join(STORE_ROOT, 'obs-bench-rules-'));
@@ -150,7 +157,12 @@ export async function benchIngestionRules(): Promise<void> {
         concurrency: AB_CONCURRENCY,
         traces: AB_TRACES,
         spansPerTrace: SPANS_PER_TRACE,
-        pids: { web: web.process.pid, store: ch.pid, worker: worker.process.pid },
+        pids: {
+          web: web.process.pid,
+          store: ch.pid,
+          worker: worker.process.pid,
+          postgres: await postmasterPid(db),
+        },
       });
       printPair(
         `OTLP in events_only, ${RULES} rules active / none`,

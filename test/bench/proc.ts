@@ -1,10 +1,36 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
+
+const statFields = (pid: number | string) =>
+  readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ').map(Number);
 
 /** CPU time (user + system) a process has used, in seconds (Linux clock ticks of 1/100 s). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const f = statFields(pid);
+  return (f[11]! + f[12]!) / 100;
+}
+
+/** The pid of a process's parent. */
+export const parentPid = (pid: number): number => statFields(pid)[1]!;
+
+/**
+ * CPU time of a process and all its children, live (their own time) and ended (the time the kernel
+ * adds to the parent when it reaps them): a PostgreSQL server's backends, say, which come and go.
+ */
+export function cpuSecondsTree(pid: number): number {
+  const f = statFields(pid);
+  let ticks = f[11]! + f[12]! + f[13]! + f[14]!;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === pid) continue;
+    try {
+      const c = statFields(entry);
+      // Field 4 of stat (index 1 after the name) is the parent's pid.
+      if (c[1] === pid) ticks += c[11]! + c[12]!;
+    } catch {
+      // Ended while we looked: its time is in the parent's now.
+    }
+  }
+  return ticks / 100;
 }
 
 /** Longest wait for the store's background merges to finish before a timed phase. */
