@@ -41,6 +41,16 @@ export async function enqueueExecutions(pool: pg.Pool, items: NewExecution[]): P
   return rowCount ?? 0;
 }
 
+/** Executions waiting (due or backing off) per rule, for the rules named. */
+export async function pendingByRule(pool: pg.Pool, ruleIds: readonly string[]): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ rule_id: string; n: number }>(
+    `SELECT rule_id, count(*)::int AS n FROM evaluation_executions
+     WHERE status = 'PENDING' AND rule_id = ANY($1::text[]) GROUP BY rule_id`,
+    [ruleIds],
+  );
+  return new Map(rows.map((r) => [r.rule_id, r.n]));
+}
+
 interface ExecutionRow {
   id: string;
   project_id: string;

@@ -14,7 +14,7 @@ import type pg from 'pg';
 import { chTimeToIso } from '../ingestion/time.ts';
 import { type ColumnTable, compileFilters } from '../reads/filters.ts';
 import { Params, toChText, toIso } from '../reads/sql.ts';
-import { enqueueExecutions, type NewExecution } from './executions.ts';
+import { enqueueExecutions, type NewExecution, pendingByRule } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';
 import { activeRules, advanceScanCursor, type Rule } from './store.ts';
 
@@ -27,6 +27,21 @@ const SCAN_LIMIT = 1000;
 const scanLimit = (rules: number) => SCAN_LIMIT * rules;
 /** Rows of one `created_at` read at once when a whole page shares it (one insert's rows). */
 const TIE_LIMIT = 100_000;
+/**
+ * Executions a rule may have waiting before its scan holds: matches that outrun the judge (a model
+ * answers a few per second, ingestion brings thousands of rows) wait in the events tables behind
+ * the rule's cursor instead of as queue rows, so the queue and its cost stay bounded. Nothing is
+ * skipped: the cursor resumes where it held once the judge has caught up.
+ */
+export const PENDING_PER_RULE = 1_000;
+
+/** The rules a pass scans: those whose waiting executions leave room (`pending` by rule id). */
+export function rulesWithRoom<R extends { id: string }>(
+  rules: readonly R[],
+  pending: ReadonlyMap<string, number>,
+): R[] {
+  return rules.filter((r) => (pending.get(r.id) ?? 0) < PENDING_PER_RULE);
+}
 
 interface Source {
   /** The target of the rules this source serves. */
@@ -234,7 +249,8 @@ export function scanExecutions(
 
 /**
  * Scans the rules of the given sources, one statement per source and pass (two when a page ends in
- * a group of equal `created_at`); a source without an active rule behind its cursor costs none.
+ * a group of equal `created_at`); a source without an active rule behind its cursor and with room
+ * in the queue costs none.
  * An execution that judges a trace (trace-level, or a run item naming only a trace) has the
  * trace's id as `observationId`: the queue keeps one execution per (rule, evaluator, judged object).
  */
@@ -247,8 +263,16 @@ export async function scanRules(
   const to = new Date(Date.now() - lagMs).toISOString();
   let enqueued = 0;
   for (const source of sources) {
-    const rules = (await activeRules(pool, SOURCES[source].target)).filter(
+    const behind = (await activeRules(pool, SOURCES[source].target)).filter(
       (rule) => Date.parse(rule.scanCursor) < Date.parse(to),
+    );
+    if (behind.length === 0) continue;
+    const rules = rulesWithRoom(
+      behind,
+      await pendingByRule(
+        pool,
+        behind.map((r) => r.id),
+      ),
     );
     if (rules.length === 0) continue;
     const read = (window: ScanWindow) => {

@@ -11,8 +11,11 @@
  * is retried with backoff, so no model's CPU is in the figure. The rules are enabled before each
  * `rules` phase and disabled after it (enabling moves their scan cursor to now, so they never
  * scan the baseline's rows), and what they left pending is cancelled, so the baseline runs a
- * worker with nothing to do. Interleaved rounds as ingestion-cost.ts (BENCH_AB_ROUNDS,
- * BENCH_REQUESTS, BENCH_INGEST_CONCURRENCY).
+ * worker with nothing to do. A rule holds its scan while PENDING_PER_RULE executions wait
+ * (scan.ts); each `rules` phase starts with an empty queue, so it pays for filling it. PostgreSQL's
+ * CPU (the queue's inserts) is watched beside the web's, the store's and the worker's.
+ * Interleaved rounds as ingestion-cost.ts (BENCH_AB_ROUNDS, BENCH_RULES_REQUESTS,
+ * BENCH_INGEST_CONCURRENCY).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -11,7 +11,7 @@
  * killed is retried and completes once the server is back, one that keeps failing ends as ERROR
  * with its reason, a worker without the whitelist refuses the call (the address is checked on
  * every call, not only when the connection was stored), and the rule pauses when its connection
- * is deleted.
+ * is deleted, and a rule whose queue is full holds its scan until the queue drains.
  * Last, a Legacy trace-level rule judges a trace the release 3 SDK sent in dual, is listed by the
  * producers report, and stops in events_only.
  * The model's verdicts are not judged (a 135M model), only what the service makes of them.
@@ -21,6 +21,7 @@ import { startObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PENDING_PER_RULE } from '../../server/evaluation/scan.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import {
   JUDGE_CATEGORIES,
@@ -290,6 +291,40 @@ describe('observation rules judged by a real model', () => {
       await worker.stop();
       worker = await startWorker(env);
     }
+  });
+
+  it('a rule whose queue is full holds its scan, and judges what waited once the queue drains', async () => {
+    // A backlog of PENDING_PER_RULE executions not yet due (the judge is busy): the rule may not add more.
+    const backlog = Array.from({ length: PENDING_PER_RULE }, (_, i) => `backlog-${i}`);
+    await db.query(
+      `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time, next_attempt_at)
+       SELECT 'x-' || o, $1, $2, $3, 't-' || o, o, now(), now() + interval '1 hour' FROM unnest($4::text[]) AS o`,
+      [project.projectId, ruleId, evaluatorId, backlog],
+    );
+    const cursor = async () =>
+      (await db.query('SELECT scan_cursor FROM evaluation_rules WHERE id = $1', [ruleId])).rows[0]
+        .scan_cursor;
+    const held = await cursor();
+    const o = await sendQa('Which planet is the largest?', 'Jupiter');
+    await waitFor('the observation to be stored', async () => {
+      const res = await call(
+        'GET',
+        `/v2/observations?filter=${encodeURIComponent(JSON.stringify([{ type: 'string', column: 'id', operator: '=', value: o.generationId }]))}`,
+      );
+      return res.body.data?.length ? res.body.data : undefined;
+    });
+    // Several 2 s passes: the rule's cursor stays and nothing is enqueued for the new generation.
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await cursor()).toEqual(held);
+    expect(await execution(o.generationId)).toBeUndefined();
+    // The judge catches up (here: the backlog is cancelled): the scan resumes where it held.
+    await db.query("UPDATE evaluation_executions SET status = 'CANCELLED' WHERE id LIKE 'x-%'");
+    const [score] = await waitFor('the score of what waited', async () => {
+      const s = await evalScores({ traceId: o.traceId, id: o.generationId });
+      return s.length > 0 ? s : undefined;
+    });
+    expect(score).toMatchObject({ source: 'EVAL', name: 'qa-correctness' });
+    expect(await execution(o.generationId)).toMatchObject({ status: 'COMPLETED', rule_id: ruleId });
   });
 
   it('deleting the connection pauses the rule, and later observations are not judged', async () => {

@@ -23,6 +23,8 @@ import {
   buildScan,
   cursorsBefore,
   nextScan,
+  PENDING_PER_RULE,
+  rulesWithRoom,
   scanExecutions,
   scanSources,
 } from '../../server/evaluation/scan.ts';
@@ -391,6 +393,22 @@ describe('experiment rules', () => {
         expect.arrayContaining([k.projectId, k.traceId, k.observationId]),
       );
     expect(buildJudged(keys[0]!, 'observation')).toEqual(buildJudgedEvents([keys[0]!]));
+  });
+
+  it.each([
+    ['no execution waiting', new Map<string, number>(), ['a', 'b']],
+    ['one below the limit', new Map([['a', PENDING_PER_RULE - 1]]), ['a', 'b']],
+    ['at the limit: held', new Map([['a', PENDING_PER_RULE]]), ['b']],
+    [
+      'past it (a page more): held',
+      new Map([
+        ['a', PENDING_PER_RULE + 900],
+        ['b', 5],
+      ]),
+      ['b'],
+    ],
+  ])('a pass scans the rules with room in the queue: %s', (_, pending, scanned) => {
+    expect(rulesWithRoom([{ id: 'a' }, { id: 'b' }], pending).map((r) => r.id)).toEqual(scanned);
   });
 
   const code = (f: () => void) => {
