@@ -20,7 +20,6 @@ import {
   SQL,
 } from '../../reads/datasets.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
@@ -79,7 +78,6 @@ const datasetItem = z.object({
 });
 
 export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
 
   const upsertDataset = async (projectId: string, b: z.infer<typeof createDataset>) => {

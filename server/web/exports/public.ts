@@ -25,7 +25,6 @@ import {
   listExports,
 } from '../../exports/store.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
@@ -60,8 +59,6 @@ const toWire = (e: ExportConfig) => ({
 const exportId = z.object({ exportId: z.string().min(1) });
 
 export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
-
   route(
     app,
     {

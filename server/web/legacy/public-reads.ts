@@ -21,7 +21,6 @@ import {
 } from '../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 
@@ -29,7 +28,6 @@ const page = q.page(1000, 50);
 const idParam = z.object({ id: z.string().min(1) });
 
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {

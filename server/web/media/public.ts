@@ -17,7 +17,6 @@ import {
   patchMediaRequest,
 } from '../../media/rules.ts';
 import { claimMedia, findMedia, recordUpload } from '../../media/store.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
@@ -27,7 +26,6 @@ const UPLOAD_URL_SECONDS = 3600;
 const mediaId = z.object({ mediaId: z.string().min(1).max(100) });
 
 export const mediaPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   const settings = ctx.config.media;
 
   route(

@@ -10,7 +10,6 @@ import { type MetricsView, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import { select } from '../../reads/select.ts';
 import type { WebContext } from '../core/context.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { runMetricsQuery } from './query.ts';
@@ -23,7 +22,6 @@ const runMetrics = (ctx: WebContext, views: Record<string, MetricsView>, project
   runMetricsQuery(ctx, views, projectId, parseMetricsQuery(text));
 
 export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {

@@ -6,7 +6,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../reads/scores.ts';
 import { select } from '../../reads/select.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { legacyScoreRoutes } from './legacy.ts';
@@ -50,7 +49,6 @@ const scoreV3 = z
   .loose();
 
 export const scoresPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {
