@@ -5,8 +5,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { NotFound } from '../../errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -57,8 +57,11 @@ export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       role: OWNERS,
     },
     async ({ params, req }) => {
-      const revoked = await revokeApiKey(ctx.pool, req.project.id, params.keyId);
-      if (!revoked) throw new NotFound(`API key ${params.keyId} not found`);
+      const revoked = found(
+        await revokeApiKey(ctx.pool, req.project.id, params.keyId),
+        'API key',
+        params.keyId,
+      );
       ctx.keys.forget(revoked);
       return { ok: true };
     },

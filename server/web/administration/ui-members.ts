@@ -16,6 +16,7 @@ import {
 } from '../../users/members.ts';
 import { ROLES } from '../../users/roles.ts';
 import { checkEmail } from '../../users/store.ts';
+import { found, notFound, translating, when } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
@@ -31,14 +32,8 @@ export function invitationLink(ctx: WebContext, req: FastifyRequest, token: stri
   return `${base.replace(/\/$/, '')}/invite/${token}`;
 }
 
-async function changingRoles(change: () => Promise<void>) {
-  try {
-    await change();
-  } catch (err) {
-    if (err instanceof MemberConflict) throw new Conflict(err.message);
-    throw err;
-  }
-}
+/** A change the membership rules refuse (the project's last owner, an existing member) is a 409. */
+export const memberConflict = when(MemberConflict, (err) => new Conflict(err.message));
 
 export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
@@ -100,8 +95,11 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       role: OWNERS,
     },
     async ({ params, req }) => {
-      if (!(await withdrawInvitation(ctx.pool, req.project.id, params.invitationId)))
-        throw new NotFound(`invitation ${params.invitationId} not found`);
+      found(
+        await withdrawInvitation(ctx.pool, req.project.id, params.invitationId),
+        'invitation',
+        params.invitationId,
+      );
       return { ok: true };
     },
   );
@@ -119,9 +117,11 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     },
     async ({ params, body, req }) => {
       const members = await membersOf(ctx.pool, req.project.id);
-      if (!members.some((m) => m.userId === params.userId))
-        throw new NotFound(`member ${params.userId} not found`);
-      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, body.role));
+      if (!members.some((m) => m.userId === params.userId)) throw notFound('member', params.userId);
+      await translating(
+        () => setMemberRole(ctx.pool, req.project.id, params.userId, body.role),
+        memberConflict,
+      );
       return { members: await membersOf(ctx.pool, req.project.id) };
     },
   );
@@ -139,7 +139,7 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     async ({ params, req }) => {
       const member = (await membersOf(ctx.pool, req.project.id)).find((m) => m.userId === params.userId);
       if (member?.via !== 'project') throw new NotFound(`member ${params.userId} has no project grant`);
-      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, null));
+      await translating(() => setMemberRole(ctx.pool, req.project.id, params.userId, null), memberConflict);
       return { members: await membersOf(ctx.pool, req.project.id) };
     },
   );

@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, NotFound } from '../../errors.ts';
+import { BadRequest } from '../../errors.ts';
 import { markProjectDeleted, updateProject } from '../../projects/organizations.ts';
 import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
@@ -24,11 +24,13 @@ import { snippetOf } from '../../reads/search-snippet.ts';
 import { select } from '../../reads/select.ts';
 import { zipMetadata } from '../../reads/sql.ts';
 import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
+import { found } from '../core/answers.ts';
+import { auditAs } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
 import { projectParams } from '../ui-shell/scope.ts';
-import { auditByUser, nameBody } from './ui-organizations.ts';
+import { nameBody } from './ui-organizations.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
 
@@ -64,7 +66,7 @@ function searchable(d: Row | undefined): [string, string][] {
 
 export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const auditProject = (req: FastifyRequest, action: 'update' | 'delete') =>
-    auditByUser(ctx, req, {
+    auditAs(ctx, req, {
       projectId: req.project.id,
       orgId: req.project.organization.id,
       resourceType: 'project',
@@ -122,8 +124,7 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       const { id, name, organization } = req.project;
       if (body.confirmName !== name)
         throw new BadRequest('Invalid request data', "confirmName: type the project's name to delete it");
-      const deleted = await markProjectDeleted(ctx.pool, organization.id, id);
-      if (!deleted) throw new NotFound(`project ${id} not found`);
+      const deleted = found(await markProjectDeleted(ctx.pool, organization.id, id), 'project', id);
       for (const key of deleted.revokedKeys) ctx.keys.forget(key);
       await auditProject(req, 'delete');
       reply.code(202);

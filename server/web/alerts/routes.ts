@@ -48,6 +48,7 @@ import { NotConfigured } from '../../errors.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
+import { found } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
@@ -75,8 +76,6 @@ function encryptionKey(ctx: WebContext): Buffer {
 
 export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
-  const notFound = (what: string, id: string) =>
-    new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
   /** What the store cannot check by shape: the metric compiles, the channels are the project's. */
   const checkRule = async (projectId: string, d: RuleDefinition) => {
@@ -86,9 +85,7 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       throw invalidField('channelIds', `no channel ${unknown.join(', ')} in this project`);
   };
   const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw notFound('Alert rule', id);
-    return rule;
+    return found(await findRule(ctx.pool, projectId, id), 'Alert rule', id);
   };
   const nameTaken = (what: string, name: string) =>
     new PublicApiError('name_conflict', `${what} named ${name} already exists`);
@@ -158,8 +155,7 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       params: ruleId,
     },
     async ({ params, projectId }) => {
-      if (!(await deleteRule(ctx.pool, projectId, params.alertRuleId)))
-        throw notFound('Alert rule', params.alertRuleId);
+      found(await deleteRule(ctx.pool, projectId, params.alertRuleId), 'Alert rule', params.alertRuleId);
       return { message: 'Alert rule successfully deleted' };
     },
   );
@@ -222,16 +218,18 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       params: channelId,
     },
     async ({ params, projectId }) => {
-      const c = await findChannel(ctx.pool, projectId, params.alertChannelId);
-      if (!c) throw notFound('Alert channel', params.alertChannelId);
+      const c = found(
+        await findChannel(ctx.pool, projectId, params.alertChannelId),
+        'Alert channel',
+        params.alertChannelId,
+      );
       return publicChannel(c);
     },
   );
 
   const loadUsable = async (projectId: string, id: string) => {
     const key = encryptionKey(ctx);
-    const c = await findUsableChannel(ctx.pool, key, projectId, id);
-    if (!c) throw notFound('Alert channel', id);
+    const c = found(await findUsableChannel(ctx.pool, key, projectId, id), 'Alert channel', id);
     return { key, channel: c };
   };
 
@@ -267,8 +265,11 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       params: channelId,
     },
     async ({ params, projectId }) => {
-      if (!(await deleteChannel(ctx.pool, projectId, params.alertChannelId)))
-        throw notFound('Alert channel', params.alertChannelId);
+      found(
+        await deleteChannel(ctx.pool, projectId, params.alertChannelId),
+        'Alert channel',
+        params.alertChannelId,
+      );
       return { message: 'Alert channel successfully deleted' };
     },
   );

@@ -18,7 +18,7 @@ import {
   reviewItems,
 } from '../../annotation-queues/store.ts';
 import { audit } from '../../deletion/audit.ts';
-import { NotFound } from '../../errors.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { uiMount } from '../core/project-routes.ts';
 import { route } from '../core/route.ts';
@@ -32,7 +32,6 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
   annotationQueueRoutes(app, ctx, {
     ...uiMount({ atLeast: 'member', refusal: 'viewers cannot change annotation queues' }),
     reviewerOf: (req) => req.session.user.id,
-    actorOf: (req) => ({ userId: req.session.user.id }),
     queueChanges: true,
   });
 
@@ -77,9 +76,7 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
     },
     async ({ params, body, req }) => {
       const projectId = req.project.id;
-      if (!(await findQueue(ctx.pool, projectId, params.queueId))) {
-        throw new NotFound(`Annotation queue ${params.queueId} not found`);
-      }
+      found(await findQueue(ctx.pool, projectId, params.queueId), 'Annotation queue', params.queueId);
       const added = await addNewItems(ctx.pool, projectId, params.queueId, body.objects);
       await audit(ctx.pool, {
         projectId,
@@ -103,8 +100,11 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
     },
     async ({ params, req }) => {
       const projectId = req.project.id;
-      const queue = await findQueue(ctx.pool, projectId, params.queueId);
-      if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+      const queue = found(
+        await findQueue(ctx.pool, projectId, params.queueId),
+        'Annotation queue',
+        params.queueId,
+      );
       const [items, assigned, members] = await Promise.all([
         reviewItems(ctx.pool, projectId, queue.id, REVIEW_LIMIT),
         assignees(ctx.pool, projectId, queue.id),

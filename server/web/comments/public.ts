@@ -12,6 +12,7 @@ import { createComment, findComment, listComments } from '../../comments/store.t
 import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
@@ -100,9 +101,11 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       response: comment,
     },
     async ({ params, req }) => {
-      const found = await findComment(ctx.pool, req.principal.projectId, params.commentId);
-      if (!found) throw new NotFound(`Comment ${params.commentId} not found`);
-      return found;
+      return found(
+        await findComment(ctx.pool, req.principal.projectId, params.commentId),
+        'Comment',
+        params.commentId,
+      );
     },
   );
 };

@@ -23,6 +23,7 @@ import { BadRequest, NotFound } from '../../errors.ts';
 import { type FilterCondition, filterCondition } from '../../reads/filters.ts';
 import { own } from '../../reads/lookup.ts';
 import { METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
+import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { uiMount } from '../core/project-routes.ts';
@@ -47,7 +48,7 @@ const dashboardOf = (ctx: WebContext, projectId: string, id: string): Promise<Da
 async function widgetOf(ctx: WebContext, projectId: string, p: Placement): Promise<WidgetDefinition> {
   if (p.type === 'widget') return getWidget(ctx.pool, projectId, p.widgetId);
   const preset = own(PRESETS, p.presetId);
-  if (!preset) throw new NotFound(`preset ${p.presetId} not found`);
+  if (!preset) throw notFound('preset', p.presetId);
   return preset;
 }
 

@@ -20,6 +20,7 @@ import {
   SQL,
 } from '../../reads/datasets.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { pageMetaResponse } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
@@ -130,9 +131,12 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       params: nameParam,
       response: dataset,
     },
-    async ({ params, req, reply }) => {
-      const row = await findDataset(req.principal.projectId, params.datasetName);
-      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+    async ({ params, req }) => {
+      const row = found(
+        await findDataset(req.principal.projectId, params.datasetName),
+        'Dataset',
+        params.datasetName,
+      );
       return mapDataset(row);
     },
   );
@@ -147,10 +151,9 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       summary: 'Get a dataset with its items and run names (v1)',
       params: nameParam,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { projectId } = req.principal;
-      const row = await findDataset(projectId, params.datasetName);
-      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      const row = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
       const items = itemListQueries({ projectId, datasetId: row.id }, 100_000, 0).list;
       const [itemRows, runs] = await Promise.all([
         ctx.pool.query<DatasetItemRow>(items.text, items.values),
@@ -177,10 +180,9 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       body: createItem,
       response: datasetItem,
     },
-    async ({ body, req, reply }) => {
+    async ({ body, req }) => {
       const { projectId } = req.principal;
-      const ds = await findDataset(projectId, body.datasetName);
-      if (!ds) return reply.code(404).send({ message: `Dataset ${body.datasetName} not found` });
+      const ds = found(await findDataset(projectId, body.datasetName), 'Dataset', body.datasetName);
       const id = body.id ?? randomUUID();
       const { rows } = await ctx.pool.query<{ id: string }>(SQL.upsertItem, [
         id,
@@ -218,12 +220,11 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       }),
       response: z.object({ data: z.array(datasetItem), meta: pageMetaResponse }),
     },
-    async ({ query, req, reply }) => {
+    async ({ query, req }) => {
       const { projectId } = req.principal;
       let datasetId: string | undefined;
       if (query.datasetName !== undefined) {
-        const ds = await findDataset(projectId, query.datasetName);
-        if (!ds) return reply.code(404).send({ message: `Dataset ${query.datasetName} not found` });
+        const ds = found(await findDataset(projectId, query.datasetName), 'Dataset', query.datasetName);
         datasetId = ds.id;
       }
       return listDatasetItems(
@@ -254,12 +255,12 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       params: idParam,
       response: datasetItem,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { rows } = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [
         req.principal.projectId,
         params.id,
       ]);
-      if (!rows[0]) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      if (!rows[0]) throw notFound('Dataset item', params.id);
       return mapDatasetItem(rows[0]);
     },
   );
@@ -274,9 +275,9 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       params: idParam,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { rows } = await ctx.pool.query(SQL.deleteItem, [req.principal.projectId, params.id]);
-      if (rows.length === 0) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+      if (rows.length === 0) throw notFound('Dataset item', params.id);
       return { message: 'Dataset item successfully deleted' };
     },
   );

@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { findDatasetByName, listRuns, type RunRow } from '../../datasets/store.ts';
-import { NotFound } from '../../errors.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../reads/legacy.ts';
 import { runPaged, select } from '../../reads/select.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { q, route } from '../core/route.ts';
 
@@ -39,7 +39,7 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
   const findDatasetRun = async (projectId: string, p: { datasetName: string; runName: string }) => {
     const ds = await findDataset(projectId, p.datasetName);
     const run = ds && (await findRun(projectId, ds.id, p.runName));
-    if (!ds || !run) throw new NotFound(`Dataset run ${p.runName} not found`);
+    if (!ds || !run) throw notFound('Dataset run', p.runName);
     return { ds, run };
   };
 
@@ -53,10 +53,13 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       summary: 'Items of one dataset run (deprecated; 404 in events_only)',
       query: z.object({ ...page, datasetId: z.string().min(1), runName: z.string().min(1) }),
     },
-    async ({ query, req, reply }) => {
+    async ({ query, req }) => {
       const { projectId } = req.principal;
-      const run = await findRun(projectId, query.datasetId, query.runName);
-      if (!run) return reply.code(404).send({ message: `Dataset run ${query.runName} not found` });
+      const run = found(
+        await findRun(projectId, query.datasetId, query.runName),
+        'Dataset run',
+        query.runName,
+      );
       const { rows, meta } = await runPaged(
         ctx,
         buildRunItems(projectId, query.datasetId, run.id, query),
@@ -77,10 +80,9 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       params: z.object({ datasetName: z.string().min(1) }),
       query: z.object(page),
     },
-    async ({ params, query, req, reply }) => {
+    async ({ params, query, req }) => {
       const { projectId } = req.principal;
-      const ds = await findDataset(projectId, params.datasetName);
-      if (!ds) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+      const ds = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
       const runs = await listRuns(ctx.pool, projectId, ds.id, query.page, query.limit);
       return {
         data: runs.rows.map((r) => mapRun(r, ds.name)),

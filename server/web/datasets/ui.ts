@@ -18,6 +18,7 @@ import { compareRuns, type RunResult } from '../../reads/run-comparison.ts';
 import { type Row, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -34,8 +35,7 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
   const v4 = (req: FastifyRequest) => readPathOf(ctx.config.mode, req.session.v4Preview).path === 'v4';
   const dataset = async (req: FastifyRequest, p: { datasetId: string }) => {
     const projectId = req.project.id;
-    const ds = await findDatasetById(ctx.pool, projectId, p.datasetId);
-    if (!ds) throw new NotFound(`dataset ${p.datasetId} not found`);
+    const ds = found(await findDatasetById(ctx.pool, projectId, p.datasetId), 'dataset', p.datasetId);
     return { projectId, ds };
   };
 

@@ -19,7 +19,6 @@ import {
   updateRule,
   updateRuleRequest,
 } from '../../evaluation/api.ts';
-import { PublicApiError } from '../../evaluation/errors.ts';
 import {
   deleteEvaluator,
   deleteRule,
@@ -28,14 +27,13 @@ import {
   listEvaluators,
   listRules,
 } from '../../evaluation/store.ts';
+import { found } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
 export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
-  const notFound = (what: string, id: string) =>
-    new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
   declare(
     {
@@ -70,8 +68,11 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       params: evaluatorId,
     },
     async ({ params, projectId }) => {
-      const e = await findEvaluator(ctx.pool, projectId, params.evaluatorId);
-      if (!e) throw notFound('Evaluator', params.evaluatorId);
+      const e = found(
+        await findEvaluator(ctx.pool, projectId, params.evaluatorId),
+        'Evaluator',
+        params.evaluatorId,
+      );
       return publicEvaluator(e);
     },
   );
@@ -84,8 +85,7 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       params: evaluatorId,
     },
     async ({ params, projectId }) => {
-      if (!(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId)))
-        throw notFound('Evaluator', params.evaluatorId);
+      found(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId), 'Evaluator', params.evaluatorId);
       return { message: 'Evaluator successfully deleted' };
     },
   );
@@ -118,9 +118,7 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
 
   const ruleId = z.object({ evaluationRuleId: z.string().min(1) });
   const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw notFound('Evaluation rule', id);
-    return rule;
+    return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
   };
   declare(
     {
@@ -155,8 +153,11 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       params: ruleId,
     },
     async ({ params, projectId }) => {
-      if (!(await deleteRule(ctx.pool, projectId, params.evaluationRuleId)))
-        throw notFound('Evaluation rule', params.evaluationRuleId);
+      found(
+        await deleteRule(ctx.pool, projectId, params.evaluationRuleId),
+        'Evaluation rule',
+        params.evaluationRuleId,
+      );
       return { message: 'Evaluation rule successfully deleted' };
     },
   );

@@ -10,7 +10,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
-import { NotFound } from '../../errors.ts';
 import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { listExecutions } from '../../evaluation/executions.ts';
@@ -29,6 +28,7 @@ import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
+import { found, notFound } from '../core/answers.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { uiMount } from '../core/project-routes.ts';
@@ -60,9 +60,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
 
   const ruleParams = projectParams.extend({ evaluationRuleId: z.string().min(1) });
   const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw new NotFound(`Evaluation rule ${id} not found`);
-    return rule;
+    return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
   };
 
   route(
@@ -108,7 +106,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     },
     async ({ params, req }) => {
       const versions = await listEvaluatorVersions(ctx.pool, req.project.id, params.evaluatorId);
-      if (versions.length === 0) throw new NotFound(`Evaluator ${params.evaluatorId} not found`);
+      if (versions.length === 0) throw notFound('Evaluator', params.evaluatorId);
       return { data: versions.map(publicEvaluator) };
     },
   );

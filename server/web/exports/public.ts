@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { S3_ENV } from '../../contract/env.ts';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import { BadRequest, NotConfigured } from '../../errors.ts';
 import {
   createExportRequest,
   EXPORT_FORMATS,
@@ -25,6 +25,7 @@ import {
   listExports,
 } from '../../exports/store.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
@@ -113,10 +114,13 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
     async ({ params, req }) => {
       const { projectId } = req.principal;
-      const found = await findExport(ctx.pool, projectId, params.exportId);
-      if (!found) throw new NotFound(`Export ${params.exportId} not found`);
-      const folder = exportFolder({ ...found, storagePrefix: ctx.config.exportStorage?.prefix ?? '' });
-      return { ...toWire(found), files: (await ctx.exportBlobs?.list(folder)) ?? [] };
+      const scheduled = found(
+        await findExport(ctx.pool, projectId, params.exportId),
+        'Export',
+        params.exportId,
+      );
+      const folder = exportFolder({ ...scheduled, storagePrefix: ctx.config.exportStorage?.prefix ?? '' });
+      return { ...toWire(scheduled), files: (await ctx.exportBlobs?.list(folder)) ?? [] };
     },
   );
 
@@ -131,9 +135,11 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       response: z.object({ message: z.string() }),
     },
     async ({ params, req }) => {
-      if (!(await deleteExport(ctx.pool, req.principal.projectId, params.exportId))) {
-        throw new NotFound(`Export ${params.exportId} not found`);
-      }
+      found(
+        await deleteExport(ctx.pool, req.principal.projectId, params.exportId),
+        'Export',
+        params.exportId,
+      );
       return { message: 'Export deleted' };
     },
   );

@@ -21,6 +21,7 @@ import {
 } from '../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
+import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 
@@ -90,10 +91,10 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'A trace with its observations and scores (deprecated)',
       params: idParam,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { projectId } = req.principal;
       const [trace] = await select(ctx, buildTraceById(projectId, params.id));
-      if (!trace) return reply.code(404).send({ message: `Trace ${params.id} not found` });
+      if (!trace) throw notFound('Trace', params.id);
       const [observations, scores] = await Promise.all([
         select(ctx, buildObservationsOfTrace(projectId, params.id)),
         select(ctx, buildScoresOfTrace(projectId, params.id)),
@@ -154,9 +155,9 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'One observation (deprecated)',
       params: idParam,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const [row] = await select(ctx, buildObservationById(req.principal.projectId, params.id));
-      if (!row) return reply.code(404).send({ message: `Observation ${params.id} not found` });
+      if (!row) throw notFound('Observation', params.id);
       return mapLegacyObservation(row);
     },
   );
@@ -204,10 +205,10 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'A session with its traces (deprecated)',
       params: idParam,
     },
-    async ({ params, req, reply }) => {
+    async ({ params, req }) => {
       const { projectId } = req.principal;
       const traces = await select(ctx, buildSessionTraces(projectId, params.id));
-      if (traces.length === 0) return reply.code(404).send({ message: `Session ${params.id} not found` });
+      if (traces.length === 0) throw notFound('Session', params.id);
       const mapped = traces.map(mapTrace);
       return {
         id: params.id,

@@ -7,7 +7,6 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { NotFound } from '../../errors.ts';
 import {
   buildObservationsOfTrace,
   buildScoresOfTrace,
@@ -18,6 +17,7 @@ import {
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
+import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
@@ -77,7 +77,7 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
     async ({ params, req }) => {
       const projectId = req.project.id;
       const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
-      if (!trace) throw new NotFound(`trace ${params.traceId} not found`);
+      if (!trace) throw notFound('trace', params.traceId);
       const [observations, scores, models] = await Promise.all([
         select(ctx, buildObservationsOfTrace(projectId, params.traceId)),
         select(ctx, buildScoresOfTrace(projectId, params.traceId)),

@@ -9,12 +9,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LLM_ENV } from '../../contract/env.ts';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import { BadRequest, NotConfigured } from '../../errors.ts';
 import { pauseRulesOfProvider } from '../../evaluation/store.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
 import { publicConnection, upsertConnectionRequest, upsertProblem } from '../../llm/connections.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
+import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import {
   offsetOf,
@@ -90,7 +91,7 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount
     },
     async ({ params, projectId }) => {
       const provider = await deleteConnection(ctx.pool, projectId, params.id);
-      if (provider === undefined) throw new NotFound(`LLM connection ${params.id} not found`);
+      if (provider === undefined) throw notFound('LLM connection', params.id);
       await pauseRulesOfProvider(ctx.pool, projectId, provider);
       return { message: 'LLM connection successfully deleted' };
     },

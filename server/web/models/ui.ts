@@ -15,6 +15,7 @@ import {
   updateModel,
   visibleModels,
 } from '../../models/store.ts';
+import { translating, when } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -28,15 +29,10 @@ const pageOrder = (a: ModelDefinition, b: ModelDefinition) =>
   a.modelName.localeCompare(b.modelName) ||
   (b.startDate ?? '').localeCompare(a.startDate ?? '');
 
-async function written<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (err instanceof DuplicateModelName)
-      throw new BadRequest('modelName: already used in the project', err.message);
-    throw err;
-  }
-}
+const nameTaken = when(
+  DuplicateModelName,
+  (err) => new BadRequest('modelName: already used in the project', err.message),
+);
 
 export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
@@ -85,7 +81,7 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       body: createModelRequest,
     },
     async ({ body, req }) => {
-      const created = await written(() => createModel(ctx.pool, req.project.id, body));
+      const created = await translating(() => createModel(ctx.pool, req.project.id, body), nameTaken);
       ctx.models.invalidate(req.project.id);
       return toApiModel(created);
     },
@@ -103,7 +99,10 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       body: createModelRequest,
     },
     async ({ body, params, req }) => {
-      const updated = await written(() => updateModel(ctx.pool, req.project.id, params.id, body));
+      const updated = await translating(
+        () => updateModel(ctx.pool, req.project.id, params.id, body),
+        nameTaken,
+      );
       if (!updated) throw new NotFound(`the project has no own model ${params.id}`);
       ctx.models.invalidate(req.project.id);
       return toApiModel(updated);

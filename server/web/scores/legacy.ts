@@ -5,6 +5,7 @@ import { buildScoreById, buildScoreList, buildTracesByIds } from '../../reads/le
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
+import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { q, route } from '../core/route.ts';
 
@@ -85,9 +86,9 @@ export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
         summary: 'One score (deprecated)',
         params: z.object({ id: z.string().min(1) }),
       },
-      async ({ params, req, reply }) => {
+      async ({ params, req }) => {
         const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
-        if (!row) return reply.code(404).send({ message: `Score ${params.id} not found` });
+        if (!row) throw notFound('Score', params.id);
         return mapScoreLegacy(row);
       },
     );

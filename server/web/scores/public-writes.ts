@@ -5,12 +5,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, NotFound } from '../../errors.ts';
+import { BadRequest } from '../../errors.ts';
 import { describeIssues } from '../../ingestion/schemas.ts';
 import { pageMeta } from '../../reads/datasets.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs, updateConfig } from '../../scores/config-store.ts';
 import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
+import { found } from '../core/answers.ts';
 import { attributionOf } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { pageMetaResponse } from '../core/project-routes.ts';
@@ -74,9 +75,11 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       params: z.object({ scoreId: z.string().min(1) }),
     },
     async ({ params, req, reply }) => {
-      if (!(await deleteApiScore(ctx.store, req.principal.projectId, params.scoreId))) {
-        throw new NotFound(`Score ${params.scoreId} not found`);
-      }
+      found(
+        await deleteApiScore(ctx.store, req.principal.projectId, params.scoreId),
+        'Score',
+        params.scoreId,
+      );
       // The reference answers 202: the deletion is applied to the analytics store asynchronously.
       return reply.code(202).send({ message: 'Score deleted' });
     },
@@ -130,9 +133,11 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       response: scoreConfig,
     },
     async ({ params, req }) => {
-      const config = await findConfig(ctx.pool, req.principal.projectId, params.configId);
-      if (!config) throw new NotFound(`Score config ${params.configId} not found`);
-      return config;
+      return found(
+        await findConfig(ctx.pool, req.principal.projectId, params.configId),
+        'Score config',
+        params.configId,
+      );
     },
   );
 
@@ -148,13 +153,14 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       response: scoreConfig,
     },
     async ({ params, body, req }) => {
-      const current = await findConfig(ctx.pool, req.principal.projectId, params.configId);
-      if (!current) throw new NotFound(`Score config ${params.configId} not found`);
+      const current = found(
+        await findConfig(ctx.pool, req.principal.projectId, params.configId),
+        'Score config',
+        params.configId,
+      );
       const next = applyConfigUpdate(current, body);
       if ('issues' in next) throw new BadRequest('Invalid request data', describeIssues(next.issues));
-      const updated = await updateConfig(ctx.pool, next.config);
-      if (!updated) throw new NotFound(`Score config ${params.configId} not found`);
-      return updated;
+      return found(await updateConfig(ctx.pool, next.config), 'Score config', params.configId);
     },
   );
 };

@@ -22,6 +22,7 @@ import { buildTraceTotals, costSource, indexTraceTotals } from '../../reads/trac
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
+import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 import { SERVICE_VERSION } from '../service/health.ts';
@@ -88,7 +89,7 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         expandMetadata: [],
         withDetails: true,
       });
-      if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
+      if (page.rows.length === 0) throw notFound('trace', params.traceId);
       const [scoreRows, totalRows, models] = await Promise.all([
         select(ctx, buildRowScores(projectId, [params.traceId])),
         select(ctx, buildTraceTotals(projectId, [params.traceId])),

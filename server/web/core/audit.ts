@@ -1,0 +1,18 @@
+/**
+ * The audit log entry of a change a request made, recorded as its actor: the signed-in user on
+ * the UI's routes, the API key on the public API's.
+ */
+import type { FastifyRequest } from 'fastify';
+import { type AuditActor, type AuditEntry, audit } from '../../deletion/audit.ts';
+import type { WebContext } from './context.ts';
+
+/** One changed resource, by its id. */
+export type AuditedChange = Omit<AuditEntry, 'actor' | 'resourceIds'> & { resourceId: string };
+
+// `session` is only set behind the UI's session hook; elsewhere the API key authenticated the request.
+const actorOf = (req: FastifyRequest): AuditActor =>
+  req.session ? { userId: req.session.user.id } : { publicKey: req.principal.publicKey };
+
+/** Records `change` as made by the request's actor. */
+export const auditAs = (ctx: WebContext, req: FastifyRequest, { resourceId, ...change }: AuditedChange) =>
+  audit(ctx.pool, { ...change, actor: actorOf(req), resourceIds: [resourceId] });
