@@ -147,17 +147,14 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/alert-rules/:alertRuleId',
       summary: 'Delete an alert rule with its history and notifications',
       params: ruleId,
     },
-    async ({ params, projectId }) => {
-      found(await deleteRule(ctx.pool, projectId, params.alertRuleId), 'Alert rule', params.alertRuleId);
-      return { message: 'Alert rule successfully deleted' };
-    },
+    'Alert rule',
+    ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.alertRuleId),
   );
 
   declare(
@@ -257,21 +254,14 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/alert-channels/:alertChannelId',
       summary: 'Delete an alert channel (rules stop notifying it)',
       params: channelId,
     },
-    async ({ params, projectId }) => {
-      found(
-        await deleteChannel(ctx.pool, projectId, params.alertChannelId),
-        'Alert channel',
-        params.alertChannelId,
-      );
-      return { message: 'Alert channel successfully deleted' };
-    },
+    'Alert channel',
+    ({ params, projectId }) => deleteChannel(ctx.pool, projectId, params.alertChannelId),
   );
 
   declare(

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
+import { notFound } from './answers.ts';
 import { type Empty, type Parsed, q, type RouteSpec, route } from './route.ts';
 
 export interface ProjectMount {
@@ -46,9 +47,16 @@ type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
   projectId: string;
 };
 
-/** Declares the routes of a family on a mount: `declare({ method, path, summary, ... }, handler)`. */
+/**
+ * Declares the routes of a family on a mount: `declare({ method, path, summary, ... }, handler)`,
+ * and `declare.deletion(...)` for the `DELETE` of one entity.
+ */
 export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
-  return <P extends z.ZodType = Empty, Q extends z.ZodType = Empty, B extends z.ZodType = z.ZodUnknown>(
+  const declare = <
+    P extends z.ZodType = Empty,
+    Q extends z.ZodType = Empty,
+    B extends z.ZodType = z.ZodUnknown,
+  >(
     { path, ...spec }: ProjectSpec<P, Q, B>,
     handler: (input: ProjectInput<P, Q, B>) => Promise<unknown>,
   ): void =>
@@ -62,6 +70,26 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
       },
       (input) => handler({ ...input, projectId: mount.projectOf(input.req) }),
     );
+
+  /**
+   * `DELETE path` of the entity the path's last parameter names: answers `{message: '<what>
+   * successfully deleted'}`, or the 404 of `what` when `remove` answers false (a store may also
+   * throw a 404 or 409 of its own).
+   */
+  const deletion = <P extends z.ZodType>(
+    spec: { path: string; summary: string; params: P; response?: z.ZodType },
+    what: string,
+    remove: (input: ProjectInput<P, Empty, z.ZodUnknown>) => Promise<unknown>,
+  ): void => {
+    const idParam = spec.path.slice(spec.path.lastIndexOf(':') + 1);
+    declare<P>({ method: 'DELETE', ...spec }, async (input) => {
+      if ((await remove(input)) === false)
+        throw notFound(what, (input.params as Record<string, string>)[idParam]!);
+      return { message: `${what} successfully deleted` };
+    });
+  };
+
+  return Object.assign(declare, { deletion });
 }
 
 /** `?page=&limit=` of the paged lists, 1-based. */

@@ -111,17 +111,14 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     async ({ params, body, projectId }) =>
       store.updateDashboard(ctx.pool, projectId, params.dashboardId, body),
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboards/:dashboardId',
       summary: 'Delete a dashboard (its placements go with it; its widgets stay)',
       params: dashboardParams,
     },
-    async ({ params, projectId }) => {
-      await store.deleteDashboard(ctx.pool, projectId, params.dashboardId);
-      return { message: 'Dashboard successfully deleted' };
-    },
+    'Dashboard',
+    ({ params, projectId }) => store.deleteDashboard(ctx.pool, projectId, params.dashboardId),
   );
   declare(
     {
@@ -148,18 +145,16 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     async ({ params, body, projectId }) =>
       store.updatePlacement(ctx.pool, projectId, params.dashboardId, params.placementId, body),
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboards/:dashboardId/placements/:placementId',
       summary: 'Remove a placement from a dashboard (the widget stays)',
       params: placementParams,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, projectId }) => {
-      await store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId);
-      return { message: 'Placement successfully deleted' };
-    },
+    'Placement',
+    ({ params, projectId }) =>
+      store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId),
   );
 
   declare(
@@ -206,16 +201,13 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       return store.replaceWidget(ctx.pool, projectId, params.widgetId, patched(current, body));
     },
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Delete a dashboard widget (409 while it is placed on a dashboard)',
       params: widgetParams,
     },
-    async ({ params, projectId }) => {
-      await store.deleteWidget(ctx.pool, projectId, params.widgetId);
-      return { message: 'Dashboard widget successfully deleted' };
-    },
+    'Dashboard widget',
+    ({ params, projectId }) => store.deleteWidget(ctx.pool, projectId, params.widgetId),
   );
 }

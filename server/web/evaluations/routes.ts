@@ -77,17 +77,14 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/evaluators/:evaluatorId',
       summary: 'Delete an evaluator with all its versions and rule assignments (its scores stay)',
       params: evaluatorId,
     },
-    async ({ params, projectId }) => {
-      found(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId), 'Evaluator', params.evaluatorId);
-      return { message: 'Evaluator successfully deleted' };
-    },
+    'Evaluator',
+    ({ params, projectId }) => deleteEvaluator(ctx.pool, projectId, params.evaluatorId),
   );
 
   declare(
@@ -145,20 +142,13 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Delete an evaluation rule (its evaluators stay)',
       params: ruleId,
     },
-    async ({ params, projectId }) => {
-      found(
-        await deleteRule(ctx.pool, projectId, params.evaluationRuleId),
-        'Evaluation rule',
-        params.evaluationRuleId,
-      );
-      return { message: 'Evaluation rule successfully deleted' };
-    },
+    'Evaluation rule',
+    ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.evaluationRuleId),
   );
 }

@@ -15,7 +15,6 @@ import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
 import { publicConnection, upsertConnectionRequest, upsertProblem } from '../../llm/connections.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
-import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import {
   offsetOf,
@@ -81,19 +80,19 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/llm-connections/:id',
       summary: 'Delete an LLM connection; evaluation rules using it are paused',
       params: z.object({ id: z.string().min(1) }),
       response: z.object({ message: z.string() }),
     },
+    'LLM connection',
     async ({ params, projectId }) => {
       const provider = await deleteConnection(ctx.pool, projectId, params.id);
-      if (provider === undefined) throw notFound('LLM connection', params.id);
+      if (provider === undefined) return false;
       await pauseRulesOfProvider(ctx.pool, projectId, provider);
-      return { message: 'LLM connection successfully deleted' };
+      return true;
     },
   );
 }
