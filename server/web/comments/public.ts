@@ -11,11 +11,10 @@ import { type CommentTarget, createCommentRequest, objectType, shownTargets } fr
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const comment = z.object({
   id: z.string(),
@@ -29,18 +28,16 @@ const comment = z.object({
 });
 
 export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, publicMount('/api/public', 'Comments'));
+  declare(
     {
       method: 'POST',
-      url: '/api/public/comments',
-      tag: 'Comments',
+      path: '/comments',
       summary: 'Comment on a trace, observation, session or prompt of the key’s project',
       body: createCommentRequest,
       response: z.object({ id: z.string() }),
     },
-    async ({ body, req }) => {
-      const { projectId } = req.principal;
+    async ({ body, projectId }) => {
       const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
       if (!(await targetExists(stores, projectId, body))) {
         throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
@@ -49,12 +46,10 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/comments',
-      tag: 'Comments',
+      path: '/comments',
       summary:
         'List comments, newest first; an observation that roots a trace also shows the trace’s comments',
       query: z.object({
@@ -65,8 +60,7 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       }),
       response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
-      const { projectId } = req.principal;
+    async ({ query, projectId }) => {
       let targets: CommentTarget[] = [];
       if (query.objectId !== undefined) {
         if (query.objectType === undefined)
@@ -84,28 +78,22 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         projectId,
         { targets, objectType: query.objectType, authorUserId: query.authorUserId },
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
-      return { data, meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, data, total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/comments/:commentId',
-      tag: 'Comments',
+      path: '/comments/:commentId',
       summary: 'Get a comment',
       params: z.object({ commentId: z.string().min(1) }),
       response: comment,
     },
-    async ({ params, req }) => {
-      return found(
-        await findComment(ctx.pool, req.principal.projectId, params.commentId),
-        'Comment',
-        params.commentId,
-      );
+    async ({ params, projectId }) => {
+      return found(await findComment(ctx.pool, projectId, params.commentId), 'Comment', params.commentId);
     },
   );
 };

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
 import { notFound } from './answers.ts';
+import type { Gate } from './gates.ts';
 import { type Empty, type Parsed, q, type RouteSpec, route } from './route.ts';
 
 export interface ProjectMount {
@@ -18,13 +19,16 @@ export interface ProjectMount {
   projectOf: (req: FastifyRequest) => string;
   /** The least role a write needs, where the mount has roles. */
   write?: RoleNeed;
+  /** Which deployments serve the family's routes (./gates.ts), unless a route names its own. */
+  gate?: Gate;
 }
 
 /** The public API's mount: the project is the API key's. */
-export const publicMount = (prefix: string, tag: string): ProjectMount => ({
+export const publicMount = (prefix: string, tag: string, gate?: Gate): ProjectMount => ({
   prefix,
   tag,
   projectOf: (req) => req.principal.projectId,
+  ...(gate ? { gate } : {}),
 });
 
 /** The UI's mount in the project scope: the project is the path's, writes need `write`. */
@@ -66,6 +70,7 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
         ...spec,
         url: `${mount.prefix}${path}`,
         tag: mount.tag,
+        ...(mount.gate && !spec.gate ? { gate: mount.gate } : {}),
         ...(spec.method !== 'GET' && mount.write ? { role: mount.write } : {}),
       },
       (input) => handler({ ...input, projectId: mount.projectOf(input.req) }),

@@ -24,14 +24,13 @@ import {
 } from '../../evaluation/rules.ts';
 import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
 import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
 import { found, notFound } from '../core/answers.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { uiMount } from '../core/project-routes.ts';
+import { offsetOf, paged, uiMount } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 import { llmConnectionRoutes } from '../llm-connections/routes.ts';
 import { projectParams } from '../ui-shell/scope.ts';
@@ -80,7 +79,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         rule.projectId,
         rule.id,
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
       const scoreIds = executions.flatMap((e) => (e.scoreId ? [e.scoreId] : []));
       const scores = new Map(
@@ -88,10 +87,11 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
           .map(rowScore)
           .map((s) => [s.id, s]),
       );
-      return {
-        data: executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
-        meta: pageMeta(query.page, query.limit, total),
-      };
+      return paged(
+        query,
+        executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
+        total,
+      );
     },
   );
 

@@ -27,7 +27,7 @@ import {
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
 import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
+import { projectRoutes, publicMount } from '../core/project-routes.ts';
 
 const exportShape = z.object({
   id: z.string(),
@@ -60,17 +60,16 @@ const toWire = (e: ExportConfig) => ({
 const exportId = z.object({ exportId: z.string().min(1) });
 
 export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, publicMount('/api/public', 'Exports'));
+  declare(
     {
       method: 'POST',
-      url: '/api/public/exports',
-      tag: 'Exports',
+      path: '/exports',
       summary: 'Schedule an export of the project’s data to the export bucket',
       body: createExportRequest,
       response: exportShape,
     },
-    async ({ body, req, reply }) => {
+    async ({ body, reply, projectId }) => {
       if (!ctx.exportBlobs)
         throw new NotConfigured(`Exports are not configured: set ${S3_ENV.export.bucket}`);
       const refusal = sourceRefusal(body.source, ctx.config.mode);
@@ -79,7 +78,7 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       if (startAt > Date.now())
         throw new BadRequest('Invalid request data', 'startAt: must not be in the future');
       const created = await createExport(ctx.pool, {
-        projectId: req.principal.projectId,
+        projectId,
         source: body.source,
         format: body.format,
         frequency: body.frequency,
@@ -90,30 +89,25 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/exports',
-      tag: 'Exports',
+      path: '/exports',
       summary: 'List the project’s scheduled exports',
       response: z.object({ data: z.array(exportShape) }),
     },
-    async ({ req }) => ({ data: (await listExports(ctx.pool, req.principal.projectId)).map(toWire) }),
+    async ({ projectId }) => ({ data: (await listExports(ctx.pool, projectId)).map(toWire) }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/exports/:exportId',
-      tag: 'Exports',
+      path: '/exports/:exportId',
       summary: 'Get a scheduled export with the keys of the files written so far',
       params: exportId,
       response: exportShape.extend({ files: z.array(z.string()) }),
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       const scheduled = found(
         await findExport(ctx.pool, projectId, params.exportId),
         'Export',
@@ -124,22 +118,16 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/exports/:exportId',
-      tag: 'Exports',
+      path: '/exports/:exportId',
       summary: 'Stop and delete a scheduled export (its files stay)',
       params: exportId,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, req }) => {
-      found(
-        await deleteExport(ctx.pool, req.principal.projectId, params.exportId),
-        'Export',
-        params.exportId,
-      );
+    async ({ params, projectId }) => {
+      found(await deleteExport(ctx.pool, projectId, params.exportId), 'Export', params.exportId);
       return { message: 'Export deleted' };
     },
   );

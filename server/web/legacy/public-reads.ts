@@ -23,19 +23,18 @@ import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const page = q.page(1000, 50);
 const idParam = z.object({ id: z.string().min(1) });
 
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/traces',
-      tag: 'Legacy',
+      path: '/traces',
       summary: 'Traces (deprecated; 404 in events_only)',
       query: z.object({
         ...page,
@@ -51,8 +50,7 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         environment: q.many(),
       }),
     },
-    async ({ query, req }) => {
-      const { projectId } = req.principal;
+    async ({ query, projectId }) => {
       const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
       const ids = rows.map((r) => String(r['id']));
       const aggs = new Map<string, Row>();
@@ -81,18 +79,14 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/traces/:id',
-      tag: 'Legacy',
+      path: '/traces/:id',
       summary: 'A trace with its observations and scores (deprecated)',
       params: idParam,
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       const [trace] = await select(ctx, buildTraceById(projectId, params.id));
       if (!trace) throw notFound('Trace', params.id);
       const [observations, scores] = await Promise.all([
@@ -113,13 +107,10 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/observations',
-      tag: 'Legacy',
+      path: '/observations',
       summary: 'Observations (deprecated; 404 in events_only)',
       query: z.object({
         ...page,
@@ -135,40 +126,30 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         version: z.string().optional(),
       }),
     },
-    async ({ query, req }) => {
-      const { rows, meta } = await runPaged(
-        ctx,
-        buildObservationList({ ...query, projectId: req.principal.projectId }),
-        query,
-      );
+    async ({ query, projectId }) => {
+      const { rows, meta } = await runPaged(ctx, buildObservationList({ ...query, projectId }), query);
       return { data: rows.map(mapLegacyObservation), meta };
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/observations/:id',
-      tag: 'Legacy',
+      path: '/observations/:id',
       summary: 'One observation (deprecated)',
       params: idParam,
     },
-    async ({ params, req }) => {
-      const [row] = await select(ctx, buildObservationById(req.principal.projectId, params.id));
+    async ({ params, projectId }) => {
+      const [row] = await select(ctx, buildObservationById(projectId, params.id));
       if (!row) throw notFound('Observation', params.id);
       return mapLegacyObservation(row);
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/sessions',
-      tag: 'Legacy',
+      path: '/sessions',
       summary: 'Sessions (deprecated; 404 in events_only)',
       query: z.object({
         ...page,
@@ -177,17 +158,13 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         environment: q.many(),
       }),
     },
-    async ({ query, req }) => {
-      const { rows, meta } = await runPaged(
-        ctx,
-        buildSessionList({ ...query, projectId: req.principal.projectId }),
-        query,
-      );
+    async ({ query, projectId }) => {
+      const { rows, meta } = await runPaged(ctx, buildSessionList({ ...query, projectId }), query);
       return {
         data: rows.map((r) => ({
           id: r['id'],
           createdAt: new Date(Date.parse(`${String(r['created_at']).replace(' ', 'T')}Z`)).toISOString(),
-          projectId: req.principal.projectId,
+          projectId,
           environment: r['session_environment'],
         })),
         meta,
@@ -195,18 +172,14 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/sessions/:id',
-      tag: 'Legacy',
+      path: '/sessions/:id',
       summary: 'A session with its traces (deprecated)',
       params: idParam,
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       const traces = await select(ctx, buildSessionTraces(projectId, params.id));
       if (traces.length === 0) throw notFound('Session', params.id);
       const mapped = traces.map(mapTrace);

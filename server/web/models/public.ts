@@ -9,8 +9,8 @@ import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { createModelRequest, MODEL_UNITS, toApiModel } from '../../models/definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { paged } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 
 const tier = z.object({
@@ -61,7 +61,7 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
     },
     async ({ query, req }) => {
       const { data, total } = await listModels(ctx.pool, req.principal.projectId, query);
-      return { data: data.map(toApiModel), meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, data.map(toApiModel), total);
     },
   );
 

@@ -23,9 +23,8 @@ import {
   getPrompt,
   listPromptMeta,
 } from '../../prompts/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
+import { offsetOf, paged, pageMetaResponse } from '../core/project-routes.ts';
 import { type Parsed, q, route } from '../core/route.ts';
 
 const prompt = z
@@ -151,9 +150,9 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         req.principal.projectId,
         filter,
         limit,
-        (page - 1) * limit,
+        offsetOf({ page, limit }),
       );
-      return { data, meta: pageMeta(page, limit, total) };
+      return paged({ page, limit }, data, total);
     },
   );
 

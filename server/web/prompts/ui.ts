@@ -17,6 +17,7 @@ import {
 } from '../../prompts/rules.ts';
 import { addLabels, createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { offsetOf } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 import { projectParams, type RoleNeed } from '../ui-shell/scope.ts';
 
@@ -40,7 +41,7 @@ export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
         req.project.id,
         {},
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
       return { data, total };
     },

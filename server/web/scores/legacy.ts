@@ -7,7 +7,8 @@ import { type Row, runPaged, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const scoreListQuery = z.object({
   ...q.page(100, 50),
@@ -32,19 +33,16 @@ const scoreListQuery = z.object({
 });
 
 export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
-  for (const url of ['/api/public/scores', '/api/public/v2/scores']) {
-    route(
-      app,
+  for (const prefix of ['/api/public', '/api/public/v2']) {
+    const legacy = projectRoutes(app, publicMount(prefix, 'Legacy', 'deprecated'));
+    legacy(
       {
         method: 'GET',
-        gate: 'deprecated',
-        url,
-        tag: 'Legacy',
+        path: '/scores',
         summary: 'Scores with their trace fields (deprecated; 404 in events_only)',
         query: scoreListQuery,
       },
-      async ({ query, req }) => {
-        const { projectId } = req.principal;
+      async ({ query, projectId }) => {
         const { rows, meta } = await runPaged(ctx, buildScoreList({ ...query, projectId }), query);
         const withTrace = !query.fields || query.fields.includes('trace');
         const traces = new Map<string, Row>();
@@ -76,18 +74,15 @@ export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
         };
       },
     );
-    route(
-      app,
+    legacy(
       {
         method: 'GET',
-        gate: 'deprecated',
-        url: `${url}/:id`,
-        tag: 'Legacy',
+        path: '/scores/:id',
         summary: 'One score (deprecated)',
         params: z.object({ id: z.string().min(1) }),
       },
-      async ({ params, req }) => {
-        const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
+      async ({ params, projectId }) => {
+        const [row] = await select(ctx, buildScoreById(projectId, params.id));
         if (!row) throw notFound('Score', params.id);
         return mapScoreLegacy(row);
       },
