@@ -8,60 +8,45 @@ import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
 import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage API keys' } as const;
 
 export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const keysPath = '/api/ui/projects/:projectId/api-keys';
+  const declare = projectRoutes(app, uiMount(OWNERS));
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: keysPath,
-      tag: 'UI',
+      path: '/api-keys',
       summary: "The project's API keys",
-      params: projectParams,
       role: OWNERS,
     },
-    async ({ req }) => ({ data: await listApiKeys(ctx.pool, req.project.id) }),
+    async ({ projectId }) => ({ data: await listApiKeys(ctx.pool, projectId) }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: keysPath,
-      tag: 'UI',
+      path: '/api-keys',
       summary: 'A new API key; its secret is shown in this answer only',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({ note: z.string().trim().max(200).nullish() }),
     },
-    async ({ body, req, reply }) => {
+    async ({ body, reply, projectId }) => {
       reply.code(201);
-      return createApiKey(ctx.pool, req.project.id, body.note || null);
+      return createApiKey(ctx.pool, projectId, body.note || null);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${keysPath}/:keyId`,
-      tag: 'UI',
+      path: '/api-keys/:keyId',
       summary: 'Revoke an API key',
-      params: projectParams.extend({ keyId: z.string().min(1) }),
-      role: OWNERS,
+      params: z.object({ keyId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const revoked = found(
-        await revokeApiKey(ctx.pool, req.project.id, params.keyId),
-        'API key',
-        params.keyId,
-      );
+    async ({ params, projectId }) => {
+      const revoked = found(await revokeApiKey(ctx.pool, projectId, params.keyId), 'API key', params.keyId);
       ctx.keys.forget(revoked);
       return { ok: true };
     },

@@ -19,12 +19,11 @@ import { checkEmail } from '../../users/store.ts';
 import { found, notFound, translating, when } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage members' } as const;
 const role = z.enum(ROLES);
-const memberParams = projectParams.extend({ userId: z.string().min(1) });
+const memberParams = z.object({ userId: z.string().min(1) });
 
 /** The page that opens an invitation, on the deployment's public URL when one is set. */
 export function invitationLink(ctx: WebContext, req: FastifyRequest, token: string): string {
@@ -36,30 +35,24 @@ export function invitationLink(ctx: WebContext, req: FastifyRequest, token: stri
 export const memberConflict = when(MemberConflict, (err) => new Conflict(err.message));
 
 export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, uiMount(OWNERS));
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/members',
-      tag: 'UI',
+      path: '/members',
       summary: "The project's members and pending invitations",
-      params: projectParams,
     },
-    async ({ req }) => ({
-      members: await membersOf(ctx.pool, req.project.id),
-      invitations: await pendingInvitations(ctx.pool, req.project.id),
+    async ({ projectId }) => ({
+      members: await membersOf(ctx.pool, projectId),
+      invitations: await pendingInvitations(ctx.pool, projectId),
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/invitations',
-      tag: 'UI',
+      path: '/invitations',
       summary: 'Invite someone by email; the one-time link is in this answer only',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({
         email: z
           .string()
@@ -68,13 +61,13 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
         role,
       }),
     },
-    async ({ body, req, reply }) => {
-      const members = await membersOf(ctx.pool, req.project.id);
+    async ({ body, req, reply, projectId }) => {
+      const members = await membersOf(ctx.pool, projectId);
       if (members.some((m) => m.email === body.email.trim().toLowerCase()))
         throw new Conflict(`email: ${body.email} is already a member of this project`);
       const { invitation, token } = await invite(
         ctx.pool,
-        req.project.id,
+        projectId,
         req.session.user.id,
         body.email,
         body.role,
@@ -84,19 +77,16 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId/invitations/:invitationId',
-      tag: 'UI',
+      path: '/invitations/:invitationId',
       summary: 'Withdraw a pending invitation',
-      params: projectParams.extend({ invitationId: z.string().min(1) }),
-      role: OWNERS,
+      params: z.object({ invitationId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
+    async ({ params, projectId }) => {
       found(
-        await withdrawInvitation(ctx.pool, req.project.id, params.invitationId),
+        await withdrawInvitation(ctx.pool, projectId, params.invitationId),
         'invitation',
         params.invitationId,
       );
@@ -104,43 +94,34 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId/members/:userId',
-      tag: 'UI',
+      path: '/members/:userId',
       summary: "Set a member's role in the project",
       params: memberParams,
-      role: OWNERS,
       body: z.strictObject({ role }),
     },
-    async ({ params, body, req }) => {
-      const members = await membersOf(ctx.pool, req.project.id);
+    async ({ params, body, projectId }) => {
+      const members = await membersOf(ctx.pool, projectId);
       if (!members.some((m) => m.userId === params.userId)) throw notFound('member', params.userId);
-      await translating(
-        () => setMemberRole(ctx.pool, req.project.id, params.userId, body.role),
-        memberConflict,
-      );
-      return { members: await membersOf(ctx.pool, req.project.id) };
+      await translating(() => setMemberRole(ctx.pool, projectId, params.userId, body.role), memberConflict);
+      return { members: await membersOf(ctx.pool, projectId) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId/members/:userId',
-      tag: 'UI',
+      path: '/members/:userId',
       summary: "Remove a member's project grant (an organization member keeps the organization's role)",
       params: memberParams,
-      role: OWNERS,
     },
-    async ({ params, req }) => {
-      const member = (await membersOf(ctx.pool, req.project.id)).find((m) => m.userId === params.userId);
+    async ({ params, projectId }) => {
+      const member = (await membersOf(ctx.pool, projectId)).find((m) => m.userId === params.userId);
       if (member?.via !== 'project') throw new NotFound(`member ${params.userId} has no project grant`);
-      await translating(() => setMemberRole(ctx.pool, req.project.id, params.userId, null), memberConflict);
-      return { members: await membersOf(ctx.pool, req.project.id) };
+      await translating(() => setMemberRole(ctx.pool, projectId, params.userId, null), memberConflict);
+      return { members: await membersOf(ctx.pool, projectId) };
     },
   );
 };

@@ -27,9 +27,9 @@ import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts'
 import { found } from '../core/answers.ts';
 import { auditAs } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
-import { projectParams } from '../ui-shell/scope.ts';
 import { nameBody } from './ui-organizations.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
@@ -65,6 +65,7 @@ function searchable(d: Row | undefined): [string, string][] {
 }
 
 export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount(OWNERS));
   const auditProject = (req: FastifyRequest, action: 'update' | 'delete') =>
     auditAs(ctx, req, {
       projectId: req.project.id,
@@ -74,14 +75,11 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       action,
     });
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'A project, the role of the user in it, and the filter columns of its observations',
-      params: projectParams,
     },
     async ({ req }) => ({
       project: req.project,
@@ -90,15 +88,11 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'Rename a project',
-      params: projectParams,
-      role: OWNERS,
       body: nameBody,
     },
     async ({ body, req }) => {
@@ -109,15 +103,11 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'Delete a project with all its data (its name typed to confirm); the worker removes the data',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({ confirmName: z.string() }),
     },
     async ({ body, req, reply }) => {
@@ -132,41 +122,34 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId/retention',
-      tag: 'UI',
+      path: '/retention',
       summary: 'Set how many days the project keeps its data (0 or null: forever)',
-      params: projectParams,
       role: { atLeast: 'owner', refusal: 'only owners change data retention' },
       body: z.strictObject({ retentionDays: retentionDays.nullable() }),
     },
-    async ({ body, req }) => {
+    async ({ body, req, projectId }) => {
       const days = body.retentionDays || null;
       // A new policy is applied at the worker's next tick rather than an hour after the last pass.
       await ctx.pool.query(
         'UPDATE projects SET retention_days = $2, retention_applied_at = NULL WHERE id = $1',
-        [req.project.id, days],
+        [projectId, days],
       );
       return { project: { ...req.project, retentionDays: days } };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
       gate: 'v4-reads',
-      url: '/api/ui/projects/:projectId/observations',
-      tag: 'UI',
+      path: '/observations',
       summary: 'A page of the observations table',
-      params: projectParams,
       query: observationsTableQuery,
     },
-    async ({ query, req }) => {
-      const projectId = req.project.id;
+    async ({ query, projectId }) => {
       const search = query.search?.trim() || undefined;
       const filters = [
         ...parseFilterParam(query.filter),

@@ -9,8 +9,8 @@ import type { WebContext } from './context.ts';
 /** One changed resource, by its id. */
 export type AuditedChange = Omit<AuditEntry, 'actor' | 'resourceIds'> & { resourceId: string };
 
-// `session` is only set behind the UI's session hook; elsewhere the API key authenticated the request.
-const actorOf = (req: FastifyRequest): AuditActor =>
+/** Who made the request: `session` is only set behind the UI's session hook; elsewhere the API key. */
+export const actorOf = (req: FastifyRequest): AuditActor =>
   req.session ? { userId: req.session.user.id } : { publicKey: req.principal.publicKey };
 
 /** Records `change` as made by the request's actor. */

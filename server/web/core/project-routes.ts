@@ -31,17 +31,17 @@ export const publicMount = (prefix: string, tag: string, gate?: Gate): ProjectMo
   ...(gate ? { gate } : {}),
 });
 
-/** The UI's mount in the project scope: the project is the path's, writes need `write`. */
-export const uiMount = (write: RoleNeed): ProjectMount => ({
+/** The UI's mount in the project scope: the project is the path's, writes need `write` where given. */
+export const uiMount = (write?: RoleNeed): ProjectMount => ({
   prefix: '/api/ui/projects/:projectId',
   tag: 'UI',
   projectOf: (req) => req.project.id,
-  write,
+  ...(write ? { write } : {}),
 });
 
 type ProjectSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
   RouteSpec<P, Q, B>,
-  'url' | 'tag' | 'role'
+  'url' | 'tag'
 > & {
   /** Below the mount's prefix. */
   path: string;
@@ -71,7 +71,7 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
         url: `${mount.prefix}${path}`,
         tag: mount.tag,
         ...(mount.gate && !spec.gate ? { gate: mount.gate } : {}),
-        ...(spec.method !== 'GET' && mount.write ? { role: mount.write } : {}),
+        ...(spec.method !== 'GET' && mount.write && !spec.role ? { role: mount.write } : {}),
       },
       (input) => handler({ ...input, projectId: mount.projectOf(input.req) }),
     );
@@ -96,6 +96,9 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
 
   return Object.assign(declare, { deletion });
 }
+
+/** The route declarer of a mount, as `projectRoutes` answers it. */
+export type Declare = ReturnType<typeof projectRoutes>;
 
 /** `?page=&limit=` of the paged lists, 1-based. */
 export const pageQuery = z.object(q.page(100, 50));

@@ -20,10 +20,10 @@ import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
-const datasetParams = projectParams.extend({ datasetId: z.string().min(1) });
+const datasetParams = z.object({ datasetId: z.string().min(1) });
 const pageQuery = z.object(q.page(200, 50));
 /** Experiments have no time of their own to bound the read; every one of the dataset is listed. */
 const ALL_TIME = '1970-01-01T00:00:00.000Z';
@@ -32,12 +32,10 @@ const COMPARE_ITEMS = 500;
 const MAX_RUN_ITEMS = 10_000;
 
 export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount());
   const v4 = (req: FastifyRequest) => readPathOf(ctx.config.mode, req.session.v4Preview).path === 'v4';
-  const dataset = async (req: FastifyRequest, p: { datasetId: string }) => {
-    const projectId = req.project.id;
-    const ds = found(await findDatasetById(ctx.pool, projectId, p.datasetId), 'dataset', p.datasetId);
-    return { projectId, ds };
-  };
+  const datasetOf = async (projectId: string, datasetId: string) =>
+    found(await findDatasetById(ctx.pool, projectId, datasetId), 'dataset', datasetId);
 
   /** The runs of a dataset on the user's read path, newest first. */
   const runsOf = async (req: FastifyRequest, projectId: string, datasetId: string) => {
@@ -130,31 +128,26 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     return indexScores(traceIds.length > 0 ? await select(ctx, buildRowScores(projectId, traceIds)) : []);
   };
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets',
-      tag: 'UI',
+      path: '/datasets',
       summary: "A page of the project's datasets",
-      params: projectParams,
       query: pageQuery,
     },
-    async ({ query, req }) => listDatasets(ctx.pool, req.project.id, query.page, query.limit),
+    async ({ query, projectId }) => listDatasets(ctx.pool, projectId, query.page, query.limit),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets/:datasetId',
-      tag: 'UI',
+      path: '/datasets/:datasetId',
       summary: 'A dataset, a page of its items and its runs',
       params: datasetParams,
       query: pageQuery,
     },
-    async ({ params, query, req }) => {
-      const { projectId, ds } = await dataset(req, params);
+    async ({ params, query, req, projectId }) => {
+      const ds = await datasetOf(projectId, params.datasetId);
       const [items, runs] = await Promise.all([
         listDatasetItems(ctx.pool, { projectId, datasetId: ds.id }, query.page, query.limit),
         runsOf(req, projectId, ds.id),
@@ -163,18 +156,16 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets/:datasetId/compare',
-      tag: 'UI',
+      path: '/datasets/:datasetId/compare',
       summary: "Runs side by side: each item's result and scores per run",
       params: datasetParams,
       query: z.object({ runs: q.csv().pipe(z.array(z.string()).min(1).max(4)) }),
     },
-    async ({ params, query, req }) => {
-      const { projectId, ds } = await dataset(req, params);
+    async ({ params, query, req, projectId }) => {
+      const ds = await datasetOf(projectId, params.datasetId);
       const runs = (await runsOf(req, projectId, ds.id)).filter((r) => query.runs.includes(r.id));
       const missing = query.runs.filter((id) => !runs.some((r) => r.id === id));
       if (missing.length > 0) throw new NotFound(`runs: no run ${missing.join(', ')} of dataset ${ds.name}`);

@@ -30,13 +30,11 @@ import { toIso } from '../../reads/sql.ts';
 import { found, notFound } from '../core/answers.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { offsetOf, paged, uiMount } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { offsetOf, paged, projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { llmConnectionRoutes } from '../llm-connections/routes.ts';
 import { projectParams } from '../ui-shell/scope.ts';
 import { evaluationRoutes } from './routes.ts';
-
-const PREFIX = '/api/ui/projects/:projectId';
 
 const previewRequest = z.object({
   target: z.enum(['observation', 'experiment', 'trace']),
@@ -48,6 +46,7 @@ const previewRequest = z.object({
 });
 
 export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount());
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
   answerEnvelopes(app);
   llmConnectionRoutes(app, ctx, uiMount({ atLeast: 'owner', refusal: 'only owners change LLM connections' }));
@@ -62,18 +61,16 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
   };
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/executions`,
-      tag: 'UI',
+      path: '/evaluation-rules/:evaluationRuleId/executions',
       summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
       params: ruleParams,
       query: z.object(q.page(100, 50)),
     },
-    async ({ params, query, req }) => {
-      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+    async ({ params, query, projectId }) => {
+      const rule = await loadRule(projectId, params.evaluationRuleId);
       const { executions, total } = await listExecutions(
         ctx.pool,
         rule.projectId,
@@ -95,30 +92,25 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluators/:evaluatorId/versions`,
-      tag: 'UI',
+      path: '/evaluators/:evaluatorId/versions',
       summary: 'Every version of an evaluator, newest first: prompt, output, model',
-      params: projectParams.extend({ evaluatorId: z.string().min(1) }),
+      params: z.object({ evaluatorId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const versions = await listEvaluatorVersions(ctx.pool, req.project.id, params.evaluatorId);
+    async ({ params, projectId }) => {
+      const versions = await listEvaluatorVersions(ctx.pool, projectId, params.evaluatorId);
       if (versions.length === 0) throw notFound('Evaluator', params.evaluatorId);
       return { data: versions.map(publicEvaluator) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluation-rules/filter-columns`,
-      tag: 'UI',
+      path: '/evaluation-rules/filter-columns',
       summary: 'The columns a rule of each target may filter on, with their kinds',
-      params: projectParams,
     },
     async () => ({
       observation: ruleFilterColumns('observation'),
@@ -127,19 +119,15 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${PREFIX}/evaluation-rules/preview`,
-      tag: 'UI',
+      path: '/evaluation-rules/preview',
       summary:
         "A mapping resolved on a real observation matching the filters, as the judge resolves it, with the evaluator's prompt rendered",
-      params: projectParams,
       body: previewRequest,
     },
-    async ({ body, req }) => {
-      const projectId = req.project.id;
+    async ({ body, projectId }) => {
       const evaluator = await findEvaluatorByName(ctx.pool, projectId, body.evaluator);
       if (!evaluator)
         throw new PublicApiError('resource_not_found', `Evaluator "${body.evaluator}" not found`, {
@@ -171,21 +159,19 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/convert`,
-      tag: 'UI',
+      path: '/evaluation-rules/:evaluationRuleId/convert',
       summary:
         'Replace a trace-level rule by an observation rule on root observations; the old rule is disabled',
       role: { atLeast: 'owner', refusal: 'only owners change evaluation rules' },
       params: ruleParams,
     },
-    async ({ params, req }) => {
-      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+    async ({ params, projectId }) => {
+      const rule = await loadRule(projectId, params.evaluationRuleId);
       const id = await convertToObservationRule(ctx.pool, rule, legacyTargetsRun);
-      return publicRule(ctx.pool, (await findRule(ctx.pool, req.project.id, id))!);
+      return publicRule(ctx.pool, (await findRule(ctx.pool, projectId, id))!);
     },
   );
 };

@@ -19,20 +19,18 @@ import { buildRowScores } from '../../reads/row-scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
-import { projectParams } from '../ui-shell/scope.ts';
 
 export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, uiMount());
+  declare(
     {
       method: 'GET',
       gate: 'deprecated',
-      url: '/api/ui/projects/:projectId/legacy/traces',
-      tag: 'UI',
+      path: '/legacy/traces',
       summary: 'A page of the traces table (version 3 experience)',
-      params: projectParams,
       query: z.object({
         ...q.page(200, 50),
         name: z.string().optional(),
@@ -43,8 +41,7 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
         toTimestamp: q.datetime().optional(),
       }),
     },
-    async ({ query, req }) => {
-      const projectId = req.project.id;
+    async ({ query, projectId }) => {
       const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
       const ids = rows.map((r) => String(r['id']));
       const aggs = new Map<string, Row>();
@@ -64,18 +61,15 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
       gate: 'deprecated',
-      url: '/api/ui/projects/:projectId/legacy/traces/:traceId',
-      tag: 'UI',
+      path: '/legacy/traces/:traceId',
       summary: 'A trace with its observations, scores and comments (version 3 experience)',
-      params: projectParams.extend({ traceId: z.string().min(1) }),
+      params: z.object({ traceId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const projectId = req.project.id;
+    async ({ params, projectId }) => {
       const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
       if (!trace) throw notFound('trace', params.traceId);
       const [observations, scores, models] = await Promise.all([
