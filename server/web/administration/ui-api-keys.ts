@@ -43,7 +43,6 @@ export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       method: 'DELETE',
       path: '/api-keys/:keyId',
       summary: 'Revoke an API key',
-      params: z.object({ keyId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const revoked = found(await revokeApiKey(ctx.pool, projectId, params.keyId), 'API key', params.keyId);

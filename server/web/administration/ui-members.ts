@@ -23,7 +23,6 @@ import { projectRoutes, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage members' } as const;
 const role = z.enum(ROLES);
-const memberParams = z.object({ userId: z.string().min(1) });
 
 /** The page that opens an invitation, on the deployment's public URL when one is set. */
 export function invitationLink(ctx: WebContext, req: FastifyRequest, token: string): string {
@@ -82,7 +81,6 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       method: 'DELETE',
       path: '/invitations/:invitationId',
       summary: 'Withdraw a pending invitation',
-      params: z.object({ invitationId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       found(
@@ -99,7 +97,6 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       method: 'PUT',
       path: '/members/:userId',
       summary: "Set a member's role in the project",
-      params: memberParams,
       body: z.strictObject({ role }),
     },
     async ({ params, body, projectId }) => {
@@ -115,7 +112,6 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       method: 'DELETE',
       path: '/members/:userId',
       summary: "Remove a member's project grant (an organization member keeps the organization's role)",
-      params: memberParams,
     },
     async ({ params, projectId }) => {
       const member = (await membersOf(ctx.pool, projectId)).find((m) => m.userId === params.userId);

@@ -119,13 +119,11 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  const ruleId = z.object({ alertRuleId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/alert-rules/:alertRuleId',
       summary: 'Get an alert rule with its state',
-      params: ruleId,
     },
     async ({ params, projectId }) => publicRule(await loadRule(projectId, params.alertRuleId)),
   );
@@ -135,7 +133,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'PATCH',
       path: '/alert-rules/:alertRuleId',
       summary: 'Update an alert rule (only the fields sent); it is evaluated again at the next tick',
-      params: ruleId,
       body: updateRuleRequest,
     },
     async ({ params, body, projectId }) => {
@@ -151,7 +148,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     {
       path: '/alert-rules/:alertRuleId',
       summary: 'Delete an alert rule with its history and notifications',
-      params: ruleId,
     },
     'Alert rule',
     ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.alertRuleId),
@@ -162,7 +158,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'GET',
       path: '/alert-rules/:alertRuleId/history',
       summary: 'The state transitions of an alert rule, newest first',
-      params: ruleId,
       query: pageQuery,
     },
     async ({ params, query, projectId }) => {
@@ -206,13 +201,11 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  const channelId = z.object({ alertChannelId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/alert-channels/:alertChannelId',
       summary: 'Get an alert channel (secrets excluded)',
-      params: channelId,
     },
     async ({ params, projectId }) => {
       const c = found(
@@ -235,7 +228,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'PATCH',
       path: '/alert-channels/:alertChannelId',
       summary: 'Rename a channel, change its URL, or rotate a webhook’s signing secret (returned once)',
-      params: channelId,
       body: updateChannelRequest,
     },
     async ({ params, body, projectId }) => {
@@ -258,7 +250,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     {
       path: '/alert-channels/:alertChannelId',
       summary: 'Delete an alert channel (rules stop notifying it)',
-      params: channelId,
     },
     'Alert channel',
     ({ params, projectId }) => deleteChannel(ctx.pool, projectId, params.alertChannelId),
@@ -269,7 +260,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'POST',
       path: '/alert-channels/:alertChannelId/test',
       summary: 'Send a test notification now (one attempt, recorded) and answer its outcome',
-      params: channelId,
     },
     async ({ params, projectId }) => {
       const { channel } = await loadUsable(projectId, params.alertChannelId);

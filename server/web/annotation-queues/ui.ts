@@ -60,7 +60,6 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
       method: 'POST',
       path: '/annotation-queues/:queueId/selection',
       summary: 'Add picked traces, observations or sessions to a queue; those already in it are skipped',
-      params: z.object({ queueId: z.string().min(1) }),
       body: z.object({
         objects: z
           .array(createItemRequest.pick({ objectId: true, objectType: true }))
@@ -87,7 +86,6 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
       method: 'GET',
       path: '/annotation-queues/:queueId/review',
       summary: 'A queue with its items in review order (oldest first), their reviewers, and its assignees',
-      params: z.object({ queueId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const queue = found(

@@ -89,7 +89,6 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'GET',
       path: '/comments/:commentId',
       summary: 'Get a comment',
-      params: z.object({ commentId: z.string().min(1) }),
       response: comment,
     },
     async ({ params, projectId }) => {

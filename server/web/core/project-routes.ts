@@ -39,13 +39,29 @@ export const uiMount = (write?: RoleNeed): ProjectMount => ({
   ...(write ? { write } : {}),
 });
 
-type ProjectSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
+type ProjectSpec<Path extends string, P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
   RouteSpec<P, Q, B>,
   'url' | 'tag'
 > & {
   /** Below the mount's prefix. */
-  path: string;
+  path: Path;
 };
+
+/** The names of a path's `:parameters`. */
+type ParamNames<Path extends string> = Path extends `${string}:${infer Rest}`
+  ? Rest extends `${infer Name}/${infer Tail}`
+    ? Name | ParamNames<Tail>
+    : Rest
+  : never;
+
+/** The schema of a path whose parameters are all ids: each a non-empty string. */
+type PathIds<Path extends string> = z.ZodObject<{ [Name in ParamNames<Path>]: z.ZodString }>;
+
+/** A route's params where it declares none: the ids its path names (a path without any has none). */
+function pathIds<Path extends string>(path: Path): PathIds<Path> | undefined {
+  const names = [...path.matchAll(/:(\w+)/g)].map(([, name]) => [name, z.string().min(1)]);
+  return names.length > 0 ? (z.object(Object.fromEntries(names)) as PathIds<Path>) : undefined;
+}
 
 type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Parsed<P, Q, B> & {
   projectId: string;
@@ -57,17 +73,19 @@ type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
  */
 export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
   const declare = <
-    P extends z.ZodType = Empty,
+    Path extends string,
+    P extends z.ZodType = PathIds<Path>,
     Q extends z.ZodType = Empty,
     B extends z.ZodType = z.ZodUnknown,
   >(
-    { path, ...spec }: ProjectSpec<P, Q, B>,
+    { path, ...spec }: ProjectSpec<Path, P, Q, B>,
     handler: (input: ProjectInput<P, Q, B>) => Promise<unknown>,
   ): void =>
     route<P, Q, B>(
       app,
       {
         ...spec,
+        ...(spec.params ? {} : { params: pathIds(path) as P | undefined }),
         url: `${mount.prefix}${path}`,
         tag: mount.tag,
         ...(mount.gate && !spec.gate ? { gate: mount.gate } : {}),
@@ -81,13 +99,13 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
    * successfully deleted'}`, or the 404 of `what` when `remove` answers false (a store may also
    * throw a 404 or 409 of its own).
    */
-  const deletion = <P extends z.ZodType>(
-    spec: { path: string; summary: string; params: P; response?: z.ZodType },
+  const deletion = <Path extends string, P extends z.ZodType = PathIds<Path>>(
+    spec: { path: Path; summary: string; params?: P; response?: z.ZodType },
     what: string,
     remove: (input: ProjectInput<P, Empty, z.ZodUnknown>) => Promise<unknown>,
   ): void => {
     const idParam = spec.path.slice(spec.path.lastIndexOf(':') + 1);
-    declare<P>({ method: 'DELETE', ...spec }, async (input) => {
+    declare<Path, P>({ method: 'DELETE', ...spec }, async (input) => {
       if ((await remove(input)) === false)
         throw notFound(what, (input.params as Record<string, string>)[idParam]!);
       return { message: `${what} successfully deleted` };

@@ -90,13 +90,11 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     },
     async ({ body, projectId }) => store.createDashboard(ctx.pool, projectId, body),
   );
-  const dashboardParams = z.object({ dashboardId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/dashboards/:dashboardId',
       summary: 'Get a dashboard',
-      params: dashboardParams,
     },
     async ({ params, projectId }) => store.getDashboard(ctx.pool, projectId, params.dashboardId),
   );
@@ -105,7 +103,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       method: 'PATCH',
       path: '/dashboards/:dashboardId',
       summary: "Update a dashboard's name, description, definition, filters or default time range",
-      params: dashboardParams,
       body: updateDashboardRequest,
     },
     async ({ params, body, projectId }) =>
@@ -115,7 +112,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     {
       path: '/dashboards/:dashboardId',
       summary: 'Delete a dashboard (its placements go with it; its widgets stay)',
-      params: dashboardParams,
     },
     'Dashboard',
     ({ params, projectId }) => store.deleteDashboard(ctx.pool, projectId, params.dashboardId),
@@ -126,19 +122,16 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       path: '/dashboards/:dashboardId/placements',
       summary:
         'Place a widget or preset on a dashboard (appended below the tiles, 6x6, when no position is given)',
-      params: dashboardParams,
       body: createPlacementRequest,
       response: placement,
     },
     async ({ params, body, projectId }) => store.addPlacement(ctx.pool, projectId, params.dashboardId, body),
   );
-  const placementParams = z.object({ dashboardId: z.string().min(1), placementId: z.string().min(1) });
   declare(
     {
       method: 'PATCH',
       path: '/dashboards/:dashboardId/placements/:placementId',
       summary: 'Move or resize a placement: the fields given change, the rest stay',
-      params: placementParams,
       body: updatePlacementRequest,
       response: placement,
     },
@@ -149,7 +142,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     {
       path: '/dashboards/:dashboardId/placements/:placementId',
       summary: 'Remove a placement from a dashboard (the widget stays)',
-      params: placementParams,
       response: z.object({ message: z.string() }),
     },
     'Placement',
@@ -178,13 +170,11 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     },
     async ({ body, projectId }) => store.createWidget(ctx.pool, projectId, widgetDefinition(body)),
   );
-  const widgetParams = z.object({ widgetId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Get a dashboard widget',
-      params: widgetParams,
     },
     async ({ params, projectId }) => store.getWidget(ctx.pool, projectId, params.widgetId),
   );
@@ -193,7 +183,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       method: 'PATCH',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Update a dashboard widget (a new chart type without a config resets the config)',
-      params: widgetParams,
       body: updateWidgetRequest,
     },
     async ({ params, body, projectId }) => {
@@ -205,7 +194,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     {
       path: '/dashboard-widgets/:widgetId',
       summary: 'Delete a dashboard widget (409 while it is placed on a dashboard)',
-      params: widgetParams,
     },
     'Dashboard widget',
     ({ params, projectId }) => store.deleteWidget(ctx.pool, projectId, params.widgetId),

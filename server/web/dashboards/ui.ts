@@ -79,7 +79,6 @@ export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
       method: 'GET',
       path: '/dashboards/:dashboardId/view',
       summary: 'A dashboard (or the built-in home) with the definition of each of its tiles',
-      params: z.object({ dashboardId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const dashboard = await dashboardOf(ctx, projectId, params.dashboardId);
@@ -96,7 +95,6 @@ export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
       gate: 'metrics-v2',
       path: '/dashboards/:dashboardId/widgets/:placementId/data',
       summary: "A tile's rows: its widget's Metrics v2 query with the dashboard's range and filters",
-      params: z.object({ dashboardId: z.string().min(1), placementId: z.string().min(1) }),
       body: applied,
     },
     async ({ params, body, projectId }) => {

@@ -49,8 +49,6 @@ const createItem = z.object({
 });
 
 const pageQuery = z.object(q.page(1000, 50));
-const nameParam = z.object({ datasetName: z.string().min(1) });
-const idParam = z.object({ id: z.string().min(1) });
 
 const dataset = z.object({
   id: z.string(),
@@ -124,7 +122,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'GET',
       path: '/v2/datasets/:datasetName',
       summary: 'Get a dataset by name',
-      params: nameParam,
       response: dataset,
     },
     async ({ params, projectId }) => {
@@ -139,7 +136,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'GET',
       path: '/datasets/:datasetName',
       summary: 'Get a dataset with its items and run names (v1)',
-      params: nameParam,
     },
     async ({ params, projectId }) => {
       const row = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
@@ -233,7 +229,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'GET',
       path: '/dataset-items/:id',
       summary: 'Get a dataset item',
-      params: idParam,
       response: datasetItem,
     },
     async ({ params, projectId }) => {
@@ -248,7 +243,6 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'DELETE',
       path: '/dataset-items/:id',
       summary: 'Delete a dataset item',
-      params: idParam,
       response: z.object({ message: z.string() }),
     },
     async ({ params, projectId }) => {

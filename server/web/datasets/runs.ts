@@ -24,7 +24,6 @@ const mapRun = (r: RunRow, datasetName: string) => ({
 });
 
 const page = q.page(1000, 50);
-const runParams = z.object({ datasetName: z.string().min(1), runName: z.string().min(1) });
 
 export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
   const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
@@ -71,7 +70,6 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       method: 'GET',
       path: '/datasets/:datasetName/runs',
       summary: 'Runs of a dataset (deprecated; 404 in events_only)',
-      params: z.object({ datasetName: z.string().min(1) }),
       query: z.object(page),
     },
     async ({ params, query, projectId }) => {
@@ -90,7 +88,6 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       method: 'GET',
       path: '/datasets/:datasetName/runs/:runName',
       summary: 'A dataset run with its items (deprecated)',
-      params: runParams,
     },
     async ({ params, projectId }) => {
       const { ds, run } = await findDatasetRun(projectId, params);
@@ -104,7 +101,6 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
       method: 'DELETE',
       path: '/datasets/:datasetName/runs/:runName',
       summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
-      params: runParams,
     },
     async ({ params, projectId }) => {
       const { ds, run } = await findDatasetRun(projectId, params);

@@ -23,7 +23,6 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
-const datasetParams = z.object({ datasetId: z.string().min(1) });
 const pageQuery = z.object(q.page(200, 50));
 /** Experiments have no time of their own to bound the read; every one of the dataset is listed. */
 const ALL_TIME = '1970-01-01T00:00:00.000Z';
@@ -143,7 +142,6 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       method: 'GET',
       path: '/datasets/:datasetId',
       summary: 'A dataset, a page of its items and its runs',
-      params: datasetParams,
       query: pageQuery,
     },
     async ({ params, query, req, projectId }) => {
@@ -161,7 +159,6 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       method: 'GET',
       path: '/datasets/:datasetId/compare',
       summary: "Runs side by side: each item's result and scores per run",
-      params: datasetParams,
       query: z.object({ runs: q.csv().pipe(z.array(z.string()).min(1).max(4)) }),
     },
     async ({ params, query, req, projectId }) => {

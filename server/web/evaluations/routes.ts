@@ -7,7 +7,6 @@
  * rules are run by the worker where the events tables are written.
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import {
   createEvaluator,
@@ -59,13 +58,11 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  const evaluatorId = z.object({ evaluatorId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/evaluators/:evaluatorId',
       summary: 'Get an evaluator',
-      params: evaluatorId,
     },
     async ({ params, projectId }) => {
       const e = found(
@@ -81,7 +78,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     {
       path: '/evaluators/:evaluatorId',
       summary: 'Delete an evaluator with all its versions and rule assignments (its scores stay)',
-      params: evaluatorId,
     },
     'Evaluator',
     ({ params, projectId }) => deleteEvaluator(ctx.pool, projectId, params.evaluatorId),
@@ -113,7 +109,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  const ruleId = z.object({ evaluationRuleId: z.string().min(1) });
   const loadRule = async (projectId: string, id: string) => {
     return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
   };
@@ -122,7 +117,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       method: 'GET',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Get an evaluation rule',
-      params: ruleId,
     },
     async ({ params, projectId }) => publicRule(ctx.pool, await loadRule(projectId, params.evaluationRuleId)),
   );
@@ -132,7 +126,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       method: 'PATCH',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Update an evaluation rule (only the fields sent)',
-      params: ruleId,
       body: updateRuleRequest,
     },
     async ({ params, body, projectId }) => {
@@ -146,7 +139,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     {
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Delete an evaluation rule (its evaluators stay)',
-      params: ruleId,
     },
     'Evaluation rule',
     ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.evaluationRuleId),

@@ -97,7 +97,6 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       method: 'GET',
       path: '/evaluators/:evaluatorId/versions',
       summary: 'Every version of an evaluator, newest first: prompt, output, model',
-      params: z.object({ evaluatorId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const versions = await listEvaluatorVersions(ctx.pool, projectId, params.evaluatorId);

@@ -57,8 +57,6 @@ const toWire = (e: ExportConfig) => ({
   createdAt: e.createdAt.toISOString(),
 });
 
-const exportId = z.object({ exportId: z.string().min(1) });
-
 export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const declare = projectRoutes(app, publicMount('/api/public', 'Exports'));
   declare(
@@ -104,7 +102,6 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       method: 'GET',
       path: '/exports/:exportId',
       summary: 'Get a scheduled export with the keys of the files written so far',
-      params: exportId,
       response: exportShape.extend({ files: z.array(z.string()) }),
     },
     async ({ params, projectId }) => {
@@ -123,7 +120,6 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       method: 'DELETE',
       path: '/exports/:exportId',
       summary: 'Stop and delete a scheduled export (its files stay)',
-      params: exportId,
       response: z.object({ message: z.string() }),
     },
     async ({ params, projectId }) => {

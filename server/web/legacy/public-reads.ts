@@ -27,7 +27,6 @@ import { projectRoutes, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
 const page = q.page(1000, 50);
-const idParam = z.object({ id: z.string().min(1) });
 
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
@@ -84,7 +83,6 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       method: 'GET',
       path: '/traces/:id',
       summary: 'A trace with its observations and scores (deprecated)',
-      params: idParam,
     },
     async ({ params, projectId }) => {
       const [trace] = await select(ctx, buildTraceById(projectId, params.id));
@@ -137,7 +135,6 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       method: 'GET',
       path: '/observations/:id',
       summary: 'One observation (deprecated)',
-      params: idParam,
     },
     async ({ params, projectId }) => {
       const [row] = await select(ctx, buildObservationById(projectId, params.id));
@@ -177,7 +174,6 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       method: 'GET',
       path: '/sessions/:id',
       summary: 'A session with its traces (deprecated)',
-      params: idParam,
     },
     async ({ params, projectId }) => {
       const traces = await select(ctx, buildSessionTraces(projectId, params.id));

@@ -67,7 +67,6 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       gate: 'deprecated',
       path: '/legacy/traces/:traceId',
       summary: 'A trace with its observations, scores and comments (version 3 experience)',
-      params: z.object({ traceId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));

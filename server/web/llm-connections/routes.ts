@@ -84,7 +84,6 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount
     {
       path: '/llm-connections/:id',
       summary: 'Delete an LLM connection; evaluation rules using it are paused',
-      params: z.object({ id: z.string().min(1) }),
       response: z.object({ message: z.string() }),
     },
     'LLM connection',

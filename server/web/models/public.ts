@@ -10,8 +10,8 @@ import { BadRequest, NotFound } from '../../errors.ts';
 import { createModelRequest, MODEL_UNITS, toApiModel } from '../../models/definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { paged } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { paged, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const tier = z.object({
   id: z.string(),
@@ -37,16 +37,14 @@ const model = z.object({
   prices: z.record(z.string(), z.object({ price: z.number() })),
   pricingTiers: z.array(tier),
 });
-const idParam = z.object({ id: z.string().min(1) });
 const NOT_FOUND = 'No model with this id found.';
 
 export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, publicMount('/api/public', 'Models'));
+  declare(
     {
       method: 'GET',
-      url: '/api/public/models',
-      tag: 'Models',
+      path: '/models',
       summary: "The project's own and the built-in model definitions, by name, unit and newest start date",
       query: z.object(q.page(1000, 50)),
       response: z.object({
@@ -59,25 +57,22 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
         }),
       }),
     },
-    async ({ query, req }) => {
-      const { data, total } = await listModels(ctx.pool, req.principal.projectId, query);
+    async ({ query, projectId }) => {
+      const { data, total } = await listModels(ctx.pool, projectId, query);
       return paged(query, data.map(toApiModel), total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/public/models',
-      tag: 'Models',
+      path: '/models',
       summary:
         'Create a model definition of the project (overrides built-in ones whose pattern also matches)',
       body: createModelRequest,
       response: model,
     },
-    async ({ body, req }) => {
-      const { projectId } = req.principal;
+    async ({ body, projectId }) => {
       try {
         const created = await createModel(ctx.pool, projectId, body);
         ctx.models.invalidate(projectId);
@@ -89,35 +84,28 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/models/:id',
-      tag: 'Models',
+      path: '/models/:id',
       summary: 'A model definition of the project or a built-in one',
-      params: idParam,
       response: model,
     },
-    async ({ params, req }) => {
-      const found = await getModel(ctx.pool, req.principal.projectId, params.id);
+    async ({ params, projectId }) => {
+      const found = await getModel(ctx.pool, projectId, params.id);
       if (!found) throw new NotFound(NOT_FOUND);
       return toApiModel(found);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/models/:id',
-      tag: 'Models',
+      path: '/models/:id',
       summary: "Delete one of the project's own model definitions (built-in ones cannot be deleted)",
-      params: idParam,
       response: z.object({ message: z.literal('Model successfully deleted') }),
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       if (!(await deleteModel(ctx.pool, projectId, params.id)))
         throw new NotFound(
           `${NOT_FOUND} Note: You cannot delete built-in models, override them with a model with the same name.`,

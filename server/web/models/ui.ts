@@ -20,7 +20,6 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
 
 const WRITE = { atLeast: 'member', refusal: 'viewers cannot change models' } as const;
-const modelParams = z.object({ id: z.string().min(1) });
 
 /** Own definitions first, then by name and newest start date, as the page lists them. */
 const pageOrder = (a: ModelDefinition, b: ModelDefinition) =>
@@ -82,7 +81,6 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'PUT',
       path: '/models/:id',
       summary: "Replace one of the project's own model definitions",
-      params: modelParams,
       body: createModelRequest,
     },
     async ({ body, params, projectId }) => {
@@ -98,7 +96,6 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       method: 'DELETE',
       path: '/models/:id',
       summary: "Delete one of the project's own model definitions (built-in ones cannot be deleted)",
-      params: modelParams,
     },
     async ({ params, projectId }) => {
       if (!(await deleteModel(ctx.pool, projectId, params.id)))

@@ -24,7 +24,7 @@ import {
   listPromptMeta,
 } from '../../prompts/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { offsetOf, paged, pageMetaResponse } from '../core/project-routes.ts';
+import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
 import { type Parsed, q, route } from '../core/route.ts';
 
 const prompt = z
@@ -64,17 +64,16 @@ const wildcardName = z
   .pipe(nameParam);
 
 export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const declare = projectRoutes(app, publicMount('/api/public', 'Prompts'));
+  declare(
     {
       method: 'POST',
-      url: '/api/public/v2/prompts',
-      tag: 'Prompts',
+      path: '/v2/prompts',
       summary: 'Create a new version of a prompt (version numbers count up per name; `latest` moves to it)',
       body: z.preprocess(withDefaultType, createPromptRequest),
       response: prompt,
     },
-    async ({ body, req }) => createPrompt(ctx.pool, req.principal.projectId, body),
+    async ({ body, projectId }) => createPrompt(ctx.pool, projectId, body),
   );
 
   const getQuery = z.object({
@@ -98,26 +97,21 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     if (!found) throw new NotFound(describeSelector(params.name, selector));
     return found;
   };
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts/:name',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name',
       summary:
         'Get a prompt by version or label (default label: production), its `@@@langfusePrompt:…@@@` references resolved unless `resolve=false`',
-      params: nameParam,
       query: getQuery,
       response: prompt,
     },
     getOne,
   );
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary: 'Get a prompt in a folder whose name arrives with unencoded slashes (Python SDK 2.x)',
       params: wildcardName,
       query: getQuery,
@@ -183,25 +177,20 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     }
     return reply.code(204).send();
   };
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/v2/prompts/:name',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name',
       summary:
         'Delete the versions of a prompt with a version or label, all of them without either (204; 404 when none match)',
-      params: nameParam,
       query: deleteQuery,
     },
     deleteVersions,
   );
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary: 'Delete versions of a prompt in a folder whose name arrives with unencoded slashes',
       params: wildcardName,
       query: deleteQuery,
@@ -231,12 +220,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     if (!updated) throw new NotFound(describeSelector(params.name, { version: params.version }));
     return updated;
   };
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: '/api/public/v2/prompts/:name/versions/:version',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name/versions/:version',
       summary: 'Add labels to a prompt version (each label leaves the version that had it)',
       params: versionParams,
       body: updateLabelsRequest,
@@ -244,12 +231,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
     addVersionLabels,
   );
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary:
         'Add labels to a version of a prompt in a folder sent with unencoded slashes (`<name>/versions/<n>`)',
       params: versionPath,

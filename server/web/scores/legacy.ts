@@ -79,7 +79,6 @@ export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
         method: 'GET',
         path: '/scores/:id',
         summary: 'One score (deprecated)',
-        params: z.object({ id: z.string().min(1) }),
       },
       async ({ params, projectId }) => {
         const [row] = await select(ctx, buildScoreById(projectId, params.id));

@@ -24,7 +24,6 @@ function traceDeletion(declare: Declare, deps: TraceDeletionDeps) {
       method: 'DELETE',
       path: '/traces/:traceId',
       summary: 'Delete a trace with its observations, scores, comments and media',
-      params: z.object({ traceId: z.string().min(1) }),
       response: deleteTraceResponse,
     },
     async ({ params, projectId, req }) => {

@@ -75,7 +75,6 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       gate: 'v4-reads',
       path: '/traces/:traceId',
       summary: "A trace's observations with their values, scores and comments",
-      params: z.object({ traceId: z.string().min(1) }),
     },
     async ({ params, projectId }) => {
       const page = await readObservationPage(ctx, {
