@@ -201,20 +201,11 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/alert-channels/:alertChannelId',
-      summary: 'Get an alert channel (secrets excluded)',
-    },
-    async ({ params, projectId }) => {
-      const c = found(
-        await findChannel(ctx.pool, projectId, params.alertChannelId),
-        'Alert channel',
-        params.alertChannelId,
-      );
-      return publicChannel(c);
-    },
+  declare.lookup(
+    { path: '/alert-channels/:alertChannelId', summary: 'Get an alert channel (secrets excluded)' },
+    'Alert channel',
+    ({ params, projectId }) => findChannel(ctx.pool, projectId, params.alertChannelId),
+    publicChannel,
   );
 
   const loadUsable = async (projectId: string, id: string) => {

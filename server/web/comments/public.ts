@@ -11,7 +11,6 @@ import { type CommentTarget, createCommentRequest, objectType, shownTargets } fr
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
@@ -84,15 +83,9 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/comments/:commentId',
-      summary: 'Get a comment',
-      response: comment,
-    },
-    async ({ params, projectId }) => {
-      return found(await findComment(ctx.pool, projectId, params.commentId), 'Comment', params.commentId);
-    },
+  declare.lookup(
+    { path: '/comments/:commentId', summary: 'Get a comment', response: comment },
+    'Comment',
+    ({ params, projectId }) => findComment(ctx.pool, projectId, params.commentId),
   );
 };

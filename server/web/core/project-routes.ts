@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
-import { notFound } from './answers.ts';
+import { found, notFound } from './answers.ts';
 import type { Gate } from './gates.ts';
 import { type Empty, type Parsed, q, type RouteSpec, route } from './route.ts';
 
@@ -69,7 +69,7 @@ type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
 
 /**
  * Declares the routes of a family on a mount: `declare({ method, path, summary, ... }, handler)`,
- * and `declare.deletion(...)` for the `DELETE` of one entity.
+ * `declare.lookup(...)` and `declare.deletion(...)` for the `GET` and `DELETE` of one entity.
  */
 export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
   const declare = <
@@ -94,25 +94,46 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
       (input) => handler({ ...input, projectId: mount.projectOf(input.req) }),
     );
 
+  type EntitySpec<Path extends string, P extends z.ZodType> = {
+    path: Path;
+    summary: string;
+    params?: P;
+    response?: z.ZodType;
+  };
+  /** The id of the entity a route acts on: the value of its path's last parameter. */
+  const entityId = (path: string, params: unknown) =>
+    (params as Record<string, string>)[path.slice(path.lastIndexOf(':') + 1)]!;
+
+  /**
+   * `GET path` of the entity the path's last parameter names: what `find` answers, presented by
+   * `present`, or the 404 of `what` when it answers none.
+   */
+  const lookup = <Path extends string, T, P extends z.ZodType = PathIds<Path>>(
+    spec: EntitySpec<Path, P>,
+    what: string,
+    find: (input: ProjectInput<P, Empty, z.ZodUnknown>) => Promise<T | null | undefined>,
+    present: (entity: T) => unknown = (entity) => entity,
+  ): void =>
+    declare<Path, P>({ method: 'GET', ...spec }, async (input) =>
+      present(found(await find(input), what, entityId(spec.path, input.params))),
+    );
+
   /**
    * `DELETE path` of the entity the path's last parameter names: answers `{message: '<what>
    * successfully deleted'}`, or the 404 of `what` when `remove` answers false (a store may also
    * throw a 404 or 409 of its own).
    */
   const deletion = <Path extends string, P extends z.ZodType = PathIds<Path>>(
-    spec: { path: Path; summary: string; params?: P; response?: z.ZodType },
+    spec: EntitySpec<Path, P>,
     what: string,
     remove: (input: ProjectInput<P, Empty, z.ZodUnknown>) => Promise<unknown>,
-  ): void => {
-    const idParam = spec.path.slice(spec.path.lastIndexOf(':') + 1);
+  ): void =>
     declare<Path, P>({ method: 'DELETE', ...spec }, async (input) => {
-      if ((await remove(input)) === false)
-        throw notFound(what, (input.params as Record<string, string>)[idParam]!);
+      if ((await remove(input)) === false) throw notFound(what, entityId(spec.path, input.params));
       return { message: `${what} successfully deleted` };
     });
-  };
 
-  return Object.assign(declare, { deletion });
+  return Object.assign(declare, { lookup, deletion });
 }
 
 /** The route declarer of a mount, as `projectRoutes` answers it. */

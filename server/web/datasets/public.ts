@@ -117,17 +117,11 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     );
   }
 
-  datasets(
-    {
-      method: 'GET',
-      path: '/v2/datasets/:datasetName',
-      summary: 'Get a dataset by name',
-      response: dataset,
-    },
-    async ({ params, projectId }) => {
-      const row = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
-      return mapDataset(row);
-    },
+  datasets.lookup(
+    { path: '/v2/datasets/:datasetName', summary: 'Get a dataset by name', response: dataset },
+    'Dataset',
+    ({ params, projectId }) => findDataset(projectId, params.datasetName),
+    mapDataset,
   );
 
   // v1: the dataset with its items and the names of its runs.

@@ -58,20 +58,11 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/evaluators/:evaluatorId',
-      summary: 'Get an evaluator',
-    },
-    async ({ params, projectId }) => {
-      const e = found(
-        await findEvaluator(ctx.pool, projectId, params.evaluatorId),
-        'Evaluator',
-        params.evaluatorId,
-      );
-      return publicEvaluator(e);
-    },
+  declare.lookup(
+    { path: '/evaluators/:evaluatorId', summary: 'Get an evaluator' },
+    'Evaluator',
+    ({ params, projectId }) => findEvaluator(ctx.pool, projectId, params.evaluatorId),
+    publicEvaluator,
   );
 
   declare.deletion(

@@ -28,6 +28,14 @@ import { q } from '../core/route.ts';
 
 const page = q.page(1000, 50);
 
+/** The trace list's filters, as the public API and the UI's version 3 traces table take them. */
+export const traceFilters = {
+  userId: z.string().optional(),
+  name: z.string().optional(),
+  sessionId: z.string().optional(),
+  ...q.timeRange(),
+};
+
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
   legacy(
@@ -37,11 +45,7 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'Traces (deprecated; 404 in events_only)',
       query: z.object({
         ...page,
-        userId: z.string().optional(),
-        name: z.string().optional(),
-        sessionId: z.string().optional(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
+        ...traceFilters,
         orderBy: z.string().optional(),
         tags: q.many(),
         version: z.string().optional(),
@@ -150,8 +154,7 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'Sessions (deprecated; 404 in events_only)',
       query: z.object({
         ...page,
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
+        ...q.timeRange(),
         environment: q.many(),
       }),
     },

@@ -22,6 +22,7 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
+import { traceFilters } from './public-reads.ts';
 
 export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const declare = projectRoutes(app, uiMount());
@@ -33,12 +34,8 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       summary: 'A page of the traces table (version 3 experience)',
       query: z.object({
         ...q.page(200, 50),
-        name: z.string().optional(),
-        userId: z.string().optional(),
-        sessionId: z.string().optional(),
+        ...traceFilters,
         tags: q.many(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
       }),
     },
     async ({ query, projectId }) => {

@@ -67,8 +67,7 @@ export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         userId: z.string().optional(),
         tags: q.many(),
         environment: q.many(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
+        ...q.timeRange(),
       }),
     },
     async ({ query, req }) => {

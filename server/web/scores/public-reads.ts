@@ -29,8 +29,7 @@ export const scoresV3Query = z.object({
   sessionId: q.csv(),
   observationId: q.csv(),
   experimentId: q.csv(),
-  fromTimestamp: q.datetime().optional(),
-  toTimestamp: q.datetime().optional(),
+  ...q.timeRange(),
 });
 
 const scoreV3 = z

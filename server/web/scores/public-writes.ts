@@ -101,16 +101,10 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  configs(
-    {
-      method: 'GET',
-      path: '/score-configs/:configId',
-      summary: 'Get a score config',
-      response: scoreConfig,
-    },
-    async ({ params, projectId }) => {
-      return found(await findConfig(ctx.pool, projectId, params.configId), 'Score config', params.configId);
-    },
+  configs.lookup(
+    { path: '/score-configs/:configId', summary: 'Get a score config', response: scoreConfig },
+    'Score config',
+    ({ params, projectId }) => findConfig(ctx.pool, projectId, params.configId),
   );
 
   configs(
