@@ -30,6 +30,10 @@ import { found } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
+/** An evaluation rule of the project, or its 404. */
+export const ruleOf = async (ctx: WebContext, projectId: string, id: string) =>
+  found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
+
 export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
@@ -100,16 +104,14 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  const loadRule = async (projectId: string, id: string) => {
-    return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
-  };
   declare(
     {
       method: 'GET',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Get an evaluation rule',
     },
-    async ({ params, projectId }) => publicRule(ctx.pool, await loadRule(projectId, params.evaluationRuleId)),
+    async ({ params, projectId }) =>
+      publicRule(ctx.pool, await ruleOf(ctx, projectId, params.evaluationRuleId)),
   );
 
   declare(
@@ -120,9 +122,9 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       body: updateRuleRequest,
     },
     async ({ params, body, projectId }) => {
-      const rule = await loadRule(projectId, params.evaluationRuleId);
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       await updateRule(ctx.pool, rule, body, legacyTargetsRun);
-      return publicRule(ctx.pool, await loadRule(projectId, rule.id));
+      return publicRule(ctx.pool, await ruleOf(ctx, projectId, rule.id));
     },
   );
 

@@ -27,14 +27,13 @@ import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../eval
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
-import { found, notFound } from '../core/answers.ts';
+import { notFound } from '../core/answers.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { offsetOf, paged, projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import { llmConnectionRoutes } from '../llm-connections/routes.ts';
-import { projectParams } from '../ui-shell/scope.ts';
-import { evaluationRoutes } from './routes.ts';
+import { evaluationRoutes, ruleOf } from './routes.ts';
 
 const previewRequest = z.object({
   target: z.enum(['observation', 'experiment', 'trace']),
@@ -56,21 +55,15 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     uiMount({ atLeast: 'member', refusal: 'viewers cannot change evaluators or rules' }),
   );
 
-  const ruleParams = projectParams.extend({ evaluationRuleId: z.string().min(1) });
-  const loadRule = async (projectId: string, id: string) => {
-    return found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
-  };
-
   declare(
     {
       method: 'GET',
       path: '/evaluation-rules/:evaluationRuleId/executions',
       summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
-      params: ruleParams,
       query: z.object(q.page(100, 50)),
     },
     async ({ params, query, projectId }) => {
-      const rule = await loadRule(projectId, params.evaluationRuleId);
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       const { executions, total } = await listExecutions(
         ctx.pool,
         rule.projectId,
@@ -165,10 +158,9 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       summary:
         'Replace a trace-level rule by an observation rule on root observations; the old rule is disabled',
       role: { atLeast: 'owner', refusal: 'only owners change evaluation rules' },
-      params: ruleParams,
     },
     async ({ params, projectId }) => {
-      const rule = await loadRule(projectId, params.evaluationRuleId);
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       const id = await convertToObservationRule(ctx.pool, rule, legacyTargetsRun);
       return publicRule(ctx.pool, (await findRule(ctx.pool, projectId, id))!);
     },

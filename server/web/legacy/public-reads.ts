@@ -134,17 +134,11 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  legacy(
-    {
-      method: 'GET',
-      path: '/observations/:id',
-      summary: 'One observation (deprecated)',
-    },
-    async ({ params, projectId }) => {
-      const [row] = await select(ctx, buildObservationById(projectId, params.id));
-      if (!row) throw notFound('Observation', params.id);
-      return mapLegacyObservation(row);
-    },
+  legacy.lookup(
+    { path: '/observations/:id', summary: 'One observation (deprecated)' },
+    'Observation',
+    async ({ params, projectId }) => (await select(ctx, buildObservationById(projectId, params.id)))[0],
+    mapLegacyObservation,
   );
 
   legacy(

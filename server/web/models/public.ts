@@ -7,8 +7,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { createModelRequest, MODEL_UNITS, toApiModel } from '../../models/definitions.ts';
+import {
+  createModelRequest,
+  MODEL_UNITS,
+  type ModelDefinition,
+  toApiModel,
+} from '../../models/definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
+import { translating, when } from '../core/answers.ts';
+import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { paged, projectRoutes, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
@@ -38,6 +45,12 @@ const model = z.object({
   pricingTiers: z.array(tier),
 });
 const NOT_FOUND = 'No model with this id found.';
+
+/** A model definition the project wrote: its cached pricing (what ingestion costs with) is dropped. */
+export function written(ctx: WebContext, projectId: string, model: ModelDefinition) {
+  ctx.models.invalidate(projectId);
+  return toApiModel(model);
+}
 
 export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const declare = projectRoutes(app, publicMount('/api/public', 'Models'));
@@ -73,14 +86,11 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       response: model,
     },
     async ({ body, projectId }) => {
-      try {
-        const created = await createModel(ctx.pool, projectId, body);
-        ctx.models.invalidate(projectId);
-        return toApiModel(created);
-      } catch (err) {
-        if (err instanceof DuplicateModelName) throw new BadRequest('Invalid request data', err.message);
-        throw err;
-      }
+      const created = await translating(
+        () => createModel(ctx.pool, projectId, body),
+        when(DuplicateModelName, (err) => new BadRequest('Invalid request data', err.message)),
+      );
+      return written(ctx, projectId, created);
     },
   );
 

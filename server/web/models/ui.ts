@@ -18,6 +18,7 @@ import {
 import { translating, when } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { written } from './public.ts';
 
 const WRITE = { atLeast: 'member', refusal: 'viewers cannot change models' } as const;
 
@@ -70,9 +71,11 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       body: createModelRequest,
     },
     async ({ body, projectId }) => {
-      const created = await translating(() => createModel(ctx.pool, projectId, body), nameTaken);
-      ctx.models.invalidate(projectId);
-      return toApiModel(created);
+      return written(
+        ctx,
+        projectId,
+        await translating(() => createModel(ctx.pool, projectId, body), nameTaken),
+      );
     },
   );
 
@@ -86,8 +89,7 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     async ({ body, params, projectId }) => {
       const updated = await translating(() => updateModel(ctx.pool, projectId, params.id, body), nameTaken);
       if (!updated) throw new NotFound(`the project has no own model ${params.id}`);
-      ctx.models.invalidate(projectId);
-      return toApiModel(updated);
+      return written(ctx, projectId, updated);
     },
   );
 

@@ -7,6 +7,7 @@
  * responses carry none.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type pg from 'pg';
 import { z } from 'zod';
 import { NotFound } from '../../errors.ts';
 import {
@@ -62,6 +63,18 @@ const wildcardName = z
   .object({ '*': z.string().min(1) })
   .transform((p) => ({ name: p['*'] }))
   .pipe(nameParam);
+
+/** Moves `labels` onto a prompt version (each leaves the version that had it); 404 for a missing one. */
+export async function labelVersion(
+  pool: pg.Pool,
+  projectId: string,
+  { name, version }: { name: string; version: number },
+  labels: string[],
+) {
+  const updated = await addLabels(pool, projectId, name, version, labels);
+  if (!updated) throw new NotFound(describeSelector(name, { version }));
+  return updated;
+}
 
 export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const declare = projectRoutes(app, publicMount('/api/public', 'Prompts'));
@@ -205,21 +218,12 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     tx.addIssue({ code: 'custom', path: ['*'], message: 'expected <prompt name>/versions/<version>' });
     return z.NEVER;
   });
-  const addVersionLabels = async ({
+  const addVersionLabels = ({
     params,
     body,
     req,
-  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) => {
-    const updated = await addLabels(
-      ctx.pool,
-      req.principal.projectId,
-      params.name,
-      params.version,
-      body.newLabels,
-    );
-    if (!updated) throw new NotFound(describeSelector(params.name, { version: params.version }));
-    return updated;
-  };
+  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) =>
+    labelVersion(ctx.pool, req.principal.projectId, params, body.newLabels);
   declare(
     {
       method: 'PATCH',

@@ -9,17 +9,13 @@ import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
 import { playgroundRequest, protectedLabelProblem } from '../../prompts/playground.ts';
 import { runPlayground } from '../../prompts/playground-run.ts';
-import {
-  createPromptRequest,
-  describeSelector,
-  updateLabelsRequest,
-  withDefaultType,
-} from '../../prompts/rules.ts';
-import { addLabels, createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
+import { createPromptRequest, updateLabelsRequest, withDefaultType } from '../../prompts/rules.ts';
+import { createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { offsetOf, projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
+import { labelVersion } from './public.ts';
 
 const WRITE: RoleNeed = { atLeast: 'member', refusal: 'viewers cannot change prompts' };
 
@@ -76,9 +72,7 @@ export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     async ({ body, req, projectId }) => {
       const problem = protectedLabelProblem(req.project.role, body.newLabels);
       if (problem) throw new Forbidden(problem);
-      const updated = await addLabels(ctx.pool, projectId, body.name, body.version, body.newLabels);
-      if (!updated) throw new NotFound(describeSelector(body.name, { version: body.version }));
-      return updated;
+      return labelVersion(ctx.pool, projectId, body, body.newLabels);
     },
   );
 

@@ -5,7 +5,6 @@ import { buildScoreById, buildScoreList, buildTracesByIds } from '../../reads/le
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
-import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { projectRoutes, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
@@ -73,17 +72,11 @@ export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
         };
       },
     );
-    legacy(
-      {
-        method: 'GET',
-        path: '/scores/:id',
-        summary: 'One score (deprecated)',
-      },
-      async ({ params, projectId }) => {
-        const [row] = await select(ctx, buildScoreById(projectId, params.id));
-        if (!row) throw notFound('Score', params.id);
-        return mapScoreLegacy(row);
-      },
+    legacy.lookup(
+      { path: '/scores/:id', summary: 'One score (deprecated)' },
+      'Score',
+      async ({ params, projectId }) => (await select(ctx, buildScoreById(projectId, params.id)))[0],
+      mapScoreLegacy,
     );
   }
 }
