@@ -23,12 +23,15 @@ import { found, notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
-const retention = z
-  .number()
-  .int()
-  .min(0)
-  .max(36_500)
-  .refine((d) => d === 0 || d >= 3, 'must be 0 or at least 3 days');
+/** The reference's retention rule, in days: 0 (keep forever) or at least 3; `refusal` says it. */
+export const retentionDays = (refusal: string) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .refine((d) => d === 0 || d >= 3, refusal);
+const retention = retentionDays('must be 0 or at least 3 days');
 const metadata = z.record(z.string(), z.unknown());
 const projectBody = z.object({
   name: z.string().trim().min(1).max(200),

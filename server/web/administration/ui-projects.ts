@@ -30,19 +30,12 @@ import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
+import { retentionDays } from './organizations.ts';
 import { nameBody } from './ui-organizations.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
 
 const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
-
-/** The reference's rule: 0 (keep forever) or at least 3 days. */
-const retentionDays = z
-  .number()
-  .int()
-  .min(0)
-  .max(36_500)
-  .refine((d) => d === 0 || d >= 3, 'must be 0 (keep forever) or at least 3 days');
 
 export const observationsTableQuery = z.object({
   filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
@@ -128,7 +121,9 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       path: '/retention',
       summary: 'Set how many days the project keeps its data (0 or null: forever)',
       role: { atLeast: 'owner', refusal: 'only owners change data retention' },
-      body: z.strictObject({ retentionDays: retentionDays.nullable() }),
+      body: z.strictObject({
+        retentionDays: retentionDays('must be 0 (keep forever) or at least 3 days').nullable(),
+      }),
     },
     async ({ body, req, projectId }) => {
       const days = body.retentionDays || null;

@@ -21,7 +21,8 @@ import {
 } from '../../reads/legacy.ts';
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
-import { notFound } from '../core/answers.ts';
+import { found, notFound } from '../core/answers.ts';
+import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
@@ -35,6 +36,17 @@ export const traceFilters = {
   sessionId: z.string().optional(),
   ...q.timeRange(),
 };
+
+/** A trace of the legacy tables with its observations and scores, or undefined for none. */
+export async function legacyTrace(ctx: WebContext, projectId: string, traceId: string) {
+  const [trace] = await select(ctx, buildTraceById(projectId, traceId));
+  if (!trace) return undefined;
+  const [observations, scores] = await Promise.all([
+    select(ctx, buildObservationsOfTrace(projectId, traceId)),
+    select(ctx, buildScoresOfTrace(projectId, traceId)),
+  ]);
+  return { trace, observations, scores };
+}
 
 export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
@@ -89,12 +101,11 @@ export const legacyReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       summary: 'A trace with its observations and scores (deprecated)',
     },
     async ({ params, projectId }) => {
-      const [trace] = await select(ctx, buildTraceById(projectId, params.id));
-      if (!trace) throw notFound('Trace', params.id);
-      const [observations, scores] = await Promise.all([
-        select(ctx, buildObservationsOfTrace(projectId, params.id)),
-        select(ctx, buildScoresOfTrace(projectId, params.id)),
-      ]);
+      const { trace, observations, scores } = found(
+        await legacyTrace(ctx, projectId, params.id),
+        'Trace',
+        params.id,
+      );
       const mapped = observations.map(mapLegacyObservation);
       const starts = mapped.map((o) => Date.parse(o['startTime'] as string));
       const ends = mapped.map((o) => Date.parse((o['endTime'] ?? o['startTime']) as string));

@@ -7,22 +7,16 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import {
-  buildObservationsOfTrace,
-  buildScoresOfTrace,
-  buildTraceAggregates,
-  buildTraceById,
-  buildTraceList,
-} from '../../reads/legacy.ts';
+import { buildTraceAggregates, buildTraceList } from '../../reads/legacy.ts';
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
-import { notFound } from '../core/answers.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
-import { traceFilters } from './public-reads.ts';
+import { legacyTrace, traceFilters } from './public-reads.ts';
 
 export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const declare = projectRoutes(app, uiMount());
@@ -66,13 +60,11 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       summary: 'A trace with its observations, scores and comments (version 3 experience)',
     },
     async ({ params, projectId }) => {
-      const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
-      if (!trace) throw notFound('trace', params.traceId);
-      const [observations, scores, models] = await Promise.all([
-        select(ctx, buildObservationsOfTrace(projectId, params.traceId)),
-        select(ctx, buildScoresOfTrace(projectId, params.traceId)),
+      const [legacy, models] = await Promise.all([
+        legacyTrace(ctx, projectId, params.traceId),
         modelsOfTrace(ctx, projectId),
       ]);
+      const { trace, observations, scores } = found(legacy, 'trace', params.traceId);
       const view = legacyTraceView(trace, observations, scores).map((o) => ({
         ...o,
         matchedModel: 'modelId' in o ? matchedModel(models, o.modelId) : null,
