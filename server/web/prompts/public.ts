@@ -26,7 +26,7 @@ import {
 } from '../../prompts/store.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
-import { type Parsed, q, route } from '../core/route.ts';
+import { type Parsed, q } from '../core/route.ts';
 
 const prompt = z
   .object({
@@ -133,12 +133,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     getOne,
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts',
-      tag: 'Prompts',
+      path: '/v2/prompts',
       summary: 'List prompt names with their versions, labels and tags',
       query: z.object({
         name: z.string().optional(),
@@ -150,16 +148,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       }),
       response: z.object({ data: z.array(promptMeta), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
+    async ({ query, projectId }) => {
       const { page, limit, ...filter } = query;
-      const { data, total } = await listPromptMeta(
-        ctx.pool,
-        req.principal.projectId,
-        filter,
-        limit,
-        offsetOf({ page, limit }),
-      );
-      return paged({ page, limit }, data, total);
+      const { data, total } = await listPromptMeta(ctx.pool, projectId, filter, limit, offsetOf(query));
+      return paged(query, data, total);
     },
   );
 
