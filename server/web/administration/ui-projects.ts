@@ -61,7 +61,6 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
   const declare = projectRoutes(app, uiMount(OWNERS));
   const auditProject = (req: FastifyRequest, action: 'update' | 'delete') =>
     auditAs(ctx, req, {
-      projectId: req.project.id,
       orgId: req.project.organization.id,
       resourceType: 'project',
       resourceId: req.project.id,

@@ -112,12 +112,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     async ({ body, projectId, req }) => {
       await checkConfigs(projectId, body.scoreConfigIds);
       const queue = await translating(() => createQueue(ctx.pool, projectId, body), nameTaken(body.name));
-      await auditAs(ctx, req, {
-        projectId,
-        resourceType: 'annotation-queue',
-        action: 'create',
-        resourceId: queue.id,
-      });
+      await auditAs(ctx, req, { resourceType: 'annotation-queue', action: 'create', resourceId: queue.id });
       return queue;
     },
   );
@@ -152,12 +147,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
           'Annotation queue',
           params.queueId,
         );
-        await auditAs(ctx, req, {
-          projectId,
-          resourceType: 'annotation-queue',
-          action: 'update',
-          resourceId: queue.id,
-        });
+        await auditAs(ctx, req, { resourceType: 'annotation-queue', action: 'update', resourceId: queue.id });
         return queue;
       },
     );
@@ -172,7 +162,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       async ({ params, projectId, req }) => {
         found(await deleteQueue(ctx.pool, projectId, params.queueId), 'Annotation queue', params.queueId);
         await auditAs(ctx, req, {
-          projectId,
           resourceType: 'annotation-queue',
           action: 'delete',
           resourceId: params.queueId,
@@ -227,7 +216,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       await queueOf(projectId, params.queueId);
       const item = await createItem(ctx.pool, projectId, params.queueId, body);
       await auditAs(ctx, req, {
-        projectId,
         resourceType: 'annotation-queue-item',
         action: 'create',
         resourceId: item.id,
@@ -260,7 +248,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         params.itemId,
       );
       await auditAs(ctx, req, {
-        projectId,
         resourceType: 'annotation-queue-item',
         action: 'update',
         resourceId: updated.id,
@@ -285,7 +272,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         params.itemId,
       );
       await auditAs(ctx, req, {
-        projectId,
         resourceType: 'annotation-queue-item',
         action: 'delete',
         resourceId: params.itemId,
@@ -309,7 +295,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       }
       await assign(ctx.pool, projectId, params.queueId, body.userId);
       await auditAs(ctx, req, {
-        projectId,
         resourceType: 'annotation-queue-assignment',
         action: 'create',
         resourceId: assignmentId(params.queueId, body.userId),
@@ -330,7 +315,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       await queueOf(projectId, params.queueId);
       await unassign(ctx.pool, projectId, params.queueId, body.userId);
       await auditAs(ctx, req, {
-        projectId,
         resourceType: 'annotation-queue-assignment',
         action: 'delete',
         resourceId: assignmentId(params.queueId, body.userId),
