@@ -3,18 +3,14 @@
  * (the secret is in that answer and nowhere else, stored as its hash), revoke. A revoked key is
  * refused at once by this process and within the key cache's 30 s by the other web replicas.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
 import { found } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage API keys' } as const;
 
-export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount(OWNERS));
-
+export const uiApiKeysPlugin = familyPlugin(uiMount(OWNERS), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -50,4 +46,4 @@ export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       return { ok: true };
     },
   );
-};
+});

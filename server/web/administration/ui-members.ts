@@ -3,7 +3,7 @@
  * to see; invitations, role changes and removals for owners. An invitation answers with its
  * one-time link once (no mail is sent: the owner passes it on); the project always keeps an owner.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Conflict, NotFound } from '../../errors.ts';
 import {
@@ -18,8 +18,7 @@ import { ROLES } from '../../users/roles.ts';
 import { checkEmail } from '../../users/store.ts';
 import { found, notFound, translating, when } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage members' } as const;
 const role = z.enum(ROLES);
@@ -33,8 +32,7 @@ export function invitationLink(ctx: WebContext, req: FastifyRequest, token: stri
 /** A change the membership rules refuse (the project's last owner, an existing member) is a 409. */
 export const memberConflict = when(MemberConflict, (err) => new Conflict(err.message));
 
-export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount(OWNERS));
+export const uiMembersPlugin = familyPlugin(uiMount(OWNERS), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -120,4 +118,4 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       return { members: await membersOf(ctx.pool, projectId) };
     },
   );
-};
+});

@@ -4,15 +4,13 @@
  * project. Listing the comments of an observation that
  * is a trace's root also lists the trace's comments (version 4 shows a trace as its root).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { traceRootedAt } from '../../comments/root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../../comments/rules.ts';
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { familyPlugin, offsetOf, paged, pageMetaResponse, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
 const comment = z.object({
@@ -26,8 +24,7 @@ const comment = z.object({
   updatedAt: z.string(),
 });
 
-export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, publicMount('/api/public', 'Comments'));
+export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'), (declare, ctx) => {
   declare(
     {
       method: 'POST',
@@ -88,4 +85,4 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     'Comment',
     ({ params, projectId }) => findComment(ctx.pool, projectId, params.commentId),
   );
-};
+});

@@ -4,12 +4,14 @@
  * family declares each route by its path below the mount's prefix; the mount supplies the prefix,
  * the OpenAPI tag, the project and, for a write (any method but GET), the role.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { pageMeta } from '../../reads/datasets.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
 import { found, notFound } from './answers.ts';
+import type { WebContext } from './context.ts';
 import type { Gate } from './gates.ts';
+import type { PluginOptions } from './plugin-options.ts';
 import { type Empty, type Parsed, q, type RouteSpec, route } from './route.ts';
 
 export interface ProjectMount {
@@ -135,6 +137,15 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
 
   return Object.assign(declare, { lookup, deletion });
 }
+
+/** The plugin of a family whose routes are all declared on `mount`. */
+export const familyPlugin =
+  (
+    mount: ProjectMount,
+    declareRoutes: (declare: Declare, ctx: WebContext) => void,
+  ): FastifyPluginAsync<PluginOptions> =>
+  async (app, { ctx }) =>
+    declareRoutes(projectRoutes(app, mount), ctx);
 
 /** The route declarer of a mount, as `projectRoutes` answers it. */
 export type Declare = ReturnType<typeof projectRoutes>;

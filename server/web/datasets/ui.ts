@@ -7,7 +7,7 @@
  * dataset runs and their run items (as the deprecated dataset-run endpoints), so nothing here
  * reads a legacy table where only version 4 is served.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { findDatasetById, listDatasetItems, listDatasets, listRuns } from '../../datasets/store.ts';
 import { NotFound } from '../../errors.ts';
@@ -19,8 +19,7 @@ import { type Row, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { found } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
 const pageQuery = z.object(q.page(200, 50));
@@ -30,8 +29,7 @@ const ALL_TIME = '1970-01-01T00:00:00.000Z';
 const COMPARE_ITEMS = 500;
 const MAX_RUN_ITEMS = 10_000;
 
-export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount());
+export const uiDatasetsPlugin = familyPlugin(uiMount(), (declare, ctx) => {
   const v4 = (req: FastifyRequest) => readPathOf(ctx.config.mode, req.session.v4Preview).path === 'v4';
   const datasetOf = async (projectId: string, datasetId: string) =>
     found(await findDatasetById(ctx.pool, projectId, datasetId), 'dataset', datasetId);
@@ -174,4 +172,4 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       return { runs: ordered, ...compareRuns(items.data, query.runs, results) };
     },
   );
-};
+});

@@ -4,7 +4,6 @@
  * under the project's folder. A source this deployment cannot produce is refused with 400 naming
  * it, rather than configuring an export that would stay empty.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { S3_ENV } from '../../contract/env.ts';
 import { BadRequest, NotConfigured } from '../../errors.ts';
@@ -26,8 +25,7 @@ import {
 } from '../../exports/store.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
 import { found } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, publicMount } from '../core/project-routes.ts';
+import { familyPlugin, publicMount } from '../core/project-routes.ts';
 
 const exportShape = z.object({
   id: z.string(),
@@ -57,8 +55,7 @@ const toWire = (e: ExportConfig) => ({
   createdAt: e.createdAt.toISOString(),
 });
 
-export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, publicMount('/api/public', 'Exports'));
+export const exportsPlugin = familyPlugin(publicMount('/api/public', 'Exports'), (declare, ctx) => {
   declare(
     {
       method: 'POST',
@@ -127,4 +124,4 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       return { message: 'Export deleted' };
     },
   );
-};
+});

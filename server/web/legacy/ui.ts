@@ -5,21 +5,18 @@
  * and gated like them: served in `legacy` and `dual`, 404 in `events_only`, where the pages read
  * only version 4. For users whose read path is version 3 (../../users/read-path.ts).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { buildTraceAggregates, buildTraceList } from '../../reads/legacy.ts';
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { found } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
 import { legacyTrace, traceFilters } from './public-reads.ts';
 
-export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount());
+export const uiLegacyTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -77,4 +74,4 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       };
     },
   );
-};
+});

@@ -4,7 +4,6 @@
  * one of the project's own (built-in ones answer 404, as in the reference). Relational data,
  * served in every write mode. Creating or deleting applies to this process's ingestion at once.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
 import {
@@ -16,8 +15,7 @@ import {
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
 import { translating, when } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { paged, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { familyPlugin, paged, publicMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 
 const tier = z.object({
@@ -52,8 +50,7 @@ export function written(ctx: WebContext, projectId: string, model: ModelDefiniti
   return toApiModel(model);
 }
 
-export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, publicMount('/api/public', 'Models'));
+export const modelsPlugin = familyPlugin(publicMount('/api/public', 'Models'), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -124,4 +121,4 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       return { message: 'Model successfully deleted' as const };
     },
   );
-};
+});

@@ -4,7 +4,6 @@
  * members and owners; a built-in one is overridden by creating the project's own), and which
  * definition a model name matches, answered by the same ProjectPricing ingestion prices with.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { createModelRequest, type ModelDefinition, toApiModel } from '../../models/definitions.ts';
@@ -16,8 +15,7 @@ import {
   visibleModels,
 } from '../../models/store.ts';
 import { translating, when } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 import { written } from './public.ts';
 
 const WRITE = { atLeast: 'member', refusal: 'viewers cannot change models' } as const;
@@ -33,8 +31,7 @@ const nameTaken = when(
   (err) => new BadRequest('modelName: already used in the project', err.message),
 );
 
-export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount(WRITE));
+export const uiModelsPlugin = familyPlugin(uiMount(WRITE), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -106,4 +103,4 @@ export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       return { message: 'Model successfully deleted' };
     },
   );
-};
+});

@@ -6,7 +6,6 @@
  * path. The SDKs cache prompts on their side (by TTL) and send no conditional request headers, so
  * responses carry none.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
 import { NotFound } from '../../errors.ts';
@@ -24,8 +23,7 @@ import {
   getPrompt,
   listPromptMeta,
 } from '../../prompts/store.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { familyPlugin, offsetOf, paged, pageMetaResponse, publicMount } from '../core/project-routes.ts';
 import { type Parsed, q } from '../core/route.ts';
 
 const prompt = z
@@ -76,8 +74,7 @@ export async function labelVersion(
   return updated;
 }
 
-export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, publicMount('/api/public', 'Prompts'));
+export const promptsPlugin = familyPlugin(publicMount('/api/public', 'Prompts'), (declare, ctx) => {
   declare(
     {
       method: 'POST',
@@ -239,4 +236,4 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
     addVersionLabels,
   );
-};
+});

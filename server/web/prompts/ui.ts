@@ -4,23 +4,20 @@
  * members and owners (the protected `production` label for owners only), the project's LLM
  * connections without secrets, and the playground run (../../prompts/playground-run.ts).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
 import { playgroundRequest, protectedLabelProblem } from '../../prompts/playground.ts';
 import { runPlayground } from '../../prompts/playground-run.ts';
 import { createPromptRequest, updateLabelsRequest, withDefaultType } from '../../prompts/rules.ts';
 import { createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { offsetOf, projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, offsetOf, uiMount } from '../core/project-routes.ts';
 import { q } from '../core/route.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
 import { labelVersion } from './public.ts';
 
 const WRITE: RoleNeed = { atLeast: 'member', refusal: 'viewers cannot change prompts' };
 
-export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount(WRITE));
+export const uiPromptsPlugin = familyPlugin(uiMount(WRITE), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -87,4 +84,4 @@ export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     async ({ body, projectId }) =>
       runPlayground({ pool: ctx.pool, llm: ctx.config.llm, models: ctx.models }, projectId, body),
   );
-};
+});

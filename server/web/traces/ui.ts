@@ -5,7 +5,6 @@
  * the same services as `POST /api/public/scores` and `POST /api/public/comments`. Viewers read,
  * owners and members write.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { createCommentRequest } from '../../comments/rules.ts';
 import { createComment, listComments } from '../../comments/store.ts';
@@ -24,7 +23,7 @@ import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
 import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 import { SERVICE_VERSION } from '../service/health.ts';
 import { readObservationPage } from './observation-page.ts';
 
@@ -67,8 +66,7 @@ export function matchedModel(models: Map<string, ModelDefinition>, modelId: unkn
     : null;
 }
 
-export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const declare = projectRoutes(app, uiMount());
+export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
   declare(
     {
       method: 'GET',
@@ -191,4 +189,4 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       return { id: comment.id };
     },
   );
-};
+});
