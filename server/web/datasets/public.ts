@@ -232,18 +232,15 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  items(
+  items.deletion(
     {
-      method: 'DELETE',
       path: '/dataset-items/:id',
       summary: 'Delete a dataset item',
       response: z.object({ message: z.string() }),
     },
-    async ({ params, projectId }) => {
-      const { rows } = await ctx.pool.query(SQL.deleteItem, [projectId, params.id]);
-      if (rows.length === 0) throw notFound('Dataset item', params.id);
-      return { message: 'Dataset item successfully deleted' };
-    },
+    'Dataset item',
+    async ({ params, projectId }) =>
+      (await ctx.pool.query(SQL.deleteItem, [projectId, params.id])).rows.length > 0,
   );
   datasetRunItemRoutes(app, ctx);
   legacyRunRoutes(app, ctx);

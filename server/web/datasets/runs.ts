@@ -96,18 +96,17 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     },
   );
 
-  legacy(
+  legacy.deletion(
     {
-      method: 'DELETE',
       path: '/datasets/:datasetName/runs/:runName',
       summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
     },
+    'Dataset run',
     async ({ params, projectId }) => {
       const { ds, run } = await findDatasetRun(projectId, params);
       const tombstones = buildRunItemTombstones(projectId, ds.id, run.id);
       await ctx.analytics.command({ query: tombstones.sql, query_params: tombstones.params });
       await ctx.pool.query('DELETE FROM dataset_runs WHERE project_id = $1 AND id = $2', [projectId, run.id]);
-      return { message: 'Dataset run successfully deleted' };
     },
   );
 }
