@@ -1,8 +1,9 @@
 /**
- * A family of project routes declared once and mounted twice: under the public API for the
- * project of the API key, and in the UI's project scope, where every write needs a role. The
- * family declares each route by its path below the mount's prefix; the mount supplies the prefix,
- * the OpenAPI tag, the project and, for a write (any method but GET), the role.
+ * A family of project routes, declared by path below a mount: the public API's (the project of
+ * the API key) or the UI's project scope (where writes need a role); a family declared once may be
+ * mounted on both. The mount supplies the prefix, the OpenAPI tag, the project, the family's gate
+ * and, for a write (any method but GET), the role; a route's params default to the ids its path
+ * names.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
