@@ -3,8 +3,8 @@
  * feature with its public (`public.ts`) and UI (`ui.ts`) halves apart (docs/public-api.md, "Where
  * the routes live"). Health is public; the web UI's routes sit behind a user session; every other
  * family sits behind project-key authentication, and the write families share one bound on
- * concurrent writes. Each family gates its routes on the write mode itself. `/metrics` serves
- * Prometheus metrics.
+ * concurrent writes. A route its write mode does not serve answers 404 from a hook of its scope.
+ * `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
@@ -19,6 +19,7 @@ import { collectAllowedMethods } from './core/allowed-methods.ts';
 import { requireOrganizationKey, requireProjectKey } from './core/auth.ts';
 import type { WebContext } from './core/context.ts';
 import { handleError } from './core/error-handler.ts';
+import { modeGate } from './core/gates.ts';
 import { limitConcurrentWrites } from './core/overload.ts';
 import { instrumentRequests } from './core/request-metrics.ts';
 import { collectRouteSpecs } from './core/route.ts';
@@ -118,25 +119,33 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
       writes.register(otlpPlugin, { ctx });
       writes.register(legacyWritesPlugin, { ctx });
     });
-    api.register(legacyReadsPlugin, { ctx });
-    api.register(v4ReadsPlugin, { ctx });
-    api.register(datasetsPlugin, { ctx });
-    api.register(scoresPlugin, { ctx });
-    api.register(scoreWritesPlugin, { ctx });
-    api.register(promptsPlugin, { ctx });
-    api.register(traceDeletionPlugin, { ctx });
-    api.register(modelsPlugin, { ctx });
-    api.register(commentsPlugin, { ctx });
-    api.register(mediaPlugin, { ctx });
-    api.register(exportsPlugin, { ctx });
-    api.register(metricsPlugin, { ctx });
-    api.register(dashboardsPlugin, { ctx });
-    api.register(projectsPlugin, { ctx });
-    api.register(openapiPlugin, { ctx });
-    api.register(llmConnectionsPlugin, { ctx });
-    api.register(evaluationsPlugin, { ctx });
-    api.register(alertsPlugin, { ctx });
-    api.register(annotationQueuesPlugin, { ctx });
+    // Every other family: a route its write mode does not serve answers 404 (core/gates.ts).
+    api.register(async (served) => {
+      served.addHook('onRequest', modeGate(ctx));
+      for (const plugin of [
+        legacyReadsPlugin,
+        v4ReadsPlugin,
+        datasetsPlugin,
+        scoresPlugin,
+        scoreWritesPlugin,
+        promptsPlugin,
+        traceDeletionPlugin,
+        modelsPlugin,
+        commentsPlugin,
+        mediaPlugin,
+        exportsPlugin,
+        metricsPlugin,
+        dashboardsPlugin,
+        projectsPlugin,
+        openapiPlugin,
+        llmConnectionsPlugin,
+        evaluationsPlugin,
+        alertsPlugin,
+        annotationQueuesPlugin,
+      ]) {
+        served.register(plugin, { ctx });
+      }
+    });
   });
 
   app.setNotFoundHandler((req, reply) => {

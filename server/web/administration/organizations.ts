@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, NotFound } from '../../errors.ts';
+import { BadRequest } from '../../errors.ts';
 import { createApiKey, insertProject, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
 import {
   isOrganizationMember,
@@ -19,15 +19,19 @@ import {
   updateProject,
   userExists,
 } from '../../projects/organizations.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
-const retention = z
-  .number()
-  .int()
-  .min(0)
-  .max(36_500)
-  .refine((d) => d === 0 || d >= 3, 'must be 0 or at least 3 days');
+/** The reference's retention rule, in days: 0 (keep forever) or at least 3; `refusal` says it. */
+export const retentionDays = (refusal: string) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .refine((d) => d === 0 || d >= 3, refusal);
+const retention = retentionDays('must be 0 or at least 3 days');
 const metadata = z.record(z.string(), z.unknown());
 const projectBody = z.object({
   name: z.string().trim().min(1).max(200),
@@ -55,7 +59,7 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
   /** The project as `GET /api/public/projects` shows it; 404 outside the key's organization. */
   const projectOf = async (orgId: string, projectId: string) => {
     const [p] = await organizationProjects(pool, orgId, projectId);
-    if (!p) throw new NotFound(`project ${projectId} not found`);
+    if (!p) throw notFound('project', projectId);
     return {
       id: p.id,
       name: p.name,
@@ -96,12 +100,15 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       body: projectBody,
     },
     async ({ params, body, req }) => {
-      const changed = await updateProject(pool, req.organization.orgId, params.projectId, {
-        name: body.name,
-        metadata: body.metadata ?? undefined,
-        retentionDays: body.retention,
-      });
-      if (!changed) throw new NotFound(`project ${params.projectId} not found`);
+      found(
+        await updateProject(pool, req.organization.orgId, params.projectId, {
+          name: body.name,
+          metadata: body.metadata ?? undefined,
+          retentionDays: body.retention,
+        }),
+        'project',
+        params.projectId,
+      );
       return projectOf(req.organization.orgId, params.projectId);
     },
   );
@@ -116,8 +123,11 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       params: projectParams,
     },
     async ({ params, req, reply }) => {
-      const deleted = await markProjectDeleted(pool, req.organization.orgId, params.projectId);
-      if (!deleted) throw new NotFound(`project ${params.projectId} not found`);
+      const deleted = found(
+        await markProjectDeleted(pool, req.organization.orgId, params.projectId),
+        'project',
+        params.projectId,
+      );
       for (const key of deleted.revokedKeys) ctx.keys.forget(key);
       reply.code(202);
       return {
@@ -207,8 +217,11 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     },
     async ({ params, req }) => {
       await projectOf(req.organization.orgId, params.projectId);
-      const revoked = await revokeApiKey(pool, params.projectId, params.apiKeyId);
-      if (!revoked) throw new NotFound(`API key ${params.apiKeyId} not found`);
+      const revoked = found(
+        await revokeApiKey(pool, params.projectId, params.apiKeyId),
+        'API key',
+        params.apiKeyId,
+      );
       ctx.keys.forget(revoked);
       return { success: true };
     },
@@ -285,7 +298,7 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       async ({ params: p, body, req }) => {
         const orgId = req.organization.orgId;
         const projectId = await check(orgId, p);
-        if (!(await userExists(pool, body.userId))) throw new NotFound(`user ${body.userId} not found`);
+        found(await userExists(pool, body.userId), 'user', body.userId);
         if (projectId && !(await isOrganizationMember(pool, orgId, body.userId)))
           throw new BadRequest(
             'Invalid request data',
@@ -324,7 +337,7 @@ export const organizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
             : 'DELETE FROM organization_memberships WHERE org_id = $1 AND user_id = $2',
           [projectId ?? orgId, body.userId],
         );
-        if (!rowCount) throw new NotFound(`membership of user ${body.userId} not found`);
+        if (!rowCount) throw notFound('membership of user', body.userId);
         return { message: 'Membership deleted successfully', userId: body.userId };
       },
     );

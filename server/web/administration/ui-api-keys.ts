@@ -3,64 +3,47 @@
  * (the secret is in that answer and nowhere else, stored as its hash), revoke. A revoked key is
  * refused at once by this process and within the key cache's 30 s by the other web replicas.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { NotFound } from '../../errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../projects/keys.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { found } from '../core/answers.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage API keys' } as const;
 
-export const uiApiKeysPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const keysPath = '/api/ui/projects/:projectId/api-keys';
-
-  route(
-    app,
+export const uiApiKeysPlugin = familyPlugin(uiMount(OWNERS), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
-      url: keysPath,
-      tag: 'UI',
+      path: '/api-keys',
       summary: "The project's API keys",
-      params: projectParams,
       role: OWNERS,
     },
-    async ({ req }) => ({ data: await listApiKeys(ctx.pool, req.project.id) }),
+    async ({ projectId }) => ({ data: await listApiKeys(ctx.pool, projectId) }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: keysPath,
-      tag: 'UI',
+      path: '/api-keys',
       summary: 'A new API key; its secret is shown in this answer only',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({ note: z.string().trim().max(200).nullish() }),
     },
-    async ({ body, req, reply }) => {
+    async ({ body, reply, projectId }) => {
       reply.code(201);
-      return createApiKey(ctx.pool, req.project.id, body.note || null);
+      return createApiKey(ctx.pool, projectId, body.note || null);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: `${keysPath}/:keyId`,
-      tag: 'UI',
+      path: '/api-keys/:keyId',
       summary: 'Revoke an API key',
-      params: projectParams.extend({ keyId: z.string().min(1) }),
-      role: OWNERS,
     },
-    async ({ params, req }) => {
-      const revoked = await revokeApiKey(ctx.pool, req.project.id, params.keyId);
-      if (!revoked) throw new NotFound(`API key ${params.keyId} not found`);
+    async ({ params, projectId }) => {
+      const revoked = found(await revokeApiKey(ctx.pool, projectId, params.keyId), 'API key', params.keyId);
       ctx.keys.forget(revoked);
       return { ok: true };
     },
   );
-};
+});

@@ -7,8 +7,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../errors.ts';
-import { acceptInvitation, InvalidAccount, MemberConflict, openInvitation } from '../../users/members.ts';
+import { acceptInvitation, InvalidAccount, openInvitation } from '../../users/members.ts';
 import { createSession } from '../../users/store.ts';
+import { translating, when } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 import {
@@ -21,6 +22,7 @@ import {
   sessionMaxAgeMs,
   setCookie,
 } from '../ui-shell/session.ts';
+import { memberConflict } from './ui-members.ts';
 
 const tokenParams = z.object({ token: z.string().min(20).max(100) });
 
@@ -30,15 +32,7 @@ async function openOrNotFound(ctx: PluginOptions['ctx'], token: string) {
   return invitation;
 }
 
-async function accepting<T>(accept: () => Promise<T>): Promise<T> {
-  try {
-    return await accept();
-  } catch (err) {
-    if (err instanceof MemberConflict) throw new Conflict(err.message);
-    if (err instanceof InvalidAccount) throw new BadRequest('Invalid request data', err.message);
-    throw err;
-  }
-}
+const invalidAccount = when(InvalidAccount, (err) => new BadRequest('Invalid request data', err.message));
 
 export const uiInvitationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   route(
@@ -75,7 +69,11 @@ export const uiInvitationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       const invitation = await openOrNotFound(ctx, params.token);
       if (invitation.existingUser)
         throw new Conflict(`an account for ${invitation.email} exists: sign in, then open the link again`);
-      const userId = await accepting(() => acceptInvitation(ctx.pool, invitation, body));
+      const userId = await translating(
+        () => acceptInvitation(ctx.pool, invitation, body),
+        memberConflict,
+        invalidAccount,
+      );
       const session = await createSession(ctx.pool, userId, sessionMaxAgeMs(ctx), sessionClient(req));
       setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
       return { projectId: invitation.projectId, csrfToken: session.csrfToken };
@@ -98,7 +96,11 @@ export const uiInvitationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         const invitation = await openOrNotFound(ctx, params.token);
         if (invitation.email !== req.session.user.email)
           throw new Forbidden(`this invitation is for ${invitation.email}; sign in as that account`);
-        await accepting(() => acceptInvitation(ctx.pool, invitation, { userId: req.session.user.id }));
+        await translating(
+          () => acceptInvitation(ctx.pool, invitation, { userId: req.session.user.id }),
+          memberConflict,
+          invalidAccount,
+        );
         return { projectId: invitation.projectId };
       },
     );

@@ -3,7 +3,7 @@
  * to see; invitations, role changes and removals for owners. An invitation answers with its
  * one-time link once (no mail is sent: the owner passes it on); the project always keeps an owner.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Conflict, NotFound } from '../../errors.ts';
 import {
@@ -16,14 +16,12 @@ import {
 } from '../../users/members.ts';
 import { ROLES } from '../../users/roles.ts';
 import { checkEmail } from '../../users/store.ts';
+import { found, notFound, translating, when } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners manage members' } as const;
 const role = z.enum(ROLES);
-const memberParams = projectParams.extend({ userId: z.string().min(1) });
 
 /** The page that opens an invitation, on the deployment's public URL when one is set. */
 export function invitationLink(ctx: WebContext, req: FastifyRequest, token: string): string {
@@ -31,40 +29,27 @@ export function invitationLink(ctx: WebContext, req: FastifyRequest, token: stri
   return `${base.replace(/\/$/, '')}/invite/${token}`;
 }
 
-async function changingRoles(change: () => Promise<void>) {
-  try {
-    await change();
-  } catch (err) {
-    if (err instanceof MemberConflict) throw new Conflict(err.message);
-    throw err;
-  }
-}
+/** A change the membership rules refuse (the project's last owner, an existing member) is a 409. */
+export const memberConflict = when(MemberConflict, (err) => new Conflict(err.message));
 
-export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const uiMembersPlugin = familyPlugin(uiMount(OWNERS), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/members',
-      tag: 'UI',
+      path: '/members',
       summary: "The project's members and pending invitations",
-      params: projectParams,
     },
-    async ({ req }) => ({
-      members: await membersOf(ctx.pool, req.project.id),
-      invitations: await pendingInvitations(ctx.pool, req.project.id),
+    async ({ projectId }) => ({
+      members: await membersOf(ctx.pool, projectId),
+      invitations: await pendingInvitations(ctx.pool, projectId),
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/invitations',
-      tag: 'UI',
+      path: '/invitations',
       summary: 'Invite someone by email; the one-time link is in this answer only',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({
         email: z
           .string()
@@ -73,13 +58,13 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
         role,
       }),
     },
-    async ({ body, req, reply }) => {
-      const members = await membersOf(ctx.pool, req.project.id);
+    async ({ body, req, reply, projectId }) => {
+      const members = await membersOf(ctx.pool, projectId);
       if (members.some((m) => m.email === body.email.trim().toLowerCase()))
         throw new Conflict(`email: ${body.email} is already a member of this project`);
       const { invitation, token } = await invite(
         ctx.pool,
-        req.project.id,
+        projectId,
         req.session.user.id,
         body.email,
         body.role,
@@ -89,58 +74,48 @@ export const uiMembersPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId/invitations/:invitationId',
-      tag: 'UI',
+      path: '/invitations/:invitationId',
       summary: 'Withdraw a pending invitation',
-      params: projectParams.extend({ invitationId: z.string().min(1) }),
-      role: OWNERS,
     },
-    async ({ params, req }) => {
-      if (!(await withdrawInvitation(ctx.pool, req.project.id, params.invitationId)))
-        throw new NotFound(`invitation ${params.invitationId} not found`);
+    async ({ params, projectId }) => {
+      found(
+        await withdrawInvitation(ctx.pool, projectId, params.invitationId),
+        'invitation',
+        params.invitationId,
+      );
       return { ok: true };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId/members/:userId',
-      tag: 'UI',
+      path: '/members/:userId',
       summary: "Set a member's role in the project",
-      params: memberParams,
-      role: OWNERS,
       body: z.strictObject({ role }),
     },
-    async ({ params, body, req }) => {
-      const members = await membersOf(ctx.pool, req.project.id);
-      if (!members.some((m) => m.userId === params.userId))
-        throw new NotFound(`member ${params.userId} not found`);
-      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, body.role));
-      return { members: await membersOf(ctx.pool, req.project.id) };
+    async ({ params, body, projectId }) => {
+      const members = await membersOf(ctx.pool, projectId);
+      if (!members.some((m) => m.userId === params.userId)) throw notFound('member', params.userId);
+      await translating(() => setMemberRole(ctx.pool, projectId, params.userId, body.role), memberConflict);
+      return { members: await membersOf(ctx.pool, projectId) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId/members/:userId',
-      tag: 'UI',
+      path: '/members/:userId',
       summary: "Remove a member's project grant (an organization member keeps the organization's role)",
-      params: memberParams,
-      role: OWNERS,
     },
-    async ({ params, req }) => {
-      const member = (await membersOf(ctx.pool, req.project.id)).find((m) => m.userId === params.userId);
+    async ({ params, projectId }) => {
+      const member = (await membersOf(ctx.pool, projectId)).find((m) => m.userId === params.userId);
       if (member?.via !== 'project') throw new NotFound(`member ${params.userId} has no project grant`);
-      await changingRoles(() => setMemberRole(ctx.pool, req.project.id, params.userId, null));
-      return { members: await membersOf(ctx.pool, req.project.id) };
+      await translating(() => setMemberRole(ctx.pool, projectId, params.userId, null), memberConflict);
+      return { members: await membersOf(ctx.pool, projectId) };
     },
   );
-};
+});

@@ -5,9 +5,8 @@
  * project, and the deletion of an organization without projects (its name typed to confirm). Every
  * change is audited with the user who made it.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { type AuditEntry, audit } from '../../deletion/audit.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
 import { insertProject } from '../../projects/keys.ts';
 import {
@@ -18,22 +17,13 @@ import {
 } from '../../projects/user-organizations.ts';
 import { DEPLOYMENT_ORG } from '../../users/deployment-admin.ts';
 import { projectsOf } from '../../users/store.ts';
+import { auditAs } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 import { requireOrganization, requireOwner } from '../ui-shell/scope.ts';
 
 export const nameBody = z.strictObject({ name: z.string().trim().min(1).max(200) });
 const orgParams = z.object({ orgId: z.string().min(1) });
-/** Records a change the signed-in user made to one organization or project. */
-export const auditByUser = (
-  ctx: PluginOptions['ctx'],
-  req: FastifyRequest,
-  change: Omit<AuditEntry, 'actor' | 'resourceIds'> & { resourceId: string },
-) => {
-  const { resourceId, ...entry } = change;
-  return audit(ctx.pool, { ...entry, actor: { userId: req.session.user.id }, resourceIds: [resourceId] });
-};
-
 const OWNERS = { atLeast: 'owner', refusal: 'only owners of the organization change it' } as const;
 
 export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
@@ -56,7 +46,7 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req, reply }) => {
         const org = await createOrganization(ctx.pool, req.session.user.id, body.name);
-        await auditByUser(ctx, req, {
+        await auditAs(ctx, req, {
           projectId: null,
           orgId: org.id,
           resourceType: 'organization',
@@ -84,7 +74,7 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req }) => {
         await renameOrganization(ctx.pool, req.org.id, body.name);
-        await auditByUser(ctx, req, {
+        await auditAs(ctx, req, {
           projectId: null,
           orgId: req.org.id,
           resourceType: 'organization',
@@ -123,7 +113,7 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
           throw new Conflict(
             `projects: the organization still holds ${projects} project(s): delete them first (a deleted project leaves once the worker has removed its data)`,
           );
-        await auditByUser(ctx, req, {
+        await auditAs(ctx, req, {
           projectId: null,
           orgId: id,
           resourceType: 'organization',
@@ -147,7 +137,7 @@ export const uiOrganizationsPlugin: FastifyPluginAsync<PluginOptions> = async (a
       },
       async ({ body, req, reply }) => {
         const projectId = await insertProject(ctx.pool, body.name, { orgId: req.org.id });
-        await auditByUser(ctx, req, {
+        await auditAs(ctx, req, {
           projectId,
           orgId: req.org.id,
           resourceType: 'project',

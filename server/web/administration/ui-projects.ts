@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, NotFound } from '../../errors.ts';
+import { BadRequest } from '../../errors.ts';
 import { markProjectDeleted, updateProject } from '../../projects/organizations.ts';
 import { OBSERVATION_COLUMNS } from '../../reads/events-columns.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
@@ -24,23 +24,18 @@ import { snippetOf } from '../../reads/search-snippet.ts';
 import { select } from '../../reads/select.ts';
 import { zipMetadata } from '../../reads/sql.ts';
 import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
+import { found } from '../core/answers.ts';
+import { auditAs } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { readObservationPage } from '../traces/observation-page.ts';
-import { projectParams } from '../ui-shell/scope.ts';
-import { auditByUser, nameBody } from './ui-organizations.ts';
+import { retentionDays } from './organizations.ts';
+import { nameBody } from './ui-organizations.ts';
 
 const OWNERS = { atLeast: 'owner', refusal: 'only owners rename or delete a project' } as const;
 
 const TABLE_GROUPS = new Set<FieldGroup>(['core', 'basic', 'model', 'usage', 'metrics', 'trace_context']);
-
-/** The reference's rule: 0 (keep forever) or at least 3 days. */
-const retentionDays = z
-  .number()
-  .int()
-  .min(0)
-  .max(36_500)
-  .refine((d) => d === 0 || d >= 3, 'must be 0 (keep forever) or at least 3 days');
 
 export const observationsTableQuery = z.object({
   filter: z.string().optional().describe('JSON array of {type, column, operator, value, key?}, as API v2'),
@@ -63,23 +58,20 @@ function searchable(d: Row | undefined): [string, string][] {
 }
 
 export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount(OWNERS));
   const auditProject = (req: FastifyRequest, action: 'update' | 'delete') =>
-    auditByUser(ctx, req, {
-      projectId: req.project.id,
+    auditAs(ctx, req, {
       orgId: req.project.organization.id,
       resourceType: 'project',
       resourceId: req.project.id,
       action,
     });
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'A project, the role of the user in it, and the filter columns of its observations',
-      params: projectParams,
     },
     async ({ req }) => ({
       project: req.project,
@@ -88,15 +80,11 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'Rename a project',
-      params: projectParams,
-      role: OWNERS,
       body: nameBody,
     },
     async ({ body, req }) => {
@@ -107,23 +95,18 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId',
-      tag: 'UI',
+      path: '',
       summary: 'Delete a project with all its data (its name typed to confirm); the worker removes the data',
-      params: projectParams,
-      role: OWNERS,
       body: z.strictObject({ confirmName: z.string() }),
     },
     async ({ body, req, reply }) => {
       const { id, name, organization } = req.project;
       if (body.confirmName !== name)
         throw new BadRequest('Invalid request data', "confirmName: type the project's name to delete it");
-      const deleted = await markProjectDeleted(ctx.pool, organization.id, id);
-      if (!deleted) throw new NotFound(`project ${id} not found`);
+      const deleted = found(await markProjectDeleted(ctx.pool, organization.id, id), 'project', id);
       for (const key of deleted.revokedKeys) ctx.keys.forget(key);
       await auditProject(req, 'delete');
       reply.code(202);
@@ -131,41 +114,36 @@ export const uiProjectsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId/retention',
-      tag: 'UI',
+      path: '/retention',
       summary: 'Set how many days the project keeps its data (0 or null: forever)',
-      params: projectParams,
       role: { atLeast: 'owner', refusal: 'only owners change data retention' },
-      body: z.strictObject({ retentionDays: retentionDays.nullable() }),
+      body: z.strictObject({
+        retentionDays: retentionDays('must be 0 (keep forever) or at least 3 days').nullable(),
+      }),
     },
-    async ({ body, req }) => {
+    async ({ body, req, projectId }) => {
       const days = body.retentionDays || null;
       // A new policy is applied at the worker's next tick rather than an hour after the last pass.
       await ctx.pool.query(
         'UPDATE projects SET retention_days = $2, retention_applied_at = NULL WHERE id = $1',
-        [req.project.id, days],
+        [projectId, days],
       );
       return { project: { ...req.project, retentionDays: days } };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
       gate: 'v4-reads',
-      url: '/api/ui/projects/:projectId/observations',
-      tag: 'UI',
+      path: '/observations',
       summary: 'A page of the observations table',
-      params: projectParams,
       query: observationsTableQuery,
     },
-    async ({ query, req }) => {
-      const projectId = req.project.id;
+    async ({ query, projectId }) => {
       const search = query.search?.trim() || undefined;
       const filters = [
         ...parseFilterParam(query.filter),

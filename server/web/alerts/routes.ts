@@ -48,6 +48,7 @@ import { NotConfigured } from '../../errors.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { AddressRefused, checkHost } from '../../llm/guarded-http.ts';
+import { found } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
 
@@ -75,8 +76,6 @@ function encryptionKey(ctx: WebContext): Buffer {
 
 export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
-  const notFound = (what: string, id: string) =>
-    new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
   /** What the store cannot check by shape: the metric compiles, the channels are the project's. */
   const checkRule = async (projectId: string, d: RuleDefinition) => {
@@ -86,9 +85,7 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       throw invalidField('channelIds', `no channel ${unknown.join(', ')} in this project`);
   };
   const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw notFound('Alert rule', id);
-    return rule;
+    return found(await findRule(ctx.pool, projectId, id), 'Alert rule', id);
   };
   const nameTaken = (what: string, name: string) =>
     new PublicApiError('name_conflict', `${what} named ${name} already exists`);
@@ -122,13 +119,11 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  const ruleId = z.object({ alertRuleId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/alert-rules/:alertRuleId',
       summary: 'Get an alert rule with its state',
-      params: ruleId,
     },
     async ({ params, projectId }) => publicRule(await loadRule(projectId, params.alertRuleId)),
   );
@@ -138,7 +133,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'PATCH',
       path: '/alert-rules/:alertRuleId',
       summary: 'Update an alert rule (only the fields sent); it is evaluated again at the next tick',
-      params: ruleId,
       body: updateRuleRequest,
     },
     async ({ params, body, projectId }) => {
@@ -150,18 +144,13 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/alert-rules/:alertRuleId',
       summary: 'Delete an alert rule with its history and notifications',
-      params: ruleId,
     },
-    async ({ params, projectId }) => {
-      if (!(await deleteRule(ctx.pool, projectId, params.alertRuleId)))
-        throw notFound('Alert rule', params.alertRuleId);
-      return { message: 'Alert rule successfully deleted' };
-    },
+    'Alert rule',
+    ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.alertRuleId),
   );
 
   declare(
@@ -169,7 +158,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'GET',
       path: '/alert-rules/:alertRuleId/history',
       summary: 'The state transitions of an alert rule, newest first',
-      params: ruleId,
       query: pageQuery,
     },
     async ({ params, query, projectId }) => {
@@ -213,25 +201,16 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  const channelId = z.object({ alertChannelId: z.string().min(1) });
-  declare(
-    {
-      method: 'GET',
-      path: '/alert-channels/:alertChannelId',
-      summary: 'Get an alert channel (secrets excluded)',
-      params: channelId,
-    },
-    async ({ params, projectId }) => {
-      const c = await findChannel(ctx.pool, projectId, params.alertChannelId);
-      if (!c) throw notFound('Alert channel', params.alertChannelId);
-      return publicChannel(c);
-    },
+  declare.lookup(
+    { path: '/alert-channels/:alertChannelId', summary: 'Get an alert channel (secrets excluded)' },
+    'Alert channel',
+    ({ params, projectId }) => findChannel(ctx.pool, projectId, params.alertChannelId),
+    publicChannel,
   );
 
   const loadUsable = async (projectId: string, id: string) => {
     const key = encryptionKey(ctx);
-    const c = await findUsableChannel(ctx.pool, key, projectId, id);
-    if (!c) throw notFound('Alert channel', id);
+    const c = found(await findUsableChannel(ctx.pool, key, projectId, id), 'Alert channel', id);
     return { key, channel: c };
   };
 
@@ -240,7 +219,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'PATCH',
       path: '/alert-channels/:alertChannelId',
       summary: 'Rename a channel, change its URL, or rotate a webhook’s signing secret (returned once)',
-      params: channelId,
       body: updateChannelRequest,
     },
     async ({ params, body, projectId }) => {
@@ -259,18 +237,13 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/alert-channels/:alertChannelId',
       summary: 'Delete an alert channel (rules stop notifying it)',
-      params: channelId,
     },
-    async ({ params, projectId }) => {
-      if (!(await deleteChannel(ctx.pool, projectId, params.alertChannelId)))
-        throw notFound('Alert channel', params.alertChannelId);
-      return { message: 'Alert channel successfully deleted' };
-    },
+    'Alert channel',
+    ({ params, projectId }) => deleteChannel(ctx.pool, projectId, params.alertChannelId),
   );
 
   declare(
@@ -278,7 +251,6 @@ export function alertRoutes(app: FastifyInstance, ctx: WebContext, mount: Projec
       method: 'POST',
       path: '/alert-channels/:alertChannelId/test',
       summary: 'Send a test notification now (one attempt, recorded) and answer its outcome',
-      params: channelId,
     },
     async ({ params, projectId }) => {
       const { channel } = await loadUsable(projectId, params.alertChannelId);

@@ -8,8 +8,5 @@ import { publicMount } from '../core/project-routes.ts';
 import { annotationQueueRoutes } from './routes.ts';
 
 export const annotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  annotationQueueRoutes(app, ctx, {
-    ...publicMount('/api/public', 'Annotation queues'),
-    actorOf: (req) => ({ publicKey: req.principal.publicKey }),
-  });
+  annotationQueueRoutes(app, ctx, publicMount('/api/public', 'Annotation queues'));
 };

@@ -37,8 +37,9 @@ import {
   updateItem,
   updateQueue,
 } from '../../annotation-queues/store.ts';
-import { type AuditActor, type AuditEntry, audit } from '../../deletion/audit.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
+import { found, translating, when } from '../core/answers.ts';
+import { auditAs } from '../core/audit.ts';
 import type { WebContext } from '../core/context.ts';
 import {
   offsetOf,
@@ -54,41 +55,21 @@ const page = q.page(1000, 50);
 /** An assignment's id in the audit log: its queue and its user. */
 const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;
 
-/** Runs a write naming a queue: a name the project has already is a 400 naming `name`. */
-async function withFreeName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (err instanceof QueueNameTaken) throw new BadRequest(`name: a queue named ${name} exists`);
-    throw err;
-  }
-}
+/** A name the project has already is a 400 naming `name`. */
+const nameTaken = (name: string | undefined) =>
+  when(QueueNameTaken, () => new BadRequest(`name: a queue named ${name} exists`));
 
 export interface QueueMount extends ProjectMount {
   /** The signed-in reviewer, where the mount has one: recorded on the items they complete. */
   reviewerOf?: (req: FastifyRequest) => string;
-  /** Who a change is audited as: the API key or the signed-in user. */
-  actorOf: (req: FastifyRequest) => AuditActor;
   /** Serves changing and deleting a queue (the UI's; the reference's public API has neither). */
   queueChanges?: true;
 }
-
-type Audited = Pick<AuditEntry, 'resourceType' | 'action'> & { id: string };
 
 export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mount: QueueMount): void {
   const declare = projectRoutes(app, mount);
   const queueParams = z.object({ queueId: z.string().min(1) });
   const itemParams = queueParams.extend({ itemId: z.string().min(1) });
-
-  /** Records a change to the queues of the request's project, by the mount's actor. */
-  const record = (req: FastifyRequest, projectId: string, e: Audited) =>
-    audit(ctx.pool, {
-      projectId,
-      actor: mount.actorOf(req),
-      resourceType: e.resourceType,
-      action: e.action,
-      resourceIds: [e.id],
-    });
 
   /** 400 naming `scoreConfigIds` unless every id is a score config of the project. */
   const checkConfigs = async (projectId: string, ids: string[]) => {
@@ -99,15 +80,11 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
   };
 
   const queueOf = async (projectId: string, queueId: string) => {
-    const queue = await findQueue(ctx.pool, projectId, queueId);
-    if (!queue) throw new NotFound(`Annotation queue ${queueId} not found`);
-    return queue;
+    return found(await findQueue(ctx.pool, projectId, queueId), 'Annotation queue', queueId);
   };
   const itemOf = async (projectId: string, queueId: string, itemId: string) => {
     await queueOf(projectId, queueId);
-    const item = await findItem(ctx.pool, projectId, queueId, itemId);
-    if (!item) throw new NotFound(`Annotation queue item ${itemId} not found`);
-    return item;
+    return found(await findItem(ctx.pool, projectId, queueId, itemId), 'Annotation queue item', itemId);
   };
 
   declare(
@@ -134,8 +111,8 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ body, projectId, req }) => {
       await checkConfigs(projectId, body.scoreConfigIds);
-      const queue = await withFreeName(body.name, () => createQueue(ctx.pool, projectId, body));
-      await record(req, projectId, { resourceType: 'annotation-queue', action: 'create', id: queue.id });
+      const queue = await translating(() => createQueue(ctx.pool, projectId, body), nameTaken(body.name));
+      await auditAs(ctx, req, { resourceType: 'annotation-queue', action: 'create', resourceId: queue.id });
       return queue;
     },
   );
@@ -145,7 +122,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       method: 'GET',
       path: '/annotation-queues/:queueId',
       summary: 'Get an annotation queue',
-      params: queueParams,
       response: annotationQueue,
     },
     async ({ params, projectId }) => queueOf(projectId, params.queueId),
@@ -157,18 +133,21 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         method: 'PATCH',
         path: '/annotation-queues/:queueId',
         summary: "Change a queue's name, description or score configs (those given)",
-        params: queueParams,
         body: updateQueueRequest,
         response: annotationQueue,
       },
       async ({ params, body, projectId, req }) => {
         await queueOf(projectId, params.queueId);
         if (body.scoreConfigIds) await checkConfigs(projectId, body.scoreConfigIds);
-        const queue = await withFreeName(body.name, () =>
-          updateQueue(ctx.pool, projectId, params.queueId, body),
+        const queue = found(
+          await translating(
+            () => updateQueue(ctx.pool, projectId, params.queueId, body),
+            nameTaken(body.name),
+          ),
+          'Annotation queue',
+          params.queueId,
         );
-        if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
-        await record(req, projectId, { resourceType: 'annotation-queue', action: 'update', id: queue.id });
+        await auditAs(ctx, req, { resourceType: 'annotation-queue', action: 'update', resourceId: queue.id });
         return queue;
       },
     );
@@ -178,17 +157,14 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         method: 'DELETE',
         path: '/annotation-queues/:queueId',
         summary: 'Delete a queue with its items and assignments (the scores written stay)',
-        params: queueParams,
         response: z.object({ success: z.boolean() }),
       },
       async ({ params, projectId, req }) => {
-        if (!(await deleteQueue(ctx.pool, projectId, params.queueId))) {
-          throw new NotFound(`Annotation queue ${params.queueId} not found`);
-        }
-        await record(req, projectId, {
+        found(await deleteQueue(ctx.pool, projectId, params.queueId), 'Annotation queue', params.queueId);
+        await auditAs(ctx, req, {
           resourceType: 'annotation-queue',
           action: 'delete',
-          id: params.queueId,
+          resourceId: params.queueId,
         });
         return { success: true };
       },
@@ -200,7 +176,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       method: 'GET',
       path: '/annotation-queues/:queueId/items',
       summary: 'List the items of an annotation queue, newest first, optionally by status',
-      params: queueParams,
       query: z.object({ ...page, status: queueStatus.optional() }),
       response: z.object({ data: z.array(annotationQueueItem), meta: pageMetaResponse }),
     },
@@ -234,14 +209,17 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       method: 'POST',
       path: '/annotation-queues/:queueId/items',
       summary: 'Add a trace, observation or session to an annotation queue (PENDING unless told)',
-      params: queueParams,
       body: createItemRequest,
       response: annotationQueueItem,
     },
     async ({ params, body, projectId, req }) => {
       await queueOf(projectId, params.queueId);
       const item = await createItem(ctx.pool, projectId, params.queueId, body);
-      await record(req, projectId, { resourceType: 'annotation-queue-item', action: 'create', id: item.id });
+      await auditAs(ctx, req, {
+        resourceType: 'annotation-queue-item',
+        action: 'create',
+        resourceId: item.id,
+      });
       return item;
     },
   );
@@ -257,19 +235,22 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ params, body, projectId, req }) => {
       const current = await itemOf(projectId, params.queueId, params.itemId);
-      const updated = await updateItem(
-        ctx.pool,
-        projectId,
-        params.queueId,
+      const updated = found(
+        await updateItem(
+          ctx.pool,
+          projectId,
+          params.queueId,
+          params.itemId,
+          statusChange(current.status, body.status, new Date()),
+          mount.reviewerOf?.(req) ?? null,
+        ),
+        'Annotation queue item',
         params.itemId,
-        statusChange(current.status, body.status, new Date()),
-        mount.reviewerOf?.(req) ?? null,
       );
-      if (!updated) throw new NotFound(`Annotation queue item ${params.itemId} not found`);
-      await record(req, projectId, {
+      await auditAs(ctx, req, {
         resourceType: 'annotation-queue-item',
         action: 'update',
-        id: updated.id,
+        resourceId: updated.id,
       });
       return updated;
     },
@@ -285,13 +266,15 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
     },
     async ({ params, projectId, req }) => {
       await queueOf(projectId, params.queueId);
-      if (!(await deleteItem(ctx.pool, projectId, params.queueId, params.itemId))) {
-        throw new NotFound(`Annotation queue item ${params.itemId} not found`);
-      }
-      await record(req, projectId, {
+      found(
+        await deleteItem(ctx.pool, projectId, params.queueId, params.itemId),
+        'Annotation queue item',
+        params.itemId,
+      );
+      await auditAs(ctx, req, {
         resourceType: 'annotation-queue-item',
         action: 'delete',
-        id: params.itemId,
+        resourceId: params.itemId,
       });
       return { success: true, message: 'Annotation queue item deleted successfully' };
     },
@@ -302,7 +285,6 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       method: 'POST',
       path: '/annotation-queues/:queueId/assignments',
       summary: 'Assign a member of the project to an annotation queue (idempotent)',
-      params: queueParams,
       body: assignmentRequest,
       response: z.object({ userId: z.string(), queueId: z.string(), projectId: z.string() }),
     },
@@ -312,10 +294,10 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
         throw new NotFound(`userId: no user ${body.userId} in this project`);
       }
       await assign(ctx.pool, projectId, params.queueId, body.userId);
-      await record(req, projectId, {
+      await auditAs(ctx, req, {
         resourceType: 'annotation-queue-assignment',
         action: 'create',
-        id: assignmentId(params.queueId, body.userId),
+        resourceId: assignmentId(params.queueId, body.userId),
       });
       return { userId: body.userId, queueId: params.queueId, projectId };
     },
@@ -326,17 +308,16 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: WebContext, mou
       method: 'DELETE',
       path: '/annotation-queues/:queueId/assignments',
       summary: 'Remove the assignment of a user to an annotation queue (idempotent)',
-      params: queueParams,
       body: assignmentRequest,
       response: z.object({ success: z.boolean() }),
     },
     async ({ params, body, projectId, req }) => {
       await queueOf(projectId, params.queueId);
       await unassign(ctx.pool, projectId, params.queueId, body.userId);
-      await record(req, projectId, {
+      await auditAs(ctx, req, {
         resourceType: 'annotation-queue-assignment',
         action: 'delete',
-        id: assignmentId(params.queueId, body.userId),
+        resourceId: assignmentId(params.queueId, body.userId),
       });
       return { success: true };
     },

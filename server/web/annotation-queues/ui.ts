@@ -18,35 +18,31 @@ import {
   reviewItems,
 } from '../../annotation-queues/store.ts';
 import { audit } from '../../deletion/audit.ts';
-import { NotFound } from '../../errors.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { uiMount } from '../core/project-routes.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { annotationQueueRoutes } from './routes.ts';
+
+const WRITE = { atLeast: 'member', refusal: 'viewers cannot change annotation queues' } as const;
 
 /** A queue's review walks at most this many items; the public API pages through any number. */
 const REVIEW_LIMIT = 1000;
 
 export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount(WRITE));
   annotationQueueRoutes(app, ctx, {
-    ...uiMount({ atLeast: 'member', refusal: 'viewers cannot change annotation queues' }),
+    ...uiMount(WRITE),
     reviewerOf: (req) => req.session.user.id,
-    actorOf: (req) => ({ userId: req.session.user.id }),
     queueChanges: true,
   });
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/annotation-queue-overview',
-      tag: 'UI',
+      path: '/annotation-queue-overview',
       summary: "The project's annotation queues with their pending and completed counts, and its members",
-      params: projectParams,
     },
-    async ({ req }) => {
-      const projectId = req.project.id;
+    async ({ projectId }) => {
       const [{ queues }, progress, members] = await Promise.all([
         listQueues(ctx.pool, projectId, 200, 0),
         queueProgress(ctx.pool, projectId),
@@ -59,15 +55,11 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/annotation-queues/:queueId/selection',
-      tag: 'UI',
+      path: '/annotation-queues/:queueId/selection',
       summary: 'Add picked traces, observations or sessions to a queue; those already in it are skipped',
-      role: { atLeast: 'member', refusal: 'viewers cannot change annotation queues' },
-      params: projectParams.extend({ queueId: z.string().min(1) }),
       body: z.object({
         objects: z
           .array(createItemRequest.pick({ objectId: true, objectType: true }))
@@ -75,11 +67,8 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
           .max(1000),
       }),
     },
-    async ({ params, body, req }) => {
-      const projectId = req.project.id;
-      if (!(await findQueue(ctx.pool, projectId, params.queueId))) {
-        throw new NotFound(`Annotation queue ${params.queueId} not found`);
-      }
+    async ({ params, body, req, projectId }) => {
+      found(await findQueue(ctx.pool, projectId, params.queueId), 'Annotation queue', params.queueId);
       const added = await addNewItems(ctx.pool, projectId, params.queueId, body.objects);
       await audit(ctx.pool, {
         projectId,
@@ -92,19 +81,18 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/annotation-queues/:queueId/review',
-      tag: 'UI',
+      path: '/annotation-queues/:queueId/review',
       summary: 'A queue with its items in review order (oldest first), their reviewers, and its assignees',
-      params: projectParams.extend({ queueId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const projectId = req.project.id;
-      const queue = await findQueue(ctx.pool, projectId, params.queueId);
-      if (!queue) throw new NotFound(`Annotation queue ${params.queueId} not found`);
+    async ({ params, projectId }) => {
+      const queue = found(
+        await findQueue(ctx.pool, projectId, params.queueId),
+        'Annotation queue',
+        params.queueId,
+      );
       const [items, assigned, members] = await Promise.all([
         reviewItems(ctx.pool, projectId, queue.id, REVIEW_LIMIT),
         assignees(ctx.pool, projectId, queue.id),

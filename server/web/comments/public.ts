@@ -4,17 +4,14 @@
  * project. Listing the comments of an observation that
  * is a trace's root also lists the trace's comments (version 4 shows a trace as its root).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { traceRootedAt } from '../../comments/root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../../comments/rules.ts';
 import { createComment, findComment, listComments } from '../../comments/store.ts';
 import { targetExists } from '../../comments/targets.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { pageMeta } from '../../reads/datasets.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { familyPlugin, offsetOf, paged, pageMetaResponse, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const comment = z.object({
   id: z.string(),
@@ -27,19 +24,16 @@ const comment = z.object({
   updatedAt: z.string(),
 });
 
-export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'), (declare, ctx) => {
+  declare(
     {
       method: 'POST',
-      url: '/api/public/comments',
-      tag: 'Comments',
+      path: '/comments',
       summary: 'Comment on a trace, observation, session or prompt of the key’s project',
       body: createCommentRequest,
       response: z.object({ id: z.string() }),
     },
-    async ({ body, req }) => {
-      const { projectId } = req.principal;
+    async ({ body, projectId }) => {
       const stores = { pool: ctx.pool, analytics: ctx.analytics, hasEvents: ctx.config.mode.release === '4' };
       if (!(await targetExists(stores, projectId, body))) {
         throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
@@ -48,12 +42,10 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/comments',
-      tag: 'Comments',
+      path: '/comments',
       summary:
         'List comments, newest first; an observation that roots a trace also shows the trace’s comments',
       query: z.object({
@@ -64,8 +56,7 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       }),
       response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
-      const { projectId } = req.principal;
+    async ({ query, projectId }) => {
       let targets: CommentTarget[] = [];
       if (query.objectId !== undefined) {
         if (query.objectType === undefined)
@@ -83,26 +74,15 @@ export const commentsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         projectId,
         { targets, objectType: query.objectType, authorUserId: query.authorUserId },
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
-      return { data, meta: pageMeta(query.page, query.limit, total) };
+      return paged(query, data, total);
     },
   );
 
-  route(
-    app,
-    {
-      method: 'GET',
-      url: '/api/public/comments/:commentId',
-      tag: 'Comments',
-      summary: 'Get a comment',
-      params: z.object({ commentId: z.string().min(1) }),
-      response: comment,
-    },
-    async ({ params, req }) => {
-      const found = await findComment(ctx.pool, req.principal.projectId, params.commentId);
-      if (!found) throw new NotFound(`Comment ${params.commentId} not found`);
-      return found;
-    },
+  declare.lookup(
+    { path: '/comments/:commentId', summary: 'Get a comment', response: comment },
+    'Comment',
+    ({ params, projectId }) => findComment(ctx.pool, projectId, params.commentId),
   );
-};
+});

@@ -1,7 +1,8 @@
 /**
  * Which routes a deployment serves, from the write-mode rules (server/contract/write-modes.ts).
- * Every route names its gate in its config; each API family plugin checks it once, in an
- * `onRequest` hook, so a route that the mode does not serve answers 404 before its request is
+ * Every route names its gate in its config; an `onRequest` hook of the scope the families are
+ * registered in (app.ts, the UI's signed-in scope; the legacy writes in their own, after their
+ * tally) checks it, so a route that the mode does not serve answers 404 before its request is
  * parsed or validated (the spec: 404 whatever the request).
  */
 import type { onRequestAsyncHookHandler } from 'fastify';
@@ -52,7 +53,7 @@ export function refusalOf(gate: Gate, settings: ModeSettings): string | undefine
   }
 }
 
-/** The `onRequest` hook of a family plugin: 404 for a route its deployment does not serve. */
+/** The `onRequest` hook of a scope of families: 404 for a route its deployment does not serve. */
 export function modeGate(ctx: WebContext): onRequestAsyncHookHandler {
   return async (req) => {
     const refusal = refusalOf(req.routeOptions.config.gate ?? 'always', ctx.config.mode);

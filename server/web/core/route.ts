@@ -154,6 +154,8 @@ export const q = {
               .filter((s) => s !== ''),
       ),
   datetime: isoDateTime,
+  /** `?fromTimestamp=&toTimestamp=` of a list filtered to a time window. */
+  timeRange: () => ({ fromTimestamp: isoDateTime().optional(), toTimestamp: isoDateTime().optional() }),
   /** `?page=&limit=` of a paged list: page from 1, limit up to `maxLimit`. */
   page: (maxLimit: number, defaultLimit: number) => ({
     page: q.int(1, 1_000_000, 1),

@@ -5,13 +5,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { answerEnvelopes } from '../core/error-handler.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { publicMount } from '../core/project-routes.ts';
 import { dashboardRoutes } from './routes.ts';
 
 export const dashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   answerEnvelopes(app);
   dashboardRoutes(app, ctx, publicMount('/api/public/unstable', 'Dashboards (unstable)'));
 };

@@ -90,13 +90,11 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     },
     async ({ body, projectId }) => store.createDashboard(ctx.pool, projectId, body),
   );
-  const dashboardParams = z.object({ dashboardId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/dashboards/:dashboardId',
       summary: 'Get a dashboard',
-      params: dashboardParams,
     },
     async ({ params, projectId }) => store.getDashboard(ctx.pool, projectId, params.dashboardId),
   );
@@ -105,23 +103,18 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       method: 'PATCH',
       path: '/dashboards/:dashboardId',
       summary: "Update a dashboard's name, description, definition, filters or default time range",
-      params: dashboardParams,
       body: updateDashboardRequest,
     },
     async ({ params, body, projectId }) =>
       store.updateDashboard(ctx.pool, projectId, params.dashboardId, body),
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboards/:dashboardId',
       summary: 'Delete a dashboard (its placements go with it; its widgets stay)',
-      params: dashboardParams,
     },
-    async ({ params, projectId }) => {
-      await store.deleteDashboard(ctx.pool, projectId, params.dashboardId);
-      return { message: 'Dashboard successfully deleted' };
-    },
+    'Dashboard',
+    ({ params, projectId }) => store.deleteDashboard(ctx.pool, projectId, params.dashboardId),
   );
   declare(
     {
@@ -129,37 +122,31 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       path: '/dashboards/:dashboardId/placements',
       summary:
         'Place a widget or preset on a dashboard (appended below the tiles, 6x6, when no position is given)',
-      params: dashboardParams,
       body: createPlacementRequest,
       response: placement,
     },
     async ({ params, body, projectId }) => store.addPlacement(ctx.pool, projectId, params.dashboardId, body),
   );
-  const placementParams = z.object({ dashboardId: z.string().min(1), placementId: z.string().min(1) });
   declare(
     {
       method: 'PATCH',
       path: '/dashboards/:dashboardId/placements/:placementId',
       summary: 'Move or resize a placement: the fields given change, the rest stay',
-      params: placementParams,
       body: updatePlacementRequest,
       response: placement,
     },
     async ({ params, body, projectId }) =>
       store.updatePlacement(ctx.pool, projectId, params.dashboardId, params.placementId, body),
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboards/:dashboardId/placements/:placementId',
       summary: 'Remove a placement from a dashboard (the widget stays)',
-      params: placementParams,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, projectId }) => {
-      await store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId);
-      return { message: 'Placement successfully deleted' };
-    },
+    'Placement',
+    ({ params, projectId }) =>
+      store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId),
   );
 
   declare(
@@ -183,13 +170,11 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
     },
     async ({ body, projectId }) => store.createWidget(ctx.pool, projectId, widgetDefinition(body)),
   );
-  const widgetParams = z.object({ widgetId: z.string().min(1) });
   declare(
     {
       method: 'GET',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Get a dashboard widget',
-      params: widgetParams,
     },
     async ({ params, projectId }) => store.getWidget(ctx.pool, projectId, params.widgetId),
   );
@@ -198,7 +183,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       method: 'PATCH',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Update a dashboard widget (a new chart type without a config resets the config)',
-      params: widgetParams,
       body: updateWidgetRequest,
     },
     async ({ params, body, projectId }) => {
@@ -206,16 +190,12 @@ export function dashboardRoutes(app: FastifyInstance, ctx: WebContext, mount: Pr
       return store.replaceWidget(ctx.pool, projectId, params.widgetId, patched(current, body));
     },
   );
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/dashboard-widgets/:widgetId',
       summary: 'Delete a dashboard widget (409 while it is placed on a dashboard)',
-      params: widgetParams,
     },
-    async ({ params, projectId }) => {
-      await store.deleteWidget(ctx.pool, projectId, params.widgetId);
-      return { message: 'Dashboard widget successfully deleted' };
-    },
+    'Dashboard widget',
+    ({ params, projectId }) => store.deleteWidget(ctx.pool, projectId, params.widgetId),
   );
 }

@@ -23,12 +23,11 @@ import { BadRequest, NotFound } from '../../errors.ts';
 import { type FilterCondition, filterCondition } from '../../reads/filters.ts';
 import { own } from '../../reads/lookup.ts';
 import { METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
+import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { uiMount } from '../core/project-routes.ts';
-import { route } from '../core/route.ts';
+import { projectRoutes, uiMount } from '../core/project-routes.ts';
 import { runMetricsQuery } from '../metrics/query.ts';
-import { projectParams } from '../ui-shell/scope.ts';
 import { dashboardRoutes, widgetDefinition } from './routes.ts';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 datetime');
@@ -47,7 +46,7 @@ const dashboardOf = (ctx: WebContext, projectId: string, id: string): Promise<Da
 async function widgetOf(ctx: WebContext, projectId: string, p: Placement): Promise<WidgetDefinition> {
   if (p.type === 'widget') return getWidget(ctx.pool, projectId, p.widgetId);
   const preset = own(PRESETS, p.presetId);
-  if (!preset) throw new NotFound(`preset ${p.presetId} not found`);
+  if (!preset) throw notFound('preset', p.presetId);
   return preset;
 }
 
@@ -72,42 +71,33 @@ async function tileData(
 }
 
 export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const prefix = '/api/ui/projects/:projectId';
+  const declare = projectRoutes(app, uiMount());
   dashboardRoutes(app, ctx, uiMount({ atLeast: 'member', refusal: 'viewers cannot change dashboards' }));
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/dashboards/:dashboardId/view`,
-      tag: 'UI',
+      path: '/dashboards/:dashboardId/view',
       summary: 'A dashboard (or the built-in home) with the definition of each of its tiles',
-      params: projectParams.extend({ dashboardId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const dashboard = await dashboardOf(ctx, req.project.id, params.dashboardId);
+    async ({ params, projectId }) => {
+      const dashboard = await dashboardOf(ctx, projectId, params.dashboardId);
       const tiles = await Promise.all(
-        dashboard.definition.widgets.map(
-          async (p) => [p.id, await widgetOf(ctx, req.project.id, p)] as const,
-        ),
+        dashboard.definition.widgets.map(async (p) => [p.id, await widgetOf(ctx, projectId, p)] as const),
       );
       return { dashboard, widgets: Object.fromEntries(tiles) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
       gate: 'metrics-v2',
-      url: `${prefix}/dashboards/:dashboardId/widgets/:placementId/data`,
-      tag: 'UI',
+      path: '/dashboards/:dashboardId/widgets/:placementId/data',
       summary: "A tile's rows: its widget's Metrics v2 query with the dashboard's range and filters",
-      params: projectParams.extend({ dashboardId: z.string().min(1), placementId: z.string().min(1) }),
       body: applied,
     },
-    async ({ params, body, req }) => {
-      const projectId = req.project.id;
+    async ({ params, body, projectId }) => {
       const dashboard = await dashboardOf(ctx, projectId, params.dashboardId);
       const p = dashboard.definition.widgets.find((t) => t.id === params.placementId);
       if (!p)
@@ -116,23 +106,15 @@ export const uiDashboardsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
       gate: 'metrics-v2',
-      url: `${prefix}/dashboard-widgets/preview`,
-      tag: 'UI',
+      path: '/dashboard-widgets/preview',
       summary: "The editor's live preview: an unsaved widget's rows over a range",
       body: applied.extend({ widget: createWidgetRequest }),
     },
-    async ({ body, req }) =>
-      tileData(
-        ctx,
-        req.project.id,
-        widgetDefinition(body.widget),
-        { filters: [], defaultTimeRange: '24h' },
-        body,
-      ),
+    async ({ body, projectId }) =>
+      tileData(ctx, projectId, widgetDefinition(body.widget), { filters: [], defaultTimeRange: '24h' }, body),
   );
 };

@@ -20,10 +20,10 @@ import {
   SQL,
 } from '../../reads/datasets.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
-import { modeGate } from '../core/gates.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { experimentRoutes } from './experiments.ts';
 import { datasetRunItemRoutes } from './run-items.ts';
 import { legacyRunRoutes } from './runs.ts';
@@ -49,8 +49,6 @@ const createItem = z.object({
 });
 
 const pageQuery = z.object(q.page(1000, 50));
-const nameParam = z.object({ datasetName: z.string().min(1) });
-const idParam = z.object({ id: z.string().min(1) });
 
 const dataset = z.object({
   id: z.string(),
@@ -79,7 +77,8 @@ const datasetItem = z.object({
 });
 
 export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
+  const datasets = projectRoutes(app, publicMount('/api/public', 'Datasets'));
+  const items = projectRoutes(app, publicMount('/api/public', 'Dataset items'));
   const findDataset = (projectId: string, name: string) => findDatasetByName(ctx.pool, projectId, name);
 
   const upsertDataset = async (projectId: string, b: z.infer<typeof createDataset>) => {
@@ -95,64 +94,45 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     return mapDataset(rows[0]!);
   };
 
-  for (const url of ['/api/public/v2/datasets', '/api/public/datasets']) {
-    route(
-      app,
+  for (const path of ['/v2/datasets', '/datasets']) {
+    datasets(
       {
         method: 'POST',
-        url,
-        tag: 'Datasets',
+        path,
         summary: 'Create a dataset (upsert by name)',
         body: createDataset,
         response: dataset,
       },
-      async ({ body, req }) => upsertDataset(req.principal.projectId, body),
+      async ({ body, projectId }) => upsertDataset(projectId, body),
     );
-    route(
-      app,
+    datasets(
       {
         method: 'GET',
-        url,
-        tag: 'Datasets',
+        path,
         summary: 'List datasets',
         query: pageQuery,
         response: z.object({ data: z.array(dataset), meta: pageMetaResponse }),
       },
-      async ({ query, req }) => listDatasets(ctx.pool, req.principal.projectId, query.page, query.limit),
+      async ({ query, projectId }) => listDatasets(ctx.pool, projectId, query.page, query.limit),
     );
   }
 
-  route(
-    app,
-    {
-      method: 'GET',
-      url: '/api/public/v2/datasets/:datasetName',
-      tag: 'Datasets',
-      summary: 'Get a dataset by name',
-      params: nameParam,
-      response: dataset,
-    },
-    async ({ params, req, reply }) => {
-      const row = await findDataset(req.principal.projectId, params.datasetName);
-      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
-      return mapDataset(row);
-    },
+  datasets.lookup(
+    { path: '/v2/datasets/:datasetName', summary: 'Get a dataset by name', response: dataset },
+    'Dataset',
+    ({ params, projectId }) => findDataset(projectId, params.datasetName),
+    mapDataset,
   );
 
   // v1: the dataset with its items and the names of its runs.
-  route(
-    app,
+  datasets(
     {
       method: 'GET',
-      url: '/api/public/datasets/:datasetName',
-      tag: 'Datasets',
+      path: '/datasets/:datasetName',
       summary: 'Get a dataset with its items and run names (v1)',
-      params: nameParam,
     },
-    async ({ params, req, reply }) => {
-      const { projectId } = req.principal;
-      const row = await findDataset(projectId, params.datasetName);
-      if (!row) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+    async ({ params, projectId }) => {
+      const row = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
       const items = itemListQueries({ projectId, datasetId: row.id }, 100_000, 0).list;
       const [itemRows, runs] = await Promise.all([
         ctx.pool.query<DatasetItemRow>(items.text, items.values),
@@ -169,20 +149,16 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  items(
     {
       method: 'POST',
-      url: '/api/public/dataset-items',
-      tag: 'Dataset items',
+      path: '/dataset-items',
       summary: 'Create a dataset item; an existing id updates that item (within its dataset only)',
       body: createItem,
       response: datasetItem,
     },
-    async ({ body, req, reply }) => {
-      const { projectId } = req.principal;
-      const ds = await findDataset(projectId, body.datasetName);
-      if (!ds) return reply.code(404).send({ message: `Dataset ${body.datasetName} not found` });
+    async ({ body, projectId }) => {
+      const ds = found(await findDataset(projectId, body.datasetName), 'Dataset', body.datasetName);
       const id = body.id ?? randomUUID();
       const { rows } = await ctx.pool.query<{ id: string }>(SQL.upsertItem, [
         id,
@@ -205,12 +181,10 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  items(
     {
       method: 'GET',
-      url: '/api/public/dataset-items',
-      tag: 'Dataset items',
+      path: '/dataset-items',
       summary: 'List dataset items, newest first; with `version` (a time), the items as they were then',
       query: pageQuery.extend({
         datasetName: z.string().optional(),
@@ -220,12 +194,10 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
       }),
       response: z.object({ data: z.array(datasetItem), meta: pageMetaResponse }),
     },
-    async ({ query, req, reply }) => {
-      const { projectId } = req.principal;
+    async ({ query, projectId }) => {
       let datasetId: string | undefined;
       if (query.datasetName !== undefined) {
-        const ds = await findDataset(projectId, query.datasetName);
-        if (!ds) return reply.code(404).send({ message: `Dataset ${query.datasetName} not found` });
+        const ds = found(await findDataset(projectId, query.datasetName), 'Dataset', query.datasetName);
         datasetId = ds.id;
       }
       return listDatasetItems(
@@ -246,41 +218,29 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  items(
     {
       method: 'GET',
-      url: '/api/public/dataset-items/:id',
-      tag: 'Dataset items',
+      path: '/dataset-items/:id',
       summary: 'Get a dataset item',
-      params: idParam,
       response: datasetItem,
     },
-    async ({ params, req, reply }) => {
-      const { rows } = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [
-        req.principal.projectId,
-        params.id,
-      ]);
-      if (!rows[0]) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
+    async ({ params, projectId }) => {
+      const { rows } = await ctx.pool.query<DatasetItemRow>(SQL.itemById, [projectId, params.id]);
+      if (!rows[0]) throw notFound('Dataset item', params.id);
       return mapDatasetItem(rows[0]);
     },
   );
 
-  route(
-    app,
+  items.deletion(
     {
-      method: 'DELETE',
-      url: '/api/public/dataset-items/:id',
-      tag: 'Dataset items',
+      path: '/dataset-items/:id',
       summary: 'Delete a dataset item',
-      params: idParam,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, req, reply }) => {
-      const { rows } = await ctx.pool.query(SQL.deleteItem, [req.principal.projectId, params.id]);
-      if (rows.length === 0) return reply.code(404).send({ message: `Dataset item ${params.id} not found` });
-      return { message: 'Dataset item successfully deleted' };
-    },
+    'Dataset item',
+    async ({ params, projectId }) =>
+      (await ctx.pool.query(SQL.deleteItem, [projectId, params.id])).rows.length > 0,
   );
   datasetRunItemRoutes(app, ctx);
   legacyRunRoutes(app, ctx);

@@ -12,6 +12,7 @@ import { traceOfObservation } from '../../datasets/observation-trace.ts';
 import { NotFound } from '../../errors.ts';
 import { metadataMap } from '../../ingestion/records.ts';
 import { chTime } from '../../ingestion/time.ts';
+import { notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { route } from '../core/route.ts';
 
@@ -60,7 +61,7 @@ export function datasetRunItemRoutes(app: FastifyInstance, ctx: WebContext): voi
         [projectId, b.datasetItemId],
       );
       const datasetItem = item.rows[0];
-      if (!datasetItem) throw new NotFound(`Dataset item ${b.datasetItemId} not found`);
+      if (!datasetItem) throw notFound('Dataset item', b.datasetItemId);
       const now = new Date();
       const behaviour = behaviourOf(ctx.config.mode);
       // The reference documents traceId as a string: an observation id alone names its trace.

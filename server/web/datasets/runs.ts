@@ -5,12 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { findDatasetByName, listRuns, type RunRow } from '../../datasets/store.ts';
-import { NotFound } from '../../errors.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../reads/legacy.ts';
 import { runPaged, select } from '../../reads/select.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
-import { q, route } from '../core/route.ts';
+import { paged, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const mapRun = (r: RunRow, datasetName: string) => ({
   id: r.id,
@@ -24,9 +24,9 @@ const mapRun = (r: RunRow, datasetName: string) => ({
 });
 
 const page = q.page(1000, 50);
-const runParams = z.object({ datasetName: z.string().min(1), runName: z.string().min(1) });
 
 export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
+  const legacy = projectRoutes(app, publicMount('/api/public', 'Legacy', 'deprecated'));
   const findRun = async (projectId: string, datasetId: string, name: string) =>
     (
       await ctx.pool.query<RunRow>(
@@ -39,24 +39,23 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
   const findDatasetRun = async (projectId: string, p: { datasetName: string; runName: string }) => {
     const ds = await findDataset(projectId, p.datasetName);
     const run = ds && (await findRun(projectId, ds.id, p.runName));
-    if (!ds || !run) throw new NotFound(`Dataset run ${p.runName} not found`);
+    if (!ds || !run) throw notFound('Dataset run', p.runName);
     return { ds, run };
   };
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/dataset-run-items',
-      tag: 'Legacy',
+      path: '/dataset-run-items',
       summary: 'Items of one dataset run (deprecated; 404 in events_only)',
       query: z.object({ ...page, datasetId: z.string().min(1), runName: z.string().min(1) }),
     },
-    async ({ query, req, reply }) => {
-      const { projectId } = req.principal;
-      const run = await findRun(projectId, query.datasetId, query.runName);
-      if (!run) return reply.code(404).send({ message: `Dataset run ${query.runName} not found` });
+    async ({ query, projectId }) => {
+      const run = found(
+        await findRun(projectId, query.datasetId, query.runName),
+        'Dataset run',
+        query.runName,
+      );
       const { rows, meta } = await runPaged(
         ctx,
         buildRunItems(projectId, query.datasetId, run.id, query),
@@ -66,64 +65,48 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: WebContext): void {
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/datasets/:datasetName/runs',
-      tag: 'Legacy',
+      path: '/datasets/:datasetName/runs',
       summary: 'Runs of a dataset (deprecated; 404 in events_only)',
-      params: z.object({ datasetName: z.string().min(1) }),
       query: z.object(page),
     },
-    async ({ params, query, req, reply }) => {
-      const { projectId } = req.principal;
-      const ds = await findDataset(projectId, params.datasetName);
-      if (!ds) return reply.code(404).send({ message: `Dataset ${params.datasetName} not found` });
+    async ({ params, query, projectId }) => {
+      const ds = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
       const runs = await listRuns(ctx.pool, projectId, ds.id, query.page, query.limit);
-      return {
-        data: runs.rows.map((r) => mapRun(r, ds.name)),
-        meta: pageMeta(query.page, query.limit, runs.total),
-      };
+      return paged(
+        query,
+        runs.rows.map((r) => mapRun(r, ds.name)),
+        runs.total,
+      );
     },
   );
 
-  route(
-    app,
+  legacy(
     {
       method: 'GET',
-      gate: 'deprecated',
-      url: '/api/public/datasets/:datasetName/runs/:runName',
-      tag: 'Legacy',
+      path: '/datasets/:datasetName/runs/:runName',
       summary: 'A dataset run with its items (deprecated)',
-      params: runParams,
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       const { ds, run } = await findDatasetRun(projectId, params);
       const items = await select(ctx, buildRunItems(projectId, ds.id, run.id, undefined).list);
       return { ...mapRun(run, ds.name), datasetRunItems: items.map(mapRunItem) };
     },
   );
 
-  route(
-    app,
+  legacy.deletion(
     {
-      method: 'DELETE',
-      gate: 'deprecated',
-      url: '/api/public/datasets/:datasetName/runs/:runName',
-      tag: 'Legacy',
+      path: '/datasets/:datasetName/runs/:runName',
       summary: 'Delete a dataset run and its items (deprecated; 404 in events_only)',
-      params: runParams,
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    'Dataset run',
+    async ({ params, projectId }) => {
       const { ds, run } = await findDatasetRun(projectId, params);
       const tombstones = buildRunItemTombstones(projectId, ds.id, run.id);
       await ctx.analytics.command({ query: tombstones.sql, query_params: tombstones.params });
       await ctx.pool.query('DELETE FROM dataset_runs WHERE project_id = $1 AND id = $2', [projectId, run.id]);
-      return { message: 'Dataset run successfully deleted' };
     },
   );
 }

@@ -7,7 +7,7 @@
  * dataset runs and their run items (as the deprecated dataset-run endpoints), so nothing here
  * reads a legacy table where only version 4 is served.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { findDatasetById, listDatasetItems, listDatasets, listRuns } from '../../datasets/store.ts';
 import { NotFound } from '../../errors.ts';
@@ -18,11 +18,10 @@ import { compareRuns, type RunResult } from '../../reads/run-comparison.ts';
 import { type Row, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { found } from '../core/answers.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
-const datasetParams = projectParams.extend({ datasetId: z.string().min(1) });
 const pageQuery = z.object(q.page(200, 50));
 /** Experiments have no time of their own to bound the read; every one of the dataset is listed. */
 const ALL_TIME = '1970-01-01T00:00:00.000Z';
@@ -30,14 +29,10 @@ const ALL_TIME = '1970-01-01T00:00:00.000Z';
 const COMPARE_ITEMS = 500;
 const MAX_RUN_ITEMS = 10_000;
 
-export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+export const uiDatasetsPlugin = familyPlugin(uiMount(), (declare, ctx) => {
   const v4 = (req: FastifyRequest) => readPathOf(ctx.config.mode, req.session.v4Preview).path === 'v4';
-  const dataset = async (req: FastifyRequest, p: { datasetId: string }) => {
-    const projectId = req.project.id;
-    const ds = await findDatasetById(ctx.pool, projectId, p.datasetId);
-    if (!ds) throw new NotFound(`dataset ${p.datasetId} not found`);
-    return { projectId, ds };
-  };
+  const datasetOf = async (projectId: string, datasetId: string) =>
+    found(await findDatasetById(ctx.pool, projectId, datasetId), 'dataset', datasetId);
 
   /** The runs of a dataset on the user's read path, newest first. */
   const runsOf = async (req: FastifyRequest, projectId: string, datasetId: string) => {
@@ -130,31 +125,25 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     return indexScores(traceIds.length > 0 ? await select(ctx, buildRowScores(projectId, traceIds)) : []);
   };
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets',
-      tag: 'UI',
+      path: '/datasets',
       summary: "A page of the project's datasets",
-      params: projectParams,
       query: pageQuery,
     },
-    async ({ query, req }) => listDatasets(ctx.pool, req.project.id, query.page, query.limit),
+    async ({ query, projectId }) => listDatasets(ctx.pool, projectId, query.page, query.limit),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets/:datasetId',
-      tag: 'UI',
+      path: '/datasets/:datasetId',
       summary: 'A dataset, a page of its items and its runs',
-      params: datasetParams,
       query: pageQuery,
     },
-    async ({ params, query, req }) => {
-      const { projectId, ds } = await dataset(req, params);
+    async ({ params, query, req, projectId }) => {
+      const ds = await datasetOf(projectId, params.datasetId);
       const [items, runs] = await Promise.all([
         listDatasetItems(ctx.pool, { projectId, datasetId: ds.id }, query.page, query.limit),
         runsOf(req, projectId, ds.id),
@@ -163,18 +152,15 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/datasets/:datasetId/compare',
-      tag: 'UI',
+      path: '/datasets/:datasetId/compare',
       summary: "Runs side by side: each item's result and scores per run",
-      params: datasetParams,
       query: z.object({ runs: q.csv().pipe(z.array(z.string()).min(1).max(4)) }),
     },
-    async ({ params, query, req }) => {
-      const { projectId, ds } = await dataset(req, params);
+    async ({ params, query, req, projectId }) => {
+      const ds = await datasetOf(projectId, params.datasetId);
       const runs = (await runsOf(req, projectId, ds.id)).filter((r) => query.runs.includes(r.id));
       const missing = query.runs.filter((id) => !runs.some((r) => r.id === id));
       if (missing.length > 0) throw new NotFound(`runs: no run ${missing.join(', ')} of dataset ${ds.name}`);
@@ -186,4 +172,4 @@ export const uiDatasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, {
       return { runs: ordered, ...compareRuns(items.data, query.runs, results) };
     },
   );
-};
+});

@@ -7,7 +7,6 @@
  * rules are run by the worker where the events tables are written.
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import {
   createEvaluator,
@@ -19,7 +18,6 @@ import {
   updateRule,
   updateRuleRequest,
 } from '../../evaluation/api.ts';
-import { PublicApiError } from '../../evaluation/errors.ts';
 import {
   deleteEvaluator,
   deleteRule,
@@ -28,14 +26,17 @@ import {
   listEvaluators,
   listRules,
 } from '../../evaluation/store.ts';
+import { found } from '../core/answers.ts';
 import type { WebContext } from '../core/context.ts';
 import { offsetOf, type ProjectMount, paged, pageQuery, projectRoutes } from '../core/project-routes.ts';
+
+/** An evaluation rule of the project, or its 404. */
+export const ruleOf = async (ctx: WebContext, projectId: string, id: string) =>
+  found(await findRule(ctx.pool, projectId, id), 'Evaluation rule', id);
 
 export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
-  const notFound = (what: string, id: string) =>
-    new PublicApiError('resource_not_found', `${what} ${id} not found`);
 
   declare(
     {
@@ -61,33 +62,20 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  const evaluatorId = z.object({ evaluatorId: z.string().min(1) });
-  declare(
-    {
-      method: 'GET',
-      path: '/evaluators/:evaluatorId',
-      summary: 'Get an evaluator',
-      params: evaluatorId,
-    },
-    async ({ params, projectId }) => {
-      const e = await findEvaluator(ctx.pool, projectId, params.evaluatorId);
-      if (!e) throw notFound('Evaluator', params.evaluatorId);
-      return publicEvaluator(e);
-    },
+  declare.lookup(
+    { path: '/evaluators/:evaluatorId', summary: 'Get an evaluator' },
+    'Evaluator',
+    ({ params, projectId }) => findEvaluator(ctx.pool, projectId, params.evaluatorId),
+    publicEvaluator,
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/evaluators/:evaluatorId',
       summary: 'Delete an evaluator with all its versions and rule assignments (its scores stay)',
-      params: evaluatorId,
     },
-    async ({ params, projectId }) => {
-      if (!(await deleteEvaluator(ctx.pool, projectId, params.evaluatorId)))
-        throw notFound('Evaluator', params.evaluatorId);
-      return { message: 'Evaluator successfully deleted' };
-    },
+    'Evaluator',
+    ({ params, projectId }) => deleteEvaluator(ctx.pool, projectId, params.evaluatorId),
   );
 
   declare(
@@ -116,20 +104,14 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
     },
   );
 
-  const ruleId = z.object({ evaluationRuleId: z.string().min(1) });
-  const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw notFound('Evaluation rule', id);
-    return rule;
-  };
   declare(
     {
       method: 'GET',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Get an evaluation rule',
-      params: ruleId,
     },
-    async ({ params, projectId }) => publicRule(ctx.pool, await loadRule(projectId, params.evaluationRuleId)),
+    async ({ params, projectId }) =>
+      publicRule(ctx.pool, await ruleOf(ctx, projectId, params.evaluationRuleId)),
   );
 
   declare(
@@ -137,27 +119,21 @@ export function evaluationRoutes(app: FastifyInstance, ctx: WebContext, mount: P
       method: 'PATCH',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Update an evaluation rule (only the fields sent)',
-      params: ruleId,
       body: updateRuleRequest,
     },
     async ({ params, body, projectId }) => {
-      const rule = await loadRule(projectId, params.evaluationRuleId);
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       await updateRule(ctx.pool, rule, body, legacyTargetsRun);
-      return publicRule(ctx.pool, await loadRule(projectId, rule.id));
+      return publicRule(ctx.pool, await ruleOf(ctx, projectId, rule.id));
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/evaluation-rules/:evaluationRuleId',
       summary: 'Delete an evaluation rule (its evaluators stay)',
-      params: ruleId,
     },
-    async ({ params, projectId }) => {
-      if (!(await deleteRule(ctx.pool, projectId, params.evaluationRuleId)))
-        throw notFound('Evaluation rule', params.evaluationRuleId);
-      return { message: 'Evaluation rule successfully deleted' };
-    },
+    'Evaluation rule',
+    ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.evaluationRuleId),
   );
 }

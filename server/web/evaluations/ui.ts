@@ -10,7 +10,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
-import { NotFound } from '../../errors.ts';
 import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { listExecutions } from '../../evaluation/executions.ts';
@@ -25,19 +24,16 @@ import {
 } from '../../evaluation/rules.ts';
 import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
 import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
 import { toIso } from '../../reads/sql.ts';
+import { notFound } from '../core/answers.ts';
 import { answerEnvelopes } from '../core/error-handler.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { uiMount } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { offsetOf, paged, projectRoutes, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { llmConnectionRoutes } from '../llm-connections/routes.ts';
-import { projectParams } from '../ui-shell/scope.ts';
-import { evaluationRoutes } from './routes.ts';
-
-const PREFIX = '/api/ui/projects/:projectId';
+import { evaluationRoutes, ruleOf } from './routes.ts';
 
 const previewRequest = z.object({
   target: z.enum(['observation', 'experiment', 'trace']),
@@ -49,6 +45,7 @@ const previewRequest = z.object({
 });
 
 export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const declare = projectRoutes(app, uiMount());
   const legacyTargetsRun = behaviourOf(ctx.config.mode).writesLegacyTables;
   answerEnvelopes(app);
   llmConnectionRoutes(app, ctx, uiMount({ atLeast: 'owner', refusal: 'only owners change LLM connections' }));
@@ -58,31 +55,21 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     uiMount({ atLeast: 'member', refusal: 'viewers cannot change evaluators or rules' }),
   );
 
-  const ruleParams = projectParams.extend({ evaluationRuleId: z.string().min(1) });
-  const loadRule = async (projectId: string, id: string) => {
-    const rule = await findRule(ctx.pool, projectId, id);
-    if (!rule) throw new NotFound(`Evaluation rule ${id} not found`);
-    return rule;
-  };
-
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/executions`,
-      tag: 'UI',
+      path: '/evaluation-rules/:evaluationRuleId/executions',
       summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
-      params: ruleParams,
       query: z.object(q.page(100, 50)),
     },
-    async ({ params, query, req }) => {
-      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+    async ({ params, query, projectId }) => {
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       const { executions, total } = await listExecutions(
         ctx.pool,
         rule.projectId,
         rule.id,
         query.limit,
-        (query.page - 1) * query.limit,
+        offsetOf(query),
       );
       const scoreIds = executions.flatMap((e) => (e.scoreId ? [e.scoreId] : []));
       const scores = new Map(
@@ -90,37 +77,32 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
           .map(rowScore)
           .map((s) => [s.id, s]),
       );
-      return {
-        data: executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
-        meta: pageMeta(query.page, query.limit, total),
-      };
+      return paged(
+        query,
+        executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
+        total,
+      );
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluators/:evaluatorId/versions`,
-      tag: 'UI',
+      path: '/evaluators/:evaluatorId/versions',
       summary: 'Every version of an evaluator, newest first: prompt, output, model',
-      params: projectParams.extend({ evaluatorId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const versions = await listEvaluatorVersions(ctx.pool, req.project.id, params.evaluatorId);
-      if (versions.length === 0) throw new NotFound(`Evaluator ${params.evaluatorId} not found`);
+    async ({ params, projectId }) => {
+      const versions = await listEvaluatorVersions(ctx.pool, projectId, params.evaluatorId);
+      if (versions.length === 0) throw notFound('Evaluator', params.evaluatorId);
       return { data: versions.map(publicEvaluator) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${PREFIX}/evaluation-rules/filter-columns`,
-      tag: 'UI',
+      path: '/evaluation-rules/filter-columns',
       summary: 'The columns a rule of each target may filter on, with their kinds',
-      params: projectParams,
     },
     async () => ({
       observation: ruleFilterColumns('observation'),
@@ -129,19 +111,15 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${PREFIX}/evaluation-rules/preview`,
-      tag: 'UI',
+      path: '/evaluation-rules/preview',
       summary:
         "A mapping resolved on a real observation matching the filters, as the judge resolves it, with the evaluator's prompt rendered",
-      params: projectParams,
       body: previewRequest,
     },
-    async ({ body, req }) => {
-      const projectId = req.project.id;
+    async ({ body, projectId }) => {
       const evaluator = await findEvaluatorByName(ctx.pool, projectId, body.evaluator);
       if (!evaluator)
         throw new PublicApiError('resource_not_found', `Evaluator "${body.evaluator}" not found`, {
@@ -173,21 +151,18 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${PREFIX}/evaluation-rules/:evaluationRuleId/convert`,
-      tag: 'UI',
+      path: '/evaluation-rules/:evaluationRuleId/convert',
       summary:
         'Replace a trace-level rule by an observation rule on root observations; the old rule is disabled',
       role: { atLeast: 'owner', refusal: 'only owners change evaluation rules' },
-      params: ruleParams,
     },
-    async ({ params, req }) => {
-      const rule = await loadRule(req.project.id, params.evaluationRuleId);
+    async ({ params, projectId }) => {
+      const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);
       const id = await convertToObservationRule(ctx.pool, rule, legacyTargetsRun);
-      return publicRule(ctx.pool, (await findRule(ctx.pool, req.project.id, id))!);
+      return publicRule(ctx.pool, (await findRule(ctx.pool, projectId, id))!);
     },
   );
 };

@@ -4,10 +4,9 @@
  * under the project's folder. A source this deployment cannot produce is refused with 400 naming
  * it, rather than configuring an export that would stay empty.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { S3_ENV } from '../../contract/env.ts';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import { BadRequest, NotConfigured } from '../../errors.ts';
 import {
   createExportRequest,
   EXPORT_FORMATS,
@@ -25,9 +24,8 @@ import {
   listExports,
 } from '../../exports/store.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
-import { modeGate } from '../core/gates.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
+import { found } from '../core/answers.ts';
+import { familyPlugin, publicMount } from '../core/project-routes.ts';
 
 const exportShape = z.object({
   id: z.string(),
@@ -57,22 +55,16 @@ const toWire = (e: ExportConfig) => ({
   createdAt: e.createdAt.toISOString(),
 });
 
-const exportId = z.object({ exportId: z.string().min(1) });
-
-export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
-
-  route(
-    app,
+export const exportsPlugin = familyPlugin(publicMount('/api/public', 'Exports'), (declare, ctx) => {
+  declare(
     {
       method: 'POST',
-      url: '/api/public/exports',
-      tag: 'Exports',
+      path: '/exports',
       summary: 'Schedule an export of the project’s data to the export bucket',
       body: createExportRequest,
       response: exportShape,
     },
-    async ({ body, req, reply }) => {
+    async ({ body, reply, projectId }) => {
       if (!ctx.exportBlobs)
         throw new NotConfigured(`Exports are not configured: set ${S3_ENV.export.bucket}`);
       const refusal = sourceRefusal(body.source, ctx.config.mode);
@@ -81,7 +73,7 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       if (startAt > Date.now())
         throw new BadRequest('Invalid request data', 'startAt: must not be in the future');
       const created = await createExport(ctx.pool, {
-        projectId: req.principal.projectId,
+        projectId,
         source: body.source,
         format: body.format,
         frequency: body.frequency,
@@ -92,52 +84,44 @@ export const exportsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/exports',
-      tag: 'Exports',
+      path: '/exports',
       summary: 'List the project’s scheduled exports',
       response: z.object({ data: z.array(exportShape) }),
     },
-    async ({ req }) => ({ data: (await listExports(ctx.pool, req.principal.projectId)).map(toWire) }),
+    async ({ projectId }) => ({ data: (await listExports(ctx.pool, projectId)).map(toWire) }),
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/exports/:exportId',
-      tag: 'Exports',
+      path: '/exports/:exportId',
       summary: 'Get a scheduled export with the keys of the files written so far',
-      params: exportId,
       response: exportShape.extend({ files: z.array(z.string()) }),
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
-      const found = await findExport(ctx.pool, projectId, params.exportId);
-      if (!found) throw new NotFound(`Export ${params.exportId} not found`);
-      const folder = exportFolder({ ...found, storagePrefix: ctx.config.exportStorage?.prefix ?? '' });
-      return { ...toWire(found), files: (await ctx.exportBlobs?.list(folder)) ?? [] };
+    async ({ params, projectId }) => {
+      const scheduled = found(
+        await findExport(ctx.pool, projectId, params.exportId),
+        'Export',
+        params.exportId,
+      );
+      const folder = exportFolder({ ...scheduled, storagePrefix: ctx.config.exportStorage?.prefix ?? '' });
+      return { ...toWire(scheduled), files: (await ctx.exportBlobs?.list(folder)) ?? [] };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/exports/:exportId',
-      tag: 'Exports',
+      path: '/exports/:exportId',
       summary: 'Stop and delete a scheduled export (its files stay)',
-      params: exportId,
       response: z.object({ message: z.string() }),
     },
-    async ({ params, req }) => {
-      if (!(await deleteExport(ctx.pool, req.principal.projectId, params.exportId))) {
-        throw new NotFound(`Export ${params.exportId} not found`);
-      }
+    async ({ params, projectId }) => {
+      found(await deleteExport(ctx.pool, projectId, params.exportId), 'Export', params.exportId);
       return { message: 'Export deleted' };
     },
   );
-};
+});

@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { LLM_ENV } from '../../contract/env.ts';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import { BadRequest, NotConfigured } from '../../errors.ts';
 import { destinationOf } from '../../integrations/blob-job.ts';
 import {
   blobSourceRefusal,
@@ -34,6 +34,7 @@ import { checkHost } from '../../llm/guarded-http.ts';
 import { encryptSecret } from '../../llm/secrets.ts';
 import { organizationProjects } from '../../projects/organizations.ts';
 import { parseIsoDateTime } from '../../time/iso-datetime.ts';
+import { found, notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
@@ -100,13 +101,13 @@ export const integrationsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
   const orgProjectIds = async (orgId: string) => (await organizationProjects(pool, orgId)).map((p) => p.id);
   const inOrg = async (orgId: string, projectId: string) => {
     if ((await organizationProjects(pool, orgId, projectId)).length === 0)
-      throw new NotFound(`project ${projectId} not found`);
+      throw notFound('project', projectId);
   };
   /** The integration `id`, if its project belongs to the key's organization. */
   const blobOf = async (orgId: string, id: string) => {
     const i = await findBlobIntegration(pool, { id });
     if (!i || !(await orgProjectIds(orgId)).includes(i.projectId))
-      throw new NotFound(`blob storage integration ${id} not found`);
+      throw notFound('blob storage integration', id);
     return i;
   };
 
@@ -294,8 +295,11 @@ export const integrationsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
     },
     async ({ params, req }) => {
       await inOrg(req.organization.orgId, params.projectId);
-      if (!(await deletePostHogIntegration(pool, params.projectId)))
-        throw new NotFound(`PostHog integration of project ${params.projectId} not found`);
+      found(
+        await deletePostHogIntegration(pool, params.projectId),
+        'PostHog integration of project',
+        params.projectId,
+      );
       return { message: 'PostHog integration deleted successfully' };
     },
   );

@@ -5,46 +5,31 @@
  * and gated like them: served in `legacy` and `dual`, 404 in `events_only`, where the pages read
  * only version 4. For users whose read path is version 3 (../../users/read-path.ts).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { NotFound } from '../../errors.ts';
-import {
-  buildObservationsOfTrace,
-  buildScoresOfTrace,
-  buildTraceAggregates,
-  buildTraceById,
-  buildTraceList,
-} from '../../reads/legacy.ts';
+import { buildTraceAggregates, buildTraceList } from '../../reads/legacy.ts';
 import { legacyTraceRow, legacyTraceView } from '../../reads/legacy-trace-view.ts';
 import { buildRowScores } from '../../reads/row-scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { found } from '../core/answers.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 import { matchedModel, modelsOfTrace, traceComments } from '../traces/ui.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { legacyTrace, traceFilters } from './public-reads.ts';
 
-export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const uiLegacyTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
       gate: 'deprecated',
-      url: '/api/ui/projects/:projectId/legacy/traces',
-      tag: 'UI',
+      path: '/legacy/traces',
       summary: 'A page of the traces table (version 3 experience)',
-      params: projectParams,
       query: z.object({
         ...q.page(200, 50),
-        name: z.string().optional(),
-        userId: z.string().optional(),
-        sessionId: z.string().optional(),
+        ...traceFilters,
         tags: q.many(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
       }),
     },
-    async ({ query, req }) => {
-      const projectId = req.project.id;
+    async ({ query, projectId }) => {
       const { rows, meta } = await runPaged(ctx, buildTraceList({ ...query, projectId }), query);
       const ids = rows.map((r) => String(r['id']));
       const aggs = new Map<string, Row>();
@@ -64,25 +49,19 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
       gate: 'deprecated',
-      url: '/api/ui/projects/:projectId/legacy/traces/:traceId',
-      tag: 'UI',
+      path: '/legacy/traces/:traceId',
       summary: 'A trace with its observations, scores and comments (version 3 experience)',
-      params: projectParams.extend({ traceId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const projectId = req.project.id;
-      const [trace] = await select(ctx, buildTraceById(projectId, params.traceId));
-      if (!trace) throw new NotFound(`trace ${params.traceId} not found`);
-      const [observations, scores, models] = await Promise.all([
-        select(ctx, buildObservationsOfTrace(projectId, params.traceId)),
-        select(ctx, buildScoresOfTrace(projectId, params.traceId)),
+    async ({ params, projectId }) => {
+      const [legacy, models] = await Promise.all([
+        legacyTrace(ctx, projectId, params.traceId),
         modelsOfTrace(ctx, projectId),
       ]);
+      const { trace, observations, scores } = found(legacy, 'trace', params.traceId);
       const view = legacyTraceView(trace, observations, scores).map((o) => ({
         ...o,
         matchedModel: 'modelId' in o ? matchedModel(models, o.modelId) : null,
@@ -95,4 +74,4 @@ export const uiLegacyTracesPlugin: FastifyPluginAsync<PluginOptions> = async (ap
       };
     },
   );
-};
+});

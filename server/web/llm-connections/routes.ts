@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LLM_ENV } from '../../contract/env.ts';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.ts';
+import { BadRequest, NotConfigured } from '../../errors.ts';
 import { pauseRulesOfProvider } from '../../evaluation/store.ts';
 import { baseUrlProblem } from '../../llm/address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../../llm/connection-store.ts';
@@ -80,19 +80,18 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: WebContext, mount
     },
   );
 
-  declare(
+  declare.deletion(
     {
-      method: 'DELETE',
       path: '/llm-connections/:id',
       summary: 'Delete an LLM connection; evaluation rules using it are paused',
-      params: z.object({ id: z.string().min(1) }),
       response: z.object({ message: z.string() }),
     },
+    'LLM connection',
     async ({ params, projectId }) => {
       const provider = await deleteConnection(ctx.pool, projectId, params.id);
-      if (provider === undefined) throw new NotFound(`LLM connection ${params.id} not found`);
+      if (provider === undefined) return false;
       await pauseRulesOfProvider(ctx.pool, projectId, provider);
-      return { message: 'LLM connection successfully deleted' };
+      return true;
     },
   );
 }

@@ -17,8 +17,8 @@ import {
   patchMediaRequest,
 } from '../../media/rules.ts';
 import { claimMedia, findMedia, recordUpload } from '../../media/store.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { projectRoutes, publicMount } from '../core/project-routes.ts';
 import { route } from '../core/route.ts';
 
 /** How long an upload URL accepts its PUT: the SDKs upload at once, retrying for under a minute. */
@@ -27,20 +27,18 @@ const UPLOAD_URL_SECONDS = 3600;
 const mediaId = z.object({ mediaId: z.string().min(1).max(100) });
 
 export const mediaPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
+  const declare = projectRoutes(app, publicMount('/api/public', 'Media'));
   const settings = ctx.config.media;
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/public/media',
-      tag: 'Media',
+      path: '/media',
       summary: 'Get a presigned upload URL for media of a trace, observation or dataset item',
       body: createMediaRequest,
       response: z.object({ uploadUrl: z.string().nullable(), mediaId: z.string() }),
     },
-    async ({ body, req, reply }) => {
+    async ({ body, reply, projectId }) => {
       if (body.contentLength > settings.maxContentLength) {
         throw new BadRequest(
           'Invalid request data',
@@ -49,7 +47,6 @@ export const mediaPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx 
       }
       const blobs = ctx.mediaBlobs;
       if (!blobs) throw new NotConfigured(`Media upload is not configured: set ${S3_ENV.media.bucket}`);
-      const { projectId } = req.principal;
       const id = mediaIdOf(body.sha256Hash);
       const key = mediaObjectKey(settings.s3?.prefix ?? '', projectId, id, body.contentType);
       const { mustUpload } = await claimMedia(ctx.pool, {
@@ -71,18 +68,16 @@ export const mediaPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx 
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: '/api/public/media/:mediaId',
-      tag: 'Media',
+      path: '/media/:mediaId',
       summary: 'Record the outcome of a media upload',
       params: mediaId,
       body: patchMediaRequest,
     },
-    async ({ params, body, req, reply }) => {
-      if (!(await recordUpload(ctx.pool, req.principal.projectId, params.mediaId, body))) {
+    async ({ params, body, reply, projectId }) => {
+      if (!(await recordUpload(ctx.pool, projectId, params.mediaId, body))) {
         throw new NotFound(`Media asset ${params.mediaId} not found in this project`);
       }
       return reply.code(200).send();

@@ -4,14 +4,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { pageMeta } from '../../reads/datasets.ts';
 import { assembleDaily, buildDailyMetrics } from '../../reads/legacy.ts';
 import { type MetricsView, parseMetricsQuery } from '../../reads/metrics.ts';
 import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../reads/metrics-views.ts';
 import { select } from '../../reads/select.ts';
 import type { WebContext } from '../core/context.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
+import { offsetOf, paged } from '../core/project-routes.ts';
 import { q, route } from '../core/route.ts';
 import { runMetricsQuery } from './query.ts';
 
@@ -23,7 +22,6 @@ const runMetrics = (ctx: WebContext, views: Record<string, MetricsView>, project
   runMetricsQuery(ctx, views, projectId, parseMetricsQuery(text));
 
 export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {
@@ -69,8 +67,7 @@ export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         userId: z.string().optional(),
         tags: q.many(),
         environment: q.many(),
-        fromTimestamp: q.datetime().optional(),
-        toTimestamp: q.datetime().optional(),
+        ...q.timeRange(),
       }),
     },
     async ({ query, req }) => {
@@ -80,11 +77,8 @@ export const metricsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         select(ctx, qs.observations),
       ]);
       const days = assembleDaily(traces, observations);
-      const start = (query.page - 1) * query.limit;
-      return {
-        data: days.slice(start, start + query.limit),
-        meta: pageMeta(query.page, query.limit, days.length),
-      };
+      const start = offsetOf(query);
+      return paged(query, days.slice(start, start + query.limit), days.length);
     },
   );
 };

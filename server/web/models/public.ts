@@ -4,14 +4,19 @@
  * one of the project's own (built-in ones answer 404, as in the reference). Relational data,
  * served in every write mode. Creating or deleting applies to this process's ingestion at once.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { createModelRequest, MODEL_UNITS, toApiModel } from '../../models/definitions.ts';
+import {
+  createModelRequest,
+  MODEL_UNITS,
+  type ModelDefinition,
+  toApiModel,
+} from '../../models/definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../../models/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
+import { translating, when } from '../core/answers.ts';
+import type { WebContext } from '../core/context.ts';
+import { familyPlugin, paged, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const tier = z.object({
   id: z.string(),
@@ -37,16 +42,19 @@ const model = z.object({
   prices: z.record(z.string(), z.object({ price: z.number() })),
   pricingTiers: z.array(tier),
 });
-const idParam = z.object({ id: z.string().min(1) });
 const NOT_FOUND = 'No model with this id found.';
 
-export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+/** A model definition the project wrote: its cached pricing (what ingestion costs with) is dropped. */
+export function written(ctx: WebContext, projectId: string, model: ModelDefinition) {
+  ctx.models.invalidate(projectId);
+  return toApiModel(model);
+}
+
+export const modelsPlugin = familyPlugin(publicMount('/api/public', 'Models'), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
-      url: '/api/public/models',
-      tag: 'Models',
+      path: '/models',
       summary: "The project's own and the built-in model definitions, by name, unit and newest start date",
       query: z.object(q.page(1000, 50)),
       response: z.object({
@@ -59,65 +67,52 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
         }),
       }),
     },
-    async ({ query, req }) => {
-      const { data, total } = await listModels(ctx.pool, req.principal.projectId, query);
-      return { data: data.map(toApiModel), meta: pageMeta(query.page, query.limit, total) };
+    async ({ query, projectId }) => {
+      const { data, total } = await listModels(ctx.pool, projectId, query);
+      return paged(query, data.map(toApiModel), total);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/public/models',
-      tag: 'Models',
+      path: '/models',
       summary:
         'Create a model definition of the project (overrides built-in ones whose pattern also matches)',
       body: createModelRequest,
       response: model,
     },
-    async ({ body, req }) => {
-      const { projectId } = req.principal;
-      try {
-        const created = await createModel(ctx.pool, projectId, body);
-        ctx.models.invalidate(projectId);
-        return toApiModel(created);
-      } catch (err) {
-        if (err instanceof DuplicateModelName) throw new BadRequest('Invalid request data', err.message);
-        throw err;
-      }
+    async ({ body, projectId }) => {
+      const created = await translating(
+        () => createModel(ctx.pool, projectId, body),
+        when(DuplicateModelName, (err) => new BadRequest('Invalid request data', err.message)),
+      );
+      return written(ctx, projectId, created);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/models/:id',
-      tag: 'Models',
+      path: '/models/:id',
       summary: 'A model definition of the project or a built-in one',
-      params: idParam,
       response: model,
     },
-    async ({ params, req }) => {
-      const found = await getModel(ctx.pool, req.principal.projectId, params.id);
+    async ({ params, projectId }) => {
+      const found = await getModel(ctx.pool, projectId, params.id);
       if (!found) throw new NotFound(NOT_FOUND);
       return toApiModel(found);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/models/:id',
-      tag: 'Models',
+      path: '/models/:id',
       summary: "Delete one of the project's own model definitions (built-in ones cannot be deleted)",
-      params: idParam,
       response: z.object({ message: z.literal('Model successfully deleted') }),
     },
-    async ({ params, req }) => {
-      const { projectId } = req.principal;
+    async ({ params, projectId }) => {
       if (!(await deleteModel(ctx.pool, projectId, params.id)))
         throw new NotFound(
           `${NOT_FOUND} Note: You cannot delete built-in models, override them with a model with the same name.`,
@@ -126,4 +121,4 @@ export const modelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx
       return { message: 'Model successfully deleted' as const };
     },
   );
-};
+});

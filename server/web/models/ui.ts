@@ -4,7 +4,6 @@
  * members and owners; a built-in one is overridden by creating the project's own), and which
  * definition a model name matches, answered by the same ProjectPricing ingestion prices with.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { createModelRequest, type ModelDefinition, toApiModel } from '../../models/definitions.ts';
@@ -15,12 +14,11 @@ import {
   updateModel,
   visibleModels,
 } from '../../models/store.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { translating, when } from '../core/answers.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
+import { written } from './public.ts';
 
 const WRITE = { atLeast: 'member', refusal: 'viewers cannot change models' } as const;
-const modelParams = projectParams.extend({ id: z.string().min(1) });
 
 /** Own definitions first, then by name and newest start date, as the page lists them. */
 const pageOrder = (a: ModelDefinition, b: ModelDefinition) =>
@@ -28,103 +26,81 @@ const pageOrder = (a: ModelDefinition, b: ModelDefinition) =>
   a.modelName.localeCompare(b.modelName) ||
   (b.startDate ?? '').localeCompare(a.startDate ?? '');
 
-async function written<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (err instanceof DuplicateModelName)
-      throw new BadRequest('modelName: already used in the project', err.message);
-    throw err;
-  }
-}
+const nameTaken = when(
+  DuplicateModelName,
+  (err) => new BadRequest('modelName: already used in the project', err.message),
+);
 
-export const uiModelsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const uiModelsPlugin = familyPlugin(uiMount(WRITE), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/models',
-      tag: 'UI',
+      path: '/models',
       summary: "The project's own model definitions and the built-in ones",
-      params: projectParams,
     },
-    async ({ req }) => {
-      const defs = await visibleModels(ctx.pool, req.project.id);
+    async ({ projectId }) => {
+      const defs = await visibleModels(ctx.pool, projectId);
       return { data: defs.sort(pageOrder).map(toApiModel) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/models/match',
-      tag: 'UI',
+      path: '/models/match',
       summary: 'The definition ingestion would price a model name with, at a time (now by default)',
-      params: projectParams,
       query: z.object({ name: z.string().min(1), at: z.iso.datetime({ offset: true }).optional() }),
     },
-    async ({ query, req }) => {
+    async ({ query, projectId }) => {
       const at = query.at ? Date.parse(query.at) : Date.now();
-      const pricing = await ctx.models.pricingFor(req.project.id);
+      const pricing = await ctx.models.pricingFor(projectId);
       const matched = pricing.modelFor(query.name, at);
       return { name: query.name, at: new Date(at).toISOString(), model: matched && toApiModel(matched) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/models',
-      tag: 'UI',
+      path: '/models',
       summary:
         "Create a model definition of the project (overriding a built-in one is creating the project's own)",
-      role: WRITE,
-      params: projectParams,
       body: createModelRequest,
     },
-    async ({ body, req }) => {
-      const created = await written(() => createModel(ctx.pool, req.project.id, body));
-      ctx.models.invalidate(req.project.id);
-      return toApiModel(created);
+    async ({ body, projectId }) => {
+      return written(
+        ctx,
+        projectId,
+        await translating(() => createModel(ctx.pool, projectId, body), nameTaken),
+      );
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'PUT',
-      url: '/api/ui/projects/:projectId/models/:id',
-      tag: 'UI',
+      path: '/models/:id',
       summary: "Replace one of the project's own model definitions",
-      role: WRITE,
-      params: modelParams,
       body: createModelRequest,
     },
-    async ({ body, params, req }) => {
-      const updated = await written(() => updateModel(ctx.pool, req.project.id, params.id, body));
+    async ({ body, params, projectId }) => {
+      const updated = await translating(() => updateModel(ctx.pool, projectId, params.id, body), nameTaken);
       if (!updated) throw new NotFound(`the project has no own model ${params.id}`);
-      ctx.models.invalidate(req.project.id);
-      return toApiModel(updated);
+      return written(ctx, projectId, updated);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/ui/projects/:projectId/models/:id',
-      tag: 'UI',
+      path: '/models/:id',
       summary: "Delete one of the project's own model definitions (built-in ones cannot be deleted)",
-      role: WRITE,
-      params: modelParams,
     },
-    async ({ params, req }) => {
-      if (!(await deleteModel(ctx.pool, req.project.id, params.id)))
+    async ({ params, projectId }) => {
+      if (!(await deleteModel(ctx.pool, projectId, params.id)))
         throw new NotFound(`the project has no own model ${params.id}; built-in models cannot be deleted`);
-      ctx.models.invalidate(req.project.id);
+      ctx.models.invalidate(projectId);
       return { message: 'Model successfully deleted' };
     },
   );
-};
+});

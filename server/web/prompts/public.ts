@@ -6,7 +6,7 @@
  * path. The SDKs cache prompts on their side (by TTL) and send no conditional request headers, so
  * responses carry none.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type pg from 'pg';
 import { z } from 'zod';
 import { NotFound } from '../../errors.ts';
 import {
@@ -23,10 +23,8 @@ import {
   getPrompt,
   listPromptMeta,
 } from '../../prompts/store.ts';
-import { pageMeta } from '../../reads/datasets.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
-import { type Parsed, q, route } from '../core/route.ts';
+import { familyPlugin, offsetOf, paged, pageMetaResponse, publicMount } from '../core/project-routes.ts';
+import { type Parsed, q } from '../core/route.ts';
 
 const prompt = z
   .object({
@@ -64,18 +62,28 @@ const wildcardName = z
   .transform((p) => ({ name: p['*'] }))
   .pipe(nameParam);
 
-export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+/** Moves `labels` onto a prompt version (each leaves the version that had it); 404 for a missing one. */
+export async function labelVersion(
+  pool: pg.Pool,
+  projectId: string,
+  { name, version }: { name: string; version: number },
+  labels: string[],
+) {
+  const updated = await addLabels(pool, projectId, name, version, labels);
+  if (!updated) throw new NotFound(describeSelector(name, { version }));
+  return updated;
+}
+
+export const promptsPlugin = familyPlugin(publicMount('/api/public', 'Prompts'), (declare, ctx) => {
+  declare(
     {
       method: 'POST',
-      url: '/api/public/v2/prompts',
-      tag: 'Prompts',
+      path: '/v2/prompts',
       summary: 'Create a new version of a prompt (version numbers count up per name; `latest` moves to it)',
       body: z.preprocess(withDefaultType, createPromptRequest),
       response: prompt,
     },
-    async ({ body, req }) => createPrompt(ctx.pool, req.principal.projectId, body),
+    async ({ body, projectId }) => createPrompt(ctx.pool, projectId, body),
   );
 
   const getQuery = z.object({
@@ -99,26 +107,21 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     if (!found) throw new NotFound(describeSelector(params.name, selector));
     return found;
   };
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts/:name',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name',
       summary:
         'Get a prompt by version or label (default label: production), its `@@@langfusePrompt:…@@@` references resolved unless `resolve=false`',
-      params: nameParam,
       query: getQuery,
       response: prompt,
     },
     getOne,
   );
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary: 'Get a prompt in a folder whose name arrives with unencoded slashes (Python SDK 2.x)',
       params: wildcardName,
       query: getQuery,
@@ -127,12 +130,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     getOne,
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/public/v2/prompts',
-      tag: 'Prompts',
+      path: '/v2/prompts',
       summary: 'List prompt names with their versions, labels and tags',
       query: z.object({
         name: z.string().optional(),
@@ -144,16 +145,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
       }),
       response: z.object({ data: z.array(promptMeta), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
+    async ({ query, projectId }) => {
       const { page, limit, ...filter } = query;
-      const { data, total } = await listPromptMeta(
-        ctx.pool,
-        req.principal.projectId,
-        filter,
-        limit,
-        (page - 1) * limit,
-      );
-      return { data, meta: pageMeta(page, limit, total) };
+      const { data, total } = await listPromptMeta(ctx.pool, projectId, filter, limit, offsetOf(query));
+      return paged(query, data, total);
     },
   );
 
@@ -184,25 +179,20 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     }
     return reply.code(204).send();
   };
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/v2/prompts/:name',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name',
       summary:
         'Delete the versions of a prompt with a version or label, all of them without either (204; 404 when none match)',
-      params: nameParam,
       query: deleteQuery,
     },
     deleteVersions,
   );
-  route(
-    app,
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary: 'Delete versions of a prompt in a folder whose name arrives with unencoded slashes',
       params: wildcardName,
       query: deleteQuery,
@@ -217,27 +207,16 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     tx.addIssue({ code: 'custom', path: ['*'], message: 'expected <prompt name>/versions/<version>' });
     return z.NEVER;
   });
-  const addVersionLabels = async ({
+  const addVersionLabels = ({
     params,
     body,
     req,
-  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) => {
-    const updated = await addLabels(
-      ctx.pool,
-      req.principal.projectId,
-      params.name,
-      params.version,
-      body.newLabels,
-    );
-    if (!updated) throw new NotFound(describeSelector(params.name, { version: params.version }));
-    return updated;
-  };
-  route(
-    app,
+  }: Parsed<z.ZodType<{ name: string; version: number }>, z.ZodObject, typeof updateLabelsRequest>) =>
+    labelVersion(ctx.pool, req.principal.projectId, params, body.newLabels);
+  declare(
     {
       method: 'PATCH',
-      url: '/api/public/v2/prompts/:name/versions/:version',
-      tag: 'Prompts',
+      path: '/v2/prompts/:name/versions/:version',
       summary: 'Add labels to a prompt version (each label leaves the version that had it)',
       params: versionParams,
       body: updateLabelsRequest,
@@ -245,12 +224,10 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
     addVersionLabels,
   );
-  route(
-    app,
+  declare(
     {
       method: 'PATCH',
-      url: '/api/public/v2/prompts/*',
-      tag: 'Prompts',
+      path: '/v2/prompts/*',
       summary:
         'Add labels to a version of a prompt in a folder sent with unencoded slashes (`<name>/versions/<n>`)',
       params: versionPath,
@@ -259,4 +236,4 @@ export const promptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
     },
     addVersionLabels,
   );
-};
+});

@@ -4,115 +4,84 @@
  * members and owners (the protected `production` label for owners only), the project's LLM
  * connections without secrets, and the playground run (../../prompts/playground-run.ts).
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { Forbidden, NotFound } from '../../errors.ts';
 import { playgroundRequest, protectedLabelProblem } from '../../prompts/playground.ts';
 import { runPlayground } from '../../prompts/playground-run.ts';
-import {
-  createPromptRequest,
-  describeSelector,
-  updateLabelsRequest,
-  withDefaultType,
-} from '../../prompts/rules.ts';
-import { addLabels, createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { q, route } from '../core/route.ts';
-import { projectParams, type RoleNeed } from '../ui-shell/scope.ts';
+import { createPromptRequest, updateLabelsRequest, withDefaultType } from '../../prompts/rules.ts';
+import { createPrompt, listPromptMeta, listVersions } from '../../prompts/store.ts';
+import { familyPlugin, offsetOf, uiMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
+import type { RoleNeed } from '../ui-shell/scope.ts';
+import { labelVersion } from './public.ts';
 
 const WRITE: RoleNeed = { atLeast: 'member', refusal: 'viewers cannot change prompts' };
-const prefix = '/api/ui/projects/:projectId';
 
-export const uiPromptsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const uiPromptsPlugin = familyPlugin(uiMount(WRITE), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/prompts`,
-      tag: 'UI',
+      path: '/prompts',
       summary: 'Prompt names with their versions, labels and tags, newest first',
-      params: projectParams,
       query: z.object(q.page(1000, 500)),
     },
-    async ({ query, req }) => {
-      const { data, total } = await listPromptMeta(
-        ctx.pool,
-        req.project.id,
-        {},
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
+    async ({ query, projectId }) => {
+      const { data, total } = await listPromptMeta(ctx.pool, projectId, {}, query.limit, offsetOf(query));
       return { data, total };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: `${prefix}/prompt-versions`,
-      tag: 'UI',
+      path: '/prompt-versions',
       summary: 'Every version of one prompt as stored (references unresolved), newest first',
-      params: projectParams,
       query: z.object({ name: z.string().min(1) }),
     },
-    async ({ query, req }) => {
-      const versions = await listVersions(ctx.pool, req.project.id, query.name);
+    async ({ query, projectId }) => {
+      const versions = await listVersions(ctx.pool, projectId, query.name);
       if (versions.length === 0) throw new NotFound(`Prompt not found: '${query.name}'`);
       return { data: versions };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/prompts`,
-      tag: 'UI',
+      path: '/prompts',
       summary: 'A new version of a prompt (a playground run saved, or an edit)',
-      role: WRITE,
-      params: projectParams,
       body: z.preprocess(withDefaultType, createPromptRequest),
     },
-    async ({ body, req }) => {
+    async ({ body, req, projectId }) => {
       const problem = protectedLabelProblem(req.project.role, body.labels ?? []);
       if (problem) throw new Forbidden(problem);
-      return createPrompt(ctx.pool, req.project.id, body);
+      return createPrompt(ctx.pool, projectId, body);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/prompt-labels`,
-      tag: 'UI',
+      path: '/prompt-labels',
       summary: 'Move labels onto a version of a prompt (each leaves the version that had it)',
-      role: WRITE,
-      params: projectParams,
       body: updateLabelsRequest.extend({ name: z.string().min(1), version: z.number().int().min(1) }),
     },
-    async ({ body, req }) => {
+    async ({ body, req, projectId }) => {
       const problem = protectedLabelProblem(req.project.role, body.newLabels);
       if (problem) throw new Forbidden(problem);
-      const updated = await addLabels(ctx.pool, req.project.id, body.name, body.version, body.newLabels);
-      if (!updated) throw new NotFound(describeSelector(body.name, { version: body.version }));
-      return updated;
+      return labelVersion(ctx.pool, projectId, body, body.newLabels);
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: `${prefix}/playground`,
-      tag: 'UI',
+      path: '/playground',
       summary: 'Send a text or chat prompt with its variables to a model of an LLM connection',
       role: { atLeast: 'member', refusal: 'viewers cannot run the playground' },
-      params: projectParams,
       body: playgroundRequest,
     },
-    async ({ body, req }) =>
-      runPlayground({ pool: ctx.pool, llm: ctx.config.llm, models: ctx.models }, req.project.id, body),
+    async ({ body, projectId }) =>
+      runPlayground({ pool: ctx.pool, llm: ctx.config.llm, models: ctx.models }, projectId, body),
   );
-};
+});

@@ -6,14 +6,14 @@ import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
 import { orNull } from '../../reads/sql.ts';
 import type { WebContext } from '../core/context.ts';
-import { q, route } from '../core/route.ts';
+import { projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const scoreListQuery = z.object({
   ...q.page(100, 50),
   userId: z.string().optional(),
   name: z.string().optional(),
-  fromTimestamp: q.datetime().optional(),
-  toTimestamp: q.datetime().optional(),
+  ...q.timeRange(),
   environment: q.many(),
   source: z.string().optional(),
   operator: z.string().optional(),
@@ -31,19 +31,16 @@ const scoreListQuery = z.object({
 });
 
 export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
-  for (const url of ['/api/public/scores', '/api/public/v2/scores']) {
-    route(
-      app,
+  for (const prefix of ['/api/public', '/api/public/v2']) {
+    const legacy = projectRoutes(app, publicMount(prefix, 'Legacy', 'deprecated'));
+    legacy(
       {
         method: 'GET',
-        gate: 'deprecated',
-        url,
-        tag: 'Legacy',
+        path: '/scores',
         summary: 'Scores with their trace fields (deprecated; 404 in events_only)',
         query: scoreListQuery,
       },
-      async ({ query, req }) => {
-        const { projectId } = req.principal;
+      async ({ query, projectId }) => {
         const { rows, meta } = await runPaged(ctx, buildScoreList({ ...query, projectId }), query);
         const withTrace = !query.fields || query.fields.includes('trace');
         const traces = new Map<string, Row>();
@@ -75,21 +72,11 @@ export function legacyScoreRoutes(app: FastifyInstance, ctx: WebContext): void {
         };
       },
     );
-    route(
-      app,
-      {
-        method: 'GET',
-        gate: 'deprecated',
-        url: `${url}/:id`,
-        tag: 'Legacy',
-        summary: 'One score (deprecated)',
-        params: z.object({ id: z.string().min(1) }),
-      },
-      async ({ params, req, reply }) => {
-        const [row] = await select(ctx, buildScoreById(req.principal.projectId, params.id));
-        if (!row) return reply.code(404).send({ message: `Score ${params.id} not found` });
-        return mapScoreLegacy(row);
-      },
+    legacy.lookup(
+      { path: '/scores/:id', summary: 'One score (deprecated)' },
+      'Score',
+      async ({ params, projectId }) => (await select(ctx, buildScoreById(projectId, params.id)))[0],
+      mapScoreLegacy,
     );
   }
 }

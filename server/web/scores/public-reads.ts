@@ -6,7 +6,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { buildScoresV3, mapScoreV3, parseScoreFields, scoresCursor } from '../../reads/scores.ts';
 import { select } from '../../reads/select.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { legacyScoreRoutes } from './legacy.ts';
@@ -30,8 +29,7 @@ export const scoresV3Query = z.object({
   sessionId: q.csv(),
   observationId: q.csv(),
   experimentId: q.csv(),
-  fromTimestamp: q.datetime().optional(),
-  toTimestamp: q.datetime().optional(),
+  ...q.timeRange(),
 });
 
 const scoreV3 = z
@@ -50,7 +48,6 @@ const scoreV3 = z
   .loose();
 
 export const scoresPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {

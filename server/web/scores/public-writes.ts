@@ -5,16 +5,16 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, NotFound } from '../../errors.ts';
+import { BadRequest } from '../../errors.ts';
 import { describeIssues } from '../../ingestion/schemas.ts';
-import { pageMeta } from '../../reads/datasets.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs, updateConfig } from '../../scores/config-store.ts';
 import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
+import { found } from '../core/answers.ts';
 import { attributionOf } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { pageMetaResponse } from '../core/project-routes.ts';
-import { q, route } from '../core/route.ts';
+import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../core/project-routes.ts';
+import { q } from '../core/route.ts';
 
 const scoreConfig = z.object({
   id: z.string(),
@@ -31,19 +31,18 @@ const scoreConfig = z.object({
 });
 
 export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+  const scores = projectRoutes(app, publicMount('/api/public', 'Scores'));
+  const configs = projectRoutes(app, publicMount('/api/public', 'Score configs'));
+  scores(
     {
       method: 'POST',
-      url: '/api/public/scores',
-      tag: 'Scores',
+      path: '/scores',
       summary:
         'Create one score (200 {id}) or an array of scores (202 when all are accepted, 207 {accepted, rejected, errors} otherwise)',
       body: z.union([z.array(z.unknown()).min(1), z.record(z.string(), z.unknown())]),
     },
-    async ({ body, req, reply }) => {
+    async ({ body, req, reply, projectId }) => {
       const items = Array.isArray(body) ? body : [body];
-      const { projectId } = req.principal;
       const result = await writeApiScores(items, {
         projectId,
         attribution: attributionOf(req),
@@ -64,97 +63,67 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
     },
   );
 
-  route(
-    app,
+  scores(
     {
       method: 'DELETE',
-      url: '/api/public/scores/:scoreId',
-      tag: 'Scores',
+      path: '/scores/:scoreId',
       summary: 'Delete a score',
-      params: z.object({ scoreId: z.string().min(1) }),
     },
-    async ({ params, req, reply }) => {
-      if (!(await deleteApiScore(ctx.store, req.principal.projectId, params.scoreId))) {
-        throw new NotFound(`Score ${params.scoreId} not found`);
-      }
+    async ({ params, reply, projectId }) => {
+      found(await deleteApiScore(ctx.store, projectId, params.scoreId), 'Score', params.scoreId);
       // The reference answers 202: the deletion is applied to the analytics store asynchronously.
       return reply.code(202).send({ message: 'Score deleted' });
     },
   );
 
-  route(
-    app,
+  configs(
     {
       method: 'POST',
-      url: '/api/public/score-configs',
-      tag: 'Score configs',
+      path: '/score-configs',
       summary: 'Create a score config',
       body: createConfigRequest,
       response: scoreConfig,
     },
-    async ({ body, req }) => createConfig(ctx.pool, req.principal.projectId, body),
+    async ({ body, projectId }) => createConfig(ctx.pool, projectId, body),
   );
 
-  route(
-    app,
+  configs(
     {
       method: 'GET',
-      url: '/api/public/score-configs',
-      tag: 'Score configs',
+      path: '/score-configs',
       summary: 'List score configs, newest first',
       query: z.object(q.page(1000, 50)),
       response: z.object({ data: z.array(scoreConfig), meta: pageMetaResponse }),
     },
-    async ({ query, req }) => {
-      const { configs, total } = await listConfigs(
-        ctx.pool,
-        req.principal.projectId,
-        query.limit,
-        (query.page - 1) * query.limit,
-      );
-      return {
-        data: configs,
-        meta: pageMeta(query.page, query.limit, total),
-      };
+    async ({ query, projectId }) => {
+      const { configs, total } = await listConfigs(ctx.pool, projectId, query.limit, offsetOf(query));
+      return paged(query, configs, total);
     },
   );
 
-  route(
-    app,
-    {
-      method: 'GET',
-      url: '/api/public/score-configs/:configId',
-      tag: 'Score configs',
-      summary: 'Get a score config',
-      params: z.object({ configId: z.string().min(1) }),
-      response: scoreConfig,
-    },
-    async ({ params, req }) => {
-      const config = await findConfig(ctx.pool, req.principal.projectId, params.configId);
-      if (!config) throw new NotFound(`Score config ${params.configId} not found`);
-      return config;
-    },
+  configs.lookup(
+    { path: '/score-configs/:configId', summary: 'Get a score config', response: scoreConfig },
+    'Score config',
+    ({ params, projectId }) => findConfig(ctx.pool, projectId, params.configId),
   );
 
-  route(
-    app,
+  configs(
     {
       method: 'PATCH',
-      url: '/api/public/score-configs/:configId',
-      tag: 'Score configs',
+      path: '/score-configs/:configId',
       summary: 'Update a score config (archive it, rename it, change its range, categories or description)',
-      params: z.object({ configId: z.string().min(1) }),
       body: updateConfigRequest,
       response: scoreConfig,
     },
-    async ({ params, body, req }) => {
-      const current = await findConfig(ctx.pool, req.principal.projectId, params.configId);
-      if (!current) throw new NotFound(`Score config ${params.configId} not found`);
+    async ({ params, body, projectId }) => {
+      const current = found(
+        await findConfig(ctx.pool, projectId, params.configId),
+        'Score config',
+        params.configId,
+      );
       const next = applyConfigUpdate(current, body);
       if ('issues' in next) throw new BadRequest('Invalid request data', describeIssues(next.issues));
-      const updated = await updateConfig(ctx.pool, next.config);
-      if (!updated) throw new NotFound(`Score config ${params.configId} not found`);
-      return updated;
+      return found(await updateConfig(ctx.pool, next.config), 'Score config', params.configId);
     },
   );
 };

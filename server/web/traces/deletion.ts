@@ -7,43 +7,40 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { deleteTraces, traceDeletionDeps } from '../../deletion/traces.ts';
+import { deleteTraces, type TraceDeletionDeps, traceDeletionDeps } from '../../deletion/traces.ts';
+import { actorOf } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
-import { projectParams } from '../ui-shell/scope.ts';
+import { type Declare, projectRoutes, publicMount, uiMount } from '../core/project-routes.ts';
 
 const deleteTraceResponse = z.object({ message: z.string() });
 
 const depsOf = (ctx: PluginOptions['ctx']) =>
   traceDeletionDeps(ctx.config, { pool: ctx.pool, analytics: ctx.analytics, mediaBlobs: ctx.mediaBlobs });
 
-export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const deps = depsOf(ctx);
-
-  route(
-    app,
+/** The one-trace delete, declared once for the public API and the UI's project scope (owners). */
+function traceDeletion(declare: Declare, deps: TraceDeletionDeps) {
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/traces/:traceId',
-      tag: 'Trace',
+      path: '/traces/:traceId',
       summary: 'Delete a trace with its observations, scores, comments and media',
-      params: z.object({ traceId: z.string().min(1) }),
       response: deleteTraceResponse,
     },
-    async ({ params, req }) => {
-      await deleteTraces(deps, req.principal.projectId, { publicKey: req.principal.publicKey }, [
-        params.traceId,
-      ]);
+    async ({ params, projectId, req }) => {
+      await deleteTraces(deps, projectId, actorOf(req), [params.traceId]);
       return { message: 'Trace deleted successfully' };
     },
   );
+}
 
-  route(
-    app,
+export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+  const deps = depsOf(ctx);
+  const declare = projectRoutes(app, publicMount('/api/public', 'Trace'));
+  traceDeletion(declare, deps);
+  declare(
     {
       method: 'DELETE',
-      url: '/api/public/traces',
-      tag: 'Trace',
+      path: '/traces',
       summary: 'Delete up to 1000 traces with their observations, scores, comments and media',
       body: z.strictObject({
         traceIds: z
@@ -53,13 +50,8 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
       }),
       response: deleteTraceResponse,
     },
-    async ({ body, req }) => {
-      await deleteTraces(
-        deps,
-        req.principal.projectId,
-        { publicKey: req.principal.publicKey },
-        body.traceIds,
-      );
+    async ({ body, projectId, req }) => {
+      await deleteTraces(deps, projectId, actorOf(req), body.traceIds);
       return { message: 'Traces deleted successfully' };
     },
   );
@@ -67,21 +59,6 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
 
 /** Registered in the UI's project scope (./ui.ts), whose hook checks the project and the role. */
 export const uiTraceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const deps = depsOf(ctx);
-  route(
-    app,
-    {
-      method: 'DELETE',
-      url: '/api/ui/projects/:projectId/traces/:traceId',
-      tag: 'UI',
-      summary: 'Delete a trace with its observations, scores, comments and media (owners)',
-      role: { atLeast: 'owner', refusal: 'only owners delete traces' },
-      params: projectParams.extend({ traceId: z.string().min(1) }),
-      response: deleteTraceResponse,
-    },
-    async ({ params, req }) => {
-      await deleteTraces(deps, req.project.id, { userId: req.session.user.id }, [params.traceId]);
-      return { message: 'Trace deleted successfully' };
-    },
-  );
+  const owners = uiMount({ atLeast: 'owner', refusal: 'only owners delete traces' });
+  traceDeletion(projectRoutes(app, owners), depsOf(ctx));
 };

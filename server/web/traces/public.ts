@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { BadRequest } from '../../errors.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
 import { mapObservation, parseFieldGroups, rowKey, simpleFilters } from '../../reads/observations.ts';
-import { modeGate } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { readObservationPage } from './observation-page.ts';
@@ -46,7 +45,6 @@ const observationV2 = z
   .loose();
 
 export const v4ReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', modeGate(ctx));
   route(
     app,
     {

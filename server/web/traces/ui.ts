@@ -5,7 +5,6 @@
  * the same services as `POST /api/public/scores` and `POST /api/public/comments`. Viewers read,
  * owners and members write.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { createCommentRequest } from '../../comments/rules.ts';
 import { createComment, listComments } from '../../comments/store.ts';
@@ -22,10 +21,10 @@ import { buildTraceTotals, costSource, indexTraceTotals } from '../../reads/trac
 import { treeOrder } from '../../reads/tree-order.ts';
 import { writeApiScores } from '../../scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../scores/config-store.ts';
+import { notFound } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
+import { familyPlugin, uiMount } from '../core/project-routes.ts';
 import { SERVICE_VERSION } from '../service/health.ts';
-import { projectParams } from '../ui-shell/scope.ts';
 import { readObservationPage } from './observation-page.ts';
 
 const ALL_GROUPS = new Set<FieldGroup>(FIELD_GROUPS);
@@ -67,19 +66,15 @@ export function matchedModel(models: Map<string, ModelDefinition>, modelId: unkn
     : null;
 }
 
-export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  route(
-    app,
+export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
+  declare(
     {
       method: 'GET',
       gate: 'v4-reads',
-      url: '/api/ui/projects/:projectId/traces/:traceId',
-      tag: 'UI',
+      path: '/traces/:traceId',
       summary: "A trace's observations with their values, scores and comments",
-      params: projectParams.extend({ traceId: z.string().min(1) }),
     },
-    async ({ params, req }) => {
-      const projectId = req.project.id;
+    async ({ params, projectId }) => {
       const page = await readObservationPage(ctx, {
         projectId,
         groups: ALL_GROUPS,
@@ -88,7 +83,7 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
         expandMetadata: [],
         withDetails: true,
       });
-      if (page.rows.length === 0) throw new NotFound(`trace ${params.traceId} not found`);
+      if (page.rows.length === 0) throw notFound('trace', params.traceId);
       const [scoreRows, totalRows, models] = await Promise.all([
         select(ctx, buildRowScores(projectId, [params.traceId])),
         select(ctx, buildTraceTotals(projectId, [params.traceId])),
@@ -134,75 +129,64 @@ export const uiTracesPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'GET',
-      url: '/api/ui/projects/:projectId/score-configs',
-      tag: 'UI',
+      path: '/score-configs',
       summary: "The project's score configs an annotator can score with (archived ones left out)",
-      params: projectParams,
     },
-    async ({ req }) => {
-      const { configs } = await listConfigs(ctx.pool, req.project.id, 100, 0);
+    async ({ projectId }) => {
+      const { configs } = await listConfigs(ctx.pool, projectId, 100, 0);
       return { data: configs.filter((c) => !c.isArchived) };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/scores',
-      tag: 'UI',
+      path: '/scores',
       summary:
         'Add a score, as POST /api/public/scores, by the signed-in user: ANNOTATION with a score config (as the reference annotates), API without',
       role: { atLeast: 'member', refusal: 'viewers cannot add scores' },
-      params: projectParams,
       body: z.record(z.string(), z.unknown()),
     },
-    async ({ body, req }) => {
-      const access = req.project;
+    async ({ body, req, projectId }) => {
       const source = body['configId'] ? 'ANNOTATION' : 'API';
       const result = await writeApiScores([{ ...body, source }], {
-        projectId: access.id,
+        projectId,
         authorUserId: req.session.user.id,
         attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
         store: ctx.store,
-        findConfig: (id) => findConfig(ctx.pool, access.id, id),
+        findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (result.errors[0]) throw new BadRequest(result.errors[0].message);
       return { id: result.ids[0] };
     },
   );
 
-  route(
-    app,
+  declare(
     {
       method: 'POST',
-      url: '/api/ui/projects/:projectId/comments',
-      tag: 'UI',
+      path: '/comments',
       summary: 'Add a comment, as POST /api/public/comments, authored by the signed-in user',
       role: { atLeast: 'member', refusal: 'viewers cannot add comments' },
-      params: projectParams,
       body: createCommentRequest.omit({ projectId: true, authorUserId: true }),
     },
-    async ({ body, req }) => {
-      const access = req.project;
+    async ({ body, req, projectId }) => {
       const stores = {
         pool: ctx.pool,
         analytics: ctx.analytics,
         hasEvents: ctx.config.mode.release === '4',
         readLegacy: behaviourOf(ctx.config.mode).servesLegacyEndpoints,
       };
-      if (!(await targetExists(stores, access.id, body))) {
+      if (!(await targetExists(stores, projectId, body))) {
         throw new NotFound(`objectId: no ${body.objectType.toLowerCase()} ${body.objectId} in this project`);
       }
-      const comment = await createComment(ctx.pool, access.id, {
+      const comment = await createComment(ctx.pool, projectId, {
         ...body,
         authorUserId: req.session.user.id,
       });
       return { id: comment.id };
     },
   );
-};
+});

@@ -7,10 +7,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { Conflict, NotFound } from '../../errors.ts';
+import { Conflict } from '../../errors.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { revokeOtherSessions, revokeSession, sessionsOf } from '../../users/sessions.ts';
 import { projectsOf, setV4Preview } from '../../users/store.ts';
+import { found } from '../core/answers.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { route } from '../core/route.ts';
 
@@ -68,8 +69,11 @@ export const uiAccountPlugin: FastifyPluginAsync<PluginOptions> = async (app, { 
       params: z.object({ sessionId: z.string().min(1).max(100) }),
     },
     async ({ params, req }) => {
-      if (!(await revokeSession(ctx.pool, req.session.user.id, params.sessionId)))
-        throw new NotFound(`session ${params.sessionId} not found`);
+      found(
+        await revokeSession(ctx.pool, req.session.user.id, params.sessionId),
+        'session',
+        params.sessionId,
+      );
       return { ok: true };
     },
   );
