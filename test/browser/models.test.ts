@@ -207,7 +207,8 @@ describe('the models page', () => {
     const acme = own.data.find((m) => m.modelName === 'acme-chat' && !m.isLangfuseManaged)!;
     expect(stored).toMatchObject({
       modelId: acme.id,
-      usageDetails: { input: 100, output: 10 },
+      // The usage stored with the total of the types sent, as the reference stores it.
+      usageDetails: { input: 100, output: 10, total: 110 },
       costDetails: { input: 0.1, output: 0.03, total: 0.13 },
       totalCost: 0.13,
     });
@@ -221,7 +222,7 @@ describe('the models page', () => {
     expect(await bodyRows(page.getByRole('table', { name: 'Cost by usage type' }))).toEqual([
       ['input', '100', '$0.10'],
       ['output', '10', '$0.03'],
-      ['total', '', '$0.13'],
+      ['total', '110', '$0.13'],
     ]);
     expect(await page.getByRole('definition').allInnerTexts()).toContain('$0.13 · computed');
     await screenshot(page, 'trace-generation-cost');
@@ -232,7 +233,7 @@ describe('the models page', () => {
     expect(await bodyRows(page.getByRole('table', { name: 'Cost by usage type' }))).toEqual([
       ['input', '100', '$1.00'],
       ['output', '10', '$2.00'],
-      ['total', '', '$3.00'],
+      ['total', '110', '$3.00'],
     ]);
   });
 });
