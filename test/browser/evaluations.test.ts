@@ -15,8 +15,10 @@
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { startObservation } from '@langfuse/tracing';
+import pgLib from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PENDING_PER_RULE } from '../../server/evaluation/scan.ts';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
@@ -254,6 +256,36 @@ describe('evaluations in the browser', () => {
     await expect
       .poll(() => page.getByRole('heading', { level: 2 }).innerText())
       .toBe('Execute evaluator: qa-hallucination GENERATION');
+  });
+
+  it("says when the rule's queue is full and its scan holds", async () => {
+    const db = new pgLib.Client({ connectionString: pg.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query('SELECT id FROM evaluation_rules WHERE project_id = $1 AND name = $2', [
+        project.projectId,
+        'judge qa',
+      ]);
+      // A backlog not yet due (the judge is busy): the worker leaves it, the scan holds.
+      await db.query(
+        `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time, next_attempt_at)
+         SELECT 'held-' || n, $1, $2, 'e', 't', 'held-' || n, now(), now() + interval '1 hour' FROM generate_series(1, $3::int) AS n`,
+        [project.projectId, rows[0].id, PENDING_PER_RULE],
+      );
+      await page.goto(`/project/${project.projectId}/evaluations`);
+      const row = page
+        .getByRole('table', { name: 'Evaluation rules' })
+        .getByRole('row', { name: /^judge qa/ });
+      await row.getByRole('button', { name: 'Executions' }).click();
+      await expect
+        .poll(() => page.getByRole('status').filter({ hasText: 'waiting for the judge' }).innerText())
+        .toBe(
+          `${PENDING_PER_RULE} waiting for the judge. The rule's scan holds while ${PENDING_PER_RULE} wait: what arrives meanwhile is judged once the judge catches up, nothing is skipped.`,
+        );
+    } finally {
+      await db.query("DELETE FROM evaluation_executions WHERE id LIKE 'held-%'");
+      await db.end();
+    }
   });
 
   it('shows the EVAL score on the observations table and on the trace view', async () => {

@@ -317,6 +317,20 @@ describe('observation rules judged by a real model', () => {
     await new Promise((r) => setTimeout(r, 6_000));
     expect(await cursor()).toEqual(held);
     expect(await execution(o.generationId)).toBeUndefined();
+    // The rule's execution log in the UI says so.
+    const member = await createUiUser(env, `member-${randomBytes(3).toString('hex')}@example.com`, [
+      '--project',
+      project.projectId,
+      '--role',
+      'member',
+    ]);
+    const log = await request(
+      await signIn(web.url, member),
+      'GET',
+      `/api/ui/projects/${project.projectId}/evaluation-rules/${ruleId}/executions?limit=5`,
+    );
+    expect(log.status).toBe(200);
+    expect(log.body.queue).toEqual({ waiting: PENDING_PER_RULE, holdsAt: PENDING_PER_RULE });
     // The judge catches up (here: the backlog is cancelled): the scan resumes where it held.
     await db.query("UPDATE evaluation_executions SET status = 'CANCELLED' WHERE id LIKE 'x-%'");
     const [score] = await waitFor('the score of what waited', async () => {

@@ -95,6 +95,8 @@ export type LlmConnection = ReturnType<typeof publicConnection>;
 export type Evaluator = ReturnType<typeof publicEvaluator>;
 export type EvaluationRule = Awaited<ReturnType<typeof publicRule>>;
 export type Execution = LoggedExecution & { score: Score | null };
+/** A rule's execution log, with how many executions wait and from how many its scan holds. */
+export type ExecutionLogPage = NumberedPage<Execution> & { queue: { waiting: number; holdsAt: number } };
 export interface MappingEntry {
   variable: string;
   source: string;
@@ -635,7 +637,7 @@ export const api = {
     body: { target: string; filter: FilterCondition[]; evaluator: string; mapping: MappingEntry[] },
   ) => call<MappingPreview>('POST', `${projectPath(id)}/evaluation-rules/preview`, body),
   executions: (id: string, ruleId: string) =>
-    call<NumberedPage<Execution>>(
+    call<ExecutionLogPage>(
       'GET',
       `${projectPath(id)}/evaluation-rules/${encodeURIComponent(ruleId)}/executions?limit=100`,
     ),

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { behaviourOf } from '../../contract/write-modes.ts';
 import { convertToObservationRule, publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
-import { listExecutions } from '../../evaluation/executions.ts';
+import { listExecutions, pendingByRule } from '../../evaluation/executions.ts';
 import { mappedValues, readJudged } from '../../evaluation/judged.ts';
 import {
   checkRuleFilters,
@@ -22,7 +22,7 @@ import {
   ruleFilter,
   ruleFilterColumns,
 } from '../../evaluation/rules.ts';
-import { buildSample, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
+import { buildSample, PENDING_PER_RULE, type ScanRow, sourceOf } from '../../evaluation/scan.ts';
 import { findEvaluatorByName, findRule, listEvaluatorVersions } from '../../evaluation/store.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
@@ -59,7 +59,8 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
     {
       method: 'GET',
       path: '/evaluation-rules/:evaluationRuleId/executions',
-      summary: "A rule's executions, newest first: status, attempts, failure reason, score and judge trace",
+      summary:
+        "A rule's executions, newest first: status, attempts, failure reason, score and judge trace; how many wait",
       query: z.object(q.page(100, 50)),
     },
     async ({ params, query, projectId }) => {
@@ -71,17 +72,22 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
         query.limit,
         offsetOf(query),
       );
+      const waiting = (await pendingByRule(ctx.pool, [rule.id])).get(rule.id) ?? 0;
       const scoreIds = executions.flatMap((e) => (e.scoreId ? [e.scoreId] : []));
       const scores = new Map(
         (scoreIds.length > 0 ? await select(ctx, buildScoresById(rule.projectId, scoreIds)) : [])
           .map(rowScore)
           .map((s) => [s.id, s]),
       );
-      return paged(
-        query,
-        executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
-        total,
-      );
+      return {
+        ...paged(
+          query,
+          executions.map((e) => ({ ...e, score: (e.scoreId && scores.get(e.scoreId)) || null })),
+          total,
+        ),
+        // How many wait for the judge, and from how many the rule's scan holds (scan.ts).
+        queue: { waiting, holdsAt: PENDING_PER_RULE },
+      };
     },
   );
 

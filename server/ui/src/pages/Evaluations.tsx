@@ -11,7 +11,7 @@ import {
   api,
   type EvaluationRule,
   type Evaluator,
-  type Execution,
+  type ExecutionLogPage,
   type LlmConnection,
   type MappingEntry,
 } from '../api.ts';
@@ -179,13 +179,13 @@ function RuleRow({
   onEdit: (r: EvaluationRule) => void;
   onChange: () => void;
 }) {
-  const [log, setLog] = useState<Execution[] | undefined>();
+  const [log, setLog] = useState<ExecutionLogPage | undefined>();
   const [error, setError] = useState<string | undefined>();
   const setEnabled = (enabled: boolean) =>
     api.updateEvaluationRule(projectId, r.id, { enabled }).then(onChange, (e: Error) => setError(e.message));
   const showLog = () =>
     api.executions(projectId, r.id).then(
-      (p) => setLog(p.data),
+      (p) => setLog(p),
       (e: Error) => setError(e.message),
     );
   return (
@@ -238,7 +238,7 @@ function RuleRow({
       </tr>
       {log && (
         <DetailRow columns={7}>
-          <ExecutionLog projectId={projectId} rule={r} executions={log} onRefresh={showLog} />
+          <ExecutionLog projectId={projectId} rule={r} log={log} onRefresh={showLog} />
         </DetailRow>
       )}
     </>
@@ -248,19 +248,28 @@ function RuleRow({
 function ExecutionLog({
   projectId,
   rule,
-  executions,
+  log,
   onRefresh,
 }: {
   projectId: string;
   rule: EvaluationRule;
-  executions: Execution[];
+  log: ExecutionLogPage;
   onRefresh: () => void;
 }) {
+  const executions = log.data;
+  const { waiting, holdsAt } = log.queue;
   return (
     <div>
       <button type="button" onClick={onRefresh}>
         Refresh executions
       </button>
+      {waiting > 0 && (
+        <p className="muted" role="status">
+          {waiting} waiting for the judge.
+          {waiting >= holdsAt &&
+            ` The rule's scan holds while ${holdsAt} wait: what arrives meanwhile is judged once the judge catches up, nothing is skipped.`}
+        </p>
+      )}
       <Grid
         empty={
           executions.length === 0 &&
