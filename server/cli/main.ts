@@ -65,6 +65,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       'recompute computed (never sent) costs with the current model definitions, resumable: --from ISO --to ISO [--project ID] [--batch-size N] [--json]',
     load: async () => (await import('./recompute-costs.ts')).run,
   },
+  ingestion: {
+    summary:
+      'rebuild analytics rows from the ingestion log: replay --from ISO --to ISO [--project ID] [--json]',
+    load: async () => (await import('./ingestion.ts')).run,
+  },
   'create-project': {
     summary: 'create a project and print its keys: --name NAME [--json]',
     load: async () => (await import('./create-project.ts')).run,

@@ -13,6 +13,7 @@ import { redisCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
+import { backlogGate, blobIngestionLog } from '../ingestion/log/log.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ModelCatalog } from '../models/catalog.ts';
@@ -66,6 +67,18 @@ export async function run(_args: string[]): Promise<number> {
   const producers = config.mode.release === '4' ? new ProducerRecorder(stores.pool) : undefined;
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
+  const logSettings = config.ingestionLog;
+  const logBlobs = logSettings.s3 ? s3BlobStore(logSettings.s3) : undefined;
+  const ingestionLog =
+    logBlobs &&
+    blobIngestionLog({
+      blobs: logBlobs,
+      pool: stores.pool,
+      prefix: logSettings.s3?.prefix ?? '',
+      waitForStore: logSettings.waitForStore,
+      onApplyFailed: (err) =>
+        log.warn({ err: err.message }, 'write logged; the worker will write it to the store'),
+    });
   const coordination = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   // Sign-in limits count in Redis so every replica enforces one limit; without REDIS_URL, per process.
   const signInStore = config.redisUrl
@@ -85,6 +98,8 @@ export async function run(_args: string[]): Promise<number> {
       analytics: stores.analytics,
       store: clickhouseStore(stores.analytics, config.clickhouse),
       locks: pgEntityLocks(stores.pool),
+      ingestionLog,
+      ingestionBacklog: logBlobs && backlogGate(stores.pool, logSettings),
       keys: new KeyVerifier(stores.pool),
       models,
       producers,
@@ -111,6 +126,7 @@ export async function run(_args: string[]): Promise<number> {
       await producers?.close();
       mediaBlobs?.close();
       exportBlobs?.close();
+      logBlobs?.close();
       await coordination?.close();
       signInStore?.disconnect();
       await stores.close();

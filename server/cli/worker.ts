@@ -47,6 +47,7 @@ export async function run(_args: string[]): Promise<number> {
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   // Retention deletes the media expired traces leave without a link.
   const mediaBlobs = config.media.s3 ? s3BlobStore(config.media.s3) : undefined;
+  const ingestionLogBlobs = config.ingestionLog.s3 ? s3BlobStore(config.ingestionLog.s3) : undefined;
   const jobs = startWorkerJobs({
     config,
     pool: stores.pool,
@@ -57,7 +58,10 @@ export async function run(_args: string[]): Promise<number> {
     schemaKnown: schema === 'known',
     exportBlobs,
     mediaBlobs,
+    ingestionLogBlobs,
     onPropagationMetrics: metrics.onPropagation,
+    onIngestionDrain: metrics.onIngestionDrain,
+    onIngestionBacklog: metrics.onIngestionBacklog,
   });
   let shuttingDown = false;
 
@@ -86,6 +90,7 @@ export async function run(_args: string[]): Promise<number> {
       await coordination.close();
       exportBlobs?.close();
       mediaBlobs?.close();
+      ingestionLogBlobs?.close();
       await stores.close();
     },
   });

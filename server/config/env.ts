@@ -14,6 +14,8 @@ import {
   ENV_DEFAULTS,
   ENV_LIMITS,
   type Env,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
   LIFECYCLE_ENV,
   LLM_ENV,
   type LogLevel,
@@ -114,6 +116,16 @@ export interface ServiceConfig {
   /** Overrides of the analytics statement bounds of this process's role. */
   analyticsTimeouts: TimeoutOverrides;
   alerts: AlertSettings;
+  ingestionLog: IngestionLogSettings;
+}
+
+export interface IngestionLogSettings {
+  /** The bucket the log's files go to; absent: no log, writes go straight to the analytics store. */
+  s3: S3Settings | undefined;
+  waitForStore: boolean;
+  backlogMaxAgeSeconds: number;
+  backlogMaxBytes: number;
+  retentionHours: number;
 }
 
 export interface AlertSettings {
@@ -134,6 +146,7 @@ type RequiredName =
   | typeof ENV.databaseUrl
   | typeof ENV.clickhouseUrl
   | typeof ENV.redisUrl
+  | typeof INGESTION_LOG_S3_ENV.bucket
   | typeof BACKUP_S3_ENV.bucket;
 
 export interface LoadOptions {
@@ -231,6 +244,14 @@ const mediaSchema = fields({
   .transform((media): { media: MediaSettings } => ({ media }));
 
 const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
+const ingestionLogSchema = fields({
+  waitForStore: [INGESTION_LOG_ENV.waitForStore, bool(ENV_DEFAULTS.ingestionLogWaitForStore)],
+  backlogMaxAgeSeconds: [INGESTION_LOG_ENV.backlogMaxAgeSeconds, limited('ingestionBacklogMaxAgeSeconds')],
+  backlogMaxBytes: [INGESTION_LOG_ENV.backlogMaxBytes, limited('ingestionBacklogMaxBytes')],
+  retentionHours: [INGESTION_LOG_ENV.retentionHours, limited('ingestionLogRetentionHours')],
+})
+  .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
+  .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));
 const backupStorageSchema = s3Schema(BACKUP_S3_ENV).transform((backupStorage) => ({ backupStorage }));
 
 const csv = (v: string) =>
@@ -290,6 +311,7 @@ const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfi
     .and(backfillSchema)
     .and(analyticsTimeoutsSchema)
     .and(alertsSchema)
+    .and(ingestionLogSchema)
     .and(requiredSchema(require));
 
 /** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
@@ -309,6 +331,7 @@ export const ROLE_REQUIRES = {
   producers: ['DATABASE_URL'],
   models: ['DATABASE_URL'],
   'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  ingestion: ['DATABASE_URL', 'CLICKHOUSE_URL', INGESTION_LOG_S3_ENV.bucket],
   'create-project': ['DATABASE_URL'],
   'create-user': ['DATABASE_URL'],
   'create-org-key': ['DATABASE_URL'],

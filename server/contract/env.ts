@@ -79,6 +79,23 @@ export const ALERT_ENV = {
 } as const;
 
 /**
+ * The ingestion log (server/ingestion/log/): where accepted writes are made durable before they
+ * are acknowledged, and its bounds. Off unless its bucket is set (named like the reference's
+ * `LANGFUSE_S3_EVENT_UPLOAD_*`); set through the web's and the worker's extra environment.
+ */
+export const INGESTION_LOG_S3_ENV = s3Names('SERVICE_S3_EVENT_UPLOAD');
+export const INGESTION_LOG_ENV = {
+  /** true: the web writes the rows itself before answering (the drain only catches up); false: it answers once the write is logged. */
+  waitForStore: 'SERVICE_INGESTION_LOG_WAIT_FOR_STORE',
+  /** Age of the oldest undrained write past which the web answers 429 with Retry-After. */
+  backlogMaxAgeSeconds: 'SERVICE_INGESTION_BACKLOG_MAX_AGE_SECONDS',
+  /** Undrained bytes past which the web answers 429 with Retry-After. */
+  backlogMaxBytes: 'SERVICE_INGESTION_BACKLOG_MAX_BYTES',
+  /** Hours a drained log file is kept (for `observatory ingestion replay`) before the worker deletes it. */
+  retentionHours: 'SERVICE_INGESTION_LOG_RETENTION_HOURS',
+} as const;
+
+/**
  * The web's sign-in and session settings. Deployment-specific (the proxy in front, the public URL),
  * so not rendered by the operator from its spec: set them through the web's extra environment.
  */
@@ -199,6 +216,11 @@ export const ENV_DEFAULTS = {
   shutdownDrainSeconds: 3,
   autoMigrationDisabled: false,
   backgroundMigrationsInWorker: true,
+  ingestionLogWaitForStore: true,
+  ingestionBacklogMaxAgeSeconds: 3600,
+  /** 10 GiB. */
+  ingestionBacklogMaxBytes: 10 * 1024 ** 3,
+  ingestionLogRetentionHours: 7 * 24,
 } as const;
 
 /** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
@@ -218,6 +240,10 @@ export const ENV_LIMITS = {
   signInLimitPerAccountAddress: { min: 1, max: 1000 },
   signInLimitPerAddress: { min: 1, max: 100_000 },
   shutdownDrainSeconds: { min: 0, max: 3600 },
+  ingestionBacklogMaxAgeSeconds: { min: 10, max: 7 * 24 * 3600 },
+  ingestionBacklogMaxBytes: { min: 1024 ** 2, max: Number.MAX_SAFE_INTEGER },
+  /** Above the sweeper's window (a day), so a file it could queue again is never one retention deleted. */
+  ingestionLogRetentionHours: { min: 25, max: 365 * 24 },
   /** Ports of the operator's listeners. */
   port: { min: 1, max: 65535 },
 } as const;

@@ -4,7 +4,7 @@
  */
 import { usageWithTotal } from '../models/pricing.ts';
 import type { OtelObservation } from '../otel/types.ts';
-import type { LegacyChanges } from './batch.ts';
+import type { LegacyChanges } from './commit.ts';
 import type { Attribution, Row } from './records.ts';
 import { chTime } from './time.ts';
 

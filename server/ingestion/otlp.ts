@@ -1,6 +1,6 @@
 /**
  * The OTLP trace export use case, as processBatch is the batch endpoint's: decode the export on the
- * export worker in the forms the write needs, then write the accepted spans where the write mode
+ * export worker in the forms the write needs, then write the accepted spans (through the ingestion log when there is one) where the write mode
  * and the producer say (server/contract/write-modes.ts): the legacy tables through the batch
  * endpoint's commit, `events_full` directly (priced), or both. The web handler reads the request's
  * headers and answers; nothing here knows HTTP.
@@ -9,10 +9,12 @@ import { otelTargets } from '../contract/write-modes.ts';
 import { priceEventRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import { processExport } from '../otel/export-pool.ts';
-import { type BatchContext, commitLegacyChanges, LegacyChanges } from './batch.ts';
+import type { BatchContext } from './batch.ts';
+import { LegacyChanges } from './commit.ts';
 import { addOtelChanges } from './otel-records.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
 import { forEachInSlices } from './slices.ts';
+import { acceptWrite } from './write.ts';
 
 export interface OtlpExport {
   body: Uint8Array;
@@ -52,24 +54,24 @@ export async function ingestOtlpExport(exp: OtlpExport, ctx: OtlpContext): Promi
   if (outcome.count === 0) return { kind: 'written', count: 0, rejected: null };
 
   if (!realTime) ctx.onDualPath();
-  if (targets.legacy) {
-    const changes = new LegacyChanges();
-    addOtelChanges(changes, outcome.spans);
-    await commitLegacyChanges(changes, [], {
-      projectId,
-      attribution,
-      store: ctx.store,
-      locks: ctx.locks,
-      targets,
-      models: ctx.models,
-      now: outcome.nowMs,
-      virtualRoots: false,
-    });
-  }
+  const changes = new LegacyChanges();
+  if (targets.legacy) addOtelChanges(changes, outcome.spans);
   if (targets.events) {
     const pricing = await ctx.models.pricingFor(projectId);
     await forEachInSlices(outcome.rows, (row) => priceEventRow(pricing, row));
-    await ctx.store.insert('events_full', outcome.rows);
   }
+  await acceptWrite(
+    {
+      projectId,
+      receivedAt: outcome.nowMs,
+      attribution,
+      targets,
+      virtualRoots: false,
+      changes,
+      scores: [],
+      events: targets.events ? outcome.rows : [],
+    },
+    ctx,
+  );
   return { kind: 'written', count: outcome.count, rejected: outcome.rejected };
 }

@@ -3,13 +3,15 @@
  * array of scores (Python SDK 5.x, for every score including experiment evaluators'). Each score
  * is checked on its own, against its score config when it names one; the accepted ones are
  * written to the analytics `scores` table (every write mode keeps writing scores) and
- * acknowledged only once the store has them.
+ * acknowledged only once they are durable (in the ingestion log, or the store without one).
  */
 import { z } from 'zod';
+import { LegacyChanges } from '../ingestion/commit.ts';
 import { type Attribution, type Row, scoreRow } from '../ingestion/records.ts';
 import { describeIssues, type ScoreBody, scoreBody } from '../ingestion/schemas.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
+import { acceptWrite, type IngestionLog, type WriteDeps } from '../ingestion/write.ts';
 import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../time/iso-datetime.ts';
 import { checkAgainstConfig, type ScoreConfig } from './configs.ts';
 
@@ -58,10 +60,11 @@ export function apiScoreRow(
   return { ok: true, row: { ...row, data_type: dataType, value, string_value: stringValue } };
 }
 
-export interface ScoreWriteDeps {
+export interface ScoreWriteDeps extends WriteDeps {
   projectId: string;
   attribution: Attribution;
-  store: IngestionStore;
+  /** Where accepted scores are made durable first; absent: straight into the store. */
+  log?: IngestionLog | undefined;
   /** The project's score config with this id, if any. */
   findConfig: (id: string) => Promise<ScoreConfig | undefined>;
   /** The signed-in user who scored from the UI (the API has none). */
@@ -111,7 +114,20 @@ export async function writeApiScores(items: unknown[], deps: ScoreWriteDeps): Pr
       rows.push(deps.authorUserId ? { ...built.row, author_user_id: deps.authorUserId } : built.row);
     else errors.push({ index, message: built.message });
   }
-  await deps.store.insert('scores', rows);
+  await acceptWrite(
+    {
+      projectId: deps.projectId,
+      receivedAt: now,
+      attribution: deps.attribution,
+      // Scores go to `scores` in every mode; nothing else is written.
+      targets: { legacy: false, staging: false, events: false },
+      virtualRoots: false,
+      changes: new LegacyChanges(),
+      scores: rows,
+      events: [],
+    },
+    deps,
+  );
   return { ids: rows.map((r) => String(r['id'])), errors };
 }
 

@@ -20,7 +20,7 @@ import { requireOrganizationKey, requireProjectKey } from './core/auth.ts';
 import type { WebContext } from './core/context.ts';
 import { handleError } from './core/error-handler.ts';
 import { modeGate } from './core/gates.ts';
-import { limitConcurrentWrites } from './core/overload.ts';
+import { limitBacklog, limitConcurrentWrites } from './core/overload.ts';
 import { instrumentRequests } from './core/request-metrics.ts';
 import { collectRouteSpecs } from './core/route.ts';
 import { dashboardsPlugin } from './dashboards/public.ts';
@@ -115,6 +115,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     // The ingestion paths write to the analytics store in volume: past the bound they answer 429.
     api.register(async (writes) => {
       limitConcurrentWrites(writes, opts.maxInFlightWrites ?? 64);
+      if (ctx.ingestionBacklog) limitBacklog(writes, ctx.ingestionBacklog);
       writes.register(ingestionPlugin, { ctx });
       writes.register(otlpPlugin, { ctx });
       writes.register(legacyWritesPlugin, { ctx });

@@ -1,7 +1,9 @@
 /**
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
- * scheduled exports and the projects' integrations (blob storage, PostHog), the observation-level evaluations, the alert rules, data retention and the removal of deleted projects.
+ * ingestion log's drain and sweep, the scheduled exports and the projects' integrations (blob storage,
+ * PostHog), the observation-level evaluations, the alert rules, data retention and the removal of
+ * deleted projects.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -22,9 +24,14 @@ import { scanSources } from '../evaluation/scan.ts';
 import { rewindObservationScans } from '../evaluation/store.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
+import { pgEntityLocks } from '../ingestion/entity-locks.ts';
+import { type DrainReport, startDrain } from '../ingestion/log/drain.ts';
+import { type Backlog, backlog } from '../ingestion/log/queue.ts';
+import { pruneLog, sweep } from '../ingestion/log/sweep.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { runBlobIntegrationPass } from '../integrations/blob-job.ts';
 import { runPostHogPass } from '../integrations/posthog-job.ts';
+import { ModelCatalog } from '../models/catalog.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
@@ -43,6 +50,10 @@ export interface WorkerJobsOptions {
   exportBlobs?: BlobStore | undefined;
   /** The media bucket, from which retention removes what expired traces leave unlinked. */
   mediaBlobs?: BlobStore | undefined;
+  /** The ingestion log's bucket; absent: there is no log to drain. */
+  ingestionLogBlobs?: BlobStore | undefined;
+  onIngestionDrain?: (r: DrainReport) => void;
+  onIngestionBacklog?: (b: Backlog) => void;
 }
 
 export interface WorkerJobs {
@@ -63,6 +74,14 @@ const CHAIN_PASS_EVERY_MS = 30_000;
 /** Retention looks for due projects this often; each project's pass runs at most hourly. */
 const RETENTION_TICK_MS = 5 * 60_000;
 const CHAIN_STOP_WAIT_MS = 10_000;
+/** Files per drain claim: many requests' rows per insert, one claim still a few seconds' work. */
+const DRAIN_BATCH_FILES = 500;
+/** A claim not drained in this time is claimed again (its drainer died or hangs). */
+const DRAIN_LEASE_MS = 60_000;
+/** The drain's pause once the log is caught up: the longest a logged write waits to be claimed. */
+const DRAIN_IDLE_MS = 250;
+const LOG_BACKLOG_EVERY_MS = 15_000;
+const LOG_SWEEP_EVERY_MS = 60_000;
 
 export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
   const propagationEnabled = behaviourOf(o.config.mode).runsPropagation && o.schemaKnown;
@@ -140,6 +159,50 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     ? new PassTimer('integration pass', exportEveryMs, () => integrationPass(o, stopping), o.log)
     : undefined;
 
+  // The ingestion log: drained by every worker (claims are leased), swept and pruned by each.
+  const logBlobs = o.schemaKnown ? o.ingestionLogBlobs : undefined;
+  const logPrefix = o.config.ingestionLog.s3?.prefix ?? '';
+  const drain = logBlobs
+    ? startDrain({
+        pool: o.pool,
+        blobs: logBlobs,
+        deps: {
+          store: clickhouseStore(o.analytics, o.config.clickhouse),
+          locks: pgEntityLocks(o.pool),
+          models: new ModelCatalog(o.pool),
+        },
+        batchFiles: DRAIN_BATCH_FILES,
+        leaseMs: DRAIN_LEASE_MS,
+        idleMs: DRAIN_IDLE_MS,
+        onReport: (r) => {
+          o.onIngestionDrain?.(r);
+          if (r.failed > 0 || r.dead > 0) o.log.warn(r, 'ingestion log drain');
+        },
+        onError: (err) => o.log.error({ err: err.message }, 'ingestion log drain failed'),
+      })
+    : undefined;
+  const backlogTimer = logBlobs
+    ? new PassTimer(
+        'ingestion log backlog',
+        LOG_BACKLOG_EVERY_MS,
+        async () => o.onIngestionBacklog?.(await backlog(o.pool)),
+        o.log,
+      )
+    : undefined;
+  const sweepTimer = logBlobs
+    ? new PassTimer(
+        'ingestion log sweep',
+        LOG_SWEEP_EVERY_MS,
+        async () => {
+          const queued = await sweep(o.pool, logBlobs, logPrefix);
+          if (queued > 0) o.log.warn({ queued }, 'ingestion log files without a queue row queued again');
+          const pruned = await pruneLog(o.pool, logBlobs, o.config.ingestionLog.retentionHours * 3_600_000);
+          if (pruned > 0) o.log.info({ pruned }, 'ingestion log files past retention deleted');
+        },
+        o.log,
+      )
+    : undefined;
+
   // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
   // table an earlier mode wrote.
   const retentionDeps = traceDeletionDeps(o.config, {
@@ -170,7 +233,15 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
     },
     async stop() {
       shuttingDown = true;
-      const passes = [chainTimer, exportTimer, integrationTimer, retentionTimer].map((t) => t?.stop());
+      const passes = [
+        chainTimer,
+        exportTimer,
+        integrationTimer,
+        retentionTimer,
+        backlogTimer,
+        sweepTimer,
+      ].map((t) => t?.stop());
+      passes.push(drain?.stop());
       await propagation?.stop();
       await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.

@@ -14,6 +14,8 @@ import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
 import {
   AUTH_ENV,
   ENV,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
   LIFECYCLE_ENV,
   LLM_ENV,
   OPERATOR_ENV,
@@ -478,6 +480,48 @@ const SERVER_VARIABLES: VariableCase[] = [
   ...s3Cases(BACKUP_S3_ENV, (c) => c.backupStorage).map((v) => ({ ...v, roles: OTHER_ROLES })),
   // ...the backup Jobs require its bucket and read the rest.
   ...backupCases(),
+  // The ingestion log: optional for the web and the worker, required by `ingestion replay`.
+  ...s3Cases(INGESTION_LOG_S3_ENV, (c) => c.ingestionLog.s3).map((v) => ({
+    ...v,
+    roles: ROLES.filter((r) => r !== 'ingestion'),
+  })),
+  {
+    name: INGESTION_LOG_S3_ENV.bucket,
+    roles: ['ingestion'],
+    bad: 'Not_A_Bucket',
+    good: 'log-1',
+    read: (c) => c.ingestionLog.s3?.bucket,
+    expected: 'log-1',
+  },
+  {
+    name: INGESTION_LOG_ENV.waitForStore,
+    bad: 'yes',
+    good: 'false',
+    read: (c) => c.ingestionLog.waitForStore,
+    expected: false,
+  },
+  {
+    name: INGESTION_LOG_ENV.backlogMaxAgeSeconds,
+    bad: '5',
+    good: '600',
+    read: (c) => c.ingestionLog.backlogMaxAgeSeconds,
+    expected: 600,
+  },
+  {
+    name: INGESTION_LOG_ENV.backlogMaxBytes,
+    bad: '1000',
+    good: '2097152',
+    read: (c) => c.ingestionLog.backlogMaxBytes,
+    expected: 2097152,
+  },
+  // Not below the sweeper's day: a file it could queue again is never one retention deleted.
+  {
+    name: INGESTION_LOG_ENV.retentionHours,
+    bad: '24',
+    good: '48',
+    read: (c) => c.ingestionLog.retentionHours,
+    expected: 48,
+  },
 ];
 
 function backupCases(): VariableCase[] {
@@ -549,6 +593,7 @@ const REQUIRED_VALUES: Record<string, string> = {
   CLICKHOUSE_URL: 'http://ch:8123',
   REDIS_URL: 'redis://r:6379',
   [BACKUP_S3_ENV.bucket]: 'backups',
+  [INGESTION_LOG_S3_ENV.bucket]: 'ingestion-log',
 };
 const forRole = (role: ServerRole) => (v: VariableCase) => v.roles === undefined || v.roles.includes(role);
 const baseOf = (role: ServerRole) =>
@@ -574,6 +619,8 @@ describe('every variable of every server role', () => {
       ...Object.values(AUTH_ENV),
       ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
       ...Object.values(BACKUP_S3_ENV),
+      ...Object.values(INGESTION_LOG_S3_ENV),
+      ...Object.values(INGESTION_LOG_ENV),
     ];
     expect([...new Set(SERVER_VARIABLES.map((v) => v.name))].sort()).toEqual([...new Set(declared)].sort());
   });

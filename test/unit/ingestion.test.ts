@@ -2,52 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
 import { type EntityLocks, entityLockKeys } from '../../server/ingestion/entity-locks.ts';
-import type { Row } from '../../server/ingestion/records.ts';
 import { costDetails, mergedVersion, usageDetails } from '../../server/ingestion/records.ts';
 import { describeIssues, ingestionEvent } from '../../server/ingestion/schemas.ts';
 import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
-import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { chTime } from '../../server/ingestion/time.ts';
-
-/** An in-memory stand-in for the store: the merge logic under test is pure. */
-function memoryStore() {
-  const tables = new Map<string, Row[]>();
-  const updates: { projectId: string; traceId: string; set: string[] }[] = [];
-  const latest = (table: string, projectId: string, ids: string[]) => {
-    const found = new Map<string, Row>();
-    for (const r of tables.get(table) ?? [])
-      if (r['project_id'] === projectId && ids.includes(String(r['id']))) found.set(String(r['id']), r);
-    return [...found.values()];
-  };
-  const store: IngestionStore = {
-    async insert(table, rows) {
-      tables.set(table, [...(tables.get(table) ?? []), ...rows]);
-    },
-    async fetchByIds(table, projectId, ids) {
-      return latest(table, projectId, ids);
-    },
-    async fetchEntities(projectId, traceIds, observationIds) {
-      return {
-        traces: latest('traces', projectId, traceIds),
-        observations: latest('observations', projectId, observationIds),
-      };
-    },
-    async otlpTraceIds(projectId, traceIds) {
-      const otlp = (tables.get('observations') ?? []).filter(
-        (r) =>
-          r['project_id'] === projectId &&
-          traceIds.includes(String(r['trace_id'])) &&
-          'resourceAttributes' in (r['metadata'] as Record<string, string>),
-      );
-      return [...new Set(otlp.map((r) => String(r['trace_id'])))];
-    },
-    async updateTraceEvents(projectId, changes) {
-      for (const [traceId, assignments] of changes)
-        updates.push({ projectId, traceId, set: assignments.set });
-    },
-  };
-  return { store, rows: (t: string) => tables.get(t) ?? [], updates };
-}
+import { memoryStore } from '../fixtures/memory-store.ts';
 
 /** One request at a time here: the locks themselves are tested against PostgreSQL. */
 const locks: EntityLocks = { hold: (_keys, work) => work() };

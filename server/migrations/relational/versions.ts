@@ -672,6 +672,24 @@ DROP INDEX IF EXISTS user_sessions_id_idx;
 ALTER TABLE user_sessions DROP COLUMN IF EXISTS id, DROP COLUMN IF EXISTS last_seen_at,
   DROP COLUMN IF EXISTS user_agent, DROP COLUMN IF EXISTS ip;`,
   },
+  {
+    version: 31,
+    name: 'ingestion_log',
+    bothReleases: true,
+    // The ingestion log's queue (server/ingestion/log/): one row per file, pending until a drain
+    // wrote it to the analytics store. No foreign key: a file outlives its project's removal.
+    up: `
+CREATE TABLE IF NOT EXISTS ingestion_log (
+  key TEXT PRIMARY KEY, project_id TEXT NOT NULL, received_at TIMESTAMPTZ NOT NULL,
+  bytes INTEGER NOT NULL, enqueued_at TIMESTAMPTZ NOT NULL DEFAULT now(), lease_until TIMESTAMPTZ,
+  attempts INTEGER NOT NULL DEFAULT 0, drained_at TIMESTAMPTZ, last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS ingestion_log_pending_idx ON ingestion_log (received_at, key)
+  WHERE drained_at IS NULL;
+CREATE INDEX IF NOT EXISTS ingestion_log_drained_idx ON ingestion_log (drained_at)
+  WHERE drained_at IS NOT NULL;`,
+    down: 'DROP TABLE IF EXISTS ingestion_log;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -9,8 +9,10 @@ import type { ServiceConfig } from '../../config/env.ts';
 import type { ProducerPath } from '../../contract/worker-api.ts';
 import type { Coordination } from '../../coordination/store.ts';
 import type { EntityLocks } from '../../ingestion/entity-locks.ts';
+import type { BacklogGate } from '../../ingestion/log/log.ts';
 import type { Attribution } from '../../ingestion/records.ts';
 import type { IngestionStore } from '../../ingestion/store.ts';
+import type { IngestionLog } from '../../ingestion/write.ts';
 import type { ModelCatalog } from '../../models/catalog.ts';
 import type { ProducerRecorder } from '../../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../../projects/keys.ts';
@@ -21,6 +23,10 @@ export interface WebContext {
   pool: pg.Pool;
   analytics: ClickHouseClient;
   store: IngestionStore;
+  /** Where accepted writes are made durable before they are acknowledged; absent: the store itself. */
+  ingestionLog?: IngestionLog | undefined;
+  /** Refuses writes (429) while the ingestion log's backlog is past its bounds; absent without a log. */
+  ingestionBacklog?: BacklogGate | undefined;
   /** Serialises concurrent writes of one trace or observation. */
   locks: EntityLocks;
   keys: KeyVerifier;
@@ -79,6 +85,7 @@ export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
     store: ctx.store,
     locks: ctx.locks,
     models: ctx.models,
+    log: ctx.ingestionLog,
   };
 }
 

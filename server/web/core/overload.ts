@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { TooManyRequests } from '../../errors.ts';
+import type { BacklogGate } from '../../ingestion/log/log.ts';
 
 export function limitConcurrentWrites(app: FastifyInstance, maxInFlight: number): void {
   let inFlight = 0;
@@ -13,5 +14,16 @@ export function limitConcurrentWrites(app: FastifyInstance, maxInFlight: number)
     reply.raw.once('close', () => {
       inFlight--;
     });
+  });
+}
+
+/**
+ * Past the ingestion log's backlog bounds (a store down for long, drains that cannot keep up) the
+ * writes answer 429 with Retry-After instead of growing the log without limit; the SDKs retry.
+ */
+export function limitBacklog(app: FastifyInstance, gate: BacklogGate): void {
+  app.addHook('onRequest', async () => {
+    const refusal = await gate.refusal();
+    if (refusal) throw new TooManyRequests(refusal.message, refusal.retryAfterSeconds);
   });
 }

@@ -47,6 +47,8 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         projectId,
         attribution: attributionOf(req),
         store: ctx.store,
+        locks: ctx.locks,
+        log: ctx.ingestionLog,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (!Array.isArray(body)) {

@@ -157,6 +157,8 @@ export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
         authorUserId: req.session.user.id,
         attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
         store: ctx.store,
+        locks: ctx.locks,
+        log: ctx.ingestionLog,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (result.errors[0]) throw new BadRequest(result.errors[0].message);

@@ -1,0 +1,105 @@
+/**
+ * The ingestion log's files: where each accepted write is stored and in what form. Keys sort by
+ * time, then project: `<prefix>ingestion-log/v1/<yyyy-mm-dd>/<hh>/<projectId>/<ms>-<id>.json`, so
+ * one hour of every project, or of one project, is one listing (the sweeper's and the replay's).
+ */
+import { z } from 'zod';
+import { type Change, LegacyChanges, type ObservationChange } from '../commit.ts';
+import type { Row } from '../records.ts';
+import type { TraceBody } from '../schemas.ts';
+import type { IngestionWrite } from '../write.ts';
+
+export const LOG_ROOT = 'ingestion-log/v1/';
+const MS_DIGITS = 13;
+
+export interface LogKey {
+  projectId: string;
+  receivedAt: number;
+  id: string;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** The folder of one UTC hour (`<root>yyyy-mm-dd/hh/`), optionally of one project in it. */
+export function hourFolder(prefix: string, hourStartMs: number, projectId?: string): string {
+  const d = new Date(hourStartMs);
+  const day = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const base = `${prefix}${LOG_ROOT}${day}/${pad(d.getUTCHours())}/`;
+  return projectId === undefined ? base : `${base}${encodeURIComponent(projectId)}/`;
+}
+
+export function logKey(prefix: string, k: LogKey): string {
+  return `${hourFolder(prefix, k.receivedAt, k.projectId)}${pad(k.receivedAt, MS_DIGITS)}-${k.id}.json`;
+}
+
+/** What a key names, or undefined for a key that is not a log file. */
+export function parseLogKey(prefix: string, key: string): LogKey | undefined {
+  if (!key.startsWith(`${prefix}${LOG_ROOT}`)) return undefined;
+  const m = /\/\d{4}-\d{2}-\d{2}\/\d{2}\/([^/]+)\/(\d{13})-([0-9a-f-]{36})\.json$/.exec(key);
+  if (!m) return undefined;
+  return { projectId: decodeURIComponent(m[1]!), receivedAt: Number(m[2]), id: m[3]! };
+}
+
+/** The start of every UTC hour that overlaps [fromMs, toMs), oldest first. */
+export function hoursBetween(fromMs: number, toMs: number): number[] {
+  const hour = 3_600_000;
+  const out: number[] = [];
+  for (let t = Math.floor(fromMs / hour) * hour; t < toMs; t += hour) out.push(t);
+  return out;
+}
+
+const row = z.record(z.string(), z.unknown());
+const change = z.object({ patch: row, at: z.string(), isUpdate: z.boolean() });
+const entryFile = z.object({
+  v: z.literal(1),
+  projectId: z.string().min(1),
+  receivedAt: z.number().int().nonnegative(),
+  attribution: z.object({ apiKey: z.string(), sdkName: z.string(), sdkVersion: z.string() }),
+  targets: z.object({ legacy: z.boolean(), staging: z.boolean(), events: z.boolean() }),
+  virtualRoots: z.boolean(),
+  traces: z.array(z.tuple([z.string(), z.array(change)])),
+  observations: z.array(
+    z.tuple([z.string(), z.array(change.extend({ traceId: z.string(), type: z.string() }))]),
+  ),
+  scores: z.array(row),
+  events: z.array(row),
+});
+
+/** The file's body: the write as JSON (a patch's absent fields stay absent). */
+export function encodeEntry(w: IngestionWrite): string {
+  return JSON.stringify({
+    v: 1,
+    projectId: w.projectId,
+    receivedAt: w.receivedAt,
+    attribution: w.attribution,
+    targets: w.targets,
+    virtualRoots: w.virtualRoots,
+    traces: [...w.changes.traces],
+    observations: [...w.changes.observations],
+    scores: w.scores,
+    events: w.events,
+  });
+}
+
+/** The write a file holds; throws, naming the first bad field, on a file that is not one. */
+export function decodeEntry(body: string): IngestionWrite {
+  const parsed = entryFile.safeParse(JSON.parse(body));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`not an ingestion log entry: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const changes = new LegacyChanges();
+  for (const [id, list] of e.traces) changes.traces.set(id, list as Change<TraceBody>[]);
+  for (const [id, list] of e.observations) changes.observations.set(id, list as ObservationChange[]);
+  return {
+    projectId: e.projectId,
+    receivedAt: e.receivedAt,
+    attribution: e.attribution,
+    targets: e.targets,
+    virtualRoots: e.virtualRoots,
+    changes,
+    scores: e.scores as Row[],
+    events: e.events as Row[],
+  };
+}

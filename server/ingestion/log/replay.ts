@@ -1,0 +1,63 @@
+/**
+ * Replay of the ingestion log: the files accepted in a window (of one project, or all) are queued
+ * again and written to the analytics store again, for example after the store was restored from a
+ * backup older than the window. Writing a file again gives the same rows, so a replay is
+ * idempotent; it is resumable because its work is queue rows: after a kill the workers' drains
+ * (or the same replay run again) write what is left.
+ */
+import type pg from 'pg';
+import type { BlobStore } from '../../blobs/store.ts';
+import type { WriteDeps } from '../write.ts';
+import { drainOnce } from './drain.ts';
+import { requeue } from './queue.ts';
+import { listLogFiles } from './sweep.ts';
+
+export interface ReplayWindow {
+  fromMs: number;
+  toMs: number;
+  projectId?: string | undefined;
+}
+
+export interface ReplayProgress {
+  files: number;
+  written: number;
+  /** Files that could not be written (missing or unreadable), left out. */
+  dead: number;
+}
+
+const REQUEUE_SLICE = 1_000;
+const REPLAY_BATCH_FILES = 500;
+const REPLAY_LEASE_MS = 60_000;
+const PENDING_POLL_MS = 500;
+
+async function pendingOf(pool: pg.Pool, keys: string[]): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM ingestion_log WHERE key = ANY($1::text[]) AND drained_at IS NULL',
+    [keys],
+  );
+  return Number(rows[0]!.n);
+}
+
+export async function replayLog(
+  o: { pool: pg.Pool; blobs: BlobStore; prefix: string; deps: WriteDeps },
+  window: ReplayWindow,
+  onProgress: (p: ReplayProgress) => void,
+): Promise<ReplayProgress> {
+  const files = await listLogFiles(o.blobs, o.prefix, window.fromMs, window.toMs, window.projectId);
+  for (let at = 0; at < files.length; at += REQUEUE_SLICE)
+    await requeue(o.pool, files.slice(at, at + REQUEUE_SLICE));
+  const keys = files.map((f) => f.key);
+  const progress: ReplayProgress = { files: files.length, written: 0, dead: 0 };
+  onProgress(progress);
+  let pending = files.length === 0 ? 0 : await pendingOf(o.pool, keys);
+  while (pending > 0) {
+    // This process drains too (workers may be scaled down after a restore); claims are shared.
+    const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS });
+    progress.dead += r.dead;
+    pending = await pendingOf(o.pool, keys);
+    progress.written = files.length - pending;
+    onProgress(progress);
+    if (r.files + r.dead === 0) await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
+  }
+  return progress;
+}

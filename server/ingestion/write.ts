@@ -1,0 +1,104 @@
+/**
+ * What one accepted ingestion request writes, decided in full when it is accepted (ids, versions,
+ * targets, prices), so that writing it later, again, or together with other requests gives the
+ * same rows: the unit the ingestion log stores and its drain applies.
+ */
+import type { WriteTargets } from '../contract/write-modes.ts';
+import type { ModelCatalog } from '../models/catalog.ts';
+import { commitLegacyChanges, type LegacyChanges } from './commit.ts';
+import type { EntityLocks } from './entity-locks.ts';
+import type { Attribution, Row } from './records.ts';
+import type { IngestionStore } from './store.ts';
+
+export interface IngestionWrite {
+  projectId: string;
+  /** When the web accepted it (ms): its rows' version time, and the log's order. */
+  receivedAt: number;
+  attribution: Attribution;
+  targets: WriteTargets;
+  /** Traces are represented in the events tables by a virtual root (batch), not their own root span (OTLP). */
+  virtualRoots: boolean;
+  changes: LegacyChanges;
+  scores: Row[];
+  /** Rows of `events_full` written directly, priced. */
+  events: Row[];
+}
+
+/** The stores a write is applied with. */
+export interface WriteDeps {
+  store: IngestionStore;
+  locks: EntityLocks;
+  /** Prices observations the SDK sent no cost for; without it, only sent costs are stored. */
+  models?: ModelCatalog | undefined;
+}
+
+/** Where accepted writes go before they are acknowledged: the ingestion log (server/ingestion/log/). */
+export interface IngestionLog {
+  /** Resolves once `write` is durable in the log (and, when the log waits for the store, applied). */
+  record(write: IngestionWrite, deps: WriteDeps): Promise<void>;
+}
+
+export const isEmptyWrite = (w: IngestionWrite) =>
+  w.changes.size === 0 && w.scores.length === 0 && w.events.length === 0;
+
+/** Acknowledges a write: through the log when there is one, else straight into the store. */
+export function acceptWrite(
+  write: IngestionWrite,
+  ctx: WriteDeps & { log?: IngestionLog | undefined },
+): Promise<void> {
+  if (isEmptyWrite(write)) return Promise.resolve();
+  return ctx.log ? ctx.log.record(write, ctx) : applyWrites([write], ctx);
+}
+
+/** What must be equal for writes to share one commit: the row context every merged row gets. */
+const runKey = (w: IngestionWrite) => JSON.stringify([w.projectId, w.attribution, w.targets, w.virtualRoots]);
+
+/** The writes cut into runs of consecutive writes that share one commit, in order. */
+export function runsOf(writes: IngestionWrite[]): IngestionWrite[][] {
+  const runs: IngestionWrite[][] = [];
+  let key: string | undefined;
+  for (const w of writes) {
+    const k = runKey(w);
+    if (k === key) runs.at(-1)!.push(w);
+    else runs.push([w]);
+    key = k;
+  }
+  return runs;
+}
+
+/**
+ * Applies writes as if each were committed after the one before it: each project's writes in
+ * order, a run of alike writes in one commit (one read of their entities, one insert per table);
+ * projects side by side. Every row is durable in the store when this resolves.
+ */
+export async function applyWrites(writes: IngestionWrite[], deps: WriteDeps): Promise<void> {
+  const byProject = new Map<string, IngestionWrite[]>();
+  for (const w of writes) byProject.set(w.projectId, [...(byProject.get(w.projectId) ?? []), w]);
+  await Promise.all(
+    [...byProject.values()].map(async (list) => {
+      for (const run of runsOf(list)) await applyRun(run, deps);
+    }),
+  );
+}
+
+async function applyRun(run: IngestionWrite[], deps: WriteDeps): Promise<void> {
+  const { projectId, attribution, targets, virtualRoots } = run[0]!;
+  const changes = run
+    .filter((w) => w.changes.size > 0)
+    .map((w) => ({ changes: w.changes, receivedAt: w.receivedAt }));
+  const scores = run.flatMap((w) => w.scores);
+  if (changes.length > 0 || scores.length > 0) {
+    await commitLegacyChanges(changes, scores, {
+      projectId,
+      attribution,
+      store: deps.store,
+      locks: deps.locks,
+      targets,
+      models: deps.models,
+      now: Math.max(...run.map((w) => w.receivedAt)),
+      virtualRoots,
+    });
+  }
+  const events = run.flatMap((w) => w.events);
+  if (events.length > 0) await deps.store.insert('events_full', events);
+}

@@ -1,0 +1,223 @@
+/**
+ * The ingestion log's pure parts: key layout, the file format, the backlog bound, and the property
+ * the drain rests on: writing many logged requests in one go gives the rows that writing them one
+ * after another gives (what the web did before the log).
+ */
+import { describe, expect, it } from 'vitest';
+import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
+import { processBatch } from '../../server/ingestion/batch.ts';
+import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
+import {
+  decodeEntry,
+  encodeEntry,
+  hourFolder,
+  hoursBetween,
+  logKey,
+  parseLogKey,
+} from '../../server/ingestion/log/entry.ts';
+import { backlogRefusal } from '../../server/ingestion/log/log.ts';
+import type { Row } from '../../server/ingestion/records.ts';
+import { applyWrites, type IngestionWrite, runsOf } from '../../server/ingestion/write.ts';
+import { memoryStore } from '../fixtures/memory-store.ts';
+
+const locks: EntityLocks = { hold: (_keys, work) => work() };
+const settings = (writeMode: WriteMode) => ({
+  ...V4_DEFAULTS,
+  release: '4' as const,
+  writeMode,
+  nativeOtelBehaviour: 'dual_write' as const,
+  enableHistoricBackfill: writeMode !== 'legacy',
+});
+
+describe('log keys', () => {
+  const id = '0b7c6a8e-2f3d-4c1b-9a8e-1f2e3d4c5b6a';
+  it.each([
+    ['', 'p1', Date.UTC(2026, 11, 5, 9, 7, 1, 234), 'ingestion-log/v1/2026-12-05/09/p1/1796461621234-'],
+    [
+      'obs/',
+      'a/b c',
+      Date.UTC(2026, 0, 1, 0, 0, 0, 0),
+      'obs/ingestion-log/v1/2026-01-01/00/a%2Fb%20c/1767225600000-',
+    ],
+  ])('prefix %j, project %j: %s', (prefix, projectId, receivedAt, start) => {
+    const key = logKey(prefix, { projectId, receivedAt, id });
+    expect(key).toBe(`${start}${id}.json`);
+    expect(key.startsWith(hourFolder(prefix, receivedAt, projectId))).toBe(true);
+    expect(key.startsWith(hourFolder(prefix, receivedAt))).toBe(true);
+    expect(parseLogKey(prefix, key)).toEqual({ projectId, receivedAt, id });
+  });
+  it.each([
+    ['other/ingestion-log/v1/2026-12-05/09/p/1796461621234-x.json'],
+    ['ingestion-log/v1/2026-12-05/09/p/notanumber-0b7c6a8e-2f3d-4c1b-9a8e-1f2e3d4c5b6a.json'],
+    ['ingestion-log/v1/2026-12-05/09/p/1796461621234-0b7c6a8e-2f3d-4c1b-9a8e-1f2e3d4c5b6a.tmp'],
+  ])('%s is not a log file', (key) => {
+    expect(parseLogKey('', key)).toBeUndefined();
+  });
+  it('time sorts before project: an hour of every project is one listing', () => {
+    const keys = [
+      logKey('', { projectId: 'zz', receivedAt: Date.UTC(2026, 0, 1, 1), id }),
+      logKey('', { projectId: 'aa', receivedAt: Date.UTC(2026, 0, 1, 2), id }),
+    ];
+    expect([...keys].sort()).toEqual(keys);
+  });
+  it.each([
+    [Date.UTC(2026, 0, 1, 0, 30), Date.UTC(2026, 0, 1, 2, 0), [0, 1]],
+    [Date.UTC(2026, 0, 1, 0, 30), Date.UTC(2026, 0, 1, 2, 1), [0, 1, 2]],
+    [Date.UTC(2026, 0, 1, 3), Date.UTC(2026, 0, 1, 3), []],
+  ])('hours of [%i, %i)', (from, to, hours) => {
+    expect(hoursBetween(from, to)).toEqual(hours.map((h) => Date.UTC(2026, 0, 1, h)));
+  });
+});
+
+describe('backlog bound', () => {
+  const bounds = { backlogMaxAgeSeconds: 600, backlogMaxBytes: 1000 };
+  it.each([
+    [{ files: 0, bytes: 0, oldestAgeSeconds: 0 }, undefined],
+    [{ files: 5, bytes: 1000, oldestAgeSeconds: 600 }, undefined],
+    [{ files: 5, bytes: 10, oldestAgeSeconds: 601 }, /oldest pending write is 601 s old \(bound 600 s\)/],
+    [{ files: 5, bytes: 1001, oldestAgeSeconds: 1 }, /1001 bytes pending \(bound 1000\)/],
+  ])('%j: %s', (backlog, message) => {
+    const refusal = backlogRefusal(backlog, bounds);
+    if (message === undefined) expect(refusal).toBeUndefined();
+    else {
+      expect(refusal?.message).toMatch(message);
+      expect(refusal?.retryAfterSeconds).toBeGreaterThan(0);
+    }
+  });
+});
+
+/** A small deterministic generator, so a failing seed can be run again. */
+function random(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Requests of one SDK against a few traces and observations: creates, updates, scores. */
+function requests(seed: number, n: number) {
+  const rnd = random(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const at = (i: number) => new Date(Date.UTC(2026, 11, 5, 10, 0, i)).toISOString();
+  return Array.from({ length: n }, (_, r) =>
+    Array.from({ length: 1 + Math.floor(rnd() * 4) }, (_, e) => {
+      const t = pick(['t1', 't2', 't3']);
+      const o = pick(['o1', 'o2', 'o3', 'o4']);
+      const id = `r${r}e${e}`;
+      const timestamp = at(r * 10 + e);
+      switch (pick(['trace-create', 'span-create', 'span-update', 'generation-create', 'score-create'])) {
+        case 'trace-create':
+          return {
+            id,
+            type: 'trace-create',
+            timestamp,
+            body: { id: t, name: `n${r}`, tags: [`g${e}`], metadata: { [`k${r}`]: e } },
+          };
+        case 'span-create':
+          return {
+            id,
+            type: 'span-create',
+            timestamp,
+            body: { id: o, traceId: t, name: `s${r}`, startTime: timestamp },
+          };
+        case 'span-update':
+          return {
+            id,
+            type: 'span-update',
+            timestamp,
+            body: { id: o, traceId: t, output: `out${r}`, endTime: timestamp },
+          };
+        case 'generation-create':
+          return {
+            id,
+            type: 'generation-create',
+            timestamp,
+            body: { id: o, traceId: t, model: 'gpt-4o', usage: { input: r, output: e } },
+          };
+        default:
+          return {
+            id,
+            type: 'score-create',
+            timestamp,
+            body: { id: `sc${r}`, traceId: t, name: 'q', value: r },
+          };
+      }
+    }),
+  );
+}
+
+/**
+ * What a reader sees: the newest row of each id per table, without the version columns (and,
+ * `redelivered`, without when a staged row was seen: a redelivered write is staged again, and the
+ * propagation carries the same content).
+ */
+function visible(rows: (t: string) => Row[], redelivered = false) {
+  const out: Record<string, Record<string, Row>> = {};
+  for (const table of ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full']) {
+    const byId: Record<string, Row> = {};
+    for (const r of rows(table)) {
+      const { event_ts: _v, updated_at: _u, ...rest } = r;
+      if (redelivered) delete rest['s3_first_seen_timestamp'];
+      byId[String(r['id'])] = rest;
+    }
+    out[table] = byId;
+  }
+  return out;
+}
+
+/** The writes the web logs for these requests (no store touched: the log only records them). */
+async function logged(mode: WriteMode, reqs: unknown[][]): Promise<IngestionWrite[]> {
+  const writes: IngestionWrite[] = [];
+  const log = { record: async (w: IngestionWrite) => void writes.push(w) };
+  for (const [i, batch] of reqs.entries())
+    await processBatch(batch, {
+      projectId: 'p',
+      settings: settings(mode),
+      attribution: { apiKey: 'pk', sdkName: 'python', sdkVersion: '2.60.0' },
+      store: memoryStore().store,
+      locks,
+      log,
+      // A second apart: what each request creates is stamped with its own time.
+      now: Date.UTC(2026, 11, 5, 10) + i * 1000,
+    });
+  return writes;
+}
+
+describe('the drain writes many logged requests as the web wrote them one by one', () => {
+  const seeds = Array.from({ length: 12 }, (_, i) => 101 + i * 37);
+  it.each((['legacy', 'dual'] as const).flatMap((mode) => seeds.map((seed) => [mode, seed] as const)))(
+    '%s, seed %i',
+    async (mode, seed) => {
+      const writes = await logged(mode, requests(seed, 25));
+      const oneByOne = memoryStore();
+      for (const w of writes) await applyWrites([w], { store: oneByOne.store, locks });
+      const drained = memoryStore();
+      // Through the file format, as the drain reads them, in claims of a few files.
+      const files = writes.map((w) => decodeEntry(encodeEntry(w)));
+      for (let at = 0; at < files.length; at += 7)
+        await applyWrites(files.slice(at, at + 7), { store: drained.store, locks });
+      expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
+      // And a redelivery of every claim changes nothing a reader sees.
+      await applyWrites(files, { store: drained.store, locks });
+      expect(visible(drained.rows, true)).toEqual(visible(oneByOne.rows, true));
+    },
+  );
+
+  it('a run shares one commit only with writes of the same project, producer and targets', () => {
+    const w = (projectId: string, sdkName: string) =>
+      ({
+        projectId,
+        attribution: { apiKey: 'k', sdkName, sdkVersion: '1' },
+        targets: { legacy: true, staging: false, events: false },
+        virtualRoots: true,
+      }) as IngestionWrite;
+    const ws = [w('p', 'a'), w('p', 'a'), w('p', 'b'), w('q', 'b'), w('p', 'b')];
+    expect(runsOf(ws).map((r) => r.length)).toEqual([2, 1, 1, 1]);
+  });
+
+  it('a file that is not a log entry is refused naming the field', () => {
+    expect(() => decodeEntry(JSON.stringify({ v: 1, projectId: 'p' }))).toThrow(/receivedAt/);
+    expect(() => decodeEntry(JSON.stringify({ v: 2 }))).toThrow(/not an ingestion log entry: v/);
+  });
+});
