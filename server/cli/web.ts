@@ -69,7 +69,9 @@ export async function run(_args: string[]): Promise<number> {
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const logSettings = config.ingestionLog;
   const logBlobs = logSettings.s3 ? s3BlobStore(logSettings.s3) : undefined;
+  const ingestionBacklog = logBlobs && backlogGate(stores.pool, logSettings);
   const ingestionLog =
+    ingestionBacklog &&
     logBlobs &&
     blobIngestionLog({
       blobs: logBlobs,
@@ -78,6 +80,7 @@ export async function run(_args: string[]): Promise<number> {
       waitForStore: logSettings.waitForStore,
       onApplyFailed: (err) =>
         log.warn({ err: err.message }, 'write logged; the worker will write it to the store'),
+      drainBehind: ingestionBacklog.behind,
     });
   const coordination = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   // Sign-in limits count in Redis so every replica enforces one limit; without REDIS_URL, per process.
@@ -99,7 +102,7 @@ export async function run(_args: string[]): Promise<number> {
       store: clickhouseStore(stores.analytics, config.clickhouse),
       locks: pgEntityLocks(stores.pool),
       ingestionLog,
-      ingestionBacklog: logBlobs && backlogGate(stores.pool, logSettings),
+      ingestionBacklog,
       keys: new KeyVerifier(stores.pool),
       models,
       producers,

@@ -123,8 +123,6 @@ async function mergeAndWrite(
   let rc: RowContext = { projectId: ctx.projectId, now: ctx.now };
   const traces = new Map<string, Row>();
   const observations = new Map<string, Row>();
-  // When each entity was last written by a request of the run: its staged row is seen then.
-  const seen = new Map<string, RowContext>();
   const tombstones: Row[] = [];
   const traceEventUpdates: [string, TraceEventAssignments][] = [];
   // An OTLP trace's root is its own root span: a batch update of it gets no virtual root beside it.
@@ -142,9 +140,9 @@ async function mergeAndWrite(
     const storedObservation = new Map(storedObservations.map((r) => [String(r['id']), r]));
     // Each request's changes of an entity apply onto what the requests before it made of it.
     for (const { changes, receivedAt } of requests) {
-      const created: RowContext = { projectId: ctx.projectId, now: mergedVersion(receivedAt, merged) };
+      // Created when the request was accepted, whenever it is written (a drain, a replay).
+      const created: RowContext = { projectId: ctx.projectId, now: receivedAt };
       for (const [id, list] of changes.traces) {
-        seen.set(`t:${id}`, created);
         list.sort(changeOrder);
         let row =
           traces.get(id) ??
@@ -154,7 +152,6 @@ async function mergeAndWrite(
         traces.set(id, row);
       }
       for (const [id, list] of changes.observations) {
-        seen.set(`o:${id}`, created);
         list.sort(changeOrder);
         const first = list[0]!;
         let row =
@@ -185,15 +182,16 @@ async function mergeAndWrite(
     ctx.store.insert('scores', scores),
   ]);
   if (ctx.targets.staging) {
+    // Staged now, whenever the request was accepted: the propagation takes staging partitions
+    // oldest first and does not come back to one it passed.
+    const staged: RowContext = { projectId: ctx.projectId, now: Math.max(rc.now, Date.now()) };
     await ctx.store.insert('observations_batch_staging', [
       ...(ctx.virtualRoots
         ? [...traces.values()]
             .filter((t) => !ownRoot.has(String(t['id'])))
-            .map((t) => stagedTraceRoot(t, seen.get(`t:${String(t['id'])}`) ?? rc, ctx.attribution))
+            .map((t) => stagedTraceRoot(t, staged, ctx.attribution))
         : []),
-      ...[...observations.values()].map((o) =>
-        stagedObservation(o, seen.get(`o:${String(o['id'])}`) ?? rc, ctx.attribution),
-      ),
+      ...[...observations.values()].map((o) => stagedObservation(o, staged, ctx.attribution)),
     ]);
   }
   if (ctx.targets.staging) await ctx.store.insert('events_full', tombstones);

@@ -148,17 +148,16 @@ function requests(seed: number, n: number) {
 }
 
 /**
- * What a reader sees: the newest row of each id per table, without the version columns (and,
- * `redelivered`, without when a staged row was seen: a redelivered write is staged again, and the
- * propagation carries the same content).
+ * What a reader sees: the newest row of each id per table, without the version columns and the
+ * time a row was staged (the time of the write, which the propagation's partitions follow).
  */
-function visible(rows: (t: string) => Row[], redelivered = false) {
+function visible(rows: (t: string) => Row[]) {
   const out: Record<string, Record<string, Row>> = {};
   for (const table of ['traces', 'observations', 'scores', 'observations_batch_staging', 'events_full']) {
     const byId: Record<string, Row> = {};
     for (const r of rows(table)) {
       const { event_ts: _v, updated_at: _u, ...rest } = r;
-      if (redelivered) delete rest['s3_first_seen_timestamp'];
+      delete rest['s3_first_seen_timestamp'];
       byId[String(r['id'])] = rest;
     }
     out[table] = byId;
@@ -200,7 +199,7 @@ describe('the drain writes many logged requests as the web wrote them one by one
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
       // And a redelivery of every claim changes nothing a reader sees.
       await applyWrites(files, { store: drained.store, locks });
-      expect(visible(drained.rows, true)).toEqual(visible(oneByOne.rows, true));
+      expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
     },
   );
 

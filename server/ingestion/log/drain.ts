@@ -33,6 +33,9 @@ export interface DrainReport {
   dead: number;
 }
 
+/** A file whose write failed is claimable again this soon (the drain's own backoff spaces the tries). */
+const RETRY_AFTER_FAILURE_MS = 1_000;
+
 /** Files read from blob storage at once. */
 const READ_CONCURRENCY = 16;
 
@@ -88,7 +91,7 @@ export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
       for (const l of group) report.rows += rowsOf(l.write);
     } catch (err) {
       report.failed += group.length;
-      await markFailed(o.pool, keys, (err as Error).message).catch(() => {});
+      await markFailed(o.pool, keys, (err as Error).message, RETRY_AFTER_FAILURE_MS).catch(() => {});
     }
   }
   return report;

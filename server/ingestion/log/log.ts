@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
 import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { encodeEntry, logKey } from './entry.ts';
-import { type Backlog, backlog, enqueue, markDrained } from './queue.ts';
+import { type Backlog, backlog, enqueue, markDrained, markFailed } from './queue.ts';
 
 /**
  * How long a file the web writes itself is kept from the drains: far longer than a write takes,
@@ -27,6 +27,11 @@ export interface LogOptions {
   waitForStore: boolean;
   /** A write the web could not apply itself; the drain will. */
   onApplyFailed: (err: Error) => void;
+  /**
+   * True while older writes wait in the log (after an outage): a new write is then left to the
+   * drain too, which writes in the order accepted, instead of overtaking the older ones.
+   */
+  drainBehind: () => boolean;
 }
 
 export function blobIngestionLog(o: LogOptions): IngestionLog {
@@ -45,13 +50,16 @@ export function blobIngestionLog(o: LogOptions): IngestionLog {
         receivedAt: write.receivedAt,
         bytes: Buffer.byteLength(body),
       };
-      await enqueue(o.pool, [file], o.waitForStore ? INLINE_LEASE_MS : 0);
-      if (!o.waitForStore) return;
+      const inline = o.waitForStore && !o.drainBehind();
+      await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
+      if (!inline) return;
       try {
         await applyWrites([write], deps);
         await markDrained(o.pool, [key]);
       } catch (err) {
         o.onApplyFailed(err as Error);
+        // The drain may take it at once instead of after the lease.
+        await markFailed(o.pool, [key], (err as Error).message, 0).catch(() => {});
       }
     },
   };
@@ -85,6 +93,11 @@ export function backlogRefusal(
 
 /** How often the web looks at the backlog: a refusal lags the bound by at most this. */
 const BACKLOG_REFRESH_MS = 1_000;
+/**
+ * A backlog whose oldest write is older than this is one the drain has to catch up on: longer
+ * than any write the web makes itself, far shorter than an outage.
+ */
+const BEHIND_SECONDS = 10;
 
 /**
  * The backlog as the web sees it, read at most once a second whatever the request rate; a read
@@ -111,6 +124,8 @@ export function backlogGate(pool: pg.Pool, bounds: BacklogBounds, now = () => Da
       }
       return backlogRefusal(last, bounds);
     },
+    /** Whether the drain is behind, as last read. */
+    behind: () => last.oldestAgeSeconds > BEHIND_SECONDS,
   };
 }
 export type BacklogGate = ReturnType<typeof backlogGate>;

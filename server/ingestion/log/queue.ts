@@ -102,13 +102,18 @@ export async function markDrained(pool: pg.Pool, keys: string[]): Promise<void> 
   );
 }
 
-/** Records why a claimed file failed; it stays pending and is claimed again after its lease. */
-export async function markFailed(pool: pg.Pool, keys: string[], error: string): Promise<void> {
+/** Records why a claimed file failed; it stays pending, claimable again after `retryInMs`. */
+export async function markFailed(
+  pool: pg.Pool,
+  keys: string[],
+  error: string,
+  retryInMs: number,
+): Promise<void> {
   if (keys.length === 0) return;
-  await pool.query('UPDATE ingestion_log SET last_error = $2 WHERE key = ANY($1::text[])', [
-    keys,
-    error.slice(0, 2000),
-  ]);
+  await pool.query(
+    'UPDATE ingestion_log SET last_error = $2, lease_until = now() + make_interval(secs => $3::int / 1000.0) WHERE key = ANY($1::text[])',
+    [keys, error.slice(0, 2000), Math.trunc(retryInMs)],
+  );
 }
 
 /**

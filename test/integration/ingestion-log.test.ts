@@ -1,0 +1,298 @@
+/**
+ * The ingestion log on the real stores (PostgreSQL, Redis, the embedded ClickHouse engine, an S3
+ * server): with the analytics store killed under traffic from the real SDKs (the `langfuse` 3.x
+ * batch SDK, `@langfuse/otel` 5.x over OTLP) and from raw requests whose answers are checked, the
+ * web keeps answering 2xx (or 429 past its backlog bound), and after the restart the worker's
+ * drain writes every acknowledged event, which is then in the store exactly once, row by row. A
+ * replay rebuilds a project's rows, deleted from the store, equal from the log.
+ */
+import { startActiveObservation } from '@langfuse/tracing';
+import { Langfuse } from 'langfuse';
+import pgLib from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { startRedis } from '../fixtures/redis.ts';
+import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  cli,
+  createProject,
+  DUAL_ENV,
+  type Env,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { waitFor } from '../fixtures/wait.ts';
+
+/** How long the store stays down: long enough for several SDK flushes and the backlog bound. */
+const OUTAGE_MS = 25_000;
+const BUCKET = 'ingestion-log';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let s3: S3Server;
+let redis: Awaited<ReturnType<typeof startRedis>>;
+let pool: pgLib.Pool;
+let base: Env;
+let durable: WebServer;
+let bounded: WebServer;
+let worker: WebServer;
+let project: Project;
+
+beforeAll(async () => {
+  [pg, ch, s3, redis] = await Promise.all([
+    startPostgres(),
+    startAnalyticsServer(),
+    startS3Server(),
+    startRedis(),
+  ]);
+  await s3.createBucket(BUCKET);
+  base = {
+    DATABASE_URL: pg.url,
+    CLICKHOUSE_URL: ch.url,
+    REDIS_URL: redis.url,
+    [INGESTION_LOG_S3_ENV.bucket]: BUCKET,
+    [INGESTION_LOG_S3_ENV.endpoint]: s3.endpoint,
+    [INGESTION_LOG_S3_ENV.region]: S3_REGION,
+    [INGESTION_LOG_S3_ENV.forcePathStyle]: 'true',
+    [INGESTION_LOG_S3_ENV.accessKeyId]: s3.accessKeyId,
+    [INGESTION_LOG_S3_ENV.secretAccessKey]: s3.secretAccessKey,
+    ...DUAL_ENV,
+    // The historic backfill (its own suite) would copy the same spans into events_full meanwhile.
+    SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+  };
+  // One web writes the rows itself and falls back to the log; one answers at the log, with the
+  // smallest backlog bound, so the outage passes it.
+  durable = await startWeb(base);
+  bounded = await startWeb({
+    ...base,
+    [INGESTION_LOG_ENV.waitForStore]: 'false',
+    [INGESTION_LOG_ENV.backlogMaxAgeSeconds]: '10',
+  });
+  worker = await startWorker(base);
+  project = await createProject(base, 'ingestion-log');
+  pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
+}, 180_000);
+afterAll(async () => {
+  await pool?.end();
+  await Promise.all([durable?.stop(), bounded?.stop(), worker?.stop()]);
+  await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
+});
+
+interface Answer {
+  id: string;
+  status: number;
+  retryAfter: string | null;
+}
+
+/** A batch request of one trace with two generations, ids from `id`; its answer is recorded. */
+async function sendBatch(web: WebServer, id: string, answers: Answer[]): Promise<void> {
+  const now = new Date().toISOString();
+  const ev = (n: string, type: string, body: object) => ({ id: `${id}-${n}`, type, timestamp: now, body });
+  const res = await fetch(`${web.url}/api/public/ingestion`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      batch: [
+        ev('t', 'trace-create', { id, name: 'outage', userId: 'u1', metadata: { lane: id } }),
+        ev('g1', 'generation-create', {
+          id: `${id}-g1`,
+          traceId: id,
+          name: 'llm',
+          model: 'gpt-4o',
+          input: 'q',
+          usage: { input: 3, output: 5 },
+        }),
+        ev('g2', 'span-create', { id: `${id}-g2`, traceId: id, name: 'tool', output: { ok: true } }),
+        ev('u', 'generation-update', { id: `${id}-g1`, traceId: id, output: 'a' }),
+      ],
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  answers.push({ id, status: res.status, retryAfter: res.headers.get('retry-after') });
+  await res.arrayBuffer();
+}
+
+const query = async <T>(sql: string, params: Record<string, unknown>) =>
+  (await (await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json()) as T[];
+
+const pending = async () =>
+  Number(
+    (await pool.query<{ n: string }>('SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL'))
+      .rows[0]!.n,
+  );
+
+describe('the ingestion log with the analytics store down', () => {
+  const answers: { durable: Answer[]; bounded: Answer[] } = { durable: [], bounded: [] };
+  const sdkTraces: string[] = [];
+  const otelTraces: string[] = [];
+
+  it('keeps answering 2xx (429 past the bound) while the store is down', async () => {
+    const lf = new Langfuse({
+      publicKey: project.publicKey,
+      secretKey: project.secretKey,
+      baseUrl: durable.url,
+      flushAt: 5,
+    });
+    const until = { stopAt: 0 };
+    const lane = async (web: WebServer, into: Answer[], name: string) => {
+      for (let k = 0; performance.now() < until.stopAt; k++) {
+        await sendBatch(web, `${name}-${k}`, into);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    };
+    const sdkLane = async () => {
+      for (let k = 0; performance.now() < until.stopAt; k++) {
+        const id = `sdk-${k}`;
+        const trace = lf.trace({ id, name: 'sdk-outage', metadata: { k } });
+        trace.generation({ id: `${id}-g`, name: 'llm', model: 'gpt-4o', input: 'hi', output: 'there' });
+        sdkTraces.push(id);
+        await lf.flushAsync();
+        await new Promise((r) => setTimeout(r, 400));
+      }
+    };
+    const otelLane = () =>
+      withSdkTracer(project, durable.url, async () => {
+        for (let k = 0; performance.now() < until.stopAt; k++) {
+          const traceId = await startActiveObservation(`otel-${k}`, async (span) => {
+            span.update({ input: { k }, output: 'done' });
+            return span.traceId;
+          });
+          otelTraces.push(traceId);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      });
+
+    // Traffic before, during and after the outage (the restart comes while it flows).
+    until.stopAt = performance.now() + 3_000 + OUTAGE_MS + 5_000;
+    const traffic = Promise.all([
+      lane(durable, answers.durable, 'durable'),
+      lane(bounded, answers.bounded, 'bounded'),
+      sdkLane(),
+      otelLane(),
+    ]);
+    await new Promise((r) => setTimeout(r, 3_000));
+    await ch.kill();
+    await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    ch = await startAnalyticsServer({ dir: ch.dir, port: Number(new URL(ch.url).port) });
+    await traffic;
+    await lf.shutdownAsync();
+
+    expect(answers.durable.length).toBeGreaterThan(20);
+    // The web that writes through: never refused, though the store was gone for a while.
+    expect(answers.durable.filter((a) => a.status !== 207)).toEqual([]);
+    // The web with the small bound: 207, or 429 with Retry-After once the backlog passed 10 s.
+    expect(answers.bounded.filter((a) => a.status !== 207 && a.status !== 429)).toEqual([]);
+    const refused = answers.bounded.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const a of refused) expect(Number(a.retryAfter)).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('drains the backlog after the restart, through a killed drainer: every acknowledged event once, row by row', async () => {
+    // The worker dies (SIGKILL) as soon as it has drained part of the backlog: its claim is left
+    // leased, and the next worker takes it again once the lease ran out.
+    const count = async (where: string) =>
+      Number(
+        (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ingestion_log WHERE ${where}`)).rows[0]!
+          .n,
+      );
+    const before = await count('drained_at IS NOT NULL');
+    await waitFor(
+      'the drain to start',
+      async () => ((await count('drained_at IS NOT NULL')) > before ? true : undefined),
+      60_000,
+    );
+    await worker.process.kill('SIGKILL');
+    const leftAtKill = await pending();
+    const claimedAtKill = await count('drained_at IS NULL AND lease_until > now()');
+    worker = await startWorker(base);
+    await waitFor(
+      'the drain to empty the log',
+      async () => ((await pending()) === 0 ? true : undefined),
+      150_000,
+    );
+    expect(leftAtKill).toBeGreaterThan(0);
+    if (claimedAtKill > 0) {
+      const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+      expect(
+        Number(/^observatory_ingestion_log_redeliveries_total (\d+)/m.exec(metrics)?.[1]),
+      ).toBeGreaterThan(0);
+    }
+    const acked = [...answers.durable, ...answers.bounded].filter((a) => a.status === 207).map((a) => a.id);
+    const traces = [...acked, ...sdkTraces].sort();
+    const rows = await query<{ id: string; name: string; user_id: string | null }>(
+      'SELECT id, name, user_id FROM traces FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)} ORDER BY id',
+      { p: project.projectId, ids: traces },
+    );
+    expect(rows.map((r) => r.id)).toEqual(traces);
+    const observations = await query<{ id: string; output: string | null; type: string }>(
+      'SELECT id, output, type FROM observations FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY id',
+      { p: project.projectId, ids: traces },
+    );
+    const expected = [
+      ...acked.flatMap((id) => [
+        { id: `${id}-g1`, output: 'a', type: 'GENERATION' },
+        { id: `${id}-g2`, output: '{"ok":true}', type: 'SPAN' },
+      ]),
+      ...sdkTraces.map((id) => ({ id: `${id}-g`, output: 'there', type: 'GENERATION' })),
+    ].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(observations).toEqual(expected);
+    // Dual write stages every one of them for the propagation, each once.
+    const staged = await query<{ id: string }>(
+      "SELECT id FROM observations_batch_staging FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} AND NOT startsWith(id, 't-') ORDER BY id",
+      { p: project.projectId, ids: traces },
+    );
+    expect(staged.map((r) => r.id)).toEqual(expected.map((o) => o.id));
+    // The OTLP SDK's spans: in the legacy tables and, as a real-time producer, in events_full.
+    expect(otelTraces.length).toBeGreaterThan(5);
+    const spans = await query<{ trace_id: string }>(
+      'SELECT trace_id FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY trace_id',
+      { p: project.projectId, ids: otelTraces },
+    );
+    expect(spans.map((r) => r.trace_id)).toEqual([...otelTraces].sort());
+  }, 240_000);
+
+  it('a replay rebuilds a project deleted from the store, equal from the log', async () => {
+    const snapshot = async () => ({
+      traces: await query(
+        'SELECT * EXCEPT (event_ts, updated_at) FROM traces FINAL WHERE project_id = {p:String} ORDER BY id',
+        { p: project.projectId },
+      ),
+      observations: await query(
+        'SELECT * EXCEPT (event_ts, updated_at) FROM observations FINAL WHERE project_id = {p:String} ORDER BY id',
+        { p: project.projectId },
+      ),
+      // The spans written to events_full directly (the staged ones arrive by the propagation's clock).
+      events: await query(
+        'SELECT * EXCEPT (event_ts, updated_at) FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY span_id',
+        { p: project.projectId, ids: otelTraces },
+      ),
+    });
+    const before = await snapshot();
+    expect(before.traces.length).toBeGreaterThan(20);
+    for (const table of ['traces', 'observations', 'scores', 'events_full', 'observations_batch_staging'])
+      await ch.client.command({
+        query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:String}`,
+        query_params: { p: project.projectId },
+        clickhouse_settings: { mutations_sync: '2' },
+      });
+    expect((await snapshot()).traces).toEqual([]);
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const out = await cli(
+      ['ingestion', 'replay', '--from', from, '--to', to, '--project', project.projectId, '--json'],
+      base,
+    );
+    expect(out.code, out.stderr).toBe(0);
+    const result = JSON.parse(out.stdout.trim()) as { files: number; written: number; dead: number };
+    expect(result.dead).toBe(0);
+    expect(result.written).toBe(result.files);
+    expect(await snapshot()).toEqual(before);
+  }, 180_000);
+});
