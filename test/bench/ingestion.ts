@@ -161,7 +161,7 @@ export function otlpBody(request: number, traces: number, gen: GenerationShape =
 }
 
 /** events_only takes only scores on the batch endpoint (spans arrive over OTLP): 50 scores then. */
-function scoreBody(request: number, traces: number): Buffer {
+export function scoreBody(request: number, traces: number): Buffer {
   const now = new Date().toISOString();
   const batch = Array.from({ length: traces * SPANS_PER_TRACE }, (_, i) => {
     const id = `sc-${request}-${i}`;
@@ -278,7 +278,7 @@ export async function pool(
 }
 
 /** The highest block number of each MergeTree table: their sum grows by one per part an insert creates. */
-async function blockNumbers(ch: ClickHouseClient): Promise<number> {
+export async function blockNumbers(ch: ClickHouseClient): Promise<number> {
   const rs = await ch.query({
     query: `SELECT sum(b) AS n FROM (SELECT max(max_block_number) AS b FROM system.parts
       WHERE database = currentDatabase() GROUP BY table)`,
@@ -293,7 +293,7 @@ const READ_SETTINGS = {
 } as const;
 
 /** Every row the web wrote for `projectId`, per table, moved to `target` and cut into `parts` slices. */
-async function rowsWritten(ch: ClickHouseClient, projectId: string, target: string) {
+export async function rowsWritten(ch: ClickHouseClient, projectId: string, target: string) {
   const out: { table: string; rows: Record<string, unknown>[] }[] = [];
   for (const table of WRITTEN_TABLES) {
     const rs = await ch.query({
@@ -308,7 +308,7 @@ async function rowsWritten(ch: ClickHouseClient, projectId: string, target: stri
   return out;
 }
 
-interface Figure {
+export interface Figure {
   /** Requests answered 429/503 (nothing acknowledged) and sent again. */
   retries?: number;
   spansPerSecond: number;
@@ -323,6 +323,50 @@ interface Figure {
 
 /** Times of the ceiling: its rate is their median, so one slow insert does not decide it. */
 const CEILING_RUNS = 3;
+
+/**
+ * The store's ceiling: the rows `written` again under `projectId`, in as few inserts as the web's
+ * group commit allows (10 000 rows), one after the other, CEILING_RUNS times: the median rate.
+ */
+export async function bulkCeiling(
+  ch: AnalyticsServer,
+  written: { table: string; rows: Record<string, unknown>[] }[],
+  projectId: string,
+  spans: number,
+): Promise<Figure> {
+  const rates: number[] = [];
+  let bulkParts = 0;
+  let bulkCpu = 0;
+  for (let run = 0; run < CEILING_RUNS; run++) {
+    const bulkRows = written.map((w) => ({
+      ...w,
+      rows: w.rows.map((r) => ({ ...r, project_id: `${projectId}-bulk${run}` })),
+    }));
+    await settle(ch.client);
+    const bulkBlocksBefore = await blockNumbers(ch.client);
+    const bulkCpu0 = cpuSeconds(ch.pid);
+    const bulkStarted = performance.now();
+    for (const { table, rows } of bulkRows) {
+      for (let at = 0; at < rows.length; at += 10_000)
+        await ch.client.insert({
+          table,
+          values: rows.slice(at, at + 10_000),
+          format: 'JSONEachRow',
+          clickhouse_settings: { date_time_input_format: 'best_effort' },
+        });
+    }
+    rates.push(spans / ((performance.now() - bulkStarted) / 1000));
+    bulkCpu += cpuSeconds(ch.pid) - bulkCpu0;
+    bulkParts += (await blockNumbers(ch.client)) - bulkBlocksBefore;
+  }
+  return {
+    spansPerSecond: quantile(rates, 0.5),
+    p50: 0,
+    p99: 0,
+    parts: bulkParts / CEILING_RUNS,
+    storeCpu: bulkCpu / CEILING_RUNS,
+  };
+}
 
 /** Spans/s, latency and parts of the web, the same rows per request straight into the store, and in bulk. */
 interface CaseResult {
@@ -397,39 +441,7 @@ async function runCase(
     parts: (await blockNumbers(ch.client)) - storeBlocksBefore,
     storeCpu: cpuSeconds(ch.pid) - storeCpu1,
   };
-  // The ceiling: the same rows again, in as few inserts as the web's group commit allows.
-  const rates: number[] = [];
-  let bulkParts = 0;
-  let bulkCpu = 0;
-  for (let run = 0; run < CEILING_RUNS; run++) {
-    const bulkRows = written.map((w) => ({
-      ...w,
-      rows: w.rows.map((r) => ({ ...r, project_id: `${baselineProject.projectId}-bulk${run}` })),
-    }));
-    await settle(ch.client);
-    const bulkBlocksBefore = await blockNumbers(ch.client);
-    const bulkCpu0 = cpuSeconds(ch.pid);
-    const bulkStarted = performance.now();
-    for (const { table, rows } of bulkRows) {
-      for (let at = 0; at < rows.length; at += 10_000)
-        await ch.client.insert({
-          table,
-          values: rows.slice(at, at + 10_000),
-          format: 'JSONEachRow',
-          clickhouse_settings: { date_time_input_format: 'best_effort' },
-        });
-    }
-    rates.push(spans / ((performance.now() - bulkStarted) / 1000));
-    bulkCpu += cpuSeconds(ch.pid) - bulkCpu0;
-    bulkParts += (await blockNumbers(ch.client)) - bulkBlocksBefore;
-  }
-  const bulk: Figure = {
-    spansPerSecond: quantile(rates, 0.5),
-    p50: 0,
-    p99: 0,
-    parts: bulkParts / CEILING_RUNS,
-    storeCpu: bulkCpu / CEILING_RUNS,
-  };
+  const bulk = await bulkCeiling(ch, written, baselineProject.projectId, spans);
   const tables = written.map((w) => `${w.table} ${w.rows.length}`).join(', ');
   return { web: webFigure, store, bulk, spans, tables };
 }
@@ -463,7 +475,7 @@ function printCase(label: string, r: CaseResult): void {
 }
 
 /** Which cases run: BENCH_INGEST_CASES, e.g. `otlp:events_only,batch:dual` (default: all four). */
-function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
+export function selectedCases(): [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] {
   const all: [keyof typeof PROTOCOLS, 'dual' | 'events_only'][] = [];
   for (const mode of ['dual', 'events_only'] as const)
     for (const label of Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[]) all.push([label, mode]);

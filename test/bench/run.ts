@@ -7,7 +7,8 @@
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies past the 3-minute staging window (grace + processing); propagation-lag.ts measures
  *      the whole lag end to end.
- *   3. Ingestion (ingestion.ts), the operator (operator.ts), reads (reads.ts), the UI's observations
+ *   3. Ingestion (ingestion.ts); through the ingestion log and its drain against the direct web and
+ *      the store's bulk ceiling (ingestion-log.ts); the operator (operator.ts), reads (reads.ts), the UI's observations
  *      page against API v2 (ui.ts) and exports
  *      (exports.ts), each with its own baseline.
  * Sizes: BENCH_TRACES (default 20000) traces with 4 observations each.
@@ -18,7 +19,7 @@
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
- * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `cost`,
+ * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `ingestion-log`, `cost`,
  * `ingestion-cost`, `ingestion-rules`, `reads`,
  * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`); none runs them all.
  */
@@ -56,6 +57,7 @@ import {
 import { benchIngestLimits } from './ingest-limits.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchIngestionCost } from './ingestion-cost.ts';
+import { benchIngestionLog } from './ingestion-log.ts';
 import { benchIngestionRules } from './ingestion-rules.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
@@ -68,6 +70,7 @@ const FIGURES = [
   'backfill',
   'backfill-memory',
   'ingestion',
+  'ingestion-log',
   'cost',
   'ingestion-cost',
   'ingestion-rules',
@@ -185,6 +188,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
 if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
+if (selected('ingestion-log')) await benchIngestionLog();
 if (selected('cost')) await benchCost();
 if (selected('ingestion-cost')) await benchIngestionCost();
 if (selected('ingestion-rules')) await benchIngestionRules();

@@ -250,6 +250,7 @@ describe("Prometheus's own checks", () => {
     expect(rules.map((r) => r.alert).sort()).toEqual([
       'ObservatoryBackfillStepFailed',
       'ObservatoryCutoverBlocked',
+      'ObservatoryIngestionBacklog',
       'ObservatoryMigrationStalled',
       'ObservatoryOperatorDown',
       'ObservatoryOperatorNoLeader',

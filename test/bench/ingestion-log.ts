@@ -1,0 +1,242 @@
+/**
+ * The ingestion log's figure of `npm run bench -- ingestion-log`: for each case (OTLP protobuf and
+ * the batch endpoint, in `dual` and `events_only`; BENCH_INGEST_CASES selects), in the same run:
+ *   - direct: the web that answers once the analytics store wrote the rows (no log);
+ *   - log: a web that answers once the write is durable in the log (an S3 server and the PostgreSQL
+ *     queue) and a worker that drains it: the acknowledgement rate and latency, the end-to-end rate
+ *     (first request sent to last file drained) and the visibility lag (accepted to drained, from
+ *     the queue's own timestamps, p50/p99);
+ *   - the store's ceiling: the same rows in bulk inserts; the ratios log / ceiling (goal 0.7) and
+ *     direct / ceiling;
+ *   - CPU seconds per 10k spans of the store, the web and the worker, and parts per 10k spans.
+ * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 200, at BENCH_INGEST_CONCURRENCY, 8).
+ */
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import pgLib from 'pg';
+import { INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
+import { startPostgres } from '../fixtures/postgres.ts';
+import { startRedis } from '../fixtures/redis.ts';
+import { S3_REGION, startS3Server } from '../fixtures/s3.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  createProject,
+  type Env,
+  MODE_ENV,
+  startAnalyticsServer,
+  startWeb,
+  startWorker,
+  type WebServer,
+} from '../fixtures/service.ts';
+import { waitFor } from '../fixtures/wait.ts';
+import {
+  blockNumbers,
+  bulkCeiling,
+  PROTOCOLS,
+  type Protocol,
+  pool,
+  rowsWritten,
+  SPANS_PER_TRACE,
+  STORE_ROOT,
+  scoreBody,
+  selectedCases,
+  send,
+} from './ingestion.ts';
+import { cpuSeconds, settle } from './proc.ts';
+import { line, quantile, ratio } from './report.ts';
+
+const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
+const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
+const TRACES = 10;
+const BUCKET = 'ingestion-log';
+/** Longest wait for the drain to catch up after the last acknowledgement. */
+const DRAIN_WAIT_MS = 10 * 60_000;
+
+interface Phase {
+  spansPerSecond: number;
+  p50: number;
+  p99: number;
+  parts: number;
+  storeCpu: number;
+  webCpu: number;
+  workerCpu: number;
+}
+
+interface Processes {
+  ch: AnalyticsServer;
+  web: WebServer;
+  worker?: WebServer;
+}
+
+/** Sends every request through `p.web`; `until` resolves when the phase's rows are all stored. */
+async function phase(
+  p: Processes,
+  protocol: Protocol,
+  bodies: Uint8Array<ArrayBuffer>[],
+  headers: Record<string, string>,
+  until: () => Promise<void>,
+): Promise<Phase & { ackSpansPerSecond: number }> {
+  const spans = bodies.length * TRACES * SPANS_PER_TRACE;
+  await settle(p.ch.client);
+  const blocks = await blockNumbers(p.ch.client);
+  const cpu = () =>
+    [p.ch.pid, p.web.process.pid, p.worker?.process.pid].map((pid) => (pid ? cpuSeconds(pid) : 0));
+  const cpu0 = cpu();
+  const started = performance.now();
+  const latencies = await pool(bodies.length, CONCURRENCY, async (i) => {
+    await send(p.web.url, protocol, headers, bodies[i]!, 'ingestion-log');
+  });
+  const acked = performance.now();
+  await until();
+  const done = performance.now();
+  const [store, web, worker] = cpu().map((c, i) => c - cpu0[i]!);
+  return {
+    ackSpansPerSecond: spans / ((acked - started) / 1000),
+    spansPerSecond: spans / ((done - started) / 1000),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    parts: (await blockNumbers(p.ch.client)) - blocks,
+    storeCpu: store!,
+    webCpu: web!,
+    workerCpu: worker!,
+  };
+}
+
+export async function benchIngestionLog(): Promise<void> {
+  const storeDir = mkdtempSync(join(STORE_ROOT, 'obs-bench-analytics-'));
+  const [pgf, ch, s3, redis] = await Promise.all([
+    startPostgres(),
+    startAnalyticsServer({ dir: storeDir }),
+    startS3Server(),
+    startRedis(),
+  ]);
+  await s3.createBucket(BUCKET);
+  const queue = new pgLib.Pool({ connectionString: pgf.url, max: 2 });
+  const base: Env = {
+    DATABASE_URL: pgf.url,
+    CLICKHOUSE_URL: ch.url,
+    REDIS_URL: redis.url,
+    LOG_LEVEL: 'warn',
+  };
+  const logEnv: Env = {
+    [INGESTION_LOG_S3_ENV.bucket]: BUCKET,
+    [INGESTION_LOG_S3_ENV.endpoint]: s3.endpoint,
+    [INGESTION_LOG_S3_ENV.region]: S3_REGION,
+    [INGESTION_LOG_S3_ENV.forcePathStyle]: 'true',
+    [INGESTION_LOG_S3_ENV.accessKeyId]: s3.accessKeyId,
+    [INGESTION_LOG_S3_ENV.secretAccessKey]: s3.secretAccessKey,
+    [INGESTION_LOG_ENV.waitForStore]: 'false',
+    // Only the drain works beside the web: no backfill chain, and the propagation waits an hour.
+    SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+    SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '3600',
+  };
+  process.stdout.write(
+    `\nIngestion log: web + worker draining, against the direct web, analytics server over HTTP (data in ${STORE_ROOT}); ${REQUESTS} requests of ${TRACES * SPANS_PER_TRACE} spans, ${CONCURRENCY} concurrent\n\n`,
+  );
+  const cases = selectedCases();
+  try {
+    for (const mode of ['dual', 'events_only'] as const) {
+      if (!cases.some(([, m]) => m === mode)) continue;
+      const env = { ...base, ...MODE_ENV[mode] };
+      const direct = await startWeb(env);
+      const logged = await startWeb({ ...env, ...logEnv });
+      const worker = await startWorker({ ...env, ...logEnv });
+      try {
+        for (const [label, m] of cases) {
+          if (m !== mode) continue;
+          const protocol = PROTOCOLS[label];
+          const make = mode === 'events_only' && protocol.ok === 207 ? scoreBody : protocol.body;
+          const bodies = Array.from({ length: REQUESTS }, (_, i) => new Uint8Array(make(i, TRACES)));
+          const spans = REQUESTS * TRACES * SPANS_PER_TRACE;
+          const tag = `${mode}-${protocol.ok}`;
+          const [directProject, logProject, ceilingProject] = await Promise.all(
+            ['direct', 'log', 'ceiling'].map((k) => createProject(base, `log-${tag}-${k}`)),
+          );
+          const headersOf = (p: { publicKey: string; secretKey: string }) => ({
+            ...protocol.headers,
+            authorization: basicAuth(p as Parameters<typeof basicAuth>[0]),
+          });
+          const d = await phase(
+            { ch, web: direct },
+            protocol,
+            bodies,
+            headersOf(directProject!),
+            async () => {},
+          );
+          const pendingOf = async () =>
+            Number(
+              (
+                await queue.query<{ n: string }>(
+                  'SELECT count(*) AS n FROM ingestion_log WHERE project_id = $1 AND drained_at IS NULL',
+                  [logProject!.projectId],
+                )
+              ).rows[0]!.n,
+            );
+          const l = await phase(
+            { ch, web: logged, worker },
+            protocol,
+            bodies,
+            headersOf(logProject!),
+            async () => {
+              await waitFor(
+                'the drain',
+                async () => ((await pendingOf()) === 0 ? true : undefined),
+                DRAIN_WAIT_MS,
+              );
+            },
+          );
+          const lag = (
+            await queue.query<{ p50: number; p99: number }>(
+              `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM ingestion_log WHERE project_id = $1) AS l`,
+              [logProject!.projectId],
+            )
+          ).rows[0]!;
+          const written = await rowsWritten(ch.client, logProject!.projectId, ceilingProject!.projectId);
+          const ceiling = await bulkCeiling(ch, written, ceilingProject!.projectId, spans);
+          const cpu10k = (s: number) => ((s * 10_000) / spans).toFixed(2);
+          const per10k = (parts: number) => ((parts * 10_000) / spans).toFixed(0);
+          line(`${label}, ${mode}`, '');
+          line(
+            '  direct: stored spans/s, ack p50, p99',
+            `${Math.round(d.spansPerSecond)}, ${d.p50.toFixed(0)} ms, ${d.p99.toFixed(0)} ms`,
+          );
+          line(
+            '  log: acknowledged spans/s, ack p50, p99',
+            `${Math.round(l.ackSpansPerSecond)}, ${l.p50.toFixed(0)} ms, ${l.p99.toFixed(0)} ms`,
+          );
+          line('  log: stored spans/s (end to end)', `${Math.round(l.spansPerSecond)}`);
+          line(
+            '  log: visibility lag p50, p99 (accepted -> drained)',
+            `${Number(lag.p50).toFixed(0)} ms, ${Number(lag.p99).toFixed(0)} ms`,
+          );
+          line('  store ceiling (bulk), spans/s', `${Math.round(ceiling.spansPerSecond)}`);
+          line(
+            '  ratio log end to end / ceiling',
+            `${ratio(l.spansPerSecond, ceiling.spansPerSecond)} (goal 0.7)`,
+          );
+          line('  ratio direct / ceiling', ratio(d.spansPerSecond, ceiling.spansPerSecond));
+          line('  ratio ack latency p99, log / direct', ratio(l.p99, d.p99));
+          line(
+            '  parts per 10k spans (direct, log, bulk)',
+            `${per10k(d.parts)}, ${per10k(l.parts)}, ${per10k(ceiling.parts)}`,
+          );
+          line(
+            '  store CPU s per 10k spans (direct, log, bulk)',
+            `${cpu10k(d.storeCpu)}, ${cpu10k(l.storeCpu)}, ${cpu10k(ceiling.storeCpu)}`,
+          );
+          line(
+            '  web + worker CPU s per 10k spans (direct, log)',
+            `${cpu10k(d.webCpu)}, ${cpu10k(l.webCpu + l.workerCpu)}`,
+          );
+        }
+      } finally {
+        await Promise.all([direct.stop(), logged.stop(), worker.stop()]);
+      }
+    }
+  } finally {
+    await queue.end();
+    await Promise.all([ch.stop(), s3.stop(), redis.stop(), pgf.stop()]);
+  }
+}
