@@ -1,0 +1,120 @@
+// The Docker engine kind runs its nodes in: Debian's docker.io, started by the caller with a
+// configuration of its own (socket, data root under .cache/docker, state under /run), so it never
+// meets a Docker the machine may run. The network rule holds at the engine:
+// - no default bridge; the nodes sit on an `--internal` network, which gives containers no default
+//   route and drops whatever its bridge would forward elsewhere; the host reaches a node at its
+//   address on that bridge;
+// - the engine's embedded DNS forwards names it does not know to 127.0.0.1 inside the node, where
+//   nothing answers, instead of the machine's resolvers;
+// - proxy variables point at a closed loopback port, so a stray pull fails at once.
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cacheRoot } from '../paths.ts';
+import { type Supervised, startProcess } from '../processes.ts';
+import { waitFor } from '../wait.ts';
+import { run } from './run.ts';
+
+const stateDir = '/run/observatory-docker';
+export const engineDataRoot = join(cacheRoot, 'docker');
+const dataRoot = engineDataRoot;
+export const dockerHost = `unix://${stateDir}/docker.sock`;
+/** The nodes' network: internal, on a range none of the local cluster's devices use. */
+export const nodeNetwork = { name: 'observatory-kind', subnet: '172.29.0.0/24', gateway: '172.29.0.1' };
+/** The environment docker and kind need to talk to this engine and its network. */
+export const engineEnv = {
+  DOCKER_HOST: dockerHost,
+  KIND_EXPERIMENTAL_DOCKER_NETWORK: nodeNetwork.name,
+  KIND_EXPERIMENTAL_PROVIDER: 'docker',
+};
+
+export const docker = (args: string[], input?: string | Buffer) =>
+  run('docker', args, { env: engineEnv, input });
+
+export interface Engine {
+  process: Supervised;
+  stop(): Promise<void>;
+}
+
+function daemonConfig(): string {
+  return JSON.stringify(
+    {
+      bridge: 'none',
+      dns: ['127.0.0.1'],
+      'data-root': join(dataRoot, 'data'),
+      'exec-root': join(stateDir, 'exec'),
+      pidfile: join(stateDir, 'docker.pid'),
+      hosts: [dockerHost],
+      'storage-driver': 'overlay2',
+      'log-driver': 'json-file',
+      'log-opts': { 'max-size': '10m' },
+      'live-restore': false,
+      features: { buildkit: false },
+    },
+    null,
+    2,
+  );
+}
+
+/** Starts the engine (or returns undefined when one already answers on its socket), then makes sure
+ * the internal node network exists. */
+export async function startEngine(log: (line: string) => void): Promise<Engine | undefined> {
+  let engine: Engine | undefined;
+  if ((await docker(['version', '--format', '{{.Server.Version}}'])).code !== 0) {
+    await mkdir(stateDir, { recursive: true });
+    await mkdir(dataRoot, { recursive: true });
+    const config = join(dataRoot, 'daemon.json');
+    await writeFile(config, `${daemonConfig()}\n`);
+    const closed = 'http://127.0.0.1:9';
+    const process_ = startProcess({
+      name: 'dockerd',
+      file: '/usr/sbin/dockerd',
+      args: ['--config-file', config],
+      env: {
+        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        HTTP_PROXY: closed,
+        HTTPS_PROXY: closed,
+        NO_PROXY: '',
+      },
+      cwd: dataRoot,
+      logPath: join(dataRoot, 'dockerd.log'),
+    });
+    engine = {
+      process: process_,
+      async stop() {
+        await process_.stop(20_000);
+      },
+    };
+    await waitFor(
+      `dockerd (log: ${process_.logPath})`,
+      async () => {
+        if (process_.status()) throw new Error(`dockerd exited: ${JSON.stringify(process_.status())}`);
+        return (await docker(['version', '--format', '{{.Server.Version}}'])).code === 0;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    log(
+      `dockerd ${(await docker(['version', '--format', '{{.Server.Version}}'])).stdout.trim()} on ${dockerHost}`,
+    );
+  }
+  if ((await docker(['network', 'inspect', nodeNetwork.name])).code !== 0) {
+    const created = await docker([
+      'network',
+      'create',
+      '--driver',
+      'bridge',
+      '--internal',
+      '--subnet',
+      nodeNetwork.subnet,
+      '--gateway',
+      nodeNetwork.gateway,
+      nodeNetwork.name,
+    ]);
+    if (created.code !== 0) throw new Error(`docker network create: ${created.stderr.trim()}`);
+  }
+  return engine;
+}
+
+export function engineInstalled(): boolean {
+  return existsSync('/usr/sbin/dockerd');
+}
