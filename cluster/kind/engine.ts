@@ -7,8 +7,13 @@
 // - the engine's embedded DNS forwards names it does not know to 127.0.0.1 inside the node, where
 //   nothing answers, instead of the machine's resolvers;
 // - proxy variables point at a closed loopback port, so a stray pull fails at once.
+// kind runs its nodes privileged. This engine (20.10) gives a privileged container every capability
+// the kernel knows, and runc fails ("unable to apply caps") on a machine whose processes lack one
+// in their bounding set (these machines lack CAP_SYS_RESOURCE). The engine's runtime is then runc
+// behind a wrapper that drops those capabilities from the container's configuration, as newer
+// engines and containerd do by granting privileged containers their own bounding set.
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheRoot } from '../paths.ts';
 import { type Supervised, startProcess } from '../processes.ts';
@@ -36,9 +41,89 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-function daemonConfig(): string {
+// Capability names by bit number (linux/capability.h).
+const capabilityNames = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'DAC_READ_SEARCH',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'SETPCAP',
+  'LINUX_IMMUTABLE',
+  'NET_BIND_SERVICE',
+  'NET_BROADCAST',
+  'NET_ADMIN',
+  'NET_RAW',
+  'IPC_LOCK',
+  'IPC_OWNER',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'SYS_CHROOT',
+  'SYS_PTRACE',
+  'SYS_PACCT',
+  'SYS_ADMIN',
+  'SYS_BOOT',
+  'SYS_NICE',
+  'SYS_RESOURCE',
+  'SYS_TIME',
+  'SYS_TTY_CONFIG',
+  'MKNOD',
+  'LEASE',
+  'AUDIT_WRITE',
+  'AUDIT_CONTROL',
+  'SETFCAP',
+  'MAC_OVERRIDE',
+  'MAC_ADMIN',
+  'SYSLOG',
+  'WAKE_ALARM',
+  'BLOCK_SUSPEND',
+  'AUDIT_READ',
+  'PERFMON',
+  'BPF',
+  'CHECKPOINT_RESTORE',
+];
+
+/** Capabilities the kernel has but this process's bounding set lacks. */
+async function missingCapabilities(): Promise<string[]> {
+  const status = await readFile('/proc/self/status', 'utf8');
+  const bounding = BigInt(`0x${/^CapBnd:\s*([0-9a-f]+)/m.exec(status)?.[1] ?? '0'}`);
+  const last = Number((await readFile('/proc/sys/kernel/cap_last_cap', 'utf8')).trim());
+  return capabilityNames.slice(0, last + 1).filter((_, bit) => !((bounding >> BigInt(bit)) & 1n));
+}
+
+/** A runc that first removes `missing` from the container's or process's configuration (compact
+ * JSON, as containerd's shim writes it), so a privileged container asks only for what the machine can grant. */
+function runcWrapper(missing: string[]): string {
+  const edits = missing.flatMap((cap) => [
+    `-e 's/"CAP_${cap}",//g'`,
+    `-e 's/,"CAP_${cap}"//g'`,
+    `-e 's/"CAP_${cap}"//g'`,
+  ]);
+  return [
+    '#!/bin/sh',
+    `# runc without ${missing.join(', ')} (missing from this machine's bounding set); written by cluster/kind/engine.ts`,
+    "# The capabilities are in the bundle's config.json (create, run) or a process file (exec).",
+    'files=""; previous=""',
+    'for arg in "$@"; do',
+    '  case "$previous" in --bundle|-b) files="$files $arg/config.json" ;; --process|-p) files="$files $arg" ;; esac',
+    '  case "$arg" in --bundle=*) files="$files ${arg#--bundle=}/config.json" ;; --process=*) files="$files ${arg#--process=}" ;; esac',
+    '  previous="$arg"',
+    'done',
+    `for file in $files; do [ -f "$file" ] && sed -i ${edits.join(' ')} "$file"; done`,
+    'exec /usr/sbin/runc "$@"',
+    '',
+  ].join('\n');
+}
+
+function daemonConfig(runtime: string | undefined): string {
   return JSON.stringify(
     {
+      ...(runtime
+        ? { runtimes: { 'runc-bounded': { path: runtime } }, 'default-runtime': 'runc-bounded' }
+        : {}),
       bridge: 'none',
       dns: ['127.0.0.1'],
       'data-root': join(dataRoot, 'data'),
@@ -63,8 +148,16 @@ export async function startEngine(log: (line: string) => void): Promise<Engine |
   if ((await docker(['version', '--format', '{{.Server.Version}}'])).code !== 0) {
     await mkdir(stateDir, { recursive: true });
     await mkdir(dataRoot, { recursive: true });
+    const missing = await missingCapabilities();
+    let runtime: string | undefined;
+    if (missing.length) {
+      runtime = join(dataRoot, 'runc-bounded');
+      await writeFile(runtime, runcWrapper(missing));
+      await chmod(runtime, 0o755);
+      log(`runtime: runc without CAP_${missing.join(', CAP_')} (not in this machine's bounding set)`);
+    }
     const config = join(dataRoot, 'daemon.json');
-    await writeFile(config, `${daemonConfig()}\n`);
+    await writeFile(config, `${daemonConfig(runtime)}\n`);
     const closed = 'http://127.0.0.1:9';
     const process_ = startProcess({
       name: 'dockerd',

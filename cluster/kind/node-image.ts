@@ -86,6 +86,21 @@ function cniConfig(): string {
   );
 }
 
+// On a cgroup v1 machine kind waits only for its entrypoint before running kubeadm, which may then
+// find systemd still booting: its `systemctl start kubelet` fails and the kubelet unit has already
+// been skipped for want of its configuration. This path unit starts the kubelet once kubeadm has
+// written that configuration, whenever systemd gets there.
+const kubeletPathUnit = `[Unit]
+Description=Start the kubelet once kubeadm has written its configuration
+
+[Path]
+PathExists=/var/lib/kubelet/config.yaml
+Unit=kubelet.service
+
+[Install]
+WantedBy=multi-user.target
+`;
+
 const storageManifest = `apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
@@ -114,7 +129,7 @@ function recipe(i: {
       `install -m 0644 ${f}/etc/containerd/* "$1/etc/containerd/"`,
       `install -m 0644 ${f}/etc/default/* "$1/etc/default/"`,
       `install -m 0644 ${f}/etc/sysctl.d/* "$1/etc/sysctl.d/"`,
-      `install -m 0644 ${f}/etc/systemd/system/*.* "$1/etc/systemd/system/"`,
+      `find ${f}/etc/systemd/system -maxdepth 1 -type f -exec install -m 0644 {} "$1/etc/systemd/system/" \\;`,
       `install -m 0644 ${f}/etc/systemd/system/kubelet.service.d/* "$1/etc/systemd/system/kubelet.service.d/"`,
       'find "$1/lib/systemd/system/sysinit.target.wants/" -name systemd-tmpfiles-setup.service -delete',
       'rm -f "$1"/lib/systemd/system/multi-user.target.wants/* "$1"/etc/systemd/system/*.wants/* "$1"/lib/systemd/system/local-fs.target.wants/* "$1"/lib/systemd/system/sockets.target.wants/*udev* "$1"/lib/systemd/system/sockets.target.wants/*initctl* "$1"/lib/systemd/system/basic.target.wants/*',
@@ -129,6 +144,7 @@ function recipe(i: {
       // Debian's CNI plugins live in /usr/lib/cni; containerd looks in /opt/cni/bin.
       'mkdir -p "$1/opt/cni" "$1/etc/cni/net.d" && ln -s /usr/lib/cni "$1/opt/cni/bin"',
       `cp -r ${i.extras}/. "$1/"`,
+      'systemctl --root "$1" enable kubelet.path',
     ],
   };
 }
@@ -140,6 +156,8 @@ async function writeExtras(dir: string, pauseName: string, kindFiles: string, ct
   await mkdir(join(dir, 'kind', 'manifests'), { recursive: true });
   await writeFile(join(dir, 'etc', 'cni', 'net.d', '10-kind-pods.conflist'), `${cniConfig()}\n`);
   await writeFile(join(dir, 'kind', 'version'), kubernetesVersion);
+  await mkdir(join(dir, 'etc', 'systemd', 'system'), { recursive: true });
+  await writeFile(join(dir, 'etc', 'systemd', 'system', 'kubelet.path'), kubeletPathUnit);
   await writeFile(join(dir, 'kind', 'manifests', 'default-storage.yaml'), storageManifest);
   // kind's containerd configuration, with the sandbox image this node holds.
   const config = await readFile(join(kindFiles, 'etc', 'containerd', 'config.toml'), 'utf8');
@@ -256,6 +274,7 @@ export async function ensureNodeImage(i: NodeImageInputs, steps: StepReporter): 
         i.coredns.name,
         cniConfig(),
         storageManifest,
+        kubeletPathUnit,
         ...rootfsArgs(recipe(placeholders), 'rootfs', 'directory'),
       ];
     },
