@@ -1,12 +1,10 @@
-// A kind cluster of one node from the node image built here, on the engine's internal network:
+// A kind cluster of one node from the node image built here, on the engine's guarded network:
 // - kindnetd and local-path-provisioner are replaced by what the node image carries (a CNI bridge,
 //   a StorageClass), so kind applies no manifest naming an image the node lacks;
 // - kubeadm skips its CoreDNS add-on, whose Corefile forwards unknown names to the node's
 //   resolvers; the cluster DNS is the local cluster's own (cluster/node/dns.ts): CoreDNS built
 //   here, answering cluster.local and the reverse zones only, with no forward plugin in the binary;
-// - the kubelet runs on this machine's cgroup v1 with a warning instead of refusing;
-// - the kubeconfig names the node's address on the internal network (the engine publishes no
-//   ports of an internal network), which the API server's certificate carries.
+// - the kubelet runs on this machine's cgroup v1 with a warning instead of refusing.
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -69,7 +67,8 @@ async function streamed(file: string, args: string[], env: NodeJS.ProcessEnv, pr
 export interface CreateOptions {
   name: string;
   kind: string;
-  kubectl: string;
+  /** The kindnode binary, whose `kubectl` is of the cluster's release. */
+  kindnode: string;
   nodeImage: string;
   kubeconfig: string;
   work: string;
@@ -92,7 +91,7 @@ export async function createCluster(o: CreateOptions, progress: Log): Promise<Ki
   return attach(o, progress);
 }
 
-/** The cluster's node address, a kubeconfig naming it, and the cluster DNS once it answers. */
+/** The cluster's node and its address, and the cluster DNS once it answers. */
 async function attach(o: CreateOptions, progress: Log): Promise<KindCluster> {
   const nodeName = `${o.name}-control-plane`;
   const inspect = await docker([
@@ -103,13 +102,9 @@ async function attach(o: CreateOptions, progress: Log): Promise<KindCluster> {
   ]);
   const nodeIP = inspect.stdout.trim();
   if (inspect.code !== 0 || !nodeIP) throw new Error(`docker inspect ${nodeName}: ${inspect.stderr.trim()}`);
-  const kubeconfig = (
-    await must(o.kind, ['get', 'kubeconfig', '--name', o.name], { env: engineEnv })
-  ).replace(/server: https:\/\/[^\s]+/, `server: https://${nodeIP}:6443`);
-  await writeFile(o.kubeconfig, kubeconfig);
   const kubectl = (args: string[], input?: string) =>
-    must(o.kubectl, ['--kubeconfig', o.kubeconfig, ...args], { input });
-  progress(`API server at https://${nodeIP}:6443; installing the cluster DNS`);
+    must(o.kindnode, ['kubectl', '--kubeconfig', o.kubeconfig, ...args], { input });
+  progress(`node ${nodeName} at ${nodeIP}; installing the cluster DNS`);
   await kubectl(['apply', '-f', '-'], dnsManifests(clusterAddresses, corednsImageName));
   await kubectl(['wait', '--for=condition=Ready', 'node', '--all', '--timeout=180s']);
   await kubectl(['-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=180s']);
@@ -117,7 +112,8 @@ async function attach(o: CreateOptions, progress: Log): Promise<KindCluster> {
     'kube-proxy',
     async () =>
       (
-        await run(o.kubectl, [
+        await run(o.kindnode, [
+          'kubectl',
           '--kubeconfig',
           o.kubeconfig,
           '-n',

@@ -1,9 +1,12 @@
 // The Docker engine kind runs its nodes in: Debian's docker.io, started by the caller with a
 // configuration of its own (socket, data root under .cache/docker, state under /run), so it never
 // meets a Docker the machine may run. The network rule holds at the engine:
-// - no default bridge; the nodes sit on an `--internal` network, which gives containers no default
-//   route and drops whatever its bridge would forward elsewhere; the host reaches a node at its
-//   address on that bridge;
+// - no default bridge; the nodes sit on a bridge network of their own without masquerading, and a
+//   rule first in the engine's DOCKER-USER chain drops whatever that bridge would forward anywhere
+//   but back onto itself: a node reaches the host and the other nodes, never the machine's uplink.
+//   (An `--internal` network would do the same, but the engine publishes no ports of one, and kind
+//   reads the API server's published port to write its kubeconfig.) The host reaches a node at its
+//   address on the bridge;
 // - the engine's embedded DNS forwards names it does not know to 127.0.0.1 inside the node, where
 //   nothing answers, instead of the machine's resolvers;
 // - proxy variables point at a closed loopback port, so a stray pull fails at once.
@@ -24,8 +27,15 @@ const stateDir = '/run/observatory-docker';
 export const engineDataRoot = join(cacheRoot, 'docker');
 const dataRoot = engineDataRoot;
 export const dockerHost = `unix://${stateDir}/docker.sock`;
-/** The nodes' network: internal, on a range none of the local cluster's devices use. */
-export const nodeNetwork = { name: 'observatory-kind', subnet: '172.29.0.0/24', gateway: '172.29.0.1' };
+/** The nodes' network, on a range none of the local cluster's devices use. */
+export const nodeNetwork = {
+  name: 'observatory-kind',
+  bridge: 'obs-kind0',
+  subnet: '172.29.0.0/24',
+  gateway: '172.29.0.1',
+};
+/** The rule (iptables filter table) that keeps the nodes' traffic on their bridge. */
+const guardRule = ['DOCKER-USER', '-i', nodeNetwork.bridge, '!', '-o', nodeNetwork.bridge, '-j', 'DROP'];
 /** The environment docker and kind need to talk to this engine and its network. */
 export const engineEnv = {
   DOCKER_HOST: dockerHost,
@@ -142,7 +152,7 @@ function daemonConfig(runtime: string | undefined): string {
 }
 
 /** Starts the engine (or returns undefined when one already answers on its socket), then makes sure
- * the internal node network exists. */
+ * the nodes' network and its guard rule exist. */
 export async function startEngine(log: (line: string) => void): Promise<Engine | undefined> {
   let engine: Engine | undefined;
   if ((await docker(['version', '--format', '{{.Server.Version}}'])).code !== 0) {
@@ -176,6 +186,8 @@ export async function startEngine(log: (line: string) => void): Promise<Engine |
       process: process_,
       async stop() {
         await process_.stop(20_000);
+        // The network (and its bridge) lives in the engine's data; the rule goes with the engine.
+        await run('iptables', ['-w', '-D', ...guardRule]);
       },
     };
     await waitFor(
@@ -190,21 +202,41 @@ export async function startEngine(log: (line: string) => void): Promise<Engine |
       `dockerd ${(await docker(['version', '--format', '{{.Server.Version}}'])).stdout.trim()} on ${dockerHost}`,
     );
   }
-  if ((await docker(['network', 'inspect', nodeNetwork.name])).code !== 0) {
+  // A network of an earlier layout (another bridge name, internal) is made again.
+  const current = await docker([
+    'network',
+    'inspect',
+    '--format',
+    '{{.Internal}} {{index .Options "com.docker.network.bridge.name"}}',
+    nodeNetwork.name,
+  ]);
+  if (current.code === 0 && current.stdout.trim() !== `false ${nodeNetwork.bridge}`) {
+    await docker(['network', 'rm', nodeNetwork.name]);
+  }
+  if (current.code !== 0 || current.stdout.trim() !== `false ${nodeNetwork.bridge}`) {
     const created = await docker([
       'network',
       'create',
       '--driver',
       'bridge',
-      '--internal',
       '--subnet',
       nodeNetwork.subnet,
       '--gateway',
       nodeNetwork.gateway,
+      '--opt',
+      `com.docker.network.bridge.name=${nodeNetwork.bridge}`,
+      '--opt',
+      'com.docker.network.bridge.enable_ip_masquerade=false',
       nodeNetwork.name,
     ]);
     if (created.code !== 0) throw new Error(`docker network create: ${created.stderr.trim()}`);
   }
+  // Checked first: the engine recreates DOCKER-USER empty, and a second run must not add it twice.
+  if ((await run('iptables', ['-w', '-C', ...guardRule])).code !== 0) {
+    const added = await run('iptables', ['-w', '-I', ...guardRule]);
+    if (added.code !== 0) throw new Error(`iptables -I ${guardRule.join(' ')}: ${added.stderr.trim()}`);
+  }
+  log(`nodes' network ${nodeNetwork.subnet} on ${nodeNetwork.bridge}: iptables -I ${guardRule.join(' ')}`);
   return engine;
 }
 

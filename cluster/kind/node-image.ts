@@ -55,6 +55,8 @@ const packages = [
   'bash',
   'ca-certificates',
   'procps',
+  // kind's createContainer hook (mount-product-files.sh) reads the container's state with jq.
+  'jq',
   'runc',
   'containernetworking-plugins',
 ];
@@ -163,7 +165,13 @@ async function writeExtras(dir: string, pauseName: string, kindFiles: string, ct
   const config = await readFile(join(kindFiles, 'etc', 'containerd', 'config.toml'), 'utf8');
   const sandbox = /sandbox_image = "([^"]+)"/.exec(config)?.[1];
   if (!sandbox) throw new Error('kind containerd config.toml: no sandbox_image');
-  await writeFile(join(dir, 'etc', 'containerd', 'config.toml'), config.replace(sandbox, pauseName));
+  // Containers may not lower their oom_score_adj below containerd's: raising a process's OOM
+  // priority takes CAP_SYS_RESOURCE, which these machines do not grant (kind sets this for rootless
+  // nodes, for the same reason). Without it every Pod sandbox fails to start.
+  const restricted = config.replace('restrict_oom_score_adj = false', 'restrict_oom_score_adj = true');
+  if (restricted === config)
+    throw new Error('kind containerd config.toml: no restrict_oom_score_adj = false');
+  await writeFile(join(dir, 'etc', 'containerd', 'config.toml'), restricted.replace(sandbox, pauseName));
   // The base runtime spec kind's image derives from `ctr oci spec`: a createContainer hook that
   // mounts the node's product files, and no rlimits.
   const { stdout } = await run(ctr, ['oci', 'spec']);

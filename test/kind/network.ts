@@ -1,10 +1,11 @@
-// The network rule on kind, checked rather than assumed: the node has no route off the machine
-// and its resolver answers no outside name, and a Pod resolves and reaches cluster names but
+// The network rule on kind, checked rather than assumed: the node reaches no outside address and
+// its resolver answers no outside name, and a Pod resolves and reaches cluster names but
 // neither resolves nor reaches an outside one. Prints what it saw (the node's routes and resolver,
 // the cluster DNS configuration) so a run's log shows the setup.
 import { strict as assert } from 'node:assert';
 import type { KindCluster } from '../../cluster/kind/cluster.ts';
 import { docker } from '../../cluster/kind/engine.ts';
+import { run } from '../../cluster/kind/run.ts';
 import type { Log } from '../../cluster/steps.ts';
 import { waitFor } from '../../cluster/wait.ts';
 
@@ -28,7 +29,11 @@ async function onNode(cluster: KindCluster, command: string): Promise<{ code: nu
 export async function checkNoRouteOut(cluster: KindCluster, shellImage: string, log: Log): Promise<void> {
   const routes = await onNode(cluster, 'ip -4 route');
   log(`node routes: ${routes.out.split('\n').join('; ')}`);
-  assert.ok(!/^default/m.test(routes.out), 'the kind node has a default route');
+  const guard = await run('iptables', ['-w', '-S', 'DOCKER-USER']);
+  log(`engine's DOCKER-USER: ${guard.stdout.trim().split('\n').join('; ')}`);
+  const nodeConnect = await onNode(cluster, `timeout 5 bash -c '</dev/tcp/${outsideAddress}/443'`);
+  assert.notEqual(nodeConnect.code, 0, `the kind node reached ${outsideAddress}:443`);
+  log(`node: ${outsideAddress}:443 not reached`);
   const resolver = await onNode(cluster, 'grep -v "^#" /etc/resolv.conf');
   log(`node resolv.conf: ${resolver.out.split('\n').join('; ')}`);
   const nodeLookup = await onNode(cluster, `getent hosts ${outsideName}`);

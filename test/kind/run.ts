@@ -2,7 +2,7 @@
  * `npm run test:kind`: a kind cluster on this machine with no packet leaving it, then the upgrade
  * scenario on it (test/kind/scenario.ts). Every part is built here and cached: the Docker engine
  * from Debian (docker.io), kind from the Go module proxy, the node image and the images it preloads
- * (cluster/kind/). The engine's network is internal and nothing resolves outside names: the run
+ * (cluster/kind/). The nodes' network forwards nothing off the machine and nothing resolves outside names: the run
  * checks that from the node and from a Pod before the scenario. At the end the cluster is deleted
  * and the engine this run started is stopped.
  */
@@ -43,7 +43,7 @@ try {
       {
         name,
         kind: images.kind,
-        kubectl: images.kindnode,
+        kindnode: images.kindnode,
         nodeImage: images.nodeImage,
         kubeconfig: join(work, 'kubeconfig'),
         work,
