@@ -119,6 +119,7 @@ function runcWrapper(missing: string[]): string {
     'files=""; previous=""',
     'for arg in "$@"; do',
     '  case "$previous" in --bundle|-b) files="$files $arg/config.json" ;; --process|-p) files="$files $arg" ;; esac',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     '  case "$arg" in --bundle=*) files="$files ${arg#--bundle=}/config.json" ;; --process=*) files="$files ${arg#--process=}" ;; esac',
     '  previous="$arg"',
     'done',

@@ -31,6 +31,23 @@ let engine: Engine | undefined;
 let cluster: KindCluster | undefined;
 /** Set once kind is about to create the cluster: from then on a failure still deletes it. */
 let kind: string | undefined;
+let cleaning: Promise<void> | undefined;
+/** Deletes the cluster and stops the engine this run started; once, whoever asks first. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    if (kind)
+      await steps.run(`kind delete cluster ${name}`, () => deleteCluster(kind!, name)).catch(() => {});
+    if (engine) await steps.run('stopping the Docker engine', () => engine!.stop()).catch(() => {});
+  })();
+  return cleaning;
+}
+// Ctrl+C or a kill leaves nothing behind either: no node container, no engine, no iptables rule.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`test:kind: ${signal}, cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
 try {
   await ensureHostPackages(steps, { 'docker.io': 'dockerd' });
   if (!engineInstalled()) throw new Error('dockerd is missing after installing docker.io');
@@ -60,6 +77,5 @@ try {
   console.error(`test:kind failed: ${(error as Error).stack ?? error}`);
   process.exitCode = 1;
 } finally {
-  if (kind) await steps.run(`kind delete cluster ${name}`, () => deleteCluster(kind!, name)).catch(() => {});
-  if (engine) await steps.run('stopping the Docker engine', () => engine!.stop()).catch(() => {});
+  await cleanUp();
 }
