@@ -1,8 +1,9 @@
 /**
  * The upgrade scenario of cluster/scenario/scenario.ts on a kind cluster: the images built here
  * (observatory:dev, the datastore and analytics-server images) imported into the node, the
- * datastores as Pods of those images, the chart installed, and a release 3 deployment walked to
- * EventsOnly with the row comparison. ClickHouse's HTTP interface, PostgreSQL and the web Pods are
+ * datastores as Pods of those images, the chart installed with two operator replicas, and a
+ * release 3 deployment walked to EventsOnly with the row comparison while the operator's leader is
+ * killed at random moments. ClickHouse's HTTP interface, PostgreSQL and the web Pods are
  * reached through `kubectl port-forward`.
  */
 import { strict as assert } from 'node:assert';
@@ -30,6 +31,7 @@ import { waitFor } from '../../cluster/wait.ts';
 import { helm } from '../chart/helm.ts';
 import { cli } from '../fixtures/service.ts';
 import { chartDir } from '../tools/paths.ts';
+import { leaderChaos } from './leader-chaos.ts';
 
 const NS = 'obs';
 
@@ -174,6 +176,8 @@ export async function runScenario(
         '--set',
         'image.pullPolicy=Never',
         '--set',
+        'replicaCount=2',
+        '--set',
         `operator.watchNamespace=${NS}`,
         '--wait',
         '--timeout',
@@ -237,9 +241,13 @@ export async function runScenario(
 
     const { project } = await steps.run('release 3 (Ready)', () => createRelease3(p, 'kind'));
     await steps.run('traffic from the release 3 SDKs', () => sendTraffic(p, project, 'v3'));
-    const { steps: walked } = await steps.run('walk to EventsOnly', () =>
+    const chaos = leaderChaos(kubectl, 'observatory-system', (line) => console.log(`  ${line}`));
+    const walk = steps.run('walk to EventsOnly (two operator replicas, the leader killed at random)', () =>
       walkToEventsOnly(p, 'kind', project),
     );
+    const { steps: walked } = await walk.finally(() => chaos.stop());
+    const kills = await chaos.stop();
+    assert.ok(kills.length > 0, 'no operator leader was killed during the walk');
     const moved = await countData(p, project.projectId);
     assert.equal(moved.missingTraces, 0);
     assert.equal(moved.missingObservations, 0);
@@ -254,6 +262,7 @@ export async function runScenario(
     await ch.close();
     for (const s of walked) console.log(`${(s.ms / 1000).toFixed(1).padStart(7)}s  ${s.name}`);
     console.log(`rows moved: ${JSON.stringify(moved)}`);
+    console.log(`operator leaders killed: ${kills.map((k) => `${k.pod} at ${k.atSeconds}s`).join(', ')}`);
   } finally {
     for (const f of forwards) f.kill();
   }
