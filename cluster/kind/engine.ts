@@ -136,6 +136,11 @@ function daemonConfig(runtime: string | undefined): string {
         ? { runtimes: { 'runc-bounded': { path: runtime } }, 'default-runtime': 'runc-bounded' }
         : {}),
       bridge: 'none',
+      // Left as it is: an engine that turns IP forwarding on also sets the FORWARD policy to DROP,
+      // which would cut the local cluster's Pod traffic (bridged through iptables) on this machine.
+      // The nodes need no forwarding: they talk to each other on their bridge, the host to them
+      // directly and through the published port.
+      'ip-forward': false,
       dns: ['127.0.0.1'],
       'data-root': join(dataRoot, 'data'),
       'exec-root': join(stateDir, 'exec'),
@@ -186,6 +191,8 @@ export async function startEngine(log: (line: string) => void): Promise<Engine |
     engine = {
       process: process_,
       async stop() {
+        // The engine removes the network's bridge and its own rules for it only when asked to.
+        await docker(['network', 'rm', nodeNetwork.name]);
         await process_.stop(20_000);
         // The network (and its bridge) lives in the engine's data; the rule goes with the engine.
         await run('iptables', ['-w', '-D', ...guardRule]);

@@ -54,6 +54,8 @@ export async function ensureKindImages(steps: StepReporter): Promise<KindImages>
     await steps.run(`docker load ${nodeImageName}`, async () => {
       const result = await docker(['load', '--input', archive]);
       if (result.code !== 0) throw new Error(`docker load: ${result.stderr.trim()}`);
+      // The node image it replaced, now untagged, would stay in the engine's store for nothing.
+      await docker(['image', 'prune', '--force']);
       await writeFile(marker, key);
     });
   } else steps.cached('node image in the engine', nodeImageName);
