@@ -64,7 +64,7 @@ async function streamed(file: string, args: string[], env: NodeJS.ProcessEnv, pr
     throw new Error(`${file} ${args.slice(0, 3).join(' ')} failed (exit ${code}):\n${tail.join('\n')}`);
 }
 
-export interface CreateOptions {
+interface CreateOptions {
   name: string;
   kind: string;
   /** The kindnode binary, whose `kubectl` is of the cluster's release. */

@@ -98,7 +98,7 @@ function analyticsSpec(appArchive: string, appArchiveHash: string): BuildSpec {
   };
 }
 
-export interface ScenarioImages {
+interface ScenarioImages {
   app: string;
   datastores: string;
   analytics: string;

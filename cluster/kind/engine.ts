@@ -26,7 +26,7 @@ import { run } from './run.ts';
 const stateDir = '/run/observatory-docker';
 export const engineDataRoot = join(cacheRoot, 'docker');
 const dataRoot = engineDataRoot;
-export const dockerHost = `unix://${stateDir}/docker.sock`;
+const dockerHost = `unix://${stateDir}/docker.sock`;
 /** The nodes' network, on a range none of the local cluster's devices use. */
 export const nodeNetwork = {
   name: 'observatory-kind',

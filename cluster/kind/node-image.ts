@@ -31,7 +31,7 @@ const run = promisify(execFile);
 export const nodeImageName = `localhost/observatory/kind-node:${kubernetesVersion}`;
 const archiveName = 'node.docker.tar';
 
-export interface NodeImageInputs {
+interface NodeImageInputs {
   kindnode: string;
   containerdDir: string;
   kindSource: string;

@@ -9,7 +9,7 @@ import { startProcess } from '../processes.ts';
 import { waitFor } from '../wait.ts';
 import { must } from './run.ts';
 
-export interface Preload {
+interface Preload {
   containerdDir: string;
   root: string;
   work: string;

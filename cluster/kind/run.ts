@@ -1,7 +1,7 @@
 // Runs a command to completion with its output captured; never throws for a non-zero exit.
 import { spawn } from 'node:child_process';
 
-export interface Result {
+interface Result {
   code: number;
   stdout: string;
   stderr: string;

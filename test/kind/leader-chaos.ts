@@ -6,7 +6,7 @@ import type { Log } from '../../cluster/steps.ts';
 
 type Kubectl = (args: string[]) => { code: number; stdout: string; stderr: string };
 
-export interface LeaderKill {
+interface LeaderKill {
   pod: string;
   atSeconds: number;
 }
