@@ -2,11 +2,11 @@
  * `npm run test:kind`: a kind cluster on this machine with no packet leaving it, then the upgrade
  * scenario on it (test/kind/scenario.ts). Every part is built here and cached: the Docker engine
  * from Debian (docker.io), kind from the Go module proxy, the node image and the images it preloads
- * (cluster/kind/). The nodes' network forwards nothing off the machine and nothing resolves outside names: the run
- * checks that from the node and from a Pod before the scenario. At the end the cluster is deleted
- * and the engine this run started is stopped.
+ * (cluster/kind/). The nodes' network forwards nothing off the machine and nothing resolves
+ * outside names: the run checks that from the node and from a Pod before the scenario. At the end
+ * the cluster is deleted, the engine this run started is stopped and its work directory removed.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureHostPackages } from '../../cluster/host-packages.ts';
@@ -31,6 +31,7 @@ let engine: Engine | undefined;
 let cluster: KindCluster | undefined;
 /** Set once kind is about to create the cluster: from then on a failure still deletes it. */
 let kind: string | undefined;
+let work: string | undefined;
 let cleaning: Promise<void> | undefined;
 /** Deletes the cluster and stops the engine this run started; once, whoever asks first. */
 function cleanUp(): Promise<void> {
@@ -38,6 +39,7 @@ function cleanUp(): Promise<void> {
     if (kind)
       await steps.run(`kind delete cluster ${name}`, () => deleteCluster(kind!, name)).catch(() => {});
     if (engine) await steps.run('stopping the Docker engine', () => engine!.stop()).catch(() => {});
+    if (work) await rm(work, { recursive: true, force: true });
   })();
   return cleaning;
 }
@@ -53,7 +55,8 @@ try {
   if (!engineInstalled()) throw new Error('dockerd is missing after installing docker.io');
   engine = await steps.run('Docker engine', (progress) => startEngine(progress));
   const images = await ensureKindImages(steps);
-  const work = await mkdtemp(join(tmpdir(), 'observatory-kind-'));
+  const dir = await mkdtemp(join(tmpdir(), 'observatory-kind-'));
+  work = dir;
   kind = images.kind;
   cluster = await steps.run(`kind cluster ${name}`, (progress) =>
     createCluster(
@@ -62,8 +65,8 @@ try {
         kind: images.kind,
         kindnode: images.kindnode,
         nodeImage: images.nodeImage,
-        kubeconfig: join(work, 'kubeconfig'),
-        work,
+        kubeconfig: join(dir, 'kubeconfig'),
+        work: dir,
       },
       progress,
     ),
