@@ -1,4 +1,4 @@
-// Command-line tools the chart and its tests run (helm, kubeconform) and the S3 server (versitygw), built from the Go module proxy with
+// Command-line tools the chart and its tests run (helm, kubeconform, kind) and the S3 server (versitygw), built from the Go module proxy with
 // `go install <pkg>@<version>` at pinned versions and cached in .cache/tools/<name>-<version>/.
 // The first caller builds (niced, under a lock so parallel test files never build twice); every
 // later caller gets the cached binary's path at once.
@@ -73,6 +73,17 @@ export const kubeconform: GoTool = {
   pkg: 'github.com/yannh/kubeconform/cmd/kubeconform',
   async ldflags() {
     return [`-X main.version=${this.version}`];
+  },
+};
+
+/** kind: Kubernetes clusters whose nodes are containers of a Docker (or podman) engine. */
+export const kind: GoTool = {
+  name: 'kind',
+  module: 'sigs.k8s.io/kind',
+  version: 'v0.33.0',
+  pkg: 'sigs.k8s.io/kind',
+  async ldflags() {
+    return [];
   },
 };
 
@@ -155,6 +166,7 @@ export async function ensureTool(tool: GoTool, log: (line: string) => void = () 
   return binary;
 }
 
+export const ensureKind = (log?: (line: string) => void) => ensureTool(kind, log);
 export const ensureHelm = (log?: (line: string) => void) => ensureTool(helm, log);
 export const ensureKubeconform = (log?: (line: string) => void) => ensureTool(kubeconform, log);
 export const ensureVersitygw = (log?: (line: string) => void) => ensureTool(versitygw, log);

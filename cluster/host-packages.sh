@@ -3,9 +3,10 @@
 # buildah (builds ./Dockerfile without a Docker engine), mmdebstrap (the Debian base image), runc
 # (the OCI runtime under containerd), the CNI bridge/host-local/loopback plugins, iptables (the
 # pod guard, kube-proxy), umoci (packs the pause image) and a static libc to compile pause.c.
+# Packages named as arguments are installed too (test/kind adds the Docker engine, docker.io).
 # Needs root; runs `apt-get update` once, only when something must be installed.
 set -euo pipefail
-packages=(buildah mmdebstrap runc containernetworking-plugins iptables umoci gcc libc6-dev conntrack)
+packages=(buildah mmdebstrap runc containernetworking-plugins iptables umoci gcc libc6-dev conntrack "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then

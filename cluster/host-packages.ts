@@ -17,15 +17,20 @@ async function installed(command: string): Promise<boolean> {
   );
 }
 
-export async function ensureHostPackages(steps: StepReporter): Promise<void> {
+/** `extra` maps further Debian packages to the command each provides (test/kind: docker.io). */
+export async function ensureHostPackages(
+  steps: StepReporter,
+  extra: Record<string, string> = {},
+): Promise<void> {
   const missing = [];
-  for (const command of commands) if (!(await installed(command))) missing.push(command);
+  for (const command of [...commands, ...Object.values(extra)])
+    if (!(await installed(command))) missing.push(command);
   if (!missing.length && existsSync('/usr/lib/cni/bridge')) return steps.cached('Debian packages', '');
   await steps.run('Debian packages (apt-get)', async () => {
-    await run(join(clusterSource, 'host-packages.sh'), [], { maxBuffer: 64 * 1024 * 1024 }).catch(
-      (error: { stderr?: string; message: string }) => {
-        throw new Error(`cluster/host-packages.sh: ${(error.stderr ?? '').trim() || error.message}`);
-      },
-    );
+    await run(join(clusterSource, 'host-packages.sh'), Object.keys(extra), {
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stderr?: string; message: string }) => {
+      throw new Error(`cluster/host-packages.sh: ${(error.stderr ?? '').trim() || error.message}`);
+    });
   });
 }

@@ -16,7 +16,7 @@ import type { StepReporter } from './steps.ts';
 
 export const containerdVersion = 'v2.4.2';
 
-function versionFlags(version: string): string[] {
+export function versionFlags(version: string): string[] {
   const [major, minor] = version.slice(1).split('.');
   return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((pkg) => [
     `-X ${pkg}.gitVersion=${version}`,
@@ -26,7 +26,7 @@ function versionFlags(version: string): string[] {
   ]);
 }
 
-function goSpec(name: string, label: string, build: GoBuild): BuildSpec {
+export function goSpec(name: string, label: string, build: GoBuild): BuildSpec {
   return {
     name,
     label,
@@ -65,16 +65,26 @@ export interface NodeBinaries {
   coredns: string;
 }
 
+/** containerd, its runc shim and ctr, in one directory (also what a kind node runs). */
+export function ensureContainerd(steps: StepReporter): Promise<string> {
+  return ensureBuilt(
+    goSpec(`containerd-${containerdVersion}`, `containerd ${containerdVersion}`, containerd),
+    steps,
+  );
+}
+
+/** CoreDNS with the cluster DNS's plugins only, in one directory. */
+export function ensureCorednsBuilt(steps: StepReporter): Promise<string> {
+  return ensureBuilt(goSpec('coredns', 'CoreDNS', coredns), steps);
+}
+
 export async function ensureNodeBinaries(steps: StepReporter): Promise<NodeBinaries> {
   const nodeDir = await ensureBuilt(
     goSpec(`kubelet-${kubernetesVersion}`, `kubelet and kube-proxy ${kubernetesVersion}`, nodeComponents),
     steps,
   );
-  const containerdDir = await ensureBuilt(
-    goSpec(`containerd-${containerdVersion}`, `containerd ${containerdVersion}`, containerd),
-    steps,
-  );
-  const corednsDir = await ensureBuilt(goSpec('coredns', 'CoreDNS', coredns), steps);
+  const containerdDir = await ensureContainerd(steps);
+  const corednsDir = await ensureCorednsBuilt(steps);
   const binaries: NodeBinaries = {
     kubelet: join(nodeDir, 'nodecomponents'),
     kubeProxy: join(nodeDir, 'nodecomponents'),

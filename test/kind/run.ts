@@ -1,276 +1,84 @@
 /**
- * `npm run test:kind`: the upgrade scenario of cluster/scenario/scenario.ts on a kind cluster, for machines
- * with Docker. Builds the image from ./Dockerfile, loads it into kind, runs the datastores as Pods
- * (their official images), installs the chart and walks a release 3 deployment to EventsOnly. The
- * web Pods, ClickHouse and PostgreSQL are reached through `kubectl port-forward`.
- * Exits at once, saying what is missing, when docker or kind cannot be used.
+ * `npm run test:kind`: a kind cluster on this machine with no packet leaving it, then the upgrade
+ * scenario on it (test/kind/scenario.ts). Every part is built here and cached: the Docker engine
+ * from Debian (docker.io), kind from the Go module proxy, the node image and the images it preloads
+ * (cluster/kind/). The nodes' network forwards nothing off the machine and nothing resolves
+ * outside names: the run checks that from the node and from a Pod before the scenario. At the end
+ * the cluster is deleted, the engine this run started is stopped and its work directory removed.
  */
-
-import { strict as assert } from 'node:assert';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from '@clickhouse/client';
-import {
-  afterCutover,
-  countData,
-  createRelease3,
-  type Obsvc,
-  type Platform,
-  sendTraffic,
-  walkToEventsOnly,
-} from '../../cluster/scenario/scenario.ts';
-import { waitFor } from '../../cluster/wait.ts';
-import { helm } from '../chart/helm.ts';
-import { cli, ROOT } from '../fixtures/service.ts';
-import { chartDir } from '../tools/paths.ts';
+import { ensureHostPackages } from '../../cluster/host-packages.ts';
+import { createCluster, deleteCluster, type KindCluster } from '../../cluster/kind/cluster.ts';
+import { type Engine, engineInstalled, startEngine } from '../../cluster/kind/engine.ts';
+import { ensureKindImages } from '../../cluster/kind/images.ts';
+import { seconds, stepReporter } from '../../cluster/steps.ts';
+import { checkNoRouteOut } from './network.ts';
+import { runScenario } from './scenario.ts';
 
-const CLUSTER = process.env['KIND_CLUSTER'] ?? 'observatory-e2e';
-const NS = 'obs';
-const run = (cmd: string, args: string[], input?: string) => {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', input, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? r.error?.message ?? '' };
-};
-const must = (cmd: string, args: string[], input?: string) => {
-  const r = run(cmd, args, input);
-  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr.trim()}`);
-  return r.stdout;
-};
+const name = process.env['KIND_CLUSTER'] ?? 'observatory-e2e';
+const log = (line: string) => console.log(line);
+const steps = stepReporter(log);
+const started = performance.now();
 
-// Fail fast: nothing below can work without a Docker engine, kind and kubectl.
-for (const [tool, args, hint] of [
-  ['docker', ['info', '--format', '{{.ServerVersion}}'], 'a running Docker engine'],
-  ['kind', ['version'], 'kind (https://kind.sigs.k8s.io)'],
-  ['kubectl', ['version', '--client'], 'kubectl'],
-] as const) {
-  const r = run(tool, [...args]);
-  if (r.code !== 0) {
-    console.error(
-      `test:kind needs ${hint}: \`${tool} ${args.join(' ')}\` failed (${r.stderr.trim().split('\n')[0] || `exit ${r.code}`}).`,
-    );
-    process.exit(1);
-  }
+if (process.getuid?.() !== 0) {
+  console.error('test:kind needs root: it installs and starts a Docker engine.');
+  process.exit(2);
 }
 
-const work = mkdtempSync(join(tmpdir(), 'observatory-kind-'));
-const kubeconfig = join(work, 'kubeconfig');
-const kubectl = (args: string[], stdin?: string) =>
-  run('kubectl', ['--kubeconfig', kubeconfig, ...args], stdin);
-const forwards: ChildProcess[] = [];
-
-/** `kubectl port-forward` to a local port; resolves with the URL once forwarding. */
-function forward(
-  target: string,
-  port: number,
-  scheme = 'http',
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', NS, target, `:${port}`]);
-  forwards.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const m = /127\.0\.0\.1:(\d+)/.exec(chunk.toString());
-      if (m) resolve({ url: `${scheme}://127.0.0.1:${m[1]}`, child });
-    });
-    child.on('exit', (code) => reject(new Error(`port-forward ${target} exited ${code}`)));
+let engine: Engine | undefined;
+let cluster: KindCluster | undefined;
+/** Set once kind is about to create the cluster: from then on a failure still deletes it. */
+let kind: string | undefined;
+let work: string | undefined;
+let cleaning: Promise<void> | undefined;
+/** Deletes the cluster and stops the engine this run started; once, whoever asks first. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    if (kind)
+      await steps.run(`kind delete cluster ${name}`, () => deleteCluster(kind!, name)).catch(() => {});
+    if (engine) await steps.run('stopping the Docker engine', () => engine!.stop()).catch(() => {});
+    if (work) await rm(work, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+// Ctrl+C or a kill leaves nothing behind either: no node container, no engine, no iptables rule.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`test:kind: ${signal}, cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
   });
 }
-
-const datastores = `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: postgres, namespace: ${NS}}
-spec:
-  selector: {matchLabels: {app: postgres}}
-  template:
-    metadata: {labels: {app: postgres}}
-    spec:
-      containers: [{name: postgres, image: "postgres:17", env: [{name: POSTGRES_PASSWORD, value: postgres}], ports: [{containerPort: 5432}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: postgres, namespace: ${NS}}
-spec: {selector: {app: postgres}, ports: [{port: 5432}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: redis, namespace: ${NS}}
-spec:
-  selector: {matchLabels: {app: redis}}
-  template:
-    metadata: {labels: {app: redis}}
-    spec:
-      containers: [{name: redis, image: "redis:7", ports: [{containerPort: 6379}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: redis, namespace: ${NS}}
-spec: {selector: {app: redis}, ports: [{port: 6379}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: clickhouse, namespace: ${NS}}
-spec:
-  selector: {matchLabels: {app: clickhouse}}
-  template:
-    metadata: {labels: {app: clickhouse}}
-    spec:
-      containers: [{name: clickhouse, image: "clickhouse/clickhouse-server:25.12", env: [{name: CLICKHOUSE_SKIP_USER_SETUP, value: "1"}], ports: [{containerPort: 8123}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: clickhouse, namespace: ${NS}}
-spec: {selector: {app: clickhouse}, ports: [{port: 8123}]}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: datastores, namespace: ${NS}}
-stringData:
-  database: postgres://postgres:postgres@postgres.${NS}:5432/postgres
-  clickhouse: http://clickhouse.${NS}:8123
-  redis: redis://redis.${NS}:6379
-`;
-
-async function main() {
-  const started = performance.now();
-  console.log('docker build -t observatory:dev .');
-  must('docker', ['build', '-t', 'observatory:dev', ROOT]);
-  if (!must('kind', ['get', 'clusters']).split('\n').includes(CLUSTER)) {
-    must('kind', ['create', 'cluster', '--name', CLUSTER, '--wait', '120s']);
-  }
-  writeFileSync(kubeconfig, must('kind', ['get', 'kubeconfig', '--name', CLUSTER]));
-  must('kind', ['load', 'docker-image', 'observatory:dev', '--name', CLUSTER]);
-  kubectl(['create', 'namespace', NS]);
-  must('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], datastores);
-  must('kubectl', [
-    '--kubeconfig',
-    kubeconfig,
-    '-n',
-    NS,
-    'rollout',
-    'status',
-    'deploy/postgres',
-    'deploy/redis',
-    'deploy/clickhouse',
-    '--timeout=300s',
-  ]);
-  const installed = await helm([
-    'upgrade',
-    '--install',
-    'obs',
-    chartDir,
-    '--kubeconfig',
-    kubeconfig,
-    '--namespace',
-    'observatory-system',
-    '--create-namespace',
-    '--set',
-    'image.tag=dev',
-    '--set',
-    `operator.watchNamespace=${NS}`,
-    '--wait',
-    '--timeout',
-    '5m',
-  ]);
-  if (installed.code !== 0) throw new Error(`helm install failed: ${installed.stderr}`);
-
-  const ch = createClient({ url: (await forward('svc/clickhouse', 8123)).url });
-  const pg = (await forward('svc/postgres', 5432)).url.replace('http://', 'postgres://postgres:postgres@');
-  let web: ChildProcess | undefined;
-  const get = async (name: string) =>
-    JSON.parse(
-      must('kubectl', ['--kubeconfig', kubeconfig, '-n', NS, 'get', 'obsvc', name, '-o', 'json']),
-    ) as Obsvc;
-  const p: Platform = {
-    ns: NS,
-    kubectl,
-    get,
-    waitFor: (name, what, check, timeoutMs = 300_000) =>
-      waitFor(
-        what,
-        async () => {
-          const o = await get(name);
-          return check(o) ? o : undefined;
-        },
-        { timeoutMs, intervalMs: 2_000 },
-      ),
-    // A fresh forward each time: the web Pods are replaced at every mode change.
-    webUrl: async () => {
-      web?.kill();
-      must('kubectl', [
-        '--kubeconfig',
-        kubeconfig,
-        '-n',
-        NS,
-        'wait',
-        '--for=condition=Available',
-        'deploy',
-        '-l',
-        'app.kubernetes.io/component=web',
-        '--timeout=300s',
-      ]);
-      const f = await forward(
-        'svc/' +
-          JSON.parse(
-            must('kubectl', [
-              '--kubeconfig',
-              kubeconfig,
-              '-n',
-              NS,
-              'get',
-              'svc',
-              '-l',
-              'app.kubernetes.io/component=web',
-              '-o',
-              'json',
-            ]),
-          ).items[0].metadata.name,
-        3000,
-      );
-      web = f.child;
-      return f.url;
-    },
-    query: async <T>(sql: string, params?: Record<string, unknown>) =>
-      (
-        await ch.query({ query: sql, format: 'JSONEachRow', ...(params ? { query_params: params } : {}) })
-      ).json<T>(),
-    createProject: async (name) => {
-      const r = await cli(['create-project', '--name', name, '--json'], {
-        DATABASE_URL: pg,
-        SERVICE_RELEASE: '3',
-      });
-      if (r.code !== 0) throw new Error(r.stderr);
-      return JSON.parse(r.stdout);
-    },
-  };
-
-  const { project } = await createRelease3(p, 'kind');
-  await sendTraffic(p, project, 'v3');
-  const { steps } = await walkToEventsOnly(p, 'kind', project);
-  const moved = await countData(p, project.projectId);
-  assert.equal(moved.missingTraces, 0);
-  assert.equal(moved.missingObservations, 0);
-  const after = await afterCutover(p, project);
-  assert.equal(after.batchStatus, 207);
-  assert.deepEqual(
-    after.batchBody.errors.map((e) => e.status),
-    [400, 400],
-  );
-  assert.equal(after.legacyStatus, 404);
-  assert.ok(after.directRows > 0);
-  await ch.close();
-  for (const s of steps) console.log(`${(s.ms / 1000).toFixed(1).padStart(7)}s  ${s.name}`);
-  console.log(
-    `kind scenario passed in ${((performance.now() - started) / 1000).toFixed(0)}s (${JSON.stringify(moved)})`,
-  );
-}
-
 try {
-  await main();
-} catch (err) {
-  console.error(`test:kind failed: ${(err as Error).stack ?? err}`);
+  await ensureHostPackages(steps, { 'docker.io': 'dockerd' });
+  if (!engineInstalled()) throw new Error('dockerd is missing after installing docker.io');
+  engine = await steps.run('Docker engine', (progress) => startEngine(progress));
+  const images = await ensureKindImages(steps);
+  const dir = await mkdtemp(join(tmpdir(), 'observatory-kind-'));
+  work = dir;
+  kind = images.kind;
+  cluster = await steps.run(`kind cluster ${name}`, (progress) =>
+    createCluster(
+      {
+        name,
+        kind: images.kind,
+        kindnode: images.kindnode,
+        nodeImage: images.nodeImage,
+        kubeconfig: join(dir, 'kubeconfig'),
+        work: dir,
+      },
+      progress,
+    ),
+  );
+  await steps.run('no route out: node and Pod', (progress) =>
+    checkNoRouteOut(cluster!, images.shellImage, progress),
+  );
+  await runScenario(cluster, images, steps);
+  log(`test:kind passed in ${seconds(performance.now() - started)}`);
+} catch (error) {
+  console.error(`test:kind failed: ${(error as Error).stack ?? error}`);
   process.exitCode = 1;
 } finally {
-  for (const f of forwards) f.kill();
-  // The cluster stays for the next run (KIND_CLUSTER); `kind delete cluster --name ...` removes it.
+  await cleanUp();
 }
