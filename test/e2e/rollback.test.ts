@@ -249,31 +249,45 @@ describe('rollback from Dual to release 3', () => {
 
   it('a backup Job killed mid-way is recorded failed and leaves no manifest', async () => {
     const id = 'killed-1';
-    annotate('observatory.dev/backup-requested', id);
-    const pod = await waitFor(
-      'a Pod of the requested backup Job',
-      async () => {
-        const r = d.kubectl([
-          'get',
-          'pods',
-          '-n',
-          'rb',
-          '-l',
-          'app.kubernetes.io/component=backup',
-          '-o',
-          'json',
-        ]);
-        const pods = JSON.parse(r.stdout).items as {
-          metadata: { name: string };
-          status: { phase?: string };
-        }[];
-        // The backup before the move has long succeeded; the requested one is the Pod still going.
-        return pods.find((p) => p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed')?.metadata.name;
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
-    const killed = d.kubectl(['delete', 'pod', pod, '-n', 'rb', '--grace-period=0', '--force']);
-    expect(killed.code, killed.stderr).toBe(0);
+    // The Job cannot finish before the kill: its pg_dump waits for a table this test holds locked
+    // (a small backup would otherwise race the kill).
+    const hold = new pg.Client({ connectionString: d.pg.url });
+    await hold.connect();
+    try {
+      await hold.query('CREATE TABLE IF NOT EXISTS backup_hold (x int)');
+      await hold.query('BEGIN');
+      await hold.query('LOCK TABLE backup_hold IN ACCESS EXCLUSIVE MODE');
+      annotate('observatory.dev/backup-requested', id);
+      const pod = await waitFor(
+        'a Pod of the requested backup Job',
+        async () => {
+          const r = d.kubectl([
+            'get',
+            'pods',
+            '-n',
+            'rb',
+            '-l',
+            'app.kubernetes.io/component=backup',
+            '-o',
+            'json',
+          ]);
+          const pods = JSON.parse(r.stdout).items as {
+            metadata: { name: string };
+            status: { phase?: string };
+          }[];
+          // The backup before the move has long succeeded; the requested one is the Pod still going.
+          return pods.find((p) => p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed')?.metadata
+            .name;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      const killed = d.kubectl(['delete', 'pod', pod, '-n', 'rb', '--grace-period=0', '--force']);
+      expect(killed.code, killed.stderr).toBe(0);
+    } finally {
+      await hold.query('ROLLBACK').catch(() => {});
+      await hold.query('DROP TABLE IF EXISTS backup_hold').catch(() => {});
+      await hold.end();
+    }
     const o = await d.waitFor(NAME, 'the killed backup recorded', (x) =>
       (statusOf(x).backups ?? []).some((b) => b.id === id),
     );
