@@ -73,7 +73,11 @@ export function runsOf(writes: IngestionWrite[]): IngestionWrite[][] {
  */
 export async function applyWrites(writes: IngestionWrite[], deps: WriteDeps): Promise<void> {
   const byProject = new Map<string, IngestionWrite[]>();
-  for (const w of writes) byProject.set(w.projectId, [...(byProject.get(w.projectId) ?? []), w]);
+  for (const w of writes) {
+    const list = byProject.get(w.projectId);
+    if (list) list.push(w);
+    else byProject.set(w.projectId, [w]);
+  }
   await Promise.all(
     [...byProject.values()].map(async (list) => {
       for (const run of runsOf(list)) await applyRun(run, deps);
