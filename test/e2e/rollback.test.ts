@@ -255,6 +255,8 @@ describe('rollback from Dual to release 3', () => {
     await hold.connect();
     try {
       await hold.query('CREATE TABLE IF NOT EXISTS backup_hold (x int)');
+      // A backend waiting on a lock notices its client's death only if it checks the socket.
+      await hold.query(CHECK_CLIENT('200ms'));
       await hold.query('BEGIN');
       await hold.query('LOCK TABLE backup_hold IN ACCESS EXCLUSIVE MODE');
       annotate('observatory.dev/backup-requested', id);
@@ -281,11 +283,27 @@ describe('rollback from Dual to release 3', () => {
         },
         { timeoutMs: 60_000, intervalMs: 200 },
       );
+      // Mid-way means its dump is waiting on the held table.
+      await waitFor(
+        'the backup waiting on the held table',
+        async () => ((await waiters(hold)) > 0 ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 200,
+        },
+      );
       const killed = d.kubectl(['delete', 'pod', pod, '-n', 'rb', '--grace-period=0', '--force']);
       expect(killed.code, killed.stderr).toBe(0);
+      // A forced delete removes the Pod object at once; its container dies a little later. The
+      // table is released only once the dump's connection is gone, or the dump could still finish.
+      await waitFor('the killed dump gone', async () => ((await waiters(hold)) === 0 ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
     } finally {
       await hold.query('ROLLBACK').catch(() => {});
       await hold.query('DROP TABLE IF EXISTS backup_hold').catch(() => {});
+      await hold.query(CHECK_CLIENT('0')).catch(() => {});
       await hold.end();
     }
     const o = await d.waitFor(NAME, 'the killed backup recorded', (x) =>
@@ -321,3 +339,14 @@ describe('rollback from Dual to release 3', () => {
     expect(await schemaVersion()).toBe(37);
   });
 });
+
+const CHECK_CLIENT = (interval: string) =>
+  `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET client_connection_check_interval = %L', current_database(), '${interval}'); END $$`;
+
+/** Sessions waiting for a lock on `backup_hold` (the backup's pg_dump, while the test holds it). */
+async function waiters(client: pg.Client): Promise<number> {
+  const r = await client.query<{ n: string }>(
+    `SELECT count(*) AS n FROM pg_locks WHERE relation = 'backup_hold'::regclass AND NOT granted`,
+  );
+  return Number(r.rows[0]!.n);
+}
