@@ -68,6 +68,17 @@ function started(): Worker {
   return w;
 }
 
+/**
+ * Ends the worker thread, failing what it still holds. The process's shutdown calls it: an unref'd
+ * worker still keeps a message port that holds the event loop open, so the process would not exit.
+ */
+export async function closeExportPool(): Promise<void> {
+  const w = worker;
+  if (!w) return;
+  worker = undefined;
+  await w.terminate();
+}
+
 /** Decodes, validates and maps one export on the worker thread. */
 export function processExport(job: ExportJob): Promise<ExportOutcome> {
   const id = nextId++;

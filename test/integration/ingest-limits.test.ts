@@ -599,3 +599,11 @@ describe('property: random and malformed ingestion never answers 5xx and loses n
     }
   });
 });
+
+describe('shutdown', () => {
+  it('after serving OTLP exports, SIGTERM ends the process by itself (exit 0, not the grace period kill)', async () => {
+    // Runs last: the exports above started the decoding thread, which must not hold the process.
+    const exit = await dev.process.kill('SIGTERM', 20_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
+});

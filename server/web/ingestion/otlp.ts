@@ -8,6 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import { closeExportPool } from '../../otel/export-pool.ts';
 import { exportResponseBody } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
@@ -19,6 +20,8 @@ export const OTLP_BODY_LIMIT = 16 * 1024 * 1024;
 export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx }) => {
   // OTLP bodies are decoded here (gzip, protobuf or JSON), so every content type arrives raw.
   otlp.removeAllContentTypeParsers();
+  // The decoding thread would keep the process alive after the server closed.
+  otlp.addHook('onClose', closeExportPool);
   otlp.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: OTLP_BODY_LIMIT }, (_req, body, done) => {
     done(null, body);
   });
