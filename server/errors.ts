@@ -67,10 +67,11 @@ const NETWORK_CODES = new Set([
 
 /**
  * PostgreSQL SQLSTATEs of a server that cannot serve now: connection exceptions (class 08),
- * shutdown and startup (57P01-57P03), too many connections (53300), a lock wait past its bound
+ * shutdown and startup (57P01-57P03), out of shared memory (53200: the lock table, full until other
+ * transactions end), too many connections (53300), a lock wait past its bound
  * (55P03, an entity lock of ingestion) and a deadlock victim (40P01): retrying succeeds.
  */
-const PG_UNAVAILABLE = /^(08...|57P0[123]|53300|55P03|40P01)$/;
+const PG_UNAVAILABLE = /^(08...|57P0[123]|53200|53300|55P03|40P01)$/;
 
 /** ClickHouse server exceptions that mean "busy or timed out", not "wrong query". */
 const CLICKHOUSE_UNAVAILABLE = new Set([

@@ -101,13 +101,13 @@ export async function commitLegacyChanges(
   const traceIds = new Set(requests.flatMap((r) => [...r.changes.traces.keys()]));
   const observationIds = new Set(requests.flatMap((r) => [...r.changes.observations.keys()]));
   const touched = ctx.targets.legacy && traceIds.size + observationIds.size > 0;
-  const keys = touched ? entityLockKeys(ctx.projectId, traceIds, observationIds) : [];
+  const locked = entityLockKeys(ctx.projectId, touched ? traceIds : [], touched ? observationIds : []);
   // Before the locks: holding them may take the only PostgreSQL connection (the embedded one).
   const pricing =
     ctx.models && ctx.targets.legacy && observationIds.size > 0
       ? await ctx.models.pricingFor(ctx.projectId)
       : undefined;
-  await ctx.locks.hold(keys, () =>
+  await ctx.locks.hold(locked, () =>
     mergeAndWrite(touched ? requests : [], [...traceIds], [...observationIds], scores, ctx, pricing),
   );
 }

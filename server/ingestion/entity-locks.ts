@@ -8,10 +8,25 @@
 import type pg from 'pg';
 import { inTransaction } from '../datastores/transaction.ts';
 
+/** What one commit locks: entities of one project. */
+export interface EntityLockSet {
+  projectId: string;
+  /** Sorted, distinct (entityLockKeys). */
+  keys: string[];
+}
+
 export interface EntityLocks {
   /** Runs `work` while holding every key; waits at most the lock bound, then fails retryably. */
-  hold<T>(keys: string[], work: () => Promise<T>): Promise<T>;
+  hold<T>(set: EntityLockSet, work: () => Promise<T>): Promise<T>;
 }
+
+/**
+ * Most entity locks one commit takes; a larger commit (a drain's claim, a huge export) locks its
+ * whole project instead. PostgreSQL's lock table is shared by every session and small by default
+ * (max_locks_per_transaction 64 x max_connections 100): 500 logged requests' 30 000 entities in one
+ * transaction ran it out ("out of shared memory"), failing every other write of the database.
+ */
+export const MAX_ENTITY_LOCKS = 1024;
 
 /** How long a request waits for another request's write of the same entity. */
 export const ENTITY_LOCK_WAIT_MS = 15_000;
@@ -21,17 +36,23 @@ export function entityLockKeys(
   projectId: string,
   traceIds: Iterable<string>,
   observationIds: Iterable<string>,
-) {
+): EntityLockSet {
   const keys = new Set<string>();
   for (const id of traceIds) keys.add(`trace:${projectId}:${id}`);
   for (const id of observationIds) keys.add(`observation:${projectId}:${id}`);
-  return [...keys].sort();
+  return { projectId, keys: [...keys].sort() };
 }
 
 /**
- * Takes the keys' locks in hash order (a collision only serialises more). `lock_timeout` bounds
- * the wait: PostgreSQL then fails with 55P03, which the web answers as a retryable 503.
+ * Two levels, as a database's intention locks: a commit of at most MAX_ENTITY_LOCKS entities holds
+ * its project's lock shared and each entity's exclusively; a larger one holds the project's lock
+ * exclusively, which excludes every commit of the project and no other. The project's lock comes
+ * first, then the keys' in hash order (a collision only serialises more), so no two commits wait
+ * on each other in a cycle. `lock_timeout` bounds every wait: PostgreSQL then fails with 55P03,
+ * which the web answers as a retryable 503.
  */
+const LOCK_PROJECT_SHARED = `SELECT pg_advisory_xact_lock_shared(hashtextextended('project:' || $1, 0))`;
+const LOCK_PROJECT = `SELECT pg_advisory_xact_lock(hashtextextended('project:' || $1, 0))`;
 const LOCK_ALL = `SELECT pg_advisory_xact_lock(h) FROM (
   SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY h
 ) AS ordered`;
@@ -62,11 +83,11 @@ function localQueues() {
 export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): EntityLocks {
   const enter = localQueues();
   return {
-    async hold(keys, work) {
-      if (keys.length === 0) return work();
-      const leave = await enter(keys);
+    async hold(set, work) {
+      if (set.keys.length === 0) return work();
+      const leave = await enter(set.keys);
       try {
-        return await holdInDatabase(pool, waitMs, keys, work);
+        return await holdInDatabase(pool, waitMs, set, work);
       } finally {
         leave();
       }
@@ -74,11 +95,15 @@ export function pgEntityLocks(pool: pg.Pool, waitMs = ENTITY_LOCK_WAIT_MS): Enti
   };
 }
 
-const holdInDatabase = <T>(pool: pg.Pool, waitMs: number, keys: string[], work: () => Promise<T>) =>
+const holdInDatabase = <T>(pool: pg.Pool, waitMs: number, set: EntityLockSet, work: () => Promise<T>) =>
   inTransaction(
     pool,
     async (client) => {
-      await client.query(LOCK_ALL, [keys]);
+      if (set.keys.length > MAX_ENTITY_LOCKS) await client.query(LOCK_PROJECT, [set.projectId]);
+      else {
+        await client.query(LOCK_PROJECT_SHARED, [set.projectId]);
+        await client.query(LOCK_ALL, [set.keys]);
+      }
       return work();
     },
     // One round trip for both (no parameters: the simple protocol runs several statements).

@@ -295,7 +295,7 @@ describe('the entity lock keys of a commit', () => {
     ['a trace and an observation of one id stay two keys', ['x'], ['x'], ['observation:p:x', 'trace:p:x']],
     ['repeats once', ['t1', 't1'], [], ['trace:p:t1']],
   ] as const)('%s', (_, traces, observations, keys) => {
-    expect(entityLockKeys('p', traces, observations)).toEqual(keys);
+    expect(entityLockKeys('p', traces, observations)).toEqual({ projectId: 'p', keys });
   });
 });
 
