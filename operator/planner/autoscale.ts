@@ -32,16 +32,14 @@ export function decideWorkers(i: AutoscaleInput): AutoscalingStatus {
   const now = i.now.toISOString();
   const age = i.backlog.known ? Math.round(i.backlog.oldestPendingAgeSeconds) : undefined;
   const lastAge = age ?? i.recorded?.lastBacklogAgeSeconds;
+  // A recorded count clamped into changed bounds is a scale as well.
+  const clamped = i.recorded !== undefined && current !== i.recorded.desiredReplicas;
+  const lastScaleTime = clamped ? now : i.recorded?.lastScaleTime;
   const keep = (reason: AutoscalingStatus['reason'], message: string): AutoscalingStatus => ({
     currentReplicas: i.worker?.replicas ?? 0,
     desiredReplicas: current,
     ...(lastAge !== undefined ? { lastBacklogAgeSeconds: lastAge } : {}),
-    // A count clamped into changed bounds is a scale as well.
-    ...(current !== i.recorded?.desiredReplicas && i.recorded
-      ? { lastScaleTime: now }
-      : i.recorded?.lastScaleTime
-        ? { lastScaleTime: i.recorded.lastScaleTime }
-        : {}),
+    ...(lastScaleTime ? { lastScaleTime } : {}),
     reason,
     message,
   });
