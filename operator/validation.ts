@@ -25,6 +25,7 @@ import {
   type ObservabilityServiceStatus,
   REPLICA_LIMITS,
   SCALE_DOWN_STABILIZATION_LIMITS,
+  TARGET_BACKLOG_AGE_LIMITS,
 } from './api/v1alpha1.ts';
 import { windowProblem } from './api/windows.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
@@ -251,11 +252,7 @@ function autoscalingRanges(spec: ObservabilityServiceSpec): Range[] {
   return [
     [`${at}.minReplicas`, a?.minReplicas, REPLICA_LIMITS],
     [`${at}.maxReplicas`, a?.maxReplicas, REPLICA_LIMITS],
-    [
-      `${at}.targetBacklogAgeSeconds`,
-      a?.targetBacklogAgeSeconds,
-      { min: 1, max: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.max },
-    ],
+    [`${at}.targetBacklogAgeSeconds`, a?.targetBacklogAgeSeconds, TARGET_BACKLOG_AGE_LIMITS],
     [
       `${at}.scaleDownStabilizationSeconds`,
       a?.scaleDownStabilizationSeconds,

@@ -342,6 +342,11 @@ export const AUTOSCALING_DEFAULTS = {
   scaleDownStabilizationSeconds: 300,
 } as const;
 export const SCALE_DOWN_STABILIZATION_LIMITS = { min: 0, max: 3600 } as const;
+/** Up to the longest 429 bound the server takes; the rule on .spec keeps it below the one set. */
+export const TARGET_BACKLOG_AGE_LIMITS = {
+  min: 1,
+  max: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.max,
+} as const;
 
 const replicaCount = (description: string) =>
   integer({ description, minimum: REPLICA_LIMITS.min, maximum: REPLICA_LIMITS.max, format: 'int32' });
@@ -368,8 +373,8 @@ const autoscaling = object(
     targetBacklogAgeSeconds: defaulted(
       integer({
         description: `Age in seconds of the oldest undrained write above which workers are added (about in proportion, at most doubling per step); at most half of it counts as a drained backlog. Must stay below the 429 bound spec.blobStorage.ingestionLog.backlogMaxAgeSeconds (default ${ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds}).`,
-        minimum: 1,
-        maximum: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.max,
+        minimum: TARGET_BACKLOG_AGE_LIMITS.min,
+        maximum: TARGET_BACKLOG_AGE_LIMITS.max,
         format: 'int32',
       }),
       AUTOSCALING_DEFAULTS.targetBacklogAgeSeconds,

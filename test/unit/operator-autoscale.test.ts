@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import type { AutoscalingSpec, AutoscalingStatus } from '../../operator/api/v1alpha1.ts';
 import { type AutoscaleInput, decideWorkers } from '../../operator/planner/autoscale.ts';
 import type { IngestionBacklogReport, ObservedDeployment } from '../../operator/planner/types.ts';
-import { CALM, type FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
-import { AUTOSCALED, play, runArb } from './operator-walks.ts';
+import { CALM, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
+import { AUTOSCALED, BACKUP_SPEC, base, path, play, runArb } from './operator-walks.ts';
 
 const policy: Required<AutoscalingSpec> = {
   enabled: true,
@@ -348,6 +348,50 @@ describe('through the planner, in the simulated world', () => {
     run(c, 10);
     expect(workerReplicas(c)).toBe(1);
     expect(c.live.status?.autoscaling).toBeUndefined();
+  });
+
+  it('a restore holds the count: the worker goes to zero and back to the recorded count, no scale meanwhile', () => {
+    const c = new FakeCluster(
+      { ...structuredClone(base), backup: BACKUP_SPEC, ...AUTOSCALED },
+      seededRng(7),
+      CALM,
+    );
+    const converge = () => {
+      for (let i = 0; i < 300 && !c.isConverged(); i++) {
+        c.reconcile();
+        c.tick();
+      }
+    };
+    converge();
+    for (const change of path('rollbackFromDual', {
+      automatic: true,
+      drop: false,
+      replicas: 1,
+      backups: true,
+    })) {
+      c.updateSpec(change);
+      converge();
+    }
+    const backup = c.live.status!.backups!.find((b) => b.trigger === 'Release4')!;
+    const recorded = c.live.status!.autoscaling!.desiredReplicas;
+    const events = c.log.length;
+    c.backlogAgeSeconds = 600;
+    c.annotate('observatory.dev/restore-requested', backup.id);
+    const scales: number[] = [];
+    const reasons = new Set<string>();
+    for (let i = 0; i < 200 && c.live.status?.restore?.phase !== 'Complete'; i++) {
+      for (const a of c.reconcile().actions)
+        if (a.kind === 'applyDeployment' && a.role === 'worker') scales.push(a.object.spec!.replicas!);
+      if (c.live.status?.restore?.phase !== 'Complete') reasons.add(c.live.status!.autoscaling!.reason);
+      c.tick();
+    }
+    expect(c.restored).toEqual([backup.id]);
+    expect(scales).toEqual([0]);
+    expect([...reasons]).toEqual(['Held']);
+    expect(c.log.slice(events).filter((l) => l.includes('WorkersScaled'))).toEqual([]);
+    c.reconcile();
+    expect(workerReplicas(c)).toBe(recorded);
+    expect(c.violations).toEqual([]);
   });
 
   it('whole migrations with a random backlog keep every safety property and converge', () => {
