@@ -379,10 +379,12 @@ describe('through the planner, in the simulated world', () => {
     c.annotate('observatory.dev/restore-requested', backup.id);
     const scales: number[] = [];
     const reasons = new Set<string>();
-    for (let i = 0; i < 200 && c.live.status?.restore?.phase !== 'Complete'; i++) {
+    // Read afresh each time: every reconcile may move the phase.
+    const restoring = () => c.live.status?.restore?.phase !== 'Complete';
+    for (let i = 0; i < 200 && restoring(); i++) {
       for (const a of c.reconcile().actions)
         if (a.kind === 'applyDeployment' && a.role === 'worker') scales.push(a.object.spec!.replicas!);
-      if (c.live.status?.restore?.phase !== 'Complete') reasons.add(c.live.status!.autoscaling!.reason);
+      if (restoring()) reasons.add(c.live.status!.autoscaling!.reason);
       c.tick();
     }
     expect(c.restored).toEqual([backup.id]);
