@@ -5,7 +5,7 @@
  * the server's own rules module. Violations name a reason and a field path, never a value.
  */
 
-import { BACKFILL_LIMITS, type BackfillTuningKey, ENV_LIMITS } from '../server/contract/env.ts';
+import { BACKFILL_LIMITS, type BackfillTuningKey, ENV_DEFAULTS, ENV_LIMITS } from '../server/contract/env.ts';
 import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
 import {
@@ -16,12 +16,16 @@ import {
 } from './api/rules.ts';
 import { OPERATOR_OWNED_ENV } from './api/template.ts';
 import {
+  AUTOSCALING_BOUNDS_RULE,
   BLOB_CREDENTIALS_RULE,
   JOB_TTL_LIMITS,
   type MigrationState,
   type ObjectMeta,
   type ObservabilityServiceSpec,
   type ObservabilityServiceStatus,
+  REPLICA_LIMITS,
+  SCALE_DOWN_STABILIZATION_LIMITS,
+  TARGET_BACKLOG_AGE_LIMITS,
 } from './api/v1alpha1.ts';
 import { windowProblem } from './api/windows.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
@@ -152,7 +156,7 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
   }
 
   // The bounds the CRD's schema sets on the tuning fields (backfill, propagation), and the backfill's width.
-  const ranged: [string, number | undefined, { min: number; max: number }][] = [
+  const ranged: Range[] = [
     ...(['chunkRows', 'throttleMs', 'concurrency'] as BackfillTuningKey[]).map(
       (k) =>
         [`spec.backfill.${k}`, spec.backfill?.[k], BACKFILL_LIMITS[k]] as [
@@ -163,6 +167,8 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     ),
     ['spec.propagation.chunkRows', spec.propagation?.chunkRows, ENV_LIMITS.propagationChunkRows],
     ['spec.jobs.ttlSecondsAfterFinished', spec.jobs?.ttlSecondsAfterFinished, JOB_TTL_LIMITS],
+    ...ingestionLogRanges(spec),
+    ...autoscalingRanges(spec),
   ];
   for (const [field, v, { min, max }] of ranged)
     if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= max))
@@ -182,6 +188,21 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
       field: 'spec.backfill.concurrency',
       message: BACKFILL_WIDTH_RULE.message,
     });
+
+  const scaling = spec.worker?.autoscaling;
+  if (scaling && scaling.minReplicas !== undefined && scaling.minReplicas > scaling.maxReplicas)
+    add(out, {
+      reason: 'AutoscalingBoundsInverted',
+      field: 'spec.worker.autoscaling.minReplicas',
+      message: AUTOSCALING_BOUNDS_RULE.message,
+    });
+  if (scaling?.enabled) {
+    const log = spec.blobStorage?.ingestionLog;
+    if (!log) add(out, fromRule('AutoscalingNeedsIngestionLog'));
+    const bound = log?.backlogMaxAgeSeconds ?? ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds;
+    if (log && scaling.targetBacklogAgeSeconds !== undefined && scaling.targetBacklogAgeSeconds >= bound)
+      add(out, fromRule('AutoscalingTargetAboveBacklogBound'));
+  }
 
   for (const [i, w] of (spec.maintenanceWindows ?? []).entries()) {
     const problem = windowProblem(w);
@@ -210,6 +231,34 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     });
   }
   return out;
+}
+
+type Range = [field: string, value: number | undefined, limits: { min: number; max: number }];
+
+/** The ingestion log's bounds, from the server's contract. */
+function ingestionLogRanges(spec: ObservabilityServiceSpec): Range[] {
+  const log = spec.blobStorage?.ingestionLog;
+  const at = 'spec.blobStorage.ingestionLog';
+  return [
+    [`${at}.backlogMaxAgeSeconds`, log?.backlogMaxAgeSeconds, ENV_LIMITS.ingestionBacklogMaxAgeSeconds],
+    [`${at}.backlogMaxBytes`, log?.backlogMaxBytes, ENV_LIMITS.ingestionBacklogMaxBytes],
+    [`${at}.retentionHours`, log?.retentionHours, ENV_LIMITS.ingestionLogRetentionHours],
+  ];
+}
+
+function autoscalingRanges(spec: ObservabilityServiceSpec): Range[] {
+  const a = spec.worker?.autoscaling;
+  const at = 'spec.worker.autoscaling';
+  return [
+    [`${at}.minReplicas`, a?.minReplicas, REPLICA_LIMITS],
+    [`${at}.maxReplicas`, a?.maxReplicas, REPLICA_LIMITS],
+    [`${at}.targetBacklogAgeSeconds`, a?.targetBacklogAgeSeconds, TARGET_BACKLOG_AGE_LIMITS],
+    [
+      `${at}.scaleDownStabilizationSeconds`,
+      a?.scaleDownStabilizationSeconds,
+      SCALE_DOWN_STABILIZATION_LIMITS,
+    ],
+  ];
 }
 
 /** EventsOnly was reached or its intent recorded: there is no way back from here. */

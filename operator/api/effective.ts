@@ -4,6 +4,7 @@
  */
 import { applyDefaults } from './schema.ts';
 import {
+  type AutoscalingSpec,
   type MigrationState,
   type ObservabilityServiceSpec,
   type OtelBehaviour,
@@ -28,7 +29,10 @@ export type Spec = ObservabilityServiceSpec & {
     producerQuietPeriod: string;
   };
   web: NonNullable<ObservabilityServiceSpec['web']> & { replicas: number; maxInFlightWrites: number };
-  worker: NonNullable<ObservabilityServiceSpec['worker']> & { replicas: number };
+  worker: NonNullable<ObservabilityServiceSpec['worker']> & {
+    replicas: number;
+    autoscaling?: Required<AutoscalingSpec>;
+  };
 };
 
 export function withDefaults(spec: ObservabilityServiceSpec): Spec {
@@ -63,4 +67,9 @@ export function otelBehaviourIn(
   if (state === 'Legacy') return spec.nativeOtelBehaviour ?? 'Direct';
   if (state === 'EventsOnly') return 'Direct';
   return spec.nativeOtelBehaviour ?? 'DualWrite';
+}
+
+/** The autoscaler's settings when it is on; undefined: the worker runs spec.worker.replicas. */
+export function workerAutoscaling(spec: Spec): Required<AutoscalingSpec> | undefined {
+  return spec.worker.autoscaling?.enabled ? spec.worker.autoscaling : undefined;
 }

@@ -4,6 +4,7 @@
  * rules with the same reasons and messages, so kubectl and the Stalled condition read alike.
  * Every field the rules touch is an enum, a boolean or a bounded integer, which keeps the CEL cost tiny.
  */
+import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import type { CelRule } from './schema.ts';
 
 /** Longest object name whose children (`<name>-worker` Services, DNS labels) stay valid. */
@@ -21,6 +22,8 @@ export interface SpecRule {
 }
 
 const mode = (m: string) => `(has(self.writeMode) && self.writeMode == '${m}')`;
+const autoscaled = 'has(self.worker) && has(self.worker.autoscaling) && self.worker.autoscaling.enabled';
+const ingestionLog = 'has(self.blobStorage) && has(self.blobStorage.ingestionLog)';
 
 export const SPEC_RULES: readonly SpecRule[] = [
   {
@@ -59,6 +62,19 @@ export const SPEC_RULES: readonly SpecRule[] = [
     field: 'spec.cleanup.truncateLegacyTables',
     message: 'spec.cleanup.truncateLegacyTables may be true only when spec.writeMode is EventsOnly',
     cel: `!(has(self.cleanup) && has(self.cleanup.truncateLegacyTables) && self.cleanup.truncateLegacyTables) || ${mode('EventsOnly')}`,
+  },
+  {
+    reason: 'AutoscalingNeedsIngestionLog',
+    field: 'spec.worker.autoscaling.enabled',
+    message:
+      'spec.worker.autoscaling.enabled needs spec.blobStorage.ingestionLog: the workers are scaled on its backlog',
+    cel: `!(${autoscaled}) || (${ingestionLog})`,
+  },
+  {
+    reason: 'AutoscalingTargetAboveBacklogBound',
+    field: 'spec.worker.autoscaling.targetBacklogAgeSeconds',
+    message: `spec.worker.autoscaling.targetBacklogAgeSeconds must be below spec.blobStorage.ingestionLog.backlogMaxAgeSeconds (default ${ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds}): past that bound the web refuses writes before more workers could help`,
+    cel: `!(${autoscaled}) || !(${ingestionLog}) || !has(self.worker.autoscaling.targetBacklogAgeSeconds) || self.worker.autoscaling.targetBacklogAgeSeconds < (has(self.blobStorage.ingestionLog.backlogMaxAgeSeconds) ? self.blobStorage.ingestionLog.backlogMaxAgeSeconds : ${ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds})`,
   },
   {
     reason: 'EventsOnlyIsFinal',

@@ -13,7 +13,13 @@ import type {
   V1Volume,
 } from '@kubernetes/client-node';
 import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
-import { BACKFILL_ENV, ENV, S3_ENV } from '../../server/contract/env.ts';
+import {
+  BACKFILL_ENV,
+  ENV,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
+  S3_ENV,
+} from '../../server/contract/env.ts';
 import {
   array,
   boolean,
@@ -34,6 +40,8 @@ export const OPERATOR_OWNED_ENV: readonly string[] = [
   ...Object.values(BACKFILL_ENV),
   ...Object.values(S3_ENV).flatMap((names) => Object.values(names)),
   ...Object.values(BACKUP_S3_ENV),
+  ...Object.values(INGESTION_LOG_S3_ENV),
+  ...Object.values(INGESTION_LOG_ENV),
 ];
 
 const celList = (names: readonly string[]) => `[${names.map((n) => `'${n}'`).join(', ')}]`;

@@ -14,6 +14,8 @@ import {
   ENV,
   ENV_DEFAULTS,
   ENV_LIMITS,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
   LOG_LEVELS,
   S3_ENV,
   S3_PATTERNS,
@@ -25,6 +27,7 @@ import { BACKFILL_WIDTH_RULE, spec as specRules } from './rules.ts';
 import {
   array,
   boolean,
+  type CelRule,
   defaulted,
   enumOf,
   integer,
@@ -172,6 +175,47 @@ const blobStorage = object(
         },
       ),
     ),
+    ingestionLog: optional(
+      object(
+        {
+          ...s3Fields(INGESTION_LOG_S3_ENV),
+          waitForStore: optional(
+            boolean({
+              description: `The web also writes each request's rows to the analytics store before it answers, so reads see them at once; false: it answers once the write is in the log and leaves the rows to the workers' drain (${INGESTION_LOG_ENV.waitForStore}). Default ${ENV_DEFAULTS.ingestionLogWaitForStore}.`,
+            }),
+          ),
+          backlogMaxAgeSeconds: optional(
+            integer({
+              description: `Age in seconds of the oldest undrained write past which the write routes answer 429 with Retry-After (${INGESTION_LOG_ENV.backlogMaxAgeSeconds}); default ${ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds}.`,
+              minimum: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.min,
+              maximum: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.max,
+              format: 'int32',
+            }),
+          ),
+          backlogMaxBytes: optional(
+            integer({
+              description: `Undrained bytes past which the write routes answer 429 with Retry-After (${INGESTION_LOG_ENV.backlogMaxBytes}); default ${ENV_DEFAULTS.ingestionBacklogMaxBytes} (10 GiB).`,
+              minimum: ENV_LIMITS.ingestionBacklogMaxBytes.min,
+              maximum: ENV_LIMITS.ingestionBacklogMaxBytes.max,
+              format: 'int64',
+            }),
+          ),
+          retentionHours: optional(
+            integer({
+              description: `Hours a drained log file is kept for \`observatory ingestion replay\` before the workers delete it (${INGESTION_LOG_ENV.retentionHours}); default ${ENV_DEFAULTS.ingestionLogRetentionHours}, at least ${ENV_LIMITS.ingestionLogRetentionHours.min} (above the sweeper's day).`,
+              minimum: ENV_LIMITS.ingestionLogRetentionHours.min,
+              maximum: ENV_LIMITS.ingestionLogRetentionHours.max,
+              format: 'int32',
+            }),
+          ),
+        },
+        {
+          description:
+            'The ingestion log (web and worker Pods): every accepted write is stored here, and queued in PostgreSQL, before the web answers; the workers drain it into the analytics store. Unset: the web writes the analytics store directly.',
+          validations: [BLOB_CREDENTIALS_RULE],
+        },
+      ),
+    ),
   },
   {
     description:
@@ -270,9 +314,17 @@ const disruptionBudget = (name: string) =>
     },
   );
 
+/** Bounds of a role's replica count, fixed or autoscaled. */
+export const REPLICA_LIMITS = { min: 1, max: 100 } as const;
+
 const roleFields = (name: string) => ({
   replicas: defaulted(
-    integer({ description: `Number of ${name} pods.`, minimum: 1, maximum: 100, format: 'int32' }),
+    integer({
+      description: `Number of ${name} pods.`,
+      minimum: REPLICA_LIMITS.min,
+      maximum: REPLICA_LIMITS.max,
+      format: 'int32',
+    }),
     1,
   ),
   resources: optional(resources),
@@ -280,7 +332,84 @@ const roleFields = (name: string) => ({
   template: optional(podTemplate(name)),
 });
 
-const role = (name: string) => object(roleFields(name), { description: `The ${name} Deployment.` });
+/**
+ * The worker autoscaler's defaults: a target well inside the web's 429 bound, and HPA's own
+ * scale-down stabilization window (five minutes).
+ */
+export const AUTOSCALING_DEFAULTS = {
+  minReplicas: 1,
+  targetBacklogAgeSeconds: 30,
+  scaleDownStabilizationSeconds: 300,
+} as const;
+export const SCALE_DOWN_STABILIZATION_LIMITS = { min: 0, max: 3600 } as const;
+/** Up to the longest 429 bound the server takes; the rule on .spec keeps it below the one set. */
+export const TARGET_BACKLOG_AGE_LIMITS = {
+  min: 1,
+  max: ENV_LIMITS.ingestionBacklogMaxAgeSeconds.max,
+} as const;
+
+const replicaCount = (description: string) =>
+  integer({ description, minimum: REPLICA_LIMITS.min, maximum: REPLICA_LIMITS.max, format: 'int32' });
+
+/** minReplicas and maxReplicas are both present here (one defaulted, one required). */
+export const AUTOSCALING_BOUNDS_RULE: CelRule = {
+  rule: '!has(self.minReplicas) || self.minReplicas <= self.maxReplicas',
+  message: 'spec.worker.autoscaling.minReplicas must be at most spec.worker.autoscaling.maxReplicas',
+  fieldPath: '.minReplicas',
+  reason: 'FieldValueInvalid',
+};
+
+const autoscaling = object(
+  {
+    enabled: boolean({
+      description:
+        "Scale the worker Deployment on the age of the ingestion log's oldest undrained write (needs spec.blobStorage.ingestionLog). While enabled, spec.worker.replicas is only where the autoscaler starts.",
+    }),
+    minReplicas: defaulted(
+      replicaCount('Fewest worker pods; the count once the backlog is gone.'),
+      AUTOSCALING_DEFAULTS.minReplicas,
+    ),
+    maxReplicas: replicaCount('Most worker pods.'),
+    targetBacklogAgeSeconds: defaulted(
+      integer({
+        description: `Age in seconds of the oldest undrained write above which workers are added (about in proportion, at most doubling per step); at most half of it counts as a drained backlog. Must stay below the 429 bound spec.blobStorage.ingestionLog.backlogMaxAgeSeconds (default ${ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds}).`,
+        minimum: TARGET_BACKLOG_AGE_LIMITS.min,
+        maximum: TARGET_BACKLOG_AGE_LIMITS.max,
+        format: 'int32',
+      }),
+      AUTOSCALING_DEFAULTS.targetBacklogAgeSeconds,
+    ),
+    scaleDownStabilizationSeconds: defaulted(
+      integer({
+        description:
+          "Seconds the backlog must stay drained before workers are removed, and then down to the most the window's observations asked for (as an HPA's scaleDown.stabilizationWindowSeconds).",
+        minimum: SCALE_DOWN_STABILIZATION_LIMITS.min,
+        maximum: SCALE_DOWN_STABILIZATION_LIMITS.max,
+        format: 'int32',
+      }),
+      AUTOSCALING_DEFAULTS.scaleDownStabilizationSeconds,
+    ),
+  },
+  {
+    description:
+      "Worker autoscaling on the ingestion log's backlog: the operator reads the queue from a worker (GET /api/ingestion/backlog) and sets the Deployment's replicas, never while a pass or a restore needs them fixed. Reported in status.autoscaling and as an Event on each scale.",
+    validations: [AUTOSCALING_BOUNDS_RULE],
+  },
+);
+
+const workerRole = object(
+  {
+    ...roleFields('worker'),
+    replicas: defaulted(
+      replicaCount(
+        'Number of worker pods; with autoscaling.enabled only where the autoscaler starts (clamped into its bounds).',
+      ),
+      1,
+    ),
+    autoscaling: optional(autoscaling),
+  },
+  { description: 'The worker Deployment.' },
+);
 
 const webRole = object(
   {
@@ -546,7 +675,7 @@ export const specSchema = object(
     blobStorage: optional(blobStorage),
     backup: optional(backup),
     web: defaulted(webRole, {}),
-    worker: defaulted(role('worker'), {}),
+    worker: defaulted(workerRole, {}),
     jobs: optional(
       object(
         {
@@ -675,6 +804,54 @@ const jobResult = object(
     message: optional(string({ description: 'Message of the Failed condition.', maxLength: 1024 })),
   },
   { description: "One finished Job's result." },
+);
+
+/** Why the autoscaler keeps or changes the worker count (status.autoscaling.reason). */
+export const AUTOSCALING_REASONS = [
+  'ScaledUp',
+  'ScaledDown',
+  'BacklogWithinTarget',
+  'ScaleUpPending',
+  'AtMaxReplicas',
+  'StabilizingScaleDown',
+  'BacklogUnknown',
+  'Held',
+] as const;
+
+const autoscalingStatus = object(
+  {
+    currentReplicas: integer({
+      description: 'Worker pods the Deployment reported at the last decision.',
+      minimum: 0,
+      format: 'int32',
+    }),
+    desiredReplicas: integer({
+      description: 'Worker pods decided (the Deployment is rendered with this count).',
+      minimum: 0,
+      format: 'int32',
+    }),
+    lastBacklogAgeSeconds: optional(
+      integer({
+        description: "Age in seconds of the oldest undrained write at the last worker's answer.",
+        minimum: 0,
+        format: 'int64',
+      }),
+    ),
+    lastScaleTime: optional(timestamp('When desiredReplicas last changed.')),
+    reason: enumOf(AUTOSCALING_REASONS, { description: 'Why the count is what it is.' }),
+    message: string({ description: 'The decision in words.', maxLength: 1024 }),
+    scaleDownSince: optional(
+      timestamp('Since when every observation asked for fewer workers (the stabilization window).'),
+    ),
+    scaleDownTo: optional(
+      integer({
+        description: 'The most workers any observation of the window asked for: where the scale-down goes.',
+        minimum: 0,
+        format: 'int32',
+      }),
+    ),
+  },
+  { description: 'The worker autoscaler (spec.worker.autoscaling): its last observation and decision.' },
 );
 
 export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Requested'] as const;
@@ -891,6 +1068,7 @@ export const statusSchema = object(
       }),
     ),
     restore: optional(restoreRecord),
+    autoscaling: optional(autoscalingStatus),
     probeStreak: optional(
       object(
         {
@@ -923,6 +1101,8 @@ export type JobResult = TypeOf<typeof jobResult>;
 export type BackupRecord = TypeOf<typeof backupRecord>;
 export type RestoreRecord = TypeOf<typeof restoreRecord>;
 export type BackupSpec = TypeOf<typeof backup>;
+export type AutoscalingSpec = TypeOf<typeof autoscaling>;
+export type AutoscalingStatus = TypeOf<typeof autoscalingStatus>;
 
 export interface ObjectMeta {
   name: string;

@@ -23,6 +23,7 @@ import {
   backfillReportSchema,
   HEALTH_STATUS,
   healthResponseSchema,
+  ingestionBacklogSchema,
   producersReportSchema,
   WORKER_PATHS,
 } from '../../server/contract/worker-api.ts';
@@ -323,6 +324,10 @@ export class PluginClient {
       backfill: async (pod) => {
         const res = await this.proxyGet(pod, WORKER_PATHS.backfill);
         return res?.status === 200 ? backfillReportSchema.safeParse(res.body).data : undefined;
+      },
+      ingestionBacklog: async (pod) => {
+        const res = await this.proxyGet(pod, WORKER_PATHS.ingestionBacklog);
+        return res?.status === 200 ? ingestionBacklogSchema.safeParse(res.body).data : undefined;
       },
     };
   }

@@ -78,6 +78,7 @@ function unobserved(world: World, need: ObservationsNeeded, unreadable: readonly
     out.push('a worker Pod did not answer the propagation probe');
   if (need.producersSince && !world.producers.known) out.push("the worker's producer report");
   if (need.backfill && !world.backfill.known) out.push("the worker's backfill report");
+  if (need.ingestionBacklog && !world.ingestionBacklog?.known) out.push("the worker's ingestion backlog");
   if (unreadable.length > 0)
     out.push(
       `the ${unreadable.join(' and ')} labeled for rollouts (no access: the rollout hashes may differ)`,

@@ -1,7 +1,7 @@
 /**
  * What `kubectl observatory status` shows, read from the status the operator writes: state and
- * intent, the kstatus summary, each gate (domain condition), what blocks, what comes next, and
- * the backfill chain step by step. Pure: the view is data (`-o json`) and its text rendering.
+ * intent, the kstatus summary, the autoscaled workers, each gate (domain condition), what blocks,
+ * what comes next, and the backfill chain step by step. Pure: the view is data (`-o json`) and its text rendering.
  */
 import { desiredState, enabledSteps } from '../api/effective.ts';
 import { CONDITION_TYPES, type Condition, type ObservabilityService } from '../api/v1alpha1.ts';
@@ -44,6 +44,14 @@ export interface StatusView {
     currentJob: string | null;
     steps: StepView[];
   } | null;
+  /** The worker autoscaler's last decision; absent when it is off. */
+  workers?: {
+    current: number;
+    desired: number;
+    reason: string;
+    message: string;
+    lastScaleTime: string | null;
+  };
 }
 
 const SUMMARY = new Set(['Ready', 'Reconciling', 'Stalled']);
@@ -83,6 +91,7 @@ export function statusView(o: ObservabilityService): StatusView {
     return i < 0 ? CONDITION_TYPES.length : i;
   };
   const b = s.backfill;
+  const a = s.autoscaling;
   return {
     name: o.metadata.name,
     namespace: o.metadata.namespace,
@@ -109,6 +118,17 @@ export function statusView(o: ObservabilityService): StatusView {
           steps: stepsOf(o),
         }
       : null,
+    ...(a
+      ? {
+          workers: {
+            current: a.currentReplicas,
+            desired: a.desiredReplicas,
+            reason: a.reason,
+            message: a.message,
+            lastScaleTime: a.lastScaleTime ?? null,
+          },
+        }
+      : {}),
   };
 }
 
@@ -159,6 +179,14 @@ export function renderStatus(v: StatusView): string {
           ? `${v.ready.status} (${v.ready.reason})${v.ready.message ? `: ${v.ready.message}` : ''}`
           : 'Unknown',
       ],
+      ...(v.workers
+        ? [
+            [
+              'Workers:',
+              `${v.workers.current} of ${v.workers.desired} (${v.workers.reason}): ${v.workers.message}`,
+            ],
+          ]
+        : []),
     ]),
   ];
   if (v.stalled) lines.push(`Stalled: ${v.stalled.reason}: ${v.stalled.message}`);

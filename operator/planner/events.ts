@@ -1,7 +1,7 @@
 /**
  * Kubernetes Events for the transitions an admin cares about, derived from the old and the new
  * status: state reached, intent recorded, gate opened or closed, Job failed (Stalled), approval
- * or retry consumed, backfill steps finished, Ready reached, paused or resumed. Since they come
+ * or retry consumed, backfill steps finished, workers scaled, Ready reached, paused or resumed. Since they come
  * from a status change, and the runtime emits them only after that status was written, each
  * transition yields one Event however many reconciles see it.
  */
@@ -74,6 +74,15 @@ export function transitionEvents(
     if (!b || a?.status === b.status || b.reason === 'CutoverDone') continue;
     if (b.status === 'True') normal('GateOpened', `${type}: ${b.message}`);
     else if (a?.status === 'True') warning('GateClosed', `${type}: ${b.message}`);
+  }
+
+  const scaled = next.autoscaling;
+  if (scaled?.lastScaleTime && scaled.lastScaleTime !== old.autoscaling?.lastScaleTime) {
+    const before = old.autoscaling?.desiredReplicas;
+    normal(
+      before !== undefined && scaled.desiredReplicas < before ? 'WorkersScaledDown' : 'WorkersScaledUp',
+      scaled.message,
+    );
   }
 
   const stalled = find(next, 'Stalled');

@@ -1,10 +1,11 @@
 /**
  * What the runtime must observe for this object beyond its informers, so it probes the worker
- * only when the answer matters (the probes and reports feed the cutover gates and the backfill).
+ * only when the answer matters (the probes and reports feed the cutover gates, the backfill and the
+ * worker autoscaler).
  */
 
 import { PROPAGATION_PROBE_PATH } from '../../server/contract/worker-api.ts';
-import { backfillEnabled, desiredState, withDefaults } from '../api/effective.ts';
+import { backfillEnabled, desiredState, withDefaults, workerAutoscaling } from '../api/effective.ts';
 import type { ObservabilityService } from '../api/v1alpha1.ts';
 
 export interface ObservationsNeeded {
@@ -14,6 +15,8 @@ export interface ObservationsNeeded {
   producersSince?: string;
   /** GET /api/backfill on the worker Service -> World.backfill. */
   backfill: boolean;
+  /** GET /api/ingestion/backlog on a worker -> World.ingestionBacklog (the autoscaler's input). */
+  ingestionBacklog: boolean;
 }
 
 export function observationsNeeded(object: ObservabilityService): ObservationsNeeded {
@@ -24,5 +27,6 @@ export function observationsNeeded(object: ObservabilityService): ObservationsNe
     ...(state === 'Dual' ? { workerProbePath: PROPAGATION_PROBE_PATH } : {}),
     ...(cutoverAhead ? { producersSince: spec.cutover.producerQuietPeriod } : {}),
     backfill: (state === 'Dual' || state === 'EventsOnly') && backfillEnabled(spec),
+    ingestionBacklog: workerAutoscaling(spec) !== undefined,
   };
 }

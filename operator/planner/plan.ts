@@ -10,11 +10,12 @@
  * the cutover gates and the cleanup run; a requested backup runs beside them, a requested restore
  * instead of them. The kstatus conditions summarise how the fold ended.
  */
-import { withDefaults } from '../api/effective.ts';
+import { type Spec, withDefaults } from '../api/effective.ts';
 import type { ConditionType, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
 import { canonicalJson } from '../util/hash.ts';
 import { type ConditionValue, writeConditions } from './conditions.ts';
 import { transitionEvents } from './events.ts';
+import { AUTOSCALE_SYNC_SECONDS, scaleWorkers } from './scaling.ts';
 import { applyPatch, type ChildAction, type Step, type StepInput, type Verdict } from './step.ts';
 import { backfillStep } from './steps/backfill.ts';
 import { backupStep } from './steps/backup.ts';
@@ -30,6 +31,25 @@ import { schemaStep } from './steps/schema.ts';
 import { validateStep } from './steps/validate.ts';
 import { type FoldOutcome, phaseOf, summaryConditions } from './summary.ts';
 import type { Action, Plan, PlanInput } from './types.ts';
+
+/** A StepInput before the fold, for what is decided ahead of it. */
+function inputOf(
+  object: PlanInput['object'],
+  spec: Spec,
+  world: PlanInput['world'],
+  status: ObservabilityServiceStatus,
+): StepInput {
+  return {
+    object,
+    spec,
+    world,
+    render: { meta: object.metadata, spec },
+    old: status,
+    status,
+    now: world.now.toISOString(),
+    generation: object.metadata.generation,
+  };
+}
 
 export const STEPS: readonly Step[] = [
   pauseStep,
@@ -54,7 +74,9 @@ const MAX_LIST = 16;
 export function plan(input: PlanInput): Plan {
   const { object, world } = input;
   const old = object.status ?? {};
-  const spec = withDefaults(object.spec);
+  const declared = withDefaults(object.spec);
+  const scaling = scaleWorkers(inputOf(object, declared, world, old));
+  const spec = scaling.spec;
   const base: Omit<StepInput, 'status'> = {
     object,
     spec,
@@ -70,13 +92,16 @@ export function plan(input: PlanInput): Plan {
     generation: object.metadata.generation,
   };
 
-  let status: ObservabilityServiceStatus = structuredClone(old);
+  let status: ObservabilityServiceStatus = applyPatch(structuredClone(old), {
+    autoscaling: scaling.autoscaling,
+  });
+  // Autoscaling reads the backlog on HPA's period, whatever else the fold waits for.
+  let requeue: number | undefined = scaling.autoscaling ? AUTOSCALE_SYNC_SECONDS : undefined;
   let verdict: Verdict = { kind: 'next' };
   const domain: ConditionValue[] = [];
   const children: ChildAction[] = [];
   const planned: string[] = [];
   const waiting: string[] = [];
-  let requeue: number | undefined;
   let phase = 'Reconciling';
   for (const step of STEPS) {
     const r = step.run({ ...base, status });

@@ -105,6 +105,11 @@ export type BackfillReport =
       pressure?: { step: number; reason: string };
     };
 
+/** The worker's GET /api/ingestion/backlog, or unknown when no worker answered. */
+export type IngestionBacklogReport =
+  | { known: false }
+  | { known: true; pendingFiles: number; pendingBytes: number; oldestPendingAgeSeconds: number };
+
 export interface World {
   deployments: Partial<Record<Role, ObservedDeployment>>;
   services: Partial<Record<Role, ObservedService>>;
@@ -118,6 +123,8 @@ export interface World {
   workerProbes?: WorkerProbe[];
   producers: ProducersReport;
   backfill: BackfillReport;
+  /** Read only while the worker autoscaler is on (absent: not read). */
+  ingestionBacklog?: IngestionBacklogReport;
   now: Date;
 }
 

@@ -1,36 +1,48 @@
 /**
- * Which role reads which bucket, and the variables of each (`server/contract/env.ts` S3_ENV): the
- * web Pods serve the media API and accept export settings (and list their files), the worker runs
- * the exports and deletes the media that data retention leaves unlinked; the Jobs read neither, and
+ * Which role reads which bucket, and the variables of each (`server/contract/env.ts` S3_ENV,
+ * INGESTION_LOG_S3_ENV): the web Pods serve the media API and accept export settings (and list their
+ * files), the worker runs the exports and deletes the media that data retention leaves unlinked; both
+ * write or drain the ingestion log; the Jobs read none of them, and
  * only the backup and restore Jobs read the backup destination. Credentials only as secretKeyRef, so a key never lands in a
  * Deployment; the same references feed the rollout hash (sources.ts).
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
-import { type BlobPurpose, ENV, S3_ENV, type S3EnvNames } from '../../server/contract/env.ts';
+import {
+  ENV,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
+  S3_ENV,
+  type S3EnvNames,
+} from '../../server/contract/env.ts';
 import type { BackupSpec, BlobStorage, ObservabilityServiceSpec, SecretKeyRef } from '../api/v1alpha1.ts';
 import { secret, value } from './env-var.ts';
 import type { SourceReader } from './names.ts';
 
-type Bucket = NonNullable<BlobStorage['media'] | BlobStorage['exports']>;
+type Purpose = keyof BlobStorage;
+type Bucket = NonNullable<BlobStorage[Purpose]>;
 
-const PURPOSES_OF: Record<SourceReader, readonly BlobPurpose[]> = {
-  web: ['media', 'export'],
-  worker: ['media', 'export'],
-  jobs: [],
+/** The variables of each bucket the spec names (the log's are named like the reference's event upload). */
+const NAMES: Record<Purpose, S3EnvNames> = {
+  media: S3_ENV.media,
+  exports: S3_ENV.export,
+  ingestionLog: INGESTION_LOG_S3_ENV,
 };
 
-function bucketFor(spec: ObservabilityServiceSpec, purpose: BlobPurpose): Bucket | undefined {
-  return purpose === 'media' ? spec.blobStorage?.media : spec.blobStorage?.exports;
-}
+/** The web writes the log and reads its backlog; the worker drains, sweeps and prunes it. */
+const PURPOSES_OF: Record<SourceReader, readonly Purpose[]> = {
+  web: ['media', 'exports', 'ingestionLog'],
+  worker: ['media', 'exports', 'ingestionLog'],
+  jobs: [],
+};
 
 /** The configured buckets a role reads, with their purpose. */
 function bucketsRead(
   spec: ObservabilityServiceSpec,
   role: SourceReader,
-): { purpose: BlobPurpose; bucket: Bucket }[] {
+): { purpose: Purpose; bucket: Bucket }[] {
   return PURPOSES_OF[role].flatMap((purpose) => {
-    const bucket = bucketFor(spec, purpose);
+    const bucket = spec.blobStorage?.[purpose];
     return bucket ? [{ purpose, bucket }] : [];
   });
 }
@@ -66,7 +78,7 @@ export function backupEnv(spec: ObservabilityServiceSpec): V1EnvVar[] {
 
 /** The blob storage variables of a role; none when blob storage is not configured. */
 export function blobEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1EnvVar[] {
-  const env = bucketsRead(spec, role).flatMap(({ purpose, bucket }) => bucketEnv(S3_ENV[purpose], bucket));
+  const env = bucketsRead(spec, role).flatMap(({ purpose, bucket }) => bucketEnv(NAMES[purpose], bucket));
   const media = role === 'web' ? spec.blobStorage?.media : undefined;
   if (media?.maxContentLength !== undefined)
     env.push(value(ENV.mediaMaxContentLength, media.maxContentLength));
@@ -75,5 +87,19 @@ export function blobEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1E
   const exports = role === 'worker' ? spec.blobStorage?.exports : undefined;
   if (exports?.intervalSeconds !== undefined)
     env.push(value(ENV.exportIntervalSeconds, exports.intervalSeconds));
+  env.push(...ingestionLogEnv(spec, role));
   return env;
+}
+
+/** The log's settings, where set (unset ones take the server's defaults); both roles read them. */
+function ingestionLogEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1EnvVar[] {
+  const log = PURPOSES_OF[role].includes('ingestionLog') ? spec.blobStorage?.ingestionLog : undefined;
+  if (!log) return [];
+  const settings: [string, string | number | boolean | undefined][] = [
+    [INGESTION_LOG_ENV.waitForStore, log.waitForStore],
+    [INGESTION_LOG_ENV.backlogMaxAgeSeconds, log.backlogMaxAgeSeconds],
+    [INGESTION_LOG_ENV.backlogMaxBytes, log.backlogMaxBytes],
+    [INGESTION_LOG_ENV.retentionHours, log.retentionHours],
+  ];
+  return settings.flatMap(([name, v]) => (v === undefined ? [] : [value(name, v)]));
 }

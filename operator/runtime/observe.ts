@@ -11,7 +11,7 @@ import type {
   V1Pod,
   V1Secret,
 } from '@kubernetes/client-node';
-import type { BackfillReport, ProducersReport } from '../../server/contract/worker-api.ts';
+import type { BackfillReport, IngestionBacklog, ProducersReport } from '../../server/contract/worker-api.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   type ObservabilityService,
@@ -129,6 +129,7 @@ export interface WorkerReads {
   probe(pod: V1Pod, path: string): Promise<ProbeResult>;
   producers(pod: V1Pod, since: string): Promise<ProducersReport | undefined>;
   backfill(pod: V1Pod): Promise<BackfillReport | undefined>;
+  ingestionBacklog(pod: V1Pod): Promise<IngestionBacklog | undefined>;
 }
 
 export const isReady = (p: V1Pod): boolean =>
@@ -212,6 +213,10 @@ export async function observeWorld(
         ...(report.store?.pressure ? { pressure: report.store.pressure } : {}),
       };
     }
+  }
+  if (need.ingestionBacklog) {
+    const backlog = ready[0] ? await reads.ingestionBacklog(ready[0]) : undefined;
+    world.ingestionBacklog = backlog ? { known: true, ...backlog } : { known: false };
   }
   return world;
 }

@@ -1,6 +1,6 @@
 /**
  * HTTP reads of the worker pods that gate the cutover: the propagation probe, the producer report
- * and the backfill progress, parsed with the worker's published schemas. Anything but a definite
+ * and the backfill progress, and the ingestion backlog the autoscaler reads, parsed with the worker's published schemas. Anything but a definite
  * answer counts as "unreachable" (G4): a gate never opens on silence.
  */
 import type { z } from 'zod';
@@ -10,6 +10,8 @@ import {
   backfillReportSchema,
   HEALTH_STATUS,
   healthResponseSchema,
+  type IngestionBacklog,
+  ingestionBacklogSchema,
   PROPAGATION_PROBE_PATH,
   type ProducersReport,
   producersReportSchema,
@@ -67,9 +69,19 @@ export async function fetchBackfill(
   return res?.status === 200 ? parsed(res, backfillReportSchema) : undefined;
 }
 
+/** The ingestion log's queue as one worker reads it, or undefined when unknown. */
+export async function fetchIngestionBacklog(
+  podIP: string,
+  port: number = PORTS.worker,
+): Promise<IngestionBacklog | undefined> {
+  const res = await get(`http://${podIP}:${port}${WORKER_PATHS.ingestionBacklog}`);
+  return res?.status === 200 ? parsed(res, ingestionBacklogSchema) : undefined;
+}
+
 /** The operator's reads: straight to each worker Pod's IP (every worker's own answer, G4). */
 export const podAddressReads: WorkerReads = {
   probe: (pod, path) => probePropagation(pod.status?.podIP ?? '', path),
   producers: (pod, since) => fetchProducers(pod.status?.podIP ?? '', since),
   backfill: (pod) => fetchBackfill(pod.status?.podIP ?? ''),
+  ingestionBacklog: (pod) => fetchIngestionBacklog(pod.status?.podIP ?? ''),
 };

@@ -11,6 +11,7 @@ import { s3BlobStore } from '../blobs/s3.ts';
 import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
+import { backlog } from '../ingestion/log/queue.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { encryptionKeyProblem } from '../runtime/encryption-key.ts';
 import { createLogger } from '../runtime/logger.ts';
@@ -75,6 +76,11 @@ export async function run(_args: string[]): Promise<number> {
     metrics: metrics.registry,
     backfillStatus: () => jobs.backfill.status(),
     backfillStore: (steps) => jobs.backfill.storeReport(steps),
+    // Read fresh rather than from the metrics' gauges, which a timer refreshes only with a log bucket.
+    ingestionBacklog: async () => {
+      const b = await backlog(stores.pool);
+      return { pendingFiles: b.files, pendingBytes: b.bytes, oldestPendingAgeSeconds: b.oldestAgeSeconds };
+    },
   });
   await app.listen({ host: config.host, port: config.port ?? PORTS.worker });
   log.info({ mode: config.mode, propagationEnabled: jobs.propagationEnabled, workerId }, 'worker ready');

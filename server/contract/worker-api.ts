@@ -11,6 +11,7 @@ export const WORKER_PATHS = {
   ready: '/api/ready',
   producers: '/api/producers',
   backfill: '/api/backfill',
+  ingestionBacklog: '/api/ingestion/backlog',
   metrics: '/metrics',
 } as const;
 
@@ -181,3 +182,15 @@ export const backfillReportSchema = z.object({
   store: storeReportSchema.optional(),
 });
 export type BackfillReport = z.infer<typeof backfillReportSchema>;
+
+/**
+ * `GET /api/ingestion/backlog`: the ingestion log's queue as it is now (one indexed query), which
+ * the operator scales the workers on. The queue is shared, so any worker answers for all.
+ */
+export const ingestionBacklogSchema = z.object({
+  pendingFiles: z.number(),
+  pendingBytes: z.number(),
+  /** Seconds since the oldest undrained write was accepted (0: none pending). */
+  oldestPendingAgeSeconds: z.number(),
+});
+export type IngestionBacklog = z.infer<typeof ingestionBacklogSchema>;

@@ -1,7 +1,7 @@
 /**
  * The worker's HTTP surface on port 3030: `/api/health` (with the opt-in
- * `failIfEventPropagationStuck=true`), `/api/ready` (fails after SIGTERM so traffic drains) and
- * Prometheus `/metrics`. Both health routes check PostgreSQL and Redis with a short timeout.
+ * `failIfEventPropagationStuck=true`), `/api/ready` (fails after SIGTERM so traffic drains),
+ * the operator's reports (producers, backfill, ingestion backlog) and Prometheus `/metrics`. Both health routes check PostgreSQL and Redis with a short timeout.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
@@ -12,6 +12,7 @@ import {
   type BackfillReport,
   HEALTH_STATUS,
   type HealthResponse,
+  type IngestionBacklog,
   producersQuerySchema,
   STUCK_PROBE_QUERY,
   type StoreReport,
@@ -26,6 +27,8 @@ export interface WorkerHttpContext {
   backfillStatus: () => Promise<StepStatus[]>;
   /** The analytics store as the backfill sees it; fails when the store does not answer. */
   backfillStore: (steps: StepStatus[]) => Promise<StoreReport>;
+  /** The ingestion log's queue now, for `GET /api/ingestion/backlog`. */
+  ingestionBacklog: () => Promise<IngestionBacklog>;
   pool: pg.Pool;
   coordination: Coordination;
   /** The stuck probe judges the propagation (dual write runs here). */
@@ -105,6 +108,8 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
     const store = await ctx.backfillStore(steps).catch(() => undefined);
     return { steps, ...(store ? { store } : {}) };
   });
+
+  app.get(WORKER_PATHS.ingestionBacklog, async (): Promise<IngestionBacklog> => ctx.ingestionBacklog());
 
   app.get(WORKER_PATHS.metrics, async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());

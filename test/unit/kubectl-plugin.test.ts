@@ -203,6 +203,33 @@ describe('the status view', () => {
     expect(renderStatus(v)).toContain('State:    none yet');
   });
 
+  it('shows the autoscaled workers, only when the autoscaler is on', () => {
+    expect(renderStatus(statusView(obsvc(backfilling)))).not.toContain('Workers:');
+    const v = statusView(
+      obsvc({
+        ...backfilling,
+        autoscaling: {
+          currentReplicas: 2,
+          desiredReplicas: 3,
+          lastBacklogAgeSeconds: 45,
+          lastScaleTime: '2026-01-01T00:00:00.000Z',
+          reason: 'ScaledUp',
+          message: 'the oldest undrained write is 45s old, over the target 30s: 2 -> 3 worker(s)',
+        },
+      }),
+    );
+    expect(v.workers).toEqual({
+      current: 2,
+      desired: 3,
+      reason: 'ScaledUp',
+      message: 'the oldest undrained write is 45s old, over the target 30s: 2 -> 3 worker(s)',
+      lastScaleTime: '2026-01-01T00:00:00.000Z',
+    });
+    expect(renderStatus(v)).toContain(
+      'Workers:  2 of 3 (ScaledUp): the oldest undrained write is 45s old, over the target 30s: 2 -> 3 worker(s)',
+    );
+  });
+
   it('names a pass in progress and a spec the operator has not observed', () => {
     const v = statusView(
       obsvc({

@@ -203,6 +203,10 @@ describe('the operator reads the same of trimmed objects', () => {
       asked.push(`backfill ${p.metadata?.name} ${p.status?.podIP}`);
       return undefined;
     },
+    ingestionBacklog: async (p) => {
+      asked.push(`ingestion backlog ${p.metadata?.name} ${p.status?.podIP}`);
+      return undefined;
+    },
   });
 
   it('observeWorld: the same world and the same Pods asked at the same addresses', async () => {

@@ -109,6 +109,7 @@ function harness(gate: (writes: number) => Blocked | undefined) {
       probe: async () => 'unreachable',
       producers: async () => undefined,
       backfill: async () => undefined,
+      ingestionBacklog: async () => undefined,
     },
     metrics,
     log: () => {},

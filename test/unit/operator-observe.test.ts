@@ -70,6 +70,10 @@ async function observe(pods: V1Pod[]) {
       asked.push(`backfill ${p.metadata?.name}`);
       return undefined;
     },
+    ingestionBacklog: async (p) => {
+      asked.push(`ingestion backlog ${p.metadata?.name}`);
+      return undefined;
+    },
   };
   const world = await observeWorld(service, caches, reads);
   return { world, asked };

@@ -52,7 +52,7 @@ export function path(
     release: '4',
     // With spec.backup the operator takes the backup itself.
     ...(o.backups ? {} : { upgrade: { backupConfirmed: true } }),
-    worker: { replicas: o.replicas },
+    worker: { ...x.worker, replicas: o.replicas },
     cutover: { approval: o.automatic ? 'Automatic' : 'Manual' },
   });
   const dual = (x: ObservabilityServiceSpec): ObservabilityServiceSpec => ({
@@ -109,7 +109,23 @@ export interface Run {
   windows?: boolean;
   /** spec.backup is set: the operator backs up before the release move and the cutover. */
   backups?: boolean;
+  /** The workers are autoscaled on a backlog whose age the schedule moves at random. */
+  autoscaling?: boolean;
 }
+
+/** The ingestion log and the worker autoscaler of the autoscaled walks. */
+export const AUTOSCALED: Pick<ObservabilityServiceSpec, 'blobStorage' | 'worker'> = {
+  blobStorage: { ingestionLog: { bucket: 'observatory-log', waitForStore: false } },
+  worker: {
+    autoscaling: {
+      enabled: true,
+      minReplicas: 1,
+      maxReplicas: 4,
+      targetBacklogAgeSeconds: 30,
+      scaleDownStabilizationSeconds: 300,
+    },
+  },
+};
 
 export const WALK_WINDOWS = [{ cron: '30 * * * *', duration: '10m' }];
 
@@ -147,12 +163,15 @@ export function play(r: Run): FakeCluster {
     ...base,
     ...(r.windows ? { maintenanceWindows: WALK_WINDOWS } : {}),
     ...(r.backups ? { backup: BACKUP_SPEC } : {}),
+    ...(r.autoscaling ? AUTOSCALED : {}),
   };
   const c = new FakeCluster(structuredClone(spec), rng, r.chaos);
   const specs = path(r.scenario, r);
   let next = 0;
   c.incompatibleProducers = rng() < 0.5 ? 2 : 0;
   const step = (roll: number, cooperative: boolean) => {
+    // A burst, a drain or a store outage moves the backlog's age between reconciles.
+    if (r.autoscaling && rng() < 0.1) c.backlogAgeSeconds = rng() < 0.5 ? 0 : Math.floor(rng() * 600);
     if (roll < 40) c.reconcile();
     else if (roll < 75) c.tick();
     else if (roll < 80) c.restartOperator();
@@ -174,6 +193,7 @@ export function play(r: Run): FakeCluster {
   // The world cooperates from here on: it must converge.
   c.chaos = { jobFailure: 0, apiFailure: 0, probeFlake: 0, reportOutage: 0, cacheLag: 0 };
   c.incompatibleProducers = 0;
+  c.backlogAgeSeconds = 0;
   for (const change of specs.slice(next)) c.updateSpec(change);
   for (let i = 0; i < 600 && !c.isConverged(); i++) {
     c.retryIfStalled();
