@@ -7,6 +7,7 @@
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -173,6 +174,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         },
         batchFiles: DRAIN_BATCH_FILES,
         leaseMs: DRAIN_LEASE_MS,
+        holder: `drain-${o.workerId}-${randomUUID()}`,
         idleMs: DRAIN_IDLE_MS,
         onReport: (r) => {
           o.onIngestionDrain?.(r);

@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
 import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { decodeEntry } from './entry.ts';
-import { type ClaimedFile, claim, markDead, markDrained, markFailed } from './queue.ts';
+import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
 
 export interface DrainOptions {
   pool: pg.Pool;
@@ -19,6 +19,8 @@ export interface DrainOptions {
   /** Files per claim. */
   batchFiles: number;
   leaseMs: number;
+  /** Who claims: one drain loop, which may hold several claims of a project (server/ingestion/log/queue.ts). */
+  holder: string;
 }
 
 export interface DrainReport {
@@ -31,10 +33,9 @@ export interface DrainReport {
   failed: number;
   /** Files given up on (missing or unreadable). */
   dead: number;
+  /** The first failed write's error. */
+  error?: string;
 }
-
-/** A file whose write failed is claimable again this soon (the drain's own backoff spaces the tries). */
-const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /** Files read from blob storage at once. */
 const READ_CONCURRENCY = 16;
@@ -66,20 +67,37 @@ async function load(
   return { loaded, dead };
 }
 
-/** One claim's worth: what was written, redelivered, failed. */
-export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
-  const claimed = await claim(o.pool, o.batchFiles, o.leaseMs);
+/** A claim with its files read: what the next write takes. */
+interface Claim {
+  claimed: ClaimedFile[];
+  loaded: { file: ClaimedFile; write: IngestionWrite }[];
+  dead: [string, string][];
+}
+
+async function claimAndLoad(o: DrainOptions): Promise<Claim> {
+  const claimed = await claim(o.pool, o.batchFiles, o.leaseMs, o.holder);
+  return claimed.length === 0
+    ? { claimed, loaded: [], dead: [] }
+    : { claimed, ...(await load(o.blobs, claimed)) };
+}
+
+/** Writes a loaded claim and checkpoints it: what was written, redelivered, failed. */
+async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
   const report: DrainReport = { files: 0, rows: 0, redeliveries: 0, failed: 0, dead: 0 };
-  if (claimed.length === 0) return report;
-  report.redeliveries = claimed.filter((f) => f.attempts > 1).length;
-  const { loaded, dead } = await load(o.blobs, claimed);
-  for (const [key, why] of dead) await markDead(o.pool, [key], why);
-  report.dead = dead.length;
-  // A file that failed before is written alone, so a file the store refuses holds back only itself.
-  const first = loaded.filter((l) => l.file.attempts === 1);
-  const again = loaded.filter((l) => l.file.attempts > 1);
-  const groups = [...(first.length > 0 ? [first] : []), ...again.map((l) => [l])];
-  for (const group of groups) {
+  if (c.claimed.length === 0) return report;
+  report.redeliveries = c.claimed.filter((f) => f.attempts > 1).length;
+  for (const [key, why] of c.dead) await markDead(o.pool, [key], why);
+  report.dead = c.dead.length;
+  // In the order accepted: consecutive first tries share a commit; a file that failed before is
+  // written alone, so a file the store refuses holds back only itself. After a failure nothing newer
+  // is written: the rest is handed back, claimable again at once, oldest first.
+  const groups: (typeof c.loaded)[] = [];
+  for (const l of c.loaded) {
+    const last = groups.at(-1);
+    if (l.file.attempts === 1 && last?.[0]?.file.attempts === 1) last.push(l);
+    else groups.push([l]);
+  }
+  for (const [i, group] of groups.entries()) {
     const keys = group.map((l) => l.file.key);
     try {
       await applyWrites(
@@ -91,10 +109,21 @@ export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
       for (const l of group) report.rows += rowsOf(l.write);
     } catch (err) {
       report.failed += group.length;
-      await markFailed(o.pool, keys, (err as Error).message, RETRY_AFTER_FAILURE_MS).catch(() => {});
+      report.error = (err as Error).message;
+      await markFailed(o.pool, keys, report.error, 0).catch(() => {});
+      await release(
+        o.pool,
+        groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key)),
+      ).catch(() => {});
+      break;
     }
   }
   return report;
+}
+
+/** One claim's worth: what was written, redelivered, failed. */
+export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
+  return writeClaim(o, await claimAndLoad(o));
 }
 
 export interface DrainLoopOptions extends DrainOptions {
@@ -107,7 +136,11 @@ export interface DrainLoopOptions extends DrainOptions {
 /** Longest pause after failures, which double the pause from `idleMs`. */
 const MAX_BACKOFF_MS = 10_000;
 
-/** Drains until stopped: at once again after a full batch, after `idleMs` otherwise. */
+/**
+ * Drains until stopped: at once again after a full batch, after `idleMs` otherwise. While a full
+ * claim is written, the next one is claimed and read from blob storage, so the store waits for
+ * neither; claims are still written one after the other, in order.
+ */
 export function startDrain(o: DrainLoopOptions) {
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -121,23 +154,47 @@ export function startDrain(o: DrainLoopOptions) {
     });
   const loop = (async () => {
     let backoff = o.idleMs;
+    let next: Promise<Claim> | undefined;
     while (!stopped) {
       try {
-        const r = await drainOnce(o);
+        const current = await (next ?? claimAndLoad(o));
+        next = undefined;
+        const full = current.claimed.length >= o.batchFiles;
+        if (full) {
+          next = claimAndLoad(o);
+          next.catch(() => {}); // seen when awaited
+        }
+        const r = await writeClaim(o, current);
         o.onReport(r);
         if (r.failed > 0) {
+          // What was read ahead is newer than what failed: handed back, to be written after it.
+          const ahead = await next?.catch(() => undefined);
+          next = undefined;
+          if (ahead)
+            await release(
+              o.pool,
+              ahead.claimed.map((f) => f.key),
+            ).catch(() => {});
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
           await pause(backoff);
         } else {
           backoff = o.idleMs;
-          if (r.files + r.dead < o.batchFiles) await pause(o.idleMs);
+          if (!full) await pause(o.idleMs);
         }
       } catch (err) {
+        next = undefined;
         o.onError(err as Error);
         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         await pause(backoff);
       }
     }
+    // A claim read ahead is handed back rather than left to its lease.
+    const left = await next?.catch(() => undefined);
+    if (left && left.claimed.length > 0)
+      await release(
+        o.pool,
+        left.claimed.map((f) => f.key),
+      ).catch(() => {});
   })();
   return {
     /** Resolves once the claim under way (if any) is written or failed. */

@@ -6,6 +6,7 @@
  * lost (the web died between the two writes) is found again by the sweeper.
  */
 import type pg from 'pg';
+import { inTransaction } from '../../datastores/transaction.ts';
 
 export interface QueuedFile {
   key: string;
@@ -63,25 +64,44 @@ ON CONFLICT (key) DO UPDATE SET drained_at = NULL, lease_until = NULL, last_erro
   );
 }
 
+/** Serialises claims, so two drains never see the same project free (any constant key will do). */
+const CLAIM_LOCK = `SELECT pg_advisory_xact_lock(hashtextextended('ingestion-log:claim', 0))`;
+
 /**
  * Claims up to `limit` pending files nobody holds, oldest first, for `leaseMs`: another drain may
- * claim them once the lease ran out without them being drained.
+ * claim them once the lease ran out without them being drained. A project whose files a drain
+ * holds is skipped: one drain at a time writes a project's files, in the order accepted, as the
+ * merge of updates onto stored rows needs (a later update must be written after an earlier one).
+ * The same `holder` may claim more of its projects (the next claim, read while one is written).
+ * A file the web writes itself is leased without an attempt and does not hold its project.
  */
-export async function claim(pool: pg.Pool, limit: number, leaseMs: number): Promise<ClaimedFile[]> {
-  const { rows } = await pool.query<{
-    key: string;
-    project_id: string;
-    received_ms: number;
-    bytes: number;
-    attempts: number;
-  }>(
-    `UPDATE ingestion_log SET lease_until = now() + make_interval(secs => $2::int / 1000.0), attempts = attempts + 1
+export async function claim(
+  pool: pg.Pool,
+  limit: number,
+  leaseMs: number,
+  holder: string,
+): Promise<ClaimedFile[]> {
+  const rows = await inTransaction(pool, async (client) => {
+    await client.query(CLAIM_LOCK);
+    const r = await client.query<{
+      key: string;
+      project_id: string;
+      received_ms: number;
+      bytes: number;
+      attempts: number;
+    }>(
+      `UPDATE ingestion_log SET lease_until = now() + make_interval(secs => $2::int / 1000.0), attempts = attempts + 1, holder = $3
 WHERE key IN (
   SELECT key FROM ingestion_log WHERE drained_at IS NULL AND (lease_until IS NULL OR lease_until < now())
+    AND project_id NOT IN (
+      SELECT project_id FROM ingestion_log
+      WHERE drained_at IS NULL AND lease_until >= now() AND attempts > 0 AND holder IS DISTINCT FROM $3)
   ORDER BY received_at, key LIMIT $1 FOR UPDATE SKIP LOCKED)
 RETURNING key, project_id, (extract(epoch FROM received_at) * 1000)::float8 AS received_ms, bytes, attempts`,
-    [limit, Math.trunc(leaseMs)],
-  );
+      [limit, Math.trunc(leaseMs), holder],
+    );
+    return r.rows;
+  });
   return rows
     .map((r) => ({
       key: r.key,
@@ -98,6 +118,15 @@ export async function markDrained(pool: pg.Pool, keys: string[]): Promise<void> 
   if (keys.length === 0) return;
   await pool.query(
     'UPDATE ingestion_log SET drained_at = now(), lease_until = NULL, last_error = NULL WHERE key = ANY($1::text[])',
+    [keys],
+  );
+}
+
+/** Hands claimed files back untouched: claimable at once, not counted as an attempt. */
+export async function release(pool: pg.Pool, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await pool.query(
+    'UPDATE ingestion_log SET lease_until = NULL, attempts = attempts - 1 WHERE key = ANY($1::text[]) AND drained_at IS NULL',
     [keys],
   );
 }

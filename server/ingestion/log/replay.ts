@@ -5,6 +5,7 @@
  * idempotent; it is resumable because its work is queue rows: after a kill the workers' drains
  * (or the same replay run again) write what is left.
  */
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
 import type { WriteDeps } from '../write.ts';
@@ -50,9 +51,10 @@ export async function replayLog(
   const progress: ReplayProgress = { files: files.length, written: 0, dead: 0 };
   onProgress(progress);
   let pending = files.length === 0 ? 0 : await pendingOf(o.pool, keys);
+  const holder = `replay-${randomUUID()}`;
   while (pending > 0) {
     // This process drains too (workers may be scaled down after a restore); claims are shared.
-    const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS });
+    const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS, holder });
     progress.dead += r.dead;
     pending = await pendingOf(o.pool, keys);
     progress.written = files.length - pending;

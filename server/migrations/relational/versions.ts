@@ -682,7 +682,7 @@ ALTER TABLE user_sessions DROP COLUMN IF EXISTS id, DROP COLUMN IF EXISTS last_s
 CREATE TABLE IF NOT EXISTS ingestion_log (
   key TEXT PRIMARY KEY, project_id TEXT NOT NULL, received_at TIMESTAMPTZ NOT NULL,
   bytes INTEGER NOT NULL, enqueued_at TIMESTAMPTZ NOT NULL DEFAULT now(), lease_until TIMESTAMPTZ,
-  attempts INTEGER NOT NULL DEFAULT 0, drained_at TIMESTAMPTZ, last_error TEXT
+  attempts INTEGER NOT NULL DEFAULT 0, drained_at TIMESTAMPTZ, last_error TEXT, holder TEXT
 );
 CREATE INDEX IF NOT EXISTS ingestion_log_pending_idx ON ingestion_log (received_at, key)
   WHERE drained_at IS NULL;
