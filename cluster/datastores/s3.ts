@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { type BlobPurpose, S3_ENV } from '../../server/contract/env.ts';
+import { type BlobPurpose, INGESTION_LOG_S3_ENV, S3_ENV } from '../../server/contract/env.ts';
 import { ensureVersitygw } from '../go-tools.ts';
 import { freePort } from '../ports.ts';
 import type { DatastoreOptions } from './postgres.ts';
@@ -26,8 +26,8 @@ export interface S3Server {
   /** A client with the root credentials, for the tests' own looks into the buckets. */
   client: S3Client;
   createBucket(name: string): Promise<void>;
-  /** The service's variables for one purpose (media or export) pointing at `bucket` here. */
-  env(purpose: BlobPurpose, bucket: string, prefix?: string): Record<string, string>;
+  /** The service's variables for one bucket (media, export or the ingestion log) pointing at `bucket` here. */
+  env(purpose: BlobPurpose | 'ingestionLog', bucket: string, prefix?: string): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -91,7 +91,7 @@ export async function startS3Server(
       await client.send(new CreateBucketCommand({ Bucket: name }));
     },
     env(purpose, bucket, prefix) {
-      const names = S3_ENV[purpose];
+      const names = purpose === 'ingestionLog' ? INGESTION_LOG_S3_ENV : S3_ENV[purpose];
       return {
         [names.bucket]: bucket,
         [names.endpoint]: endpoint,

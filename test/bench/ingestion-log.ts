@@ -14,10 +14,10 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import pgLib from 'pg';
-import { INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
+import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
-import { S3_REGION, startS3Server } from '../fixtures/s3.ts';
+import { startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -120,12 +120,7 @@ export async function benchIngestionLog(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   const logEnv: Env = {
-    [INGESTION_LOG_S3_ENV.bucket]: BUCKET,
-    [INGESTION_LOG_S3_ENV.endpoint]: s3.endpoint,
-    [INGESTION_LOG_S3_ENV.region]: S3_REGION,
-    [INGESTION_LOG_S3_ENV.forcePathStyle]: 'true',
-    [INGESTION_LOG_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [INGESTION_LOG_S3_ENV.secretAccessKey]: s3.secretAccessKey,
+    ...s3.env('ingestionLog', BUCKET),
     [INGESTION_LOG_ENV.waitForStore]: 'false',
     // Only the drain works beside the web: no backfill chain, and the propagation waits an hour.
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',

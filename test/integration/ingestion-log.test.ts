@@ -1,19 +1,24 @@
 /**
  * The ingestion log on the real stores (PostgreSQL, Redis, the embedded ClickHouse engine, an S3
- * server): with the analytics store killed under traffic from the real SDKs (the `langfuse` 3.x
- * batch SDK, `@langfuse/otel` 5.x over OTLP) and from raw requests whose answers are checked, the
+ * server): with the analytics store killed for five minutes under traffic from the real SDKs (the
+ * `langfuse` 3.x batch SDK, `@langfuse/otel` 5.x and the Python SDK over OTLP) and from raw
+ * requests whose answers are checked, the
  * web keeps answering 2xx (or 429 past its backlog bound), and after the restart the worker's
  * drain writes every acknowledged event, which is then in the store exactly once, row by row. A
  * replay rebuilds a project's rows, deleted from the store, equal from the log.
  */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startActiveObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
+import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
+import { ensurePythonSdk, pythonOf } from '../conformance/python-sdks.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { runCommand } from '../fixtures/processes.ts';
 import { startRedis } from '../fixtures/redis.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
@@ -30,8 +35,14 @@ import {
 } from '../fixtures/service.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
-/** How long the store stays down: long enough for several SDK flushes and the backlog bound. */
-const OUTAGE_MS = 25_000;
+/** How long the store stays down: a restart gone wrong, far past the SDKs' own retries. */
+const OUTAGE_MS = 5 * 60_000;
+/** Traffic before the kill and after the restart. */
+const BEFORE_MS = 3_000;
+const AFTER_MS = 5_000;
+/** The Python SDK's lane (a current release, exporting OTLP). */
+const PYTHON_SDK = '4.7.1';
+const PYTHON_LANE = join(dirname(fileURLToPath(import.meta.url)), 'python', 'outage_lane.py');
 const BUCKET = 'ingestion-log';
 
 let pg: PostgresFixture;
@@ -51,18 +62,14 @@ beforeAll(async () => {
     startAnalyticsServer(),
     startS3Server(),
     startRedis(),
+    ensurePythonSdk(PYTHON_SDK, (line) => process.stdout.write(`${line}\n`)),
   ]);
   await s3.createBucket(BUCKET);
   base = {
     DATABASE_URL: pg.url,
     CLICKHOUSE_URL: ch.url,
     REDIS_URL: redis.url,
-    [INGESTION_LOG_S3_ENV.bucket]: BUCKET,
-    [INGESTION_LOG_S3_ENV.endpoint]: s3.endpoint,
-    [INGESTION_LOG_S3_ENV.region]: S3_REGION,
-    [INGESTION_LOG_S3_ENV.forcePathStyle]: 'true',
-    [INGESTION_LOG_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [INGESTION_LOG_S3_ENV.secretAccessKey]: s3.secretAccessKey,
+    ...s3.env('ingestionLog', BUCKET),
     ...DUAL_ENV,
     // The historic backfill (its own suite) would copy the same spans into events_full meanwhile.
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
@@ -78,7 +85,7 @@ beforeAll(async () => {
   worker = await startWorker(base);
   project = await createProject(base, 'ingestion-log');
   pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
-}, 180_000);
+}, 600_000);
 afterAll(async () => {
   await pool?.end();
   await Promise.all([durable?.stop(), bounded?.stop(), worker?.stop()]);
@@ -132,67 +139,90 @@ describe('the ingestion log with the analytics store down', () => {
   const answers: { durable: Answer[]; bounded: Answer[] } = { durable: [], bounded: [] };
   const sdkTraces: string[] = [];
   const otelTraces: string[] = [];
+  const pythonTraces: string[] = [];
 
-  it('keeps answering 2xx (429 past the bound) while the store is down', async () => {
-    const lf = new Langfuse({
-      publicKey: project.publicKey,
-      secretKey: project.secretKey,
-      baseUrl: durable.url,
-      flushAt: 5,
-    });
-    const until = { stopAt: 0 };
-    const lane = async (web: WebServer, into: Answer[], name: string) => {
-      for (let k = 0; performance.now() < until.stopAt; k++) {
-        await sendBatch(web, `${name}-${k}`, into);
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    };
-    const sdkLane = async () => {
-      for (let k = 0; performance.now() < until.stopAt; k++) {
-        const id = `sdk-${k}`;
-        const trace = lf.trace({ id, name: 'sdk-outage', metadata: { k } });
-        trace.generation({ id: `${id}-g`, name: 'llm', model: 'gpt-4o', input: 'hi', output: 'there' });
-        sdkTraces.push(id);
-        await lf.flushAsync();
-        await new Promise((r) => setTimeout(r, 400));
-      }
-    };
-    const otelLane = () =>
-      withSdkTracer(project, durable.url, async () => {
-        for (let k = 0; performance.now() < until.stopAt; k++) {
-          const traceId = await startActiveObservation(`otel-${k}`, async (span) => {
-            span.update({ input: { k }, output: 'done' });
-            return span.traceId;
-          });
-          otelTraces.push(traceId);
-          await new Promise((r) => setTimeout(r, 500));
-        }
+  it(
+    'keeps answering 2xx (429 past the bound) while the store is down',
+    async () => {
+      const lf = new Langfuse({
+        publicKey: project.publicKey,
+        secretKey: project.secretKey,
+        baseUrl: durable.url,
+        flushAt: 5,
       });
+      const until = { stopAt: 0 };
+      const lane = async (web: WebServer, into: Answer[], name: string) => {
+        for (let k = 0; performance.now() < until.stopAt; k++) {
+          await sendBatch(web, `${name}-${k}`, into);
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      };
+      const sdkLane = async () => {
+        for (let k = 0; performance.now() < until.stopAt; k++) {
+          const id = `sdk-${k}`;
+          const trace = lf.trace({ id, name: 'sdk-outage', metadata: { k } });
+          trace.generation({ id: `${id}-g`, name: 'llm', model: 'gpt-4o', input: 'hi', output: 'there' });
+          sdkTraces.push(id);
+          await lf.flushAsync();
+          await new Promise((r) => setTimeout(r, 400));
+        }
+      };
+      const otelLane = () =>
+        withSdkTracer(project, durable.url, async () => {
+          for (let k = 0; performance.now() < until.stopAt; k++) {
+            const traceId = await startActiveObservation(`otel-${k}`, async (span) => {
+              span.update({ input: { k }, output: 'done' });
+              return span.traceId;
+            });
+            otelTraces.push(traceId);
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        });
 
-    // Traffic before, during and after the outage (the restart comes while it flows).
-    until.stopAt = performance.now() + 3_000 + OUTAGE_MS + 5_000;
-    const traffic = Promise.all([
-      lane(durable, answers.durable, 'durable'),
-      lane(bounded, answers.bounded, 'bounded'),
-      sdkLane(),
-      otelLane(),
-    ]);
-    await new Promise((r) => setTimeout(r, 3_000));
-    await ch.kill();
-    await new Promise((r) => setTimeout(r, OUTAGE_MS));
-    ch = await startAnalyticsServer({ dir: ch.dir, port: Number(new URL(ch.url).port) });
-    await traffic;
-    await lf.shutdownAsync();
+      const pythonLane = async () => {
+        const out = await runCommand('python sdk lane', pythonOf(PYTHON_SDK), [PYTHON_LANE], {
+          env: {
+            PATH: process.env['PATH'],
+            HOME: process.env['HOME'],
+            LANGFUSE_PUBLIC_KEY: project.publicKey,
+            LANGFUSE_SECRET_KEY: project.secretKey,
+            LANGFUSE_HOST: durable.url,
+            PYTHONUNBUFFERED: '1',
+            LANE_SECONDS: String((BEFORE_MS + OUTAGE_MS + AFTER_MS) / 1000),
+          },
+          timeoutMs: BEFORE_MS + OUTAGE_MS + AFTER_MS + 120_000,
+        });
+        const last = out.trim().split('\n').at(-1)!;
+        pythonTraces.push(...(JSON.parse(last) as { traceIds: string[] }).traceIds);
+      };
 
-    expect(answers.durable.length).toBeGreaterThan(20);
-    // The web that writes through: never refused, though the store was gone for a while.
-    expect(answers.durable.filter((a) => a.status !== 207)).toEqual([]);
-    // The web with the small bound: 207, or 429 with Retry-After once the backlog passed 10 s.
-    expect(answers.bounded.filter((a) => a.status !== 207 && a.status !== 429)).toEqual([]);
-    const refused = answers.bounded.filter((a) => a.status === 429);
-    expect(refused.length).toBeGreaterThan(0);
-    for (const a of refused) expect(Number(a.retryAfter)).toBeGreaterThan(0);
-  }, 120_000);
+      // Traffic before, during and after the outage (the restart comes while it flows).
+      until.stopAt = performance.now() + BEFORE_MS + OUTAGE_MS + AFTER_MS;
+      const traffic = Promise.all([
+        lane(durable, answers.durable, 'durable'),
+        lane(bounded, answers.bounded, 'bounded'),
+        sdkLane(),
+        otelLane(),
+        pythonLane(),
+      ]);
+      await new Promise((r) => setTimeout(r, BEFORE_MS));
+      await ch.kill();
+      await new Promise((r) => setTimeout(r, OUTAGE_MS));
+      ch = await startAnalyticsServer({ dir: ch.dir, port: Number(new URL(ch.url).port) });
+      await traffic;
+      await lf.shutdownAsync();
+
+      expect(answers.durable.length).toBeGreaterThan(200);
+      // The web that writes through: never refused, though the store was gone for a while.
+      expect(answers.durable.filter((a) => a.status !== 207)).toEqual([]);
+      // The web with the small bound: 207, or 429 with Retry-After once the backlog passed 10 s.
+      expect(answers.bounded.filter((a) => a.status !== 207 && a.status !== 429)).toEqual([]);
+      const refused = answers.bounded.filter((a) => a.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const a of refused) expect(Number(a.retryAfter)).toBeGreaterThan(0);
+    },
+    BEFORE_MS + OUTAGE_MS + AFTER_MS + 180_000,
+  );
 
   it('drains the backlog after the restart, through a killed drainer: every acknowledged event once, row by row', async () => {
     // The worker dies (SIGKILL) as soon as it has drained part of the backlog: its claim is left
@@ -216,7 +246,16 @@ describe('the ingestion log with the analytics store down', () => {
       'the drain to empty the log',
       async () => ((await pending()) === 0 ? true : undefined),
       150_000,
-    );
+    ).catch(async (err: Error) => {
+      // What is left, and why: the first thing to read when the drain falls behind.
+      const left = await pool.query(
+        `SELECT attempts, lease_until > now() AS leased, left(last_error, 200) AS error, count(*) AS files
+FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10`,
+      );
+      throw new Error(
+        `${err.message}; pending: ${JSON.stringify(left.rows)}; worker: ${worker.process.output().slice(-2000)}`,
+      );
+    });
     expect(leftAtKill).toBeGreaterThan(0);
     if (claimedAtKill > 0) {
       const metrics = await (await fetch(`${worker.url}/metrics`)).text();
@@ -256,6 +295,14 @@ describe('the ingestion log with the analytics store down', () => {
       { p: project.projectId, ids: otelTraces },
     );
     expect(spans.map((r) => r.trace_id)).toEqual([...otelTraces].sort());
+    // The Python SDK's: one root span per trace, each once (a direct producer in dual as well).
+    expect(pythonTraces.length).toBeGreaterThan(300);
+    const pythonSpans = await query<{ trace_id: string; name: string }>(
+      'SELECT trace_id, name FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY trace_id',
+      { p: project.projectId, ids: pythonTraces },
+    );
+    expect(pythonSpans.map((r) => r.trace_id)).toEqual([...pythonTraces].sort());
+    expect(new Set(pythonSpans.map((r) => r.name.replace(/\d+$/, '')))).toEqual(new Set(['python-']));
   }, 240_000);
 
   it('a replay rebuilds a project deleted from the store, equal from the log', async () => {

@@ -65,8 +65,9 @@ describe('claims of the ingestion log', () => {
     await release(pool, keys(p.slice(1)));
     const again = await claim(pool, 3, LEASE, 'drain-2');
     expect(keys(again)).toEqual(keys(p));
-    // Handed back is not an attempt; failed is.
+    // Handed back is not an attempt; refused is, and is written alone from then on.
     expect(again.map((f) => f.attempts)).toEqual([2, 1, 1]);
+    expect(again.map((f) => f.refusedBefore)).toEqual([true, false, false]);
     await markDrained(pool, keys(p));
   });
 
@@ -88,5 +89,7 @@ describe('claims of the ingestion log', () => {
     const redelivered = await claim(pool, 10, LEASE, 'drain-2');
     expect(keys(redelivered)).toEqual(keys(p));
     expect(redelivered.map((f) => f.attempts)).toEqual([2, 1]);
+    // A drain that died refused nothing: its files are written together again.
+    expect(redelivered.map((f) => f.refusedBefore)).toEqual([false, false]);
   });
 });

@@ -8,6 +8,7 @@
  */
 import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
+import { isStoreUnavailable } from '../../errors.ts';
 import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { decodeEntry } from './entry.ts';
 import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
@@ -88,13 +89,14 @@ async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
   report.redeliveries = c.claimed.filter((f) => f.attempts > 1).length;
   for (const [key, why] of c.dead) await markDead(o.pool, [key], why);
   report.dead = c.dead.length;
-  // In the order accepted: consecutive first tries share a commit; a file that failed before is
-  // written alone, so a file the store refuses holds back only itself. After a failure nothing newer
-  // is written: the rest is handed back, claimable again at once, oldest first.
+  // In the order accepted: consecutive files share a commit, except one the store refused before,
+  // which is written alone, so a file the store refuses holds back only itself. After a failure
+  // nothing newer is written: the rest is handed back, claimable again at once, oldest first. A
+  // store that is down refuses no file in particular: then the failed files are handed back too.
   const groups: (typeof c.loaded)[] = [];
   for (const l of c.loaded) {
     const last = groups.at(-1);
-    if (l.file.attempts === 1 && last?.[0]?.file.attempts === 1) last.push(l);
+    if (last && !l.file.refusedBefore && !last[0]!.file.refusedBefore) last.push(l);
     else groups.push([l]);
   }
   for (const [i, group] of groups.entries()) {
@@ -110,11 +112,12 @@ async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
     } catch (err) {
       report.failed += group.length;
       report.error = (err as Error).message;
-      await markFailed(o.pool, keys, report.error, 0).catch(() => {});
-      await release(
-        o.pool,
-        groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key)),
-      ).catch(() => {});
+      const rest = groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key));
+      if (isStoreUnavailable(err)) await release(o.pool, [...keys, ...rest]).catch(() => {});
+      else {
+        await markFailed(o.pool, keys, report.error, 0).catch(() => {});
+        await release(o.pool, rest).catch(() => {});
+      }
       break;
     }
   }

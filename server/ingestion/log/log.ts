@@ -8,9 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
+import { isStoreUnavailable } from '../../errors.ts';
 import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { encodeEntry, logKey } from './entry.ts';
-import { type Backlog, backlog, enqueue, markDrained, markFailed } from './queue.ts';
+import { type Backlog, backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
 
 /**
  * How long a file the web writes itself is kept from the drains: far longer than a write takes,
@@ -58,8 +59,12 @@ export function blobIngestionLog(o: LogOptions): IngestionLog {
         await markDrained(o.pool, [key]);
       } catch (err) {
         o.onApplyFailed(err as Error);
-        // The drain may take it at once instead of after the lease.
-        await markFailed(o.pool, [key], (err as Error).message, 0).catch(() => {});
+        // The drain may take it at once instead of after the lease; a store that is down refused
+        // nothing in particular, so the drain need not write this file alone.
+        const handOver = isStoreUnavailable(err)
+          ? unlease(o.pool, [key])
+          : markFailed(o.pool, [key], (err as Error).message, 0);
+        await handOver.catch(() => {});
       }
     },
   };

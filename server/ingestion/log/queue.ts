@@ -18,6 +18,8 @@ export interface QueuedFile {
 export interface ClaimedFile extends QueuedFile {
   /** 1 on the first claim; more: a redelivery (an earlier claim failed or its drainer died). */
   attempts: number;
+  /** The store refused this file's write before (markFailed): it is written alone. */
+  refusedBefore: boolean;
 }
 
 export interface Backlog {
@@ -89,6 +91,7 @@ export async function claim(
       received_ms: number;
       bytes: number;
       attempts: number;
+      refused: boolean;
     }>(
       `UPDATE ingestion_log SET lease_until = now() + make_interval(secs => $2::int / 1000.0), attempts = attempts + 1, holder = $3
 WHERE key IN (
@@ -97,7 +100,8 @@ WHERE key IN (
       SELECT project_id FROM ingestion_log
       WHERE drained_at IS NULL AND lease_until >= now() AND attempts > 0 AND holder IS DISTINCT FROM $3)
   ORDER BY received_at, key LIMIT $1 FOR UPDATE SKIP LOCKED)
-RETURNING key, project_id, (extract(epoch FROM received_at) * 1000)::float8 AS received_ms, bytes, attempts`,
+RETURNING key, project_id, (extract(epoch FROM received_at) * 1000)::float8 AS received_ms, bytes, attempts,
+  last_error IS NOT NULL AS refused`,
       [limit, Math.trunc(leaseMs), holder],
     );
     return r.rows;
@@ -109,6 +113,7 @@ RETURNING key, project_id, (extract(epoch FROM received_at) * 1000)::float8 AS r
       receivedAt: Math.round(r.received_ms),
       bytes: r.bytes,
       attempts: r.attempts,
+      refusedBefore: r.refused,
     }))
     .sort((a, b) => a.receivedAt - b.receivedAt || (a.key < b.key ? -1 : 1));
 }
@@ -122,7 +127,10 @@ export async function markDrained(pool: pg.Pool, keys: string[]): Promise<void> 
   );
 }
 
-/** Hands claimed files back untouched: claimable at once, not counted as an attempt. */
+/**
+ * Hands claimed files back untouched: claimable at once, not counted as an attempt (files read
+ * ahead, files after a failed one, and files the store could not take because it was down).
+ */
 export async function release(pool: pg.Pool, keys: string[]): Promise<void> {
   if (keys.length === 0) return;
   await pool.query(
@@ -131,7 +139,19 @@ export async function release(pool: pg.Pool, keys: string[]): Promise<void> {
   );
 }
 
-/** Records why a claimed file failed; it stays pending, claimable again after `retryInMs`. */
+/** Ends the lease of files the web meant to write itself: the drains take them at once. */
+export async function unlease(pool: pg.Pool, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await pool.query(
+    'UPDATE ingestion_log SET lease_until = NULL WHERE key = ANY($1::text[]) AND drained_at IS NULL',
+    [keys],
+  );
+}
+
+/**
+ * Records why the store refused a claimed file; it stays pending, claimable again after
+ * `retryInMs`, and is written alone from then on.
+ */
 export async function markFailed(
   pool: pg.Pool,
   keys: string[],
