@@ -225,7 +225,6 @@ class HistoryRun {
         return this.startWeb('release3');
       }
       case 'backfill':
-        await this.drainLog('the backfill');
         this.note(`backfill${step.concurrent ? ' (concurrent)' : ''}`);
         this.chain = this.runChain(step.kills);
         if (!step.concurrent) await this.joinChain();
@@ -355,9 +354,8 @@ class HistoryRun {
   }
 
   /**
-   * Waits until the log holds nothing pending, a worker draining it (started if none runs). The
-   * backfill copies what the legacy tables hold when it starts, and release 3 has no drain, so
-   * both wait for the log as they would in a deployment whose workers keep up with it.
+   * Waits until the log holds nothing pending, a worker draining it (started if none runs): before
+   * a rollback, since release 3 has no drain, and before the read.
    */
   private async drainLog(before: string): Promise<void> {
     const pool = this.logPool;
@@ -380,8 +378,20 @@ class HistoryRun {
     this.worker = undefined;
   }
 
-  /** Steps 1-5 one after the other as one-shot processes; a step may be SIGKILLed first. */
+  /** The backfill chain, beside a worker of its own when the history has a log. */
   private async runChain(kills: (number | null)[]): Promise<void> {
+    // Each step waits for the log's older writes to be in the store (server/backfill/log-wait.ts):
+    // another worker replica drains meanwhile, whatever the history does to its worker.
+    const drainer = this.logEnv ? await startWorker(this.workerEnv(this.mode)) : undefined;
+    try {
+      await this.runSteps(kills);
+    } finally {
+      await drainer?.stop();
+    }
+  }
+
+  /** Steps 1-5 one after the other as one-shot processes; a step may be SIGKILLed first. */
+  private async runSteps(kills: (number | null)[]): Promise<void> {
     const env = { ...this.env, ...BACKFILL_ENV };
     for (let step = 1; step <= 5; step++) {
       const kill = kills[step - 1];
