@@ -61,8 +61,8 @@ const trafficPlan: fc.Arbitrary<TrafficPlan> = fc.oneof(
 );
 
 const logEvent: fc.Arbitrary<LogEvent> = fc.oneof(
-  // From the worker's spawn: before it claims, mid-claim, or after its checkpoint.
-  fc.record({ kind: fc.constant('kill-drainer' as const), afterMs: fc.integer({ min: 200, max: 5_000 }) }),
+  // After its claim: before, within or after the claim's write and checkpoint (a few tens of ms).
+  fc.record({ kind: fc.constant('kill-drainer' as const), afterMs: fc.integer({ min: 0, max: 250 }) }),
   fc.record({ kind: fc.constant('redeliver' as const), file: fc.nat() }),
   fc.record({ kind: fc.constant('replay' as const), from: fc.nat() }),
   fc.record({ kind: fc.constant('sweep' as const), file: fc.nat() }),

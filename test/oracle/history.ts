@@ -87,7 +87,7 @@ export type Traffic =
  * modulo their number).
  */
 export type LogEvent =
-  /** A worker started and SIGKILLed `afterMs` later, wherever its drain is: its claim stays leased. */
+  /** A worker started and SIGKILLed `afterMs` after its drain claimed files: its claim stays leased. */
   | { kind: 'kill-drainer'; afterMs: number }
   /** A drained file's queue row pending again, as a drainer dying before its checkpoint leaves it. */
   | { kind: 'redeliver'; file: number }

@@ -79,6 +79,14 @@ export async function pendingFiles(pool: pg.Pool): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** Claims so far: each claim counts an attempt on every file it takes. */
+export async function claims(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    'SELECT coalesce(sum(attempts), 0) AS n FROM ingestion_log',
+  );
+  return Number(rows[0]!.n);
+}
+
 /** Files claimed and still leased (by a drainer that may be dead). */
 export async function leasedFiles(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(

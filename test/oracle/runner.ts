@@ -30,6 +30,7 @@ import {
 import { compareEvents, type StoreRow } from './compare.ts';
 import { DATASET, type LogEvent, type Mode, type Step } from './history.ts';
 import {
+  claims,
   deadFiles,
   LOG_BUCKET,
   leasedFiles,
@@ -92,6 +93,8 @@ const numbers = (m: unknown) =>
 const SETTLE_LIMIT_MS = PARTITION_MS + 120_000;
 /** Longest wait for the log to be drained: leases of killed drainers, retries after failures. */
 const LOG_DRAIN_LIMIT_MS = 120_000;
+/** Longest wait for a drainer to start and claim what is pending. */
+const DRAINER_CLAIM_LIMIT_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface HistoryResult {
@@ -318,8 +321,14 @@ class HistoryRun {
     }
   }
 
-  /** A worker of its own, SIGKILLed `afterMs` after its spawn whatever its drain is doing. */
+  /**
+   * A worker of its own, SIGKILLed `afterMs` after its drain claimed files (seen in the queue):
+   * before, within or after the claim's write and checkpoint. With nothing pending, `afterMs`
+   * after its spawn.
+   */
   private async killDrainer(afterMs: number): Promise<void> {
+    const pool = this.logPool!;
+    const pending = await pendingFiles(pool);
     const port = await freePort();
     const child: ManagedProcess = startProcess(
       'drainer',
@@ -327,9 +336,15 @@ class HistoryRun {
       [`${ROOT}/server/bin/observatory.ts`, 'worker'],
       { env: cliEnv({ HOST: '127.0.0.1', PORT: String(port), ...this.workerEnv(this.mode) }) },
     );
+    const deadline = Date.now() + DRAINER_CLAIM_LIMIT_MS;
+    const before = await claims(pool);
+    const claimed = async () => (await claims(pool)) > before;
+    while (pending > 0 && !child.exitInfo() && Date.now() < deadline && !(await claimed())) await sleep(5);
     await Promise.race([child.exited, sleep(afterMs)]);
     await child.kill('SIGKILL');
-    this.note(`drainer SIGKILLed after ${afterMs} ms, ${await leasedFiles(this.logPool!)} files left leased`);
+    this.note(
+      `drainer SIGKILLed ${afterMs} ms after ${pending > 0 ? 'its claim' : 'its spawn'}: of ${pending} pending files, ${await pendingFiles(pool)} pending, ${await leasedFiles(pool)} leased`,
+    );
   }
 
   /** `observatory ingestion replay` of this project from the `from`-th request of this epoch to now. */
