@@ -396,12 +396,14 @@ class HistoryRun {
   /** The backfill chain, beside a worker of its own when the history has a log. */
   private async runChain(kills: (number | null)[]): Promise<void> {
     // Each step waits for the log's older writes to be in the store (server/backfill/log-wait.ts):
-    // another worker replica drains meanwhile, whatever the history does to its worker.
-    const drainer = this.logEnv ? await startWorker(this.workerEnv(this.mode)) : undefined;
+    // another worker replica drains meanwhile, whatever the history does to its worker. It starts
+    // beside the first step, not before it, so that a step that does not wait reads too early.
+    const drainer = this.logEnv ? startWorker(this.workerEnv(this.mode)) : undefined;
+    drainer?.catch(() => {}); // a drainer that does not start leaves the steps waiting: reported by them
     try {
       await this.runSteps(kills);
     } finally {
-      await drainer?.stop();
+      await (await drainer?.catch(() => undefined))?.stop();
     }
   }
 
