@@ -6,7 +6,8 @@
  * identical rows. A failure records `failed_at` and the reason and halts the chain. Before each
  * chunk the analytics store's free disk is checked against what the step still needs (pressure.ts):
  * short of it, the step waits (its report says why); a chunk refused for memory is retried after a
- * growing pause instead of failing the step.
+ * growing pause instead of failing the step. A step starts once the ingestion log's writes accepted
+ * before it are in the store (log-wait.ts).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
@@ -15,10 +16,12 @@ import { ENV } from '../contract/env.ts';
 import { backfillRetryCommand } from '../contract/retries.ts';
 import type { BackfillStep, StoreReport } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
+import { pendingBefore } from '../ingestion/log/queue.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { effectiveTuning } from './config.ts';
+import { awaitLogDrained } from './log-wait.ts';
 import { chunkRetryDelayMs, diskPressure, diskRecheckMs, isMemoryLimit } from './pressure.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
 import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
@@ -68,6 +71,9 @@ const LOCK_STALE_SECONDS = 60;
 const HEARTBEAT_MS = 15_000;
 /** A step short of disk waits at most this long in all before it gives up (nothing recorded as failed). */
 const MAX_DISK_WAIT_MS = 6 * 3600_000;
+/** A step waits at most this long for the ingestion log (the backlog's default age bound). */
+const MAX_LOG_WAIT_MS = 3600_000;
+const LOG_RECHECK_MS = 1_000;
 
 export interface ManagerOptions {
   pool: pg.Pool;
@@ -245,6 +251,7 @@ export class BackfillManager {
     shouldStop: () => boolean = () => false,
   ): Promise<'finished' | 'already-finished'> {
     const s = stepOf(step);
+    const startedAt = Date.now();
     await this.#invalidate();
     const row = await this.#row(s.name);
     if (row?.finished_at) return 'already-finished';
@@ -262,6 +269,14 @@ export class BackfillManager {
         .catch(() => {});
     }, HEARTBEAT_MS);
     try {
+      const logBehind = await awaitLogDrained({
+        pending: () => pendingBefore(this.#o.pool, startedAt),
+        shouldStop,
+        maxWaitMs: MAX_LOG_WAIT_MS,
+        recheckMs: LOG_RECHECK_MS,
+        onWait: (pending) => this.#o.log?.('backfill waits for the ingestion log', { step, pending }),
+      });
+      if (logBehind) throw new BackfillRefusal(`backfill step ${step} paused: ${logBehind}`);
       const args = await this.#applyTuning(lock, s, row!.args);
       const state = await this.#execute(s, { ...row!, args }, lock, shouldStop);
       const output = await proofOf(this.#o.analytics, s.step);

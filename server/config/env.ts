@@ -126,6 +126,7 @@ export interface IngestionLogSettings {
   backlogMaxAgeSeconds: number;
   backlogMaxBytes: number;
   retentionHours: number;
+  drainLeaseSeconds: number;
 }
 
 export interface AlertSettings {
@@ -249,6 +250,7 @@ const ingestionLogSchema = fields({
   backlogMaxAgeSeconds: [INGESTION_LOG_ENV.backlogMaxAgeSeconds, limited('ingestionBacklogMaxAgeSeconds')],
   backlogMaxBytes: [INGESTION_LOG_ENV.backlogMaxBytes, limited('ingestionBacklogMaxBytes')],
   retentionHours: [INGESTION_LOG_ENV.retentionHours, limited('ingestionLogRetentionHours')],
+  drainLeaseSeconds: [INGESTION_LOG_ENV.drainLeaseSeconds, limited('ingestionLogDrainLeaseSeconds')],
 })
   .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
   .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));

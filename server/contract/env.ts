@@ -93,6 +93,8 @@ export const INGESTION_LOG_ENV = {
   backlogMaxBytes: 'SERVICE_INGESTION_BACKLOG_MAX_BYTES',
   /** Hours a drained log file is kept (for `observatory ingestion replay`) before the worker deletes it. */
   retentionHours: 'SERVICE_INGESTION_LOG_RETENTION_HOURS',
+  /** Seconds a drain holds the files it claimed; a claim not checkpointed by then is drained again by another. */
+  drainLeaseSeconds: 'SERVICE_INGESTION_LOG_DRAIN_LEASE_SECONDS',
 } as const;
 
 /**
@@ -221,6 +223,7 @@ export const ENV_DEFAULTS = {
   /** 10 GiB. */
   ingestionBacklogMaxBytes: 10 * 1024 ** 3,
   ingestionLogRetentionHours: 7 * 24,
+  ingestionLogDrainLeaseSeconds: 60,
 } as const;
 
 /** Accepted ranges of the integer settings (the server refuses others at start; the CRD too). */
@@ -244,6 +247,8 @@ export const ENV_LIMITS = {
   ingestionBacklogMaxBytes: { min: 1024 ** 2, max: Number.MAX_SAFE_INTEGER },
   /** Above the sweeper's window (a day), so a file it could queue again is never one retention deleted. */
   ingestionLogRetentionHours: { min: 25, max: 365 * 24 },
+  /** Longer than a claim of 500 files takes to write (a few seconds), or drains would overlap for nothing. */
+  ingestionLogDrainLeaseSeconds: { min: 5, max: 3600 },
   /** Ports of the operator's listeners. */
   port: { min: 1, max: 65535 },
 } as const;

@@ -77,8 +77,6 @@ const RETENTION_TICK_MS = 5 * 60_000;
 const CHAIN_STOP_WAIT_MS = 10_000;
 /** Files per drain claim: many requests' rows per insert, one claim still a few seconds' work. */
 const DRAIN_BATCH_FILES = 500;
-/** A claim not drained in this time is claimed again (its drainer died or hangs). */
-const DRAIN_LEASE_MS = 60_000;
 /** The drain's pause once the log is caught up: the longest a logged write waits to be claimed. */
 const DRAIN_IDLE_MS = 250;
 const LOG_BACKLOG_EVERY_MS = 15_000;
@@ -173,7 +171,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
           models: new ModelCatalog(o.pool),
         },
         batchFiles: DRAIN_BATCH_FILES,
-        leaseMs: DRAIN_LEASE_MS,
+        // A claim not drained in this time is claimed again (its drainer died or hangs).
+        leaseMs: o.config.ingestionLog.drainLeaseSeconds * 1000,
         holder: `drain-${o.workerId}-${randomUUID()}`,
         idleMs: DRAIN_IDLE_MS,
         onReport: (r) => {

@@ -1,15 +1,33 @@
 /**
  * What a history exercises: each producer in each write mode, each transition, the backfill's
- * variants and the worker's kills. Used to prove the fixed seeds cover every producer and
+ * variants, the worker's kills and the ingestion log's events. Used to prove the fixed seeds cover every producer and
  * transition. Pure.
  */
-import { type Mode, PRODUCERS, type Step } from './history.ts';
+import { type LogEvent, type Mode, PRODUCERS, type Step } from './history.ts';
+
+const LOG_FEATURE: Record<LogEvent['kind'], string> = {
+  'kill-drainer': 'killed drainer',
+  redeliver: 'log redelivery',
+  replay: 'replay',
+  sweep: 'sweep',
+};
 
 export function features(steps: Step[]): Set<string> {
   const out = new Set<string>();
   let mode: Mode = 'release3';
+  let logged: 'the web writing the store too' | 'the drain the only writer' | undefined;
   for (const s of steps) {
     switch (s.op) {
+      case 'log-on':
+        logged = s.waitForStore ? 'the web writing the store too' : 'the drain the only writer';
+        out.add(`log, ${logged}`);
+        break;
+      case 'log':
+        out.add(LOG_FEATURE[s.event.kind]);
+        // A killed drainer has a backlog to be killed in only where the drain is the only writer.
+        if (s.event.kind === 'kill-drainer' && logged === 'the drain the only writer')
+          out.add('killed drainer, the drain the only writer');
+        break;
       case 'switch':
         out.add(`switch ${mode} -> ${s.to}`);
         mode = s.to;
@@ -28,6 +46,7 @@ export function features(steps: Step[]): Set<string> {
       case 'send': {
         const t = s.traffic;
         out.add(t.kind === 'trace' ? `${t.producer} in ${mode}` : `${t.kind} in ${mode}`);
+        if (logged && mode !== 'release3') out.add(`logged traffic in ${mode}`);
         break;
       }
       default:
@@ -56,4 +75,13 @@ export const REQUIRED_FEATURES: readonly string[] = [
   'backfill step killed',
   'worker kill',
   'worker start',
+  'log, the web writing the store too',
+  'log, the drain the only writer',
+  'logged traffic in legacy',
+  'logged traffic in dual',
+  'logged traffic in events_only',
+  'killed drainer, the drain the only writer',
+  'log redelivery',
+  'replay',
+  'sweep',
 ];

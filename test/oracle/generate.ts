@@ -1,7 +1,8 @@
 /**
  * fast-check arbitraries of history plans: a random mix of producers and updates interleaved with
  * a random timeline (release 3 -> legacy -> dual -> backfill -> events_only, rollbacks from legacy
- * or dual and a new upgrade, worker kills and restarts, backfill steps killed mid-run).
+ * or dual and a new upgrade, worker kills and restarts, backfill steps killed mid-run), with or
+ * without the ingestion log and what befalls it (killed drainers, redeliveries, replays, sweeps).
  */
 import fc from 'fast-check';
 import {
@@ -9,6 +10,7 @@ import {
   type EpochPlan,
   type HistoryPlan,
   type Level,
+  type LogEvent,
   PRODUCERS,
   type SpanType,
   type TrafficPlan,
@@ -58,10 +60,24 @@ const trafficPlan: fc.Arbitrary<TrafficPlan> = fc.oneof(
   },
 );
 
-const slot: fc.Arbitrary<TrafficSlot> = fc.record(
-  { traffic: trafficPlan, worker: fc.constantFrom<'start' | 'kill'>('start', 'kill') },
-  { requiredKeys: ['traffic'] },
+const logEvent: fc.Arbitrary<LogEvent> = fc.oneof(
+  // After its claim: before, within or after the claim's write and checkpoint (a few tens of ms).
+  fc.record({ kind: fc.constant('kill-drainer' as const), afterMs: fc.integer({ min: 0, max: 250 }) }),
+  fc.record({ kind: fc.constant('redeliver' as const), file: fc.nat() }),
+  fc.record({ kind: fc.constant('replay' as const), from: fc.nat() }),
+  fc.record({ kind: fc.constant('sweep' as const), file: fc.nat() }),
 );
+
+const slot: fc.Arbitrary<TrafficSlot> = fc
+  .tuple(
+    fc.record(
+      { traffic: trafficPlan, worker: fc.constantFrom<'start' | 'kill'>('start', 'kill') },
+      { requiredKeys: ['traffic'] },
+    ),
+    // One slot in four; shrinks towards none.
+    fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: logEvent }),
+  )
+  .map(([s, log]) => (log ? { ...s, log } : s));
 const slots = (max: number) => fc.array(slot, { maxLength: max });
 
 const backfillPlan: fc.Arbitrary<BackfillPlan> = fc.record({
@@ -91,6 +107,8 @@ export const historyPlan: fc.Arbitrary<HistoryPlan> = fc
   .record({ rollbacks: fc.nat(1), cutover: fc.boolean() })
   .chain(({ rollbacks, cutover }) =>
     fc.record({
+      // A third of the histories write the store directly, as without a log bucket.
+      log: fc.option(fc.record({ waitForStore: fc.boolean() }), { nil: null, freq: 3 }),
       release3: slots(3),
       epochs: fc.tuple(
         ...Array.from({ length: rollbacks + 1 }, (_, i) => epochPlan(i === rollbacks, cutover)),

@@ -81,7 +81,28 @@ export type Traffic =
       itemId: string;
     };
 
+/**
+ * What may happen to the ingestion log (server/ingestion/log/) of a release-4 web; none of it may
+ * show in `events_full`. Files are picked among those accepted since the last rollback (`n`-th,
+ * modulo their number).
+ */
+export type LogEvent =
+  /** A worker started and SIGKILLed `afterMs` after its drain claimed files: its claim stays leased. */
+  | { kind: 'kill-drainer'; afterMs: number }
+  /** A drained file's queue row pending again, as a drainer dying before its checkpoint leaves it. */
+  | { kind: 'redeliver'; file: number }
+  /** `observatory ingestion replay` from the time of the `from`-th request since the last rollback to now. */
+  | { kind: 'replay'; from: number }
+  /** A file's queue row lost (the web died between file and row, or a restore), then the sweeper run. */
+  | { kind: 'sweep'; file: number };
+
 export type Step =
+  /**
+   * First step of a history whose release-4 webs write through the ingestion log (release 3 has
+   * none); `waitForStore` false: the workers' drain is the only writer of the store.
+   */
+  | { op: 'log-on'; waitForStore: boolean }
+  | { op: 'log'; event: LogEvent }
   | { op: 'switch'; to: 'legacy' | 'dual' | 'events_only' }
   /** Rewind the analytics schema to 37 and run release 3. */
   | { op: 'rollback' }
@@ -123,6 +144,8 @@ export interface TrafficSlot {
   traffic: TrafficPlan;
   /** Kill or (re)start the worker before this traffic. */
   worker?: 'start' | 'kill';
+  /** Then this, when the history has a log (after the worker's action, before the traffic). */
+  log?: LogEvent;
 }
 
 export interface EpochPlan {
@@ -136,6 +159,8 @@ export interface BackfillPlan {
 }
 
 export interface HistoryPlan {
+  /** The ingestion log of the release-4 webs; null: they write the store directly. */
+  log: { waitForStore: boolean } | null;
   release3: TrafficSlot[];
   /** Every epoch but the last ends in a rollback to release 3. */
   epochs: EpochPlan[];
@@ -156,6 +181,7 @@ export function flatten(plan: HistoryPlan): Step[] {
   const traffic = (slots: TrafficSlot[]) => {
     for (const slot of slots) {
       if (slot.worker) steps.push({ op: 'worker', action: slot.worker });
+      if (slot.log && plan.log && mode !== 'release3') steps.push({ op: 'log', event: slot.log });
       const t = concrete(slot.traffic);
       if (t) steps.push({ op: 'send', traffic: t });
     }
@@ -252,6 +278,7 @@ export function flatten(plan: HistoryPlan): Step[] {
     }
   };
 
+  if (plan.log) steps.push({ op: 'log-on', waitForStore: plan.log.waitForStore });
   traffic(plan.release3);
   plan.epochs.forEach((epoch, i) => {
     const last = i === plan.epochs.length - 1;
@@ -364,6 +391,12 @@ export function describeSteps(steps: Step[]): string {
           return `${head}switch to ${s.to}`;
         case 'worker':
           return `${head}worker ${s.action}`;
+        case 'log-on':
+          return `${head}ingestion log on${s.waitForStore ? ', the web writing the store too' : ', the drain the only writer'}`;
+        case 'log':
+          return `${head}log ${Object.entries(s.event)
+            .map(([k, v]) => (k === 'kind' ? v : `${k}=${v}`))
+            .join(' ')}`;
         default:
           return `${head}${s.op}`;
       }

@@ -1,14 +1,17 @@
 /**
- * Runs a history on the real services: the CLI roles (`web`, `worker`, `migrate`, `backfill run`)
- * as processes against real PostgreSQL, Redis and the embedded engine served by `observatory
- * analytics-server`, each history in databases of its own. Then reads `events_full` FINAL and
- * compares it with the model.
+ * Runs a history on the real services: the CLI roles (`web`, `worker`, `migrate`, `backfill run`,
+ * `ingestion replay`) as processes against real PostgreSQL, Redis, the embedded engine served by
+ * `observatory analytics-server` and an S3 server for the ingestion log, each history in databases
+ * (and a log prefix) of its own. Then reads `events_full` FINAL and compares it with the model.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cliEnv } from '../../cluster/observatory-cli.ts';
+import { freePort } from '../fixtures/ports.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type ManagedProcess, startProcess } from '../fixtures/processes.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -25,7 +28,17 @@ import {
   type WebServer,
 } from '../fixtures/service.ts';
 import { compareEvents, type StoreRow } from './compare.ts';
-import { DATASET, type Mode, type Step } from './history.ts';
+import { DATASET, type LogEvent, type Mode, type Step } from './history.ts';
+import {
+  claims,
+  deadFiles,
+  LOG_BUCKET,
+  leasedFiles,
+  logEnv,
+  loseRowAndSweep,
+  pendingFiles,
+  redeliver,
+} from './log.ts';
 import { expectedEvents } from './model.ts';
 import { requestsFor } from './producers.ts';
 
@@ -34,16 +47,24 @@ export interface Stores {
   pg: PostgresFixture;
   redis: RedisFixture;
   analytics: AnalyticsServer;
+  s3: S3Server;
   stop(): Promise<void>;
 }
 
 export async function startStores(): Promise<Stores> {
-  const [pgf, redis, analytics] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
+  const [pgf, redis, analytics, s3] = await Promise.all([
+    startPostgres(),
+    startRedis(),
+    startAnalyticsServer(),
+    startS3Server(),
+  ]);
+  await s3.createBucket(LOG_BUCKET);
   return {
     pg: pgf,
     redis,
     analytics,
-    stop: async () => void (await Promise.all([analytics.stop(), pgf.stop(), redis.stop()])),
+    s3,
+    stop: async () => void (await Promise.all([analytics.stop(), pgf.stop(), redis.stop(), s3.stop()])),
   };
 }
 
@@ -70,6 +91,11 @@ const numbers = (m: unknown) =>
   Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, Number(v)]));
 /** Longest wait for the last staging partition to close and be propagated. */
 const SETTLE_LIMIT_MS = PARTITION_MS + 120_000;
+/** Longest wait for the log to be drained: leases of killed drainers, retries after failures. */
+const LOG_DRAIN_LIMIT_MS = 120_000;
+/** Longest wait for a drainer to start and claim what is pending. */
+const DRAINER_CLAIM_LIMIT_MS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface HistoryResult {
   diffs: string[];
@@ -101,6 +127,13 @@ class HistoryRun {
   private project!: Project;
   private chain: Promise<void> | undefined;
   private readonly started = Date.now();
+  /** The log's variables once the history turned it on; release 3 never gets them. */
+  private logEnv: Env | undefined;
+  private logPool: pg.Pool | undefined;
+  /** Since the last rollback (or the start): files of earlier epochs were written to tables since dropped. */
+  private epochStart = Date.now();
+  /** When each request of this epoch was sent. */
+  private sentAt: number[] = [];
 
   private readonly stores: Stores;
   private readonly env: Env;
@@ -162,6 +195,9 @@ class HistoryRun {
 
     for (const [i, step] of steps.entries()) await this.apply(step, i);
     if (this.chain) await this.joinChain();
+    await this.drainLog('the read');
+    if (this.logPool)
+      this.diffs.push(...(await deadFiles(this.logPool)).map((f) => `log file set aside: ${f}`));
     await this.settle();
     const store = await this.readEvents();
     const expectation = expectedEvents(steps, this.baseUs);
@@ -171,12 +207,22 @@ class HistoryRun {
 
   private async apply(step: Step, i: number): Promise<void> {
     switch (step.op) {
+      case 'log-on':
+        this.note(`ingestion log on, wait for store ${step.waitForStore}`);
+        this.logEnv = logEnv(this.stores.s3, `${this.database}/`, step.waitForStore);
+        this.logPool = new pg.Pool({ connectionString: this.env['DATABASE_URL'], max: 2 });
+        return;
+      case 'log':
+        return this.logEvent(step.event);
       case 'switch':
         this.note(`switch to ${step.to}`);
         return this.redeploy(step.to);
       case 'rollback': {
+        await this.drainLog('the rollback');
         this.note('rollback: migrate down --to 37, release 3');
         await this.stopRoles();
+        this.epochStart = Date.now();
+        this.sentAt = [];
         const down = await cli(['migrate', 'down', '--to', '37'], { ...this.env, ...LEGACY_ENV });
         if (down.code !== 0) throw new Error(`migrate down --to 37 failed: ${down.stderr}`);
         return this.startWeb('release3');
@@ -189,14 +235,14 @@ class HistoryRun {
       case 'backfill-join':
         return this.joinChain();
       case 'worker':
-        if (this.mode !== 'dual' && this.mode !== 'events_only') return;
+        if (!this.workerRuns(this.mode)) return;
         if (step.action === 'kill' && this.worker) {
           this.note('worker SIGKILL');
           await this.worker.process.kill('SIGKILL');
           this.worker = undefined;
         } else if (step.action === 'start' && !this.worker) {
           this.note('worker start');
-          this.worker = await startWorker({ ...this.env, ...MODE_ENV[this.mode], ...WORKER_ENV });
+          this.worker = await startWorker(this.workerEnv(this.mode));
         }
         return;
       case 'send':
@@ -209,6 +255,7 @@ class HistoryRun {
       itemId: DATASET.itemId,
     });
     for (const r of requests) {
+      this.sentAt.push(Date.now());
       const res = await fetch(`${this.web!.url}${r.path}`, {
         method: 'POST',
         headers: r.headers,
@@ -231,14 +278,113 @@ class HistoryRun {
     const hadWorker = this.worker !== undefined;
     await this.stopRoles();
     await this.startWeb(mode);
-    if (hadWorker && (mode === 'dual' || mode === 'events_only')) {
-      this.worker = await startWorker({ ...this.env, ...MODE_ENV[mode], ...WORKER_ENV });
-    }
+    if (hadWorker && this.workerRuns(mode)) this.worker = await startWorker(this.workerEnv(mode));
+  }
+
+  /** Where a worker has work: the propagation (dual, events_only), the log's drain (every release-4 mode). */
+  private workerRuns(mode: Mode): boolean {
+    return mode === 'dual' || mode === 'events_only' || (mode === 'legacy' && this.logEnv !== undefined);
+  }
+
+  private roleEnv(mode: Mode): Env {
+    return { ...this.env, ...MODE_ENV[mode], ...(mode === 'release3' ? {} : this.logEnv) };
+  }
+
+  private workerEnv(mode: Mode): Env {
+    return { ...this.roleEnv(mode), ...WORKER_ENV };
   }
 
   private async startWeb(mode: Mode): Promise<void> {
     this.mode = mode;
-    this.web = await startWeb({ ...this.env, ...MODE_ENV[mode] });
+    this.web = await startWeb(this.roleEnv(mode));
+  }
+
+  private async logEvent(e: LogEvent): Promise<void> {
+    const pool = this.logPool!;
+    switch (e.kind) {
+      case 'kill-drainer':
+        return this.killDrainer(e.afterMs);
+      case 'redeliver': {
+        const key = await redeliver(pool, this.epochStart, e.file);
+        this.note(key ? `log: ${key} pending again` : 'log: no drained file to redeliver');
+        return;
+      }
+      case 'replay':
+        return this.replay(e.from);
+      case 'sweep': {
+        const swept = await loseRowAndSweep(pool, this.roleEnv(this.mode), this.epochStart, e.file);
+        this.note(swept ? `log: row of ${swept.key} lost, sweep queued ${swept.queued}` : 'log: no file');
+        if (swept && swept.queued !== 1)
+          this.diffs.push(`the sweep queued ${swept.queued} files after the row of ${swept.key} was lost`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * A worker of its own, SIGKILLed `afterMs` after its drain claimed files (seen in the queue):
+   * before, within or after the claim's write and checkpoint. With nothing pending, `afterMs`
+   * after its spawn.
+   */
+  private async killDrainer(afterMs: number): Promise<void> {
+    const pool = this.logPool!;
+    const pending = await pendingFiles(pool);
+    const port = await freePort();
+    const child: ManagedProcess = startProcess(
+      'drainer',
+      process.execPath,
+      [`${ROOT}/server/bin/observatory.ts`, 'worker'],
+      { env: cliEnv({ HOST: '127.0.0.1', PORT: String(port), ...this.workerEnv(this.mode) }) },
+    );
+    const deadline = Date.now() + DRAINER_CLAIM_LIMIT_MS;
+    const before = await claims(pool);
+    const claimed = async () => (await claims(pool)) > before;
+    while (pending > 0 && !child.exitInfo() && Date.now() < deadline && !(await claimed())) await sleep(5);
+    await Promise.race([child.exited, sleep(afterMs)]);
+    await child.kill('SIGKILL');
+    this.note(
+      `drainer SIGKILLed ${afterMs} ms after ${pending > 0 ? 'its claim' : 'its spawn'}: of ${pending} pending files, ${await pendingFiles(pool)} pending, ${await leasedFiles(pool)} leased`,
+    );
+  }
+
+  /** `observatory ingestion replay` of this project from the `from`-th request of this epoch to now. */
+  private async replay(from: number): Promise<void> {
+    if (this.sentAt.length === 0) return this.note('replay: nothing sent since the last rollback');
+    const fromIso = new Date(this.sentAt[from % this.sentAt.length]!).toISOString();
+    const toIso = new Date(Date.now() + 1_000).toISOString();
+    const args = [
+      'ingestion',
+      'replay',
+      '--from',
+      fromIso,
+      '--to',
+      toIso,
+      '--project',
+      this.project.projectId,
+    ];
+    const out = await cli([...args, '--json'], this.roleEnv(this.mode), 300_000);
+    this.note(`replay from ${fromIso} -> exit ${out.code} ${out.stdout.trim()}`);
+    if (out.code !== 0)
+      this.diffs.push(`replay from ${fromIso} failed (${out.code}): ${out.stderr.slice(-500)}`);
+  }
+
+  /**
+   * Waits until the log holds nothing pending, a worker draining it (started if none runs): before
+   * a rollback, since release 3 has no drain, and before the read.
+   */
+  private async drainLog(before: string): Promise<void> {
+    const pool = this.logPool;
+    if (!pool || (await pendingFiles(pool)) === 0) return;
+    if (!this.worker) this.worker = await startWorker(this.workerEnv(this.mode));
+    this.note(`waiting for the log to be drained before ${before}`);
+    const deadline = Date.now() + LOG_DRAIN_LIMIT_MS;
+    for (let pending = await pendingFiles(pool); pending > 0; pending = await pendingFiles(pool)) {
+      if (Date.now() > deadline) {
+        this.diffs.push(`${pending} log files still pending ${LOG_DRAIN_LIMIT_MS / 1000} s before ${before}`);
+        return;
+      }
+      await sleep(250);
+    }
   }
 
   private async stopRoles(): Promise<void> {
@@ -247,8 +393,22 @@ class HistoryRun {
     this.worker = undefined;
   }
 
-  /** Steps 1-5 one after the other as one-shot processes; a step may be SIGKILLed first. */
+  /** The backfill chain, beside a worker of its own when the history has a log. */
   private async runChain(kills: (number | null)[]): Promise<void> {
+    // Each step waits for the log's older writes to be in the store (server/backfill/log-wait.ts):
+    // another worker replica drains meanwhile, whatever the history does to its worker. It starts
+    // beside the first step, not before it, so that a step that does not wait reads too early.
+    const drainer = this.logEnv ? startWorker(this.workerEnv(this.mode)) : undefined;
+    drainer?.catch(() => {}); // a drainer that does not start leaves the steps waiting: reported by them
+    try {
+      await this.runSteps(kills);
+    } finally {
+      await (await drainer?.catch(() => undefined))?.stop();
+    }
+  }
+
+  /** Steps 1-5 one after the other as one-shot processes; a step may be SIGKILLed first. */
+  private async runSteps(kills: (number | null)[]): Promise<void> {
     const env = { ...this.env, ...BACKFILL_ENV };
     for (let step = 1; step <= 5; step++) {
       const kill = kills[step - 1];
@@ -287,7 +447,7 @@ class HistoryRun {
     );
     const partition = newest?.partition ?? '';
     if (!partition) return;
-    if (!this.worker) this.worker = await startWorker({ ...this.env, ...MODE_ENV[this.mode], ...WORKER_ENV });
+    if (!this.worker) this.worker = await startWorker(this.workerEnv(this.mode));
     this.note(`settle: waiting for partition ${partition} to be propagated`);
     const deadline = Date.now() + SETTLE_LIMIT_MS;
     for (;;) {
@@ -359,6 +519,7 @@ class HistoryRun {
   async close(): Promise<void> {
     await this.chain?.catch(() => {});
     await this.stopRoles();
+    await this.logPool?.end();
     await this.stores.analytics.client
       .command({ query: `DROP DATABASE IF EXISTS ${this.database}` })
       .catch(() => {});

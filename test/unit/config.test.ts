@@ -522,6 +522,13 @@ const SERVER_VARIABLES: VariableCase[] = [
     read: (c) => c.ingestionLog.retentionHours,
     expected: 48,
   },
+  {
+    name: INGESTION_LOG_ENV.drainLeaseSeconds,
+    bad: '1',
+    good: '10',
+    read: (c) => c.ingestionLog.drainLeaseSeconds,
+    expected: 10,
+  },
 ];
 
 function backupCases(): VariableCase[] {

@@ -187,6 +187,15 @@ FROM ingestion_log WHERE drained_at IS NULL`,
   return { files: Number(r.files), bytes: Number(r.bytes), oldestAgeSeconds: Math.max(0, r.age ?? 0) };
 }
 
+/** Files accepted before `beforeMs` that are not drained yet. */
+export async function pendingBefore(pool: pg.Pool, beforeMs: number): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL AND received_at < to_timestamp($1 / 1000.0)',
+    [beforeMs],
+  );
+  return Number(rows[0]!.n);
+}
+
 /** Which of these keys the queue knows (pending or drained). */
 export async function knownKeys(pool: pg.Pool, keys: string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
