@@ -208,6 +208,14 @@ const blobStorage = object(
               format: 'int32',
             }),
           ),
+          drainLeaseSeconds: optional(
+            integer({
+              description: `Seconds a worker holds the log files it claimed; a worker that died leaves them to another after this (${INGESTION_LOG_ENV.drainLeaseSeconds}); default ${ENV_DEFAULTS.ingestionLogDrainLeaseSeconds}.`,
+              minimum: ENV_LIMITS.ingestionLogDrainLeaseSeconds.min,
+              maximum: ENV_LIMITS.ingestionLogDrainLeaseSeconds.max,
+              format: 'int32',
+            }),
+          ),
         },
         {
           description:

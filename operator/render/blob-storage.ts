@@ -100,6 +100,7 @@ function ingestionLogEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1
     [INGESTION_LOG_ENV.backlogMaxAgeSeconds, log.backlogMaxAgeSeconds],
     [INGESTION_LOG_ENV.backlogMaxBytes, log.backlogMaxBytes],
     [INGESTION_LOG_ENV.retentionHours, log.retentionHours],
+    [INGESTION_LOG_ENV.drainLeaseSeconds, log.drainLeaseSeconds],
   ];
   return settings.flatMap(([name, v]) => (v === undefined ? [] : [value(name, v)]));
 }

@@ -60,6 +60,7 @@ const full: Log = {
   backlogMaxAgeSeconds: 600,
   backlogMaxBytes: 2 * 1024 ** 3,
   retentionHours: 48,
+  drainLeaseSeconds: 30,
 };
 
 describe('spec.blobStorage.ingestionLog read back by the server', () => {
@@ -80,6 +81,7 @@ describe('spec.blobStorage.ingestionLog read back by the server', () => {
         backlogMaxAgeSeconds: 600,
         backlogMaxBytes: 2 * 1024 ** 3,
         retentionHours: 48,
+        drainLeaseSeconds: 30,
       },
     },
     {
@@ -91,6 +93,7 @@ describe('spec.blobStorage.ingestionLog read back by the server', () => {
         backlogMaxAgeSeconds: ENV_DEFAULTS.ingestionBacklogMaxAgeSeconds,
         backlogMaxBytes: ENV_DEFAULTS.ingestionBacklogMaxBytes,
         retentionHours: ENV_DEFAULTS.ingestionLogRetentionHours,
+        drainLeaseSeconds: ENV_DEFAULTS.ingestionLogDrainLeaseSeconds,
       },
     },
   ])('$case, on web and worker alike', ({ log, want }) => {
