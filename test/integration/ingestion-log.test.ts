@@ -1,6 +1,6 @@
 /**
  * The ingestion log on the real stores (PostgreSQL, Redis, the embedded ClickHouse engine, an S3
- * server): with the analytics store killed for two minutes under traffic from the real SDKs (the
+ * server): with the analytics store killed for 45 s under traffic from the real SDKs (the
  * `langfuse` 3.x batch SDK, `@langfuse/otel` 5.x and the Python SDK over OTLP) and from raw
  * requests whose answers are checked, the
  * web keeps answering 2xx (or 429 past its backlog bound), and after the restart the worker's
@@ -36,9 +36,14 @@ import {
 import { waitFor } from '../fixtures/wait.ts';
 
 /** How long the store stays down: a restart gone wrong, far past the SDKs' own retries. */
-const OUTAGE_MS = 2 * 60_000;
+const OUTAGE_MS = 45_000;
 /** Longest wait for the drain to write the outage's backlog (after the killed drainer's lease). */
 const DRAIN_WAIT_MS = 300_000;
+/**
+ * Longest wait for the replay of every file: the five producers' writes alternate, and a commit
+ * takes only consecutive writes of one producer, so this drain is slow (#38's note).
+ */
+const REPLAY_WAIT_MS = 300_000;
 /** Traffic before the kill and after the restart. */
 const BEFORE_MS = 3_000;
 const AFTER_MS = 5_000;
@@ -214,7 +219,7 @@ describe('the ingestion log with the analytics store down', () => {
       await traffic;
       await lf.shutdownAsync();
 
-      expect(answers.durable.length).toBeGreaterThan(200);
+      expect(answers.durable.length).toBeGreaterThan(100);
       // The web that writes through: never refused, though the store was gone for a while.
       expect(answers.durable.filter((a) => a.status !== 207)).toEqual([]);
       // The web with the small bound: 207, or 429 with Retry-After once the backlog passed 10 s.
@@ -304,7 +309,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
       );
       expect(spans.map((r) => r.trace_id)).toEqual([...otelTraces].sort());
       // The Python SDK's: one root span per trace, each once (a direct producer in dual as well).
-      expect(pythonTraces.length).toBeGreaterThan(100);
+      expect(pythonTraces.length).toBeGreaterThan(40);
       const pythonSpans = await query<{ trace_id: string; name: string }>(
         'SELECT trace_id, name FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY trace_id',
         { p: project.projectId, ids: pythonTraces },
@@ -315,41 +320,46 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     DRAIN_WAIT_MS + 120_000,
   );
 
-  it('a replay rebuilds a project deleted from the store, equal from the log', async () => {
-    const snapshot = async () => ({
-      traces: await query(
-        'SELECT * EXCEPT (event_ts, updated_at) FROM traces FINAL WHERE project_id = {p:String} ORDER BY id',
-        { p: project.projectId },
-      ),
-      observations: await query(
-        'SELECT * EXCEPT (event_ts, updated_at) FROM observations FINAL WHERE project_id = {p:String} ORDER BY id',
-        { p: project.projectId },
-      ),
-      // The spans written to events_full directly (the staged ones arrive by the propagation's clock).
-      events: await query(
-        'SELECT * EXCEPT (event_ts, updated_at) FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY span_id',
-        { p: project.projectId, ids: otelTraces },
-      ),
-    });
-    const before = await snapshot();
-    expect(before.traces.length).toBeGreaterThan(20);
-    for (const table of ['traces', 'observations', 'scores', 'events_full', 'observations_batch_staging'])
-      await ch.client.command({
-        query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:String}`,
-        query_params: { p: project.projectId },
-        clickhouse_settings: { mutations_sync: '2' },
+  it(
+    'a replay rebuilds a project deleted from the store, equal from the log',
+    async () => {
+      const snapshot = async () => ({
+        traces: await query(
+          'SELECT * EXCEPT (event_ts, updated_at) FROM traces FINAL WHERE project_id = {p:String} ORDER BY id',
+          { p: project.projectId },
+        ),
+        observations: await query(
+          'SELECT * EXCEPT (event_ts, updated_at) FROM observations FINAL WHERE project_id = {p:String} ORDER BY id',
+          { p: project.projectId },
+        ),
+        // The spans written to events_full directly (the staged ones arrive by the propagation's clock).
+        events: await query(
+          'SELECT * EXCEPT (event_ts, updated_at) FROM events_full FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY span_id',
+          { p: project.projectId, ids: otelTraces },
+        ),
       });
-    expect((await snapshot()).traces).toEqual([]);
-    const from = new Date(Date.now() - 3_600_000).toISOString();
-    const to = new Date(Date.now() + 60_000).toISOString();
-    const out = await cli(
-      ['ingestion', 'replay', '--from', from, '--to', to, '--project', project.projectId, '--json'],
-      base,
-    );
-    expect(out.code, out.stderr).toBe(0);
-    const result = JSON.parse(out.stdout.trim()) as { files: number; written: number; dead: number };
-    expect(result.dead).toBe(0);
-    expect(result.written).toBe(result.files);
-    expect(await snapshot()).toEqual(before);
-  }, 180_000);
+      const before = await snapshot();
+      expect(before.traces.length).toBeGreaterThan(20);
+      for (const table of ['traces', 'observations', 'scores', 'events_full', 'observations_batch_staging'])
+        await ch.client.command({
+          query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:String}`,
+          query_params: { p: project.projectId },
+          clickhouse_settings: { mutations_sync: '2' },
+        });
+      expect((await snapshot()).traces).toEqual([]);
+      const from = new Date(Date.now() - 3_600_000).toISOString();
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const out = await cli(
+        ['ingestion', 'replay', '--from', from, '--to', to, '--project', project.projectId, '--json'],
+        base,
+        REPLAY_WAIT_MS,
+      );
+      expect(out.code, out.stderr).toBe(0);
+      const result = JSON.parse(out.stdout.trim()) as { files: number; written: number; dead: number };
+      expect(result.dead).toBe(0);
+      expect(result.written).toBe(result.files);
+      expect(await snapshot()).toEqual(before);
+    },
+    REPLAY_WAIT_MS + 60_000,
+  );
 });
