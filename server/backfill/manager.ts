@@ -270,7 +270,8 @@ export class BackfillManager {
     }, HEARTBEAT_MS);
     try {
       const logBehind = await awaitLogDrained({
-        pending: () => pendingBefore(this.#o.pool, startedAt),
+        // Through the step's own connection: the embedded PostgreSQL's pool has only that one.
+        pending: () => pendingBefore(lock, startedAt),
         shouldStop,
         maxWaitMs: MAX_LOG_WAIT_MS,
         recheckMs: LOG_RECHECK_MS,

@@ -187,9 +187,9 @@ FROM ingestion_log WHERE drained_at IS NULL`,
   return { files: Number(r.files), bytes: Number(r.bytes), oldestAgeSeconds: Math.max(0, r.age ?? 0) };
 }
 
-/** Files accepted before `beforeMs` that are not drained yet. */
-export async function pendingBefore(pool: pg.Pool, beforeMs: number): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(
+/** Files accepted before `beforeMs` that are not drained yet (through a held client, or the pool). */
+export async function pendingBefore(db: pg.Pool | pg.PoolClient, beforeMs: number): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
     'SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL AND received_at < to_timestamp($1 / 1000.0)',
     [beforeMs],
   );
