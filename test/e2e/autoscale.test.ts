@@ -144,6 +144,12 @@ describe('worker autoscaling on the ingestion backlog, on the real node', () => 
   let sent: string[] = [];
   it('a burst the store cannot take ages the backlog past the target: the workers scale up, with an Event', async () => {
     const web = await d.webUrl();
+    // The web Service answers once a web Pod is ready and its endpoint is programmed.
+    await waitFor(
+      'the web Service answering',
+      async () => ((await fetch(`${web}/api/public/health`).catch(() => undefined))?.ok ? true : undefined),
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     freezeStore(true);
     sent = await burst(web);
     const up = await d.waitFor(
