@@ -61,7 +61,7 @@ describe('claims of the ingestion log', () => {
     const first = await claim(pool, 3, LEASE, 'drain-1');
     expect(keys(first)).toEqual(keys(p));
     // The first file failed; the drain hands back what it did not write.
-    await markFailed(pool, [p[0]!.key], 'store down', 0);
+    await markFailed(pool, [p[0]!.key], 'store down');
     await release(pool, keys(p.slice(1)));
     const again = await claim(pool, 3, LEASE, 'drain-2');
     expect(keys(again)).toEqual(keys(p));

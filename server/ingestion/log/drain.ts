@@ -115,7 +115,7 @@ async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
       const rest = groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key));
       if (isStoreUnavailable(err)) await release(o.pool, [...keys, ...rest]).catch(() => {});
       else {
-        await markFailed(o.pool, keys, report.error, 0).catch(() => {});
+        await markFailed(o.pool, keys, report.error).catch(() => {});
         await release(o.pool, rest).catch(() => {});
       }
       break;
@@ -158,6 +158,17 @@ export function startDrain(o: DrainLoopOptions) {
   const loop = (async () => {
     let backoff = o.idleMs;
     let next: Promise<Claim> | undefined;
+    // A claim read ahead and not to be written now is handed back rather than left to its lease
+    // (newer files of its projects would otherwise be claimed before it).
+    const handBackAhead = async () => {
+      const ahead = await next?.catch(() => undefined);
+      next = undefined;
+      if (ahead && ahead.claimed.length > 0)
+        await release(
+          o.pool,
+          ahead.claimed.map((f) => f.key),
+        ).catch(() => {});
+    };
     while (!stopped) {
       try {
         const current = await (next ?? claimAndLoad(o));
@@ -171,13 +182,7 @@ export function startDrain(o: DrainLoopOptions) {
         o.onReport(r);
         if (r.failed > 0) {
           // What was read ahead is newer than what failed: handed back, to be written after it.
-          const ahead = await next?.catch(() => undefined);
-          next = undefined;
-          if (ahead)
-            await release(
-              o.pool,
-              ahead.claimed.map((f) => f.key),
-            ).catch(() => {});
+          await handBackAhead();
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
           await pause(backoff);
         } else {
@@ -185,19 +190,13 @@ export function startDrain(o: DrainLoopOptions) {
           if (!full) await pause(o.idleMs);
         }
       } catch (err) {
-        next = undefined;
+        await handBackAhead();
         o.onError(err as Error);
         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         await pause(backoff);
       }
     }
-    // A claim read ahead is handed back rather than left to its lease.
-    const left = await next?.catch(() => undefined);
-    if (left && left.claimed.length > 0)
-      await release(
-        o.pool,
-        left.claimed.map((f) => f.key),
-      ).catch(() => {});
+    await handBackAhead();
   })();
   return {
     /** Resolves once the claim under way (if any) is written or failed. */

@@ -63,7 +63,7 @@ export function blobIngestionLog(o: LogOptions): IngestionLog {
         // nothing in particular, so the drain need not write this file alone.
         const handOver = isStoreUnavailable(err)
           ? unlease(o.pool, [key])
-          : markFailed(o.pool, [key], (err as Error).message, 0);
+          : markFailed(o.pool, [key], (err as Error).message);
         await handOver.catch(() => {});
       }
     },

@@ -149,19 +149,14 @@ export async function unlease(pool: pg.Pool, keys: string[]): Promise<void> {
 }
 
 /**
- * Records why the store refused a claimed file; it stays pending, claimable again after
- * `retryInMs`, and is written alone from then on.
+ * Records why the store refused a claimed file; it stays pending, claimable again at once (the
+ * drain's backoff spaces the tries), and is written alone from then on.
  */
-export async function markFailed(
-  pool: pg.Pool,
-  keys: string[],
-  error: string,
-  retryInMs: number,
-): Promise<void> {
+export async function markFailed(pool: pg.Pool, keys: string[], error: string): Promise<void> {
   if (keys.length === 0) return;
   await pool.query(
-    'UPDATE ingestion_log SET last_error = $2, lease_until = now() + make_interval(secs => $3::int / 1000.0) WHERE key = ANY($1::text[])',
-    [keys, error.slice(0, 2000), Math.trunc(retryInMs)],
+    'UPDATE ingestion_log SET last_error = $2, lease_until = NULL WHERE key = ANY($1::text[])',
+    [keys, error.slice(0, 2000)],
   );
 }
 
