@@ -53,17 +53,67 @@ export function acceptWrite(
 /** What must be equal for writes to share one commit: the row context every merged row gets. */
 const runKey = (w: IngestionWrite) => JSON.stringify([w.projectId, w.attribution, w.targets, w.virtualRoots]);
 
-/** The writes cut into runs of consecutive writes that share one commit, in order. */
-export function runsOf(writes: IngestionWrite[]): IngestionWrite[][] {
-  const runs: IngestionWrite[][] = [];
-  let key: string | undefined;
-  for (const w of writes) {
-    const k = runKey(w);
-    if (k === key) runs.at(-1)!.push(w);
-    else runs.push([w]);
-    key = k;
+/**
+ * The rows a write reads or changes: its traces (with those of its observations, scores and
+ * events, whose rows follow their trace's), observations, scores and events. Two writes with no
+ * key in common give the same rows in either order.
+ */
+function footprint(w: IngestionWrite): Set<string> {
+  const keys = new Set<string>();
+  for (const id of w.changes.traces.keys()) keys.add(`t:${id}`);
+  for (const [id, list] of w.changes.observations) {
+    keys.add(`o:${id}`);
+    for (const c of list) keys.add(`t:${c.traceId}`);
   }
-  return runs;
+  for (const [kind, rows] of [
+    ['s', w.scores],
+    ['e', w.events],
+  ] as const)
+    for (const r of rows) {
+      keys.add(`${kind}:${String(r['id'])}`);
+      if (r['trace_id'] != null) keys.add(`t:${String(r['trace_id'])}`);
+    }
+  return keys;
+}
+
+const overlaps = (a: Set<string>, b: Set<string>) => {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const k of small) if (large.has(k)) return true;
+  return false;
+};
+
+interface Run {
+  key: string;
+  writes: IngestionWrite[];
+  footprint: Set<string>;
+}
+
+/**
+ * The writes cut into runs that each share one commit, applied in order. A write joins the latest
+ * run of its kind unless a run after that one touches a row it touches: then it is applied after
+ * that run. Producers sending side by side (an OTLP exporter and a batch SDK, two API keys) write
+ * different traces, so a claim of their interleaved requests is a few commits, not one per request.
+ */
+export function runsOf(writes: IngestionWrite[]): IngestionWrite[][] {
+  const runs: Run[] = [];
+  for (const w of writes) {
+    const key = runKey(w);
+    const keys = footprint(w);
+    let join: Run | undefined;
+    for (let i = runs.length - 1; i >= 0; i--) {
+      const run = runs[i]!;
+      if (run.key === key) {
+        join = run;
+        break;
+      }
+      if (overlaps(run.footprint, keys)) break;
+    }
+    if (join) {
+      join.writes.push(w);
+      for (const k of keys) join.footprint.add(k);
+    } else runs.push({ key, writes: [w], footprint: keys });
+  }
+  return runs.map((r) => r.writes);
 }
 
 /**

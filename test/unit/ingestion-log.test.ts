@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/ingestion/batch.ts';
+import { LegacyChanges } from '../../server/ingestion/commit.ts';
 import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
 import {
   decodeEntry,
@@ -166,14 +167,18 @@ function visible(rows: (t: string) => Row[]) {
 }
 
 /** The writes the web logs for these requests (no store touched: the log only records them). */
-async function logged(mode: WriteMode, reqs: unknown[][]): Promise<IngestionWrite[]> {
+async function logged(
+  mode: WriteMode,
+  reqs: unknown[][],
+  sdkOf: (request: number) => string = () => 'python',
+): Promise<IngestionWrite[]> {
   const writes: IngestionWrite[] = [];
   const log = { record: async (w: IngestionWrite) => void writes.push(w) };
   for (const [i, batch] of reqs.entries())
     await processBatch(batch, {
       projectId: 'p',
       settings: settings(mode),
-      attribution: { apiKey: 'pk', sdkName: 'python', sdkVersion: '2.60.0' },
+      attribution: { apiKey: 'pk', sdkName: sdkOf(i), sdkVersion: '2.60.0' },
       store: memoryStore().store,
       locks,
       log,
@@ -203,16 +208,71 @@ describe('the drain writes many logged requests as the web wrote them one by one
     },
   );
 
-  it('a run shares one commit only with writes of the same project, producer and targets', () => {
-    const w = (projectId: string, sdkName: string) =>
-      ({
-        projectId,
-        attribution: { apiKey: 'k', sdkName, sdkVersion: '1' },
-        targets: { legacy: true, staging: false, events: false },
-        virtualRoots: true,
-      }) as IngestionWrite;
-    const ws = [w('p', 'a'), w('p', 'a'), w('p', 'b'), w('q', 'b'), w('p', 'b')];
-    expect(runsOf(ws).map((r) => r.length)).toEqual([2, 1, 1, 1]);
+  /** Two SDKs side by side: most of their traces their own, one trace and two spans shared. */
+  const interleaved = (seed: number) => {
+    const rnd = random(seed * 7);
+    const sdks = requests(seed, 30).map(() => (rnd() < 0.5 ? 'python' : 'js'));
+    const reqs = requests(seed, 30).map((batch, i) =>
+      sdks[i] === 'js'
+        ? JSON.parse(JSON.stringify(batch).replace(/"(t1|t2|o1|o2)"/g, (_, id: string) => `"js-${id}"`))
+        : batch,
+    );
+    return { reqs, sdkOf: (i: number) => sdks[i]! };
+  };
+
+  it.each((['legacy', 'dual'] as const).flatMap((mode) => seeds.map((seed) => [mode, seed] as const)))(
+    'interleaved producers, %s, seed %i',
+    async (mode, seed) => {
+      const { reqs, sdkOf } = interleaved(seed);
+      const writes = await logged(mode, reqs, sdkOf);
+      const oneByOne = memoryStore();
+      for (const w of writes) await applyWrites([w], { store: oneByOne.store, locks });
+      const drained = memoryStore();
+      await applyWrites(writes, { store: drained.store, locks });
+      expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
+    },
+  );
+
+  const write = (projectId: string, sdkName: string, traceId: string) => {
+    const changes = new LegacyChanges();
+    changes.addTrace(traceId, { id: traceId }, '2026-12-05T10:00:00.000Z');
+    return {
+      projectId,
+      receivedAt: 0,
+      attribution: { apiKey: 'k', sdkName, sdkVersion: '1' },
+      targets: { legacy: true, staging: false, events: false },
+      virtualRoots: true,
+      changes,
+      scores: [],
+      events: [],
+    } satisfies IngestionWrite;
+  };
+  const runs = (ws: IngestionWrite[]) =>
+    runsOf(ws).map((r) =>
+      r.map((w) => `${w.projectId}/${w.attribution.sdkName}/${[...w.changes.traces.keys()]}`),
+    );
+
+  it.each([
+    {
+      name: 'alike writes share a commit; another project or producer is a commit of its own',
+      writes: [write('p', 'a', 't1'), write('p', 'a', 't2'), write('p', 'b', 't3'), write('q', 'b', 't4')],
+      want: [['p/a/t1', 'p/a/t2'], ['p/b/t3'], ['q/b/t4']],
+    },
+    {
+      name: 'interleaved producers of different traces: one commit per producer',
+      writes: [write('p', 'a', 't1'), write('p', 'b', 't2'), write('p', 'a', 't3'), write('p', 'b', 't4')],
+      want: [
+        ['p/a/t1', 'p/a/t3'],
+        ['p/b/t2', 'p/b/t4'],
+      ],
+    },
+    {
+      name: 'a write of a trace another producer changed in between comes after that change',
+      writes: [write('p', 'a', 't1'), write('p', 'b', 't1'), write('p', 'a', 't1'), write('p', 'a', 't2')],
+      want: [['p/a/t1'], ['p/b/t1'], ['p/a/t1', 'p/a/t2']],
+    },
+  ])('$name', ({ writes, want }) => {
+    expect(runs(writes)).toEqual(want);
   });
 
   it('a file that is not a log entry is refused naming the field', () => {
