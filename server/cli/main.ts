@@ -71,17 +71,17 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./ingestion.ts')).run,
   },
   'create-project': {
-    summary: 'create a project and print its keys: --name NAME [--json]',
+    summary: 'create a project and print its keys: --name NAME [--data DIR] [--json]',
     load: async () => (await import('./create-project.ts')).run,
   },
   'create-user': {
     summary:
-      'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]',
+      'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--data DIR] [--json]',
     load: async () => (await import('./create-user.ts')).run,
   },
   'create-org-key': {
     summary:
-      "create an organization's API key (projects and memberships administration): [--org ID] [--note TEXT] [--json]",
+      "create an organization's API key (projects and memberships administration): [--org ID] [--note TEXT] [--data DIR] [--json]",
     load: async () => (await import('./create-org-key.ts')).run,
   },
 };
