@@ -6,4 +6,7 @@
 import { run } from '../cli/operator.ts';
 import { runCommand } from '../cli/run-command.ts';
 
-process.exitCode = await runCommand('operator', async () => run, process.argv.slice(2));
+const args = process.argv.slice(2);
+process.exitCode = await runCommand('operator', async () => run, args, {
+  verbose: args.includes('--verbose'),
+});

@@ -1,25 +1,28 @@
 /**
- * `observatory create-org-key [--org ID] [--note TEXT] [--json]`: prints a new organization-scoped
- * key pair, once. Such a key administers the organization's projects, their API keys and the
- * memberships through the public API; it reads no project's data.
+ * `observatory create-org-key [--org ID] [--note TEXT] [--data DIR] [--json]`: prints a new
+ * organization-scoped key pair, once. Such a key administers the organization's projects, their API
+ * keys and the memberships through the public API; it reads no project's data. `--data DIR`: in the
+ * database of the `observatory dev` running on DIR, not DATABASE_URL's.
  */
 import { processConfig } from '../config/env.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
 import { createOrganizationKey } from '../projects/organizations.ts';
+import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
-const USAGE = 'usage: observatory create-org-key [--org ID] [--note TEXT] [--json]';
+const USAGE = 'usage: observatory create-org-key [--org ID] [--note TEXT] [--data DIR] [--json]';
 
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, {
     org: { type: 'string', default: 'default' },
     note: { type: 'string' },
+    data: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (!values.org?.trim()) throw new UsageError(USAGE);
-  const config = processConfig('create-org-key');
+  const config = processConfig('create-org-key', devDatabase(values.data));
   const pool = createPool(config.databaseUrl!, 1);
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();

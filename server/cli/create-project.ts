@@ -1,15 +1,24 @@
-/** `observatory create-project --name NAME [--json]`: prints the new project's keys, once. */
+/**
+ * `observatory create-project --name NAME [--data DIR] [--json]`: prints the new project's keys,
+ * once. `--data DIR`: in the database of the `observatory dev` running on DIR, not DATABASE_URL's.
+ */
 import { processConfig } from '../config/env.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
 import { createProject } from '../projects/keys.ts';
+import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { name: { type: 'string' }, json: { type: 'boolean' } });
-  if (!values.name?.trim()) throw new UsageError('usage: observatory create-project --name NAME [--json]');
-  const config = processConfig('create-project');
+  const { values } = parseFlags(args, {
+    name: { type: 'string' },
+    data: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (!values.name?.trim())
+    throw new UsageError('usage: observatory create-project --name NAME [--data DIR] [--json]');
+  const config = processConfig('create-project', devDatabase(values.data));
   const pool = createPool(config.databaseUrl!, 1);
   try {
     // The projects table must exist; applying the relational migrations is idempotent.

@@ -1,9 +1,10 @@
 /**
  * `observatory create-user --email EMAIL [--name NAME] [--role owner|member|viewer]
- * [--project ID | --org ID] [--password-stdin] [--json]`: a web UI user with one membership (the
+ * [--project ID | --org ID] [--password-stdin] [--data DIR] [--json]`: a web UI user with one membership (the
  * default organization unless a project or organization is named; role `member` by default). The
  * password is read from stdin with `--password-stdin` (never from the command line, which other
- * users of the machine can see), else generated and printed once.
+ * users of the machine can see), else generated and printed once. `--data DIR`: in the database of
+ * the `observatory dev` running on DIR, not DATABASE_URL's.
  */
 import { text } from 'node:stream/consumers';
 import { processConfig } from '../config/env.ts';
@@ -13,10 +14,11 @@ import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
 import { provisionUser } from '../users/provision.ts';
 import { isRole, ROLES } from '../users/roles.ts';
 import { checkEmail, checkPassword, UserExists } from '../users/store.ts';
+import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 const USAGE =
-  'usage: observatory create-user --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]';
+  'usage: observatory create-user --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--data DIR] [--json]';
 
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, {
@@ -26,6 +28,7 @@ export async function run(args: string[]): Promise<number> {
     project: { type: 'string' },
     org: { type: 'string' },
     'password-stdin': { type: 'boolean' },
+    data: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (!values.email) throw new UsageError(USAGE);
@@ -39,7 +42,7 @@ export async function run(args: string[]): Promise<number> {
     given === undefined ? undefined : checkPassword(given, values.email, '--password-stdin');
   if (passwordProblem) throw new UsageError(passwordProblem);
 
-  const config = processConfig('create-user');
+  const config = processConfig('create-user', devDatabase(values.data));
   const pool = createPool(config.databaseUrl!, 1);
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor(config.mode.release)).up();

@@ -8,8 +8,10 @@
  * The default project's keys are kept in `<data>/dev-project.json` (mode 0600) so that a restart
  * on the same data directory prints the same working keys; the database stores only the hash.
  * Likewise the default web UI user (owner of the default organization) in `<data>/dev-user.json`.
+ * Without ENCRYPTION_KEY the data directory's own key seals stored secrets, and while dev runs the
+ * CLI's `--data DIR` finds its database there (dev-data.ts).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { localBlobStore } from '../blobs/local.ts';
 import { s3BlobStore } from '../blobs/s3.ts';
@@ -34,6 +36,7 @@ import { generatePassword, provisionUser } from '../users/provision.ts';
 import { setPassword, UserExists, userByEmail } from '../users/store.ts';
 import { buildWebApp } from '../web/app.ts';
 import { startWorkerJobs } from '../worker/jobs.ts';
+import { devEncryptionKey, writeDevConnection, writeSecretFile } from './dev-data.ts';
 import { intFlag, parseFlags } from './usage.ts';
 
 export interface DevReady {
@@ -49,10 +52,7 @@ export interface DevReady {
 
 const DEV_EMAIL = 'dev@observatory.local';
 
-function writeSecret(file: string, value: unknown): void {
-  writeFileSync(file, JSON.stringify(value), { mode: 0o600 });
-  chmodSync(file, 0o600);
-}
+const writeSecret = (file: string, value: unknown) => writeSecretFile(file, JSON.stringify(value));
 
 async function defaultProject(file: string, create: () => Promise<ProjectKeys>, verify: KeyVerifier) {
   if (existsSync(file)) {
@@ -91,11 +91,20 @@ export async function run(args: string[]): Promise<number> {
   const port = intFlag(values.port, 'port') ?? 3000;
   const dataDir = resolve(values.data ?? '.data/dev');
   mkdirSync(dataDir, { recursive: true });
-  const config = processConfig('dev', {
+  const given = processConfig('dev', {
     defaults: { HOST: '127.0.0.1' },
     overrides: { CLICKHOUSE_URL: `chdb://${join(dataDir, 'analytics')}` },
   });
-  const log = createLogger('dev', config.logLevel);
+  const log = createLogger('dev', given.logLevel);
+  // LLM connections, alert channels and integrations need a key; a newcomer has not set one.
+  const ownKey = given.llm.encryptionKey ? undefined : devEncryptionKey(dataDir);
+  const config = ownKey ? { ...given, llm: { ...given.llm, encryptionKey: ownKey.key } } : given;
+  if (ownKey?.created) {
+    log.info(
+      { file: ownKey.file },
+      'no ENCRYPTION_KEY: created a key for stored secrets in the data directory (keep it with the data)',
+    );
+  }
   const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
   const pool = createPool(pg.url, pg.poolSize);
   // One process serves the web and runs the worker's jobs: the longer bounds of the two.
@@ -157,6 +166,7 @@ export async function run(args: string[]): Promise<number> {
   await app.listen({ host, port });
   const address = app.server.address();
   url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  const removeConnection = writeDevConnection(dataDir, pg.url);
   const ready: DevReady = {
     url,
     projectId: keys.projectId,
@@ -191,6 +201,7 @@ export async function run(args: string[]): Promise<number> {
       exportBlobs.close();
       await pool.end();
       await analytics.close();
+      removeConnection();
       await pg.stop();
     },
   });

@@ -71,28 +71,45 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./ingestion.ts')).run,
   },
   'create-project': {
-    summary: 'create a project and print its keys: --name NAME [--json]',
+    summary: 'create a project and print its keys: --name NAME [--data DIR] [--json]',
     load: async () => (await import('./create-project.ts')).run,
   },
   'create-user': {
     summary:
-      'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--json]',
+      'create a web UI user: --email EMAIL [--name NAME] [--role owner|member|viewer] [--project ID | --org ID] [--password-stdin] [--data DIR] [--json]',
     load: async () => (await import('./create-user.ts')).run,
   },
   'create-org-key': {
     summary:
-      "create an organization's API key (projects and memberships administration): [--org ID] [--note TEXT] [--json]",
+      "create an organization's API key (projects and memberships administration): [--org ID] [--note TEXT] [--data DIR] [--json]",
     load: async () => (await import('./create-org-key.ts')).run,
   },
 };
 
 function help(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`);
-  return ['usage: observatory <command> [options]', '', 'commands:', ...rows].join('\n');
+  return [
+    'usage: observatory <command> [options] [--verbose]',
+    '',
+    'commands:',
+    ...rows,
+    '',
+    'A failure prints one line; --verbose adds its stack.',
+  ].join('\n');
+}
+
+/** `--verbose` is the CLI's own flag, taken out before the command parses the rest (up to a `--`). */
+export function takeVerbose(args: string[]): { verbose: boolean; rest: string[] } {
+  const end = args.indexOf('--');
+  const own = end === -1 ? args : args.slice(0, end);
+  const tail = end === -1 ? [] : args.slice(end);
+  const rest = [...own.filter((a) => a !== '--verbose'), ...tail];
+  return { verbose: rest.length !== args.length, rest };
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const { verbose, rest: args } = takeVerbose(argv);
+  const [name, ...rest] = args;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${help()}\n`);
     return name ? 0 : 2;
@@ -103,5 +120,5 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
     return 2;
   }
-  return runCommand(name, command.load, rest);
+  return runCommand(name, command.load, rest, { verbose });
 }

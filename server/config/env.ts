@@ -271,18 +271,16 @@ const ipList = z
       ctx.addIssue({ code: 'custom', message: `has entries that are not IP addresses: ${bad.join(', ')}` });
   });
 
+/** The key that seals stored secrets, as written: 64 hex characters (also `dev`'s key file). */
+export const encryptionKeyText = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, {
+    error: 'must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+  })
+  .transform((key) => Buffer.from(key, 'hex'));
+
 const llmSchema = fields({
-  encryptionKey: [
-    LLM_ENV.encryptionKey,
-    checked(
-      z
-        .string()
-        .regex(/^[0-9a-fA-F]{64}$/, {
-          error: 'must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
-        })
-        .transform((key) => Buffer.from(key, 'hex')),
-    ),
-  ],
+  encryptionKey: [LLM_ENV.encryptionKey, checked(encryptionKeyText)],
   whitelistedHosts: [
     LLM_ENV.llmConnectionWhitelistedHosts,
     checked(z.string().transform((v) => csv(v).map((h) => h.toLowerCase()))),

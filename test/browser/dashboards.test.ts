@@ -142,6 +142,15 @@ describe('dashboards in the browser', () => {
       .locator('.bar-value')
       .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-value'))));
     expect(values).toEqual(users.flatMap((r) => [r['sum_totalCost'], r['count_count']]));
+    // Each value names its metric as a reader says it, not by the API's key.
+    const named = await tile(page, 'top-users').locator('.bar-value').allInnerTexts();
+    expect(named.slice(0, 2).map((t) => t.split(':')[0])).toEqual(['Total cost', 'Observations']);
+    expect(await tile(page, 'latency-percentiles').locator('th.num').allInnerTexts()).toEqual([
+      'p50 latency',
+      'p90 latency',
+      'p95 latency',
+      'p99 latency',
+    ]);
 
     // The time series lists each series' total: the API's buckets summed.
     const overTime = await metricsV2(tiles.get('traces-over-time')!.query);

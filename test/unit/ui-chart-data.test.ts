@@ -9,6 +9,8 @@ import {
 } from '../../server/ui/src/chart-data.ts';
 
 const byModel = {
+  view: 'observations' as const,
+  filters: [],
   dimensions: [{ field: 'model' }],
   metrics: [{ measure: 'totalCost', agg: 'sum' as const }],
 };
@@ -45,16 +47,25 @@ describe('chart data', () => {
     expect(timeSeriesOf(rows, byModel)).toEqual({
       x: [s(1), s(2)],
       series: [
-        { label: 'a · sum_totalCost', values: [1, 3] },
-        { label: 'b · sum_totalCost', values: [null, 0.5] },
+        { key: 'sum_totalCost', label: 'a · Total cost', values: [1, 3] },
+        { key: 'sum_totalCost', label: 'b · Total cost', values: [null, 0.5] },
       ],
     });
   });
 
-  it('without dimensions, one series per metric', () => {
-    const w = { dimensions: [], metrics: [{ measure: 'count', agg: 'count' as const }] };
-    expect(timeSeriesOf([{ time_dimension: t(1), count_count: 4 }], w).series).toEqual([
-      { label: 'count_count', values: [4] },
+  it('without dimensions, one series per metric, named as a reader says it', () => {
+    const w = {
+      view: 'observations' as const,
+      filters: [],
+      dimensions: [],
+      metrics: [
+        { measure: 'count', agg: 'count' as const },
+        { measure: 'inputTokens', agg: 'sum' as const },
+      ],
+    };
+    expect(timeSeriesOf([{ time_dimension: t(1), count_count: 4, sum_inputTokens: 9 }], w).series).toEqual([
+      { key: 'count_count', label: 'Observations', values: [4] },
+      { key: 'sum_inputTokens', label: 'Input tokens', values: [9] },
     ]);
   });
 

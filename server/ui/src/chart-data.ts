@@ -1,9 +1,11 @@
 /**
  * Metrics rows reshaped for drawing: time series (one aligned series per dimension value and
  * metric) and categories (one row per dimension value). Output keys are the metrics API's:
- * dimension fields, `time_dimension`, `<aggregation>_<measure>`. Pure.
+ * dimension fields, `time_dimension`, `<aggregation>_<measure>`; a series' label names its metric
+ * as a reader does (metric-names.ts). Pure.
  */
 import type { WidgetDefinition } from '../../dashboards/model.ts';
+import { metricNames } from './metric-names.ts';
 
 type Row = Record<string, unknown>;
 
@@ -25,30 +27,37 @@ export function labelOf(row: Row, w: Pick<WidgetDefinition, 'dimensions'>): stri
 export interface TimeSeries {
   /** Bucket starts, seconds since the epoch, ascending. */
   x: number[];
-  series: { label: string; values: (number | null)[] }[];
+  /** `key`: the metric's key in the rows (its unit follows from it); `label`: what the reader sees. */
+  series: { key: string; label: string; values: (number | null)[] }[];
 }
 
-export function timeSeriesOf(rows: Row[], w: Pick<WidgetDefinition, 'dimensions' | 'metrics'>): TimeSeries {
+export function timeSeriesOf(
+  rows: Row[],
+  w: Pick<WidgetDefinition, 'dimensions' | 'metrics' | 'view' | 'filters'>,
+): TimeSeries {
   const keys = metricKeys(w);
+  const names = metricNames(w);
   const x = [...new Set(rows.map((r) => Date.parse(String(r['time_dimension'])) / 1000))]
     .filter(Number.isFinite)
     .sort((a, b) => a - b);
   const at = new Map(x.map((t, i) => [t, i]));
-  const byLabel = new Map<string, (number | null)[]>();
+  const series = new Map<string, TimeSeries['series'][number]>();
   for (const r of rows) {
     const i = at.get(Date.parse(String(r['time_dimension'])) / 1000);
     if (i === undefined) continue;
-    for (const k of keys) {
-      const label = w.dimensions.length > 0 ? `${labelOf(r, w)} · ${k}` : k;
-      let values = byLabel.get(label);
-      if (!values) {
-        values = x.map(() => null);
-        byLabel.set(label, values);
+    keys.forEach((key, k) => {
+      const group = w.dimensions.length > 0 ? labelOf(r, w) : undefined;
+      const id = `${group ?? ''}\u0000${key}`;
+      let s = series.get(id);
+      if (!s) {
+        const label = group === undefined ? names[k]! : `${group} · ${names[k]}`;
+        s = { key, label, values: x.map(() => null) };
+        series.set(id, s);
       }
-      values[i] = num(r[k]);
-    }
+      s.values[i] = num(r[key]);
+    });
   }
-  return { x, series: [...byLabel].map(([label, values]) => ({ label, values })) };
+  return { x, series: [...series.values()] };
 }
 
 export interface Category {

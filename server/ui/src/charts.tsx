@@ -3,7 +3,8 @@
  * points); categories, pies, numbers, histograms and tables are plain HTML and SVG. Nothing is
  * told by colour alone: series differ in dash pattern and carry legend labels, bars and slices
  * print their label and value, and every time series lists its series' totals beneath. Bar time
- * series of several series stack.
+ * series of several series stack. Metrics are shown by their names (metric-names.ts), looked up and
+ * formatted by their keys.
  */
 import { useEffect, useMemo, useRef } from 'react';
 import uPlot from 'uplot';
@@ -18,6 +19,7 @@ import {
   type TimeSeries,
   timeSeriesOf,
 } from './chart-data.ts';
+import { metricNames } from './metric-names.ts';
 
 type Row = Record<string, unknown>;
 
@@ -71,7 +73,7 @@ function TimeSeriesChart({
               width: 2,
               // The legend shows each series' own value, not the stack's top.
               value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) =>
-                idx === null ? '–' : formatValue(s.label, s.values[idx]),
+                idx === null ? '–' : formatValue(s.key, s.values[idx]),
               ...(chartType === 'AREA_TIME_SERIES' ? { fill: `${COLORS[i % COLORS.length]}33` } : {}),
               ...(bars ? { paths: bars, fill: `${COLORS[i % COLORS.length]}cc` } : {}),
             };
@@ -108,7 +110,7 @@ function TimeSeriesChart({
               <td className="num" title="total over the range">
                 Σ{' '}
                 {formatValue(
-                  s.label,
+                  s.key,
                   s.values.reduce<number>((a, v) => a + (v ?? 0), 0),
                 )}
               </td>
@@ -126,17 +128,22 @@ const shares = (cats: Category[], keys: string[]) => {
   return (c: Category, k: number) => `${(100 * Math.abs(c.values[k] ?? 0)) / max[k]!}%`;
 };
 
-function BarValue({ keys, k, c }: { keys: string[]; k: number; c: Category }) {
-  const key = keys[k]!;
+/** Metrics by key (rows, units) and name (what the reader sees). */
+interface Shown {
+  keys: string[];
+  names: string[];
+}
+
+function BarValue({ keys, names, k, c }: Shown & { k: number; c: Category }) {
   return (
     <span className="bar-value" data-value={c.values[k] ?? ''}>
-      {keys.length > 1 ? `${key}: ` : ''}
-      {formatValue(key, c.values[k])}
+      {keys.length > 1 ? `${names[k]}: ` : ''}
+      {formatValue(keys[k]!, c.values[k])}
     </span>
   );
 }
 
-function Bars({ cats, keys, vertical }: { cats: Category[]; keys: string[]; vertical: boolean }) {
+function Bars({ cats, keys, names, vertical }: Shown & { cats: Category[]; vertical: boolean }) {
   if (cats.length === 0) return <p className="muted">No data in this range.</p>;
   const share = shares(cats, keys);
   if (vertical) {
@@ -147,7 +154,7 @@ function Bars({ cats, keys, vertical }: { cats: Category[]; keys: string[]; vert
             <div className="column-bars">
               {keys.map((key, k) => (
                 <div className="column" key={key}>
-                  <BarValue keys={keys} k={k} c={c} />
+                  <BarValue keys={keys} names={names} k={k} c={c} />
                   <div className="column-track">
                     <div className={`bar-fill pattern-${k % 4}`} style={{ height: share(c, k) }} />
                   </div>
@@ -168,7 +175,7 @@ function Bars({ cats, keys, vertical }: { cats: Category[]; keys: string[]; vert
           {keys.map((key, k) => (
             <div className="bar-row" key={key}>
               <div className={`bar-fill pattern-${k % 4}`} style={{ width: share(c, k) }} />
-              <BarValue keys={keys} k={k} c={c} />
+              <BarValue keys={keys} names={names} k={k} c={c} />
             </div>
           ))}
         </div>
@@ -226,6 +233,7 @@ function Pie({ cats, keyName }: { cats: Category[]; keyName: string }) {
 
 function Table({ rows, w }: { rows: Row[]; w: WidgetDefinition }) {
   const keys = metricKeys(w);
+  const names = metricNames(w);
   if (rows.length === 0) return <p className="muted">No data in this range.</p>;
   return (
     <table className="grid compact">
@@ -234,9 +242,9 @@ function Table({ rows, w }: { rows: Row[]; w: WidgetDefinition }) {
           {w.dimensions.map((d) => (
             <th key={d.field}>{d.field}</th>
           ))}
-          {keys.map((k) => (
+          {keys.map((k, i) => (
             <th key={k} className="num">
-              {k}
+              {names[i]}
             </th>
           ))}
         </tr>
@@ -262,6 +270,7 @@ function Table({ rows, w }: { rows: Row[]; w: WidgetDefinition }) {
 
 export function Chart({ w, rows, xRange }: { w: WidgetDefinition; rows: Row[]; xRange?: XRange }) {
   const keys = metricKeys(w);
+  const names = metricNames(w);
   switch (w.chartType) {
     case 'LINE_TIME_SERIES':
     case 'AREA_TIME_SERIES':
@@ -269,18 +278,27 @@ export function Chart({ w, rows, xRange }: { w: WidgetDefinition; rows: Row[]; x
       return <TimeSeriesChart rows={rows} w={w} xRange={xRange} />;
     case 'HORIZONTAL_BAR':
     case 'VERTICAL_BAR':
-      return <Bars cats={categoriesOf(rows, w)} keys={keys} vertical={w.chartType === 'VERTICAL_BAR'} />;
+      return (
+        <Bars
+          cats={categoriesOf(rows, w)}
+          keys={keys}
+          names={names}
+          vertical={w.chartType === 'VERTICAL_BAR'}
+        />
+      );
     case 'PIE':
       return <Pie cats={categoriesOf(rows, w)} keyName={keys[0] ?? ''} />;
     case 'HISTOGRAM':
-      return <Bars cats={histogramOf(rows, keys[0] ?? '')} keys={['count']} vertical={true} />;
+      return (
+        <Bars cats={histogramOf(rows, keys[0] ?? '')} keys={['count']} names={['Count']} vertical={true} />
+      );
     case 'NUMBER':
       return (
         <div className="numbers">
-          {keys.map((k) => (
+          {keys.map((k, i) => (
             <div key={k} className="big-number" data-metric={k} data-value={String(rows[0]?.[k] ?? '')}>
               {formatValue(k, (rows[0]?.[k] as number | undefined) ?? null)}
-              {keys.length > 1 && <span className="muted"> {k}</span>}
+              {keys.length > 1 && <span className="muted"> {names[i]}</span>}
             </div>
           ))}
         </div>
