@@ -38,6 +38,37 @@ const retryKind = (name: string, statusCode: number) =>
   };
 
 export const BadRequest = kind('BadRequest', 400);
+
+/** One failing field of a request part: zod's issue code, its message, and the path to the field. */
+export interface ValidationIssue {
+  code: string;
+  message: string;
+  path: (string | number)[];
+}
+
+/** Issues as field paths and messages: `value: NUMERIC scores need a number value; name: Required`. */
+export function describeIssueList(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+): string {
+  return issues
+    .map((i) => `${i.path.length > 0 ? `${i.path.map(String).join('.')}: ` : ''}${i.message}`)
+    .join('; ');
+}
+
+/**
+ * A request part (path parameters, query string or body) that does not parse: a 400 whose
+ * `details` name the fields, and which keeps the part and its issues for the answers that list them.
+ */
+export class InvalidRequestPart extends HttpError {
+  override name = 'InvalidRequestPart';
+  readonly part: 'params' | 'query' | 'body';
+  readonly issues: ValidationIssue[];
+  constructor(part: 'params' | 'query' | 'body', issues: ValidationIssue[]) {
+    super(400, 'Invalid request data', describeIssueList(issues));
+    this.part = part;
+    this.issues = issues;
+  }
+}
 export const Unauthorized = kind('Unauthorized', 401);
 export const Forbidden = kind('Forbidden', 403);
 export const NotFound = kind('NotFound', 404);

@@ -32,6 +32,12 @@ import {
 
 /** The reference's cap on effectively active rules per project. */
 export const MAX_ACTIVE_RULES = 500;
+/**
+ * A rule's `delay` in milliseconds: the reference's job configuration default (10 s,
+ * DEFAULT_TRACE_JOB_DELAY) and range (a non-negative integer stored as a 32-bit Int).
+ */
+const DEFAULT_RULE_DELAY_MS = 10_000;
+const MAX_RULE_DELAY_MS = 2_147_483_647;
 
 const modelConfig = z.object({ provider: z.string().min(1), model: z.string().min(1) });
 export const createEvaluatorRequest = z.object({
@@ -57,6 +63,7 @@ const ruleCommon = {
   target: z.enum(TARGETS),
   enabled: z.boolean(),
   sampling: z.number().gt(0).lte(1).optional(),
+  delay: z.number().int().min(0).max(MAX_RULE_DELAY_MS).optional(),
   filter: z.array(ruleFilter).optional(),
 };
 export const createRuleRequest = z.object({
@@ -70,6 +77,7 @@ export const updateRuleRequest = z.object({
   target: ruleCommon.target.optional(),
   enabled: ruleCommon.enabled.optional(),
   sampling: ruleCommon.sampling,
+  delay: ruleCommon.delay,
   filter: ruleCommon.filter,
   evaluator: z.object({ name: z.string().min(1) }).optional(),
   mapping: z.array(mappingEntry).optional(),
@@ -295,6 +303,7 @@ export async function createRule(
       target: req.target,
       enabled: req.enabled,
       sampling: req.sampling ?? 1,
+      delay: req.delay ?? DEFAULT_RULE_DELAY_MS,
       filter: req.filter ?? [],
       pausedReason: null,
       pausedMessage: null,
@@ -365,6 +374,7 @@ export async function updateRule(
       target: req.target ?? rule.target,
       enabled: req.enabled ?? rule.enabled,
       sampling: req.sampling ?? rule.sampling,
+      delay: req.delay ?? rule.delay,
       filter: req.filter ?? rule.filter,
       pausedReason: rule.pausedReason,
       pausedMessage: rule.pausedMessage,
@@ -423,6 +433,7 @@ export async function convertToObservationRule(pool: pg.Pool, rule: Rule, legacy
       target: 'observation',
       enabled: rule.enabled,
       sampling: rule.sampling,
+      delay: rule.delay,
       filter: [...filter, { type: 'boolean', column: 'isRootObservation', operator: '=', value: true }],
       evaluators,
     },
@@ -458,6 +469,8 @@ export async function publicRule(pool: pg.Pool, r: Rule) {
     pausedReason: r.pausedReason,
     pausedMessage: r.pausedMessage,
     sampling: r.sampling,
+    // Milliseconds after a matching row arrives before it is judged (the reference's `delay`).
+    delay: r.delay,
     filter: r.filter,
     mapping: evaluators[0]?.effective ?? [],
     createdAt: r.createdAt,

@@ -7,7 +7,10 @@
  * observation or a trace to a dataset item) where the legacy tables are; for the Legacy trace-level
  * rules, the rows of the legacy `traces` table. Only rows that arrived since the rule's cursor and
  * at least `lagMs` ago (so rows still being written are seen on the next pass), sampled per row.
- * Runs in the worker, never on ingestion.
+ * A rule's `delay` holds a row back until it arrived that long ago: measured from its arrival in
+ * the store (`created_at`), as the reference counts it from the first ingestion event that matched
+ * (when it queues the job with this delay), not from the producer's start time, so that updates
+ * and the rest of the trace are in when the judge reads the row. Runs in the worker, never on ingestion.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
@@ -133,8 +136,16 @@ function matching(rule: Matched, params: Params, also: () => string[] = () => []
 /** The rows a pass reads: those that arrived after the rules' cursors up to `to`, or every row that arrived at `at`. */
 export type ScanWindow = { to: string } | { at: string };
 
-/** A rule as one pass scans it: its filters, and the exact cursor it resumes after. */
-export type ScannedRule = Pick<Rule, 'projectId' | 'filter'> & { scanCursor: string };
+/**
+ * A rule as one pass scans it: its filters, the exact cursor it resumes after, and where its own
+ * window ends when its delay ends it before the pass's (`until`).
+ */
+export type ScannedRule = Pick<Rule, 'projectId' | 'filter'> & { scanCursor: string; until?: string };
+
+/** Where a rule's window ends in a pass at `nowMs`: `lagMs` ago, or its delay ago when longer. */
+export function windowEnd(nowMs: number, lagMs: number, delayMs: number): string {
+  return new Date(nowMs - Math.max(lagMs, delayMs)).toISOString();
+}
 
 /**
  * One statement for every rule of `source`, so a pass costs the store one statement per source
@@ -149,6 +160,7 @@ export function buildScan(source: ScanSource, rules: readonly ScannedRule[], win
     [
       `project_id = ${params.str(rule.projectId)}`,
       `created_at > ${params.time(rule.scanCursor)}`,
+      ...(rule.until === undefined ? [] : [`created_at <= ${params.time(rule.until)}`]),
       ...compileFilters(rule.filter, SOURCES[source].columns, { params, textIndex: false }),
     ].join(' AND '),
   );
@@ -215,12 +227,19 @@ export interface ScanRow {
   matched: (number | boolean)[];
 }
 
+/** Where a rule resumes after a pass that resumes at `next`: there, or at its own window's end if earlier. */
+export const resumeAt = (rule: { until?: string }, next: string): string =>
+  rule.until !== undefined && toChText(rule.until) < toChText(next) ? rule.until : next;
+
 /**
  * The rules whose cursor a pass that resumes at `next` moves: forward only, so a rule already past
- * `next` (its page was cut short by older rules' rows) keeps its own cursor.
+ * where it resumes (its page was cut short by older rules' rows, or its delay) keeps its own cursor.
  */
-export function cursorsBefore<R extends { scanCursor: string }>(rules: readonly R[], next: string): R[] {
-  return rules.filter((r) => toChText(r.scanCursor) < toChText(next));
+export function cursorsBefore<R extends { scanCursor: string; until?: string }>(
+  rules: readonly R[],
+  next: string,
+): R[] {
+  return rules.filter((r) => toChText(r.scanCursor) < toChText(resumeAt(r, next)));
 }
 
 /**
@@ -260,12 +279,15 @@ export async function scanRules(
   lagMs: number,
   sources: readonly ScanSource[],
 ): Promise<number> {
-  const to = new Date(Date.now() - lagMs).toISOString();
+  const now = Date.now();
+  const to = windowEnd(now, lagMs, 0);
   let enqueued = 0;
   for (const source of sources) {
-    const behind = (await activeRules(pool, SOURCES[source].target)).filter(
-      (rule) => Date.parse(rule.scanCursor) < Date.parse(to),
-    );
+    const behind = (await activeRules(pool, SOURCES[source].target))
+      .map((rule): Rule & ScannedRule =>
+        rule.delay > lagMs ? { ...rule, until: windowEnd(now, lagMs, rule.delay) } : rule,
+      )
+      .filter((rule) => Date.parse(rule.scanCursor) < Date.parse(rule.until ?? to));
     if (behind.length === 0) continue;
     const rules = rulesWithRoom(
       behind,
@@ -287,7 +309,7 @@ export async function scanRules(
     const items = scanExecutions(rules, rows);
     enqueued += await enqueueExecutions(pool, items);
     for (const rule of cursorsBefore(rules, next.cursor)) {
-      await advanceScanCursor(pool, rule.id, rule.scanCursor, next.cursor);
+      await advanceScanCursor(pool, rule.id, rule.scanCursor, resumeAt(rule, next.cursor));
     }
   }
   return enqueued;

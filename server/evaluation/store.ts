@@ -196,6 +196,8 @@ export interface Rule {
   target: Target;
   enabled: boolean;
   sampling: number;
+  /** Milliseconds after a row arrives before the rule judges it (scan.ts). */
+  delay: number;
   filter: FilterCondition[];
   pausedReason: string | null;
   pausedMessage: string | null;
@@ -211,6 +213,7 @@ interface RuleRow {
   target: Target;
   enabled: boolean;
   sampling: number;
+  delay: number;
   filter: FilterCondition[];
   paused_reason: string | null;
   paused_message: string | null;
@@ -233,6 +236,7 @@ const toRule = (r: RuleRow): Rule => ({
   target: r.target,
   enabled: r.enabled,
   sampling: r.sampling,
+  delay: r.delay,
   filter: r.filter,
   pausedReason: r.paused_reason,
   pausedMessage: r.paused_message,
@@ -329,10 +333,10 @@ export async function saveRule(
   try {
     await inTransaction(pool, async (client) => {
       await client.query(
-        `INSERT INTO evaluation_rules (id, project_id, name, target, enabled, sampling, filter, paused_reason, paused_message)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)
+        `INSERT INTO evaluation_rules (id, project_id, name, target, enabled, sampling, filter, paused_reason, paused_message, delay)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, target = EXCLUDED.target, enabled = EXCLUDED.enabled,
-           sampling = EXCLUDED.sampling, filter = EXCLUDED.filter, paused_reason = EXCLUDED.paused_reason,
+           sampling = EXCLUDED.sampling, delay = EXCLUDED.delay, filter = EXCLUDED.filter, paused_reason = EXCLUDED.paused_reason,
            paused_message = EXCLUDED.paused_message, updated_at = now(),
            scan_cursor = CASE WHEN evaluation_rules.enabled THEN evaluation_rules.scan_cursor ELSE now() END`,
         [
@@ -345,6 +349,7 @@ export async function saveRule(
           JSON.stringify(f.filter),
           f.pausedReason,
           f.pausedMessage,
+          f.delay,
         ],
       );
       await client.query('DELETE FROM evaluation_rule_evaluators WHERE rule_id = $1', [id]);

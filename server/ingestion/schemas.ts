@@ -3,6 +3,7 @@
  * endpoints, as the reference SDKs send them (research notes §4).
  */
 import { z } from 'zod';
+import { describeIssueList } from '../errors.ts';
 import { OBSERVATION_TYPES, type ObservationType } from '../otel/types.ts';
 import {
   COST_LIMIT_USD,
@@ -251,7 +252,5 @@ export const batchRequest = z.object({
 
 /** A zod error as field paths and messages: `body.value: NUMERIC scores need a number value`. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`)
-    .join('; ');
+  return describeIssueList(error.issues);
 }

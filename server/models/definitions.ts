@@ -65,7 +65,8 @@ export const createModelRequest = z
     modelName: z.string().min(1),
     matchPattern: safePattern,
     startDate: z.iso.datetime({ offset: true }).nullish(),
-    unit: z.enum(MODEL_UNITS),
+    // Optional, as in the reference's CreateModelRequest: it describes the prices, pricing does not read it.
+    unit: z.enum(MODEL_UNITS).nullish(),
     inputPrice: z.number().nonnegative().nullish(),
     outputPrice: z.number().nonnegative().nullish(),
     totalPrice: z.number().nonnegative().nullish(),
@@ -124,10 +125,27 @@ export interface ModelDefinition {
   createdAt: string;
 }
 
+/** The prices of a definition's default tier, by usage type (what its flat prices show). */
+export const defaultPrices = (m: ModelDefinition): Record<string, number> =>
+  m.pricingTiers.find((t) => t.isDefault)?.prices ?? {};
+
+/**
+ * A price as a decimal string in positional notation (`0.0000001`, never `1e-7`), as the
+ * Observations API v2 serializes a matched model's prices.
+ */
+export function decimalText(n: number): string {
+  const text = String(n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!m) return text;
+  const [, sign, lead, fraction = '', exponent] = m;
+  const e = Number(exponent);
+  const digits = `${lead}${fraction}`;
+  return e < 0 ? `${sign}0.${'0'.repeat(-e - 1)}${digits}` : `${sign}${digits.padEnd(e + 1, '0')}`;
+}
+
 /** The reference's `Model`: flat prices and `prices` mirror the default tier. */
 export function toApiModel(m: ModelDefinition) {
-  const defaultTier = m.pricingTiers.find((t) => t.isDefault);
-  const flat = defaultTier?.prices ?? {};
+  const flat = defaultPrices(m);
   return {
     id: m.id,
     modelName: m.modelName,

@@ -83,6 +83,20 @@ export async function getModel(
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+/** The definitions among `ids` the project sees (its own or built-in), by id. */
+export async function modelsById(
+  pool: pg.Pool,
+  projectId: string,
+  ids: readonly string[],
+): Promise<Map<string, ModelDefinition>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await pool.query<ModelRow>(
+    `SELECT ${COLUMNS} FROM models WHERE id = ANY($2::text[]) AND ${VISIBLE}`,
+    [projectId, ids],
+  );
+  return new Map(rows.map((r) => [r.id, fromRow(r)]));
+}
+
 export class DuplicateModelName extends Error {
   override name = 'DuplicateModelName';
 }
@@ -94,7 +108,7 @@ function requestValues(req: CreateModelRequest): unknown[] {
     req.modelName,
     req.matchPattern,
     req.startDate ?? null,
-    req.unit,
+    req.unit ?? null,
     req.tokenizerId ?? null,
     req.tokenizerConfig === undefined ? null : JSON.stringify(req.tokenizerConfig),
     JSON.stringify(tiers),

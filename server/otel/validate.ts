@@ -131,10 +131,14 @@ function spanProblem(span: Record<string, unknown>, p: string, totals: Totals): 
 }
 
 const MAX_NANOS = BigInt(MAX_TIMESTAMP_MS) * 1_000_000n + 999_999n;
+/** From here up to the end of uint64, a time read as signed is negative: before 1970. */
+const NEGATIVE_AS_UNSIGNED = 2n ** 63n;
+const UINT64_END = 2n ** 64n;
 
 /**
- * OTLP times are unsigned nanoseconds since 1970 ("0": not set). Anything else, or a time past the
- * stored range, is refused rather than stored as another date.
+ * OTLP times are unsigned nanoseconds since 1970 ("0": not set). Anything else, a time before
+ * 1970 that a producer sent as the unsigned form of a negative number, or a time past the stored
+ * range, is refused rather than stored as another date.
  */
 function timeProblem(value: unknown, path: string): Problem | null {
   if (value === undefined || value === null) return null;
@@ -145,8 +149,15 @@ function timeProblem(value: unknown, path: string): Problem | null {
       reason: `is not a timestamp: ${JSON.stringify(text.slice(0, 40))} (unsigned nanoseconds since 1970)`,
     };
   }
-  if (BigInt(text) > MAX_NANOS) {
-    return { path, reason: `is outside the accepted time range ${TIMESTAMP_RANGE}: ${text}` };
+  const sent = BigInt(text);
+  if (sent >= NEGATIVE_AS_UNSIGNED || sent > MAX_NANOS) {
+    // Read as signed, such a value is a time before 1970 (or a far future one that wrapped around).
+    const signed = sent < UINT64_END ? sent - UINT64_END : undefined;
+    const before1970 =
+      signed !== undefined && sent >= NEGATIVE_AS_UNSIGNED
+        ? ` (as a signed 64-bit value ${signed}: a time before 1970 sent as unsigned)`
+        : '';
+    return { path, reason: `is outside the accepted time range ${TIMESTAMP_RANGE}: ${text}${before1970}` };
   }
   return null;
 }

@@ -6,6 +6,7 @@
  */
 
 import { BadRequest } from '../errors.ts';
+import { decimalText } from '../models/definitions.ts';
 import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TOTAL_TOKENS, TTFT_MS } from './events-columns.ts';
 import { type CompileContext, compileFilters, type FilterCondition, fullTextMatch } from './filters.ts';
 import { own } from './lookup.ts';
@@ -257,13 +258,18 @@ export function buildObservationDetails(projectId: string, rows: Row[]): Query {
 
 export const rowKey = (r: Row) => `${r['trace_id']}\u0000${r['span_id']}\u0000${r['start_time']}`;
 
-/** One row -> an ObservationV2 with the requested groups. */
+/**
+ * One row -> an ObservationV2 with the requested groups; `prices` are the default tier's of the
+ * row's matched model (by usage type), which the model group shows as decimal strings.
+ */
 export function mapObservation(
   r: Row,
   groups: Set<FieldGroup>,
   details: Row | undefined,
   expandMetadata: string[],
+  prices: Record<string, number> = {},
 ): Record<string, unknown> {
+  const price = (usage: string) => (prices[usage] === undefined ? null : decimalText(prices[usage]));
   const parent = orNull(r['parent_span_id']);
   const base = {
     ...spanOf(r),
@@ -310,6 +316,9 @@ export function mapObservation(
       internalModelId: orNull(r['model_id']),
       modelId: orNull(r['model_id']),
       modelParameters: r['model_parameters'] ? parseMaybeJson(r['model_parameters']) : null,
+      inputPrice: price('input'),
+      outputPrice: price('output'),
+      totalPrice: price('total'),
     }),
     usage: () => ({
       usageDetails: numberMap(r['usage_details']),

@@ -8,7 +8,8 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TrustedProxies } from '../config/auth.ts';
-import { BadRequest } from '../errors.ts';
+import { BadRequest, HttpError, NotFound } from '../errors.ts';
+import { envelopeOf } from '../evaluation/errors.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { organizationsPlugin } from './administration/organizations.ts';
 import { projectsPlugin } from './administration/projects.ts';
@@ -152,13 +153,17 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
     const allowed = allowedMethods(path);
-    if (allowed.length > 0) {
-      return reply
-        .code(405)
-        .header('allow', allowed.join(', '))
-        .send({ message: `Method ${req.method} is not allowed on ${path} (allowed: ${allowed.join(', ')})` });
-    }
-    return reply.code(404).send({ message: `Route ${req.method} ${path} not found` });
+    const err =
+      allowed.length > 0
+        ? new HttpError(
+            405,
+            `Method ${req.method} is not allowed on ${path} (allowed: ${allowed.join(', ')})`,
+          )
+        : new NotFound(`Route ${req.method} ${path} not found`);
+    if (allowed.length > 0) reply.header('allow', allowed.join(', '));
+    // The unstable family answers its envelope here too (its code says which refusal).
+    const body = path.startsWith('/api/public/unstable/') ? envelopeOf(err, false) : { message: err.message };
+    return reply.code(err.statusCode).send(body);
   });
   return app;
 }

@@ -330,7 +330,7 @@ describe('the models API', () => {
     [{ modelName: 'x', matchPattern: '(a', unit: 'TOKENS', inputPrice: 1 }, /matchPattern/],
     [{ modelName: 'x', matchPattern: '(a)\\1', unit: 'TOKENS', inputPrice: 1 }, /matchPattern/],
     [{ modelName: 'x', matchPattern: 'x', unit: 'TOKENS' }, /pricingTiers/],
-    [{ modelName: 'x', matchPattern: 'x', inputPrice: 1 }, /unit/],
+    [{ modelName: 'x', matchPattern: 'x', unit: 'LITRES', inputPrice: 1 }, /unit/],
     [{ modelName: 'x', matchPattern: 'x', unit: 'TOKENS', inputPrice: 1, totalPrice: 2 }, /totalPrice/],
     [
       { modelName: 'x', matchPattern: 'x', unit: 'TOKENS', tokenizerId: 'llama', inputPrice: 1 },

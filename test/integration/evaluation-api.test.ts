@@ -261,6 +261,8 @@ describe('evaluation rules', () => {
       pausedReason: null,
       pausedMessage: null,
       sampling: 1,
+      // The reference's job configuration default, in milliseconds.
+      delay: 10_000,
       filter: rule().filter,
       mapping: MAPPING,
       createdAt: expect.any(String),

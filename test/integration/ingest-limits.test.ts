@@ -301,6 +301,34 @@ describe('times the store would keep as other dates are refused', () => {
     expect(r.body.message).toContain('startTimeUnixNano is not a timestamp');
   });
 
+  it('an OTLP/protobuf time before 1970 (a negative int64 sent as fixed64) is a 400 naming the field', async () => {
+    // 1700-01-01 in nanoseconds is negative; as fixed64 it reads as an unsigned value of at least 2^63.
+    const unsigned = BigInt(Date.UTC(1700, 0, 1)) * 1_000_000n + 2n ** 64n;
+    expect(unsigned >= 2n ** 63n).toBe(true);
+    const spanId = '4'.repeat(16);
+    const type = exportTraceServiceRequestType();
+    const span = {
+      traceId: Buffer.from('4'.repeat(32), 'hex'),
+      spanId: Buffer.from(spanId, 'hex'),
+      name: 'before-1970',
+      startTimeUnixNano: unsigned.toString(),
+      endTimeUnixNano: unsigned.toString(),
+    };
+    const res = await fetch(OTLP(), {
+      method: 'POST',
+      headers: { authorization: devAuth(dev), 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array(
+        type.encode(type.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })).finish(),
+      ),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(res.status).toBe(400);
+    const message = ((await res.json()) as Answer).message;
+    expect(message).toContain('resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano is outside');
+    expect(message).toContain('a time before 1970');
+    expect(await get(`/api/public/observations/${spanId}`)).toBe(404);
+  });
+
   it('a batch event in year 275760 is its own 400 in the 207, the other event stored', async () => {
     const r = await post('/api/public/ingestion', {
       batch: [

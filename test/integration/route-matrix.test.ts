@@ -817,8 +817,14 @@ const INVALID: [string, Case][] = [
   ['GET v2 metrics without query', get('/api/public/v2/metrics', 'metricsV2', 400)],
   ['POST v2 datasets without name', json('POST', '/api/public/v2/datasets', {}, 'always', 400)],
   [
-    'POST models without unit',
-    json('POST', '/api/public/models', { modelName: 'x', matchPattern: 'x', inputPrice: 1 }, 'always', 400),
+    'POST models with an unknown unit',
+    json(
+      'POST',
+      '/api/public/models',
+      { modelName: 'x', matchPattern: 'x', unit: 'LITRES', inputPrice: 1 },
+      'always',
+      400,
+    ),
   ],
   [
     'POST annotation queue without score configs',

@@ -24,9 +24,11 @@ import {
   cursorsBefore,
   nextScan,
   PENDING_PER_RULE,
+  resumeAt,
   rulesWithRoom,
   scanExecutions,
   scanSources,
+  windowEnd,
 } from '../../server/evaluation/scan.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
 
@@ -277,6 +279,54 @@ describe('rule scan', () => {
     ],
   ])('a cursor %s', (_, scanCursor, moved) => {
     expect(cursorsBefore([{ scanCursor }], '2026-11-26T10:00:05.000123Z')).toHaveLength(moved ? 1 : 0);
+  });
+});
+
+describe("a rule's delay", () => {
+  const NOW = Date.parse('2026-11-26T10:01:00.000Z');
+  it.each([
+    ['no delay: the scan lag', 0, '2026-11-26T10:00:59.000Z'],
+    ['a delay shorter than the lag: the lag', 500, '2026-11-26T10:00:59.000Z'],
+    ['the default 10 s: 10 s ago', 10_000, '2026-11-26T10:00:50.000Z'],
+  ])('ends its window (%s)', (_, delay, end) => {
+    expect(windowEnd(NOW, 1_000, delay)).toBe(end);
+  });
+
+  it('bounds only its own flag: rows that arrived after its window end are not its yet', () => {
+    const q = buildScan(
+      'observation',
+      [
+        {
+          projectId: 'p1',
+          scanCursor: '2026-11-26T10:00:00.000Z',
+          filter: [],
+          until: '2026-11-26T10:00:50.000Z',
+        },
+        { projectId: 'p1', scanCursor: '2026-11-26T10:00:00.000Z', filter: [] },
+      ],
+      { to: '2026-11-26T10:00:59.000Z' },
+    );
+    expect(q.sql).toContain(
+      "[(project_id = {p0:String} AND created_at > toDateTime64({p1:String}, 6, 'UTC') AND created_at <= toDateTime64({p2:String}, 6, 'UTC')), (project_id = {p3:String} AND created_at > toDateTime64({p4:String}, 6, 'UTC'))] AS matched",
+    );
+    expect(q.params['p2']).toBe('2026-11-26 10:00:50.000000');
+  });
+
+  it.each([
+    [
+      'its window ends before the pass resumes: at its window end',
+      '2026-11-26T10:00:50.000Z',
+      '2026-11-26T10:00:50.000Z',
+    ],
+    ['its window ends after: where the pass resumes', '2026-11-26T10:01:30.000Z', '2026-11-26T10:00:55.000Z'],
+    ['no window of its own: where the pass resumes', undefined, '2026-11-26T10:00:55.000Z'],
+  ])('resumes (%s)', (_, until, at) => {
+    expect(resumeAt(until === undefined ? {} : { until }, '2026-11-26T10:00:55.000Z')).toBe(at);
+  });
+
+  it('leaves a cursor already at its window end', () => {
+    const rule = { scanCursor: '2026-11-26T10:00:50.000Z', until: '2026-11-26T10:00:50.000Z' };
+    expect(cursorsBefore([rule], '2026-11-26T10:00:55.000Z')).toEqual([]);
   });
 });
 

@@ -10,6 +10,7 @@ import { chTime } from '../../server/ingestion/time.ts';
 import { ProjectPricing, priceEventRow, priceGeneration, priceLegacyRow } from '../../server/models/apply.ts';
 import {
   createModelRequest,
+  decimalText,
   type ModelDefinition,
   type PricingTier,
 } from '../../server/models/definitions.ts';
@@ -461,6 +462,20 @@ describe('validation', () => {
   it('a price file with a bad entry is refused naming it', () => {
     expect(() => parsePriceFile('[{"id":"a"}]', 'f.json')).toThrow(/f\.json: 0\.modelName/);
     expect(() => parsePriceFile('nope', 'f.json')).toThrow(/not JSON/);
+  });
+});
+
+describe('prices as decimal strings (the Observations API v2 model group)', () => {
+  it.each([
+    [0.0001, '0.0001'],
+    [0.000003, '0.000003'],
+    [1.25e-7, '0.000000125'],
+    [1e-12, '0.000000000001'],
+    [2.5, '2.5'],
+    [0, '0'],
+    [1e21, '1000000000000000000000'],
+  ])('%s is %s', (price, text) => {
+    expect(decimalText(price)).toBe(text);
   });
 });
 

@@ -690,6 +690,15 @@ CREATE INDEX IF NOT EXISTS ingestion_log_drained_idx ON ingestion_log (drained_a
   WHERE drained_at IS NOT NULL;`,
     down: 'DROP TABLE IF EXISTS ingestion_log;',
   },
+  {
+    version: 32,
+    name: 'evaluation_rule_delay',
+    bothReleases: true,
+    // How long after a row arrives a rule may judge it, in milliseconds (the reference's job
+    // configuration `delay`, an Int); existing rules take the reference's default of 10 s.
+    up: 'ALTER TABLE evaluation_rules ADD COLUMN IF NOT EXISTS delay INTEGER NOT NULL DEFAULT 10000 CHECK (delay >= 0);',
+    down: 'ALTER TABLE evaluation_rules DROP COLUMN IF EXISTS delay;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -5,6 +5,7 @@
  * they act on that organization's projects only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Forbidden, Unauthorized } from '../../errors.ts';
 import { parseBasicAuth } from '../../projects/keys.ts';
 import { type OrganizationPrincipal, verifyOrganizationKey } from '../../projects/organizations.ts';
 import type { WebContext } from './context.ts';
@@ -16,35 +17,46 @@ declare module 'fastify' {
   }
 }
 
-/** The request's key pair, or the answer already sent for a missing or malformed one. */
+const BASIC = 'Basic realm="observatory"';
+
+/**
+ * The request's key pair, or the 401 of a missing or malformed one. Refusals are thrown, so that
+ * each route's error handler shapes them (the unstable routes answer their envelope).
+ */
 function credentialsOf(req: FastifyRequest, reply: FastifyReply) {
   const creds = parseBasicAuth(req.headers.authorization);
   if (!creds) {
-    reply.code(401).header('www-authenticate', 'Basic realm="observatory"').send({
-      message: 'Authentication error: send Authorization: Basic base64(<public key>:<secret key>)',
-    });
-    return undefined;
+    reply.header('www-authenticate', BASIC);
+    throw new Unauthorized(
+      'Authentication error: send Authorization: Basic base64(<public key>:<secret key>)',
+    );
   }
   // PostgreSQL text cannot hold NUL: refused here, named, instead of failing the key lookup.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
   if (/[\u0000-\u001f\u007f]/.test(creds.publicKey + creds.secretKey)) {
-    reply.code(401).header('www-authenticate', 'Basic realm="observatory"').send({
-      message:
-        'Authentication error: the API key in Authorization contains a control character (such as NUL)',
-    });
-    return undefined;
+    reply.header('www-authenticate', BASIC);
+    throw new Unauthorized(
+      'Authentication error: the API key in Authorization contains a control character (such as NUL)',
+    );
   }
   return creds;
 }
+
+const INVALID_KEY = 'Authentication error: invalid API key';
 
 export function requireProjectKey(app: FastifyInstance, ctx: WebContext): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (req, reply) => {
     const creds = credentialsOf(req, reply);
-    if (!creds) return reply;
     const principal = await ctx.keys.verify(creds.publicKey, creds.secretKey);
-    if (!principal) return reply.code(401).send({ message: 'Authentication error: invalid API key' });
-    req.principal = principal;
+    if (principal) {
+      req.principal = principal;
+      return;
+    }
+    // An organization's key is a valid key without the right to a project's data: 403, as the reference.
+    if (await verifyOrganizationKey(ctx.pool, creds.publicKey, creds.secretKey))
+      throw new Forbidden('This route requires a project-scoped API key; this is an organization key');
+    throw new Unauthorized(INVALID_KEY);
   });
 }
 
@@ -52,16 +64,14 @@ export function requireOrganizationKey(app: FastifyInstance, ctx: WebContext): v
   app.decorateRequest('organization', null as never);
   app.addHook('onRequest', async (req, reply) => {
     const creds = credentialsOf(req, reply);
-    if (!creds) return reply;
     const organization = await verifyOrganizationKey(ctx.pool, creds.publicKey, creds.secretKey);
     if (organization) {
       req.organization = organization;
       return;
     }
     // A project's key is a valid key without the right: 403, as the reference.
-    const project = await ctx.keys.verify(creds.publicKey, creds.secretKey);
-    return project
-      ? reply.code(403).send({ message: 'This route requires an organization-scoped API key' })
-      : reply.code(401).send({ message: 'Authentication error: invalid API key' });
+    if (await ctx.keys.verify(creds.publicKey, creds.secretKey))
+      throw new Forbidden('This route requires an organization-scoped API key');
+    throw new Unauthorized(INVALID_KEY);
   });
 }

@@ -22,15 +22,18 @@ const READ_UNAVAILABLE = 'A datastore is unavailable; retry later.';
 
 const isWrite = (req: FastifyRequest) => req.method !== 'GET' && req.method !== 'HEAD';
 
-export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply {
+/** The Retry-After of an error that says when to come back. */
+function retryAfter(reply: FastifyReply, err: HttpError): FastifyReply {
   if (err instanceof ServiceUnavailable || err instanceof TooManyRequests) {
     reply.header('retry-after', String(err.retryAfterSeconds));
   }
-  return reply
-    .code(err.statusCode)
-    .send(
-      err.details === undefined ? { message: err.message } : { message: err.message, error: err.details },
-    );
+  return reply.code(err.statusCode);
+}
+
+export function sendHttpError(reply: FastifyReply, err: HttpError): FastifyReply {
+  return retryAfter(reply, err).send(
+    err.details === undefined ? { message: err.message } : { message: err.message, error: err.details },
+  );
 }
 
 /**
@@ -55,36 +58,43 @@ function discardRest(raw: IncomingMessage): void {
   raw.resume();
 }
 
-export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err instanceof HttpError) return sendHttpError(reply, err);
+/**
+ * Any error of a request as the HttpError it answers: its own, Fastify's 4xx, PostgreSQL's refusal
+ * of text it cannot store, a datastore that is down (503), or a bug (500, logged here).
+ */
+function asHttpError(err: FastifyError, req: FastifyRequest): HttpError {
+  if (err instanceof HttpError) return err;
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     discardRest(req.raw);
-    return reply.code(413).send({ message: `Request body too large: ${err.message}` });
+    return new HttpError(413, `Request body too large: ${err.message}`);
   }
   // Fastify's own client errors (FST_ERR_CTP_*, JSON syntax) carry a 4xx status and a safe message.
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-    return reply.code(err.statusCode).send({ message: err.message });
+    return new HttpError(err.statusCode, err.message);
   }
   // PostgreSQL refuses text it cannot store (U+0000, bad UTF-8) for input the route let through.
   if (PG_UNSTORABLE_TEXT.has((err as { code?: unknown }).code as string)) {
-    return reply
-      .code(400)
-      .send({ message: 'Invalid request data', error: 'text must not contain a NUL character' });
+    return new HttpError(400, 'Invalid request data', 'text must not contain a NUL character');
   }
   if (isStoreUnavailable(err)) {
     req.log.warn({ err }, 'datastore unavailable');
-    const message = isWrite(req) ? WRITE_NOT_ACKNOWLEDGED : READ_UNAVAILABLE;
-    return sendHttpError(reply, new ServiceUnavailable(message, STORE_RETRY_AFTER_SECONDS));
+    return new ServiceUnavailable(
+      isWrite(req) ? WRITE_NOT_ACKNOWLEDGED : READ_UNAVAILABLE,
+      STORE_RETRY_AFTER_SECONDS,
+    );
   }
   req.log.error({ err }, 'request failed');
-  return reply.code(500).send({ message: 'internal error' });
+  return new HttpError(500, 'internal error');
+}
+
+export function handleError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendHttpError(reply, asHttpError(err, req));
 }
 
 /** Errors of every route of `app` answer the unstable API's envelope `{message, code, details?}`. */
 export function answerEnvelopes(app: FastifyInstance): void {
-  app.setErrorHandler((err, req, reply) =>
-    err instanceof HttpError
-      ? reply.code(err.statusCode).send(envelopeOf(err))
-      : handleError(err as FastifyError, req, reply),
-  );
+  app.setErrorHandler((err, req, reply) => {
+    const http = asHttpError(err as FastifyError, req);
+    return retryAfter(reply, http).send(envelopeOf(http, req.body !== undefined && req.body !== null));
+  });
 }

@@ -6,8 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BadRequest } from '../../errors.ts';
-import { describeIssues } from '../../ingestion/schemas.ts';
+import { InvalidRequestPart, type ValidationIssue } from '../../errors.ts';
 import { isoDateTime } from '../../time/iso-datetime.ts';
 import type { RoleNeed } from '../ui-shell/scope.ts';
 import type { Gate } from './gates.ts';
@@ -94,11 +93,13 @@ export function route<
           continue;
         }
         const parsed = schema.safeParse(value ?? {});
-        if (!parsed.success) throw new BadRequest('Invalid request data', describeIssues(parsed.error));
+        if (!parsed.success) throw new InvalidRequestPart(key, parsed.error.issues.map(issueOf));
         parts[key] = parsed.data;
-        const nul = pathOfNul(parts[key], key);
+        const nul = pathOfNul(parts[key]);
         if (nul)
-          throw new BadRequest('Invalid request data', `${nul}: must not contain a NUL character (\\u0000)`);
+          throw new InvalidRequestPart(key, [
+            { code: 'custom', message: 'must not contain a NUL character (\\u0000)', path: nul },
+          ]);
       }
       const result = await handler({ ...(parts as Omit<Parsed<P, Q, B>, 'req' | 'reply'>), req, reply });
       return reply.sent ? reply : result;
@@ -106,20 +107,27 @@ export function route<
   });
 }
 
+/** A zod issue as the answers list it: the path without symbols (JSON has none). */
+const issueOf = (i: z.core.$ZodIssue): ValidationIssue => ({
+  code: i.code,
+  message: i.message,
+  path: i.path.filter((p): p is string | number => typeof p !== 'symbol'),
+});
+
 /**
  * The path of the first string holding U+0000 in a parsed request part, if any: PostgreSQL text and
  * jsonb cannot store it, and no name or identifier needs it.
  */
-export function pathOfNul(value: unknown, root: string): string | undefined {
-  const stack: [unknown, string][] = [[value, root]];
+export function pathOfNul(value: unknown): (string | number)[] | undefined {
+  const stack: [unknown, (string | number)[]][] = [[value, []]];
   while (stack.length > 0) {
     const [node, path] = stack.pop()!;
     if (typeof node === 'string') {
       if (node.includes('\u0000')) return path;
     } else if (Array.isArray(node)) {
-      for (const [i, child] of node.entries()) stack.push([child, `${path}[${i}]`]);
+      for (const [i, child] of node.entries()) stack.push([child, [...path, i]]);
     } else if (typeof node === 'object' && node !== null && !Buffer.isBuffer(node)) {
-      for (const [k, child] of Object.entries(node)) stack.push([child, `${path}.${k}`]);
+      for (const [k, child] of Object.entries(node)) stack.push([child, [...path, k]]);
     }
   }
   return undefined;

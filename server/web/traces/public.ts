@@ -1,9 +1,20 @@
-/** `GET /api/public/v2/observations`: see server/reads/observations.ts for the queries. */
+/**
+ * `GET /api/public/v2/observations`: see server/reads/observations.ts for the queries; the model
+ * group's prices are those of each row's matched model, read from PostgreSQL for the page.
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest } from '../../errors.ts';
+import { defaultPrices, type ModelDefinition } from '../../models/definitions.ts';
+import { modelsById } from '../../models/store.ts';
 import { parseFilterParam } from '../../reads/filters.ts';
-import { mapObservation, parseFieldGroups, rowKey, simpleFilters } from '../../reads/observations.ts';
+import {
+  mapObservation,
+  parseFieldGroups,
+  type Row,
+  rowKey,
+  simpleFilters,
+} from '../../reads/observations.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { q, route } from '../core/route.ts';
 import { readObservationPage } from './observation-page.ts';
@@ -70,8 +81,17 @@ export const v4ReadsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ct
         cursor: query.cursor,
         expandMetadata: expand,
       });
+      const models = groups.has('model')
+        ? await modelsById(ctx.pool, req.principal.projectId, [
+            ...new Set(rows.flatMap((r) => (r['model_id'] ? [String(r['model_id'])] : []))),
+          ])
+        : new Map<string, ModelDefinition>();
+      const pricesOf = (r: Row) => {
+        const model = models.get(String(r['model_id']));
+        return model && defaultPrices(model);
+      };
       return {
-        data: rows.map((r) => mapObservation(r, groups, details.get(rowKey(r)), expand)),
+        data: rows.map((r) => mapObservation(r, groups, details.get(rowKey(r)), expand, pricesOf(r))),
         meta: cursor ? { cursor } : {},
       };
     },

@@ -9,7 +9,6 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { NotFound } from '../../errors.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 
 const UI_DIST = resolve(import.meta.dirname, '../../ui/dist');
@@ -64,8 +63,9 @@ export const uiAssetsPlugin: FastifyPluginAsync<PluginOptions & { dist?: string 
 
   app.get('/*', async (req, reply) => {
     const path = req.url.split('?')[0]!;
-    // Unknown API paths stay JSON 404s; every other path is a page of the single-page app.
-    if (path.startsWith('/api/')) throw new NotFound(`Route ${req.method} ${path} not found`);
+    // An API path is the app's not-found answer (a JSON 404, or 405 where the path has other
+    // methods); every other path is a page of the single-page app.
+    if (path.startsWith('/api/')) return reply.callNotFound();
     return sendIndex(reply);
   });
 };

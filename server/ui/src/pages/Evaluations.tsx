@@ -92,7 +92,7 @@ export function Evaluations({ projectId }: { projectId: string }) {
       <Grid
         empty={rules.length === 0 && 'No evaluation rule yet.'}
         label="Evaluation rules"
-        columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Filter', '']}
+        columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Delay', 'Filter', '']}
       >
         {rules.map((r) => (
           <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
@@ -207,6 +207,7 @@ function RuleRow({
           {r.pausedMessage && <div className="muted">{r.pausedMessage}</div>}
         </td>
         <td className="num">{r.sampling}</td>
+        <td className="num">{r.delay / 1000} s</td>
         <td>
           <code>{formatFilters(r.filter as FilterCondition[]) || 'every row'}</code>
         </td>
@@ -237,7 +238,7 @@ function RuleRow({
         </td>
       </tr>
       {log && (
-        <DetailRow columns={7}>
+        <DetailRow columns={8}>
           <ExecutionLog projectId={projectId} rule={r} log={log} onRefresh={showLog} />
         </DetailRow>
       )}
@@ -454,6 +455,8 @@ function RuleForm({
     editing?.evaluator?.name ?? evaluators.find((e) => !e.managed)?.name ?? '',
   );
   const [sampling, setSampling] = useState(String(editing?.sampling ?? 1));
+  // In seconds, as the reference's form shows it; the API takes milliseconds (10 s by default).
+  const [delaySeconds, setDelaySeconds] = useState(String((editing?.delay ?? 10_000) / 1000));
   const [filterText, setFilterText] = useState(formatFilters((editing?.filter ?? []) as FilterCondition[]));
   const [enabled, setEnabled] = useState(editing?.enabled ?? true);
   const [mapping, setMapping] = useState<Record<string, MappingRow>>(() =>
@@ -500,6 +503,7 @@ function RuleForm({
       target,
       enabled,
       sampling: Number(sampling),
+      delay: Math.round(Number(delaySeconds) * 1000),
       filter: parsed.filters,
       evaluators: [{ evaluator: { name: evaluatorName, type: 'llm_as_judge' }, mapping: entries }],
     };
@@ -541,6 +545,16 @@ function RuleForm({
       </label>
       <label>
         Sampling <input value={sampling} onChange={(e) => setSampling(e.target.value)} inputMode="decimal" />
+      </label>
+      <label title="Time after a matching observation arrives before it is judged, so that its trace is complete">
+        Delay (seconds){' '}
+        <input
+          type="number"
+          min={0}
+          step="any"
+          value={delaySeconds}
+          onChange={(e) => setDelaySeconds(e.target.value)}
+        />
       </label>
       <label>
         Filter{' '}
