@@ -7,7 +7,7 @@
  * chunk the analytics store's free disk is checked against what the step still needs (pressure.ts):
  * short of it, the step waits (its report says why); a chunk refused for memory is retried after a
  * growing pause instead of failing the step. A step starts once the ingestion log's writes accepted
- * before it are in the store (log-wait.ts).
+ * before it are in the store (server/ingestion/log/wait-drained.ts).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
@@ -17,11 +17,11 @@ import { backfillRetryCommand } from '../contract/retries.ts';
 import type { BackfillStep, StoreReport } from '../contract/worker-api.ts';
 import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import { pendingBefore } from '../ingestion/log/queue.ts';
+import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { effectiveTuning } from './config.ts';
-import { awaitLogDrained } from './log-wait.ts';
 import { chunkRetryDelayMs, diskPressure, diskRecheckMs, isMemoryLimit } from './pressure.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
 import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';

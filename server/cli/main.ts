@@ -16,7 +16,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./worker.ts')).run,
   },
   migrate: {
-    summary: 'apply or rewind schema migrations: up [--to N] | down --to N | status [--json]',
+    summary:
+      'apply or rewind schema migrations: up [--to N] | down --to N [--log-wait-seconds S] | status [--json]',
     load: async () => (await import('./migrate.ts')).run,
   },
   'analytics-server': {

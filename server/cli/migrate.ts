@@ -1,13 +1,18 @@
 /**
- * `observatory migrate up [--to N] | down --to N | status [--json]`: the schema of both stores.
+ * `observatory migrate up [--to N] | down --to N [--log-wait-seconds S] | status [--json]`: the schema of both stores.
  * Versions are the analytics schema's (§3 of the architecture); the relational schema follows the
  * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
- * relational change).
+ * relational change). `down` first waits (`--log-wait-seconds`, 600 by default) for the writes the
+ * ingestion log accepted before it to be drained, and is refused while any is left: the tables
+ * they target are the ones it drops.
  */
 
+import type pg from 'pg';
 import { invalidateUnproven } from '../backfill/proof.ts';
 import { processConfig } from '../config/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
+import { pendingBefore } from '../ingestion/log/queue.ts';
+import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { migratorsFor } from '../runtime/schema.ts';
@@ -20,13 +25,20 @@ export interface MigrationStatus {
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, { to: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseFlags(args, {
+    to: { type: 'string' },
+    json: { type: 'boolean' },
+    'log-wait-seconds': { type: 'string' },
+  });
   const action = positionals[0];
   if (action !== 'up' && action !== 'down' && action !== 'status') {
-    throw new UsageError('usage: observatory migrate up [--to N] | down --to N | status [--json]');
+    throw new UsageError(
+      'usage: observatory migrate up [--to N] | down --to N [--log-wait-seconds S] | status [--json]',
+    );
   }
   const to = intFlag(values.to, 'to');
   if (action === 'down' && to === undefined) throw new UsageError('migrate down needs --to N');
+  const logWaitMs = (intFlag(values['log-wait-seconds'], 'log-wait-seconds') ?? 600) * 1000;
   const config = processConfig('migrate');
   const stores = openDatastores(config, 'jobs');
   const m = migratorsFor(config, stores.pool, stores.analytics);
@@ -37,6 +49,14 @@ export async function run(args: string[]): Promise<number> {
       const applied = await m.analytics.up(to, say);
       if (applied.length === 0) say('analytics schema is up to date');
     } else if (action === 'down') {
+      const logBehind = await awaitLogDrained({
+        pending: await logPending(stores.pool, Date.now()),
+        shouldStop: () => false,
+        maxWaitMs: logWaitMs,
+        recheckMs: 1_000,
+        onWait: (pending) => say(`waiting for ${pending} writes of the ingestion log to be drained`),
+      });
+      if (logBehind) throw new Error(`the analytics schema was not rewound: ${logBehind}`);
       const rewound = await m.analytics.down(to!, say);
       if (rewound.length === 0) say(`analytics schema is already at or below ${to}`);
       // The backfill's records must not outlive the tables they describe.
@@ -69,4 +89,10 @@ export async function run(args: string[]): Promise<number> {
   } finally {
     await stores.close();
   }
+}
+
+/** The log's writes accepted before `beforeMs` and not drained; none without the log's table. */
+async function logPending(pool: pg.Pool, beforeMs: number): Promise<() => Promise<number>> {
+  const { rows } = await pool.query<{ t: string | null }>("SELECT to_regclass('ingestion_log') AS t");
+  return rows[0]!.t === null ? async () => 0 : () => pendingBefore(pool, beforeMs);
 }

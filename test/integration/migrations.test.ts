@@ -3,7 +3,9 @@
  * second up changes nothing; release 3 starts on 37 and refuses on 46 with the reference's
  * message; and the start-up configuration table on the real `observatory web` process.
  */
+import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueue, markDrained } from '../../server/ingestion/log/queue.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type AnalyticsServer, cli, type Env, startAnalyticsServer, startWeb } from '../fixtures/service.ts';
 
@@ -85,6 +87,31 @@ describe('migrations', () => {
     await web.stop();
     expect((await status(release3)).analytics.version).toBe(37);
     expect((await cli(['migrate', 'up'], base)).code).toBe(0);
+  });
+
+  it('down waits for the ingestion log: refused while a write accepted before it is not drained', async () => {
+    const created = await cli(['create-project', '--name', 'logged', '--json'], base);
+    expect(created.code, created.stderr).toBe(0);
+    const { projectId } = JSON.parse(created.stdout) as { projectId: string };
+    const pool = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    try {
+      const key = `ingestion-log/v1/pending-${projectId}.json`;
+      await enqueue(pool, [{ key, projectId, receivedAt: Date.now(), bytes: 10 }]);
+      const refused = await cli(['migrate', 'down', '--to', '37', '--log-wait-seconds', '2'], base);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('waiting for 1 writes of the ingestion log to be drained');
+      expect(refused.stderr.trim().split('\n').at(-1)).toBe(
+        'observatory migrate: the analytics schema was not rewound: 1 writes accepted before it are still in the ingestion log, not in the analytics store (is a worker draining the log?)',
+      );
+      expect((await status()).analytics.version).toBe(46);
+      await markDrained(pool, [key]);
+      const down = await cli(['migrate', 'down', '--to', '37', '--log-wait-seconds', '2'], base);
+      expect(down.code, down.stderr).toBe(0);
+      expect((await status()).analytics.version).toBe(37);
+      expect((await cli(['migrate', 'up'], base)).code).toBe(0);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('refuses usage errors with exit code 2', async () => {

@@ -1,9 +1,9 @@
 /**
- * The backfill's wait for the ingestion log. A write accepted in legacy mode writes only the
- * legacy tables, whenever the drain gets to it; a step reading those tables before that would
- * leave the write out of the events tables for good. So a step starts once every write accepted
- * before it is in the store, and, when the drain does not get there in time (no worker drains, or
- * the store refuses a file), it is refused with the reason and runs again later.
+ * The wait of a step that must see every write the log accepted before it in the store. A backfill
+ * step reads the legacy tables: a write drained after it would stay out of the events tables for
+ * good. A schema rollback drops the tables that logged writes of version 4 target: drained after
+ * it, they fail. So such a step starts once those writes are drained, and, when the drain does not
+ * get there in time (no worker drains, or the store refuses a file), it is refused with the reason.
  */
 export interface LogWait {
   /** Writes accepted before the step started and not in the store yet. */
