@@ -1,3 +1,4 @@
+import { carriesAggregateUsage } from './aggregate-usage.ts';
 import { indexAttributes } from './attribute-index.ts';
 import {
   type Attributes,
@@ -193,6 +194,7 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
   const prompt = type === 'GENERATION' ? extractPrompt(attrs) : { name: null, version: null };
   const statusCode = typeof span.status?.code === 'number' ? span.status.code : 0;
   const statusMessage = typeof span.status?.message === 'string' ? span.status.message : '';
+  const aggregate = carriesAggregateUsage(attrs);
 
   return {
     traceId: String(span.traceId),
@@ -216,10 +218,10 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
     tags,
     traceName,
     public: isPublic,
-    modelName: extractModelName(attrs),
+    modelName: aggregate ? null : extractModelName(attrs),
     modelParameters: extractModelParameters(index, scope.scopeName),
-    usageDetails: extractUsageDetails(index, scope.scopeName),
-    costDetails: extractCostDetails(attrs),
+    usageDetails: aggregate ? {} : extractUsageDetails(index, scope.scopeName),
+    costDetails: aggregate ? {} : extractCostDetails(attrs),
     promptName: prompt.name,
     promptVersion: prompt.version,
     isAppRoot: isTrue(attr(attrs, LF.IS_APP_ROOT)),

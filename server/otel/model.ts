@@ -49,7 +49,8 @@ function vercelParameters(attrs: Attributes): Record<string, unknown> {
     toolChoice: pick('ai.prompt.toolChoice'),
     maxTokens: pick('gen_ai.request.max_tokens'),
     finishReason: pick('gen_ai.response.finish_reasons', 'gen_ai.finishReason'),
-    system: pick('gen_ai.system', 'ai.model.provider'),
+    // `gen_ai.provider.name` replaced `gen_ai.system` in the GenAI conventions; both are read.
+    system: pick('gen_ai.provider.name', 'gen_ai.system', 'ai.model.provider'),
     maxRetries: pick('ai.settings.maxRetries'),
     mode: pick('ai.settings.mode'),
     temperature: pick('gen_ai.request.temperature'),

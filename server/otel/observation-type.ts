@@ -48,7 +48,10 @@ const OPENINFERENCE_KINDS: Record<string, ObservationType> = {
   EVALUATOR: 'EVALUATOR',
 };
 
-/** OTel GenAI `gen_ai.operation.name` values; `completion` predates the spec's `text_completion`. */
+/**
+ * OTel GenAI `gen_ai.operation.name` values; `completion` predates the spec's `text_completion`.
+ * `retrieval` is ours (the reference has no entry for it): a vector-store search is what RETRIEVER means.
+ */
 const GENAI_OPERATIONS: Record<string, ObservationType> = {
   chat: 'GENERATION',
   completion: 'GENERATION',
@@ -59,6 +62,7 @@ const GENAI_OPERATIONS: Record<string, ObservationType> = {
   invoke_agent: 'AGENT',
   create_agent: 'AGENT',
   execute_tool: 'TOOL',
+  retrieval: 'RETRIEVER',
 };
 
 /** Generation-like attributes that Python SDK ≤ 3.3 set while still labelling the span `span`. */

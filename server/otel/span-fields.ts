@@ -110,9 +110,17 @@ export function extractStatusMessage(attrs: Attributes, statusMessage: string): 
   return firstText(attrs, [LF.OBSERVATION_STATUS_MESSAGE]) ?? (statusMessage === '' ? null : statusMessage);
 }
 
+/** Delays to the first streamed chunk, first present wins, with their unit in microseconds. */
+const TIME_TO_FIRST_CHUNK: readonly (readonly [string, number])[] = [
+  ['ai.response.msToFirstChunk', 1000],
+  ['ai.stream.msToFirstChunk', 1000],
+  ['gen_ai.response.time_to_first_chunk', 1_000_000],
+];
+
 /**
  * First-token time: the Langfuse attribute (ISO, or the JSON-encoded ISO string older SDKs send), else the
- * Vercel AI SDK's milliseconds-to-first-chunk added to the span start.
+ * Vercel AI SDK's milliseconds-to-first-chunk, else the GenAI convention's seconds-to-first-chunk, each
+ * added to the span start (the conventions measure from the request, which the span start stands for).
  */
 export function extractCompletionStartTime(attrs: Attributes, startMicros: bigint): string | null {
   const value = attr(attrs, LF.OBSERVATION_COMPLETION_START_TIME);
@@ -120,15 +128,12 @@ export function extractCompletionStartTime(attrs: Attributes, startMicros: bigin
     const micros = isoToMicros(value) ?? unwrapped(value);
     if (micros !== null) return storedTime(micros, LF.OBSERVATION_COMPLETION_START_TIME, value);
   }
-  const key =
-    attr(attrs, 'ai.response.msToFirstChunk') !== undefined
-      ? 'ai.response.msToFirstChunk'
-      : 'ai.stream.msToFirstChunk';
-  const msToFirstChunk = Number(attr(attrs, key));
-  if (Number.isFinite(msToFirstChunk) && msToFirstChunk > 0) {
-    return storedTime(startMicros + BigInt(Math.round(msToFirstChunk * 1000)), key, msToFirstChunk);
-  }
-  return null;
+  const sent = TIME_TO_FIRST_CHUNK.find(([key]) => attr(attrs, key) !== undefined);
+  if (sent === undefined) return null;
+  const [key, microsPerUnit] = sent;
+  const delay = Number(attr(attrs, key));
+  if (!Number.isFinite(delay) || delay <= 0) return null;
+  return storedTime(startMicros + BigInt(Math.round(delay * microsPerUnit)), key, delay);
 }
 
 /** The JSON-encoded ISO string older SDKs send. */

@@ -102,7 +102,7 @@ export interface OtelObservation {
   startTime: string;
   /** Span end, ISO with microseconds; the start time when the span has none. */
   endTime: string;
-  /** First token time (`…completion_start_time` or Vercel `msToFirstChunk`), ISO with microseconds, or null. */
+  /** First token time (`…completion_start_time`, Vercel `msToFirstChunk`, GenAI `time_to_first_chunk`), ISO with microseconds, or null. */
   completionStartTime: string | null;
   /** Normalized environment (lowercase `[a-z0-9-_]{1,40}`), "default" when absent or invalid. */
   environment: string;

@@ -199,38 +199,71 @@ function addProviderUsage(
   }
 }
 
-/** Pydantic AI reports totals and details; only the details are used, or cache tokens would count twice. */
-function pydanticAiUsage(attrs: Attributes): Record<string, unknown> {
-  return {
-    input: attr(attrs, 'gen_ai.usage.details.input_tokens'),
-    output: attr(attrs, 'gen_ai.usage.details.output_tokens'),
-    input_cache_read:
-      attr(attrs, 'gen_ai.usage.details.cache_read_input_tokens') ??
-      attr(attrs, 'gen_ai.usage.details.cache_read_tokens'),
-    input_cache_creation:
-      attr(attrs, 'gen_ai.usage.cache_write_tokens') ??
-      attr(attrs, 'gen_ai.usage.details.cache_creation_input_tokens'),
-  };
-}
+/**
+ * Counts of `gen_ai.usage.*` / `llm.token_count.*` (prefix removed) that name the same quantity under
+ * different conventions: OTel GenAI (`cache_read.input_tokens`, `reasoning.output_tokens`, …),
+ * Pydantic AI (`details.*`), OpenInference (`prompt_details.*`, `completion_details.*`) and the
+ * Langfuse names themselves. The first one sent wins, in the reference's order.
+ */
+const GENERIC_ALIASES: readonly (readonly [string, readonly string[]])[] = [
+  ['input', ['prompt_tokens', 'input_tokens', 'prompt']],
+  ['output', ['completion_tokens', 'output_tokens', 'completion']],
+  ['total', ['total_tokens', 'total']],
+  [
+    'input_cached_tokens',
+    [
+      'cache_read.input_tokens',
+      'cache_read_input_tokens',
+      'cache_read_tokens',
+      'details.cache_read_tokens',
+      'details.cache_read_input_tokens',
+      'prompt_details.cache_read',
+      'input_cached_tokens',
+    ],
+  ],
+  [
+    'input_cache_creation',
+    [
+      'cache_creation.input_tokens',
+      'cache_creation_input_tokens',
+      'cache_write_tokens',
+      'details.cache_write_tokens',
+      'details.cache_creation_input_tokens',
+      'prompt_details.cache_write',
+      'input_cache_creation',
+    ],
+  ],
+  ['output_reasoning_tokens', ['reasoning.output_tokens', 'completion_details.reasoning']],
+  ['output_audio_tokens', ['completion_details.audio']],
+];
+const ALIASED = new Set(GENERIC_ALIASES.flatMap(([, sources]) => sources));
 
-const GENERIC_KEY_NAMES: Record<string, string> = {
-  prompt_tokens: 'input',
-  completion_tokens: 'output',
-  total_tokens: 'total',
-  input_tokens: 'input',
-  output_tokens: 'output',
-  prompt: 'input',
-  completion: 'output',
-};
-
-/** OTel GenAI `gen_ai.usage.<k>` and OpenInference `llm.token_count.<k>`, with the common names unified. */
-function genericUsage(index: IndexedAttributes): Record<string, unknown> {
-  return Object.fromEntries(
-    index.usage.map(([name, value]) => [
-      Object.hasOwn(GENERIC_KEY_NAMES, name) ? GENERIC_KEY_NAMES[name]! : name,
-      value,
-    ]),
-  );
+/**
+ * Generic usage: aliases unified, other keys kept (a `details.` prefix dropped). Input and output
+ * counts include their cache and reasoning/audio parts (the GenAI conventions say so), so the parts
+ * are subtracted to keep every token in exactly one priced usage type.
+ */
+function genericUsage(index: IndexedAttributes): Record<string, number> {
+  const raw = new Map(index.usage);
+  // A Map, not an object: attribute names like `__proto__` are ordinary keys here.
+  const unified = new Map<string, unknown>();
+  for (const [name, value] of index.usage) {
+    if (!ALIASED.has(name))
+      unified.set(name.startsWith('details.') ? name.slice('details.'.length) : name, value);
+  }
+  for (const [target, sources] of GENERIC_ALIASES) {
+    const source = sources.find((s) => numeric(raw.get(s)) !== null);
+    if (source !== undefined) unified.set(target, raw.get(source));
+  }
+  const usage = counts(Object.fromEntries(unified), 'gen_ai.usage / llm.token_count');
+  const part = (key: string) => usage[key] ?? 0;
+  if (usage.input !== undefined) {
+    usage.input = Math.max(usage.input - part('input_cached_tokens') - part('input_cache_creation'), 0);
+  }
+  if (usage.output !== undefined) {
+    usage.output = Math.max(usage.output - part('output_reasoning_tokens') - part('output_audio_tokens'), 0);
+  }
+  return usage;
 }
 
 /** Token usage of a span: the Langfuse JSON attribute, else the framework conventions. */
@@ -239,8 +272,7 @@ export function extractUsageDetails(index: IndexedAttributes, scopeName: string)
   const langfuse = parseJsonish(attr(attrs, LF.OBSERVATION_USAGE_DETAILS) || undefined);
   if (isPlainObject(langfuse)) return normalizeUsage(langfuse, LF.OBSERVATION_USAGE_DETAILS);
   if (scopeName === VERCEL_AI_SCOPE) return counts(vercelUsage(attrs), 'usage');
-  if (scopeName === 'pydantic-ai') return counts(pydanticAiUsage(attrs), 'gen_ai.usage.details');
-  return counts(genericUsage(index), 'gen_ai.usage / llm.token_count');
+  return genericUsage(index);
 }
 
 /** Cost in USD: the Langfuse JSON attribute, else a single total from `gen_ai.usage.cost` / `llm.cost.total`. */
