@@ -219,7 +219,7 @@ const blobStorage = object(
         },
         {
           description:
-            'The ingestion log (web and worker Pods): every accepted write is stored here, and queued in PostgreSQL, before the web answers; the workers drain it into the analytics store. Unset: the web writes the analytics store directly.',
+            'The ingestion log (web and worker Pods, and the restore Job): every accepted write is stored here, and queued in PostgreSQL, before the web answers; the workers drain it into the analytics store, and a restore replays the writes accepted after its backup. Unset: the web writes the analytics store directly.',
           validations: [BLOB_CREDENTIALS_RULE],
         },
       ),

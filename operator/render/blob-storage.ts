@@ -2,8 +2,9 @@
  * Which role reads which bucket, and the variables of each (`server/contract/env.ts` S3_ENV,
  * INGESTION_LOG_S3_ENV): the web Pods serve the media API and accept export settings (and list their
  * files), the worker runs the exports and deletes the media that data retention leaves unlinked; both
- * write or drain the ingestion log; the Jobs read none of them, and
- * only the backup and restore Jobs read the backup destination. Credentials only as secretKeyRef, so a key never lands in a
+ * write or drain the ingestion log; the other Jobs read none of them. Only the backup and restore
+ * Jobs read the backup destination, and the restore Job the ingestion log too (it replays the
+ * log's writes the backup lacks). Credentials only as secretKeyRef, so a key never lands in a
  * Deployment; the same references feed the rollout hash (sources.ts).
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
@@ -76,6 +77,12 @@ export function backupEnv(spec: ObservabilityServiceSpec): V1EnvVar[] {
   return spec.backup ? bucketEnv(BACKUP_S3_ENV, spec.backup.destination) : [];
 }
 
+/** The ingestion log's bucket and settings for the restore Job, which replays it; none without a log. */
+export function restoreLogEnv(spec: ObservabilityServiceSpec): V1EnvVar[] {
+  const log = spec.blobStorage?.ingestionLog;
+  return log ? [...bucketEnv(INGESTION_LOG_S3_ENV, log), ...logSettingsEnv(log)] : [];
+}
+
 /** The blob storage variables of a role; none when blob storage is not configured. */
 export function blobEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1EnvVar[] {
   const env = bucketsRead(spec, role).flatMap(({ purpose, bucket }) => bucketEnv(NAMES[purpose], bucket));
@@ -91,10 +98,14 @@ export function blobEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1E
   return env;
 }
 
-/** The log's settings, where set (unset ones take the server's defaults); both roles read them. */
+/** The log's settings of a role that reads it. */
 function ingestionLogEnv(spec: ObservabilityServiceSpec, role: SourceReader): V1EnvVar[] {
   const log = PURPOSES_OF[role].includes('ingestionLog') ? spec.blobStorage?.ingestionLog : undefined;
-  if (!log) return [];
+  return log ? logSettingsEnv(log) : [];
+}
+
+/** The log's settings, where set (unset ones take the server's defaults). */
+function logSettingsEnv(log: NonNullable<BlobStorage['ingestionLog']>): V1EnvVar[] {
   const settings: [string, string | number | boolean | undefined][] = [
     [INGESTION_LOG_ENV.waitForStore, log.waitForStore],
     [INGESTION_LOG_ENV.backlogMaxAgeSeconds, log.backlogMaxAgeSeconds],

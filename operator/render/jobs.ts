@@ -9,7 +9,7 @@ import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.
 import type { Spec } from '../api/effective.ts';
 import { DEFAULT_JOB_TTL_SECONDS, type MigrationState } from '../api/v1alpha1.ts';
 import { shortHash } from '../util/hash.ts';
-import { backupEnv } from './blob-storage.ts';
+import { backupEnv, restoreLogEnv } from './blob-storage.ts';
 import { containerEnv } from './env.ts';
 import { value } from './env-var.ts';
 import { ATTEMPT_ANNOTATION, jobName, labels, ownerReference, PURPOSE_ANNOTATION } from './names.ts';
@@ -130,6 +130,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
         ...(r.purpose === 'backup' || r.purpose === 'restore' ? backupEnv(spec) : []),
+        ...(r.purpose === 'restore' ? restoreLogEnv(spec) : []),
       ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
     },

@@ -18,6 +18,8 @@ import {
 } from '../contract/backup.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
+import { oldestPendingAt } from '../ingestion/log/queue.ts';
+import type { ReplayProgress, ReplayWindow } from '../ingestion/log/replay.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import type { BackupBucket } from './bucket.ts';
 import {
@@ -32,6 +34,7 @@ import {
   sizedOverrides,
   storeUrl,
 } from './plan.ts';
+import { replayPlan, retentionWarning } from './replay-window.ts';
 
 /** A backup or restore that did not happen, and why (already redacted): the CLI exits 1. */
 export class BackupFailure extends Error {
@@ -46,6 +49,14 @@ export interface BackupContext {
   /** The environment pg_dump and pg_restore inherit (PATH, locale), without the password. */
   childEnv: NodeJS.ProcessEnv;
   say(line: string): void;
+  /** The deployment's ingestion log, when it has one: a restore replays it into the restored store. */
+  log?: IngestionLogReplay | undefined;
+}
+
+export interface IngestionLogReplay {
+  retentionHours: number;
+  /** Writes the window's files again (server/ingestion/log/replay.ts), reporting as it goes. */
+  replay(window: ReplayWindow, onProgress: (p: ReplayProgress) => void): Promise<ReplayProgress>;
 }
 
 /** Runs `step`, turning any error into a BackupFailure whose message names no credential. */
@@ -156,6 +167,15 @@ export async function takeBackup(
   parts: BackupPart[],
 ): Promise<BackupManifest> {
   const startedAt = new Date().toISOString();
+  // Read before the store's BACKUP starts: a write pending in the log now is drained after it, so
+  // missing from the backup, however long ago it was accepted.
+  const oldestPending = await guarded(ctx, "reading the ingestion log's queue", () =>
+    oldestPendingAt(ctx.pool),
+  );
+  const replayFrom =
+    oldestPending !== undefined && oldestPending < Date.parse(startedAt)
+      ? new Date(oldestPending).toISOString()
+      : startedAt;
   const keys = bucketKeys(ctx.destination.prefix, id);
   if (await guarded(ctx, 'reading the destination', () => ctx.bucket.exists(keys.manifest)))
     throw new BackupFailure(`backup ${id} already exists and is complete; a new backup needs a new id`);
@@ -207,6 +227,7 @@ export async function takeBackup(
       release: ctx.config.mode.release,
       writeMode: ctx.config.mode.writeMode,
       schema,
+      replayFrom,
       parts: records,
     });
     await guarded(ctx, 'writing the manifest', () =>
@@ -255,6 +276,21 @@ export interface RestoreResult {
   writeMode: BackupManifest['writeMode'];
   schema: BackupManifest['schema'];
   restored: BackupPart[];
+  /** What the ingestion log's replay wrote into the restored analytics store (with a log only). */
+  replay?: RestoreReplay;
+}
+
+export interface RestoreReplay {
+  /** The window replayed: acceptance times [from, to). */
+  from: string;
+  to: string;
+  /** Log files in the window, and those written to the store again. */
+  files: number;
+  written: number;
+  /** Files of the window that could not be read (missing, or not log entries): left out. */
+  unreadable: number;
+  /** What the replay could not bring back, e.g. writes past the log's retention. */
+  warnings: string[];
 }
 
 /** Reads and validates a backup's manifest; no manifest means the backup is not complete. */
@@ -311,13 +347,49 @@ export async function restoreBackup(
     else await restoreRelational(ctx, keys.relational);
     ctx.say(`restore ${id}: ${record.part} restored`);
   }
+  // After both parts: the relational restore takes the log's queue back to the backup's time, so
+  // the replay's queue rows must come after it.
+  const replay =
+    ctx.log && parts.includes('analytics') ? await replaySince(ctx, ctx.log, manifest) : undefined;
   return {
     id,
     release: manifest.release,
     writeMode: manifest.writeMode,
     schema: manifest.schema,
     restored: records.map((r) => r.part),
+    ...(replay ? { replay } : {}),
   };
+}
+
+/**
+ * Replays the ingestion log's writes the backup may lack into the restored analytics store. A write
+ * written again gives the same rows, so a restore run again replays again harmlessly; killed
+ * mid-replay, the files it queued are left pending for the workers' drains.
+ */
+async function replaySince(
+  ctx: BackupContext,
+  log: IngestionLogReplay,
+  manifest: BackupManifest,
+): Promise<RestoreReplay> {
+  const id = manifest.id;
+  const plan = replayPlan(manifest, Date.now(), log.retentionHours);
+  const from = new Date(plan.fromMs).toISOString();
+  const to = new Date(plan.toMs).toISOString();
+  const warnings = plan.beyondRetention ? [retentionWarning(plan.beyondRetention, log.retentionHours)] : [];
+  for (const w of warnings) ctx.say(`restore ${id}: warning: ${w}`);
+  ctx.say(`restore ${id}: replaying the ingestion log's writes accepted from ${from} to ${to}`);
+  const done = await guarded(ctx, 'replaying the ingestion log', () =>
+    log.replay({ fromMs: plan.fromMs, toMs: plan.toMs }, (p) =>
+      ctx.say(`restore ${id}: replay ${p.written}/${p.files} files written`),
+    ),
+  );
+  if (done.dead > 0) {
+    const w = `${done.dead} files of the window could not be read (missing, or not log entries) and were left out; the ingestion_log queue keeps each one's error`;
+    ctx.say(`restore ${id}: warning: ${w}`);
+    warnings.push(w);
+  }
+  // The replay counts a file set aside as unreadable as done; here it is not written.
+  return { from, to, files: done.files, written: done.written - done.dead, unreadable: done.dead, warnings };
 }
 
 /**

@@ -7,10 +7,17 @@
 import { writeFile } from 'node:fs/promises';
 import { backupBucket } from '../backup/bucket.ts';
 import { checkBackupId, parseInclude, summaryOf } from '../backup/plan.ts';
-import { type BackupContext, BackupFailure, restoreBackup, takeBackup } from '../backup/run.ts';
+import {
+  type BackupContext,
+  BackupFailure,
+  type RestoreResult,
+  restoreBackup,
+  takeBackup,
+} from '../backup/run.ts';
 import { processConfig, toolEnv } from '../config/env.ts';
 import { BACKUP_CLI, TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
 import { createPool } from '../datastores/postgres.ts';
+import { replayConfiguredLog } from './log-replay.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 const USAGE = {
@@ -45,6 +52,7 @@ async function withContext(role: Role, work: (ctx: BackupContext) => Promise<voi
   const config = processConfig(role);
   const pool = createPool(config.databaseUrl!);
   const bucket = backupBucket(config.backupStorage!);
+  const log = config.ingestionLog.s3;
   const ctx: BackupContext = {
     config,
     destination: config.backupStorage!,
@@ -52,6 +60,14 @@ async function withContext(role: Role, work: (ctx: BackupContext) => Promise<voi
     pool,
     childEnv: toolEnv(),
     say: (line) => process.stderr.write(`${line}\n`),
+    // A restore replays the log's writes the backup lacks; a backup only reads its queue.
+    log:
+      role === 'restore' && log
+        ? {
+            retentionHours: config.ingestionLog.retentionHours,
+            replay: (window, onProgress) => replayConfiguredLog(config, log, window, onProgress),
+          }
+        : undefined,
   };
   try {
     await work(ctx);
@@ -88,10 +104,18 @@ export async function restore(args: string[]): Promise<number> {
   const { id, parts, json } = parse('restore', args);
   return withContext('restore', async (ctx) => {
     const result = await restoreBackup(ctx, id, parts);
-    process.stdout.write(
-      json
-        ? `${JSON.stringify(result)}\n`
-        : `restored ${result.restored.join(', ')} of backup ${id}: taken at release ${result.release} in write mode ${result.writeMode}; return the deployment there\n`,
-    );
+    process.stdout.write(json ? `${JSON.stringify(result)}\n` : restoredText(result));
   });
+}
+
+function restoredText(r: RestoreResult): string {
+  const lines = [
+    `restored ${r.restored.join(', ')} of backup ${r.id}: taken at release ${r.release} in write mode ${r.writeMode}; return the deployment there`,
+  ];
+  if (r.replay)
+    lines.push(
+      `replayed the ingestion log from ${r.replay.from} to ${r.replay.to}: ${r.replay.written} of ${r.replay.files} files written${r.replay.unreadable > 0 ? `, ${r.replay.unreadable} unreadable` : ''}`,
+      ...r.replay.warnings.map((w) => `warning: ${w}`),
+    );
+  return `${lines.join('\n')}\n`;
 }

@@ -4,14 +4,9 @@
  * showing how many are written as it goes. Idempotent; after a kill, run it again (or let the
  * workers drain what it queued).
  */
-import { s3BlobStore } from '../blobs/s3.ts';
 import { processConfig } from '../config/env.ts';
-import { pgEntityLocks } from '../ingestion/entity-locks.ts';
-import { replayLog } from '../ingestion/log/replay.ts';
-import { clickhouseStore } from '../ingestion/store.ts';
-import { ModelCatalog } from '../models/catalog.ts';
-import { openDatastores } from '../runtime/datastores.ts';
 import { parseIsoDateTime } from '../time/iso-datetime.ts';
+import { replayConfiguredLog } from './log-replay.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 const USAGE = 'usage: observatory ingestion replay --from ISO --to ISO [--project ID] [--json]';
@@ -35,38 +30,22 @@ export async function run(args: string[]): Promise<number> {
   const toMs = time(values.to, 'to');
   if (fromMs >= toMs) throw new UsageError('--from must be before --to');
   const config = processConfig('ingestion');
-  const s3 = config.ingestionLog.s3!;
-  const stores = openDatastores(config, 'jobs');
-  const blobs = s3BlobStore(s3);
   const tty = process.stderr.isTTY;
-  try {
-    const result = await replayLog(
-      {
-        pool: stores.pool,
-        blobs,
-        prefix: s3.prefix,
-        deps: {
-          store: clickhouseStore(stores.analytics, config.clickhouse),
-          locks: pgEntityLocks(stores.pool),
-          models: new ModelCatalog(stores.pool),
-        },
-      },
-      { fromMs, toMs, projectId: values.project },
-      (p) => {
-        if (values.json) return;
-        const line = `replay: ${p.written}/${p.files} files written${p.dead > 0 ? `, ${p.dead} unreadable` : ''}`;
-        process.stderr.write(tty ? `\r${line}` : `${line}\n`);
-      },
-    );
-    if (tty && !values.json) process.stderr.write('\n');
-    process.stdout.write(
-      values.json
-        ? `${JSON.stringify(result)}\n`
-        : `replayed ${result.written} files from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}${values.project ? ` of project ${values.project}` : ''}\n`,
-    );
-    return result.dead > 0 ? 1 : 0;
-  } finally {
-    blobs.close();
-    await stores.close();
-  }
+  const result = await replayConfiguredLog(
+    config,
+    config.ingestionLog.s3!,
+    { fromMs, toMs, projectId: values.project },
+    (p) => {
+      if (values.json) return;
+      const line = `replay: ${p.written}/${p.files} files written${p.dead > 0 ? `, ${p.dead} unreadable` : ''}`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    },
+  );
+  if (tty && !values.json) process.stderr.write('\n');
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(result)}\n`
+      : `replayed ${result.written} files from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}${values.project ? ` of project ${values.project}` : ''}\n`,
+  );
+  return result.dead > 0 ? 1 : 0;
 }

@@ -52,6 +52,12 @@ export const backupManifestSchema = z.object({
   writeMode: z.enum(WRITE_MODES),
   /** Schema versions at backup time, so a restore can say what it brings back. */
   schema: z.object({ relational: z.number().int(), analytics: z.number().int() }),
+  /**
+   * The earliest acceptance time whose write may be missing from the backup: its start, or the
+   * oldest write the ingestion log had not yet drained then. A restore replays the log from here.
+   * Absent in backups taken before it was recorded (then the start is used).
+   */
+  replayFrom: z.iso.datetime().optional(),
   parts: z.array(partRecord).min(1),
 });
 export type BackupManifest = z.infer<typeof backupManifestSchema>;

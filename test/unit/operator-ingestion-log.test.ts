@@ -1,6 +1,7 @@
 /**
  * The ingestion log and the worker autoscaler in the spec: `spec.blobStorage.ingestionLog` read
- * back by the server's own configuration parser on web and worker (never the Jobs), its bounds
+ * back by the server's own configuration parser on web, worker and the restore Job (which replays
+ * it; no other Job reads it), its bounds
  * in the CRD taken from the server's contract, and the reconciler's refusals, each naming the field.
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
@@ -36,6 +37,18 @@ const withLog = (ingestionLog: Log, extra: Partial<ObservabilityServiceSpec> = {
 });
 const envOf = (spec: ObservabilityServiceSpec, role: 'web' | 'worker'): V1EnvVar[] =>
   renderDeployment({ meta, spec: withDefaults(spec) }, role, 'Dual').spec!.template.spec!.containers[0]!.env!;
+
+const jobEnv = (spec: ObservabilityServiceSpec, purpose: 'migrate' | 'backup' | 'restore'): V1EnvVar[] =>
+  renderJob(
+    { meta, spec: withDefaults(spec) },
+    {
+      purpose,
+      state: 'Dual',
+      image: 'i',
+      attempt: 0,
+      ...(purpose === 'migrate' ? {} : { backup: { id: 'b1', include: ['analytics', 'relational'] } }),
+    },
+  ).spec!.template.spec!.containers[0]!.env!;
 
 /** What the kubelet would hand the container: each secretKeyRef resolved to "<secret>:<key>". */
 function resolved(env: V1EnvVar[]): Record<string, string> {
@@ -106,18 +119,28 @@ describe('spec.blobStorage.ingestionLog read back by the server', () => {
     expect(envOf({ ...base, blobStorage: {} }, 'web')).toEqual(envOf(base, 'web'));
   });
 
-  it('credentials as Secret references only; every variable one the operator owns; the Jobs get none', () => {
+  it('credentials as Secret references only; every variable one the operator owns; other Jobs get none', () => {
     const env = envOf(withLog(full), 'worker');
     for (const e of env.filter((x) => /SECRET_ACCESS_KEY|ACCESS_KEY_ID/.test(x.name)))
       expect(e.valueFrom?.secretKeyRef?.name).toBe('log');
     expect(env.map((e) => e.name).filter((n) => !OPERATOR_OWNED_ENV.includes(n))).toEqual([]);
     for (const name of Object.values(INGESTION_LOG_ENV)) expect(OPERATOR_OWNED_ENV).toContain(name);
-    const job = renderJob(
-      { meta, spec: withDefaults(withLog(full)) },
-      { purpose: 'migrate', state: 'Dual', image: 'i', attempt: 0 },
-    );
-    const names = job.spec!.template.spec!.containers[0]!.env!.map((e) => e.name);
-    expect(names.filter((n) => n.includes('EVENT_UPLOAD') || n.includes('INGESTION'))).toEqual([]);
+    for (const purpose of ['migrate', 'backup'] as const) {
+      const names = jobEnv(withLog(full), purpose).map((e) => e.name);
+      expect(names.filter((n) => n.includes('EVENT_UPLOAD') || n.includes('INGESTION'))).toEqual([]);
+    }
+  });
+
+  it('the restore Job reads the log as web and worker do: it replays the writes the backup lacks', () => {
+    for (const log of [full, { bucket: 'obs-log' }]) {
+      const env = jobEnv(withLog(log, { backup: { destination: { bucket: 'obs-backups' } } }), 'restore');
+      expect(loadConfig(resolved(env)).ingestionLog).toEqual(
+        loadConfig(resolved(envOf(withLog(log), 'worker'))).ingestionLog,
+      );
+      for (const e of env.filter((x) => /SECRET_ACCESS_KEY|ACCESS_KEY_ID/.test(x.name)))
+        expect(e.value).toBeUndefined();
+    }
+    expect(loadConfig(resolved(jobEnv(base, 'restore'))).ingestionLog.s3).toBeUndefined();
   });
 });
 

@@ -182,6 +182,15 @@ FROM ingestion_log WHERE drained_at IS NULL`,
   return { files: Number(r.files), bytes: Number(r.bytes), oldestAgeSeconds: Math.max(0, r.age ?? 0) };
 }
 
+/** When the oldest file not drained yet was accepted (ms); undefined when none is pending. */
+export async function oldestPendingAt(pool: pg.Pool): Promise<number | undefined> {
+  const { rows } = await pool.query<{ ms: number | null }>(
+    'SELECT (extract(epoch FROM min(received_at)) * 1000)::float8 AS ms FROM ingestion_log WHERE drained_at IS NULL',
+  );
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.round(ms);
+}
+
 /** Files accepted before `beforeMs` that are not drained yet (through a held client, or the pool). */
 export async function pendingBefore(db: pg.Pool | pg.PoolClient, beforeMs: number): Promise<number> {
   const { rows } = await db.query<{ n: string }>(
