@@ -2,7 +2,7 @@
  * `observatory migrate up [--to N] | down --to N | status [--json]`: the schema of both stores.
  * Versions are the analytics schema's (§3 of the architecture); the relational schema follows the
  * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
- * relational change).
+ * relational change). As the operator's Job, `up` and `down` record their outcome as the Job's result.
  */
 
 import { invalidateUnproven } from '../backfill/proof.ts';
@@ -11,6 +11,7 @@ import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { migratorsFor } from '../runtime/schema.ts';
+import { endOfJob } from './job-result.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 export interface MigrationStatus {
@@ -31,6 +32,9 @@ export async function run(args: string[]): Promise<number> {
   const stores = openDatastores(config, 'jobs');
   const m = migratorsFor(config, stores.pool, stores.analytics);
   const say = (line: string) => process.stderr.write(`${line}\n`);
+  // `status` only reads: it is no Job's work.
+  const end = (code: number, detail: string) =>
+    action === 'status' ? code : endOfJob(config, stores.pool, `migrate ${action}`, code, detail);
   try {
     if (action === 'up') {
       await m.relational.up();
@@ -53,17 +57,14 @@ export async function run(args: string[]): Promise<number> {
       },
       relational: { version: await m.relational.version(), latestKnown: m.relational.latestKnown },
     };
+    const summary = `analytics schema version ${state.version}${state.dirty ? ' (dirty)' : ''} of ${m.analytics.latestKnown} known; relational ${status.relational.version}`;
     if (values.json) process.stdout.write(`${JSON.stringify(status)}\n`);
-    else if (action === 'status') {
-      process.stdout.write(
-        `analytics schema version ${state.version}${state.dirty ? ' (dirty)' : ''} of ${m.analytics.latestKnown} known; relational ${status.relational.version}\n`,
-      );
-    }
-    return 0;
+    else if (action === 'status') process.stdout.write(`${summary}\n`);
+    return await end(0, summary);
   } catch (err) {
     if (err instanceof SchemaAheadError) {
       say(`observatory migrate: ${err.message}`);
-      return 1;
+      return await end(1, err.message);
     }
     throw err;
   } finally {

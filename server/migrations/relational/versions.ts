@@ -690,6 +690,19 @@ CREATE INDEX IF NOT EXISTS ingestion_log_drained_idx ON ingestion_log (drained_a
   WHERE drained_at IS NOT NULL;`,
     down: 'DROP TABLE IF EXISTS ingestion_log;',
   },
+  {
+    version: 32,
+    name: 'job_results',
+    bothReleases: true,
+    // The result each one-shot command of the operator's Jobs records as it ends, by Job name
+    // (server/job-results/). On both releases: the preflight runs on a release 3 schema.
+    up: `
+CREATE TABLE IF NOT EXISTS job_results (
+  job TEXT PRIMARY KEY, command TEXT NOT NULL, result TEXT NOT NULL CHECK (result IN ('succeeded', 'failed')),
+  detail TEXT NOT NULL, recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);`,
+    down: 'DROP TABLE IF EXISTS job_results;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;
