@@ -24,6 +24,7 @@ import {
   HEALTH_STATUS,
   healthResponseSchema,
   ingestionBacklogSchema,
+  jobResultsReportSchema,
   producersReportSchema,
   WORKER_PATHS,
 } from '../../server/contract/worker-api.ts';
@@ -328,6 +329,10 @@ export class PluginClient {
       ingestionBacklog: async (pod) => {
         const res = await this.proxyGet(pod, WORKER_PATHS.ingestionBacklog);
         return res?.status === 200 ? ingestionBacklogSchema.safeParse(res.body).data : undefined;
+      },
+      jobResults: async (pod) => {
+        const res = await this.proxyGet(pod, WORKER_PATHS.jobResults);
+        return res?.status === 200 ? jobResultsReportSchema.safeParse(res.body).data : undefined;
       },
     };
   }

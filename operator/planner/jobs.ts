@@ -74,22 +74,34 @@ export function retryHint(input: StepInput, purpose: JobPurpose, attempt: number
   return annotateCommand(input.object.metadata.name, annotation, value);
 }
 
+/** Reason of a Job whose outcome comes from the result its command recorded. */
+const RECORDED_FAILURE = 'CommandFailed';
+
 /**
  * The Job of one attempt as the world shows it or, once its TTL removed it, as status.jobs
- * recorded it: a finished Job's result outlives the Job.
+ * recorded it: a finished Job's result outlives the Job. A success its command recorded (the
+ * worker's report) wins over both: the work was done, even if the Pod was killed before it exited,
+ * or the Job went before the operator saw it complete. A recorded failure stands in only for a Job
+ * seen nowhere else: a running Job may be Kubernetes' retry of it.
  */
 export function findJob(input: StepInput, purpose: JobPurpose, name: string): ObservedJob | undefined {
+  const results = input.world.jobResults;
+  const recorded = results?.known ? results.results.find((r) => r.job === name) : undefined;
+  if (recorded?.result === 'succeeded') return { name, purpose, outcome: 'succeeded' };
   const live = input.world.jobs.find((j) => j.name === name);
   if (live) return live;
   const r = input.status.jobs?.find((j) => j.purpose === purpose && j.name === name);
-  if (!r) return undefined;
-  return {
-    name,
-    purpose,
-    outcome: r.result === 'Succeeded' ? 'succeeded' : 'failed',
-    ...(r.reason ? { reason: r.reason } : {}),
-    ...(r.message ? { message: r.message } : {}),
-  };
+  if (r)
+    return {
+      name,
+      purpose,
+      outcome: r.result === 'Succeeded' ? 'succeeded' : 'failed',
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.message ? { message: r.message } : {}),
+    };
+  if (recorded)
+    return { name, purpose, outcome: 'failed', reason: RECORDED_FAILURE, message: recorded.detail };
+  return undefined;
 }
 
 /** Records a finished Job's result in status.jobs (one entry per purpose, the latest attempt). */

@@ -17,16 +17,23 @@ export interface ObservationsNeeded {
   backfill: boolean;
   /** GET /api/ingestion/backlog on a worker -> World.ingestionBacklog (the autoscaler's input). */
   ingestionBacklog: boolean;
+  /** GET /api/job-results on a worker -> World.jobResults (the preflight, schema and cleanup Jobs'). */
+  jobResults: boolean;
 }
 
 export function observationsNeeded(object: ObservabilityService): ObservationsNeeded {
   const spec = withDefaults(object.spec);
-  const state = object.status?.state;
+  const status = object.status;
+  const state = status?.state;
   const cutoverAhead = state === 'Dual' && desiredState(spec) === 'EventsOnly';
   return {
     ...(state === 'Dual' ? { workerProbePath: PROPAGATION_PROBE_PATH } : {}),
     ...(cutoverAhead ? { producersSince: spec.cutover.producerQuietPeriod } : {}),
     backfill: (state === 'Dual' || state === 'EventsOnly') && backfillEnabled(spec),
     ingestionBacklog: workerAutoscaling(spec) !== undefined,
+    // A pass before its schema is migrated runs the preflight and schema Jobs; then the cleanup's.
+    jobResults:
+      (status?.target !== undefined && !status.target.schemaMigrated) ||
+      (state === 'EventsOnly' && !!spec.cleanup?.truncateLegacyTables && !status?.legacyTablesTruncated),
   };
 }

@@ -105,6 +105,19 @@ export type BackfillReport =
       pressure?: { step: number; reason: string };
     };
 
+/**
+ * A result the command of a Job recorded as it ended (the worker's GET /api/job-results): it
+ * outlives the Job's Pod and the Job itself.
+ */
+export interface RecordedJobResult {
+  job: string;
+  result: 'succeeded' | 'failed';
+  /** What the command said of it (the failed checks, the schema version reached). */
+  detail: string;
+}
+/** The recorded results, or unknown when no worker answered. */
+export type RecordedJobResults = { known: false } | { known: true; results: RecordedJobResult[] };
+
 /** The worker's GET /api/ingestion/backlog, or unknown when no worker answered. */
 export type IngestionBacklogReport =
   | { known: false }
@@ -125,6 +138,8 @@ export interface World {
   backfill: BackfillReport;
   /** Read only while the worker autoscaler is on (absent: not read). */
   ingestionBacklog?: IngestionBacklogReport;
+  /** Read only while a Job whose command records its result may be looked up (absent: not read). */
+  jobResults?: RecordedJobResults;
   now: Date;
 }
 

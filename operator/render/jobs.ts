@@ -4,7 +4,7 @@
  */
 import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { BACKUP_CLI, type BackupPart, TERMINATION_MESSAGE_PATH } from '../../server/contract/backup.ts';
-import { BACKFILL_DEFAULTS, BACKFILL_ENV, type BackfillTuningKey } from '../../server/contract/env.ts';
+import { BACKFILL_DEFAULTS, BACKFILL_ENV, type BackfillTuningKey, ENV } from '../../server/contract/env.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
 import type { Spec } from '../api/effective.ts';
 import { DEFAULT_JOB_TTL_SECONDS, type MigrationState } from '../api/v1alpha1.ts';
@@ -71,6 +71,13 @@ export function jobArgs(purpose: JobPurpose, backup?: BackupTarget): string[] {
 const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
   purpose === 'migrate' || purpose === 'rollback' || purpose === 'cleanup' ? 2 : 0;
 
+/**
+ * Purposes whose command records its result under the Job's name (server/job-results/), which the
+ * planner reads when the Pod or the Job is gone. A backfill step records its own in its chain row;
+ * a backup's or restore's summary comes back in the termination message.
+ */
+const RECORDS_RESULT: ReadonlySet<JobPurpose> = new Set(['preflight', 'migrate', 'rollback', 'cleanup']);
+
 export interface JobRequest {
   purpose: JobPurpose;
   /** State whose settings the Job runs with (a state the server accepts for that command). */
@@ -129,6 +136,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
           ),
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
+        ...(RECORDS_RESULT.has(r.purpose) ? [value(ENV.jobName, jobNameFor(ctx, r))] : []),
         ...(r.purpose === 'backup' || r.purpose === 'restore' ? backupEnv(spec) : []),
         ...(r.purpose === 'restore' ? restoreLogEnv(spec) : []),
       ],

@@ -11,7 +11,12 @@ import type {
   V1Pod,
   V1Secret,
 } from '@kubernetes/client-node';
-import type { BackfillReport, IngestionBacklog, ProducersReport } from '../../server/contract/worker-api.ts';
+import type {
+  BackfillReport,
+  IngestionBacklog,
+  JobResultsReport,
+  ProducersReport,
+} from '../../server/contract/worker-api.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   type ObservabilityService,
@@ -130,6 +135,7 @@ export interface WorkerReads {
   producers(pod: V1Pod, since: string): Promise<ProducersReport | undefined>;
   backfill(pod: V1Pod): Promise<BackfillReport | undefined>;
   ingestionBacklog(pod: V1Pod): Promise<IngestionBacklog | undefined>;
+  jobResults(pod: V1Pod): Promise<JobResultsReport | undefined>;
 }
 
 export const isReady = (p: V1Pod): boolean =>
@@ -217,6 +223,12 @@ export async function observeWorld(
   if (need.ingestionBacklog) {
     const backlog = ready[0] ? await reads.ingestionBacklog(ready[0]) : undefined;
     world.ingestionBacklog = backlog ? { known: true, ...backlog } : { known: false };
+  }
+  if (need.jobResults) {
+    const report = ready[0] ? await reads.jobResults(ready[0]) : undefined;
+    world.jobResults = report
+      ? { known: true, results: report.results.map(({ job, result, detail }) => ({ job, result, detail })) }
+      : { known: false };
   }
   return world;
 }

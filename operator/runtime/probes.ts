@@ -1,6 +1,6 @@
 /**
  * HTTP reads of the worker pods that gate the cutover: the propagation probe, the producer report
- * and the backfill progress, and the ingestion backlog the autoscaler reads, parsed with the worker's published schemas. Anything but a definite
+ * and the backfill progress, the Jobs' recorded results, and the ingestion backlog the autoscaler reads, parsed with the worker's published schemas. Anything but a definite
  * answer counts as "unreachable" (G4): a gate never opens on silence.
  */
 import type { z } from 'zod';
@@ -12,6 +12,8 @@ import {
   healthResponseSchema,
   type IngestionBacklog,
   ingestionBacklogSchema,
+  type JobResultsReport,
+  jobResultsReportSchema,
   PROPAGATION_PROBE_PATH,
   type ProducersReport,
   producersReportSchema,
@@ -78,10 +80,20 @@ export async function fetchIngestionBacklog(
   return res?.status === 200 ? parsed(res, ingestionBacklogSchema) : undefined;
 }
 
+/** The results the Jobs' commands recorded, or undefined when unknown. */
+export async function fetchJobResults(
+  podIP: string,
+  port: number = PORTS.worker,
+): Promise<JobResultsReport | undefined> {
+  const res = await get(`http://${podIP}:${port}${WORKER_PATHS.jobResults}`);
+  return res?.status === 200 ? parsed(res, jobResultsReportSchema) : undefined;
+}
+
 /** The operator's reads: straight to each worker Pod's IP (every worker's own answer, G4). */
 export const podAddressReads: WorkerReads = {
   probe: (pod, path) => probePropagation(pod.status?.podIP ?? '', path),
   producers: (pod, since) => fetchProducers(pod.status?.podIP ?? '', since),
   backfill: (pod) => fetchBackfill(pod.status?.podIP ?? ''),
   ingestionBacklog: (pod) => fetchIngestionBacklog(pod.status?.podIP ?? ''),
+  jobResults: (pod) => fetchJobResults(pod.status?.podIP ?? ''),
 };

@@ -2,12 +2,13 @@
  * `observatory cleanup truncate-legacy-tables`: the optional cleanup after the cutover. Truncates
  * (never drops) the analytics `traces` and `observations` tables. Irreversible: it removes the
  * backfill's source and the last way back to a version 3 read path, so it refuses unless the
- * write mode is events_only.
+ * write mode is events_only. As the operator's Job, its success is recorded as the Job's result.
  */
 import { processConfig } from '../config/env.ts';
 import { onCluster } from '../migrations/analytics/dialect.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';
+import { endOfJob } from './job-result.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 export async function run(args: string[]): Promise<number> {
@@ -23,13 +24,20 @@ export async function run(args: string[]): Promise<number> {
   }
   const stores = openDatastores(config, 'jobs');
   try {
-    for (const table of ['traces', 'observations']) {
+    const tables = ['traces', 'observations'];
+    for (const table of tables) {
       await stores.analytics.command({
         query: `TRUNCATE TABLE IF EXISTS ${table}${onCluster(dialectOf(config))}`,
       });
       process.stderr.write(`truncated ${table}\n`);
     }
-    return 0;
+    return await endOfJob(
+      config,
+      stores.pool,
+      'cleanup truncate-legacy-tables',
+      0,
+      `truncated ${tables.join(', ')}`,
+    );
   } finally {
     await stores.close();
   }

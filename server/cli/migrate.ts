@@ -4,7 +4,8 @@
  * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
  * relational change). `down` first waits (`--log-wait-seconds`, 600 by default) for the writes the
  * ingestion log accepted before it to be drained, and is refused while any is left: the tables
- * they target are the ones it drops.
+ * they target are the ones it drops. As the
+ * operator's Job, `up` and `down` record their outcome as the Job's result.
  */
 
 import type pg from 'pg';
@@ -16,12 +17,18 @@ import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { migratorsFor } from '../runtime/schema.ts';
+import { endOfJob } from './job-result.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 export interface MigrationStatus {
   release: '3' | '4';
   analytics: { version: number; dirty: boolean; latestKnown: number; release3Version: number };
   relational: { version: number; latestKnown: number };
+}
+
+/** `down` did not start: the ingestion log still holds writes for the tables it drops. */
+class RollbackRefused extends Error {
+  override name = 'RollbackRefused';
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -43,6 +50,9 @@ export async function run(args: string[]): Promise<number> {
   const stores = openDatastores(config, 'jobs');
   const m = migratorsFor(config, stores.pool, stores.analytics);
   const say = (line: string) => process.stderr.write(`${line}\n`);
+  // `status` only reads: it is no Job's work.
+  const end = (code: number, detail: string) =>
+    action === 'status' ? code : endOfJob(config, stores.pool, `migrate ${action}`, code, detail);
   try {
     if (action === 'up') {
       await m.relational.up();
@@ -56,7 +66,7 @@ export async function run(args: string[]): Promise<number> {
         recheckMs: 1_000,
         onWait: (pending) => say(`waiting for ${pending} writes of the ingestion log to be drained`),
       });
-      if (logBehind) throw new Error(`the analytics schema was not rewound: ${logBehind}`);
+      if (logBehind) throw new RollbackRefused(`the analytics schema was not rewound: ${logBehind}`);
       const rewound = await m.analytics.down(to!, say);
       if (rewound.length === 0) say(`analytics schema is already at or below ${to}`);
       // The backfill's records must not outlive the tables they describe.
@@ -73,17 +83,14 @@ export async function run(args: string[]): Promise<number> {
       },
       relational: { version: await m.relational.version(), latestKnown: m.relational.latestKnown },
     };
+    const summary = `analytics schema version ${state.version}${state.dirty ? ' (dirty)' : ''} of ${m.analytics.latestKnown} known; relational ${status.relational.version}`;
     if (values.json) process.stdout.write(`${JSON.stringify(status)}\n`);
-    else if (action === 'status') {
-      process.stdout.write(
-        `analytics schema version ${state.version}${state.dirty ? ' (dirty)' : ''} of ${m.analytics.latestKnown} known; relational ${status.relational.version}\n`,
-      );
-    }
-    return 0;
+    else if (action === 'status') process.stdout.write(`${summary}\n`);
+    return await end(0, summary);
   } catch (err) {
-    if (err instanceof SchemaAheadError) {
+    if (err instanceof SchemaAheadError || err instanceof RollbackRefused) {
       say(`observatory migrate: ${err.message}`);
-      return 1;
+      return await end(1, err.message);
     }
     throw err;
   } finally {

@@ -111,6 +111,8 @@ export interface ServiceConfig {
   backgroundMigrationsInWorker: boolean;
   /** The process's identity in locks and leases (the Pod name in a cluster). */
   podName: string | undefined;
+  /** The operator's Job this command runs in (its result is recorded under it); absent: not a Job. */
+  jobName: string | undefined;
   /** The backfill tuning variables that are set (applied to each step's row as it starts). */
   backfill: BackfillTuning;
   /** Overrides of the analytics statement bounds of this process's role. */
@@ -217,6 +219,7 @@ const processSchema = fields({
     bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
   ],
   podName: [ENV.podName, text()],
+  jobName: [ENV.jobName, text()],
 }).superRefine((v, ctx) => {
   if (v.metricsPort !== undefined && v.metricsPort === v.port)
     ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });

@@ -36,6 +36,11 @@ export const ENV = {
   backgroundMigrationsInWorker: 'SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER',
   /** The process's identity in locks and leader leases (the Pod name in a cluster). */
   podName: 'POD_NAME',
+  /**
+   * The operator's Job a one-shot command runs in: the command records its result under this name
+   * (server/job-results/), so the operator still reads it once the Job's Pod is gone.
+   */
+  jobName: 'SERVICE_JOB_NAME',
   logLevel: 'LOG_LEVEL',
   /**
    * `<namespace>/<name>` of the ObservabilityService that runs this process (set by the operator),

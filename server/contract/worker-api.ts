@@ -12,6 +12,7 @@ export const WORKER_PATHS = {
   producers: '/api/producers',
   backfill: '/api/backfill',
   ingestionBacklog: '/api/ingestion/backlog',
+  jobResults: '/api/job-results',
   metrics: '/metrics',
 } as const;
 
@@ -194,3 +195,27 @@ export const ingestionBacklogSchema = z.object({
   oldestPendingAgeSeconds: z.number(),
 });
 export type IngestionBacklog = z.infer<typeof ingestionBacklogSchema>;
+
+/**
+ * `GET /api/job-results`: what the one-shot commands of the operator's Jobs (preflight, migrate,
+ * cleanup) recorded in PostgreSQL as they ended, by Job name, newest first and at most
+ * JOB_RESULTS_LIMIT: a result outlives a Pod killed after its work, or a Job removed before the
+ * operator saw it complete. Only the current pass's Jobs (three at most) and the cleanup's matter.
+ */
+export const JOB_RESULTS_LIMIT = 50;
+
+export const JOB_RESULTS = ['succeeded', 'failed'] as const;
+
+export const jobResultSchema = z.object({
+  job: z.string(),
+  /** The command that recorded it, e.g. `migrate up`. */
+  command: z.string(),
+  result: z.enum(JOB_RESULTS),
+  /** What the command said of its result (the failed checks, the schema version reached). */
+  detail: z.string(),
+  recordedAt: z.string(),
+});
+export type JobResultRecord = z.infer<typeof jobResultSchema>;
+
+export const jobResultsReportSchema = z.object({ results: z.array(jobResultSchema) });
+export type JobResultsReport = z.infer<typeof jobResultsReportSchema>;

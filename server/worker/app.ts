@@ -1,7 +1,7 @@
 /**
  * The worker's HTTP surface on port 3030: `/api/health` (with the opt-in
  * `failIfEventPropagationStuck=true`), `/api/ready` (fails after SIGTERM so traffic drains),
- * the operator's reports (producers, backfill, ingestion backlog) and Prometheus `/metrics`. Both health routes check PostgreSQL and Redis with a short timeout.
+ * the operator's reports (producers, backfill, ingestion backlog, Job results) and Prometheus `/metrics`. Both health routes check PostgreSQL and Redis with a short timeout.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type pg from 'pg';
@@ -13,6 +13,7 @@ import {
   HEALTH_STATUS,
   type HealthResponse,
   type IngestionBacklog,
+  type JobResultsReport,
   producersQuerySchema,
   STUCK_PROBE_QUERY,
   type StoreReport,
@@ -20,6 +21,7 @@ import {
 } from '../contract/worker-api.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { propagationReport } from '../events/propagation-record.ts';
+import { latestJobResults } from '../job-results/store.ts';
 import { producersSince } from '../producers/recorder.ts';
 
 export interface WorkerHttpContext {
@@ -110,6 +112,11 @@ export function buildWorkerApp(ctx: WorkerHttpContext): FastifyInstance {
   });
 
   app.get(WORKER_PATHS.ingestionBacklog, async (): Promise<IngestionBacklog> => ctx.ingestionBacklog());
+
+  app.get(
+    WORKER_PATHS.jobResults,
+    async (): Promise<JobResultsReport> => ({ results: await latestJobResults(ctx.pool) }),
+  );
 
   app.get(WORKER_PATHS.metrics, async (_req, reply) => {
     return reply.header('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());

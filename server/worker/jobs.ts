@@ -90,6 +90,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         coordination: o.coordination,
         log: o.log,
         workerId: o.workerId,
+        // The Pod name, stable across the container's restarts: a restarted holder resumes at once.
+        identity: o.config.podName,
         intervalMs: o.config.propagationIntervalSeconds * 1000,
         graceSeconds: o.config.propagationGraceSeconds,
         chunkRows: o.config.propagationChunkRows,

@@ -8,7 +8,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Coordination, memoryCoordination } from '../../server/coordination/store.ts';
+import { type Coordination, type LeaseHolder, memoryCoordination } from '../../server/coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { OBS_PER_TRACE } from '../bench/history.ts';
@@ -68,8 +68,13 @@ function dyingAt(store: Coordination, dies: (op: 'set' | 'lease', key: string, v
       if (!died && dies('set', key, value)) die();
       await store.set(key, value);
     },
-    async acquireLease(key: string, owner: string, ttlMs: number) {
-      const held = await store.acquireLease(key, owner, ttlMs);
+    async acquireLease(key: string, holder: LeaseHolder, ttlMs: number) {
+      const held = await store.acquireLease(key, holder, ttlMs);
+      if (!died && dies('lease', key)) die();
+      return held;
+    },
+    async renewLease(key: string, holder: LeaseHolder, ttlMs: number) {
+      const held = await store.renewLease(key, holder, ttlMs);
       if (!died && dies('lease', key)) die();
       return held;
     },

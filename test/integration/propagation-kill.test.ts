@@ -2,8 +2,8 @@
  * The chunked dual-write propagation under a real SIGKILL: the worker runs as its own process
  * (`observatory worker`) on real PostgreSQL, Redis and the analytics server, a staged partition is
  * far larger than the chunk bound, and the worker is killed twice while it propagates (once its
- * first chunk is recorded, then again mid-way through the resumed run). The restarted worker takes
- * the lease once the dead one's expires and resumes with the recorded chunks. Every staged row must
+ * first chunk is recorded, then again mid-way through the resumed run). The restarted worker (no
+ * Pod name) takes the lease once the dead one's expires and resumes with the recorded chunks. Every staged row must
  * then be in events_full and events_core once after FINAL, with its trace's fields, row by row.
  */
 
@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
 import { CORE_TRUNCATION } from '../../server/migrations/analytics/tables.ts';
+import { LEASE_MS } from '../../server/worker/propagation/job.ts';
 import { historyStatements, OBS_PER_TRACE } from '../bench/history.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
@@ -38,8 +39,6 @@ const WORKER_ENV = {
   SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
   SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
 };
-/** The lease a dead worker leaves lives max(3 x interval, 30 s); a restart waits it out. */
-const LEASE_EXPIRY_MS = 30_000;
 
 let pgf: PostgresFixture;
 let redisf: RedisFixture;
@@ -121,12 +120,13 @@ describe('chunked propagation under SIGKILL', () => {
     expect(first.done).toBeLessThan(planned.length);
     expect(await redis.get(PROPAGATION_KEYS.cursor)).toBeNull();
 
-    // A new worker (another id) waits for the dead one's lease, then resumes where the record says.
+    // A new worker (no Pod name, so another identity) waits for the dead one's lease, then resumes
+    // where the record says.
     worker = await startWorker({ ...base, ...WORKER_ENV });
     const second = await killWhen(
       'two more chunks recorded by the restarted worker',
       (p) => p.done >= first.done + 2,
-      LEASE_EXPIRY_MS + 90_000,
+      LEASE_MS + 90_000,
     );
     expect(second.partition).toBe(large);
     expect(second.chunks).toEqual(planned);
@@ -137,7 +137,7 @@ describe('chunked propagation under SIGKILL', () => {
     await waitFor(
       'the cursor past the late partition',
       async () => ((await redis.get(PROPAGATION_KEYS.cursor)) === late ? true : undefined),
-      LEASE_EXPIRY_MS + 120_000,
+      LEASE_MS + 120_000,
     );
     const last = await progress();
     expect(last).toMatchObject({ partition: large, done: planned.length });

@@ -382,6 +382,13 @@ const SERVER_VARIABLES: VariableCase[] = [
     expected: false,
   },
   { name: ENV.podName, bad: undefined, good: 'web-0', read: (c) => c.podName, expected: 'web-0' },
+  {
+    name: ENV.jobName,
+    bad: undefined,
+    good: 'obs-migrate-1a2b',
+    read: (c) => c.jobName,
+    expected: 'obs-migrate-1a2b',
+  },
   { name: ENV.logLevel, bad: 'verbose', good: 'debug', read: (c) => c.logLevel, expected: 'debug' },
   {
     name: ENV.operatorObject,

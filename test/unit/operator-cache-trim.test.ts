@@ -207,6 +207,10 @@ describe('the operator reads the same of trimmed objects', () => {
       asked.push(`ingestion backlog ${p.metadata?.name} ${p.status?.podIP}`);
       return undefined;
     },
+    jobResults: async (p) => {
+      asked.push(`job results ${p.metadata?.name} ${p.status?.podIP}`);
+      return undefined;
+    },
   });
 
   it('observeWorld: the same world and the same Pods asked at the same addresses', async () => {

@@ -110,6 +110,7 @@ function harness(gate: (writes: number) => Blocked | undefined) {
       producers: async () => undefined,
       backfill: async () => undefined,
       ingestionBacklog: async () => undefined,
+      jobResults: async () => undefined,
     },
     metrics,
     log: () => {},

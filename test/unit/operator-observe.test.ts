@@ -1,6 +1,7 @@
 /** Which worker Pods the operator asks (observeWorld), over Pods in every phase of a rollout. */
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { observationsNeeded } from '../../operator/planner/observations.ts';
 import {
   type Caches,
   observedDeployment,
@@ -45,7 +46,7 @@ const PODS = [
   pod('other-instance', { instance: 'someone-else' }),
 ];
 
-async function observe(pods: V1Pod[]) {
+async function observe(pods: V1Pod[], object = service) {
   const asked: string[] = [];
   const none = () => [];
   const caches: Caches = {
@@ -74,8 +75,12 @@ async function observe(pods: V1Pod[]) {
       asked.push(`ingestion backlog ${p.metadata?.name}`);
       return undefined;
     },
+    jobResults: async (p) => {
+      asked.push(`job results ${p.metadata?.name}`);
+      return undefined;
+    },
   };
-  const world = await observeWorld(service, caches, reads);
+  const world = await observeWorld(object, caches, reads);
   return { world, asked };
 }
 
@@ -91,6 +96,56 @@ describe('the worker Pods the operator asks', () => {
     expect(world.workerProbes).toEqual([]);
     expect(world.backfill).toEqual({ known: false });
     expect(asked).toEqual([]);
+  });
+});
+
+describe("the Jobs' recorded results are read while a Job that records one may be looked up", () => {
+  const pass = { state: 'Dual' as const, since: '2026-03-01T11:00:00.000Z', image: 'observatory:dev' };
+  const cleanup = { ...minimalSpec('EventsOnly'), cleanup: { truncateLegacyTables: true } };
+  it.each([
+    {
+      when: 'a pass before its preflight',
+      spec: minimalSpec('Dual'),
+      status: { state: 'Release3' as const, target: pass },
+      read: true,
+    },
+    {
+      when: 'a pass before its schema Job succeeded',
+      spec: minimalSpec('Dual'),
+      status: { state: 'Release3' as const, target: { ...pass, preflightPassed: true } },
+      read: true,
+    },
+    {
+      when: 'a pass whose schema is migrated',
+      spec: minimalSpec('Dual'),
+      status: { state: 'Release3' as const, target: { ...pass, schemaMigrated: true } },
+      read: false,
+    },
+    {
+      when: 'EventsOnly with the truncate ahead',
+      spec: cleanup,
+      status: { state: 'EventsOnly' as const },
+      read: true,
+    },
+    {
+      when: 'EventsOnly with the legacy tables truncated',
+      spec: cleanup,
+      status: { state: 'EventsOnly' as const, legacyTablesTruncated: true },
+      read: false,
+    },
+    {
+      when: 'EventsOnly without the truncate',
+      spec: minimalSpec('EventsOnly'),
+      status: { state: 'EventsOnly' as const },
+      read: false,
+    },
+  ])('$when: $read', async ({ spec, status, read }) => {
+    const object = minimalService(spec, {}, status);
+    expect(observationsNeeded(object).jobResults).toBe(read);
+    const { world, asked } = await observe(PODS, object);
+    expect(asked.includes('job results serving')).toBe(read);
+    // No answer: the planner falls back to the Jobs themselves.
+    expect(world.jobResults).toEqual(read ? { known: false } : undefined);
   });
 });
 

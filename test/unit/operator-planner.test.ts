@@ -451,6 +451,123 @@ describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () =
   });
 });
 
+describe("planner: a result the Job's command recorded outlives its Pod and its Job", () => {
+  const r3 = steady('Release3');
+  const passing = { ...r3, target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' } };
+  const preflighted = { ...passing, target: { ...passing.target, preflightPassed: true } };
+  const inputs = { pass: SINCE };
+  const cleanupSpec = {
+    writeMode: 'EventsOnly' as const,
+    backfill: { enabled: false },
+    cleanup: { truncateLegacyTables: true },
+  };
+  const cases = [
+    {
+      purpose: 'preflight' as const,
+      spec: {},
+      status: passing,
+      state: 'Release3' as const,
+      inputs,
+      done: (s: ObservabilityServiceStatus) => s.target?.preflightPassed === true,
+      stalled: 'PreflightFailed',
+    },
+    {
+      purpose: 'migrate' as const,
+      spec: {},
+      status: preflighted,
+      state: 'Release3' as const,
+      inputs,
+      done: (s: ObservabilityServiceStatus) => s.target?.schemaMigrated === true,
+      stalled: 'MigrationFailed',
+    },
+    {
+      purpose: 'cleanup' as const,
+      spec: cleanupSpec,
+      status: steady('EventsOnly'),
+      state: 'EventsOnly' as const,
+      inputs: undefined,
+      done: (s: ObservabilityServiceStatus) => s.legacyTablesTruncated === true,
+      stalled: 'CleanupFailed',
+    },
+  ];
+  const fates = [
+    // Killed after its command recorded the result, before it exited: the Job counts a failure.
+    { fate: 'killed after the record', jobs: (j: ObservedJob) => [{ ...j, outcome: 'failed' as const }] },
+    // The Pod is still exiting.
+    { fate: 'still exiting', jobs: (j: ObservedJob) => [j] },
+    // Removed (its TTL, or by hand) before the operator saw it complete: status.jobs has nothing.
+    { fate: 'gone unseen', jobs: () => [] },
+  ];
+  const recorded = (job: ObservedJob, result: 'succeeded' | 'failed', detail = '') => ({
+    known: true as const,
+    results: [{ job: job.name, result, detail }],
+  });
+
+  describe.each(cases)('$purpose', ({ purpose, spec, status, state, inputs: jobInputs, done, stalled }) => {
+    const o = object(spec, status);
+    const deployments = rolledOut(o, state);
+    const running = job(o, purpose, 'running', 0, jobInputs);
+
+    it.each(fates)('a recorded success counts when the Job was $fate', ({ jobs }) => {
+      const p = plan({
+        object: o,
+        world: world({ deployments, jobs: jobs(running), jobResults: recorded(running, 'succeeded') }),
+      });
+      expect(done(p.status)).toBe(true);
+      expect(cond(p.status, 'Stalled')?.status).not.toBe('True');
+      expect(created(p.actions)).not.toContain(purpose);
+      expect(p.status.jobs).toEqual([
+        { purpose, name: running.name, result: 'Succeeded', observedAt: NOW.toISOString() },
+      ]);
+    });
+
+    it('without a record, the killed Job stalls and the unseen one runs again (as before)', () => {
+      for (const jobResults of [{ known: true as const, results: [] }, { known: false as const }]) {
+        const killed = plan({
+          object: o,
+          world: world({ deployments, jobs: [{ ...running, outcome: 'failed' }], jobResults }),
+        });
+        expect(done(killed.status)).toBe(false);
+        expect(cond(killed.status, 'Stalled')).toMatchObject({ status: 'True', reason: stalled });
+        const gone = plan({ object: o, world: world({ deployments, jobResults }) });
+        expect(created(gone.actions)).toEqual([purpose]);
+      }
+    });
+
+    it('a recorded failure of a Job seen nowhere else stalls with what the command said, and is not run again', () => {
+      const p = plan({
+        object: o,
+        world: world({ deployments, jobResults: recorded(running, 'failed', 'the check that failed') }),
+      });
+      expect(done(p.status)).toBe(false);
+      expect(created(p.actions)).toEqual([]);
+      expect(cond(p.status, 'Stalled')).toMatchObject({ status: 'True', reason: stalled });
+      expect(cond(p.status, 'Stalled')!.message).toContain('the check that failed');
+      expect(p.status.jobs).toMatchObject([{ purpose, name: running.name, result: 'Failed' }]);
+    });
+
+    it("a recorded failure waits for a running Job: it may be Kubernetes' retry of the Pod", () => {
+      const p = plan({
+        object: o,
+        world: world({ deployments, jobs: [running], jobResults: recorded(running, 'failed', 'died') }),
+      });
+      expect(done(p.status)).toBe(false);
+      expect(cond(p.status, 'Stalled')?.status).not.toBe('True');
+      expect(created(p.actions)).toEqual([]);
+    });
+
+    it("another attempt's record does not count", () => {
+      const earlier = job(o, purpose, 'succeeded', 1, jobInputs);
+      const p = plan({
+        object: o,
+        world: world({ deployments, jobResults: recorded(earlier, 'succeeded') }),
+      });
+      expect(done(p.status)).toBe(false);
+      expect(created(p.actions)).toEqual([purpose]);
+    });
+  });
+});
+
 describe('planner: the cutover gates', () => {
   const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
   const dualDone = steady('Dual', { backfill: done });

@@ -211,4 +211,20 @@ describe('Jobs', () => {
     const job = renderJob(c, { purpose, state: 'Dual', image: 'x', attempt: 0 });
     expect(job.spec!.ttlSecondsAfterFinished).toBe(ttl);
   });
+  it.each([
+    { purpose: 'preflight', records: true },
+    { purpose: 'migrate', records: true },
+    { purpose: 'rollback', records: true },
+    { purpose: 'cleanup', records: true },
+    { purpose: 'backfill-2', records: false },
+    { purpose: 'backfill-retry-2', records: false },
+  ] as const)(
+    'names the Job to the commands that record their result under it: $purpose -> $records',
+    ({ purpose, records }) => {
+      const request = { purpose, state: 'Dual', image: 'x', attempt: 1, inputs: { pass: 'p' } } as const;
+      const job = renderJob(ctx, request);
+      const vars = envOf(job.spec!.template.spec!.containers[0]!.env!);
+      expect(vars['SERVICE_JOB_NAME']).toBe(records ? job.metadata!.name : undefined);
+    },
+  );
 });

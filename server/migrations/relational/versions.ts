@@ -699,6 +699,19 @@ CREATE INDEX IF NOT EXISTS ingestion_log_drained_idx ON ingestion_log (drained_a
     up: 'ALTER TABLE evaluation_rules ADD COLUMN IF NOT EXISTS delay INTEGER NOT NULL DEFAULT 10000 CHECK (delay >= 0);',
     down: 'ALTER TABLE evaluation_rules DROP COLUMN IF EXISTS delay;',
   },
+  {
+    version: 33,
+    name: 'job_results',
+    bothReleases: true,
+    // The result each one-shot command of the operator's Jobs records as it ends, by Job name
+    // (server/job-results/). On both releases: the preflight runs on a release 3 schema.
+    up: `
+CREATE TABLE IF NOT EXISTS job_results (
+  job TEXT PRIMARY KEY, command TEXT NOT NULL, result TEXT NOT NULL CHECK (result IN ('succeeded', 'failed')),
+  detail TEXT NOT NULL, recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);`,
+    down: 'DROP TABLE IF EXISTS job_results;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

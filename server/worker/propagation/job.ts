@@ -1,6 +1,8 @@
 /**
- * The dual-write propagation job: a singleton across worker replicas (a Redis lease that a crashed
- * holder loses when it expires). Each run records a heartbeat, then propagates every completed
+ * The dual-write propagation job: a singleton across worker replicas (a Redis lease). The holder
+ * renews it on a heartbeat much shorter than the run interval, so a holder whose Pod is gone loses
+ * it within LEASE_MS; a worker restarted under the holder's identity (its Pod name) takes it at once.
+ * A holder that cannot renew stops before its next write. Each run records a heartbeat, then propagates every completed
  * staging partition oldest first, advancing the cursor only after a partition's insert succeeded.
  * A partition over `chunkRows` rows is propagated in chunks of whole traces (one statement each,
  * so its time and memory stay bounded however large the partition), each recorded as it commits
@@ -11,7 +13,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import { type Chunk, type PartitionSample, planChunks, sampleSize } from '../../backfill/chunks.ts';
 import { keySampleQuery, stagingExperimentEnrichmentStatement } from '../../backfill/sql.ts';
-import type { Coordination } from '../../coordination/store.ts';
+import type { Coordination, LeaseHolder } from '../../coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
 import { partitionEndMs } from '../../events/staging.ts';
 import { chTimeToIso } from '../../ingestion/time.ts';
@@ -32,6 +34,8 @@ export interface PropagationOptions {
   coordination: Coordination;
   log: Logger;
   workerId: string;
+  /** The worker's stable identity (the Pod name), absent outside a cluster. */
+  identity?: string | undefined;
   intervalMs: number;
   /** Seconds after a partition's window closes before it is taken (lets in-flight inserts land). */
   graceSeconds: number;
@@ -49,6 +53,16 @@ export interface PropagationMetrics {
   lastSuccessAt: number;
 }
 
+/**
+ * How long the lease outlives its holder's last renewal: the longest a new Pod waits after the
+ * holder's Pod is gone. The holder renews it every third of that, whatever the run interval.
+ */
+export const LEASE_MS = 30_000;
+const RENEW_EVERY_MS = LEASE_MS / 3;
+
+/** The lease ran out or another worker holds it: this run must write nothing more. */
+class LeaseLost extends Error {}
+
 export interface RunOutcome {
   ran: boolean;
   processed: string[];
@@ -56,19 +70,41 @@ export interface RunOutcome {
 
 export class PropagationJob {
   readonly #o: PropagationOptions;
+  readonly #holder: LeaseHolder;
   #timer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
+  /** Until when the lease is ours for sure: LEASE_MS from the start of the last confirmed take or renewal. */
+  #heldUntil = 0;
 
   constructor(options: PropagationOptions) {
     this.#o = options;
+    this.#holder = { process: options.workerId, identity: options.identity };
+  }
+
+  async #take(): Promise<boolean> {
+    const asked = Date.now();
+    const held = await this.#o.coordination.acquireLease(PROPAGATION_KEYS.lease, this.#holder, LEASE_MS);
+    this.#heldUntil = held ? asked + LEASE_MS : 0;
+    return held;
+  }
+
+  async #renew(): Promise<void> {
+    const asked = Date.now();
+    const held = await this.#o.coordination.renewLease(PROPAGATION_KEYS.lease, this.#holder, LEASE_MS);
+    this.#heldUntil = held ? asked + LEASE_MS : 0;
+    if (!held) throw new LeaseLost('the propagation lease was lost');
+  }
+
+  /** Before a write: the lease may have run out while a statement ran (the heartbeat could not renew it). */
+  #assertHeld(): void {
+    if (Date.now() >= this.#heldUntil) throw new LeaseLost('the propagation lease ran out');
   }
 
   /** One run, if this worker holds the lease. */
   async runOnce(): Promise<RunOutcome> {
-    const { coordination: c, analytics, workerId } = this.#o;
-    const leaseMs = Math.max(3 * this.#o.intervalMs, 30_000);
-    if (!(await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs)))
-      return { ran: false, processed: [] };
+    const { coordination: c, analytics } = this.#o;
+    if (!(await this.#take())) return { ran: false, processed: [] };
     await c.set(PROPAGATION_KEYS.lastRunStartedAt, String(Date.now()));
     const processed: string[] = [];
     try {
@@ -82,20 +118,24 @@ export class PropagationJob {
       for (const p of partitions) {
         const stored = progressFor(await c.get(PROPAGATION_KEYS.chunks), p.partition);
         const chunks = stored?.chunks ?? (await this.#plan(p.partitionId, Number(p.rows)));
+        this.#assertHeld();
         if (!stored && chunks.length > 1)
           await c.set(PROPAGATION_KEYS.chunks, progressRecord(p.partition, chunks, 0));
         for (let i = stored?.done ?? 0; i < chunks.length; i++) {
           const chunk = chunks[i]!;
+          this.#assertHeld();
           const insert = propagateChunkStatement(chunk);
           await analytics.command({ query: insert.query, query_params: insert.params });
           const enrich = stagingExperimentEnrichmentStatement(stagingChunk(chunk));
           await analytics.command({ query: enrich.query, query_params: enrich.params });
           await this.#announce(chunk);
+          this.#assertHeld();
           if (chunks.length > 1)
             await c.set(PROPAGATION_KEYS.chunks, progressRecord(p.partition, chunks, i + 1));
-          // Renew between statements so a long catch-up keeps the lease.
-          await c.acquireLease(PROPAGATION_KEYS.lease, workerId, leaseMs);
+          // Confirmed between statements: another worker may have taken a lease we could not renew.
+          await this.#renew();
         }
+        this.#assertHeld();
         await c.set(PROPAGATION_KEYS.cursor, p.partition);
         processed.push(p.partition);
       }
@@ -106,6 +146,11 @@ export class PropagationJob {
       await this.#reportMetrics(succeededAt);
       if (processed.length > 0) this.#o.log.info({ partitions: processed }, 'propagated staging partitions');
     } catch (err) {
+      if (err instanceof LeaseLost) {
+        // The record is the new holder's now: nothing more is written.
+        this.#o.log.warn({ err: err.message, processed }, 'propagation run stopped');
+        return { ran: true, processed };
+      }
       const message = (err as Error).message.slice(0, 500);
       await c.set(PROPAGATION_KEYS.lastError, message).catch(() => {});
       this.#o.log.error({ err: message, processed }, 'propagation run failed');
@@ -164,15 +209,25 @@ export class PropagationJob {
   }
 
   start(): void {
+    // Keeps the lease between runs and through long statements, so only a dead holder loses it.
+    this.#heartbeat = setInterval(() => {
+      if (this.#heldUntil > 0)
+        this.#renew().catch((err: Error) =>
+          this.#o.log.warn({ err: err.message }, 'propagation lease not renewed'),
+        );
+    }, RENEW_EVERY_MS);
     const tick = () => {
+      let standby = false;
       this.#running = this.runOnce()
+        .then((r) => {
+          standby = !r.ran;
+        })
         .catch((err) => this.#o.log.error({ err: (err as Error).message }, 'propagation tick failed'))
         .finally(() => {
-          if (this.#timer !== undefined)
-            this.#timer = setTimeout(
-              tick,
-              nextRunDelayMs(Date.now(), this.#o.intervalMs, this.#o.graceSeconds),
-            );
+          if (this.#timer === undefined) return;
+          const next = nextRunDelayMs(Date.now(), this.#o.intervalMs, this.#o.graceSeconds);
+          // A standby asks again soon: the lease of a holder whose Pod is gone runs out within LEASE_MS.
+          this.#timer = setTimeout(tick, standby ? Math.min(next, RENEW_EVERY_MS) : next);
         });
     };
     this.#timer = setTimeout(tick, 0);
@@ -182,6 +237,8 @@ export class PropagationJob {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#running;
-    await this.#o.coordination.releaseLease(PROPAGATION_KEYS.lease, this.#o.workerId).catch(() => {});
+    clearInterval(this.#heartbeat);
+    this.#heldUntil = 0;
+    await this.#o.coordination.releaseLease(PROPAGATION_KEYS.lease, this.#holder).catch(() => {});
   }
 }
