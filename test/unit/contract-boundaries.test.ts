@@ -87,7 +87,7 @@ describe('configuration is read once, at each process entry', () => {
 const SERVER_LAYERS: readonly (readonly string[])[] = [
   ['contract'],
   ['errors.ts', 'config'],
-  ['datastores', 'coordination', 'migrations', 'blobs', 'llm', 'users'],
+  ['datastores', 'coordination', 'migrations', 'blobs', 'llm', 'users', 'job-results'],
   // What version 4's writers and readers of events share: the legacy-to-events mapping, the
   // staging partitions, the propagation record.
   ['events'],
