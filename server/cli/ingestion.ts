@@ -1,15 +1,17 @@
 /**
- * `observatory ingestion replay --from ISO --to ISO [--project ID] [--json]`: writes the ingestion
- * log's files accepted in [from, to) to the analytics store again (server/ingestion/log/replay.ts),
- * showing how many are written as it goes. Idempotent; after a kill, run it again (or let the
- * workers drain what it queued).
+ * `observatory ingestion replay --from ISO --to ISO [--project ID] [--max-stall-seconds S] [--json]`:
+ * writes the ingestion log's files accepted in [from, to) to the analytics store again
+ * (server/ingestion/log/replay.ts), showing how many are written as it goes; gives up (exit 1) when
+ * no file was written for S seconds (600). Idempotent; after a kill or a stall, run it again (or let
+ * the workers drain what it queued).
  */
 import { processConfig } from '../config/env.ts';
 import { parseIsoDateTime } from '../time/iso-datetime.ts';
 import { replayConfiguredLog } from './log-replay.ts';
-import { parseFlags, UsageError } from './usage.ts';
+import { intFlag, parseFlags, UsageError } from './usage.ts';
 
-const USAGE = 'usage: observatory ingestion replay --from ISO --to ISO [--project ID] [--json]';
+const USAGE =
+  'usage: observatory ingestion replay --from ISO --to ISO [--project ID] [--max-stall-seconds S] [--json]';
 
 function time(value: string | undefined, name: string): number {
   if (!value) throw new UsageError(`--${name} is required\n${USAGE}`);
@@ -23,12 +25,14 @@ export async function run(args: string[]): Promise<number> {
     from: { type: 'string' },
     to: { type: 'string' },
     project: { type: 'string' },
+    'max-stall-seconds': { type: 'string' },
     json: { type: 'boolean' },
   });
   if (positionals.length !== 1 || positionals[0] !== 'replay') throw new UsageError(USAGE);
   const fromMs = time(values.from, 'from');
   const toMs = time(values.to, 'to');
   if (fromMs >= toMs) throw new UsageError('--from must be before --to');
+  const stallSeconds = intFlag(values['max-stall-seconds'], 'max-stall-seconds');
   const config = processConfig('ingestion');
   const tty = process.stderr.isTTY;
   const result = await replayConfiguredLog(
@@ -40,6 +44,7 @@ export async function run(args: string[]): Promise<number> {
       const line = `replay: ${p.written}/${p.files} files written${p.dead > 0 ? `, ${p.dead} unreadable` : ''}`;
       process.stderr.write(tty ? `\r${line}` : `${line}\n`);
     },
+    stallSeconds === undefined ? undefined : stallSeconds * 1000,
   );
   if (tty && !values.json) process.stderr.write('\n');
   process.stdout.write(

@@ -17,6 +17,7 @@ export async function replayConfiguredLog(
   s3: S3Settings,
   window: ReplayWindow,
   onProgress: (p: ReplayProgress) => void,
+  maxStallMs?: number,
 ): Promise<ReplayProgress> {
   const stores = openDatastores(config, 'jobs');
   const blobs = s3BlobStore(s3);
@@ -34,6 +35,7 @@ export async function replayConfiguredLog(
       },
       window,
       onProgress,
+      maxStallMs,
     );
   } finally {
     blobs.close();

@@ -7,13 +7,17 @@
  * drain writes every acknowledged event, which is then in the store exactly once, row by row. A
  * replay rebuilds a project's rows, deleted from the store, equal from the log.
  */
+import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startActiveObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
+import { LegacyChanges } from '../../server/ingestion/commit.ts';
+import { encodeEntry, logKey } from '../../server/ingestion/log/entry.ts';
 import { ensurePythonSdk, pythonOf } from '../conformance/python-sdks.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
@@ -359,4 +363,52 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     },
     REPLAY_WAIT_MS + 60_000,
   );
+
+  it('a replay the store keeps refusing stops after --max-stall-seconds, naming why, its file left queued', async () => {
+    const stalled = await createProject(base, 'ingestion-log-stalled');
+    const receivedAt = Date.now();
+    // A logged write whose row the store refuses (a start time it cannot parse).
+    const body = encodeEntry({
+      projectId: stalled.projectId,
+      receivedAt,
+      attribution: { apiKey: stalled.publicKey, sdkName: 'test', sdkVersion: '1' },
+      targets: { legacy: false, staging: false, events: true },
+      virtualRoots: false,
+      changes: new LegacyChanges(),
+      scores: [],
+      events: [
+        { project_id: stalled.projectId, trace_id: 'stalled', span_id: 'stalled', start_time: 'never' },
+      ],
+    });
+    const key = logKey('', { projectId: stalled.projectId, receivedAt, id: randomUUID() });
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+    const from = new Date(receivedAt - 60_000).toISOString();
+    const to = new Date(receivedAt + 60_000).toISOString();
+    const out = await cli(
+      [
+        'ingestion',
+        'replay',
+        '--from',
+        from,
+        '--to',
+        to,
+        '--project',
+        stalled.projectId,
+        '--max-stall-seconds',
+        '3',
+      ],
+      base,
+      60_000,
+    );
+    expect(out.code).toBe(1);
+    const last = out.stderr.trim().split('\n').at(-1)!;
+    expect(last).toMatch(
+      /^observatory ingestion: replay stopped: no file written for 3 s, 1 of 1 files left queued for the workers \(the store answered: .+\)$/,
+    );
+    const left = await pool.query<{ drained: boolean }>(
+      'SELECT drained_at IS NOT NULL AS drained FROM ingestion_log WHERE key = $1',
+      [key],
+    );
+    expect(left.rows).toEqual([{ drained: false }]);
+  }, 90_000);
 });

@@ -3,7 +3,8 @@
  * again and written to the analytics store again, for example after the store was restored from a
  * backup older than the window. Writing a file again gives the same rows, so a replay is
  * idempotent; it is resumable because its work is queue rows: after a kill the workers' drains
- * (or the same replay run again) write what is left.
+ * (or the same replay run again) write what is left. A replay that writes nothing for `maxStallMs`
+ * (the store down, or refusing a file) stops with the reason, its files left queued for the workers.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -30,6 +31,12 @@ const REQUEUE_SLICE = 1_000;
 const REPLAY_BATCH_FILES = 500;
 const REPLAY_LEASE_MS = 60_000;
 const PENDING_POLL_MS = 500;
+/** How long a replay waits without writing a file before it gives up (the default). */
+export const REPLAY_MAX_STALL_MS = 600_000;
+
+export class ReplayStalled extends Error {
+  override name = 'ReplayStalled';
+}
 
 async function pendingOf(pool: pg.Pool, keys: string[]): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
@@ -43,6 +50,7 @@ export async function replayLog(
   o: { pool: pg.Pool; blobs: BlobStore; prefix: string; deps: WriteDeps },
   window: ReplayWindow,
   onProgress: (p: ReplayProgress) => void,
+  maxStallMs = REPLAY_MAX_STALL_MS,
 ): Promise<ReplayProgress> {
   const files = await listLogFiles(o.blobs, o.prefix, window.fromMs, window.toMs, window.projectId);
   for (let at = 0; at < files.length; at += REQUEUE_SLICE)
@@ -52,13 +60,23 @@ export async function replayLog(
   onProgress(progress);
   let pending = files.length === 0 ? 0 : await pendingOf(o.pool, keys);
   const holder = `replay-${randomUUID()}`;
+  let movedAt = performance.now();
+  let lastError: string | undefined;
   while (pending > 0) {
     // This process drains too (workers may be scaled down after a restore); claims are shared.
     const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS, holder });
     progress.dead += r.dead;
-    pending = await pendingOf(o.pool, keys);
+    lastError = r.error ?? lastError;
+    const left = await pendingOf(o.pool, keys);
+    if (left < pending || r.dead > 0) movedAt = performance.now();
+    pending = left;
     progress.written = files.length - pending;
     onProgress(progress);
+    if (pending > 0 && performance.now() - movedAt >= maxStallMs) {
+      throw new ReplayStalled(
+        `replay stopped: no file written for ${Math.round(maxStallMs / 1000)} s, ${pending} of ${files.length} files left queued for the workers${lastError ? ` (the store answered: ${lastError})` : ''}`,
+      );
+    }
     if (r.files + r.dead === 0) await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
   }
   return progress;
