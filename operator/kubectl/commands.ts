@@ -107,13 +107,14 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
 
 /**
  * The worker reports a bundle holds, by name: health with its propagation record, producers,
- * backfill, the ingestion log's backlog.
+ * backfill, the ingestion log's backlog, the Jobs' recorded results.
  */
 const WORKER_REPORTS = {
   health: WORKER_PATHS.health,
   producers: WORKER_PATHS.producers,
   backfill: WORKER_PATHS.backfill,
   'ingestion-backlog': WORKER_PATHS.ingestionBacklog,
+  'job-results': WORKER_PATHS.jobResults,
 } as const;
 
 async function reportFiles(o: ObservabilityService, client: PluginClient, at: Date): Promise<BundleFile[]> {

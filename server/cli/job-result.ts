@@ -1,11 +1,13 @@
 /**
  * The end of a command the operator runs as a Job (`SERVICE_JOB_NAME` set): its exit code becomes
  * the Job's durable result (server/job-results/). Run by hand, nothing is recorded. A result that
- * cannot be recorded is said, and the exit code stands: the Job's own outcome still tells.
+ * cannot be recorded is said, and the exit code stands: the Job's own outcome still tells. The
+ * detail reaches the operator's status and support bundles, so a datastore URL in it loses its password.
  */
 import type pg from 'pg';
 import type { ServiceConfig } from '../config/env.ts';
 import { recordJobResult } from '../job-results/store.ts';
+import { hideUrlCredentials } from './failure.ts';
 
 export async function endOfJob(
   config: ServiceConfig,
@@ -16,7 +18,12 @@ export async function endOfJob(
 ): Promise<number> {
   if (!config.jobName) return code;
   const result = code === 0 ? 'succeeded' : 'failed';
-  await recordJobResult(pool, { job: config.jobName, command, result, detail }).catch((err: Error) =>
+  await recordJobResult(pool, {
+    job: config.jobName,
+    command,
+    result,
+    detail: hideUrlCredentials(detail),
+  }).catch((err: Error) =>
     process.stderr.write(`observatory ${command}: the Job's result could not be recorded: ${err.message}\n`),
   );
   return code;
