@@ -65,14 +65,12 @@ function footprint(w: IngestionWrite): Set<string> {
     keys.add(`o:${id}`);
     for (const c of list) keys.add(`t:${c.traceId}`);
   }
-  for (const [kind, rows] of [
-    ['s', w.scores],
-    ['e', w.events],
-  ] as const)
-    for (const r of rows) {
-      keys.add(`${kind}:${String(r['id'])}`);
-      if (r['trace_id'] != null) keys.add(`t:${String(r['trace_id'])}`);
-    }
+  for (const r of w.scores) {
+    keys.add(`s:${String(r['id'])}`);
+    if (r['trace_id'] != null) keys.add(`t:${String(r['trace_id'])}`);
+  }
+  // An event row is a span of its trace, which names it.
+  for (const r of w.events) keys.add(`t:${String(r['trace_id'])}`);
   return keys;
 }
 

@@ -233,9 +233,10 @@ describe('the drain writes many logged requests as the web wrote them one by one
     },
   );
 
-  const write = (projectId: string, sdkName: string, traceId: string) => {
+  /** A batch write of one trace, or (`span`) an OTLP write of one of its spans to events_full. */
+  const write = (projectId: string, sdkName: string, traceId: string, span?: string) => {
     const changes = new LegacyChanges();
-    changes.addTrace(traceId, { id: traceId }, '2026-12-05T10:00:00.000Z');
+    if (!span) changes.addTrace(traceId, { id: traceId }, '2026-12-05T10:00:00.000Z');
     return {
       projectId,
       receivedAt: 0,
@@ -244,12 +245,15 @@ describe('the drain writes many logged requests as the web wrote them one by one
       virtualRoots: true,
       changes,
       scores: [],
-      events: [],
+      events: span ? [{ project_id: projectId, trace_id: traceId, span_id: span }] : [],
     } satisfies IngestionWrite;
   };
   const runs = (ws: IngestionWrite[]) =>
     runsOf(ws).map((r) =>
-      r.map((w) => `${w.projectId}/${w.attribution.sdkName}/${[...w.changes.traces.keys()]}`),
+      r.map(
+        (w) =>
+          `${w.projectId}/${w.attribution.sdkName}/${[...w.changes.traces.keys(), ...w.events.map((e) => `${e['trace_id']}.${e['span_id']}`)]}`,
+      ),
     );
 
   it.each([
@@ -265,6 +269,24 @@ describe('the drain writes many logged requests as the web wrote them one by one
         ['p/a/t1', 'p/a/t3'],
         ['p/b/t2', 'p/b/t4'],
       ],
+    },
+    {
+      name: 'interleaved OTLP exporters: their spans of different traces, one commit per exporter',
+      writes: [
+        write('p', 'a', 't1', 's1'),
+        write('p', 'b', 't2', 's2'),
+        write('p', 'a', 't3', 's3'),
+        write('p', 'b', 't4', 's4'),
+      ],
+      want: [
+        ['p/a/t1.s1', 'p/a/t3.s3'],
+        ['p/b/t2.s2', 'p/b/t4.s4'],
+      ],
+    },
+    {
+      name: 'a span of a trace another exporter wrote in between comes after it',
+      writes: [write('p', 'a', 't1', 's1'), write('p', 'b', 't1', 's2'), write('p', 'a', 't1', 's3')],
+      want: [['p/a/t1.s1'], ['p/b/t1.s2'], ['p/a/t1.s3']],
     },
     {
       name: 'a write of a trace another producer changed in between comes after that change',
