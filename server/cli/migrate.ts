@@ -4,8 +4,8 @@
  * release (up applies all it knows; down never touches it, as a rollback to release 3 needs no
  * relational change). `down` first waits (`--log-wait-seconds`, 600 by default) for the writes the
  * ingestion log accepted before it to be drained, and is refused while any is left: the tables
- * they target are the ones it drops. As the
- * operator's Job, `up` and `down` record their outcome as the Job's result.
+ * they target are the ones it drops. As the operator's Job, `up` and `down` record their outcome
+ * as the Job's result.
  */
 
 import type pg from 'pg';

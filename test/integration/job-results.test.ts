@@ -14,10 +14,10 @@ import type { MigrationState, ObservabilityService } from '../../operator/api/v1
 import { plan } from '../../operator/planner/plan.ts';
 import type { ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, renderJob } from '../../operator/render/jobs.ts';
-import { configHashOf, renderDeployment, specHashOf } from '../../operator/render/workloads.ts';
 import { fetchJobResults } from '../../operator/runtime/probes.ts';
 import type { JobResultsReport } from '../../server/contract/worker-api.ts';
 import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
+import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
@@ -87,29 +87,6 @@ const report = async (): Promise<JobResultsReport> => {
   if (!r) throw new Error('the worker gave no job results report');
   return r;
 };
-
-/** Web and worker rolled out as rendered for `state`: the planner's steps past the rollout run. */
-function rolledOut(o: ObservabilityService, state: MigrationState): World['deployments'] {
-  const ctx = { meta: o.metadata, spec: withDefaults(o.spec) };
-  const out: World['deployments'] = {};
-  for (const role of ['web', 'worker'] as const) {
-    const d = renderDeployment(ctx, role, state);
-    const n = d.spec!.replicas!;
-    out[role] = {
-      generation: 2,
-      observedGeneration: 2,
-      specReplicas: n,
-      replicas: n,
-      updatedReplicas: n,
-      readyReplicas: n,
-      availableReplicas: n,
-      configHash: configHashOf(d),
-      specHash: specHashOf(d),
-      stalePods: 0,
-    };
-  }
-  return out;
-}
 
 /** What the planner decides with the worker's report as observe.ts gives it. */
 async function planWith(o: ObservabilityService, state: MigrationState, jobs: ObservedJob[]) {

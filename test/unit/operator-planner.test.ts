@@ -10,8 +10,7 @@ import type {
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
-import type { Role } from '../../operator/render/names.ts';
-import { configHashOf, renderDeployment, specHashOf } from '../../operator/render/workloads.ts';
+import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const SINCE = '2026-03-01T11:00:00.000Z';
@@ -46,33 +45,6 @@ function object(
     spec: { ...baseSpec, ...spec },
     ...(status ? { status } : {}),
   };
-}
-
-/** Both Deployments fully rolled out as rendered for `state` from the object's spec. */
-function rolledOut(
-  o: ObservabilityService,
-  state: MigrationState,
-  image = o.spec.image,
-): World['deployments'] {
-  const ctx = { meta: o.metadata, spec: withDefaults({ ...o.spec, image }) };
-  const out: World['deployments'] = {};
-  for (const role of ['web', 'worker'] as Role[]) {
-    const d = renderDeployment(ctx, role, state);
-    const n = d.spec!.replicas!;
-    out[role] = {
-      generation: 2,
-      observedGeneration: 2,
-      specReplicas: n,
-      replicas: n,
-      updatedReplicas: n,
-      readyReplicas: n,
-      availableReplicas: n,
-      configHash: configHashOf(d),
-      specHash: specHashOf(d),
-      stalePods: 0,
-    };
-  }
-  return out;
 }
 
 function world(patch: Partial<World> = {}): World {
