@@ -23,6 +23,7 @@ import { createPool } from '../datastores/postgres.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
+import { MaskingCatalog } from '../masking/catalog.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
 import { loadBuiltInModels } from '../models/store.ts';
@@ -145,6 +146,7 @@ export async function run(args: string[]): Promise<number> {
     locks: pgEntityLocks(pool),
     keys: keysVerifier,
     models,
+    masking: new MaskingCatalog(pool),
     mediaBlobs,
     exportBlobs,
     localBlobs: localMedia && [localMedia],

@@ -15,6 +15,7 @@ import { statementBounds } from '../datastores/statement-bounds.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { backlogGate, blobIngestionLog } from '../ingestion/log/log.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
+import { MaskingCatalog } from '../masking/catalog.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
@@ -104,6 +105,7 @@ export async function run(_args: string[]): Promise<number> {
       ingestionLog,
       ingestionBacklog,
       keys: new KeyVerifier(stores.pool),
+      masking: new MaskingCatalog(stores.pool),
       models,
       producers,
       mediaBlobs,

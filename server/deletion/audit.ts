@@ -24,7 +24,8 @@ export interface AuditEntry {
     | 'organization'
     | 'annotation-queue'
     | 'annotation-queue-item'
-    | 'annotation-queue-assignment';
+    | 'annotation-queue-assignment'
+    | 'masking-rule';
   resourceIds: readonly string[];
   /** What a key or a user did; `delete` unless told. A policy's action is its name. */
   action?: 'create' | 'update' | 'delete';

@@ -16,7 +16,7 @@ import {
   type ObservationType,
 } from './schemas.ts';
 import { isRefusedInEventsOnly, refusalReason } from './sdk-versions.ts';
-import { acceptWrite, type IngestionLog, type WriteDeps } from './write.ts';
+import { type AcceptDeps, acceptWrite } from './write.ts';
 
 export interface EventSuccess {
   id: string;
@@ -33,12 +33,10 @@ export interface BatchResult {
   errors: EventError[];
 }
 
-export interface BatchContext extends WriteDeps {
+export interface BatchContext extends AcceptDeps {
   projectId: string;
   settings: ModeSettings;
   attribution: Attribution;
-  /** Where accepted writes are made durable first; absent: straight into the store. */
-  log?: IngestionLog | undefined;
   now?: number;
 }
 

@@ -41,13 +41,27 @@ export interface IngestionLog {
 export const isEmptyWrite = (w: IngestionWrite) =>
   w.changes.size === 0 && w.scores.length === 0 && w.events.length === 0;
 
-/** Acknowledges a write: through the log when there is one, else straight into the store. */
-export function acceptWrite(
-  write: IngestionWrite,
-  ctx: WriteDeps & { log?: IngestionLog | undefined },
-): Promise<void> {
-  if (isEmptyWrite(write)) return Promise.resolve();
-  return ctx.log ? ctx.log.record(write, ctx) : applyWrites([write], ctx);
+/** The project's masking rules applied to a write's content (server/masking/). */
+export interface WriteMasking {
+  mask(write: IngestionWrite): Promise<IngestionWrite>;
+}
+
+/** What accepting a write needs beyond the stores. */
+export interface AcceptDeps extends WriteDeps {
+  /** Where accepted writes are made durable first; absent: straight into the store. */
+  log?: IngestionLog | undefined;
+  /** Absent: nothing is masked (processes that write no producer's content). */
+  masking?: WriteMasking | undefined;
+}
+
+/**
+ * Acknowledges a write, masked first: through the log when there is one, else straight into the
+ * store.
+ */
+export async function acceptWrite(write: IngestionWrite, ctx: AcceptDeps): Promise<void> {
+  if (isEmptyWrite(write)) return;
+  const masked = ctx.masking ? await ctx.masking.mask(write) : write;
+  return ctx.log ? ctx.log.record(masked, ctx) : applyWrites([masked], ctx);
 }
 
 /** What must be equal for writes to share one commit: the row context every merged row gets. */

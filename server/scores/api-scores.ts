@@ -11,7 +11,7 @@ import { type Attribution, type Row, scoreRow } from '../ingestion/records.ts';
 import { describeIssues, type ScoreBody, scoreBody } from '../ingestion/schemas.ts';
 import type { IngestionStore } from '../ingestion/store.ts';
 import { chTime } from '../ingestion/time.ts';
-import { acceptWrite, type IngestionLog, type WriteDeps } from '../ingestion/write.ts';
+import { type AcceptDeps, acceptWrite } from '../ingestion/write.ts';
 import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../time/iso-datetime.ts';
 import { checkAgainstConfig, type ScoreConfig } from './configs.ts';
 
@@ -60,11 +60,9 @@ export function apiScoreRow(
   return { ok: true, row: { ...row, data_type: dataType, value, string_value: stringValue } };
 }
 
-export interface ScoreWriteDeps extends WriteDeps {
+export interface ScoreWriteDeps extends AcceptDeps {
   projectId: string;
   attribution: Attribution;
-  /** Where accepted scores are made durable first; absent: straight into the store. */
-  log?: IngestionLog | undefined;
   /** The project's score config with this id, if any. */
   findConfig: (id: string) => Promise<ScoreConfig | undefined>;
   /** The signed-in user who scored from the UI (the API has none). */

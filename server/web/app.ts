@@ -34,6 +34,7 @@ import { integrationsPlugin } from './integrations/public.ts';
 import { legacyReadsPlugin } from './legacy/public-reads.ts';
 import { legacyWritesPlugin } from './legacy/public-writes.ts';
 import { llmConnectionsPlugin } from './llm-connections/public.ts';
+import { maskingPlugin } from './masking/routes.ts';
 import { localBlobsPlugin } from './media/local-blobs.ts';
 import { mediaPlugin } from './media/public.ts';
 import { metricsPlugin } from './metrics/public.ts';
@@ -144,6 +145,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
         evaluationsPlugin,
         alertsPlugin,
         annotationQueuesPlugin,
+        maskingPlugin,
       ]) {
         served.register(plugin, { ctx });
       }

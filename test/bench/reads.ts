@@ -20,6 +20,7 @@ import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
 import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { clickhouseStore } from '../../server/ingestion/store.ts';
+import { MaskingCatalog } from '../../server/masking/catalog.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
 import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
@@ -113,6 +114,7 @@ export async function openReadBench(name: string, events: number) {
     locks: pgEntityLocks(pool),
     keys: new KeyVerifier(pool),
     models: new ModelCatalog(pool),
+    masking: new MaskingCatalog(pool),
     shuttingDown: () => false,
   });
   const close = async () => {

@@ -118,6 +118,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
     'dashboards',
     'annotation-queues',
     'integrations',
+    'masking',
   ],
   // A process's assembly: datastores opened, logger, shutdown, schema at start.
   ['runtime'],

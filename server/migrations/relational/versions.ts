@@ -712,6 +712,22 @@ CREATE TABLE IF NOT EXISTS job_results (
 );`,
     down: 'DROP TABLE IF EXISTS job_results;',
   },
+  {
+    version: 34,
+    name: 'masking_rules',
+    // Each project's masking rules (server/masking/): a built-in detector or a custom RE2 pattern,
+    // applied to every accepted write before it is stored.
+    up: `
+CREATE TABLE IF NOT EXISTS masking_rules (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, detector TEXT NOT NULL, pattern TEXT, replacement TEXT,
+  enabled BOOLEAN NOT NULL DEFAULT true, dataset_items BOOLEAN NOT NULL DEFAULT false,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name),
+  CHECK ((detector = 'custom') = (pattern IS NOT NULL))
+);`,
+    down: 'DROP TABLE IF EXISTS masking_rules;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

@@ -13,6 +13,7 @@ import type { BacklogGate } from '../../ingestion/log/log.ts';
 import type { Attribution } from '../../ingestion/records.ts';
 import type { IngestionStore } from '../../ingestion/store.ts';
 import type { IngestionLog } from '../../ingestion/write.ts';
+import type { MaskingCatalog } from '../../masking/catalog.ts';
 import type { ModelCatalog } from '../../models/catalog.ts';
 import type { ProducerRecorder } from '../../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../../projects/keys.ts';
@@ -32,6 +33,8 @@ export interface WebContext {
   keys: KeyVerifier;
   /** Each project's model definitions, cached, for the cost ingestion computes. */
   models: ModelCatalog;
+  /** Each project's masking rules, cached, applied to every accepted write. */
+  masking: MaskingCatalog;
   /** Tallies producers on paths that events_only refuses; absent on release 3. */
   producers?: ProducerRecorder | undefined;
   /** Where uploaded media lives; absent when no media storage is configured. */
@@ -86,6 +89,7 @@ export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
     locks: ctx.locks,
     models: ctx.models,
     log: ctx.ingestionLog,
+    masking: ctx.masking,
   };
 }
 

@@ -160,14 +160,17 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions> = async (app, { c
     async ({ body, projectId }) => {
       const ds = found(await findDataset(projectId, body.datasetName), 'Dataset', body.datasetName);
       const id = body.id ?? randomUUID();
+      // Rules that ask for it mask dataset items too (server/masking/).
+      const masker = await ctx.masking.forDatasetItems(projectId);
+      const masked = <T>(v: T): T => (masker ? masker.value(v) : v);
       const { rows } = await ctx.pool.query<{ id: string }>(SQL.upsertItem, [
         id,
         projectId,
         ds.id,
         body.status ?? null,
-        jsonParam(body.input),
-        jsonParam(body.expectedOutput),
-        jsonParam(body.metadata),
+        jsonParam(masked(body.input)),
+        jsonParam(masked(body.expectedOutput)),
+        jsonParam(masked(body.metadata)),
         body.sourceTraceId ?? null,
         body.sourceObservationId ?? null,
       ]);

@@ -49,6 +49,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         store: ctx.store,
         locks: ctx.locks,
         log: ctx.ingestionLog,
+        masking: ctx.masking,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (!Array.isArray(body)) {

@@ -159,6 +159,7 @@ export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
         store: ctx.store,
         locks: ctx.locks,
         log: ctx.ingestionLog,
+        masking: ctx.masking,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (result.errors[0]) throw new BadRequest(result.errors[0].message);

@@ -19,6 +19,7 @@ import { uiDashboardsPlugin } from '../dashboards/ui.ts';
 import { uiDatasetsPlugin } from '../datasets/ui.ts';
 import { uiEvaluationsPlugin } from '../evaluations/ui.ts';
 import { uiLegacyTracesPlugin } from '../legacy/ui.ts';
+import { uiMaskingPlugin } from '../masking/routes.ts';
 import { uiMigrationPlugin } from '../migration/ui.ts';
 import { uiModelsPlugin } from '../models/ui.ts';
 import { uiPromptsPlugin } from '../prompts/ui.ts';
@@ -59,6 +60,7 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
         uiPromptsPlugin,
         uiAnnotationQueuesPlugin,
         uiModelsPlugin,
+        uiMaskingPlugin,
       ]) {
         project.register(plugin, { ctx });
       }
