@@ -16,11 +16,12 @@
  *      (ingestion-cost.ts): ingestion throughput with cost computed against not, interleaved.
  *   4b. Evaluation rules (ingestion-rules.ts): ingestion throughput with active observation rules
  *      (the worker scanning and enqueueing) against none, interleaved.
+ *   4c. Masking (masking.ts): ingestion with every built-in detector against none, interleaved.
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `ingestion-log`, `cost`,
- * `ingestion-cost`, `ingestion-rules`, `reads`,
+ * `ingestion-cost`, `ingestion-rules`, `masking`, `reads`,
  * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +60,7 @@ import { benchIngestion } from './ingestion.ts';
 import { benchIngestionCost } from './ingestion-cost.ts';
 import { benchIngestionLog } from './ingestion-log.ts';
 import { benchIngestionRules } from './ingestion-rules.ts';
+import { benchMasking } from './masking.ts';
 import { benchOperator } from './operator.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
@@ -74,6 +76,7 @@ const FIGURES = [
   'cost',
   'ingestion-cost',
   'ingestion-rules',
+  'masking',
   'ingest-limits',
   'reads',
   'exports',
@@ -192,6 +195,7 @@ if (selected('ingestion-log')) await benchIngestionLog();
 if (selected('cost')) await benchCost();
 if (selected('ingestion-cost')) await benchIngestionCost();
 if (selected('ingestion-rules')) await benchIngestionRules();
+if (selected('masking')) await benchMasking();
 if (selected('ingest-limits')) await benchIngestLimits();
 if (selected('reads')) await benchReads();
 if (selected('ui')) await benchUi();

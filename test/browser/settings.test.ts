@@ -3,13 +3,17 @@
  * PostgreSQL and the analytics server: an owner creates an API key on the page (its secret shown
  * once works with the real JS SDK, and is gone after a reload), revokes it, sets the data
  * retention on the projects page, and invites a person whose one-time link, opened in another
- * browser, creates the account and lands in the project with the role given. Last it rotates the
- * project's key: a new one made on the page, the original revoked and refused, the new one working.
+ * browser, creates the account and lands in the project with the role given. It creates masking
+ * rules on the page (spans sent next arrive masked; a rule switched off stops applying) and runs the
+ * dry run. Last it rotates the project's key: a new one made on the page, the original revoked and
+ * refused, the new one working.
  */
 import { LangfuseClient } from '@langfuse/client';
+import { startActiveObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   createProject,
@@ -126,6 +130,59 @@ describe('project settings', () => {
     expect(await page.getByRole('table', { name: 'Pending invitations' }).count()).toBe(0);
     await guest.goto(link);
     await guest.getByText('does not exist, was used or has expired').waitFor();
+  });
+
+  it('creates masking rules on the page: the next spans arrive masked, and the dry run shows what a rule would change', async () => {
+    await page.goto(`/project/${project.projectId}/settings`);
+    const rules = page.getByRole('table', { name: 'Masking rules' });
+    const form = page.getByRole('form', { name: 'New masking rule' });
+    await form.getByLabel('Rule name').fill('emails');
+    await form.getByRole('button', { name: 'Create masking rule' }).click();
+    await expect.poll(async () => (await bodyRows(rules)).map((r) => r[0])).toEqual(['emails']);
+    await form.getByLabel('Rule name').fill('orders');
+    await form.getByLabel('Detector').selectOption('custom');
+    await form.getByLabel('RE2 pattern').fill('(?=ORD)');
+    await form.getByRole('button', { name: 'Create masking rule' }).click();
+    await form.getByRole('alert').getByText('pattern').waitFor();
+    await form.getByLabel('RE2 pattern').fill(String.raw`ORD-\d{4}`);
+    await form.getByLabel('Replacement').fill('[ORDER]');
+    await form.getByRole('button', { name: 'Create masking rule' }).click();
+    await expect
+      .poll(async () => (await bodyRows(rules)).map((r) => r.slice(0, 3)))
+      .toEqual([
+        ['emails', 'email', 'default'],
+        ['orders', String.raw`ORD-\d{4}`, '[ORDER]'],
+      ]);
+
+    const traceId = await withSdkTracer(project, web.url, () =>
+      startActiveObservation('masked', async (span) => {
+        span.update({ input: 'mail jane@example.org about ORD-1234' });
+        return span.traceId;
+      }),
+    );
+    const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
+    await expect
+      .poll(
+        async () => {
+          const res = await fetch(`${web.url}/api/public/v2/observations?traceId=${traceId}&fields=core,io`, {
+            headers: { authorization: auth },
+          });
+          return ((await res.json()) as { data?: { input?: unknown }[] }).data?.[0]?.input;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('mail [REDACTED EMAIL] about [ORDER]');
+
+    // A rule switched off no longer applies; the dry run still shows what the others change.
+    // The box follows the stored rule: it changes once the update is saved and the list read again.
+    await rules.getByLabel('Enable orders').click();
+    await expect.poll(() => rules.getByLabel('Enable orders').isChecked()).toBe(false);
+    await page.getByRole('button', { name: 'Preview on recent observations' }).click();
+    const preview = page.getByRole('status', { name: 'Masking preview' });
+    await preview.getByText(/of \d+ recent observations would change/).waitFor();
+    await screenshot(page, 'settings-masking');
+    await rules.getByRole('button', { name: 'Delete orders' }).click();
+    await expect.poll(async () => (await bodyRows(rules)).map((r) => r[0])).toEqual(['emails']);
   });
 
   it('rotates the project key: a new key from the page takes over, the old one revoked is refused', async () => {

@@ -301,7 +301,7 @@ describe('masking rules', () => {
     const preview = await api<{ scanned: number; observations: { masked: Record<string, unknown> }[] }>(
       server,
       'POST',
-      '/api/public/unstable/masking-rules/preview',
+      '/api/public/unstable/masking-preview',
       { rules: [{ detector: 'custom', pattern: 'REDACTED (EMAIL|SECRET)', replacement: 'gone' }], limit: 50 },
     );
     expect(preview.status, JSON.stringify(preview.body)).toBe(200);

@@ -603,6 +603,23 @@ const VALID: [string, Case][] = [
       template: '/api/public/unstable/evaluation-rules/{evaluationRuleId}',
     },
   ]),
+  [
+    'POST masking rule (custom, without its pattern)',
+    json('POST', '/api/public/unstable/masking-rules', { name: 'm-mask', detector: 'custom' }, 'always', 400),
+  ],
+  ['GET masking rules', get('/api/public/unstable/masking-rules', 'always')],
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [
+    `${method} masking rule (unknown id)`,
+    {
+      method,
+      url: () => '/api/public/unstable/masking-rules/m-none',
+      ...(method === 'PATCH' ? { body: { enabled: false } } : {}),
+      served: 'always',
+      ok: 404,
+      template: '/api/public/unstable/masking-rules/{maskingRuleId}',
+    },
+  ]),
+  ['POST masking preview', json('POST', '/api/public/unstable/masking-preview', {}, 'always', 200)],
   ['GET dashboards', get('/api/public/unstable/dashboards', 'always')],
   ['POST dashboard', json('POST', '/api/public/unstable/dashboards', { name: 'm-dash' }, 'always', 200)],
   ...(['GET', 'PATCH', 'DELETE'] as const).map((method): [string, Case] => [

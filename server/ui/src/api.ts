@@ -321,6 +321,28 @@ export interface ModelRequest {
   tokenizerConfig?: unknown;
 }
 
+/** A masking rule as the masking API answers it (server/masking/rules.ts). */
+export interface MaskingRule {
+  id: string;
+  name: string;
+  detector: string;
+  pattern: string | null;
+  replacement: string | null;
+  enabled: boolean;
+  datasetItems: boolean;
+  updatedAt: string;
+}
+
+/** A dry run's answer: how many recent observations were read, and the masked form of those that would change. */
+export interface MaskingPreview {
+  scanned: number;
+  observations: {
+    id: string;
+    traceId: string;
+    masked: { input?: string; output?: string; metadata?: Record<string, string> };
+  }[];
+}
+
 /** An alert rule as the alerts API answers it (server/alerts/api.ts). */
 export interface AlertRule {
   id: string;
@@ -484,6 +506,7 @@ function ruleCalls<R>(collection: string) {
   };
 }
 const alertRules = ruleCalls<AlertRule>('alert-rules');
+const maskingRules = ruleCalls<MaskingRule>('masking-rules');
 const evaluationRules = ruleCalls<EvaluationRule>('evaluation-rules');
 
 export const api = {
@@ -609,6 +632,13 @@ export const api = {
     call<{ message: string }>('DELETE', `${projectPath(id)}/models/${encodeURIComponent(modelId)}`),
   llmConnections: (id: string) =>
     call<NumberedPage<LlmConnection>>('GET', `${projectPath(id)}/llm-connections?limit=100`),
+  maskingRules: maskingRules.list,
+  createMaskingRule: maskingRules.create,
+  updateMaskingRule: maskingRules.update,
+  deleteMaskingRule: (id: string, ruleId: string) =>
+    call<{ message: string }>('DELETE', `${projectPath(id)}/masking-rules/${encodeURIComponent(ruleId)}`),
+  previewMasking: (id: string) =>
+    call<MaskingPreview>('POST', `${projectPath(id)}/masking-preview`, { limit: 100 }),
   saveLlmConnection: (id: string, body: UpsertConnectionRequest) =>
     call<LlmConnection>('PUT', `${projectPath(id)}/llm-connections`, body),
   deleteLlmConnection: (id: string, connectionId: string) =>

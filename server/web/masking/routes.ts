@@ -110,7 +110,7 @@ function maskingRoutes(app: FastifyInstance, ctx: WebContext, mount: ProjectMoun
   declare(
     {
       method: 'POST',
-      path: '/masking-rules/preview',
+      path: '/masking-preview',
       summary:
         "Dry run: what the given rules (or the project's) would change in its most recent observations",
       body: previewRequest,
