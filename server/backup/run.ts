@@ -389,7 +389,7 @@ async function replaySince(
     warnings.push(w);
   }
   // The replay counts a file set aside as unreadable as done; here it is not written.
-  return { from, to, files: done.files, written: done.written - done.dead, unreadable: done.dead, warnings };
+  return { from, to, files: done.files, written: done.written, unreadable: done.dead, warnings };
 }
 
 /**

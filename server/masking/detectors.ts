@@ -11,6 +11,11 @@ export type Detector = (typeof DETECTORS)[number];
 export interface DetectorSpec {
   /** The pattern's source, without flags (case-sensitive; ranges say which cases match). */
   source: string;
+  /**
+   * A text every match contains: a text without it is not scanned. The email pattern tries a
+   * local part at every position, ten times the cost of all the others together.
+   */
+  requires?: string;
   /** Whether a match is really one (checksums); without it every match is. */
   check?: (match: string) => boolean;
   /** What replaces a match unless the rule says otherwise. */
@@ -51,6 +56,7 @@ export function ibanValid(iban: string): boolean {
 
 export const DETECTOR_SPECS: Record<Detector, DetectorSpec> = {
   email: {
+    requires: '@',
     source: String.raw`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b`,
     replacement: '[REDACTED EMAIL]',
   },

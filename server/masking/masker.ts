@@ -61,14 +61,25 @@ export function compileMasker(rules: readonly MaskingRuleSpec[]): Masker | undef
     }
   }
   if (builtins.length === 0 && customs.length === 0) return undefined;
-  // One scan answers "does any built-in match?", which is what almost every text asks.
-  const any = builtins.length ? new RegExp(builtins.map((b) => `(?:${b.spec.source})`).join('|')) : null;
-  const each = builtins.map((b) => ({ ...b, re: new RegExp(b.spec.source, 'g') }));
+  // One scan answers "does any built-in match?", which is what almost every text asks; a detector
+  // with a required text joins only texts that have it.
+  const each = builtins.map((b) => ({
+    ...b,
+    re: new RegExp(b.spec.source, 'g'),
+    once: new RegExp(b.spec.source),
+  }));
+  const ungated = each.filter((b) => !b.spec.requires);
+  const gated = each.filter((b) => b.spec.requires);
+  const anyUngated = ungated.length ? new RegExp(ungated.map((b) => `(?:${b.spec.source})`).join('|')) : null;
+  const applies = (b: (typeof each)[number], s: string) => !b.spec.requires || s.includes(b.spec.requires);
+  const anyBuiltin = (s: string) =>
+    Boolean(anyUngated?.test(s)) || gated.some((b) => s.includes(b.spec.requires!) && b.once.test(s));
 
   const text = (s: string): string => {
     let out = s;
-    if (any?.test(out)) {
+    if (anyBuiltin(out)) {
       for (const b of each) {
+        if (!applies(b, out)) continue;
         out = out.replace(b.re, (m) => (b.spec.check && !b.spec.check(m) ? m : b.replacement));
       }
     }
@@ -96,7 +107,7 @@ export function compileMasker(rules: readonly MaskingRuleSpec[]): Masker | undef
     // whitespace ones, which no built-in treats differently from a space): a built-in that finds
     // nothing in that finds nothing in any of the strings. Custom patterns may match the
     // punctuation, so they always see the parsed strings.
-    if (customs.length === 0 && !any?.test(s.includes('\\') ? unescaped(s) : s)) return s;
+    if (customs.length === 0 && !anyBuiltin(s.includes('\\') ? unescaped(s) : s)) return s;
     let parsed: unknown;
     try {
       parsed = JSON.parse(s);

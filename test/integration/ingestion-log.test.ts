@@ -364,6 +364,43 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     REPLAY_WAIT_MS + 60_000,
   );
 
+  it('a replay counts an unreadable file of its window as unreadable, never as written', async () => {
+    const mixed = await createProject(base, 'ingestion-log-unreadable');
+    const receivedAt = Date.now();
+    const readable = encodeEntry({
+      projectId: mixed.projectId,
+      receivedAt,
+      attribution: { apiKey: mixed.publicKey, sdkName: 'test', sdkVersion: '1' },
+      targets: { legacy: false, staging: false, events: false },
+      virtualRoots: false,
+      changes: new LegacyChanges(),
+      scores: [],
+      events: [],
+    });
+    const files = [readable, '{"not": "a log entry"}'];
+    for (const body of files) {
+      const key = logKey('', { projectId: mixed.projectId, receivedAt, id: randomUUID() });
+      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+    }
+    const out = await cli(
+      [
+        'ingestion',
+        'replay',
+        '--from',
+        new Date(receivedAt - 60_000).toISOString(),
+        '--to',
+        new Date(receivedAt + 60_000).toISOString(),
+        '--project',
+        mixed.projectId,
+        '--json',
+      ],
+      base,
+      60_000,
+    );
+    expect(out.code, out.stderr).toBe(1);
+    expect(JSON.parse(out.stdout.trim())).toEqual({ files: 2, written: 1, dead: 1 });
+  }, 90_000);
+
   it('a replay the store keeps refusing stops after --max-stall-seconds, naming why, its file left queued', async () => {
     const stalled = await createProject(base, 'ingestion-log-stalled');
     const receivedAt = Date.now();

@@ -22,6 +22,7 @@ export interface ReplayWindow {
 
 export interface ReplayProgress {
   files: number;
+  /** Files written to the store again (not counting those set aside as unreadable). */
   written: number;
   /** Files that could not be written (missing or unreadable), left out. */
   dead: number;
@@ -38,12 +39,15 @@ export class ReplayStalled extends Error {
   override name = 'ReplayStalled';
 }
 
-async function pendingOf(pool: pg.Pool, keys: string[]): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(
-    'SELECT count(*) AS n FROM ingestion_log WHERE key = ANY($1::text[]) AND drained_at IS NULL',
+/** How many of `keys` are still queued, and how many were set aside as unreadable (drained with an error). */
+async function stateOf(pool: pg.Pool, keys: string[]): Promise<{ pending: number; dead: number }> {
+  const { rows } = await pool.query<{ pending: string; dead: string }>(
+    `SELECT count(*) FILTER (WHERE drained_at IS NULL) AS pending,
+            count(*) FILTER (WHERE drained_at IS NOT NULL AND last_error IS NOT NULL) AS dead
+       FROM ingestion_log WHERE key = ANY($1::text[])`,
     [keys],
   );
-  return Number(rows[0]!.n);
+  return { pending: Number(rows[0]!.pending), dead: Number(rows[0]!.dead) };
 }
 
 export async function replayLog(
@@ -58,23 +62,25 @@ export async function replayLog(
   const keys = files.map((f) => f.key);
   const progress: ReplayProgress = { files: files.length, written: 0, dead: 0 };
   onProgress(progress);
-  let pending = files.length === 0 ? 0 : await pendingOf(o.pool, keys);
+  // Requeued, every key has no error; one the drains set aside since is this replay's dead file
+  // (a drain's own count also holds other files it claimed).
+  let state = files.length === 0 ? { pending: 0, dead: 0 } : await stateOf(o.pool, keys);
   const holder = `replay-${randomUUID()}`;
   let movedAt = performance.now();
   let lastError: string | undefined;
-  while (pending > 0) {
+  while (state.pending > 0) {
     // This process drains too (workers may be scaled down after a restore); claims are shared.
     const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS, holder });
-    progress.dead += r.dead;
     lastError = r.error ?? lastError;
-    const left = await pendingOf(o.pool, keys);
-    if (left < pending || r.dead > 0) movedAt = performance.now();
-    pending = left;
-    progress.written = files.length - pending;
+    const now = await stateOf(o.pool, keys);
+    if (now.pending < state.pending) movedAt = performance.now();
+    state = now;
+    progress.dead = state.dead;
+    progress.written = files.length - state.pending - state.dead;
     onProgress(progress);
-    if (pending > 0 && performance.now() - movedAt >= maxStallMs) {
+    if (state.pending > 0 && performance.now() - movedAt >= maxStallMs) {
       throw new ReplayStalled(
-        `replay stopped: no file written for ${Math.round(maxStallMs / 1000)} s, ${pending} of ${files.length} files left queued for the workers${lastError ? ` (the store answered: ${lastError})` : ''}`,
+        `replay stopped: no file written for ${Math.round(maxStallMs / 1000)} s, ${state.pending} of ${files.length} files left queued for the workers${lastError ? ` (the store answered: ${lastError})` : ''}`,
       );
     }
     if (r.files + r.dead === 0) await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
