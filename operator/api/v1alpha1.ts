@@ -924,6 +924,34 @@ const restoreRecord = object(
       description: 'The write mode of the backup, which the deployment returns to.',
     }),
     job: optional(string({ description: 'The restore Job.', maxLength: 253 })),
+    replay: optional(
+      object(
+        {
+          from: timestamp('The first acceptance time replayed: the backup\'s replay point.'),
+          to: timestamp('The end of the window: when the restore ran.'),
+          files: integer({ description: 'Log files in the window.', minimum: 0, format: 'int64' }),
+          written: integer({
+            description: 'Files written to the analytics store again.',
+            minimum: 0,
+            format: 'int64',
+          }),
+          unreadable: integer({
+            description: 'Files that could not be read (missing, or not log entries), left out.',
+            minimum: 0,
+            format: 'int64',
+          }),
+          warnings: integer({
+            description: "What the replay could not bring back (e.g. writes past the log's retention); the Job's log says what.",
+            minimum: 0,
+            format: 'int64',
+          }),
+        },
+        {
+          description:
+            'The replay of the ingestion log after the backup (with spec.ingestionLog), from the restore Job\'s summary.',
+        },
+      ),
+    ),
   },
   { description: 'The latest restore requested (observatory.dev/restore-requested).' },
 );

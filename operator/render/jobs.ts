@@ -123,8 +123,8 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
       args: jobArgs(r.purpose, r.backup),
-      // The backup Job's summary (server/contract/backup.ts) comes back through this file.
-      ...(r.purpose === 'backup' ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
+      // The backup and restore Jobs' summaries (server/contract/backup.ts) come back through this file.
+      ...(r.purpose === 'backup' || r.purpose === 'restore' ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
       env: [
         ...containerEnv(
           spec,

@@ -1,6 +1,6 @@
 /**
  * `observatory backup --id ID [--include analytics,relational] [--termination-log PATH] [--json]`
- * and `observatory restore --id ID [--include ...] [--json]`: the Jobs the operator runs
+ * and `observatory restore --id ID [--include ...] [--termination-log PATH] [--json]`: the Jobs the operator runs
  * (server/contract/backup.ts). Exit 0 done, 1 refused or failed (one line on stderr saying why,
  * no credential in it), 2 usage or configuration error.
  */
@@ -15,14 +15,14 @@ import {
   takeBackup,
 } from '../backup/run.ts';
 import { processConfig, toolEnv } from '../config/env.ts';
-import { BACKUP_CLI, TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
+import { BACKUP_CLI, type RestoreSummary, TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 const USAGE = {
   backup: `usage: observatory ${BACKUP_CLI.backup} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--termination-log PATH] [--json]`,
-  restore: `usage: observatory ${BACKUP_CLI.restore} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--json]`,
+  restore: `usage: observatory ${BACKUP_CLI.restore} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--termination-log PATH] [--json]`,
 };
 
 type Role = keyof typeof USAGE;
@@ -32,19 +32,18 @@ function parse(role: Role, args: string[]) {
     id: { type: 'string' },
     include: { type: 'string' },
     json: { type: 'boolean' },
-    ...(role === 'backup' ? { 'termination-log': { type: 'string' as const } } : {}),
+    'termination-log': { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError(USAGE[role]);
   const id = checkBackupId(values.id);
   if (typeof id !== 'string') throw new UsageError(`${id.problem}\n${USAGE[role]}`);
   const parts = parseInclude(values.include);
   if ('problem' in parts) throw new UsageError(`${parts.problem}\n${USAGE[role]}`);
-  const terminationLog = (values as { 'termination-log'?: string })['termination-log'];
   return {
     id,
     parts,
     json: values.json === true,
-    terminationLog: terminationLog ?? TERMINATION_MESSAGE_PATH,
+    terminationLog: values['termination-log'] ?? TERMINATION_MESSAGE_PATH,
   };
 }
 
@@ -101,11 +100,21 @@ export async function backup(args: string[]): Promise<number> {
 }
 
 export async function restore(args: string[]): Promise<number> {
-  const { id, parts, json } = parse('restore', args);
+  const { id, parts, json, terminationLog } = parse('restore', args);
   return withContext('restore', async (ctx) => {
     const result = await restoreBackup(ctx, id, parts);
+    // The operator records the replay's figures in status.restore; outside a Pod the path may not exist.
+    await writeFile(terminationLog, JSON.stringify(restoreSummaryOf(result))).catch((err: Error) =>
+      ctx.say(`restore ${id}: the summary could not be written to ${terminationLog}: ${err.message}`),
+    );
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : restoredText(result));
   });
+}
+
+function restoreSummaryOf(r: RestoreResult): RestoreSummary {
+  if (!r.replay) return { id: r.id };
+  const { warnings, ...replay } = r.replay;
+  return { id: r.id, replay: { ...replay, warnings: warnings.length } };
 }
 
 function restoredText(r: RestoreResult): string {

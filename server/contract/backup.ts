@@ -71,6 +71,27 @@ export const backupSummarySchema = backupManifestSchema.extend({
 });
 export type BackupSummary = z.infer<typeof backupSummarySchema>;
 
+/**
+ * The restore Job's termination message: the backup restored and, when the deployment has an
+ * ingestion log, the replay of the writes accepted after it. The operator records it in
+ * status.restore.
+ */
+export const restoreSummarySchema = z.object({
+  id: z.string().regex(new RegExp(BACKUP_ID_PATTERN)),
+  replay: z
+    .object({
+      from: z.iso.datetime(),
+      to: z.iso.datetime(),
+      files: z.number().int().nonnegative(),
+      written: z.number().int().nonnegative(),
+      unreadable: z.number().int().nonnegative(),
+      /** What the replay could not bring back (e.g. writes past the log's retention), counted. */
+      warnings: z.number().int().nonnegative(),
+    })
+    .optional(),
+});
+export type RestoreSummary = z.infer<typeof restoreSummarySchema>;
+
 export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
 /** The CLI's arguments: `observatory backup --id ID [--include analytics,relational]`, same for restore. */

@@ -56,8 +56,7 @@ export async function benchBackup(): Promise<void> {
     [BACKUP_S3_ENV.secretAccessKey]: s3.secretAccessKey,
   };
   const observatory = async (args: string[]) => {
-    const summary = args[0] === 'backup' ? ['--termination-log', join(dir, 'termination')] : [];
-    const r = await cli([...args, ...summary], env, RUN_TIMEOUT_MS);
+    const r = await cli([...args, '--termination-log', join(dir, 'termination')], env, RUN_TIMEOUT_MS);
     if (r.code !== 0) throw new Error(`observatory ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   };
   try {

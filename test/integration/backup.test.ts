@@ -256,8 +256,11 @@ describe('observatory backup and restore', () => {
     const changed = await snapshot();
     expect(changed).not.toEqual(before);
 
-    const r = await run(['restore', '--id', 'b1', '--json']);
+    const termination = join(dir, 'restore');
+    const r = await run(['restore', '--id', 'b1', '--termination-log', termination, '--json']);
     expect(r.code, r.stderr).toBe(0);
+    // The summary the operator records in status.restore: no ingestion log, so no replay.
+    expect(JSON.parse(readFileSync(termination, 'utf8'))).toEqual({ id: 'b1' });
     const manifest = await manifestOf('b1');
     expect(JSON.parse(r.stdout)).toEqual({
       id: 'b1',
@@ -285,13 +288,21 @@ describe('observatory backup and restore', () => {
     await pool.query('DELETE FROM api_keys');
     const changed = await snapshot();
 
-    const incomplete = await run(['restore', '--id', 'b2']);
+    const incomplete = await run(['restore', '--id', 'b2', '--termination-log', join(dir, 'r2')]);
     expect(incomplete.code).toBe(1);
     expect(incomplete.stderr).toContain('backup b2 is not complete');
-    const altered = await run(['restore', '--id', 'b3', '--include', 'analytics']);
+    const altered = await run([
+      'restore',
+      '--id',
+      'b3',
+      '--include',
+      'analytics',
+      '--termination-log',
+      join(dir, 'r3'),
+    ]);
     expect(altered.code).toBe(1);
     expect(altered.stderr).toContain('the analytics part does not match its manifest');
-    const missing = await run(['restore', '--id', 'never-taken']);
+    const missing = await run(['restore', '--id', 'never-taken', '--termination-log', join(dir, 'r4')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('backup never-taken is not complete');
     expect(await snapshot()).toEqual(changed);

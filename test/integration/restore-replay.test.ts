@@ -6,11 +6,14 @@
  * with it, the restore replays the log's window and the store holds again what it held before the
  * restore, row by row.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_MARGIN_MS } from '../../server/backup/replay-window.ts';
 import type { RestoreResult } from '../../server/backup/run.ts';
-import { BACKUP_S3_ENV, backupSummarySchema } from '../../server/contract/backup.ts';
+import { BACKUP_S3_ENV, backupSummarySchema, restoreSummarySchema } from '../../server/contract/backup.ts';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
@@ -90,6 +93,7 @@ beforeAll(async () => {
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
+  rmSync(terminationDir, { recursive: true, force: true });
   await pool?.end();
   await Promise.all([durable?.stop(), deferred?.stop(), worker?.stop()]);
   await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
@@ -158,11 +162,27 @@ const traceIds = async () =>
     ).json<{ id: string }>()
   ).map((r) => r.id);
 
+/** Where the Jobs' summaries go (a Pod's termination log; here a file of the test's own). */
+const terminationDir = mkdtempSync(join(tmpdir(), 'restore-replay-'));
+
 const restore = async (env: Env, include?: string) => {
-  const args = ['restore', '--id', 'b1', ...(include ? ['--include', include] : []), '--json'];
+  const termination = join(terminationDir, `restore-${include ?? 'all'}`);
+  const args = [
+    'restore',
+    '--id',
+    'b1',
+    ...(include ? ['--include', include] : []),
+    '--termination-log',
+    termination,
+    '--json',
+  ];
   const r = await cli(args, { ...env, ...backupEnv }, RUN_TIMEOUT_MS);
   expect(r.code, r.stderr).toBe(0);
-  return { result: JSON.parse(r.stdout.trim()) as RestoreResult, stderr: r.stderr };
+  return {
+    result: JSON.parse(r.stdout.trim()) as RestoreResult,
+    summary: restoreSummarySchema.parse(JSON.parse(readFileSync(termination, 'utf8'))),
+    stderr: r.stderr,
+  };
 };
 
 describe('a restore replays the ingestion log after the backup', () => {
@@ -183,7 +203,11 @@ describe('a restore replays the ingestion log after the backup', () => {
       'SELECT min(received_at) AS at FROM ingestion_log WHERE drained_at IS NULL',
     );
     expect(await pending()).toBe(1);
-    const r = await cli(['backup', '--id', 'b1', '--json'], { ...withLog, ...backupEnv }, RUN_TIMEOUT_MS);
+    const r = await cli(
+      ['backup', '--id', 'b1', '--termination-log', join(terminationDir, 'backup'), '--json'],
+      { ...withLog, ...backupEnv },
+      RUN_TIMEOUT_MS,
+    );
     expect(r.code, r.stderr).toBe(0);
     const summary = backupSummarySchema.parse(JSON.parse(r.stdout));
     replayFrom = summary.replayFrom!;
@@ -207,15 +231,16 @@ describe('a restore replays the ingestion log after the backup', () => {
   });
 
   it('without the log configured, the writes after the backup are missing from the restored store', async () => {
-    const { result } = await restore(stores, 'analytics');
+    const { result, summary } = await restore(stores, 'analytics');
     expect(result.replay).toBeUndefined();
+    expect(summary).toEqual({ id: 'b1' });
     const ids = await traceIds();
     expect(ids.filter((id) => later.includes(id) || held.includes(id))).toEqual([]);
     expect(await snapshot()).not.toEqual(before);
   });
 
   it('with the log, the restore replays its window: the store holds what it held, row by row', async () => {
-    const { result, stderr } = await restore(withLog);
+    const { result, summary, stderr } = await restore(withLog);
     expect(result.restored).toEqual(['analytics', 'relational']);
     const replay = result.replay!;
     expect(Date.parse(replay.from)).toBe(Date.parse(replayFrom) - REPLAY_MARGIN_MS);
@@ -225,6 +250,8 @@ describe('a restore replays the ingestion log after the backup', () => {
     expect(replay.files).toBeGreaterThanOrEqual(3);
     expect(replay).toMatchObject({ written: replay.files, unreadable: 0, warnings: [] });
     expect(stderr).toContain(`replay ${replay.files}/${replay.files} files written`);
+    // What the operator records in status.restore.
+    expect(summary).toEqual({ id: 'b1', replay: { ...replay, warnings: 0 } });
     expect(await snapshot()).toEqual(before);
     expect(await pending()).toBe(0);
   });

@@ -282,7 +282,14 @@ describe('operator planner: backups before the irreversible steps, and a restore
     expect(c.db.steps[1]).toBe('pending');
     expect(c.live.status).toMatchObject({
       state: 'Release3',
-      restore: { backupId: before.id, phase: 'Complete', release: '3', writeMode: 'Legacy' },
+      restore: {
+        backupId: before.id,
+        phase: 'Complete',
+        release: '3',
+        writeMode: 'Legacy',
+        // The restore Job's summary: what its replay of the ingestion log wrote.
+        replay: { files: 3, written: 2, unreadable: 1, warnings: 0 },
+      },
     });
     const text = `${narrative(c.statuses.slice(from)).join('\n')}\n`;
     const file = new URL('./testdata/restore-after-rollback.golden', import.meta.url);

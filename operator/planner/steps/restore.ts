@@ -7,6 +7,7 @@
  * in, which the spec must already ask for. While it runs nothing else moves. It owns Restored,
  * written once a restore was requested.
  */
+import { restoreSummarySchema } from '../../../server/contract/backup.ts';
 import { desiredState } from '../../api/effective.ts';
 import { ANNOTATIONS, type MigrationState, type RestoreRecord } from '../../api/v1alpha1.ts';
 import { settingsFromSpec } from '../../render/settings.ts';
@@ -92,6 +93,20 @@ function scaledToZero(input: StepInput, out: StepOutput, state: MigrationState, 
   return applied && left === 0;
 }
 
+/** The replay's figures from the restore Job's summary, when it left one of this backup. */
+function replayOf(input: StepInput, jobName: string, id: string): RestoreRecord['replay'] {
+  const message = input.world.jobs.find((j) => j.name === jobName)?.terminationMessage;
+  if (!message) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  const summary = restoreSummarySchema.safeParse(json);
+  return summary.success && summary.data.id === id ? summary.data.replay : undefined;
+}
+
 export const restoreStep: Step = {
   name: 'restore',
   owns: ['Restored'],
@@ -139,7 +154,14 @@ export const restoreStep: Step = {
         out.set('Restored', 'RestoreFailed', { id, detail: job.detail });
         return out.stop();
       case 'succeeded': {
-        const finished = { ...current, phase: 'Complete' as const, finishedAt: input.now, job: job.name };
+        const replay = replayOf(input, job.name, id);
+        const finished = {
+          ...current,
+          phase: 'Complete' as const,
+          finishedAt: input.now,
+          job: job.name,
+          ...(replay ? { replay } : {}),
+        };
         // The databases are as the backup left them: so is the observed state. The rollout step
         // brings web and worker back in it; the worker's report re-reads the backfill.
         out.patch({
