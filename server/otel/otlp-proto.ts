@@ -111,20 +111,23 @@ export function exportTraceServiceResponseType(): protobuf.Type {
 /** Spans refused while the others were accepted (OTLP partial success); null when all were accepted. */
 export type PartialSuccess = { rejectedSpans: number; errorMessage: string } | null;
 
+/** An ExportTraceServiceResponse: empty when every span was accepted, else with `partial_success`. */
+export function exportResponseProto(partial: PartialSuccess): Buffer {
+  const type = exportTraceServiceResponseType();
+  const message = partial
+    ? type.fromObject({
+        partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
+      })
+    : type.create();
+  return Buffer.from(type.encode(message).finish());
+}
+
 /**
  * The answer to an accepted export in the request's encoding: an ExportTraceServiceResponse, empty
  * when every span was accepted, or with `partial_success` (OTLP/JSON's int64 as a decimal string).
  */
 export function exportResponseBody(protobufEncoding: boolean, partial: PartialSuccess): Buffer | object {
-  if (protobufEncoding) {
-    const type = exportTraceServiceResponseType();
-    const message = partial
-      ? type.fromObject({
-          partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
-        })
-      : type.create();
-    return Buffer.from(type.encode(message).finish());
-  }
+  if (protobufEncoding) return exportResponseProto(partial);
   return partial
     ? {
         partialSuccess: {
