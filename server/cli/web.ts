@@ -6,6 +6,7 @@
  */
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { s3BlobStore } from '../blobs/s3.ts';
 import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
@@ -30,6 +31,7 @@ import { onShutdown } from '../runtime/shutdown.ts';
 import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../users/login-throttle.ts';
 import { buildWebApp } from '../web/app.ts';
 import type { WebContext } from '../web/core/context.ts';
+import { metricPointsTally } from '../web/core/request-metrics.ts';
 import { otlpGrpcHandlers } from '../web/otlp-grpc/handlers.ts';
 import { startOtlpGrpc } from '../web/otlp-grpc/server.ts';
 
@@ -97,6 +99,7 @@ export async function run(_args: string[]): Promise<number> {
   const metricsApp = config.metricsPort === undefined ? undefined : Fastify({ logger: false });
   const models = new ModelCatalog(stores.pool);
   await models.warm();
+  const registry = new Registry();
   const ctx: WebContext = {
     config,
     pool: stores.pool,
@@ -113,11 +116,13 @@ export async function run(_args: string[]): Promise<number> {
     coordination,
     signIns,
     signInStore,
+    metricPoints: metricPointsTally(registry),
     shuttingDown: () => shuttingDown,
   };
   const app = buildWebApp(ctx, {
     logger: log,
     maxInFlightWrites: config.maxInFlightWrites,
+    registry,
     ...(metricsApp ? { metricsApp } : {}),
   });
   await app.listen({ host: config.host, port: config.port ?? PORTS.web });

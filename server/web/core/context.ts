@@ -10,6 +10,7 @@ import type { ProducerPath } from '../../contract/worker-api.ts';
 import type { Coordination } from '../../coordination/store.ts';
 import type { EntityLocks } from '../../ingestion/entity-locks.ts';
 import type { BacklogGate } from '../../ingestion/log/log.ts';
+import type { MetricPointTally } from '../../ingestion/otlp-metrics.ts';
 import type { Attribution } from '../../ingestion/records.ts';
 import type { IngestionStore } from '../../ingestion/store.ts';
 import type { IngestionLog } from '../../ingestion/write.ts';
@@ -46,6 +47,8 @@ export interface WebContext {
   signIns?: SignInThrottle | undefined;
   /** Where the per-address sign-in limit counts (shared by the replicas); absent: in this process. */
   signInStore?: Redis | undefined;
+  /** Counts OTLP metric points by what became of them (the web's `/metrics`); absent: not counted. */
+  metricPoints?: MetricPointTally | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }
