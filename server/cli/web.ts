@@ -125,8 +125,7 @@ export async function run(_args: string[]): Promise<number> {
     registry,
     ...(metricsApp ? { metricsApp } : {}),
   });
-  await app.listen({ host: config.host, port: config.port ?? PORTS.web });
-  await metricsApp?.listen({ host: config.host, port: config.metricsPort });
+  // Bound first: once the API answers ready (the Pod's probe), OTLP over gRPC is served too.
   const grpc =
     config.otlpGrpc.port === undefined
       ? undefined
@@ -136,6 +135,8 @@ export async function run(_args: string[]): Promise<number> {
           tls: config.otlpGrpc.tls,
           maxInFlight: config.maxInFlightWrites,
         });
+  await app.listen({ host: config.host, port: config.port ?? PORTS.web });
+  await metricsApp?.listen({ host: config.host, port: config.metricsPort });
   log.info({ mode: config.mode, otlpGrpcPort: grpc?.port ?? null }, 'web ready');
   await onShutdown({
     onSignal: () => {
