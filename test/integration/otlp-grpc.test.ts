@@ -5,6 +5,9 @@
  * default mode on real PostgreSQL and the ClickHouse engine behind `analytics-server`; what was
  * stored is read back through the public API, per project.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, credentials, Metadata, status } from '@grpc/grpc-js';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -15,6 +18,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_DECODED_BYTES } from '../../server/otel/decode.ts';
 import {
   exportTraceServiceRequestType,
   exportTraceServiceResponseType,
@@ -22,6 +26,7 @@ import {
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { runCommand } from '../fixtures/processes.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -36,19 +41,35 @@ import {
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
 let web: WebWithGrpc;
+/** A second web whose gRPC port takes TLS from a certificate made here for 127.0.0.1. */
+let tlsWeb: WebWithGrpc;
+let tlsDir: string;
 let alpha: Project;
 let beta: Project;
 
 beforeAll(async () => {
   [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
   const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  tlsDir = mkdtempSync(join(tmpdir(), 'otlp-grpc-tls-'));
+  await runCommand('openssl', 'openssl', [
+    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'],
+    ...['-addext', 'subjectAltName=IP:127.0.0.1'],
+    ...['-keyout', join(tlsDir, 'key.pem'), '-out', join(tlsDir, 'cert.pem')],
+  ]);
   web = await startWeb({ ...base, ...MODE_ENV.events_only });
+  tlsWeb = await startWeb({
+    ...base,
+    ...MODE_ENV.events_only,
+    SERVICE_OTLP_GRPC_TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
+    SERVICE_OTLP_GRPC_TLS_KEY_FILE: join(tlsDir, 'key.pem'),
+  });
   [alpha, beta] = await Promise.all([createProject(base, 'grpc-alpha'), createProject(base, 'grpc-beta')]);
 });
 
 afterAll(async () => {
-  await web?.stop();
+  await Promise.all([web?.stop(), tlsWeb?.stop()]);
   await Promise.all([ch?.stop(), pg?.stop()]);
+  if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
 });
 
 const authMetadata = (authorization: string) => {
@@ -63,7 +84,11 @@ const GZIP = 'gzip' as NonNullable<
 >;
 
 /** One span named `name` handed to the OTel JS gRPC exporter; resolves to its trace id and the export's result. */
-async function sendSpan(name: string, authorization: string, gzip = false) {
+async function sendSpan(
+  name: string,
+  authorization: string,
+  opts: { gzip?: boolean; tls?: { address: string; ca: Buffer } } = {},
+) {
   const recorded = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'grpc-app' }),
@@ -75,9 +100,10 @@ async function sendSpan(name: string, authorization: string, gzip = false) {
   span.end();
   await provider.forceFlush();
   const exporter = new OTLPTraceExporter({
-    url: `http://${web.grpcAddress}`,
+    url: opts.tls ? `https://${opts.tls.address}` : `http://${web.grpcAddress}`,
     metadata: authMetadata(authorization),
-    ...(gzip ? { compression: GZIP } : {}),
+    ...(opts.tls ? { credentials: credentials.createSsl(opts.tls.ca) } : {}),
+    ...(opts.gzip ? { compression: GZIP } : {}),
   });
   const result = await new Promise<ExportResult>((resolve) =>
     exporter.export(recorded.getFinishedSpans(), resolve),
@@ -167,7 +193,7 @@ describe('TraceService over gRPC', () => {
   });
 
   it('takes gzip-compressed exports (grpc-encoding: gzip)', async () => {
-    const { traceId, result } = await sendSpan('gzipped', basicAuth(beta), true);
+    const { traceId, result } = await sendSpan('gzipped', basicAuth(beta), { gzip: true });
     expect(result.code).toBe(0);
     const [o] = await readBack(beta, traceId, 1);
     expect(o).toMatchObject({ traceId, name: 'gzipped' });
@@ -235,5 +261,39 @@ describe('TraceService over gRPC', () => {
       code: status.UNIMPLEMENTED,
       details: 'OTLP logs are not served over gRPC by this server',
     });
+  });
+});
+
+describe('the limits and TLS of the gRPC port', () => {
+  it('refuses a message past the decoded-size limit with RESOURCE_EXHAUSTED', async () => {
+    const answer = await rawExport(basicAuth(alpha), Buffer.alloc(DEFAULT_MAX_DECODED_BYTES + 1024, 0));
+    expect(answer.code).toBe(status.RESOURCE_EXHAUSTED);
+  });
+
+  it('serves TLS from the configured certificate and key, and nothing in plaintext there', async () => {
+    const ca = readFileSync(join(tlsDir, 'cert.pem'));
+    const { traceId, result } = await sendSpan('over tls', basicAuth(alpha), {
+      gzip: true,
+      tls: { address: tlsWeb.grpcAddress, ca },
+    });
+    expect(result.code).toBe(0);
+    const [o] = await readBack(alpha, traceId, 1);
+    expect(o).toMatchObject({ traceId, name: 'over tls' });
+    const plain = await new Promise<number | undefined>((resolve) => {
+      const client = new Client(tlsWeb.grpcAddress, credentials.createInsecure());
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        authMetadata(basicAuth(alpha)),
+        { deadline: Date.now() + 5_000 },
+        (err) => {
+          client.close();
+          resolve(err?.code);
+        },
+      );
+    });
+    expect(plain).toBe(status.UNAVAILABLE);
   });
 });
