@@ -9,7 +9,7 @@ import type {
   V1Probe,
   V1Service,
 } from '@kubernetes/client-node';
-import { PORTS, WEB_METRICS_PORT } from '../../server/contract/ports.ts';
+import { OTLP_GRPC_PORT, PORTS, WEB_METRICS_PORT } from '../../server/contract/ports.ts';
 import { PROPAGATION_PROBE_PATH, WEB_PATHS, WORKER_PATHS } from '../../server/contract/worker-api.ts';
 import type { Spec } from '../api/effective.ts';
 import type { MigrationState, ObjectMeta, RecordedSettings } from '../api/v1alpha1.ts';
@@ -75,11 +75,13 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
     image: spec.image,
     imagePullPolicy: spec.imagePullPolicy,
     args: [role],
-    // The web's metrics have a port of their own that its Service leaves out.
+    // The web's metrics have a port of their own that its Service leaves out; OTLP over gRPC
+    // (the Collector's and the SDKs' default port) is served beside the API.
     ports:
       role === 'web'
         ? [
             { name: 'http', containerPort: PORTS.web },
+            { name: 'otlp-grpc', containerPort: OTLP_GRPC_PORT },
             { name: 'metrics', containerPort: WEB_METRICS_PORT },
           ]
         : [{ name: 'http', containerPort: PORTS.worker }],
@@ -135,9 +137,12 @@ export function renderDeployment(ctx: RenderContext, role: Role, state: Migratio
 
 export function renderService(ctx: RenderContext, role: Role): V1Service {
   const { meta } = ctx;
+  const http = { name: 'http', port: PORTS[role], targetPort: 'http' };
+  // appProtocol lets meshes and gateways route the gRPC port as HTTP/2.
+  const grpc = { name: 'otlp-grpc', port: OTLP_GRPC_PORT, targetPort: 'otlp-grpc', appProtocol: 'grpc' };
   const spec = {
     selector: selector(meta.name, role),
-    ports: [{ name: 'http', port: PORTS[role], targetPort: 'http' }],
+    ports: role === 'web' ? [http, grpc] : [http],
   };
   return {
     apiVersion: 'v1',

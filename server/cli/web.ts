@@ -2,10 +2,11 @@
  * `observatory web`: the web container. Applies pending migrations unless
  * SERVICE_AUTO_MIGRATION_DISABLED=true, refuses to start on a schema newer than it knows, then
  * serves the public API on HOST:PORT (default 0.0.0.0:3000) until SIGTERM; `/metrics` there too, or
- * on HOST:METRICS_PORT alone when that is set.
+ * on HOST:METRICS_PORT alone when that is set; OTLP over gRPC on HOST:SERVICE_OTLP_GRPC_PORT (4317).
  */
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { s3BlobStore } from '../blobs/s3.ts';
 import { processConfig } from '../config/env.ts';
 import { PORTS } from '../contract/ports.ts';
@@ -30,6 +31,10 @@ import { migratorsFor } from '../runtime/schema.ts';
 import { onShutdown } from '../runtime/shutdown.ts';
 import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../users/login-throttle.ts';
 import { buildWebApp } from '../web/app.ts';
+import type { WebContext } from '../web/core/context.ts';
+import { metricPointsTally } from '../web/core/request-metrics.ts';
+import { otlpGrpcHandlers } from '../web/otlp-grpc/handlers.ts';
+import { startOtlpGrpc } from '../web/otlp-grpc/server.ts';
 
 export async function run(_args: string[]): Promise<number> {
   const config = processConfig('web');
@@ -95,37 +100,53 @@ export async function run(_args: string[]): Promise<number> {
   const metricsApp = config.metricsPort === undefined ? undefined : Fastify({ logger: false });
   const models = new ModelCatalog(stores.pool);
   await models.warm();
-  const app = buildWebApp(
-    {
-      config,
-      pool: stores.pool,
-      analytics: stores.analytics,
-      store: clickhouseStore(stores.analytics, config.clickhouse),
-      locks: pgEntityLocks(stores.pool),
-      ingestionLog,
-      ingestionBacklog,
-      keys: new KeyVerifier(stores.pool),
-      masking: new MaskingCatalog(stores.pool),
-      models,
-      producers,
-      mediaBlobs,
-      exportBlobs,
-      coordination,
-      signIns,
-      signInStore,
-      shuttingDown: () => shuttingDown,
-    },
-    { logger: log, maxInFlightWrites: config.maxInFlightWrites, ...(metricsApp ? { metricsApp } : {}) },
-  );
+  const registry = new Registry();
+  const ctx: WebContext = {
+    config,
+    pool: stores.pool,
+    analytics: stores.analytics,
+    store: clickhouseStore(stores.analytics, config.clickhouse),
+    locks: pgEntityLocks(stores.pool),
+    ingestionLog,
+    ingestionBacklog,
+    keys: new KeyVerifier(stores.pool),
+    masking: new MaskingCatalog(stores.pool),
+    models,
+    producers,
+    mediaBlobs,
+    exportBlobs,
+    coordination,
+    signIns,
+    signInStore,
+    metricPoints: metricPointsTally(registry),
+    shuttingDown: () => shuttingDown,
+  };
+  const app = buildWebApp(ctx, {
+    logger: log,
+    maxInFlightWrites: config.maxInFlightWrites,
+    registry,
+    ...(metricsApp ? { metricsApp } : {}),
+  });
+  // Bound first: once the API answers ready (the Pod's probe), OTLP over gRPC is served too.
+  const grpc =
+    config.otlpGrpc.port === undefined
+      ? undefined
+      : await startOtlpGrpc(ctx, otlpGrpcHandlers(ctx), {
+          host: config.host,
+          port: config.otlpGrpc.port,
+          tls: config.otlpGrpc.tls,
+          maxInFlight: config.maxInFlightWrites,
+        });
   await app.listen({ host: config.host, port: config.port ?? PORTS.web });
   await metricsApp?.listen({ host: config.host, port: config.metricsPort });
-  log.info({ mode: config.mode }, 'web ready');
+  log.info({ mode: config.mode, otlpGrpcPort: grpc?.port ?? null }, 'web ready');
   await onShutdown({
     onSignal: () => {
       shuttingDown = true;
     },
     drainMs: config.shutdownDrainSeconds * 1000,
     cleanup: async () => {
+      await grpc?.close();
       await app.close();
       await metricsApp?.close();
       await producers?.close();

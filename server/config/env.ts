@@ -20,6 +20,7 @@ import {
   LLM_ENV,
   type LogLevel,
   MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
+  OTLP_GRPC_ENV,
   S3_ENV,
 } from '../contract/env.ts';
 import {
@@ -39,6 +40,7 @@ import {
   textOr,
   verbatim,
 } from '../contract/env-schema.ts';
+import { OTLP_GRPC_PORT } from '../contract/ports.ts';
 import { type OperatorObject, parseOperatorObject } from '../contract/retries.ts';
 import {
   describeViolation,
@@ -119,6 +121,15 @@ export interface ServiceConfig {
   analyticsTimeouts: TimeoutOverrides;
   alerts: AlertSettings;
   ingestionLog: IngestionLogSettings;
+  otlpGrpc: OtlpGrpcSettings;
+}
+
+/** The web's OTLP/gRPC listener (server/web/otlp-grpc/). */
+export interface OtlpGrpcSettings {
+  /** undefined: not served (`SERVICE_OTLP_GRPC_PORT=0`). */
+  port: number | undefined;
+  /** PEM files of the listener's certificate and key; absent: plaintext. */
+  tls: { certFile: string; keyFile: string } | undefined;
 }
 
 export interface IngestionLogSettings {
@@ -257,6 +268,26 @@ const ingestionLogSchema = fields({
 })
   .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
   .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));
+const otlpGrpcSchema = fields({
+  port: [OTLP_GRPC_ENV.port, intOr(ENV_LIMITS.otlpGrpcPort, OTLP_GRPC_PORT)],
+  certFile: [OTLP_GRPC_ENV.tlsCertFile, text()],
+  keyFile: [OTLP_GRPC_ENV.tlsKeyFile, text()],
+}).transform(({ port, certFile, keyFile }, ctx): { otlpGrpc: OtlpGrpcSettings } => {
+  // Refused inside the transform: an untransformed `port` would clash with PORT's in the intersection.
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${OTLP_GRPC_ENV.tlsCertFile} and ${OTLP_GRPC_ENV.tlsKeyFile} must be set together`,
+    });
+    return z.NEVER;
+  }
+  return {
+    otlpGrpc: {
+      port: port === 0 ? undefined : port,
+      tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
+    },
+  };
+});
 const backupStorageSchema = s3Schema(BACKUP_S3_ENV).transform((backupStorage) => ({ backupStorage }));
 
 const csv = (v: string) =>
@@ -315,6 +346,7 @@ const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfi
     .and(analyticsTimeoutsSchema)
     .and(alertsSchema)
     .and(ingestionLogSchema)
+    .and(otlpGrpcSchema)
     .and(requiredSchema(require));
 
 /** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */

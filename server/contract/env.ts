@@ -84,6 +84,17 @@ export const ALERT_ENV = {
 } as const;
 
 /**
+ * OTLP over gRPC on the web (server/web/otlp-grpc/): its port (0: not served) and, optionally, the
+ * PEM files of its TLS certificate and key (both or neither; without them the port is plaintext,
+ * as the Collector's receiver is by default).
+ */
+export const OTLP_GRPC_ENV = {
+  port: 'SERVICE_OTLP_GRPC_PORT',
+  tlsCertFile: 'SERVICE_OTLP_GRPC_TLS_CERT_FILE',
+  tlsKeyFile: 'SERVICE_OTLP_GRPC_TLS_KEY_FILE',
+} as const;
+
+/**
  * The ingestion log (server/ingestion/log/): where accepted writes are made durable before they
  * are acknowledged, and its bounds. Off unless its bucket is set (named like the reference's
  * `LANGFUSE_S3_EVENT_UPLOAD_*`); set through the web's and the worker's extra environment.
@@ -256,6 +267,8 @@ export const ENV_LIMITS = {
   ingestionLogDrainLeaseSeconds: { min: 5, max: 3600 },
   /** Ports of the operator's listeners. */
   port: { min: 1, max: 65535 },
+  /** 0 turns the web's OTLP/gRPC listener off. */
+  otlpGrpcPort: { min: 0, max: 65535 },
 } as const;
 
 /** The forms of the S3 settings the server accepts (RE2-compatible, so the CRD carries them too). */

@@ -6,3 +6,8 @@ export type Role = keyof typeof PORTS;
  * Service exposes, so the public API port never carries the process's metrics.
  */
 export const WEB_METRICS_PORT = 3001;
+/**
+ * Where the web serves OTLP over gRPC (the collector's Trace, Metrics and Logs services), the port
+ * OpenTelemetry's exporters and the Collector use by default; `SERVICE_OTLP_GRPC_PORT` overrides.
+ */
+export const OTLP_GRPC_PORT = 4317;

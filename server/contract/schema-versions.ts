@@ -1,7 +1,7 @@
-/** Analytics schema versions: 1-37 are release 3's, 38-46 are version 4's. */
+/** Analytics schema versions: 1-37 are release 3's, 38-47 are version 4's. */
 
 /** The last schema version of release 3: the rollback target. */
 export const RELEASE_3_SCHEMA_VERSION = 37;
 
 /** The newest schema version this build knows. */
-export const LATEST_SCHEMA_VERSION = 46;
+export const LATEST_SCHEMA_VERSION = 47;

@@ -13,6 +13,13 @@ const notEmpty = (column: string): FilterCondition => ({
   value: '',
 });
 
+const metricNamed = (name: string): FilterCondition => ({
+  column: 'metricName',
+  type: 'string',
+  operator: '=',
+  value: name,
+});
+
 type PresetInput = Omit<WidgetDefinition, 'description' | 'chartConfig'> & {
   description?: string;
   chartConfig?: Omit<ChartConfig, 'type'>;
@@ -113,6 +120,31 @@ export const PRESETS: Record<string, WidgetDefinition> = {
     filters: [],
     chartType: 'BAR_TIME_SERIES',
   }),
+  // Beside the trace-derived figures: what the apps' own OTel GenAI metrics say (genai-metrics view).
+  'genai-metric-tokens': widget({
+    name: 'Tokens by model (OTel GenAI metrics)',
+    description: 'Sum of gen_ai.client.token.usage sent to /api/public/otel/v1/metrics, by model.',
+    view: 'genai-metrics',
+    ...topBy('model', 20),
+    filters: [metricNamed('gen_ai.client.token.usage')],
+    metrics: [{ measure: 'value', agg: 'sum' }],
+    chartType: 'HORIZONTAL_BAR',
+  }),
+  'genai-metric-duration': widget({
+    name: 'Operation duration by model (OTel GenAI metrics)',
+    description:
+      'gen_ai.client.operation.duration by model: seconds in all, operations measured, the longest.',
+    view: 'genai-metrics',
+    dimensions: [{ field: 'model' }],
+    metrics: [
+      { measure: 'value', agg: 'sum' },
+      { measure: 'measurements', agg: 'sum' },
+      { measure: 'max', agg: 'max' },
+    ],
+    filters: [metricNamed('gen_ai.client.operation.duration')],
+    chartType: 'PIVOT_TABLE',
+    chartConfig: { row_limit: 20, defaultSort: { column: 'sum_value', order: 'DESC' } },
+  }),
   'scores-over-time': widget({
     name: 'Average scores over time',
     view: 'scores-numeric',
@@ -165,7 +197,7 @@ export const HOME_DASHBOARD: Dashboard = {
   updatedAt: '1970-01-01T00:00:00.000Z',
   name: 'Home',
   description:
-    'Built-in overview of the project: volume, cost, tokens, latency, levels, scores, users and sessions.',
+    'Built-in overview of the project: volume, cost, tokens, latency, levels, the OTel GenAI metrics, scores, users and sessions.',
   definition: { widgets: homeLayout() },
   filters: [],
   defaultTimeRange: '24h',

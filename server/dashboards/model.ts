@@ -32,7 +32,12 @@ export const TIME_SERIES: ReadonlySet<ChartType> = new Set([
 ]);
 
 /** The views a widget may read; the reference's legacy `traces` view is not served. */
-export const WIDGET_VIEWS = ['observations', 'scores-numeric', 'scores-categorical'] as const;
+export const WIDGET_VIEWS = [
+  'observations',
+  'genai-metrics',
+  'scores-numeric',
+  'scores-categorical',
+] as const;
 
 /** Time-series rows: up to ~50 buckets times the series of a dimension. */
 const TIME_SERIES_ROW_LIMIT = 1000;

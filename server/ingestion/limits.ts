@@ -75,3 +75,12 @@ export const TIMESTAMP_RANGE = '1900-01-01T00:00:00Z to 2299-12-31T23:59:59.999Z
  */
 export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 export const MAX_DRAIN_MS = 10_000;
+
+/**
+ * Data points in one OTLP metrics export (every metric's points together); the Collector's batch
+ * processor sends 8192 by default.
+ */
+export const MAX_DATA_POINTS_PER_EXPORT = 65_536;
+
+/** Explicit bounds of one histogram data point (the GenAI conventions advise 14 and 15). */
+export const MAX_HISTOGRAM_BOUNDS = 1024;

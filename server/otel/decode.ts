@@ -34,7 +34,7 @@ export function decodeTraceExport(
 }
 
 /** The reference server accepts any content type that contains one of the two media types (charset etc. allowed). */
-function formatOf(contentType: string | undefined): Format {
+export function formatOf(contentType: string | undefined): Format {
   // The reference answers 400 when the header is missing, 415 for a type it does not decode.
   if (!contentType)
     throw new OtlpDecodeError(
@@ -55,7 +55,8 @@ function looksGzipped(body: Buffer): boolean {
   return body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b;
 }
 
-function decompress(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+/** The body, gunzipped as its encoding (or its magic bytes) says, never past `maxBytes`. */
+export function decompress(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
   const encodings = (contentEncoding ?? '')
     .toLowerCase()
     .split(',')

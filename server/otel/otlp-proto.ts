@@ -1,8 +1,8 @@
 import protobuf from 'protobufjs';
 
 /**
- * The subset of the OpenTelemetry protos (common/v1, resource/v1, trace/v1, collector/trace/v1) needed to
- * read a trace export, written from the field numbers of the published spec. Message names are flattened
+ * The subset of the OpenTelemetry protos (common/v1, resource/v1, trace/v1, metrics/v1 and their
+ * collector services) needed to read a trace or metrics export, written from the field numbers of the published spec. Message names are flattened
  * into one package because only the wire numbers matter for decoding. Fields added to the spec later
  * (entity refs, profile string indices) are unknown here and skipped by the decoder, as protobuf allows.
  */
@@ -90,6 +90,73 @@ message ExportTracePartialSuccess {
   int64 rejected_spans = 1;
   string error_message = 2;
 }
+
+message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
+message ResourceMetrics {
+  Resource resource = 1;
+  repeated ScopeMetrics scope_metrics = 2;
+  string schema_url = 3;
+}
+message ScopeMetrics {
+  InstrumentationScope scope = 1;
+  repeated Metric metrics = 2;
+  string schema_url = 3;
+}
+message Metric {
+  string name = 1;
+  string description = 2;
+  string unit = 3;
+  oneof data {
+    Gauge gauge = 5;
+    Sum sum = 7;
+    Histogram histogram = 9;
+    ExponentialHistogram exponential_histogram = 10;
+    Summary summary = 11;
+  }
+}
+message Gauge { repeated NumberDataPoint data_points = 1; }
+message Sum {
+  repeated NumberDataPoint data_points = 1;
+  int32 aggregation_temporality = 2;
+  bool is_monotonic = 3;
+}
+message Histogram {
+  repeated HistogramDataPoint data_points = 1;
+  int32 aggregation_temporality = 2;
+}
+message ExponentialHistogram {
+  repeated DataPointCount data_points = 1;
+  int32 aggregation_temporality = 2;
+}
+message Summary { repeated DataPointCount data_points = 1; }
+message NumberDataPoint {
+  repeated KeyValue attributes = 7;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  oneof value {
+    double as_double = 4;
+    sfixed64 as_int = 6;
+  }
+}
+message HistogramDataPoint {
+  repeated KeyValue attributes = 9;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  fixed64 count = 4;
+  optional double sum = 5;
+  repeated fixed64 bucket_counts = 6;
+  repeated double explicit_bounds = 7;
+  uint32 flags = 10;
+  optional double min = 11;
+  optional double max = 12;
+}
+// Exponential histogram and summary points are counted, not read: every field is skipped.
+message DataPointCount {}
+message ExportMetricsServiceResponse { ExportMetricsPartialSuccess partial_success = 1; }
+message ExportMetricsPartialSuccess {
+  int64 rejected_data_points = 1;
+  string error_message = 2;
+}
 `;
 
 let root: protobuf.Root | undefined;
@@ -108,23 +175,36 @@ export function exportTraceServiceResponseType(): protobuf.Type {
   return otlpType('ExportTraceServiceResponse');
 }
 
+/** The ExportMetricsServiceRequest message type. */
+export function exportMetricsServiceRequestType(): protobuf.Type {
+  return otlpType('ExportMetricsServiceRequest');
+}
+
+/** The ExportMetricsServiceResponse message type. */
+export function exportMetricsServiceResponseType(): protobuf.Type {
+  return otlpType('ExportMetricsServiceResponse');
+}
+
 /** Spans refused while the others were accepted (OTLP partial success); null when all were accepted. */
 export type PartialSuccess = { rejectedSpans: number; errorMessage: string } | null;
+
+/** An ExportTraceServiceResponse: empty when every span was accepted, else with `partial_success`. */
+export function exportResponseProto(partial: PartialSuccess): Buffer {
+  const type = exportTraceServiceResponseType();
+  const message = partial
+    ? type.fromObject({
+        partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
+      })
+    : type.create();
+  return Buffer.from(type.encode(message).finish());
+}
 
 /**
  * The answer to an accepted export in the request's encoding: an ExportTraceServiceResponse, empty
  * when every span was accepted, or with `partial_success` (OTLP/JSON's int64 as a decimal string).
  */
 export function exportResponseBody(protobufEncoding: boolean, partial: PartialSuccess): Buffer | object {
-  if (protobufEncoding) {
-    const type = exportTraceServiceResponseType();
-    const message = partial
-      ? type.fromObject({
-          partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
-        })
-      : type.create();
-    return Buffer.from(type.encode(message).finish());
-  }
+  if (protobufEncoding) return exportResponseProto(partial);
   return partial
     ? {
         partialSuccess: {
@@ -134,3 +214,25 @@ export function exportResponseBody(protobufEncoding: boolean, partial: PartialSu
       }
     : {};
 }
+
+/** Data points refused while the others were accepted; null when all were accepted. */
+export type MetricsPartialSuccess = { rejectedDataPoints: number; errorMessage: string } | null;
+
+/** An ExportMetricsServiceResponse: empty when every point was accepted, else with `partial_success`. */
+export function exportMetricsResponseProto(partial: MetricsPartialSuccess): Buffer {
+  const type = exportMetricsServiceResponseType();
+  return Buffer.from(
+    type.encode(partial ? type.fromObject({ partialSuccess: partial }) : type.create()).finish(),
+  );
+}
+
+/** The same answer in OTLP/JSON (int64 as a decimal string). */
+export const exportMetricsResponseJson = (partial: MetricsPartialSuccess): object =>
+  partial
+    ? {
+        partialSuccess: {
+          rejectedDataPoints: String(partial.rejectedDataPoints),
+          errorMessage: partial.errorMessage,
+        },
+      }
+    : {};

@@ -129,8 +129,45 @@ const SCORE_VIEWS: Record<string, MetricsView> = {
   'scores-categorical': scoreView(['CATEGORICAL'], { stringValue: 'string_value' }),
 };
 
+/** The GenAI metrics' text columns (`genai_metrics`), each a dimension and a filter. */
+const GENAI_METRIC_TEXT = {
+  metricName: 'metric_name',
+  unit: 'unit',
+  model: 'model',
+  requestModel: 'request_model',
+  responseModel: 'response_model',
+  provider: 'provider',
+  operation: 'operation',
+  tokenType: 'token_type',
+  serviceName: 'service_name',
+  environment: 'environment',
+  serverAddress: 'server_address',
+  errorType: 'error_type',
+  temporality: 'temporality',
+};
+
+/**
+ * `genai-metrics`: the histogram points of the OTel GenAI metrics sent to
+ * `/api/public/otel/v1/metrics` (or MetricsService over gRPC). `value` is a point's sum (tokens,
+ * seconds), `measurements` its count; a series' cumulative points count once (the newest).
+ */
+const GENAI_METRICS: MetricsView = {
+  table: 'genai_metrics',
+  final: true,
+  timeColumn: 'timestamp',
+  dimensions: { ...GENAI_METRIC_TEXT, timestampMonth: "formatDateTime(timestamp, '%Y-%m')" },
+  highCardinality: [],
+  measures: { count: '1', value: 'sum', measurements: 'count', min: 'min', max: 'max' },
+  filters: {
+    ...textFilters(GENAI_METRIC_TEXT),
+    timestamp: { expr: 'timestamp', kind: 'datetime' },
+    attributes: { expr: 'attributes', kind: 'metadata', value: (k) => `attributes[${k}]` },
+  },
+};
+
 export const METRICS_V2_VIEWS: Record<string, MetricsView> = {
   observations: EVENTS_OBSERVATIONS,
+  'genai-metrics': GENAI_METRICS,
   ...SCORE_VIEWS,
 };
 

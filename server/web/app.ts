@@ -7,6 +7,7 @@
  * `/metrics` serves Prometheus metrics.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { TrustedProxies } from '../config/auth.ts';
 import { BadRequest, HttpError, NotFound } from '../errors.ts';
 import { envelopeOf } from '../evaluation/errors.ts';
@@ -55,6 +56,8 @@ export interface WebOptions {
   maxInFlightWrites?: number;
   /** Serves `/metrics` instead of the API's port (`METRICS_PORT`). */
   metricsApp?: FastifyInstance;
+  /** The registry `/metrics` serves, when the process counts into it elsewhere too (OTLP over gRPC). */
+  registry?: Registry;
 }
 
 /** Fastify's `trustProxy` for the configured proxies; a hop count trusts that many nearest the server. */
@@ -91,7 +94,7 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
   boundJsonDepth(app);
   collectRouteSpecs(app);
   const allowedMethods = collectAllowedMethods(app);
-  instrumentRequests(app, opts.metricsApp);
+  instrumentRequests(app, opts.metricsApp, opts.registry);
 
   app.register(healthPlugin, { ctx });
   // The web UI: its pages and assets, and its JSON routes under /api/ui in scopes (ui-shell/plugin.ts).

@@ -200,7 +200,7 @@ describe('rollback from Dual to release 3', () => {
     });
     await d.waitFor(NAME, 'Dual', (x) => x.status?.state === 'Dual' && isTrue(x, 'Ready'));
     await send('dual');
-    expect(await schemaVersion()).toBe(46);
+    expect(await schemaVersion()).toBe(47);
   });
 
   it('rewinds the schema to 37 with a Job, deploys release 3, and keeps what was written', async () => {

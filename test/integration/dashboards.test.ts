@@ -146,7 +146,50 @@ beforeAll(async () => {
   }));
   const scores = await api('POST', '/api/public/ingestion', { batch });
   expect(scores.body['errors']).toEqual([]);
+  const metrics = await api('POST', '/api/public/otel/v1/metrics', seedGenAiMetrics());
+  expect(metrics).toEqual({ status: 200, body: {} });
 });
+
+/** The OTel GenAI metrics an instrumented app sends (OTLP/JSON, delta points an hour ago). */
+function seedGenAiMetrics() {
+  const point = (model: string, attrs: unknown[], count: number, sum: number) => ({
+    attributes: [str('gen_ai.operation.name', 'chat'), str('gen_ai.request.model', model), ...attrs],
+    startTimeUnixNano: nanos(NOW - 3_660_000),
+    timeUnixNano: nanos(NOW - 3_600_000),
+    count: String(count),
+    sum,
+    bucketCounts: [String(count), '0'],
+    explicitBounds: [1e9],
+  });
+  const histogram = (name: string, unit: string, dataPoints: unknown[]) => ({
+    name,
+    unit,
+    histogram: { aggregationTemporality: 1, dataPoints },
+  });
+  return {
+    resourceMetrics: [
+      {
+        resource: { attributes: [str('service.name', 'dash-app')] },
+        scopeMetrics: [
+          {
+            scope: { name: 'opentelemetry.instrumentation.openai_v2' },
+            metrics: [
+              histogram('gen_ai.client.token.usage', '{token}', [
+                point('gpt-4o-mini', [str('gen_ai.token.type', 'input')], 3, 300),
+                point('gpt-4o-mini', [str('gen_ai.token.type', 'output')], 3, 90),
+                point('gpt-4o', [str('gen_ai.token.type', 'input')], 1, 50),
+              ]),
+              histogram('gen_ai.client.operation.duration', 's', [
+                point('gpt-4o-mini', [], 3, 2.5),
+                point('gpt-4o', [], 1, 1.25),
+              ]),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
 
 afterAll(async () => {
   await web?.stop();
@@ -433,6 +476,19 @@ describe('widget data equals Metrics API v2', () => {
       expect(tile['data'].length).toBeGreaterThan(0);
     },
   );
+
+  it('the GenAI metrics tiles show what the app sent, beside the trace-derived figures', async () => {
+    const tokens = (await tileAndApi(viewer, 'home', 'genai-metric-tokens')).tile['data'];
+    expect(tokens).toEqual([
+      { model: 'gpt-4o-mini', sum_value: 390 },
+      { model: 'gpt-4o', sum_value: 50 },
+    ]);
+    const duration = (await tileAndApi(viewer, 'home', 'genai-metric-duration')).tile['data'];
+    expect(duration).toEqual([
+      { model: 'gpt-4o-mini', sum_value: 2.5, sum_measurements: 3, max_max: null },
+      { model: 'gpt-4o', sum_value: 1.25, sum_measurements: 1, max_max: null },
+    ]);
+  });
 
   it('the seeded data shows where it should (top users, errors, models)', async () => {
     const users = (await tileAndApi(viewer, 'home', 'top-users')).tile['data'];

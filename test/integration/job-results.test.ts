@@ -148,7 +148,7 @@ describe('the results of the preflight, migrate and cleanup Jobs', () => {
     expect(migrate.run.code, migrate.run.stderr).toBe(0);
     const record = await recorded(migrate.name);
     expect(record).toMatchObject({ command: 'migrate up', result: 'succeeded' });
-    expect(record!.detail).toMatch(/^analytics schema version 46 of 46 known/);
+    expect(record!.detail).toMatch(/^analytics schema version 47 of 47 known/);
     expect(Date.parse(record!.recordedAt)).toBeGreaterThan(Date.now() - 120_000);
     // The migrate Job is gone (its TTL ran out while the operator was down): no Job, no status.jobs.
     const afterMigrate = await planWith({ ...upgrading, status: afterPreflight.status }, 'Release3', []);
@@ -174,16 +174,16 @@ describe('the results of the preflight, migrate and cleanup Jobs', () => {
   it('a failure is recorded with what the command said; a later success of the same Job replaces it, and stays', async () => {
     const name = 'obs-migrate-retried';
     const job = { ...base, SERVICE_JOB_NAME: name };
-    const ahead = await cli(['migrate', 'up', '--to', '47'], job);
+    const ahead = await cli(['migrate', 'up', '--to', '48'], job);
     expect(ahead.code).toBe(1);
     expect(await recorded(name)).toMatchObject({
       result: 'failed',
-      detail: 'no migration was found for version 47',
+      detail: 'no migration was found for version 48',
     });
     expect((await cli(['migrate', 'up'], job)).code).toBe(0);
     expect(await recorded(name)).toMatchObject({ result: 'succeeded' });
     // Kubernetes' next Pod of a Job whose first was killed after the work cannot undo it.
-    expect((await cli(['migrate', 'up', '--to', '47'], job)).code).toBe(1);
+    expect((await cli(['migrate', 'up', '--to', '48'], job)).code).toBe(1);
     expect(await recorded(name)).toMatchObject({ result: 'succeeded' });
   }, 240_000);
 

@@ -1,6 +1,6 @@
 /**
- * Schema migrations through the real CLI on real stores: up to 46, down to 37 and up again; a
- * second up changes nothing; release 3 starts on 37 and refuses on 46 with the reference's
+ * Schema migrations through the real CLI on real stores: up to 47, down to 37 and up again; a
+ * second up changes nothing; release 3 starts on 37 and refuses on 47 with the reference's
  * message; and the start-up configuration table on the real `observatory web` process.
  */
 import pgLib from 'pg';
@@ -48,10 +48,10 @@ const V3_TABLES = [
 const V4_TABLES = ['observations_batch_staging', 'events_full', 'events_core', 'events_core_mv'];
 
 describe('migrations', () => {
-  it('walk up to 46, down to 37 and up again, each idempotent', async () => {
+  it('walk up to 47, down to 37 and up again, each idempotent', async () => {
     const up = await cli(['migrate', 'up'], base);
     expect(up.code, up.stderr).toBe(0);
-    expect((await status()).analytics).toEqual(expect.objectContaining({ version: 46, dirty: false }));
+    expect((await status()).analytics).toEqual(expect.objectContaining({ version: 47, dirty: false }));
     let t = await tables();
     for (const name of V4_TABLES) expect(t).toContain(name);
     for (const name of ['event_log', 'project_environments', 'dataset_run_items'])
@@ -71,14 +71,14 @@ describe('migrations', () => {
 
     const up2 = await cli(['migrate', 'up'], base);
     expect(up2.code, up2.stderr).toBe(0);
-    expect((await status()).analytics.version).toBe(46);
+    expect((await status()).analytics.version).toBe(47);
   });
 
-  it('release 3 refuses a schema at 46 naming the version, and starts once rewound to 37', async () => {
+  it('release 3 refuses a schema at 47 naming the version, and starts once rewound to 37', async () => {
     const release3 = { ...base, SERVICE_RELEASE: '3' };
     const refused = await cli(['web'], release3);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('no migration was found for version 46');
+    expect(refused.stderr).toContain('no migration was found for version 47');
 
     expect((await cli(['migrate', 'down', '--to', '37'], base)).code).toBe(0);
     const web = await startWeb(release3);
@@ -103,7 +103,7 @@ describe('migrations', () => {
       expect(refused.stderr.trim().split('\n').at(-1)).toBe(
         'observatory migrate: the analytics schema was not rewound: 1 writes accepted before it are still in the ingestion log, not in the analytics store (is a worker draining the log?)',
       );
-      expect((await status()).analytics.version).toBe(46);
+      expect((await status()).analytics.version).toBe(47);
       await markDrained(pool, [key]);
       const down = await cli(['migrate', 'down', '--to', '37', '--log-wait-seconds', '2'], base);
       expect(down.code, down.stderr).toBe(0);
@@ -117,8 +117,8 @@ describe('migrations', () => {
   it('refuses usage errors with exit code 2', async () => {
     expect((await cli(['migrate', 'down'], base)).code).toBe(2);
     expect((await cli(['migrate', 'sideways'], base)).code).toBe(2);
-    expect((await cli(['migrate', 'up', '--to', '47'], base)).stderr).toContain(
-      'no migration was found for version 47',
+    expect((await cli(['migrate', 'up', '--to', '48'], base)).stderr).toContain(
+      'no migration was found for version 48',
     );
   });
 });

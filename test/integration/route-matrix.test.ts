@@ -200,6 +200,10 @@ function administration(): [string, Case][] {
 const VALID: [string, Case][] = [
   ['POST ingestion', json('POST', '/api/public/ingestion', { batch: [] }, 'always', 207)],
   ['POST otel traces', json('POST', '/api/public/otel/v1/traces', { resourceSpans: [] }, 'always', 200)],
+  [
+    'POST otel metrics',
+    json('POST', '/api/public/otel/v1/metrics', { resourceMetrics: [] }, 'release4', 200),
+  ],
   ['POST traces', json('POST', '/api/public/traces', { name: 'm' }, 'deprecated', 200)],
   [
     'POST spans',
@@ -263,6 +267,7 @@ const VALID: [string, Case][] = [
   ['GET experiment-items', get(`/api/public/experiment-items?fromStartTime=${HOUR_AGO}`, 'v4Reads')],
   ['GET v3 scores', get('/api/public/v3/scores', 'release4')],
   ['GET v2 metrics', get(`/api/public/v2/metrics?query=${metricsQuery('observations')}`, 'metricsV2')],
+  ['GET v2 genai metrics', get(`/api/public/v2/metrics?query=${metricsQuery('genai-metrics')}`, 'metricsV2')],
   ['POST v2 datasets', json('POST', '/api/public/v2/datasets', { name: 'm-ds-2' }, 'always', 200)],
   ['GET v2 datasets', get('/api/public/v2/datasets', 'always')],
   ['GET v2 dataset', get('/api/public/v2/datasets/m-ds', 'always')],

@@ -19,6 +19,7 @@ import {
   LIFECYCLE_ENV,
   LLM_ENV,
   OPERATOR_ENV,
+  OTLP_GRPC_ENV,
   S3_ENV,
   type S3EnvNames,
 } from '../../server/contract/env.ts';
@@ -536,6 +537,28 @@ const SERVER_VARIABLES: VariableCase[] = [
     read: (c) => c.ingestionLog.drainLeaseSeconds,
     expected: 10,
   },
+  // The web's OTLP/gRPC port: 0 turns it off; TLS takes the certificate and key together.
+  {
+    name: OTLP_GRPC_ENV.port,
+    bad: '65536',
+    good: '0',
+    read: (c) => c.otlpGrpc.port,
+    expected: undefined,
+  },
+  {
+    name: OTLP_GRPC_ENV.tlsCertFile,
+    bad: '/tls/cert.pem',
+    good: undefined,
+    read: (c) => c.otlpGrpc.tls,
+    expected: undefined,
+  },
+  {
+    name: OTLP_GRPC_ENV.tlsKeyFile,
+    bad: '/tls/key.pem',
+    good: undefined,
+    read: (c) => c.otlpGrpc.tls,
+    expected: undefined,
+  },
 ];
 
 function backupCases(): VariableCase[] {
@@ -635,6 +658,7 @@ describe('every variable of every server role', () => {
       ...Object.values(BACKUP_S3_ENV),
       ...Object.values(INGESTION_LOG_S3_ENV),
       ...Object.values(INGESTION_LOG_ENV),
+      ...Object.values(OTLP_GRPC_ENV),
     ];
     expect([...new Set(SERVER_VARIABLES.map((v) => v.name))].sort()).toEqual([...new Set(declared)].sort());
   });
@@ -789,6 +813,32 @@ describe('the one line of a refusal', () => {
         'LOG_LEVEL=loud is not one of fatal|error|warn|info|debug|trace; ' +
         'SERVICE_S3_MEDIA_UPLOAD_ENDPOINT must be an http:// or https:// URL; ' +
         'ENCRYPTION_KEY must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+    );
+  });
+});
+
+describe('the web’s OTLP/gRPC listener', () => {
+  const base = baseOf('web');
+  it('listens on 4317 in plaintext by default', () => {
+    expect(loadRoleConfig('web', base).otlpGrpc).toEqual({ port: 4317, tls: undefined });
+  });
+
+  it('takes TLS from a certificate and key named together', () => {
+    const config = loadRoleConfig('web', {
+      ...base,
+      [OTLP_GRPC_ENV.port]: '14317',
+      [OTLP_GRPC_ENV.tlsCertFile]: '/tls/cert.pem',
+      [OTLP_GRPC_ENV.tlsKeyFile]: '/tls/key.pem',
+    });
+    expect(config.otlpGrpc).toEqual({
+      port: 14317,
+      tls: { certFile: '/tls/cert.pem', keyFile: '/tls/key.pem' },
+    });
+  });
+
+  it('names both variables when one is set alone', () => {
+    expect(refusal(() => loadRoleConfig('web', { ...base, [OTLP_GRPC_ENV.tlsKeyFile]: '/k.pem' }))).toContain(
+      `${OTLP_GRPC_ENV.tlsCertFile} and ${OTLP_GRPC_ENV.tlsKeyFile} must be set together`,
     );
   });
 });

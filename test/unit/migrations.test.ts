@@ -13,14 +13,14 @@ import {
 const CLUSTER = { cluster: true, clusterName: 'default' };
 
 describe('analytics migrations', () => {
-  it('number release 3 up to 37 and version 4 up to 46, densely, as the contract says', () => {
+  it('number release 3 up to 37 and version 4 up to 47, densely, as the contract says', () => {
     expect(RELEASE_3_SCHEMA_VERSION).toBe(37);
-    expect(LATEST_SCHEMA_VERSION).toBe(46);
+    expect(LATEST_SCHEMA_VERSION).toBe(47);
     expect(migrationsFor('3').map((m) => m.version)).toEqual(Array.from({ length: 37 }, (_, i) => i + 1));
-    expect(migrationsFor('4').map((m) => m.version)).toEqual(Array.from({ length: 46 }, (_, i) => i + 1));
+    expect(migrationsFor('4').map((m) => m.version)).toEqual(Array.from({ length: 47 }, (_, i) => i + 1));
   });
 
-  it('version 4 adds staging, both events tables, the view, attribution, n-gram index and the three drops', () => {
+  it('version 4 adds staging, both events tables, the view, attribution, n-gram index, the three drops and the GenAI metrics', () => {
     expect(
       migrationsFor('4')
         .slice(37)
@@ -35,6 +35,7 @@ describe('analytics migrations', () => {
       'drop_event_log',
       'drop_project_environments',
       'drop_dataset_run_items',
+      'create_genai_metrics',
     ]);
   });
 
@@ -158,6 +159,7 @@ describe('applied migrations are frozen', () => {
     [44, 'drop_event_log', 'a89ff60651fc3c3c'],
     [45, 'drop_project_environments', '2a6e56628b4dfcf3'],
     [46, 'drop_dataset_run_items', '427bcad6fbf838ab'],
+    [47, 'create_genai_metrics', '5c6192c644f00f09'],
   ] as const)(
     'analytics version %i (%s) renders the statements databases applied, byte for byte',
     (version, name, hash) => {

@@ -48,14 +48,18 @@ describe('Deployments and Services', () => {
     const c = d.spec!.template.spec!.containers[0]!;
     expect(c.image).toBe('observatory:dev');
     expect(c.args).toEqual(['worker']);
-    expect(renderService(ctx, 'web').spec!.ports).toEqual([{ name: 'http', port: 3000, targetPort: 'http' }]);
+    expect(renderService(ctx, 'web').spec!.ports).toEqual([
+      { name: 'http', port: 3000, targetPort: 'http' },
+      { name: 'otlp-grpc', port: 4317, targetPort: 'otlp-grpc', appProtocol: 'grpc' },
+    ]);
     expect(renderService(ctx, 'worker').spec!.ports![0]!.port).toBe(3030);
   });
 
-  it("gives the web's /metrics a port of its own that the web Service leaves out", () => {
+  it("gives the web's /metrics a port of its own that the web Service leaves out, and OTLP/gRPC 4317", () => {
     const web = renderDeployment(ctx, 'web', 'Dual').spec!.template.spec!.containers[0]!;
     expect(web.ports).toEqual([
       { name: 'http', containerPort: 3000 },
+      { name: 'otlp-grpc', containerPort: 4317 },
       { name: 'metrics', containerPort: 3001 },
     ]);
     expect(web.env).toContainEqual({ name: 'METRICS_PORT', value: '3001' });

@@ -257,3 +257,35 @@ export const EVENTS: Column[] = [
 
 /** Columns of `events_core` that the materialized view truncates (characters kept). */
 export const CORE_TRUNCATION = 200;
+
+/**
+ * `genai_metrics`: histogram points of the OTel GenAI metrics (otel/genai-metrics.ts), one row per
+ * series and start time; a later cumulative point of the series replaces the earlier one.
+ */
+export const GENAI_METRICS: Column[] = [
+  c('project_id', 'String'),
+  c('metric_name', 'LowCardinality(String)'),
+  c('unit', 'LowCardinality(String)'),
+  c('series_id', 'String'),
+  c('start_time', 'DateTime64(3)'),
+  c('timestamp', 'DateTime64(3)'),
+  c('temporality', 'LowCardinality(String)'),
+  c('service_name', 'String'),
+  c('environment', 'LowCardinality(String)'),
+  c('operation', 'LowCardinality(String)'),
+  c('provider', 'LowCardinality(String)'),
+  c('request_model', 'String'),
+  c('response_model', 'String'),
+  c('model', 'String'),
+  c('token_type', 'LowCardinality(String)'),
+  c('server_address', 'String'),
+  c('error_type', 'String'),
+  c('count', 'UInt64'),
+  c('sum', 'Float64'),
+  c('min', 'Nullable(Float64)'),
+  c('max', 'Nullable(Float64)'),
+  c('bucket_counts', 'Array(UInt64)'),
+  c('explicit_bounds', 'Array(Float64)'),
+  c('attributes', META_MAP),
+  c('event_ts', 'DateTime64(3)'),
+];

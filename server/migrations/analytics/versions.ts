@@ -1,6 +1,6 @@
 /**
  * The analytics schema as numbered migrations, each with an up and a down step. Versions 1-37
- * are the version 3 schema (37 is the last version 3 release's); 38-46 are version 4's. Pure: each
+ * are the version 3 schema (37 is the last version 3 release's); 38-47 are version 4's. Pure: each
  * step renders statements for a Dialect; the runner executes them.
  */
 
@@ -26,6 +26,7 @@ import {
   ENVIRONMENT,
   EVENT_LOG,
   EVENTS,
+  GENAI_METRICS,
   insertable,
   OBSERVATIONS,
   OBSERVATIONS_PRICING_TIER,
@@ -310,6 +311,14 @@ const RELEASE_4: Step[] = [
     up: (d) => [dropTable(d, 'dataset_run_items')],
     down: (d) => [createTable(d, 'dataset_run_items', DATASET_RUN_ITEMS_LEGACY, LAYOUT.datasetRunItems)],
   },
+  // The OTel GenAI metrics (#40). Partitioned by start time, which a series' cumulative points share,
+  // so the newest (by timestamp) replaces the others within one partition.
+  table('genai_metrics', GENAI_METRICS, {
+    engine: 'ReplacingMergeTree',
+    engineArgs: 'timestamp',
+    partitionBy: 'toYYYYMM(start_time)',
+    orderBy: '(project_id, metric_name, series_id, start_time)',
+  }),
 ];
 
 /** Every migration a release knows, numbered from 1. */

@@ -10,6 +10,7 @@ import type { ProducerPath } from '../../contract/worker-api.ts';
 import type { Coordination } from '../../coordination/store.ts';
 import type { EntityLocks } from '../../ingestion/entity-locks.ts';
 import type { BacklogGate } from '../../ingestion/log/log.ts';
+import type { MetricPointTally } from '../../ingestion/otlp-metrics.ts';
 import type { Attribution } from '../../ingestion/records.ts';
 import type { IngestionStore } from '../../ingestion/store.ts';
 import type { IngestionLog } from '../../ingestion/write.ts';
@@ -49,6 +50,8 @@ export interface WebContext {
   signIns?: SignInThrottle | undefined;
   /** Where the per-address sign-in limit counts (shared by the replicas); absent: in this process. */
   signInStore?: Redis | undefined;
+  /** Counts OTLP metric points by what became of them (the web's `/metrics`); absent: not counted. */
+  metricPoints?: MetricPointTally | undefined;
   /** Set once SIGTERM arrived: readiness fails so traffic drains. */
   shuttingDown: () => boolean;
 }
@@ -59,32 +62,45 @@ declare module 'fastify' {
   }
 }
 
+/** A request's header (lower-case name) as one value: HTTP headers or gRPC metadata. */
+export type HeaderLookup = (name: string) => string | undefined;
+
+const headersOf =
+  (req: FastifyRequest): HeaderLookup =>
+  (name) => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+
 /** Reads a producer header in any of its accepted spellings: x-service-*, x-langfuse-*, underscores. */
-export function producerHeader(req: FastifyRequest, name: string): string | undefined {
+export function producerHeaderIn(header: HeaderLookup, name: string): string | undefined {
   for (const prefix of ['x-service-', 'x-langfuse-']) {
     for (const n of [`${prefix}${name}`, `${prefix}${name}`.replaceAll('-', '_')]) {
-      const v = req.headers[n];
-      const value = Array.isArray(v) ? v[0] : v;
+      const value = header(n);
       if (value !== undefined && value !== '') return value;
     }
   }
   return undefined;
 }
 
-export function attributionOf(req: FastifyRequest): Attribution {
+export const producerHeader = (req: FastifyRequest, name: string) => producerHeaderIn(headersOf(req), name);
+
+function attributionFor(principal: Principal, header: HeaderLookup): Attribution {
   return {
-    apiKey: req.principal.publicKey,
-    sdkName: producerHeader(req, 'sdk-name') ?? 'unknown',
-    sdkVersion: producerHeader(req, 'sdk-version') ?? 'unknown',
+    apiKey: principal.publicKey,
+    sdkName: producerHeaderIn(header, 'sdk-name') ?? 'unknown',
+    sdkVersion: producerHeaderIn(header, 'sdk-version') ?? 'unknown',
   };
 }
 
-/** What an ingestion use case needs of this request: its project, producer and the stores. */
-export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
+export const attributionOf = (req: FastifyRequest) => attributionFor(req.principal, headersOf(req));
+
+/** What an ingestion use case needs of a call: its project, producer and the stores. */
+export function ingestionContextFor(ctx: WebContext, principal: Principal, header: HeaderLookup) {
   return {
-    projectId: req.principal.projectId,
+    projectId: principal.projectId,
     settings: ctx.config.mode,
-    attribution: attributionOf(req),
+    attribution: attributionFor(principal, header),
     store: ctx.store,
     locks: ctx.locks,
     models: ctx.models,
@@ -93,14 +109,27 @@ export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
   };
 }
 
-/** Notes that this request's producer used a path events_only refuses. */
-export function recordRefusedPath(ctx: WebContext, req: FastifyRequest, path: ProducerPath): void {
-  const a = attributionOf(req);
+/** What an ingestion use case needs of this request. */
+export const ingestionContextOf = (ctx: WebContext, req: FastifyRequest) =>
+  ingestionContextFor(ctx, req.principal, headersOf(req));
+
+/** Notes that a call's producer used a path events_only refuses. */
+export function recordRefusedPathFor(
+  ctx: WebContext,
+  principal: Principal,
+  header: HeaderLookup,
+  path: ProducerPath,
+): void {
+  const a = attributionFor(principal, header);
   ctx.producers?.record({
-    projectId: req.principal.projectId,
+    projectId: principal.projectId,
     publicKey: a.apiKey,
     sdkName: a.sdkName,
     sdkVersion: a.sdkVersion,
     path,
   });
 }
+
+/** Notes that this request's producer used a path events_only refuses. */
+export const recordRefusedPath = (ctx: WebContext, req: FastifyRequest, path: ProducerPath) =>
+  recordRefusedPathFor(ctx, req.principal, headersOf(req), path);

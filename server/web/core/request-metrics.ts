@@ -6,9 +6,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { MetricPointTally } from '../../ingestion/otlp-metrics.ts';
 
-export function instrumentRequests(app: FastifyInstance, metricsApp: FastifyInstance = app): Registry {
-  const registry = new Registry();
+export function instrumentRequests(
+  app: FastifyInstance,
+  metricsApp: FastifyInstance = app,
+  registry: Registry = new Registry(),
+): Registry {
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'observatory_web_http_requests_total',
@@ -33,4 +37,20 @@ export function instrumentRequests(app: FastifyInstance, metricsApp: FastifyInst
     reply.header('content-type', registry.contentType).send(await registry.metrics()),
   );
   return registry;
+}
+
+/**
+ * The OTLP metric points the web received (HTTP and gRPC), by outcome: `stored` (the GenAI
+ * metrics), `not_stored` (every other metric: accepted and counted only), `rejected` (partial success).
+ */
+export function metricPointsTally(registry: Registry): MetricPointTally {
+  const points = new Counter({
+    name: 'observatory_web_otlp_metric_points_total',
+    help: 'OTLP metric data points received, by outcome: stored, not_stored (other metrics), rejected',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  return (outcome, n) => {
+    points.inc({ outcome }, n);
+  };
 }

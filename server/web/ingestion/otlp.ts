@@ -5,13 +5,21 @@
  * `partial_success`, in the request's encoding, as the OTLP spec asks. Accepted spans are written
  * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
  * 200 is sent (server/ingestion/otlp.ts); this handler reads the headers and answers.
+ * `POST /api/public/otel/v1/metrics`: OTLP/HTTP metrics, the GenAI metrics stored per project
+ * (server/ingestion/otlp-metrics.ts), the others counted; release 4 only (its table's schema).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import { ingestOtlpMetrics } from '../../ingestion/otlp-metrics.ts';
 import { closeExportPool } from '../../otel/export-pool.ts';
-import { exportResponseBody } from '../../otel/otlp-proto.ts';
+import {
+  exportMetricsResponseJson,
+  exportMetricsResponseProto,
+  exportResponseBody,
+} from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
+import { refusalOf } from '../core/gates.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 
 /** Compressed body limit; the decoded size is bounded separately by the decoder. */
@@ -73,5 +81,33 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
           rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
         ),
       );
+  });
+
+  const metrics = {
+    method: 'POST',
+    url: '/api/public/otel/v1/metrics',
+    tag: 'Ingestion',
+    summary: 'OTLP/HTTP metrics export: the GenAI metrics are stored, others counted',
+  } as const;
+  otlp.post(metrics.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: metrics } }, async (req, reply) => {
+    const refusal = refusalOf('release-4', ctx.config.mode);
+    if (refusal !== undefined) return reply.code(404).send({ error: refusal, message: refusal });
+    const outcome = await ingestOtlpMetrics(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+      },
+      { projectId: req.principal.projectId, store: ctx.store, tally: ctx.metricPoints },
+    );
+    if (outcome.kind === 'refused')
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    const partial = outcome.rejected && {
+      rejectedDataPoints: outcome.rejected.points,
+      errorMessage: outcome.rejected.message,
+    };
+    return (req.headers['content-type'] ?? '').toLowerCase().includes('application/x-protobuf')
+      ? reply.code(200).type('application/x-protobuf').send(exportMetricsResponseProto(partial))
+      : reply.code(200).type('application/json').send(exportMetricsResponseJson(partial));
   });
 };

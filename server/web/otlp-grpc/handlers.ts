@@ -1,0 +1,14 @@
+/**
+ * Which signal each OTLP gRPC service hands its exports to. A signal without a handler answers
+ * UNIMPLEMENTED (server.ts): LogsService, until its handler is registered here.
+ */
+import type { WebContext } from '../core/context.ts';
+import { metricsExportHandler } from './metrics.ts';
+import type { OtlpHandlers } from './server.ts';
+import { traceExportHandler } from './traces.ts';
+
+export const otlpGrpcHandlers = (ctx: WebContext): OtlpHandlers => ({
+  traces: traceExportHandler(ctx),
+  // The GenAI metrics' table is a version 4 schema's: release 3 answers UNIMPLEMENTED.
+  ...(ctx.config.mode.release === '4' ? { metrics: metricsExportHandler(ctx) } : {}),
+});

@@ -1,0 +1,299 @@
+/**
+ * OTLP over gRPC on the web's own port (SERVICE_OTLP_GRPC_PORT), with real producers: the
+ * OpenTelemetry JS gRPC trace exporter, unchanged, and a plain grpc-js client for the exports no
+ * SDK sends (a span refused on its own, a key of another kind). The web runs in the version 4
+ * default mode on real PostgreSQL and the ClickHouse engine behind `analytics-server`; what was
+ * stored is read back through the public API, per project.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, credentials, Metadata, status } from '@grpc/grpc-js';
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_DECODED_BYTES } from '../../server/otel/decode.ts';
+import {
+  exportTraceServiceRequestType,
+  exportTraceServiceResponseType,
+} from '../../server/otel/otlp-proto.ts';
+import { eventually } from '../conformance/env.ts';
+import { type Body, callApi } from '../fixtures/mode-webs.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { runCommand } from '../fixtures/processes.ts';
+import {
+  type AnalyticsServer,
+  basicAuth,
+  createProject,
+  MODE_ENV,
+  type Project,
+  startAnalyticsServer,
+  startWeb,
+  type WebWithGrpc,
+} from '../fixtures/service.ts';
+
+let pg: PostgresFixture;
+let ch: AnalyticsServer;
+let web: WebWithGrpc;
+/** A second web whose gRPC port takes TLS from a certificate made here for 127.0.0.1. */
+let tlsWeb: WebWithGrpc;
+let tlsDir: string;
+let alpha: Project;
+let beta: Project;
+
+beforeAll(async () => {
+  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  tlsDir = mkdtempSync(join(tmpdir(), 'otlp-grpc-tls-'));
+  await runCommand('openssl', 'openssl', [
+    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'],
+    ...['-addext', 'subjectAltName=IP:127.0.0.1'],
+    ...['-keyout', join(tlsDir, 'key.pem'), '-out', join(tlsDir, 'cert.pem')],
+  ]);
+  web = await startWeb({ ...base, ...MODE_ENV.events_only });
+  tlsWeb = await startWeb({
+    ...base,
+    ...MODE_ENV.events_only,
+    SERVICE_OTLP_GRPC_TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
+    SERVICE_OTLP_GRPC_TLS_KEY_FILE: join(tlsDir, 'key.pem'),
+  });
+  [alpha, beta] = await Promise.all([createProject(base, 'grpc-alpha'), createProject(base, 'grpc-beta')]);
+});
+
+afterAll(async () => {
+  await Promise.all([web?.stop(), tlsWeb?.stop()]);
+  await Promise.all([ch?.stop(), pg?.stop()]);
+  if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
+});
+
+const authMetadata = (authorization: string) => {
+  const m = new Metadata();
+  m.set('authorization', authorization);
+  return m;
+};
+
+/** The exporters' CompressionAlgorithm.GZIP (its enum lives in a package they do not re-export). */
+const GZIP = 'gzip' as NonNullable<
+  NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>['compression']
+>;
+
+/** One span named `name` handed to the OTel JS gRPC exporter; resolves to its trace id and the export's result. */
+async function sendSpan(
+  name: string,
+  authorization: string,
+  opts: { gzip?: boolean; tls?: { address: string; ca: Buffer } } = {},
+) {
+  const recorded = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'grpc-app' }),
+    spanProcessors: [new SimpleSpanProcessor(recorded)],
+  });
+  const span = provider.getTracer('grpc-app').startSpan(name, {
+    attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' },
+  });
+  span.end();
+  await provider.forceFlush();
+  const exporter = new OTLPTraceExporter({
+    url: opts.tls ? `https://${opts.tls.address}` : `http://${web.grpcAddress}`,
+    metadata: authMetadata(authorization),
+    ...(opts.tls ? { credentials: credentials.createSsl(opts.tls.ca) } : {}),
+    ...(opts.gzip ? { compression: GZIP } : {}),
+  });
+  const result = await new Promise<ExportResult>((resolve) =>
+    exporter.export(recorded.getFinishedSpans(), resolve),
+  );
+  await exporter.shutdown();
+  await provider.shutdown();
+  return { traceId: span.spanContext().traceId, result };
+}
+
+async function observationsOf(p: Project, traceId: string): Promise<Body[]> {
+  const r = await callApi(web, p, 'GET', `/api/public/v2/observations?traceId=${traceId}&fields=core,basic`);
+  return (r.body.data ?? []) as Body[];
+}
+
+const readBack = (p: Project, traceId: string, count: number) =>
+  eventually(
+    `${count} observation(s) of ${traceId}`,
+    async () => {
+      const data = await observationsOf(p, traceId);
+      return data.length === count ? data : undefined;
+    },
+    30_000,
+  );
+
+/** A raw TraceService/Export call: bytes in, the status and the decoded answer out. */
+function rawExport(authorization: string | undefined, body: Uint8Array) {
+  const client = new Client(web.grpcAddress, credentials.createInsecure());
+  const metadata = authorization === undefined ? new Metadata() : authMetadata(authorization);
+  return new Promise<{ code: number; details: string; answer: Record<string, unknown> | undefined }>(
+    (resolve) => {
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from(body),
+        metadata,
+        (err, answer) => {
+          client.close();
+          const type = exportTraceServiceResponseType();
+          resolve({
+            code: err?.code ?? status.OK,
+            details: err?.details ?? '',
+            answer: answer ? type.toObject(type.decode(answer), { longs: Number }) : undefined,
+          });
+        },
+      );
+    },
+  );
+}
+
+const hex = (n: number, bytes: number) => Buffer.from(n.toString(16).padStart(bytes * 2, '0'), 'hex');
+
+function traceExport(spans: { traceId: Buffer; spanId: Buffer; name: string }[]): Uint8Array {
+  const type = exportTraceServiceRequestType();
+  const nowNs = BigInt(Date.now()) * 1_000_000n;
+  return type
+    .encode(
+      type.fromObject({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'raw-client' } }] },
+            scopeSpans: [
+              {
+                scope: { name: 'raw' },
+                spans: spans.map((s) => ({
+                  ...s,
+                  kind: 1,
+                  startTimeUnixNano: String(nowNs),
+                  endTimeUnixNano: String(nowNs + 1_000_000n),
+                })),
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    .finish();
+}
+
+describe('TraceService over gRPC', () => {
+  it('stores the spans of the JS gRPC exporter in the key’s project, and only there', async () => {
+    const { traceId, result } = await sendSpan('chat over grpc', basicAuth(alpha));
+    expect(result.code).toBe(0);
+    const [o] = await readBack(alpha, traceId, 1);
+    expect(o).toMatchObject({ traceId, name: 'chat over grpc', type: 'GENERATION' });
+    expect(await observationsOf(beta, traceId)).toEqual([]);
+  });
+
+  it('takes gzip-compressed exports (grpc-encoding: gzip)', async () => {
+    const { traceId, result } = await sendSpan('gzipped', basicAuth(beta), { gzip: true });
+    expect(result.code).toBe(0);
+    const [o] = await readBack(beta, traceId, 1);
+    expect(o).toMatchObject({ traceId, name: 'gzipped' });
+    expect(await observationsOf(alpha, traceId)).toEqual([]);
+  });
+
+  it('refuses a missing or wrong key with UNAUTHENTICATED and stores nothing', async () => {
+    const wrong = basicAuth({ ...alpha, secretKey: 'sk-wrong' });
+    const { traceId, result } = await sendSpan('never stored', wrong);
+    expect(result.code).toBe(1);
+    expect((result.error as { code?: number } | undefined)?.code).toBe(status.UNAUTHENTICATED);
+    const body = traceExport([{ traceId: hex(7, 16), spanId: hex(7, 8), name: 'no key' }]);
+    const missing = await rawExport(undefined, body);
+    expect(missing).toMatchObject({ code: status.UNAUTHENTICATED });
+    expect(missing.details).toContain('authorization: Basic');
+    expect(await rawExport(wrong, body)).toMatchObject({
+      code: status.UNAUTHENTICATED,
+      details: 'Authentication error: invalid API key',
+    });
+    // The accepted exports above prove the path works; these two left nothing behind.
+    expect(await observationsOf(alpha, traceId)).toEqual([]);
+    expect(await observationsOf(alpha, hex(7, 16).toString('hex'))).toEqual([]);
+  });
+
+  it('answers partial success for a span refused on its own and stores the others', async () => {
+    const traceId = hex(0xabc, 16);
+    const answer = await rawExport(
+      basicAuth(alpha),
+      traceExport([
+        { traceId, spanId: hex(1, 8), name: 'kept' },
+        { traceId: Buffer.alloc(16), spanId: hex(2, 8), name: 'zero trace id' },
+      ]),
+    );
+    expect(answer.code).toBe(status.OK);
+    expect(answer.answer).toEqual({
+      partialSuccess: {
+        rejectedSpans: 1,
+        errorMessage: expect.stringContaining('traceId is not a valid trace id'),
+      },
+    });
+    const stored = await readBack(alpha, traceId.toString('hex'), 1);
+    expect(stored.map((o) => o['name'])).toEqual(['kept']);
+  });
+
+  it('refuses a malformed export with INVALID_ARGUMENT', async () => {
+    const answer = await rawExport(basicAuth(alpha), Buffer.from([0xff, 0xff, 0xff]));
+    expect(answer.code).toBe(status.INVALID_ARGUMENT);
+    expect(answer.details).toContain('Failed to parse OTel Protobuf Trace');
+  });
+
+  it('answers UNIMPLEMENTED, naming the signal, for LogsService until logs are wired', async () => {
+    const client = new Client(web.grpcAddress, credentials.createInsecure());
+    const err = await new Promise<{ code?: number; details?: string } | null>((resolve) =>
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        authMetadata(basicAuth(alpha)),
+        (e) => resolve(e),
+      ),
+    );
+    client.close();
+    expect(err).toMatchObject({
+      code: status.UNIMPLEMENTED,
+      details: 'OTLP logs are not served over gRPC by this server',
+    });
+  });
+});
+
+describe('the limits and TLS of the gRPC port', () => {
+  it('refuses a message past the decoded-size limit with RESOURCE_EXHAUSTED', async () => {
+    const answer = await rawExport(basicAuth(alpha), Buffer.alloc(DEFAULT_MAX_DECODED_BYTES + 1024, 0));
+    expect(answer.code).toBe(status.RESOURCE_EXHAUSTED);
+  });
+
+  it('serves TLS from the configured certificate and key, and nothing in plaintext there', async () => {
+    const ca = readFileSync(join(tlsDir, 'cert.pem'));
+    const { traceId, result } = await sendSpan('over tls', basicAuth(alpha), {
+      gzip: true,
+      tls: { address: tlsWeb.grpcAddress, ca },
+    });
+    expect(result.code).toBe(0);
+    const [o] = await readBack(alpha, traceId, 1);
+    expect(o).toMatchObject({ traceId, name: 'over tls' });
+    const plain = await new Promise<number | undefined>((resolve) => {
+      const client = new Client(tlsWeb.grpcAddress, credentials.createInsecure());
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        authMetadata(basicAuth(alpha)),
+        { deadline: Date.now() + 5_000 },
+        (err) => {
+          client.close();
+          resolve(err?.code);
+        },
+      );
+    });
+    expect(plain).toBe(status.UNAVAILABLE);
+  });
+});
