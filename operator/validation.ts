@@ -218,6 +218,15 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
   }
 
+  // Parking mid-cutover would leave the commitment half made; the status shows it, CEL cannot.
+  if (spec.hibernate && cutoverInProgress(status))
+    add(out, {
+      reason: 'HibernationRefused',
+      field: 'spec.hibernate',
+      message:
+        'spec.hibernate cannot be true while the cutover to EventsOnly is in progress: set it back to false, and hibernate once status.state is EventsOnly',
+    });
+
   // The point of no return as the status records it, which CEL cannot see.
   if (committed(status)) {
     if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
@@ -231,6 +240,11 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     });
   }
   return out;
+}
+
+/** The cutover's intent is recorded and its pass has not finished. */
+export function cutoverInProgress(status: ObservabilityServiceStatus | undefined): boolean {
+  return status?.target?.state === 'EventsOnly' && status.state !== 'EventsOnly';
 }
 
 type Range = [field: string, value: number | undefined, limits: { min: number; max: number }];

@@ -732,6 +732,13 @@ export const specSchema = object(
       boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
       false,
     ),
+    hibernate: defaulted(
+      boolean({
+        description:
+          'Park the deployment: web and worker drain and scale to zero (the web first; with an ingestion log the workers drain its backlog, for at most 10 minutes, before they stop), a running backfill step stops at its last recorded chunk, and scheduled work (backfill, scheduled backups) pauses. Datastores, settings, the write mode and the backfill cursor are kept; false wakes the deployment into exactly that state. Refused while the cutover to EventsOnly is in progress. Status: the Hibernated condition and phase.',
+      }),
+      false,
+    ),
     cleanup: optional(
       object(
         {
@@ -928,6 +935,29 @@ const restoreRecord = object(
   { description: 'The latest restore requested (observatory.dev/restore-requested).' },
 );
 
+export const HIBERNATION_PHASES = ['Draining', 'Hibernated', 'Waking'] as const;
+
+const hibernationRecord = object(
+  {
+    phase: enumOf(HIBERNATION_PHASES, {
+      description:
+        'Draining (web and worker on their way to zero), Hibernated (no Pod left) or Waking (web and worker rolling out again in the recorded state).',
+    }),
+    since: timestamp('When the hibernation was recorded (the drain started).'),
+    hibernatedAt: optional(timestamp('When the last web and worker Pod was gone.')),
+    stoppedJob: optional(
+      string({
+        description: 'The backfill Job stopped by the hibernation; its step resumes on wake.',
+        maxLength: 253,
+      }),
+    ),
+  },
+  {
+    description:
+      'The hibernation in progress (spec.hibernate): recorded before web and worker are scaled down, removed once they are back after the wake.',
+  },
+);
+
 export const statusSchema = object(
   {
     observedGeneration: optional(
@@ -970,7 +1000,7 @@ export const statusSchema = object(
     conditions: optional(
       array(condition, {
         description:
-          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, Paused.',
+          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, BackupComplete, Restored, Hibernated, Paused.',
         maxItems: 32,
         listType: 'map',
         mapKeys: ['type'],
@@ -1076,6 +1106,7 @@ export const statusSchema = object(
       }),
     ),
     restore: optional(restoreRecord),
+    hibernation: optional(hibernationRecord),
     autoscaling: optional(autoscalingStatus),
     probeStreak: optional(
       object(
@@ -1108,6 +1139,7 @@ export type BlobStorage = TypeOf<typeof blobStorage>;
 export type JobResult = TypeOf<typeof jobResult>;
 export type BackupRecord = TypeOf<typeof backupRecord>;
 export type RestoreRecord = TypeOf<typeof restoreRecord>;
+export type HibernationRecord = TypeOf<typeof hibernationRecord>;
 export type BackupSpec = TypeOf<typeof backup>;
 export type AutoscalingSpec = TypeOf<typeof autoscaling>;
 export type AutoscalingStatus = TypeOf<typeof autoscalingStatus>;
@@ -1144,6 +1176,7 @@ export const CONDITION_TYPES = [
   'CutoverReady',
   'BackupComplete',
   'Restored',
+  'Hibernated',
   'Paused',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];

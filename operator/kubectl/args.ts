@@ -17,7 +17,9 @@ export type Command =
   /** `to`: a directory, or a file ending in .tar.gz; absent: a .tar.gz named after the object. */
   | { kind: 'report'; name?: string; to?: string }
   | { kind: 'backup'; name?: string }
-  | { kind: 'restore'; name?: string; backupId: string };
+  | { kind: 'restore'; name?: string; backupId: string }
+  | { kind: 'hibernate'; name?: string }
+  | { kind: 'wake'; name?: string };
 
 export interface Connection {
   kubeconfig?: string;
@@ -39,6 +41,8 @@ export const SUBCOMMANDS = [
   'report',
   'backup',
   'restore',
+  'hibernate',
+  'wake',
 ] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
@@ -68,6 +72,8 @@ const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
   report: ['output'],
   backup: [],
   restore: [],
+  hibernate: [],
+  wake: [],
 };
 
 const POSITIONALS: Record<Subcommand, string> = {
@@ -79,6 +85,8 @@ const POSITIONALS: Record<Subcommand, string> = {
   report: '[NAME]',
   backup: '[NAME]',
   restore: 'BACKUP_ID [NAME]',
+  hibernate: '[NAME]',
+  wake: '[NAME]',
 };
 
 /**
@@ -175,6 +183,8 @@ export function parseArgs(argv: readonly string[]): Invocation {
     case 'plan':
       return { command: { kind: sub, ...named(rest[0]), output: outputOf(values.output) }, connection };
     case 'approve':
+    case 'hibernate':
+    case 'wake':
       return { command: { kind: sub, ...named(rest[0]) }, connection };
     case 'retry-backfill':
       return { command: { kind: sub, step: stepOf(rest[0]), ...named(rest[1]) }, connection };
@@ -219,6 +229,8 @@ const SUMMARIES: Record<Subcommand, string> = {
   report: 'a support bundle, secrets redacted (-o DIR or FILE.tar.gz)',
   backup: 'take a backup now (spec.backup)',
   restore: 'restore a backup, scaled to zero meanwhile',
+  hibernate: 'drain and scale web and worker to zero, keeping everything (spec.hibernate)',
+  wake: 'bring a hibernated deployment back as it was',
 };
 
 const TOPICS: Record<Subcommand, string> = {
@@ -260,6 +272,14 @@ const TOPICS: Record<Subcommand, string> = {
   observatory.dev/restore-requested): web and worker scale to zero, the restore Job runs, and the
   deployment returns to the release and write mode the backup was taken in. Refused unless the
   spec already asks for that release and write mode.`,
+  hibernate: `kubectl observatory hibernate [NAME]
+  Sets spec.hibernate: true: the web scales to zero, the workers drain the ingestion log's backlog
+  and follow, a running backfill step stops at its last chunk, and scheduled work pauses. The
+  datastores, the state and its settings are kept; status.phase reads Hibernated once no Pod is
+  left. Refused while the cutover to EventsOnly is in progress. With GitOps, set the field in Git.`,
+  wake: `kubectl observatory wake [NAME]
+  Sets spec.hibernate: false: web and worker come back in the state, settings and image they had,
+  and the backfill resumes where it stopped.`,
 };
 
 export function usage(topic?: Subcommand): string {

@@ -18,6 +18,7 @@ import { type BundleFile, buildBundle, type PodLog, podsToRead, type WorkerAnswe
 import {
   approvalRequest,
   backupRequest,
+  hibernationRequest,
   noPodReason,
   Refused,
   restoreRequest,
@@ -75,6 +76,13 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
               ? restoreRequest(o, command.backupId)
               : retryBackfillRequest(o, command.step);
       await client.annotate(o, r.annotation, r.value);
+      io.out(`${r.summary}\n`);
+      return;
+    }
+    case 'hibernate':
+    case 'wake': {
+      const r = hibernationRequest(o, command.kind === 'hibernate');
+      await client.patchSpec(o, r.spec);
       io.out(`${r.summary}\n`);
       return;
     }

@@ -41,6 +41,7 @@ export const STALL_REASONS = [
     'RestoreBackupUnknown',
     'RestoreModeMismatch',
     'RestoreFailed',
+    'HibernationRefused',
   ]),
 ];
 
@@ -50,6 +51,7 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     Progressing: t('False', '{detail}'),
     Stalled: t('False', 'stalled: {detail}'),
     Paused: t('False', 'spec.paused is true: no changes are made'),
+    Hibernated: t('True', 'hibernated as spec.hibernate asks: {detail}'),
   },
   Reconciling: {
     Progressing: t('True', '{detail}'),
@@ -110,6 +112,16 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     RestoreComplete: t(
       'True',
       'backup {id} restored at {at}; the deployment returned to release {release} in {writeMode}',
+    ),
+  },
+  Hibernated: {
+    Awake: t('False', 'spec.hibernate is false: web and worker run'),
+    Waking: t('False', 'waking: web and worker roll out again in {state}'),
+    HibernationWaiting: t('False', 'hibernation waits: {detail}'),
+    Draining: t('False', 'hibernating since {since}: {detail}'),
+    Hibernated: t(
+      'True',
+      'web and worker at zero since {at}; kept: state {state}, its settings and the backfill at {backfill}; set spec.hibernate: false to wake',
     ),
   },
   PropagationHealthy: {

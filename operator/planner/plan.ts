@@ -21,6 +21,7 @@ import { backfillStep } from './steps/backfill.ts';
 import { backupStep } from './steps/backup.ts';
 import { cleanupStep } from './steps/cleanup.ts';
 import { gatesStep } from './steps/gates.ts';
+import { hibernateStep } from './steps/hibernate.ts';
 import { intentStep } from './steps/intent.ts';
 import { pauseStep } from './steps/pause.ts';
 import { preflightStep } from './steps/preflight.ts';
@@ -56,6 +57,7 @@ export const STEPS: readonly Step[] = [
   validateStep,
   requestedBackupStep,
   restoreStep,
+  hibernateStep,
   intentStep,
   preflightStep,
   backupStep,
