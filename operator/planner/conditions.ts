@@ -42,6 +42,9 @@ export const STALL_REASONS = [
     'RestoreModeMismatch',
     'RestoreFailed',
     'HibernationRefused',
+    'InvalidBackupSchedule',
+    'BackupRetentionEmpty',
+    'InvalidBackupRetention',
   ]),
 ];
 
@@ -102,6 +105,16 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     BackupSkipped: t(
       'True',
       'spec.upgrade.backupConfirmed is true: the backup before {step} was taken outside the operator',
+    ),
+  },
+  BackupScheduled: {
+    ScheduleActive: t('True', 'next scheduled backup at {next}; latest successful: {last}; {kept}'),
+    ScheduledBackupRunning: t('True', 'scheduled backup {id} runs: {detail}'),
+    ScheduledBackupWaiting: t('True', 'the scheduled backup of {at} waits: {detail}'),
+    ScheduledBackupFailed: t('False', 'scheduled backup {id} failed: {detail}; the next is at {next}'),
+    RetentionFailed: t(
+      'False',
+      'the retention run after backup {id} failed: {detail}; the next backup retries it',
     ),
   },
   Restored: {

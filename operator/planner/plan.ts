@@ -28,6 +28,7 @@ import { preflightStep } from './steps/preflight.ts';
 import { requestedBackupStep } from './steps/requested-backup.ts';
 import { restoreStep } from './steps/restore.ts';
 import { rolloutStep } from './steps/rollout.ts';
+import { scheduledBackupStep } from './steps/scheduled-backup.ts';
 import { schemaStep } from './steps/schema.ts';
 import { validateStep } from './steps/validate.ts';
 import { type FoldOutcome, phaseOf, summaryConditions } from './summary.ts';
@@ -58,6 +59,7 @@ export const STEPS: readonly Step[] = [
   requestedBackupStep,
   restoreStep,
   hibernateStep,
+  scheduledBackupStep,
   intentStep,
   preflightStep,
   backupStep,

@@ -86,6 +86,9 @@ export const BACKUP_CLI = {
   protectFlag: '--protect',
 } as const;
 
+/** Bounds of spec.backup.retention.keepLast. */
+export const KEEP_LAST_LIMITS = { min: 1, max: 1000 } as const;
+
 /** Ids named in a prune summary (the message must stay under 4096 bytes). */
 export const PRUNE_SUMMARY_MAX_IDS = 40;
 
