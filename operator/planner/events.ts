@@ -94,6 +94,10 @@ export function transitionEvents(
       wasStalled.message !== stalled.message)
   )
     warning(stalled.reason, stalled.message);
+  // A backup beside the fold (requested, scheduled) fails without stalling: say so once.
+  for (const b of next.backups ?? [])
+    if (b.result === 'Failed' && !old.backups?.some((o) => o.id === b.id && o.result === 'Failed'))
+      warning('BackupFailed', `backup ${b.id} (${b.trigger}) failed: ${b.message ?? 'no reason given'}`);
   const h = next.hibernation;
   if (h && !old.hibernation) normal('Hibernating', 'spec.hibernate: web and worker drain and scale to zero');
   if (h?.phase === 'Hibernated' && old.hibernation?.phase !== 'Hibernated')

@@ -238,6 +238,12 @@ describe('scheduled backups: the planner', () => {
     expect(p.status.backupSchedule).toMatchObject({ lastScheduleTime: DUE });
     expect(p.status.backupSchedule?.pending).toBeUndefined();
     expect(cond(p.status, 'Stalled')?.status).toBe('False');
+    expect(p.actions).toContainEqual({
+      kind: 'event',
+      type: 'Warning',
+      reason: 'BackupFailed',
+      message: `backup ${ID} (Scheduled) failed: BackoffLimitExceeded: Pod killed`,
+    });
   });
 
   it('hibernated: nothing scheduled is taken', () => {
