@@ -5,6 +5,8 @@
  * the server's own rules module. Violations name a reason and a field path, never a value.
  */
 
+import { KEEP_LAST_LIMITS } from '../server/contract/backup.ts';
+import { parseDuration } from '../server/contract/duration.ts';
 import { BACKFILL_LIMITS, type BackfillTuningKey, ENV_DEFAULTS, ENV_LIMITS } from '../server/contract/env.ts';
 import { findViolations, type ModeSettings, type SettingKey } from '../server/contract/write-modes.ts';
 import { backfillEnabled } from './api/effective.ts';
@@ -27,7 +29,7 @@ import {
   SCALE_DOWN_STABILIZATION_LIMITS,
   TARGET_BACKLOG_AGE_LIMITS,
 } from './api/v1alpha1.ts';
-import { windowProblem } from './api/windows.ts';
+import { cronProblem, windowProblem } from './api/windows.ts';
 import { SERVER_OTEL, SERVER_WRITE_MODE } from './render/settings.ts';
 
 export interface SpecViolation {
@@ -167,6 +169,7 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     ),
     ['spec.propagation.chunkRows', spec.propagation?.chunkRows, ENV_LIMITS.propagationChunkRows],
     ['spec.jobs.ttlSecondsAfterFinished', spec.jobs?.ttlSecondsAfterFinished, JOB_TTL_LIMITS],
+    ['spec.backup.retention.keepLast', spec.backup?.retention?.keepLast, KEEP_LAST_LIMITS],
     ...ingestionLogRanges(spec),
     ...autoscalingRanges(spec),
   ];
@@ -204,6 +207,29 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
       add(out, fromRule('AutoscalingTargetAboveBacklogBound'));
   }
 
+  const schedule = spec.backup?.schedule;
+  const scheduleProblem = schedule === undefined ? undefined : cronProblem(schedule);
+  if (scheduleProblem)
+    add(out, {
+      reason: 'InvalidBackupSchedule',
+      field: 'spec.backup.schedule',
+      message: `spec.backup.schedule ${scheduleProblem}`,
+    });
+  const retention = spec.backup?.retention;
+  if (retention && retention.keepLast === undefined && retention.maxAge === undefined)
+    add(out, {
+      reason: 'BackupRetentionEmpty',
+      field: 'spec.backup.retention',
+      message: 'spec.backup.retention must set keepLast, maxAge or both',
+    });
+  const maxAge = retention?.maxAge === undefined ? 1 : parseDuration(retention.maxAge);
+  if (!maxAge)
+    add(out, {
+      reason: 'InvalidBackupRetention',
+      field: 'spec.backup.retention.maxAge',
+      message: 'spec.backup.retention.maxAge must be a duration above 0s (e.g. 30d)',
+    });
+
   for (const [i, w] of (spec.maintenanceWindows ?? []).entries()) {
     const problem = windowProblem(w);
     if (problem) {
@@ -218,6 +244,15 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
   }
 
+  // Parking mid-cutover would leave the commitment half made; the status shows it, CEL cannot.
+  if (spec.hibernate && cutoverInProgress(status))
+    add(out, {
+      reason: 'HibernationRefused',
+      field: 'spec.hibernate',
+      message:
+        'spec.hibernate cannot be true while the cutover to EventsOnly is in progress: set it back to false, and hibernate once status.state is EventsOnly',
+    });
+
   // The point of no return as the status records it, which CEL cannot see.
   if (committed(status)) {
     if (spec.release === '3') add(out, fromRule('NoRollbackAfterEventsOnly'));
@@ -231,6 +266,11 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
     });
   }
   return out;
+}
+
+/** The cutover's intent is recorded and its pass has not finished. */
+export function cutoverInProgress(status: ObservabilityServiceStatus | undefined): boolean {
+  return status?.target?.state === 'EventsOnly' && status.state !== 'EventsOnly';
 }
 
 type Range = [field: string, value: number | undefined, limits: { min: number; max: number }];

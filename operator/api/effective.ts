@@ -16,6 +16,7 @@ export type Spec = ObservabilityServiceSpec & {
   imagePullPolicy: NonNullable<ObservabilityServiceSpec['imagePullPolicy']>;
   allowPreviewOptIn: boolean;
   paused: boolean;
+  hibernate: boolean;
   logLevel: NonNullable<ObservabilityServiceSpec['logLevel']>;
   propagation: {
     stuckThresholdMinutes: number;

@@ -5,7 +5,12 @@
  * drift apart. CEL rules refuse at admission what the spec forbids; `operator/validation.ts`
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
-import { BACKUP_ID_PATTERN, BACKUP_PARTS, BACKUP_S3_ENV } from '../../server/contract/backup.ts';
+import {
+  BACKUP_ID_PATTERN,
+  BACKUP_PARTS,
+  BACKUP_S3_ENV,
+  KEEP_LAST_LIMITS,
+} from '../../server/contract/backup.ts';
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import {
   BACKFILL_DEFAULTS,
@@ -257,6 +262,41 @@ const backup = object(
       }),
       [...BACKUP_PARTS],
     ),
+    schedule: optional(
+      string({
+        description:
+          'When scheduled backups are taken, as a cron expression in UTC (5 fields, or 6 with seconds first; e.g. "0 3 * * *" daily at 03:00). With spec.maintenanceWindows, a backup due outside them is taken when the next window opens. Missed times are not caught up one by one: the latest due one is taken. Paused while hibernated.',
+        maxLength: 128,
+        minLength: 9,
+        pattern: '^\\S+( +\\S+){4,5}$',
+      }),
+    ),
+    retention: optional(
+      object(
+        {
+          keepLast: optional(
+            integer({
+              description: 'Keep the newest N complete backups.',
+              minimum: KEEP_LAST_LIMITS.min,
+              maximum: KEEP_LAST_LIMITS.max,
+              format: 'int32',
+            }),
+          ),
+          maxAge: optional(duration('Keep the complete backups younger than this (e.g. 30d).')),
+        },
+        {
+          description:
+            'Which complete backups in the destination (every trigger, both databases of each) a prune keeps after each scheduled backup: those kept by either rule, the newest whatever its age, and those a restore or a pass in progress still needs. The others are deleted by a Job (observatory backup-prune). Unset: none is deleted.',
+          validations: [
+            {
+              rule: 'has(self.keepLast) || has(self.maxAge)',
+              message: 'spec.backup.retention must set keepLast, maxAge or both',
+              reason: 'FieldValueRequired',
+            },
+          ],
+        },
+      ),
+    ),
     ttlSecondsAfterFinished: optional(
       integer({
         description: `Seconds a finished backup or restore Job is kept (its summary is in status.backups either way); default spec.jobs.ttlSecondsAfterFinished. At least ${JOB_TTL_LIMITS.min}, so the operator reads the summary first.`,
@@ -268,7 +308,7 @@ const backup = object(
   },
   {
     description:
-      'Backups taken by the operator as Jobs: before the schema move from release "3" to "4" (unless spec.upgrade.backupConfirmed says one was taken), before the cutover to EventsOnly, and on request (annotation observatory.dev/backup-requested, or kubectl observatory backup). The step after a backup starts only once its Job reported a complete, verified backup. Unset: no backups; moving release "3" to "4" then needs spec.upgrade.backupConfirmed.',
+      'Backups taken by the operator as Jobs: before the schema move from release "3" to "4" (unless spec.upgrade.backupConfirmed says one was taken), before the cutover to EventsOnly, on request (annotation observatory.dev/backup-requested, or kubectl observatory backup now) and on spec.backup.schedule, with spec.backup.retention applied after each scheduled one. The step after a backup starts only once its Job reported a complete, verified backup. Unset: no backups; moving release "3" to "4" then needs spec.upgrade.backupConfirmed.',
   },
 );
 
@@ -732,6 +772,13 @@ export const specSchema = object(
       boolean({ description: 'Stop every change (status is still written, with the Paused condition).' }),
       false,
     ),
+    hibernate: defaulted(
+      boolean({
+        description:
+          'Park the deployment: web and worker drain and scale to zero (the web first; with an ingestion log the workers drain its backlog, for at most 10 minutes, before they stop), a running backfill step stops at its last recorded chunk, and scheduled work (backfill, scheduled backups) pauses. Datastores, settings, the write mode and the backfill cursor are kept; false wakes the deployment into exactly that state. Refused while the cutover to EventsOnly is in progress. Status: the Hibernated condition and phase.',
+      }),
+      false,
+    ),
     cleanup: optional(
       object(
         {
@@ -862,7 +909,7 @@ const autoscalingStatus = object(
   { description: 'The worker autoscaler (spec.worker.autoscaling): its last observation and decision.' },
 );
 
-export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Requested'] as const;
+export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Requested', 'Scheduled'] as const;
 export const BACKUP_RESULTS = ['Complete', 'Failed'] as const;
 export const RESTORE_PHASES = ['ScalingDown', 'Restoring', 'Complete', 'Failed'] as const;
 
@@ -873,7 +920,8 @@ const backupRecord = object(
   {
     id: backupId('The backup id: its folder in the bucket and the label of its ConfigMap.'),
     trigger: enumOf(BACKUP_TRIGGERS, {
-      description: 'Why it was taken: before the move to release 4, before the cutover, or on request.',
+      description:
+        'Why it was taken: before the move to release 4, before the cutover, on request, or on spec.backup.schedule.',
     }),
     result: enumOf(BACKUP_RESULTS, {
       description: 'Complete: the Job succeeded and its summary parsed (verified). Failed: neither counts.',
@@ -956,6 +1004,83 @@ const restoreRecord = object(
   { description: 'The latest restore requested (observatory.dev/restore-requested).' },
 );
 
+const backupSchedule = object(
+  {
+    since: timestamp(
+      'When the operator first read spec.backup.schedule (a backup is due from its next time on).',
+    ),
+    lastScheduleTime: optional(timestamp('The latest scheduled time a backup was taken (or tried) for.')),
+    pending: optional(
+      object(
+        {
+          scheduledAt: timestamp('The scheduled time it is for.'),
+          id: backupId('Its id (derived from the scheduled time).'),
+        },
+        { description: 'The scheduled backup in progress, recorded before its Job is created.' },
+      ),
+    ),
+    nextScheduleTime: optional(
+      timestamp('When the next scheduled backup is due (the next window opening when a window holds it).'),
+    ),
+    lastSuccessful: optional(
+      object(
+        {
+          id: backupId('The backup.'),
+          finishedAt: timestamp('When it was verified complete.'),
+        },
+        { description: 'The latest complete scheduled backup.' },
+      ),
+    ),
+    allowedAgeSeconds: optional(
+      integer({
+        description:
+          'Age past which the latest successful backup counts as overdue: twice the longest gap of the schedule, plus the longest wait for a maintenance window, plus an hour (the ObservatoryBackupOverdue alert).',
+        minimum: 0,
+        format: 'int64',
+      }),
+    ),
+    kept: optional(
+      integer({ description: 'Complete backups in the destination after the last prune.', minimum: 0 }),
+    ),
+    prune: optional(
+      object(
+        {
+          after: backupId('The scheduled backup the prune follows (names its Job).'),
+          result: optional(enumOf(['Succeeded', 'Failed'] as const, { description: 'How it ended.' })),
+          finishedAt: optional(timestamp('When its result was read.')),
+          deleted: optional(integer({ description: 'Backups it deleted.', minimum: 0, format: 'int32' })),
+          message: optional(string({ description: 'Why it failed.', maxLength: 1024 })),
+        },
+        { description: 'The latest retention run (observatory backup-prune).' },
+      ),
+    ),
+  },
+  { description: 'Scheduled backups (spec.backup.schedule) and their retention.' },
+);
+
+export const HIBERNATION_PHASES = ['Draining', 'Hibernated', 'Waking'] as const;
+
+const hibernationRecord = object(
+  {
+    phase: enumOf(HIBERNATION_PHASES, {
+      description:
+        'Draining (web and worker on their way to zero), Hibernated (no Pod left) or Waking (web and worker rolling out again in the recorded state).',
+    }),
+    since: timestamp('When the hibernation was recorded (the drain started).'),
+    hibernatedAt: optional(timestamp('When the last web and worker Pod was gone.')),
+    stoppedJob: optional(
+      string({
+        description: 'The backfill Job stopped by the hibernation; its step resumes on wake.',
+        maxLength: 253,
+      }),
+    ),
+  },
+  {
+    description:
+      'The hibernation in progress (spec.hibernate): recorded before web and worker are scaled down, removed once they are back after the wake.',
+  },
+);
+
 export const statusSchema = object(
   {
     observedGeneration: optional(
@@ -998,7 +1123,7 @@ export const statusSchema = object(
     conditions: optional(
       array(condition, {
         description:
-          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, Paused.',
+          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, BackupComplete, Restored, BackupScheduled, Hibernated, Paused.',
         maxItems: 32,
         listType: 'map',
         mapKeys: ['type'],
@@ -1104,6 +1229,8 @@ export const statusSchema = object(
       }),
     ),
     restore: optional(restoreRecord),
+    hibernation: optional(hibernationRecord),
+    backupSchedule: optional(backupSchedule),
     autoscaling: optional(autoscalingStatus),
     probeStreak: optional(
       object(
@@ -1136,6 +1263,8 @@ export type BlobStorage = TypeOf<typeof blobStorage>;
 export type JobResult = TypeOf<typeof jobResult>;
 export type BackupRecord = TypeOf<typeof backupRecord>;
 export type RestoreRecord = TypeOf<typeof restoreRecord>;
+export type HibernationRecord = TypeOf<typeof hibernationRecord>;
+export type BackupScheduleStatus = TypeOf<typeof backupSchedule>;
 export type BackupSpec = TypeOf<typeof backup>;
 export type AutoscalingSpec = TypeOf<typeof autoscaling>;
 export type AutoscalingStatus = TypeOf<typeof autoscalingStatus>;
@@ -1172,6 +1301,8 @@ export const CONDITION_TYPES = [
   'CutoverReady',
   'BackupComplete',
   'Restored',
+  'BackupScheduled',
+  'Hibernated',
   'Paused',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];

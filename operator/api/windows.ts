@@ -22,16 +22,23 @@ function previousStart(cron: string, before: Date): Date | undefined {
   }
 }
 
+/** Why a cron expression (UTC) is unusable, or undefined when it fires. */
+export function cronProblem(cron: string): string | undefined {
+  try {
+    // Parsing alone accepts expressions that never fire (31 February); asking for the next start does not.
+    CronExpressionParser.parse(cron, { tz: 'UTC', currentDate: new Date(0) }).next();
+    return undefined;
+  } catch (err) {
+    return `not a cron expression (${(err as Error).message})`;
+  }
+}
+
 /** Why a window is unusable, or undefined when it parses. */
 export function windowProblem(
   w: MaintenanceWindow,
 ): { field: 'cron' | 'duration'; message: string } | undefined {
-  try {
-    // Parsing alone accepts expressions that never fire (31 February); asking for the next start does not.
-    CronExpressionParser.parse(w.cron, { tz: 'UTC', currentDate: new Date(0) }).next();
-  } catch (err) {
-    return { field: 'cron', message: `not a cron expression (${(err as Error).message})` };
-  }
+  const cron = cronProblem(w.cron);
+  if (cron) return { field: 'cron', message: cron };
   const ms = parseDuration(w.duration);
   if (ms === undefined || ms <= 0 || ms > MAX_WINDOW_MS)
     return { field: 'duration', message: 'must be a duration above 0s and at most 7d (e.g. 4h or 1h30m)' };

@@ -16,8 +16,11 @@ export type Command =
   | { kind: 'logs'; name?: string; tail?: number }
   /** `to`: a directory, or a file ending in .tar.gz; absent: a .tar.gz named after the object. */
   | { kind: 'report'; name?: string; to?: string }
-  | { kind: 'backup'; name?: string }
-  | { kind: 'restore'; name?: string; backupId: string };
+  /** `now` asks for one; `list` prints status.backups and the schedule. */
+  | { kind: 'backup'; action: 'now' | 'list'; name?: string; output: Output }
+  | { kind: 'restore'; name?: string; backupId: string }
+  | { kind: 'hibernate'; name?: string }
+  | { kind: 'wake'; name?: string };
 
 export interface Connection {
   kubeconfig?: string;
@@ -39,6 +42,8 @@ export const SUBCOMMANDS = [
   'report',
   'backup',
   'restore',
+  'hibernate',
+  'wake',
 ] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
@@ -54,20 +59,23 @@ const OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   output: { type: 'string', short: 'o' },
   tail: { type: 'string' },
+  id: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 type ValueFlag = Exclude<keyof typeof OPTIONS, 'help'>;
 
 /** Which subcommand takes which optional flag besides the connection flags. */
-const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail')[]> = {
+const ACCEPTS: Record<Subcommand, readonly ('output' | 'tail' | 'id')[]> = {
   status: ['output'],
   plan: ['output'],
   approve: [],
   'retry-backfill': [],
   logs: ['tail'],
   report: ['output'],
-  backup: [],
-  restore: [],
+  backup: ['output'],
+  restore: ['id'],
+  hibernate: [],
+  wake: [],
 };
 
 const POSITIONALS: Record<Subcommand, string> = {
@@ -77,8 +85,10 @@ const POSITIONALS: Record<Subcommand, string> = {
   'retry-backfill': 'STEP [NAME]',
   logs: '[NAME]',
   report: '[NAME]',
-  backup: '[NAME]',
-  restore: 'BACKUP_ID [NAME]',
+  backup: '[now|list] [NAME]',
+  restore: '[--id] BACKUP_ID [NAME]',
+  hibernate: '[NAME]',
+  wake: '[NAME]',
 };
 
 /**
@@ -164,10 +174,10 @@ export function parseArgs(argv: readonly string[]): Invocation {
   if (!isSubcommand(sub))
     throw new UsageError(`unknown command "${sub}": use one of ${SUBCOMMANDS.join(', ')}`);
   if (help) return { command: { kind: 'help', topic: sub }, connection };
-  for (const flag of ['output', 'tail'] as const)
+  for (const flag of ['output', 'tail', 'id'] as const)
     if (values[flag] !== undefined && !ACCEPTS[sub].includes(flag))
       throw new UsageError(`${sub} does not take --${flag}`);
-  const max = POSITIONALS[sub].split(' ').length;
+  const max = sub === 'restore' ? (values.id === undefined ? 2 : 1) : POSITIONALS[sub].split(' ').length;
   if (rest.length > max) throw new UsageError(`${sub} takes ${POSITIONALS[sub]}; unexpected "${rest[max]}"`);
   const named = (n: string | undefined) => (n === undefined ? {} : { name: n });
   switch (sub) {
@@ -175,6 +185,8 @@ export function parseArgs(argv: readonly string[]): Invocation {
     case 'plan':
       return { command: { kind: sub, ...named(rest[0]), output: outputOf(values.output) }, connection };
     case 'approve':
+    case 'hibernate':
+    case 'wake':
       return { command: { kind: sub, ...named(rest[0]) }, connection };
     case 'retry-backfill':
       return { command: { kind: sub, step: stepOf(rest[0]), ...named(rest[1]) }, connection };
@@ -187,10 +199,21 @@ export function parseArgs(argv: readonly string[]): Invocation {
         },
         connection,
       };
-    case 'backup':
-      return { command: { kind: sub, ...named(rest[0]) }, connection };
-    case 'restore':
-      return { command: { kind: sub, backupId: backupIdOf(rest[0]), ...named(rest[1]) }, connection };
+    case 'backup': {
+      // `backup NAME` (before now|list existed) still asks for one.
+      const action = rest[0] === 'now' || rest[0] === 'list' ? rest[0] : undefined;
+      const name = action ? rest[1] : rest[0];
+      if (action !== 'list' && values.output !== undefined)
+        throw new UsageError('backup now does not take --output');
+      return {
+        command: { kind: sub, action: action ?? 'now', ...named(name), output: outputOf(values.output) },
+        connection,
+      };
+    }
+    case 'restore': {
+      const [id, name] = values.id !== undefined ? [values.id, rest[0]] : [rest[0], rest[1]];
+      return { command: { kind: sub, backupId: backupIdOf(id), ...named(name) }, connection };
+    }
     case 'logs': {
       const tail = tailOf(values.tail);
       return {
@@ -217,8 +240,10 @@ const SUMMARIES: Record<Subcommand, string> = {
   'retry-backfill': 'retry a failed backfill step',
   logs: 'logs of the current backfill Job (--tail N)',
   report: 'a support bundle, secrets redacted (-o DIR or FILE.tar.gz)',
-  backup: 'take a backup now (spec.backup)',
+  backup: 'take a backup now, or list them with the schedule (spec.backup)',
   restore: 'restore a backup, scaled to zero meanwhile',
+  hibernate: 'drain and scale web and worker to zero, keeping everything (spec.hibernate)',
+  wake: 'bring a hibernated deployment back as it was',
 };
 
 const TOPICS: Record<Subcommand, string> = {
@@ -251,15 +276,27 @@ const TOPICS: Record<Subcommand, string> = {
   (background_migrations) reports, and the Secrets it refers to as names and keys only. Every
   value of a readable Secret, raw or base64, is replaced by [REDACTED] in every file. -o names a
   directory (created; it must be empty) or a .tar.gz file; default observatory-report-NAME-TIME.tar.gz.`,
-  backup: `kubectl observatory backup [NAME]
-  Asks the operator for a backup now, into spec.backup's destination (the annotation
-  observatory.dev/backup-requested, with an id naming the moment). Its Job, size and result show
-  in status.backups and in the ConfigMap NAME-backup-ID. Refused without spec.backup.`,
-  restore: `kubectl observatory restore BACKUP_ID [NAME]
+  backup: `kubectl observatory backup [now|list] [NAME] [-o json]
+  now (the default): asks the operator for a backup now, into spec.backup's destination (the
+  annotation observatory.dev/backup-requested, with an id naming the moment). Its Job, size and
+  result show in status.backups and in the ConfigMap NAME-backup-ID. Refused without spec.backup.
+  list: the backups of status.backups, newest first (id, trigger, result, when, release and write
+  mode, objects, bytes), and the schedule (spec.backup.schedule): the next backup, the latest
+  successful one, how many retention kept. -o json prints {"backups":[...],"schedule":{...}|null}
+  with status.backups and status.backupSchedule as they are.`,
+  restore: `kubectl observatory restore BACKUP_ID [NAME], or restore --id BACKUP_ID [NAME]
   Asks the operator to restore a complete backup of status.backups (the annotation
   observatory.dev/restore-requested): web and worker scale to zero, the restore Job runs, and the
   deployment returns to the release and write mode the backup was taken in. Refused unless the
   spec already asks for that release and write mode.`,
+  hibernate: `kubectl observatory hibernate [NAME]
+  Sets spec.hibernate: true: the web scales to zero, the workers drain the ingestion log's backlog
+  and follow, a running backfill step stops at its last chunk, and scheduled work pauses. The
+  datastores, the state and its settings are kept; status.phase reads Hibernated once no Pod is
+  left. Refused while the cutover to EventsOnly is in progress. With GitOps, set the field in Git.`,
+  wake: `kubectl observatory wake [NAME]
+  Sets spec.hibernate: false: web and worker come back in the state, settings and image they had,
+  and the backfill resumes where it stopped.`,
 };
 
 export function usage(topic?: Subcommand): string {

@@ -177,9 +177,21 @@ export class PluginClient {
    * only against the object it was decided from (409 otherwise).
    */
   async annotate(o: ObservabilityService, annotation: string, value: string): Promise<void> {
-    const patch = {
-      metadata: { resourceVersion: o.metadata.resourceVersion, annotations: { [annotation]: value } },
-    };
+    await this.mergePatch(o, { annotations: { [annotation]: value } }, 'annotate');
+  }
+
+  /** Merges `spec` into the object's spec, with the same precondition. */
+  async patchSpec(o: ObservabilityService, spec: Record<string, unknown>): Promise<void> {
+    await this.mergePatch(o, {}, 'patch', { spec });
+  }
+
+  private async mergePatch(
+    o: ObservabilityService,
+    metadata: Record<string, unknown>,
+    verb: string,
+    body: Record<string, unknown> = {},
+  ): Promise<void> {
+    const patch = { ...body, metadata: { resourceVersion: o.metadata.resourceVersion, ...metadata } };
     try {
       await this.custom.patchNamespacedCustomObject(
         { ...this.target(), name: o.metadata.name, body: patch },
@@ -190,7 +202,7 @@ export class PluginClient {
         throw new ApiError(
           `${o.metadata.name} changed since it was read; run the command again to act on its current state`,
         );
-      throw explain(err, `annotate ${KIND} ${this.namespace}/${o.metadata.name}`, this.server);
+      throw explain(err, `${verb} ${KIND} ${this.namespace}/${o.metadata.name}`, this.server);
     }
   }
 

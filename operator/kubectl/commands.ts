@@ -11,13 +11,16 @@ import type { ObservabilityService } from '../api/v1alpha1.ts';
 import { observationsNeeded, plan } from '../index.ts';
 import { observeWorld } from '../runtime/observe.ts';
 import { type Command, parseArgs, UsageError, usage } from './args.ts';
+import { backupListView, renderBackupList } from './backup-list.ts';
 import { ApiError, ConfigError, loadKubeConfig, namespaceOf, PluginClient } from './client.ts';
 import { estimatesOf } from './estimates.ts';
 import { planView, renderPlan } from './plan-view.ts';
 import { type BundleFile, buildBundle, type PodLog, podsToRead, type WorkerAnswer } from './report.ts';
 import {
+  type AnnotationRequest,
   approvalRequest,
   backupRequest,
+  hibernationRequest,
   noPodReason,
   Refused,
   restoreRequest,
@@ -62,19 +65,29 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       io.out(command.output === 'json' ? json(view) : renderPlan(view));
       return;
     }
+    case 'backup':
+      if (command.action === 'list') {
+        io.out(command.output === 'json' ? json(backupListView(o)) : renderBackupList(o));
+        return;
+      }
+      await annotateWith(client, o, backupRequest(o, new Date()), io);
+      return;
     case 'approve':
     case 'retry-backfill':
-    case 'backup':
     case 'restore': {
       const r =
         command.kind === 'approve'
           ? approvalRequest(o)
-          : command.kind === 'backup'
-            ? backupRequest(o, new Date())
-            : command.kind === 'restore'
-              ? restoreRequest(o, command.backupId)
-              : retryBackfillRequest(o, command.step);
-      await client.annotate(o, r.annotation, r.value);
+          : command.kind === 'restore'
+            ? restoreRequest(o, command.backupId)
+            : retryBackfillRequest(o, command.step);
+      await annotateWith(client, o, r, io);
+      return;
+    }
+    case 'hibernate':
+    case 'wake': {
+      const r = hibernationRequest(o, command.kind === 'hibernate');
+      await client.patchSpec(o, r.spec);
       io.out(`${r.summary}\n`);
       return;
     }
@@ -103,6 +116,11 @@ async function execute(command: Exclude<Command, { kind: 'help' }>, client: Plug
       return;
     }
   }
+}
+
+async function annotateWith(client: PluginClient, o: ObservabilityService, r: AnnotationRequest, io: Io) {
+  await client.annotate(o, r.annotation, r.value);
+  io.out(`${r.summary}\n`);
 }
 
 /**

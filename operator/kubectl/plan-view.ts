@@ -62,6 +62,8 @@ export function describeAction(a: Action): string {
       return `delete Job ${a.name}: ${a.reason}`;
     case 'applyConfigMap':
       return `apply ConfigMap ${a.object.metadata?.name}`;
+    case 'deleteConfigMap':
+      return `delete ConfigMap ${a.name}`;
     case 'writeStatus':
       return `write status: state ${a.status.state ?? 'none'}, phase ${a.status.phase ?? '-'}`;
     case 'event':

@@ -8,6 +8,7 @@ import { ANNOTATIONS, type ObservabilityService } from '../api/v1alpha1.ts';
 import { stateOfBackup } from '../planner/backups.ts';
 import { attemptOf, retryRequest } from '../planner/jobs.ts';
 import { backfillPurpose } from '../render/jobs.ts';
+import { cutoverInProgress } from '../validation.ts';
 
 export interface AnnotationRequest {
   annotation: string;
@@ -118,5 +119,27 @@ export function restoreRequest(o: ObservabilityService, id: string): AnnotationR
     annotation: ANNOTATIONS.restoreRequested,
     value,
     summary: `asked for the restore of backup ${id} into ${o.metadata.namespace}/${o.metadata.name} (${ANNOTATIONS.restoreRequested}=${value}): web and worker scale to zero meanwhile`,
+  };
+}
+
+export interface SpecRequest {
+  spec: { hibernate: boolean };
+  summary: string;
+}
+
+/** spec.hibernate as asked; hibernating is refused mid-cutover, as the operator would refuse it. */
+export function hibernationRequest(o: ObservabilityService, hibernate: boolean): SpecRequest {
+  const who = `${o.metadata.namespace}/${o.metadata.name}`;
+  if (hibernate && cutoverInProgress(o.status))
+    throw new Refused(
+      `${o.metadata.name} is in the middle of the cutover to EventsOnly: hibernate once status.state is EventsOnly`,
+    );
+  if (!hibernate && !o.spec.hibernate && !o.status?.hibernation)
+    throw new Refused(`${o.metadata.name} is not hibernated: there is nothing to wake`);
+  return {
+    spec: { hibernate },
+    summary: hibernate
+      ? `asked ${who} to hibernate: web and worker drain and scale to zero (kubectl observatory status shows the phase)`
+      : `asked ${who} to wake: web and worker return to ${o.status?.state ?? 'the first deployment'}`,
   };
 }

@@ -41,6 +41,10 @@ export const STALL_REASONS = [
     'RestoreBackupUnknown',
     'RestoreModeMismatch',
     'RestoreFailed',
+    'HibernationRefused',
+    'InvalidBackupSchedule',
+    'BackupRetentionEmpty',
+    'InvalidBackupRetention',
   ]),
 ];
 
@@ -50,6 +54,7 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     Progressing: t('False', '{detail}'),
     Stalled: t('False', 'stalled: {detail}'),
     Paused: t('False', 'spec.paused is true: no changes are made'),
+    Hibernated: t('True', 'hibernated as spec.hibernate asks: {detail}'),
   },
   Reconciling: {
     Progressing: t('True', '{detail}'),
@@ -102,6 +107,16 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       'spec.upgrade.backupConfirmed is true: the backup before {step} was taken outside the operator',
     ),
   },
+  BackupScheduled: {
+    ScheduleActive: t('True', 'next scheduled backup at {next}; latest successful: {last}; {kept}'),
+    ScheduledBackupRunning: t('True', 'scheduled backup {id} runs: {detail}'),
+    ScheduledBackupWaiting: t('True', 'the scheduled backup of {at} waits: {detail}'),
+    ScheduledBackupFailed: t('False', 'scheduled backup {id} failed: {detail}; the next is at {next}'),
+    RetentionFailed: t(
+      'False',
+      'the retention run after backup {id} failed: {detail}; the next backup retries it',
+    ),
+  },
   Restored: {
     RestoreScalingDown: t('False', 'restoring backup {id}: {detail}'),
     RestoreRunning: t('False', 'restoring backup {id}: {detail}'),
@@ -110,6 +125,16 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     RestoreComplete: t(
       'True',
       'backup {id} restored at {at}; the deployment returned to release {release} in {writeMode}',
+    ),
+  },
+  Hibernated: {
+    Awake: t('False', 'spec.hibernate is false: web and worker run'),
+    Waking: t('False', 'waking: web and worker roll out again in {state}'),
+    HibernationWaiting: t('False', 'hibernation waits: {detail}'),
+    Draining: t('False', 'hibernating since {since}: {detail}'),
+    Hibernated: t(
+      'True',
+      'web and worker at zero since {at}; kept: state {state}, its settings and the backfill at {backfill}; set spec.hibernate: false to wake',
     ),
   },
   PropagationHealthy: {

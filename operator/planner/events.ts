@@ -1,7 +1,7 @@
 /**
  * Kubernetes Events for the transitions an admin cares about, derived from the old and the new
  * status: state reached, intent recorded, gate opened or closed, Job failed (Stalled), approval
- * or retry consumed, backfill steps finished, workers scaled, Ready reached, paused or resumed. Since they come
+ * or retry consumed, backfill steps finished, workers scaled, hibernated or woken, Ready reached, paused or resumed. Since they come
  * from a status change, and the runtime emits them only after that status was written, each
  * transition yields one Event however many reconciles see it.
  */
@@ -94,7 +94,20 @@ export function transitionEvents(
       wasStalled.message !== stalled.message)
   )
     warning(stalled.reason, stalled.message);
-  if (find(next, 'Ready')?.status === 'True' && find(old, 'Ready')?.status !== 'True')
+  // A backup beside the fold (requested, scheduled) fails without stalling: say so once.
+  for (const b of next.backups ?? [])
+    if (b.result === 'Failed' && !old.backups?.some((o) => o.id === b.id && o.result === 'Failed'))
+      warning('BackupFailed', `backup ${b.id} (${b.trigger}) failed: ${b.message ?? 'no reason given'}`);
+  const h = next.hibernation;
+  if (h && !old.hibernation) normal('Hibernating', 'spec.hibernate: web and worker drain and scale to zero');
+  if (h?.phase === 'Hibernated' && old.hibernation?.phase !== 'Hibernated')
+    normal(
+      'Hibernated',
+      `web and worker at zero; state ${next.state ?? 'none'}, its settings and the backfill cursor are kept`,
+    );
+  if (!h && old.hibernation) normal('Woken', `web and worker run again in ${next.state ?? 'none'}`);
+  const ready = find(next, 'Ready');
+  if (ready?.status === 'True' && find(old, 'Ready')?.status !== 'True' && ready.reason !== 'Hibernated')
     normal('Ready', `state ${next.state} reached and rolled out`);
   const paused = find(next, 'Paused')?.status === 'True';
   const wasPaused = find(old, 'Paused')?.status === 'True';

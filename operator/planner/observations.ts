@@ -15,7 +15,7 @@ export interface ObservationsNeeded {
   producersSince?: string;
   /** GET /api/backfill on the worker Service -> World.backfill. */
   backfill: boolean;
-  /** GET /api/ingestion/backlog on a worker -> World.ingestionBacklog (the autoscaler's input). */
+  /** GET /api/ingestion/backlog on a worker -> World.ingestionBacklog (autoscaler, hibernation drain). */
   ingestionBacklog: boolean;
   /** GET /api/job-results on a worker -> World.jobResults (the preflight, schema and cleanup Jobs'). */
   jobResults: boolean;
@@ -30,7 +30,10 @@ export function observationsNeeded(object: ObservabilityService): ObservationsNe
     ...(state === 'Dual' ? { workerProbePath: PROPAGATION_PROBE_PATH } : {}),
     ...(cutoverAhead ? { producersSince: spec.cutover.producerQuietPeriod } : {}),
     backfill: (state === 'Dual' || state === 'EventsOnly') && backfillEnabled(spec),
-    ingestionBacklog: workerAutoscaling(spec) !== undefined,
+    // The autoscaler's input, and the drain a hibernation waits for.
+    ingestionBacklog:
+      workerAutoscaling(spec) !== undefined ||
+      (spec.hibernate && status?.hibernation?.phase === 'Draining' && !!spec.blobStorage?.ingestionLog),
     // A pass before its schema is migrated runs the preflight and schema Jobs; then the cleanup's.
     jobResults:
       (status?.target !== undefined && !status.target.schemaMigrated) ||

@@ -21,12 +21,14 @@ import { backfillStep } from './steps/backfill.ts';
 import { backupStep } from './steps/backup.ts';
 import { cleanupStep } from './steps/cleanup.ts';
 import { gatesStep } from './steps/gates.ts';
+import { hibernateStep } from './steps/hibernate.ts';
 import { intentStep } from './steps/intent.ts';
 import { pauseStep } from './steps/pause.ts';
 import { preflightStep } from './steps/preflight.ts';
 import { requestedBackupStep } from './steps/requested-backup.ts';
 import { restoreStep } from './steps/restore.ts';
 import { rolloutStep } from './steps/rollout.ts';
+import { scheduledBackupStep } from './steps/scheduled-backup.ts';
 import { schemaStep } from './steps/schema.ts';
 import { validateStep } from './steps/validate.ts';
 import { type FoldOutcome, phaseOf, summaryConditions } from './summary.ts';
@@ -56,6 +58,8 @@ export const STEPS: readonly Step[] = [
   validateStep,
   requestedBackupStep,
   restoreStep,
+  hibernateStep,
+  scheduledBackupStep,
   intentStep,
   preflightStep,
   backupStep,

@@ -1,7 +1,8 @@
 /**
  * Where the autoscaler meets the fold: the worker count it decides becomes spec.worker.replicas
  * for every rendering of this reconcile, recorded in status.autoscaling (written before any child
- * is applied). A pass in progress, a restore (which holds web and worker at zero) and spec.paused
+ * is applied). A pass in progress, a restore or a hibernation (which hold web and worker at zero)
+ * and spec.paused
  * need the count fixed: the decision then keeps the recorded one.
  */
 import { type Spec, workerAutoscaling } from '../api/effective.ts';
@@ -15,6 +16,8 @@ export const AUTOSCALE_SYNC_SECONDS = 15;
 
 function heldFor(input: StepInput): string | undefined {
   if (input.spec.paused) return 'spec.paused is true';
+  if (input.spec.hibernate || input.status.hibernation)
+    return 'hibernation holds web and worker at zero and keeps the count for the wake';
   const request = input.object.metadata.annotations?.[ANNOTATIONS.restoreRequested];
   const restore = input.status.restore;
   if ((request && request !== restore?.request) || (restore && restore.phase !== 'Complete'))

@@ -2,7 +2,7 @@
  * A planner step (after CloudNativePG's sub-reconcilers and Cluster API's planner): a pure
  * function of the observed world that returns the conditions it owns, the child actions it wants,
  * the status fields it moves, and a verdict: go on, stop here (look again later), stall (the user
- * must act) or hold (paused). `plan()` folds the steps in order and stops at the first that stops.
+ * must act), hold (paused) or hibernated. `plan()` folds the steps in order and stops at the first that stops.
  */
 import type { Spec } from '../api/effective.ts';
 import type { ConditionType, ObservabilityService, ObservabilityServiceStatus } from '../api/v1alpha1.ts';
@@ -29,7 +29,9 @@ export type Verdict =
   | { kind: 'next' }
   | { kind: 'stop' }
   | { kind: 'stall'; reason: string; message: string }
-  | { kind: 'hold' };
+  | { kind: 'hold' }
+  /** Hibernated as the spec asks: nothing else runs, and that is the desired state. */
+  | { kind: 'hibernated'; detail: string };
 
 export interface StepResult {
   conditions: ConditionValue[];

@@ -24,6 +24,12 @@ export function summaryConditions(o: FoldOutcome): ConditionValue[] {
       condition('Reconciling', 'NotReconciling'),
       condition('Stalled', 'NotStalled'),
     ];
+  if (v.kind === 'hibernated')
+    return [
+      condition('Ready', 'Hibernated', { detail: v.detail }),
+      condition('Reconciling', 'NotReconciling'),
+      condition('Stalled', 'NotStalled'),
+    ];
   if (v.kind === 'stall')
     return [
       condition('Ready', 'Stalled', { detail: v.message }),
@@ -46,6 +52,7 @@ export function summaryConditions(o: FoldOutcome): ConditionValue[] {
 /** status.phase, for printer columns. */
 export function phaseOf(o: FoldOutcome): string {
   if (o.verdict.kind === 'stall') return 'Stalled';
+  if (o.verdict.kind === 'hibernated') return 'Hibernated';
   if (o.verdict.kind === 'next' && o.waiting.length === 0) return 'Ready';
   return o.phase;
 }

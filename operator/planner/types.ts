@@ -157,6 +157,8 @@ export type Action =
   | { kind: 'deleteJob'; name: string; reason: string }
   /** Server-side apply of an owned record (one ConfigMap per backup). */
   | { kind: 'applyConfigMap'; object: V1ConfigMap }
+  /** Removes an owned record (a backup retention deleted). */
+  | { kind: 'deleteConfigMap'; name: string }
   /** Replace .status through the status subresource, with the object's resourceVersion as precondition. */
   | { kind: 'writeStatus'; status: ObservabilityServiceStatus }
   | { kind: 'event'; type: 'Normal' | 'Warning'; reason: string; message: string }

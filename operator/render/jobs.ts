@@ -24,6 +24,7 @@ export type JobPurpose =
   | 'cleanup'
   | 'backup'
   | 'restore'
+  | 'backup-prune'
   | `backfill-${number}`
   | `backfill-retry-${number}`;
 
@@ -36,8 +37,15 @@ export interface BackupTarget {
   include: readonly BackupPart[];
 }
 
+/** What a retention Job keeps: the spec's rules and the backups still needed. */
+export interface PruneTarget {
+  keepLast?: number;
+  maxAge?: string;
+  protect: readonly string[];
+}
+
 /** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
-export function jobArgs(purpose: JobPurpose, backup?: BackupTarget): string[] {
+export function jobArgs(purpose: JobPurpose, backup?: BackupTarget, prune?: PruneTarget): string[] {
   const step = /^backfill-(retry-)?(\d)$/.exec(purpose);
   if (step) return ['backfill', step[1] ? 'retry' : 'run', '--step', step[2]!];
   switch (purpose) {
@@ -49,6 +57,14 @@ export function jobArgs(purpose: JobPurpose, backup?: BackupTarget): string[] {
       return ['migrate', 'down', '--to', String(RELEASE_3_SCHEMA_VERSION)];
     case 'cleanup':
       return ['cleanup', 'truncate-legacy-tables'];
+    case 'backup-prune':
+      if (!prune) throw new RangeError('a backup-prune Job needs its retention');
+      return [
+        BACKUP_CLI.prune,
+        ...(prune.keepLast !== undefined ? [BACKUP_CLI.keepLastFlag, String(prune.keepLast)] : []),
+        ...(prune.maxAge !== undefined ? [BACKUP_CLI.maxAgeFlag, prune.maxAge] : []),
+        ...(prune.protect.length > 0 ? [BACKUP_CLI.protectFlag, prune.protect.join(',')] : []),
+      ];
     case 'backup':
     case 'restore':
       if (!backup) throw new RangeError(`a ${purpose} Job needs a backup id`);
@@ -88,6 +104,8 @@ export interface JobRequest {
   inputs?: Record<string, string>;
   /** The backup a backup or restore Job works on. */
   backup?: BackupTarget;
+  /** The retention a backup-prune Job applies. */
+  prune?: PruneTarget;
 }
 
 /** The name of the Job of one attempt: stable across reconciles and restarts. */
@@ -122,9 +140,11 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       name: 'observatory',
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
-      args: jobArgs(r.purpose, r.backup),
-      // The backup and restore Jobs' summaries (server/contract/backup.ts) come back through this file.
-      ...(r.purpose === 'backup' || r.purpose === 'restore' ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
+      args: jobArgs(r.purpose, r.backup, r.prune),
+      // The backup, restore and prune Jobs' summaries (server/contract/backup.ts) come back through this file.
+      ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
+        ? { terminationMessagePath: TERMINATION_MESSAGE_PATH }
+        : {}),
       env: [
         ...containerEnv(
           spec,
@@ -137,7 +157,9 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
         ...(RECORDS_RESULT.has(r.purpose) ? [value(ENV.jobName, jobNameFor(ctx, r))] : []),
-        ...(r.purpose === 'backup' || r.purpose === 'restore' ? backupEnv(spec) : []),
+        ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
+          ? backupEnv(spec)
+          : []),
         ...(r.purpose === 'restore' ? restoreLogEnv(spec) : []),
       ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),
@@ -159,7 +181,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       backoffLimit: BACKOFF_LIMIT(r.purpose),
       // The planner records the result in status.jobs, so the Job may go after this long.
       ttlSecondsAfterFinished:
-        (r.backup ? spec.backup?.ttlSecondsAfterFinished : undefined) ??
+        (r.backup || r.prune ? spec.backup?.ttlSecondsAfterFinished : undefined) ??
         spec.jobs?.ttlSecondsAfterFinished ??
         DEFAULT_JOB_TTL_SECONDS,
       template: {

@@ -125,6 +125,9 @@ async function execute(
     case 'deleteDisruptionBudget':
       await kube.delete(child('policy/v1', 'PodDisruptionBudget', action.name));
       return undefined;
+    case 'deleteConfigMap':
+      await kube.delete(child('v1', 'ConfigMap', action.name));
+      return undefined;
     case 'writeStatus':
       try {
         const written: ObservabilityService = {

@@ -46,6 +46,16 @@ export function operatorMetrics() {
       'Since when the requested cutover to EventsOnly waits for a gate (CutoverReady False); absent when not waiting',
       [],
     ),
+    backupLastSuccess: gauge(
+      'observatory_backup_last_success_timestamp_seconds',
+      'When the latest scheduled backup completed (when the schedule began, before the first); absent without spec.backup.schedule',
+      [],
+    ),
+    backupAllowedAge: gauge(
+      'observatory_backup_allowed_age_seconds',
+      'Age past which the latest successful backup is overdue for spec.backup.schedule (and its maintenance windows)',
+      [],
+    ),
   };
   return {
     registry,

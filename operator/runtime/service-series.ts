@@ -14,7 +14,9 @@ export type ServiceGauge =
   | 'backfillStepState'
   | 'backfillStepChunksDone'
   | 'backfillStepChunksPlanned'
-  | 'cutoverBlockedSince';
+  | 'cutoverBlockedSince'
+  | 'backupLastSuccess'
+  | 'backupAllowedAge';
 
 export interface Sample {
   gauge: ServiceGauge;
@@ -61,6 +63,8 @@ const ALL_GAUGES: ServiceGauge[] = [
   'backfillStepChunksDone',
   'backfillStepChunksPlanned',
   'cutoverBlockedSince',
+  'backupLastSuccess',
+  'backupAllowedAge',
 ];
 const CHUNK_GAUGES: ServiceGauge[] = ['backfillStepChunksDone', 'backfillStepChunksPlanned'];
 
@@ -110,6 +114,14 @@ export function serviceSeries(status: ObservabilityServiceStatus, report: Backfi
       labels: {},
       value: Date.parse(cutover.lastTransitionTime) / 1000,
     });
+  // With a schedule: the latest successful scheduled backup (before the first, when the schedule
+  // began, so a schedule that never succeeds is overdue too) and the age past which it is overdue.
+  const schedule = status.backupSchedule;
+  if (schedule?.allowedAgeSeconds !== undefined) {
+    const last = schedule.lastSuccessful?.finishedAt ?? schedule.since;
+    samples.push({ gauge: 'backupLastSuccess', labels: {}, value: Date.parse(last) / 1000 });
+    samples.push({ gauge: 'backupAllowedAge', labels: {}, value: schedule.allowedAgeSeconds });
+  }
   // A worker that did not answer this pass leaves the chunk counts as last reported.
   const replaces = report.known ? ALL_GAUGES : ALL_GAUGES.filter((g) => !CHUNK_GAUGES.includes(g));
   return { samples, replaces };

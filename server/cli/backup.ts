@@ -1,12 +1,15 @@
 /**
- * `observatory backup --id ID [--include analytics,relational] [--termination-log PATH] [--json]`
- * and `observatory restore --id ID [--include ...] [--termination-log PATH] [--json]`: the Jobs the operator runs
+ * `observatory backup --id ID [--include analytics,relational] [--termination-log PATH] [--json]`,
+ * `observatory restore --id ID [--include ...] [--termination-log PATH] [--json]` and `observatory backup-prune
+ * [--keep-last N] [--max-age DURATION] [--protect ID,...] [--termination-log PATH] [--json]`
+ * (retention over the bucket's complete backups): the Jobs the operator runs
  * (server/contract/backup.ts). Exit 0 done, 1 refused or failed (one line on stderr saying why,
  * no credential in it), 2 usage or configuration error.
  */
 import { writeFile } from 'node:fs/promises';
 import { backupBucket } from '../backup/bucket.ts';
 import { checkBackupId, parseInclude, summaryOf } from '../backup/plan.ts';
+import { pruneBackups } from '../backup/prune.ts';
 import {
   type BackupContext,
   BackupFailure,
@@ -15,10 +18,16 @@ import {
   takeBackup,
 } from '../backup/run.ts';
 import { processConfig, toolEnv } from '../config/env.ts';
-import { BACKUP_CLI, type RestoreSummary, TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
+import {
+  BACKUP_CLI,
+  BACKUP_ID_PATTERN,
+  type RestoreSummary,
+  TERMINATION_MESSAGE_PATH,
+} from '../contract/backup.ts';
+import { parseDuration } from '../contract/duration.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { replayConfiguredLog } from './log-replay.ts';
-import { parseFlags, UsageError } from './usage.ts';
+import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 const USAGE = {
   backup: `usage: observatory ${BACKUP_CLI.backup} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--termination-log PATH] [--json]`,
@@ -127,4 +136,61 @@ function restoredText(r: RestoreResult): string {
       ...r.replay.warnings.map((w) => `warning: ${w}`),
     );
   return `${lines.join('\n')}\n`;
+}
+
+const PRUNE_USAGE = `usage: observatory ${BACKUP_CLI.prune} [${BACKUP_CLI.keepLastFlag} N] [${BACKUP_CLI.maxAgeFlag} DURATION] [${BACKUP_CLI.protectFlag} ID,...] [--termination-log PATH] [--json]`;
+
+function parsePrune(args: string[]) {
+  const { values, positionals } = parseFlags(args, {
+    'keep-last': { type: 'string' },
+    'max-age': { type: 'string' },
+    protect: { type: 'string' },
+    'termination-log': { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length > 0) throw new UsageError(PRUNE_USAGE);
+  const keepLast = intFlag(values['keep-last'], 'keep-last');
+  if (keepLast === 0) throw new UsageError(`--keep-last must be at least 1\n${PRUNE_USAGE}`);
+  const maxAge = values['max-age'];
+  const maxAgeMs = maxAge === undefined ? undefined : parseDuration(maxAge);
+  if (maxAge !== undefined && !maxAgeMs)
+    throw new UsageError(`--max-age ${maxAge} is not a duration\n${PRUNE_USAGE}`);
+  if (keepLast === undefined && maxAgeMs === undefined)
+    throw new UsageError(`name ${BACKUP_CLI.keepLastFlag} and/or ${BACKUP_CLI.maxAgeFlag}\n${PRUNE_USAGE}`);
+  const protect = (values.protect ?? '').split(',').filter((id) => id !== '');
+  const bad = protect.find((id) => !new RegExp(BACKUP_ID_PATTERN).test(id));
+  if (bad) throw new UsageError(`--protect ${bad} is not a backup id\n${PRUNE_USAGE}`);
+  return {
+    rule: { ...(keepLast !== undefined ? { keepLast } : {}), ...(maxAgeMs ? { maxAgeMs } : {}) },
+    protect: new Set(protect),
+    json: values.json === true,
+    terminationLog: values['termination-log'] ?? TERMINATION_MESSAGE_PATH,
+  };
+}
+
+export async function prune(args: string[]): Promise<number> {
+  const { rule, protect, json, terminationLog } = parsePrune(args);
+  const config = processConfig('backup-prune');
+  const destination = config.backupStorage!;
+  const bucket = backupBucket(destination);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  try {
+    const summary = await pruneBackups(bucket, {
+      prefix: destination.prefix,
+      rule,
+      protect,
+      now: new Date(),
+      say,
+    });
+    const text = JSON.stringify(summary);
+    await writeFile(terminationLog, text).catch((err: Error) =>
+      say(`backup-prune: the summary could not be written to ${terminationLog}: ${err.message}`),
+    );
+    process.stdout.write(
+      json ? `${text}\n` : `kept ${summary.kept} backups, deleted ${summary.deletedCount}\n`,
+    );
+    return 0;
+  } finally {
+    bucket.close();
+  }
 }

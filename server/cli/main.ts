@@ -53,6 +53,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       'restore both databases from a complete backup: --id ID [--include analytics,relational] [--json]',
     load: async () => (await import('./backup.ts')).restore,
   },
+  'backup-prune': {
+    summary:
+      'delete the backups retention expires: [--keep-last N] [--max-age DURATION] [--protect ID,...] [--json]',
+    load: async () => (await import('./backup.ts')).prune,
+  },
   operator: {
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,

@@ -100,4 +100,30 @@ export const BACKUP_CLI = {
   restore: 'restore',
   idFlag: '--id',
   includeFlag: '--include',
+  /** `observatory backup-prune [--keep-last N] [--max-age DURATION] [--protect ID,...]`: retention. */
+  prune: 'backup-prune',
+  keepLastFlag: '--keep-last',
+  maxAgeFlag: '--max-age',
+  protectFlag: '--protect',
 } as const;
+
+/** Bounds of spec.backup.retention.keepLast. */
+export const KEEP_LAST_LIMITS = { min: 1, max: 1000 } as const;
+
+/** Ids named in a prune summary (the message must stay under 4096 bytes). */
+export const PRUNE_SUMMARY_MAX_IDS = 40;
+
+/**
+ * What `observatory backup-prune` leaves in its termination message: the complete backups it kept,
+ * the newest and oldest of them, and those it deleted (ids capped, the count exact).
+ */
+export const backupPruneSummarySchema = z.object({
+  kept: z.number().int().nonnegative(),
+  newest: z.string().regex(new RegExp(BACKUP_ID_PATTERN)).optional(),
+  oldestKeptAt: z.iso.datetime().optional(),
+  deletedCount: z.number().int().nonnegative(),
+  deleted: z.array(z.string().regex(new RegExp(BACKUP_ID_PATTERN))).max(PRUNE_SUMMARY_MAX_IDS),
+  /** Folders without a manifest (a backup running or unfinished): never touched by retention. */
+  incomplete: z.number().int().nonnegative(),
+});
+export type BackupPruneSummary = z.infer<typeof backupPruneSummarySchema>;

@@ -249,6 +249,7 @@ describe("Prometheus's own checks", () => {
     const sections = [...runbook.matchAll(/^## (\S+)$/gm)].map((m) => m[1]!.toLowerCase());
     expect(rules.map((r) => r.alert).sort()).toEqual([
       'ObservatoryBackfillStepFailed',
+      'ObservatoryBackupOverdue',
       'ObservatoryCutoverBlocked',
       'ObservatoryIngestionBacklog',
       'ObservatoryMigrationStalled',

@@ -22,8 +22,8 @@ const reconcileRules: [group: string, resource: string, verbs: string[]][] = [
   ['policy', 'poddisruptionbudgets', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
   ['', 'secrets', ['list', 'watch']],
   ['', 'configmaps', ['list', 'watch']],
-  // The record of each backup (a ConfigMap per backup), written and never read.
-  ['', 'configmaps', ['create', 'patch']],
+  // The record of each backup (a ConfigMap per backup), written, never read, deleted with its backup.
+  ['', 'configmaps', ['create', 'patch', 'delete']],
   ['', 'events', ['create', 'patch']],
   ['events.k8s.io', 'events', ['create', 'patch']],
 ];

@@ -197,7 +197,7 @@ describe('kubectl observatory backup and restore', () => {
 
   it('parse', () => {
     expect(parseArgs(['backup', 'prod'])).toEqual({
-      command: { kind: 'backup', name: 'prod' },
+      command: { kind: 'backup', action: 'now', name: 'prod', output: 'text' },
       connection: {},
     });
     expect(parseArgs(['restore', summary.id, 'prod', '-n', 'obs'])).toEqual({

@@ -110,6 +110,32 @@ describe('per-object series from the status', () => {
     expect(values(samples, 'cutoverBlockedSince')).toEqual(since === undefined ? [] : [{ value: since }]);
   });
 
+  it.each<[string, NonNullable<ObservabilityServiceStatus['backupSchedule']> | undefined, number[]]>([
+    ['no schedule', undefined, []],
+    [
+      'no success yet: counted from when the schedule began',
+      { since: '2026-03-01T00:00:00.000Z', allowedAgeSeconds: 176_400 },
+      [Date.parse('2026-03-01T00:00:00.000Z') / 1000, 176_400],
+    ],
+    [
+      'the latest success',
+      {
+        since: '2026-03-01T00:00:00.000Z',
+        allowedAgeSeconds: 10_800,
+        lastSuccessful: { id: 'scheduled-x', finishedAt: '2026-03-02T03:04:00.000Z' },
+      },
+      [Date.parse('2026-03-02T03:04:00.000Z') / 1000, 10_800],
+    ],
+  ])('backup overdue inputs: %s', (_case, backupSchedule, want) => {
+    const { samples } = serviceSeries(
+      { state: 'Dual', ...(backupSchedule ? { backupSchedule } : {}) },
+      unknown,
+    );
+    expect([...values(samples, 'backupLastSuccess'), ...values(samples, 'backupAllowedAge')]).toEqual(
+      want.map((value) => ({ value })),
+    );
+  });
+
   it('chunk counts come from the worker report; without an answer the last ones stay', () => {
     const report: BackfillReport = {
       known: true,

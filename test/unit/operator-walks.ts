@@ -111,6 +111,8 @@ export interface Run {
   backups?: boolean;
   /** The workers are autoscaled on a backlog whose age the schedule moves at random. */
   autoscaling?: boolean;
+  /** The user hibernates and wakes the deployment at random (woken before the world cooperates). */
+  hibernate?: boolean;
 }
 
 /** The ingestion log and the worker autoscaler of the autoscaled walks. */
@@ -185,7 +187,11 @@ export function play(r: Run): FakeCluster {
     } else if (roll < 91) {
       if (c.retryIfStalled() === false && rng() < 0.3) c.approveCurrentGeneration();
     } else if (roll < 94) c.incompatibleProducers = 0;
-    else c.tick();
+    else if (r.hibernate && roll >= 97) {
+      // The user asks for it whatever the state; mid-cutover the operator refuses it (Stalled).
+      const hibernate = !c.live.spec.hibernate;
+      c.updateSpec((s) => ({ ...s, hibernate }));
+    } else c.tick();
     expect(c.violations).toEqual([]);
   };
   for (const roll of r.schedule) step(roll, false);
@@ -194,6 +200,7 @@ export function play(r: Run): FakeCluster {
   c.chaos = { jobFailure: 0, apiFailure: 0, probeFlake: 0, reportOutage: 0, cacheLag: 0 };
   c.incompatibleProducers = 0;
   c.backlogAgeSeconds = 0;
+  if (c.live.spec.hibernate) c.updateSpec((s) => ({ ...s, hibernate: false }));
   for (const change of specs.slice(next)) c.updateSpec(change);
   for (let i = 0; i < 600 && !c.isConverged(); i++) {
     c.retryIfStalled();
