@@ -75,3 +75,6 @@ export const TIMESTAMP_RANGE = '1900-01-01T00:00:00Z to 2299-12-31T23:59:59.999Z
  */
 export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 export const MAX_DRAIN_MS = 10_000;
+
+/** Log records in one OTLP logs export: the same bound as spans (the Collector's batch size). */
+export const MAX_LOG_RECORDS_PER_EXPORT = 8192;

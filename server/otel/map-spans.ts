@@ -123,7 +123,7 @@ function eachSpan(
   }
 }
 
-function instrumentationOf(
+export function instrumentationOf(
   resourceAttrs: Attributes,
   scopeName: string,
   scopeVersion: string,

@@ -199,6 +199,7 @@ function administration(): [string, Case][] {
 const VALID: [string, Case][] = [
   ['POST ingestion', json('POST', '/api/public/ingestion', { batch: [] }, 'always', 207)],
   ['POST otel traces', json('POST', '/api/public/otel/v1/traces', { resourceSpans: [] }, 'always', 200)],
+  ['POST otel logs', json('POST', '/api/public/otel/v1/logs', { resourceLogs: [] }, 'always', 200)],
   ['POST traces', json('POST', '/api/public/traces', { name: 'm' }, 'deprecated', 200)],
   [
     'POST spans',

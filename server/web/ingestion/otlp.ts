@@ -1,4 +1,6 @@
 /**
+ * `POST /api/public/otel/v1/logs` answers the same way for log records (server/ingestion/otlp-logs.ts).
+ *
  * `POST /api/public/otel/v1/traces`: OTLP/HTTP traces (protobuf or JSON, optionally gzip). A
  * malformed export, one past a per-export limit, or one whose every span is refused is a 400; spans
  * refused on their own (a per-span limit, a refused value) are left out and counted in the 200's
@@ -6,10 +8,11 @@
  * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
  * 200 is sent (server/ingestion/otlp.ts); this handler reads the headers and answers.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ingestOtlpExport, type OtlpExport } from '../../ingestion/otlp.ts';
+import { ingestOtlpLogsBody } from '../../ingestion/otlp-logs.ts';
 import { closeExportPool } from '../../otel/export-pool.ts';
-import { exportResponseBody } from '../../otel/otlp-proto.ts';
+import { exportResponseBody, logsExportResponseBody } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
@@ -33,45 +36,83 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     summary: 'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
   } as const;
   otlp.post(openapi.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
+    const exp = exportOf(req);
+    if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+    const outcome = await ingestOtlpExport(exp, contextOf(req));
+    if (outcome.kind === 'refused') {
+      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    }
+    const protobuf = isProtobuf(req);
+    const { rejected } = outcome;
+    return reply
+      .code(200)
+      .type(protobuf ? 'application/x-protobuf' : 'application/json')
+      .send(
+        exportResponseBody(
+          protobuf,
+          rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
+        ),
+      );
+  });
+
+  const logsOpenapi = {
+    method: 'POST',
+    url: '/api/public/otel/v1/logs',
+    tag: 'Ingestion',
+    summary: 'OTLP/HTTP logs export (protobuf or JSON, optionally gzip): records stored on their observation',
+  } as const;
+  otlp.post(
+    logsOpenapi.url,
+    { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: logsOpenapi } },
+    async (req, reply) => {
+      const exp = exportOf(req);
+      if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+      const outcome = await ingestOtlpLogsBody(exp, contextOf(req));
+      if (outcome.kind === 'refused') {
+        return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+      }
+      const protobuf = isProtobuf(req);
+      const { rejected } = outcome;
+      return reply
+        .code(200)
+        .type(protobuf ? 'application/x-protobuf' : 'application/json')
+        .send(
+          logsExportResponseBody(
+            protobuf,
+            rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
+          ),
+        );
+    },
+  );
+
+  /** The request's body and producer headers; an Error for a bad ingestion-version header. */
+  function exportOf(req: FastifyRequest): OtlpExport | Error {
     const headerName =
       req.headers['x-service-ingestion-version'] !== undefined
         ? 'x-service-ingestion-version'
         : 'x-langfuse-ingestion-version';
     const version = parseIngestionVersionHeader(producerHeader(req, 'ingestion-version'), headerName);
-    if (version instanceof Error)
-      return reply.code(400).send({ error: version.message, message: version.message });
+    if (version instanceof Error) return version;
+    return {
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      producer: {
+        ingestionVersion: version ?? undefined,
+        sdkName: producerHeader(req, 'sdk-name'),
+        sdkVersion: producerHeader(req, 'sdk-version'),
+      },
+    };
+  }
 
-    const outcome = await ingestOtlpExport(
-      {
-        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-        contentType: req.headers['content-type'],
-        contentEncoding: req.headers['content-encoding'],
-        producer: {
-          ingestionVersion: version ?? undefined,
-          sdkName: producerHeader(req, 'sdk-name'),
-          sdkVersion: producerHeader(req, 'sdk-version'),
-        },
-      },
-      {
-        ...ingestionContextOf(ctx, req),
-        onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
-      },
-    );
-    if (outcome.kind === 'refused') {
-      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
-    }
-    const protobufEncoding = (req.headers['content-type'] ?? '')
-      .toLowerCase()
-      .includes('application/x-protobuf');
-    const { rejected } = outcome;
-    return reply
-      .code(200)
-      .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
-      .send(
-        exportResponseBody(
-          protobufEncoding,
-          rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
-        ),
-      );
-  });
+  function contextOf(req: FastifyRequest) {
+    return {
+      ...ingestionContextOf(ctx, req),
+      onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
+    };
+  }
 };
+
+/** OTLP answers in the request's encoding. */
+const isProtobuf = (req: FastifyRequest) =>
+  (req.headers['content-type'] ?? '').toLowerCase().includes('application/x-protobuf');
