@@ -7,94 +7,16 @@
  * where the mode writes them, v2 (events tables) where it writes those.
  */
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { SeverityNumber } from '@opentelemetry/api-logs';
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
-import { basicAuth, type Mode, type Project, type WebServer } from '../fixtures/service.ts';
+import { CHAT_QUESTION, CHAT_TOOL_CALL, sendChat } from '../fixtures/otel-producers.ts';
+import { basicAuth, type Mode } from '../fixtures/service.ts';
 
 const s = modeWebsForSuite('otel-logs');
 
-/** Real time producers (the v4 header): dual writes the events tables directly beside the legacy ones. */
-const headers = (p: Project) => ({ Authorization: basicAuth(p), 'x-langfuse-ingestion-version': '4' });
-
-const QUESTION = 'What is the weather in Paris?';
-const TOOL_CALL = {
-  id: 'call_VSPygqKTWdrhaFErNvMV18Yl',
-  type: 'function',
-  function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
-};
-
-/**
- * A chat call as `opentelemetry-instrumentation-openai-v2` reports it with content in log events:
- * the span carries model and usage, the logs the messages. `logsFirst` exports the logs before
- * the span ends.
- */
-async function sendChat(web: WebServer, project: Project, logsFirst: boolean) {
-  const resource = resourceFromAttributes({ 'service.name': 'chat-app' });
-  const tracerProvider = new BasicTracerProvider({
-    resource,
-    spanProcessors: [
-      new SimpleSpanProcessor(
-        new OTLPTraceExporter({ url: `${web.url}/api/public/otel/v1/traces`, headers: headers(project) }),
-      ),
-    ],
-  });
-  const loggerProvider = new LoggerProvider({
-    resource,
-    processors: [
-      new SimpleLogRecordProcessor({
-        exporter: new OTLPLogExporter({
-          url: `${web.url}/api/public/otel/v1/logs`,
-          headers: headers(project),
-        }),
-      }),
-    ],
-  });
-  const span = tracerProvider
-    .getTracer('opentelemetry.instrumentation.openai_v2')
-    .startSpan('chat gpt-4o-mini', {
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.system': 'openai',
-        'gen_ai.request.model': 'gpt-4o-mini',
-        'gen_ai.usage.input_tokens': 12,
-        'gen_ai.usage.output_tokens': 3,
-      },
-    });
-  const context = trace.setSpan(ROOT_CONTEXT, span);
-  const emitLogs = async () => {
-    const logger = loggerProvider.getLogger('opentelemetry.instrumentation.openai_v2');
-    logger.emit({ eventName: 'gen_ai.user.message', context, body: { content: QUESTION } });
-    logger.emit({
-      eventName: 'gen_ai.choice',
-      context,
-      body: { index: 0, finish_reason: 'tool_calls', message: { tool_calls: [TOOL_CALL] } },
-    });
-    logger.emit({
-      context,
-      severityNumber: SeverityNumber.WARN,
-      severityText: 'WARN',
-      body: 'rate limited, retried',
-    });
-    await loggerProvider.forceFlush();
-  };
-  if (logsFirst) await emitLogs();
-  span.end();
-  await tracerProvider.forceFlush();
-  if (!logsFirst) await emitLogs();
-  await Promise.all([tracerProvider.shutdown(), loggerProvider.shutdown()]);
-  return span.spanContext();
-}
-
-const EXPECTED_INPUT = [{ role: 'user', content: QUESTION }];
-const EXPECTED_OUTPUT = { role: 'assistant', tool_calls: [TOOL_CALL], finish_reason: 'tool_calls' };
+const EXPECTED_INPUT = [{ role: 'user', content: CHAT_QUESTION }];
+const EXPECTED_OUTPUT = { role: 'assistant', tool_calls: [CHAT_TOOL_CALL], finish_reason: 'tool_calls' };
 const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /** The trace's observations through Observations API v2 once the generation has its content. */
@@ -166,7 +88,7 @@ describe.each(MODES)('OTLP logs in write mode %s', (mode) => {
 async function postLogs(body: unknown) {
   const res = await fetch(`${s.webs.events_only.url}/api/public/otel/v1/logs`, {
     method: 'POST',
-    headers: { ...headers(s.projects.events_only), 'content-type': 'application/json' },
+    headers: { Authorization: basicAuth(s.projects.events_only), 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Body };

@@ -5,48 +5,19 @@
  * through Observations API v1 (legacy tables) and v2 (events tables, `expandMetadata=links` for
  * the full value).
  */
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
-import { basicAuth, type Mode } from '../fixtures/service.ts';
+import { sendLinkedTraces } from '../fixtures/otel-producers.ts';
 
 const s = modeWebsForSuite('otel-links');
 
 /** Metadata values come back parsed when they are JSON; a string is parsed here. */
 const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
-/** Two traces: `enqueue` in the first, `process` in the second linking back to it. */
-async function sendLinkedTraces(mode: Mode) {
-  const provider = new BasicTracerProvider({
-    spanProcessors: [
-      new SimpleSpanProcessor(
-        new OTLPTraceExporter({
-          url: `${s.webs[mode].url}/api/public/otel/v1/traces`,
-          headers: { Authorization: basicAuth(s.projects[mode]), 'x-langfuse-ingestion-version': '4' },
-        }),
-      ),
-    ],
-  });
-  const tracer = provider.getTracer('queue-worker');
-  const producer = tracer.startSpan('enqueue', {}, ROOT_CONTEXT);
-  producer.end();
-  const consumer = tracer.startSpan(
-    'process',
-    { links: [{ context: producer.spanContext(), attributes: { 'messaging.operation': 'process' } }] },
-    trace.deleteSpan(ROOT_CONTEXT),
-  );
-  consumer.end();
-  await provider.forceFlush();
-  await provider.shutdown();
-  return { producer: producer.spanContext(), consumer: consumer.spanContext() };
-}
-
 describe.each(MODES)('span links in write mode %s', (mode) => {
   it("keeps the link on the consumer's observation, readable through the observations API", async () => {
-    const { producer, consumer } = await sendLinkedTraces(mode);
+    const { producer, consumer } = await sendLinkedTraces(s.webs[mode], s.projects[mode]);
     expect(consumer.traceId).not.toBe(producer.traceId);
     const expected = [
       {
