@@ -10,13 +10,19 @@ import {
   SimpleLogRecordProcessor,
 } from '@opentelemetry/sdk-logs';
 import { describe, expect, it } from 'vitest';
+import { LegacyChanges } from '../../server/ingestion/commit.ts';
+import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { filledRows } from '../../server/ingestion/genai-fill.ts';
+import { decodeEntry, encodeEntry } from '../../server/ingestion/log/entry.ts';
 import { eventsRow } from '../../server/ingestion/otel-records.ts';
+import type { Row } from '../../server/ingestion/records.ts';
+import { applyWrites, type IngestionWrite } from '../../server/ingestion/write.ts';
 import { decodeLogsExport } from '../../server/otel/decode.ts';
 import { type GenAiRecord, genAiContent } from '../../server/otel/genai-log-content.ts';
 import { levelOfSeverity, mapLogsExport, NO_TRACE_CONTEXT } from '../../server/otel/map-logs.ts';
 import { logsExportResponseBody } from '../../server/otel/otlp-proto.ts';
 import type { ExportLogsServiceRequest } from '../../server/otel/otlp-types.ts';
+import { memoryStore } from '../fixtures/memory-store.ts';
 
 const TRACE = '5b8aa5a2d2c872e8321cf37308d69df2';
 const SPAN = '051581bf3cb55c13';
@@ -323,5 +329,52 @@ describe('logsExportResponseBody', () => {
     });
     expect(logsExportResponseBody(false, null)).toEqual({});
     expect((logsExportResponseBody(true, null) as Buffer).length).toBe(0);
+  });
+});
+
+/** Writes of one entity are applied one after another here: no lock is needed. */
+const locks: EntityLocks = { hold: (_keys, work) => work() };
+
+describe('a span and its GenAI log events in the events tables, through the ingestion log file format', () => {
+  const attribution = { apiKey: 'pk', sdkName: 'unknown', sdkVersion: 'unknown' };
+  const targets = { legacy: false, staging: false, events: true };
+  const logs = mapLogsExport(decoded(), {});
+  const spanRow = {
+    ...eventsRow(logs.events[0]!, 'p1', attribution, Date.UTC(2026, 2, 2, 10)),
+    span_id: SPAN,
+    parent_span_id: '',
+    type: 'GENERATION',
+    name: 'chat',
+    input: '',
+    output: '',
+  };
+  const write = (events: Row[], receivedAt: number): IngestionWrite => ({
+    projectId: 'p1',
+    receivedAt,
+    attribution,
+    targets,
+    virtualRoots: false,
+    changes: new LegacyChanges(),
+    scores: [],
+    events,
+    fills: [{ traceId: TRACE, spanId: SPAN }],
+  });
+  const logsWrite = write(
+    logs.events.map((e) => eventsRow(e, 'p1', attribution, Date.UTC(2026, 2, 2, 10))),
+    Date.UTC(2026, 2, 2, 10),
+  );
+  const spanWrite = write([spanRow], Date.UTC(2026, 2, 2, 10));
+
+  it.each([
+    ['logs first', [logsWrite, spanWrite]],
+    ['span first', [spanWrite, logsWrite]],
+  ])('%s: the span ends with the content', async (_name, writes) => {
+    const { store, rows } = memoryStore();
+    for (const w of writes) await applyWrites([decodeEntry(encodeEntry(w))], { store, locks });
+    const spans = rows('events_full').filter((r) => r['span_id'] === SPAN);
+    expect(spans.at(-1)).toMatchObject({
+      input: logs.contents[0]!.content.input,
+      output: logs.contents[0]!.content.output,
+    });
   });
 });
