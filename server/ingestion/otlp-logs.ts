@@ -6,13 +6,13 @@
  * it: its own empty fields change nothing) and in the events tables by genai-fill.ts.
  */
 import { otelTargets } from '../contract/write-modes.ts';
-import { decodeLogsExport } from '../otel/decode.ts';
-import { OtlpDecodeError } from '../otel/errors.ts';
+import { processLogsExport } from '../otel/export-pool.ts';
 import { LogsExportError, type MappedLogs, mapLogsExport } from '../otel/map-logs.ts';
 import type { ExportLogsServiceRequest } from '../otel/otlp-types.ts';
 import { LegacyChanges } from './commit.ts';
 import { addOtelChanges, eventsRow } from './otel-records.ts';
 import type { OtlpContext, OtlpExport } from './otlp.ts';
+import type { Row } from './records.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
 import { acceptWrite } from './write.ts';
 
@@ -23,7 +23,8 @@ export type OtlpLogsOutcome =
 
 /**
  * Ingests a decoded ExportLogsServiceRequest for the authenticated project of `ctx`: the
- * transport-independent part of `POST /api/public/otel/v1/logs`, and what the gRPC LogsService calls.
+ * transport-independent part of `POST /api/public/otel/v1/logs`, and what the gRPC LogsService
+ * calls (its request is decoded already; it is mapped here, on the calling thread).
  */
 export async function ingestOtlpLogsRequest(
   request: ExportLogsServiceRequest,
@@ -33,15 +34,52 @@ export async function ingestOtlpLogsRequest(
   const now = Date.now();
   let mapped: MappedLogs;
   try {
-    mapped = mapLogsExport(request, {
-      sdkName: ctx.attribution.sdkName,
-      sdkVersion: ctx.attribution.sdkVersion,
-      now: new Date(now),
-    });
+    mapped = mapLogsExport(request, { ...mapContext(ctx), now: new Date(now) });
   } catch (err) {
     if (err instanceof LogsExportError) return { kind: 'refused', status: 400, message: err.message };
     throw err;
   }
+  const targets = otelTargets(ctx.settings, isRealTimeProducer(producer));
+  const { projectId, attribution } = ctx;
+  const rows = targets.events
+    ? mapped.events.map((e) => eventsRow(e, projectId, attribution, now, { besideLegacy: targets.legacy }))
+    : [];
+  return writeLogs(mapped, rows, producer, now, ctx);
+}
+
+/**
+ * `POST /api/public/otel/v1/logs`'s body (protobuf or JSON, optionally gzip): decoded and mapped on
+ * the export worker thread, as trace exports are, then written.
+ */
+export async function ingestOtlpLogsBody(exp: OtlpExport, ctx: OtlpContext): Promise<OtlpLogsOutcome> {
+  const targets = otelTargets(ctx.settings, isRealTimeProducer(exp.producer));
+  const { projectId, attribution } = ctx;
+  const outcome = await processLogsExport({
+    body: exp.body,
+    contentType: exp.contentType,
+    contentEncoding: exp.contentEncoding,
+    ctx: mapContext(ctx),
+    nowMs: Date.now(),
+    rows: targets.events ? { projectId, attribution, besideLegacy: targets.legacy } : null,
+  });
+  if (outcome.kind === 'refused') return outcome;
+  if (outcome.kind === 'failed') throw new Error(`OTLP export worker: ${outcome.message}`);
+  return writeLogs(outcome.mapped, outcome.rows, exp.producer, Date.now(), ctx);
+}
+
+const mapContext = (ctx: OtlpContext) => ({
+  sdkName: ctx.attribution.sdkName,
+  sdkVersion: ctx.attribution.sdkVersion,
+});
+
+/** Writes mapped records (`rows`: their `events_full` rows when the mode writes those). */
+async function writeLogs(
+  mapped: MappedLogs,
+  rows: Row[],
+  producer: Producer,
+  now: number,
+  ctx: OtlpContext,
+): Promise<OtlpLogsOutcome> {
   const { events, contents, rejected, firstRefusal } = mapped;
   if (firstRefusal && events.length === 0) {
     const message = `Invalid OTLP logs export: ${firstRefusal}. The entire export was rejected; no log records were ingested.`;
@@ -75,36 +113,19 @@ export async function ingestOtlpLogsRequest(
       });
     }
   }
-  const { projectId, attribution } = ctx;
-  const rows = targets.events
-    ? events.map((e) => eventsRow(e, projectId, attribution, now, { besideLegacy: targets.legacy }))
-    : [];
   await acceptWrite(
     {
-      projectId,
+      projectId: ctx.projectId,
       receivedAt: now,
-      attribution,
+      attribution: ctx.attribution,
       targets,
       virtualRoots: false,
       changes,
       scores: [],
-      events: rows,
+      events: targets.events ? rows : [],
       fills: targets.events ? contents.map(({ traceId, spanId }) => ({ traceId, spanId })) : [],
     },
     ctx,
   );
   return { kind: 'written', count: events.length, rejected: rejection || null };
-}
-
-/** `POST /api/public/otel/v1/logs`'s body (protobuf or JSON, optionally gzip) decoded, then ingested. */
-export async function ingestOtlpLogsBody(exp: OtlpExport, ctx: OtlpContext): Promise<OtlpLogsOutcome> {
-  let request: ExportLogsServiceRequest;
-  try {
-    request = decodeLogsExport(Buffer.from(exp.body), exp.contentType, exp.contentEncoding);
-  } catch (err) {
-    if (!(err instanceof OtlpDecodeError)) throw err;
-    const status = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
-    return { kind: 'refused', status, message: err.message };
-  }
-  return ingestOtlpLogsRequest(request, exp.producer, ctx);
 }

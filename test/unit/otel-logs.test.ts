@@ -10,13 +10,17 @@ import {
   SimpleLogRecordProcessor,
 } from '@opentelemetry/sdk-logs';
 import { describe, expect, it } from 'vitest';
+import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
 import { LegacyChanges } from '../../server/ingestion/commit.ts';
 import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { filledRows } from '../../server/ingestion/genai-fill.ts';
 import { decodeEntry, encodeEntry } from '../../server/ingestion/log/entry.ts';
 import { eventsRow } from '../../server/ingestion/otel-records.ts';
+import { ingestOtlpLogsRequest } from '../../server/ingestion/otlp-logs.ts';
 import type { Row } from '../../server/ingestion/records.ts';
+import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { applyWrites, type IngestionWrite } from '../../server/ingestion/write.ts';
+import type { ModelCatalog } from '../../server/models/catalog.ts';
 import { decodeLogsExport } from '../../server/otel/decode.ts';
 import { type GenAiRecord, genAiContent } from '../../server/otel/genai-log-content.ts';
 import { levelOfSeverity, mapLogsExport, NO_TRACE_CONTEXT } from '../../server/otel/map-logs.ts';
@@ -376,5 +380,47 @@ describe('a span and its GenAI log events in the events tables, through the inge
       input: logs.contents[0]!.content.input,
       output: logs.contents[0]!.content.output,
     });
+  });
+});
+
+describe('ingestOtlpLogsRequest (the entry a transport calls with a decoded request)', () => {
+  const settings = { release: '4', ...V4_DEFAULTS } as const;
+  const context = (store: IngestionStore) => ({
+    projectId: 'p1',
+    settings,
+    attribution: { apiKey: 'pk', sdkName: 'unknown', sdkVersion: 'unknown' },
+    store,
+    locks,
+    models: {} as ModelCatalog,
+    onDualPath: () => {},
+  });
+
+  it('writes the records as events of their span and answers the partial success', async () => {
+    const { store, rows } = memoryStore();
+    const outcome = await ingestOtlpLogsRequest(decoded(), {}, context(store));
+    expect(outcome).toEqual({
+      kind: 'written',
+      count: 4,
+      rejected: {
+        records: 1,
+        message: `1 of 5 log records rejected (the others were stored); the first: ${NO_TRACE_CONTEXT}`,
+      },
+    });
+    expect(rows('events_full').map((r) => [r['type'], r['parent_span_id'], r['name']])).toEqual([
+      ['EVENT', SPAN, 'gen_ai.system.message'],
+      ['EVENT', SPAN, 'gen_ai.user.message'],
+      ['EVENT', SPAN, 'gen_ai.choice'],
+      ['EVENT', SPAN, 'WARN'],
+    ]);
+  });
+
+  it('refuses an export whose every record lacks trace context', async () => {
+    const { store, rows } = memoryStore();
+    const request = decoded();
+    const scope = request.resourceLogs[0]!.scopeLogs[0]!;
+    scope.logRecords = scope.logRecords.slice(4);
+    const outcome = await ingestOtlpLogsRequest(request, {}, context(store));
+    expect(outcome).toMatchObject({ kind: 'refused', status: 400 });
+    expect(rows('events_full')).toEqual([]);
   });
 });
