@@ -84,3 +84,6 @@ export const MAX_DATA_POINTS_PER_EXPORT = 65_536;
 
 /** Explicit bounds of one histogram data point (the GenAI conventions advise 14 and 15). */
 export const MAX_HISTOGRAM_BOUNDS = 1024;
+
+/** Log records in one OTLP logs export: the same bound as spans (the Collector's batch size). */
+export const MAX_LOG_RECORDS_PER_EXPORT = 8192;

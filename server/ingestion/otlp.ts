@@ -12,6 +12,7 @@ import { processExport } from '../otel/export-pool.ts';
 import type { BatchContext } from './batch.ts';
 import { LegacyChanges } from './commit.ts';
 import { addOtelChanges } from './otel-records.ts';
+import type { Row } from './records.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
 import { forEachInSlices } from './slices.ts';
 import { acceptWrite } from './write.ts';
@@ -70,8 +71,14 @@ export async function ingestOtlpExport(exp: OtlpExport, ctx: OtlpContext): Promi
       changes,
       scores: [],
       events: targets.events ? outcome.rows : [],
+      fills: targets.events ? outcome.rows.filter(awaitsLogContent).map(spanOf) : [],
     },
     ctx,
   );
   return { kind: 'written', count: outcome.count, rejected: outcome.rejected };
 }
+
+/** A generation written without input or output: log events of its call may have come first. */
+const awaitsLogContent = (row: Row) =>
+  row['type'] === 'GENERATION' && (row['input'] === '' || row['output'] === '');
+const spanOf = (row: Row) => ({ traceId: String(row['trace_id']), spanId: String(row['span_id']) });

@@ -3,6 +3,8 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings as QuerySettings } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
 import { FROM_OTLP } from '../events/mapping.ts';
+import { GENAI_CONTENT_EVENTS } from '../otel/genai-log-content.ts';
+import type { SpanRef } from '../otel/map-logs.ts';
 import { Coalescer, GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {
@@ -34,6 +36,16 @@ export interface IngestionStore {
    * without events are left alone.
    */
   updateTraceEvents(projectId: string, updates: [traceId: string, TraceEventAssignments][]): Promise<void>;
+  /**
+   * The current `events_full` rows of these spans and their GenAI content events (EVENT rows whose
+   * parent is one of them), read after the caller's own rows were inserted (genai-fill.ts).
+   */
+  genAiSources(projectId: string, spans: SpanRef[]): Promise<GenAiSources>;
+}
+
+export interface GenAiSources {
+  spans: Row[];
+  records: Row[];
 }
 
 export interface EntityRows {
@@ -58,6 +70,17 @@ WHERE project_id = {projectId:String} AND id IN {traceIds:Array(String)}
 UNION ALL
 SELECT 'observations' AS table, formatRowNoNewline('JSONEachRow', *) AS row FROM observations FINAL
 WHERE project_id = {projectId:String} AND id IN {observationIds:Array(String)}`;
+
+/** Latest version of each row (the replacing merge may not have run yet); deleted rows are left to the caller. */
+const LATEST = 'ORDER BY event_ts DESC LIMIT 1 BY trace_id, span_id';
+const GENAI_SPANS_QUERY = `SELECT * FROM events_full
+WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND span_id IN {spanIds:Array(String)}
+${LATEST}`;
+const GENAI_RECORDS_QUERY = `SELECT trace_id, span_id, parent_span_id, name, start_time, input, metadata_names, metadata_values, is_deleted
+FROM events_full
+WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+  AND parent_span_id IN {spanIds:Array(String)} AND type = 'EVENT' AND name IN {names:Array(String)}
+${LATEST}`;
 
 /** Settings that make reads return numbers as JSON numbers, so rows can be written back as read. */
 const READ_SETTINGS = {
@@ -219,6 +242,27 @@ WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} A
     async otlpTraceIds(projectId, traceIds) {
       if (traceIds.length === 0) return [];
       return otlpTraces.submit(projectId, traceIds);
+    },
+    async genAiSources(projectId, spans) {
+      if (spans.length === 0) return { spans: [], records: [] };
+      const params = (slice: SpanRef[]) => ({
+        projectId,
+        traceIds: [...new Set(slice.map((s) => s.traceId))],
+        spanIds: [...new Set(slice.map((s) => s.spanId))],
+        names: GENAI_CONTENT_EVENTS,
+      });
+      const wanted = new Set(spans.map((s) => `${s.traceId}/${s.spanId}`));
+      const live = (r: Row) => Number(r['is_deleted']) === 0;
+      const [spanRows, records] = await Promise.all([
+        readByIds<SpanRef, Row>(client, spans, GENAI_SPANS_QUERY, params, READ_SETTINGS),
+        readByIds<SpanRef, Row>(client, spans, GENAI_RECORDS_QUERY, params, READ_SETTINGS),
+      ]);
+      return {
+        spans: spanRows.filter(
+          (r) => live(r) && wanted.has(`${String(r['trace_id'])}/${String(r['span_id'])}`),
+        ),
+        records: records.filter(live),
+      };
     },
     async updateTraceEvents(projectId, updates) {
       if (updates.length === 0) return;

@@ -5,8 +5,10 @@
  */
 import type { WriteTargets } from '../contract/write-modes.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
+import type { SpanRef } from '../otel/map-logs.ts';
 import { commitLegacyChanges, type LegacyChanges } from './commit.ts';
 import type { EntityLocks } from './entity-locks.ts';
+import { fillGenAiContent } from './genai-fill.ts';
 import type { Attribution, Row } from './records.ts';
 import type { IngestionStore } from './store.ts';
 
@@ -22,6 +24,11 @@ export interface IngestionWrite {
   scores: Row[];
   /** Rows of `events_full` written directly, priced. */
   events: Row[];
+  /**
+   * Spans whose GenAI log content is brought into their `events_full` row once `events` are in
+   * (genai-fill.ts): the spans of the log events written, the generations written without content.
+   */
+  fills?: SpanRef[] | undefined;
 }
 
 /** The stores a write is applied with. */
@@ -85,6 +92,7 @@ function footprint(w: IngestionWrite): Set<string> {
   }
   // An event row is a span of its trace, which names it.
   for (const r of w.events) keys.add(`t:${String(r['trace_id'])}`);
+  for (const s of w.fills ?? []) keys.add(`t:${s.traceId}`);
   return keys;
 }
 
@@ -167,4 +175,6 @@ async function applyRun(run: IngestionWrite[], deps: WriteDeps): Promise<void> {
   }
   const events = run.flatMap((w) => w.events);
   if (events.length > 0) await deps.store.insert('events_full', events);
+  const fills = run.flatMap((w) => w.fills ?? []);
+  if (fills.length > 0) await fillGenAiContent(deps.store, projectId, fills, Date.now());
 }

@@ -1,10 +1,11 @@
 import { gunzipSync } from 'node:zlib';
+import type protobuf from 'protobufjs';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
 import { OtlpDecodeError } from './errors.ts';
 import { base64BytesToHex, jsonIdToHex } from './ids.ts';
-import { normalizeExport } from './normalize.ts';
-import { exportTraceServiceRequestType } from './otlp-proto.ts';
-import type { ExportTraceServiceRequest } from './otlp-types.ts';
+import { type IdConverter, normalizeExport, normalizeLogsExport } from './normalize.ts';
+import { exportLogsServiceRequestType, exportTraceServiceRequestType } from './otlp-proto.ts';
+import type { ExportLogsServiceRequest, ExportTraceServiceRequest } from './otlp-types.ts';
 
 /** Default cap on the (decompressed) body: generous for OTLP batches, small enough to refuse zip bombs. */
 export const DEFAULT_MAX_DECODED_BYTES = 32 * 1024 * 1024;
@@ -27,10 +28,47 @@ export function decodeTraceExport(
   contentEncoding: string | undefined,
   options: DecodeOptions = {},
 ): ExportTraceServiceRequest {
+  const { raw, toHex } = decodeBody(TRACES, body, contentType, contentEncoding, options);
+  return normalizeExport(raw, toHex);
+}
+
+/** As decodeTraceExport, for the body of `POST …/v1/logs` (validated while it is mapped, map-logs.ts). */
+export function decodeLogsExport(
+  body: Buffer,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  options: DecodeOptions = {},
+): ExportLogsServiceRequest {
+  const { raw, toHex } = decodeBody(LOGS, body, contentType, contentEncoding, options);
+  return normalizeLogsExport(raw, toHex);
+}
+
+/** What differs between the signals: the message type, the JSON's top-level field, the words of errors. */
+interface Signal {
+  type: () => protobuf.Type;
+  field: string;
+  label: string;
+}
+const TRACES: Signal = { type: exportTraceServiceRequestType, field: 'resourceSpans', label: 'Trace' };
+const LOGS: Signal = { type: exportLogsServiceRequestType, field: 'resourceLogs', label: 'Logs' };
+
+/** A decoded body before normalization, with how its format spells ids. */
+interface RawExport {
+  raw: Record<string, unknown>;
+  toHex: IdConverter;
+}
+
+function decodeBody(
+  signal: Signal,
+  body: Buffer,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  options: DecodeOptions,
+): RawExport {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_DECODED_BYTES;
   const format = formatOf(contentType);
   const payload = decompress(body, contentEncoding, maxBytes);
-  return format === 'protobuf' ? decodeProtobuf(payload) : decodeJson(payload);
+  return format === 'protobuf' ? decodeProtobuf(signal, payload) : decodeJson(signal, payload);
 }
 
 /** The reference server accepts any content type that contains one of the two media types (charset etc. allowed). */
@@ -97,8 +135,8 @@ function tooLarge(maxBytes: number): OtlpDecodeError {
   );
 }
 
-function decodeProtobuf(payload: Buffer): ExportTraceServiceRequest {
-  const type = exportTraceServiceRequestType();
+function decodeProtobuf(signal: Signal, payload: Buffer): RawExport {
+  const type = signal.type();
   let raw: Record<string, unknown>;
   try {
     raw = type.toObject(type.decode(payload), {
@@ -108,29 +146,35 @@ function decodeProtobuf(payload: Buffer): ExportTraceServiceRequest {
       defaults: false,
     });
   } catch (err) {
-    throw new OtlpDecodeError('protobuf', `Failed to parse OTel Protobuf Trace: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new OtlpDecodeError(
+      'protobuf',
+      `Failed to parse OTel Protobuf ${signal.label}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
-  return normalizeExport(bounded(raw), base64BytesToHex);
+  return { raw: bounded(raw), toHex: base64BytesToHex };
 }
 
-function decodeJson(payload: Buffer): ExportTraceServiceRequest {
+function decodeJson(signal: Signal, payload: Buffer): RawExport {
   let parsed: unknown;
   try {
     parsed = JSON.parse(payload.toString('utf8').replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new OtlpDecodeError('json', `Failed to parse OTel JSON Trace: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new OtlpDecodeError(
+      'json',
+      `Failed to parse OTel JSON ${signal.label}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new OtlpDecodeError(
       'json',
-      'Failed to parse OTel JSON Trace: expected a JSON object with "resourceSpans"',
+      `Failed to parse OTel JSON ${signal.label}: expected a JSON object with "${signal.field}"`,
     );
   }
-  return normalizeExport(bounded(parsed as Record<string, unknown>), jsonIdToHex);
+  return { raw: bounded(parsed as Record<string, unknown>), toHex: jsonIdToHex };
 }
 
 /** Refuses an export nested deeper than MAX_JSON_DEPTH before anything walks it recursively. */
@@ -138,6 +182,6 @@ function bounded(raw: Record<string, unknown>): Record<string, unknown> {
   if (!jsonDepthExceeds(raw, MAX_JSON_DEPTH)) return raw;
   throw new OtlpDecodeError(
     'too-deep',
-    `OTel trace export nested deeper than the limit of ${MAX_JSON_DEPTH} levels (attribute values in arrays and kvlists)`,
+    `OTel export nested deeper than the limit of ${MAX_JSON_DEPTH} levels (attribute values in arrays and kvlists)`,
   );
 }

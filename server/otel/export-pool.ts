@@ -1,10 +1,11 @@
 /**
  * The main thread's side of export-worker.ts: one worker thread, started on first use and again
- * after it died, that decodes, validates and maps OTLP exports one after another, and builds the
- * `events_full` rows of a direct write.
+ * after it died, that decodes, validates and maps OTLP exports (traces and logs) one after
+ * another, and builds the `events_full` rows of a direct write.
  */
 import { Worker } from 'node:worker_threads';
 import type { Attribution, Row } from '../ingestion/records.ts';
+import type { MappedLogs } from './map-logs.ts';
 import type { MapContext, OtelObservation } from './types.ts';
 
 /** What a direct write needs to turn observations into `events_full` rows (see eventsRow). */
@@ -41,7 +42,26 @@ export type ExportOutcome =
   | { kind: 'refused'; status: number; message: string }
   | { kind: 'failed'; message: string };
 
-type Pending = { resolve: (o: ExportOutcome) => void; reject: (e: Error) => void };
+/** A logs export to decode and map; `rows` asks for the `events_full` rows of its records too. */
+export interface LogsJob {
+  body: Uint8Array;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  ctx: Omit<MapContext, 'now'>;
+  nowMs: number;
+  rows: RowsContext | null;
+}
+
+/** The mapped records (and their rows when asked), or a client error to answer, or a bug (a 500). */
+export type LogsOutcome =
+  | { kind: 'mapped'; mapped: MappedLogs; rows: Row[] }
+  | { kind: 'refused'; status: number; message: string }
+  | { kind: 'failed'; message: string };
+
+/** What the worker is asked: one export of either signal. */
+export type WorkerJob = { signal: 'traces'; job: ExportJob } | { signal: 'logs'; job: LogsJob };
+
+type Pending = { resolve: (o: never) => void; reject: (e: Error) => void };
 
 let worker: Worker | undefined;
 let nextId = 0;
@@ -57,7 +77,7 @@ function started(): Worker {
   if (worker) return worker;
   const w = new Worker(new URL('./export-worker.ts', import.meta.url));
   w.unref(); // an idle worker does not keep the process alive
-  w.on('message', ({ id, outcome }: { id: number; outcome: ExportOutcome }) => {
+  w.on('message', ({ id, outcome }: { id: number; outcome: never }) => {
     const p = pending.get(id);
     pending.delete(id);
     p?.resolve(outcome);
@@ -79,11 +99,20 @@ export async function closeExportPool(): Promise<void> {
   await w.terminate();
 }
 
-/** Decodes, validates and maps one export on the worker thread. */
-export function processExport(job: ExportJob): Promise<ExportOutcome> {
+function submit<O>(work: WorkerJob): Promise<O> {
   const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    started().postMessage({ id, job });
+  return new Promise<O>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (o: never) => void, reject });
+    started().postMessage({ id, work });
   });
+}
+
+/** Decodes, validates and maps one trace export on the worker thread. */
+export function processExport(job: ExportJob): Promise<ExportOutcome> {
+  return submit({ signal: 'traces', job });
+}
+
+/** Decodes and maps one logs export on the worker thread. */
+export function processLogsExport(job: LogsJob): Promise<LogsOutcome> {
+  return submit({ signal: 'logs', job });
 }

@@ -1,5 +1,5 @@
 /**
- * Worker thread that turns an OTLP request body into observations: decode, validate, map (a span
+ * Worker thread that turns an OTLP request body into observations (logs exports too: runLogs): decode, validate, map (a span
  * refused on its own is left out and counted, OTLP's partial success), and for a
  * direct write the `events_full` rows. These steps create objects per attribute and serialize each
  * observation (its `event_bytes`); off the main thread they cannot hold the event loop, and what
@@ -7,9 +7,10 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { eventsRow } from '../ingestion/otel-records.ts';
-import { decodeTraceExport } from './decode.ts';
+import { decodeLogsExport, decodeTraceExport } from './decode.ts';
 import { OtlpDecodeError } from './errors.ts';
-import type { ExportJob, ExportOutcome } from './export-pool.ts';
+import type { ExportJob, ExportOutcome, LogsJob, LogsOutcome, WorkerJob } from './export-pool.ts';
+import { LogsExportError, mapLogsExport } from './map-logs.ts';
 import { mapExportPartially } from './map-spans.ts';
 import { checkTraceExport } from './validate.ts';
 
@@ -46,14 +47,41 @@ function run(job: ExportJob): ExportOutcome {
       rejected: rejection ?? null,
     };
   } catch (err) {
-    if (err instanceof OtlpDecodeError) {
-      const status = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
-      return { kind: 'refused', status, message: err.message };
-    }
-    return { kind: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    return failure(err);
   }
 }
 
-parentPort?.on('message', ({ id, job }: { id: number; job: ExportJob }) => {
-  parentPort?.postMessage({ id, outcome: run(job) });
+/** Logs: decode and map (each record with trace context an EVENT of its span), rows when asked. */
+function runLogs(job: LogsJob): LogsOutcome {
+  try {
+    const request = decodeLogsExport(Buffer.from(job.body), job.contentType, job.contentEncoding);
+    const mapped = mapLogsExport(request, { ...job.ctx, now: new Date(job.nowMs) });
+    const rowsFor = job.rows;
+    const rows = rowsFor
+      ? mapped.events.map((e) =>
+          eventsRow(e, rowsFor.projectId, rowsFor.attribution, job.nowMs, {
+            besideLegacy: rowsFor.besideLegacy,
+          }),
+        )
+      : [];
+    return { kind: 'mapped', mapped, rows };
+  } catch (err) {
+    if (err instanceof LogsExportError) return { kind: 'refused', status: 400, message: err.message };
+    return failure(err);
+  }
+}
+
+/** A decoding error is the client's (its status by kind); anything else a bug. */
+function failure(
+  err: unknown,
+): { kind: 'refused'; status: number; message: string } | { kind: 'failed'; message: string } {
+  if (err instanceof OtlpDecodeError) {
+    const status = err.kind === 'too-large' ? 413 : err.kind === 'content-type' ? 415 : 400;
+    return { kind: 'refused', status, message: err.message };
+  }
+  return { kind: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+}
+
+parentPort?.on('message', ({ id, work }: { id: number; work: WorkerJob }) => {
+  parentPort?.postMessage({ id, outcome: work.signal === 'logs' ? runLogs(work.job) : run(work.job) });
 });

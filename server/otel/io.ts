@@ -71,7 +71,7 @@ const vercel: Extractor = ({ attrs, scopeName }) => {
   return { input: input ?? null, output: output ?? null };
 };
 
-const GENAI_MESSAGE_EVENTS = new Set([
+export const GENAI_MESSAGE_EVENTS: ReadonlySet<string> = new Set([
   'gen_ai.system.message',
   'gen_ai.user.message',
   'gen_ai.assistant.message',
@@ -213,7 +213,7 @@ function systemMessages(value: unknown): Record<string, unknown>[] {
 }
 
 /** Puts system instructions in front of the input messages unless the messages already have a system message. */
-function withSystemInstructions(input: unknown, attrs: Attributes): unknown {
+export function withSystemInstructions(input: unknown, attrs: Attributes): unknown {
   const system = systemMessages(attr(attrs, 'gen_ai.system_instructions'));
   if (system.length === 0) return input;
   const parsed = parseJsonish(input);

@@ -13,11 +13,12 @@ import {
 } from './attributes.ts';
 import { OtlpValidationError } from './errors.ts';
 import { extractExperiment } from './experiment.ts';
+import { isValidHexId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';
 import { extractInputOutput } from './io.ts';
 import { extractMetadata, remainingAttributes } from './metadata.ts';
 import { extractModelName, extractModelParameters } from './model.ts';
 import { mapObservationType } from './observation-type.ts';
-import type { ExportTraceServiceRequest, OtlpSpan, OtlpSpanEvent } from './otlp-types.ts';
+import type { ExportTraceServiceRequest, OtlpSpan, OtlpSpanEvent, OtlpSpanLink } from './otlp-types.ts';
 import {
   extractCompletionStartTime,
   extractEnvironment,
@@ -28,7 +29,7 @@ import {
 } from './span-fields.ts';
 import { microsToIso, nanosToMicros } from './time.ts';
 import { extractPublic, extractSessionId, extractTags, extractUserId } from './trace-fields.ts';
-import type { MapContext, OtelInstrumentation, OtelObservation } from './types.ts';
+import type { MapContext, OtelInstrumentation, OtelObservation, OtelSpanLink } from './types.ts';
 import { extractCostDetails, extractUsageDetails } from './usage.ts';
 
 /** What every span of one resource/scope block shares. */
@@ -123,7 +124,7 @@ function eachSpan(
   }
 }
 
-function instrumentationOf(
+export function instrumentationOf(
   resourceAttrs: Attributes,
   scopeName: string,
   scopeVersion: string,
@@ -182,6 +183,7 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
     ...(scope.isLangfuseSdk ? {} : { attributes: remainingAttributes(index) }),
     resourceAttributes: scope.resourceAttrs,
     scope: { name: scope.scopeName, version: scope.scopeVersion, attributes: scope.scopeAttrs },
+    ...linksOf(span),
   });
 
   const userId = extractUserId(attrs);
@@ -241,4 +243,24 @@ function mapSpan(span: OtlpSpan, scope: ScopeContext): OtelObservation {
     experiment: extractExperiment(attrs),
     instrumentation: { ...scope.instrumentation },
   };
+}
+
+/**
+ * The span's links to other spans (of this trace or another), as metadata `links`: JSON
+ * `[{traceId, spanId, attributes?}]`. Metadata, not a column of their own, so they are kept in
+ * every write mode (the legacy tables, staging and the propagation carry metadata) and the events
+ * tables keep the reference's schema. A link with an invalid id is left out.
+ */
+function linksOf(span: OtlpSpan): { links?: OtelSpanLink[] } {
+  const links = objects<OtlpSpanLink>(span.links)
+    .filter((l) => isValidHexId(l.traceId, TRACE_ID_BYTES) && isValidHexId(l.spanId, SPAN_ID_BYTES))
+    .map((l) => {
+      const attributes = toAttributes(l.attributes);
+      return {
+        traceId: l.traceId.toLowerCase(),
+        spanId: l.spanId.toLowerCase(),
+        ...(Object.keys(attributes).length > 0 ? { attributes } : {}),
+      };
+    });
+  return links.length > 0 ? { links } : {};
 }

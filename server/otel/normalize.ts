@@ -1,11 +1,15 @@
 import { SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';
 import type {
+  ExportLogsServiceRequest,
   ExportTraceServiceRequest,
   OtlpAnyValue,
   OtlpInstrumentationScope,
   OtlpKeyValue,
+  OtlpLogRecord,
   OtlpResource,
+  OtlpResourceLogs,
   OtlpResourceSpans,
+  OtlpScopeLogs,
   OtlpScopeSpans,
   OtlpSpan,
   OtlpSpanEvent,
@@ -30,6 +34,42 @@ function isObj(value: unknown): value is Obj {
  */
 export function normalizeExport(raw: Obj, toHexId: IdConverter): ExportTraceServiceRequest {
   return { resourceSpans: list(raw.resourceSpans, (rs) => resourceSpans(rs, toHexId)) };
+}
+
+/** As normalizeExport, for a logs export. */
+export function normalizeLogsExport(raw: Obj, toHexId: IdConverter): ExportLogsServiceRequest {
+  return { resourceLogs: list(raw.resourceLogs, (rl) => resourceLogs(rl, toHexId)) };
+}
+
+function resourceLogs(rl: Obj, toHexId: IdConverter): OtlpResourceLogs {
+  return {
+    resource: resource(rl.resource),
+    scopeLogs: list(rl.scopeLogs, (sl) => scopeLogs(sl, toHexId)),
+    schemaUrl: str(rl.schemaUrl),
+  };
+}
+
+function scopeLogs(sl: Obj, toHexId: IdConverter): OtlpScopeLogs {
+  return {
+    scope: scope(sl.scope),
+    logRecords: list(sl.logRecords, (r) => logRecord(r, toHexId)),
+    schemaUrl: str(sl.schemaUrl),
+  };
+}
+
+function logRecord(r: Obj, toHexId: IdConverter): OtlpLogRecord {
+  return {
+    timeUnixNano: time(r.timeUnixNano),
+    observedTimeUnixNano: time(r.observedTimeUnixNano),
+    severityNumber: enumValue(r.severityNumber, SEVERITY_NUMBERS),
+    severityText: str(r.severityText),
+    body: anyValue(r.body),
+    ...attributed(r),
+    flags: int(r.flags),
+    traceId: isEmptyId(r.traceId) ? '' : String(toHexId(r.traceId, TRACE_ID_BYTES)),
+    spanId: isEmptyId(r.spanId) ? '' : String(toHexId(r.spanId, SPAN_ID_BYTES)),
+    eventName: str(r.eventName),
+  };
 }
 
 /** Maps the elements of a repeated field; null/absent is the empty list, a non-array is kept for validation. */
@@ -134,6 +174,13 @@ const STATUS_CODES: Record<string, number> = {
   STATUS_CODE_OK: 1,
   STATUS_CODE_ERROR: 2,
 };
+
+/** `SEVERITY_NUMBER_TRACE` = 1 ... `SEVERITY_NUMBER_FATAL4` = 24, as the logs proto numbers them. */
+const SEVERITY_NUMBERS: Record<string, number> = Object.fromEntries(
+  ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'].flatMap((level, i) =>
+    ['', '2', '3', '4'].map((n, j) => [`SEVERITY_NUMBER_${level}${n}`, i * 4 + j + 1]),
+  ),
+);
 
 function enumValue(value: unknown, names: Record<string, number>): number {
   if (typeof value === 'string' && Object.hasOwn(names, value)) return names[value]!;

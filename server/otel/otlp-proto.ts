@@ -1,12 +1,12 @@
 import protobuf from 'protobufjs';
 
 /**
- * The subset of the OpenTelemetry protos (common/v1, resource/v1, trace/v1, metrics/v1 and their
- * collector services) needed to read a trace or metrics export, written from the field numbers of the published spec. Message names are flattened
+ * The subset of the OpenTelemetry protos (common/v1, resource/v1, trace/v1, metrics/v1, logs/v1 and
+ * their collector services) needed to read a trace, metrics or logs export, written from the field numbers of the published spec. Message names are flattened
  * into one package because only the wire numbers matter for decoding. Fields added to the spec later
  * (entity refs, profile string indices) are unknown here and skipped by the decoder, as protobuf allows.
  */
-const OTLP_TRACE_PROTO = `
+const OTLP_PROTO = `
 syntax = "proto3";
 package otlp;
 
@@ -157,11 +157,40 @@ message ExportMetricsPartialSuccess {
   int64 rejected_data_points = 1;
   string error_message = 2;
 }
+message ExportLogsServiceRequest { repeated ResourceLogs resource_logs = 1; }
+message ResourceLogs {
+  Resource resource = 1;
+  repeated ScopeLogs scope_logs = 2;
+  string schema_url = 3;
+}
+message ScopeLogs {
+  InstrumentationScope scope = 1;
+  repeated LogRecord log_records = 2;
+  string schema_url = 3;
+}
+message LogRecord {
+  fixed64 time_unix_nano = 1;
+  fixed64 observed_time_unix_nano = 11;
+  int32 severity_number = 2;
+  string severity_text = 3;
+  AnyValue body = 5;
+  repeated KeyValue attributes = 6;
+  uint32 dropped_attributes_count = 7;
+  fixed32 flags = 8;
+  bytes trace_id = 9;
+  bytes span_id = 10;
+  string event_name = 12;
+}
+message ExportLogsServiceResponse { ExportLogsPartialSuccess partial_success = 1; }
+message ExportLogsPartialSuccess {
+  int64 rejected_log_records = 1;
+  string error_message = 2;
+}
 `;
 
 let root: protobuf.Root | undefined;
 const otlpType = (name: string) => {
-  root ??= protobuf.parse(OTLP_TRACE_PROTO).root;
+  root ??= protobuf.parse(OTLP_PROTO).root;
   return root.lookupType(`otlp.${name}`);
 };
 
@@ -236,3 +265,34 @@ export const exportMetricsResponseJson = (partial: MetricsPartialSuccess): objec
         },
       }
     : {};
+
+/** The ExportLogsServiceRequest message type. */
+export function exportLogsServiceRequestType(): protobuf.Type {
+  return otlpType('ExportLogsServiceRequest');
+}
+
+/** Log records refused while the others were accepted; null when all were accepted. */
+export type LogsPartialSuccess = { rejectedLogRecords: number; errorMessage: string } | null;
+
+/** An ExportLogsServiceResponse: empty when every record was accepted, else with `partial_success`. */
+export function logsExportResponseProto(partial: LogsPartialSuccess): Buffer {
+  const type = otlpType('ExportLogsServiceResponse');
+  const message = partial ? type.fromObject({ partialSuccess: partial }) : type.create();
+  return Buffer.from(type.encode(message).finish());
+}
+
+/** The answer to an accepted logs export in the request's encoding (ExportLogsServiceResponse). */
+export function logsExportResponseBody(
+  protobufEncoding: boolean,
+  partial: LogsPartialSuccess,
+): Buffer | object {
+  if (protobufEncoding) return logsExportResponseProto(partial);
+  return partial
+    ? {
+        partialSuccess: {
+          rejectedLogRecords: String(partial.rejectedLogRecords),
+          errorMessage: partial.errorMessage,
+        },
+      }
+    : {};
+}

@@ -99,3 +99,40 @@ export interface OtlpResourceSpans {
 export interface ExportTraceServiceRequest {
   resourceSpans: OtlpResourceSpans[];
 }
+
+export interface OtlpLogRecord {
+  /** Nanoseconds since the epoch as a decimal string; "0" when absent. */
+  timeUnixNano: string;
+  /** When the collecting SDK saw the record; "0" when absent. */
+  observedTimeUnixNano: string;
+  /** SeverityNumber: 0 unspecified, 1-4 trace, 5-8 debug, 9-12 info, 13-16 warn, 17-20 error, 21-24 fatal. */
+  severityNumber: number;
+  severityText: string;
+  body: OtlpAnyValue;
+  attributes: OtlpKeyValue[];
+  droppedAttributesCount: number;
+  flags: number;
+  /** Hex, or '' when the record carries no trace context. */
+  traceId: string;
+  /** Hex, or '' when the record carries no trace context. */
+  spanId: string;
+  /** The event's name (`gen_ai.choice`, ...); '' for a plain log record. */
+  eventName: string;
+}
+
+export interface OtlpScopeLogs {
+  scope: OtlpInstrumentationScope;
+  logRecords: OtlpLogRecord[];
+  schemaUrl: string;
+}
+
+export interface OtlpResourceLogs {
+  resource: OtlpResource;
+  scopeLogs: OtlpScopeLogs[];
+  schemaUrl: string;
+}
+
+/** `opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest`. */
+export interface ExportLogsServiceRequest {
+  resourceLogs: OtlpResourceLogs[];
+}

@@ -118,7 +118,7 @@ export interface OtelObservation {
   input: string | null;
   /** Observation output, JSON-encoded unless already a string. */
   output: string | null;
-  /** Metadata top-level key → string: user metadata, `attributes` (non-Langfuse scopes), `resourceAttributes`, `scope`. */
+  /** Metadata top-level key → string: user metadata, `attributes` (non-Langfuse scopes), `resourceAttributes`, `scope`, `links` (span links, JSON). */
   metadata: Record<string, string>;
   /** User id (`langfuse.user.id`, `user.id`, metadata `langfuse_user_id`, Vercel `userId`). */
   userId: string | null;
@@ -152,6 +152,14 @@ export interface OtelObservation {
   experiment: OtelExperiment | null;
   /** Resource, scope and request-header provenance. */
   instrumentation: OtelInstrumentation;
+}
+
+/** One OTLP span link as stored in an observation's metadata `links`. */
+export interface OtelSpanLink {
+  /** Lowercase hex. */
+  traceId: string;
+  spanId: string;
+  attributes?: Record<string, unknown>;
 }
 
 /** Request context the mapping needs besides the export itself. */

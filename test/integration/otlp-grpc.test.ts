@@ -1,6 +1,6 @@
 /**
  * OTLP over gRPC on the web's own port (SERVICE_OTLP_GRPC_PORT), with real producers: the
- * OpenTelemetry JS gRPC trace exporter, unchanged, and a plain grpc-js client for the exports no
+ * OpenTelemetry JS gRPC trace and log exporters, unchanged, and a plain grpc-js client for the exports no
  * SDK sends (a span refused on its own, a key of another kind). The web runs in the version 4
  * default mode on real PostgreSQL and the ClickHouse engine behind `analytics-server`; what was
  * stored is read back through the public API, per project.
@@ -25,6 +25,7 @@ import {
 } from '../../server/otel/otlp-proto.ts';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
+import { CHAT_QUESTION, sendChat } from '../fixtures/otel-producers.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
 import {
@@ -244,23 +245,37 @@ describe('TraceService over gRPC', () => {
     expect(answer.details).toContain('Failed to parse OTel Protobuf Trace');
   });
 
-  it('answers UNIMPLEMENTED, naming the signal, for LogsService until logs are wired', async () => {
-    const client = new Client(web.grpcAddress, credentials.createInsecure());
-    const err = await new Promise<{ code?: number; details?: string } | null>((resolve) =>
-      client.makeUnaryRequest(
-        '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.alloc(0),
-        authMetadata(basicAuth(alpha)),
-        (e) => resolve(e),
-      ),
+  it('takes logs from the OTel JS gRPC log exporter: GenAI events fill their span, others are its events', async () => {
+    const { traceId, spanId } = await sendChat(web, alpha, false, web.grpcAddress);
+    const data = await eventually(
+      `the chat of ${traceId} with its content`,
+      async () => {
+        const r = await callApi(
+          web,
+          alpha,
+          'GET',
+          `/api/public/v2/observations?traceId=${traceId}&fields=core,basic,io`,
+        );
+        const all = (r.body.data ?? []) as Body[];
+        return all.length === 4 && all.some((o) => o['id'] === spanId && o['input']) ? all : undefined;
+      },
+      30_000,
     );
-    client.close();
-    expect(err).toMatchObject({
-      code: status.UNIMPLEMENTED,
-      details: 'OTLP logs are not served over gRPC by this server',
-    });
+    const chat = data.find((o) => o['id'] === spanId)!;
+    expect(chat).toMatchObject({ type: 'GENERATION' });
+    expect(JSON.stringify(chat['input'])).toContain(CHAT_QUESTION);
+    expect(
+      data
+        .filter((o) => o['type'] === 'EVENT')
+        .map((o) => [o['name'], o['level'], o['parentObservationId']])
+        .sort(),
+    ).toEqual([
+      ['WARN', 'WARNING', spanId],
+      ['gen_ai.choice', 'DEFAULT', spanId],
+      ['gen_ai.user.message', 'DEFAULT', spanId],
+    ]);
+    // Nothing of it in the other project.
+    expect(await observationsOf(beta, traceId)).toEqual([]);
   });
 });
 

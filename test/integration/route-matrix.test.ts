@@ -204,6 +204,7 @@ const VALID: [string, Case][] = [
     'POST otel metrics',
     json('POST', '/api/public/otel/v1/metrics', { resourceMetrics: [] }, 'release4', 200),
   ],
+  ['POST otel logs', json('POST', '/api/public/otel/v1/logs', { resourceLogs: [] }, 'always', 200)],
   ['POST traces', json('POST', '/api/public/traces', { name: 'm' }, 'deprecated', 200)],
   [
     'POST spans',

@@ -552,6 +552,23 @@ describe('metadata', () => {
     expect(o.trace.metadata).toEqual({ tenant: 't1', region: 'eu' });
   });
 
+  it('keeps span links with valid ids as metadata.links, attributes only when there are some', () => {
+    const other = 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5';
+    const o = mapOne({
+      links: [
+        { traceId: other.toUpperCase(), spanId: '00f067aa0ba902B7', attrs: { 'link.kind': 'caused-by' } },
+        { traceId: other, spanId: '1111111111111111' },
+        { traceId: 'not-hex', spanId: '1111111111111111' },
+        { traceId: '00000000000000000000000000000000', spanId: '1111111111111111' },
+      ],
+    });
+    expect(JSON.parse(o.metadata.links!)).toEqual([
+      { traceId: other, spanId: '00f067aa0ba902b7', attributes: { 'link.kind': 'caused-by' } },
+      { traceId: other, spanId: '1111111111111111' },
+    ]);
+    expect(mapOne({}).metadata).not.toHaveProperty('links');
+  });
+
   it('keeps the remaining attributes of foreign scopes as metadata.attributes, minus input/output carriers', () => {
     const o = mapOne({
       attrs: { 'http.method': 'GET', 'retry.count': 2, 'input.value': 'q', 'gen_ai.prompt.0.content': 'p' },

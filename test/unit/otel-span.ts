@@ -33,6 +33,7 @@ export interface SpanSpec {
   start?: string;
   end?: string;
   parent?: string;
+  links?: { traceId: string; spanId: string; attrs?: Record<string, Js> }[];
 }
 
 export const TRACE = '5b8efff798038103d269b633813fc60c';
@@ -68,6 +69,11 @@ export function mapOne(spec: SpanSpec, ctx: MapContext = {}): OtelObservation {
                   attributes: keyValues(e.attrs ?? {}),
                 })),
                 status: spec.status ?? {},
+                links: (spec.links ?? []).map((l) => ({
+                  traceId: l.traceId,
+                  spanId: l.spanId,
+                  attributes: keyValues(l.attrs ?? {}),
+                })),
               },
             ],
           },

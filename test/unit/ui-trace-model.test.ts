@@ -1,6 +1,12 @@
 /** The trace view's tree order, waterfall bars and value rendering, by tables. */
 import { describe, expect, it } from 'vitest';
-import { renderValue, traceBounds, treeOrder, waterfallBar } from '../../server/ui/src/trace-model.ts';
+import {
+  renderValue,
+  spanLinks,
+  traceBounds,
+  treeOrder,
+  waterfallBar,
+} from '../../server/ui/src/trace-model.ts';
 
 const o = (id: string, parent: string | null, start: number, end: number | null) => ({
   id,
@@ -60,4 +66,18 @@ describe('rendering values', () => {
     ],
     ['[1,2]', { kind: 'json', text: '[\n  1,\n  2\n]' }],
   ])('%s', (raw, rendered) => expect(renderValue(raw)).toEqual(rendered));
+});
+
+describe('span links', () => {
+  const link = { traceId: 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5', spanId: '00f067aa0ba902b7' };
+  it.each<[string, Record<string, unknown> | null, { traceId: string; spanId: string }[]]>([
+    ['metadata links as JSON text', { links: JSON.stringify([{ ...link, attributes: { a: 1 } }]) }, [link]],
+    ['metadata links already parsed', { links: [link] }, [link]],
+    ['no links', { scope: '{}' }, []],
+    ['no metadata', null, []],
+    ['links that are not JSON', { links: 'a,b' }, []],
+    ['entries without ids left out', { links: JSON.stringify([{ traceId: 1 }, link]) }, [link]],
+  ])('%s', (_name, metadata, expected) => {
+    expect(spanLinks(metadata)).toEqual(expected);
+  });
 });

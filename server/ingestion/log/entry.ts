@@ -69,6 +69,7 @@ const entryFile = z.object({
   ),
   scores: z.array(row),
   events: z.array(row),
+  fills: z.array(z.object({ traceId: z.string(), spanId: z.string() })).optional(),
 });
 
 /** The file's body: the write as JSON (a patch's absent fields stay absent). */
@@ -84,6 +85,7 @@ export function encodeEntry(w: IngestionWrite): string {
     observations: [...w.changes.observations],
     scores: w.scores,
     events: w.events,
+    ...(w.fills && w.fills.length > 0 ? { fills: w.fills } : {}),
   });
 }
 
@@ -107,5 +109,6 @@ export function decodeEntry(body: string): IngestionWrite {
     changes,
     scores: e.scores,
     events: e.events,
+    fills: e.fills,
   };
 }

@@ -87,3 +87,31 @@ export function renderValue(raw: string | null | undefined): Rendered {
   if (typeof value === 'string') return { kind: 'text', text: value };
   return { kind: 'json', text: JSON.stringify(value, null, 2) };
 }
+
+/** A span link of an observation: the span of another (or the same) trace it points to. */
+export interface SpanLink {
+  traceId: string;
+  spanId: string;
+}
+
+/**
+ * The span links an OTLP span carried, from its metadata `links` (JSON `[{traceId, spanId, ...}]`);
+ * none when absent or not that shape.
+ */
+export function spanLinks(metadata: Record<string, unknown> | null | undefined): SpanLink[] {
+  const raw = metadata?.['links'];
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((l) =>
+    typeof l === 'object' && l !== null && typeof l.traceId === 'string' && typeof l.spanId === 'string'
+      ? [{ traceId: l.traceId, spanId: l.spanId }]
+      : [],
+  );
+}

@@ -5,17 +5,20 @@
  * `partial_success`, in the request's encoding, as the OTLP spec asks. Accepted spans are written
  * where the write mode and the producer's headers say (server/contract/write-modes.ts) before the
  * 200 is sent (server/ingestion/otlp.ts); this handler reads the headers and answers.
+ * `POST /api/public/otel/v1/logs` answers the same way for log records (server/ingestion/otlp-logs.ts).
  * `POST /api/public/otel/v1/metrics`: OTLP/HTTP metrics, the GenAI metrics stored per project
  * (server/ingestion/otlp-metrics.ts), the others counted; release 4 only (its table's schema).
  */
-import type { FastifyPluginAsync } from 'fastify';
-import { ingestOtlpExport } from '../../ingestion/otlp.ts';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ingestOtlpExport, type OtlpExport } from '../../ingestion/otlp.ts';
+import { ingestOtlpLogsBody } from '../../ingestion/otlp-logs.ts';
 import { ingestOtlpMetrics } from '../../ingestion/otlp-metrics.ts';
 import { closeExportPool } from '../../otel/export-pool.ts';
 import {
   exportMetricsResponseJson,
   exportMetricsResponseProto,
   exportResponseBody,
+  logsExportResponseBody,
 } from '../../otel/otlp-proto.ts';
 import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { ingestionContextOf, producerHeader, recordRefusedPath } from '../core/context.ts';
@@ -41,47 +44,54 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     summary: 'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
   } as const;
   otlp.post(openapi.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
-    const headerName =
-      req.headers['x-service-ingestion-version'] !== undefined
-        ? 'x-service-ingestion-version'
-        : 'x-langfuse-ingestion-version';
-    const version = parseIngestionVersionHeader(producerHeader(req, 'ingestion-version'), headerName);
-    if (version instanceof Error)
-      return reply.code(400).send({ error: version.message, message: version.message });
-
-    const outcome = await ingestOtlpExport(
-      {
-        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-        contentType: req.headers['content-type'],
-        contentEncoding: req.headers['content-encoding'],
-        producer: {
-          ingestionVersion: version ?? undefined,
-          sdkName: producerHeader(req, 'sdk-name'),
-          sdkVersion: producerHeader(req, 'sdk-version'),
-        },
-      },
-      {
-        ...ingestionContextOf(ctx, req),
-        onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
-      },
-    );
+    const exp = exportOf(req);
+    if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+    const outcome = await ingestOtlpExport(exp, contextOf(req));
     if (outcome.kind === 'refused') {
       return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
     }
-    const protobufEncoding = (req.headers['content-type'] ?? '')
-      .toLowerCase()
-      .includes('application/x-protobuf');
+    const protobuf = isProtobuf(req);
     const { rejected } = outcome;
     return reply
       .code(200)
-      .type(protobufEncoding ? 'application/x-protobuf' : 'application/json')
+      .type(protobuf ? 'application/x-protobuf' : 'application/json')
       .send(
         exportResponseBody(
-          protobufEncoding,
+          protobuf,
           rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
         ),
       );
   });
+
+  const logsOpenapi = {
+    method: 'POST',
+    url: '/api/public/otel/v1/logs',
+    tag: 'Ingestion',
+    summary: 'OTLP/HTTP logs export (protobuf or JSON, optionally gzip): records stored on their observation',
+  } as const;
+  otlp.post(
+    logsOpenapi.url,
+    { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: logsOpenapi } },
+    async (req, reply) => {
+      const exp = exportOf(req);
+      if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+      const outcome = await ingestOtlpLogsBody(exp, contextOf(req));
+      if (outcome.kind === 'refused') {
+        return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+      }
+      const protobuf = isProtobuf(req);
+      const { rejected } = outcome;
+      return reply
+        .code(200)
+        .type(protobuf ? 'application/x-protobuf' : 'application/json')
+        .send(
+          logsExportResponseBody(
+            protobuf,
+            rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
+          ),
+        );
+    },
+  );
 
   const metrics = {
     method: 'POST',
@@ -106,8 +116,39 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
       rejectedDataPoints: outcome.rejected.points,
       errorMessage: outcome.rejected.message,
     };
-    return (req.headers['content-type'] ?? '').toLowerCase().includes('application/x-protobuf')
+    return isProtobuf(req)
       ? reply.code(200).type('application/x-protobuf').send(exportMetricsResponseProto(partial))
       : reply.code(200).type('application/json').send(exportMetricsResponseJson(partial));
   });
+
+  /** The request's body and producer headers; an Error for a bad ingestion-version header. */
+  function exportOf(req: FastifyRequest): OtlpExport | Error {
+    const headerName =
+      req.headers['x-service-ingestion-version'] !== undefined
+        ? 'x-service-ingestion-version'
+        : 'x-langfuse-ingestion-version';
+    const version = parseIngestionVersionHeader(producerHeader(req, 'ingestion-version'), headerName);
+    if (version instanceof Error) return version;
+    return {
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      producer: {
+        ingestionVersion: version ?? undefined,
+        sdkName: producerHeader(req, 'sdk-name'),
+        sdkVersion: producerHeader(req, 'sdk-version'),
+      },
+    };
+  }
+
+  function contextOf(req: FastifyRequest) {
+    return {
+      ...ingestionContextOf(ctx, req),
+      onDualPath: () => recordRefusedPath(ctx, req, 'otel-dual-path'),
+    };
+  }
 };
+
+/** OTLP answers in the request's encoding. */
+const isProtobuf = (req: FastifyRequest) =>
+  (req.headers['content-type'] ?? '').toLowerCase().includes('application/x-protobuf');

@@ -6,40 +6,17 @@
 import { HttpError } from '../../errors.ts';
 import { ingestOtlpExport } from '../../ingestion/otlp.ts';
 import { exportResponseProto } from '../../otel/otlp-proto.ts';
-import { parseIngestionVersionHeader } from '../../otel/validate.ts';
-import {
-  ingestionContextFor,
-  producerHeaderIn,
-  recordRefusedPathFor,
-  type WebContext,
-} from '../core/context.ts';
+import { ingestionContextFor, recordRefusedPathFor, type WebContext } from '../core/context.ts';
+import { grpcExport } from './export-of.ts';
 import type { OtlpExportHandler } from './server.ts';
 
 export const traceExportHandler =
   (ctx: WebContext): OtlpExportHandler =>
   async ({ body, principal, header }) => {
-    const headerName =
-      header('x-service-ingestion-version') !== undefined
-        ? 'x-service-ingestion-version'
-        : 'x-langfuse-ingestion-version';
-    const version = parseIngestionVersionHeader(producerHeaderIn(header, 'ingestion-version'), headerName);
-    if (version instanceof Error) throw new HttpError(400, version.message);
-    const outcome = await ingestOtlpExport(
-      {
-        body,
-        contentType: 'application/x-protobuf',
-        contentEncoding: undefined,
-        producer: {
-          ingestionVersion: version ?? undefined,
-          sdkName: producerHeaderIn(header, 'sdk-name'),
-          sdkVersion: producerHeaderIn(header, 'sdk-version'),
-        },
-      },
-      {
-        ...ingestionContextFor(ctx, principal, header),
-        onDualPath: () => recordRefusedPathFor(ctx, principal, header, 'otel-dual-path'),
-      },
-    );
+    const outcome = await ingestOtlpExport(grpcExport(body, header), {
+      ...ingestionContextFor(ctx, principal, header),
+      onDualPath: () => recordRefusedPathFor(ctx, principal, header, 'otel-dual-path'),
+    });
     if (outcome.kind === 'refused') throw new HttpError(outcome.status, outcome.message);
     const { rejected } = outcome;
     return exportResponseProto(rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message });

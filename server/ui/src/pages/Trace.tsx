@@ -17,7 +17,7 @@ import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from
 import { useWrite } from '../hooks.ts';
 import { Link, traceHref } from '../link.tsx';
 import { navigate } from '../router.ts';
-import { renderValue, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
+import { renderValue, spanLinks, traceBounds, treeOrder, waterfallBar } from '../trace-model.ts';
 
 export function Trace({
   projectId,
@@ -181,6 +181,7 @@ function ObservationDetail(props: {
   onChange: () => Promise<void>;
 }) {
   const { o } = props;
+  const links = spanLinks(o.metadata);
   return (
     <section className="detail">
       <h2>
@@ -239,6 +240,21 @@ function ObservationDetail(props: {
           {o.level}
           {o.statusMessage ? ` · ${o.statusMessage}` : ''}
         </dd>
+        {links.length > 0 && (
+          <>
+            <dt>Links</dt>
+            <dd>
+              <ul className="span-links" aria-label="Span links">
+                {links.map((l) => (
+                  <li key={`${l.traceId}/${l.spanId}`}>
+                    <Link href={traceHref(props.projectId, l.traceId)}>trace {l.traceId}</Link>{' '}
+                    <span className="muted">span {l.spanId}</span>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
       </dl>
       <InputOutput o={o} />
       <h3>Metadata</h3>
