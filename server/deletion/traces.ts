@@ -3,7 +3,8 @@
  * observations and events, its scores), then in PostgreSQL the comments on the trace and its
  * observations and the trace's media links. Media content is shared per project by hash, so an
  * object leaves blob storage only when no link is left to it. The call is audited first, so a
- * deletion that fails half-way is still on record and can be repeated (every step is idempotent).
+ * deletion that fails half-way is still on record and can be repeated (every step is idempotent),
+ * and its tombstones are recorded before any row goes, so no later write brings the traces back.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
@@ -12,8 +13,10 @@ import type { ServiceConfig } from '../config/env.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { recordTraceTombstones } from '../tombstones/record.ts';
+import { traceTables } from '../tombstones/tables.ts';
 import { type AuditActor, audit } from './audit.ts';
-import { traceDeleteStatement, traceObservationIdsQuery, traceTables } from './trace-deletion-sql.ts';
+import { traceDeleteStatement, traceObservationIdsQuery } from './trace-deletion-sql.ts';
 
 export interface TraceDeletionDeps {
   pool: pg.Pool;
@@ -46,6 +49,8 @@ export async function deleteTraces(
 ): Promise<void> {
   const ids = [...new Set(traceIds)];
   await audit(deps.pool, { projectId, actor, resourceType: 'trace', resourceIds: ids });
+  // Committed before any row goes: every later writer leaves these traces out (./tombstones.ts).
+  await recordTraceTombstones(deps.pool, projectId, actor, ids);
   const params = { project_id: projectId, trace_ids: ids };
   const observationIds = (
     await (

@@ -16,6 +16,7 @@ import type { IngestionLog } from '../../ingestion/write.ts';
 import type { ModelCatalog } from '../../models/catalog.ts';
 import type { ProducerRecorder } from '../../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../../projects/keys.ts';
+import type { IngestionTombstones } from '../../tombstones/record.ts';
 import type { SignInThrottle } from '../../users/login-throttle.ts';
 
 export interface WebContext {
@@ -29,6 +30,8 @@ export interface WebContext {
   ingestionBacklog?: BacklogGate | undefined;
   /** Serialises concurrent writes of one trace or observation. */
   locks: EntityLocks;
+  /** The record of deleted traces, which every write honours. */
+  tombstones: IngestionTombstones;
   keys: KeyVerifier;
   /** Each project's model definitions, cached, for the cost ingestion computes. */
   models: ModelCatalog;
@@ -84,6 +87,7 @@ export function ingestionContextOf(ctx: WebContext, req: FastifyRequest) {
     attribution: attributionOf(req),
     store: ctx.store,
     locks: ctx.locks,
+    tombstones: ctx.tombstones,
     models: ctx.models,
     log: ctx.ingestionLog,
   };

@@ -48,6 +48,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
         attribution: attributionOf(req),
         store: ctx.store,
         locks: ctx.locks,
+        tombstones: ctx.tombstones,
         log: ctx.ingestionLog,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
