@@ -49,8 +49,11 @@ export async function deleteTraces(
 ): Promise<void> {
   const ids = [...new Set(traceIds)];
   await audit(deps.pool, { projectId, actor, resourceType: 'trace', resourceIds: ids });
-  // Committed before any row goes: every later writer leaves these traces out (./tombstones.ts).
-  await recordTraceTombstones(deps.pool, projectId, actor, ids);
+  // Committed before any row goes: every later writer leaves these traces out
+  // (server/tombstones/record.ts). Retention records none: its policy is the standing filter,
+  // applied again by every pass (docs/backup.md, "Deletions stay deleted").
+  if (!('policy' in actor && actor.policy === 'retention'))
+    await recordTraceTombstones(deps.pool, projectId, actor, ids);
   const params = { project_id: projectId, trace_ids: ids };
   const observationIds = (
     await (
