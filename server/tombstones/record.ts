@@ -87,6 +87,19 @@ export async function readTombstones(
   };
 }
 
+/** A project's deleted traces, or `project` when the whole project is deleted. */
+export async function projectTombstones(
+  db: Queryable,
+  projectId: string,
+): Promise<{ project: boolean; traceIds: string[] }> {
+  const { rows } = await db.query<{ trace_id: string }>(
+    'SELECT trace_id FROM trace_tombstones WHERE project_id = $1',
+    [projectId],
+  );
+  const ids = rows.map((r) => r.trace_id);
+  return { project: ids.includes(PROJECT_TOMBSTONE), traceIds: ids };
+}
+
 /** What deleting again needs: the store and how its statements are written. */
 export interface PurgeDeps {
   analytics: ClickHouseClient;

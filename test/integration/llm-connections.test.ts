@@ -192,7 +192,7 @@ describe('the relational migrations of connections and evaluation', () => {
       ).rows.map((r) => r.t);
     try {
       const m = new RelationalMigrator(pool, relationalMigrationsFor('4'));
-      expect(await m.version()).toBe(33);
+      expect(await m.version()).toBe(34);
       expect(await m.down(16)).toEqual([
         34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
       ]);
