@@ -124,11 +124,19 @@ describe('traces deleted between backfill steps 2 and 3 (npm langfuse 3.x, DELET
     await step(1);
     await step(2);
     const deleted = ids.slice(0, DELETED);
+    const kept = ids.slice(DELETED);
     const res = await call(legacy.url, project, 'DELETE', '/api/public/traces', { traceIds: deleted });
     expect(res.status).toBe(200);
+    // The scratch copy step 2 made loses the deleted traces' observations at once.
+    const scratch = await ch.client.query({
+      query:
+        'SELECT DISTINCT trace_id FROM observations_pid_tid_sorting WHERE project_id = {p:String} ORDER BY trace_id',
+      query_params: { p: project.projectId },
+      format: 'JSONEachRow',
+    });
+    expect((await scratch.json<{ trace_id: string }>()).map((r) => r.trace_id)).toEqual([...kept].sort());
     for (const n of [3, 4, 5]) await step(n);
 
-    const kept = ids.slice(DELETED);
     expect(await observationsV2(project, ids)).toEqual(
       kept.flatMap((id) => [`${id}/${id}-gen`, `${id}/${id}-span`, `${id}/t-${id}`]).sort(),
     );
