@@ -19,12 +19,13 @@ import { behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
 import { pendingBefore } from '../ingestion/log/queue.ts';
 import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { TombstoneGuard } from '../tombstones/record.ts';
 import { BACKFILL_CHAIN, type ChainStep } from './chain.ts';
 import { type Chunk, type KeyColumn, type PartitionSample, planChunks, sampleSize } from './chunks.ts';
 import { effectiveTuning } from './config.ts';
 import { chunkRetryDelayMs, diskPressure, diskRecheckMs, isMemoryLimit } from './pressure.ts';
 import { invalidateUnproven, type OutputProof, proofOf } from './proof.ts';
-import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery } from './sql.ts';
+import { CHUNK_SETTINGS, keySampleQuery, partitionsQuery, SCRATCH_TABLE } from './sql.ts';
 import { planOf } from './steps.ts';
 import { readFreeBytes, readTableSize } from './store-space.ts';
 
@@ -342,6 +343,12 @@ export class BackfillManager {
     // `concurrency` runners take the next pending chunk each; a chunk is marked done only once its
     // statement returned, so a kill re-runs at most the chunks in flight (which write identical rows).
     const pending = (state.chunks ?? []).filter((c) => !c.done);
+    // Deleted traces stay out of every chunk, also those deleted while it runs (the guard's note).
+    const guard = new TombstoneGuard(
+      this.#o.pool,
+      { analytics, release: '4', dialect },
+      plan.output?.table === SCRATCH_TABLE ? [SCRATCH_TABLE] : [],
+    );
     let halted = false;
     const runner = async (): Promise<void> => {
       for (let chunk = pending.shift(); chunk && !halted; chunk = pending.shift()) {
@@ -349,12 +356,14 @@ export class BackfillManager {
         await this.#awaitDisk(s.step, plan.source!.table, state, shouldStop);
         const { query, params } = plan.chunkStatement!(chunk);
         try {
-          await this.#withRetries(s.step, () =>
-            analytics.command({
-              query,
-              query_params: params,
-              clickhouse_settings: CHUNK_SETTINGS,
-            }),
+          await guard.run((tombstones) =>
+            this.#withRetries(s.step, () =>
+              analytics.command({
+                query,
+                query_params: { ...params, ...tombstones },
+                clickhouse_settings: CHUNK_SETTINGS,
+              }),
+            ),
           );
         } catch (err) {
           halted = true; // the other runners finish their chunk and take no new one

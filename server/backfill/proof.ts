@@ -13,7 +13,8 @@ import { planOf, type StepOutput } from './steps.ts';
 /** A row a finished step wrote; null when the step found nothing to write. */
 export interface OutputProof {
   table: string;
-  row: { projectId: string; id: string; startTime: string } | null;
+  /** `traceId` is absent in proofs recorded before deletions were told apart (below). */
+  row: { projectId: string; id: string; startTime: string; traceId?: string } | null;
 }
 
 interface MigrationRecord {
@@ -36,7 +37,8 @@ export async function proofOf(analytics: ClickHouseClient, step: number): Promis
   const out = planOf(step).output;
   if (!out) return undefined;
   const rs = await analytics.query({
-    query: `SELECT project_id AS projectId, ${out.idColumn} AS id, toString(start_time) AS startTime
+    query: `SELECT project_id AS projectId, ${out.idColumn} AS id, toString(start_time) AS startTime,
+              trace_id AS traceId
             FROM ${out.table} WHERE ${out.written} LIMIT 1`,
     format: 'JSONEachRow',
   });
@@ -44,7 +46,25 @@ export async function proofOf(analytics: ClickHouseClient, step: number): Promis
   return { table: out.table, row: row ?? null };
 }
 
-async function holds(analytics: ClickHouseClient, out: StepOutput, proof: OutputProof | undefined) {
+/**
+ * Whether the proof row's trace was deleted: then its absence says nothing of the step's output,
+ * which a user's deletion does not undo (a restore re-applies deletions too).
+ */
+async function deletedByUser(pool: pg.Pool, row: NonNullable<OutputProof['row']>): Promise<boolean> {
+  if (row.traceId === undefined) return false;
+  const r = await pool.query(
+    `SELECT 1 FROM trace_tombstones WHERE project_id = $1 AND trace_id IN ($2, '') LIMIT 1`,
+    [row.projectId, row.traceId],
+  );
+  return r.rows.length > 0;
+}
+
+async function holds(
+  pool: pg.Pool,
+  analytics: ClickHouseClient,
+  out: StepOutput,
+  proof: OutputProof | undefined,
+) {
   if (!(await tableExists(analytics, out.table))) return false;
   // Records from before proofs were kept, and steps that wrote nothing: the table must exist.
   if (!proof?.row) return true;
@@ -54,7 +74,7 @@ async function holds(analytics: ClickHouseClient, out: StepOutput, proof: Output
     query_params: { p: proof.row.projectId, id: proof.row.id, t: proof.row.startTime },
     format: 'JSONEachRow',
   });
-  return (await rs.json()).length > 0;
+  return (await rs.json()).length > 0 || (await deletedByUser(pool, proof.row));
 }
 
 /**
@@ -73,7 +93,7 @@ export async function firstUnproven(pool: pg.Pool, analytics: ClickHouseClient):
     const plan = planOf(s.step);
     if (!row?.finished_at || !plan.output) continue;
     if (plan.droppedBy !== undefined && finished(plan.droppedBy)) continue;
-    if (!(await holds(analytics, plan.output, row.state.output))) return s.step;
+    if (!(await holds(pool, analytics, plan.output, row.state.output))) return s.step;
   }
   return undefined;
 }

@@ -11,11 +11,15 @@ import { FROM_OTLP, observationEventExpressions, selectList, TRACE_JOIN_COLUMNS 
 import { createTable, dropTable } from '../migrations/analytics/ddl.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { EVENTS, insertable, OBSERVATIONS } from '../migrations/analytics/tables.ts';
+import { notTombstoned } from '../tombstones/sql.ts';
 import { type Chunk, type KeyColumn, keyRange } from './chunks.ts';
 
 export const SCRATCH_TABLE = 'observations_pid_tid_sorting';
 
-/** A chunk's statement and the parameters it binds. */
+/**
+ * A chunk's statement and the parameters it binds. Every statement also binds the tombstones'
+ * (server/tombstones/sql.ts), which its runner adds: no chunk copies a deleted trace.
+ */
 export interface ChunkQuery {
   query: string;
   params: Record<string, string>;
@@ -116,7 +120,7 @@ SELECT
   ${select}
 FROM traces FINAL
 PREWHERE ${range.sql}
-WHERE ${IN_PARTITION}
+WHERE ${IN_PARTITION} AND ${notTombstoned('project_id', 'id')}
   AND (project_id, id) NOT IN (
     SELECT project_id, trace_id FROM observations
     PREWHERE (project_id, trace_id) IN (SELECT project_id, id FROM traces PREWHERE ${range.sql} WHERE ${IN_PARTITION})
@@ -144,7 +148,7 @@ export function copyToScratchStatement(chunk: Chunk): ChunkQuery {
     query: `INSERT INTO ${SCRATCH_TABLE} (${cols})
 SELECT ${cols} FROM observations FINAL
 PREWHERE ${range.sql}
-WHERE ${IN_PARTITION}`,
+WHERE ${IN_PARTITION} AND ${notTombstoned('project_id', 'trace_id')}`,
     params: range.params,
   };
 }
@@ -164,7 +168,8 @@ export function eventsFromObservationsStatement(chunk: Chunk): ChunkQuery {
     query: `INSERT INTO events_full (${columns.join(', ')})
 SELECT
   ${select}
-FROM (SELECT * FROM ${SCRATCH_TABLE} FINAL PREWHERE ${range.sql} WHERE ${IN_PARTITION}) AS obs
+FROM (SELECT * FROM ${SCRATCH_TABLE} FINAL PREWHERE ${range.sql}
+      WHERE ${IN_PARTITION} AND ${notTombstoned('project_id', 'trace_id')}) AS obs
 LEFT ANY JOIN (
   SELECT ${TRACE_JOIN_COLUMNS} FROM traces FINAL
   PREWHERE ${traces.sql} AND (project_id, id) IN (
@@ -230,7 +235,7 @@ function experimentEnrichment(runsWhere: string): string {
   return `INSERT INTO events_full (${columns.join(', ')})
 WITH RECURSIVE
   runs AS (
-    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${runsWhere}
+    SELECT * FROM dataset_run_items_rmt FINAL WHERE ${runsWhere} AND ${notTombstoned('project_id', 'trace_id')}
     ORDER BY created_at DESC LIMIT 1 BY project_id, trace_id, observation_id
   ),
   spans AS (

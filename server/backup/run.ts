@@ -20,7 +20,7 @@ import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
 import { oldestPendingAt } from '../ingestion/log/queue.ts';
 import type { ReplayProgress, ReplayWindow } from '../ingestion/log/replay.ts';
-import { migratorsFor } from '../runtime/schema.ts';
+import { dialectOf, migratorsFor } from '../runtime/schema.ts';
 import type { BackupBucket } from './bucket.ts';
 import {
   backupStatement,
@@ -35,6 +35,7 @@ import {
   storeUrl,
 } from './plan.ts';
 import { replayPlan, retentionWarning } from './replay-window.ts';
+import { reapplyTombstones, saveTombstones } from './tombstones.ts';
 
 /** A backup or restore that did not happen, and why (already redacted): the CLI exits 1. */
 export class BackupFailure extends Error {
@@ -341,12 +342,29 @@ export async function restoreBackup(
       );
     ctx.say(`restore ${id}: ${expected.part} part verified`);
   }
+  // The deletions recorded since the backup was taken are in the live database only.
+  const saved = await guarded(ctx, 'reading the tombstones', () => saveTombstones(ctx.pool));
   const keys = bucketKeys(ctx.destination.prefix, id);
   for (const record of records) {
     if (record.part === 'analytics') await restoreAnalytics(ctx, keys.analytics, record.bytes);
     else await restoreRelational(ctx, keys.relational);
     ctx.say(`restore ${id}: ${record.part} restored`);
   }
+  const service = createAnalyticsClient(
+    ctx.config.clickhouse,
+    statementBounds('jobs', ctx.config.analyticsTimeouts),
+    true,
+  );
+  const reapplied = await guarded(ctx, 're-applying deletions', () =>
+    reapplyTombstones(
+      ctx.pool,
+      service,
+      { release: ctx.config.mode.release, dialect: dialectOf(ctx.config) },
+      saved,
+      records.map((r) => r.part),
+    ).finally(() => service.close()),
+  );
+  ctx.say(`restore ${id}: ${reapplied} deleted traces or projects deleted again`);
   // After both parts: the relational restore takes the log's queue back to the backup's time, so
   // the replay's queue rows must come after it.
   const replay =

@@ -21,6 +21,7 @@ import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
+import { traceDeletionDeps } from '../deletion/traces.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
 import { MaskingCatalog } from '../masking/catalog.ts';
@@ -32,6 +33,7 @@ import { createProject, KeyVerifier, type ProjectKeys } from '../projects/keys.t
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import { onShutdown } from '../runtime/shutdown.ts';
+import { ingestionTombstones } from '../tombstones/record.ts';
 import { verifyPassword } from '../users/passwords.ts';
 import { generatePassword, provisionUser } from '../users/provision.ts';
 import { setPassword, UserExists, userByEmail } from '../users/store.ts';
@@ -144,6 +146,7 @@ export async function run(args: string[]): Promise<number> {
     analytics,
     store: clickhouseStore(analytics, config.clickhouse),
     locks: pgEntityLocks(pool),
+    tombstones: ingestionTombstones(traceDeletionDeps(config, { pool, analytics })),
     keys: keysVerifier,
     models,
     masking: new MaskingCatalog(pool),

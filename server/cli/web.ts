@@ -13,6 +13,7 @@ import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
+import { traceDeletionDeps } from '../deletion/traces.ts';
 import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { backlogGate, blobIngestionLog } from '../ingestion/log/log.ts';
 import { clickhouseStore } from '../ingestion/store.ts';
@@ -29,6 +30,7 @@ import { encryptionKeyProblem } from '../runtime/encryption-key.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migratorsFor } from '../runtime/schema.ts';
 import { onShutdown } from '../runtime/shutdown.ts';
+import { ingestionTombstones } from '../tombstones/record.ts';
 import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../users/login-throttle.ts';
 import { buildWebApp } from '../web/app.ts';
 import type { WebContext } from '../web/core/context.ts';
@@ -107,6 +109,7 @@ export async function run(_args: string[]): Promise<number> {
     analytics: stores.analytics,
     store: clickhouseStore(stores.analytics, config.clickhouse),
     locks: pgEntityLocks(stores.pool),
+    tombstones: ingestionTombstones(traceDeletionDeps(config, stores)),
     ingestionLog,
     ingestionBacklog,
     keys: new KeyVerifier(stores.pool),

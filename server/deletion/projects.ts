@@ -7,6 +7,7 @@
  * it marked and the next pass repeats the idempotent steps.
  */
 import { inTransaction } from '../datastores/transaction.ts';
+import { recordProjectTombstone } from '../tombstones/record.ts';
 import { audit } from './audit.ts';
 import { deleteStatement } from './trace-deletion-sql.ts';
 import type { TraceDeletionDeps } from './traces.ts';
@@ -31,6 +32,8 @@ async function removeOneProject(deps: TraceDeletionDeps): Promise<string | undef
     );
     const projectId = rows[0]?.id;
     if (!projectId) return undefined;
+    // Marked before tombstones existed: recorded now (normally the mark recorded it already).
+    await recordProjectTombstone(c, projectId);
     for (const table of await analyticsTables(deps)) {
       const s = deleteStatement(table, deps.form, deps.dialect, 'project_id = {project_id:String}', {
         project_id: projectId,

@@ -7,24 +7,7 @@
 
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
-
-/** Each table holding a trace's rows, with the column naming the trace. */
-const TRACE_COLUMN = {
-  traces: 'id',
-  observations: 'trace_id',
-  scores: 'trace_id',
-  observations_batch_staging: 'trace_id',
-  events_full: 'trace_id',
-  events_core: 'trace_id',
-} as const;
-export type TraceTable = keyof typeof TRACE_COLUMN;
-
-const RELEASE_3_TABLES: TraceTable[] = ['traces', 'observations', 'scores'];
-
-/** The tables a trace's rows may be in on this release. */
-export function traceTables(release: '3' | '4'): TraceTable[] {
-  return release === '3' ? RELEASE_3_TABLES : (Object.keys(TRACE_COLUMN) as TraceTable[]);
-}
+import { type TraceTable, traceColumn } from '../tombstones/tables.ts';
 
 export interface Statement {
   query: string;
@@ -47,7 +30,7 @@ export function traceDeleteStatement(
     table,
     form,
     dialect,
-    `project_id = {project_id:String} AND ${TRACE_COLUMN[table]} IN {trace_ids:Array(String)}`,
+    `project_id = {project_id:String} AND ${traceColumn(table)} IN {trace_ids:Array(String)}`,
     { project_id: projectId, trace_ids: [...traceIds] },
   );
 }

@@ -3,17 +3,21 @@
  * observations and events, its scores), then in PostgreSQL the comments on the trace and its
  * observations and the trace's media links. Media content is shared per project by hash, so an
  * object leaves blob storage only when no link is left to it. The call is audited first, so a
- * deletion that fails half-way is still on record and can be repeated (every step is idempotent).
+ * deletion that fails half-way is still on record and can be repeated (every step is idempotent),
+ * and its tombstones are recorded before any row goes, so no later write brings the traces back.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
+import { SCRATCH_TABLE } from '../backfill/sql.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { inTransaction } from '../datastores/transaction.ts';
 import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
+import { recordTraceTombstones } from '../tombstones/record.ts';
+import { traceTables } from '../tombstones/tables.ts';
 import { type AuditActor, audit } from './audit.ts';
-import { traceDeleteStatement, traceObservationIdsQuery, traceTables } from './trace-deletion-sql.ts';
+import { deleteStatement, traceDeleteStatement, traceObservationIdsQuery } from './trace-deletion-sql.ts';
 
 export interface TraceDeletionDeps {
   pool: pg.Pool;
@@ -46,6 +50,11 @@ export async function deleteTraces(
 ): Promise<void> {
   const ids = [...new Set(traceIds)];
   await audit(deps.pool, { projectId, actor, resourceType: 'trace', resourceIds: ids });
+  // Committed before any row goes: every later writer leaves these traces out
+  // (server/tombstones/record.ts). Retention records none: its policy is the standing filter,
+  // applied again by every pass (docs/backup.md, "Deletions stay deleted").
+  if (!('policy' in actor && actor.policy === 'retention'))
+    await recordTraceTombstones(deps.pool, projectId, actor, ids);
   const params = { project_id: projectId, trace_ids: ids };
   const observationIds = (
     await (
@@ -58,18 +67,41 @@ export async function deleteTraces(
   ).map((r) => r.id);
   // The tables are independent: their deletions run at once, so the call waits for the slowest
   // table rather than their sum (each waits until its rows are gone).
-  await Promise.all(
-    traceTables(deps.release).map((table) => {
+  await Promise.all([
+    ...traceTables(deps.release).map((table) => {
       const { query, params } = traceDeleteStatement(table, deps.form, deps.dialect, projectId, ids);
       return deps.analytics.command({ query, query_params: params });
     }),
-  );
+    deleteFromScratch(deps, projectId, ids),
+  ]);
   await deps.pool.query(
     `DELETE FROM comments WHERE project_id = $1
        AND ((object_type = 'TRACE' AND object_id = ANY($2)) OR (object_type = 'OBSERVATION' AND object_id = ANY($3)))`,
     [projectId, ids, observationIds],
   );
   await deleteMediaOf(deps, projectId, ids);
+}
+
+/**
+ * The backfill's scratch copy of the observations, while it exists (steps 2 to 5): the copies of a
+ * deleted trace's observations go with it rather than wait for step 5 to drop the table.
+ */
+async function deleteFromScratch(deps: TraceDeletionDeps, projectId: string, ids: string[]) {
+  if (deps.release !== '4') return;
+  const rs = await deps.analytics.query({
+    query: 'SELECT 1 FROM system.tables WHERE database = currentDatabase() AND name = {t:String}',
+    query_params: { t: SCRATCH_TABLE },
+    format: 'JSONEachRow',
+  });
+  if ((await rs.json()).length === 0) return;
+  const s = deleteStatement(
+    SCRATCH_TABLE,
+    'mutation',
+    deps.dialect,
+    'project_id = {project_id:String} AND trace_id IN {trace_ids:Array(String)}',
+    { project_id: projectId, trace_ids: ids },
+  );
+  await deps.analytics.command({ query: s.query, query_params: s.params });
 }
 
 /**

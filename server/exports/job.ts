@@ -42,7 +42,7 @@ async function runOne(o: ExportRunOptions, e: ExportConfig, result: ExportPassRe
   const now = o.now?.() ?? Date.now();
   const windows = dueWindows(e.frequency, e.checkpoint.getTime(), now, o.windowsPerPass ?? 24);
   for (const w of windows) {
-    const file = await windowFile(o.analytics, e.source, e.format, e.projectId, w);
+    const file = await windowFile(o.analytics, o.pool, e.source, e.format, e.projectId, w);
     const key = windowKey({ ...e, storagePrefix: o.storagePrefix }, w);
     await o.blobs.put(key, file.body, contentTypeOf(e.format));
     // Another worker finished this window first: it wrote the same key, and its checkpoint stands.

@@ -8,10 +8,14 @@
  * Parquet` output of the same query (typed columns, no Parquet library in this process).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import type pg from 'pg';
+import { projectTombstones } from '../tombstones/record.ts';
 import { type ExportSource, type ExportWindow, type FileFormat, renderRows } from './rules.ts';
 
-const within = (time: string) => `project_id = {projectId:String}
-  AND ${time} >= parseDateTime64BestEffort({from:String}, 6) AND ${time} < parseDateTime64BestEffort({to:String}, 6)`;
+/** The window's rows of live traces (a row without a trace, a score of a session, is live). */
+const within = (time: string, trace: string) => `project_id = {projectId:String}
+  AND ${time} >= parseDateTime64BestEffort({from:String}, 6) AND ${time} < parseDateTime64BestEffort({to:String}, 6)
+  AND ifNull(${trace}, '') NOT IN {deletedTraces:Array(String)}`;
 
 const QUERIES: Record<ExportSource, string> = {
   LEGACY_TRACES_OBSERVATIONS: `
@@ -19,29 +23,30 @@ SELECT * FROM (
   SELECT 'trace' AS kind, id, id AS trace_id, 'TRACE' AS type, name, timestamp AS start_time,
     CAST(NULL, 'Nullable(DateTime64(3))') AS end_time, CAST(NULL, 'Nullable(String)') AS parent_observation_id,
     user_id, session_id, input, output, toJSONString(metadata) AS metadata
-  FROM traces FINAL WHERE ${within('timestamp')} AND is_deleted = 0
+  FROM traces FINAL WHERE ${within('timestamp', 'id')} AND is_deleted = 0
   UNION ALL
   SELECT 'observation' AS kind, id, trace_id, toString(type) AS type, name, start_time, end_time, parent_observation_id,
     CAST(NULL, 'Nullable(String)') AS user_id, CAST(NULL, 'Nullable(String)') AS session_id, input, output,
     toJSONString(metadata) AS metadata
-  FROM observations FINAL WHERE ${within('start_time')} AND is_deleted = 0
+  FROM observations FINAL WHERE ${within('start_time', 'trace_id')} AND is_deleted = 0
 ) ORDER BY start_time, kind DESC, id`,
   ENRICHED_OBSERVATIONS: `
 SELECT span_id AS id, trace_id, parent_span_id, toString(type) AS type, name, start_time, end_time, trace_name,
   user_id, session_id, level, provided_model_name, input, output,
   toJSONString(CAST((metadata_names, metadata_values), 'Map(String, String)')) AS metadata
-FROM events_full FINAL WHERE ${within('start_time')} AND is_deleted = 0
+FROM events_full FINAL WHERE ${within('start_time', 'trace_id')} AND is_deleted = 0
 ORDER BY start_time, trace_id, span_id`,
   SCORES: `
 SELECT id, timestamp, trace_id, observation_id, name, value, string_value, data_type, source, comment
-FROM scores FINAL WHERE ${within('timestamp')} AND is_deleted = 0
+FROM scores FINAL WHERE ${within('timestamp', 'trace_id')} AND is_deleted = 0
 ORDER BY timestamp, id`,
 };
 
-const paramsOf = (projectId: string, w: ExportWindow) => ({
+const paramsOf = (projectId: string, w: ExportWindow, deletedTraces: string[]) => ({
   projectId,
   from: new Date(w.start).toISOString(),
   to: new Date(w.end).toISOString(),
+  deletedTraces,
 });
 
 async function windowRows(
@@ -49,11 +54,12 @@ async function windowRows(
   source: ExportSource,
   projectId: string,
   w: ExportWindow,
+  deletedTraces: string[],
 ): Promise<Record<string, unknown>[]> {
   const rs = await analytics.query({
     query: QUERIES[source],
     format: 'JSONEachRow',
-    query_params: paramsOf(projectId, w),
+    query_params: paramsOf(projectId, w, deletedTraces),
   });
   return rs.json<Record<string, unknown>>();
 }
@@ -63,8 +69,9 @@ async function windowParquet(
   source: ExportSource,
   projectId: string,
   w: ExportWindow,
+  deletedTraces: string[],
 ): Promise<ExportFile> {
-  const query_params = paramsOf(projectId, w);
+  const query_params = paramsOf(projectId, w, deletedTraces);
   // `exec` hands over the response bytes as they are; `query` would split them into lines.
   const { stream } = await analytics.exec({ query: `${QUERIES[source]}\nFORMAT Parquet`, query_params });
   const chunks: Buffer[] = [];
@@ -84,15 +91,22 @@ export interface ExportFile {
   rows: number;
 }
 
-/** The file of one export window in `format`, and how many rows it holds. */
+/**
+ * The file of one export window in `format`, and how many rows it holds: no row of a trace whose
+ * deletion was recorded (server/tombstones/) before the window is read, also while the deletion
+ * is still deleting its rows. One recorded while the window is read is as a deletion after it.
+ */
 export async function windowFile(
   analytics: ClickHouseClient,
+  pool: Pick<pg.Pool, 'query'>,
   source: ExportSource,
   format: FileFormat,
   projectId: string,
   w: ExportWindow,
 ): Promise<ExportFile> {
-  if (format === 'PARQUET') return windowParquet(analytics, source, projectId, w);
-  const rows = await windowRows(analytics, source, projectId, w);
+  const deleted = await projectTombstones(pool, projectId);
+  if (deleted.project) return { body: '', rows: 0 };
+  if (format === 'PARQUET') return windowParquet(analytics, source, projectId, w, deleted.traceIds);
+  const rows = await windowRows(analytics, source, projectId, w, deleted.traceIds);
   return { body: renderRows(format, rows), rows: rows.length };
 }

@@ -6,11 +6,13 @@
 import type { WriteTargets } from '../contract/write-modes.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import type { SpanRef } from '../otel/map-logs.ts';
+import type { IngestionTombstones } from '../tombstones/record.ts';
 import { commitLegacyChanges, type LegacyChanges } from './commit.ts';
 import type { EntityLocks } from './entity-locks.ts';
 import { fillGenAiContent } from './genai-fill.ts';
 import type { Attribution, Row } from './records.ts';
 import type { IngestionStore } from './store.ts';
+import { traceIdsOf, withoutTraces } from './tombstone-filter.ts';
 
 export interface IngestionWrite {
   projectId: string;
@@ -35,6 +37,7 @@ export interface IngestionWrite {
 export interface WriteDeps {
   store: IngestionStore;
   locks: EntityLocks;
+  tombstones: IngestionTombstones;
   /** Prices observations the SDK sent no cost for; without it, only sent costs are stored. */
   models?: ModelCatalog | undefined;
 }
@@ -149,8 +152,17 @@ export async function applyWrites(writes: IngestionWrite[], deps: WriteDeps): Pr
     else byProject.set(w.projectId, [w]);
   }
   await Promise.all(
-    [...byProject.values()].map(async (list) => {
-      for (const run of runsOf(list)) await applyRun(run, deps);
+    [...byProject].map(async ([projectId, list]) => {
+      // One read of the tombstones per project before, one after (server/tombstones/record.ts).
+      const traceIds = [...new Set(list.flatMap((w) => [...traceIdsOf(w)]))];
+      const before = await deps.tombstones.deletedAmong(projectId, traceIds);
+      if (before.project) return;
+      const live = list.map((w) => withoutTraces(w, before.deleted)).filter((w) => !isEmptyWrite(w));
+      for (const run of runsOf(live)) await applyRun(run, deps);
+      const written = traceIds.filter((id) => !before.deleted.has(id));
+      if (written.length === 0) return;
+      const after = await deps.tombstones.deletedAmong(projectId, written, before.asOf);
+      if (after.deleted.size > 0) await deps.tombstones.purge(projectId, [...after.deleted]);
     }),
   );
 }

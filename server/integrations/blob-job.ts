@@ -82,7 +82,7 @@ async function runOne(o: BlobIntegrationRunOptions, i: BlobIntegration, r: BlobI
       if (!w) return;
       let rows = 0;
       for (const source of SOURCES_OF[i.exportSource]) {
-        const file = await windowFile(o.analytics, source, i.fileType, i.projectId, w);
+        const file = await windowFile(o.analytics, o.pool, source, i.fileType, i.projectId, w);
         const gzip = i.compressed && i.fileType !== 'PARQUET';
         const key = integrationKey(i, source, w);
         await store.put(key, gzip ? gzipSync(file.body) : file.body, contentTypeOf(i.fileType));

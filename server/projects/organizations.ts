@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { inTransaction } from '../datastores/transaction.ts';
+import { recordProjectTombstone } from '../tombstones/record.ts';
 import { hashSecret, keySummaries, type NewApiKey, newKeyPair, safeEqual } from './keys.ts';
 
 export interface OrganizationPrincipal {
@@ -144,6 +145,8 @@ export async function markProjectDeleted(
     );
     for (const table of ['project_memberships', 'project_invitations'])
       await c.query(`DELETE FROM ${table} WHERE project_id = $1`, [projectId]);
+    // Committed with the mark, before the worker removes any row: no later write brings them back.
+    await recordProjectTombstone(c, projectId);
     return { revokedKeys: keys.rows.map((r) => r.public_key) };
   });
 }

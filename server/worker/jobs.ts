@@ -35,6 +35,7 @@ import { runPostHogPass } from '../integrations/posthog-job.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PassTimer, waitAtMost } from '../time/passes.ts';
+import { ingestionTombstones, TombstoneGuard } from '../tombstones/record.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
 export interface WorkerJobsOptions {
@@ -98,6 +99,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         onMetrics: o.onPropagationMetrics,
         // Propagated rows keep their staging `created_at`: observation rules look back for them.
         onPropagated: (oldest) => rewindObservationScans(o.pool, oldest),
+        tombstones: new TombstoneGuard(o.pool, traceDeletionDeps(o.config, o)),
       })
     : undefined;
   propagation?.start();
@@ -170,6 +172,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         deps: {
           store: clickhouseStore(o.analytics, o.config.clickhouse),
           locks: pgEntityLocks(o.pool),
+          tombstones: ingestionTombstones(traceDeletionDeps(o.config, o)),
           models: new ModelCatalog(o.pool),
         },
         batchFiles: DRAIN_BATCH_FILES,

@@ -13,7 +13,10 @@ import { Langfuse } from 'langfuse';
 import pino from 'pino';
 import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import { memoryCoordination } from '../../server/coordination/store.ts';
+import { createPool } from '../../server/datastores/postgres.ts';
 import { STAGING_WINDOW_MS } from '../../server/events/staging.ts';
+import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
+import { TombstoneGuard } from '../../server/tombstones/record.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
@@ -101,6 +104,7 @@ export async function benchPropagationLag(): Promise<void> {
       await ch.client.command({
         query: `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
       });
+      const pool = createPool(pgf.url, 2);
       const job = new PropagationJob({
         analytics: ch.client,
         coordination: memoryCoordination(),
@@ -109,10 +113,12 @@ export async function benchPropagationLag(): Promise<void> {
         intervalMs: 60_000,
         graceSeconds: 30,
         chunkRows: ENV_DEFAULTS.propagationChunkRows,
+        tombstones: new TombstoneGuard(pool, { analytics: ch.client, release: '4', dialect: SINGLE_NODE }),
       });
       const t = performance.now();
       const outcome = await job.runOnce();
       processing.push((performance.now() - t) / 1000);
+      await pool.end();
       if (outcome.processed.length !== 1) throw new Error(`expected one partition, got ${outcome.processed}`);
     }
 

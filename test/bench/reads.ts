@@ -18,6 +18,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
+import { traceDeletionDeps } from '../../server/deletion/traces.ts';
 import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { clickhouseStore } from '../../server/ingestion/store.ts';
 import { MaskingCatalog } from '../../server/masking/catalog.ts';
@@ -33,6 +34,7 @@ import { buildMetrics, parseMetricsQuery } from '../../server/reads/metrics.ts';
 import { METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
 import { buildObservationList, parseFieldGroups, simpleFilters } from '../../server/reads/observations.ts';
 import type { Query } from '../../server/reads/sql.ts';
+import { ingestionTombstones } from '../../server/tombstones/record.ts';
 import { buildWebApp } from '../../server/web/app.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { line, quantile } from './report.ts';
@@ -112,6 +114,7 @@ export async function openReadBench(name: string, events: number) {
     analytics: ch,
     store: clickhouseStore(ch, config.clickhouse),
     locks: pgEntityLocks(pool),
+    tombstones: ingestionTombstones(traceDeletionDeps(config, { pool: pool, analytics: ch })),
     keys: new KeyVerifier(pool),
     models: new ModelCatalog(pool),
     masking: new MaskingCatalog(pool),

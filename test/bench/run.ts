@@ -39,6 +39,7 @@ import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
 import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
 import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { TombstoneGuard } from '../../server/tombstones/record.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { ELIGIBILITY_MARGIN_MS } from '../../server/worker/propagation/schedule.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
@@ -159,6 +160,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
       intervalMs: 60_000,
       graceSeconds: 30,
       chunkRows: ENV_DEFAULTS.propagationChunkRows,
+      tombstones: new TombstoneGuard(pool, { analytics: ch, release: '4', dialect: SINGLE_NODE }),
     });
     const propagation = await time(() => job.runOnce());
     // Runs are aligned to the moment a partition becomes eligible (schedule.ts): no tick wait.

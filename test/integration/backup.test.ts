@@ -274,6 +274,53 @@ describe('observatory backup and restore', () => {
     expect(after.relational).toEqual(before.relational);
   });
 
+  it('keeps a deletion made after the backup: the restore deletes the traces again', async () => {
+    const deleted = ['first-t0', 'first-t1'];
+    const stores = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, ...DUAL_ENV };
+    const read = async (url: string, id: string) =>
+      (await fetch(`${url}/api/public/traces/${id}`, { headers: { authorization: basicAuth(project) } }))
+        .status;
+    let web = await startWeb(stores);
+    try {
+      const res = await fetch(`${web.url}/api/public/traces`, {
+        method: 'DELETE',
+        headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+        body: JSON.stringify({ traceIds: deleted }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await web.stop();
+    }
+
+    const r = await run(['restore', '--id', 'b1', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('restore b1: 2 deleted traces or projects deleted again');
+    // Every analytics row of the backup but the deleted traces', row by row.
+    const traceOf = (table: string, line: string) => {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      return table === 'traces' ? row['id'] : row['trace_id'];
+    };
+    const expected = Object.fromEntries(
+      Object.entries(before.analytics).map(([table, lines]) => [
+        table,
+        lines.filter((l) => !deleted.includes(String(traceOf(table, l)))),
+      ]),
+    );
+    expect((await snapshot()).analytics).toEqual(expected);
+    const { rows } = await pool.query('SELECT project_id, trace_id FROM trace_tombstones ORDER BY trace_id');
+    expect(rows).toEqual(deleted.map((trace_id) => ({ project_id: project.projectId, trace_id })));
+    web = await startWeb(stores);
+    try {
+      expect([
+        await read(web.url, 'first-t0'),
+        await read(web.url, 'first-t1'),
+        await read(web.url, 'first-t2'),
+      ]).toEqual([404, 404, 200]);
+    } finally {
+      await web.stop();
+    }
+  });
+
   it('refuses an incomplete or altered backup before changing anything', async () => {
     for (const id of ['b2', 'b3']) {
       const r = await run(['backup', '--id', id, '--termination-log', join(dir, id)]);

@@ -14,6 +14,7 @@ import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { jsonText } from '../../server/ingestion/records.ts';
 import { clickhouseStore, type IngestionStore } from '../../server/ingestion/store.ts';
 import { chTime } from '../../server/ingestion/time.ts';
+import { ingestionTombstones } from '../../server/tombstones/record.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,
@@ -270,6 +271,12 @@ describe('a request held between its read and its write', () => {
       });
       // Two web processes: each has its own in-process queue, so they meet at PostgreSQL's lock.
       const [firstProcess, secondProcess] = [pgEntityLocks(pool), pgEntityLocks(pool)];
+      const tombstones = ingestionTombstones({
+        pool,
+        analytics: ch.client,
+        release: '4',
+        dialect: { cluster: false, clusterName: 'default' },
+      });
       const attribution = { apiKey: 'pk', sdkName: 'javascript', sdkVersion: '3.39.2' };
       const id = `held-${mode}-${Date.now()}`;
       const at = new Date().toISOString();
@@ -290,6 +297,7 @@ describe('a request held between its read and its write', () => {
           settings,
           attribution,
           locks: firstProcess,
+          tombstones,
           store: withReadHook(store, async () => {
             firstRead = true;
             await held;
@@ -309,6 +317,7 @@ describe('a request held between its read and its write', () => {
           settings,
           attribution,
           locks: secondProcess,
+          tombstones,
           store: withReadHook(store, async () => {
             secondRead = true;
           }),

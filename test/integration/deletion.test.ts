@@ -428,13 +428,17 @@ describe('the audit_logs migration', () => {
     const table = async (name: string) =>
       (await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present;
     expect(await table('audit_logs')).toBe(true);
-    expect(await migrator.down(18)).toEqual([34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19]);
+    // Every migration after 18, the audit log's, goes down, newest first, and comes up again.
+    const after18 = relationalMigrationsFor('4')
+      .map((m) => m.version)
+      .filter((v) => v > 18);
+    expect(await migrator.down(18)).toEqual([...after18].reverse());
     expect([await table('audit_logs'), await table('models'), await table('prompts')]).toEqual([
       false,
       true,
       true,
     ]);
-    expect(await migrator.up()).toEqual([19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34]);
+    expect(await migrator.up()).toEqual(after18);
     expect(await table('audit_logs')).toBe(true);
   });
 });

@@ -6,13 +6,18 @@
  * compared row by row.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Coordination, type LeaseHolder, memoryCoordination } from '../../server/coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
+import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { TombstoneGuard } from '../../server/tombstones/record.ts';
 import { PropagationJob } from '../../server/worker/propagation/job.ts';
 import { OBS_PER_TRACE } from '../bench/history.ts';
 import { type EmbeddedHistory, embeddedHistory } from '../fixtures/embedded-history.ts';
+import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 
 const TRACES = 120;
 const CHUNK_ROWS = 50;
@@ -20,10 +25,15 @@ let partition: string;
 
 let engine: EmbeddedHistory;
 let ch: ClickHouseClient;
+/** The record of deleted traces (empty here) that every propagated chunk honours. */
+let pgf: PostgresFixture;
+let pool: pg.Pool;
 
 beforeAll(async () => {
-  engine = await embeddedHistory('propagation-chunks', TRACES);
+  [engine, pgf] = await Promise.all([embeddedHistory('propagation-chunks', TRACES), startPostgres()]);
   ch = engine.client;
+  pool = new pg.Pool({ connectionString: pgf.url, max: 2 });
+  await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
   // A closed window of the last hour: the staging table drops parts 48 hours after their window.
   await ch.command({
     query: `INSERT INTO observations_batch_staging SELECT *, toStartOfInterval(now64(3) - INTERVAL 10 MINUTE, INTERVAL 3 MINUTE) + 1 AS s3_first_seen_timestamp, 'pk', 'sdk', '0' FROM observations`,
@@ -37,7 +47,8 @@ beforeAll(async () => {
   ).json<{ partition: string }>()) as [{ partition: string }];
 });
 afterAll(async () => {
-  await engine?.stop();
+  await pool?.end();
+  await Promise.all([engine?.stop(), pgf?.stop()]);
 });
 
 async function rows<T>(query: string): Promise<T[]> {
@@ -53,6 +64,11 @@ const job = (coordination: Coordination) =>
     intervalMs: 60_000,
     graceSeconds: 0,
     chunkRows: CHUNK_ROWS,
+    tombstones: new TombstoneGuard(pool, {
+      analytics: ch,
+      release: '4',
+      dialect: { cluster: false, clusterName: 'default' },
+    }),
   });
 
 /** The store, failing once as a dying worker would at the moment `dies` picks. */

@@ -18,6 +18,7 @@ import { localBlobStore } from '../../server/blobs/local.ts';
 import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
+import { traceDeletionDeps } from '../../server/deletion/traces.ts';
 import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { clickhouseStore } from '../../server/ingestion/store.ts';
 import { MaskingCatalog } from '../../server/masking/catalog.ts';
@@ -29,6 +30,7 @@ import { relationalMigrationsFor } from '../../server/migrations/relational/vers
 import { ModelCatalog } from '../../server/models/catalog.ts';
 import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
 import { createOrganizationKey } from '../../server/projects/organizations.ts';
+import { ingestionTombstones } from '../../server/tombstones/record.ts';
 import { buildWebApp } from '../../server/web/app.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
@@ -897,6 +899,7 @@ function app(d: Deployment, analytics = ch): FastifyInstance {
     analytics,
     store: clickhouseStore(analytics, config.clickhouse),
     locks: pgEntityLocks(pool),
+    tombstones: ingestionTombstones(traceDeletionDeps(config, { pool: pool, analytics: analytics })),
     keys: new KeyVerifier(pool),
     models: new ModelCatalog(pool),
     masking: new MaskingCatalog(pool),

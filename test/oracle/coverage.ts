@@ -16,6 +16,8 @@ export function features(steps: Step[]): Set<string> {
   const out = new Set<string>();
   let mode: Mode = 'release3';
   let logged: 'the web writing the store too' | 'the drain the only writer' | undefined;
+  const deleted = new Set<string>();
+  let backfilling = false;
   for (const s of steps) {
     switch (s.op) {
       case 'log-on':
@@ -37,14 +39,27 @@ export function features(steps: Step[]): Set<string> {
         mode = 'release3';
         break;
       case 'backfill':
+        backfilling = s.concurrent;
         out.add(s.concurrent ? 'backfill alongside traffic' : 'backfill');
         if (s.kills.some((k) => k !== null)) out.add('backfill step killed');
         break;
       case 'worker':
         if (mode === 'dual' || mode === 'events_only') out.add(`worker ${s.action}`);
         break;
+      case 'delete':
+        deleted.add(s.traceId);
+        out.add(`deletion in ${mode}`);
+        if (backfilling) out.add('deletion alongside a backfill');
+        break;
+      case 'backfill-join':
+        backfilling = false;
+        break;
       case 'send': {
         const t = s.traffic;
+        if ('traceId' in t && deleted.has(t.traceId))
+          out.add(
+            `late ${t.kind === 'trace' && t.producer !== 'batch' ? 'OTLP' : 'batch'} event of a deleted trace in ${mode}`,
+          );
         out.add(t.kind === 'trace' ? `${t.producer} in ${mode}` : `${t.kind} in ${mode}`);
         if (logged && mode !== 'release3') out.add(`logged traffic in ${mode}`);
         break;
@@ -84,4 +99,10 @@ export const REQUIRED_FEATURES: readonly string[] = [
   'log redelivery',
   'replay',
   'sweep',
+  'deletion in dual',
+  'deletion in events_only',
+  'deletion alongside a backfill',
+  'late batch event of a deleted trace in dual',
+  'late OTLP event of a deleted trace in dual',
+  'late OTLP event of a deleted trace in events_only',
 ];

@@ -114,5 +114,10 @@ export const historyPlan: fc.Arbitrary<HistoryPlan> = fc
         ...Array.from({ length: rollbacks + 1 }, (_, i) => epochPlan(i === rollbacks, cutover)),
       ),
       eventsOnly: cutover ? slots(3) : fc.constant(null),
+      // Last: the keys before it draw what they drew before deletions were part of a history.
+      deletions: fc.array(
+        fc.record({ after: fc.nat(), target: fc.nat(), late: fc.option(fc.nat(3), { nil: null }) }),
+        { maxLength: 3 },
+      ),
     }),
   );

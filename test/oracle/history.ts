@@ -114,7 +114,13 @@ export type Step =
   | { op: 'backfill'; concurrent: boolean; kills: (number | null)[] }
   | { op: 'backfill-join' }
   | { op: 'worker'; action: 'start' | 'kill' }
-  | { op: 'send'; traffic: Traffic };
+  | { op: 'send'; traffic: Traffic }
+  /**
+   * `DELETE /api/public/traces/{traceId}` of a trace sent before: nothing of it may be in
+   * `events_full` or readable through the API afterwards, whatever is sent, drained, replayed,
+   * propagated or backfilled later (a later `send` of the same traffic is an exporter's retry).
+   */
+  | { op: 'delete'; traceId: string };
 
 /** The dataset item every experiment links to (created in the relational store by the runner). */
 export const DATASET = { id: 'oracle-ds', name: 'oracle-dataset', itemId: 'oracle-item' } as const;
@@ -166,6 +172,19 @@ export interface HistoryPlan {
   epochs: EpochPlan[];
   /** Traffic after the cutover; null: the history ends before it. */
   eventsOnly: TrafficSlot[] | null;
+  /** Trace deletions woven into the traffic of release 4 (see `withDeletions`). */
+  deletions: DeletionPlan[];
+}
+
+/**
+ * A deletion after the `after`-th request of release 4 (modulo their number) of the `target`-th
+ * trace sent by then; with `late`, that trace's traffic is sent again `late` requests later (or at
+ * the end): an exporter's retry, a late event.
+ */
+export interface DeletionPlan {
+  after: number;
+  target: number;
+  late: number | null;
 }
 
 const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
@@ -307,7 +326,42 @@ export function flatten(plan: HistoryPlan): Step[] {
     mode = 'events_only';
     traffic(plan.eventsOnly);
   }
-  return steps;
+  return withDeletions(steps, plan.deletions);
+}
+
+type TraceTraffic = Extract<Traffic, { kind: 'trace' | 'experiment' }>;
+
+/** The steps with each deletion (and its late retry) woven in after the requests it names. */
+function withDeletions(steps: Step[], deletions: readonly DeletionPlan[]): Step[] {
+  // The sends of release 4 (release 3 is the version before deletions were recorded).
+  const eligible: number[] = [];
+  let mode: Mode = 'release3';
+  steps.forEach((s, i) => {
+    if (s.op === 'switch') mode = s.to;
+    if (s.op === 'rollback') mode = 'release3';
+    if (s.op === 'send' && mode !== 'release3') eligible.push(i);
+  });
+  if (eligible.length === 0) return steps;
+  const inserts = new Map<number, Step[]>();
+  const after = (i: number, s: Step) => inserts.set(i, [...(inserts.get(i) ?? []), s]);
+  const deleted = new Set<string>();
+  for (const d of deletions) {
+    const at = pick(eligible, d.after);
+    const sent = steps
+      .slice(0, at + 1)
+      .flatMap((s) =>
+        s.op === 'send' && (s.traffic.kind === 'trace' || s.traffic.kind === 'experiment') ? [s.traffic] : [],
+      )
+      .filter((t): t is TraceTraffic => !deleted.has(t.traceId));
+    if (sent.length === 0) continue;
+    const target = pick(sent, d.target);
+    deleted.add(target.traceId);
+    after(at, { op: 'delete', traceId: target.traceId });
+    if (d.late === null) continue;
+    const later = eligible.filter((i) => i > at);
+    after(later[Math.min(d.late, later.length - 1)] ?? at, { op: 'send', traffic: target });
+  }
+  return steps.flatMap((s, i) => [s, ...(inserts.get(i) ?? [])]);
 }
 
 export function hexId(n: number, width: number): string {
@@ -385,6 +439,8 @@ export function describeSteps(steps: Step[]): string {
             return `${head}send trace-update ${t.traceId} public=${t.trace.public}`;
           return `${head}send score ${t.scoreId} on ${t.traceId}`;
         }
+        case 'delete':
+          return `${head}delete trace ${s.traceId}`;
         case 'backfill':
           return `${head}backfill${s.concurrent ? ' (concurrent)' : ''} kills=${JSON.stringify(s.kills)}`;
         case 'switch':

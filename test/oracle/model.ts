@@ -22,6 +22,8 @@
  *   usage with `total`, and the provider's published price of it, on every road into the events
  *   tables (direct, propagated, backfilled), however often it was updated since; an unknown model
  *   keeps its usage and has no cost.
+ * - A deleted trace has no row, whatever was sent, drained, replayed, propagated or backfilled after
+ *   its deletion, and whatever of it was accepted before (tombstones, server/tombstones/).
  * Pure.
  */
 import { DATASET, type Producer, type SpanSpec, type Step, type TraceAttrs } from './history.ts';
@@ -108,6 +110,8 @@ const toMs = (us: number) => Math.floor(us / 1000) * 1000;
 
 export function expectedEvents(steps: Step[], baseUs: number): Expectation {
   const legacy = new Map<string, LegacyTrace>();
+  /** Deleted traces: nothing of them is in the store after the history, whatever came after. */
+  const deleted = new Set<string>();
   let mode: 'release3' | 'legacy' | 'dual' | 'events_only' = 'release3';
   let epoch = newEpoch();
 
@@ -161,6 +165,9 @@ export function expectedEvents(steps: Step[], baseUs: number): Expectation {
       case 'log-on':
       case 'log':
       case 'worker':
+        return;
+      case 'delete':
+        deleted.add(step.traceId);
         return;
       case 'send':
         break;
@@ -268,7 +275,11 @@ export function expectedEvents(steps: Step[], baseUs: number): Expectation {
       }
     }
   }
-  return { eventsTablesExist: true, rows, rootRequired };
+  return {
+    eventsTablesExist: true,
+    rows: rows.filter((r) => !deleted.has(r.traceId)),
+    rootRequired: rootRequired.filter((id) => !deleted.has(id)),
+  };
 }
 
 const NO_EXPERIMENT = {

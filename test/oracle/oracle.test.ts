@@ -2,7 +2,9 @@
  * The oracle on its fixed seeds: each seed's history runs on the real services (CLI roles against
  * PostgreSQL, Redis, the embedded engine and an S3 server) and `events_full` FINAL must equal the
  * model row by row. Together the seeds exercise every producer in every write mode, every
- * transition and what befalls the ingestion log (checked below without running anything). A failure prints the history and how to shrink it
+ * transition, what befalls the ingestion log and trace deletions with late events of the deleted
+ * traces (checked below without running anything); a deleted trace is neither in `events_full` nor
+ * readable through the trace API. A failure prints the history and how to shrink it
  * with `npm run oracle -- --runs 1 --seed S`.
  */
 import fc from 'fast-check';
@@ -14,9 +16,12 @@ import { runHistory, type Stores, startStores } from './runner.ts';
 
 /**
  * Chosen (greedily, shortest first) so that together they cover REQUIRED_FEATURES: four with the
- * ingestion log (two where the drain is the only writer), one writing the store directly.
+ * ingestion log (two where the drain is the only writer), one writing the store directly; 2895 and
+ * 902 delete traces (in legacy, dual and events_only, with late retries), and 3821 deletes traces
+ * sent before and during a backfill that runs alongside traffic, retried late in dual and in
+ * events_only by OTLP exporters.
  */
-const SEEDS = [2895, 1341, 902, 1853, 2769];
+const SEEDS = [2895, 1341, 902, 1853, 2769, 3821];
 /** Histories at once: most of a history is waiting for a staging partition to close. */
 const CONCURRENCY = 3;
 

@@ -202,6 +202,7 @@ class HistoryRun {
     const store = await this.readEvents();
     const expectation = expectedEvents(steps, this.baseUs);
     this.diffs.push(...compareEvents(expectation, store));
+    this.diffs.push(...(await this.readDeleted(steps)));
     return { diffs: this.diffs, store, log: this.log };
   }
 
@@ -247,7 +248,37 @@ class HistoryRun {
         return;
       case 'send':
         return this.send(step.traffic, i);
+      case 'delete':
+        return this.deleteTrace(step.traceId, i);
     }
+  }
+
+  /** What a user does: the trace's deletion through the public API, answered once its rows are gone. */
+  private async deleteTrace(traceId: string, i: number): Promise<void> {
+    const path = `/api/public/traces/${encodeURIComponent(traceId)}`;
+    const res = await fetch(`${this.web!.url}${path}`, {
+      method: 'DELETE',
+      headers: { authorization: basicAuth(this.project) },
+    });
+    const text = await res.text();
+    this.note(`step ${i} delete ${traceId} -> ${res.status}`);
+    if (res.status !== 200)
+      this.diffs.push(`step ${i}: DELETE ${path} in ${this.mode} answered ${res.status}: ${text}`);
+  }
+
+  /** Each deleted trace, read through the public API after the history: never found again. */
+  private async readDeleted(steps: Step[]): Promise<string[]> {
+    const found: string[] = [];
+    for (const s of steps) {
+      if (s.op !== 'delete') continue;
+      const res = await fetch(`${this.web!.url}/api/public/traces/${encodeURIComponent(s.traceId)}`, {
+        headers: { authorization: basicAuth(this.project) },
+      });
+      await res.text();
+      if (res.status !== 404)
+        found.push(`deleted trace ${s.traceId} readable again: GET answered ${res.status}`);
+    }
+    return found;
   }
 
   private async send(traffic: Extract<Step, { op: 'send' }>['traffic'], i: number): Promise<void> {

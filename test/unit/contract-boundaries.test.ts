@@ -91,6 +91,8 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   // What version 4's writers and readers of events share: the legacy-to-events mapping, the
   // staging partitions, the propagation record.
   ['events'],
+  // The record of deleted traces, which every writer above honours.
+  ['tombstones'],
   // Building blocks over the stores.
   [
     'ingestion',

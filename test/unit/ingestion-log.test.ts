@@ -19,7 +19,7 @@ import {
 import { backlogRefusal } from '../../server/ingestion/log/log.ts';
 import type { Row } from '../../server/ingestion/records.ts';
 import { applyWrites, type IngestionWrite, runsOf } from '../../server/ingestion/write.ts';
-import { memoryStore } from '../fixtures/memory-store.ts';
+import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const locks: EntityLocks = { hold: (_keys, work) => work() };
 const settings = (writeMode: WriteMode) => ({
@@ -181,6 +181,7 @@ async function logged(
       attribution: { apiKey: 'pk', sdkName: sdkOf(i), sdkVersion: '2.60.0' },
       store: memoryStore().store,
       locks,
+      tombstones: memoryTombstones().tombstones,
       log,
       // A second apart: what each request creates is stamped with its own time.
       now: Date.UTC(2026, 11, 5, 10) + i * 1000,
@@ -195,15 +196,20 @@ describe('the drain writes many logged requests as the web wrote them one by one
     async (mode, seed) => {
       const writes = await logged(mode, requests(seed, 25));
       const oneByOne = memoryStore();
-      for (const w of writes) await applyWrites([w], { store: oneByOne.store, locks });
+      for (const w of writes)
+        await applyWrites([w], { store: oneByOne.store, locks, tombstones: memoryTombstones().tombstones });
       const drained = memoryStore();
       // Through the file format, as the drain reads them, in claims of a few files.
       const files = writes.map((w) => decodeEntry(encodeEntry(w)));
       for (let at = 0; at < files.length; at += 7)
-        await applyWrites(files.slice(at, at + 7), { store: drained.store, locks });
+        await applyWrites(files.slice(at, at + 7), {
+          store: drained.store,
+          locks,
+          tombstones: memoryTombstones().tombstones,
+        });
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
       // And a redelivery of every claim changes nothing a reader sees.
-      await applyWrites(files, { store: drained.store, locks });
+      await applyWrites(files, { store: drained.store, locks, tombstones: memoryTombstones().tombstones });
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
     },
   );
@@ -226,9 +232,10 @@ describe('the drain writes many logged requests as the web wrote them one by one
       const { reqs, sdkOf } = interleaved(seed);
       const writes = await logged(mode, reqs, sdkOf);
       const oneByOne = memoryStore();
-      for (const w of writes) await applyWrites([w], { store: oneByOne.store, locks });
+      for (const w of writes)
+        await applyWrites([w], { store: oneByOne.store, locks, tombstones: memoryTombstones().tombstones });
       const drained = memoryStore();
-      await applyWrites(writes, { store: drained.store, locks });
+      await applyWrites(writes, { store: drained.store, locks, tombstones: memoryTombstones().tombstones });
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
     },
   );

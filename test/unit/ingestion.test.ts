@@ -6,7 +6,7 @@ import { costDetails, mergedVersion, usageDetails } from '../../server/ingestion
 import { describeIssues, ingestionEvent } from '../../server/ingestion/schemas.ts';
 import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
 import { chTime } from '../../server/ingestion/time.ts';
-import { memoryStore } from '../fixtures/memory-store.ts';
+import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 /** One request at a time here: the locks themselves are tested against PostgreSQL. */
 const locks: EntityLocks = { hold: (_keys, work) => work() };
@@ -55,6 +55,7 @@ describe('batch ingestion by write mode', () => {
       attribution,
       store: m.store,
       locks,
+      tombstones: memoryTombstones().tombstones,
     });
     for (const [table, n] of Object.entries(counts)) expect(m.rows(table)).toHaveLength(n);
     if (mode === 'events_only') {
@@ -71,6 +72,7 @@ describe('batch ingestion by write mode', () => {
         attribution: modern,
         store: memoryStore().store,
         locks,
+        tombstones: memoryTombstones().tombstones,
       });
       expect(other.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
     } else {
@@ -87,6 +89,7 @@ describe('batch ingestion by write mode', () => {
       attribution,
       store: m.store,
       locks,
+      tombstones: memoryTombstones().tombstones,
     });
     const root = m.rows('observations_batch_staging').find((r) => r['id'] === 't-t1')!;
     expect(root).toMatchObject({ type: 'SPAN', parent_observation_id: null, trace_id: 't1', name: 'chat' });
@@ -95,7 +98,14 @@ describe('batch ingestion by write mode', () => {
 
   it('merges updates onto stored rows and keeps earlier fields', async () => {
     const m = memoryStore();
-    const ctx = { projectId: 'p', settings: settings('legacy'), attribution, store: m.store, locks };
+    const ctx = {
+      projectId: 'p',
+      settings: settings('legacy'),
+      attribution,
+      store: m.store,
+      locks,
+      tombstones: memoryTombstones().tombstones,
+    };
     await processBatch(batch, ctx);
     await processBatch(
       [
@@ -136,7 +146,14 @@ describe('batch ingestion by write mode', () => {
     'in %s, a trace update that changes fields events carry updates its events: %j',
     async (mode, expected) => {
       const m = memoryStore();
-      const ctx = { projectId: 'p', settings: settings(mode), attribution, store: m.store, locks };
+      const ctx = {
+        projectId: 'p',
+        settings: settings(mode),
+        attribution,
+        store: m.store,
+        locks,
+        tombstones: memoryTombstones().tombstones,
+      };
       await processBatch(batch, ctx);
       // The first batch creates the trace: nothing stored yet, nothing to update.
       expect(m.updates).toEqual([]);
@@ -163,7 +180,14 @@ describe('batch ingestion by write mode', () => {
         ev('bad3', 'span-create', { traceId: 't' }),
         ev('ok', 'score-create', { traceId: 't', name: 'n', value: 1 }),
       ],
-      { projectId: 'p', settings: settings('legacy'), attribution, store: m.store, locks },
+      {
+        projectId: 'p',
+        settings: settings('legacy'),
+        attribution,
+        store: m.store,
+        locks,
+        tombstones: memoryTombstones().tombstones,
+      },
     );
     expect(result.successes.map((s) => s.id)).toEqual(['ok']);
     expect(result.errors.map((e) => e.id)).toEqual(['bad1', 'bad2', 'bad3']);
@@ -254,7 +278,14 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
     ['legacy', []],
   ] as const)('%s: the root at the old time is deleted in events_full', async (mode, tombstones) => {
     const { store, rows } = memoryStore();
-    const ctx = { projectId: 'p', settings: settings(mode), attribution, store, locks };
+    const ctx = {
+      projectId: 'p',
+      settings: settings(mode),
+      attribution,
+      store,
+      locks,
+      tombstones: memoryTombstones().tombstones,
+    };
     await processBatch(create(ts), { ...ctx, now: 1 });
     expect(rows('events_full')).toEqual([]);
     await processBatch(create(later), { ...ctx, now: 2 });
@@ -264,7 +295,14 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
 
   it('an update that keeps the timestamp deletes nothing', async () => {
     const { store, rows } = memoryStore();
-    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store, locks };
+    const ctx = {
+      projectId: 'p',
+      settings: settings('dual'),
+      attribution,
+      store,
+      locks,
+      tombstones: memoryTombstones().tombstones,
+    };
     await processBatch(create(ts), { ...ctx, now: 1 });
     await processBatch(create(ts), { ...ctx, now: 2 });
     expect(rows('events_full')).toEqual([]);
@@ -316,7 +354,14 @@ describe('a batch update of a trace that OTLP spans made, in dual', () => {
     ['a batch trace gets its virtual root', false, ['t-to']],
   ] as const)('%s', async (_, fromOtlp, staged) => {
     const { store, rows } = memoryStore();
-    const ctx = { projectId: 'p', settings: settings('dual'), attribution, store, locks };
+    const ctx = {
+      projectId: 'p',
+      settings: settings('dual'),
+      attribution,
+      store,
+      locks,
+      tombstones: memoryTombstones().tombstones,
+    };
     await store.insert('traces', [
       { id: 'to', project_id: 'p', timestamp: chTime(ts), tags: [], metadata: {} },
     ]);

@@ -26,7 +26,7 @@ import { type GenAiRecord, genAiContent } from '../../server/otel/genai-log-cont
 import { levelOfSeverity, mapLogsExport, NO_TRACE_CONTEXT } from '../../server/otel/map-logs.ts';
 import { logsExportResponseBody } from '../../server/otel/otlp-proto.ts';
 import type { ExportLogsServiceRequest } from '../../server/otel/otlp-types.ts';
-import { memoryStore } from '../fixtures/memory-store.ts';
+import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const TRACE = '5b8aa5a2d2c872e8321cf37308d69df2';
 const SPAN = '051581bf3cb55c13';
@@ -374,7 +374,8 @@ describe('a span and its GenAI log events in the events tables, through the inge
     ['span first', [spanWrite, logsWrite]],
   ])('%s: the span ends with the content', async (_name, writes) => {
     const { store, rows } = memoryStore();
-    for (const w of writes) await applyWrites([decodeEntry(encodeEntry(w))], { store, locks });
+    const { tombstones } = memoryTombstones();
+    for (const w of writes) await applyWrites([decodeEntry(encodeEntry(w))], { store, locks, tombstones });
     const spans = rows('events_full').filter((r) => r['span_id'] === SPAN);
     expect(spans.at(-1)).toMatchObject({
       input: logs.contents[0]!.content.input,
@@ -391,6 +392,7 @@ describe('ingestOtlpLogsRequest (the entry a transport calls with a decoded requ
     attribution: { apiKey: 'pk', sdkName: 'unknown', sdkVersion: 'unknown' },
     store,
     locks,
+    tombstones: memoryTombstones().tombstones,
     models: {} as ModelCatalog,
     onDualPath: () => {},
   });

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  traceDeleteStatement,
-  traceObservationIdsQuery,
-  traceTables,
-} from '../../server/deletion/trace-deletion-sql.ts';
+import { traceDeleteStatement, traceObservationIdsQuery } from '../../server/deletion/trace-deletion-sql.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
+import { traceTables } from '../../server/tombstones/tables.ts';
 
 const CLUSTER = { cluster: true, clusterName: 'c1' };
 

@@ -728,6 +728,23 @@ CREATE TABLE IF NOT EXISTS masking_rules (
 );`,
     down: 'DROP TABLE IF EXISTS masking_rules;',
   },
+  {
+    version: 35,
+    name: 'trace_tombstones',
+    bothReleases: true,
+    // What a deletion deleted (server/tombstones/record.ts): a trace of a project, or a whole
+    // project (trace_id ''), with when and by whom. No foreign key to projects: a project's
+    // tombstone must outlive the project's row. Recorded before the rows go; every later writer
+    // (ingestion, its log's drain and replay, propagation, backfill, restores) leaves them out.
+    up: `
+CREATE TABLE IF NOT EXISTS trace_tombstones (
+  project_id TEXT NOT NULL, trace_id TEXT NOT NULL, deleted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  api_key_id TEXT, user_id TEXT, policy TEXT,
+  PRIMARY KEY (project_id, trace_id)
+);
+CREATE INDEX IF NOT EXISTS trace_tombstones_deleted_at_idx ON trace_tombstones (deleted_at);`,
+    down: 'DROP TABLE IF EXISTS trace_tombstones;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

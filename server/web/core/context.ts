@@ -18,6 +18,7 @@ import type { MaskingCatalog } from '../../masking/catalog.ts';
 import type { ModelCatalog } from '../../models/catalog.ts';
 import type { ProducerRecorder } from '../../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../../projects/keys.ts';
+import type { IngestionTombstones } from '../../tombstones/record.ts';
 import type { SignInThrottle } from '../../users/login-throttle.ts';
 
 export interface WebContext {
@@ -31,6 +32,8 @@ export interface WebContext {
   ingestionBacklog?: BacklogGate | undefined;
   /** Serialises concurrent writes of one trace or observation. */
   locks: EntityLocks;
+  /** The record of deleted traces, which every write honours. */
+  tombstones: IngestionTombstones;
   keys: KeyVerifier;
   /** Each project's model definitions, cached, for the cost ingestion computes. */
   models: ModelCatalog;
@@ -103,6 +106,7 @@ export function ingestionContextFor(ctx: WebContext, principal: Principal, heade
     attribution: attributionFor(principal, header),
     store: ctx.store,
     locks: ctx.locks,
+    tombstones: ctx.tombstones,
     models: ctx.models,
     log: ctx.ingestionLog,
     masking: ctx.masking,

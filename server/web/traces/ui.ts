@@ -158,6 +158,7 @@ export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
         attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
         store: ctx.store,
         locks: ctx.locks,
+        tombstones: ctx.tombstones,
         log: ctx.ingestionLog,
         masking: ctx.masking,
         findConfig: (id) => findConfig(ctx.pool, projectId, id),

@@ -17,6 +17,7 @@ import type { Coordination, LeaseHolder } from '../../coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
 import { partitionEndMs } from '../../events/staging.ts';
 import { chTimeToIso } from '../../ingestion/time.ts';
+import type { TombstoneGuard } from '../../tombstones/record.ts';
 import { progressFor, progressRecord } from './progress.ts';
 import { nextRunDelayMs } from './schedule.ts';
 import {
@@ -44,6 +45,8 @@ export interface PropagationOptions {
   onMetrics?: (m: PropagationMetrics) => void;
   /** After a chunk is in the events tables: each project's oldest `created_at` it carried. */
   onPropagated?: (oldest: { projectId: string; createdAt: string }[]) => Promise<void>;
+  /** The record of deleted traces, which no chunk propagates. */
+  tombstones: Pick<TombstoneGuard, 'run'>;
 }
 
 export interface PropagationMetrics {
@@ -125,9 +128,18 @@ export class PropagationJob {
           const chunk = chunks[i]!;
           this.#assertHeld();
           const insert = propagateChunkStatement(chunk);
-          await analytics.command({ query: insert.query, query_params: insert.params });
           const enrich = stagingExperimentEnrichmentStatement(stagingChunk(chunk));
-          await analytics.command({ query: enrich.query, query_params: enrich.params });
+          // Deleted traces are not propagated, also those deleted while it runs (the guard's note).
+          await this.#o.tombstones.run(async (tombstones) => {
+            await analytics.command({
+              query: insert.query,
+              query_params: { ...insert.params, ...tombstones },
+            });
+            await analytics.command({
+              query: enrich.query,
+              query_params: { ...enrich.params, ...tombstones },
+            });
+          });
           await this.#announce(chunk);
           this.#assertHeld();
           if (chunks.length > 1)

@@ -14,6 +14,7 @@ import {
   TRACE_JOIN_COLUMNS,
 } from '../../events/mapping.ts';
 import { EVENTS, insertable } from '../../migrations/analytics/tables.ts';
+import { notTombstoned } from '../../tombstones/sql.ts';
 
 export const STAGING_TABLE = 'observations_batch_staging';
 const IN_PARTITION = '_partition_id = {partition:String}';
@@ -89,7 +90,7 @@ SELECT
 FROM (
   SELECT * FROM ${STAGING_TABLE} FINAL
   PREWHERE ${range.sql}
-  WHERE ${IN_PARTITION}
+  WHERE ${IN_PARTITION} AND ${notTombstoned('project_id', 'trace_id')}
 ) AS obs
 LEFT ANY JOIN (
   SELECT ${TRACE_JOIN_COLUMNS}
