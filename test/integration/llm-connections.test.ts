@@ -192,10 +192,12 @@ describe('the relational migrations of connections and evaluation', () => {
       ).rows.map((r) => r.t);
     try {
       const m = new RelationalMigrator(pool, relationalMigrationsFor('4'));
-      expect(await m.version()).toBe(33);
-      expect(await m.down(16)).toEqual([33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17]);
+      expect(await m.version()).toBe(35);
+      expect(await m.down(16)).toEqual([
+        35, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+      ]);
       expect(await tables()).toEqual([]);
-      expect(await m.up()).toEqual([17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33]);
+      expect(await m.up()).toEqual([17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35]);
       expect(await tables()).toEqual([
         'evaluation_executions',
         'evaluation_rule_evaluators',
