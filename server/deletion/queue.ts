@@ -198,3 +198,15 @@ export async function failBatch(
     [b.slices.map((s) => s.id), error.slice(0, 1000), Math.trunc(retryMs), maxAttempts],
   );
 }
+
+/**
+ * Forgets deletions finished more than `keepMs` ago (their ids are gone from the stores; the audit
+ * log keeps who deleted what); the number forgotten.
+ */
+export async function pruneTraceDeletions(pool: pg.Pool, keepMs: number): Promise<number> {
+  const r = await pool.query(
+    `DELETE FROM trace_deletions WHERE finished_at < now() - make_interval(secs => $1::float8 / 1000.0)`,
+    [keepMs],
+  );
+  return r.rowCount ?? 0;
+}

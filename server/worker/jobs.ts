@@ -19,6 +19,7 @@ import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
 import { startTraceDeletions } from '../deletion/deletion-worker.ts';
 import { runProjectDeletionPass } from '../deletion/projects.ts';
+import { pruneTraceDeletions } from '../deletion/queue.ts';
 import { runRetentionPass } from '../deletion/retention.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
@@ -84,6 +85,8 @@ const LOG_BACKLOG_EVERY_MS = 15_000;
 const LOG_SWEEP_EVERY_MS = 60_000;
 /** The pause of the trace deletion loop once nothing waits: the longest a queued deletion waits. */
 const DELETION_IDLE_MS = 1_000;
+/** How long a finished trace deletion stays readable (`GET /api/public/trace-deletions/{id}`). */
+const FINISHED_DELETION_KEEP_MS = 7 * 24 * 3_600_000;
 
 export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
   const propagationEnabled = behaviourOf(o.config.mode).runsPropagation && o.schemaKnown;
@@ -235,6 +238,8 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
           if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
           const removed = await runProjectDeletionPass(deletionDeps, stopping);
           if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
+          const pruned = await pruneTraceDeletions(o.pool, FINISHED_DELETION_KEEP_MS);
+          if (pruned > 0) o.log.info({ pruned }, 'finished trace deletions forgotten');
         },
         o.log,
       )

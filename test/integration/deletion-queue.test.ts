@@ -13,6 +13,7 @@ import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRACE_DELETION_BATCH } from '../../server/deletion/deletion-worker.ts';
+import { pruneTraceDeletions } from '../../server/deletion/queue.ts';
 import { api } from '../conformance/env.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
@@ -267,4 +268,25 @@ describe('queued trace deletion', () => {
     expect(repeated.filter((id) => countedSet.has(id))).toEqual([]);
     expect(audits.rows.every((r) => r.n <= 2)).toBe(true);
   }, 600_000);
+
+  it('forgets finished deletions past their keep time, and only those', async () => {
+    const rows = async () =>
+      (
+        await pool.query<{ id: string; state: string }>(
+          'SELECT id, state FROM trace_deletions WHERE project_id = $1 ORDER BY id',
+          [a.projectId],
+        )
+      ).rows;
+    const before = await rows();
+    const finished = before.filter((r) => r.state === 'succeeded');
+    expect(finished.length).toBeGreaterThan(1);
+    const [old, ...recent] = finished;
+    await pool.query("UPDATE trace_deletions SET finished_at = now() - interval '8 days' WHERE id = $1", [
+      old!.id,
+    ]);
+    expect(await pruneTraceDeletions(pool, 7 * 24 * 3_600_000)).toBe(1);
+    expect(await rows()).toEqual(before.filter((r) => r.id !== old!.id));
+    expect((await call(a, 'GET', `/api/public/trace-deletions/${old!.id}`)).status).toBe(404);
+    expect((await call(a, 'GET', `/api/public/trace-deletions/${recent[0]!.id}`)).status).toBe(200);
+  });
 });
