@@ -2,8 +2,8 @@
  * The worker's background jobs: the dual-write propagation (while the write mode writes the
  * events tables: dual, and events_only to drain what is left), the historic backfill chain, the
  * ingestion log's drain and sweep, the scheduled exports and the projects' integrations (blob storage,
- * PostHog), the observation-level evaluations, the alert rules, data retention and the removal of
- * deleted projects.
+ * PostHog), the observation-level evaluations, the alert rules, queued trace deletions, data
+ * retention and the removal of deleted projects.
  * `observatory worker` runs them beside its health endpoints; `observatory dev` runs them in its
  * one process, so staged data from older SDKs arrives there as it does in a deployment.
  */
@@ -17,7 +17,9 @@ import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { behaviourOf } from '../contract/write-modes.ts';
 import type { Coordination } from '../coordination/store.ts';
+import { startTraceDeletions } from '../deletion/deletion-worker.ts';
 import { runProjectDeletionPass } from '../deletion/projects.ts';
+import { pruneTraceDeletions } from '../deletion/queue.ts';
 import { runRetentionPass } from '../deletion/retention.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
 import { EvaluationJob } from '../evaluation/job.ts';
@@ -82,6 +84,10 @@ const DRAIN_BATCH_FILES = 500;
 const DRAIN_IDLE_MS = 250;
 const LOG_BACKLOG_EVERY_MS = 15_000;
 const LOG_SWEEP_EVERY_MS = 60_000;
+/** The pause of the trace deletion loop once nothing waits: the longest a queued deletion waits. */
+const DELETION_IDLE_MS = 1_000;
+/** How long a finished trace deletion stays readable (`GET /api/public/trace-deletions/{id}`). */
+const FINISHED_DELETION_KEEP_MS = 7 * 24 * 3_600_000;
 
 export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
   const propagationEnabled = behaviourOf(o.config.mode).runsPropagation && o.schemaKnown;
@@ -211,20 +217,32 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
 
   // Retention and the removal of deleted projects: in every mode, since their rows may sit in any
   // table an earlier mode wrote.
-  const retentionDeps = traceDeletionDeps(o.config, {
+  const deletionDeps = traceDeletionDeps(o.config, {
     pool: o.pool,
     analytics: o.analytics,
     mediaBlobs: o.mediaBlobs,
   });
+  // Queued trace deletions (the API's and the UI's): every worker takes batches (claims are leased).
+  const traceDeletions = o.schemaKnown
+    ? startTraceDeletions({
+        deps: deletionDeps,
+        holder: `delete-${o.workerId}-${randomUUID()}`,
+        idleMs: DELETION_IDLE_MS,
+        onBatch: (b) => o.log.info(b, 'trace deletion batch'),
+        onError: (err) => o.log.error({ err: err.message }, 'trace deletion batch failed'),
+      })
+    : undefined;
   const retentionTimer = o.schemaKnown
     ? new PassTimer(
         'retention pass',
         RETENTION_TICK_MS,
         async () => {
-          const r = await runRetentionPass(retentionDeps, new Date(), stopping);
+          const r = await runRetentionPass(deletionDeps, new Date(), stopping);
           if (r.traces > 0 || r.scores > 0) o.log.info(r, 'retention pass');
-          const removed = await runProjectDeletionPass(retentionDeps, stopping);
+          const removed = await runProjectDeletionPass(deletionDeps, stopping);
           if (removed.length > 0) o.log.info({ projects: removed }, 'deleted projects removed');
+          const pruned = await pruneTraceDeletions(o.pool, FINISHED_DELETION_KEEP_MS);
+          if (pruned > 0) o.log.info({ pruned }, 'finished trace deletions forgotten');
         },
         o.log,
       )
@@ -247,7 +265,7 @@ export function startWorkerJobs(o: WorkerJobsOptions): WorkerJobs {
         backlogTimer,
         sweepTimer,
       ].map((t) => t?.stop());
-      passes.push(drain?.stop());
+      passes.push(drain?.stop(), traceDeletions?.stop());
       await propagation?.stop();
       await Promise.all([evaluation?.stop(CHAIN_STOP_WAIT_MS), alerts?.stop(CHAIN_STOP_WAIT_MS)]);
       // A running chunk or export window finishes or is abandoned; either resumes from its checkpoint.

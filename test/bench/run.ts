@@ -20,9 +20,10 @@
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
+ *   8. Queued trace deletion of 100 000 traces (deletion.ts) against the store's own DELETE of the same rows.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `ingestion-log`, `cost`,
  * `ingestion-cost`, `ingestion-rules`, `masking`, `reads`,
- * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`); none runs them all.
+ * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`, `deletion`); none runs them all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,7 @@ import { benchBackfillMemory } from './backfill-memory.ts';
 import { benchBackup } from './backup.ts';
 import { benchCost } from './cost.ts';
 import { benchDashboards } from './dashboards.ts';
+import { benchDeletion } from './deletion.ts';
 import { benchExports } from './exports.ts';
 import {
   BACKFILL_SETTINGS,
@@ -87,6 +89,7 @@ const FIGURES = [
   'propagation-lag',
   'alerts',
   'backup',
+  'deletion',
 ];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = chosen.filter((a) => !FIGURES.includes(a));
@@ -207,3 +210,4 @@ if (selected('operator')) await benchOperator();
 if (selected('propagation-lag')) await benchPropagationLag();
 if (selected('alerts')) await benchAlerts();
 if (selected('backup')) await benchBackup();
+if (selected('deletion')) await benchDeletion();

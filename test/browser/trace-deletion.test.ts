@@ -2,8 +2,10 @@
  * Deleting a trace from the trace view in Debian's chromium (playwright-core) against `observatory
  * web` in `events_only` on real PostgreSQL and the analytics server, with traces the JS SDK (v5,
  * OpenTelemetry) sent: a member sees no delete action and is refused the route; the owner's
- * delete asks first (declined: nothing happens), then deletes the trace, which leaves the public
- * API and the events table while its sibling stays, and the audit log names the owner.
+ * delete asks first (declined: nothing happens), then queues the trace's deletion: the view shows
+ * it under way while no worker runs, and once `observatory worker` ran it the view opens the list;
+ * the trace has left the public API and the events table while its sibling stays, and the audit
+ * log names the owner.
  */
 import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
@@ -11,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -19,6 +22,7 @@ import {
   type Project,
   startAnalyticsServer,
   startWeb,
+  startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
 import { createUiUser, request, signIn as signInApi } from '../fixtures/ui-client.ts';
@@ -26,17 +30,20 @@ import { type Chromium, closeSuite, screenshot, startChromium } from './chromium
 
 let pg: PostgresFixture;
 let ch: AnalyticsServer;
+let redis: RedisFixture;
 let web: WebServer;
+let worker: WebServer | undefined;
 let chromium: Chromium;
 let project: Project;
 let db: pgLib.Pool;
+let env: Record<string, string>;
 let owner: { userId: string; email: string; password: string };
 let member: { userId: string; email: string; password: string };
 const traces: Record<'doomed' | 'kept', string> = { doomed: '', kept: '' };
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, ...MODE_ENV.events_only };
+  [pg, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
+  env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url, ...MODE_ENV.events_only };
   web = await startWeb(env);
   [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-trace-deletion')]);
   [owner, member] = await Promise.all([
@@ -55,7 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.end();
-  const left = await closeSuite(chromium, [web], [ch, pg]);
+  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis]);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 
@@ -114,7 +121,15 @@ describe('deleting a trace from its page', () => {
 
     page.once('dialog', (d) => void d.accept());
     await remove.click();
-    await page.waitForURL(`**/project/${project.projectId}/observations`);
+    // No worker runs yet: the deletion is queued, and the view says so.
+    await page
+      .getByRole('status')
+      .getByText('Deletion in progress (queued): 0 of 1 traces deleted')
+      .waitFor();
+    await screenshot(page, 'trace-deletion-queued');
+    expect(await observationsOf(traces.doomed)).toEqual(['doomed']);
+    worker = await startWorker(env);
+    await page.waitForURL(`**/project/${project.projectId}/observations`, { timeout: 60_000 });
     await page.getByRole('link', { name: 'kept' }).waitFor();
     expect(await page.getByRole('link', { name: 'doomed' }).count()).toBe(0);
     await screenshot(page, 'trace-deleted');

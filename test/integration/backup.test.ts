@@ -292,7 +292,7 @@ describe('observatory backup and restore', () => {
       await web.stop();
     }
 
-    const r = await run(['restore', '--id', 'b1', '--json']);
+    const r = await run(['restore', '--id', 'b1', '--termination-log', join(dir, 'restore-again'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('restore b1: 2 deleted traces or projects deleted again');
     // Every analytics row of the backup but the deleted traces', row by row.

@@ -2,9 +2,11 @@
  * Deletion through the real JS SDK (`@langfuse/client` 5.x) against `observatory web` on real
  * PostgreSQL and the ClickHouse engine: prompt versions (all, by version, by label) and traces
  * (one and in bulk) in every write mode. Every table a trace can have rows in is seeded for two
- * traces of the project and for the same trace id in another project; afterwards every table is
- * read back and compared row by row: only the deleted trace's rows are gone, and each deletion is
- * in the audit log with the calling key. Last, the audit log migration goes down and up again.
+ * traces of the project and for the same trace id in another project; a trace deletion is queued
+ * and `observatory worker` runs it (each wait bounded, on `GET /api/public/trace-deletions/{id}`);
+ * afterwards every table is read back and compared row by row: only the deleted trace's rows are
+ * gone, and each deletion is in the audit log with the calling key. Last, the audit log migration
+ * goes down and up again.
  */
 import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
@@ -18,6 +20,7 @@ import { api, runPython } from '../conformance/env.ts';
 import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   type AnalyticsServer,
@@ -28,34 +31,41 @@ import {
   type Project,
   startAnalyticsServer,
   startWeb,
+  startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { waitFor } from '../fixtures/wait.ts';
 
 const MODES = Object.keys(MODE_ENV) as Mode[];
 
 let db: PostgresFixture;
 let ch: AnalyticsServer;
+let redis: RedisFixture;
 let pool: pg.Pool;
+/** Runs the queued trace deletions of every project (the media suite's own, with its bucket, last). */
+let worker: WebServer;
 const webs = {} as Record<Mode, WebServer>;
 const projects = {} as Record<Mode, Project>;
 let other: Project;
 
 beforeAll(async () => {
-  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  [db, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
   const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
   pool = new pg.Pool({ connectionString: db.url, max: 2 });
   webs.legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
-  // Dual deletes with lightweight `DELETE FROM`, the other two with mutations: both forms run.
-  webs.dual = await startWeb({ ...base, ...MODE_ENV.dual, COLUMNAR_USE_LIGHTWEIGHT_UPDATE: 'true' });
+  webs.dual = await startWeb({ ...base, ...MODE_ENV.dual });
   webs.events_only = await startWeb({ ...base, ...MODE_ENV.events_only });
+  // The worker deletes with mutations (`ALTER TABLE ... DELETE`); the queue's suite
+  // (deletion-queue.test.ts) runs lightweight `DELETE FROM`: both forms run.
+  worker = await startWorker({ ...base, REDIS_URL: redis.url, ...MODE_ENV.events_only });
   for (const mode of MODES) projects[mode] = await createProject(base, `del-${mode}`);
   other = await createProject(base, 'del-other');
 });
 
 afterAll(async () => {
-  await Promise.all(Object.values(webs).map((w) => w.stop()));
+  await Promise.all([...Object.values(webs).map((w) => w.stop()), worker?.stop()]);
   await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop()]);
+  await Promise.all([ch?.stop(), db?.stop(), redis?.stop()]);
 });
 
 const PYTHON_SDK = '5.0.4';
@@ -66,6 +76,26 @@ const sdk = (mode: Mode, p: Project = projects[mode]) =>
 /** The API as `p` calls it on the web of `mode`. */
 const call = (mode: Mode, method: string, path: string, body?: unknown, p: Project = projects[mode]) =>
   api<Record<string, unknown>>({ url: webs[mode].url, ...p }, method, path, body);
+
+/** Waits (bounded) until the worker ran the deletion a delete call answered with. */
+async function deleted(url: string, p: Project, answer: unknown): Promise<void> {
+  const { deletionId } = answer as { deletionId: string };
+  await waitFor(`trace deletion ${deletionId}`, async () => {
+    const res = await api<{ status: string }>(
+      { url, ...p },
+      'GET',
+      `/api/public/trace-deletions/${deletionId}`,
+    );
+    return res.body.status === 'succeeded' ? true : undefined;
+  });
+}
+
+/** Waits (bounded) until no trace deletion of the project is under way. */
+const noneUnderway = (url: string, p: Project) =>
+  waitFor('no trace deletion under way', async () => {
+    const res = await api<{ data: unknown[] }>({ url, ...p }, 'GET', '/api/public/trace-deletions');
+    return res.body.data.length === 0 ? true : undefined;
+  });
 
 describe('prompt deletion (langfuse.prompt.delete)', () => {
   it('deletes by version, by label and by name, moving `latest`; 404 when nothing matches; 400 for both', async () => {
@@ -280,20 +310,22 @@ describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
       expect(before).toEqual(expect.arrayContaining(expectedRows(other.projectId, a, otherShared)));
 
       const lf = sdk(mode);
-      expect(await lf.api.trace.delete(a)).toEqual({ message: 'Trace deleted successfully' });
+      const one = await lf.api.trace.delete(a);
+      expect(one).toEqual({ message: 'Trace deleted successfully', deletionId: expect.any(String) });
+      await deleted(webs[mode].url, projects[mode], one);
       // Everything of a but the content b and c still link.
       const gone = new Set(expectedRows(p, a, shared).filter((r) => r !== `media ${p} ${shared}`));
       expect(await rowsOf([p, other.projectId])).toEqual(before.filter((r) => !gone.has(r)));
 
       // Bulk: b, an id the project never had, and a repeat of a deleted one.
       const missing = hex(16);
-      expect(await lf.api.trace.deleteMultiple({ traceIds: [b, missing, a] })).toEqual({
-        message: 'Traces deleted successfully',
-      });
+      const many = await lf.api.trace.deleteMultiple({ traceIds: [b, missing, a] });
+      expect(many).toEqual({ message: 'Traces deleted successfully', deletionId: expect.any(String) });
+      await deleted(webs[mode].url, projects[mode], many);
       for (const r of expectedRows(p, b, shared)) if (r !== `media ${p} ${shared}`) gone.add(r);
       expect(await rowsOf([p, other.projectId])).toEqual(before.filter((r) => !gone.has(r)));
       // The shared content stays while c links it, and goes with its last link.
-      await lf.api.trace.delete(c);
+      await deleted(webs[mode].url, projects[mode], await lf.api.trace.delete(c));
       expect(await rowsOf([p])).toEqual([]);
 
       const audited = await pool.query(
@@ -344,6 +376,7 @@ describe('deletion through the Python SDK (langfuse 5.0.4)', () => {
       one: 'Trace deleted successfully',
       many: 'Traces deleted successfully',
     });
+    await noneUnderway(webs.events_only.url, p);
     expect(await rowsOf([p.projectId])).toEqual(
       before.filter((r) => !r.endsWith(` ${x}`) && !r.endsWith(` ${y}`)),
     );
@@ -367,6 +400,9 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
     await s3.createBucket(BUCKET);
     const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, ...s3.env('media', BUCKET, PREFIX) };
     web = await startWeb({ ...base, ...MODE_ENV.events_only });
+    // The deleting worker removes media objects: it needs the bucket too.
+    await worker.stop();
+    worker = await startWorker({ ...base, REDIS_URL: redis.url, ...MODE_ENV.events_only });
     project = await createProject(base, 'del-media');
     new NodeTracerProvider().register();
   }, 1_200_000);
@@ -407,7 +443,8 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
       ).map((r) => r.span_id);
     expect(await events(first.traceId)).toEqual([first.observationId]);
 
-    await lf.api.trace.delete(first.traceId);
+    const mediaProject = { ...keys, projectId: project.projectId };
+    await deleted(web.url, mediaProject, await lf.api.trace.delete(first.traceId));
     expect(await events(first.traceId)).toEqual([]);
     expect(await events(second.traceId)).toEqual([second.observationId]);
     expect(await objectExists(key)).toBe(true);
@@ -415,7 +452,7 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
       (await api({ ...keys, projectId: project.projectId }, 'GET', `/api/public/media/${mediaId}`)).status,
     ).toBe(200);
 
-    await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] });
+    await deleted(web.url, mediaProject, await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] }));
     expect(await objectExists(key)).toBe(false);
     const media = await pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
     expect(media.rows).toEqual([]);

@@ -432,6 +432,17 @@ const VALID: [string, Case][] = [
     },
   ],
   ['DELETE traces', json('DELETE', '/api/public/traces', { traceIds: ['m-trace-del'] }, 'always', 200)],
+  ['GET trace-deletions', get('/api/public/trace-deletions?traceId=m-trace-del', 'always')],
+  [
+    'GET trace-deletion',
+    {
+      method: 'GET',
+      url: () => '/api/public/trace-deletions/m-none',
+      served: 'always',
+      ok: 404,
+      template: '/api/public/trace-deletions/{deletionId}',
+    },
+  ],
   [
     'POST media',
     json(

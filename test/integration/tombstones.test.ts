@@ -23,8 +23,10 @@ import {
   type Project,
   startAnalyticsServer,
   startWeb,
+  startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { waitFor } from '../fixtures/wait.ts';
 
 const TRACES = 14;
 const DELETED = 10;
@@ -68,6 +70,27 @@ async function call(url: string, p: Project, method: string, path: string, body?
 }
 
 /** What the Observations API v2 answers for each of these traces: `trace/observation`, sorted. */
+/**
+ * Runs the trace deletion a delete call queued (its tombstones are recorded with the answer): a
+ * worker of the web's mode takes it, and is stopped once the deletion succeeded (bounded wait).
+ */
+async function runDeletion(web: WebServer, env: Env, p: Project, answer: Record<string, unknown>) {
+  const worker = await startWorker({ ...base, ...env, SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false' });
+  try {
+    await waitFor(`trace deletion ${String(answer['deletionId'])}`, async () => {
+      const res = await call(
+        web.url,
+        p,
+        'GET',
+        `/api/public/trace-deletions/${String(answer['deletionId'])}`,
+      );
+      return res.body['status'] === 'succeeded' ? true : undefined;
+    });
+  } finally {
+    await worker.stop();
+  }
+}
+
 async function observationsV2(p: Project, traceIds: string[]): Promise<string[]> {
   const found: string[] = [];
   for (const traceId of traceIds) {
@@ -127,6 +150,7 @@ describe('traces deleted between backfill steps 2 and 3 (npm langfuse 3.x, DELET
     const kept = ids.slice(DELETED);
     const res = await call(legacy.url, project, 'DELETE', '/api/public/traces', { traceIds: deleted });
     expect(res.status).toBe(200);
+    await runDeletion(legacy, LEGACY_ENV, project, res.body);
     // The scratch copy step 2 made loses the deleted traces' observations at once.
     const scratch = await ch.client.query({
       query:
@@ -186,6 +210,7 @@ describe('a late OTLP span of a deleted trace in events_only (an exporter retry)
     expect((await observationsV2(project, [gone])).length).toBe(2);
     const res = await call(eventsOnly.url, project, 'DELETE', `/api/public/traces/${gone}`);
     expect(res.status).toBe(200);
+    await runDeletion(eventsOnly, EVENTS_ONLY, project, res.body);
     expect(await observationsV2(project, [gone])).toEqual([]);
 
     // The exporter retries the child, and another trace goes in through the same request.

@@ -196,6 +196,7 @@ class HistoryRun {
     for (const [i, step] of steps.entries()) await this.apply(step, i);
     if (this.chain) await this.joinChain();
     await this.drainLog('the read');
+    await this.finishDeletions();
     if (this.logPool)
       this.diffs.push(...(await deadFiles(this.logPool)).map((f) => `log file set aside: ${f}`));
     await this.settle();
@@ -253,7 +254,7 @@ class HistoryRun {
     }
   }
 
-  /** What a user does: the trace's deletion through the public API, answered once its rows are gone. */
+  /** What a user does: the trace's deletion through the public API, answered once it is queued. */
   private async deleteTrace(traceId: string, i: number): Promise<void> {
     const path = `/api/public/traces/${encodeURIComponent(traceId)}`;
     const res = await fetch(`${this.web!.url}${path}`, {
@@ -412,6 +413,33 @@ class HistoryRun {
     for (let pending = await pendingFiles(pool); pending > 0; pending = await pendingFiles(pool)) {
       if (Date.now() > deadline) {
         this.diffs.push(`${pending} log files still pending ${LOG_DRAIN_LIMIT_MS / 1000} s before ${before}`);
+        return;
+      }
+      await sleep(250);
+    }
+  }
+
+  /**
+   * Waits until every queued trace deletion has finished, a worker running them (started if none
+   * runs): a deletion answers once queued (its tombstones recorded), the worker deletes the rows.
+   */
+  private async finishDeletions(): Promise<void> {
+    const unfinished = () =>
+      this.withPg(
+        async (c) =>
+          (
+            await c.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM trace_deletions WHERE state IN ('queued', 'running')",
+            )
+          ).rows[0]!.n,
+      );
+    if ((await unfinished()) === 0) return;
+    if (!this.worker) this.worker = await startWorker(this.workerEnv(this.mode));
+    this.note('waiting for the queued trace deletions before the read');
+    const deadline = Date.now() + LOG_DRAIN_LIMIT_MS;
+    for (let left = await unfinished(); left > 0; left = await unfinished()) {
+      if (Date.now() > deadline) {
+        this.diffs.push(`${left} trace deletions unfinished ${LOG_DRAIN_LIMIT_MS / 1000} s before the read`);
         return;
       }
       await sleep(250);

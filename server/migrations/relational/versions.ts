@@ -745,6 +745,28 @@ CREATE TABLE IF NOT EXISTS trace_tombstones (
 CREATE INDEX IF NOT EXISTS trace_tombstones_deleted_at_idx ON trace_tombstones (deleted_at);`,
     down: 'DROP TABLE IF EXISTS trace_tombstones;',
   },
+  {
+    version: 36,
+    name: 'trace_deletions',
+    bothReleases: true,
+    // Queued trace deletions (server/deletion/queue.ts): the request answers once its row commits;
+    // the worker deletes `trace_ids` in batches, `done` counting the ids deleted from the front, so
+    // a batch cut short by a kill is claimed again (its lease ran out) and repeated, never counted
+    // twice. The actor is the caller's, for the audit log. The rows go with their project.
+    up: `
+CREATE TABLE IF NOT EXISTS trace_deletions (
+  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  actor JSONB NOT NULL, trace_ids TEXT[] NOT NULL, done INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'succeeded', 'failed')),
+  error TEXT, attempts INTEGER NOT NULL DEFAULT 0, holder TEXT, lease_until TIMESTAMPTZ,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  finished_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS trace_deletions_pending_idx ON trace_deletions (created_at, id)
+  WHERE state IN ('queued', 'running');
+CREATE INDEX IF NOT EXISTS trace_deletions_project_idx ON trace_deletions (project_id, created_at DESC);`,
+    down: 'DROP TABLE IF EXISTS trace_deletions;',
+  },
 ];
 
 export const RELEASE_3_RELATIONAL_VERSION = 4;

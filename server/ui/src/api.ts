@@ -9,6 +9,7 @@ import type {
   UpdatePlacement as PlacementChange,
   WidgetDefinition,
 } from '../../dashboards/model.ts';
+import type { TraceDeletionView as TraceDeletion } from '../../deletion/queue.ts';
 import type { publicEvaluator, publicRule } from '../../evaluation/api.ts';
 import type { LoggedExecution } from '../../evaluation/executions.ts';
 import type { publicConnection, UpsertConnectionRequest } from '../../llm/connections.ts';
@@ -20,7 +21,7 @@ import type { RowScore } from '../../reads/row-scores.ts';
 import type { SessionSummary as UserSession } from '../../users/sessions.ts';
 import type { ColumnKind, FilterCondition } from './filter-syntax.ts';
 
-export type { Organization, UserSession };
+export type { Organization, TraceDeletion, UserSession };
 
 export interface User {
   id: string;
@@ -683,7 +684,18 @@ export const api = {
       `${projectPath(id)}/${path === 'v3' ? 'legacy/' : ''}traces/${encodeURIComponent(traceId)}`,
     ),
   deleteTrace: (id: string, traceId: string) =>
-    call<{ message: string }>('DELETE', `${projectPath(id)}/traces/${encodeURIComponent(traceId)}`),
+    call<{ message: string; deletionId: string }>(
+      'DELETE',
+      `${projectPath(id)}/traces/${encodeURIComponent(traceId)}`,
+    ),
+  traceDeletion: (id: string, deletionId: string) =>
+    call<TraceDeletion>('GET', `${projectPath(id)}/trace-deletions/${encodeURIComponent(deletionId)}`),
+  /** The deletions of the trace still under way. */
+  pendingTraceDeletions: (id: string, traceId: string) =>
+    call<{ data: TraceDeletion[] }>(
+      'GET',
+      `${projectPath(id)}/trace-deletions?traceId=${encodeURIComponent(traceId)}`,
+    ),
   dashboards: (id: string) => call<NumberedPage<Dashboard>>('GET', `${projectPath(id)}/dashboards?limit=100`),
   createDashboard: (
     id: string,

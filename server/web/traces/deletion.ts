@@ -1,47 +1,83 @@
 /**
  * Trace deletion (`DELETE /api/public/traces/{traceId}` and the bulk `DELETE /api/public/traces`),
- * served in every write mode: a trace's rows leave every table that can hold them, whichever mode
- * wrote them. As in the reference, an id the project does not hold is not an error (the call is
- * idempotent and never says whether an id exists elsewhere). The trace view's delete action is the
- * same deletion in the UI's project scope, for owners, audited with the signed-in user.
+ * served in every write mode. As in the reference, the request queues the deletion and answers at
+ * once (200, `{message}`, plus the queued deletion's id); the worker deletes the rows from every
+ * table that can hold them, whichever mode wrote them, in bounded batches (server/deletion/queue.ts).
+ * An id the project does not hold is not an error (the call is idempotent and never says whether an
+ * id exists elsewhere). `GET /api/public/trace-deletions/{deletionId}` shows a deletion's progress,
+ * and `GET /api/public/trace-deletions?traceId=` the project's deletions still under way. The trace
+ * view's delete action is the same deletion in the UI's project scope, for owners, audited with the
+ * signed-in user.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type pg from 'pg';
 import { z } from 'zod';
-import { deleteTraces, type TraceDeletionDeps, traceDeletionDeps } from '../../deletion/traces.ts';
+import { enqueueTraceDeletion, pendingTraceDeletions, traceDeletionOf } from '../../deletion/queue.ts';
 import { actorOf } from '../core/audit.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 import { type Declare, projectRoutes, publicMount, uiMount } from '../core/project-routes.ts';
 
-const deleteTraceResponse = z.object({ message: z.string() });
+const deleteTraceResponse = z.object({ message: z.string(), deletionId: z.string() });
 
-const depsOf = (ctx: PluginOptions['ctx']) =>
-  traceDeletionDeps(ctx.config, { pool: ctx.pool, analytics: ctx.analytics, mediaBlobs: ctx.mediaBlobs });
+const traceDeletion = z.object({
+  id: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  traceCount: z.number(),
+  deletedCount: z.number(),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
 
-/** The one-trace delete, declared once for the public API and the UI's project scope (owners). */
-function traceDeletion(declare: Declare, deps: TraceDeletionDeps) {
+/** Deletions still under way listed at most. */
+const PENDING_LIMIT = 50;
+
+/** The one-trace delete and the deletions' reads, declared once for the public API and the UI's project scope. */
+function traceDeletionRoutes(declare: Declare, pool: pg.Pool) {
   declare(
     {
       method: 'DELETE',
       path: '/traces/:traceId',
-      summary: 'Delete a trace with its observations, scores, comments and media',
+      summary: 'Queue the deletion of a trace with its observations, scores, comments and media',
       response: deleteTraceResponse,
     },
     async ({ params, projectId, req }) => {
-      await deleteTraces(deps, projectId, actorOf(req), [params.traceId]);
-      return { message: 'Trace deleted successfully' };
+      const queued = await enqueueTraceDeletion(pool, projectId, actorOf(req), [params.traceId]);
+      return { message: 'Trace deleted successfully', deletionId: queued.id };
     },
+  );
+  declare.lookup(
+    {
+      path: '/trace-deletions/:deletionId',
+      summary: 'Get a queued trace deletion: its status and how many of its traces are deleted',
+      response: traceDeletion,
+    },
+    'Trace deletion',
+    ({ params, projectId }) => traceDeletionOf(pool, projectId, params.deletionId),
+  );
+  declare(
+    {
+      method: 'GET',
+      path: '/trace-deletions',
+      summary: 'List the trace deletions still under way, newest first (those of one trace with traceId)',
+      query: z.object({ traceId: z.string().min(1).optional() }),
+      response: z.object({ data: z.array(traceDeletion) }),
+    },
+    async ({ query, projectId }) => ({
+      data: await pendingTraceDeletions(pool, projectId, query.traceId, PENDING_LIMIT),
+    }),
   );
 }
 
 export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
-  const deps = depsOf(ctx);
   const declare = projectRoutes(app, publicMount('/api/public', 'Trace'));
-  traceDeletion(declare, deps);
+  traceDeletionRoutes(declare, ctx.pool);
   declare(
     {
       method: 'DELETE',
       path: '/traces',
-      summary: 'Delete up to 1000 traces with their observations, scores, comments and media',
+      summary: 'Queue the deletion of up to 1000 traces with their observations, scores, comments and media',
       body: z.strictObject({
         traceIds: z
           .array(z.string().min(1))
@@ -51,8 +87,8 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
       response: deleteTraceResponse,
     },
     async ({ body, projectId, req }) => {
-      await deleteTraces(deps, projectId, actorOf(req), body.traceIds);
-      return { message: 'Traces deleted successfully' };
+      const queued = await enqueueTraceDeletion(ctx.pool, projectId, actorOf(req), body.traceIds);
+      return { message: 'Traces deleted successfully', deletionId: queued.id };
     },
   );
 };
@@ -60,5 +96,5 @@ export const traceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app
 /** Registered in the UI's project scope (./ui.ts), whose hook checks the project and the role. */
 export const uiTraceDeletionPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
   const owners = uiMount({ atLeast: 'owner', refusal: 'only owners delete traces' });
-  traceDeletion(projectRoutes(app, owners), depsOf(ctx));
+  traceDeletionRoutes(projectRoutes(app, owners), ctx.pool);
 };
