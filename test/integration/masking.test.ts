@@ -3,7 +3,8 @@
  * S3 server) and the real processes (`observatory web` in dual with the ingestion log, whose files
  * the worker drains): the same secrets (an email address, a card number, an API key and a
  * customer id of a custom RE2 rule) are sent through the batch SDK (`langfuse` 3.x), a legacy
- * endpoint, `@langfuse/otel` 5.x over OTLP, the scores API and a dataset item; afterwards no
+ * endpoint, `@langfuse/otel` 5.x over OTLP, the OTel JS SDKs' traces and GenAI log events over
+ * OTLP/HTTP and OTLP/gRPC, the scores API and a dataset item; afterwards no
  * table of either database, no object in any bucket (the ingestion log's files, the exports) and
  * no line either process logged holds any of them, while the rows read back hold the replacements.
  */
@@ -11,6 +12,10 @@ import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { startActiveObservation } from '@langfuse/tracing';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { SeverityNumber } from '@opentelemetry/api-logs';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +25,7 @@ import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { runExportPass } from '../../server/exports/job.ts';
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
+import { exporters } from '../fixtures/otel-producers.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
@@ -33,6 +39,7 @@ import {
   startWeb,
   startWorker,
   type WebServer,
+  type WebWithGrpc,
 } from '../fixtures/service.ts';
 
 const EMAIL = 'jane.doe@example.org';
@@ -58,7 +65,7 @@ let redis: Awaited<ReturnType<typeof startRedis>>;
 let pool: pgLib.Pool;
 let analytics: ClickHouseClient;
 let base: Env;
-let web: WebServer;
+let web: WebWithGrpc;
 let worker: WebServer;
 let server: ModeServer;
 
@@ -94,6 +101,41 @@ afterAll(async () => {
   await Promise.all([web?.stop(), worker?.stop()]);
   await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
 });
+
+/**
+ * A chat span and its GenAI log events from the OTel JS SDKs, over OTLP/HTTP or OTLP/gRPC: the
+ * span's metadata and the logs' bodies carry the secrets. Resolves to the trace id.
+ */
+async function sendOtelChat(grpc: boolean): Promise<string> {
+  const exporter = exporters(web, server, grpc ? web.grpcAddress : undefined);
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter.traces)],
+  });
+  const loggerProvider = new LoggerProvider({
+    processors: [new SimpleLogRecordProcessor({ exporter: exporter.logs })],
+  });
+  const span = tracerProvider.getTracer('masking').startSpan('chat', {
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'langfuse.observation.metadata.contact': EMAIL,
+    },
+  });
+  const context = trace.setSpan(ROOT_CONTEXT, span);
+  span.end();
+  await tracerProvider.forceFlush();
+  const logger = loggerProvider.getLogger('opentelemetry.instrumentation.openai_v2');
+  logger.emit({ eventName: 'gen_ai.user.message', context, body: { content: TEXT } });
+  logger.emit({
+    context,
+    severityNumber: SeverityNumber.WARN,
+    severityText: 'WARN',
+    body: `retried with ${KEY}`,
+  });
+  await loggerProvider.forceFlush();
+  await Promise.all([tracerProvider.shutdown(), loggerProvider.shutdown()]);
+  return span.spanContext().traceId;
+}
 
 const rows = async <T>(query: string, query_params: Record<string, unknown> = {}) =>
   (await analytics.query({ query, query_params, format: 'JSONEachRow' })).json<T>();
@@ -166,6 +208,10 @@ describe('masking rules', () => {
       }),
     );
 
+    // The OTel JS SDKs: a span and its GenAI log events, over HTTP and over gRPC.
+    const otelHttpTrace = await sendOtelChat(false);
+    const otelGrpcTrace = await sendOtelChat(true);
+
     // The scores API.
     const score = await api(server, 'POST', '/api/public/scores', {
       traceId: batchTrace,
@@ -224,6 +270,25 @@ describe('masking rules', () => {
     expect(events[0]!.input).toContain(MASKED);
     expect(JSON.parse(events[0]!.output)).toEqual({ answer: MASKED });
     expect(events[0]!.metadata_values.join()).toContain('[REDACTED SECRET]');
+    for (const t of [otelHttpTrace, otelGrpcTrace]) {
+      const chat = await eventually(
+        `the OTel chat ${t} with its log events`,
+        async () => {
+          const r = await rows<{ name: string; input: string; metadata_values: string[] }>(
+            `SELECT name, argMax(input, event_ts) AS input, argMax(metadata_values, event_ts) AS metadata_values
+             FROM events_full WHERE trace_id = {t:String} GROUP BY span_id, name ORDER BY name`,
+            { t },
+          );
+          return r.length >= 3 && r.some((x) => x.name === 'chat' && x.input !== '') ? r : undefined;
+        },
+        WAIT_MS,
+      );
+      const byName = Object.fromEntries(chat.map((x) => [x.name, x]));
+      expect(byName['chat']!.input).toContain(MASKED);
+      expect(byName['chat']!.metadata_values.join()).toContain('[REDACTED EMAIL]');
+      expect(byName['gen_ai.user.message']!.input).toContain(MASKED);
+      expect(byName['WARN']!.input).toContain('retried with [REDACTED SECRET]');
+    }
     const scores = await rows<{ comment: string }>(
       'SELECT comment FROM scores FINAL WHERE trace_id = {t:String}',
       {
