@@ -12,6 +12,7 @@ import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
+import { startRedis } from '../fixtures/redis.ts';
 import {
   type AnalyticsServer,
   basicAuth,
@@ -35,13 +36,14 @@ const EVENTS_ONLY = { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' } as const;
 
 let pgf: PostgresFixture;
 let ch: AnalyticsServer;
+let redis: Awaited<ReturnType<typeof startRedis>>;
 let base: Env;
 let db: pg.Pool;
 let legacy: WebServer;
 let eventsOnly: WebServer;
 
 beforeAll(async () => {
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+  [pgf, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
   base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
   db = new pg.Pool({ connectionString: pgf.url, max: 2 });
   legacy = await startWeb({ ...base, ...LEGACY_ENV });
@@ -51,7 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([legacy?.stop(), eventsOnly?.stop()]);
   await db?.end();
-  await Promise.all([ch?.stop(), pgf?.stop()]);
+  await Promise.all([ch?.stop(), pgf?.stop(), redis?.stop()]);
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
@@ -75,7 +77,12 @@ async function call(url: string, p: Project, method: string, path: string, body?
  * worker of the web's mode takes it, and is stopped once the deletion succeeded (bounded wait).
  */
 async function runDeletion(web: WebServer, env: Env, p: Project, answer: Record<string, unknown>) {
-  const worker = await startWorker({ ...base, ...env, SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false' });
+  const worker = await startWorker({
+    ...base,
+    ...env,
+    REDIS_URL: redis.url,
+    SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+  });
   try {
     await waitFor(`trace deletion ${String(answer['deletionId'])}`, async () => {
       const res = await call(
