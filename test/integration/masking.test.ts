@@ -404,3 +404,47 @@ describe('masking rules', () => {
     expect(after.map((r) => r.action).slice(-2)).toEqual(['update', 'delete']);
   });
 });
+
+describe('masking on release 3', () => {
+  let pg3: PostgresFixture;
+  let ch3: AnalyticsServer;
+  let web3: WebServer;
+  let p3: ModeServer;
+  beforeAll(async () => {
+    [pg3, ch3] = await Promise.all([startPostgres(), startAnalyticsServer()]);
+    const env = { DATABASE_URL: pg3.url, CLICKHOUSE_URL: ch3.url, SERVICE_RELEASE: '3' };
+    web3 = await startWeb(env);
+    p3 = { url: web3.url, ...(await createProject(env, 'masking-release-3')) };
+  }, 300_000);
+  afterAll(async () => {
+    await web3?.stop();
+    await Promise.all([ch3?.stop(), pg3?.stop()]);
+  });
+
+  it('applies the rules to what the batch API writes (the rules table is on both releases)', async () => {
+    const rule = await api(p3, 'POST', '/api/public/unstable/masking-rules', {
+      name: 'emails',
+      detector: 'email',
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+    const id = randomUUID();
+    const res = await api<{ successes: unknown[]; errors: unknown[] }>(p3, 'POST', '/api/public/ingestion', {
+      batch: [
+        {
+          id: randomUUID(),
+          type: 'trace-create',
+          timestamp: new Date().toISOString(),
+          body: { id, name: 'r3', input: `mail ${EMAIL}` },
+        },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(207);
+    expect(res.body.errors).toEqual([]);
+    const stored = await eventually(
+      'the release 3 trace',
+      async () => (await api<{ input?: unknown }>(p3, 'GET', `/api/public/traces/${id}`)).body.input,
+      WAIT_MS,
+    );
+    expect(stored).toBe('mail [REDACTED EMAIL]');
+  });
+});

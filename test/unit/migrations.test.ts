@@ -90,7 +90,7 @@ describe('relational migrations', () => {
   it('release 3 applies its own four and the relational resources both releases share', () => {
     expect(relationalMigrationsFor('3').map((m) => m.version)).toEqual([
       1, 2, 3, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-      31, 32, 33, 35, 36,
+      31, 32, 33, 34, 35, 36,
     ]);
     expect(relationalMigrationsFor('4')).toEqual(RELATIONAL_MIGRATIONS);
   });

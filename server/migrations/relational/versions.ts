@@ -715,8 +715,9 @@ CREATE TABLE IF NOT EXISTS job_results (
   {
     version: 34,
     name: 'masking_rules',
+    bothReleases: true,
     // Each project's masking rules (server/masking/): a built-in detector or a custom RE2 pattern,
-    // applied to every accepted write before it is stored.
+    // applied to every accepted write before it is stored, on release 3 too.
     up: `
 CREATE TABLE IF NOT EXISTS masking_rules (
   id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
