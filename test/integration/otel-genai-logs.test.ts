@@ -1,12 +1,14 @@
 /**
  * The OpenAI Python client instrumented by `opentelemetry-instrumentation-openai-v2` (unchanged,
  * configured by the environment only) against the real judge model behind llama.cpp's
- * OpenAI-compatible server, exporting spans and log records over OTLP http/protobuf to `observatory
+ * OpenAI-compatible server, exporting spans, log records and metrics over OTLP http/protobuf to `observatory
  * web` in events_only. Content capture is in the log events, in both of the instrumentation's
  * modes: the legacy per-message events (`gen_ai.user.message`, `gen_ai.choice`) and, under
  * `gen_ai_latest_experimental`, `gen_ai.client.inference.operation.details` (EVENT_ONLY). The
  * generation's input, output, usage and cost are read back through Observations API v2; the
- * prices are the project's definition for the model, $1 and $2 per million tokens.
+ * prices are the project's definition for the model, $1 and $2 per million tokens. The app's
+ * GenAI metrics (token usage, operation duration) are read back through Metrics API v2 and agree
+ * with the generations' usage.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,5 +163,53 @@ describe.each<{ mode: string; env: Record<string, string> }>([
     expect(cost['input']).toBeCloseTo(usage['input']! * 1e-6, 12);
     expect(cost['output']).toBeCloseTo(usage['output']! * 2e-6, 12);
     expect(generation['totalCost']).toBeCloseTo(usage['input']! * 1e-6 + usage['output']! * 2e-6, 12);
+  });
+});
+
+describe("the same app's GenAI metrics (the instrumentation's own, over OTLP http/protobuf)", () => {
+  it('are read back through Metrics API v2: token usage equal to the generations’ usage, one duration per call', async () => {
+    const query = {
+      view: 'genai-metrics',
+      dimensions: [{ field: 'metricName' }, { field: 'tokenType' }, { field: 'operation' }],
+      metrics: [
+        { measure: 'value', aggregation: 'sum' },
+        { measure: 'measurements', aggregation: 'sum' },
+      ],
+      orderBy: [
+        { field: 'metricName', direction: 'asc' },
+        { field: 'tokenType', direction: 'asc' },
+      ],
+      fromTimestamp: new Date(Date.now() - 3_600_000).toISOString(),
+      toTimestamp: new Date(Date.now() + 60_000).toISOString(),
+    };
+    const rows = await eventually(
+      'the GenAI metrics of both calls',
+      async () => {
+        const r = await callApi(
+          web,
+          project,
+          'GET',
+          `/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`,
+        );
+        const data = (r.body.data ?? []) as Body[];
+        return data.length >= 3 ? data : undefined;
+      },
+      30_000,
+    );
+    const all = await callApi(web, project, 'GET', '/api/public/v2/observations?fields=core,usage&limit=100');
+    const generations = ((all.body.data ?? []) as Body[]).filter((o) => o['type'] === 'GENERATION');
+    expect(generations.length).toBe(2);
+    const usage = (k: string) =>
+      generations.reduce((a, g) => a + ((g['usageDetails'] as Record<string, number>)[k] ?? 0), 0);
+    expect(rows.map((r) => [r['metricName'], r['tokenType'], r['operation'], r['sum_measurements']])).toEqual(
+      [
+        ['gen_ai.client.operation.duration', '', 'chat', 2],
+        ['gen_ai.client.token.usage', 'input', 'chat', 2],
+        ['gen_ai.client.token.usage', 'output', 'chat', 2],
+      ],
+    );
+    expect(rows[1]!['sum_value']).toBe(usage('input'));
+    expect(rows[2]!['sum_value']).toBe(usage('output'));
+    expect(rows[0]!['sum_value']).toBeGreaterThan(0);
   });
 });
