@@ -20,7 +20,7 @@
  *   5. The home dashboard's load against the sum of its Metrics v2 queries (dashboards.ts).
  *   6. Alerts (alerts.ts): one evaluation tick of 100 rules against their queries sent straight to the store.
  *   7. Backup and restore of both databases (backup.ts) against INSERT ... SELECT and pg_dump to a file.
- *   8. Queued trace deletion of 100 000 traces (deletion.ts) against the store's own DELETE of the same rows.
+ *   8. Queued trace deletion of 60 000 traces (deletion.ts) against the store's own DELETE of the same rows.
  * Arguments name the figures to run (`backfill`, `backfill-memory`, `ingestion`, `ingestion-log`, `cost`,
  * `ingestion-cost`, `ingestion-rules`, `masking`, `reads`,
  * `exports`, `ui`, `dashboards`, `operator`, `propagation-lag`, `alerts`, `backup`, `deletion`); none runs them all.
