@@ -975,7 +975,7 @@ const restoreRecord = object(
     replay: optional(
       object(
         {
-          from: timestamp('The first acceptance time replayed: the backup\'s replay point.'),
+          from: timestamp("The first acceptance time replayed: the backup's replay point."),
           to: timestamp('The end of the window: when the restore ran.'),
           files: integer({ description: 'Log files in the window.', minimum: 0, format: 'int64' }),
           written: integer({
@@ -989,14 +989,15 @@ const restoreRecord = object(
             format: 'int64',
           }),
           warnings: integer({
-            description: "What the replay could not bring back (e.g. writes past the log's retention); the Job's log says what.",
+            description:
+              "What the replay could not bring back (e.g. writes past the log's retention); the Job's log says what.",
             minimum: 0,
             format: 'int64',
           }),
         },
         {
           description:
-            'The replay of the ingestion log after the backup (with spec.ingestionLog), from the restore Job\'s summary.',
+            "The replay of the ingestion log after the backup (with spec.ingestionLog), from the restore Job's summary.",
         },
       ),
     ),
