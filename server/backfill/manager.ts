@@ -344,8 +344,9 @@ export class BackfillManager {
     // statement returned, so a kill re-runs at most the chunks in flight (which write identical rows).
     const pending = (state.chunks ?? []).filter((c) => !c.done);
     // Deleted traces stay out of every chunk, also those deleted while it runs (the guard's note).
+    // It reads on the step's own connection: `dev`'s database serves one connection at a time.
     const guard = new TombstoneGuard(
-      this.#o.pool,
+      lock,
       { analytics, release: '4', dialect },
       plan.output?.table === SCRATCH_TABLE ? [SCRATCH_TABLE] : [],
     );
