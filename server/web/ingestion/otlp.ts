@@ -9,7 +9,7 @@
  * `POST /api/public/otel/v1/metrics`: OTLP/HTTP metrics, the GenAI metrics stored per project
  * (server/ingestion/otlp-metrics.ts), the others counted; release 4 only (its table's schema).
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ingestOtlpExport, type OtlpExport } from '../../ingestion/otlp.ts';
 import { ingestOtlpLogsBody } from '../../ingestion/otlp-logs.ts';
 import { ingestOtlpMetrics } from '../../ingestion/otlp-metrics.ts';
@@ -45,22 +45,16 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
   } as const;
   otlp.post(openapi.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
     const exp = exportOf(req);
-    if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+    if (exp instanceof Error) return refuse(reply, 400, exp.message);
     const outcome = await ingestOtlpExport(exp, contextOf(req));
-    if (outcome.kind === 'refused') {
-      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
-    }
-    const protobuf = isProtobuf(req);
+    if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
     const { rejected } = outcome;
-    return reply
-      .code(200)
-      .type(protobuf ? 'application/x-protobuf' : 'application/json')
-      .send(
-        exportResponseBody(
-          protobuf,
-          rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
-        ),
-      );
+    return answer(req, reply, (protobuf) =>
+      exportResponseBody(
+        protobuf,
+        rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
+      ),
+    );
   });
 
   const logsOpenapi = {
@@ -74,22 +68,16 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
     { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: logsOpenapi } },
     async (req, reply) => {
       const exp = exportOf(req);
-      if (exp instanceof Error) return reply.code(400).send({ error: exp.message, message: exp.message });
+      if (exp instanceof Error) return refuse(reply, 400, exp.message);
       const outcome = await ingestOtlpLogsBody(exp, contextOf(req));
-      if (outcome.kind === 'refused') {
-        return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
-      }
-      const protobuf = isProtobuf(req);
+      if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
       const { rejected } = outcome;
-      return reply
-        .code(200)
-        .type(protobuf ? 'application/x-protobuf' : 'application/json')
-        .send(
-          logsExportResponseBody(
-            protobuf,
-            rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
-          ),
-        );
+      return answer(req, reply, (protobuf) =>
+        logsExportResponseBody(
+          protobuf,
+          rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
+        ),
+      );
     },
   );
 
@@ -101,7 +89,7 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
   } as const;
   otlp.post(metrics.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: metrics } }, async (req, reply) => {
     const refusal = refusalOf('release-4', ctx.config.mode);
-    if (refusal !== undefined) return reply.code(404).send({ error: refusal, message: refusal });
+    if (refusal !== undefined) return refuse(reply, 404, refusal);
     const outcome = await ingestOtlpMetrics(
       {
         body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
@@ -110,15 +98,14 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
       },
       { projectId: req.principal.projectId, store: ctx.store, tally: ctx.metricPoints },
     );
-    if (outcome.kind === 'refused')
-      return reply.code(outcome.status).send({ error: outcome.message, message: outcome.message });
+    if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
     const partial = outcome.rejected && {
       rejectedDataPoints: outcome.rejected.points,
       errorMessage: outcome.rejected.message,
     };
-    return isProtobuf(req)
-      ? reply.code(200).type('application/x-protobuf').send(exportMetricsResponseProto(partial))
-      : reply.code(200).type('application/json').send(exportMetricsResponseJson(partial));
+    return answer(req, reply, (protobuf) =>
+      protobuf ? exportMetricsResponseProto(partial) : exportMetricsResponseJson(partial),
+    );
   });
 
   /** The request's body and producer headers; an Error for a bad ingestion-version header. */
@@ -152,3 +139,16 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions> = async (otlp, { ctx 
 /** OTLP answers in the request's encoding. */
 const isProtobuf = (req: FastifyRequest) =>
   (req.headers['content-type'] ?? '').toLowerCase().includes('application/x-protobuf');
+
+/** A refused export: the status, with the reason as both `error` and `message`. */
+const refuse = (reply: FastifyReply, status: number, message: string) =>
+  reply.code(status).send({ error: message, message });
+
+/** An accepted export's 200, its body made in the request's encoding. */
+function answer(req: FastifyRequest, reply: FastifyReply, body: (protobuf: boolean) => Buffer | object) {
+  const protobuf = isProtobuf(req);
+  return reply
+    .code(200)
+    .type(protobuf ? 'application/x-protobuf' : 'application/json')
+    .send(body(protobuf));
+}
