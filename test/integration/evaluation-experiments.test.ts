@@ -155,6 +155,17 @@ const scoresOf = (traceId: string) =>
 const executionsOf = async (traceId: string) =>
   (await db.query('SELECT * FROM evaluation_executions WHERE trace_id = $1', [traceId])).rows as Body[];
 
+/** The judge writes its score before it records the execution as completed, so the record may trail the score. */
+const settledExecutionsOf = (traceId: string) =>
+  waitFor(
+    `the settled executions of trace ${traceId}`,
+    async () => {
+      const rows = await executionsOf(traceId);
+      return rows.length > 0 && rows.every((r) => r.status !== 'PENDING') ? rows : undefined;
+    },
+    30_000,
+  );
+
 /** Each item's score: on the item's root observation, with the rule's and evaluator's ids. */
 async function expectJudged(traces: Map<string, string>, rootOf: (traceId: string) => Promise<string>) {
   for (const traceId of traces.values()) {
@@ -173,7 +184,7 @@ async function expectJudged(traces: Map<string, string>, rootOf: (traceId: strin
     expect(typeof score!.comment).toBe('string');
     expect(score!.comment.length).toBeGreaterThan(0);
     expect(score!.metadata.execution_trace_id).toMatch(/^[0-9a-f]{32}$/);
-    expect(await executionsOf(traceId)).toMatchObject([
+    expect(await settledExecutionsOf(traceId)).toMatchObject([
       { status: 'COMPLETED', rule_id: ruleId, observation_id: root, score_id: score!.id },
     ]);
   }

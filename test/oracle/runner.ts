@@ -518,6 +518,7 @@ class HistoryRun {
       if (Date.now() > deadline) {
         this.diffs.push(
           `propagation did not take partition ${partition} within ${SETTLE_LIMIT_MS / 1000} s (cursor ${cursor || 'none'})`,
+          `worker output (tail): ${this.worker.process.output().slice(-4_000)}`,
         );
         break;
       }
