@@ -26,6 +26,7 @@ import { SERVER_WRITE_MODE } from '../render/settings.ts';
 import { shortHash } from '../util/hash.ts';
 import { attemptOf, pendingRetry, retryHint } from './jobs.ts';
 import type { StepInput, StepOutput } from './step.ts';
+import { readSummary, type Summary } from './termination.ts';
 
 export type BackupTrigger = BackupRecord['trigger'];
 
@@ -53,28 +54,11 @@ export function stateOfBackup(b: Pick<BackupRecord, 'release' | 'writeMode'>): M
 }
 
 /** The Job's summary, when it is one of a complete backup of `id`; otherwise why not. */
-export function parseSummary(
-  id: string,
-  message: string | undefined,
-): { ok: true; summary: BackupSummary } | { ok: false; why: string } {
-  if (!message) return { ok: false, why: 'the Job left no summary in its termination message' };
-  let json: unknown;
-  try {
-    json = JSON.parse(message);
-  } catch {
-    return { ok: false, why: 'the termination message is not JSON' };
-  }
-  const parsed = backupSummarySchema.safeParse(json);
-  if (!parsed.success)
-    return {
-      ok: false,
-      why: `the summary does not follow the contract: ${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ')}`,
-    };
-  if (parsed.data.id !== id) return { ok: false, why: `the summary is of backup ${parsed.data.id}` };
-  return { ok: true, summary: parsed.data };
+export function parseSummary(id: string, message: string | undefined): Summary<BackupSummary> {
+  const read = readSummary(backupSummarySchema, message);
+  if (read.ok && read.summary.id !== id)
+    return { ok: false, why: `the summary is of backup ${read.summary.id}` };
+  return read;
 }
 
 function completeRecord(id: string, trigger: BackupTrigger, job: string, s: BackupSummary): BackupRecord {

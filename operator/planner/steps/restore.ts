@@ -16,6 +16,7 @@ import { runningBackups, stateOfBackup } from '../backups.ts';
 import { ensureJob } from '../jobs.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
+import { readSummary } from '../termination.ts';
 import { applyDeployments } from '../workloads.ts';
 
 /** What the spec must say for `state`. */
@@ -96,15 +97,8 @@ function scaledToZero(input: StepInput, out: StepOutput, state: MigrationState, 
 /** The replay's figures from the restore Job's summary, when it left one of this backup. */
 function replayOf(input: StepInput, jobName: string, id: string): RestoreRecord['replay'] {
   const message = input.world.jobs.find((j) => j.name === jobName)?.terminationMessage;
-  if (!message) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(message);
-  } catch {
-    return undefined;
-  }
-  const summary = restoreSummarySchema.safeParse(json);
-  return summary.success && summary.data.id === id ? summary.data.replay : undefined;
+  const read = readSummary(restoreSummarySchema, message);
+  return read.ok && read.summary.id === id ? read.summary.replay : undefined;
 }
 
 export const restoreStep: Step = {

@@ -9,7 +9,7 @@
  * and their ConfigMaps. It runs after the hibernate step, so hibernation pauses it. It owns
  * BackupScheduled, written while a schedule is set.
  */
-import { type BackupPruneSummary, backupPruneSummarySchema } from '../../../server/contract/backup.ts';
+import { backupPruneSummarySchema } from '../../../server/contract/backup.ts';
 import { ANNOTATIONS, type BackupScheduleStatus, MAX_BACKUPS_RECORDED } from '../../api/v1alpha1.ts';
 import { jobNameFor, renderJob } from '../../render/jobs.ts';
 import { allowedAgeSeconds, latestDue, nextDue, scheduledBackupId } from '../backup-schedule.ts';
@@ -17,6 +17,7 @@ import { backupsOf, ensureBackup, runningBackups } from '../backups.ts';
 import { heldForWindow } from '../maintenance.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
+import { readSummary } from '../termination.ts';
 
 const PRUNE_PURPOSE = 'backup-prune' as const;
 const POLL_SECONDS = 15;
@@ -31,15 +32,6 @@ export function protectedBackups(input: StepInput): string[] {
     '',
   );
   return [...new Set([s.target?.backupId, s.restore?.backupId, requested].filter((x) => x !== undefined))];
-}
-
-function parsePrune(message: string | undefined): BackupPruneSummary | undefined {
-  try {
-    const parsed = backupPruneSummarySchema.safeParse(JSON.parse(message ?? ''));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Runs or reads the prune after backup `after`; returns the schedule status with its outcome. */
@@ -77,7 +69,9 @@ function prune(
     out.wait(POLL_SECONDS, `Job ${name} (retention after backup ${after}) is running`);
     return s;
   }
-  const summary = live.outcome === 'succeeded' ? parsePrune(live.terminationMessage) : undefined;
+  const read =
+    live.outcome === 'succeeded' ? readSummary(backupPruneSummarySchema, live.terminationMessage) : undefined;
+  const summary = read?.ok ? read.summary : undefined;
   if (!summary) {
     const why =
       live.outcome === 'failed'
