@@ -117,6 +117,10 @@ export async function runHistory(stores: Stores, steps: Step[], n: number): Prom
   }
 }
 
+/** Redis's default number of databases; far more than the histories run at once. */
+const REDIS_DATABASES = 16;
+let nextRedisDb = 0;
+
 class HistoryRun {
   readonly log: string[] = [];
   readonly diffs: string[] = [];
@@ -157,7 +161,9 @@ class HistoryRun {
     }
     pgUrl.pathname = `/${database}`;
     await stores.analytics.client.command({ query: `CREATE DATABASE ${database}` });
-    const redisDb = n % 16;
+    // Its own Redis database among those of the histories running beside it: the propagation's
+    // cursor and lease are per database, and a history sharing another's would skip its partitions.
+    const redisDb = nextRedisDb++ % REDIS_DATABASES;
     const redis = new Redis(`${stores.redis.url}/${redisDb}`);
     await redis.flushdb();
     redis.disconnect();
