@@ -4,6 +4,7 @@
  * A batch's lease is renewed while it runs, so a slow store never hands it to another replica,
  * while a killed worker's batch is taken again once its short lease ran out.
  */
+import { wakeablePause } from '../time/passes.ts';
 import { claimBatch, completeBatch, failBatch, renewLease } from './queue.ts';
 import { deleteTraces, type TraceDeletionDeps } from './traces.ts';
 
@@ -53,15 +54,7 @@ export async function runTraceDeletionBatch(
 /** Starts the loop; `stop()` resolves once the batch under way (if any) ended. */
 export function startTraceDeletions(o: TraceDeletionLoopOptions) {
   let stopped = false;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const { pause, wake } = wakeablePause();
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -77,7 +70,7 @@ export function startTraceDeletions(o: TraceDeletionLoopOptions) {
   return {
     async stop() {
       stopped = true;
-      wake?.();
+      wake();
       await loop;
     },
   };

@@ -28,3 +28,19 @@ export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<vo
   await Promise.race([work, new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
 }
+
+/** Sleeps a loop can be woken from: `wake()` ends the pause under way at once (used on stop). */
+export function wakeablePause() {
+  let wake: (() => void) | undefined;
+  return {
+    pause: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+    wake: () => wake?.(),
+  };
+}

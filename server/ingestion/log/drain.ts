@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import type { BlobStore } from '../../blobs/store.ts';
 import { isStoreUnavailable } from '../../errors.ts';
+import { wakeablePause } from '../../time/passes.ts';
 import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { decodeEntry } from './entry.ts';
 import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
@@ -146,15 +147,7 @@ const MAX_BACKOFF_MS = 10_000;
  */
 export function startDrain(o: DrainLoopOptions) {
   let stopped = false;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const { pause, wake } = wakeablePause();
   const loop = (async () => {
     let backoff = o.idleMs;
     let next: Promise<Claim> | undefined;
@@ -202,7 +195,7 @@ export function startDrain(o: DrainLoopOptions) {
     /** Resolves once the claim under way (if any) is written or failed. */
     async stop() {
       stopped = true;
-      wake?.();
+      wake();
       await loop;
     },
   };
