@@ -7,6 +7,8 @@ import type {
   ObservabilityServiceStatus,
 } from '../../operator/api/v1alpha1.ts';
 import { plan } from '../../operator/planner/plan.ts';
+import type { StepInput } from '../../operator/planner/step.ts';
+import { protectedBackups } from '../../operator/planner/steps/scheduled-backup.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupPruneSummary, BackupSummary } from '../../server/contract/backup.ts';
@@ -126,7 +128,7 @@ describe('scheduled backups: the planner', () => {
     expect(second.status.blockedBy).toEqual([]);
   });
 
-  it('complete: recorded as the latest success, then the retention Job protects what is still needed', () => {
+  it('complete: recorded as the latest success, then the retention Job (a restore that ended needs nothing)', () => {
     const restore = {
       request: 'cutover-abc',
       backupId: 'cutover-abc',
@@ -154,13 +156,7 @@ describe('scheduled backups: the planner', () => {
     expect(p.status.backups?.[0]).toMatchObject({ id: ID, trigger: 'Scheduled', result: 'Complete' });
     const prune = created(p.actions)[0]!;
     expect(prune.metadata?.annotations?.['observatory.dev/purpose']).toBe('backup-prune');
-    expect(prune.spec?.template.spec?.containers[0]?.args).toEqual([
-      'backup-prune',
-      '--keep-last',
-      '3',
-      '--protect',
-      'cutover-abc',
-    ]);
+    expect(prune.spec?.template.spec?.containers[0]?.args).toEqual(['backup-prune', '--keep-last', '3']);
     const env = prune.spec?.template.spec?.containers[0]?.env?.map((e) => e.name) ?? [];
     expect(env).toContain('SERVICE_S3_BACKUP_BUCKET');
   });
@@ -273,5 +269,45 @@ describe('scheduled backups: the planner', () => {
       ['InvalidBackupSchedule', 'spec.backup.schedule'],
       ['BackupRetentionEmpty', 'spec.backup.retention'],
     ]);
+  });
+});
+
+describe('what a prune protects', () => {
+  const restore = (phase: 'Restoring' | 'Complete' | 'Failed', request = 'r-1') => ({
+    request,
+    backupId: 'r-1',
+    phase,
+    since: SINCE,
+    release: '4' as const,
+    writeMode: 'Dual' as const,
+  });
+  const protect = (status: ObservabilityServiceStatus, annotation?: string) =>
+    protectedBackups({
+      object: object(
+        {},
+        status,
+        annotation ? { 'observatory.dev/restore-requested': annotation } : undefined,
+      ),
+      status,
+    } as StepInput);
+  it.each([
+    ['nothing in progress', steady, undefined, []],
+    [
+      'a pass taking its backup',
+      { ...steady, target: { ...steady.target!, backupId: 'cutover-1' } },
+      undefined,
+      ['cutover-1'],
+    ],
+    ['a restore under way', { ...steady, restore: restore('Restoring') }, 'r-1', ['r-1']],
+    ['a restore that completed', { ...steady, restore: restore('Complete') }, 'r-1', []],
+    ['a restore that failed', { ...steady, restore: restore('Failed') }, 'r-1', []],
+    [
+      'a new request, not yet taken (its retry suffix dropped)',
+      { ...steady, restore: restore('Complete') },
+      'r-2.3',
+      ['r-2'],
+    ],
+  ] as const)('%s', (_, status, annotation, expected) => {
+    expect(protect(status as ObservabilityServiceStatus, annotation)).toEqual(expected);
   });
 });

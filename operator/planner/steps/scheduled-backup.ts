@@ -24,15 +24,22 @@ const POLL_SECONDS = 15;
 /** Look again at the next time, but at least hourly (a spec change re-plans at once anyway). */
 const MAX_RECHECK_SECONDS = 3600;
 
-/** The backups a restore or a pass in progress still needs: retention never deletes them. */
+/**
+ * The backups a restore or a pass in progress still needs: retention never deletes them. A restore
+ * that ended (or a request it already took) needs nothing more.
+ */
 export function protectedBackups(input: StepInput): string[] {
   const s = input.status;
-  const requested = input.object.metadata.annotations?.[ANNOTATIONS.restoreRequested]?.replace(
-    /\.\d{1,6}$/,
-    '',
-  );
-  return [...new Set([s.target?.backupId, s.restore?.backupId, requested].filter((x) => x !== undefined))];
+  const annotation = input.object.metadata.annotations?.[ANNOTATIONS.restoreRequested];
+  const requested =
+    annotation !== undefined && annotation !== s.restore?.request
+      ? annotation.replace(/\.\d{1,6}$/, '')
+      : undefined;
+  const restoring = s.restore && !RESTORE_ENDED.has(s.restore.phase) ? s.restore.backupId : undefined;
+  return [...new Set([s.target?.backupId, restoring, requested].filter((x) => x !== undefined))];
 }
+
+const RESTORE_ENDED: ReadonlySet<string> = new Set(['Complete', 'Failed']);
 
 /** Runs or reads the prune after backup `after`; returns the schedule status with its outcome. */
 function prune(
