@@ -4,16 +4,26 @@
  * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
  */
 import { PORTS } from '../contract/ports.ts';
+import { exitOnSignal } from '../runtime/shutdown.ts';
 import { type Command, runCommand } from './run-command.ts';
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+interface CommandEntry {
+  summary: string;
+  load: () => Promise<Command>;
+  /** A server that drains and closes on SIGTERM itself; every other command ends at once. */
+  graceful?: true;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {
   web: {
     summary: `serve the web container (port ${PORTS.web})`,
     load: async () => (await import('./web.ts')).run,
+    graceful: true,
   },
   worker: {
     summary: `run the worker container (port ${PORTS.worker})`,
     load: async () => (await import('./worker.ts')).run,
+    graceful: true,
   },
   migrate: {
     summary:
@@ -23,10 +33,12 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   'analytics-server': {
     summary: 'serve the embedded analytics engine over the ClickHouse HTTP interface: --port N --data DIR',
     load: async () => (await import('./analytics-server.ts')).run,
+    graceful: true,
   },
   dev: {
     summary: 'everything in one process on embedded datastores: [--port N] [--data DIR] [--json]',
     load: async () => (await import('./dev.ts')).run,
+    graceful: true,
   },
   backfill: {
     summary: 'one step of the historic backfill: run --step N | retry --step N | status [--json]',
@@ -61,6 +73,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   operator: {
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,
+    graceful: true,
   },
   models: {
     summary: 'load built-in model prices from a price file: load FILE [--json]',
@@ -126,5 +139,6 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`observatory: unknown command "${name}"\n${help()}\n`);
     return 2;
   }
+  if (!command.graceful) exitOnSignal();
   return runCommand(name, command.load, rest, { verbose });
 }

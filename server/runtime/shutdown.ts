@@ -22,3 +22,15 @@ export function onShutdown(plan: ShutdownPlan): Promise<void> {
     process.on('SIGINT', handler);
   });
 }
+
+const EXIT_SIGNALS = { SIGTERM: 15, SIGINT: 2 } as const;
+
+/**
+ * A one-shot command (a Job's) ends at once on SIGTERM or SIGINT, with the shell's code (128 + the
+ * signal's number). Said explicitly: as a container's PID 1, Node gets no default action for them,
+ * so a stopped Job would go on writing until the kubelet's SIGKILL. Its work is resumable from any
+ * point, so ending mid-way loses nothing.
+ */
+export function exitOnSignal(): void {
+  for (const [signal, n] of Object.entries(EXIT_SIGNALS)) process.once(signal, () => process.exit(128 + n));
+}
