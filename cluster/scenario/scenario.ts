@@ -6,7 +6,7 @@
  */
 import { context, type Tracer, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
 import type { RunResult } from '../helm.ts';
 
@@ -364,7 +364,8 @@ export async function afterCutover(p: Platform, project: Project) {
 
 /**
  * Runs `send` with a tracer whose spans go to the service through the OTLP/HTTP protobuf exporter
- * as `project`, then flushes and shuts the exporter down.
+ * as `project`, then flushes and shuts the exporter down. Batched as applications do: one export
+ * per span hits the exporter's limit of concurrent exports past a few dozen spans.
  */
 export async function withOtlpTracer<T>(
   url: string,
@@ -377,7 +378,7 @@ export async function withOtlpTracer<T>(
     url: `${url}/api/public/otel/v1/traces`,
     headers: { Authorization: `Basic ${auth}` },
   });
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
   const sent = send(provider.getTracer(name));
   await provider.forceFlush();
   await provider.shutdown();

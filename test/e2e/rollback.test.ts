@@ -7,7 +7,9 @@
  * With spec.backup pointing at a real S3 server, the operator backs both databases up before the
  * schema move to release 4 (no backupConfirmed), records it, and restores it after the rollback:
  * every row of the release 3 data comes back and what Legacy and Dual wrote is gone, which the
- * schema rewind cannot do. A backup Job killed mid-way is recorded failed, never complete.
+ * schema rewind cannot do. A backup Job killed mid-way is recorded failed, never complete. Then
+ * a schedule inside a maintenance window takes backups and its retention deletes the older ones
+ * from the bucket.
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Langfuse } from 'langfuse';
@@ -337,6 +339,51 @@ describe('rollback from Dual to release 3', () => {
     expect(o.status?.conditions?.find((c) => c.type === 'Restored')?.status).toBe('True');
     expect(await release3Data()).toEqual(release3Rows);
     expect(await schemaVersion()).toBe(37);
+  });
+
+  it('takes scheduled backups only inside the maintenance window, and the retention keeps the newest two', async () => {
+    // Due every 20 s; the window is the first 30 s of each minute, so a time at :40 is never taken
+    // (the next window takes the latest due time, :00).
+    apply({
+      release: '3',
+      backup: { ...backup(), schedule: '*/20 * * * * *', retention: { keepLast: 2 } },
+      maintenanceWindows: [{ cron: '0 * * * * *', duration: '30s' }],
+    });
+    const scheduled = (x: Obsvc) =>
+      (statusOf(x).backups ?? []).filter((b) => b.trigger === 'Scheduled' && b.result === 'Complete');
+    // The second scheduled backup makes three complete ones: its prune deletes the oldest.
+    const o = await d.waitFor(
+      NAME,
+      'two scheduled backups, pruned after the second',
+      (x) => {
+        const [newest, second] = scheduled(x);
+        const prune = statusOf(x).backupSchedule?.prune;
+        return second !== undefined && prune?.after === newest!.id && prune.result !== undefined;
+      },
+      420_000,
+    );
+    const schedule = statusOf(o).backupSchedule!;
+    expect(schedule.prune).toMatchObject({ result: 'Succeeded' });
+    expect(schedule.kept).toBe(2);
+    const taken = scheduled(o);
+    for (const b of taken) {
+      // The id carries the scheduled time: a window's :00 or :20, never :40.
+      expect(b.id, b.id).toMatch(/^scheduled-\d{8}t\d{4}[02]0z$/);
+    }
+    // The bucket holds complete backups of exactly the newest two scheduled ids: the backup before
+    // the move, restored above, and the older scheduled ones are gone.
+    const manifests = (await keysUnder(PREFIX))
+      .filter((k) => k.endsWith('/manifest.json'))
+      .map((k) => k.slice(PREFIX.length).split('/')[0]!)
+      .sort();
+    expect(manifests).toEqual(
+      taken
+        .slice(0, 2)
+        .map((b) => b.id)
+        .sort(),
+    );
+    expect(await keysUnder(`${PREFIX}${release4Backup}/`)).toEqual([]);
+    expect(statusOf(o).backups?.some((b) => b.id === release4Backup)).toBe(false);
   });
 });
 
