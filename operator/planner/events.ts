@@ -55,7 +55,7 @@ export function transitionEvents(
   if (t?.rollingBack && !old.target?.rollingBack)
     warning(
       'UpgradeMigrationFailed',
-      `the migration to ${t.image} failed (${t.rollingBack}): rewinding the schema to version ${t.schema?.database ?? RELEASE_3_SCHEMA_VERSION}; web and worker stay on ${t.fromImage ?? old.deployedImage}`,
+      `the migration to ${t.image} failed (${t.rollingBack}): rewinding the schema${t.schema ? ` to version ${t.schema.database}` : ''}; web and worker stay on ${t.fromImage ?? old.deployedImage}`,
     );
   if (next.failedUpgrade && next.failedUpgrade.at !== old.failedUpgrade?.at)
     warning(

@@ -13,10 +13,16 @@ import { isImageUpgrade, passOf, type Target } from '../pass.ts';
 import { isRelease4 } from '../states.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 
+type Schema = NonNullable<Target['schema']>;
+
+/** The image web and worker ran when the upgrade was recorded. */
+const previousOf = (input: StepInput, pass: Target) =>
+  pass.fromImage ?? input.status.deployedImage ?? pass.image;
+
 /** The rollback of a failed image upgrade; ends the pass on the previous image once it succeeded. */
-function rollBackUpgrade(input: StepInput, out: StepOutput, pass: Target, why: string) {
-  const previous = pass.fromImage ?? input.status.deployedImage ?? pass.image;
-  const version = pass.schema?.database ?? RELEASE_3_SCHEMA_VERSION;
+function rollBackUpgrade(input: StepInput, out: StepOutput, pass: Target, why: string, schema: Schema) {
+  const previous = previousOf(input, pass);
+  const version = schema.database;
   const job = ensureJob(input, out, {
     purpose: 'rollback',
     state: pass.state,
@@ -71,8 +77,10 @@ export const schemaStep: Step = {
       out.set('SchemaMigrated', 'SchemaUpToDate', { state: to });
       return out.next();
     }
-    if (pass.rollingBack) return rollBackUpgrade(input, out, pass, pass.rollingBack);
-    const upgrade = isImageUpgrade(input.status, pass);
+    // The preflight of an upgrade recorded the version to return to before any migration ran.
+    if (pass.rollingBack && pass.schema)
+      return rollBackUpgrade(input, out, pass, pass.rollingBack, pass.schema);
+    const upgrade = isImageUpgrade(input.status, pass) && pass.schema !== undefined;
     const rollback = to === 'Release3' && isRelease4(state);
     // From here the schema changes: the pass must finish before any other may start.
     const started = { ...pass, schemaStarted: true };
@@ -107,15 +115,15 @@ export const schemaStep: Step = {
         out.set('SchemaMigrated', 'SchemaUpToDate', { state: to });
         return out.next();
       case 'failed':
-        if (upgrade) {
+        if (upgrade && pass.schema) {
           // Recorded before the rollback Job is created (G5).
           const why = (job.why ?? 'no reason given').slice(0, 1024);
           out.patch({ target: { ...started, rollingBack: why } });
           out.set('SchemaMigrated', 'UpgradeRollingBack', {
             image: pass.image,
             why,
-            version: pass.schema?.database ?? RELEASE_3_SCHEMA_VERSION,
-            previous: pass.fromImage ?? input.status.deployedImage ?? pass.image,
+            version: pass.schema.database,
+            previous: previousOf(input, pass),
             detail: 'recorded',
           });
           out.planned.push(`roll back the upgrade to ${pass.image}: ${job.detail}`);
