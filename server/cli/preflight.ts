@@ -27,19 +27,19 @@ export async function run(args: string[]): Promise<number> {
   const stores = openDatastores(config, 'jobs');
   const redis = config.redisUrl ? redisCoordination(config.redisUrl) : undefined;
   try {
-    const facts = await gatherFacts(
-      stores.pool,
-      stores.analytics,
-      async () => (redis ? redisVersion(redis) : null),
-      config.clickhouse.database,
-    );
     const analytics = migratorsFor(config, stores.pool, stores.analytics).analytics;
     const schema: SchemaReport = {
       database: (await analytics.state()).version,
       latest: analytics.latestKnown,
       upgradableFrom: OLDEST_UPGRADABLE_SCHEMA_VERSION,
     };
-    const report = { ...evaluatePreflight(facts), schema };
+    const facts = await gatherFacts(
+      stores.pool,
+      stores.analytics,
+      async () => (redis ? redisVersion(redis) : null),
+      config.clickhouse.database,
+    );
+    const report = { ...evaluatePreflight({ ...facts, analyticsSchemaVersion: schema.database }), schema };
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else {
       for (const c of report.checks) process.stdout.write(`${c.status.padEnd(15)} ${c.name}: ${c.detail}\n`);
