@@ -5,12 +5,15 @@
  * two schema Jobs run at once, that web and worker are never rendered on an image whose schema the
  * database is not at, and that no upgrade is recorded outside the maintenance windows; the walk
  * checks that a rolled-back upgrade leaves the previous image and schema, and that the walk
- * converges on the asked image once failures stop.
+ * converges on the asked image once failures stop. A failed upgrade's narrative is a golden log
+ * (testdata/upgrade-rolled-back.golden).
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { LATEST_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
+import { findFlicker, narrative } from '../fixtures/operator/condition-history.ts';
 import { CALM, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
 import { BACKUP_SPEC, base, chaosArb, path, WALK_WINDOWS } from './operator-walks.ts';
 
@@ -164,6 +167,7 @@ describe('operator planner: an image upgrade within release 4', () => {
     const c = settled(cluster(9), 'Legacy');
     const from = c.jobsCreated.length;
     const events = c.log.length;
+    const statuses = c.statuses.length;
     c.updateSpec((s) => ({ ...s, image: BROKEN }));
     until(c, () => stalledReason(c) === 'UpgradeFailed');
     expect(c.jobsCreated.slice(from)).toEqual(['preflight', 'migrate', 'rollback']);
@@ -190,6 +194,11 @@ describe('operator planner: an image upgrade within release 4', () => {
     ]);
     expect(warnings[0]).toContain('column already exists');
     expect(c.statuses.some((s) => s.status.phase === 'RollingBackUpgrade')).toBe(true);
+    expect(findFlicker(c.statuses.slice(statuses))).toEqual([]);
+    const text = `${narrative(c.statuses.slice(statuses)).join('\n')}\n`;
+    const file = new URL('./testdata/upgrade-rolled-back.golden', import.meta.url);
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(file)) writeFileSync(file, text);
+    expect(text).toBe(readFileSync(file, 'utf8'));
 
     // Nothing hammers the broken image: time passes, no Job starts.
     const jobs = c.jobsCreated.length;

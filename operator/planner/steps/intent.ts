@@ -82,7 +82,9 @@ export const intentStep: Step = {
     });
     out.phase = upgrade ? 'Upgrading' : phaseOfPass(state, want);
     out.planned.push(
-      `record the intent to ${upgrade ? what : `move ${state} -> ${want}`} (${input.spec.image})`,
+      upgrade
+        ? `record the intent to upgrade ${input.status.deployedImage} -> ${input.spec.image} in ${state}`
+        : `record the intent to move ${state} -> ${want} (${input.spec.image})`,
     );
     out.requeue(0);
     return out.stop();

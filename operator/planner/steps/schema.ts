@@ -133,7 +133,11 @@ export const schemaStep: Step = {
         out.set('SchemaMigrated', 'SchemaJobFailed', { action, to, job: job.name });
         return out.stop();
       case 'waiting':
-        out.set('SchemaMigrated', 'SchemaJobRunning', { action, to, detail: job.detail });
+        out.set('SchemaMigrated', 'SchemaJobRunning', {
+          action,
+          to: upgrade ? pass.image : to,
+          detail: job.detail,
+        });
         return out.stop();
     }
   },
