@@ -909,7 +909,7 @@ const autoscalingStatus = object(
   { description: 'The worker autoscaler (spec.worker.autoscaling): its last observation and decision.' },
 );
 
-export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Requested', 'Scheduled'] as const;
+export const BACKUP_TRIGGERS = ['Release4', 'Cutover', 'Upgrade', 'Requested', 'Scheduled'] as const;
 export const BACKUP_RESULTS = ['Complete', 'Failed'] as const;
 export const RESTORE_PHASES = ['ScalingDown', 'Restoring', 'Complete', 'Failed'] as const;
 
@@ -921,7 +921,7 @@ const backupRecord = object(
     id: backupId('The backup id: its folder in the bucket and the label of its ConfigMap.'),
     trigger: enumOf(BACKUP_TRIGGERS, {
       description:
-        'Why it was taken: before the move to release 4, before the cutover, on request, or on spec.backup.schedule.',
+        'Why it was taken: before the move to release 4, before the cutover, before an image upgrade within release 4, on request, or on spec.backup.schedule.',
     }),
     result: enumOf(BACKUP_RESULTS, {
       description: 'Complete: the Job succeeded and its summary parsed (verified). Failed: neither counts.',
@@ -1116,6 +1116,39 @@ export const statusSchema = object(
             ),
           ),
           settings: optional(recordedSettings('the target state')),
+          fromImage: optional(
+            string({
+              description:
+                'Image running when an image upgrade within release 4 was recorded: web and worker stay on it, and return to it if the migration fails.',
+              maxLength: 512,
+            }),
+          ),
+          schema: optional(
+            object(
+              {
+                database: integer({
+                  description: 'Analytics schema version the database was at.',
+                  minimum: 0,
+                }),
+                latest: integer({ description: 'Newest version the new image knows.', minimum: 0 }),
+                upgradableFrom: integer({
+                  description: 'Oldest database version the new image migrates from.',
+                  minimum: 0,
+                }),
+              },
+              {
+                description:
+                  "The schema report of an image upgrade's preflight (server/contract/upgrade.ts).",
+              },
+            ),
+          ),
+          rollingBack: optional(
+            string({
+              description:
+                'The migration of this image upgrade failed (why): the schema is being rewound to the version the previous image runs.',
+              maxLength: 1024,
+            }),
+          ),
         },
         { description: 'The recorded intent of the pass in progress; EventsOnly here is never taken back.' },
       ),
@@ -1182,6 +1215,23 @@ export const statusSchema = object(
     ),
     deployedImage: optional(
       string({ description: 'Image of the last completed pass (runs the rollback Job).', maxLength: 512 }),
+    ),
+    previousImage: optional(
+      string({ description: 'Image deployed before the last image upgrade completed.', maxLength: 512 }),
+    ),
+    failedUpgrade: optional(
+      object(
+        {
+          image: string({
+            description: 'The image whose migration failed; not retried while spec.image names it.',
+            maxLength: 512,
+          }),
+          reason: string({ description: "The migration Job's reason.", maxLength: 1024 }),
+          schemaVersion: integer({ description: 'The schema version rewound to.', minimum: 0 }),
+          at: timestamp('When the rollback completed.'),
+        },
+        { description: 'The last image upgrade rolled back after its migration failed.' },
+      ),
     ),
     settings: optional(recordedSettings('the observed state (absent in Release3)')),
     dualSince: optional(timestamp('When the state became Dual (for cutover.retentionWindow).')),

@@ -34,8 +34,9 @@ const JOB_POLL_SECONDS = 15;
 const ID = new RegExp(BACKUP_ID_PATTERN);
 
 /** The backup before a pass's irreversible step: one id per recorded intent (`target.since`). */
-export function passBackupId(uid: string, trigger: 'Release4' | 'Cutover', since: string): string {
-  return `${trigger === 'Release4' ? 'release4' : 'cutover'}-${shortHash({ uid, trigger, since }, 12)}`;
+export type PassTrigger = 'Release4' | 'Cutover' | 'Upgrade';
+export function passBackupId(uid: string, trigger: PassTrigger, since: string): string {
+  return `${trigger.toLowerCase()}-${shortHash({ uid, trigger, since }, 12)}`;
 }
 
 /** A requested backup: the annotation's value when it is a valid id, else an id derived from it. */

@@ -32,6 +32,8 @@ export const STALL_REASONS = [
     'InvalidSpec',
     'BackupNotConfirmed',
     'PreflightFailed',
+    'UpgradeRefused',
+    'UpgradeFailed',
     'MigrationFailed',
     'RollbackFailed',
     'BackfillStepFailed',
@@ -74,12 +76,17 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
     PreflightFailed: t('False', 'observatory preflight failed before the move to {to}: Job {job}'),
     PreflightSucceeded: t('True', 'observatory preflight passed for the move to {to}'),
     Release4Running: t('True', 'the deployment runs release 4'),
+    UpgradeRefused: t('False', '{detail}'),
   },
   SchemaMigrated: {
     NoSchemaYet: t('Unknown', 'the first pass has not migrated the schema yet'),
     SchemaJobRunning: t('False', '{action} for {to}: {detail}'),
     SchemaJobFailed: t('False', '{action} for {to} failed: Job {job}'),
     SchemaUpToDate: t('True', 'the schema of {state} is in place'),
+    UpgradeRollingBack: t(
+      'False',
+      'the migration to {image} failed ({why}): rewinding the analytics schema to version {version}; web and worker stay on {previous}: {detail}',
+    ),
   },
   BackfillComplete: {
     BackfillDisabled: t('False', 'spec.backfill.enabled is false'),

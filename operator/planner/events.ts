@@ -1,7 +1,7 @@
 /**
  * Kubernetes Events for the transitions an admin cares about, derived from the old and the new
  * status: state reached, intent recorded, gate opened or closed, Job failed (Stalled), approval
- * or retry consumed, backfill steps finished, workers scaled, hibernated or woken, Ready reached, paused or resumed. Since they come
+ * or retry consumed, an image upgrade rolled back, backfill steps finished, workers scaled, hibernated or woken, Ready reached, paused or resumed. Since they come
  * from a status change, and the runtime emits them only after that status was written, each
  * transition yields one Event however many reconciles see it.
  */
@@ -51,6 +51,16 @@ export function transitionEvents(
       t.state === 'Release3' && old.state !== 'Release3'
         ? `analytics schema rewound to version ${RELEASE_3_SCHEMA_VERSION}`
         : 'schema migrations applied',
+    );
+  if (t?.rollingBack && !old.target?.rollingBack)
+    warning(
+      'UpgradeMigrationFailed',
+      `the migration to ${t.image} failed (${t.rollingBack}): rewinding the schema${t.schema ? ` to version ${t.schema.database}` : ''}; web and worker stay on ${t.fromImage ?? old.deployedImage}`,
+    );
+  if (next.failedUpgrade && next.failedUpgrade.at !== old.failedUpgrade?.at)
+    warning(
+      'UpgradeRolledBack',
+      `the upgrade to ${next.failedUpgrade.image} was rolled back (${next.failedUpgrade.reason}): schema at version ${next.failedUpgrade.schemaVersion}, web and worker on ${next.deployedImage}`,
     );
   if (next.state !== undefined && (next.state !== old.state || next.deployedImage !== old.deployedImage)) {
     const from = old.state ?? 'Release3';

@@ -19,6 +19,10 @@ export interface JobOutcome {
   name: string;
   /** What the step waits for, while waiting. */
   detail: string;
+  /** The Job's own reason and message, once it failed. */
+  why?: string;
+  /** The termination message of the succeeded Job, while the Job is still there to read it. */
+  terminationMessage?: string;
 }
 
 const JOB_POLL_SECONDS = 15;
@@ -30,6 +34,8 @@ export interface EnsureJob extends Omit<JobRequest, 'attempt'> {
   failureReason: string;
   /** The attempt counter this Job follows (default: its purpose). */
   attemptKey?: JobPurpose;
+  /** False when the step answers a failure itself (an upgrade rolls back) instead of stalling. */
+  failureStalls?: boolean;
 }
 
 export const attemptOf = (status: ObservabilityServiceStatus, key: string): number =>
@@ -87,8 +93,15 @@ const RECORDED_FAILURE = 'CommandFailed';
 export function findJob(input: StepInput, purpose: JobPurpose, name: string): ObservedJob | undefined {
   const results = input.world.jobResults;
   const recorded = results?.known ? results.results.find((r) => r.job === name) : undefined;
-  if (recorded?.result === 'succeeded') return { name, purpose, outcome: 'succeeded' };
   const live = input.world.jobs.find((j) => j.name === name);
+  // The Job's termination message (a preflight's schema report) is kept when it can still be read.
+  if (recorded?.result === 'succeeded')
+    return {
+      name,
+      purpose,
+      outcome: 'succeeded',
+      ...(live?.terminationMessage ? { terminationMessage: live.terminationMessage } : {}),
+    };
   if (live) return live;
   const r = input.status.jobs?.find((j) => j.purpose === purpose && j.name === name);
   if (r)
@@ -132,7 +145,13 @@ export function ensureJob(input: StepInput, out: StepOutput, r: EnsureJob): JobO
     out.wait(seconds, detail);
     return { progress: 'waiting', name, detail };
   };
-  if (mine?.outcome === 'succeeded') return { progress: 'succeeded', name, detail: `Job ${name} succeeded` };
+  if (mine?.outcome === 'succeeded')
+    return {
+      progress: 'succeeded',
+      name,
+      detail: `Job ${name} succeeded`,
+      ...(mine.terminationMessage ? { terminationMessage: mine.terminationMessage } : {}),
+    };
   if (mine?.outcome === 'running') return waiting(JOB_POLL_SECONDS, `Job ${name} (${r.label}) is running`);
   if (mine?.outcome === 'failed') {
     const retry = pendingRetry(input, r.purpose);
@@ -150,9 +169,11 @@ export function ensureJob(input: StepInput, out: StepOutput, r: EnsureJob): JobO
       return waiting(0, `retrying ${r.label}`);
     }
     const why = [mine.reason, mine.message].filter(Boolean).join(': ') || 'no reason given';
+    if (r.failureStalls === false)
+      return { progress: 'failed', name, detail: `Job ${name} (${r.label}) failed: ${why}`, why };
     const message = `Job ${name} (${r.label}) failed: ${why}. To retry: ${retryHint(input, r.purpose, attempt)}`;
     out.stalled(r.failureReason, message);
-    return { progress: 'failed', name, detail: message };
+    return { progress: 'failed', name, detail: message, why };
   }
   const active = jobs.find((j) => j.purpose === r.purpose && j.name !== name && j.outcome === 'running');
   if (active)

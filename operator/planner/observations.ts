@@ -26,6 +26,9 @@ export function observationsNeeded(object: ObservabilityService): ObservationsNe
   const status = object.status;
   const state = status?.state;
   const cutoverAhead = state === 'Dual' && desiredState(spec) === 'EventsOnly';
+  const target = status?.target;
+  // A target naming the running state and image is a pass that ended (a rolled-back upgrade's too).
+  const passing = target !== undefined && (target.state !== state || target.image !== status?.deployedImage);
   return {
     ...(state === 'Dual' ? { workerProbePath: PROPAGATION_PROBE_PATH } : {}),
     ...(cutoverAhead ? { producersSince: spec.cutover.producerQuietPeriod } : {}),
@@ -36,7 +39,7 @@ export function observationsNeeded(object: ObservabilityService): ObservationsNe
       (spec.hibernate && status?.hibernation?.phase === 'Draining' && !!spec.blobStorage?.ingestionLog),
     // A pass before its schema is migrated runs the preflight and schema Jobs; then the cleanup's.
     jobResults:
-      (status?.target !== undefined && !status.target.schemaMigrated) ||
+      (passing && !target.schemaMigrated) ||
       (state === 'EventsOnly' && !!spec.cleanup?.truncateLegacyTables && !status?.legacyTablesTruncated),
   };
 }

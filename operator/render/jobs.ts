@@ -45,7 +45,12 @@ export interface PruneTarget {
 }
 
 /** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
-export function jobArgs(purpose: JobPurpose, backup?: BackupTarget, prune?: PruneTarget): string[] {
+export function jobArgs(
+  purpose: JobPurpose,
+  backup?: BackupTarget,
+  prune?: PruneTarget,
+  schemaVersion = RELEASE_3_SCHEMA_VERSION,
+): string[] {
   const step = /^backfill-(retry-)?(\d)$/.exec(purpose);
   if (step) return ['backfill', step[1] ? 'retry' : 'run', '--step', step[2]!];
   switch (purpose) {
@@ -54,7 +59,7 @@ export function jobArgs(purpose: JobPurpose, backup?: BackupTarget, prune?: Prun
     case 'migrate':
       return ['migrate', 'up'];
     case 'rollback':
-      return ['migrate', 'down', '--to', String(RELEASE_3_SCHEMA_VERSION)];
+      return ['migrate', 'down', '--to', String(schemaVersion)];
     case 'cleanup':
       return ['cleanup', 'truncate-legacy-tables'];
     case 'backup-prune':
@@ -93,6 +98,7 @@ const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
  * a backup's or restore's summary comes back in the termination message.
  */
 const RECORDS_RESULT: ReadonlySet<JobPurpose> = new Set(['preflight', 'migrate', 'rollback', 'cleanup']);
+const REPORTS_SUMMARY: ReadonlySet<JobPurpose> = new Set(['preflight', 'backup', 'restore', 'backup-prune']);
 
 export interface JobRequest {
   purpose: JobPurpose;
@@ -106,6 +112,8 @@ export interface JobRequest {
   backup?: BackupTarget;
   /** The retention a backup-prune Job applies. */
   prune?: PruneTarget;
+  /** The version a rollback Job rewinds the analytics schema to (default: release 3's). */
+  schemaVersion?: number;
 }
 
 /** The name of the Job of one attempt: stable across reconciles and restarts. */
@@ -140,11 +148,10 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       name: 'observatory',
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
-      args: jobArgs(r.purpose, r.backup, r.prune),
-      // The backup, restore and prune Jobs' summaries (server/contract/backup.ts) come back through this file.
-      ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
-        ? { terminationMessagePath: TERMINATION_MESSAGE_PATH }
-        : {}),
+      args: jobArgs(r.purpose, r.backup, r.prune, r.schemaVersion),
+      // The backup, restore and prune Jobs' summaries (server/contract/backup.ts) and the preflight's
+      // schema report (server/contract/upgrade.ts) come back through this file.
+      ...(REPORTS_SUMMARY.has(r.purpose) ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
       env: [
         ...containerEnv(
           spec,

@@ -1,8 +1,11 @@
 /**
- * Checks before moving a release 3 deployment to version 4 (the spec's upgrade preconditions).
- * Pure evaluation over facts gathered by `gatherFacts`; each check is named in the report.
+ * Checks before moving a release 3 deployment to version 4 (the spec's upgrade preconditions), and
+ * before an image upgrade within release 4, where the checks of the move itself (release 3's
+ * background migrations, the backfill's disk headroom) do not apply. Pure evaluation over facts
+ * gathered by `gatherFacts`; each check is named in the report.
  */
 import { BACKFILL_CHAIN } from '../backfill/chain.ts';
+import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 
 export type CheckStatus = 'pass' | 'fail' | 'not_applicable';
 export interface Check {
@@ -25,6 +28,8 @@ export interface PreflightFacts {
   database: string;
   analyticsBytes: number;
   freeDiskBytes: number;
+  /** The analytics schema version the database is at. */
+  analyticsSchemaVersion: number;
 }
 
 /** The privileges version 4 needs on the default database (spec, "Analytics database privileges"). */
@@ -77,15 +82,23 @@ export function missingPrivileges(grants: string[], database: string): string[] 
 
 export function evaluatePreflight(f: PreflightFacts): PreflightReport {
   const checks: Check[] = [];
-  const unfinished = f.unfinishedMigrations.filter((m) => !V4_CHAIN_NAMES.has(m.name));
-  checks.push({
-    name: 'version-3-background-migrations-finished',
-    status: unfinished.length === 0 ? 'pass' : 'fail',
-    detail:
-      unfinished.length === 0
-        ? 'no unfinished background migration'
-        : `unfinished: ${unfinished.map((m) => `${m.name}${m.failed_at ? ` (failed: ${m.failed_reason})` : ''}`).join(', ')}; version 4 migrations would permanently delete rows they never copied`,
+  const onRelease4 = f.analyticsSchemaVersion > RELEASE_3_SCHEMA_VERSION;
+  const release4 = (name: string): Check => ({
+    name,
+    status: 'not_applicable',
+    detail: `the analytics schema is at version ${f.analyticsSchemaVersion}: release 4 runs already`,
   });
+  const unfinished = f.unfinishedMigrations.filter((m) => !V4_CHAIN_NAMES.has(m.name));
+  if (onRelease4) checks.push(release4('version-3-background-migrations-finished'));
+  else
+    checks.push({
+      name: 'version-3-background-migrations-finished',
+      status: unfinished.length === 0 ? 'pass' : 'fail',
+      detail:
+        unfinished.length === 0
+          ? 'no unfinished background migration'
+          : `unfinished: ${unfinished.map((m) => `${m.name}${m.failed_at ? ` (failed: ${m.failed_reason})` : ''}`).join(', ')}; version 4 migrations would permanently delete rows they never copied`,
+    });
   checks.push({
     name: 'analytics-version',
     status: versionAtLeast(f.analyticsVersion, 25, 12) ? 'pass' : 'fail',
@@ -120,11 +133,13 @@ export function evaluatePreflight(f: PreflightFacts): PreflightReport {
     });
   }
   const needed = 3 * f.analyticsBytes;
-  checks.push({
-    name: 'disk-headroom',
-    status: f.freeDiskBytes >= needed ? 'pass' : 'fail',
-    detail: `${gib(f.freeDiskBytes)} free; the backfill needs about 3x the analytics data (${gib(f.analyticsBytes)}): ${gib(needed)}`,
-  });
+  if (onRelease4) checks.push(release4('disk-headroom'));
+  else
+    checks.push({
+      name: 'disk-headroom',
+      status: f.freeDiskBytes >= needed ? 'pass' : 'fail',
+      detail: `${gib(f.freeDiskBytes)} free; the backfill needs about 3x the analytics data (${gib(f.analyticsBytes)}): ${gib(needed)}`,
+    });
   return { ok: checks.every((c) => c.status !== 'fail'), checks };
 }
 

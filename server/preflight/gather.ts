@@ -14,7 +14,7 @@ export async function gatherFacts(
   analytics: ClickHouseClient,
   redisInfo: () => Promise<string | null>,
   database: string,
-): Promise<PreflightFacts> {
+): Promise<Omit<PreflightFacts, 'analyticsSchemaVersion'>> {
   const unfinished = await pool
     .query('SELECT name, failed_at, failed_reason FROM background_migrations WHERE finished_at IS NULL')
     .then((r) => r.rows)

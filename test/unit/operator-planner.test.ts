@@ -1052,7 +1052,7 @@ describe('planner: maintenance windows', () => {
     expect(running.status.blockedBy!.join()).not.toContain('maintenance window');
   });
 
-  it('a move to another mode waits for the window; a rollback and an image update do not', () => {
+  it('a move to another mode and an image upgrade wait for the window; a rollback does not', () => {
     const legacy = steady('Legacy');
     const toDual = object({ maintenanceWindows }, legacy);
     const deployments = rolledOut(object({ writeMode: 'Legacy' }, legacy), 'Legacy');
@@ -1065,9 +1065,13 @@ describe('planner: maintenance windows', () => {
     const rollback = object({ maintenanceWindows, release: '3', writeMode: undefined }, legacy);
     expect(plan({ object: rollback, world: world({ deployments }) }).status.target!.state).toBe('Release3');
     const image = object({ maintenanceWindows, writeMode: 'Legacy', image: 'observatory:next' }, legacy);
-    expect(plan({ object: image, world: world({ deployments }) }).status.target).toMatchObject({
+    const held = plan({ object: image, world: world({ deployments }) });
+    expect(held.status.target!.image).toBe('observatory:dev');
+    waitsFor(held, 'the upgrade observatory:dev -> observatory:next');
+    expect(plan({ object: image, world: world({ deployments, now: INSIDE }) }).status.target).toMatchObject({
       state: 'Legacy',
       image: 'observatory:next',
+      fromImage: 'observatory:dev',
     });
   });
 

@@ -140,7 +140,8 @@ export const backfillStep: Step = {
     const job = ensureJob(input, out, {
       purpose,
       state,
-      image: input.spec.image,
+      // The image that runs (a new spec.image is rolled out by a pass first, and may be refused).
+      image: input.status.deployedImage ?? input.spec.image,
       label: `backfill step ${step}`,
       failureReason: 'BackfillStepFailed',
     });
@@ -176,7 +177,8 @@ function ensureUnfailed(
     purpose,
     attemptKey,
     state,
-    image: input.spec.image,
+    // The image that runs (a new spec.image is rolled out by a pass first, and may be refused).
+    image: input.status.deployedImage ?? input.spec.image,
     label: `un-fail backfill step ${step}`,
     failureReason: 'BackfillStepFailed',
   });

@@ -1,15 +1,19 @@
 /**
- * The backup before a pass's irreversible step (the schema move from release 3 to 4, and the
- * cutover to EventsOnly), when spec.backup is set: the schema step starts only once the backup is
+ * The backup before a pass's irreversible step (the schema move from release 3 to 4, an image
+ * upgrade's migrations within release 4, and the cutover to EventsOnly), when spec.backup is set: the schema step starts only once the backup is
  * complete and verified. spec.upgrade.backupConfirmed skips the one before the release move (the
  * admin took it). It owns BackupComplete, written only when spec.backup is set.
  */
 import { ensureBackup, latestComplete, passBackupId } from '../backups.ts';
-import { passOf } from '../pass.ts';
+import { isImageUpgrade, passOf } from '../pass.ts';
 import { isRelease4 } from '../states.ts';
 import { type Step, StepOutput } from '../step.ts';
 
-const STEP_NAME = { Release4: 'the move to release 4', Cutover: 'the cutover to EventsOnly' } as const;
+const STEP_NAME = {
+  Release4: 'the move to release 4',
+  Cutover: 'the cutover to EventsOnly',
+  Upgrade: 'the image upgrade',
+} as const;
 
 export const backupStep: Step = {
   name: 'backup',
@@ -25,7 +29,9 @@ export const backupStep: Step = {
         ? 'Release4'
         : pass && state === 'Dual' && pass.state === 'EventsOnly'
           ? 'Cutover'
-          : undefined;
+          : pass && isImageUpgrade(input.status, pass)
+            ? 'Upgrade'
+            : undefined;
     const idle = () => {
       const last = latestComplete(input.status);
       if (last)

@@ -5,7 +5,7 @@
 import type { MigrationState, RecordedSettings } from '../../api/v1alpha1.ts';
 import { approvedSettings } from '../../render/settings.ts';
 import { canonicalJson } from '../../util/hash.ts';
-import { passOf, phaseOfPass } from '../pass.ts';
+import { passOf, passPhase } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { applyDeployments, applyDisruptionBudgets, applyServices } from '../workloads.ts';
 
@@ -35,16 +35,18 @@ export const rolloutStep: Step = {
     const to = pass.state;
     if (!applyDeployments(input, out, to, pass.image)) return out.stop();
     // The pass is complete: only now does the observed state advance (G2).
+    const upgraded = input.status.deployedImage !== undefined && input.status.deployedImage !== pass.image;
     out.patch({
       state: to,
       deployedImage: pass.image,
+      ...(upgraded ? { previousImage: input.status.deployedImage, failedUpgrade: undefined } : {}),
       settings: recordFor(input, to),
       ...(to === 'Dual' && from !== 'Dual' ? { dualSince: input.now } : {}),
       ...(to === 'Release3' || to === 'Legacy' ? { dualSince: undefined } : {}),
       // Version 3 leaves the version 4 backfill dormant; a later upgrade re-reads its progress.
       ...(to === 'Release3' && from !== 'Release3' ? { backfill: undefined } : {}),
     });
-    out.phase = phaseOfPass(from, to);
+    out.phase = passPhase(input.status, pass);
     out.planned.push(`state ${from} -> ${to} recorded`);
     out.requeue(0);
     return out.stop();
