@@ -170,7 +170,7 @@ export const TERMINATION_MESSAGE_MAX_BYTES = 4096;
 export function summaryOf(m: BackupManifest): string {
   const summary: BackupSummary = backupSummarySchema.parse({
     ...m,
-    parts: m.parts.map(({ sha256: _, ...rest }) => rest),
+    parts: m.parts.map(({ sha256: _, tables: __, ...rest }) => rest),
   });
   const text = JSON.stringify(summary);
   if (Buffer.byteLength(text) >= TERMINATION_MESSAGE_MAX_BYTES)
@@ -190,3 +190,23 @@ export function pgConnection(databaseUrl: string): { dbname: string; env: Record
   url.password = '';
   return { dbname: url.href, env: password ? { PGPASSWORD: password } : {} };
 }
+
+/**
+ * `RESTORE DATABASE <live> AS <scratch>`, leaving out `except` (the views: they name live tables).
+ * The store creates the renamed database with its own engine and UUID, then finds it defined
+ * otherwise than the backup's bare `CREATE DATABASE`: the definition is not what is verified.
+ */
+export const restoreAsStatement = (
+  database: string,
+  scratch: string,
+  except: readonly string[],
+  d: S3Settings,
+  key: string,
+) =>
+  `RESTORE DATABASE ${ident(database)} AS ${ident(scratch)}${
+    except.length > 0
+      ? ` EXCEPT TABLES ${except.map((t) => `${ident(database)}.${ident(t)}`).join(', ')}`
+      : ''
+  } FROM ${s3Target(d, key)} SETTINGS allow_different_database_def = true`;
+
+export const dropDatabaseStatement = (database: string) => `DROP DATABASE IF EXISTS ${ident(database)} SYNC`;

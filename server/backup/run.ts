@@ -14,6 +14,7 @@ import {
   type BackupManifest,
   type BackupPart,
   type BackupPartRecord,
+  type BackupTableRecord,
   backupManifestSchema,
 } from '../contract/backup.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
@@ -21,6 +22,7 @@ import { statementBounds } from '../datastores/statement-bounds.ts';
 import { oldestPendingAt } from '../ingestion/log/queue.ts';
 import type { ReplayProgress, ReplayWindow } from '../ingestion/log/replay.ts';
 import { dialectOf, migratorsFor } from '../runtime/schema.ts';
+import { type AnalyticsTable, analyticsTables, parseBackupIndex } from './analytics-tables.ts';
 import type { BackupBucket } from './bucket.ts';
 import {
   backupStatement,
@@ -34,6 +36,7 @@ import {
   sizedOverrides,
   storeUrl,
 } from './plan.ts';
+import { countRelational } from './relational-tables.ts';
 import { replayPlan, retentionWarning } from './replay-window.ts';
 import { reapplyTombstones, saveTombstones } from './tombstones.ts';
 
@@ -61,7 +64,7 @@ export interface IngestionLogReplay {
 }
 
 /** Runs `step`, turning any error into a BackupFailure whose message names no credential. */
-async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<T>): Promise<T> {
+export async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
@@ -76,15 +79,23 @@ async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<
  * timeout is per client), on the `default` database so that a restore into a store without the
  * service's database can start; quiet, as its errors quote the S3() arguments.
  */
-function storeClient(ctx: BackupContext, bytes: number): ClickHouseClient {
+export function storeClient(ctx: BackupContext, bytes: number): ClickHouseClient {
   const bounds = statementBounds('jobs', sizedOverrides(bytes, ctx.config.analyticsTimeouts));
   return createAnalyticsClient({ ...ctx.config.clickhouse, database: 'default' }, bounds, true);
 }
 
 const relative = (prefix: string, key: string) => key.slice(prefix.length);
 
+/** The analytics part's tables read from its objects through the store's `.backup` index. */
+export async function storedAnalyticsTables(ctx: BackupContext, id: string): Promise<AnalyticsTable[]> {
+  const folder = bucketKeys(ctx.destination.prefix, id).analytics;
+  const index = await ctx.bucket.getText(`${folder}.backup`);
+  if (index === undefined) throw new BackupFailure(`analytics part of backup ${id} has no .backup index`);
+  return analyticsTables(parseBackupIndex(index), (object) => ctx.bucket.read(`${folder}${object}`));
+}
+
 /** Lists a part's objects back and computes its checksum. */
-async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<BackupPartRecord> {
+export async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<BackupPartRecord> {
   const prefix = ctx.destination.prefix;
   const keys = bucketKeys(prefix, id);
   const listed =
@@ -122,7 +133,7 @@ async function runningBackups(client: ClickHouseClient, url: string): Promise<nu
 }
 
 /** Runs `command`, feeding it `input` and handing its stdout to `output`; fails with its stderr's end. */
-function runTool(
+export function runTool(
   ctx: BackupContext,
   command: string,
   args: string[],
@@ -213,13 +224,21 @@ export async function takeBackup(
         client.command({ query: backupStatement(database, ctx.destination, keys.analytics) }),
       ).finally(() => client.close());
     }
-    if (parts.includes('relational')) await dumpRelational(ctx, id, keys.relational);
+    const relationalTables = parts.includes('relational')
+      ? await dumpRelational(ctx, id, keys.relational)
+      : [];
 
     const records: BackupPartRecord[] = [];
     for (const part of parts) {
       const record = await guarded(ctx, `verifying the ${part} part`, () => readBack(ctx, part, id));
-      ctx.say(`backup ${id}: ${part} verified, ${record.objects} objects, ${record.bytes} bytes`);
-      records.push(record);
+      const tables =
+        part === 'relational'
+          ? relationalTables
+          : await guarded(ctx, 'counting the analytics tables', () => analyticsTableRecords(ctx, id));
+      ctx.say(
+        `backup ${id}: ${part} verified, ${record.objects} objects, ${record.bytes} bytes, ${tables.length} tables, ${tables.reduce((n, t) => n + t.rows, 0)} rows`,
+      );
+      records.push({ ...record, tables });
     }
     const manifest = backupManifestSchema.parse({
       id,
@@ -240,13 +259,44 @@ export async function takeBackup(
   }
 }
 
-/** `pg_dump --format=custom` streamed to the bucket; the object must hold every byte pg_dump wrote. */
-async function dumpRelational(ctx: BackupContext, id: string, key: string): Promise<void> {
+async function analyticsTableRecords(ctx: BackupContext, id: string): Promise<BackupTableRecord[]> {
+  const tables = await storedAnalyticsTables(ctx, id);
+  const bad = tables.find((t) => t.problem);
+  if (bad) throw new BackupFailure(`backup ${id}: analytics table ${bad.table}: ${bad.problem}`);
+  return tables.map(({ table, rows, sha256 }) => ({ table, rows, sha256 }));
+}
+
+/**
+ * `pg_dump --format=custom` streamed to the bucket; the object must hold every byte pg_dump wrote.
+ * pg_dump reads the snapshot this transaction exports (`--snapshot`), and the same transaction
+ * counts every table's rows: the counts are exactly the dump's, whatever commits meanwhile.
+ */
+async function dumpRelational(ctx: BackupContext, id: string, key: string): Promise<BackupTableRecord[]> {
+  const client = await guarded(ctx, 'connecting to PostgreSQL', () => ctx.pool.connect());
+  try {
+    await guarded(ctx, 'exporting a snapshot', () =>
+      client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'),
+    );
+    const { rows } = await guarded(ctx, 'exporting a snapshot', () =>
+      client.query<{ s: string }>('SELECT pg_export_snapshot() AS s'),
+    );
+    const tables = await guarded(ctx, 'counting the relational tables', () => countRelational(client));
+    await streamDump(ctx, id, key, rows[0]!.s);
+    await client.query('COMMIT');
+    return tables;
+  } finally {
+    // A transaction left open by an error is rolled back with the connection.
+    client.release(true);
+  }
+}
+
+async function streamDump(ctx: BackupContext, id: string, key: string, snapshot: string): Promise<void> {
   const pgc = pgConnection(ctx.config.databaseUrl!);
   let written = 0;
   let reported = 0;
+  const args = ['--format=custom', `--snapshot=${snapshot}`, `--dbname=${pgc.dbname}`];
   await guarded(ctx, 'pg_dump', () =>
-    runTool(ctx, 'pg_dump', ['--format=custom', `--dbname=${pgc.dbname}`], pgc.env, {
+    runTool(ctx, 'pg_dump', args, pgc.env, {
       output: async (out) => {
         const counted = new Transform({
           transform(chunk: Buffer, _enc, done) {
@@ -295,7 +345,7 @@ export interface RestoreReplay {
 }
 
 /** Reads and validates a backup's manifest; no manifest means the backup is not complete. */
-async function readManifest(ctx: BackupContext, id: string): Promise<BackupManifest> {
+export async function readManifest(ctx: BackupContext, id: string): Promise<BackupManifest> {
   const key = bucketKeys(ctx.destination.prefix, id).manifest;
   const text = await guarded(ctx, 'reading the manifest', () => ctx.bucket.getText(key));
   if (text === undefined)
