@@ -25,6 +25,7 @@ export type JobPurpose =
   | 'backup'
   | 'restore'
   | 'backup-prune'
+  | 'backup-verify'
   | `backfill-${number}`
   | `backfill-retry-${number}`;
 
@@ -43,6 +44,9 @@ export interface PruneTarget {
   maxAge?: string;
   protect: readonly string[];
 }
+
+/** The Jobs that reach the backup bucket and leave a summary in their termination message. */
+const BUCKET_JOBS: ReadonlySet<JobPurpose> = new Set(['backup', 'restore', 'backup-prune', 'backup-verify']);
 
 /** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
 export function jobArgs(purpose: JobPurpose, backup?: BackupTarget, prune?: PruneTarget): string[] {
@@ -65,6 +69,9 @@ export function jobArgs(purpose: JobPurpose, backup?: BackupTarget, prune?: Prun
         ...(prune.maxAge !== undefined ? [BACKUP_CLI.maxAgeFlag, prune.maxAge] : []),
         ...(prune.protect.length > 0 ? [BACKUP_CLI.protectFlag, prune.protect.join(',')] : []),
       ];
+    case 'backup-verify':
+      if (!backup) throw new RangeError('a backup-verify Job needs a backup id');
+      return [BACKUP_CLI.verify, BACKUP_CLI.idFlag, backup.id];
     case 'backup':
     case 'restore':
       if (!backup) throw new RangeError(`a ${purpose} Job needs a backup id`);
@@ -141,10 +148,8 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
       args: jobArgs(r.purpose, r.backup, r.prune),
-      // The backup, restore and prune Jobs' summaries (server/contract/backup.ts) come back through this file.
-      ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
-        ? { terminationMessagePath: TERMINATION_MESSAGE_PATH }
-        : {}),
+      // The backup, restore, prune and verify Jobs' summaries (server/contract/backup.ts) come back through this file.
+      ...(BUCKET_JOBS.has(r.purpose) ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
       env: [
         ...containerEnv(
           spec,
@@ -157,9 +162,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
         ...(RECORDS_RESULT.has(r.purpose) ? [value(ENV.jobName, jobNameFor(ctx, r))] : []),
-        ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
-          ? backupEnv(spec)
-          : []),
+        ...(BUCKET_JOBS.has(r.purpose) ? backupEnv(spec) : []),
         ...(r.purpose === 'restore' ? restoreLogEnv(spec) : []),
       ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),

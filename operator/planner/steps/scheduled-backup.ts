@@ -13,24 +13,29 @@ import { type BackupPruneSummary, backupPruneSummarySchema } from '../../../serv
 import { ANNOTATIONS, type BackupScheduleStatus, MAX_BACKUPS_RECORDED } from '../../api/v1alpha1.ts';
 import { jobNameFor, renderJob } from '../../render/jobs.ts';
 import { allowedAgeSeconds, latestDue, nextDue, scheduledBackupId } from '../backup-schedule.ts';
-import { backupsOf, ensureBackup, runningBackups } from '../backups.ts';
+import { backupsOf, ensureBackup, PRUNE_PURPOSE, runningBackups, verifyingBackup } from '../backups.ts';
 import { heldForWindow } from '../maintenance.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 
-const PRUNE_PURPOSE = 'backup-prune' as const;
 const POLL_SECONDS = 15;
 /** Look again at the next time, but at least hourly (a spec change re-plans at once anyway). */
 const MAX_RECHECK_SECONDS = 3600;
 
-/** The backups a restore or a pass in progress still needs: retention never deletes them. */
+/** The backups a restore, a pass or a verification in progress still needs: retention never deletes them. */
 export function protectedBackups(input: StepInput): string[] {
   const s = input.status;
   const requested = input.object.metadata.annotations?.[ANNOTATIONS.restoreRequested]?.replace(
     /\.\d{1,6}$/,
     '',
   );
-  return [...new Set([s.target?.backupId, s.restore?.backupId, requested].filter((x) => x !== undefined))];
+  return [
+    ...new Set(
+      [s.target?.backupId, s.restore?.backupId, requested, verifyingBackup(input)].filter(
+        (x) => x !== undefined,
+      ),
+    ),
+  ];
 }
 
 function parsePrune(message: string | undefined): BackupPruneSummary | undefined {
