@@ -155,7 +155,6 @@ export type BackupPruneSummary = z.infer<typeof backupPruneSummarySchema>;
  * recorded: both parts restored, but there is nothing to compare rows with).
  */
 export const VERIFY_RESULTS = ['Verified', 'Differs', 'RowsNotRecorded'] as const;
-export type VerifyResult = (typeof VERIFY_RESULTS)[number];
 
 /** Bounds of spec.backup.verify.afterEveryBackups. */
 export const VERIFY_EVERY_LIMITS = { min: 1, max: 1000 } as const;

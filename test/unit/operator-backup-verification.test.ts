@@ -361,9 +361,13 @@ describe('backup verification: the planner', () => {
   });
 
   it('validation names a verify block that sets nothing and a schedule that never fires', () => {
-    const problems = validate({ spec: { ...spec, backup: { ...BACKUP_SPEC, verify: {} } } }).map((p) => p.reason);
+    const problems = validate({ spec: { ...spec, backup: { ...BACKUP_SPEC, verify: {} } } }).map(
+      (p) => p.reason,
+    );
     expect(problems).toContain('BackupVerifyEmpty');
-    const never = validate({ spec: { ...spec, backup: { ...BACKUP_SPEC, verify: { schedule: '0 0 31 2 *' } } } });
+    const never = validate({
+      spec: { ...spec, backup: { ...BACKUP_SPEC, verify: { schedule: '0 0 31 2 *' } } },
+    });
     expect(never.map((p) => `${p.reason} ${p.field}`)).toContain(
       'InvalidBackupSchedule spec.backup.verify.schedule',
     );
