@@ -4,10 +4,12 @@
  * holds has no object of its own, and its `<data_file>` in the `.backup` index names the object that
  * holds it (often another table's, e.g. a `count.txt` of the same number). So a table's objects are
  * read through that index, never from its folder's listing, and its rows are the sum of its parts'
- * `count.txt` entries: exactly the rows the backup holds.
+ * `count.txt` entries: exactly the rows the backup holds. All of it comes from the one read that
+ * checksums the part.
  */
 import { createHash } from 'node:crypto';
 import type { BackupTableRecord } from '../contract/backup.ts';
+import type { ObjectDigest } from './plan.ts';
 
 /** One file of the backup as its `.backup` index lists it; `object` is relative to the part's folder. */
 export interface IndexEntry {
@@ -52,6 +54,8 @@ export function tableOf(name: string): string | undefined {
   return meta ? unescapeName(meta[1]!) : undefined;
 }
 
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
+
 const isCount = (name: string) => /^data\/[^/]+\/[^/]+\/[^/]+\/count\.txt$/.test(name);
 
 /** A view has a definition and no data: a verification compares its definition, restores none of it. */
@@ -61,19 +65,24 @@ export interface AnalyticsTable extends BackupTableRecord {
   sha256: string;
   /** A view (restored by no verification: it would read or write the live tables). */
   view: boolean;
-  /** Set when an entry's object does not have the listed size: the table is not what was written. */
+  /** Set when an entry's object is missing or has another size: the table is not what was written. */
   problem?: string;
 }
 
+/** Kept while reading the part: row counts (a number, at most 20 bytes, and any object a deduplicated count may point to), definitions and the index. */
+export const keepForTables = (key: string, size: number) =>
+  size <= 32 || key.endsWith('.sql') || key.endsWith('/.backup');
+
 /**
  * Each table's rows (sum of its parts' `count.txt`) and sha256 over its entries in name order (for
- * each, `name\nsize\n` then its content, read from the object that holds it). An object shorter or
- * longer than its entry marks the table instead of failing: a verification names it.
+ * each, `name\nsize\n` and the sha256 of the object that holds it), from the objects as the part's
+ * single read recorded them (`stored`, by key relative to the part's folder). An object missing or
+ * of another size than its entry marks the table instead of failing: a verification names it.
  */
-export async function analyticsTables(
+export function analyticsTables(
   entries: readonly IndexEntry[],
-  read: (object: string) => AsyncIterable<Uint8Array>,
-): Promise<AnalyticsTable[]> {
+  stored: (object: string) => ObjectDigest | undefined,
+): AnalyticsTable[] {
   const byTable = new Map<string, IndexEntry[]>();
   for (const e of entries) {
     const table = tableOf(e.name);
@@ -86,30 +95,22 @@ export async function analyticsTables(
     let view = false;
     let problem: string | undefined;
     for (const e of [...own].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      hash.update(`${e.name}\n${e.size}\n`);
-      // Only the row counts and definitions are kept to read; columns' data are streamed.
-      const keep = isCount(e.name) || e.name.startsWith('metadata/');
-      const kept: Buffer[] = [];
-      let seen = 0;
       // An empty file has no object.
-      if (e.size > 0)
-        for await (const c of read(e.object)) {
-          seen += c.byteLength;
-          hash.update(c);
-          if (keep) kept.push(Buffer.from(c));
-        }
-      if (seen !== e.size) {
-        problem ??= `${e.name} has ${seen} bytes, the backup's index lists ${e.size}`;
+      const o = e.size === 0 ? { size: 0, sha256: EMPTY_SHA256, content: Buffer.alloc(0) } : stored(e.object);
+      hash.update(`${e.name}\n${e.size}\n${o?.sha256 ?? 'missing'}\n`);
+      if (o?.size !== e.size) {
+        problem ??= o
+          ? `${e.name} has ${o.size} bytes, the backup's index lists ${e.size}`
+          : `${e.name} has no object (${e.object})`;
         continue;
       }
-      const text = Buffer.concat(kept).toString('utf8');
+      const text = o.content?.toString('utf8');
       if (isCount(e.name)) {
-        const n = Number(text.trim());
-        if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0)
-          problem ??= `${e.name} is not a row count`;
+        const n = Number(text?.trim());
+        if (!text?.trim() || !Number.isSafeInteger(n) || n < 0) problem ??= `${e.name} is not a row count`;
         else rows += n;
       }
-      if (e.name.startsWith('metadata/')) view = isViewDefinition(text);
+      if (e.name.startsWith('metadata/') && text !== undefined) view = isViewDefinition(text);
     }
     out.push({ table, rows, sha256: hash.digest('hex'), view, ...(problem ? { problem } : {}) });
   }

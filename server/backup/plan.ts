@@ -140,24 +140,48 @@ export interface StoredObject {
 /** Byte order, the same on every machine (not the locale's). */
 export const byKey = (a: StoredObject, b: StoredObject) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** One object as read for its part's checksum: its own sha256, and its content when kept. */
+export interface ObjectDigest {
+  size: number;
+  sha256: string;
+  content?: Buffer;
+}
+
+/** Where digestPart records each object it reads, keeping the content of those `keep` selects. */
+export interface ObjectRecorder {
+  files: Map<string, ObjectDigest>;
+  keep(o: StoredObject): boolean;
+}
+
 /**
  * sha256 over a part's objects in key order: for each, `key\nsize\n` then its content. Content
- * that does not have the listed size fails the part (an object changed while read).
+ * that does not have the listed size fails the part (an object changed while read). With a
+ * recorder, each object's own sha256 (and kept content) comes out of the same single read.
  */
 export async function digestPart(
   objects: readonly StoredObject[],
   read: (key: string) => AsyncIterable<Uint8Array>,
+  recorder?: ObjectRecorder,
 ): Promise<{ objects: number; bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
   for (const o of [...objects].sort(byKey)) {
     hash.update(`${o.key}\n${o.size}\n`);
+    const own = createHash('sha256');
+    const keep = recorder?.keep(o) ? ([] as Buffer[]) : undefined;
     let seen = 0;
     for await (const chunk of read(o.key)) {
       seen += chunk.byteLength;
       hash.update(chunk);
+      own.update(chunk);
+      keep?.push(Buffer.from(chunk));
     }
     if (seen !== o.size) throw new Error(`object ${o.key} has ${seen} bytes, listed as ${o.size}`);
+    recorder?.files.set(o.key, {
+      size: o.size,
+      sha256: own.digest('hex'),
+      ...(keep ? { content: Buffer.concat(keep) } : {}),
+    });
     bytes += o.size;
   }
   return { objects: objects.length, bytes, sha256: hash.digest('hex') };

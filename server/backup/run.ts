@@ -15,6 +15,7 @@ import {
   type BackupPart,
   type BackupPartRecord,
   type BackupTableRecord,
+  backupKeys,
   backupManifestSchema,
 } from '../contract/backup.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
@@ -22,13 +23,14 @@ import { statementBounds } from '../datastores/statement-bounds.ts';
 import { oldestPendingAt } from '../ingestion/log/queue.ts';
 import type { ReplayProgress, ReplayWindow } from '../ingestion/log/replay.ts';
 import { dialectOf, migratorsFor } from '../runtime/schema.ts';
-import { type AnalyticsTable, analyticsTables, parseBackupIndex } from './analytics-tables.ts';
+import { type AnalyticsTable, analyticsTables, keepForTables, parseBackupIndex } from './analytics-tables.ts';
 import type { BackupBucket } from './bucket.ts';
 import {
   backupStatement,
   bucketKeys,
   digestPart,
   dropStatement,
+  type ObjectDigest,
   pgConnection,
   redact,
   restoreStatement,
@@ -86,16 +88,16 @@ export function storeClient(ctx: BackupContext, bytes: number): ClickHouseClient
 
 const relative = (prefix: string, key: string) => key.slice(prefix.length);
 
-/** The analytics part's tables read from its objects through the store's `.backup` index. */
-export async function storedAnalyticsTables(ctx: BackupContext, id: string): Promise<AnalyticsTable[]> {
-  const folder = bucketKeys(ctx.destination.prefix, id).analytics;
-  const index = await ctx.bucket.getText(`${folder}.backup`);
-  if (index === undefined) throw new BackupFailure(`analytics part of backup ${id} has no .backup index`);
-  return analyticsTables(parseBackupIndex(index), (object) => ctx.bucket.read(`${folder}${object}`));
+/** A part as read back: its record and, for the analytics part, its tables (one read of each object). */
+export interface ReadBack {
+  record: BackupPartRecord;
+  /** Absent when the `.backup` index is missing or unreadable (the part then differs anyway). */
+  tables?: AnalyticsTable[];
+  problem?: string;
 }
 
-/** Lists a part's objects back and computes its checksum. */
-export async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<BackupPartRecord> {
+/** Lists a part's objects back and computes its checksum and, for the analytics part, its tables. */
+export async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<ReadBack> {
   const prefix = ctx.destination.prefix;
   const keys = bucketKeys(prefix, id);
   const listed =
@@ -104,8 +106,21 @@ export async function readBack(ctx: BackupContext, part: BackupPart, id: string)
       : (await ctx.bucket.list(keys.relational)).filter((o) => o.key === keys.relational);
   if (listed.length === 0) throw new BackupFailure(`${part} part of backup ${id} has no objects`);
   const objects = listed.map((o) => ({ key: relative(prefix, o.key), size: o.size }));
-  const digest = await digestPart(objects, (key) => ctx.bucket.read(`${prefix}${key}`));
-  return { part, ...digest };
+  const files = new Map<string, ObjectDigest>();
+  const digest = await digestPart(objects, (key) => ctx.bucket.read(`${prefix}${key}`), {
+    files,
+    keep: (o) => part === 'analytics' && keepForTables(o.key, o.size),
+  });
+  const record = { part, ...digest };
+  if (part !== 'analytics') return { record };
+  const folder = backupKeys(id).analytics;
+  const index = files.get(`${folder}.backup`)?.content?.toString('utf8');
+  if (index === undefined) return { record, problem: 'the part has no .backup index' };
+  try {
+    return { record, tables: analyticsTables(parseBackupIndex(index), (o) => files.get(`${folder}${o}`)) };
+  } catch (err) {
+    return { record, problem: `its .backup index does not read: ${(err as Error).message}` };
+  }
 }
 
 async function schemaVersions(ctx: BackupContext, analytics: ClickHouseClient) {
@@ -230,11 +245,9 @@ export async function takeBackup(
 
     const records: BackupPartRecord[] = [];
     for (const part of parts) {
-      const record = await guarded(ctx, `verifying the ${part} part`, () => readBack(ctx, part, id));
-      const tables =
-        part === 'relational'
-          ? relationalTables
-          : await guarded(ctx, 'counting the analytics tables', () => analyticsTableRecords(ctx, id));
+      const read = await guarded(ctx, `verifying the ${part} part`, () => readBack(ctx, part, id));
+      const record = read.record;
+      const tables = part === 'relational' ? relationalTables : analyticsTableRecords(id, read);
       ctx.say(
         `backup ${id}: ${part} verified, ${record.objects} objects, ${record.bytes} bytes, ${tables.length} tables, ${tables.reduce((n, t) => n + t.rows, 0)} rows`,
       );
@@ -259,8 +272,9 @@ export async function takeBackup(
   }
 }
 
-async function analyticsTableRecords(ctx: BackupContext, id: string): Promise<BackupTableRecord[]> {
-  const tables = await storedAnalyticsTables(ctx, id);
+function analyticsTableRecords(id: string, read: ReadBack): BackupTableRecord[] {
+  if (!read.tables) throw new BackupFailure(`backup ${id}: analytics part: ${read.problem}`);
+  const tables = read.tables;
   const bad = tables.find((t) => t.problem);
   if (bad) throw new BackupFailure(`backup ${id}: analytics table ${bad.table}: ${bad.problem}`);
   return tables.map(({ table, rows, sha256 }) => ({ table, rows, sha256 }));
@@ -379,7 +393,7 @@ export async function restoreBackup(
     throw new BackupFailure(`backup ${id} does not cover ${missing.join(', ')}; nothing was restored`);
   const records = manifest.parts.filter((r) => parts.includes(r.part));
   for (const expected of records) {
-    const found = await guarded(ctx, `verifying the ${expected.part} part`, () =>
+    const { record: found } = await guarded(ctx, `verifying the ${expected.part} part`, () =>
       readBack(ctx, expected.part, id),
     );
     if (

@@ -6,17 +6,16 @@
  */
 import pg from 'pg';
 import type { BackupManifest, BackupTableRecord, BackupVerifySummary } from '../contract/backup.ts';
-import type { AnalyticsTable } from './analytics-tables.ts';
 import { bucketKeys, dropDatabaseStatement, pgConnection, restoreAsStatement } from './plan.ts';
 import { countRelational } from './relational-tables.ts';
 import {
   type BackupContext,
   guarded,
+  type ReadBack,
   readBack,
   readManifest,
   runTool,
   storeClient,
-  storedAnalyticsTables,
 } from './run.ts';
 import {
   compareTables,
@@ -68,14 +67,16 @@ export async function verifyBackup(ctx: BackupContext, id: string): Promise<Back
     const rows: BackupVerifySummary['rows'] = {};
     let compared = 0;
     for (const record of manifest.parts) {
-      const outcome =
-        record.part === 'analytics'
-          ? await verifyAnalytics(ctx, manifest, record.tables, names.analytics)
-          : await verifyRelational(ctx, manifest, record.tables, names.relational);
-      // A changed part is named after its tables: those say which table it is.
-      const found = await guarded(ctx, `reading the ${record.part} part`, () =>
+      // One read of the part's objects gives its checksum and each analytics table's.
+      const read = await guarded(ctx, `reading the ${record.part} part`, () =>
         readBack(ctx, record.part, id),
       );
+      const outcome =
+        record.part === 'analytics'
+          ? await verifyAnalytics(ctx, manifest, record.tables, read, names.analytics)
+          : await verifyRelational(ctx, manifest, record.tables, names.relational);
+      // A changed part is named after its tables: those say which table it is.
+      const found = read.record;
       if (found.sha256 !== record.sha256 || found.objects !== record.objects || found.bytes !== record.bytes)
         outcome.differences.push({
           part: record.part,
@@ -109,13 +110,13 @@ async function verifyAnalytics(
   ctx: BackupContext,
   manifest: BackupManifest,
   recorded: BackupTableRecord[] | undefined,
+  read: ReadBack,
   scratch: string,
 ): Promise<PartOutcome> {
   const part = 'analytics';
-  const stored: AnalyticsTable[] = await guarded(ctx, 'reading the analytics tables', () =>
-    storedAnalyticsTables(ctx, manifest.id),
-  );
-  const differences = recorded ? compareTables(part, recorded, stored, 'in the bucket') : [];
+  const stored = read.tables ?? [];
+  const differences: Difference[] = read.problem ? [{ part, detail: read.problem }] : [];
+  if (recorded && read.tables) differences.push(...compareTables(part, recorded, stored, 'in the bucket'));
   const views = stored.filter((t) => t.view).map((t) => t.table);
   const bytes = manifest.parts.find((p) => p.part === part)!.bytes;
   const client = storeClient(ctx, bytes);

@@ -206,7 +206,7 @@ describe('observatory backup-verify', () => {
     expect(await relationalCounts()).toEqual(relational);
   });
 
-  it('names the analytics table whose object was overwritten', async () => {
+  it('names the analytics table whose object was overwritten, or truncated', async () => {
     const index = (await getObject(`${PREFIX}v1/analytics/.backup`)).toString();
     // An object of its own (not one deduplicated into another table's), of the traces table's data.
     const own = [
@@ -224,6 +224,15 @@ describe('observatory backup-verify', () => {
       expect(summary.result).toBe('Differs');
       expect(summary.first).toMatchObject({ part: 'analytics', table: 'traces' });
       expect(summary.first!.detail).toContain('sha256');
+      expect(await scratchLeft()).toEqual([]);
+      // Truncated instead: the entry's size no longer matches the store's index.
+      await putObject(key, original.subarray(0, Math.floor(original.length / 2)));
+      const truncated = await verify('v1');
+      expect(truncated.first).toEqual({
+        part: 'analytics',
+        table: 'traces',
+        detail: `${own.name} has ${Math.floor(original.length / 2)} bytes, the backup's index lists ${own.size}`,
+      });
       expect(await scratchLeft()).toEqual([]);
     } finally {
       await putObject(key, original);

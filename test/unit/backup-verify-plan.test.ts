@@ -3,9 +3,20 @@
  * entries resolved through `data_file`), each table's exact rows and checksum, the scratch names,
  * the comparison with the manifest, and the verdict.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { analyticsTables, parseBackupIndex, tableOf } from '../../server/backup/analytics-tables.ts';
-import { dropDatabaseStatement, restoreAsStatement, summaryOf } from '../../server/backup/plan.ts';
+import {
+  analyticsTables,
+  keepForTables,
+  parseBackupIndex,
+  tableOf,
+} from '../../server/backup/analytics-tables.ts';
+import {
+  digestPart,
+  dropDatabaseStatement,
+  restoreAsStatement,
+  summaryOf,
+} from '../../server/backup/plan.ts';
 import { compareTables, scratchNames, verifySummary, verifyText } from '../../server/backup/verify-plan.ts';
 
 const INDEX = `<config><version>1</version><deduplicate_files>1</deduplicate_files><contents>
@@ -26,12 +37,13 @@ const OBJECTS: Record<string, string> = {
   'metadata/default/v.sql': 'CREATE MATERIALIZED VIEW v ',
 };
 
-const reader = (objects: Record<string, string>) =>
-  async function* (key: string) {
-    const body = objects[key];
-    if (body === undefined) throw new Error(`no object ${key}`);
-    yield Buffer.from(body);
-  };
+/** The objects as the part's read records them: size, own sha256, content (all kept here). */
+const reader = (objects: Record<string, string>) => (key: string) => {
+  const body = objects[key];
+  if (body === undefined) return undefined;
+  const content = Buffer.from(body);
+  return { size: content.length, sha256: createHash('sha256').update(content).digest('hex'), content };
+};
 
 describe('the .backup index', () => {
   it('resolves deduplicated entries to the object holding them', () => {
@@ -54,8 +66,8 @@ describe('the .backup index', () => {
 });
 
 describe('analyticsTables', () => {
-  it('sums every part’s count.txt, shared objects included, and tells views apart', async () => {
-    const tables = await analyticsTables(parseBackupIndex(INDEX), reader(OBJECTS));
+  it('sums every part’s count.txt, shared objects included, and tells views apart', () => {
+    const tables = analyticsTables(parseBackupIndex(INDEX), reader(OBJECTS));
     expect(tables.map(({ sha256: _, ...t }) => t)).toEqual([
       { table: 'a', rows: 14, view: false },
       { table: 'b-c', rows: 7, view: false },
@@ -63,9 +75,9 @@ describe('analyticsTables', () => {
     ]);
   });
 
-  it('changes only the checksum of the table whose object changed', async () => {
-    const before = await analyticsTables(parseBackupIndex(INDEX), reader(OBJECTS));
-    const after = await analyticsTables(
+  it('changes only the checksum of the table whose object changed', () => {
+    const before = analyticsTables(parseBackupIndex(INDEX), reader(OBJECTS));
+    const after = analyticsTables(
       parseBackupIndex(INDEX),
       reader({ ...OBJECTS, 'data/default/a/all_1_1_0/data.bin': 'abce' }),
     );
@@ -76,20 +88,32 @@ describe('analyticsTables', () => {
     ]);
   });
 
-  it('marks a table whose object has another size than its entry, and a count that is no number', async () => {
-    const tables = await analyticsTables(
+  it('marks a table whose object is missing or has another size than its entry, and a count that is no number', () => {
+    const tables = analyticsTables(
       parseBackupIndex(INDEX),
       reader({ ...OBJECTS, 'data/default/a/all_1_1_0/data.bin': 'ab' }),
     );
     expect(tables[0]!.problem).toBe(
       "data/default/a/all_1_1_0/data.bin has 2 bytes, the backup's index lists 4",
     );
-    const bad = await analyticsTables(
+    const bad = analyticsTables(
       parseBackupIndex(INDEX),
       reader({ ...OBJECTS, 'data/default/a/all_1_1_0/count.txt': 'x' }),
     );
     expect(bad[0]!.problem).toBe('data/default/a/all_1_1_0/count.txt is not a row count');
+    const { 'data/default/a/all_1_1_0/data.bin': _, ...missing } = OBJECTS;
+    expect(analyticsTables(parseBackupIndex(INDEX), reader(missing))[0]!.problem).toBe(
+      'data/default/a/all_1_1_0/data.bin has no object (data/default/a/all_1_1_0/data.bin)',
+    );
   });
+
+  it.each([
+    ['b1/analytics/data/default/t/all_1_1_0/count.txt', 5, true],
+    ['b1/analytics/data/default/t/all_1_1_0/metadata_version.txt', 1, true],
+    ['b1/analytics/metadata/default/events_core.sql', 4390, true],
+    ['b1/analytics/.backup', 1_000_000, true],
+    ['b1/analytics/data/default/t/all_1_1_0/data.bin', 8000, false],
+  ])('keeps %s (%i bytes) to read: %s', (key, size, kept) => expect(keepForTables(key, size)).toBe(kept));
 });
 
 describe('scratchNames', () => {
@@ -243,5 +267,23 @@ describe('the backup summary', () => {
       ],
     };
     expect(JSON.parse(summaryOf(manifest)).parts).toEqual([{ part: 'relational', objects: 1, bytes: 10 }]);
+  });
+});
+
+describe('digestPart with a recorder', () => {
+  it('records each object’s own sha256 and the content it keeps, from the same read', async () => {
+    const objects = { 'b1/analytics/a/count.txt': '7', 'b1/analytics/a/data.bin': 'abcd' };
+    const files = new Map();
+    const read = async function* (key: string) {
+      yield Buffer.from(objects[key as keyof typeof objects]);
+    };
+    const listed = Object.entries(objects).map(([key, body]) => ({ key, size: body.length }));
+    const plain = await digestPart(listed, read);
+    expect(await digestPart(listed, read, { files, keep: (o) => o.key.endsWith('.txt') })).toEqual(plain);
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+    expect(Object.fromEntries(files)).toEqual({
+      'b1/analytics/a/count.txt': { size: 1, sha256: sha('7'), content: Buffer.from('7') },
+      'b1/analytics/a/data.bin': { size: 4, sha256: sha('abcd') },
+    });
   });
 });
