@@ -215,6 +215,21 @@ export function validate({ meta, spec, oldSpec, status }: ValidationInput): Spec
       field: 'spec.backup.schedule',
       message: `spec.backup.schedule ${scheduleProblem}`,
     });
+  const verifySchedule = spec.backup?.verify?.schedule;
+  const verifyProblem = verifySchedule === undefined ? undefined : cronProblem(verifySchedule);
+  if (verifyProblem)
+    add(out, {
+      reason: 'InvalidBackupSchedule',
+      field: 'spec.backup.verify.schedule',
+      message: `spec.backup.verify.schedule ${verifyProblem}`,
+    });
+  const verify = spec.backup?.verify;
+  if (verify && verify.schedule === undefined && verify.afterEveryBackups === undefined)
+    add(out, {
+      reason: 'BackupVerifyEmpty',
+      field: 'spec.backup.verify',
+      message: 'spec.backup.verify must set schedule, afterEveryBackups or both',
+    });
   const retention = spec.backup?.retention;
   if (retention && retention.keepLast === undefined && retention.maxAge === undefined)
     add(out, {

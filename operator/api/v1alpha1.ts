@@ -10,6 +10,8 @@ import {
   BACKUP_PARTS,
   BACKUP_S3_ENV,
   KEEP_LAST_LIMITS,
+  VERIFY_EVERY_LIMITS,
+  VERIFY_RESULTS,
 } from '../../server/contract/backup.ts';
 import { DURATION_PATTERN } from '../../server/contract/duration.ts';
 import {
@@ -291,6 +293,41 @@ const backup = object(
             {
               rule: 'has(self.keepLast) || has(self.maxAge)',
               message: 'spec.backup.retention must set keepLast, maxAge or both',
+              reason: 'FieldValueRequired',
+            },
+          ],
+        },
+      ),
+    ),
+    verify: optional(
+      object(
+        {
+          schedule: optional(
+            string({
+              description:
+                'When the latest complete backup is verified, as a cron expression in UTC (e.g. "0 4 * * 0" weekly, Sundays at 04:00). Missed times are not caught up one by one. Paused while hibernated.',
+              maxLength: 128,
+              minLength: 9,
+              pattern: '^\\S+( +\\S+){4,5}$',
+            }),
+          ),
+          afterEveryBackups: optional(
+            integer({
+              description:
+                'Verify the latest complete backup after every N complete backups (any trigger) the operator records.',
+              minimum: VERIFY_EVERY_LIMITS.min,
+              maximum: VERIFY_EVERY_LIMITS.max,
+              format: 'int32',
+            }),
+          ),
+        },
+        {
+          description:
+            "Backups proven by restoring them: a Job (observatory backup-verify) restores the latest complete backup into scratch databases on the same servers (<database>_verify, dropped afterwards), compares every table's rows and checksums with its manifest, and records the verdict in status.backupVerification and the BackupVerified condition. It never runs beside a restore, a backup or a prune, and retention keeps the backup under verification.",
+          validations: [
+            {
+              rule: 'has(self.schedule) || has(self.afterEveryBackups)',
+              message: 'spec.backup.verify must set schedule, afterEveryBackups or both',
               reason: 'FieldValueRequired',
             },
           ],
@@ -763,7 +800,7 @@ export const specSchema = object(
         ),
         {
           description:
-            'When set, the operator starts a backfill step, a move to another write mode (the cutover included) and the cleanup only inside one of these windows, and says so in status.blockedBy otherwise; what already runs goes on. A rollback to release "3" and an image update are not held. Unset: any time.',
+            'When set, the operator starts a backfill step, a move to another write mode (the cutover included) and the cleanup only inside one of these windows, and says so in status.blockedBy otherwise; what already runs goes on. An image upgrade is held like a move; a rollback to release "3" is not. Unset: any time.',
           maxItems: 8,
         },
       ),
@@ -1059,6 +1096,58 @@ const backupSchedule = object(
   { description: 'Scheduled backups (spec.backup.schedule) and their retention.' },
 );
 
+const backupVerification = object(
+  {
+    since: timestamp(
+      'When the operator first read spec.backup.verify (a scheduled verification is due from its next time on).',
+    ),
+    lastScheduleTime: optional(timestamp('The latest scheduled time a verification was run (or tried) for.')),
+    countedUntil: optional(
+      timestamp('The finish time of the newest complete backup counted towards afterEveryBackups.'),
+    ),
+    backupsSince: optional(
+      integer({
+        description: 'Complete backups recorded since the latest verification started.',
+        minimum: 0,
+        format: 'int32',
+      }),
+    ),
+    pending: optional(
+      object(
+        {
+          id: backupId('The backup under verification (retention keeps it).'),
+          since: timestamp('When the verification was recorded, before its Job was created.'),
+        },
+        { description: 'The verification in progress.' },
+      ),
+    ),
+    last: optional(
+      object(
+        {
+          id: backupId('The backup verified.'),
+          result: enumOf([...VERIFY_RESULTS, 'Failed'] as const, {
+            description:
+              'The verdict: Verified, Differs (a table differs from the manifest), RowsNotRecorded (a backup older than per-table records), or Failed (the Job could not verify).',
+          }),
+          finishedAt: timestamp('When the verdict was read.'),
+          tables: optional(integer({ description: 'Tables compared.', minimum: 0, format: 'int32' })),
+          analyticsRows: optional(
+            integer({ description: 'Rows restored into the scratch analytics database.', minimum: 0 }),
+          ),
+          relationalRows: optional(
+            integer({ description: 'Rows restored into the scratch relational database.', minimum: 0 }),
+          ),
+          message: optional(
+            string({ description: 'The first difference, or why the Job failed.', maxLength: 1024 }),
+          ),
+        },
+        { description: 'The latest verification that finished.' },
+      ),
+    ),
+  },
+  { description: 'Backup verification (spec.backup.verify).' },
+);
+
 export const HIBERNATION_PHASES = ['Draining', 'Hibernated', 'Waking'] as const;
 
 const hibernationRecord = object(
@@ -1157,7 +1246,7 @@ export const statusSchema = object(
     conditions: optional(
       array(condition, {
         description:
-          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, BackupComplete, Restored, BackupScheduled, Hibernated, Paused.',
+          'Ready, Reconciling, Stalled (kstatus) and PreflightPassed, SchemaMigrated, BackfillComplete, PropagationHealthy, ProducersCompatible, EvaluatorsCompatible, CutoverApproved, CutoverReady, BackupComplete, Restored, BackupScheduled, BackupVerified, Hibernated, Paused.',
         maxItems: 32,
         listType: 'map',
         mapKeys: ['type'],
@@ -1282,6 +1371,7 @@ export const statusSchema = object(
     restore: optional(restoreRecord),
     hibernation: optional(hibernationRecord),
     backupSchedule: optional(backupSchedule),
+    backupVerification: optional(backupVerification),
     autoscaling: optional(autoscalingStatus),
     probeStreak: optional(
       object(
@@ -1316,6 +1406,7 @@ export type BackupRecord = TypeOf<typeof backupRecord>;
 export type RestoreRecord = TypeOf<typeof restoreRecord>;
 export type HibernationRecord = TypeOf<typeof hibernationRecord>;
 export type BackupScheduleStatus = TypeOf<typeof backupSchedule>;
+export type BackupVerificationStatus = TypeOf<typeof backupVerification>;
 export type BackupSpec = TypeOf<typeof backup>;
 export type AutoscalingSpec = TypeOf<typeof autoscaling>;
 export type AutoscalingStatus = TypeOf<typeof autoscalingStatus>;
@@ -1353,6 +1444,7 @@ export const CONDITION_TYPES = [
   'BackupComplete',
   'Restored',
   'BackupScheduled',
+  'BackupVerified',
   'Hibernated',
   'Paused',
 ] as const;

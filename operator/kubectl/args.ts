@@ -282,8 +282,9 @@ const TOPICS: Record<Subcommand, string> = {
   result show in status.backups and in the ConfigMap NAME-backup-ID. Refused without spec.backup.
   list: the backups of status.backups, newest first (id, trigger, result, when, release and write
   mode, objects, bytes), and the schedule (spec.backup.schedule): the next backup, the latest
-  successful one, how many retention kept. -o json prints {"backups":[...],"schedule":{...}|null}
-  with status.backups and status.backupSchedule as they are.`,
+  successful one, how many retention kept, and the latest verification (spec.backup.verify). -o
+  json prints {"backups":[...],"schedule":{...}|null,"verification":{...}|null} with
+  status.backups, status.backupSchedule and status.backupVerification as they are.`,
   restore: `kubectl observatory restore BACKUP_ID [NAME], or restore --id BACKUP_ID [NAME]
   Asks the operator to restore a complete backup of status.backups (the annotation
   observatory.dev/restore-requested): web and worker scale to zero, the restore Job runs, and the

@@ -1,8 +1,15 @@
-/** `kubectl observatory backup list`: status.backups and the schedule, as a table or JSON. Pure. */
+/**
+ * `kubectl observatory backup list`: status.backups, the schedule and the latest verification, as
+ * a table or JSON. Pure.
+ */
 import type { ObservabilityService } from '../api/v1alpha1.ts';
 
 export function backupListView(o: ObservabilityService) {
-  return { backups: o.status?.backups ?? [], schedule: o.status?.backupSchedule ?? null };
+  return {
+    backups: o.status?.backups ?? [],
+    schedule: o.status?.backupSchedule ?? null,
+    verification: o.status?.backupVerification ?? null,
+  };
 }
 
 const columns = (cells: string[][]): string =>
@@ -15,7 +22,7 @@ const columns = (cells: string[][]): string =>
     .join('\n');
 
 export function renderBackupList(o: ObservabilityService): string {
-  const { backups, schedule } = backupListView(o);
+  const { backups, schedule, verification } = backupListView(o);
   const lines: string[] = [];
   const cron = o.spec.backup?.schedule;
   if (cron && schedule)
@@ -24,6 +31,13 @@ export function renderBackupList(o: ObservabilityService): string {
     );
   else
     lines.push(o.spec.backup ? 'no schedule (spec.backup.schedule)' : 'no spec.backup: no backups are taken');
+  const last = verification?.last;
+  if (o.spec.backup?.verify)
+    lines.push(
+      last
+        ? `latest verification: backup ${last.id} ${last.result} at ${last.finishedAt}${last.tables !== undefined ? `, ${last.tables} tables` : ''}${last.message ? `: ${last.message}` : ''}`
+        : 'no verification finished yet (spec.backup.verify)',
+    );
   if (backups.length === 0) return `${lines.join('\n')}\nno backup recorded\n`;
   const rows = backups.map((b) => [
     b.id,

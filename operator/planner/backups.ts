@@ -146,6 +146,8 @@ export function ensureBackup(input: StepInput, out: StepOutput, r: BackupRequest
     // One backup at a time: they read the same databases and may write under the same prefix.
     const other = runningBackups(input)[0];
     if (other) return waiting(`backup ${r.id} waits for the backup Job ${other.name} to finish`);
+    const verifying = verifyingBackup(input);
+    if (verifying) return waiting(`backup ${r.id} waits for the verification of backup ${verifying}`);
     const include = input.spec.backup?.include ?? [...BACKUP_PARTS];
     const backup: BackupTarget = { id: r.id, include };
     const object = renderJob(input.render, {
@@ -184,6 +186,28 @@ export function ensureBackup(input: StepInput, out: StepOutput, r: BackupRequest
   record(input, out, done);
   return { kind: 'complete', record: done };
 }
+
+export const PRUNE_PURPOSE = 'backup-prune' as const;
+
+/** The running retention Jobs (a verification waits for them). */
+export const runningPrunes = (input: StepInput) =>
+  input.world.jobs.filter((j) => j.purpose === PRUNE_PURPOSE && j.outcome === 'running');
+
+/**
+ * The retention run recorded after a scheduled backup and not finished (only with a retention:
+ * without one the record stays open and nothing runs), by the backup it follows.
+ */
+export function pendingPrune(input: StepInput): string | undefined {
+  const prune = input.status.backupSchedule?.prune;
+  return input.spec.backup?.retention && prune && !prune.result ? prune.after : undefined;
+}
+
+/**
+ * The backup a verification (steps/backup-verify.ts) is working on, recorded before its Job:
+ * retention keeps it, and backups and restores wait for it, so none overlaps a verification.
+ */
+export const verifyingBackup = (input: StepInput): string | undefined =>
+  input.status.backupVerification?.pending?.id;
 
 /** The running backup Jobs (a restore waits for them). */
 export const runningBackups = (input: StepInput) =>

@@ -46,6 +46,7 @@ export const STALL_REASONS = [
     'HibernationRefused',
     'InvalidBackupSchedule',
     'BackupRetentionEmpty',
+    'BackupVerifyEmpty',
     'InvalidBackupRetention',
   ]),
 ];
@@ -123,6 +124,20 @@ export const CONDITIONS: Record<ConditionType, Record<string, Entry>> = {
       'False',
       'the retention run after backup {id} failed: {detail}; the next backup retries it',
     ),
+  },
+  BackupVerified: {
+    NotVerifiedYet: t('Unknown', 'no verification has finished yet: {detail}'),
+    VerificationRunning: t('Unknown', 'verifying backup {id}: {detail}'),
+    VerificationWaiting: t('Unknown', 'the verification of backup {id} waits: {detail}'),
+    Verified: t(
+      'True',
+      'backup {id} restored into scratch databases and verified at {at}: {tables} tables, {rows}',
+    ),
+    RowsNotRecorded: t(
+      'True',
+      'backup {id} restored into scratch databases at {at} ({rows}); its manifest records no tables, so rows were not compared',
+    ),
+    VerificationFailed: t('False', 'backup {id} failed its verification at {at}: {detail}'),
   },
   Restored: {
     RestoreScalingDown: t('False', 'restoring backup {id}: {detail}'),

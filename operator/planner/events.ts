@@ -1,7 +1,8 @@
 /**
  * Kubernetes Events for the transitions an admin cares about, derived from the old and the new
  * status: state reached, intent recorded, gate opened or closed, Job failed (Stalled), approval
- * or retry consumed, an image upgrade rolled back, backfill steps finished, workers scaled, hibernated or woken, Ready reached, paused or resumed. Since they come
+ * or retry consumed, an image upgrade rolled back, backfill steps finished, workers scaled, backups
+ * verified or not, hibernated or woken, Ready reached, paused or resumed. Since they come
  * from a status change, and the runtime emits them only after that status was written, each
  * transition yields one Event however many reconciles see it.
  */
@@ -108,6 +109,20 @@ export function transitionEvents(
   for (const b of next.backups ?? [])
     if (b.result === 'Failed' && !old.backups?.some((o) => o.id === b.id && o.result === 'Failed'))
       warning('BackupFailed', `backup ${b.id} (${b.trigger}) failed: ${b.message ?? 'no reason given'}`);
+  // A verification's verdict, once: a backup that does not restore as recorded needs a person.
+  const verdict = next.backupVerification?.last;
+  if (verdict && verdict.finishedAt !== old.backupVerification?.last?.finishedAt) {
+    if (verdict.result === 'Differs' || verdict.result === 'Failed')
+      warning(
+        'BackupVerificationFailed',
+        `backup ${verdict.id} failed its verification: ${verdict.message ?? 'no reason given'}`,
+      );
+    else
+      normal(
+        'BackupVerified',
+        `backup ${verdict.id} restored into scratch databases: ${verdict.result === 'Verified' ? `${verdict.tables ?? 0} tables verified` : 'rows not recorded in its manifest'}`,
+      );
+  }
   const h = next.hibernation;
   if (h && !old.hibernation) normal('Hibernating', 'spec.hibernate: web and worker drain and scale to zero');
   if (h?.phase === 'Hibernated' && old.hibernation?.phase !== 'Hibernated')

@@ -19,6 +19,7 @@ import { AUTOSCALE_SYNC_SECONDS, scaleWorkers } from './scaling.ts';
 import { applyPatch, type ChildAction, type Step, type StepInput, type Verdict } from './step.ts';
 import { backfillStep } from './steps/backfill.ts';
 import { backupStep } from './steps/backup.ts';
+import { backupVerifyStep } from './steps/backup-verify.ts';
 import { cleanupStep } from './steps/cleanup.ts';
 import { gatesStep } from './steps/gates.ts';
 import { hibernateStep } from './steps/hibernate.ts';
@@ -60,6 +61,7 @@ export const STEPS: readonly Step[] = [
   restoreStep,
   hibernateStep,
   scheduledBackupStep,
+  backupVerifyStep,
   intentStep,
   preflightStep,
   backupStep,

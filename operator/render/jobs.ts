@@ -25,6 +25,7 @@ export type JobPurpose =
   | 'backup'
   | 'restore'
   | 'backup-prune'
+  | 'backup-verify'
   | `backfill-${number}`
   | `backfill-retry-${number}`;
 
@@ -43,6 +44,9 @@ export interface PruneTarget {
   maxAge?: string;
   protect: readonly string[];
 }
+
+/** The Jobs that reach the backup bucket and leave a summary in their termination message. */
+const BUCKET_JOBS: ReadonlySet<JobPurpose> = new Set(['backup', 'restore', 'backup-prune', 'backup-verify']);
 
 /** CLI args of each purpose (the image's entrypoint is the `observatory` CLI). */
 export function jobArgs(
@@ -70,6 +74,9 @@ export function jobArgs(
         ...(prune.maxAge !== undefined ? [BACKUP_CLI.maxAgeFlag, prune.maxAge] : []),
         ...(prune.protect.length > 0 ? [BACKUP_CLI.protectFlag, prune.protect.join(',')] : []),
       ];
+    case 'backup-verify':
+      if (!backup) throw new RangeError('a backup-verify Job needs a backup id');
+      return [BACKUP_CLI.verify, BACKUP_CLI.idFlag, backup.id];
     case 'backup':
     case 'restore':
       if (!backup) throw new RangeError(`a ${purpose} Job needs a backup id`);
@@ -98,7 +105,7 @@ const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
  * a backup's or restore's summary comes back in the termination message.
  */
 const RECORDS_RESULT: ReadonlySet<JobPurpose> = new Set(['preflight', 'migrate', 'rollback', 'cleanup']);
-const REPORTS_SUMMARY: ReadonlySet<JobPurpose> = new Set(['preflight', 'backup', 'restore', 'backup-prune']);
+const REPORTS_SUMMARY: ReadonlySet<JobPurpose> = new Set(['preflight', ...BUCKET_JOBS]);
 
 export interface JobRequest {
   purpose: JobPurpose;
@@ -149,8 +156,8 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
       image: r.image,
       imagePullPolicy: spec.imagePullPolicy,
       args: jobArgs(r.purpose, r.backup, r.prune, r.schemaVersion),
-      // The backup, restore and prune Jobs' summaries (server/contract/backup.ts) and the preflight's
-      // schema report (server/contract/upgrade.ts) come back through this file.
+      // The bucket Jobs' summaries (server/contract/backup.ts) and the preflight's schema report
+      // (server/contract/upgrade.ts) come back through this file.
       ...(REPORTS_SUMMARY.has(r.purpose) ? { terminationMessagePath: TERMINATION_MESSAGE_PATH } : {}),
       env: [
         ...containerEnv(
@@ -164,9 +171,7 @@ export function renderJob(ctx: RenderContext, r: JobRequest): V1Job {
         ),
         ...(/^backfill-\d$/.test(r.purpose) ? backfillTuningEnv(spec) : []),
         ...(RECORDS_RESULT.has(r.purpose) ? [value(ENV.jobName, jobNameFor(ctx, r))] : []),
-        ...(r.purpose === 'backup' || r.purpose === 'restore' || r.purpose === 'backup-prune'
-          ? backupEnv(spec)
-          : []),
+        ...(BUCKET_JOBS.has(r.purpose) ? backupEnv(spec) : []),
         ...(r.purpose === 'restore' ? restoreLogEnv(spec) : []),
       ],
       ...(spec.jobs?.resources ? { resources: spec.jobs.resources as V1Container['resources'] } : {}),

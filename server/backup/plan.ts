@@ -140,24 +140,48 @@ export interface StoredObject {
 /** Byte order, the same on every machine (not the locale's). */
 export const byKey = (a: StoredObject, b: StoredObject) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** One object as read for its part's checksum: its own sha256, and its content when kept. */
+export interface ObjectDigest {
+  size: number;
+  sha256: string;
+  content?: Buffer;
+}
+
+/** Where digestPart records each object it reads, keeping the content of those `keep` selects. */
+export interface ObjectRecorder {
+  files: Map<string, ObjectDigest>;
+  keep(o: StoredObject): boolean;
+}
+
 /**
  * sha256 over a part's objects in key order: for each, `key\nsize\n` then its content. Content
- * that does not have the listed size fails the part (an object changed while read).
+ * that does not have the listed size fails the part (an object changed while read). With a
+ * recorder, each object's own sha256 (and kept content) comes out of the same single read.
  */
 export async function digestPart(
   objects: readonly StoredObject[],
   read: (key: string) => AsyncIterable<Uint8Array>,
+  recorder?: ObjectRecorder,
 ): Promise<{ objects: number; bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
   for (const o of [...objects].sort(byKey)) {
     hash.update(`${o.key}\n${o.size}\n`);
+    const own = createHash('sha256');
+    const keep = recorder?.keep(o) ? ([] as Buffer[]) : undefined;
     let seen = 0;
     for await (const chunk of read(o.key)) {
       seen += chunk.byteLength;
       hash.update(chunk);
+      own.update(chunk);
+      keep?.push(Buffer.from(chunk));
     }
     if (seen !== o.size) throw new Error(`object ${o.key} has ${seen} bytes, listed as ${o.size}`);
+    recorder?.files.set(o.key, {
+      size: o.size,
+      sha256: own.digest('hex'),
+      ...(keep ? { content: Buffer.concat(keep) } : {}),
+    });
     bytes += o.size;
   }
   return { objects: objects.length, bytes, sha256: hash.digest('hex') };
@@ -170,7 +194,7 @@ export const TERMINATION_MESSAGE_MAX_BYTES = 4096;
 export function summaryOf(m: BackupManifest): string {
   const summary: BackupSummary = backupSummarySchema.parse({
     ...m,
-    parts: m.parts.map(({ sha256: _, ...rest }) => rest),
+    parts: m.parts.map(({ sha256: _, tables: __, ...rest }) => rest),
   });
   const text = JSON.stringify(summary);
   if (Buffer.byteLength(text) >= TERMINATION_MESSAGE_MAX_BYTES)
@@ -190,3 +214,23 @@ export function pgConnection(databaseUrl: string): { dbname: string; env: Record
   url.password = '';
   return { dbname: url.href, env: password ? { PGPASSWORD: password } : {} };
 }
+
+/**
+ * `RESTORE DATABASE <live> AS <scratch>`, leaving out `except` (the views: they name live tables).
+ * The store creates the renamed database with its own engine and UUID, then finds it defined
+ * otherwise than the backup's bare `CREATE DATABASE`: the definition is not what is verified.
+ */
+export const restoreAsStatement = (
+  database: string,
+  scratch: string,
+  except: readonly string[],
+  d: S3Settings,
+  key: string,
+) =>
+  `RESTORE DATABASE ${ident(database)} AS ${ident(scratch)}${
+    except.length > 0
+      ? ` EXCEPT TABLES ${except.map((t) => `${ident(database)}.${ident(t)}`).join(', ')}`
+      : ''
+  } FROM ${s3Target(d, key)} SETTINGS allow_different_database_def = true`;
+
+export const dropDatabaseStatement = (database: string) => `DROP DATABASE IF EXISTS ${ident(database)} SYNC`;

@@ -14,6 +14,8 @@ import {
   type BackupManifest,
   type BackupPart,
   type BackupPartRecord,
+  type BackupTableRecord,
+  backupKeys,
   backupManifestSchema,
 } from '../contract/backup.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
@@ -21,12 +23,14 @@ import { statementBounds } from '../datastores/statement-bounds.ts';
 import { oldestPendingAt } from '../ingestion/log/queue.ts';
 import type { ReplayProgress, ReplayWindow } from '../ingestion/log/replay.ts';
 import { dialectOf, migratorsFor } from '../runtime/schema.ts';
+import { type AnalyticsTable, analyticsTables, keepForTables, parseBackupIndex } from './analytics-tables.ts';
 import type { BackupBucket } from './bucket.ts';
 import {
   backupStatement,
   bucketKeys,
   digestPart,
   dropStatement,
+  type ObjectDigest,
   pgConnection,
   redact,
   restoreStatement,
@@ -34,6 +38,7 @@ import {
   sizedOverrides,
   storeUrl,
 } from './plan.ts';
+import { countRelational } from './relational-tables.ts';
 import { replayPlan, retentionWarning } from './replay-window.ts';
 import { reapplyTombstones, saveTombstones } from './tombstones.ts';
 
@@ -61,7 +66,7 @@ export interface IngestionLogReplay {
 }
 
 /** Runs `step`, turning any error into a BackupFailure whose message names no credential. */
-async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<T>): Promise<T> {
+export async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
@@ -76,15 +81,23 @@ async function guarded<T>(ctx: BackupContext, what: string, step: () => Promise<
  * timeout is per client), on the `default` database so that a restore into a store without the
  * service's database can start; quiet, as its errors quote the S3() arguments.
  */
-function storeClient(ctx: BackupContext, bytes: number): ClickHouseClient {
+export function storeClient(ctx: BackupContext, bytes: number): ClickHouseClient {
   const bounds = statementBounds('jobs', sizedOverrides(bytes, ctx.config.analyticsTimeouts));
   return createAnalyticsClient({ ...ctx.config.clickhouse, database: 'default' }, bounds, true);
 }
 
 const relative = (prefix: string, key: string) => key.slice(prefix.length);
 
-/** Lists a part's objects back and computes its checksum. */
-async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<BackupPartRecord> {
+/** A part as read back: its record and, for the analytics part, its tables (one read of each object). */
+export interface ReadBack {
+  record: BackupPartRecord;
+  /** Absent when the `.backup` index is missing or unreadable (the part then differs anyway). */
+  tables?: AnalyticsTable[];
+  problem?: string;
+}
+
+/** Lists a part's objects back and computes its checksum and, for the analytics part, its tables. */
+export async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promise<ReadBack> {
   const prefix = ctx.destination.prefix;
   const keys = bucketKeys(prefix, id);
   const listed =
@@ -93,8 +106,21 @@ async function readBack(ctx: BackupContext, part: BackupPart, id: string): Promi
       : (await ctx.bucket.list(keys.relational)).filter((o) => o.key === keys.relational);
   if (listed.length === 0) throw new BackupFailure(`${part} part of backup ${id} has no objects`);
   const objects = listed.map((o) => ({ key: relative(prefix, o.key), size: o.size }));
-  const digest = await digestPart(objects, (key) => ctx.bucket.read(`${prefix}${key}`));
-  return { part, ...digest };
+  const files = new Map<string, ObjectDigest>();
+  const digest = await digestPart(objects, (key) => ctx.bucket.read(`${prefix}${key}`), {
+    files,
+    keep: (o) => part === 'analytics' && keepForTables(o.key, o.size),
+  });
+  const record = { part, ...digest };
+  if (part !== 'analytics') return { record };
+  const folder = backupKeys(id).analytics;
+  const index = files.get(`${folder}.backup`)?.content?.toString('utf8');
+  if (index === undefined) return { record, problem: 'the part has no .backup index' };
+  try {
+    return { record, tables: analyticsTables(parseBackupIndex(index), (o) => files.get(`${folder}${o}`)) };
+  } catch (err) {
+    return { record, problem: `its .backup index does not read: ${(err as Error).message}` };
+  }
 }
 
 async function schemaVersions(ctx: BackupContext, analytics: ClickHouseClient) {
@@ -122,7 +148,7 @@ async function runningBackups(client: ClickHouseClient, url: string): Promise<nu
 }
 
 /** Runs `command`, feeding it `input` and handing its stdout to `output`; fails with its stderr's end. */
-function runTool(
+export function runTool(
   ctx: BackupContext,
   command: string,
   args: string[],
@@ -213,13 +239,19 @@ export async function takeBackup(
         client.command({ query: backupStatement(database, ctx.destination, keys.analytics) }),
       ).finally(() => client.close());
     }
-    if (parts.includes('relational')) await dumpRelational(ctx, id, keys.relational);
+    const relationalTables = parts.includes('relational')
+      ? await dumpRelational(ctx, id, keys.relational)
+      : [];
 
     const records: BackupPartRecord[] = [];
     for (const part of parts) {
-      const record = await guarded(ctx, `verifying the ${part} part`, () => readBack(ctx, part, id));
-      ctx.say(`backup ${id}: ${part} verified, ${record.objects} objects, ${record.bytes} bytes`);
-      records.push(record);
+      const read = await guarded(ctx, `verifying the ${part} part`, () => readBack(ctx, part, id));
+      const record = read.record;
+      const tables = part === 'relational' ? relationalTables : analyticsTableRecords(id, read);
+      ctx.say(
+        `backup ${id}: ${part} verified, ${record.objects} objects, ${record.bytes} bytes, ${tables.length} tables, ${tables.reduce((n, t) => n + t.rows, 0)} rows`,
+      );
+      records.push({ ...record, tables });
     }
     const manifest = backupManifestSchema.parse({
       id,
@@ -240,13 +272,45 @@ export async function takeBackup(
   }
 }
 
-/** `pg_dump --format=custom` streamed to the bucket; the object must hold every byte pg_dump wrote. */
-async function dumpRelational(ctx: BackupContext, id: string, key: string): Promise<void> {
+function analyticsTableRecords(id: string, read: ReadBack): BackupTableRecord[] {
+  if (!read.tables) throw new BackupFailure(`backup ${id}: analytics part: ${read.problem}`);
+  const tables = read.tables;
+  const bad = tables.find((t) => t.problem);
+  if (bad) throw new BackupFailure(`backup ${id}: analytics table ${bad.table}: ${bad.problem}`);
+  return tables.map(({ table, rows, sha256 }) => ({ table, rows, sha256 }));
+}
+
+/**
+ * `pg_dump --format=custom` streamed to the bucket; the object must hold every byte pg_dump wrote.
+ * pg_dump reads the snapshot this transaction exports (`--snapshot`), and the same transaction
+ * counts every table's rows: the counts are exactly the dump's, whatever commits meanwhile.
+ */
+async function dumpRelational(ctx: BackupContext, id: string, key: string): Promise<BackupTableRecord[]> {
+  const client = await guarded(ctx, 'connecting to PostgreSQL', () => ctx.pool.connect());
+  try {
+    await guarded(ctx, 'exporting a snapshot', () =>
+      client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'),
+    );
+    const { rows } = await guarded(ctx, 'exporting a snapshot', () =>
+      client.query<{ s: string }>('SELECT pg_export_snapshot() AS s'),
+    );
+    const tables = await guarded(ctx, 'counting the relational tables', () => countRelational(client));
+    await streamDump(ctx, id, key, rows[0]!.s);
+    await client.query('COMMIT');
+    return tables;
+  } finally {
+    // A transaction left open by an error is rolled back with the connection.
+    client.release(true);
+  }
+}
+
+async function streamDump(ctx: BackupContext, id: string, key: string, snapshot: string): Promise<void> {
   const pgc = pgConnection(ctx.config.databaseUrl!);
   let written = 0;
   let reported = 0;
+  const args = ['--format=custom', `--snapshot=${snapshot}`, `--dbname=${pgc.dbname}`];
   await guarded(ctx, 'pg_dump', () =>
-    runTool(ctx, 'pg_dump', ['--format=custom', `--dbname=${pgc.dbname}`], pgc.env, {
+    runTool(ctx, 'pg_dump', args, pgc.env, {
       output: async (out) => {
         const counted = new Transform({
           transform(chunk: Buffer, _enc, done) {
@@ -295,7 +359,7 @@ export interface RestoreReplay {
 }
 
 /** Reads and validates a backup's manifest; no manifest means the backup is not complete. */
-async function readManifest(ctx: BackupContext, id: string): Promise<BackupManifest> {
+export async function readManifest(ctx: BackupContext, id: string): Promise<BackupManifest> {
   const key = bucketKeys(ctx.destination.prefix, id).manifest;
   const text = await guarded(ctx, 'reading the manifest', () => ctx.bucket.getText(key));
   if (text === undefined)
@@ -329,7 +393,7 @@ export async function restoreBackup(
     throw new BackupFailure(`backup ${id} does not cover ${missing.join(', ')}; nothing was restored`);
   const records = manifest.parts.filter((r) => parts.includes(r.part));
   for (const expected of records) {
-    const found = await guarded(ctx, `verifying the ${expected.part} part`, () =>
+    const { record: found } = await guarded(ctx, `verifying the ${expected.part} part`, () =>
       readBack(ctx, expected.part, id),
     );
     if (

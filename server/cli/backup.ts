@@ -2,7 +2,9 @@
  * `observatory backup --id ID [--include analytics,relational] [--termination-log PATH] [--json]`,
  * `observatory restore --id ID [--include ...] [--termination-log PATH] [--json]` and `observatory backup-prune
  * [--keep-last N] [--max-age DURATION] [--protect ID,...] [--termination-log PATH] [--json]`
- * (retention over the bucket's complete backups): the Jobs the operator runs
+ * (retention over the bucket's complete backups) and `observatory backup-verify --id ID
+ * [--termination-log PATH] [--json]` (a restore into scratch databases, compared with the
+ * manifest; exit 0 with any verdict, which the summary carries): the Jobs the operator runs
  * (server/contract/backup.ts). Exit 0 done, 1 refused or failed (one line on stderr saying why,
  * no credential in it), 2 usage or configuration error.
  */
@@ -17,6 +19,8 @@ import {
   restoreBackup,
   takeBackup,
 } from '../backup/run.ts';
+import { verifyBackup } from '../backup/verify.ts';
+import { verifyText } from '../backup/verify-plan.ts';
 import { processConfig, toolEnv } from '../config/env.ts';
 import {
   BACKUP_CLI,
@@ -32,6 +36,7 @@ import { intFlag, parseFlags, UsageError } from './usage.ts';
 const USAGE = {
   backup: `usage: observatory ${BACKUP_CLI.backup} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--termination-log PATH] [--json]`,
   restore: `usage: observatory ${BACKUP_CLI.restore} ${BACKUP_CLI.idFlag} ID [${BACKUP_CLI.includeFlag} analytics,relational] [--termination-log PATH] [--json]`,
+  'backup-verify': `usage: observatory ${BACKUP_CLI.verify} ${BACKUP_CLI.idFlag} ID [--termination-log PATH] [--json]`,
 };
 
 type Role = keyof typeof USAGE;
@@ -43,7 +48,9 @@ function parse(role: Role, args: string[]) {
     json: { type: 'boolean' },
     'termination-log': { type: 'string' },
   });
-  if (positionals.length > 0) throw new UsageError(USAGE[role]);
+  // A verification restores every part the backup has.
+  if (positionals.length > 0 || (role === 'backup-verify' && values.include !== undefined))
+    throw new UsageError(USAGE[role]);
   const id = checkBackupId(values.id);
   if (typeof id !== 'string') throw new UsageError(`${id.problem}\n${USAGE[role]}`);
   const parts = parseInclude(values.include);
@@ -117,6 +124,19 @@ export async function restore(args: string[]): Promise<number> {
       ctx.say(`restore ${id}: the summary could not be written to ${terminationLog}: ${err.message}`),
     );
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : restoredText(result));
+  });
+}
+
+export async function verify(args: string[]): Promise<number> {
+  const { id, json, terminationLog } = parse('backup-verify', args);
+  return withContext('backup-verify', async (ctx) => {
+    const summary = await verifyBackup(ctx, id);
+    const text = JSON.stringify(summary);
+    // The operator records the verdict in status; outside a Pod the path may not exist.
+    await writeFile(terminationLog, text).catch((err: Error) =>
+      ctx.say(`backup-verify ${id}: the summary could not be written to ${terminationLog}: ${err.message}`),
+    );
+    process.stdout.write(json ? `${text}\n` : `${verifyText(summary)}\n`);
   });
 }
 

@@ -70,6 +70,11 @@ const COMMANDS: Record<string, CommandEntry> = {
       'delete the backups retention expires: [--keep-last N] [--max-age DURATION] [--protect ID,...] [--json]',
     load: async () => (await import('./backup.ts')).prune,
   },
+  'backup-verify': {
+    summary:
+      'restore a complete backup into scratch databases and compare it with its manifest: --id ID [--json]',
+    load: async () => (await import('./backup.ts')).verify,
+  },
   operator: {
     summary: 'the Kubernetes operator of ObservabilityService (kubeconfig from KUBECONFIG or in-cluster)',
     load: async () => (await import('./operator.ts')).run,

@@ -364,6 +364,7 @@ export const ROLE_REQUIRES = {
   backup: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
   restore: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
   'backup-prune': [BACKUP_S3_ENV.bucket],
+  'backup-verify': ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
   producers: ['DATABASE_URL'],
   models: ['DATABASE_URL'],
   'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],

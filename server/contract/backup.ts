@@ -32,6 +32,23 @@ export const backupKeys = (id: string) =>
     manifest: `${id}/manifest.json`,
   }) as const;
 
+/**
+ * One table as the backup holds it, counted exactly: relational rows counted in the transaction
+ * whose exported snapshot pg_dump dumped; analytics rows summed from the `count.txt` of every
+ * MergeTree part the store wrote to the bucket. `sha256` (analytics only: the dump is one object)
+ * is over the table's own objects, as the part's, so a verification names the table corrupted.
+ */
+const tableRecord = z.object({
+  /** `schema.table` for relational tables, the table's name for analytics ones. */
+  table: z.string().min(1),
+  rows: z.number().int().nonnegative(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+export type BackupTableRecord = z.infer<typeof tableRecord>;
+
 const partRecord = z.object({
   part: z.enum(BACKUP_PARTS),
   /** Objects and bytes read back from the bucket after writing. */
@@ -39,6 +56,8 @@ const partRecord = z.object({
   bytes: z.number().int().nonnegative(),
   /** sha256 (hex) over the part's objects' keys, sizes and content, in key order. */
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Per table; absent in backups taken before tables were recorded (their rows cannot be compared). */
+  tables: z.array(tableRecord).optional(),
 });
 export type BackupPartRecord = z.infer<typeof partRecord>;
 
@@ -67,7 +86,7 @@ export type BackupManifest = z.infer<typeof backupManifestSchema>;
  * per-part checksums. The operator records it in status; it reads nothing from the bucket.
  */
 export const backupSummarySchema = backupManifestSchema.extend({
-  parts: z.array(partRecord.omit({ sha256: true })).min(1),
+  parts: z.array(partRecord.omit({ sha256: true, tables: true })).min(1),
 });
 export type BackupSummary = z.infer<typeof backupSummarySchema>;
 
@@ -105,6 +124,8 @@ export const BACKUP_CLI = {
   keepLastFlag: '--keep-last',
   maxAgeFlag: '--max-age',
   protectFlag: '--protect',
+  /** `observatory backup-verify --id ID`: restores into scratch databases and compares with the manifest. */
+  verify: 'backup-verify',
 } as const;
 
 /** Bounds of spec.backup.retention.keepLast. */
@@ -127,3 +148,38 @@ export const backupPruneSummarySchema = z.object({
   incomplete: z.number().int().nonnegative(),
 });
 export type BackupPruneSummary = z.infer<typeof backupPruneSummarySchema>;
+
+/**
+ * A verification's verdict: `Verified` (every table's rows and checksum as recorded), `Differs`
+ * (the first differing table named), `RowsNotRecorded` (a manifest from before tables were
+ * recorded: both parts restored, but there is nothing to compare rows with).
+ */
+export const VERIFY_RESULTS = ['Verified', 'Differs', 'RowsNotRecorded'] as const;
+
+/** Bounds of spec.backup.verify.afterEveryBackups. */
+export const VERIFY_EVERY_LIMITS = { min: 1, max: 1000 } as const;
+
+/**
+ * What `observatory backup-verify` leaves in its termination message (exit 0 whenever it reached a
+ * verdict, which `result` carries; exit 1 when it could not verify): tables compared, rows restored
+ * per database, and the first difference (the table or part, and what differs).
+ */
+export const backupVerifySummarySchema = z.object({
+  id: z.string().regex(new RegExp(BACKUP_ID_PATTERN)),
+  result: z.enum(VERIFY_RESULTS),
+  tables: z.number().int().nonnegative(),
+  rows: z.object({
+    analytics: z.number().int().nonnegative().optional(),
+    relational: z.number().int().nonnegative().optional(),
+  }),
+  differences: z.number().int().nonnegative(),
+  first: z
+    .object({
+      part: z.enum(BACKUP_PARTS),
+      /** The table, or absent when the difference is the part's (e.g. the dump does not restore). */
+      table: z.string().max(200).optional(),
+      detail: z.string().max(600),
+    })
+    .optional(),
+});
+export type BackupVerifySummary = z.infer<typeof backupVerifySummarySchema>;

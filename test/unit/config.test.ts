@@ -211,7 +211,7 @@ describe('sign-in and session settings', () => {
 
 const HEX_KEY = 'ab'.repeat(32);
 const ROLES = Object.keys(ROLE_REQUIRES) as ServerRole[];
-const BACKUP_ROLES: readonly ServerRole[] = ['backup', 'restore', 'backup-prune'];
+const BACKUP_ROLES: readonly ServerRole[] = ['backup', 'restore', 'backup-prune', 'backup-verify'];
 const OTHER_ROLES = ROLES.filter((r) => !BACKUP_ROLES.includes(r));
 const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | undefined): VariableCase[] => [
   {

@@ -73,6 +73,36 @@ describe('kubectl observatory backup and restore', () => {
         '',
       ].join('\n'),
     );
-    expect(backupListView(o)).toEqual({ backups: o.status!.backups, schedule: o.status!.backupSchedule });
+    expect(backupListView(o)).toEqual({
+      backups: o.status!.backups,
+      schedule: o.status!.backupSchedule,
+      verification: null,
+    });
+  });
+
+  it('list: with spec.backup.verify, the latest verdict under the schedule line', () => {
+    const verified = {
+      ...o,
+      spec: { ...o.spec, backup: { ...o.spec.backup!, verify: { afterEveryBackups: 2 } } },
+      status: {
+        ...o.status,
+        backupVerification: {
+          since: '2026-03-01T00:00:00.000Z',
+          last: {
+            id: 'scheduled-20260302t030000z',
+            result: 'Differs' as const,
+            finishedAt: '2026-03-02T03:20:00.000Z',
+            tables: 31,
+            message: 'analytics table traces: 12 rows restored, recorded 40',
+          },
+        },
+      },
+    };
+    expect(renderBackupList(verified).split('\n')[1]).toBe(
+      'latest verification: backup scheduled-20260302t030000z Differs at 2026-03-02T03:20:00.000Z, 31 tables: analytics table traces: 12 rows restored, recorded 40',
+    );
+    expect(renderBackupList({ ...verified, status: { ...o.status } }).split('\n')[1]).toBe(
+      'no verification finished yet (spec.backup.verify)',
+    );
   });
 });

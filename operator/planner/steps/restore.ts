@@ -12,7 +12,7 @@ import { desiredState } from '../../api/effective.ts';
 import { ANNOTATIONS, type MigrationState, type RestoreRecord } from '../../api/v1alpha1.ts';
 import { settingsFromSpec } from '../../render/settings.ts';
 import { committed } from '../../validation.ts';
-import { runningBackups, stateOfBackup } from '../backups.ts';
+import { pendingPrune, runningBackups, stateOfBackup, verifyingBackup } from '../backups.ts';
 import { ensureJob } from '../jobs.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
@@ -24,6 +24,18 @@ function specFor(state: MigrationState): string {
   return state === 'Release3'
     ? 'spec.release: "3" with spec.writeMode unset or Legacy'
     : `spec.release: "4" and spec.writeMode: ${state}`;
+}
+
+/**
+ * The scheduled backup or retention run recorded and not yet read back: its Job may finish while
+ * the restore stops the fold, and its TTL remove it unread (the same attempt would then run again).
+ */
+function scheduledWork(input: StepInput): string | undefined {
+  const s = input.status.backupSchedule;
+  if (s?.pending) return `the scheduled backup ${s.pending.id}`;
+  const prune = pendingPrune(input);
+  if (prune) return `the retention run after backup ${prune}`;
+  return undefined;
 }
 
 function refuse(out: StepOutput, id: string, reason: string, detail: string) {
@@ -58,7 +70,11 @@ function accept(input: StepInput, out: StepOutput, request: string) {
     ? `the pass to ${pass.state} must finish first`
     : runningBackups(input).length > 0
       ? `backup Job ${runningBackups(input)[0]!.name} must finish first`
-      : undefined;
+      : scheduledWork(input)
+        ? `${scheduledWork(input)} must be recorded first`
+        : verifyingBackup(input)
+          ? `the verification of backup ${verifyingBackup(input)} must finish first`
+          : undefined;
   if (busy) {
     out.set('Restored', 'RestoreScalingDown', { id, detail: `waiting: ${busy}` });
     out.wait(15, `restore of backup ${id}: ${busy}`);

@@ -13,20 +13,19 @@ import { backupPruneSummarySchema } from '../../../server/contract/backup.ts';
 import { ANNOTATIONS, type BackupScheduleStatus, MAX_BACKUPS_RECORDED } from '../../api/v1alpha1.ts';
 import { jobNameFor, renderJob } from '../../render/jobs.ts';
 import { allowedAgeSeconds, latestDue, nextDue, scheduledBackupId } from '../backup-schedule.ts';
-import { backupsOf, ensureBackup, runningBackups } from '../backups.ts';
+import { backupsOf, ensureBackup, PRUNE_PURPOSE, runningBackups, verifyingBackup } from '../backups.ts';
 import { heldForWindow } from '../maintenance.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 import { readSummary } from '../termination.ts';
 
-const PRUNE_PURPOSE = 'backup-prune' as const;
 const POLL_SECONDS = 15;
 /** Look again at the next time, but at least hourly (a spec change re-plans at once anyway). */
 const MAX_RECHECK_SECONDS = 3600;
 
 /**
- * The backups a restore or a pass in progress still needs: retention never deletes them. A restore
- * that ended (or a request it already took) needs nothing more.
+ * The backups a restore, a pass or a verification in progress still needs: retention never deletes
+ * them. A restore that ended (or a request it already took) needs nothing more.
  */
 export function protectedBackups(input: StepInput): string[] {
   const s = input.status;
@@ -36,7 +35,11 @@ export function protectedBackups(input: StepInput): string[] {
       ? annotation.replace(/\.\d{1,6}$/, '')
       : undefined;
   const restoring = s.restore && !RESTORE_ENDED.has(s.restore.phase) ? s.restore.backupId : undefined;
-  return [...new Set([s.target?.backupId, restoring, requested].filter((x) => x !== undefined))];
+  return [
+    ...new Set(
+      [s.target?.backupId, restoring, requested, verifyingBackup(input)].filter((x) => x !== undefined),
+    ),
+  ];
 }
 
 const RESTORE_ENDED: ReadonlySet<string> = new Set(['Complete', 'Failed']);
