@@ -34,9 +34,13 @@ export class Kube {
     return this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   }
 
+  /**
+   * Foreground: a deleted Job stays listed until its Pods are gone, so the planner never takes a
+   * stopped Job's work as ended (or starts its successor) while its Pod still runs.
+   */
   async delete(obj: KubernetesObject): Promise<void> {
     try {
-      await this.objects.delete(obj, undefined, undefined, undefined, undefined, 'Background');
+      await this.objects.delete(obj, undefined, undefined, undefined, undefined, 'Foreground');
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }

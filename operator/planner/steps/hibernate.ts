@@ -114,20 +114,25 @@ export const hibernateStep: Step = {
       return out.stop();
     }
     let stoppedJob = record.stoppedJob;
-    for (const j of input.world.jobs)
-      if (isBackfillJob(j.purpose) && j.outcome === 'running') {
-        stoppedJob = j.name;
-        out.act(
-          {
-            kind: 'deleteJob',
-            name: j.name,
-            reason: 'hibernation: the step resumes from its last chunk on wake',
-          },
-          `stop the backfill Job ${j.name} (its step resumes on wake)`,
-        );
-      }
+    // A Job being deleted stays listed until its Pod is gone (foreground deletion): until then its
+    // step may still write a chunk, so the deployment is not parked yet.
+    const running = input.world.jobs.filter((j) => isBackfillJob(j.purpose) && j.outcome === 'running');
+    for (const j of running) {
+      stoppedJob = j.name;
+      out.act(
+        {
+          kind: 'deleteJob',
+          name: j.name,
+          reason: 'hibernation: the step resumes from its last chunk on wake',
+        },
+        `stop the backfill Job ${j.name} (its step resumes on wake)`,
+      );
+    }
     const stopped = stoppedJob ? { stoppedJob } : {};
-    if (!scaleDown(input, out, record)) {
+    const parked = scaleDown(input, out, record);
+    if (running.length > 0)
+      out.wait(POLL_SECONDS, `hibernation: the backfill Job ${running[0]!.name} is stopping`);
+    if (!parked || running.length > 0) {
       if (stoppedJob !== record.stoppedJob) out.patch({ hibernation: { ...record, ...stopped } });
       out.set('Hibernated', 'Draining', {
         since: record.since,
