@@ -51,11 +51,15 @@ function run(seed: number, chaos: Chaos, hours: number, restores = true): FakeCl
     c.tick();
     expect(c.violations).toEqual([]);
   }
-  for (let i = 0; i < 40 && [...c.jobs.values()].some((j) => j.outcome === 'running'); i++) {
+  // Settles what the calm hours started: running Jobs, and a verification recorded at their very end.
+  const unsettled = () =>
+    [...c.jobs.values()].some((j) => j.outcome === 'running') ||
+    c.live.status?.backupVerification?.pending !== undefined;
+  for (let i = 0; i < 40; i++) {
     c.reconcile();
+    if (!unsettled()) break;
     c.tick();
   }
-  c.reconcile();
   return c;
 }
 
