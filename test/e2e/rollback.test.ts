@@ -9,9 +9,10 @@
  * every row of the release 3 data comes back and what Legacy and Dual wrote is gone, which the
  * schema rewind cannot do. A backup Job killed mid-way is recorded failed, never complete. Then
  * a schedule inside a maintenance window takes backups and its retention deletes the older ones
- * from the bucket.
+ * from the bucket, and a verification restores the latest into scratch databases: it passes, and
+ * names the table once one of the backup's objects is corrupted.
  */
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +76,11 @@ async function release3Data(): Promise<Record<string, string[]>> {
 function annotate(annotation: string, value: string): void {
   const r = d.kubectl(['annotate', 'obsvc', NAME, '-n', 'rb', '--overwrite', `${annotation}=${value}`]);
   expect(r.code, r.stderr).toBe(0);
+}
+
+async function getObject(key: string): Promise<Buffer> {
+  const r = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  return Buffer.from(await r.Body!.transformToByteArray());
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -384,6 +390,78 @@ describe('rollback from Dual to release 3', () => {
     );
     expect(await keysUnder(`${PREFIX}${release4Backup}/`)).toEqual([]);
     expect(statusOf(o).backups?.some((b) => b.id === release4Backup)).toBe(false);
+  });
+
+  it('verifies the latest backup by restoring it into scratch databases, and names the table of a corrupted object', async () => {
+    // Verified every 20 s; no more backups, so each verification takes the same latest one.
+    apply({ release: '3', backup: { ...backup(), verify: { schedule: '*/20 * * * * *' } } });
+    const passed = await d.waitFor(
+      NAME,
+      'a verification that passed',
+      (x) => statusOf(x).backupVerification?.last?.result === 'Verified',
+      300_000,
+    );
+    const ok = statusOf(passed).backupVerification!.last!;
+    expect(ok.tables).toBeGreaterThan(0);
+    expect(ok.analyticsRows).toBeGreaterThan(0);
+    expect(ok.relationalRows).toBeGreaterThan(0);
+    expect(passed.status?.conditions?.find((c) => c.type === 'BackupVerified')).toMatchObject({
+      status: 'True',
+      reason: 'Verified',
+    });
+    // Plant a corruption: the largest object of the traces table's data, overwritten in place.
+    const prefix = `${PREFIX}${ok.id}/analytics/`;
+    const index = (await getObject(`${prefix}.backup`)).toString();
+    const [largest] = [
+      ...index.matchAll(
+        /<file><name>(data\/[^/<]+\/traces\/[^<]+)<\/name><size>(\d+)<\/size><checksum>[^<]*<\/checksum><\/file>/g,
+      ),
+    ]
+      .map((m) => ({ name: m[1]!, size: Number(m[2]) }))
+      .sort((a, b) => b.size - a.size);
+    expect(largest).toBeDefined();
+    const key = `${prefix}${largest!.name}`;
+    const original = await getObject(key);
+    await s3.client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.alloc(original.length, 0x5a) }),
+    );
+    const failed = await d.waitFor(
+      NAME,
+      'a verification that names the corrupted table',
+      (x) => {
+        const last = statusOf(x).backupVerification?.last;
+        return last?.result === 'Differs' && last.finishedAt > ok.finishedAt;
+      },
+      300_000,
+    );
+    expect(statusOf(failed).backupVerification?.last?.message).toContain('traces');
+    expect(failed.status?.conditions?.find((c) => c.type === 'BackupVerified')).toMatchObject({
+      status: 'False',
+      reason: 'VerificationFailed',
+    });
+    const warned = d.kubectl([
+      'get',
+      'events',
+      '-n',
+      'rb',
+      '--field-selector',
+      'reason=BackupVerificationFailed',
+      '-o',
+      'json',
+    ]);
+    const messages = (JSON.parse(warned.stdout).items as { type: string; message: string }[]).map(
+      (e) => `${e.type}: ${e.message}`,
+    );
+    expect(messages.some((m) => m.startsWith('Warning: ') && m.includes('traces'))).toBe(true);
+    // The scratch databases are dropped after each verification.
+    const client = new pg.Client({ connectionString: d.pg.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname LIKE '%\\_verify'`);
+      expect(rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
   });
 });
 
