@@ -2,7 +2,7 @@
 
 /**
  * The last epoch ms formatted, at each precision: a commit stamps each of its rows with the same
- * time (created, updated, version), which formatting anew cost about a tenth of the drain's CPU.
+ * time (created, updated, version), which formatting anew cost a tenth of the drain's work.
  */
 const lastFormatted = { 3: { ms: Number.NaN, text: '' }, 6: { ms: Number.NaN, text: '' } };
 
