@@ -10,6 +10,7 @@
  *     direct / ceiling;
  *   - CPU seconds per 10k spans of the store, the web and the worker, and parts per 10k spans.
  * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 200, at BENCH_INGEST_CONCURRENCY, 8).
+ * BENCH_CPU_PROF_DIR: the log's web and worker write V8 CPU profiles (`--cpu-prof`) there on exit.
  */
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +51,7 @@ const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
 const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 const TRACES = 10;
 const BUCKET = 'ingestion-log';
+const PROF_DIR = process.env['BENCH_CPU_PROF_DIR'];
 /** Longest wait for the drain to catch up after the last acknowledgement. */
 const DRAIN_WAIT_MS = 10 * 60_000;
 
@@ -125,6 +127,7 @@ export async function benchIngestionLog(): Promise<void> {
     // Only the drain works beside the web: no backfill chain, and the propagation waits an hour.
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
     SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '3600',
+    ...(PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROF_DIR}` } : {}),
   };
   process.stdout.write(
     `\nIngestion log: web + worker draining, against the direct web, analytics server over HTTP (data in ${STORE_ROOT}); ${REQUESTS} requests of ${TRACES * SPANS_PER_TRACE} spans, ${CONCURRENCY} concurrent\n\n`,

@@ -217,6 +217,19 @@ describe('usage, cost and time', () => {
     ['2026-11-22T10:00:00.123456Z', 3, '2026-11-22 10:00:00.123'],
     ['2026-11-22T12:00:00+02:00', 3, '2026-11-22 10:00:00.000'],
   ] as const)('chTime(%s, %i)', (v, d, out) => expect(chTime(v, d)).toBe(out));
+  it('formats epoch ms the same when the last one is asked again, at either precision', () => {
+    const [a, b] = [Date.UTC(2026, 10, 22, 10, 0, 0, 123), Date.UTC(2026, 10, 22, 10, 0, 1, 5)];
+    for (let i = 0; i < 2; i++) {
+      expect(chTime(a)).toBe('2026-11-22 10:00:00.123');
+      expect(chTime(a)).toBe('2026-11-22 10:00:00.123');
+      expect(chTime(a, 6)).toBe('2026-11-22 10:00:00.123000');
+      expect(chTime(b)).toBe('2026-11-22 10:00:01.005');
+      expect(chTime(new Date(a))).toBe('2026-11-22 10:00:00.123');
+    }
+    expect(() => chTime(Number.NaN)).toThrow(RangeError);
+    expect(() => chTime(Number.POSITIVE_INFINITY)).toThrow(RangeError);
+    expect(chTime(b)).toBe('2026-11-22 10:00:01.005');
+  });
 });
 
 describe('negative usage and cost, however deep, are refused naming the field', () => {

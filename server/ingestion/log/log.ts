@@ -43,13 +43,14 @@ export function blobIngestionLog(o: LogOptions): IngestionLog {
         receivedAt: write.receivedAt,
         id: randomUUID(),
       });
-      const body = encodeEntry(write);
+      // Encoded to bytes once: what is stored, and its length.
+      const body = Buffer.from(encodeEntry(write));
       await o.blobs.put(key, body, 'application/json');
       const file = {
         key,
         projectId: write.projectId,
         receivedAt: write.receivedAt,
-        bytes: Buffer.byteLength(body),
+        bytes: body.length,
       };
       const inline = o.waitForStore && !o.drainBehind();
       await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
