@@ -234,3 +234,18 @@ export const restoreAsStatement = (
   } FROM ${s3Target(d, key)} SETTINGS allow_different_database_def = true`;
 
 export const dropDatabaseStatement = (database: string) => `DROP DATABASE IF EXISTS ${ident(database)} SYNC`;
+
+/**
+ * pg_restore's arguments: the whole dump in one transaction or, on any error, nothing; `clean`
+ * first drops what the dump recreates (a restore over the live database, not into a new one).
+ */
+export function pgRestoreArgs(dbname: string, clean: boolean): string[] {
+  return [
+    ...(clean ? ['--clean', '--if-exists'] : []),
+    '--single-transaction',
+    '--exit-on-error',
+    '--no-owner',
+    '--no-privileges',
+    `--dbname=${dbname}`,
+  ];
+}

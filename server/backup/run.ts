@@ -32,6 +32,7 @@ import {
   dropStatement,
   type ObjectDigest,
   pgConnection,
+  pgRestoreArgs,
   redact,
   restoreStatement,
   secretsOf,
@@ -507,20 +508,6 @@ async function restoreAnalytics(ctx: BackupContext, key: string, bytes: number):
 async function restoreRelational(ctx: BackupContext, key: string): Promise<void> {
   const pgc = pgConnection(ctx.config.databaseUrl!);
   await guarded(ctx, 'pg_restore', () =>
-    runTool(
-      ctx,
-      'pg_restore',
-      [
-        '--clean',
-        '--if-exists',
-        '--single-transaction',
-        '--exit-on-error',
-        '--no-owner',
-        '--no-privileges',
-        `--dbname=${pgc.dbname}`,
-      ],
-      pgc.env,
-      { input: ctx.bucket.read(key) },
-    ),
+    runTool(ctx, 'pg_restore', pgRestoreArgs(pgc.dbname, true), pgc.env, { input: ctx.bucket.read(key) }),
   );
 }

@@ -6,7 +6,13 @@
  */
 import pg from 'pg';
 import type { BackupManifest, BackupTableRecord, BackupVerifySummary } from '../contract/backup.ts';
-import { bucketKeys, dropDatabaseStatement, pgConnection, restoreAsStatement } from './plan.ts';
+import {
+  bucketKeys,
+  dropDatabaseStatement,
+  pgConnection,
+  pgRestoreArgs,
+  restoreAsStatement,
+} from './plan.ts';
 import { countRelational } from './relational-tables.ts';
 import {
   type BackupContext,
@@ -174,19 +180,9 @@ async function verifyRelational(
   const pgc = pgConnection(url);
   try {
     await guarded(ctx, 'pg_restore into the scratch database', () =>
-      runTool(
-        ctx,
-        'pg_restore',
-        [
-          '--single-transaction',
-          '--exit-on-error',
-          '--no-owner',
-          '--no-privileges',
-          `--dbname=${pgc.dbname}`,
-        ],
-        pgc.env,
-        { input: ctx.bucket.read(bucketKeys(ctx.destination.prefix, manifest.id).relational) },
-      ),
+      runTool(ctx, 'pg_restore', pgRestoreArgs(pgc.dbname, false), pgc.env, {
+        input: ctx.bucket.read(bucketKeys(ctx.destination.prefix, manifest.id).relational),
+      }),
     );
   } catch (err) {
     return {
