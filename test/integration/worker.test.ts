@@ -245,12 +245,24 @@ describe('health probe', () => {
 
 describe('preflight', () => {
   it('fails with named checks on an unfinished version 3 background migration and passes otherwise', async () => {
-    const db = new pg.Pool({ connectionString: pgf.url, max: 1 });
+    // A release 3 deployment's databases: its checks apply only before the move (on a release 4
+    // schema they are not applicable, test/integration/preflight-upgrade.test.ts).
+    const name = 'preflight_v3';
+    const admin = new pg.Client({ connectionString: pgf.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+    await ch.client.command({ query: `CREATE DATABASE ${name}` });
+    const url = new URL(pgf.url);
+    url.pathname = `/${name}`;
+    const release3 = { ...base, DATABASE_URL: url.toString(), CLICKHOUSE_DB: name, SERVICE_RELEASE: '3' };
+    const migrated = await cli(['migrate', 'up'], release3);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const db = new pg.Pool({ connectionString: release3.DATABASE_URL, max: 1 });
     try {
       await db.query(
         "INSERT INTO background_migrations (id, name, script) VALUES ('v3-1', '20241024_1730_migrate_traces_from_pg_to_ch', 'migrateTracesFromPostgresToClickhouse')",
       );
-      const failing = await cli(['preflight', '--json'], base);
+      const failing = await cli(['preflight', '--json'], release3);
       expect(failing.code).toBe(1);
       const report = JSON.parse(failing.stdout) as {
         ok: boolean;
@@ -270,7 +282,7 @@ describe('preflight', () => {
       expect(v3.status).toBe('fail');
       expect(v3.detail).toContain('20241024_1730_migrate_traces_from_pg_to_ch');
       await db.query("UPDATE background_migrations SET finished_at = now() WHERE id = 'v3-1'");
-      const passing = await cli(['preflight', '--json'], base);
+      const passing = await cli(['preflight', '--json'], release3);
       expect(passing.code, passing.stdout).toBe(0);
       expect((JSON.parse(passing.stdout) as { ok: boolean }).ok).toBe(true);
     } finally {
