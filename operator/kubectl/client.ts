@@ -13,6 +13,7 @@ import {
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
+  NetworkingV1Api,
   PolicyV1Api,
   setHeaderOptions,
   type V1Pod,
@@ -224,7 +225,9 @@ export class PluginClient {
         return [];
       }
     };
-    const [deployments, services, jobs, pods, disruptionBudgets, secrets, configMaps] = await this.call(
+    const networking = this.kc.makeApiClient(NetworkingV1Api);
+    const [deployments, services, jobs, pods, disruptionBudgets, networkPolicies, secrets, configMaps] =
+      await this.call(
       `read the objects of namespace ${namespace}`,
       () =>
         Promise.all([
@@ -233,6 +236,7 @@ export class PluginClient {
           batch.listNamespacedJob({ namespace }),
           this.core.listNamespacedPod({ namespace }),
           policy.listNamespacedPodDisruptionBudget({ namespace }),
+          networking.listNamespacedNetworkPolicy({ namespace }),
           optional('Secrets', () => this.core.listNamespacedSecret(watched)),
           optional('ConfigMaps', () => this.core.listNamespacedConfigMap(watched)),
         ]),
@@ -244,6 +248,7 @@ export class PluginClient {
         jobs: () => jobs.items,
         pods: () => pods.items,
         disruptionBudgets: () => disruptionBudgets.items,
+        networkPolicies: () => networkPolicies.items,
         secrets: () => secrets,
         configMaps: () => configMaps,
       },
@@ -266,6 +271,7 @@ export class PluginClient {
     const apps = this.kc.makeApiClient(AppsV1Api);
     const batch = this.kc.makeApiClient(BatchV1Api);
     const policy = this.kc.makeApiClient(PolicyV1Api);
+    const networking = this.kc.makeApiClient(NetworkingV1Api);
     const unreadable: string[] = [];
     const list = async <T>(kind: string, f: () => Promise<{ items: T[] }>): Promise<(T & Listed)[]> => {
       try {
@@ -285,6 +291,7 @@ export class PluginClient {
         list('Service', () => this.core.listNamespacedService({ namespace })),
         list('ConfigMap', () => this.core.listNamespacedConfigMap({ namespace })),
         list('PodDisruptionBudget', () => policy.listNamespacedPodDisruptionBudget({ namespace })),
+        list('NetworkPolicy', () => networking.listNamespacedNetworkPolicy({ namespace })),
       ]),
       list('Event', () => this.core.listNamespacedEvent({ namespace })),
       list('Secret', () => this.core.listNamespacedSecret({ namespace })),
