@@ -12,8 +12,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
-  PatchStrategy,
   NetworkingV1Api,
+  PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
   type V1Pod,
@@ -227,9 +227,7 @@ export class PluginClient {
     };
     const networking = this.kc.makeApiClient(NetworkingV1Api);
     const [deployments, services, jobs, pods, disruptionBudgets, networkPolicies, secrets, configMaps] =
-      await this.call(
-      `read the objects of namespace ${namespace}`,
-      () =>
+      await this.call(`read the objects of namespace ${namespace}`, () =>
         Promise.all([
           apps.listNamespacedDeployment({ namespace }),
           this.core.listNamespacedService({ namespace }),
@@ -240,7 +238,7 @@ export class PluginClient {
           optional('Secrets', () => this.core.listNamespacedSecret(watched)),
           optional('ConfigMaps', () => this.core.listNamespacedConfigMap(watched)),
         ]),
-    );
+      );
     return {
       caches: {
         deployments: () => deployments.items,
