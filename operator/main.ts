@@ -17,10 +17,12 @@ import {
   CustomObjectsApi,
   type KubernetesListObject,
   type KubernetesObject,
+  NetworkingV1Api,
   PolicyV1Api,
   type V1ConfigMap,
   type V1Deployment,
   type V1Job,
+  type V1NetworkPolicy,
   type V1Pod,
   type V1PodDisruptionBudget,
   type V1Secret,
@@ -70,6 +72,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   const batch = kc.makeApiClient(BatchV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
+  const networking = kc.makeApiClient(NetworkingV1Api);
   const secretRollouts = config.secretRollouts;
   const WATCHED = `${WATCH_LABEL}=true`;
   // A watched Secret or ConfigMap changed: every object of its namespace re-plans; only those
@@ -170,6 +173,13 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
       fingerprints.disruptionBudget,
       cacheTrims.disruptionBudget,
     ),
+    networkPolicies: child<V1NetworkPolicy>(
+      ['networking.k8s.io', 'v1', 'networkpolicies'],
+      (r) => networking.listNamespacedNetworkPolicy(r),
+      (r) => networking.listNetworkPolicyForAllNamespaces(r),
+      fingerprints.networkPolicy,
+      cacheTrims.networkPolicy,
+    ),
   };
   // Only Secrets and ConfigMaps the user labeled enter the cache (RBAC cannot select by label, so
   // the label is what keeps every other credential of the namespace out of the operator's memory).
@@ -216,6 +226,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
       jobs: () => informers.jobs.list(),
       pods: () => informers.pods.list(),
       disruptionBudgets: () => informers.disruptionBudgets.list(),
+      networkPolicies: () => informers.networkPolicies.list(),
       secrets: () => sources.secrets?.list() ?? [],
       configMaps: () => sources.configMaps?.list() ?? [],
     },

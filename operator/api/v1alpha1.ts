@@ -5,6 +5,7 @@
  * drift apart. CEL rules refuse at admission what the spec forbids; `operator/validation.ts`
  * repeats them in the reconciler for clusters where a rule could not apply.
  */
+import type { V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import {
   BACKUP_ID_PATTERN,
   BACKUP_PARTS,
@@ -28,6 +29,7 @@ import {
   S3_PATTERNS,
   type S3EnvNames,
 } from '../../server/contract/env.ts';
+import { OTLP_GRPC_PORT, PORTS } from '../../server/contract/ports.ts';
 import { ANNOTATIONS, API_GROUP, RESOURCE_SHORT_NAME } from '../../server/contract/retries.ts';
 import { BACKFILL_STEP_STATUSES } from '../../server/contract/worker-api.ts';
 import { BACKFILL_WIDTH_RULE, spec as specRules } from './rules.ts';
@@ -42,6 +44,7 @@ import {
   map,
   type ObjectOf,
   object,
+  opaque,
   optional,
   quantity,
   string,
@@ -398,6 +401,34 @@ const disruptionBudget = (name: string) =>
       ],
     },
   );
+
+const networkPolicy = object(
+  {
+    enabled: defaulted(
+      boolean({
+        description:
+          'Keep the NetworkPolicies. Off by default: a policy that does not fit the cluster (its ingress controller, its monitoring) cuts traffic.',
+      }),
+      false,
+    ),
+    ingressFrom: optional(
+      array(
+        opaque<V1NetworkPolicyPeer>({
+          description:
+            'A core networking/v1 NetworkPolicyPeer (podSelector, namespaceSelector, ipBlock), validated by the API server when the policy is applied.',
+        }),
+        {
+          description: `Who may reach the web's ports (${PORTS.web} and OTLP/gRPC ${OTLP_GRPC_PORT}). Unset or empty: anywhere, as the web is the public ingestion endpoint.`,
+          maxItems: 16,
+          listType: 'atomic',
+        },
+      ),
+    ),
+  },
+  {
+    description: `Ingress NetworkPolicies <name>-web and <name>-worker, owned by this object: the web takes its HTTP port ${PORTS.web} and OTLP/gRPC ${OTLP_GRPC_PORT} from ingressFrom; the worker takes its port ${PORTS.worker} only from the operator's Pods and this object's own Pods. Egress is left alone (the datastores are outside).`,
+  },
+);
 
 /** Bounds of a role's replica count, fixed or autoscaled. */
 export const REPLICA_LIMITS = { min: 1, max: 100 } as const;
@@ -761,6 +792,7 @@ export const specSchema = object(
     backup: optional(backup),
     web: defaulted(webRole, {}),
     worker: defaulted(workerRole, {}),
+    networkPolicy: optional(networkPolicy),
     jobs: optional(
       object(
         {

@@ -256,8 +256,8 @@ const TOPICS: Record<Subcommand, string> = {
   "currentJob","steps":[{"step","status","chunksDone","chunksTotal"}]}|null}.`,
   plan: `kubectl observatory plan [NAME] [-o json]
   The operator's planner run locally on the live object and the objects it reads (Deployments,
-  Services, PodDisruptionBudgets, Jobs, worker Pods and their reports through the API server's
-  Pod proxy, labeled Secrets and ConfigMaps): the actions it would take next, in order. A dry
+  Services, PodDisruptionBudgets, NetworkPolicies, Jobs, worker Pods and their reports through the
+  API server's Pod proxy, labeled Secrets and ConfigMaps): the actions it would take next, in order. A dry
   run: nothing is written. Before each backfill step still to run: the rows it moves, the free
   disk it needs in the analytics store (3x the bytes it still reads) and the time it takes at the
   rate measured on the chunks finished so far (from the worker's backfill report).`,
@@ -271,8 +271,8 @@ const TOPICS: Record<Subcommand, string> = {
   The logs of the Pod of the current backfill Job (status.backfill.currentJob), newest Pod first.`,
   report: `kubectl observatory report [NAME] [-o DIR|FILE.tar.gz]
   Writes a support bundle: the object, the Events of it and of its children, every object it owns
-  (Deployments, ReplicaSets, Jobs, Pods, Services, ConfigMaps, PodDisruptionBudgets), the logs of
-  its Jobs' Pods (preflight, schema, backfill), each worker Pod's health, producer and backfill
+  (Deployments, ReplicaSets, Jobs, Pods, Services, ConfigMaps, PodDisruptionBudgets,
+  NetworkPolicies), the logs of its Jobs' Pods (preflight, schema, backfill), each worker Pod's health, producer and backfill
   (background_migrations) reports, and the Secrets it refers to as names and keys only. Every
   value of a readable Secret, raw or base64, is replaced by [REDACTED] in every file. -o names a
   directory (created; it must be empty) or a .tar.gz file; default observatory-report-NAME-TIME.tar.gz.`,

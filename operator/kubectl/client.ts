@@ -12,6 +12,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  NetworkingV1Api,
   PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
@@ -224,19 +225,20 @@ export class PluginClient {
         return [];
       }
     };
-    const [deployments, services, jobs, pods, disruptionBudgets, secrets, configMaps] = await this.call(
-      `read the objects of namespace ${namespace}`,
-      () =>
+    const networking = this.kc.makeApiClient(NetworkingV1Api);
+    const [deployments, services, jobs, pods, disruptionBudgets, networkPolicies, secrets, configMaps] =
+      await this.call(`read the objects of namespace ${namespace}`, () =>
         Promise.all([
           apps.listNamespacedDeployment({ namespace }),
           this.core.listNamespacedService({ namespace }),
           batch.listNamespacedJob({ namespace }),
           this.core.listNamespacedPod({ namespace }),
           policy.listNamespacedPodDisruptionBudget({ namespace }),
+          networking.listNamespacedNetworkPolicy({ namespace }),
           optional('Secrets', () => this.core.listNamespacedSecret(watched)),
           optional('ConfigMaps', () => this.core.listNamespacedConfigMap(watched)),
         ]),
-    );
+      );
     return {
       caches: {
         deployments: () => deployments.items,
@@ -244,6 +246,7 @@ export class PluginClient {
         jobs: () => jobs.items,
         pods: () => pods.items,
         disruptionBudgets: () => disruptionBudgets.items,
+        networkPolicies: () => networkPolicies.items,
         secrets: () => secrets,
         configMaps: () => configMaps,
       },
@@ -266,6 +269,7 @@ export class PluginClient {
     const apps = this.kc.makeApiClient(AppsV1Api);
     const batch = this.kc.makeApiClient(BatchV1Api);
     const policy = this.kc.makeApiClient(PolicyV1Api);
+    const networking = this.kc.makeApiClient(NetworkingV1Api);
     const unreadable: string[] = [];
     const list = async <T>(kind: string, f: () => Promise<{ items: T[] }>): Promise<(T & Listed)[]> => {
       try {
@@ -285,6 +289,7 @@ export class PluginClient {
         list('Service', () => this.core.listNamespacedService({ namespace })),
         list('ConfigMap', () => this.core.listNamespacedConfigMap({ namespace })),
         list('PodDisruptionBudget', () => policy.listNamespacedPodDisruptionBudget({ namespace })),
+        list('NetworkPolicy', () => networking.listNamespacedNetworkPolicy({ namespace })),
       ]),
       list('Event', () => this.core.listNamespacedEvent({ namespace })),
       list('Secret', () => this.core.listNamespacedSecret({ namespace })),

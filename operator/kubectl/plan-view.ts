@@ -46,6 +46,7 @@ const kindOf: Record<string, string> = {
   applyDeployment: 'Deployment',
   applyService: 'Service',
   applyDisruptionBudget: 'PodDisruptionBudget',
+  applyNetworkPolicy: 'NetworkPolicy',
 };
 
 export function describeAction(a: Action): string {
@@ -53,9 +54,12 @@ export function describeAction(a: Action): string {
     case 'applyDeployment':
     case 'applyService':
     case 'applyDisruptionBudget':
+    case 'applyNetworkPolicy':
       return `apply ${kindOf[a.kind]} ${a.object.metadata?.name} (${a.role})`;
     case 'deleteDisruptionBudget':
       return `delete PodDisruptionBudget ${a.name} (${a.role})`;
+    case 'deleteNetworkPolicy':
+      return `delete NetworkPolicy ${a.name} (${a.role})`;
     case 'createJob':
       return `create Job ${a.object.metadata?.name} (${a.purpose})`;
     case 'deleteJob':

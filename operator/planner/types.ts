@@ -7,6 +7,7 @@ import type {
   V1ConfigMap,
   V1Deployment,
   V1Job,
+  V1NetworkPolicy,
   V1PodDisruptionBudget,
   V1Service,
 } from '@kubernetes/client-node';
@@ -128,6 +129,8 @@ export interface World {
   services: Partial<Record<Role, ObservedService>>;
   /** The PodDisruptionBudgets of the roles (same shape: the spec-hash annotation). */
   disruptionBudgets?: Partial<Record<Role, ObservedService>>;
+  /** The NetworkPolicies of the roles (same shape: the spec-hash annotation). */
+  networkPolicies?: Partial<Record<Role, ObservedService>>;
   /** Per-key digests of the Secrets and ConfigMaps the operator watches (absent: none). */
   sources?: SourceDigests;
   /** Jobs owned by the object (by ownerReference or instance label). */
@@ -153,6 +156,8 @@ export type Action =
   | { kind: 'applyService'; role: Role; object: V1Service }
   | { kind: 'applyDisruptionBudget'; role: Role; object: V1PodDisruptionBudget }
   | { kind: 'deleteDisruptionBudget'; role: Role; name: string }
+  | { kind: 'applyNetworkPolicy'; role: Role; object: V1NetworkPolicy }
+  | { kind: 'deleteNetworkPolicy'; role: Role; name: string }
   | { kind: 'createJob'; purpose: JobPurpose; object: V1Job }
   | { kind: 'deleteJob'; name: string; reason: string }
   /** Server-side apply of an owned record (one ConfigMap per backup). */

@@ -1,7 +1,8 @@
 /** Keeps the web and worker Deployments and Services as rendered for one state and image. */
 import type { MigrationState } from '../api/v1alpha1.ts';
 import { renderDisruptionBudget } from '../render/disruption.ts';
-import { deploymentName, disruptionBudgetName, type Role } from '../render/names.ts';
+import { deploymentName, disruptionBudgetName, networkPolicyName, type Role } from '../render/names.ts';
+import { renderNetworkPolicy } from '../render/network-policy.ts';
 import { renderDeployment, renderService, specHashOf } from '../render/workloads.ts';
 import { rolloutState } from './rollout.ts';
 import { type StepInput, StepOutput } from './step.ts';
@@ -26,6 +27,19 @@ export function applyDisruptionBudgets(input: StepInput, out: StepOutput): void 
       out.act({ kind: 'applyDisruptionBudget', role, object: desired }, `apply PodDisruptionBudget ${name}`);
     if (!desired && observed)
       out.act({ kind: 'deleteDisruptionBudget', role, name }, `delete PodDisruptionBudget ${name}`);
+  }
+}
+
+/** Keeps each role's NetworkPolicy as rendered, and removes one the spec turned off. */
+export function applyNetworkPolicies(input: StepInput, out: StepOutput): void {
+  for (const role of ROLES) {
+    const desired = renderNetworkPolicy(input.render, role);
+    const observed = input.world.networkPolicies?.[role];
+    const name = networkPolicyName(input.object.metadata.name, role);
+    if (desired && observed?.specHash !== specHashOf(desired))
+      out.act({ kind: 'applyNetworkPolicy', role, object: desired }, `apply NetworkPolicy ${name}`);
+    if (!desired && observed)
+      out.act({ kind: 'deleteNetworkPolicy', role, name }, `delete NetworkPolicy ${name}`);
   }
 }
 

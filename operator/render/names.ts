@@ -22,6 +22,8 @@ export const deploymentName = (owner: string, role: Role): string => `${owner}-$
 export const serviceName = deploymentName;
 /** @alias A role's PodDisruptionBudget shares its Deployment's name. */
 export const disruptionBudgetName = deploymentName;
+/** @alias A role's NetworkPolicy shares its Deployment's name. */
+export const networkPolicyName = deploymentName;
 /** Job names stay within 63 characters (the job-name pod label); the hash keeps them unique. */
 export function jobName(owner: string, purpose: string, hash: string): string {
   const room = 63 - purpose.length - hash.length - 2;

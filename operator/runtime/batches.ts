@@ -1,6 +1,7 @@
 /**
  * The order a pass's actions run in: the planner's order, except that a run of consecutive
- * workload writes (Deployments, Services, PodDisruptionBudgets, all rendered from one state) and
+ * workload writes (Deployments, Services, PodDisruptionBudgets, NetworkPolicies, all rendered from
+ * one state) and
  * Events goes out at once. A status write (the intent rule: status before what it announces), Job
  * actions (a stale Job is deleted before its successor is created) and requeues stay barriers.
  * Each write is a round trip to the API server; a replicas change used to wait for the status,
@@ -13,6 +14,8 @@ const TOGETHER = new Set<Action['kind']>([
   'applyService',
   'applyDisruptionBudget',
   'deleteDisruptionBudget',
+  'applyNetworkPolicy',
+  'deleteNetworkPolicy',
   'event',
 ]);
 

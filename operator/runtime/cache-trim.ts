@@ -6,7 +6,7 @@
  * ObservabilityService without it keeps the stored entries, as the API server copies them from the
  * live object). The kinds the operator creates lose what observe.ts and enqueue.ts never read:
  *   - Deployment: the Pod spec of its template (read: replicas, the template's annotations, status);
- *   - Job, Service, PodDisruptionBudget: the spec (read: metadata and a Job's status conditions);
+ *   - Job, Service, PodDisruptionBudget, NetworkPolicy: the spec (read: metadata and a Job's status conditions);
  *   - Pod: the spec and every status field but phase, conditions, podIP and the termination
  *     message of a container that exited 0 (a backup Job's summary).
  * The ObservabilityService, Secrets and ConfigMaps keep everything else: the planner reads the
@@ -39,6 +39,7 @@ export const cacheTrims: { [K in keyof Watched]: Trim<Watched[K]> } = {
   job: withoutSpec,
   service: withoutSpec,
   disruptionBudget: withoutSpec,
+  networkPolicy: withoutSpec,
   pod: (p) => {
     const { spec: _, status, ...rest } = withoutManagedFields(p);
     if (!status) return rest;

@@ -114,6 +114,7 @@ async function execute(
     case 'applyDeployment':
     case 'applyService':
     case 'applyDisruptionBudget':
+    case 'applyNetworkPolicy':
     case 'createJob':
     case 'applyConfigMap':
       await kube.apply(action.object as KubernetesObject);
@@ -124,6 +125,9 @@ async function execute(
       return undefined;
     case 'deleteDisruptionBudget':
       await kube.delete(child('policy/v1', 'PodDisruptionBudget', action.name));
+      return undefined;
+    case 'deleteNetworkPolicy':
+      await kube.delete(child('networking.k8s.io/v1', 'NetworkPolicy', action.name));
       return undefined;
     case 'deleteConfigMap':
       await kube.delete(child('v1', 'ConfigMap', action.name));

@@ -64,6 +64,7 @@ export const fingerprints: {
   deployment: (d) => [owner(d), observedDeployment(d)],
   service: (s) => [owner(s), s.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
   disruptionBudget: (b) => [owner(b), b.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
+  networkPolicy: (n) => [owner(n), n.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
   job: (j) => [owner(j), observedJob(j)],
   pod: (p) => [owner(p), p.metadata?.deletionTimestamp, p.status?.phase, isReady(p), p.status?.podIP],
   source: (o) => [o.data, (o as Watched['configMap']).binaryData],

@@ -7,6 +7,7 @@ import type {
   V1ConfigMap,
   V1Deployment,
   V1Job,
+  V1NetworkPolicy,
   V1Pod,
   V1PodDisruptionBudget,
   V1Secret,
@@ -21,6 +22,7 @@ export interface CachedKinds {
   job: V1Job;
   pod: V1Pod;
   disruptionBudget: V1PodDisruptionBudget;
+  networkPolicy: V1NetworkPolicy;
   secret: V1Secret;
   configMap: V1ConfigMap;
 }

@@ -36,7 +36,10 @@ import type { CachedKinds } from './kinds.ts';
  * One cache a cached kind (`deployments`, `pods`, …): `secrets` and `configMaps` hold those labeled
  * for watching (empty when Secret rollouts are off).
  */
-export type Caches = { [K in keyof CachedKinds as `${K}s`]: () => readonly CachedKinds[K][] };
+/** One list per kind, by its plural (networkPolicy: networkPolicies). */
+export type Caches = {
+  [K in keyof CachedKinds as K extends `${infer S}y` ? `${S}ies` : `${K}s`]: () => readonly CachedKinds[K][];
+};
 
 /** The label users put on Secrets and ConfigMaps whose changes should roll the Pods that read them. */
 export const WATCH_LABEL = 'observatory.dev/watch';
@@ -170,6 +173,12 @@ export async function observeWorld(
     if (role === 'web' || role === 'worker')
       disruptionBudgets[role] = { specHash: b.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
   }
+  const networkPolicies: World['networkPolicies'] = {};
+  for (const n of caches.networkPolicies().filter(mine)) {
+    const role = roleOf(n);
+    if (role === 'web' || role === 'worker')
+      networkPolicies[role] = { specHash: n.metadata?.annotations?.[SPEC_HASH_ANNOTATION] ?? '' };
+  }
   const workers = pods.filter((p) => roleOf(p) === 'worker' && !p.metadata?.deletionTimestamp && live(p));
   // A pod the kubelet does not call Ready is starting (its server may not listen yet) or failing its
   // dependencies: it is not asked, so it cannot answer for the others; fewer answers than replicas
@@ -180,6 +189,7 @@ export async function observeWorld(
     deployments,
     services,
     disruptionBudgets,
+    networkPolicies,
     sources: sourceDigests(object.metadata.namespace, caches.secrets(), caches.configMaps()),
     jobs: caches
       .jobs()

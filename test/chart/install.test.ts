@@ -117,6 +117,7 @@ describe('helm install on a real API server', () => {
       ['create', 'batch', 'jobs'],
       ['list', '', 'pods'],
       ['patch', 'policy', 'poddisruptionbudgets'],
+      ['patch', 'networking.k8s.io', 'networkpolicies'],
       ['watch', '', 'secrets'],
       ['list', '', 'configmaps'],
       // One record ConfigMap per backup, written by server-side apply.

@@ -20,6 +20,7 @@ const reconcileRules: [group: string, resource: string, verbs: string[]][] = [
   ['batch', 'jobs', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
   ['', 'pods', ['get', 'list', 'watch']],
   ['policy', 'poddisruptionbudgets', ['get', 'list', 'watch', 'create', 'patch', 'delete']],
+  ['networking.k8s.io', 'networkpolicies', ['list', 'watch', 'create', 'patch', 'delete']],
   ['', 'secrets', ['list', 'watch']],
   ['', 'configmaps', ['list', 'watch']],
   // The record of each backup (a ConfigMap per backup), written, never read, deleted with its backup.

@@ -321,6 +321,14 @@ describe('plan lines', () => {
       'delete PodDisruptionBudget demo-worker (worker)',
     ],
     [
+      { kind: 'applyNetworkPolicy', role: 'web', object: { metadata: { name: 'demo-web' } } },
+      'apply NetworkPolicy demo-web (web)',
+    ],
+    [
+      { kind: 'deleteNetworkPolicy', role: 'worker', name: 'demo-worker' },
+      'delete NetworkPolicy demo-worker (worker)',
+    ],
+    [
       { kind: 'writeStatus', status: { state: 'Dual', phase: 'Backfilling' } },
       'write status: state Dual, phase Backfilling',
     ],

@@ -9,6 +9,7 @@ import type {
   V1Deployment,
   V1Job,
   V1ManagedFieldsEntry,
+  V1NetworkPolicy,
   V1Pod,
   V1PodDisruptionBudget,
   V1Secret,
@@ -82,6 +83,10 @@ const budget: V1PodDisruptionBudget = {
   spec: { maxUnavailable: 1 },
   status: { currentHealthy: 1, desiredHealthy: 1, disruptionsAllowed: 0, expectedPods: 2 },
 };
+const policy: V1NetworkPolicy = {
+  metadata: meta('obs-web', 'web', { 'observatory.dev/spec-hash': 's4' }),
+  spec: { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'obs' } }, policyTypes: ['Ingress'] },
+};
 const pod = (name: string, ready: boolean, hash: string): V1Pod => ({
   metadata: meta(name, 'worker', { 'observatory.dev/config-hash': hash }),
   spec: podSpec,
@@ -139,6 +144,7 @@ const rows: Row[] = [
   ['job', job, ['metadata.managedFields', 'spec']],
   ['service', service, ['metadata.managedFields', 'spec']],
   ['disruptionBudget', budget, ['metadata.managedFields', 'spec']],
+  ['networkPolicy', policy, ['metadata.managedFields', 'spec']],
   [
     'pod',
     pods[0]!,
@@ -187,6 +193,7 @@ describe('the operator reads the same of trimmed objects', () => {
     jobs: () => [t('job', job) as V1Job, t('job', backupJob) as V1Job],
     pods: () => pods.map((p) => t('pod', p) as V1Pod),
     disruptionBudgets: () => [t('disruptionBudget', budget) as V1PodDisruptionBudget],
+    networkPolicies: () => [t('networkPolicy', policy) as V1NetworkPolicy],
     secrets: () => [t('secret', secret) as V1Secret],
     configMaps: () => [t('configMap', configMap) as V1ConfigMap],
   });
@@ -230,6 +237,7 @@ describe('the operator reads the same of trimmed objects', () => {
     expect(askedTrimmed).toEqual(askedFull);
     expect(askedFull.length).toBeGreaterThan(0);
     expect(full.deployments.worker?.stalePods).toBe(1);
+    expect(full.networkPolicies?.web?.specHash).toBe('s4');
     expect(full.jobs.find((j) => j.purpose === 'backup')?.terminationMessage).toBe('{"id":"b1"}');
   });
 
@@ -239,6 +247,7 @@ describe('the operator reads the same of trimmed objects', () => {
     ['job', job, fingerprints.job],
     ['service', service, fingerprints.service],
     ['disruptionBudget', budget, fingerprints.disruptionBudget],
+    ['networkPolicy', policy, fingerprints.networkPolicy],
     ['pod', pods[0]!, fingerprints.pod],
     ['secret', secret, fingerprints.source],
     ['configMap', configMap, fingerprints.source],

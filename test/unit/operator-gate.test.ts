@@ -102,6 +102,7 @@ function harness(gate: (writes: number) => Blocked | undefined) {
       jobs: () => [],
       pods: () => [],
       disruptionBudgets: () => [],
+      networkPolicies: () => [],
       secrets: () => [],
       configMaps: () => [],
     },

@@ -55,6 +55,7 @@ async function observe(pods: V1Pod[], object = service) {
     jobs: none,
     pods: () => pods,
     disruptionBudgets: none,
+    networkPolicies: none,
     secrets: none,
     configMaps: none,
   };

@@ -156,6 +156,43 @@ describe('operator planner: a rotated Secret rolls the Pods that read it', () =>
   });
 });
 
+describe('operator planner: NetworkPolicies turned on and off', () => {
+  it('applies and deletes both policies, never rolling the Pods nor moving the state', () => {
+    const c = play({
+      seed: 9,
+      scenario: 'stayDual',
+      automatic: true,
+      drop: false,
+      replicas: 2,
+      chaos: CALM,
+      schedule: [],
+    });
+    const settle = () => {
+      const actions: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        for (const a of c.reconcile().actions)
+          if (a.kind !== 'writeStatus' && a.kind !== 'event' && a.kind !== 'requeue')
+            actions.push(`${a.kind} ${'role' in a ? a.role : ''}`);
+        c.tick();
+      }
+      return actions;
+    };
+    settle();
+    expect(c.isConverged()).toBe(true);
+
+    c.updateSpec((s) => ({ ...s, networkPolicy: { enabled: true } }));
+    expect(settle()).toEqual(['applyNetworkPolicy web', 'applyNetworkPolicy worker']);
+    expect([...c.networkPolicies.keys()]).toEqual(['web', 'worker']);
+    expect(c.isConverged()).toBe(true);
+    expect(c.live.status?.state).toBe('Dual');
+
+    c.updateSpec(({ networkPolicy: _, ...s }) => s);
+    expect(settle()).toEqual(['deleteNetworkPolicy web', 'deleteNetworkPolicy worker']);
+    expect(c.networkPolicies.size).toBe(0);
+    expect(c.isConverged()).toBe(true);
+  });
+});
+
 describe('operator planner: backups before the irreversible steps, and a restore', () => {
   const converge = (c: FakeCluster) => {
     for (let i = 0; i < 300 && !c.isConverged(); i++) {

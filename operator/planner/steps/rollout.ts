@@ -7,7 +7,12 @@ import { approvedSettings } from '../../render/settings.ts';
 import { canonicalJson } from '../../util/hash.ts';
 import { passOf, passPhase } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
-import { applyDeployments, applyDisruptionBudgets, applyServices } from '../workloads.ts';
+import {
+  applyDeployments,
+  applyDisruptionBudgets,
+  applyNetworkPolicies,
+  applyServices,
+} from '../workloads.ts';
 
 /** The settings `state` runs with as rendered (absent for Release3, whose settings are fixed). */
 function recordFor(input: StepInput, state: MigrationState): RecordedSettings | undefined {
@@ -22,6 +27,7 @@ export const rolloutStep: Step = {
     const { state: from, pass } = passOf(input);
     applyServices(input, out);
     applyDisruptionBudgets(input, out);
+    applyNetworkPolicies(input, out);
     if (!pass) {
       const { state, deployedImage } = input.status;
       if (state === undefined || deployedImage === undefined) return out.next();
