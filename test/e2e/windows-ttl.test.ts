@@ -7,8 +7,10 @@
  * - the Jobs the operator creates carry `spec.jobs.ttlSecondsAfterFinished`; the node's
  *   kube-controller-manager runs the TTL-after-finished controller, which deletes a finished Job
  *   once its TTL has passed, while `status.jobs` still records that Job's result.
+ * - `spec.networkPolicy.enabled` makes the operator own the two ingress NetworkPolicies on the
+ *   real API server, and turning it off removes them.
  */
-import { AppsV1Api, BatchV1Api, type V1Job } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, NetworkingV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
 import { applySpec, isTrue, type Obsvc, SPECS } from '../../cluster/scenario/scenario.ts';
@@ -148,5 +150,40 @@ describe('maintenance windows and Job TTLs on the real node', () => {
       name,
       result: 'Succeeded',
     });
+  });
+
+  it('renders the opt-in NetworkPolicies (web: HTTP and OTLP/gRPC; worker: its port) and removes them when turned off', async () => {
+    const policies = async () =>
+      (
+        await d.cluster.kubeconfig
+          .makeApiClient(NetworkingV1Api)
+          .listNamespacedNetworkPolicy({ namespace: NS })
+      ).items;
+    apply({ ...SPECS.dual, maintenanceWindows: [OPEN], networkPolicy: { enabled: true } });
+    const rendered = await waitFor(
+      'both NetworkPolicies',
+      async () => {
+        const items = await policies();
+        return items.length === 2 ? items : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    const ports = Object.fromEntries(
+      rendered.map((p) => [
+        p.metadata!.name!,
+        p.spec!.ingress!.flatMap((r) => (r.ports ?? []).map((x) => x.port)).sort(),
+      ]),
+    );
+    expect(ports).toEqual({ [`${NAME}-web`]: [3000, 4317], [`${NAME}-worker`]: [3030] });
+    apply({ ...SPECS.dual, maintenanceWindows: [OPEN] });
+    await waitFor(
+      'the NetworkPolicies removed',
+      async () => ((await policies()).length === 0 ? true : undefined),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
+    await d.waitFor(NAME, 'Ready without the policies', (x) => isTrue(x, 'Ready'));
   });
 });
