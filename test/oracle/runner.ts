@@ -516,14 +516,19 @@ class HistoryRun {
     this.note(`settle: waiting for partition ${partition} to be propagated`);
     const deadline = Date.now() + SETTLE_LIMIT_MS;
     for (;;) {
+      // The answer as read (or why there is none): what a failure below reports.
       const health = await fetch(`${this.worker.url}/api/health?failIfEventPropagationStuck=true`)
-        .then((r) => r.json() as Promise<{ eventPropagation?: { lastProcessedPartition: string | null } }>)
-        .catch(() => undefined);
-      const cursor = health?.eventPropagation?.lastProcessedPartition ?? '';
+        .then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))
+        .catch((err: Error) => ({ status: 0, body: { error: err.message } as Record<string, unknown> }));
+      const propagation = health.body['eventPropagation'] as
+        | { lastProcessedPartition?: string | null }
+        | undefined;
+      const cursor = propagation?.lastProcessedPartition ?? '';
       if (cursor >= partition) break;
       if (Date.now() > deadline) {
         this.diffs.push(
           `propagation did not take partition ${partition} within ${SETTLE_LIMIT_MS / 1000} s (cursor ${cursor || 'none'})`,
+          `worker health: ${health.status} ${JSON.stringify(health.body)}; exited: ${JSON.stringify(this.worker.process.exitInfo() ?? null)}`,
           `worker output (tail): ${this.worker.process.output().slice(-4_000)}`,
         );
         break;
