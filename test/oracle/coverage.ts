@@ -102,7 +102,7 @@ export const REQUIRED_FEATURES: readonly string[] = [
   'deletion in dual',
   'deletion in events_only',
   'late batch event of a deleted trace in dual',
-  // Also 'deletion alongside a backfill' and late OTLP events of a deleted trace in dual and
-  // events_only: seed 3821 has them, and sometimes finds the propagation never taking its last
-  // staging partition (#41); it rejoins the fixed seeds with its fix.
+  'deletion alongside a backfill',
+  'late OTLP event of a deleted trace in dual',
+  'late OTLP event of a deleted trace in events_only',
 ];

@@ -507,10 +507,7 @@ class HistoryRun {
    */
   private async settle(): Promise<void> {
     if (this.mode !== 'dual' && this.mode !== 'events_only') return;
-    const [newest] = await this.query<{ partition: string }>(
-      `SELECT max(partition) AS partition FROM system.parts WHERE database = {db:String} AND table = 'observations_batch_staging' AND active`,
-    );
-    const partition = newest?.partition ?? '';
+    const partition = await this.newestStaged();
     if (!partition) return;
     if (!this.worker) this.worker = await startWorker(this.workerEnv(this.mode));
     this.note(`settle: waiting for partition ${partition} to be propagated`);
@@ -525,6 +522,12 @@ class HistoryRun {
         | undefined;
       const cursor = propagation?.lastProcessedPartition ?? '';
       if (cursor >= partition) break;
+      // A partition whose every row was deleted (all its traces deleted) leaves the store: there
+      // is nothing left in it to propagate.
+      if ((await this.newestStaged()) < partition) {
+        this.note(`settle: partition ${partition} is gone (its rows deleted)`);
+        break;
+      }
       if (Date.now() > deadline) {
         this.diffs.push(
           `propagation did not take partition ${partition} within ${SETTLE_LIMIT_MS / 1000} s (cursor ${cursor || 'none'})`,
@@ -536,6 +539,14 @@ class HistoryRun {
       await new Promise((r) => setTimeout(r, 1_000));
     }
     this.note('settled');
+  }
+
+  /** The newest staging partition with active parts ('' when none). */
+  private async newestStaged(): Promise<string> {
+    const [newest] = await this.query<{ partition: string }>(
+      `SELECT max(partition) AS partition FROM system.parts WHERE database = {db:String} AND table = 'observations_batch_staging' AND active`,
+    );
+    return newest?.partition ?? '';
   }
 
   private async readEvents(): Promise<StoreRow[] | null> {
