@@ -209,6 +209,10 @@ export function pendingPrune(input: StepInput): string | undefined {
 export const verifyingBackup = (input: StepInput): string | undefined =>
   input.status.backupVerification?.pending?.id;
 
+/** The restore recorded in status while it is under way (neither complete nor failed). */
+export const restoreUnderWay = (status: ObservabilityServiceStatus) =>
+  status.restore && !['Complete', 'Failed'].includes(status.restore.phase) ? status.restore : undefined;
+
 /** The running backup Jobs (a restore waits for them). */
 export const runningBackups = (input: StepInput) =>
   input.world.jobs.filter((j) => j.purpose === BACKUP_PURPOSE && j.outcome === 'running');

@@ -21,7 +21,14 @@ import {
   verificationBlocker,
   verificationDue,
 } from '../backup-verification.ts';
-import { backupsOf, latestComplete, pendingPrune, runningBackups, runningPrunes } from '../backups.ts';
+import {
+  backupsOf,
+  latestComplete,
+  pendingPrune,
+  restoreUnderWay,
+  runningBackups,
+  runningPrunes,
+} from '../backups.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
 
@@ -29,9 +36,6 @@ export const VERIFY_PURPOSE = 'backup-verify' as const;
 const POLL_SECONDS = 15;
 /** Look again at the next time, but at least hourly (a spec change re-plans at once anyway). */
 const MAX_RECHECK_SECONDS = 3600;
-
-const restoring = (input: StepInput) =>
-  input.status.restore !== undefined && !['Complete', 'Failed'].includes(input.status.restore.phase);
 
 type Condition = { reason: string; facts: Record<string, string | number> };
 
@@ -127,7 +131,7 @@ export const backupVerifyStep: Step = {
       const { pass } = passOf(input);
       const requested = input.object.metadata.annotations?.[ANNOTATIONS.backupRequested];
       const blocker = verificationBlocker({
-        restoring: restoring(input),
+        restoring: restoreUnderWay(input.status) !== undefined,
         passTo: pass?.state,
         backupPending:
           input.status.backupSchedule?.pending?.id ??

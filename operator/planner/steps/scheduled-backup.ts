@@ -13,7 +13,14 @@ import { backupPruneSummarySchema } from '../../../server/contract/backup.ts';
 import { ANNOTATIONS, type BackupScheduleStatus, MAX_BACKUPS_RECORDED } from '../../api/v1alpha1.ts';
 import { jobNameFor, renderJob } from '../../render/jobs.ts';
 import { allowedAgeSeconds, latestDue, nextDue, scheduledBackupId } from '../backup-schedule.ts';
-import { backupsOf, ensureBackup, PRUNE_PURPOSE, runningBackups, verifyingBackup } from '../backups.ts';
+import {
+  backupsOf,
+  ensureBackup,
+  PRUNE_PURPOSE,
+  restoreUnderWay,
+  runningBackups,
+  verifyingBackup,
+} from '../backups.ts';
 import { heldForWindow } from '../maintenance.ts';
 import { passOf } from '../pass.ts';
 import { type Step, type StepInput, StepOutput } from '../step.ts';
@@ -34,15 +41,13 @@ export function protectedBackups(input: StepInput): string[] {
     annotation !== undefined && annotation !== s.restore?.request
       ? annotation.replace(/\.\d{1,6}$/, '')
       : undefined;
-  const restoring = s.restore && !RESTORE_ENDED.has(s.restore.phase) ? s.restore.backupId : undefined;
+  const restoring = restoreUnderWay(s)?.backupId;
   return [
     ...new Set(
       [s.target?.backupId, restoring, requested, verifyingBackup(input)].filter((x) => x !== undefined),
     ),
   ];
 }
-
-const RESTORE_ENDED: ReadonlySet<string> = new Set(['Complete', 'Failed']);
 
 /** Runs or reads the prune after backup `after`; returns the schedule status with its outcome. */
 function prune(
@@ -168,7 +173,7 @@ export const scheduledBackupStep: Step = {
       const { pass } = passOf(input);
       const busy = pass
         ? `the pass to ${pass.state} must finish first`
-        : input.status.restore && !['Complete', 'Failed'].includes(input.status.restore.phase)
+        : restoreUnderWay(input.status)
           ? 'the restore must finish first'
           : runningBackups(input).length > 0
             ? `the backup Job ${runningBackups(input)[0]!.name} must finish first`
