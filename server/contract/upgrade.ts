@@ -24,17 +24,6 @@ export const preflightSummarySchema = z.object({
 });
 export type PreflightSummary = z.infer<typeof preflightSummarySchema>;
 
-/** The summary in a termination message, or undefined when there is none that parses. */
-export function parsePreflightSummary(message: string | undefined): PreflightSummary | undefined {
-  if (!message) return undefined;
-  try {
-    const parsed = preflightSummarySchema.safeParse(JSON.parse(message));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Why the image of `r` must not migrate the database, or undefined when it may. An empty database
  * starts from any image's first migration; a database older than the image's oldest starting point

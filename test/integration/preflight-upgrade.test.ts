@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDefaults } from '../../operator/api/effective.ts';
 import { plan } from '../../operator/planner/plan.ts';
+import { readSummary } from '../../operator/planner/termination.ts';
 import { jobNameFor } from '../../operator/render/jobs.ts';
 import {
   LATEST_SCHEMA_VERSION,
   OLDEST_UPGRADABLE_SCHEMA_VERSION,
 } from '../../server/contract/schema-versions.ts';
-import { parsePreflightSummary, upgradeRefusal } from '../../server/contract/upgrade.ts';
+import { preflightSummarySchema, upgradeRefusal } from '../../server/contract/upgrade.ts';
 import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
@@ -59,15 +60,19 @@ describe('observatory preflight: the schema report of an image upgrade', () => {
       (up.document.checks as { name: string; status: string }[]).find((c) => c.name === name)?.status;
     expect(statusOf('disk-headroom')).toBe('not_applicable');
     expect(statusOf('version-3-background-migrations-finished')).toBe('not_applicable');
-    expect(parsePreflightSummary(up.message)).toEqual({ ok: true, schema });
+    expect(readSummary(preflightSummarySchema, up.message)).toEqual({
+      ok: true,
+      summary: { ok: true, schema },
+    });
 
     // An older database, as a deployment two versions back would have it.
     const down = await cli(['migrate', 'down', '--to', '40', '--log-wait-seconds', '0'], base);
     expect(down.code, down.stderr).toBe(0);
     const older = await preflight('older');
-    const report = parsePreflightSummary(older.message)!;
-    expect(report.schema).toEqual({ ...schema, database: 40 });
-    expect(upgradeRefusal(report.schema)).toBeUndefined();
+    const report = readSummary(preflightSummarySchema, older.message);
+    if (!report.ok) throw new Error(report.why);
+    expect(report.summary.schema).toEqual({ ...schema, database: 40 });
+    expect(upgradeRefusal(report.summary.schema)).toBeUndefined();
 
     // The operator's preflight step of an image upgrade, given this Job's termination message.
     const since = '2026-03-01T11:00:00.000Z';
@@ -95,7 +100,7 @@ describe('observatory preflight: the schema report of an image upgrade', () => {
         now: new Date(since),
       },
     });
-    expect(p.status.target).toMatchObject({ preflightPassed: true, schema: report.schema });
+    expect(p.status.target).toMatchObject({ preflightPassed: true, schema: report.summary.schema });
     expect(p.status.conditions?.find((c) => c.type === 'PreflightPassed')).toMatchObject({
       status: 'True',
       reason: 'PreflightSucceeded',

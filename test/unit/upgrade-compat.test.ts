@@ -1,6 +1,7 @@
 /** The upgrade rule of server/contract/upgrade.ts: which database an image's migrations may start from. */
 import { describe, expect, it } from 'vitest';
-import { parsePreflightSummary, type SchemaReport, upgradeRefusal } from '../../server/contract/upgrade.ts';
+import { readSummary } from '../../operator/planner/termination.ts';
+import { preflightSummarySchema, type SchemaReport, upgradeRefusal } from '../../server/contract/upgrade.ts';
 
 describe('upgradeRefusal', () => {
   const cases: { name: string; report: SchemaReport; refused?: RegExp }[] = [
@@ -49,7 +50,7 @@ describe('upgradeRefusal', () => {
     });
 });
 
-describe('parsePreflightSummary', () => {
+describe('the preflight summary, as the operator reads it', () => {
   const schema = { database: 47, latest: 50, upgradableFrom: 40 };
   const cases: { name: string; message: string | undefined; parsed: boolean }[] = [
     { name: 'the summary', message: JSON.stringify({ ok: true, schema }), parsed: true },
@@ -68,6 +69,8 @@ describe('parsePreflightSummary', () => {
   ];
   for (const c of cases)
     it(`${c.parsed ? 'reads' : 'rejects'} ${c.name}`, () => {
-      expect(parsePreflightSummary(c.message)).toEqual(c.parsed ? { ok: true, schema } : undefined);
+      expect(readSummary(preflightSummarySchema, c.message)).toMatchObject(
+        c.parsed ? { ok: true, summary: { ok: true, schema } } : { ok: false },
+      );
     });
 });

@@ -5,11 +5,12 @@
  * other Job runs. It owns PreflightPassed.
  */
 
-import { parsePreflightSummary, upgradeRefusal } from '../../../server/contract/upgrade.ts';
+import { preflightSummarySchema, upgradeRefusal } from '../../../server/contract/upgrade.ts';
 import { ensureJob } from '../jobs.ts';
 import { isImageUpgrade, passOf, type Target } from '../pass.ts';
 import { isRelease4 } from '../states.ts';
 import { type Step, StepOutput } from '../step.ts';
+import { readSummary } from '../termination.ts';
 
 /** Refuses the upgrade (Stalled) when its recorded schema report says so; true when refused. */
 function refused(out: StepOutput, pass: Target, schema: NonNullable<Target['schema']>): boolean {
@@ -57,13 +58,14 @@ export const preflightStep: Step = {
           out.set('PreflightPassed', 'PreflightSucceeded', { to });
           return out.next();
         }
-        const schema = parsePreflightSummary(job.terminationMessage)?.schema;
-        if (!schema) {
-          const detail = `the preflight Job ${job.name} of ${pass.image} reported no schema versions (server/contract/upgrade.ts), so the upgrade cannot be checked`;
+        const read = readSummary(preflightSummarySchema, job.terminationMessage);
+        if (!read.ok) {
+          const detail = `the preflight Job ${job.name} of ${pass.image} reported no schema versions (${read.why}; server/contract/upgrade.ts), so the upgrade cannot be checked`;
           out.set('PreflightPassed', 'UpgradeRefused', { detail });
           out.stalled('UpgradeRefused', `${detail}. Set spec.image to an image whose preflight reports them`);
           return out.stop();
         }
+        const { schema } = read.summary;
         // Recorded either way: the Job (and its termination message) may go before the next look.
         if (upgradeRefusal(schema)) {
           out.patch({ target: { ...pass, schema } });
