@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { withFileLock } from '../server/datastores/lock-file.ts';
 import { goBinary, toolsCache } from './paths.ts';
+import type { StepReporter } from './steps.ts';
 
 const run = promisify(execFile);
 
@@ -164,6 +165,18 @@ export async function ensureTool(tool: GoTool, log: (line: string) => void = () 
     }
   });
   return binary;
+}
+
+/** The tool as a step of its own: one line when cached, else its build with a heartbeat. */
+export async function toolStep(tool: GoTool, steps: StepReporter): Promise<string> {
+  const built = await toolRecord(tool);
+  if (built) {
+    steps.cached(`${tool.name} ${tool.version}`, `cold build ${built.seconds}s`);
+    return ensureTool(tool);
+  }
+  return steps.run(`${tool.name} ${tool.version} (Go module proxy)`, (progress) =>
+    ensureTool(tool, progress),
+  );
 }
 
 export const ensureKind = (log?: (line: string) => void) => ensureTool(kind, log);

@@ -12,7 +12,7 @@ export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
-export function stepReporter(log: Log, heartbeatMs = 15_000): StepReporter {
+export function stepReporter(log: Log, heartbeatMs = 10_000): StepReporter {
   return {
     cached(label, detail) {
       log(`✓ ${label} (cached${detail ? `, ${detail}` : ''})`);

@@ -6,6 +6,7 @@
  * with what moved and how long each step took. `--keep` leaves everything running until Ctrl+C.
  */
 import { parseArgs } from 'node:util';
+import { helm as helmTool, toolStep } from '../cluster/go-tools.ts';
 import { type LocalCluster, startLocalCluster } from '../cluster/local-cluster.ts';
 import { LocalDeployment, localPlatform } from '../cluster/scenario/local-deployment.ts';
 import {
@@ -17,6 +18,7 @@ import {
   timed,
   walkToEventsOnly,
 } from '../cluster/scenario/scenario.ts';
+import { stepReporter } from '../cluster/steps.ts';
 
 const NAME = 'demo';
 const { values } = parseArgs({
@@ -32,9 +34,33 @@ if (values.help) {
   process.exit(0);
 }
 
+/**
+ * Settings of a small demo deployment, so the walk takes minutes rather than the defaults' hours:
+ * the worker propagates dual-written rows every 5 s after 5 s (defaults 60 s and 30 s), and the
+ * cutover needs the old SDK quiet for 20 s (default 24h; the scenario's tests use 1 min).
+ */
+const DEMO_SETTINGS = {
+  propagation: { intervalSeconds: 5, graceSeconds: 5 },
+  cutover: { approval: 'Manual', producerQuietPeriod: '20s' },
+};
+
 const started = performance.now();
 const clock = () => `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s]`;
-const say = (line: string) => console.log(`${clock()} ${line}`);
+let lastSaid = performance.now();
+let doing = 'starting';
+const say = (line: string) => {
+  lastSaid = performance.now();
+  console.log(`${clock()} ${line}`);
+};
+/** Starts a stage: printed, and named by the heartbeat while it runs. */
+const begin = (line: string) => {
+  doing = line.replace(/\.\.\.$/, '');
+  say(line);
+};
+// Never silent for long: a waiting stage says what it waits for every 10 s.
+setInterval(() => {
+  if (performance.now() - lastSaid >= 10_000) say(`  still: ${doing}`);
+}, 1_000).unref();
 
 function bar(done: number, total: number, width = 24): string {
   const filled = total > 0 ? Math.round((done / total) * width) : 0;
@@ -104,21 +130,25 @@ process.on('SIGTERM', () => void shutdown(143));
 
 try {
   const steps: Step[] = [];
-  say('starting the local Kubernetes cluster (the first run builds each part, shown as a step)...');
+  begin('starting the local Kubernetes cluster (the first run builds each part, shown as a step)...');
   cluster = await timed(steps, 'local cluster', () => startLocalCluster({ log: say }));
-  say('starting PostgreSQL, Redis and the analytics server on the node IP, as Services in namespace obs...');
+  begin(
+    'starting PostgreSQL, Redis and the analytics server on the node IP, as Services in namespace obs...',
+  );
   const running = cluster;
   d = await timed(steps, 'datastores', () => LocalDeployment.start(running, 'obs'));
-  say('helm install of charts/observatory (the operator as a Pod, image observatory:dev)...');
+  await timed(steps, 'helm', () => toolStep(helmTool, stepReporter(say)));
+  begin('helm install of charts/observatory (the operator as a Pod, image observatory:dev)...');
   await timed(steps, 'helm install', () => d!.installChart());
-  const p = localPlatform(d);
+  const p = { ...localPlatform(d), specExtras: DEMO_SETTINGS };
+  say(`demo settings: ${JSON.stringify(DEMO_SETTINGS)}`);
   const stopPrinting = progressPrinter(d);
 
-  say(`creating ObservabilityService ${NAME} at release 3...`);
+  begin(`creating ObservabilityService ${NAME} at release 3...`);
   const { project } = await timed(steps, 'release 3 up', () => createRelease3(p, NAME));
-  say('sending traffic: langfuse 3.x SDK (traces, spans, generations) and an OTel exporter...');
+  begin('sending traffic: langfuse 3.x SDK (traces, spans, generations) and an OTel exporter...');
   await sendTraffic(p, project, 'v3');
-  say(
+  begin(
     'walking to EventsOnly: Legacy, Dual (with more traffic), backfill, cutover (approved by this script)...',
   );
   await walkToEventsOnly(
@@ -127,7 +157,11 @@ try {
     project,
     {
       beforeApproval: async (o) => say(`approving the cutover of generation ${o.metadata.generation}`),
-      onStep: (step) => say(`-- ${step}`),
+      onStep: (step) => begin(`-- ${step}`),
+      onPropagation: (c) =>
+        say(
+          `  in events_full: ${c.traces - c.missingTraces}/${c.traces} legacy traces, ${c.observations - c.missingObservations}/${c.observations} observations`,
+        ),
     },
     steps,
   );

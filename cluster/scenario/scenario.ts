@@ -196,13 +196,19 @@ export async function countData(p: Platform, projectId: string): Promise<Counts>
 }
 
 /** Waits until every legacy trace and observation is in events_full (propagation runs about every minute). */
-export async function waitAllMoved(p: Platform, projectId: string, timeoutMs = 330_000): Promise<Counts> {
+export async function waitAllMoved(
+  p: Platform,
+  projectId: string,
+  timeoutMs = 330_000,
+  onCounts?: (c: Counts) => void,
+): Promise<Counts> {
   let last: Counts | undefined;
   try {
     return await waitFor(
       'every legacy trace and observation in events_full',
       async () => {
         last = await countData(p, projectId);
+        onCounts?.(last);
         return last.missingTraces === 0 && last.missingObservations === 0 ? last : undefined;
       },
       { timeoutMs, intervalMs: 5_000 },
@@ -258,6 +264,8 @@ export async function walkToEventsOnly(
     beforeApproval?: (o: Obsvc) => Promise<void>;
     /** Told the name of each step as it starts (the demo prints it). */
     onStep?: (name: string) => void;
+    /** Told the counts at each look while the dual-written data propagates (the demo prints them). */
+    onPropagation?: (c: Counts) => void;
     /** `spec.backfill` tuning (chunkRows, throttleMs, concurrency) from Dual on. */
     backfillTuning?: Record<string, number>;
     /**
@@ -305,7 +313,9 @@ export async function walkToEventsOnly(
     await p.waitFor(name, 'BackfillComplete', (x) => isTrue(x, 'BackfillComplete'), 600_000);
     await during;
   });
-  await step('propagation of dual-written data', () => waitAllMoved(p, project.projectId));
+  await step('propagation of dual-written data', () =>
+    waitAllMoved(p, project.projectId, undefined, hooks.onPropagation),
+  );
 
   const waiting = await step('cutover checks (quiet period, propagation)', async () => {
     applySpec(p, name, withTuning(SPECS.eventsOnly));

@@ -9,7 +9,7 @@
 import { strict as assert } from 'node:assert';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createClient } from '@clickhouse/client';
-import { ensureHelm, helm as helmTool, toolRecord } from '../../cluster/go-tools.ts';
+import { helm as helmTool, toolStep } from '../../cluster/go-tools.ts';
 import { importArchive, type KindCluster } from '../../cluster/kind/cluster.ts';
 import {
   analyticsImageName,
@@ -157,9 +157,7 @@ export async function runScenario(
       ]);
     });
     // helm is built from the Go module proxy on first use: a step of its own, not a silent install.
-    const helmBuilt = await toolRecord(helmTool);
-    if (helmBuilt) steps.cached(`helm ${helmTool.version}`, `cold build ${helmBuilt.seconds}s`);
-    else await steps.run(`helm ${helmTool.version} (Go module proxy)`, (progress) => ensureHelm(progress));
+    await toolStep(helmTool, steps);
     await steps.run('helm install (the operator)', async (progress) => {
       const installed = await helm([
         'upgrade',
