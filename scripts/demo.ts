@@ -120,7 +120,7 @@ let stopping = false;
 async function shutdown(code: number) {
   if (stopping) return;
   stopping = true;
-  say('stopping the deployment, the datastores and the cluster...');
+  begin('stopping the deployment, the datastores and the cluster...');
   await d?.stop().catch((error: Error) => say(error.message));
   await cluster?.stop().catch((error: Error) => say(error.message));
   process.exit(code);
