@@ -179,7 +179,6 @@ export async function toolStep(tool: GoTool, steps: StepReporter): Promise<strin
   );
 }
 
-export const ensureKind = (log?: (line: string) => void) => ensureTool(kind, log);
 export const ensureHelm = (log?: (line: string) => void) => ensureTool(helm, log);
 export const ensureKubeconform = (log?: (line: string) => void) => ensureTool(kubeconform, log);
 export const ensureVersitygw = (log?: (line: string) => void) => ensureTool(versitygw, log);

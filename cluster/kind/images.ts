@@ -4,7 +4,7 @@
 // into the engine when it lacks it.
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensureKind, kind as kindTool, moduleDir, toolRecord } from '../go-tools.ts';
+import { kind as kindTool, moduleDir, toolStep } from '../go-tools.ts';
 import { ensureCorednsImage } from '../images/coredns-image.ts';
 import { ensurePauseImage } from '../images/pause-image.ts';
 import { ensureContainerd, ensureCorednsBuilt } from '../node-binaries.ts';
@@ -24,11 +24,7 @@ export interface KindImages {
 }
 
 export async function ensureKindImages(steps: StepReporter): Promise<KindImages> {
-  const kindRecord = await toolRecord(kindTool);
-  const kind = kindRecord
-    ? await ensureKind()
-    : await steps.run(`kind ${kindTool.version} (Go module proxy)`, (progress) => ensureKind(progress));
-  if (kindRecord) steps.cached(`kind ${kindTool.version}`, `cold build ${kindRecord.seconds}s`);
+  const kind = await toolStep(kindTool, steps);
   const kindnode = await ensureKindnode(steps);
   const containerdDir = await ensureContainerd(steps);
   const coredns = await ensureCorednsImage(join(await ensureCorednsBuilt(steps), 'coredns'), steps);
