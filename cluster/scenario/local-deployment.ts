@@ -69,6 +69,13 @@ function datastoreServices(
 
 const portOf = (url: string) => Number(new URL(url).port);
 
+export interface DeploymentEvent {
+  type: string;
+  reason: string;
+  message: string;
+  involvedObject: { name: string };
+}
+
 export class LocalDeployment {
   readonly cluster: LocalClusterClient;
   readonly ns: string;
@@ -207,6 +214,13 @@ export class LocalDeployment {
       maxBuffer: 64 * 1024 * 1024,
     });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** The namespace's Events that match a field selector (e.g. `reason=X`), as kubectl lists them. */
+  events(fieldSelector: string): DeploymentEvent[] {
+    const r = this.kubectl(['get', 'events', '-n', this.ns, '--field-selector', fieldSelector, '-o', 'json']);
+    if (r.code !== 0) throw new Error(r.stderr);
+    return JSON.parse(r.stdout).items as DeploymentEvent[];
   }
 
   apply(manifest: object): RunResult {

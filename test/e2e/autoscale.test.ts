@@ -56,10 +56,10 @@ async function workerReplicas(): Promise<number | undefined> {
 
 /** The Events the operator emitted for the object with this reason, oldest first. */
 function events(reason: string): string[] {
-  const r = d.kubectl(['get', 'events', '-n', NS, '--field-selector', `reason=${reason}`, '-o', 'json']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  const items = JSON.parse(r.stdout).items as { message: string; involvedObject: { name: string } }[];
-  return items.filter((e) => e.involvedObject.name === NAME).map((e) => e.message);
+  return d
+    .events(`reason=${reason}`)
+    .filter((e) => e.involvedObject.name === NAME)
+    .map((e) => e.message);
 }
 
 /** `REQUESTS` batch requests of fresh traces, each acknowledged; returns the trace ids. */

@@ -80,8 +80,12 @@ function watchImages(): { stop: () => Promise<Set<string>> } {
           labelSelector: 'app.kubernetes.io/component in (web,worker)',
         }),
       ]);
-      for (const x of [...deployments.items, ...pods.items.map((pod) => ({ spec: { template: pod } }))]) {
-        const image = x.spec?.template.spec?.containers[0]?.image;
+      const specs = [
+        ...deployments.items.map((x) => x.spec?.template.spec),
+        ...pods.items.map((x) => x.spec),
+      ];
+      for (const spec of specs) {
+        const image = spec?.containers[0]?.image;
         if (image) seen.add(image);
       }
       await sleep(500);
@@ -108,20 +112,11 @@ async function podsOn(image: string): Promise<void> {
   });
 }
 
-async function warnings(reason: string): Promise<string[]> {
-  const r = d.kubectl([
-    'get',
-    'events',
-    '-n',
-    NS,
-    '--field-selector',
-    `involvedObject.name=${NAME}`,
-    '-o',
-    'json',
-  ]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  const items = JSON.parse(r.stdout).items as { type: string; reason: string; message: string }[];
-  return items.filter((e) => e.type === 'Warning' && e.reason === reason).map((e) => e.message);
+function warnings(reason: string): string[] {
+  return d
+    .events(`involvedObject.name=${NAME},reason=${reason}`)
+    .filter((e) => e.type === 'Warning')
+    .map((e) => e.message);
 }
 
 describe('image upgrades within release 4, on the real node', () => {
@@ -161,9 +156,9 @@ describe('image upgrades within release 4, on the real node', () => {
       [47, 0],
     ]);
     expect(await schema()).toEqual({ version: 47, dirty: 0, probe: 0 });
-    const [rolledBack] = await warnings('UpgradeRolledBack');
+    const [rolledBack] = warnings('UpgradeRolledBack');
     expect(rolledBack).toContain(`the upgrade to ${brokenImage} was rolled back`);
-    expect(await warnings('UpgradeMigrationFailed')).toHaveLength(1);
+    expect(warnings('UpgradeMigrationFailed')).toHaveLength(1);
     // Stalled until spec.image changes (the failed image is not retried), and still serving on the
     // previous image meanwhile.
     const held = await d.waitFor(NAME, 'Stalled on the failed upgrade', (x) => isTrue(x, 'Stalled'));

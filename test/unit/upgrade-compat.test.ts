@@ -69,8 +69,8 @@ describe('the preflight summary, as the operator reads it', () => {
   ];
   for (const c of cases)
     it(`${c.parsed ? 'reads' : 'rejects'} ${c.name}`, () => {
-      expect(readSummary(preflightSummarySchema, c.message)).toMatchObject(
-        c.parsed ? { ok: true, summary: { ok: true, schema } } : { ok: false },
+      expect(readSummary(preflightSummarySchema, c.message)).toEqual(
+        c.parsed ? { ok: true, summary: { ok: true, schema } } : { ok: false, why: expect.any(String) },
       );
     });
 });
