@@ -22,8 +22,6 @@ import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
-import { pgEntityLocks } from '../ingestion/entity-locks.ts';
-import { clickhouseStore } from '../ingestion/store.ts';
 import { MaskingCatalog } from '../masking/catalog.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../models/price-file.ts';
@@ -39,6 +37,8 @@ import { generatePassword, provisionUser } from '../users/provision.ts';
 import { setPassword, UserExists, userByEmail } from '../users/store.ts';
 import { buildWebApp } from '../web/app.ts';
 import { startWorkerJobs } from '../worker/jobs.ts';
+import { pgEntityLocks } from '../write-model/entity-locks.ts';
+import { clickhouseStore } from '../write-model/store.ts';
 import { devEncryptionKey, writeDevConnection, writeSecretFile } from './dev-data.ts';
 import { intFlag, parseFlags } from './usage.ts';
 

@@ -7,12 +7,12 @@ import { s3BlobStore } from '../blobs/s3.ts';
 import type { S3Settings } from '../config/blob-storage.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
-import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { type ReplayProgress, type ReplayWindow, replayLog } from '../ingestion/log/replay.ts';
-import { clickhouseStore } from '../ingestion/store.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { ingestionTombstones } from '../tombstones/record.ts';
+import { pgEntityLocks } from '../write-model/entity-locks.ts';
+import { clickhouseStore } from '../write-model/store.ts';
 
 export async function replayConfiguredLog(
   config: ServiceConfig,

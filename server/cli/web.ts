@@ -14,9 +14,7 @@ import { redisCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { statementBounds } from '../datastores/statement-bounds.ts';
 import { traceDeletionDeps } from '../deletion/traces.ts';
-import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { backlogGate, blobIngestionLog } from '../ingestion/log/log.ts';
-import { clickhouseStore } from '../ingestion/store.ts';
 import { MaskingCatalog } from '../masking/catalog.ts';
 import { SchemaAheadError } from '../migrations/analytics/runner.ts';
 import { ModelCatalog } from '../models/catalog.ts';
@@ -37,6 +35,8 @@ import type { WebContext } from '../web/core/context.ts';
 import { metricPointsTally } from '../web/core/request-metrics.ts';
 import { otlpGrpcHandlers } from '../web/otlp-grpc/handlers.ts';
 import { startOtlpGrpc } from '../web/otlp-grpc/server.ts';
+import { pgEntityLocks } from '../write-model/entity-locks.ts';
+import { clickhouseStore } from '../write-model/store.ts';
 
 export async function run(_args: string[]): Promise<number> {
   const config = processConfig('web');

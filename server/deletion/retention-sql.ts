@@ -4,7 +4,7 @@
  * old but whose last is recent stays whole. Scores without a trace (session and dataset-run
  * scores) expire by their own timestamp. Every query is scoped by project and bounded by `limit`.
  */
-import { chTime } from '../ingestion/time.ts';
+import { chTime } from '../write-model/time.ts';
 import type { Statement } from './trace-deletion-sql.ts';
 
 /** Each table with a trace's times, and the columns naming the trace and its time. */

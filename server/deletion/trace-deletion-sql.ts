@@ -5,9 +5,9 @@
  * Release 3 knows only the legacy tables. Every statement is scoped by project.
  */
 
-import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
 import { type TraceTable, traceColumn } from '../tombstones/tables.ts';
+import type { UpdateForm } from '../write-model/trace-events-update.ts';
 
 export interface Statement {
   query: string;

@@ -12,10 +12,10 @@ import { SCRATCH_TABLE } from '../backfill/sql.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import type { ServiceConfig } from '../config/env.ts';
 import { inTransaction } from '../datastores/transaction.ts';
-import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
 import { recordTraceTombstones } from '../tombstones/record.ts';
 import { traceTables } from '../tombstones/tables.ts';
+import type { UpdateForm } from '../write-model/trace-events-update.ts';
 import { type AuditActor, audit } from './audit.ts';
 import { deleteStatement, traceDeleteStatement, traceObservationIdsQuery } from './trace-deletion-sql.ts';
 

@@ -6,12 +6,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import type { LlmSettings } from '../config/env.ts';
-import { eventsRow } from '../ingestion/otel-records.ts';
-import type { IngestionStore } from '../ingestion/store.ts';
-import { chTime } from '../ingestion/time.ts';
 import { buildCall, readAnswer, usageOf } from '../llm/adapters.ts';
 import { findUsableConnection, type UsableConnection } from '../llm/connection-store.ts';
 import { AddressRefused, postJson } from '../llm/guarded-http.ts';
+import { eventsRow } from '../otel/rows.ts';
+import type { IngestionStore } from '../write-model/store.ts';
+import { chTime } from '../write-model/time.ts';
 import type { Execution, Outcome } from './executions.ts';
 import { type JudgeCall, judgeTrace } from './judge-trace.ts';
 import { type JudgedRow, mappedValues } from './judged.ts';

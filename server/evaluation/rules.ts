@@ -7,7 +7,6 @@
 import { JSONPath } from 'jsonpath-plus';
 import { z } from 'zod';
 import { HttpError } from '../errors.ts';
-import { OBSERVATION_TYPES } from '../otel/types.ts';
 import { OBSERVATION_COLUMNS } from '../reads/events-columns.ts';
 import {
   type ColumnKind,
@@ -17,6 +16,7 @@ import {
   filterCondition,
 } from '../reads/filters.ts';
 import { Params } from '../reads/sql.ts';
+import { OBSERVATION_TYPES } from '../write-model/bodies.ts';
 import { PublicApiError } from './errors.ts';
 
 /**

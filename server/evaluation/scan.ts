@@ -14,9 +14,9 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
-import { chTimeToIso } from '../ingestion/time.ts';
 import { type ColumnTable, compileFilters } from '../reads/filters.ts';
 import { Params, toChText, toIso } from '../reads/sql.ts';
+import { chTimeToIso } from '../write-model/time.ts';
 import { enqueueExecutions, type NewExecution, pendingByRule } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';
 import { activeRules, advanceScanCursor, type Rule } from './store.ts';

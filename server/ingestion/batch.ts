@@ -5,8 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { batchTargets, behaviourOf, type ModeSettings } from '../contract/write-modes.ts';
-import { LegacyChanges } from './commit.ts';
-import { type Attribution, type Row, type RowContext, scoreRow } from './records.ts';
 import {
   describeIssues,
   type IngestionEvent,
@@ -14,7 +12,9 @@ import {
   OBSERVATION_CREATE_TYPES,
   OBSERVATION_UPDATE_TYPES,
   type ObservationType,
-} from './schemas.ts';
+} from '../write-model/bodies.ts';
+import { LegacyChanges } from '../write-model/changes.ts';
+import { type Attribution, type Row, type RowContext, scoreRow } from '../write-model/records.ts';
 import { isRefusedInEventsOnly, refusalReason } from './sdk-versions.ts';
 import { type AcceptDeps, acceptWrite } from './write.ts';
 

@@ -8,7 +8,8 @@ import type { WriteTargets } from '../contract/write-modes.ts';
 import type { ProjectPricing } from '../models/apply.ts';
 import { priceLegacyRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
-import { type EntityLocks, entityLockKeys } from './entity-locks.ts';
+import type { Change, LegacyChanges } from '../write-model/changes.ts';
+import { type EntityLocks, entityLockKeys } from '../write-model/entity-locks.ts';
 import {
   type Attribution,
   applyObservation,
@@ -17,49 +18,13 @@ import {
   emptyTraceRow,
   mergedVersion,
   movedRootTombstone,
-  type ObservationPatch,
   type Row,
   type RowContext,
   stagedObservation,
   stagedTraceRoot,
-} from './records.ts';
-import type { ObservationType, TraceBody } from './schemas.ts';
-import type { IngestionStore } from './store.ts';
-import { type TraceEventAssignments, traceEventAssignments } from './trace-events-update.ts';
-
-/** One change to a trace or an observation, applied in order onto the stored row. */
-export interface Change<P> {
-  patch: P;
-  at: string;
-  isUpdate: boolean;
-}
-export type ObservationChange = Change<ObservationPatch> & { traceId: string; type: ObservationType };
-
-/**
- * The trace and observation changes of one request, grouped by entity. Committing merges each
- * entity's changes (creates first, then updates, each by time) onto its stored row and writes the
- * result to the legacy tables, and to staging in dual write.
- */
-export class LegacyChanges {
-  readonly traces = new Map<string, Change<TraceBody>[]>();
-  readonly observations = new Map<string, ObservationChange[]>();
-
-  addTrace(id: string, patch: TraceBody, at: string): void {
-    const list = this.traces.get(id) ?? [];
-    list.push({ patch, at, isUpdate: false });
-    this.traces.set(id, list);
-  }
-
-  addObservation(id: string, change: ObservationChange): void {
-    const list = this.observations.get(id) ?? [];
-    list.push(change);
-    this.observations.set(id, list);
-  }
-
-  get size(): number {
-    return this.traces.size + this.observations.size;
-  }
-}
+} from '../write-model/records.ts';
+import type { IngestionStore } from '../write-model/store.ts';
+import { type TraceEventAssignments, traceEventAssignments } from '../write-model/trace-events-update.ts';
 
 const changeOrder = (a: Change<unknown>, b: Change<unknown>) =>
   Number(a.isUpdate) - Number(b.isUpdate) || Date.parse(a.at) - Date.parse(b.at);

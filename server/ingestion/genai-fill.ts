@@ -6,12 +6,11 @@
  * the content (both may: the content is a function of the stored records, so they write the same).
  */
 import { parseJsonish } from '../otel/attributes.ts';
-import { type GenAiRecord, genAiContent } from '../otel/genai-log-content.ts';
-import type { SpanRef } from '../otel/map-logs.ts';
+import { GENAI_CONTENT_EVENTS, type GenAiRecord, genAiContent } from '../otel/genai-log-content.ts';
 import { isoToMicros } from '../otel/time.ts';
-import { mergedVersion, type Row } from './records.ts';
-import type { IngestionStore } from './store.ts';
-import { chTime } from './time.ts';
+import { mergedVersion, type Row } from '../write-model/records.ts';
+import type { IngestionStore, SpanRef } from '../write-model/store.ts';
+import { chTime } from '../write-model/time.ts';
 
 /** A stored EVENT row (name, start_time, input, metadata) read back as the record it was made from. */
 export function recordOfEventRow(row: Row): GenAiRecord {
@@ -71,7 +70,7 @@ export async function fillGenAiContent(
   now: number,
 ): Promise<void> {
   if (spans.length === 0) return;
-  const sources = await store.genAiSources(projectId, spans);
+  const sources = await store.genAiSources(projectId, spans, GENAI_CONTENT_EVENTS);
   const rows = filledRows(sources.spans, sources.records, now);
   if (rows.length > 0) await store.insert('events_full', rows);
 }

@@ -9,10 +9,10 @@ import { otelTargets } from '../contract/write-modes.ts';
 import { processLogsExport } from '../otel/export-pool.ts';
 import { LogsExportError, type MappedLogs, mapLogsExport } from '../otel/map-logs.ts';
 import type { ExportLogsServiceRequest } from '../otel/otlp-types.ts';
-import { LegacyChanges } from './commit.ts';
-import { addOtelChanges, eventsRow } from './otel-records.ts';
+import { addOtelChanges, eventsRow } from '../otel/rows.ts';
+import { LegacyChanges } from '../write-model/changes.ts';
+import type { Row } from '../write-model/records.ts';
 import type { OtlpContext, OtlpExport } from './otlp.ts';
-import type { Row } from './records.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
 import { acceptWrite } from './write.ts';
 

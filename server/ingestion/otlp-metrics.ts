@@ -7,7 +7,7 @@
 import { OtlpDecodeError } from '../otel/errors.ts';
 import { mapMetricsExport } from '../otel/genai-metrics.ts';
 import { decodeMetricsExport } from '../otel/metrics-decode.ts';
-import type { IngestionStore } from './store.ts';
+import type { IngestionStore } from '../write-model/store.ts';
 
 /** Counts the points of each export by what became of them (a prom-client counter in the web). */
 export type MetricPointTally = (outcome: 'stored' | 'not_stored' | 'rejected', points: number) => void;

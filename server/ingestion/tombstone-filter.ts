@@ -2,8 +2,8 @@
  * Writes without the rows of deleted traces (pure): a late event of a deleted trace, from any SDK
  * path or from the ingestion log's drain or replay, must not bring the trace back.
  */
-import { LegacyChanges } from './commit.ts';
-import type { Row } from './records.ts';
+import { LegacyChanges } from '../write-model/changes.ts';
+import type { Row } from '../write-model/records.ts';
 
 /** What of a write (server/ingestion/write.ts) names traces. */
 interface TraceRows {

@@ -5,13 +5,13 @@
  */
 import type { WriteTargets } from '../contract/write-modes.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
-import type { SpanRef } from '../otel/map-logs.ts';
 import type { IngestionTombstones } from '../tombstones/record.ts';
-import { commitLegacyChanges, type LegacyChanges } from './commit.ts';
-import type { EntityLocks } from './entity-locks.ts';
+import type { LegacyChanges } from '../write-model/changes.ts';
+import type { EntityLocks } from '../write-model/entity-locks.ts';
+import type { Attribution, Row } from '../write-model/records.ts';
+import type { IngestionStore, SpanRef } from '../write-model/store.ts';
+import { commitLegacyChanges } from './commit.ts';
 import { fillGenAiContent } from './genai-fill.ts';
-import type { Attribution, Row } from './records.ts';
-import type { IngestionStore } from './store.ts';
 import { traceIdsOf, withoutTraces } from './tombstone-filter.ts';
 
 export interface IngestionWrite {

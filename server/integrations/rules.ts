@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ModeSettings } from '../contract/write-modes.ts';
 import { type ExportSource, type ExportWindow, extensionOf, sourceRefusal, stamp } from '../exports/rules.ts';
-import { chTimeToIso } from '../ingestion/time.ts';
 import { FIELD_GROUPS as READ_FIELD_GROUPS } from '../reads/observations.ts';
 import { isoDateTime, parseIsoDateTime } from '../time/iso-datetime.ts';
+import { chTimeToIso } from '../write-model/time.ts';
 
 export const BLOB_TYPES = ['S3', 'S3_COMPATIBLE', 'AZURE_BLOB_STORAGE'] as const;
 export const FILE_TYPES = ['JSON', 'CSV', 'JSONL', 'PARQUET'] as const;

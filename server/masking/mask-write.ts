@@ -4,9 +4,10 @@
  * backup made of them. Every ingestion path (batch and legacy endpoints, OTLP over HTTP and gRPC,
  * the scores API) reaches the store through one IngestionWrite, so masking it covers them all.
  */
-import { LegacyChanges } from '../ingestion/commit.ts';
-import type { Row } from '../ingestion/records.ts';
+
 import type { IngestionWrite } from '../ingestion/write.ts';
+import { LegacyChanges } from '../write-model/changes.ts';
+import type { Row } from '../write-model/records.ts';
 import type { Masker } from './masker.ts';
 
 /** The producer's content in a body of the batch API (traces and observations). */

@@ -4,7 +4,7 @@
  * sent always wins; otherwise the matched definition's tier prices the usage the SDK sent, or the
  * usage inferred by the definition's tokenizer. Pure: the definitions come in as a ProjectPricing.
  */
-import { fromChTime } from '../ingestion/time.ts';
+import { fromChTime } from '../write-model/time.ts';
 import type { ModelDefinition, PricingTier } from './definitions.ts';
 import {
   type CompiledModel,

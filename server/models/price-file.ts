@@ -4,7 +4,7 @@
  * the web starts; `observatory models load FILE` loads a newer one without a release.
  */
 import { readFileSync } from 'node:fs';
-import { describeIssues } from '../ingestion/schemas.ts';
+import { describeIssues } from '../write-model/bodies.ts';
 import { type PriceFileEntry, priceFile } from './definitions.ts';
 
 export const BUILT_IN_PRICE_FILE = new URL('./prices/built-in.json', import.meta.url);

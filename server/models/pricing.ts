@@ -2,7 +2,7 @@
  * Pure cost logic: which definition prices a model name at a time, which of its tiers applies to
  * a usage, and the cost per usage type with its total. No I/O; tested by tables.
  */
-import { COST_LIMIT_USD } from '../ingestion/limits.ts';
+import { COST_LIMIT_USD } from '../write-model/limits.ts';
 import type { ModelDefinition, PricingTier, TierCondition } from './definitions.ts';
 import { type Pattern, rememberedPattern } from './patterns.ts';
 

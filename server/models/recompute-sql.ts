@@ -5,8 +5,8 @@
  * The new values come from the same pricing ingestion uses (./apply.ts). Pure: no I/O.
  */
 
-import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import { type Dialect, onCluster } from '../migrations/analytics/dialect.ts';
+import type { UpdateForm } from '../write-model/trace-events-update.ts';
 import { type ProjectPricing, priceEventRow, priceLegacyRow } from './apply.ts';
 import { usageWithTotal } from './pricing.ts';
 

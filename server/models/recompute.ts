@@ -9,8 +9,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
-import type { UpdateForm } from '../ingestion/trace-events-update.ts';
 import type { Dialect } from '../migrations/analytics/dialect.ts';
+import type { UpdateForm } from '../write-model/trace-events-update.ts';
 import { ProjectPricing } from './apply.ts';
 import { compileModels } from './pricing.ts';
 import {

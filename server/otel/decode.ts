@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type protobuf from 'protobufjs';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../write-model/limits.ts';
 import { OtlpDecodeError } from './errors.ts';
 import { base64BytesToHex, jsonIdToHex } from './ids.ts';
 import { type IdConverter, normalizeExport, normalizeLogsExport } from './normalize.ts';

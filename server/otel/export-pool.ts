@@ -4,7 +4,7 @@
  * another, and builds the `events_full` rows of a direct write.
  */
 import { Worker } from 'node:worker_threads';
-import type { Attribution, Row } from '../ingestion/records.ts';
+import type { Attribution, Row } from '../write-model/records.ts';
 import type { MappedLogs } from './map-logs.ts';
 import type { MapContext, OtelObservation } from './types.ts';
 

@@ -6,12 +6,12 @@
  * comes back (observations and rows whose metadata is already text) costs the main thread about a copy.
  */
 import { parentPort } from 'node:worker_threads';
-import { eventsRow } from '../ingestion/otel-records.ts';
 import { decodeLogsExport, decodeTraceExport } from './decode.ts';
 import { OtlpDecodeError } from './errors.ts';
 import type { ExportJob, ExportOutcome, LogsJob, LogsOutcome, WorkerJob } from './export-pool.ts';
 import { LogsExportError, mapLogsExport } from './map-logs.ts';
 import { mapExportPartially } from './map-spans.ts';
+import { eventsRow } from './rows.ts';
 import { checkTraceExport } from './validate.ts';
 
 function run(job: ExportJob): ExportOutcome {

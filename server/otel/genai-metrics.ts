@@ -12,8 +12,8 @@ import {
   MAX_DATA_POINTS_PER_EXPORT,
   MAX_HISTOGRAM_BOUNDS,
   timestampInRange,
-} from '../ingestion/limits.ts';
-import { chTime } from '../ingestion/time.ts';
+} from '../write-model/limits.ts';
+import { chTime } from '../write-model/time.ts';
 import { type Attributes, asText, attr, isMeaningful, toAttributes } from './attributes.ts';
 
 /** The metric names stored: the GenAI semantic conventions' client and server metrics. */

@@ -6,7 +6,8 @@
  */
 
 import { createHash } from 'node:crypto';
-import { MAX_ATTRIBUTES_PER_SPAN, MAX_LOG_RECORDS_PER_EXPORT } from '../ingestion/limits.ts';
+import { MAX_ATTRIBUTES_PER_SPAN, MAX_LOG_RECORDS_PER_EXPORT } from '../write-model/limits.ts';
+import type { SpanRef } from '../write-model/store.ts';
 import {
   type Attributes,
   anyValueToJs,
@@ -22,12 +23,6 @@ import type { ExportLogsServiceRequest, OtlpLogRecord } from './otlp-types.ts';
 import { extractEnvironment } from './span-fields.ts';
 import { microsToIso, nanosToMicros } from './time.ts';
 import type { MapContext, ObservationLevel, OtelObservation } from './types.ts';
-
-/** Where a record belongs: the span it was emitted in. */
-export interface SpanRef {
-  traceId: string;
-  spanId: string;
-}
 
 /** The content one span's GenAI records of this export carry. */
 export interface SpanContent extends SpanRef {

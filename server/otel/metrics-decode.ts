@@ -3,7 +3,7 @@
  * object genai-metrics.ts maps: protobuf or OTLP/JSON, gzip or not, bounded as a trace export is
  * (decode.ts). Throws OtlpDecodeError.
  */
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../write-model/limits.ts';
 import { DEFAULT_MAX_DECODED_BYTES, decompress, formatOf } from './decode.ts';
 import { OtlpDecodeError } from './errors.ts';
 import { exportMetricsServiceRequestType } from './otlp-proto.ts';

@@ -1,5 +1,5 @@
+import type { ObservationType } from '../write-model/bodies.ts';
 import { type Attributes, attr, isMeaningful, LF } from './attributes.ts';
-import type { ObservationType } from './types.ts';
 
 /** What a type mapper may look at. */
 export interface TypeInput {

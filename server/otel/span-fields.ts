@@ -1,4 +1,4 @@
-import { TIMESTAMP_RANGE, timestampInRange } from '../ingestion/limits.ts';
+import { TIMESTAMP_RANGE, timestampInRange } from '../write-model/limits.ts';
 import {
   type Attributes,
   asText,

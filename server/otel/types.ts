@@ -1,17 +1,4 @@
-/** Observation kinds stored in `events_full.type`. */
-export const OBSERVATION_TYPES = [
-  'SPAN',
-  'GENERATION',
-  'EVENT',
-  'AGENT',
-  'TOOL',
-  'CHAIN',
-  'RETRIEVER',
-  'EVALUATOR',
-  'EMBEDDING',
-  'GUARDRAIL',
-] as const;
-export type ObservationType = (typeof OBSERVATION_TYPES)[number];
+import type { ObservationType } from '../write-model/bodies.ts';
 
 /** Observation levels stored in `events_full.level`. */
 export type ObservationLevel = 'DEBUG' | 'DEFAULT' | 'WARNING' | 'ERROR';

@@ -1,4 +1,4 @@
-import { COST_LIMIT_USD, MAX_TOKEN_COUNT } from '../ingestion/limits.ts';
+import { COST_LIMIT_USD, MAX_TOKEN_COUNT } from '../write-model/limits.ts';
 import type { IndexedAttributes } from './attribute-index.ts';
 import { type Attributes, attr, isPlainObject, LF, parseJsonish, VERCEL_AI_SCOPE } from './attributes.ts';
 import { OtlpValidationError } from './errors.ts';

@@ -7,7 +7,7 @@ import {
   MAX_SPANS_PER_EXPORT,
   MAX_TIMESTAMP_MS,
   TIMESTAMP_RANGE,
-} from '../ingestion/limits.ts';
+} from '../write-model/limits.ts';
 import { OtlpValidationError } from './errors.ts';
 import { isValidHexId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';
 
@@ -32,7 +32,7 @@ export interface TraceExportCheck {
 /**
  * Validation run before anything is mapped or stored. Checks that every container is an array,
  * every span has a valid trace and span id and timestamps in the stored range, every attribute is
- * a keyed object, and the export keeps within the limits of server/ingestion/limits.ts.
+ * a keyed object, and the export keeps within the limits of server/write-model/limits.ts.
  */
 export function checkTraceExport(request: unknown): TraceExportCheck {
   const refusedSpans = new Set<object>();

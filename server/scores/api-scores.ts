@@ -6,13 +6,13 @@
  * acknowledged only once they are durable (in the ingestion log, or the store without one).
  */
 import { z } from 'zod';
-import { LegacyChanges } from '../ingestion/commit.ts';
-import { type Attribution, type Row, scoreRow } from '../ingestion/records.ts';
-import { describeIssues, type ScoreBody, scoreBody } from '../ingestion/schemas.ts';
-import type { IngestionStore } from '../ingestion/store.ts';
-import { chTime } from '../ingestion/time.ts';
 import { type AcceptDeps, acceptWrite } from '../ingestion/write.ts';
 import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../time/iso-datetime.ts';
+import { describeIssues, type ScoreBody, scoreBody } from '../write-model/bodies.ts';
+import { LegacyChanges } from '../write-model/changes.ts';
+import { type Attribution, type Row, scoreRow } from '../write-model/records.ts';
+import type { IngestionStore } from '../write-model/store.ts';
+import { chTime } from '../write-model/time.ts';
 import { checkAgainstConfig, type ScoreConfig } from './configs.ts';
 
 /** A timestamp with an explicit offset: a naive one would silently mean server-local time. */

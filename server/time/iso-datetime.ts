@@ -2,10 +2,10 @@
  * Date-times as the public API accepts them: ISO 8601 as the SDKs send it (`toISOString()`,
  * `datetime.isoformat()`, a date alone), and not what `Date.parse` merely tolerates (`0.5`,
  * `May 5 2024`), which reached the stores as garbage or as a 500. Within the range the analytics
- * store keeps (ingestion/limits.ts). A time without an offset means UTC.
+ * store keeps (write-model/limits.ts). A time without an offset means UTC.
  */
 import { z } from 'zod';
-import { TIMESTAMP_RANGE, timestampInRange } from '../ingestion/limits.ts';
+import { TIMESTAMP_RANGE, timestampInRange } from '../write-model/limits.ts';
 
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;

@@ -11,7 +11,7 @@ import type { Registry } from 'prom-client';
 import type { TrustedProxies } from '../config/auth.ts';
 import { BadRequest, HttpError, NotFound } from '../errors.ts';
 import { envelopeOf } from '../evaluation/errors.ts';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../ingestion/limits.ts';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../write-model/limits.ts';
 import { organizationsPlugin } from './administration/organizations.ts';
 import { projectsPlugin } from './administration/projects.ts';
 import { alertsPlugin } from './alerts/public.ts';

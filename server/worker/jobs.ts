@@ -27,17 +27,17 @@ import { scanSources } from '../evaluation/scan.ts';
 import { rewindObservationScans } from '../evaluation/store.ts';
 import { propagationWatched } from '../events/propagation-record.ts';
 import { runExportPass } from '../exports/job.ts';
-import { pgEntityLocks } from '../ingestion/entity-locks.ts';
 import { type DrainReport, startDrain } from '../ingestion/log/drain.ts';
 import { type Backlog, backlog } from '../ingestion/log/queue.ts';
 import { pruneLog, sweep } from '../ingestion/log/sweep.ts';
-import { clickhouseStore } from '../ingestion/store.ts';
 import { runBlobIntegrationPass } from '../integrations/blob-job.ts';
 import { runPostHogPass } from '../integrations/posthog-job.ts';
 import { ModelCatalog } from '../models/catalog.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { PassTimer, waitAtMost } from '../time/passes.ts';
 import { ingestionTombstones, TombstoneGuard } from '../tombstones/record.ts';
+import { pgEntityLocks } from '../write-model/entity-locks.ts';
+import { clickhouseStore } from '../write-model/store.ts';
 import { PropagationJob, type PropagationMetrics } from './propagation/job.ts';
 
 export interface WorkerJobsOptions {

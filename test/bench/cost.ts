@@ -7,11 +7,11 @@
  * The definitions are the repository's built-in price file.
  */
 import { performance } from 'node:perf_hooks';
-import { applyObservation, emptyObservationRow, type Row } from '../../server/ingestion/records.ts';
 import { ProjectPricing, priceLegacyRow } from '../../server/models/apply.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../../server/models/price-file.ts';
 import { compileModels } from '../../server/models/pricing.ts';
 import { warmTokenizers } from '../../server/models/tokenize.ts';
+import { applyObservation, emptyObservationRow, type Row } from '../../server/write-model/records.ts';
 import { line, ratio } from './report.ts';
 
 const ROWS = 20_000;

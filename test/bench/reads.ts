@@ -19,8 +19,6 @@ import { loadConfig } from '../../server/config/env.ts';
 import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
 import { createPool } from '../../server/datastores/postgres.ts';
 import { traceDeletionDeps } from '../../server/deletion/traces.ts';
-import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
-import { clickhouseStore } from '../../server/ingestion/store.ts';
 import { MaskingCatalog } from '../../server/masking/catalog.ts';
 import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
 import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
@@ -36,6 +34,8 @@ import { buildObservationList, parseFieldGroups, simpleFilters } from '../../ser
 import type { Query } from '../../server/reads/sql.ts';
 import { ingestionTombstones } from '../../server/tombstones/record.ts';
 import { buildWebApp } from '../../server/web/app.ts';
+import { pgEntityLocks } from '../../server/write-model/entity-locks.ts';
+import { clickhouseStore } from '../../server/write-model/store.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { line, quantile } from './report.ts';
 

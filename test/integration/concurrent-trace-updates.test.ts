@@ -10,11 +10,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/ingestion/batch.ts';
-import { pgEntityLocks } from '../../server/ingestion/entity-locks.ts';
-import { jsonText } from '../../server/ingestion/records.ts';
-import { clickhouseStore, type IngestionStore } from '../../server/ingestion/store.ts';
-import { chTime } from '../../server/ingestion/time.ts';
 import { ingestionTombstones } from '../../server/tombstones/record.ts';
+import { pgEntityLocks } from '../../server/write-model/entity-locks.ts';
+import { jsonText } from '../../server/write-model/records.ts';
+import { clickhouseStore, type IngestionStore } from '../../server/write-model/store.ts';
+import { chTime } from '../../server/write-model/time.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,

@@ -93,20 +93,16 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   ['events'],
   // The record of deleted traces, which every writer above honours.
   ['tombstones'],
+  // The write model: the analytics rows and their merge rules, times, limits, the bodies they
+  // apply, and the store adapter with its batching. Every writer stands on it.
+  ['write-model'],
   // Building blocks over the stores.
-  [
-    'ingestion',
-    'models',
-    'otel',
-    'reads',
-    'backfill',
-    'exports',
-    'projects',
-    'analytics',
-    'media',
-    'comments',
-    'time',
-  ],
+  ['models', 'reads', 'exports', 'projects', 'analytics', 'media', 'comments', 'time'],
+  // OTLP decoded and mapped (priced through models).
+  ['otel'],
+  // The use cases of ingestion (route -> decode -> price -> log -> drain -> store), and the
+  // backfill, which waits on the log.
+  ['ingestion', 'backfill'],
   // Features built on them.
   [
     'deletion',

@@ -6,8 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/ingestion/batch.ts';
-import { LegacyChanges } from '../../server/ingestion/commit.ts';
-import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
 import {
   decodeEntry,
   encodeEntry,
@@ -17,8 +15,10 @@ import {
   parseLogKey,
 } from '../../server/ingestion/log/entry.ts';
 import { backlogRefusal } from '../../server/ingestion/log/log.ts';
-import type { Row } from '../../server/ingestion/records.ts';
 import { applyWrites, type IngestionWrite, runsOf } from '../../server/ingestion/write.ts';
+import { LegacyChanges } from '../../server/write-model/changes.ts';
+import type { EntityLocks } from '../../server/write-model/entity-locks.ts';
+import type { Row } from '../../server/write-model/records.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const locks: EntityLocks = { hold: (_keys, work) => work() };

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { describeIssues } from '../../server/ingestion/schemas.ts';
 import {
   createMediaRequest,
   mediaIdOf,
   mediaObjectKey,
   patchMediaRequest,
 } from '../../server/media/rules.ts';
+import { describeIssues } from '../../server/write-model/bodies.ts';
 
 // SHA-256 of `abc` and of the empty string, base64: one has `+` and `/`, the other neither.
 const ABC = 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=';

@@ -6,7 +6,6 @@
  */
 import { countTokens as anthropicCountTokens } from '@anthropic-ai/tokenizer';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { chTime } from '../../server/ingestion/time.ts';
 import { ProjectPricing, priceEventRow, priceGeneration, priceLegacyRow } from '../../server/models/apply.ts';
 import {
   createModelRequest,
@@ -24,6 +23,7 @@ import {
   usageWithTotal,
 } from '../../server/models/pricing.ts';
 import { inferUsage, warmTokenizers } from '../../server/models/tokenize.ts';
+import { chTime } from '../../server/write-model/time.ts';
 
 const BUILT_IN = readPriceFile(BUILT_IN_PRICE_FILE);
 const builtInDefs: ModelDefinition[] = BUILT_IN.map((e) => ({

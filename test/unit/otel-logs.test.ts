@@ -11,14 +11,9 @@ import {
 } from '@opentelemetry/sdk-logs';
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
-import { LegacyChanges } from '../../server/ingestion/commit.ts';
-import type { EntityLocks } from '../../server/ingestion/entity-locks.ts';
 import { filledRows } from '../../server/ingestion/genai-fill.ts';
 import { decodeEntry, encodeEntry } from '../../server/ingestion/log/entry.ts';
-import { eventsRow } from '../../server/ingestion/otel-records.ts';
 import { ingestOtlpLogsRequest } from '../../server/ingestion/otlp-logs.ts';
-import type { Row } from '../../server/ingestion/records.ts';
-import type { IngestionStore } from '../../server/ingestion/store.ts';
 import { applyWrites, type IngestionWrite } from '../../server/ingestion/write.ts';
 import type { ModelCatalog } from '../../server/models/catalog.ts';
 import { decodeLogsExport } from '../../server/otel/decode.ts';
@@ -26,6 +21,11 @@ import { type GenAiRecord, genAiContent } from '../../server/otel/genai-log-cont
 import { levelOfSeverity, mapLogsExport, NO_TRACE_CONTEXT } from '../../server/otel/map-logs.ts';
 import { logsExportResponseBody } from '../../server/otel/otlp-proto.ts';
 import type { ExportLogsServiceRequest } from '../../server/otel/otlp-types.ts';
+import { eventsRow } from '../../server/otel/rows.ts';
+import { LegacyChanges } from '../../server/write-model/changes.ts';
+import type { EntityLocks } from '../../server/write-model/entity-locks.ts';
+import type { Row } from '../../server/write-model/records.ts';
+import type { IngestionStore } from '../../server/write-model/store.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const TRACE = '5b8aa5a2d2c872e8321cf37308d69df2';

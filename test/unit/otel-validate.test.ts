@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_ATTRIBUTES_PER_SPAN } from '../../server/ingestion/limits.ts';
 import { decodeTraceExport } from '../../server/otel/decode.ts';
 import { OtlpValidationError } from '../../server/otel/errors.ts';
 import {
@@ -7,6 +6,7 @@ import {
   parseIngestionVersionHeader,
   validateTraceExport,
 } from '../../server/otel/validate.ts';
+import { MAX_ATTRIBUTES_PER_SPAN } from '../../server/write-model/limits.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 const SPAN = 'eee19b7ec3c1b174';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   traceEventAssignments,
   traceEventsUpdateStatement,
-} from '../../server/ingestion/trace-events-update.ts';
+} from '../../server/write-model/trace-events-update.ts';
 
 const trace = {
   id: 't1',

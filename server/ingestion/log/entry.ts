@@ -4,9 +4,9 @@
  * one hour of every project, or of one project, is one listing (the sweeper's and the replay's).
  */
 import { z } from 'zod';
-import { type Change, LegacyChanges, type ObservationChange } from '../commit.ts';
-import type { Row } from '../records.ts';
-import type { TraceBody } from '../schemas.ts';
+import type { TraceBody } from '../../write-model/bodies.ts';
+import { type Change, LegacyChanges, type ObservationChange } from '../../write-model/changes.ts';
+import type { Row } from '../../write-model/records.ts';
 import type { IngestionWrite } from '../write.ts';
 
 export const LOG_ROOT = 'ingestion-log/v1/';

@@ -8,11 +8,8 @@ import type { BlobStore } from '../../blobs/store.ts';
 import type { ServiceConfig } from '../../config/env.ts';
 import type { ProducerPath } from '../../contract/worker-api.ts';
 import type { Coordination } from '../../coordination/store.ts';
-import type { EntityLocks } from '../../ingestion/entity-locks.ts';
 import type { BacklogGate } from '../../ingestion/log/log.ts';
 import type { MetricPointTally } from '../../ingestion/otlp-metrics.ts';
-import type { Attribution } from '../../ingestion/records.ts';
-import type { IngestionStore } from '../../ingestion/store.ts';
 import type { IngestionLog } from '../../ingestion/write.ts';
 import type { MaskingCatalog } from '../../masking/catalog.ts';
 import type { ModelCatalog } from '../../models/catalog.ts';
@@ -20,6 +17,9 @@ import type { ProducerRecorder } from '../../producers/recorder.ts';
 import type { KeyVerifier, Principal } from '../../projects/keys.ts';
 import type { IngestionTombstones } from '../../tombstones/record.ts';
 import type { SignInThrottle } from '../../users/login-throttle.ts';
+import type { EntityLocks } from '../../write-model/entity-locks.ts';
+import type { Attribution } from '../../write-model/records.ts';
+import type { IngestionStore } from '../../write-model/store.ts';
 
 export interface WebContext {
   config: ServiceConfig;

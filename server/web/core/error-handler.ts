@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, isStoreUnavailable, ServiceUnavailable, TooManyRequests } from '../../errors.ts';
 import { envelopeOf } from '../../evaluation/errors.ts';
-import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../../ingestion/limits.ts';
+import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../../write-model/limits.ts';
 
 /** invalid_byte_sequence_for_encoding, untranslatable_character. */
 const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);

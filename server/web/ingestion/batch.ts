@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { BadRequest } from '../../errors.ts';
 import { processBatch } from '../../ingestion/batch.ts';
-import { batchRequest, describeIssues } from '../../ingestion/schemas.ts';
+import { batchRequest, describeIssues } from '../../write-model/bodies.ts';
 import { ingestionContextOf, recordRefusedPath } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';
 

@@ -6,10 +6,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { BadRequest } from '../../errors.ts';
-import { describeIssues } from '../../ingestion/schemas.ts';
 import { deleteApiScore, writeApiScores } from '../../scores/api-scores.ts';
 import { createConfig, findConfig, listConfigs, updateConfig } from '../../scores/config-store.ts';
 import { applyConfigUpdate, createConfigRequest, updateConfigRequest } from '../../scores/configs.ts';
+import { describeIssues } from '../../write-model/bodies.ts';
 import { found } from '../core/answers.ts';
 import { attributionOf } from '../core/context.ts';
 import type { PluginOptions } from '../core/plugin-options.ts';

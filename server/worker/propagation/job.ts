@@ -16,8 +16,8 @@ import { keySampleQuery, stagingExperimentEnrichmentStatement } from '../../back
 import type { Coordination, LeaseHolder } from '../../coordination/store.ts';
 import { PROPAGATION_KEYS } from '../../events/propagation-record.ts';
 import { partitionEndMs } from '../../events/staging.ts';
-import { chTimeToIso } from '../../ingestion/time.ts';
 import type { TombstoneGuard } from '../../tombstones/record.ts';
+import { chTimeToIso } from '../../write-model/time.ts';
 import { progressFor, progressRecord } from './progress.ts';
 import { nextRunDelayMs } from './schedule.ts';
 import {

@@ -1,10 +1,10 @@
 /**
  * Wire schemas of batch ingestion (`POST /api/public/ingestion`) and of the legacy write
- * endpoints, as the reference SDKs send them (research notes §4).
+ * endpoints, as the reference SDKs send them (research notes §4): the trace, observation and score
+ * bodies every write path turns its input into, and which the rows (records.ts) apply.
  */
 import { z } from 'zod';
 import { describeIssueList } from '../errors.ts';
-import { OBSERVATION_TYPES, type ObservationType } from '../otel/types.ts';
 import {
   COST_LIMIT_USD,
   MAX_EVENTS_PER_BATCH,
@@ -12,6 +12,21 @@ import {
   TIMESTAMP_RANGE,
   timestampInRange,
 } from './limits.ts';
+
+/** Observation kinds stored in `events_full.type`. */
+export const OBSERVATION_TYPES = [
+  'SPAN',
+  'GENERATION',
+  'EVENT',
+  'AGENT',
+  'TOOL',
+  'CHAIN',
+  'RETRIEVER',
+  'EVALUATOR',
+  'EMBEDDING',
+  'GUARDRAIL',
+] as const;
+export type ObservationType = (typeof OBSERVATION_TYPES)[number];
 
 const json = z.unknown();
 const isoDate = z
@@ -198,8 +213,6 @@ export const OBSERVATION_CREATE_TYPES = {
 export const OBSERVATION_UPDATE_TYPES = { 'span-update': 'SPAN', 'generation-update': 'GENERATION' } as const;
 
 const observationTypeEnum = z.enum(OBSERVATION_TYPES);
-
-export type { ObservationType };
 
 const legacyObservationBody = z.object({
   ...observationBase,

@@ -4,7 +4,7 @@
  * column name, ready for a JSONEachRow insert.
  */
 import { randomUUID } from 'node:crypto';
-import type { GenerationBody, ObservationType, ScoreBody, TraceBody } from './schemas.ts';
+import type { GenerationBody, ObservationType, ScoreBody, TraceBody } from './bodies.ts';
 import { chTime, fromChTime } from './time.ts';
 
 export type Row = Record<string, unknown>;

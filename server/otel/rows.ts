@@ -3,10 +3,10 @@
  * and trace and observation changes for the legacy path (which dual write also stages).
  */
 import { usageWithTotal } from '../models/pricing.ts';
-import type { OtelObservation } from '../otel/types.ts';
-import type { LegacyChanges } from './commit.ts';
-import type { Attribution, Row } from './records.ts';
-import { chTime } from './time.ts';
+import type { LegacyChanges } from '../write-model/changes.ts';
+import type { Attribution, Row } from '../write-model/records.ts';
+import { chTime } from '../write-model/time.ts';
+import type { OtelObservation } from './types.ts';
 
 const orEmpty = (v: string | null | undefined) => v ?? '';
 

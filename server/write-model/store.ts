@@ -3,8 +3,6 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings as QuerySettings } from '@clickhouse/client';
 import type { ClickHouseSettings } from '../config/env.ts';
 import { FROM_OTLP } from '../events/mapping.ts';
-import { GENAI_CONTENT_EVENTS } from '../otel/genai-log-content.ts';
-import type { SpanRef } from '../otel/map-logs.ts';
 import { Coalescer, GroupCommit } from './group-commit.ts';
 import type { Row } from './records.ts';
 import {
@@ -37,10 +35,16 @@ export interface IngestionStore {
    */
   updateTraceEvents(projectId: string, updates: [traceId: string, TraceEventAssignments][]): Promise<void>;
   /**
-   * The current `events_full` rows of these spans and their GenAI content events (EVENT rows whose
-   * parent is one of them), read after the caller's own rows were inserted (genai-fill.ts).
+   * The current `events_full` rows of these spans and their events named `eventNames` (EVENT rows
+   * whose parent is one of them), read after the caller's own rows were inserted (genai-fill.ts).
    */
-  genAiSources(projectId: string, spans: SpanRef[]): Promise<GenAiSources>;
+  genAiSources(projectId: string, spans: SpanRef[], eventNames: readonly string[]): Promise<GenAiSources>;
+}
+
+/** Where a record belongs: the span it was emitted in. */
+export interface SpanRef {
+  traceId: string;
+  spanId: string;
 }
 
 export interface GenAiSources {
@@ -243,13 +247,13 @@ WHERE project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} A
       if (traceIds.length === 0) return [];
       return otlpTraces.submit(projectId, traceIds);
     },
-    async genAiSources(projectId, spans) {
+    async genAiSources(projectId, spans, eventNames) {
       if (spans.length === 0) return { spans: [], records: [] };
       const params = (slice: SpanRef[]) => ({
         projectId,
         traceIds: [...new Set(slice.map((s) => s.traceId))],
         spanIds: [...new Set(slice.map((s) => s.spanId))],
-        names: GENAI_CONTENT_EVENTS,
+        names: eventNames,
       });
       const wanted = new Set(spans.map((s) => `${s.traceId}/${s.spanId}`));
       const live = (r: Row) => Number(r['is_deleted']) === 0;
