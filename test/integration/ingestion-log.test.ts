@@ -216,6 +216,9 @@ describe('the ingestion log with the analytics store down', () => {
       await new Promise((r) => setTimeout(r, BEFORE_MS));
       await ch.kill();
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
+      // The worker that lived through the outage stops before the store is back, so the backlog is
+      // still there when the next test's drainer is killed in the middle of it.
+      await worker.stop();
       ch = await startAnalyticsServer({ dir: ch.dir, port: Number(new URL(ch.url).port) });
       await traffic;
       await lf.shutdownAsync();
@@ -235,14 +238,15 @@ describe('the ingestion log with the analytics store down', () => {
   it(
     'drains the backlog after the restart, through a killed drainer: every acknowledged event once, row by row',
     async () => {
-      // The worker dies (SIGKILL) as soon as it has drained part of the backlog: its claim is left
-      // leased, and the next worker takes it again once the lease ran out.
+      // A worker starts on the outage's backlog and dies (SIGKILL) as soon as it has drained part of
+      // it: its claim is left leased, and the next worker takes it again once the lease ran out.
       const count = async (where: string) =>
         Number(
           (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ingestion_log WHERE ${where}`)).rows[0]!
             .n,
         );
       const before = await count('drained_at IS NOT NULL');
+      worker = await startWorker(base);
       await waitFor(
         'the drain to start',
         async () => ((await count('drained_at IS NOT NULL')) > before ? true : undefined),
