@@ -16,6 +16,7 @@ import {
   type Query,
   spanOf,
   toIso,
+  Where,
   withFieldGroups,
   zipMetadata,
 } from './sql.ts';
@@ -35,15 +36,13 @@ const ITEM_FILTER_COLUMNS: Record<string, string> = {
 
 /** csv filters plus `filter` conditions of types string/stringOptions on the allowed columns. */
 function idFilters(
-  p: Params,
+  where: Where,
   csv: Record<string, string[] | undefined>,
   filters: FilterCondition[],
   columns: Record<string, string>,
-): string[] {
-  const out: string[] = [];
-  for (const [name, values] of Object.entries(csv)) {
-    if (values && values.length > 0) out.push(`${columns[name]} IN ${p.strs(values)}`);
-  }
+): Where {
+  const { p } = where;
+  for (const [name, values] of Object.entries(csv)) where.anyOf(columns[name]!, values);
   for (const f of filters) {
     const col = own(columns, f.column);
     if (!col)
@@ -53,12 +52,12 @@ function idFilters(
     const vs = Array.isArray(f.value) ? f.value : [f.value];
     if (!vs.every((v) => typeof v === 'string'))
       throw new BadRequest(`filter ${f.column}: values must be strings`);
-    if (f.operator === '=' || f.operator === 'any of') out.push(`${col} IN ${p.strs(vs as string[])}`);
+    if (f.operator === '=' || f.operator === 'any of') where.add(`${col} IN ${p.strs(vs as string[])}`);
     else if (f.operator === 'none of' || f.operator === '!=')
-      out.push(`${col} NOT IN ${p.strs(vs as string[])}`);
+      where.add(`${col} NOT IN ${p.strs(vs as string[])}`);
     else throw new BadRequest(`filter ${f.column}: operator ${f.operator} is not supported`);
   }
-  return out;
+  return where;
 }
 
 interface TimeCursor {
@@ -89,13 +88,12 @@ interface ExperimentWindowRequest {
 }
 
 /** Where both experiment reads look: the project's experiment spans (`narrower` still) in the window. */
-const windowWhere = (p: Params, r: ExperimentWindowRequest, narrower: string[] = []) => [
-  `project_id = ${p.str(r.projectId)}`,
-  "experiment_id != ''",
-  ...narrower,
-  `start_time >= ${p.time(r.fromStartTime)}`,
-  ...(r.toStartTime ? [`start_time < ${p.time(r.toStartTime)}`] : []),
-];
+const windowWhere = (p: Params, r: ExperimentWindowRequest, narrower: string[] = []) =>
+  new Where(p, `project_id = ${p.str(r.projectId)}`, "experiment_id != ''", ...narrower).range(
+    'start_time',
+    r.fromStartTime,
+    r.toStartTime,
+  );
 
 export interface ExperimentsRequest extends ExperimentWindowRequest {
   id?: string[] | undefined;
@@ -106,10 +104,12 @@ export interface ExperimentsRequest extends ExperimentWindowRequest {
 /** One row per experiment, ordered by its latest activity, newest first. */
 export function buildExperiments(r: ExperimentsRequest): Query {
   const p = new Params();
-  const where = [
-    ...windowWhere(p, r),
-    ...idFilters(p, { id: r.id, name: r.name, datasetId: r.datasetId }, r.filters, EXPERIMENT_FILTER_COLUMNS),
-  ];
+  const where = idFilters(
+    windowWhere(p, r),
+    { id: r.id, name: r.name, datasetId: r.datasetId },
+    r.filters,
+    EXPERIMENT_FILTER_COLUMNS,
+  );
   const cursor = parseCursor(r.cursor);
   const sql = [
     'SELECT experiment_id AS id,',
@@ -123,7 +123,7 @@ export function buildExperiments(r: ExperimentsRequest): Query {
     "  uniqExactIf(experiment_item_id, experiment_item_id != '') AS item_count,",
     '  max(start_time) AS last_activity',
     'FROM events_core FINAL',
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     'GROUP BY experiment_id',
     ...(cursor ? [`HAVING (last_activity, id) < (${p.time(cursor.t)}, ${p.str(cursor.id)})`] : []),
     'ORDER BY last_activity DESC, id DESC',
@@ -168,22 +168,19 @@ export interface ExperimentItemsRequest extends ExperimentWindowRequest {
 /** Item root spans, newest first; input and output need `events_full` (core keeps them truncated). */
 export function buildExperimentItems(r: ExperimentItemsRequest): Query {
   const p = new Params();
-  const where = [
-    ...windowWhere(p, r, ['span_id = experiment_item_root_span_id']),
-    ...idFilters(
-      p,
-      {
-        experimentId: r.experimentId,
-        experimentName: r.experimentName,
-        experimentItemId: r.experimentItemId,
-        datasetId: r.datasetId,
-      },
-      r.filters,
-      ITEM_FILTER_COLUMNS,
-    ),
-  ];
+  const where = idFilters(
+    windowWhere(p, r, ['span_id = experiment_item_root_span_id']),
+    {
+      experimentId: r.experimentId,
+      experimentName: r.experimentName,
+      experimentItemId: r.experimentItemId,
+      datasetId: r.datasetId,
+    },
+    r.filters,
+    ITEM_FILTER_COLUMNS,
+  );
   const cursor = parseCursor(r.cursor);
-  if (cursor) where.push(`(start_time, span_id) < (${p.time(cursor.t)}, ${p.str(cursor.id)})`);
+  if (cursor) where.add(`(start_time, span_id) < (${p.time(cursor.t)}, ${p.str(cursor.id)})`);
   const full = r.groups.has('io') || r.groups.has('metadata');
   const sql = [
     'SELECT span_id, trace_id, start_time, end_time, level, environment, experiment_id, experiment_name,',
@@ -191,7 +188,7 @@ export function buildExperimentItems(r: ExperimentItemsRequest): Query {
     '  experiment_metadata_names, experiment_metadata_values, experiment_item_metadata_names, experiment_item_metadata_values,',
     `  ${full ? 'input, output, metadata_names, metadata_values, ' : ''}experiment_item_expected_output`,
     `FROM ${full ? 'events_full' : 'events_core'} FINAL`,
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     'ORDER BY start_time DESC, span_id DESC',
     `LIMIT ${p.add(r.limit + 1, 'UInt32')}`,
   ].join('\n');

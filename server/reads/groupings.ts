@@ -6,7 +6,7 @@
  */
 import { BadRequest } from '../errors.ts';
 import { INPUT_TOKENS, OUTPUT_TOKENS, TOTAL_COST, TOTAL_TOKENS } from './events-columns.ts';
-import { decodeCursor, encodeCursor, num, Params, type Query, toIso } from './sql.ts';
+import { decodeCursor, encodeCursor, num, Params, type Query, toIso, Where } from './sql.ts';
 
 export const GROUPINGS = ['session', 'user'] as const;
 export type Grouping = (typeof GROUPINGS)[number];
@@ -46,9 +46,11 @@ export function afterCursor(params: Params, cursor: string | undefined): string[
 export function buildGroupingList(req: GroupingRequest): Query {
   const params = new Params();
   const key = KEY_COLUMN[req.grouping];
-  const where = [`project_id = ${params.str(req.projectId)}`, `${key} != ''`];
-  if (req.fromStartTime) where.push(`start_time >= ${params.time(req.fromStartTime)}`);
-  if (req.toStartTime) where.push(`start_time < ${params.time(req.toStartTime)}`);
+  const where = new Where(params, `project_id = ${params.str(req.projectId)}`, `${key} != ''`).range(
+    'start_time',
+    req.fromStartTime,
+    req.toStartTime,
+  );
   const having = afterCursor(params, req.cursor);
   const other = req.grouping === 'session' ? 'user_id' : 'session_id';
   const sql = [
@@ -58,7 +60,7 @@ export function buildGroupingList(req: GroupingRequest): Query {
     `  sum(${INPUT_TOKENS}) AS input_tokens, sum(${OUTPUT_TOKENS}) AS output_tokens,`,
     `  sum(${TOTAL_TOKENS}) AS total_tokens, toFloat64(sum(${TOTAL_COST})) AS total_cost`,
     'FROM events_core FINAL',
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     `GROUP BY ${key}`,
     ...having,
     'ORDER BY last_seen DESC, key DESC',

@@ -8,7 +8,7 @@
  */
 import { INPUT_TOKENS, OUTPUT_TOKENS, TOTAL_TOKENS } from './events-columns.ts';
 import { afterCursor, type Grouping, type GroupingRequest } from './groupings.ts';
-import { Params, type Query } from './sql.ts';
+import { Params, type Query, Where } from './sql.ts';
 
 const KEY_COLUMN: Record<Grouping, string> = { session: 'session_id', user: 'user_id' };
 /** The legacy ids are nullable; absent and empty both mean "none". */
@@ -26,12 +26,14 @@ export function buildLegacyGroupingList(req: GroupingRequest): Query {
   const key = keyExpr(req.grouping);
   const other = keyExpr(req.grouping === 'session' ? 'user' : 'session');
   const project = params.str(req.projectId);
-  const where = [`project_id = ${project}`, `${key} != ''`];
-  if (req.fromStartTime) where.push(`timestamp >= ${params.time(req.fromStartTime)}`);
-  if (req.toStartTime) where.push(`timestamp < ${params.time(req.toStartTime)}`);
+  const where = new Where(params, `project_id = ${project}`, `${key} != ''`).range(
+    'timestamp',
+    req.fromStartTime,
+    req.toStartTime,
+  );
   const having = afterCursor(params, req.cursor);
   const limit = params.add(req.limit + 1, 'UInt32');
-  const traces = `traces FINAL\n  WHERE ${where.join(' AND ')}`;
+  const traces = `traces FINAL\n  WHERE ${where.sql(' AND ')}`;
   const sql = [
     'WITH page_groups AS (',
     `  SELECT ${key} AS key, min(timestamp) AS first_seen, max(timestamp) AS last_seen,`,

@@ -5,7 +5,17 @@
  */
 import { BadRequest } from '../errors.ts';
 import { own } from './lookup.ts';
-import { num, numberMap, orNull, Params, parseMaybeJson, type Query, toIso } from './sql.ts';
+import {
+  metadataObject,
+  num,
+  numberMap,
+  orNull,
+  Params,
+  parseMaybeJson,
+  type Query,
+  toIso,
+  Where,
+} from './sql.ts';
 
 type Row = Record<string, unknown>;
 
@@ -20,15 +30,9 @@ export interface PagedQuery {
   count: Query;
 }
 
-function paged(
-  p: Params,
-  from: string,
-  where: string[],
-  order: string,
-  page: Page,
-  select = '*',
-): PagedQuery {
-  const w = where.join('\n  AND ');
+function paged(where: Where, from: string, order: string, page: Page, select = '*'): PagedQuery {
+  const { p } = where;
+  const w = where.sql();
   const offset = p.add((page.page - 1) * page.limit, 'UInt32');
   const limit = p.add(page.limit, 'UInt32');
   return {
@@ -40,28 +44,17 @@ function paged(
   };
 }
 
-const eq = (p: Params, where: string[], col: string, v: string | undefined) => {
-  if (v !== undefined) where.push(`${col} = ${p.str(v)}`);
-};
-const anyOf = (p: Params, where: string[], col: string, vs: string[] | undefined) => {
-  if (vs && vs.length > 0) where.push(`${col} IN ${p.strs(vs)}`);
-};
-const range = (p: Params, where: string[], col: string, from?: string, to?: string) => {
-  if (from) where.push(`${col} >= ${p.time(from)}`);
-  if (to) where.push(`${col} < ${p.time(to)}`);
-};
-
 /** Trace ids matching trace-level filters, as a subquery for observation and score lists. */
 function traceSubquery(
   p: Params,
   projectId: string,
   conds: { userId?: string | undefined; tags?: string[] | undefined; name?: string | undefined },
 ) {
-  const w = [`project_id = ${p.str(projectId)}`];
-  eq(p, w, 'user_id', conds.userId);
-  eq(p, w, 'name', conds.name);
-  if (conds.tags && conds.tags.length > 0) w.push(`hasAll(tags, ${p.strs(conds.tags)})`);
-  return w.length > 1 ? `trace_id IN (SELECT id FROM traces FINAL WHERE ${w.join(' AND ')})` : undefined;
+  const w = new Where(p, `project_id = ${p.str(projectId)}`)
+    .eq('user_id', conds.userId)
+    .eq('name', conds.name)
+    .hasAll('tags', conds.tags);
+  return w.size > 1 ? `trace_id IN (SELECT id FROM traces FINAL WHERE ${w.sql(' AND ')})` : undefined;
 }
 
 export interface TraceListRequest extends Page {
@@ -111,15 +104,15 @@ function rowsWhere(
 
 export function buildTraceList(r: TraceListRequest): PagedQuery {
   const p = new Params();
-  const where = [`project_id = ${p.str(r.projectId)}`];
-  eq(p, where, 'user_id', r.userId);
-  eq(p, where, 'name', r.name);
-  eq(p, where, 'session_id', r.sessionId);
-  eq(p, where, 'version', r.version);
-  eq(p, where, 'release', r.release);
-  anyOf(p, where, 'environment', r.environment);
-  if (r.tags && r.tags.length > 0) where.push(`hasAll(tags, ${p.strs(r.tags)})`);
-  range(p, where, 'timestamp', r.fromTimestamp, r.toTimestamp);
+  const where = new Where(p, `project_id = ${p.str(r.projectId)}`)
+    .eq('user_id', r.userId)
+    .eq('name', r.name)
+    .eq('session_id', r.sessionId)
+    .eq('version', r.version)
+    .eq('release', r.release)
+    .anyOf('environment', r.environment)
+    .hasAll('tags', r.tags)
+    .range('timestamp', r.fromTimestamp, r.toTimestamp);
   let order = 'timestamp DESC, id DESC';
   if (r.orderBy) {
     const [field, dir] = r.orderBy.split('.');
@@ -130,7 +123,7 @@ export function buildTraceList(r: TraceListRequest): PagedQuery {
       );
     order = `${col} ${dir.toUpperCase()}, id DESC`;
   }
-  return paged(p, 'traces FINAL', where, order, r);
+  return paged(where, 'traces FINAL', order, r);
 }
 
 export const buildTraceById = (projectId: string, id: string): Query =>
@@ -157,11 +150,6 @@ FROM observations FINAL WHERE project_id = ${project} AND trace_id IN ${ids} GRO
     },
   };
 }
-
-const metadataObject = (m: unknown) =>
-  Object.fromEntries(
-    Object.entries((m ?? {}) as Record<string, string>).map(([k, v]) => [k, parseMaybeJson(v)]),
-  );
 
 export function mapTrace(r: Row): Record<string, unknown> {
   return {
@@ -209,18 +197,18 @@ export interface ObservationListRequest extends Page {
 
 export function buildObservationList(r: ObservationListRequest): PagedQuery {
   const p = new Params();
-  const where = [`project_id = ${p.str(r.projectId)}`];
-  eq(p, where, 'name', r.name);
-  eq(p, where, 'type', r.type);
-  eq(p, where, 'trace_id', r.traceId);
-  eq(p, where, 'level', r.level);
-  eq(p, where, 'parent_observation_id', r.parentObservationId);
-  eq(p, where, 'version', r.version);
-  anyOf(p, where, 'environment', r.environment);
-  range(p, where, 'start_time', r.fromStartTime, r.toStartTime);
+  const where = new Where(p, `project_id = ${p.str(r.projectId)}`)
+    .eq('name', r.name)
+    .eq('type', r.type)
+    .eq('trace_id', r.traceId)
+    .eq('level', r.level)
+    .eq('parent_observation_id', r.parentObservationId)
+    .eq('version', r.version)
+    .anyOf('environment', r.environment)
+    .range('start_time', r.fromStartTime, r.toStartTime);
   const sub = traceSubquery(p, r.projectId, { userId: r.userId });
-  if (sub) where.push(sub);
-  return paged(p, 'observations FINAL', where, 'start_time DESC, id DESC', r);
+  if (sub) where.add(sub);
+  return paged(where, 'observations FINAL', 'start_time DESC, id DESC', r);
 }
 
 export const buildObservationById = (projectId: string, id: string): Query =>
@@ -290,14 +278,15 @@ export interface SessionListRequest extends Page {
 /** Sessions are the distinct session ids of traces; created at their first trace. */
 export function buildSessionList(r: SessionListRequest): PagedQuery {
   const p = new Params();
-  const where = [`project_id = ${p.str(r.projectId)}`, "ifNull(session_id, '') != ''"];
-  anyOf(p, where, 'environment', r.environment);
+  const where = new Where(p, `project_id = ${p.str(r.projectId)}`, "ifNull(session_id, '') != ''").anyOf(
+    'environment',
+    r.environment,
+  );
   // Aliases differ from column names: an alias named like a column would also replace it in WHERE.
   const inner = `(SELECT session_id AS id, min(timestamp) AS created_at, any(environment) AS session_environment
-  FROM traces FINAL WHERE ${where.join(' AND ')} GROUP BY session_id)`;
-  const outer = ['1'];
-  range(p, outer, 'created_at', r.fromTimestamp, r.toTimestamp);
-  return paged(p, inner, outer, 'created_at DESC, id DESC', r);
+  FROM traces FINAL WHERE ${where.sql(' AND ')} GROUP BY session_id)`;
+  const outer = new Where(p, '1').range('created_at', r.fromTimestamp, r.toTimestamp);
+  return paged(outer, inner, 'created_at DESC, id DESC', r);
 }
 
 export const buildSessionTraces = (projectId: string, sessionId: string): Query =>
@@ -328,27 +317,27 @@ const VALUE_OPERATORS = new Set(['<', '>', '<=', '>=', '=', '!=']);
 
 export function buildScoreList(r: ScoreListRequest): PagedQuery {
   const p = new Params();
-  const where = [`project_id = ${p.str(r.projectId)}`];
-  eq(p, where, 'name', r.name);
-  eq(p, where, 'source', r.source);
-  eq(p, where, 'config_id', r.configId);
-  eq(p, where, 'session_id', r.sessionId);
-  eq(p, where, 'dataset_run_id', r.datasetRunId);
-  eq(p, where, 'trace_id', r.traceId);
-  eq(p, where, 'queue_id', r.queueId);
-  eq(p, where, 'data_type', r.dataType);
-  anyOf(p, where, 'environment', r.environment);
-  anyOf(p, where, 'id', r.scoreIds);
-  anyOf(p, where, 'observation_id', r.observationId);
-  range(p, where, 'timestamp', r.fromTimestamp, r.toTimestamp);
+  const where = new Where(p, `project_id = ${p.str(r.projectId)}`)
+    .eq('name', r.name)
+    .eq('source', r.source)
+    .eq('config_id', r.configId)
+    .eq('session_id', r.sessionId)
+    .eq('dataset_run_id', r.datasetRunId)
+    .eq('trace_id', r.traceId)
+    .eq('queue_id', r.queueId)
+    .eq('data_type', r.dataType)
+    .anyOf('environment', r.environment)
+    .anyOf('id', r.scoreIds)
+    .anyOf('observation_id', r.observationId)
+    .range('timestamp', r.fromTimestamp, r.toTimestamp);
   if (r.value !== undefined) {
     const op = r.operator ?? '=';
     if (!VALUE_OPERATORS.has(op)) throw new BadRequest(`operator: one of ${[...VALUE_OPERATORS].join(' ')}`);
-    where.push(`value ${op} ${p.num(r.value)}`);
+    where.add(`value ${op} ${p.num(r.value)}`);
   }
   const sub = traceSubquery(p, r.projectId, { userId: r.userId, tags: r.traceTags });
-  if (sub) where.push(sub);
-  return paged(p, 'scores FINAL', where, 'timestamp DESC, id DESC', r);
+  if (sub) where.add(sub);
+  return paged(where, 'scores FINAL', 'timestamp DESC, id DESC', r);
 }
 
 export const buildScoreById = (projectId: string, id: string): Query =>
@@ -389,16 +378,17 @@ export interface DailyMetricsRequest {
 export function buildDailyMetrics(r: DailyMetricsRequest): { observations: Query; traces: Query } {
   const p = new Params();
   const project = p.str(r.projectId);
-  const t = [`project_id = ${project}`];
-  eq(p, t, 'name', r.traceName);
-  eq(p, t, 'user_id', r.userId);
-  anyOf(p, t, 'environment', r.environment);
-  if (r.tags && r.tags.length > 0) t.push(`hasAll(tags, ${p.strs(r.tags)})`);
-  range(p, t, 'timestamp', r.fromTimestamp, r.toTimestamp);
-  const o = [`project_id = ${project}`, `trace_id IN (SELECT id FROM traces FINAL WHERE ${t.join(' AND ')})`];
+  const t = new Where(p, `project_id = ${project}`)
+    .eq('name', r.traceName)
+    .eq('user_id', r.userId)
+    .anyOf('environment', r.environment)
+    .hasAll('tags', r.tags)
+    .range('timestamp', r.fromTimestamp, r.toTimestamp)
+    .sql(' AND ');
+  const o = [`project_id = ${project}`, `trace_id IN (SELECT id FROM traces FINAL WHERE ${t})`];
   return {
     traces: {
-      sql: `SELECT toString(toDate(timestamp)) AS date, count() AS traces FROM traces FINAL WHERE ${t.join(' AND ')} GROUP BY date`,
+      sql: `SELECT toString(toDate(timestamp)) AS date, count() AS traces FROM traces FINAL WHERE ${t} GROUP BY date`,
       params: p.values,
     },
     observations: {
@@ -454,15 +444,12 @@ export function buildRunItems(
   page: Page | undefined,
 ): PagedQuery {
   const p = new Params();
-  const where = [
-    `project_id = ${p.str(projectId)}`,
-    `dataset_id = ${p.str(datasetId)}`,
-    `dataset_run_id = ${p.str(runId)}`,
-  ];
+  const where = new Where(p, `project_id = ${p.str(projectId)}`)
+    .eq('dataset_id', datasetId)
+    .eq('dataset_run_id', runId);
   return paged(
-    p,
-    'dataset_run_items_rmt FINAL',
     where,
+    'dataset_run_items_rmt FINAL',
     'created_at DESC, id DESC',
     page ?? { page: 1, limit: 100_000 },
   );

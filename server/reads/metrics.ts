@@ -16,7 +16,7 @@ import {
   parseJsonParam,
 } from './filters.ts';
 import { own } from './lookup.ts';
-import { Params, type Query, toIso } from './sql.ts';
+import { Params, type Query, toIso, Where } from './sql.ts';
 
 export const AGGREGATIONS = [
   'sum',
@@ -166,13 +166,14 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
   });
 
   const ctx: CompileContext = { params: p, textIndex: false };
-  const where = [
+  const where = new Where(
+    p,
     `project_id = ${p.str(projectId)}`,
     `${view.timeColumn} >= ${p.time(q.fromTimestamp)}`,
     `${view.timeColumn} < ${p.time(q.toTimestamp)}`,
     ...(view.where ?? []),
     ...compileFilters(q.filters, view.filters, ctx),
-  ];
+  );
   const order = (q.orderBy ?? []).map((o) => {
     const alias = own(orderable, o.field);
     if (!alias)
@@ -186,7 +187,7 @@ export function buildMetrics(view: MetricsView, projectId: string, q: MetricsQue
   const sql = [
     `SELECT ${select.join(', ')}`,
     `FROM ${view.table}${view.final ? ' FINAL' : ''}`,
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     ...(group.length > 0 ? [`GROUP BY ${group.join(', ')}`] : []),
     `ORDER BY ${order.join(', ')}`,
     `LIMIT ${p.add(q.config?.row_limit ?? 100, 'UInt32')}`,

@@ -21,6 +21,7 @@ import {
   type Query,
   spanOf,
   toIso,
+  Where,
   withFieldGroups,
   zipMetadata,
 } from './sql.ts';
@@ -193,11 +194,12 @@ export function buildObservationList(req: ObservationListRequest): ObservationLi
   checkTextFilters(req.filters);
   const params = new Params();
   const ctx: CompileContext = { params, textIndex: req.textIndex };
-  const where = [
+  const where = new Where(
+    params,
     `project_id = ${params.str(req.projectId)}`,
     ...compileFilters(req.filters, OBSERVATION_COLUMNS, ctx),
-  ];
-  if (req.search !== undefined && req.search.trim() !== '') where.push(fullTextMatch(req.search.trim(), ctx));
+  );
+  if (req.search !== undefined && req.search.trim() !== '') where.add(fullTextMatch(req.search.trim(), ctx));
   const order = req.order ?? DEFAULT_ORDER;
   const sort = own(SORT_COLUMNS, order.column);
   const dir = order.dir === 'asc' ? 'ASC' : 'DESC';
@@ -211,7 +213,7 @@ export function buildObservationList(req: ObservationListRequest): ObservationLi
       }
       values.unshift(sort.type === 'number' ? params.num(c.s as number) : params.str(c.s as string));
     }
-    where.push(`(${keys.join(', ')}) ${dir === 'ASC' ? '>' : '<'} (${values.join(', ')})`);
+    where.add(`(${keys.join(', ')}) ${dir === 'ASC' ? '>' : '<'} (${values.join(', ')})`);
   }
   const table = ctx.readsText ? 'events_full' : 'events_core';
   const columns = [...req.groups].flatMap((g) => GROUP_COLUMNS[g]);
@@ -219,7 +221,7 @@ export function buildObservationList(req: ObservationListRequest): ObservationLi
   const sql = [
     `SELECT ${columns.join(', ')}`,
     `FROM ${table} FINAL`,
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     `ORDER BY ${keys.map((k) => `${k} ${dir}`).join(', ')}`,
     `LIMIT ${params.add(req.limit + 1, 'UInt32')}`,
   ].join('\n');

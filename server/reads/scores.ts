@@ -7,12 +7,13 @@ import { BadRequest } from '../errors.ts';
 import {
   decodeCursor,
   encodeCursor,
+  metadataObject,
   num,
   orNull,
   Params,
-  parseMaybeJson,
   type Query,
   toIso,
+  Where,
   withFieldGroups,
 } from './sql.ts';
 
@@ -58,10 +59,7 @@ export function parseScoreFields(fields: string[] | undefined): Set<ScoreFieldGr
 /** The query, after the reference's validation rules (each violation is a 400). */
 export function buildScoresV3(r: ScoresV3Request): Query {
   const p = new Params();
-  const where = [`project_id = ${p.str(r.projectId)}`];
-  const inList = (col: string, vs: string[] | undefined) => {
-    if (vs && vs.length > 0) where.push(`${col} IN ${p.strs(vs)}`);
-  };
+  const where = new Where(p, `project_id = ${p.str(r.projectId)}`);
   const subjects = [r.traceId, r.sessionId, r.experimentId].filter((s) => s && s.length > 0).length;
   if (subjects > 1) throw new BadRequest('traceId, sessionId and experimentId are mutually exclusive');
   if (r.observationId?.length && !r.traceId?.length) throw new BadRequest('observationId requires traceId');
@@ -72,55 +70,55 @@ export function buildScoresV3(r: ScoresV3Request): Query {
   if ((r.valueMin !== undefined || r.valueMax !== undefined) && single !== 'NUMERIC') {
     throw new BadRequest('valueMin and valueMax require dataType=NUMERIC');
   }
-  inList('id', r.id);
-  inList('name', r.name);
-  inList(
-    'upper(source)',
-    r.source?.map((s) => s.toUpperCase()),
-  );
-  inList('data_type', types);
-  inList('environment', r.environment);
-  inList('config_id', r.configId);
-  inList('queue_id', r.queueId);
-  inList('author_user_id', r.authorUserId);
-  inList('trace_id', r.traceId);
-  inList('session_id', r.sessionId);
-  inList('observation_id', r.observationId);
-  inList('dataset_run_id', r.experimentId);
+  where
+    .anyOf('id', r.id)
+    .anyOf('name', r.name)
+    .anyOf(
+      'upper(source)',
+      r.source?.map((s) => s.toUpperCase()),
+    )
+    .anyOf('data_type', types)
+    .anyOf('environment', r.environment)
+    .anyOf('config_id', r.configId)
+    .anyOf('queue_id', r.queueId)
+    .anyOf('author_user_id', r.authorUserId)
+    .anyOf('trace_id', r.traceId)
+    .anyOf('session_id', r.sessionId)
+    .anyOf('observation_id', r.observationId)
+    .anyOf('dataset_run_id', r.experimentId);
   if (r.value && r.value.length > 0) {
     if (single === 'NUMERIC') {
       const ns = r.value.map(Number);
       if (ns.some((n) => !Number.isFinite(n)))
         throw new BadRequest('value: NUMERIC values must be finite numbers');
-      where.push(`value IN ${p.add(ns, 'Array(Float64)')}`);
+      where.add(`value IN ${p.add(ns, 'Array(Float64)')}`);
     } else if (single === 'BOOLEAN') {
       if (r.value.some((v) => v !== 'true' && v !== 'false'))
         throw new BadRequest('value: BOOLEAN values are true or false');
-      where.push(
+      where.add(
         `value IN ${p.add(
           r.value.map((v) => (v === 'true' ? 1 : 0)),
           'Array(Float64)',
         )}`,
       );
     } else if (single === 'CATEGORICAL') {
-      where.push(`string_value IN ${p.strs(r.value)}`);
+      where.add(`string_value IN ${p.strs(r.value)}`);
     } else {
       throw new BadRequest('value requires a single dataType of NUMERIC, BOOLEAN or CATEGORICAL');
     }
   }
-  if (r.valueMin !== undefined) where.push(`value >= ${p.num(r.valueMin)}`);
-  if (r.valueMax !== undefined) where.push(`value <= ${p.num(r.valueMax)}`);
-  if (r.fromTimestamp) where.push(`timestamp >= ${p.time(r.fromTimestamp)}`);
-  if (r.toTimestamp) where.push(`timestamp < ${p.time(r.toTimestamp)}`);
+  if (r.valueMin !== undefined) where.add(`value >= ${p.num(r.valueMin)}`);
+  if (r.valueMax !== undefined) where.add(`value <= ${p.num(r.valueMax)}`);
+  where.range('timestamp', r.fromTimestamp, r.toTimestamp);
   if (r.cursor) {
     const c = decodeCursor(r.cursor) as { t?: unknown; id?: unknown } | undefined;
     if (!c || typeof c.t !== 'string' || typeof c.id !== 'string')
       throw new BadRequest('cursor: not a cursor returned by this endpoint');
-    where.push(`(timestamp, id) < (${p.time(c.t)}, ${p.str(c.id)})`);
+    where.add(`(timestamp, id) < (${p.time(c.t)}, ${p.str(c.id)})`);
   }
   const sql = [
     'SELECT * FROM scores FINAL',
-    `WHERE ${where.join('\n  AND ')}`,
+    `WHERE ${where.sql()}`,
     'ORDER BY timestamp DESC, id DESC',
     `LIMIT ${p.add(r.limit + 1, 'UInt32')}`,
   ].join('\n');
@@ -156,11 +154,6 @@ export function scoreSubject(r: Row) {
   if (orNull(r['session_id'])) return { kind: 'session', id: r['session_id'] };
   return undefined;
 }
-
-const metadataObject = (m: unknown) =>
-  Object.fromEntries(
-    Object.entries((m ?? {}) as Record<string, string>).map(([k, v]) => [k, parseMaybeJson(v)]),
-  );
 
 export function mapScoreV3(r: Row, groups: Set<ScoreFieldGroup>): Record<string, unknown> {
   const base = {

@@ -36,6 +36,57 @@ export class Params {
   }
 }
 
+/**
+ * The conditions of one WHERE, their values bound to `p`. The optional ones are added only when
+ * the request gives them, so a builder states each filter once, in one line.
+ */
+export class Where {
+  readonly p: Params;
+  readonly #conditions: string[];
+
+  constructor(p: Params, ...conditions: string[]) {
+    this.p = p;
+    this.#conditions = conditions;
+  }
+
+  /** A condition written out (its values already bound to `p`). */
+  add(condition: string): this {
+    this.#conditions.push(condition);
+    return this;
+  }
+
+  /** `col = v`, when `v` is given. */
+  eq(col: string, v: string | undefined): this {
+    return v === undefined ? this : this.add(`${col} = ${this.p.str(v)}`);
+  }
+
+  /** `col IN vs`, when `vs` has values. */
+  anyOf(col: string, vs: string[] | undefined): this {
+    return vs && vs.length > 0 ? this.add(`${col} IN ${this.p.strs(vs)}`) : this;
+  }
+
+  /** `hasAll(col, vs)` (an array column holding every value), when `vs` has values. */
+  hasAll(col: string, vs: string[] | undefined): this {
+    return vs && vs.length > 0 ? this.add(`hasAll(${col}, ${this.p.strs(vs)})`) : this;
+  }
+
+  /** `from <= col < to`, each side when given. */
+  range(col: string, from?: string, to?: string): this {
+    if (from) this.add(`${col} >= ${this.p.time(from)}`);
+    if (to) this.add(`${col} < ${this.p.time(to)}`);
+    return this;
+  }
+
+  get size(): number {
+    return this.#conditions.length;
+  }
+
+  /** The conditions joined by AND (on lines of their own by default). */
+  sql(separator = '\n  AND '): string {
+    return this.#conditions.join(separator);
+  }
+}
+
 /** A statement with its parameters and the settings it needs. */
 export interface Query {
   sql: string;
@@ -111,6 +162,12 @@ export function zipMetadata(names: unknown, values: unknown): Record<string, unk
   const vs = Array.isArray(values) ? (values as string[]) : [];
   return Object.fromEntries(ns.map((n, i) => [n, parseMaybeJson(vs[i] ?? '')]));
 }
+
+/** The legacy tables' metadata map -> object, values parsed when JSON. */
+export const metadataObject = (m: unknown): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries((m ?? {}) as Record<string, string>).map(([k, v]) => [k, parseMaybeJson(v)]),
+  );
 
 /** JSON text stored as a string: objects and arrays come back as values; other text stays text. */
 export function parseMaybeJson(v: unknown): unknown {

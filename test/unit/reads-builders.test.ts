@@ -16,7 +16,7 @@ import {
   simpleFilters,
 } from '../../server/reads/observations.ts';
 import { buildScoresV3, mapScoreV3 } from '../../server/reads/scores.ts';
-import { Params, toChText, toIso } from '../../server/reads/sql.ts';
+import { Params, toChText, toIso, Where } from '../../server/reads/sql.ts';
 
 const HOSTILE = "x' OR 1=1 --";
 
@@ -367,6 +367,49 @@ describe('experiments and legacy lists', () => {
     expect(() => buildScoreList({ projectId: 'p', page: 1, limit: 10, value: 1, operator: 'OR' })).toThrow(
       BadRequest,
     );
+  });
+});
+
+describe('one WHERE builder', () => {
+  const given = {
+    one: 'a',
+    many: ['x', HOSTILE],
+    from: '2026-01-01T00:00:00Z',
+    to: '2026-01-02T00:00:00+02:00',
+  };
+  // Each filter given, then none: what each adds, and its bound values in the order they were bound.
+  const cases: [string, (w: Where) => Where, string, unknown[]][] = [
+    ['eq', (w) => w.eq('name', given.one), 'name = {p1:String}', ['a']],
+    ['anyOf', (w) => w.anyOf('env', given.many), 'env IN {p1:Array(String)}', [given.many]],
+    ['hasAll', (w) => w.hasAll('tags', given.many), 'hasAll(tags, {p1:Array(String)})', [given.many]],
+    [
+      'range',
+      (w) => w.range('ts', given.from, given.to),
+      "ts >= toDateTime64({p1:String}, 6, 'UTC') AND ts < toDateTime64({p2:String}, 6, 'UTC')",
+      ['2026-01-01 00:00:00.000000', '2026-01-01 22:00:00.000000'],
+    ],
+    ['add', (w) => w.add('1 = 1'), '1 = 1', []],
+  ];
+  it.each(cases)('%s adds its condition with its values bound', (_name, build, condition, values) => {
+    const p = new Params();
+    const w = build(new Where(p, `project_id = ${p.str('p')}`));
+    expect(w.sql(' AND ')).toBe(`project_id = {p0:String} AND ${condition}`);
+    expect(Object.values(p.values)).toEqual(['p', ...values]);
+  });
+
+  it('adds nothing for a filter the request leaves out or gives empty', () => {
+    const p = new Params();
+    const w = new Where(p, 'x')
+      .eq('a', undefined)
+      .anyOf('b', [])
+      .anyOf('c', undefined)
+      .hasAll('d', [])
+      .range('e');
+    expect([w.size, w.sql(), p.values]).toEqual([1, 'x', {}]);
+  });
+
+  it('puts each condition on its own line by default', () => {
+    expect(new Where(new Params(), 'a', 'b').sql()).toBe('a\n  AND b');
   });
 });
 
