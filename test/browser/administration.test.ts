@@ -9,45 +9,23 @@
 import pgLib from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { projectDeletionPass } from '../fixtures/project-deletion.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
+let suite: BrowserSuite<'owner'>;
 let page: Page;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, ...MODE_ENV.events_only };
-  web = await startWeb(env);
-  [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-admin')]);
-  owner = await createUiUser(env, 'admin-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
-  page = await chromium.open(web.url, owner);
+  suite = await startBrowserSuite({
+    project: 'browser-admin',
+    people: { owner: { email: 'admin-owner@example.com', role: 'owner' } },
+  });
+  page = await suite.chromium.open(suite.web.url, suite.people.owner);
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web], [ch, pg]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
 const projectNames = async (p: Page) =>
@@ -105,9 +83,9 @@ describe('organizations and projects', () => {
     await confirmOrg.getByLabel('Organization name to confirm').fill('Acme Inc');
     await confirmOrg.getByRole('button', { name: 'Delete organization' }).click();
     await expect.poll(() => confirmOrg.getByRole('alert').textContent()).toContain('still holds 1 project');
-    const pool = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    const pool = new pgLib.Pool({ connectionString: suite.pg.url, max: 1 });
     try {
-      expect(await projectDeletionPass(pool, ch.client)).toHaveLength(1);
+      expect(await projectDeletionPass(pool, suite.ch.client)).toHaveLength(1);
       await confirmOrg.getByRole('button', { name: 'Delete organization' }).click();
       await confirmOrg.waitFor({ state: 'detached' });
       await screenshot(page, 'administration-org-deleted');
@@ -121,7 +99,7 @@ describe('organizations and projects', () => {
 
 describe('sessions', () => {
   it('lists the sessions of two browsers, marks this one, and revokes the other, which is signed out', async () => {
-    const other = await chromium.open(web.url, owner);
+    const other = await suite.chromium.open(suite.web.url, suite.people.owner);
     await page.goto('/account');
     const sessions = page.getByRole('region', { name: 'Sessions' }).getByRole('table');
     await expect.poll(async () => (await bodyRows(sessions)).length).toBe(2);

@@ -11,61 +11,29 @@ import { startObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
-import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
+let suite: BrowserSuite<'owner'>;
 let receiver: WebhookReceiver;
-let web: WebServer;
-let worker: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
 
 beforeAll(async () => {
-  [pg, ch, redis, receiver] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
-    startWebhookReceiver(),
-  ]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    SERVICE_ALERT_TICK_SECONDS: '1',
-  };
-  web = await startWeb(env);
-  [worker, chromium, project] = await Promise.all([
-    startWorker(env),
-    startChromium(),
-    createProject(env, 'browser-alerts'),
-  ]);
-  owner = await createUiUser(env, 'alerts-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
+  receiver = await startWebhookReceiver();
+  suite = await startBrowserSuite({
+    project: 'browser-alerts',
+    worker: true,
+    env: {
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+      SERVICE_ALERT_TICK_SECONDS: '1',
+    },
+    people: {
+      owner: { email: 'alerts-owner@example.com', role: 'owner' },
+    },
+  });
   const end = Date.now() - 1000;
-  await traceWithJsSdk({ ...project, baseUrl: web.url }, () => {
+  await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {
     for (const ms of [400, 900, 2500]) {
       startObservation(
         'llm',
@@ -77,19 +45,18 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis, receiver]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite, receiver)).toEqual({ blocked: [], errors: [] });
 });
 
 describe('alerts in the browser', () => {
   let page: Page;
   let secret: string;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
   });
 
   it('makes a webhook channel, shows its signing secret once, and sends a signed test', async () => {
-    await page.goto(`/project/${project.projectId}/alerts`);
+    await page.goto(`/project/${suite.project.projectId}/alerts`);
     await page.getByRole('heading', { name: 'Alerts', exact: true }).waitFor();
     const form = page.getByRole('form', { name: 'New alert channel' });
     await form.getByLabel('Channel name').fill('on-call hook');
@@ -104,7 +71,7 @@ describe('alerts in the browser', () => {
     await row.getByRole('button', { name: 'Send test' }).click();
     await expect.poll(() => row.getByRole('status').innerText()).toBe('test delivered (HTTP 200)');
     const [test] = receiver.on('/hook');
-    expect(JSON.parse(test!.body)).toMatchObject({ type: 'alert.test', projectId: project.projectId });
+    expect(JSON.parse(test!.body)).toMatchObject({ type: 'alert.test', projectId: suite.project.projectId });
     const ts = test!.headers['x-observatory-timestamp'] as string;
     expect(verifySignature(secret, ts, test!.body, test!.headers['x-observatory-signature'] as string)).toBe(
       true,

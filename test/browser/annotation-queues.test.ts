@@ -13,60 +13,25 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson } from '../fixtures/api-client.ts';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let web: WebServer;
-let worker: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { userId: string; email: string; password: string };
-let reviewer: { userId: string; email: string; password: string };
 const traces: { traceId: string; name: string; llmId: string }[] = [];
 const SESSION = 'review-session';
 
+let suite: BrowserSuite<'owner' | 'reviewer'>;
+
 beforeAll(async () => {
-  [pg, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-  };
-  web = await startWeb(env);
-  [worker, chromium, project] = await Promise.all([
-    startWorker(env),
-    startChromium(),
-    createProject(env, 'browser-queues'),
-  ]);
-  owner = await createUiUser(env, 'queue-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
-  reviewer = await createUiUser(env, 'queue-reviewer@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'member',
-  ]);
+  suite = await startBrowserSuite({
+    project: 'browser-queues',
+    worker: true,
+    people: {
+      owner: { email: 'queue-owner@example.com', role: 'owner' },
+      reviewer: { email: 'queue-reviewer@example.com', role: 'member' },
+    },
+  });
   const start = Date.now() - 10 * 60_000;
-  await traceWithJsSdk({ ...project, baseUrl: web.url }, () => {
+  await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {
     for (let i = 0; i < 3; i++) {
       propagateAttributes({ sessionId: SESSION }, () => {
         const root = startObservation(
@@ -91,7 +56,8 @@ beforeAll(async () => {
       });
     }
   });
-  const call = (body: unknown) => callJson(`${web.url}/api/public`, project, 'POST', '/score-configs', body);
+  const call = (body: unknown) =>
+    callJson(`${suite.web.url}/api/public`, suite.project, 'POST', '/score-configs', body);
   for (const body of [
     { name: 'accuracy', dataType: 'NUMERIC', minValue: 0, maxValue: 1 },
     {
@@ -108,8 +74,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
 const QUEUE = 'sky questions';
@@ -118,11 +83,11 @@ describe('an annotation queue in the browser', () => {
   let page: Page;
   let queueUrl: string;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
   });
 
   it('is made on the queues page with two score configs', async () => {
-    await page.goto(`/project/${project.projectId}/annotation-queues`);
+    await page.goto(`/project/${suite.project.projectId}/annotation-queues`);
     const form = page.getByRole('form', { name: 'New annotation queue' });
     await form.getByLabel('Queue name').fill(QUEUE);
     await form.getByLabel('Queue description').fill('Is the explanation right and kind?');
@@ -144,17 +109,17 @@ describe('an annotation queue in the browser', () => {
   });
 
   it('gets two traces from the observations table, a session from the sessions list, an observation from a trace', async () => {
-    await page.goto(`/project/${project.projectId}/observations`);
+    await page.goto(`/project/${suite.project.projectId}/observations`);
     for (const name of ['question-0', 'question-1']) await page.getByLabel(`Pick ${name}`).check();
     await page.getByRole('button', { name: 'Add 2 selected to queue' }).click();
     await page.getByText(`Added 2 to ${QUEUE}`).waitFor();
 
-    await page.goto(`/project/${project.projectId}/sessions`);
+    await page.goto(`/project/${suite.project.projectId}/sessions`);
     await page.getByLabel(`Pick ${SESSION}`).check();
     await page.getByRole('button', { name: 'Add session to queue' }).click();
     await page.getByText(`Added 1 to ${QUEUE}`).waitFor();
 
-    await page.goto(`/project/${project.projectId}/traces/${traces[2]!.traceId}`);
+    await page.goto(`/project/${suite.project.projectId}/traces/${traces[2]!.traceId}`);
     await page.locator('.tree-row', { hasText: 'llm' }).click();
     await page.getByRole('button', { name: 'Add observation to queue' }).click();
     await page.getByText(`Added 1 to ${QUEUE}`).waitFor();
@@ -171,13 +136,13 @@ describe('an annotation queue in the browser', () => {
   });
 
   it('assigns a member', async () => {
-    await page.getByLabel('Member').selectOption({ label: reviewer.email });
+    await page.getByLabel('Member').selectOption({ label: suite.people.reviewer.email });
     await page.getByRole('button', { name: 'Assign' }).click();
-    await page.getByRole('button', { name: `Unassign ${reviewer.email}` }).waitFor();
+    await page.getByRole('button', { name: `Unassign ${suite.people.reviewer.email}` }).waitFor();
   });
 
   it('is walked by the member item by item, each scored and completed', async () => {
-    const tab = await chromium.open(web.url, reviewer);
+    const tab = await suite.chromium.open(suite.web.url, suite.people.reviewer);
     await tab.goto(queueUrl);
     const current = tab.getByRole('region', { name: 'Current item' });
     const scores: [string, string][] = [
@@ -197,19 +162,19 @@ describe('an annotation queue in the browser', () => {
     await tab.getByText('All items completed.').waitFor();
     expect(await tab.locator('.queue-progress').innerText()).toBe('4 of 4 completed');
     expect((await bodyRows(tab.getByRole('table', { name: 'Queue items' }))).map((r) => r.slice(2))).toEqual(
-      Array(4).fill(['COMPLETED', reviewer.email]),
+      Array(4).fill(['COMPLETED', suite.people.reviewer.email]),
     );
     // The item shown first had its object's input on the page.
     await tab.getByRole('button', { name: '1', exact: true }).click();
     await expect.poll(() => current.innerText()).toContain('why is the sky blue, take 0?');
-    expect(await current.innerText()).toContain(`by ${reviewer.email}`);
+    expect(await current.innerText()).toContain(`by ${suite.people.reviewer.email}`);
   });
 
   it('stored ANNOTATION scores by the member, in the queue, on each object (public scores API)', async () => {
     const queueId = queueUrl.split('/').at(-1)!;
     const res = await callJson(
-      `${web.url}/api/public`,
-      project,
+      `${suite.web.url}/api/public`,
+      suite.project,
       'GET',
       `/v3/scores?queueId=${queueId}&fields=details,annotation,subject&limit=100`,
     );
@@ -234,7 +199,7 @@ describe('an annotation queue in the browser', () => {
         { subject, name: 'accuracy', value: accuracy },
         { subject, name: 'tone', value: tone },
       ])
-      .map((s) => ({ ...s, source: 'ANNOTATION', authorUserId: reviewer.userId, queueId }))
+      .map((s) => ({ ...s, source: 'ANNOTATION', authorUserId: suite.people.reviewer.userId, queueId }))
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     expect(stored).toEqual(expected);
   });
@@ -251,15 +216,16 @@ describe('an annotation queue in the browser', () => {
       void d.accept();
     });
     await page.getByRole('button', { name: 'Delete queue' }).click();
-    await page.waitForURL(`**/project/${project.projectId}/annotation-queues`);
+    await page.waitForURL(`**/project/${suite.project.projectId}/annotation-queues`);
     expect(asked).toEqual(['Delete the queue sky questions (done) with its 4 items? Scores written stay.']);
     const queueId = queueUrl.split('/').at(-1)!;
     expect(
-      (await callJson(`${web.url}/api/public`, project, 'GET', `/annotation-queues/${queueId}`)).status,
+      (await callJson(`${suite.web.url}/api/public`, suite.project, 'GET', `/annotation-queues/${queueId}`))
+        .status,
     ).toBe(404);
     const scores = await callJson(
-      `${web.url}/api/public`,
-      project,
+      `${suite.web.url}/api/public`,
+      suite.project,
       'GET',
       `/v3/scores?queueId=${queueId}&limit=100`,
     );

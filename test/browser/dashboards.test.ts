@@ -9,35 +9,16 @@ import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
-
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-let web: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
+import { basicAuth } from '../fixtures/service.ts';
+import { screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
 type Row = Record<string, unknown>;
 const TRACES = 9;
 const T0 = Date.now() - 40 * 60_000;
 
 function sendTraces() {
-  return traceWithJsSdk({ ...project, baseUrl: web.url }, () => {
+  return traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {
     for (let i = 0; i < TRACES; i++) {
       const startMs = T0 + i * 60_000;
       propagateAttributes({ userId: `user-${i % 3}`, sessionId: `session-${i % 2}` }, () => {
@@ -65,9 +46,9 @@ function sendTraces() {
 
 async function metricsV2(query: unknown): Promise<Row[]> {
   const res = await fetch(
-    `${web.url}/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`,
+    `${suite.web.url}/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`,
     {
-      headers: { authorization: basicAuth(project) },
+      headers: { authorization: basicAuth(suite.project) },
     },
   );
   expect(res.status).toBe(200);
@@ -86,35 +67,32 @@ function recordTiles(page: Page): Map<string, { query: unknown; data: Row[] }> {
 
 const tile = (page: Page, id: string) => page.locator(`[data-tile="${id}"]`);
 
+let suite: BrowserSuite<'owner'>;
+
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [chromium, project] = await Promise.all([startChromium(), createProject(base, 'browser-dash')]);
-  owner = await createUiUser(base, 'dash-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
+  suite = await startBrowserSuite({
+    project: 'browser-dash',
+    people: {
+      owner: { email: 'dash-owner@example.com', role: 'owner' },
+    },
+  });
   await sendTraces();
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web], [ch, pg]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
 describe('dashboards in the browser', () => {
   let page: Page;
   let tiles: Map<string, { query: unknown; data: Row[] }>;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
     tiles = recordTiles(page);
   });
 
   it("draws the home dashboard, each checked tile showing the API's numbers", async () => {
-    await page.goto(`/project/${project.projectId}/dashboards`);
+    await page.goto(`/project/${suite.project.projectId}/dashboards`);
     await page.getByRole('link', { name: 'Home', exact: true }).click();
     await page.getByRole('heading', { name: 'Home', exact: true }).waitFor();
     for (const id of ['total-traces', 'total-cost', 'top-users', 'latency-percentiles', 'traces-over-time']) {
@@ -198,8 +176,8 @@ describe('dashboards in the browser', () => {
     await expect
       .poll(async () => {
         const list = (await (
-          await fetch(`${web.url}/api/public/unstable/dashboards`, {
-            headers: { authorization: basicAuth(project) },
+          await fetch(`${suite.web.url}/api/public/unstable/dashboards`, {
+            headers: { authorization: basicAuth(suite.project) },
           })
         ).json()) as { data: { name: string; definition: { widgets: { width: number }[] } }[] };
         return list.data.find((d) => d.name === 'Models')?.definition.widgets[0]?.width;

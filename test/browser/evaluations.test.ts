@@ -21,35 +21,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PENDING_PER_RULE } from '../../server/evaluation/scan.ts';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
+let suite: BrowserSuite<'owner'>;
 let judge: Judge;
-let web: WebServer;
-let worker: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
 let datasetId: string;
 
 /** Sends one `qa` generation through the JS SDK; returns its ids. */
 async function sendQa(question: string, answer: string) {
-  return traceWithJsSdk({ ...project, baseUrl: web.url }, () => {
+  return traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {
     const gen = startObservation('qa', { input: { question }, model: 'app-model' }, { asType: 'generation' });
     gen.update({ output: answer });
     gen.end();
@@ -58,62 +40,47 @@ async function sendQa(question: string, answer: string) {
 }
 
 beforeAll(async () => {
-  [pg, ch, redis, judge] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
-    startJudge(),
-  ]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-  };
-  web = await startWeb(env);
-  [worker, chromium, project] = await Promise.all([
-    startWorker(env),
-    startChromium(),
-    createProject(env, 'browser-evaluations'),
-  ]);
-  owner = await createUiUser(env, 'evaluations-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
+  judge = await startJudge();
+  suite = await startBrowserSuite({
+    project: 'browser-evaluations',
+    worker: true,
+    env: {
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    },
+    people: {
+      owner: { email: 'evaluations-owner@example.com', role: 'owner' },
+    },
+  });
   await sendQa('What is the capital of France?', 'Paris');
   const lf = new LangfuseClient({
-    publicKey: project.publicKey,
-    secretKey: project.secretKey,
-    baseUrl: web.url,
+    publicKey: suite.project.publicKey,
+    secretKey: suite.project.secretKey,
+    baseUrl: suite.web.url,
   });
   await lf.api.datasets.create({ name: 'capitals' });
   await lf.dataset.createItem({ datasetName: 'capitals', input: 'France', expectedOutput: 'Paris' });
   datasetId = (await lf.api.datasets.get('capitals')).id;
   await withSdkTracer(
-    project,
-    web.url,
+    suite.project,
+    suite.web.url,
     async () => (await lf.dataset.get('capitals')).runExperiment({ name: 'quiz', task: async () => 'Lyon' }),
     { exportMode: 'immediate' },
   );
 }, 240_000);
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis, judge]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite, judge)).toEqual({ blocked: [], errors: [] });
 });
 
 describe('evaluations in the browser', () => {
   let page: Page;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
   });
 
   it('makes an LLM connection in the project settings: secret masked, header values never shown, SSRF refused', async () => {
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     await page.getByRole('heading', { name: 'LLM connections' }).waitFor();
     const form = page.getByRole('form', { name: 'New LLM connection' });
     await form.getByLabel('Provider name').fill('metadata');
@@ -142,7 +109,7 @@ describe('evaluations in the browser', () => {
   });
 
   it('makes an evaluator from a managed template', async () => {
-    await page.goto(`/project/${project.projectId}/evaluations`);
+    await page.goto(`/project/${suite.project.projectId}/evaluations`);
     const evaluators = page.getByRole('table', { name: 'Evaluators' });
     const template = evaluators.getByRole('row', { name: /^hallucination Managed template/ });
     await template.getByRole('button', { name: 'Use template' }).click();
@@ -259,20 +226,20 @@ describe('evaluations in the browser', () => {
   });
 
   it("says when the rule's queue is full and its scan holds", async () => {
-    const db = new pgLib.Client({ connectionString: pg.url });
+    const db = new pgLib.Client({ connectionString: suite.pg.url });
     await db.connect();
     try {
       const { rows } = await db.query('SELECT id FROM evaluation_rules WHERE project_id = $1 AND name = $2', [
-        project.projectId,
+        suite.project.projectId,
         'judge qa',
       ]);
       // A backlog not yet due (the judge is busy): the worker leaves it, the scan holds.
       await db.query(
         `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time, next_attempt_at)
          SELECT 'held-' || n, $1, $2, 'e', 't', 'held-' || n, now(), now() + interval '1 hour' FROM generate_series(1, $3::int) AS n`,
-        [project.projectId, rows[0].id, PENDING_PER_RULE],
+        [suite.project.projectId, rows[0].id, PENDING_PER_RULE],
       );
-      await page.goto(`/project/${project.projectId}/evaluations`);
+      await page.goto(`/project/${suite.project.projectId}/evaluations`);
       const row = page
         .getByRole('table', { name: 'Evaluation rules' })
         .getByRole('row', { name: /^judge qa/ });
@@ -289,19 +256,19 @@ describe('evaluations in the browser', () => {
   });
 
   it('shows the EVAL score on the observations table and on the trace view', async () => {
-    await page.goto(`/project/${project.projectId}/traces/${judged.traceId}`);
+    await page.goto(`/project/${suite.project.projectId}/traces/${judged.traceId}`);
     const scores = page.getByRole('list', { name: 'Scores' });
     await expect
       .poll(() => scores.innerText())
       .toMatch(/^qa-hallucination: (true|false) EVAL · .+ · judge trace$/);
-    await page.goto(`/project/${project.projectId}/observations`);
+    await page.goto(`/project/${suite.project.projectId}/observations`);
     await expect
       .poll(() => page.locator('.score', { hasText: 'qa-hallucination' }).first().innerText())
       .toMatch(/^qa-hallucination: (true|false) \(eval\)$/);
   });
 
   it('pauses the rule, and shows why it paused when its connection is deleted', async () => {
-    await page.goto(`/project/${project.projectId}/evaluations`);
+    await page.goto(`/project/${suite.project.projectId}/evaluations`);
     const row = page.getByRole('table', { name: 'Evaluation rules' }).getByRole('row', { name: /^judge qa/ });
     await row.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => row.locator('.rule-state').innerText()).toBe('Inactive');
@@ -315,14 +282,14 @@ describe('evaluations in the browser', () => {
     await edit.getByRole('button', { name: 'Save rule' }).click();
     await expect.poll(() => row.getByRole('cell').nth(4).innerText()).toBe('0.5');
 
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     await page
       .getByRole('table', { name: 'LLM connections' })
       .getByRole('row', { name: /^local-judge/ })
       .getByRole('button', { name: 'Delete' })
       .click();
     await page.getByText('No LLM connection yet').waitFor();
-    await page.goto(`/project/${project.projectId}/evaluations`);
+    await page.goto(`/project/${suite.project.projectId}/evaluations`);
     await expect
       .poll(() => row.locator('.rule-state').innerText())
       .toMatch(/^Paused: LLM_CONNECTION_DELETED\n.*connection "local-judge"/);

@@ -10,58 +10,26 @@ import { startObservation } from '@langfuse/tracing';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { basicAuth } from '../fixtures/service.ts';
+import { request, signIn } from '../fixtures/ui-client.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let web: WebServer;
-let worker: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
-let viewer: { email: string; password: string };
+let suite: BrowserSuite<'owner' | 'viewer'>;
 
 beforeAll(async () => {
-  [pg, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url, ...MODE_ENV.events_only };
-  web = await startWeb(env);
-  [worker, chromium, project] = await Promise.all([
-    startWorker(env),
-    startChromium(),
-    createProject(env, 'browser-models'),
-  ]);
-  owner = await createUiUser(env, 'models-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
-  viewer = await createUiUser(env, 'models-viewer@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'viewer',
-  ]);
+  suite = await startBrowserSuite({
+    project: 'browser-models',
+    worker: true,
+    people: {
+      owner: { email: 'models-owner@example.com', role: 'owner' },
+      viewer: { email: 'models-viewer@example.com', role: 'viewer' },
+    },
+  });
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pg, redis]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
 const definitions = (page: Page) => page.getByRole('table', { name: 'Model definitions' });
@@ -93,8 +61,8 @@ async function observationsOf(traceId: string, count: number) {
     .poll(
       async () => {
         const res = await fetch(
-          `${web.url}/api/public/v2/observations?traceId=${traceId}&fields=core,basic,usage,model`,
-          { headers: { authorization: basicAuth(project) } },
+          `${suite.web.url}/api/public/v2/observations?traceId=${traceId}&fields=core,basic,usage,model`,
+          { headers: { authorization: basicAuth(suite.project) } },
         );
         data = ((await res.json()) as { data: Record<string, unknown>[] }).data ?? [];
         return data.length;
@@ -108,8 +76,8 @@ async function observationsOf(traceId: string, count: number) {
 describe('the models page', () => {
   let page: Page;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
-    await page.goto(`/project/${project.projectId}/models`);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
+    await page.goto(`/project/${suite.project.projectId}/models`);
     await page.getByRole('heading', { name: 'Models', exact: true }).waitFor();
   });
 
@@ -181,7 +149,7 @@ describe('the models page', () => {
 
   it('shows on a generation the definition that priced it, its cost per usage type, computed or sent', async () => {
     const end = Date.now() - 1000;
-    const [computed, sent] = await traceWithJsSdk({ ...project, baseUrl: web.url }, () =>
+    const [computed, sent] = await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () =>
       [
         { model: 'acme-chat-2', usageDetails: { input: 100, output: 10 } },
         {
@@ -200,8 +168,8 @@ describe('the models page', () => {
     );
     const [stored] = await observationsOf(computed!, 1);
     const own = (await (
-      await fetch(`${web.url}/api/public/models?limit=100`, {
-        headers: { authorization: basicAuth(project) },
+      await fetch(`${suite.web.url}/api/public/models?limit=100`, {
+        headers: { authorization: basicAuth(suite.project) },
       })
     ).json()) as { data: { id: string; modelName: string; isLangfuseManaged: boolean }[] };
     const acme = own.data.find((m) => m.modelName === 'acme-chat' && !m.isLangfuseManaged)!;
@@ -214,7 +182,7 @@ describe('the models page', () => {
     });
     await observationsOf(sent!, 1);
 
-    await page.goto(`/project/${project.projectId}/traces/${computed}`);
+    await page.goto(`/project/${suite.project.projectId}/traces/${computed}`);
     await expect.poll(() => page.getByRole('heading', { level: 2 }).innerText()).toBe('llm GENERATION');
     expect(await page.locator('.matched-model').innerText()).toBe(
       'acme-chat (project, pattern (?i)^acme-chat(-\\d+)?$) · tier Standard',
@@ -227,7 +195,7 @@ describe('the models page', () => {
     expect(await page.getByRole('definition').allInnerTexts()).toContain('$0.13 · computed');
     await screenshot(page, 'trace-generation-cost');
 
-    await page.goto(`/project/${project.projectId}/traces/${sent}`);
+    await page.goto(`/project/${suite.project.projectId}/traces/${sent}`);
     await expect.poll(() => page.getByRole('heading', { level: 2 }).innerText()).toBe('llm GENERATION');
     expect(await page.getByRole('definition').allInnerTexts()).toContain('$3.00 · sent by the SDK');
     expect(await bodyRows(page.getByRole('table', { name: 'Cost by usage type' }))).toEqual([
@@ -240,16 +208,16 @@ describe('the models page', () => {
 
 describe('a viewer', () => {
   it('sees the definitions and tests a name, but has no way to change them and is refused', async () => {
-    const page = await chromium.open(web.url, viewer);
-    await page.goto(`/project/${project.projectId}/models`);
+    const page = await suite.chromium.open(suite.web.url, suite.people.viewer);
+    await page.goto(`/project/${suite.project.projectId}/models`);
     await rowOf(page, 'acme-chat', 'Project').waitFor();
     expect(await testName(page, 'acme-chat')).toBe(
       'acme-chat matches acme-chat (project, pattern (?i)^acme-chat(-\\d+)?$)',
     );
     expect(await definitions(page).getByRole('button').count()).toBe(0);
     expect(await page.getByRole('form', { name: 'New model' }).count()).toBe(0);
-    const b = await signIn(web.url, viewer);
-    const refused = await request(b, 'POST', `/api/ui/projects/${project.projectId}/models`, {
+    const b = await signIn(suite.web.url, suite.people.viewer);
+    const refused = await request(b, 'POST', `/api/ui/projects/${suite.project.projectId}/models`, {
       body: { modelName: 'x', matchPattern: 'x', unit: 'TOKENS', inputPrice: 1 },
       headers: { 'x-csrf-token': b.csrf },
     });

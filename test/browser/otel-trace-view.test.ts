@@ -9,48 +9,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { callApi } from '../fixtures/mode-webs.ts';
 import { CHAT_QUESTION, sendChat, sendLinkedTraces } from '../fixtures/otel-producers.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let chromium: Chromium;
-let project: Project;
-let viewer: { userId: string; email: string; password: string };
+let suite: BrowserSuite<'viewer'>;
 let chat: { traceId: string; spanId: string };
 let linked: Awaited<ReturnType<typeof sendLinkedTraces>>;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, ...MODE_ENV.events_only };
-  web = await startWeb(env);
-  [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-otel-trace-view')]);
-  viewer = await createUiUser(env, 'otel-viewer@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'viewer',
-  ]);
-  chat = await sendChat(web, project, true);
-  linked = await sendLinkedTraces(web, project);
+  suite = await startBrowserSuite({
+    project: 'browser-otel-trace-view',
+    people: {
+      viewer: { email: 'otel-viewer@example.com', role: 'viewer' },
+    },
+  });
+  chat = await sendChat(suite.web, suite.project, true);
+  linked = await sendLinkedTraces(suite.web, suite.project);
   // Rendered once stored: the generation with its output, the linked span.
   await eventually(
     'the generation and the linked span',
     async () => {
       const read = async (traceId: string) =>
-        (await callApi(web, project, 'GET', `/api/public/v2/observations?traceId=${traceId}&fields=core,io`))
-          .body.data ?? [];
+        (
+          await callApi(
+            suite.web,
+            suite.project,
+            'GET',
+            `/api/public/v2/observations?traceId=${traceId}&fields=core,io`,
+          )
+        ).body.data ?? [];
       const generation = (await read(chat.traceId)).find((o) => o['id'] === chat.spanId);
       const process = await read(linked.consumer.traceId);
       return generation?.['output'] && process.length === 1 ? true : undefined;
@@ -60,15 +47,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web], [ch, pg]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
-const traceUrl = (traceId: string) => `/project/${project.projectId}/traces/${traceId}`;
+const traceUrl = (traceId: string) => `/project/${suite.project.projectId}/traces/${traceId}`;
 
 describe('the trace view of OTLP producers', () => {
   it("shows a generation's input and output that came in log events, and the records as its events", async () => {
-    const page = await chromium.open(web.url, viewer);
+    const page = await suite.chromium.open(suite.web.url, suite.people.viewer);
     await page.goto(traceUrl(chat.traceId));
     await page.getByRole('heading', { name: `Trace ${chat.traceId}` }).waitFor();
     const detail = page.locator('section.detail');
@@ -82,7 +68,7 @@ describe('the trace view of OTLP producers', () => {
   });
 
   it("shows a span's link as a link to the other trace", async () => {
-    const page = await chromium.open(web.url, viewer);
+    const page = await suite.chromium.open(suite.web.url, suite.people.viewer);
     await page.goto(traceUrl(linked.consumer.traceId));
     const links = page.getByRole('list', { name: 'Span links' });
     await links.waitFor();

@@ -13,54 +13,29 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
 import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
+let suite: BrowserSuite<'owner' | 'member'>;
 let judge: Judge;
-let web: WebServer;
-let chromium: Chromium;
-let project: Project;
 let lf: Langfuse;
-let owner: { email: string; password: string };
-let member: { email: string; password: string };
 
 const call = (method: string, path: string, body?: unknown) =>
-  api<Record<string, unknown>>({ url: web.url, ...project }, method, path, body);
+  api<Record<string, unknown>>({ url: suite.web.url, ...suite.project }, method, path, body);
 
 beforeAll(async () => {
-  [pg, ch, judge] = await Promise.all([startPostgres(), startAnalyticsServer(), startJudge()]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-  };
-  web = await startWeb(env);
-  [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-prompts')]);
-  owner = await createUiUser(env, 'prompts-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
-  member = await createUiUser(env, 'prompts-member@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'member',
-  ]);
+  judge = await startJudge();
+  suite = await startBrowserSuite({
+    project: 'browser-prompts',
+    env: {
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    },
+    people: {
+      owner: { email: 'prompts-owner@example.com', role: 'owner' },
+      member: { email: 'prompts-member@example.com', role: 'member' },
+    },
+  });
   expect((await call('PUT', '/api/public/llm-connections', judgeConnection(judge))).status).toBe(200);
   expect(
     (
@@ -73,7 +48,11 @@ beforeAll(async () => {
       })
     ).status,
   ).toBe(200);
-  lf = new Langfuse({ publicKey: project.publicKey, secretKey: project.secretKey, baseUrl: web.url });
+  lf = new Langfuse({
+    publicKey: suite.project.publicKey,
+    secretKey: suite.project.secretKey,
+    baseUrl: suite.web.url,
+  });
   await lf.createPrompt({
     name: 'shared/tone',
     prompt: 'Answer in one short sentence.',
@@ -104,12 +83,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await lf?.shutdownAsync();
-  const left = await closeSuite(chromium, [web, judge], [ch, pg]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite, judge)).toEqual({ blocked: [], errors: [] });
 });
 
 async function openGreeting(page: Page) {
-  await page.goto(`/project/${project.projectId}/prompts`);
+  await page.goto(`/project/${suite.project.projectId}/prompts`);
   await page.getByRole('heading', { name: 'Prompts', exact: true }).waitFor();
   const list = page.getByRole('table', { name: 'Prompts' });
   await list.getByRole('button', { name: 'support/' }).click();
@@ -120,11 +98,11 @@ async function openGreeting(page: Page) {
 describe('prompts in the browser', () => {
   let page: Page;
   beforeAll(async () => {
-    page = await chromium.open(web.url, owner);
+    page = await suite.chromium.open(suite.web.url, suite.people.owner);
   });
 
   it('lists prompts in folders with their tags and labels; shows versions, config as JSON and a diff', async () => {
-    await page.goto(`/project/${project.projectId}/prompts`);
+    await page.goto(`/project/${suite.project.projectId}/prompts`);
     const list = page.getByRole('table', { name: 'Prompts' });
     await list.waitFor();
     expect(await bodyRows(list)).toEqual([
@@ -166,7 +144,7 @@ describe('prompts in the browser', () => {
     expect((await lf.getPrompt('support/greeting', undefined, { cacheTtlSeconds: 0 })).version).toBe(2);
     await screenshot(page, 'prompts');
 
-    const memberPage = await chromium.open(web.url, member);
+    const memberPage = await suite.chromium.open(suite.web.url, suite.people.member);
     await openGreeting(memberPage);
     const memberForm = memberPage.getByRole('form', { name: 'Move label' });
     await memberForm.getByLabel('Onto version').selectOption('1');

@@ -12,53 +12,33 @@ import { LangfuseClient } from '@langfuse/client';
 import { startActiveObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let chromium: Chromium;
-let project: Project;
-let owner: { email: string; password: string };
+let suite: BrowserSuite<'owner'>;
 let page: Page;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, ...MODE_ENV.events_only };
-  web = await startWeb(env);
-  [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-settings')]);
-  owner = await createUiUser(env, 'settings-owner@example.com', [
-    '--project',
-    project.projectId,
-    '--role',
-    'owner',
-  ]);
-  page = await chromium.open(web.url, owner);
+  suite = await startBrowserSuite({
+    project: 'browser-settings',
+    people: {
+      owner: { email: 'settings-owner@example.com', role: 'owner' },
+    },
+  });
+  page = await suite.chromium.open(suite.web.url, suite.people.owner);
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web], [ch, pg]);
-  expect(left).toEqual({ blocked: [], errors: [] });
+  expect(await closeBrowserSuite(suite)).toEqual({ blocked: [], errors: [] });
 });
 
 const sdk = (publicKey: string, secretKey: string) =>
-  new LangfuseClient({ publicKey, secretKey, baseUrl: web.url });
+  new LangfuseClient({ publicKey, secretKey, baseUrl: suite.web.url });
 
 describe('project settings', () => {
   it('creates an API key whose secret is shown once and works, then revokes it', async () => {
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     const keys = page.getByRole('table', { name: 'API keys' });
     await expect.poll(async () => (await bodyRows(keys)).length).toBe(1);
     await page.getByLabel('Note').fill('from the page');
@@ -69,7 +49,7 @@ describe('project settings', () => {
     expect(row[2]).toBe('from the page');
     expect(row[1]).toBe(`${secretKey.slice(0, 10)}...${secretKey.slice(-4)}`);
     const publicKey = row[0]!;
-    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(suite.project.projectId);
     await screenshot(page, 'settings-api-key');
 
     await page.reload();
@@ -94,29 +74,31 @@ describe('project settings', () => {
     await form.getByLabel('Retention in days').fill('30');
     await form.getByRole('button', { name: 'Save' }).click();
     await form.getByText('30 days').waitFor();
-    expect((await sdk(project.publicKey, project.secretKey).api.projects.get()).data[0]).toMatchObject({
+    expect(
+      (await sdk(suite.project.publicKey, suite.project.secretKey).api.projects.get()).data[0],
+    ).toMatchObject({
       retentionDays: 30,
     });
   });
 
   it('invites a person whose link creates the account and lands in the project as a viewer', async () => {
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     const invite = page.getByRole('form', { name: 'Invite' });
     await invite.getByLabel('Email').fill('invited@example.com');
     await invite.getByLabel('Role').selectOption('viewer');
     await invite.getByRole('button', { name: 'Invite' }).click();
     const link = await page.locator('.invitation-link').innerText();
-    expect(link).toMatch(new RegExp(`^${web.url}/invite/`));
+    expect(link).toMatch(new RegExp(`^${suite.web.url}/invite/`));
     await page.getByRole('table', { name: 'Pending invitations' }).getByText('invited@example.com').waitFor();
 
-    const guest = await chromium.open(web.url);
+    const guest = await suite.chromium.open(suite.web.url);
     await guest.goto(link);
     await guest.getByRole('heading', { name: 'Join browser-settings' }).waitFor();
     await guest.getByText('invited@example.com is invited as viewer.').waitFor();
     await guest.getByLabel('Name').fill('Invited Person');
     await guest.getByLabel('Password').fill('a long enough passphrase 42');
     await guest.getByRole('button', { name: 'Create account and join' }).click();
-    await guest.waitForURL(`**/project/${project.projectId}/observations`);
+    await guest.waitForURL(`**/project/${suite.project.projectId}/observations`);
     await guest.getByRole('button', { name: 'Sign out' }).waitFor();
     await screenshot(guest, 'invitation-accepted');
 
@@ -133,7 +115,7 @@ describe('project settings', () => {
   });
 
   it('creates masking rules on the page: the next spans arrive masked, and the dry run shows what a rule would change', async () => {
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     const rules = page.getByRole('table', { name: 'Masking rules' });
     const form = page.getByRole('form', { name: 'New masking rule' });
     await form.getByLabel('Rule name').fill('emails');
@@ -154,19 +136,22 @@ describe('project settings', () => {
         ['orders', String.raw`ORD-\d{4}`, '[ORDER]'],
       ]);
 
-    const traceId = await withSdkTracer(project, web.url, () =>
+    const traceId = await withSdkTracer(suite.project, suite.web.url, () =>
       startActiveObservation('masked', async (span) => {
         span.update({ input: 'mail jane@example.org about ORD-1234' });
         return span.traceId;
       }),
     );
-    const auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
+    const auth = `Basic ${Buffer.from(`${suite.project.publicKey}:${suite.project.secretKey}`).toString('base64')}`;
     await expect
       .poll(
         async () => {
-          const res = await fetch(`${web.url}/api/public/v2/observations?traceId=${traceId}&fields=core,io`, {
-            headers: { authorization: auth },
-          });
+          const res = await fetch(
+            `${suite.web.url}/api/public/v2/observations?traceId=${traceId}&fields=core,io`,
+            {
+              headers: { authorization: auth },
+            },
+          );
           return ((await res.json()) as { data?: { input?: unknown }[] }).data?.[0]?.input;
         },
         { timeout: 30_000 },
@@ -186,26 +171,28 @@ describe('project settings', () => {
   });
 
   it('rotates the project key: a new key from the page takes over, the old one revoked is refused', async () => {
-    await page.goto(`/project/${project.projectId}/settings`);
+    await page.goto(`/project/${suite.project.projectId}/settings`);
     const keys = page.getByRole('table', { name: 'API keys' });
-    await expect.poll(async () => (await bodyRows(keys)).map((r) => r[0])).toEqual([project.publicKey]);
+    await expect.poll(async () => (await bodyRows(keys)).map((r) => r[0])).toEqual([suite.project.publicKey]);
     await page.getByLabel('Note').fill('rotated');
     await page.getByRole('button', { name: 'Create API key' }).click();
     const secretKey = await page.locator('.new-secret-key').innerText();
     await expect.poll(async () => (await bodyRows(keys)).length).toBe(2);
     const publicKey = (await bodyRows(keys)).find((r) => r[2] === 'rotated')![0]!;
-    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(suite.project.projectId);
 
     page.once('dialog', (d) => void d.accept());
     await keys
-      .getByRole('row', { name: new RegExp(project.publicKey) })
+      .getByRole('row', { name: new RegExp(suite.project.publicKey) })
       .getByRole('button', { name: 'Revoke' })
       .click();
     await expect.poll(async () => (await bodyRows(keys)).map((r) => r[0])).toEqual([publicKey]);
     await screenshot(page, 'settings-api-key-rotated');
-    await expect(sdk(project.publicKey, project.secretKey).api.projects.get()).rejects.toMatchObject({
+    await expect(
+      sdk(suite.project.publicKey, suite.project.secretKey).api.projects.get(),
+    ).rejects.toMatchObject({
       statusCode: 401,
     });
-    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(project.projectId);
+    expect((await sdk(publicKey, secretKey).api.projects.get()).data[0]!.id).toBe(suite.project.projectId);
   });
 });
