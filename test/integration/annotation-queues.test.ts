@@ -13,15 +13,8 @@ import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { callJson } from '../fixtures/api-client.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 
 // The reference's types (annotation-queues.yml, utils/pagination.yml), field by field.
@@ -64,10 +57,7 @@ const CreateAnnotationQueueAssignmentResponse = z.strictObject({
 });
 const DeleteAnnotationQueueAssignmentResponse = z.strictObject({ success: z.boolean() });
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 let other: Project;
 let member: { userId: string; email: string; password: string };
 let outsider: { userId: string };
@@ -77,49 +67,49 @@ let db: pgLib.Pool;
 let otherConfigId: string;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-  };
-  web = await startWeb(env);
-  [project, other] = await Promise.all([createProject(env, 'queues'), createProject(env, 'queues-other')]);
-  member = await createUiUser(env, 'reviewer@example.com', [
+  suite = await startServiceSuite({ project: 'queues', env: MODE_ENV.events_only });
+  other = await createProject(suite.env, 'queues-other');
+  member = await createUiUser(suite.env, 'reviewer@example.com', [
     '--project',
-    project.projectId,
+    suite.project.projectId,
     '--role',
     'member',
   ]);
-  viewer = await createUiUser(env, 'watcher@example.com', [
+  viewer = await createUiUser(suite.env, 'watcher@example.com', [
     '--project',
-    project.projectId,
+    suite.project.projectId,
     '--role',
     'viewer',
   ]);
-  outsider = await createUiUser(env, 'outsider@example.com', [
+  outsider = await createUiUser(suite.env, 'outsider@example.com', [
     '--project',
     other.projectId,
     '--role',
     'owner',
   ]);
   const config = async (p: Project, name: string) =>
-    (await callJson(`${web.url}/api/public`, p, 'POST', '/score-configs', { name, dataType: 'NUMERIC' }))
-      .body['id'] as string;
-  [configId, otherConfigId] = await Promise.all([config(project, 'accuracy'), config(other, 'elsewhere')]);
-  db = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    (
+      await callJson(`${suite.web.url}/api/public`, p, 'POST', '/score-configs', {
+        name,
+        dataType: 'NUMERIC',
+      })
+    ).body['id'] as string;
+  [configId, otherConfigId] = await Promise.all([
+    config(suite.project, 'accuracy'),
+    config(other, 'elsewhere'),
+  ]);
+  db = new pgLib.Pool({ connectionString: suite.pg.url, max: 1 });
 }, 240_000);
 
 afterAll(async () => {
   await db?.end();
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
-const call = (method: string, path: string, body?: unknown, as = project) =>
-  callJson(`${web.url}/api/public`, as, method, path, body);
-const sdk = (p = project) =>
-  new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: web.url }).api
+const call = (method: string, path: string, body?: unknown, as = suite.project) =>
+  callJson(`${suite.web.url}/api/public`, as, method, path, body);
+const sdk = (p = suite.project) =>
+  new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: suite.web.url }).api
     .annotationQueues;
 
 describe('the JS SDK’s annotationQueues client', () => {
@@ -191,7 +181,7 @@ describe('the JS SDK’s annotationQueues client', () => {
         CreateAnnotationQueueAssignmentResponse.parse(
           await sdk().createQueueAssignment(queue.id, { userId: member.userId }),
         ),
-      ).toEqual({ userId: member.userId, queueId: queue.id, projectId: project.projectId });
+      ).toEqual({ userId: member.userId, queueId: queue.id, projectId: suite.project.projectId });
     }
     for (let i = 0; i < 2; i++) {
       expect(
@@ -272,10 +262,10 @@ describe('the UI mount', () => {
   let reviewer: Browser;
   let watcher: Browser;
   beforeAll(async () => {
-    [reviewer, watcher] = await Promise.all([signIn(web.url, member), signIn(web.url, viewer)]);
+    [reviewer, watcher] = await Promise.all([signIn(suite.web.url, member), signIn(suite.web.url, viewer)]);
   });
   const ui = (b: Browser, method: string, path: string, body?: unknown) =>
-    request(b, method, `/api/ui/projects/${project.projectId}${path}`, {
+    request(b, method, `/api/ui/projects/${suite.project.projectId}${path}`, {
       ...(body === undefined ? {} : { body }),
       headers: { 'x-csrf-token': b.csrf },
     });
@@ -350,7 +340,7 @@ async function audited(resourceIds: string[]) {
     `SELECT a.resource_type, a.resource_id, a.action, k.public_key, u.email
        FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id LEFT JOIN users u ON u.id = a.user_id
       WHERE a.project_id = $1 AND a.resource_id = ANY($2) ORDER BY a.created_at, a.resource_type`,
-    [project.projectId, resourceIds],
+    [suite.project.projectId, resourceIds],
   );
   return rows.map((r) => [r.resource_type, r.resource_id, r.action, r.public_key ?? r.email]);
 }
@@ -366,7 +356,7 @@ describe('the audit log', () => {
     await sdk().deleteQueueAssignment(queue.id, { userId: member.userId });
     await sdk().deleteQueueItem(queue.id, item.id);
     expect((await call('DELETE', `/annotation-queues/${queue.id}/items/${item.id}`)).status).toBe(404);
-    const key = project.publicKey;
+    const key = suite.project.publicKey;
     const assignment = `${queue.id}/${member.userId}`;
     expect(await audited([queue.id, item.id, assignment])).toEqual([
       ['annotation-queue', queue.id, 'create', key],
@@ -379,9 +369,12 @@ describe('the audit log', () => {
   });
 
   it('records the changes made in the UI with the signed-in user: a queue renamed, its configs changed, deleted', async () => {
-    const [reviewer, watcher] = await Promise.all([signIn(web.url, member), signIn(web.url, viewer)]);
+    const [reviewer, watcher] = await Promise.all([
+      signIn(suite.web.url, member),
+      signIn(suite.web.url, viewer),
+    ]);
     const ui = (b: Browser, method: string, path: string, body?: unknown) =>
-      request(b, method, `/api/ui/projects/${project.projectId}${path}`, {
+      request(b, method, `/api/ui/projects/${suite.project.projectId}${path}`, {
         ...(body === undefined ? {} : { body }),
         headers: { 'x-csrf-token': b.csrf },
       });

@@ -4,32 +4,16 @@
  * acknowledges nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env: Env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, SERVICE_INGESTION_MAX_IN_FLIGHT: '2' };
-  web = await startWeb(env);
-  project = await createProject(env, 'durability');
+  suite = await startServiceSuite({ project: 'durability', env: { SERVICE_INGESTION_MAX_IN_FLIGHT: '2' } });
 });
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 const scoreBatch = (prefix: string, n: number) => ({
@@ -42,9 +26,9 @@ const scoreBatch = (prefix: string, n: number) => ({
 });
 
 const send = (body: object) =>
-  fetch(`${web.url}/api/public/ingestion`, {
+  fetch(`${suite.web.url}/api/public/ingestion`, {
     method: 'POST',
-    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+    headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
 
@@ -63,16 +47,16 @@ describe('durability', () => {
       acked.push(...body.successes.map((s) => s.id));
     }
     expect(acked.length).toBeGreaterThan(0);
-    const rs = await ch.client.query({
+    const rs = await suite.ch.client.query({
       query: 'SELECT id FROM scores FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)}',
-      query_params: { p: project.projectId, ids: acked },
+      query_params: { p: suite.project.projectId, ids: acked },
       format: 'JSONEachRow',
     });
     expect((await rs.json<{ id: string }>()).map((r) => r.id).sort()).toEqual([...acked].sort());
   });
 
   it('answers 503 and acknowledges nothing while the analytics store is down', async () => {
-    await ch.stop();
+    await suite.ch.stop();
     const res = await send(scoreBatch('down', 3));
     expect(res.status).toBe(503);
     const body = (await res.json()) as { message: string; successes?: unknown };

@@ -7,46 +7,31 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 let other: Project;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const base = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-  };
-  web = await startWeb({
-    ...base,
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+  suite = await startServiceSuite({
+    project: 'eval-api',
+    env: {
+      ...MODE_ENV.events_only,
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    },
   });
-  project = await createProject(base, 'eval-api');
-  other = await createProject(base, 'eval-api-other');
+  other = await createProject(suite.env, 'eval-api-other');
 });
 
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 type Body = JsonBody;
-const call = (method: string, path: string, body?: unknown, p: Project = project) =>
-  callJson(`${web.url}/api/public`, p, method, path, body);
+const call = (method: string, path: string, body?: unknown, p: Project = suite.project) =>
+  callJson(`${suite.web.url}/api/public`, p, method, path, body);
 
 const connection = () =>
   call('PUT', '/llm-connections', {

@@ -13,41 +13,31 @@ import { RelationalMigrator } from '../../server/migrations/relational/runner.ts
 import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
 import { callJson } from '../fixtures/api-client.ts';
 import { freePort } from '../fixtures/ports.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  cli,
-  createProject,
-  type Env,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli, createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 let other: Project;
 const KEY = randomBytes(32).toString('hex');
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' };
-  web = await startWeb({ ...base, ENCRYPTION_KEY: KEY, SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1' });
-  project = await createProject(base, 'llm-a');
-  other = await createProject(base, 'llm-b');
+  suite = await startServiceSuite({
+    project: 'llm-a',
+    env: {
+      ...MODE_ENV.events_only,
+      ENCRYPTION_KEY: KEY,
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    },
+  });
+  other = await createProject(suite.env, 'llm-b');
 });
 
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
-const call = (method: string, path: string, body?: unknown, p: Project = project) =>
-  callJson(web.url, p, method, path, body);
+const call = (method: string, path: string, body?: unknown, p: Project = suite.project) =>
+  callJson(suite.web.url, p, method, path, body);
 
 const SECRET = 'sk-test-abcdefghijklmnop-9876';
 
@@ -98,7 +88,7 @@ describe('LLM connections', () => {
     expect(list.text).not.toContain('abcdefghijklmnop');
     expect((await call('GET', '/api/public/llm-connections', undefined, other)).body['data']).toEqual([]);
 
-    const client = new pgLib.Client({ connectionString: pg.url });
+    const client = new pgLib.Client({ connectionString: suite.pg.url });
     await client.connect();
     try {
       const { rows } = await client.query('SELECT secret_key FROM llm_connections');
@@ -159,23 +149,24 @@ describe('LLM connections', () => {
       adapter: 'anthropic',
       secretKey: 'sk-ant',
     });
+    const { ENCRYPTION_KEY: _key, ...withoutKey } = suite.env;
     const missing = await cli(
       ['web'],
-      { ...base, HOST: '127.0.0.1', PORT: String(await freePort()) },
+      { ...withoutKey, HOST: '127.0.0.1', PORT: String(await freePort()) },
       60_000,
     );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('ENCRYPTION_KEY is required: LLM connections are stored');
     const worker = await cli(
       ['worker'],
-      { ...base, REDIS_URL: 'redis://127.0.0.1:1', HOST: '127.0.0.1', PORT: String(await freePort()) },
+      { ...withoutKey, REDIS_URL: 'redis://127.0.0.1:1', HOST: '127.0.0.1', PORT: String(await freePort()) },
       60_000,
     );
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain(
       'observatory worker: ENCRYPTION_KEY is required: LLM connections are stored',
     );
-    const malformed = await cli(['web'], { ...base, ENCRYPTION_KEY: 'xyz' }, 60_000);
+    const malformed = await cli(['web'], { ...suite.env, ENCRYPTION_KEY: 'xyz' }, 60_000);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('ENCRYPTION_KEY must be 64 hex characters');
   });
@@ -183,7 +174,7 @@ describe('LLM connections', () => {
 
 describe('the relational migrations of connections and evaluation', () => {
   it('go down to 16 (tables gone) and up again (tables back, empty)', async () => {
-    const pool = new pgLib.Pool({ connectionString: pg.url, max: 1 });
+    const pool = new pgLib.Pool({ connectionString: suite.pg.url, max: 1 });
     const tables = async () =>
       (
         await pool.query<{ t: string }>(

@@ -13,33 +13,17 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  project = await createProject(base, 'otel-genai');
+  suite = await startServiceSuite({ project: 'otel-genai', env: MODE_ENV.events_only });
 });
 
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 const CONVERSATION = 'conv_5j66UpCpwteGg4YSxUnt7lPY';
@@ -53,8 +37,8 @@ async function sendAgentRun(): Promise<string> {
     spanProcessors: [
       new SimpleSpanProcessor(
         new OTLPTraceExporter({
-          url: `${web.url}/api/public/otel/v1/traces`,
-          headers: { Authorization: basicAuth(project) },
+          url: `${suite.web.url}/api/public/otel/v1/traces`,
+          headers: { Authorization: basicAuth(suite.project) },
         }),
       ),
     ],
@@ -131,8 +115,8 @@ async function readObservations(traceId: string): Promise<Record<string, Body>> 
     `observations of trace ${traceId}`,
     async () => {
       const r = await callApi(
-        web,
-        project,
+        suite.web,
+        suite.project,
         'GET',
         // The list shortens metadata values; `expandMetadata` asks for `attributes` in full.
         `/api/public/v2/observations?traceId=${traceId}&fields=core,basic,time,model,usage,metadata,metrics&expandMetadata=attributes`,
@@ -213,7 +197,12 @@ describe('OTel GenAI conventions through OTLP', () => {
   });
 
   it('makes gen_ai.conversation.id the session', async () => {
-    const r = await callApi(web, project, 'GET', `/api/public/v2/observations?sessionId=${CONVERSATION}`);
+    const r = await callApi(
+      suite.web,
+      suite.project,
+      'GET',
+      `/api/public/v2/observations?sessionId=${CONVERSATION}`,
+    );
     expect(r.status).toBe(200);
     expect(((r.body.data ?? []) as Body[]).map((o) => o['traceId'])).toEqual([
       traceId,

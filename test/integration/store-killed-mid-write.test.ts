@@ -5,33 +5,16 @@
  * legacy table and in the staging table of dual mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  DUAL_ENV,
-  type Env,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth, DUAL_ENV, startAnalyticsServer } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const env: Env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...env, ...DUAL_ENV });
-  project = await createProject(env, 'store-killed');
+  suite = await startServiceSuite({ project: 'store-killed', env: DUAL_ENV });
 });
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 /** One trace with `n` generations of a few KB each, so an insert takes long enough to be cut. */
@@ -77,9 +60,9 @@ describe('store killed between accept and acknowledgement', () => {
         const prefix = `kill-${lane}-${k}`;
         const sentAt = performance.now();
         sent++;
-        const res = await fetch(`${web.url}/api/public/ingestion`, {
+        const res = await fetch(`${suite.web.url}/api/public/ingestion`, {
           method: 'POST',
-          headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+          headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
           body: JSON.stringify(batch(prefix, 20)),
           signal: AbortSignal.timeout(60_000),
         });
@@ -95,7 +78,7 @@ describe('store killed between accept and acknowledgement', () => {
       const acked = () => outcomes.filter((o) => o.status === 207).length;
       while (acked() < 6 || sent - outcomes.length < LANES) await new Promise((r) => setTimeout(r, 10));
       killedAt = performance.now();
-      await ch.kill();
+      await suite.ch.kill();
     })();
     await Promise.all([killer, ...Array.from({ length: LANES }, (_, lane) => sender(lane))]);
 
@@ -112,12 +95,12 @@ describe('store killed between accept and acknowledgement', () => {
     const acked = outcomes.filter((o) => o.status === 207).map((o) => o.prefix);
     expect(acked.length).toBeGreaterThanOrEqual(6);
 
-    ch = await startAnalyticsServer({ dir: ch.dir });
+    suite.ch = await startAnalyticsServer({ dir: suite.ch.dir });
     const expected = acked.flatMap((p) => Array.from({ length: 20 }, (_, i) => `${p}-g${i}`)).sort();
     for (const table of ['observations', 'observations_batch_staging']) {
-      const rs = await ch.client.query({
+      const rs = await suite.ch.client.query({
         query: `SELECT DISTINCT id FROM ${table} WHERE project_id = {p:String} AND id IN {ids:Array(String)} ORDER BY id`,
-        query_params: { p: project.projectId, ids: expected },
+        query_params: { p: suite.project.projectId, ids: expected },
         format: 'JSONEachRow',
       });
       expect((await rs.json<{ id: string }>()).map((r) => r.id)).toEqual(expected);
