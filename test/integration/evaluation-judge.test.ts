@@ -33,69 +33,45 @@ import {
   startJudge,
 } from '../fixtures/judge.ts';
 import { freePort } from '../fixtures/ports.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  cli as cliRun,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli as cliRun, MODE_ENV, startWeb, startWorker } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
+let suite: ServiceSuite;
 let judge: Judge;
-let web: WebServer;
-let worker: WebServer;
-let project: Project;
 let db: pgLib.Client;
-let env: Record<string, string>;
 
 beforeAll(async () => {
-  [pg, ch, redis, judge] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
-    startJudge(),
-  ]);
-  env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    LOG_LEVEL: 'info',
-  };
-  web = await startWeb(env);
-  worker = await startWorker(env);
-  project = await createProject(env, 'judged');
-  db = new pgLib.Client({ connectionString: pg.url });
+  judge = await startJudge();
+  suite = await startServiceSuite({
+    project: 'judged',
+    worker: true,
+    env: {
+      ...MODE_ENV.events_only,
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    },
+  });
+  db = new pgLib.Client({ connectionString: suite.pg.url });
   await db.connect();
 }, 240_000);
 
 afterAll(async () => {
   await db?.end();
-  await Promise.all([web?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop(), judge?.stop()]);
+  await stopServiceSuite(suite, judge);
 });
 
 type Body = JsonBody;
 const call = (method: string, path: string, body?: unknown) =>
-  callJson(`${web.url}/api/public`, project, method, path, body);
+  callJson(`${suite.web.url}/api/public`, suite.project, method, path, body);
 
 const CONNECTION = () => judgeConnection(judge);
 
 /** Sends one `qa` generation (judged) and one `lookup` span (filtered out); returns their ids. */
 async function sendQa(question: string, answer: string) {
-  return withSdkTracer(project, web.url, () => {
+  return withSdkTracer(suite.project, suite.web.url, () => {
     const root = startObservation('lookup', { input: { question } });
     const gen = root.startObservation(
       'qa',
@@ -253,7 +229,7 @@ describe('observation rules judged by a real model', () => {
       mapping: [{ variable: 'answer', source: 'output' }],
     });
     expect(rule.status).toBe(200);
-    const o = await withSdkTracer(project, web.url, () => {
+    const o = await withSdkTracer(suite.project, suite.web.url, () => {
       const gen = startObservation('dead-qa', { input: 'hi' }, { asType: 'generation' });
       gen.update({ output: 'hello' });
       gen.end();
@@ -276,8 +252,8 @@ describe('observation rules judged by a real model', () => {
   });
 
   it('the worker checks the address again on every call: without the whitelist it refuses and records why', async () => {
-    await worker.stop();
-    worker = await startWorker({ ...env, SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '' });
+    await suite.worker?.stop();
+    suite.worker = await startWorker({ ...suite.env, SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '' });
     try {
       const o = await sendQa('Is this call allowed?', 'No');
       const refused = await waitFor('the refused judgment', async () => {
@@ -288,8 +264,8 @@ describe('observation rules judged by a real model', () => {
       expect(refused.attempts).toBe(1);
       expect(await evalScores({ traceId: o.traceId, id: o.generationId })).toEqual([]);
     } finally {
-      await worker.stop();
-      worker = await startWorker(env);
+      await suite.worker?.stop();
+      suite.worker = await startWorker(suite.env);
     }
   });
 
@@ -299,7 +275,7 @@ describe('observation rules judged by a real model', () => {
     await db.query(
       `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time, next_attempt_at)
        SELECT 'x-' || o, $1, $2, $3, 't-' || o, o, now(), now() + interval '1 hour' FROM unnest($4::text[]) AS o`,
-      [project.projectId, ruleId, evaluatorId, backlog],
+      [suite.project.projectId, ruleId, evaluatorId, backlog],
     );
     const cursor = async () =>
       (await db.query('SELECT scan_cursor FROM evaluation_rules WHERE id = $1', [ruleId])).rows[0]
@@ -318,16 +294,16 @@ describe('observation rules judged by a real model', () => {
     expect(await cursor()).toEqual(held);
     expect(await execution(o.generationId)).toBeUndefined();
     // The rule's execution log in the UI says so.
-    const member = await createUiUser(env, `member-${randomBytes(3).toString('hex')}@example.com`, [
+    const member = await createUiUser(suite.env, `member-${randomBytes(3).toString('hex')}@example.com`, [
       '--project',
-      project.projectId,
+      suite.project.projectId,
       '--role',
       'member',
     ]);
     const log = await request(
-      await signIn(web.url, member),
+      await signIn(suite.web.url, member),
       'GET',
-      `/api/ui/projects/${project.projectId}/evaluation-rules/${ruleId}/executions?limit=5`,
+      `/api/ui/projects/${suite.project.projectId}/evaluation-rules/${ruleId}/executions?limit=5`,
     );
     expect(log.status).toBe(200);
     expect(log.body.queue).toEqual({ waiting: PENDING_PER_RULE, holdsAt: PENDING_PER_RULE });
@@ -369,17 +345,17 @@ describe('observation rules judged by a real model', () => {
 
 describe('in write mode dual with the preview (the other mode that writes version 4 events)', () => {
   it('judges an observation the SDK sent through the dual-write path', async () => {
-    await Promise.all([web.stop(), worker.stop()]);
+    await Promise.all([suite.web.stop(), suite.worker?.stop()]);
     const dual = {
-      ...env,
+      ...suite.env,
       SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
       SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
       SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'true',
       SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',
       SERVICE_EVENT_PROPAGATION_GRACE_SECONDS: '0',
     };
-    web = await startWeb(dual);
-    worker = await startWorker(dual);
+    suite.web = await startWeb(dual);
+    suite.worker = await startWorker(dual);
     expect((await call('PUT', '/llm-connections', CONNECTION())).status).toBe(200);
     expect(
       (await call('PATCH', `/unstable/evaluation-rules/${ruleId}`, { enabled: true })).body,
@@ -405,9 +381,9 @@ describe('in write mode dual with the preview (the other mode that writes versio
   // partition is propagated, keeping its staging created_at, which the rule's scan has long passed.
   it('judges a generation a release 3 SDK sent, once the propagation has copied it', async () => {
     const sdk = new Langfuse({
-      publicKey: project.publicKey,
-      secretKey: project.secretKey,
-      baseUrl: web.url,
+      publicKey: suite.project.publicKey,
+      secretKey: suite.project.secretKey,
+      baseUrl: suite.web.url,
     });
     const trace = sdk.trace({ name: 'delayed-sdk' });
     const gen = trace.generation({ name: 'qa', model: 'app-model', input: { question: 'Is water wet?' } });
@@ -453,9 +429,9 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
     traceRuleId = rule.body.id;
 
     const sdk = new Langfuse({
-      publicKey: project.publicKey,
-      secretKey: project.secretKey,
-      baseUrl: web.url,
+      publicKey: suite.project.publicKey,
+      secretKey: suite.project.secretKey,
+      baseUrl: suite.web.url,
     });
     const judged = sdk.trace({ name: 'qa-trace', input: { question: 'What is 2 + 2?' }, output: '4' });
     const skipped = sdk.trace({ name: 'other', input: { question: 'Not matched' }, output: 'x' });
@@ -477,12 +453,12 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
   });
 
   it('the producers report lists it as stopping at the cutover', async () => {
-    const res = await fetch(`${worker.url}/api/producers?since=1h`);
+    const res = await fetch(`${suite.worker!.url}/api/producers?since=1h`);
     const report = (await res.json()) as Body;
     expect(report.legacyEvaluators).toEqual([
-      { projectId: project.projectId, ruleId: traceRuleId, name: 'qa-trace' },
+      { projectId: suite.project.projectId, ruleId: traceRuleId, name: 'qa-trace' },
     ]);
-    const cli = await cliRun(['producers', '--since', '1h'], env);
+    const cli = await cliRun(['producers', '--since', '1h'], suite.env);
     expect(cli.stdout).toContain('trace-level evaluator "qa-trace"');
   });
 
@@ -500,13 +476,13 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       ],
     });
     expect(created.status).toBe(200);
-    const owner = await createUiUser(env, `owner-${randomBytes(3).toString('hex')}@example.com`, [
+    const owner = await createUiUser(suite.env, `owner-${randomBytes(3).toString('hex')}@example.com`, [
       '--project',
-      project.projectId,
+      suite.project.projectId,
       '--role',
       'owner',
     ]);
-    const b = await signIn(web.url, owner);
+    const b = await signIn(suite.web.url, owner);
     const page = await request(b, 'GET', '/api/ui/migration');
     expect(page.body.producers.legacyEvaluators.map((e: Body) => e.name).sort()).toEqual([
       'qa-trace',
@@ -515,7 +491,7 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
     const converted = await request(
       b,
       'POST',
-      `/api/ui/projects/${project.projectId}/evaluation-rules/${created.body.id}/convert`,
+      `/api/ui/projects/${suite.project.projectId}/evaluation-rules/${created.body.id}/convert`,
       { headers: { 'x-csrf-token': b.csrf } },
     );
     expect(converted.status, JSON.stringify(converted.body)).toBe(200);
@@ -546,15 +522,15 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
   });
 
   it('in events_only: not enabled again, and an execution left from dual is cancelled with the reason', async () => {
-    await Promise.all([web.stop(), worker.stop()]);
+    await Promise.all([suite.web.stop(), suite.worker?.stop()]);
     // Left in the queue by a scan in dual, as if the cutover came before its judgment.
     await db.query(
       `INSERT INTO evaluation_executions (id, project_id, rule_id, evaluator_id, trace_id, observation_id, observation_start_time)
        VALUES ('left-over', $1, $2, $3, 'left-trace', 'left-trace', now())`,
-      [project.projectId, traceRuleId, evaluatorId],
+      [suite.project.projectId, traceRuleId, evaluatorId],
     );
-    web = await startWeb(env);
-    worker = await startWorker(env);
+    suite.web = await startWeb(suite.env);
+    suite.worker = await startWorker(suite.env);
     const left = await waitFor('the left-over execution settled', async () => {
       const e = await execution('left-trace');
       return e && e['status'] !== 'PENDING' ? e : undefined;

@@ -12,27 +12,13 @@ import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fixtures/ports.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let web: WebServer;
-let worker: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 let other: Project;
 let owner: Browser;
 let viewer: Browser;
@@ -40,42 +26,43 @@ let stranger: Browser;
 let sent: { traceId: string; id: string };
 let deadPort: number;
 
-const base = () => `/api/ui/projects/${project.projectId}`;
+const base = () => `/api/ui/projects/${suite.project.projectId}`;
 const write = (b: Browser, method: string, path: string, body?: unknown) =>
   request(b, method, path, { headers: { 'x-csrf-token': b.csrf }, ...(body === undefined ? {} : { body }) });
 
 beforeAll(async () => {
-  [pg, ch, redis, deadPort] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
-    freePort(),
-  ]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-  };
-  web = await startWeb(env);
-  [worker, project, other] = await Promise.all([
-    startWorker(env),
-    createProject(env, 'evaluations-ui'),
-    createProject(env, 'evaluations-other'),
-  ]);
+  deadPort = await freePort();
+  suite = await startServiceSuite({
+    project: 'evaluations-ui',
+    worker: true,
+    env: {
+      ...MODE_ENV.events_only,
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    },
+  });
+  other = await createProject(suite.env, 'evaluations-other');
   const users = await Promise.all([
-    createUiUser(env, 'eval-owner@example.com', ['--project', project.projectId, '--role', 'owner']),
-    createUiUser(env, 'eval-viewer@example.com', ['--project', project.projectId, '--role', 'viewer']),
-    createUiUser(env, 'eval-stranger@example.com', ['--project', other.projectId, '--role', 'owner']),
+    createUiUser(suite.env, 'eval-owner@example.com', [
+      '--project',
+      suite.project.projectId,
+      '--role',
+      'owner',
+    ]),
+    createUiUser(suite.env, 'eval-viewer@example.com', [
+      '--project',
+      suite.project.projectId,
+      '--role',
+      'viewer',
+    ]),
+    createUiUser(suite.env, 'eval-stranger@example.com', ['--project', other.projectId, '--role', 'owner']),
   ]);
-  [owner, viewer, stranger] = (await Promise.all(users.map((u) => signIn(web.url, u)))) as [
+  [owner, viewer, stranger] = (await Promise.all(users.map((u) => signIn(suite.web.url, u)))) as [
     Browser,
     Browser,
     Browser,
   ];
-  sent = await withSdkTracer(project, web.url, () => {
+  sent = await withSdkTracer(suite.project, suite.web.url, () => {
     const gen = startObservation(
       'qa',
       { input: { question: 'What is the capital of France?' }, model: 'app-model' },
@@ -88,8 +75,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 describe('the evaluations routes of the UI', () => {
@@ -235,7 +221,7 @@ describe('the evaluations routes of the UI', () => {
 
   it("logs the worker's failed attempt with its reason; pause and enable", async () => {
     // A rule judges what arrives after it is made.
-    const judged = await withSdkTracer(project, web.url, () => {
+    const judged = await withSdkTracer(suite.project, suite.web.url, () => {
       const gen = startObservation('qa', { input: { question: 'And of Spain?' } }, { asType: 'generation' });
       gen.update({ output: 'Madrid' });
       gen.end();
