@@ -12,18 +12,8 @@ import { z } from 'zod';
 import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
 import { type WidgetDefinition, widgetQuery } from '../../server/dashboards/model.ts';
 import type { FilterCondition } from '../../server/reads/filters.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth, createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
 // The reference's `DashboardPlacement` (unstable/dashboards.yml), field by field.
@@ -33,11 +23,7 @@ const DashboardPlacement = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('preset'), presetId: z.string(), ...position }),
 ]);
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-let web: WebServer;
-let project: Project;
+let suite: ServiceSuite;
 let other: Project;
 let member: Browser;
 let viewer: Browser;
@@ -97,8 +83,8 @@ function seedSpans() {
   };
 }
 
-async function api(method: string, path: string, body?: unknown, p: Project = project) {
-  const res = await fetch(`${web.url}${path}`, {
+async function api(method: string, path: string, body?: unknown, p: Project = suite.project) {
+  const res = await fetch(`${suite.web.url}${path}`, {
     method,
     headers: {
       authorization: basicAuth(p),
@@ -110,7 +96,7 @@ async function api(method: string, path: string, body?: unknown, p: Project = pr
 }
 
 const ui = (b: Browser, method: string, path: string, body?: unknown) =>
-  request(b, method, `/api/ui/projects/${project.projectId}${path}`, {
+  request(b, method, `/api/ui/projects/${suite.project.projectId}${path}`, {
     ...(body === undefined ? {} : { body }),
     headers: method === 'GET' ? {} : { 'x-csrf-token': b.csrf },
   });
@@ -119,15 +105,23 @@ const metricsV2 = async (query: unknown) =>
   api('GET', `/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`);
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [project, other] = await Promise.all([createProject(base, 'dash-a'), createProject(base, 'dash-b')]);
+  suite = await startServiceSuite({ project: 'dash-a', env: MODE_ENV.events_only });
+  other = await createProject(suite.env, 'dash-b');
   const [m, v] = await Promise.all([
-    createUiUser(base, 'dash-member@example.com', ['--project', project.projectId, '--role', 'member']),
-    createUiUser(base, 'dash-viewer@example.com', ['--project', project.projectId, '--role', 'viewer']),
+    createUiUser(suite.env, 'dash-member@example.com', [
+      '--project',
+      suite.project.projectId,
+      '--role',
+      'member',
+    ]),
+    createUiUser(suite.env, 'dash-viewer@example.com', [
+      '--project',
+      suite.project.projectId,
+      '--role',
+      'viewer',
+    ]),
   ]);
-  [member, viewer] = await Promise.all([signIn(web.url, m), signIn(web.url, v)]);
+  [member, viewer] = await Promise.all([signIn(suite.web.url, m), signIn(suite.web.url, v)]);
 
   const otlp = await api('POST', '/api/public/otel/v1/traces', seedSpans());
   expect(otlp.status).toBe(200);
@@ -192,8 +186,7 @@ function seedGenAiMetrics() {
 }
 
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 const costWidget = {
