@@ -11,7 +11,7 @@ import {
   startServiceSuite,
   stopServiceSuite,
 } from '../fixtures/service-suite.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
+import { createProjectMember } from '../fixtures/ui-client.ts';
 import { type Chromium, startChromium } from './chromium.ts';
 
 /** A person of the suite's project, signed in through the form with these credentials. */
@@ -40,9 +40,7 @@ export async function startBrowserSuite<P extends string>(
     chromium = await startChromium();
     const named = Object.entries(options.people) as [P, { email: string; role: string }][];
     const created = await Promise.all(
-      named.map(([, p]) =>
-        createUiUser(service.env, p.email, ['--project', service.project.projectId, '--role', p.role]),
-      ),
+      named.map(([, p]) => createProjectMember(service.env, p.email, service.project.projectId, p.role)),
     );
     const people = Object.fromEntries(named.map(([name], i) => [name, created[i]!])) as Record<P, Person>;
     return { ...service, chromium, people };

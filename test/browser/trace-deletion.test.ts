@@ -25,7 +25,7 @@ import {
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { createUiUser, request, signIn as signInApi } from '../fixtures/ui-client.ts';
+import { createProjectMember, request, signIn as signInApi } from '../fixtures/ui-client.ts';
 import { type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
 
 let pg: PostgresFixture;
@@ -47,8 +47,8 @@ beforeAll(async () => {
   web = await startWeb(env);
   [chromium, project] = await Promise.all([startChromium(), createProject(env, 'browser-trace-deletion')]);
   [owner, member] = await Promise.all([
-    createUiUser(env, 'deleting-owner@example.com', ['--project', project.projectId, '--role', 'owner']),
-    createUiUser(env, 'deleting-member@example.com', ['--project', project.projectId, '--role', 'member']),
+    createProjectMember(env, 'deleting-owner@example.com', project.projectId, 'owner'),
+    createProjectMember(env, 'deleting-member@example.com', project.projectId, 'member'),
   ]);
   db = new pgLib.Pool({ connectionString: pg.url, max: 1 });
   await traceWithJsSdk({ ...project, baseUrl: web.url }, () => {

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { callJson } from '../fixtures/api-client.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, createProjectMember, request, signIn } from '../fixtures/ui-client.ts';
 
 // The reference's types (annotation-queues.yml, utils/pagination.yml), field by field.
 const datetime = z.iso.datetime({ offset: true });
@@ -69,24 +69,9 @@ let otherConfigId: string;
 beforeAll(async () => {
   suite = await startServiceSuite({ project: 'queues', env: MODE_ENV.events_only });
   other = await createProject(suite.env, 'queues-other');
-  member = await createUiUser(suite.env, 'reviewer@example.com', [
-    '--project',
-    suite.project.projectId,
-    '--role',
-    'member',
-  ]);
-  viewer = await createUiUser(suite.env, 'watcher@example.com', [
-    '--project',
-    suite.project.projectId,
-    '--role',
-    'viewer',
-  ]);
-  outsider = await createUiUser(suite.env, 'outsider@example.com', [
-    '--project',
-    other.projectId,
-    '--role',
-    'owner',
-  ]);
+  member = await createProjectMember(suite.env, 'reviewer@example.com', suite.project.projectId, 'member');
+  viewer = await createProjectMember(suite.env, 'watcher@example.com', suite.project.projectId, 'viewer');
+  outsider = await createProjectMember(suite.env, 'outsider@example.com', other.projectId, 'owner');
   const config = async (p: Project, name: string) =>
     (
       await callJson(`${suite.web.url}/api/public`, p, 'POST', '/score-configs', {

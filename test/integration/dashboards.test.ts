@@ -14,7 +14,7 @@ import { type WidgetDefinition, widgetQuery } from '../../server/dashboards/mode
 import type { FilterCondition } from '../../server/reads/filters.ts';
 import { basicAuth, createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, createProjectMember, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
 // The reference's `DashboardPlacement` (unstable/dashboards.yml), field by field.
 const position = { id: z.string(), x: z.int(), y: z.int(), width: z.int(), height: z.int() };
@@ -108,18 +108,8 @@ beforeAll(async () => {
   suite = await startServiceSuite({ project: 'dash-a', env: MODE_ENV.events_only });
   other = await createProject(suite.env, 'dash-b');
   const [m, v] = await Promise.all([
-    createUiUser(suite.env, 'dash-member@example.com', [
-      '--project',
-      suite.project.projectId,
-      '--role',
-      'member',
-    ]),
-    createUiUser(suite.env, 'dash-viewer@example.com', [
-      '--project',
-      suite.project.projectId,
-      '--role',
-      'viewer',
-    ]),
+    createProjectMember(suite.env, 'dash-member@example.com', suite.project.projectId, 'member'),
+    createProjectMember(suite.env, 'dash-viewer@example.com', suite.project.projectId, 'viewer'),
   ]);
   [member, viewer] = await Promise.all([signIn(suite.web.url, m), signIn(suite.web.url, v)]);
 

@@ -36,7 +36,7 @@ import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { cli as cliRun, MODE_ENV, startWeb, startWorker } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+import { createProjectMember, request, signIn } from '../fixtures/ui-client.ts';
 
 let suite: ServiceSuite;
 let judge: Judge;
@@ -294,12 +294,12 @@ describe('observation rules judged by a real model', () => {
     expect(await cursor()).toEqual(held);
     expect(await execution(o.generationId)).toBeUndefined();
     // The rule's execution log in the UI says so.
-    const member = await createUiUser(suite.env, `member-${randomBytes(3).toString('hex')}@example.com`, [
-      '--project',
+    const member = await createProjectMember(
+      suite.env,
+      `member-${randomBytes(3).toString('hex')}@example.com`,
       suite.project.projectId,
-      '--role',
       'member',
-    ]);
+    );
     const log = await request(
       await signIn(suite.web.url, member),
       'GET',
@@ -476,12 +476,12 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       ],
     });
     expect(created.status).toBe(200);
-    const owner = await createUiUser(suite.env, `owner-${randomBytes(3).toString('hex')}@example.com`, [
-      '--project',
+    const owner = await createProjectMember(
+      suite.env,
+      `owner-${randomBytes(3).toString('hex')}@example.com`,
       suite.project.projectId,
-      '--role',
       'owner',
-    ]);
+    );
     const b = await signIn(suite.web.url, owner);
     const page = await request(b, 'GET', '/api/ui/migration');
     expect(page.body.producers.legacyEvaluators.map((e: Body) => e.name).sort()).toEqual([

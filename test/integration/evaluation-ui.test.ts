@@ -15,7 +15,7 @@ import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createUiUser, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, createProjectMember, type Row, request, signIn } from '../fixtures/ui-client.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 let suite: ServiceSuite;
@@ -43,19 +43,9 @@ beforeAll(async () => {
   });
   other = await createProject(suite.env, 'evaluations-other');
   const users = await Promise.all([
-    createUiUser(suite.env, 'eval-owner@example.com', [
-      '--project',
-      suite.project.projectId,
-      '--role',
-      'owner',
-    ]),
-    createUiUser(suite.env, 'eval-viewer@example.com', [
-      '--project',
-      suite.project.projectId,
-      '--role',
-      'viewer',
-    ]),
-    createUiUser(suite.env, 'eval-stranger@example.com', ['--project', other.projectId, '--role', 'owner']),
+    createProjectMember(suite.env, 'eval-owner@example.com', suite.project.projectId, 'owner'),
+    createProjectMember(suite.env, 'eval-viewer@example.com', suite.project.projectId, 'viewer'),
+    createProjectMember(suite.env, 'eval-stranger@example.com', other.projectId, 'owner'),
   ]);
   [owner, viewer, stranger] = (await Promise.all(users.map((u) => signIn(suite.web.url, u)))) as [
     Browser,
