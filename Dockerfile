@@ -26,16 +26,16 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --omit=optional --no-audit --no-fund
 
-# The two bundles: the web UI's (server/ui, React + Vite) and the operator's (rolldown), built with
+# The two bundles: the web UI's (server/app/ui, React + Vite) and the operator's (rolldown), built with
 # the full dependency tree, dev and optional included (the bundlers and the CSS minifier are native
-# optional packages), in a stage of its own so none of it reaches the image; only server/ui/dist
+# optional packages), in a stage of its own so none of it reaches the image; only server/app/ui/dist
 # and operator/dist/operator.mjs do. The UI is built first, so a source edit elsewhere reuses its layer.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY scripts/build-ui.ts ./scripts/
-COPY server/ui ./server/ui
+COPY server/app/ui ./server/app/ui
 RUN node scripts/build-ui.ts
 COPY scripts/build-operator.ts ./scripts/
 COPY server ./server
@@ -59,7 +59,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY server ./server
 COPY operator ./operator
-COPY --from=build /app/server/ui/dist ./server/ui/dist
+COPY --from=build /app/server/app/ui/dist ./server/app/ui/dist
 COPY --from=build /app/operator/dist/operator.mjs ./operator/dist/operator.mjs
 USER 10001:10001
 # web 3000, worker 3030, operator metrics 8080 and health 8081.

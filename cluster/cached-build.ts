@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withFileLock } from '../server/datastores/lock-file.ts';
+import { withFileLock } from '../server/platform/datastores/lock-file.ts';
 import { cacheRoot } from './paths.ts';
 import type { Log, StepReporter } from './steps.ts';
 

@@ -7,7 +7,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processAlive } from '../server/datastores/lock-file.ts';
+import { processAlive } from '../server/platform/datastores/lock-file.ts';
 import { startLocalCluster } from './local-cluster.ts';
 import { cacheRoot } from './paths.ts';
 import { sleep } from './wait.ts';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { withFileLock } from '../server/datastores/lock-file.ts';
+import { withFileLock } from '../server/platform/datastores/lock-file.ts';
 import { cacheRoot, controlPlaneSource } from './paths.ts';
 
 const run = promisify(execFile);

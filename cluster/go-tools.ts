@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { withFileLock } from '../server/datastores/lock-file.ts';
+import { withFileLock } from '../server/platform/datastores/lock-file.ts';
 import { goBinary, toolsCache } from './paths.ts';
 import type { StepReporter } from './steps.ts';
 

@@ -2,7 +2,7 @@
 // it), taken over when its process is gone, and waited for, within a bound, while a live process
 // holds it, so a second engineer's run queues instead of failing at once.
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { processAlive } from '../server/datastores/lock-file.ts';
+import { processAlive } from '../server/platform/datastores/lock-file.ts';
 
 export interface MachineLockOptions {
   /** How long to wait for a live holder before giving up (0: fail at once). */

@@ -1,7 +1,7 @@
 /**
- * Builds the web UI (server/ui) with Vite when its sources changed since the last build: a hash of
+ * Builds the web UI (server/app/ui) with Vite when its sources changed since the last build: a hash of
  * the sources, the Vite config and package-lock.json is kept next to the output
- * (server/ui/dist/.build-hash), so an unchanged tree costs one hash and no build. Run by
+ * (server/app/ui/dist/.build-hash), so an unchanged tree costs one hash and no build. Run by
  * scripts/run (every npm script), by the image's build stage, and as `npm run build:ui`.
  * `--force` builds even when the hash matches.
  */
@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-export const UI_ROOT = join(ROOT, 'server/ui');
+export const UI_ROOT = join(ROOT, 'server/app/ui');
 export const UI_DIST = join(UI_ROOT, 'dist');
 const STAMP = join(UI_DIST, '.build-hash');
 
@@ -49,7 +49,7 @@ export async function ensureUiBuilt(opts: { force?: boolean; log?: (line: string
   if (!opts.force && isUpToDate(hash)) {
     return { built: false, ms: performance.now() - started, files: [] } satisfies BuildReport;
   }
-  log('building the web UI (server/ui, vite)…');
+  log('building the web UI (server/app/ui, vite)…');
   const { build } = await import('vite');
   await build({ configFile: join(UI_ROOT, 'vite.config.ts'), logLevel: 'info' });
   writeFileSync(STAMP, `${hash}\n`);

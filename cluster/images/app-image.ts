@@ -27,7 +27,7 @@ async function walk(dir: string): Promise<string[]> {
 }
 
 /** Built in the image, never sent: the bundles' outputs on this machine. */
-const builtHere = ['server/ui/dist/', 'operator/dist/'];
+const builtHere = ['server/app/ui/dist/', 'operator/dist/'];
 
 /**
  * The build context as .dockerignore shapes it: the manifests, server/ and operator/ without tests

@@ -1,6 +1,6 @@
 /**
  * Holds the backfill while the worker reports the analytics store short of disk for its next step
- * (the worker's check, server/backfill/pressure.ts): no new Job starts, and a running one waits
+ * (the worker's check, server/features/backfill/pressure.ts): no new Job starts, and a running one waits
  * between chunks. The reason goes to status.blockedBy and BackfillComplete.
  */
 import type { StepInput, StepOutput } from './step.ts';

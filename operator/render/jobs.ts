@@ -100,7 +100,7 @@ const BACKOFF_LIMIT = (purpose: JobPurpose): number =>
   purpose === 'migrate' || purpose === 'rollback' || purpose === 'cleanup' ? 2 : 0;
 
 /**
- * Purposes whose command records its result under the Job's name (server/job-results/), which the
+ * Purposes whose command records its result under the Job's name (server/features/job-results/), which the
  * planner reads when the Pod or the Job is gone. A backfill step records its own in its chain row;
  * a backup's or restore's summary comes back in the termination message.
  */

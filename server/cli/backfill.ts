@@ -5,10 +5,10 @@
  * or may not start yet (reason printed), 2 on usage or configuration errors.
  */
 import { hostname } from 'node:os';
-import { BackfillFailure, BackfillManager, BackfillRefusal } from '../backfill/manager.ts';
-import { processConfig } from '../config/env.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { dialectOf } from '../runtime/schema.ts';
+import { openDatastores } from '../app/runtime/datastores.ts';
+import { BackfillFailure, BackfillManager, BackfillRefusal } from '../features/backfill/manager.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { dialectOf } from '../platform/migrations/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 const USAGE = 'usage: observatory backfill run --step N | retry --step N | status [--json]';

@@ -9,19 +9,6 @@
  * no credential in it), 2 usage or configuration error.
  */
 import { writeFile } from 'node:fs/promises';
-import { backupBucket } from '../backup/bucket.ts';
-import { checkBackupId, parseInclude, summaryOf } from '../backup/plan.ts';
-import { pruneBackups } from '../backup/prune.ts';
-import {
-  type BackupContext,
-  BackupFailure,
-  type RestoreResult,
-  restoreBackup,
-  takeBackup,
-} from '../backup/run.ts';
-import { verifyBackup } from '../backup/verify.ts';
-import { verifyText } from '../backup/verify-plan.ts';
-import { processConfig, toolEnv } from '../config/env.ts';
 import {
   BACKUP_CLI,
   BACKUP_ID_PATTERN,
@@ -29,7 +16,20 @@ import {
   TERMINATION_MESSAGE_PATH,
 } from '../contract/backup.ts';
 import { parseDuration } from '../contract/duration.ts';
-import { createPool } from '../datastores/postgres.ts';
+import { backupBucket } from '../features/backup/bucket.ts';
+import { checkBackupId, parseInclude, summaryOf } from '../features/backup/plan.ts';
+import { pruneBackups } from '../features/backup/prune.ts';
+import {
+  type BackupContext,
+  BackupFailure,
+  type RestoreResult,
+  restoreBackup,
+  takeBackup,
+} from '../features/backup/run.ts';
+import { verifyBackup } from '../features/backup/verify.ts';
+import { verifyText } from '../features/backup/verify-plan.ts';
+import { processConfig, toolEnv } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

@@ -4,10 +4,11 @@
  * backfill's source and the last way back to a version 3 read path, so it refuses unless the
  * write mode is events_only. As the operator's Job, its success is recorded as the Job's result.
  */
-import { processConfig } from '../config/env.ts';
-import { onCluster } from '../migrations/analytics/dialect.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { dialectOf } from '../runtime/schema.ts';
+
+import { openDatastores } from '../app/runtime/datastores.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { onCluster } from '../platform/migrations/analytics/dialect.ts';
+import { dialectOf } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';
 import { parseFlags, UsageError } from './usage.ts';
 

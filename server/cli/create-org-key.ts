@@ -4,11 +4,12 @@
  * keys and the memberships through the public API; it reads no project's data. `--data DIR`: in the
  * database of the `observatory dev` running on DIR, not DATABASE_URL's.
  */
-import { processConfig } from '../config/env.ts';
-import { createPool } from '../datastores/postgres.ts';
-import { RelationalMigrator } from '../migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
-import { createOrganizationKey } from '../projects/organizations.ts';
+
+import { createOrganizationKey } from '../features/projects/organizations.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
+import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';
 import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 

@@ -2,11 +2,12 @@
  * `observatory create-project --name NAME [--data DIR] [--json]`: prints the new project's keys,
  * once. `--data DIR`: in the database of the `observatory dev` running on DIR, not DATABASE_URL's.
  */
-import { processConfig } from '../config/env.ts';
-import { createPool } from '../datastores/postgres.ts';
-import { RelationalMigrator } from '../migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
-import { createProject } from '../projects/keys.ts';
+
+import { createProject } from '../features/projects/keys.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
+import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';
 import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 

@@ -7,13 +7,13 @@
  * the `observatory dev` running on DIR, not DATABASE_URL's.
  */
 import { text } from 'node:stream/consumers';
-import { processConfig } from '../config/env.ts';
-import { createPool } from '../datastores/postgres.ts';
-import { RelationalMigrator } from '../migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
-import { provisionUser } from '../users/provision.ts';
-import { isRole, ROLES } from '../users/roles.ts';
-import { checkEmail, checkPassword, UserExists } from '../users/store.ts';
+import { provisionUser } from '../features/users/provision.ts';
+import { isRole, ROLES } from '../features/users/roles.ts';
+import { checkEmail, checkPassword, UserExists } from '../features/users/store.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
+import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';
 import { devDatabase } from './dev-data.ts';
 import { parseFlags, UsageError } from './usage.ts';
 

@@ -1,12 +1,13 @@
 /**
  * `observatory ingestion replay --from ISO --to ISO [--project ID] [--max-stall-seconds S] [--json]`:
  * writes the ingestion log's files accepted in [from, to) to the analytics store again
- * (server/ingestion/log/replay.ts), showing how many are written as it goes; gives up (exit 1) when
+ * (server/features/ingestion/log/replay.ts), showing how many are written as it goes; gives up (exit 1) when
  * no file was written for S seconds (600). Idempotent; after a kill or a stall, run it again (or let
  * the workers drain what it queued).
  */
-import { processConfig } from '../config/env.ts';
-import { parseIsoDateTime } from '../time/iso-datetime.ts';
+
+import { parseIsoDateTime } from '../features/write-model/iso-datetime.ts';
+import { processConfig } from '../kernel/config/env.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

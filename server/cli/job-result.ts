@@ -1,12 +1,12 @@
 /**
  * The end of a command the operator runs as a Job (`SERVICE_JOB_NAME` set): its exit code becomes
- * the Job's durable result (server/job-results/). Run by hand, nothing is recorded. A result that
+ * the Job's durable result (server/features/job-results/). Run by hand, nothing is recorded. A result that
  * cannot be recorded is said, and the exit code stands: the Job's own outcome still tells. The
  * detail reaches the operator's status and support bundles, so a datastore URL in it loses its password.
  */
 import type pg from 'pg';
-import type { ServiceConfig } from '../config/env.ts';
-import { recordJobResult } from '../job-results/store.ts';
+import { recordJobResult } from '../features/job-results/store.ts';
+import type { ServiceConfig } from '../kernel/config/env.ts';
 import { hideUrlCredentials } from './failure.ts';
 
 export async function endOfJob(

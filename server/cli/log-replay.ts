@@ -3,16 +3,17 @@
  * the log's bucket, its queue and the analytics store from the process's configuration, opened for
  * the replay and closed after it (a restore opens them only once the databases are restored).
  */
-import { s3BlobStore } from '../blobs/s3.ts';
-import type { S3Settings } from '../config/blob-storage.ts';
-import type { ServiceConfig } from '../config/env.ts';
-import { traceDeletionDeps } from '../deletion/traces.ts';
-import { type ReplayProgress, type ReplayWindow, replayLog } from '../ingestion/log/replay.ts';
-import { ModelCatalog } from '../models/catalog.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { ingestionTombstones } from '../tombstones/record.ts';
-import { pgEntityLocks } from '../write-model/entity-locks.ts';
-import { clickhouseStore } from '../write-model/store.ts';
+
+import { openDatastores } from '../app/runtime/datastores.ts';
+import { traceDeletionDeps } from '../features/deletion/traces.ts';
+import { type ReplayProgress, type ReplayWindow, replayLog } from '../features/ingestion/log/replay.ts';
+import { ModelCatalog } from '../features/models/catalog.ts';
+import { ingestionTombstones } from '../features/tombstones/record.ts';
+import { pgEntityLocks } from '../features/write-model/entity-locks.ts';
+import { clickhouseStore } from '../features/write-model/store.ts';
+import type { S3Settings } from '../kernel/config/blob-storage.ts';
+import type { ServiceConfig } from '../kernel/config/env.ts';
+import { s3BlobStore } from '../platform/blobs/s3.ts';
 
 export async function replayConfiguredLog(
   config: ServiceConfig,

@@ -3,8 +3,9 @@
  * loaded on demand so that, e.g., `migrate` does not load the web server.
  * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
  */
+
+import { exitOnSignal } from '../app/runtime/shutdown.ts';
 import { PORTS } from '../contract/ports.ts';
-import { exitOnSignal } from '../runtime/shutdown.ts';
 import { type Command, runCommand } from './run-command.ts';
 
 interface CommandEntry {

@@ -9,14 +9,14 @@
  */
 
 import type pg from 'pg';
-import { invalidateUnproven } from '../backfill/proof.ts';
-import { processConfig } from '../config/env.ts';
+import { openDatastores } from '../app/runtime/datastores.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
-import { pendingBefore } from '../ingestion/log/queue.ts';
-import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';
-import { SchemaAheadError } from '../migrations/analytics/runner.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { migratorsFor } from '../runtime/schema.ts';
+import { invalidateUnproven } from '../features/backfill/proof.ts';
+import { pendingBefore } from '../features/ingestion/log/queue.ts';
+import { awaitLogDrained } from '../features/ingestion/log/wait-drained.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { SchemaAheadError } from '../platform/migrations/analytics/runner.ts';
+import { migratorsFor } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

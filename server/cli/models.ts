@@ -3,12 +3,13 @@
  * file into PostgreSQL, so prices change without a release. An entry replaces the stored one of
  * its id unless the stored prices were read at a later date.
  */
-import { processConfig } from '../config/env.ts';
-import { createPool } from '../datastores/postgres.ts';
-import { RelationalMigrator } from '../migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../migrations/relational/versions.ts';
-import { PriceFileError, readPriceFile } from '../models/price-file.ts';
-import { loadBuiltInModels } from '../models/store.ts';
+
+import { PriceFileError, readPriceFile } from '../features/models/price-file.ts';
+import { loadBuiltInModels } from '../features/models/store.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
+import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 const USAGE = 'usage: observatory models load FILE [--json]';

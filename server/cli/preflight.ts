@@ -9,15 +9,15 @@
  * may go ahead is the operator's to decide with the contract's rule.
  */
 import { writeFile } from 'node:fs/promises';
-import { processConfig } from '../config/env.ts';
+import { openDatastores } from '../app/runtime/datastores.ts';
 import { TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
 import { OLDEST_UPGRADABLE_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import type { PreflightSummary, SchemaReport } from '../contract/upgrade.ts';
-import { redisCoordination } from '../coordination/store.ts';
-import { evaluatePreflight } from '../preflight/checks.ts';
-import { gatherFacts, redisVersion } from '../preflight/gather.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { migratorsFor } from '../runtime/schema.ts';
+import { evaluatePreflight } from '../features/preflight/checks.ts';
+import { gatherFacts, redisVersion } from '../features/preflight/gather.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { redisCoordination } from '../platform/coordination/store.ts';
+import { migratorsFor } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';
 import { parseFlags } from './usage.ts';
 

@@ -9,10 +9,11 @@
  * cutover will refuse no current producer, and each legacy evaluator is a trace-level evaluation
  * rule that stops at the cutover.
  */
-import { processConfig } from '../config/env.ts';
+
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
-import { createPool } from '../datastores/postgres.ts';
-import { producersSince } from '../producers/recorder.ts';
+import { producersSince } from '../features/producers/recorder.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { createPool } from '../platform/datastores/postgres.ts';
 import { parseFlags, UsageError } from './usage.ts';
 
 export async function run(args: string[]): Promise<number> {

@@ -4,11 +4,12 @@
  * definitions (costs the SDK sent stay), in bounded batches, resumable: run the same command again
  * after a kill and it goes on from its checkpoint.
  */
-import { processConfig } from '../config/env.ts';
-import { recomputeCosts } from '../models/recompute.ts';
-import { toChText } from '../reads/sql.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { dialectOf } from '../runtime/schema.ts';
+
+import { openDatastores } from '../app/runtime/datastores.ts';
+import { recomputeCosts } from '../features/models/recompute.ts';
+import { toChText } from '../features/reads/sql.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { dialectOf } from '../platform/migrations/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 const USAGE =

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config/env.ts';
+import { ConfigError } from '../kernel/config/env.ts';
 import { describeFailure, failureDetail } from './failure.ts';
 import { UsageError } from './usage.ts';
 

@@ -7,19 +7,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { s3BlobStore } from '../blobs/s3.ts';
-import { processConfig } from '../config/env.ts';
+import { openDatastores } from '../app/runtime/datastores.ts';
+import { encryptionKeyProblem } from '../app/runtime/encryption-key.ts';
+import { createLogger } from '../app/runtime/logger.ts';
+import { onShutdown } from '../app/runtime/shutdown.ts';
+import { buildWorkerApp } from '../app/worker/app.ts';
+import { startWorkerJobs } from '../app/worker/jobs.ts';
+import { workerMetrics } from '../app/worker/metrics.ts';
 import { PORTS } from '../contract/ports.ts';
-import { redisCoordination } from '../coordination/store.ts';
-import { backlog } from '../ingestion/log/queue.ts';
-import { openDatastores } from '../runtime/datastores.ts';
-import { encryptionKeyProblem } from '../runtime/encryption-key.ts';
-import { createLogger } from '../runtime/logger.ts';
-import { migratorsFor } from '../runtime/schema.ts';
-import { onShutdown } from '../runtime/shutdown.ts';
-import { buildWorkerApp } from '../worker/app.ts';
-import { startWorkerJobs } from '../worker/jobs.ts';
-import { workerMetrics } from '../worker/metrics.ts';
+import { backlog } from '../features/ingestion/log/queue.ts';
+import { processConfig } from '../kernel/config/env.ts';
+import { s3BlobStore } from '../platform/blobs/s3.ts';
+import { redisCoordination } from '../platform/coordination/store.ts';
+import { migratorsFor } from '../platform/migrations/schema.ts';
 
 export async function run(_args: string[]): Promise<number> {
   const config = processConfig('worker');

@@ -38,7 +38,7 @@ export const ENV = {
   podName: 'POD_NAME',
   /**
    * The operator's Job a one-shot command runs in: the command records its result under this name
-   * (server/job-results/), so the operator still reads it once the Job's Pod is gone.
+   * (server/features/job-results/), so the operator still reads it once the Job's Pod is gone.
    */
   jobName: 'SERVICE_JOB_NAME',
   logLevel: 'LOG_LEVEL',
@@ -84,7 +84,7 @@ export const ALERT_ENV = {
 } as const;
 
 /**
- * OTLP over gRPC on the web (server/web/otlp-grpc/): its port (0: not served) and, optionally, the
+ * OTLP over gRPC on the web (server/app/web/otlp-grpc/): its port (0: not served) and, optionally, the
  * PEM files of its TLS certificate and key (both or neither; without them the port is plaintext,
  * as the Collector's receiver is by default).
  */
@@ -95,7 +95,7 @@ export const OTLP_GRPC_ENV = {
 } as const;
 
 /**
- * The ingestion log (server/ingestion/log/): where accepted writes are made durable before they
+ * The ingestion log (server/features/ingestion/log/): where accepted writes are made durable before they
  * are acknowledged, and its bounds. Off unless its bucket is set (named like the reference's
  * `LANGFUSE_S3_EVENT_UPLOAD_*`); set through the web's and the worker's extra environment.
  */

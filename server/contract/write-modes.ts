@@ -153,7 +153,7 @@ export function batchTargets(s: ModeSettings): WriteTargets {
  * Targets of an OTLP export. `legacy` writes only the legacy tables whatever the producer says;
  * `events_only` writes only `events_full`; `dual` always writes the legacy tables and adds either
  * a direct write (behaviour `direct`, or a real-time producer, one that propagates client-side:
- * server/ingestion/sdk-versions.ts) or staging.
+ * server/features/ingestion/sdk-versions.ts) or staging.
  */
 export function otelTargets(s: ModeSettings, producerIsRealTime: boolean): WriteTargets {
   const b = behaviourOf(s);

@@ -14,14 +14,14 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { ClickHouseSettings } from '@clickhouse/client';
-import { BackfillManager } from '../../server/backfill/manager.ts';
-import { SCRATCH_TABLE } from '../../server/backfill/sql.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { BackfillManager } from '../../server/features/backfill/manager.ts';
+import { SCRATCH_TABLE } from '../../server/features/backfill/sql.ts';
+import { createPool } from '../../server/platform/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/platform/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/platform/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startAnalyticsServer } from '../fixtures/service.ts';
 import {

@@ -7,11 +7,15 @@
  * The definitions are the repository's built-in price file.
  */
 import { performance } from 'node:perf_hooks';
-import { ProjectPricing, priceLegacyRow } from '../../server/models/apply.ts';
-import { BUILT_IN_PRICE_FILE, readPriceFile } from '../../server/models/price-file.ts';
-import { compileModels } from '../../server/models/pricing.ts';
-import { warmTokenizers } from '../../server/models/tokenize.ts';
-import { applyObservation, emptyObservationRow, type Row } from '../../server/write-model/records.ts';
+import { ProjectPricing, priceLegacyRow } from '../../server/features/models/apply.ts';
+import { BUILT_IN_PRICE_FILE, readPriceFile } from '../../server/features/models/price-file.ts';
+import { compileModels } from '../../server/features/models/pricing.ts';
+import { warmTokenizers } from '../../server/features/models/tokenize.ts';
+import {
+  applyObservation,
+  emptyObservationRow,
+  type Row,
+} from '../../server/features/write-model/records.ts';
 import { line, ratio } from './report.ts';
 
 const ROWS = 20_000;

@@ -8,13 +8,14 @@
  * after another separate the two. Size: BENCH_DASHBOARD_EVENTS
  * (default 100 000).
  */
-import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
-import { widgetQuery } from '../../server/dashboards/model.ts';
-import { buildMetrics } from '../../server/reads/metrics.ts';
-import { METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
-import { provisionUser } from '../../server/users/provision.ts';
-import { createSession } from '../../server/users/store.ts';
-import { SESSION_COOKIE } from '../../server/web/ui-shell/session.ts';
+
+import { SESSION_COOKIE } from '../../server/app/web/ui-shell/session.ts';
+import { HOME_DASHBOARD, PRESETS } from '../../server/features/dashboards/home.ts';
+import { widgetQuery } from '../../server/features/dashboards/model.ts';
+import { buildMetrics } from '../../server/features/reads/metrics.ts';
+import { METRICS_V2_VIEWS } from '../../server/features/reads/metrics-views.ts';
+import { provisionUser } from '../../server/features/users/provision.ts';
+import { createSession } from '../../server/features/users/store.ts';
 import { openReadBench, START, stepFor } from './reads.ts';
 import { line, quantile, ratio } from './report.ts';
 

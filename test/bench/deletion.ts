@@ -11,19 +11,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { runTraceDeletionBatch, TRACE_DELETION_BATCH } from '../../server/deletion/deletion-worker.ts';
-import { enqueueTraceDeletion } from '../../server/deletion/queue.ts';
-import { traceDeleteStatement } from '../../server/deletion/trace-deletion-sql.ts';
-import type { TraceDeletionDeps } from '../../server/deletion/traces.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { createProject } from '../../server/projects/keys.ts';
-import { traceTables } from '../../server/tombstones/tables.ts';
+import {
+  runTraceDeletionBatch,
+  TRACE_DELETION_BATCH,
+} from '../../server/features/deletion/deletion-worker.ts';
+import { enqueueTraceDeletion } from '../../server/features/deletion/queue.ts';
+import { traceDeleteStatement } from '../../server/features/deletion/trace-deletion-sql.ts';
+import type { TraceDeletionDeps } from '../../server/features/deletion/traces.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
+import { traceTables } from '../../server/features/tombstones/tables.ts';
+import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
+import { createPool } from '../../server/platform/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/platform/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/platform/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { line, ratio } from './report.ts';
 

@@ -34,7 +34,7 @@ export const PLAIN_COPY = `INSERT INTO events_full (project_id, trace_id, span_i
 
 /**
  * The plain copy's second form: without the replacing merge of each inserted block, which the
- * backfill skips (server/backfill/sql.ts: its rows come out of FINAL, one per key), so the ratio
+ * backfill skips (server/features/backfill/sql.ts: its rows come out of FINAL, one per key), so the ratio
  * against it shows what the backfill's own work costs.
  */
 export const UNMERGED_INSERT = { optimize_on_insert: 0 } as const;

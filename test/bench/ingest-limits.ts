@@ -19,13 +19,16 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { mapExport } from '../../server/otel/map-spans.ts';
-import { exportTraceServiceRequestType } from '../../server/otel/otlp-proto.ts';
-import { validateTraceExport } from '../../server/otel/validate.ts';
-import { MAX_ATTRIBUTES_PER_EXPORT, MAX_ATTRIBUTES_PER_SPAN } from '../../server/write-model/limits.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { mapExport } from '../../server/features/otel/map-spans.ts';
+import { exportTraceServiceRequestType } from '../../server/features/otel/otlp-proto.ts';
+import { validateTraceExport } from '../../server/features/otel/validate.ts';
+import {
+  MAX_ATTRIBUTES_PER_EXPORT,
+  MAX_ATTRIBUTES_PER_SPAN,
+} from '../../server/features/write-model/limits.ts';
+import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
+import { createPool } from '../../server/platform/datastores/postgres.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   basicAuth,

@@ -19,8 +19,8 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILT_IN_PRICE_FILE, readPriceFile } from '../../server/models/price-file.ts';
-import { compileModels } from '../../server/models/pricing.ts';
+import { BUILT_IN_PRICE_FILE, readPriceFile } from '../../server/features/models/price-file.ts';
+import { compileModels } from '../../server/features/models/pricing.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,

@@ -9,7 +9,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DETECTORS } from '../../server/masking/detectors.ts';
+import { DETECTORS } from '../../server/features/masking/detectors.ts';
 import { callJson } from '../fixtures/api-client.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import {

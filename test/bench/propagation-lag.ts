@@ -11,13 +11,13 @@
  */
 import { Langfuse } from 'langfuse';
 import pino from 'pino';
+import { PropagationJob } from '../../server/app/worker/propagation/job.ts';
 import { ENV_DEFAULTS } from '../../server/contract/env.ts';
-import { memoryCoordination } from '../../server/coordination/store.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { STAGING_WINDOW_MS } from '../../server/events/staging.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { TombstoneGuard } from '../../server/tombstones/record.ts';
-import { PropagationJob } from '../../server/worker/propagation/job.ts';
+import { STAGING_WINDOW_MS } from '../../server/features/events/staging.ts';
+import { TombstoneGuard } from '../../server/features/tombstones/record.ts';
+import { memoryCoordination } from '../../server/platform/coordination/store.ts';
+import { createPool } from '../../server/platform/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
 import {

@@ -15,27 +15,31 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { loadConfig } from '../../server/config/env.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { createPool } from '../../server/datastores/postgres.ts';
-import { traceDeletionDeps } from '../../server/deletion/traces.ts';
-import { MaskingCatalog } from '../../server/masking/catalog.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { AnalyticsMigrator } from '../../server/migrations/analytics/runner.ts';
-import { migrationsFor } from '../../server/migrations/analytics/versions.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { ModelCatalog } from '../../server/models/catalog.ts';
-import { createProject, KeyVerifier } from '../../server/projects/keys.ts';
-import type { FilterCondition } from '../../server/reads/filters.ts';
-import { buildMetrics, parseMetricsQuery } from '../../server/reads/metrics.ts';
-import { METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
-import { buildObservationList, parseFieldGroups, simpleFilters } from '../../server/reads/observations.ts';
-import type { Query } from '../../server/reads/sql.ts';
-import { ingestionTombstones } from '../../server/tombstones/record.ts';
-import { buildWebApp } from '../../server/web/app.ts';
-import { pgEntityLocks } from '../../server/write-model/entity-locks.ts';
-import { clickhouseStore } from '../../server/write-model/store.ts';
+import { buildWebApp } from '../../server/app/web/app.ts';
+import { traceDeletionDeps } from '../../server/features/deletion/traces.ts';
+import { MaskingCatalog } from '../../server/features/masking/catalog.ts';
+import { ModelCatalog } from '../../server/features/models/catalog.ts';
+import { createProject, KeyVerifier } from '../../server/features/projects/keys.ts';
+import type { FilterCondition } from '../../server/features/reads/filters.ts';
+import { buildMetrics, parseMetricsQuery } from '../../server/features/reads/metrics.ts';
+import { METRICS_V2_VIEWS } from '../../server/features/reads/metrics-views.ts';
+import {
+  buildObservationList,
+  parseFieldGroups,
+  simpleFilters,
+} from '../../server/features/reads/observations.ts';
+import type { Query } from '../../server/features/reads/sql.ts';
+import { ingestionTombstones } from '../../server/features/tombstones/record.ts';
+import { pgEntityLocks } from '../../server/features/write-model/entity-locks.ts';
+import { clickhouseStore } from '../../server/features/write-model/store.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
+import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
+import { createPool } from '../../server/platform/datastores/postgres.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
+import { AnalyticsMigrator } from '../../server/platform/migrations/analytics/runner.ts';
+import { migrationsFor } from '../../server/platform/migrations/analytics/versions.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { line, quantile } from './report.ts';
 

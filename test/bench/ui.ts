@@ -11,10 +11,11 @@
  * The UI adds the rows' scores and, for a search, the snippet. Size: BENCH_UI_EVENTS (default
  * 100 000, about two minutes on two busy cores); `--ui-1m` measures 1 000 000 events instead.
  */
-import type { FilterCondition } from '../../server/reads/filters.ts';
-import { provisionUser } from '../../server/users/provision.ts';
-import { createSession } from '../../server/users/store.ts';
-import { SESSION_COOKIE } from '../../server/web/ui-shell/session.ts';
+
+import { SESSION_COOKIE } from '../../server/app/web/ui-shell/session.ts';
+import type { FilterCondition } from '../../server/features/reads/filters.ts';
+import { provisionUser } from '../../server/features/users/provision.ts';
+import { createSession } from '../../server/features/users/store.ts';
 import { openReadBench, PROJECT_SHARES, SPANS_PER_TRACE, START, stepFor } from './reads.ts';
 import { line, quantile } from './report.ts';
 

@@ -18,7 +18,7 @@ import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PENDING_PER_RULE } from '../../server/evaluation/scan.ts';
+import { PENDING_PER_RULE } from '../../server/features/evaluation/scan.ts';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';

@@ -145,7 +145,7 @@ describe('container image build files', () => {
       'package.json package-lock.json ./',
       'server ./server',
       'operator ./operator',
-      '--from=build /app/server/ui/dist ./server/ui/dist',
+      '--from=build /app/server/app/ui/dist ./server/app/ui/dist',
       '--from=build /app/operator/dist/operator.mjs ./operator/dist/operator.mjs',
     ]);
     const users = final.instructions.filter((i) => i.op === 'USER').map((i) => i.args);
@@ -179,7 +179,7 @@ describe('container image build files', () => {
       'scripts/build-operator.ts',
       'scripts/build-ui.ts',
     ]);
-    for (const built of ['server/ui/dist/', 'operator/dist/']) {
+    for (const built of ['server/app/ui/dist/', 'operator/dist/']) {
       expect(sent.filter((f) => f.startsWith(built))).toEqual([]);
       expect(included(`${built}x.js`), built).toBe(false);
     }
@@ -265,8 +265,8 @@ describe('container image build files', () => {
 
     const sources = (await listFiles(join(repoRoot, 'server'), new Set()))
       .concat(await listFiles(join(repoRoot, 'operator'), new Set()))
-      // server/ui/ is browser code, bundled by the image's ui stage: the bundle is what the web serves.
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('server/ui/'));
+      // server/app/ui/ is browser code, bundled by the image's ui stage: the bundle is what the web serves.
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('server/app/ui/'));
     const missing: string[] = [];
     for (const file of sources) {
       const text = await readFile(join(repoRoot, file), 'utf8');

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withFileLock } from '../../server/datastores/lock-file.ts';
+import { withFileLock } from '../../server/platform/datastores/lock-file.ts';
 import { runCommand } from '../fixtures/processes.ts';
 import { repoRoot } from '../tools/paths.ts';
 

@@ -18,7 +18,7 @@ import {
   TupleParam,
 } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAnalyticsUrl } from '../../server/datastores/clickhouse.ts';
+import { parseAnalyticsUrl } from '../../server/platform/datastores/clickhouse.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -651,7 +651,7 @@ describe('createAnalyticsClient', () => {
   it('runs the embedded engine in-process for chdb:/// with per-request settings and the database', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'analytics-embedded-'));
     try {
-      const module = pathToFileURL(join(ROOT, 'server/datastores/clickhouse.ts')).href;
+      const module = pathToFileURL(join(ROOT, 'server/platform/datastores/clickhouse.ts')).href;
       // A process of its own: libchdb binds one data directory per process.
       const script = `
         import { ClickHouseError } from '@clickhouse/client';

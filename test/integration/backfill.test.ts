@@ -7,8 +7,8 @@
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyRange } from '../../server/backfill/chunks.ts';
-import { TRACES_KEY } from '../../server/backfill/sql.ts';
+import { keyRange } from '../../server/features/backfill/chunks.ts';
+import { TRACES_KEY } from '../../server/features/backfill/sql.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { startProcess } from '../fixtures/processes.ts';
 import {

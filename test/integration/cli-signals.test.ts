@@ -14,7 +14,7 @@ import { observatoryCli } from '../../cluster/paths.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
-/** The relational migrator's advisory lock (server/migrations/relational/runner.ts). */
+/** The relational migrator's advisory lock (server/platform/migrations/relational/runner.ts). */
 const MIGRATION_LOCK = 73_657_201;
 
 let db: PostgresFixture;

@@ -9,12 +9,12 @@ import { Langfuse } from 'langfuse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
-import { processBatch } from '../../server/ingestion/batch.ts';
-import { ingestionTombstones } from '../../server/tombstones/record.ts';
-import { pgEntityLocks } from '../../server/write-model/entity-locks.ts';
-import { jsonText } from '../../server/write-model/records.ts';
-import { clickhouseStore, type IngestionStore } from '../../server/write-model/store.ts';
-import { chTime } from '../../server/write-model/time.ts';
+import { processBatch } from '../../server/features/ingestion/batch.ts';
+import { ingestionTombstones } from '../../server/features/tombstones/record.ts';
+import { pgEntityLocks } from '../../server/features/write-model/entity-locks.ts';
+import { jsonText } from '../../server/features/write-model/records.ts';
+import { clickhouseStore, type IngestionStore } from '../../server/features/write-model/store.ts';
+import { chTime } from '../../server/features/write-model/time.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
   type AnalyticsServer,

@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
-import { type WidgetDefinition, widgetQuery } from '../../server/dashboards/model.ts';
-import type { FilterCondition } from '../../server/reads/filters.ts';
+import { HOME_DASHBOARD, PRESETS } from '../../server/features/dashboards/home.ts';
+import { type WidgetDefinition, widgetQuery } from '../../server/features/dashboards/model.ts';
+import type { FilterCondition } from '../../server/features/reads/filters.ts';
 import { basicAuth, createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createProjectMember, type Row, request, signIn } from '../fixtures/ui-client.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres } from '../../server/datastores/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../../server/platform/datastores/embedded-postgres.ts';
 import { isListening } from '../fixtures/ports.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';

@@ -5,7 +5,11 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entityLockKeys, MAX_ENTITY_LOCKS, pgEntityLocks } from '../../server/write-model/entity-locks.ts';
+import {
+  entityLockKeys,
+  MAX_ENTITY_LOCKS,
+  pgEntityLocks,
+} from '../../server/features/write-model/entity-locks.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { waitFor } from '../fixtures/wait.ts';
 

@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanRules } from '../../server/evaluation/scan.ts';
-import { createProject } from '../../server/projects/keys.ts';
+import { scanRules } from '../../server/features/evaluation/scan.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 let stores: Stores;

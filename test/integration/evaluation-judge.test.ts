@@ -21,7 +21,7 @@ import { startObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PENDING_PER_RULE } from '../../server/evaluation/scan.ts';
+import { PENDING_PER_RULE } from '../../server/features/evaluation/scan.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import {
   JUDGE_CATEGORIES,

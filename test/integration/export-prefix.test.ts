@@ -7,8 +7,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { localBlobStore } from '../../server/blobs/local.ts';
-import { createProject } from '../../server/projects/keys.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
+import { localBlobStore } from '../../server/platform/blobs/local.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 let stores: Stores;

@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   exportTraceServiceRequestType,
   exportTraceServiceResponseType,
-} from '../../server/otel/otlp-proto.ts';
+} from '../../server/features/otel/otlp-proto.ts';
 import { type DevService, devAuth, startDev } from '../fixtures/dev.ts';
 import { removeDirSync } from '../fixtures/processes.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';

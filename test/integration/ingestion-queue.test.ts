@@ -13,9 +13,9 @@ import {
   markFailed,
   type QueuedFile,
   release,
-} from '../../server/ingestion/log/queue.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+} from '../../server/features/ingestion/log/queue.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 
 let pgf: PostgresFixture;

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { callJson } from '../fixtures/api-client.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { cli, createProject, MODE_ENV, type Project } from '../fixtures/service.ts';

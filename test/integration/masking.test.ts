@@ -19,11 +19,11 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { Langfuse } from 'langfuse';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3BlobStore } from '../../server/blobs/s3.ts';
-import { loadConfig } from '../../server/config/env.ts';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
-import { runExportPass } from '../../server/exports/job.ts';
+import { runExportPass } from '../../server/features/exports/job.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
+import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
+import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
 import { exporters } from '../fixtures/otel-producers.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';

@@ -11,10 +11,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localBlobStore } from '../../server/blobs/local.ts';
-import { s3BlobStore } from '../../server/blobs/s3.ts';
-import type { BlobStore } from '../../server/blobs/store.ts';
-import { createProject } from '../../server/projects/keys.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
+import { localBlobStore } from '../../server/platform/blobs/local.ts';
+import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
+import type { BlobStore } from '../../server/platform/blobs/store.ts';
 import { randomPng } from '../fixtures/media.ts';
 import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';

@@ -5,7 +5,7 @@
  */
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueue, markDrained } from '../../server/ingestion/log/queue.ts';
+import { enqueue, markDrained } from '../../server/features/ingestion/log/queue.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type AnalyticsServer, cli, type Env, startAnalyticsServer, startWeb } from '../fixtures/service.ts';
 

@@ -8,7 +8,7 @@
  * engine; the generation arrives over OTLP/JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject } from '../../server/projects/keys.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
 import { waitFor } from '../fixtures/wait.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { cli, ROOT } from '../fixtures/service.ts';
 
-const BUILT_IN = join(ROOT, 'server/models/prices/built-in.json');
+const BUILT_IN = join(ROOT, 'server/features/models/prices/built-in.json');
 const entries = JSON.parse(readFileSync(BUILT_IN, 'utf8')) as Record<string, unknown>[];
 const GPT_4O = 'b9854a5c92dc496b997d99d20';
 

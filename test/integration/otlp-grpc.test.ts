@@ -18,11 +18,11 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_DECODED_BYTES } from '../../server/otel/decode.ts';
+import { DEFAULT_MAX_DECODED_BYTES } from '../../server/features/otel/decode.ts';
 import {
   exportTraceServiceRequestType,
   exportTraceServiceResponseType,
-} from '../../server/otel/otlp-proto.ts';
+} from '../../server/features/otel/otlp-proto.ts';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
 import { CHAT_QUESTION, sendChat } from '../fixtures/otel-producers.ts';

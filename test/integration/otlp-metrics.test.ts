@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   exportMetricsServiceRequestType,
   exportMetricsServiceResponseType,
-} from '../../server/otel/otlp-proto.ts';
+} from '../../server/features/otel/otlp-proto.ts';
 import { callApi } from '../fixtures/mode-webs.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {

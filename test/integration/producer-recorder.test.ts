@@ -6,9 +6,9 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { ProducerRecorder } from '../../server/producers/recorder.ts';
+import { ProducerRecorder } from '../../server/features/producers/recorder.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 
 /** A TCP relay to PostgreSQL that can go down (cutting every connection) and come back on its port. */

@@ -9,12 +9,16 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Coordination, type LeaseHolder, memoryCoordination } from '../../server/coordination/store.ts';
-import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
-import { RelationalMigrator } from '../../server/migrations/relational/runner.ts';
-import { relationalMigrationsFor } from '../../server/migrations/relational/versions.ts';
-import { TombstoneGuard } from '../../server/tombstones/record.ts';
-import { PropagationJob } from '../../server/worker/propagation/job.ts';
+import { PropagationJob } from '../../server/app/worker/propagation/job.ts';
+import { PROPAGATION_KEYS } from '../../server/features/events/propagation-record.ts';
+import { TombstoneGuard } from '../../server/features/tombstones/record.ts';
+import {
+  type Coordination,
+  type LeaseHolder,
+  memoryCoordination,
+} from '../../server/platform/coordination/store.ts';
+import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
+import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { OBS_PER_TRACE } from '../bench/history.ts';
 import { type EmbeddedHistory, embeddedHistory } from '../fixtures/embedded-history.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';

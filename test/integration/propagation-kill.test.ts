@@ -9,9 +9,9 @@
 
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
-import { CORE_TRUNCATION } from '../../server/migrations/analytics/tables.ts';
-import { LEASE_MS } from '../../server/worker/propagation/job.ts';
+import { LEASE_MS } from '../../server/app/worker/propagation/job.ts';
+import { PROPAGATION_KEYS } from '../../server/features/events/propagation-record.ts';
+import { CORE_TRUNCATION } from '../../server/platform/migrations/analytics/tables.ts';
 import { historyStatements, OBS_PER_TRACE } from '../bench/history.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';

@@ -9,9 +9,13 @@
 
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Coordination, memoryCoordination, redisCoordination } from '../../server/coordination/store.ts';
-import { PROPAGATION_KEYS } from '../../server/events/propagation-record.ts';
-import { LEASE_MS } from '../../server/worker/propagation/job.ts';
+import { LEASE_MS } from '../../server/app/worker/propagation/job.ts';
+import { PROPAGATION_KEYS } from '../../server/features/events/propagation-record.ts';
+import {
+  type Coordination,
+  memoryCoordination,
+  redisCoordination,
+} from '../../server/platform/coordination/store.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildObservationList } from '../../server/reads/observations.ts';
+import { buildObservationList } from '../../server/features/reads/observations.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {

@@ -12,10 +12,10 @@ import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { LangfuseClient } from '@langfuse/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3BlobStore } from '../../server/blobs/s3.ts';
-import type { BlobStore } from '../../server/blobs/store.ts';
-import { runRetentionPass } from '../../server/deletion/retention.ts';
-import type { TraceDeletionDeps } from '../../server/deletion/traces.ts';
+import { runRetentionPass } from '../../server/features/deletion/retention.ts';
+import type { TraceDeletionDeps } from '../../server/features/deletion/traces.ts';
+import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
+import type { BlobStore } from '../../server/platform/blobs/store.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {

@@ -10,7 +10,7 @@ import { LangfuseSpanProcessor } from '@langfuse/otel';
 import { propagateAttributes, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAnalyticsClient } from '../../server/datastores/clickhouse.ts';
+import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { type ManagedProcess, startProcess, waitUntilReady } from '../fixtures/processes.ts';
 import { ROOT } from '../fixtures/service.ts';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt } from '../../scripts/build-ui.ts';
-import { redisSignInThrottle } from '../../server/users/login-throttle.ts';
+import { redisSignInThrottle } from '../../server/features/users/login-throttle.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {

@@ -6,8 +6,8 @@
 import { statfsSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diskPressure, isMemoryLimit } from '../../server/backfill/pressure.ts';
-import { readFreeBytes, readTableSize } from '../../server/backfill/store-space.ts';
+import { diskPressure, isMemoryLimit } from '../../server/features/backfill/pressure.ts';
+import { readFreeBytes, readTableSize } from '../../server/features/backfill/store-space.ts';
 import { OBS_PER_TRACE } from '../bench/history.ts';
 import { type EmbeddedHistory, embeddedHistory } from '../fixtures/embedded-history.ts';
 

@@ -9,10 +9,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localBlobStore } from '../../server/blobs/local.ts';
-import { ProducerRecorder } from '../../server/producers/recorder.ts';
-import { createProject } from '../../server/projects/keys.ts';
-import { provisionUser } from '../../server/users/provision.ts';
+import { ProducerRecorder } from '../../server/features/producers/recorder.ts';
+import { createProject } from '../../server/features/projects/keys.ts';
+import { provisionUser } from '../../server/features/users/provision.ts';
+import { localBlobStore } from '../../server/platform/blobs/local.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
 import { type Browser, openBrowser, request, signIn } from '../fixtures/ui-client.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';

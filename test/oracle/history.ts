@@ -82,7 +82,7 @@ export type Traffic =
     };
 
 /**
- * What may happen to the ingestion log (server/ingestion/log/) of a release-4 web; none of it may
+ * What may happen to the ingestion log (server/features/ingestion/log/) of a release-4 web; none of it may
  * show in `events_full`. Files are picked among those accepted since the last rollback (`n`-th,
  * modulo their number).
  */

@@ -4,10 +4,10 @@
  * the sweeper would have it.
  */
 import type pg from 'pg';
-import { s3BlobStore } from '../../server/blobs/s3.ts';
-import { loadConfig } from '../../server/config/env.ts';
 import { INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
-import { SWEEP_MIN_AGE_MS, sweep } from '../../server/ingestion/log/sweep.ts';
+import { SWEEP_MIN_AGE_MS, sweep } from '../../server/features/ingestion/log/sweep.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
+import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
 import { S3_REGION, type S3Server } from '../fixtures/s3.ts';
 import type { Env } from '../fixtures/service.ts';
 

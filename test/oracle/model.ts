@@ -23,7 +23,7 @@
  *   tables (direct, propagated, backfilled), however often it was updated since; an unknown model
  *   keeps its usage and has no cost.
  * - A deleted trace has no row, whatever was sent, drained, replayed, propagated or backfilled after
- *   its deletion, and whatever of it was accepted before (tombstones, server/tombstones/).
+ *   its deletion, and whatever of it was accepted before (tombstones, server/features/tombstones/).
  * Pure.
  */
 import { DATASET, type Producer, type SpanSpec, type Step, type TraceAttrs } from './history.ts';

@@ -460,7 +460,7 @@ class HistoryRun {
 
   /** The backfill chain, beside a worker of its own when the history has a log. */
   private async runChain(kills: (number | null)[]): Promise<void> {
-    // Each step waits for the log's older writes to be in the store (server/ingestion/log/wait-drained.ts):
+    // Each step waits for the log's older writes to be in the store (server/features/ingestion/log/wait-drained.ts):
     // another worker replica drains meanwhile, whatever the history does to its worker. It starts
     // beside the first step, not before it, so that a step that does not wait reads too early.
     const drainer = this.logEnv ? startWorker(this.workerEnv(this.mode)) : undefined;

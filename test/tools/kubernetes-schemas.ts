@@ -16,7 +16,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { kubernetesVersion } from '../../cluster/control-plane-binary.ts';
-import { withFileLock } from '../../server/datastores/lock-file.ts';
+import { withFileLock } from '../../server/platform/datastores/lock-file.ts';
 import { moduleDir } from './go-tools.ts';
 import { toolsCache } from './paths.ts';
 

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { goBinary, toolsCache } from '../../cluster/paths.ts';
-import { withFileLock } from '../../server/datastores/lock-file.ts';
+import { withFileLock } from '../../server/platform/datastores/lock-file.ts';
 
 const run = promisify(execFile);
 const VERSION = 'v0.165.0';

@@ -6,7 +6,7 @@ import {
   createRuleRequest,
   definitionOf,
   mergeDefinition,
-} from '../../server/alerts/api.ts';
+} from '../../server/features/alerts/api.ts';
 import {
   type AlertEvent,
   MAX_ATTEMPTS,
@@ -14,8 +14,8 @@ import {
   sign,
   slackRequest,
   webhookRequest,
-} from '../../server/alerts/notify.ts';
-import { nextState, type StateInput } from '../../server/alerts/state.ts';
+} from '../../server/features/alerts/notify.ts';
+import { nextState, type StateInput } from '../../server/features/alerts/state.ts';
 import { verifySignature } from '../fixtures/webhook-receiver.ts';
 
 const base: StateInput = {

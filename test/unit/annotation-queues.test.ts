@@ -4,7 +4,7 @@ import {
   createQueueRequest,
   missingConfigIds,
   statusChange,
-} from '../../server/annotation-queues/rules.ts';
+} from '../../server/features/annotation-queues/rules.ts';
 
 const NOW = new Date('2026-01-02T03:04:05.000Z');
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type Chunk, type Key, keyRange, planChunks, sampleSize } from '../../server/backfill/chunks.ts';
+import {
+  type Chunk,
+  type Key,
+  keyRange,
+  planChunks,
+  sampleSize,
+} from '../../server/features/backfill/chunks.ts';
 
 const keys = (...ids: string[]): Key[] => ids.map((id) => ['p', id]);
 

@@ -1,7 +1,7 @@
 /** The backfill's tuning variables: parsed once with the rest of the configuration, only those set. */
 import { describe, expect, it } from 'vitest';
-import { effectiveTuning } from '../../server/backfill/config.ts';
-import { ConfigError, loadConfig } from '../../server/config/env.ts';
+import { effectiveTuning } from '../../server/features/backfill/config.ts';
+import { ConfigError, loadConfig } from '../../server/kernel/config/env.ts';
 
 const CHUNK = 'SERVICE_BACKFILL_CHUNK_ROWS';
 const THROTTLE = 'SERVICE_BACKFILL_THROTTLE_MS';

@@ -1,13 +1,13 @@
 // When the backfill waits for the analytics store: the disk it still needs against what is free,
 // and which chunk failures pause and retry (memory) or fail the step after a few attempts.
 import { describe, expect, it } from 'vitest';
+import { diskNeededBytes } from '../../server/contract/worker-api.ts';
 import {
   chunkRetryDelayMs,
   diskPressure,
   diskRecheckMs,
   isMemoryLimit,
-} from '../../server/backfill/pressure.ts';
-import { diskNeededBytes } from '../../server/contract/worker-api.ts';
+} from '../../server/features/backfill/pressure.ts';
 
 const GIB = 1024 ** 3;
 

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { type BackupManifest, backupSummarySchema } from '../../server/contract/backup.ts';
+import { ANALYTICS_ROLE_BOUNDS, ANALYTICS_TIMEOUT_LIMITS } from '../../server/contract/env.ts';
 import {
   backupStatement,
   bucketKeys,
@@ -14,10 +16,8 @@ import {
   sizedOverrides,
   storeUrl,
   summaryOf,
-} from '../../server/backup/plan.ts';
-import type { S3Settings } from '../../server/config/blob-storage.ts';
-import { type BackupManifest, backupSummarySchema } from '../../server/contract/backup.ts';
-import { ANALYTICS_ROLE_BOUNDS, ANALYTICS_TIMEOUT_LIMITS } from '../../server/contract/env.ts';
+} from '../../server/features/backup/plan.ts';
+import type { S3Settings } from '../../server/kernel/config/blob-storage.ts';
 
 const dest = (over: Partial<S3Settings> = {}): S3Settings => ({
   bucket: 'backups',

@@ -1,6 +1,6 @@
-/** The retention rule (server/backup/retention.ts) by table: which complete backups a prune deletes. */
+/** The retention rule (server/features/backup/retention.ts) by table: which complete backups a prune deletes. */
 import { describe, expect, it } from 'vitest';
-import { applyRetention, type RetentionRule } from '../../server/backup/retention.ts';
+import { applyRetention, type RetentionRule } from '../../server/features/backup/retention.ts';
 
 const NOW = new Date('2026-03-10T00:00:00Z');
 const DAY = 86_400_000;

@@ -10,14 +10,19 @@ import {
   keepForTables,
   parseBackupIndex,
   tableOf,
-} from '../../server/backup/analytics-tables.ts';
+} from '../../server/features/backup/analytics-tables.ts';
 import {
   digestPart,
   dropDatabaseStatement,
   restoreAsStatement,
   summaryOf,
-} from '../../server/backup/plan.ts';
-import { compareTables, scratchNames, verifySummary, verifyText } from '../../server/backup/verify-plan.ts';
+} from '../../server/features/backup/plan.ts';
+import {
+  compareTables,
+  scratchNames,
+  verifySummary,
+  verifyText,
+} from '../../server/features/backup/verify-plan.ts';
 
 const INDEX = `<config><version>1</version><deduplicate_files>1</deduplicate_files><contents>
 <file><name>data/default/a/all_1_1_0/count.txt</name><size>1</size><checksum>x</checksum></file>

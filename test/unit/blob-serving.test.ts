@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { servedAs } from '../../server/blobs/serving.ts';
-import { MEDIA_CONTENT_TYPES } from '../../server/media/rules.ts';
+import { MEDIA_CONTENT_TYPES } from '../../server/features/media/rules.ts';
+import { servedAs } from '../../server/platform/blobs/serving.ts';
 
 describe('how a stored object is served', () => {
   it.each([

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { localBlobStore } from '../../server/blobs/local.ts';
-import { type Grant, signGrant, verifyGrant } from '../../server/blobs/signed-url.ts';
-import { ConfigError, loadConfig } from '../../server/config/env.ts';
+import { ConfigError, loadConfig } from '../../server/kernel/config/env.ts';
+import { localBlobStore } from '../../server/platform/blobs/local.ts';
+import { type Grant, signGrant, verifyGrant } from '../../server/platform/blobs/signed-url.ts';
 
 const SECRET = Buffer.alloc(32, 7);
 const PUT: Grant = {

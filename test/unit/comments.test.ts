@@ -1,6 +1,10 @@
 /** Table tests of comment requests and of where a comment is shown (a trace on its root). */
 import { describe, expect, it } from 'vitest';
-import { createCommentRequest, shownTargets, traceOfVirtualRoot } from '../../server/comments/rules.ts';
+import {
+  createCommentRequest,
+  shownTargets,
+  traceOfVirtualRoot,
+} from '../../server/features/comments/rules.ts';
 
 describe('comments', () => {
   it.each([

@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/config.ts';
-import type { S3Settings } from '../../server/config/blob-storage.ts';
-import {
-  ConfigError,
-  loadAnalyticsServerConfig,
-  loadConfig,
-  loadRoleConfig,
-  ROLE_REQUIRES,
-  type ServerRole,
-  type ServiceConfig,
-} from '../../server/config/env.ts';
 import { BACKUP_S3_ENV } from '../../server/contract/backup.ts';
 import {
   AUTH_ENV,
@@ -24,6 +14,16 @@ import {
   type S3EnvNames,
 } from '../../server/contract/env.ts';
 import { behaviourOf, otelTargets, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
+import type { S3Settings } from '../../server/kernel/config/blob-storage.ts';
+import {
+  ConfigError,
+  loadAnalyticsServerConfig,
+  loadConfig,
+  loadRoleConfig,
+  ROLE_REQUIRES,
+  type ServerRole,
+  type ServiceConfig,
+} from '../../server/kernel/config/env.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
 const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';

@@ -68,7 +68,7 @@ describe('server/contract/ imports nothing outside itself', () => {
 describe('configuration is read once, at each process entry', () => {
   // The modules that turn a process's environment into its typed configuration; the kubectl
   // plugin's entry hands its environment to kubeconfig loading, as kubectl does.
-  const READERS = ['server/config/env.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
+  const READERS = ['server/kernel/config/env.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
   const product = (dir: string) =>
     sourceFiles(join(ROOT, dir)).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
 
@@ -82,49 +82,74 @@ describe('configuration is read once, at each process entry', () => {
 
 /**
  * The layers of a tree, lowest first: a module may import from its own layer and those below, never
- * from one above. Each entry is a folder (or file) directly under the tree's root.
+ * from one above. Each entry is a folder (or file) directly under the tree's root, or one level down
+ * in a folder that groups layers (server/kernel, platform, features, app: docs/architecture.md).
  */
 const SERVER_LAYERS: readonly (readonly string[])[] = [
+  // What the operator shares: write modes, env names, ports, the worker's API. Imports nothing.
   ['contract'],
-  ['errors.ts', 'config'],
-  ['datastores', 'coordination', 'migrations', 'blobs', 'llm', 'users', 'job-results'],
+  // Pure building blocks: errors, configuration parsing, timers.
+  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts'],
+  // Adapters: the datastores, coordination, schema migrations, blob storage, the embedded
+  // analytics engine's HTTP server.
+  [
+    'platform/datastores',
+    'platform/coordination',
+    'platform/migrations',
+    'platform/blobs',
+    'platform/analytics-server',
+  ],
+  // Features, lowest first. Users, LLM connections and job results stand on the adapters alone.
+  ['features/users', 'features/llm-connections', 'features/job-results'],
   // What version 4's writers and readers of events share: the legacy-to-events mapping, the
   // staging partitions, the propagation record.
-  ['events'],
+  ['features/events'],
   // The record of deleted traces, which every writer above honours.
-  ['tombstones'],
+  ['features/tombstones'],
   // The write model: the analytics rows and their merge rules, times, limits, the bodies they
   // apply, and the store adapter with its batching. Every writer stands on it.
-  ['write-model'],
+  ['features/write-model'],
   // Building blocks over the stores.
-  ['models', 'reads', 'exports', 'projects', 'analytics', 'media', 'comments', 'time'],
+  [
+    'features/models',
+    'features/reads',
+    'features/exports',
+    'features/projects',
+    'features/media',
+    'features/comments',
+  ],
   // OTLP decoded and mapped (priced through models).
-  ['otel'],
+  ['features/otel'],
   // The use cases of ingestion (route -> decode -> price -> log -> drain -> store), and the
   // backfill, which waits on the log.
-  ['ingestion', 'backfill'],
+  ['features/ingestion', 'features/backfill'],
   // Features built on them.
   [
-    'deletion',
-    'prompts',
-    'scores',
-    'producers',
-    'datasets',
-    'evaluation',
-    'preflight',
-    'alerts',
-    'dashboards',
-    'annotation-queues',
-    'integrations',
-    'masking',
+    'features/deletion',
+    'features/prompts',
+    'features/scores',
+    'features/producers',
+    'features/datasets',
+    'features/evaluation',
+    'features/preflight',
+    'features/alerts',
+    'features/dashboards',
+    'features/annotation-queues',
+    'features/integrations',
+    'features/masking',
+    'features/backup',
   ],
-  // A process's assembly: datastores opened, logger, shutdown, schema at start.
-  ['runtime'],
-  // A role's work: the worker's jobs, the web, the backup and restore Jobs.
-  ['worker', 'web', 'ui', 'backup'],
+  // A process's assembly: datastores opened, logger, shutdown, the encryption key checked.
+  ['app/runtime'],
+  // The processes' work: the worker's jobs, the web's routes (app/web/routes/<feature>), the UI.
+  ['app/worker', 'app/web', 'app/ui'],
+  // The composition root that starts every role, and the executables.
   ['cli'],
   ['bin'],
 ];
+
+/** The server's top level, lowest layer first: the folders that name its architecture. */
+const SERVER_TOP = ['contract', 'kernel', 'platform', 'features', 'app', 'cli', 'bin'];
 
 const OPERATOR_LAYERS: readonly (readonly string[])[] = [
   ['api', 'util', 'config.ts'],
@@ -141,8 +166,15 @@ const OPERATOR_LAYERS: readonly (readonly string[])[] = [
 const productFiles = (dir: string) =>
   sourceFiles(dir).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
 
-/** The folder or file directly under `root` that holds `path`. */
-const unitOf = (root: string, path: string) => relative(root, path).split(sep)[0]!;
+/** Folders whose children are the layers' units (`features/otel`), per tree. */
+const groupsOf = (layers: readonly (readonly string[])[]) =>
+  new Set(layers.flat().flatMap((u) => (u.includes('/') ? [u.split('/')[0]!] : [])));
+
+/** The unit of `layers` that holds `path`: the folder or file under `root`, or under a group folder. */
+function unitOf(root: string, path: string, groups: ReadonlySet<string>): string {
+  const parts = relative(root, path).split(sep);
+  return groups.has(parts[0]!) ? parts.slice(0, 2).join('/') : parts[0]!;
+}
 
 /** Relative imports resolved to files (`.ts` named, as the codebase writes them). */
 const importsOf = (file: string) =>
@@ -152,11 +184,12 @@ const importsOf = (file: string) =>
 
 function upwardImports(root: string, layers: readonly (readonly string[])[]): string[] {
   const rank = new Map(layers.flatMap((units, i) => units.map((u) => [u, i] as const)));
+  const groups = groupsOf(layers);
   return productFiles(root).flatMap((file) => {
-    const from = rank.get(unitOf(root, file))!;
+    const from = rank.get(unitOf(root, file, groups))!;
     return importsOf(file)
       .filter(({ target }) => inside(target, root))
-      .filter(({ target }) => (rank.get(unitOf(root, target)) ?? Number.POSITIVE_INFINITY) > from)
+      .filter(({ target }) => (rank.get(unitOf(root, target, groups)) ?? Number.POSITIVE_INFINITY) > from)
       .map(({ s }) => `${relative(ROOT, file)} -> ${s}`);
   });
 }
@@ -167,8 +200,9 @@ describe.each([
 ] as const)('%s/ imports run downward only', (tree, layers) => {
   const root = join(ROOT, tree);
 
-  it('every folder and file at its top has a layer', () => {
-    const units = new Set(productFiles(root).map((f) => unitOf(root, f)));
+  it('every folder and file at its top (and in a group folder) has a layer', () => {
+    const groups = groupsOf(layers);
+    const units = new Set(productFiles(root).map((f) => unitOf(root, f, groups)));
     const placed = new Set(layers.flat());
     expect([...units].filter((u) => !placed.has(u))).toEqual([]);
     expect([...placed].filter((u) => !units.has(u))).toEqual([]);
@@ -176,6 +210,24 @@ describe.each([
 
   it('no module imports from a layer above its own', () => {
     expect(upwardImports(root, layers)).toEqual([]);
+  });
+});
+
+describe("server/'s top level names its layers", () => {
+  it('holds only the layer folders', () => {
+    const top = new Set(
+      productFiles(join(ROOT, 'server')).map((f) => relative(join(ROOT, 'server'), f).split(sep)[0]!),
+    );
+    expect([...top].sort()).toEqual([...SERVER_TOP].sort());
+  });
+
+  it('ranks each top-level folder as one contiguous run of layers, in order', () => {
+    const runs = SERVER_LAYERS.flatMap((units) => {
+      const tops = [...new Set(units.map((u) => u.split('/')[0]!))];
+      expect(tops).toHaveLength(1);
+      return tops;
+    }).filter((top, i, all) => top !== all[i - 1]);
+    expect(runs).toEqual(SERVER_TOP);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOME_DASHBOARD, PRESETS } from '../../server/dashboards/home.ts';
+import { HOME_DASHBOARD, PRESETS } from '../../server/features/dashboards/home.ts';
 import {
   chartConfigFor,
   filtersFor,
@@ -8,10 +8,10 @@ import {
   type WidgetDefinition,
   widgetProblem,
   widgetQuery,
-} from '../../server/dashboards/model.ts';
-import type { FilterCondition } from '../../server/reads/filters.ts';
-import { buildMetrics } from '../../server/reads/metrics.ts';
-import { METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
+} from '../../server/features/dashboards/model.ts';
+import type { FilterCondition } from '../../server/features/reads/filters.ts';
+import { buildMetrics } from '../../server/features/reads/metrics.ts';
+import { METRICS_V2_VIEWS } from '../../server/features/reads/metrics-views.ts';
 
 const range = { fromTimestamp: '2026-11-01T00:00:00.000Z', toTimestamp: '2026-11-02T00:00:00.000Z' };
 const prod: FilterCondition = { column: 'environment', type: 'string', operator: '=', value: 'prod' };

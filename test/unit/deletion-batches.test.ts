@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type PendingDeletion, planBatch, stateAfter } from '../../server/deletion/deletion-batches.ts';
+import {
+  type PendingDeletion,
+  planBatch,
+  stateAfter,
+} from '../../server/features/deletion/deletion-batches.ts';
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 const d = (id: string, n: number, done = 0): PendingDeletion => ({ id, traceIds: ids(id, n), done });

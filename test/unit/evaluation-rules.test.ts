@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { PublicApiError } from '../../server/evaluation/errors.ts';
-import { keyedLimiter } from '../../server/evaluation/job.ts';
+import { PublicApiError } from '../../server/features/evaluation/errors.ts';
+import { keyedLimiter } from '../../server/features/evaluation/job.ts';
 import {
   buildJudged,
   buildJudgedEvents,
   type JudgedRow,
   mappedValues,
-} from '../../server/evaluation/judged.ts';
-import { answerSchema, checkAnswer, type OutputDefinition } from '../../server/evaluation/outputs.ts';
+} from '../../server/features/evaluation/judged.ts';
+import {
+  answerSchema,
+  checkAnswer,
+  type OutputDefinition,
+} from '../../server/features/evaluation/outputs.ts';
 import {
   checkMapping,
   checkRuleFilters,
@@ -17,7 +21,7 @@ import {
   ruleFilterColumns,
   sampled,
   selectValue,
-} from '../../server/evaluation/rules.ts';
+} from '../../server/features/evaluation/rules.ts';
 import {
   buildSample,
   buildScan,
@@ -29,8 +33,8 @@ import {
   scanExecutions,
   scanSources,
   windowEnd,
-} from '../../server/evaluation/scan.ts';
-import type { FilterCondition } from '../../server/reads/filters.ts';
+} from '../../server/features/evaluation/scan.ts';
+import type { FilterCondition } from '../../server/features/reads/filters.ts';
 
 describe('prompt variables', () => {
   it('are the placeholders in order of first appearance, rendered as text or JSON', () => {

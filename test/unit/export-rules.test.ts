@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
-import { dueWindows, renderRows, sourceRefusal, windowKey, windowStart } from '../../server/exports/rules.ts';
+import {
+  dueWindows,
+  renderRows,
+  sourceRefusal,
+  windowKey,
+  windowStart,
+} from '../../server/features/exports/rules.ts';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isGenAiMetric, mapMetricsExport } from '../../server/otel/genai-metrics.ts';
-import { MAX_DATA_POINTS_PER_EXPORT } from '../../server/write-model/limits.ts';
+import { isGenAiMetric, mapMetricsExport } from '../../server/features/otel/genai-metrics.ts';
+import { MAX_DATA_POINTS_PER_EXPORT } from '../../server/features/write-model/limits.ts';
 
 const NOW = Date.parse('2026-03-02T10:00:00.000Z');
 const ns = (iso: string) => String(BigInt(Date.parse(iso)) * 1_000_000n);

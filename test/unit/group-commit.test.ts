@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Coalescer, GroupCommit, takeGroup } from '../../server/write-model/group-commit.ts';
+import { Coalescer, GroupCommit, takeGroup } from '../../server/features/write-model/group-commit.ts';
 
 const waiters = (...sizes: number[]) =>
   sizes.map((n, i) => ({ id: i, rows: Array.from({ length: n }, () => i) }));

@@ -4,7 +4,7 @@
  * refused with the reason when the drain does not get there in time or the process stops.
  */
 import { describe, expect, it } from 'vitest';
-import { awaitLogDrained, type LogWait } from '../../server/ingestion/log/wait-drained.ts';
+import { awaitLogDrained, type LogWait } from '../../server/features/ingestion/log/wait-drained.ts';
 
 /** A clock that moves only when the wait sleeps; `counts` are what successive reads of the queue find. */
 function wait(counts: number[], extra: Partial<LogWait> = {}) {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
-import { processBatch } from '../../server/ingestion/batch.ts';
+import { processBatch } from '../../server/features/ingestion/batch.ts';
 import {
   decodeEntry,
   encodeEntry,
@@ -13,12 +13,12 @@ import {
   hoursBetween,
   logKey,
   parseLogKey,
-} from '../../server/ingestion/log/entry.ts';
-import { backlogRefusal } from '../../server/ingestion/log/log.ts';
-import { applyWrites, type IngestionWrite, runsOf } from '../../server/ingestion/write.ts';
-import { LegacyChanges } from '../../server/write-model/changes.ts';
-import type { EntityLocks } from '../../server/write-model/entity-locks.ts';
-import type { Row } from '../../server/write-model/records.ts';
+} from '../../server/features/ingestion/log/entry.ts';
+import { backlogRefusal } from '../../server/features/ingestion/log/log.ts';
+import { applyWrites, type IngestionWrite, runsOf } from '../../server/features/ingestion/write.ts';
+import { LegacyChanges } from '../../server/features/write-model/changes.ts';
+import type { EntityLocks } from '../../server/features/write-model/entity-locks.ts';
+import type { Row } from '../../server/features/write-model/records.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const locks: EntityLocks = { hold: (_keys, work) => work() };

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
-import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/ingestion/batch.ts';
-import { refusalReason } from '../../server/ingestion/sdk-versions.ts';
-import { describeIssues, ingestionEvent } from '../../server/write-model/bodies.ts';
-import { type EntityLocks, entityLockKeys } from '../../server/write-model/entity-locks.ts';
-import { costDetails, mergedVersion, usageDetails } from '../../server/write-model/records.ts';
-import { chTime } from '../../server/write-model/time.ts';
+import { EVENTS_ONLY_REFUSAL, processBatch } from '../../server/features/ingestion/batch.ts';
+import { refusalReason } from '../../server/features/ingestion/sdk-versions.ts';
+import { describeIssues, ingestionEvent } from '../../server/features/write-model/bodies.ts';
+import { type EntityLocks, entityLockKeys } from '../../server/features/write-model/entity-locks.ts';
+import { costDetails, mergedVersion, usageDetails } from '../../server/features/write-model/records.ts';
+import { chTime } from '../../server/features/write-model/time.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 /** One request at a time here: the locks themselves are tested against PostgreSQL. */

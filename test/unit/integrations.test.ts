@@ -20,7 +20,7 @@ import {
   syncStatus,
   upsertBlobRequest,
   uuidV5,
-} from '../../server/integrations/rules.ts';
+} from '../../server/features/integrations/rules.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

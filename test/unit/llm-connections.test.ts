@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config/env.ts';
-import { buildCall, readAnswer } from '../../server/llm/adapters.ts';
-import { baseUrlProblem, isBlockedAddress, refusalOf } from '../../server/llm/address-policy.ts';
-import { decryptSecret, encryptSecret, maskSecret } from '../../server/llm/secrets.ts';
+import { buildCall, readAnswer } from '../../server/features/llm-connections/adapters.ts';
+import {
+  baseUrlProblem,
+  isBlockedAddress,
+  refusalOf,
+} from '../../server/features/llm-connections/address-policy.ts';
+import { decryptSecret, encryptSecret, maskSecret } from '../../server/features/llm-connections/secrets.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
 
 describe('connection secrets', () => {
   const key = randomBytes(32);

@@ -4,13 +4,13 @@
  * escapes, a whole accepted write, the dry run, and the rule requests' refusals.
  */
 import { describe, expect, it } from 'vitest';
-import type { IngestionWrite } from '../../server/ingestion/write.ts';
-import { ibanValid, luhnValid } from '../../server/masking/detectors.ts';
-import { maskWrite } from '../../server/masking/mask-write.ts';
-import { compileMasker, type MaskingRuleSpec } from '../../server/masking/masker.ts';
-import { previewRows } from '../../server/masking/preview.ts';
-import { createMaskingRuleRequest, updateMaskingRuleRequest } from '../../server/masking/rules.ts';
-import { LegacyChanges } from '../../server/write-model/changes.ts';
+import type { IngestionWrite } from '../../server/features/ingestion/write.ts';
+import { ibanValid, luhnValid } from '../../server/features/masking/detectors.ts';
+import { maskWrite } from '../../server/features/masking/mask-write.ts';
+import { compileMasker, type MaskingRuleSpec } from '../../server/features/masking/masker.ts';
+import { previewRows } from '../../server/features/masking/preview.ts';
+import { createMaskingRuleRequest, updateMaskingRuleRequest } from '../../server/features/masking/rules.ts';
+import { LegacyChanges } from '../../server/features/write-model/changes.ts';
 
 const only = (detector: MaskingRuleSpec['detector'], more: Partial<MaskingRuleSpec> = {}) =>
   compileMasker([{ detector, ...more }])!;

@@ -4,8 +4,8 @@ import {
   mediaIdOf,
   mediaObjectKey,
   patchMediaRequest,
-} from '../../server/media/rules.ts';
-import { describeIssues } from '../../server/write-model/bodies.ts';
+} from '../../server/features/media/rules.ts';
+import { describeIssues } from '../../server/features/write-model/bodies.ts';
 
 // SHA-256 of `abc` and of the empty string, base64: one has `+` and `/`, the other neither.
 const ABC = 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=';

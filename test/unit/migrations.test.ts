@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { BACKFILL_CHAIN } from '../../server/backfill/chain.ts';
 import { LATEST_SCHEMA_VERSION, RELEASE_3_SCHEMA_VERSION } from '../../server/contract/schema-versions.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { EVENTS } from '../../server/migrations/analytics/tables.ts';
-import { coreViewSelect, migrationsFor } from '../../server/migrations/analytics/versions.ts';
+import { BACKFILL_CHAIN } from '../../server/features/backfill/chain.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
+import { EVENTS } from '../../server/platform/migrations/analytics/tables.ts';
+import { coreViewSelect, migrationsFor } from '../../server/platform/migrations/analytics/versions.ts';
 import {
   RELATIONAL_MIGRATIONS,
   relationalMigrationsFor,
-} from '../../server/migrations/relational/versions.ts';
+} from '../../server/platform/migrations/relational/versions.ts';
 
 const CLUSTER = { cluster: true, clusterName: 'default' };
 

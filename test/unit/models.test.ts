@@ -6,24 +6,33 @@
  */
 import { countTokens as anthropicCountTokens } from '@anthropic-ai/tokenizer';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ProjectPricing, priceEventRow, priceGeneration, priceLegacyRow } from '../../server/models/apply.ts';
+import {
+  ProjectPricing,
+  priceEventRow,
+  priceGeneration,
+  priceLegacyRow,
+} from '../../server/features/models/apply.ts';
 import {
   createModelRequest,
   decimalText,
   type ModelDefinition,
   type PricingTier,
-} from '../../server/models/definitions.ts';
-import { compilePattern, patternProblem, rememberedPattern } from '../../server/models/patterns.ts';
-import { BUILT_IN_PRICE_FILE, parsePriceFile, readPriceFile } from '../../server/models/price-file.ts';
+} from '../../server/features/models/definitions.ts';
+import { compilePattern, patternProblem, rememberedPattern } from '../../server/features/models/patterns.ts';
+import {
+  BUILT_IN_PRICE_FILE,
+  parsePriceFile,
+  readPriceFile,
+} from '../../server/features/models/price-file.ts';
 import {
   compileModels,
   costOf,
   matchModel,
   selectTier,
   usageWithTotal,
-} from '../../server/models/pricing.ts';
-import { inferUsage, warmTokenizers } from '../../server/models/tokenize.ts';
-import { chTime } from '../../server/write-model/time.ts';
+} from '../../server/features/models/pricing.ts';
+import { inferUsage, warmTokenizers } from '../../server/features/models/tokenize.ts';
+import { chTime } from '../../server/features/write-model/time.ts';
 
 const BUILT_IN = readPriceFile(BUILT_IN_PRICE_FILE);
 const builtInDefs: ModelDefinition[] = BUILT_IN.map((e) => ({

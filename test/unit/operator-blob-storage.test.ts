@@ -16,7 +16,7 @@ import { INPUTS_HASH_ANNOTATION } from '../../operator/render/names.ts';
 import type { SourceDigests } from '../../operator/render/sources.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
-import { loadConfig, type ServiceConfig } from '../../server/config/env.ts';
+import { loadConfig, type ServiceConfig } from '../../server/kernel/config/env.ts';
 
 const base: ObservabilityServiceSpec = {
   release: '4',

@@ -14,8 +14,8 @@ import type { BlobStorage, ObservabilityServiceSpec } from '../../operator/api/v
 import { renderJob } from '../../operator/render/jobs.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
-import { loadConfig } from '../../server/config/env.ts';
 import { ENV_DEFAULTS, ENV_LIMITS, INGESTION_LOG_ENV } from '../../server/contract/env.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
 
 const base: ObservabilityServiceSpec = {
   release: '4',

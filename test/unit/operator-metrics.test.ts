@@ -7,7 +7,7 @@ import type { Condition, ObservabilityServiceStatus } from '../../operator/api/v
 import type { BackfillReport } from '../../operator/planner/types.ts';
 import { operatorMetrics } from '../../operator/runtime/serve.ts';
 import { type Sample, serviceSeries } from '../../operator/runtime/service-series.ts';
-import { workerMetrics } from '../../server/worker/metrics.ts';
+import { workerMetrics } from '../../server/app/worker/metrics.ts';
 
 const at = '2026-01-01T00:00:00Z';
 const cond = (type: Condition['type'], status: Condition['status'], reason: string): Condition => ({

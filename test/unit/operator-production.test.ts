@@ -23,7 +23,7 @@ import {
 } from '../../operator/render/sources.ts';
 import { configHashOf, type RenderContext, renderDeployment } from '../../operator/render/workloads.ts';
 import { sourceDigests } from '../../operator/runtime/observe.ts';
-import { loadConfig } from '../../server/config/env.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
 
 const base: ObservabilityServiceSpec = {
   release: '4',

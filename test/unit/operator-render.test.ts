@@ -6,8 +6,8 @@ import type { MigrationState, ObservabilityServiceSpec } from '../../operator/ap
 import { jobArgs, jobNameFor, renderJob } from '../../operator/render/jobs.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../operator/render/names.ts';
 import { configHashOf, renderDeployment, renderService } from '../../operator/render/workloads.ts';
-import { loadConfig } from '../../server/config/env.ts';
 import { findViolations } from '../../server/contract/write-modes.ts';
+import { loadConfig } from '../../server/kernel/config/env.ts';
 
 const raw: ObservabilityServiceSpec = {
   release: '4',

@@ -9,11 +9,11 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { OtlpDecodeError, type OtlpDecodeErrorKind } from '../../server/otel/errors.ts';
-import { jsonIdToHex } from '../../server/otel/ids.ts';
-import type { ExportTraceServiceRequest, OtlpSpan } from '../../server/otel/otlp-types.ts';
-import { isoToMicros, microsToIso, nanosToMicros } from '../../server/otel/time.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { OtlpDecodeError, type OtlpDecodeErrorKind } from '../../server/features/otel/errors.ts';
+import { jsonIdToHex } from '../../server/features/otel/ids.ts';
+import type { ExportTraceServiceRequest, OtlpSpan } from '../../server/features/otel/otlp-types.ts';
+import { isoToMicros, microsToIso, nanosToMicros } from '../../server/features/otel/time.ts';
 
 /** Real spans from the OpenTelemetry SDK: a root and a child with every attribute type, an event, a link, an error. */
 function recordSpans(): ReadableSpan[] {

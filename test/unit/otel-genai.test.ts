@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { OtelObservation } from '../../server/otel/types.ts';
+import type { OtelObservation } from '../../server/features/otel/types.ts';
 import { mapOne, type SpanSpec } from './otel-span.ts';
 
 interface Row {

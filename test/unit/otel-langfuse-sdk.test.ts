@@ -4,10 +4,10 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { mapExport } from '../../server/otel/map-spans.ts';
-import type { OtelObservation } from '../../server/otel/types.ts';
-import { validateTraceExport } from '../../server/otel/validate.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { mapExport } from '../../server/features/otel/map-spans.ts';
+import type { OtelObservation } from '../../server/features/otel/types.ts';
+import { validateTraceExport } from '../../server/features/otel/validate.ts';
 
 /**
  * Spans produced by the real Langfuse JS SDK (5.x), captured in-process through the processor's `exporter`

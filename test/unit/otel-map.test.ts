@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { mapExport } from '../../server/otel/map-spans.ts';
-import type { OtelObservation } from '../../server/otel/types.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { mapExport } from '../../server/features/otel/map-spans.ts';
+import type { OtelObservation } from '../../server/features/otel/types.ts';
 import { mapOne, SPAN, type SpanSpec, START, TRACE } from './otel-span.ts';
 
 interface Row {

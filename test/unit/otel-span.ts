@@ -3,9 +3,9 @@
  * sees exactly what ingestion sees.
  */
 import { expect } from 'vitest';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { mapExport } from '../../server/otel/map-spans.ts';
-import type { MapContext, OtelObservation } from '../../server/otel/types.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { mapExport } from '../../server/features/otel/map-spans.ts';
+import type { MapContext, OtelObservation } from '../../server/features/otel/types.ts';
 
 type Js = string | number | boolean | null | Js[] | { [key: string]: Js };
 

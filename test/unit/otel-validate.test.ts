@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTraceExport } from '../../server/otel/decode.ts';
-import { OtlpValidationError } from '../../server/otel/errors.ts';
+import { decodeTraceExport } from '../../server/features/otel/decode.ts';
+import { OtlpValidationError } from '../../server/features/otel/errors.ts';
 import {
   checkTraceExport,
   parseIngestionVersionHeader,
   validateTraceExport,
-} from '../../server/otel/validate.ts';
-import { MAX_ATTRIBUTES_PER_SPAN } from '../../server/write-model/limits.ts';
+} from '../../server/features/otel/validate.ts';
+import { MAX_ATTRIBUTES_PER_SPAN } from '../../server/features/write-model/limits.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 const SPAN = 'eee19b7ec3c1b174';

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { exportServiceDefinition } from '../../server/web/otlp-grpc/services.ts';
-import { grpcStatusOf } from '../../server/web/otlp-grpc/status.ts';
+import { exportServiceDefinition } from '../../server/app/web/otlp-grpc/services.ts';
+import { grpcStatusOf } from '../../server/app/web/otlp-grpc/status.ts';
 
 describe('the gRPC status of a refused OTLP export', () => {
   // OTLP's retry rules: UNAVAILABLE is retried; the rest are not (no RetryInfo is sent).

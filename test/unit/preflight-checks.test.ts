@@ -1,6 +1,6 @@
 /** The preflight's checks: those of the move from release 3 apply only while the schema is release 3's. */
 import { describe, expect, it } from 'vitest';
-import { evaluatePreflight, type PreflightFacts } from '../../server/preflight/checks.ts';
+import { evaluatePreflight, type PreflightFacts } from '../../server/features/preflight/checks.ts';
 
 const facts: PreflightFacts = {
   unfinishedMigrations: [{ name: 'v3-cost-backfill', failed_at: null, failed_reason: null }],

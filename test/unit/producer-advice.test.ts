@@ -1,7 +1,7 @@
 /** The migration page's advice per producer, and the retry commands from the contract. */
 import { describe, expect, it } from 'vitest';
 import { annotateCommand, backfillRetryCommand } from '../../server/contract/retries.ts';
-import { upgradeAdvice } from '../../server/producers/advice.ts';
+import { upgradeAdvice } from '../../server/features/producers/advice.ts';
 
 describe('upgradeAdvice', () => {
   const cases: [string, string, 'ingestion-api' | 'legacy-endpoint' | 'otel-dual-path', RegExp[]][] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { projectPageSql } from '../../server/datastores/project-page.ts';
+import { projectPageSql } from '../../server/platform/datastores/project-page.ts';
 
 // The statements as the stores wrote them by hand before they shared projectPage.
 const ALERT_RULE_SELECT = `SELECT r.*, COALESCE((SELECT array_agg(c.channel_id ORDER BY c.channel_id)

@@ -4,7 +4,7 @@ import {
   type Lookup,
   referencesIn,
   resolveComposition,
-} from '../../server/prompts/composition.ts';
+} from '../../server/features/prompts/composition.ts';
 
 const v = (name: string, version: number, prompt: unknown, labels: string[] = []) => ({
   version: { id: `${name}:${version}`, name, version, type: Array.isArray(prompt) ? 'chat' : 'text', prompt },

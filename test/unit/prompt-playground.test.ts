@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildCompletionCall, readCompletion } from '../../server/llm/adapters.ts';
-import { messagesOf, playgroundRequest, protectedLabelProblem } from '../../server/prompts/playground.ts';
+import { buildCompletionCall, readCompletion } from '../../server/features/llm-connections/adapters.ts';
+import {
+  messagesOf,
+  playgroundRequest,
+  protectedLabelProblem,
+} from '../../server/features/prompts/playground.ts';
 
 describe('completion calls', () => {
   const req = {

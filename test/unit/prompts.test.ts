@@ -9,7 +9,7 @@ import {
   summarizeVersions,
   updateLabelsRequest,
   withDefaultType,
-} from '../../server/prompts/rules.ts';
+} from '../../server/features/prompts/rules.ts';
 
 describe('prompt labels', () => {
   it.each([

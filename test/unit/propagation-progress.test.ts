@@ -1,8 +1,8 @@
 // The resume record of a partition propagated in chunks: only a whole record of the same
 // partition resumes; anything else starts the partition over (its chunks write identical rows).
 import { describe, expect, it } from 'vitest';
-import type { Chunk } from '../../server/backfill/chunks.ts';
-import { progressFor, progressRecord } from '../../server/worker/propagation/progress.ts';
+import { progressFor, progressRecord } from '../../server/app/worker/propagation/progress.ts';
+import type { Chunk } from '../../server/features/backfill/chunks.ts';
 
 const P = '2026-11-01 00:00:00';
 const CHUNKS: Chunk[] = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { partitionEndMs } from '../../server/events/staging.ts';
-import { nextRunDelayMs } from '../../server/worker/propagation/schedule.ts';
+import { nextRunDelayMs } from '../../server/app/worker/propagation/schedule.ts';
+import { partitionEndMs } from '../../server/features/events/staging.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const MIN = 60_000;

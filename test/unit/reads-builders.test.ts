@@ -1,12 +1,11 @@
 /** Table tests of the read-side SQL builders: which SQL each request yields, and what is refused. */
 import { describe, expect, it } from 'vitest';
-import { BadRequest } from '../../server/errors.ts';
-import { OBSERVATION_COLUMNS } from '../../server/reads/events-columns.ts';
-import { buildExperimentItems, buildExperiments } from '../../server/reads/experiments.ts';
-import { compileCondition, type FilterCondition, textTokens } from '../../server/reads/filters.ts';
-import { buildScoreList, buildTraceList } from '../../server/reads/legacy.ts';
-import { autoGranularity, buildMetrics, type MetricsQuery } from '../../server/reads/metrics.ts';
-import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../server/reads/metrics-views.ts';
+import { OBSERVATION_COLUMNS } from '../../server/features/reads/events-columns.ts';
+import { buildExperimentItems, buildExperiments } from '../../server/features/reads/experiments.ts';
+import { compileCondition, type FilterCondition, textTokens } from '../../server/features/reads/filters.ts';
+import { buildScoreList, buildTraceList } from '../../server/features/reads/legacy.ts';
+import { autoGranularity, buildMetrics, type MetricsQuery } from '../../server/features/reads/metrics.ts';
+import { METRICS_V1_VIEWS, METRICS_V2_VIEWS } from '../../server/features/reads/metrics-views.ts';
 import {
   buildObservationList,
   mapObservation,
@@ -14,9 +13,10 @@ import {
   parseFieldGroups,
   parseObservationCursor,
   simpleFilters,
-} from '../../server/reads/observations.ts';
-import { buildScoresV3, mapScoreV3 } from '../../server/reads/scores.ts';
-import { Params, toChText, toIso, Where } from '../../server/reads/sql.ts';
+} from '../../server/features/reads/observations.ts';
+import { buildScoresV3, mapScoreV3 } from '../../server/features/reads/scores.ts';
+import { Params, toChText, toIso, Where } from '../../server/features/reads/sql.ts';
+import { BadRequest } from '../../server/kernel/errors.ts';
 
 const HOSTILE = "x' OR 1=1 --";
 

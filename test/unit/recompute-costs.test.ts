@@ -4,16 +4,16 @@
  * update statement in each form. Expected costs are usage times the definitions' prices.
  */
 import { describe, expect, it } from 'vitest';
-import { ProjectPricing } from '../../server/models/apply.ts';
-import type { ModelDefinition } from '../../server/models/definitions.ts';
-import { compileModels } from '../../server/models/pricing.ts';
+import { ProjectPricing } from '../../server/features/models/apply.ts';
+import type { ModelDefinition } from '../../server/features/models/definitions.ts';
+import { compileModels } from '../../server/features/models/pricing.ts';
 import {
   batchQuery,
   type CostChange,
   cursorAfter,
   recomputeRow,
   updateStatement,
-} from '../../server/models/recompute-sql.ts';
+} from '../../server/features/models/recompute-sql.ts';
 
 const acme = (id: string, input: number, output: number): ModelDefinition => ({
   id,

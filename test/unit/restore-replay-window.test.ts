@@ -1,10 +1,14 @@
 /**
- * The window of the ingestion log a restore replays (server/backup/replay-window.ts): from the
+ * The window of the ingestion log a restore replays (server/features/backup/replay-window.ts): from the
  * backup's recorded start of possibly missing writes (its start when absent), widened by the margin
  * on both sides, to now; the part of it past the log's retention is named as a gap.
  */
 import { describe, expect, it } from 'vitest';
-import { REPLAY_MARGIN_MS, replayPlan, retentionWarning } from '../../server/backup/replay-window.ts';
+import {
+  REPLAY_MARGIN_MS,
+  replayPlan,
+  retentionWarning,
+} from '../../server/features/backup/replay-window.ts';
 
 const HOUR = 3_600_000;
 const now = Date.parse('2026-03-10T12:00:00.000Z');

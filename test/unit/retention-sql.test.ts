@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { expiredTracelessScoresQuery, expiredTracesQuery } from '../../server/deletion/retention-sql.ts';
+import {
+  expiredTracelessScoresQuery,
+  expiredTracesQuery,
+} from '../../server/features/deletion/retention-sql.ts';
 
 const CUTOFF = new Date('2026-10-01T12:00:00.123Z');
 

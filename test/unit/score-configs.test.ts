@@ -1,13 +1,13 @@
 /** Table tests of score configs: what a config may declare, and what a score naming one must be. */
 import { describe, expect, it } from 'vitest';
-import { apiScoreRow, parseApiScore } from '../../server/scores/api-scores.ts';
+import { apiScoreRow, parseApiScore } from '../../server/features/scores/api-scores.ts';
 import {
   applyConfigUpdate,
   checkAgainstConfig,
   createConfigRequest,
   type ScoreConfig,
   updateConfigRequest,
-} from '../../server/scores/configs.ts';
+} from '../../server/features/scores/configs.ts';
 
 const config = (over: Partial<ScoreConfig>): ScoreConfig => ({
   id: 'c1',

@@ -6,7 +6,7 @@ import {
   refusalReason,
   type SdkTier,
   sdkTier,
-} from '../../server/ingestion/sdk-versions.ts';
+} from '../../server/features/ingestion/sdk-versions.ts';
 
 // The spec's Limits and Errors tables, restated as rows: every boundary from both sides.
 const PYTHON: [string, SdkTier][] = [

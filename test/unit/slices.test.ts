@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forEachInSlices } from '../../server/ingestion/slices.ts';
+import { forEachInSlices } from '../../server/features/ingestion/slices.ts';
 
 describe('forEachInSlices', () => {
   // A clock that advances `step` per reading: the slice boundaries depend on it alone.

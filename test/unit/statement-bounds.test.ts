@@ -1,9 +1,9 @@
 /** Every analytics statement of a process is bounded as its role needs (statement-bounds.ts). */
 import { describe, expect, it } from 'vitest';
-import type { TimeoutOverrides } from '../../server/config/analytics-timeouts.ts';
-import { ConfigError, loadConfig } from '../../server/config/env.ts';
 import type { AnalyticsRole } from '../../server/contract/env.ts';
-import { statementBounds } from '../../server/datastores/statement-bounds.ts';
+import type { TimeoutOverrides } from '../../server/kernel/config/analytics-timeouts.ts';
+import { ConfigError, loadConfig } from '../../server/kernel/config/env.ts';
+import { statementBounds } from '../../server/platform/datastores/statement-bounds.ts';
 
 const REQUEST = 'CLICKHOUSE_REQUEST_TIMEOUT_SECONDS';
 const EXECUTION = 'CLICKHOUSE_MAX_EXECUTION_TIME_SECONDS';

@@ -7,11 +7,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
-import { processBatch } from '../../server/ingestion/batch.ts';
-import { traceIdsOf, withoutTraces } from '../../server/ingestion/tombstone-filter.ts';
-import { applyWrites, type IngestionWrite } from '../../server/ingestion/write.ts';
-import { byProject, lateTombstones, tombstoneKey, tombstoneParams } from '../../server/tombstones/sql.ts';
-import type { EntityLocks } from '../../server/write-model/entity-locks.ts';
+import { processBatch } from '../../server/features/ingestion/batch.ts';
+import { traceIdsOf, withoutTraces } from '../../server/features/ingestion/tombstone-filter.ts';
+import { applyWrites, type IngestionWrite } from '../../server/features/ingestion/write.ts';
+import {
+  byProject,
+  lateTombstones,
+  tombstoneKey,
+  tombstoneParams,
+} from '../../server/features/tombstones/sql.ts';
+import type { EntityLocks } from '../../server/features/write-model/entity-locks.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
 const locks: EntityLocks = { hold: (_keys, work) => work() };

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { traceDeleteStatement, traceObservationIdsQuery } from '../../server/deletion/trace-deletion-sql.ts';
-import { SINGLE_NODE } from '../../server/migrations/analytics/dialect.ts';
-import { traceTables } from '../../server/tombstones/tables.ts';
+import {
+  traceDeleteStatement,
+  traceObservationIdsQuery,
+} from '../../server/features/deletion/trace-deletion-sql.ts';
+import { traceTables } from '../../server/features/tombstones/tables.ts';
+import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
 
 const CLUSTER = { cluster: true, clusterName: 'c1' };
 

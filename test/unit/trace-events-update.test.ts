@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   traceEventAssignments,
   traceEventsUpdateStatement,
-} from '../../server/write-model/trace-events-update.ts';
+} from '../../server/features/write-model/trace-events-update.ts';
 
 const trace = {
   id: 't1',

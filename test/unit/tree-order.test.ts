@@ -1,6 +1,6 @@
-/** The order trace views list observations in (server/reads/tree-order.ts). */
+/** The order trace views list observations in (server/features/reads/tree-order.ts). */
 import { describe, expect, it } from 'vitest';
-import { type TreeNode, treeOrder } from '../../server/reads/tree-order.ts';
+import { type TreeNode, treeOrder } from '../../server/features/reads/tree-order.ts';
 
 const T0 = '2026-05-01T10:00:00.000Z';
 const T1 = '2026-05-01T10:00:00.001Z';

@@ -1,7 +1,7 @@
 /** Runs side by side, and the version 3 trace view's tree from legacy rows: pure, by tables. */
 import { describe, expect, it } from 'vitest';
-import { legacyTraceView } from '../../server/reads/legacy-trace-view.ts';
-import { compareRuns, type RunResult } from '../../server/reads/run-comparison.ts';
+import { legacyTraceView } from '../../server/features/reads/legacy-trace-view.ts';
+import { compareRuns, type RunResult } from '../../server/features/reads/run-comparison.ts';
 
 const score = (name: string, value: number | string) => ({
   id: `${name}-${value}`,

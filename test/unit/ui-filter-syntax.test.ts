@@ -3,9 +3,9 @@
  * by tables: each text, the filters the API documents for it (or the error and its position).
  */
 import { describe, expect, it } from 'vitest';
-import { OBSERVATION_COLUMNS } from '../../server/reads/events-columns.ts';
-import { filterList } from '../../server/reads/filters.ts';
-import { type ColumnKind, formatFilters, parseFilterText } from '../../server/ui/src/filter-syntax.ts';
+import { type ColumnKind, formatFilters, parseFilterText } from '../../server/app/ui/src/filter-syntax.ts';
+import { OBSERVATION_COLUMNS } from '../../server/features/reads/events-columns.ts';
+import { filterList } from '../../server/features/reads/filters.ts';
 
 /** The columns as the server hands them to the UI (GET /api/ui/projects/:id). */
 const COLUMNS = Object.fromEntries(

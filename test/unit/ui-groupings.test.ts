@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildGroupingList, groupingCursor, mapGroupingRow } from '../../server/reads/groupings.ts';
-import { buildLegacyGroupingList } from '../../server/reads/legacy-groupings.ts';
-import { encodeCursor } from '../../server/reads/sql.ts';
+import { buildGroupingList, groupingCursor, mapGroupingRow } from '../../server/features/reads/groupings.ts';
+import { buildLegacyGroupingList } from '../../server/features/reads/legacy-groupings.ts';
+import { encodeCursor } from '../../server/features/reads/sql.ts';
 
 const KEYS = {
   v4: { session: ['session_id', 'user_id'], user: ['user_id', 'session_id'] },

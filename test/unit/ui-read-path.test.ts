@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RELEASE_3_SETTINGS, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
-import { readPathOf } from '../../server/users/read-path.ts';
+import { readPathOf } from '../../server/features/users/read-path.ts';
 
 const v4 = (over: Partial<typeof V4_DEFAULTS>) => ({ release: '4' as const, ...V4_DEFAULTS, ...over });
 

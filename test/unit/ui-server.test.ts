@@ -6,21 +6,29 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { TrustedProxies } from '../../server/config/auth.ts';
-import { buildObservationList, nextCursor, parseObservationCursor } from '../../server/reads/observations.ts';
-import { indexScores, scoresOfRow } from '../../server/reads/row-scores.ts';
-import { snippetOf } from '../../server/reads/search-snippet.ts';
-import { accountDelayMs, memorySignInThrottle, signInRules } from '../../server/users/login-throttle.ts';
-import { passwordProblem } from '../../server/users/password-policy.ts';
-import { hashPassword, verifyPassword } from '../../server/users/passwords.ts';
-import { effectiveRole } from '../../server/users/roles.ts';
-import { trustProxyOption } from '../../server/web/app.ts';
+import { trustProxyOption } from '../../server/app/web/app.ts';
 import {
   COOKIE_PLUGIN_OPTIONS,
   type CookieOptions,
   cookieAttributes,
   secureFor,
-} from '../../server/web/ui-shell/cookies.ts';
+} from '../../server/app/web/ui-shell/cookies.ts';
+import {
+  buildObservationList,
+  nextCursor,
+  parseObservationCursor,
+} from '../../server/features/reads/observations.ts';
+import { indexScores, scoresOfRow } from '../../server/features/reads/row-scores.ts';
+import { snippetOf } from '../../server/features/reads/search-snippet.ts';
+import {
+  accountDelayMs,
+  memorySignInThrottle,
+  signInRules,
+} from '../../server/features/users/login-throttle.ts';
+import { passwordProblem } from '../../server/features/users/password-policy.ts';
+import { hashPassword, verifyPassword } from '../../server/features/users/passwords.ts';
+import { effectiveRole } from '../../server/features/users/roles.ts';
+import type { TrustedProxies } from '../../server/kernel/config/auth.ts';
 import { SCENARIO_RULES, throttleScenario } from '../fixtures/sign-in-throttle.ts';
 
 describe('passwords', () => {

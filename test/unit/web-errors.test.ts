@@ -13,6 +13,8 @@ import pg from 'pg';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { handleError } from '../../server/app/web/core/error-handler.ts';
+import { collectRouteSpecs, route } from '../../server/app/web/core/route.ts';
 import {
   BadRequest,
   Conflict,
@@ -24,9 +26,7 @@ import {
   ServiceUnavailable,
   TooManyRequests,
   Unauthorized,
-} from '../../server/errors.ts';
-import { handleError } from '../../server/web/core/error-handler.ts';
-import { collectRouteSpecs, route } from '../../server/web/core/route.ts';
+} from '../../server/kernel/errors.ts';
 
 const withProps = (message: string, props: Record<string, unknown>) =>
   Object.assign(new Error(message), props);

@@ -1,0 +1,29 @@
+/**
+ * Runs a parsed metrics query: the one path from a query to rows shared by the metrics APIs and
+ * the dashboards' widgets, so a widget and `GET /api/public/v2/metrics` cannot disagree.
+ */
+
+import { own } from '../../../../features/reads/lookup.ts';
+import {
+  buildMetrics,
+  type MetricsQuery,
+  type MetricsView,
+  mapMetricsRow,
+} from '../../../../features/reads/metrics.ts';
+import { type Row, select } from '../../../../features/reads/select.ts';
+import { BadRequest } from '../../../../kernel/errors.ts';
+import type { WebContext } from '../../core/context.ts';
+
+export async function runMetricsQuery(
+  ctx: WebContext,
+  views: Record<string, MetricsView>,
+  projectId: string,
+  query: MetricsQuery,
+): Promise<{ data: Row[] }> {
+  const view = own(views, query.view);
+  if (!view)
+    throw new BadRequest(`query: unknown view ${query.view} (available: ${Object.keys(views).join(', ')})`);
+  const built = buildMetrics(view, projectId, query);
+  const rows = await select(ctx, built);
+  return { data: rows.map((r) => mapMetricsRow(r, built.keys)) };
+}

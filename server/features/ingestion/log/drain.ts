@@ -1,0 +1,202 @@
+/**
+ * The worker's drain of the ingestion log: claims the oldest pending files, reads them and writes
+ * their rows to the analytics store many requests at a time (one commit per run of alike writes,
+ * one insert per table: server/features/ingestion/write.ts), then checkpoints them. A drainer killed
+ * mid-drain leaves its files leased; they are claimed again when the lease runs out and written
+ * again, which gives the same rows (every id, version and price was decided when the web accepted
+ * the write), so a redelivery neither loses nor duplicates a row.
+ */
+import type pg from 'pg';
+import { isStoreUnavailable } from '../../../kernel/errors.ts';
+import { wakeablePause } from '../../../kernel/passes.ts';
+import type { BlobStore } from '../../../platform/blobs/store.ts';
+import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
+import { decodeEntry } from './entry.ts';
+import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
+
+export interface DrainOptions {
+  pool: pg.Pool;
+  blobs: BlobStore;
+  deps: WriteDeps;
+  /** Files per claim. */
+  batchFiles: number;
+  leaseMs: number;
+  /** Who claims: one drain loop, which may hold several claims of a project (server/features/ingestion/log/queue.ts). */
+  holder: string;
+}
+
+export interface DrainReport {
+  files: number;
+  /** Rows written: traces and observations changed, scores and events. */
+  rows: number;
+  /** Files claimed again after an earlier claim did not drain them. */
+  redeliveries: number;
+  /** Files left pending after a failed write (retried after their lease). */
+  failed: number;
+  /** Files given up on (missing or unreadable). */
+  dead: number;
+  /** The first failed write's error. */
+  error?: string;
+}
+
+/** Files read from blob storage at once. */
+const READ_CONCURRENCY = 16;
+
+const rowsOf = (w: IngestionWrite) => w.changes.size + w.scores.length + w.events.length;
+
+async function load(
+  blobs: BlobStore,
+  files: ClaimedFile[],
+): Promise<{ loaded: { file: ClaimedFile; write: IngestionWrite }[]; dead: [string, string][] }> {
+  const loaded: { file: ClaimedFile; write: IngestionWrite }[] = [];
+  const dead: [string, string][] = [];
+  for (let at = 0; at < files.length; at += READ_CONCURRENCY) {
+    const slice = files.slice(at, at + READ_CONCURRENCY);
+    const bodies = await Promise.all(slice.map((f) => blobs.get(f.key)));
+    for (const [i, file] of slice.entries()) {
+      const body = bodies[i];
+      if (body === undefined) {
+        dead.push([file.key, 'log file missing']);
+        continue;
+      }
+      try {
+        loaded.push({ file, write: decodeEntry(body.toString('utf8')) });
+      } catch (err) {
+        dead.push([file.key, (err as Error).message]);
+      }
+    }
+  }
+  return { loaded, dead };
+}
+
+/** A claim with its files read: what the next write takes. */
+interface Claim {
+  claimed: ClaimedFile[];
+  loaded: { file: ClaimedFile; write: IngestionWrite }[];
+  dead: [string, string][];
+}
+
+async function claimAndLoad(o: DrainOptions): Promise<Claim> {
+  const claimed = await claim(o.pool, o.batchFiles, o.leaseMs, o.holder);
+  return claimed.length === 0
+    ? { claimed, loaded: [], dead: [] }
+    : { claimed, ...(await load(o.blobs, claimed)) };
+}
+
+/** Writes a loaded claim and checkpoints it: what was written, redelivered, failed. */
+async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
+  const report: DrainReport = { files: 0, rows: 0, redeliveries: 0, failed: 0, dead: 0 };
+  if (c.claimed.length === 0) return report;
+  report.redeliveries = c.claimed.filter((f) => f.attempts > 1).length;
+  for (const [key, why] of c.dead) await markDead(o.pool, [key], why);
+  report.dead = c.dead.length;
+  // In the order accepted: consecutive files share a commit, except one the store refused before,
+  // which is written alone, so a file the store refuses holds back only itself. After a failure
+  // nothing newer is written: the rest is handed back, claimable again at once, oldest first. A
+  // store that is down refuses no file in particular: then the failed files are handed back too.
+  const groups: (typeof c.loaded)[] = [];
+  for (const l of c.loaded) {
+    const last = groups.at(-1);
+    if (last && !l.file.refusedBefore && !last[0]!.file.refusedBefore) last.push(l);
+    else groups.push([l]);
+  }
+  for (const [i, group] of groups.entries()) {
+    const keys = group.map((l) => l.file.key);
+    try {
+      await applyWrites(
+        group.map((l) => l.write),
+        o.deps,
+      );
+      await markDrained(o.pool, keys);
+      report.files += group.length;
+      for (const l of group) report.rows += rowsOf(l.write);
+    } catch (err) {
+      report.failed += group.length;
+      report.error = (err as Error).message;
+      const rest = groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key));
+      if (isStoreUnavailable(err)) await release(o.pool, [...keys, ...rest]).catch(() => {});
+      else {
+        await markFailed(o.pool, keys, report.error).catch(() => {});
+        await release(o.pool, rest).catch(() => {});
+      }
+      break;
+    }
+  }
+  return report;
+}
+
+/** One claim's worth: what was written, redelivered, failed. */
+export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
+  return writeClaim(o, await claimAndLoad(o));
+}
+
+export interface DrainLoopOptions extends DrainOptions {
+  /** Pause when a claim found less than a full batch (the log is caught up). */
+  idleMs: number;
+  onReport: (r: DrainReport) => void;
+  onError: (err: Error) => void;
+}
+
+/** Longest pause after failures, which double the pause from `idleMs`. */
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * Drains until stopped: at once again after a full batch, after `idleMs` otherwise. While a full
+ * claim is written, the next one is claimed and read from blob storage, so the store waits for
+ * neither; claims are still written one after the other, in order.
+ */
+export function startDrain(o: DrainLoopOptions) {
+  let stopped = false;
+  const { pause, wake } = wakeablePause();
+  const loop = (async () => {
+    let backoff = o.idleMs;
+    let next: Promise<Claim> | undefined;
+    // A claim read ahead and not to be written now is handed back rather than left to its lease
+    // (newer files of its projects would otherwise be claimed before it).
+    const handBackAhead = async () => {
+      const ahead = await next?.catch(() => undefined);
+      next = undefined;
+      if (ahead && ahead.claimed.length > 0)
+        await release(
+          o.pool,
+          ahead.claimed.map((f) => f.key),
+        ).catch(() => {});
+    };
+    while (!stopped) {
+      try {
+        const current = await (next ?? claimAndLoad(o));
+        next = undefined;
+        const full = current.claimed.length >= o.batchFiles;
+        if (full) {
+          next = claimAndLoad(o);
+          next.catch(() => {}); // seen when awaited
+        }
+        const r = await writeClaim(o, current);
+        o.onReport(r);
+        if (r.failed > 0) {
+          // What was read ahead is newer than what failed: handed back, to be written after it.
+          await handBackAhead();
+          backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+          await pause(backoff);
+        } else {
+          backoff = o.idleMs;
+          if (!full) await pause(o.idleMs);
+        }
+      } catch (err) {
+        await handBackAhead();
+        o.onError(err as Error);
+        backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+        await pause(backoff);
+      }
+    }
+    await handBackAhead();
+  })();
+  return {
+    /** Resolves once the claim under way (if any) is written or failed. */
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+    },
+  };
+}

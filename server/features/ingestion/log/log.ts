@@ -1,0 +1,137 @@
+/**
+ * The ingestion log as the web writes it: each accepted write is stored as one file in blob
+ * storage, then queued; only then is the request acknowledged. With `waitForStore` the web also
+ * writes the rows itself before answering (reads see them at once, as without a log), and a store
+ * that fails or is down no longer fails the request: the file is durable, and the worker's drain
+ * writes it once the store is back.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { isStoreUnavailable } from '../../../kernel/errors.ts';
+import type { BlobStore } from '../../../platform/blobs/store.ts';
+import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
+import { encodeEntry, logKey } from './entry.ts';
+import { type Backlog, backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
+
+/**
+ * How long a file the web writes itself is kept from the drains: far longer than a write takes,
+ * so a drain picks it up only when the web failed or died.
+ */
+export const INLINE_LEASE_MS = 60_000;
+
+export interface LogOptions {
+  blobs: BlobStore;
+  pool: pg.Pool;
+  /** Prepended to every key (the bucket's configured prefix). */
+  prefix: string;
+  /** Write the rows before answering (true), or answer once the file is queued (false). */
+  waitForStore: boolean;
+  /** A write the web could not apply itself; the drain will. */
+  onApplyFailed: (err: Error) => void;
+  /**
+   * True while older writes wait in the log (after an outage): a new write is then left to the
+   * drain too, which writes in the order accepted, instead of overtaking the older ones.
+   */
+  drainBehind: () => boolean;
+}
+
+export function blobIngestionLog(o: LogOptions): IngestionLog {
+  return {
+    async record(write: IngestionWrite, deps: WriteDeps) {
+      const key = logKey(o.prefix, {
+        projectId: write.projectId,
+        receivedAt: write.receivedAt,
+        id: randomUUID(),
+      });
+      // Encoded to bytes once: what is stored, and its length.
+      const body = Buffer.from(encodeEntry(write));
+      await o.blobs.put(key, body, 'application/json');
+      const file = {
+        key,
+        projectId: write.projectId,
+        receivedAt: write.receivedAt,
+        bytes: body.length,
+      };
+      const inline = o.waitForStore && !o.drainBehind();
+      await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
+      if (!inline) return;
+      try {
+        await applyWrites([write], deps);
+        await markDrained(o.pool, [key]);
+      } catch (err) {
+        o.onApplyFailed(err as Error);
+        // The drain may take it at once instead of after the lease; a store that is down refused
+        // nothing in particular, so the drain need not write this file alone.
+        const handOver = isStoreUnavailable(err)
+          ? unlease(o.pool, [key])
+          : markFailed(o.pool, [key], (err as Error).message);
+        await handOver.catch(() => {});
+      }
+    },
+  };
+}
+
+export interface BacklogBounds {
+  /** Oldest pending file's age past which writes are refused. */
+  backlogMaxAgeSeconds: number;
+  /** Pending bytes past which writes are refused. */
+  backlogMaxBytes: number;
+}
+
+/** Why writes are refused for now, and when to retry; undefined while the backlog is in bounds. */
+export function backlogRefusal(
+  b: Backlog,
+  bounds: BacklogBounds,
+): { message: string; retryAfterSeconds: number } | undefined {
+  const retryAfterSeconds = 30;
+  if (b.oldestAgeSeconds > bounds.backlogMaxAgeSeconds)
+    return {
+      message: `Ingestion backlog: the oldest pending write is ${Math.round(b.oldestAgeSeconds)} s old (bound ${bounds.backlogMaxAgeSeconds} s); retry later`,
+      retryAfterSeconds,
+    };
+  if (b.bytes > bounds.backlogMaxBytes)
+    return {
+      message: `Ingestion backlog: ${b.bytes} bytes pending (bound ${bounds.backlogMaxBytes}); retry later`,
+      retryAfterSeconds,
+    };
+  return undefined;
+}
+
+/** How often the web looks at the backlog: a refusal lags the bound by at most this. */
+const BACKLOG_REFRESH_MS = 1_000;
+/**
+ * A backlog whose oldest write is older than this is one the drain has to catch up on: longer
+ * than any write the web makes itself, far shorter than an outage.
+ */
+const BEHIND_SECONDS = 10;
+
+/**
+ * The backlog as the web sees it, read at most once a second whatever the request rate; a read
+ * that fails keeps the last answer (the queue being unreachable fails the writes anyway).
+ */
+export function backlogGate(pool: pg.Pool, bounds: BacklogBounds, now = () => Date.now()) {
+  let last: Backlog = { files: 0, bytes: 0, oldestAgeSeconds: 0 };
+  let readAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<void> | undefined;
+  return {
+    /** The refusal for a write arriving now, if any. */
+    async refusal() {
+      if (now() - readAt >= BACKLOG_REFRESH_MS && !reading) {
+        readAt = now();
+        reading = backlog(pool)
+          .then((b) => {
+            last = b;
+          })
+          .catch(() => {})
+          .finally(() => {
+            reading = undefined;
+          });
+        await reading;
+      }
+      return backlogRefusal(last, bounds);
+    },
+    /** Whether the drain is behind, as last read. */
+    behind: () => last.oldestAgeSeconds > BEHIND_SECONDS,
+  };
+}
+export type BacklogGate = ReturnType<typeof backlogGate>;

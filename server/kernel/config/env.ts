@@ -1,0 +1,421 @@
+/**
+ * The service configuration: one zod schema per role, built from the contract's names, defaults and
+ * ranges (server/contract/env.ts) and parsed once at the role's entry. Every problem is reported as
+ * one line naming the variables and the allowed values; nothing starts on a bad configuration.
+ * The one module of the server that reads `process.env`.
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { BACKUP_S3_ENV } from '../../contract/backup.ts';
+import {
+  ALERT_ENV,
+  ConfigError,
+  ENV,
+  ENV_DEFAULTS,
+  ENV_LIMITS,
+  type Env,
+  INGESTION_LOG_ENV,
+  INGESTION_LOG_S3_ENV,
+  LIFECYCLE_ENV,
+  LLM_ENV,
+  type LogLevel,
+  MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES,
+  OTLP_GRPC_ENV,
+  S3_ENV,
+} from '../../contract/env.ts';
+import {
+  bool,
+  checked,
+  fields,
+  intIn,
+  intOr,
+  limited,
+  logLevel,
+  oneOf,
+  oneOfOr,
+  optionalBool,
+  parseEnv,
+  required,
+  text,
+  textOr,
+  verbatim,
+} from '../../contract/env-schema.ts';
+import { OTLP_GRPC_PORT } from '../../contract/ports.ts';
+import { type OperatorObject, parseOperatorObject } from '../../contract/retries.ts';
+import {
+  describeViolation,
+  findViolations,
+  type ModeSettings,
+  OTEL_BEHAVIOURS,
+  RELEASE_3_SETTINGS,
+  RELEASES,
+  V4_DEFAULTS,
+  WRITE_MODES,
+} from '../../contract/write-modes.ts';
+import { analyticsTimeoutsSchema, type TimeoutOverrides } from './analytics-timeouts.ts';
+import { type AuthSettings, authSchema } from './auth.ts';
+import { type BackfillTuning, backfillSchema } from './backfill-tuning.ts';
+import { type S3Settings, s3Schema } from './blob-storage.ts';
+
+export { ConfigError };
+
+export interface ClickHouseSettings {
+  url: string;
+  user: string;
+  password: string;
+  database: string;
+  clusterEnabled: boolean;
+  clusterName: string;
+  useLightweightUpdate: boolean;
+}
+
+export interface MediaSettings {
+  /** The bucket media is uploaded to; absent: the media API answers that it is not configured. */
+  s3: S3Settings | undefined;
+  maxContentLength: number;
+  downloadUrlExpirySeconds: number;
+}
+
+export interface ServiceConfig {
+  mode: ModeSettings;
+  propagationStuckThresholdMinutes: number;
+  /** Seconds between propagation runs and how long a staged row waits for late writes. */
+  propagationIntervalSeconds: number;
+  propagationGraceSeconds: number;
+  /** Rows per propagation statement: a larger staging partition is propagated in chunks. */
+  propagationChunkRows: number;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  clickhouse: ClickHouseSettings;
+  host: string;
+  port: number | undefined;
+  /** The web's `/metrics` listener; undefined: `/metrics` is served on `port`. */
+  metricsPort: number | undefined;
+  /** Concurrent write requests a web process serves before answering 429. */
+  maxInFlightWrites: number;
+  media: MediaSettings;
+  /** The bucket scheduled exports write to; absent: exports cannot run. */
+  exportStorage: S3Settings | undefined;
+  /** Where `observatory backup` writes and `observatory restore` reads (required by those roles). */
+  backupStorage: S3Settings | undefined;
+  exportIntervalSeconds: number;
+  /** The ObservabilityService running this process, when an operator runs it. */
+  operatorObject: OperatorObject | undefined;
+  /** Sign-in, sessions and the proxies trusted for the client's address and scheme. */
+  auth: AuthSettings;
+  llm: LlmSettings;
+  logLevel: LogLevel;
+  /** Seconds between SIGTERM and closing listeners and clients. */
+  shutdownDrainSeconds: number;
+  /** Schema migrations are left to the operator's Jobs instead of applied at start. */
+  autoMigrationDisabled: boolean;
+  /** The worker runs the backfill chain itself (false: the operator's Jobs run it). */
+  backgroundMigrationsInWorker: boolean;
+  /** The process's identity in locks and leases (the Pod name in a cluster). */
+  podName: string | undefined;
+  /** The operator's Job this command runs in (its result is recorded under it); absent: not a Job. */
+  jobName: string | undefined;
+  /** The backfill tuning variables that are set (applied to each step's row as it starts). */
+  backfill: BackfillTuning;
+  /** Overrides of the analytics statement bounds of this process's role. */
+  analyticsTimeouts: TimeoutOverrides;
+  alerts: AlertSettings;
+  ingestionLog: IngestionLogSettings;
+  otlpGrpc: OtlpGrpcSettings;
+}
+
+/** The web's OTLP/gRPC listener (server/app/web/otlp-grpc/). */
+export interface OtlpGrpcSettings {
+  /** undefined: not served (`SERVICE_OTLP_GRPC_PORT=0`). */
+  port: number | undefined;
+  /** PEM files of the listener's certificate and key; absent: plaintext. */
+  tls: { certFile: string; keyFile: string } | undefined;
+}
+
+export interface IngestionLogSettings {
+  /** The bucket the log's files go to; absent: no log, writes go straight to the analytics store. */
+  s3: S3Settings | undefined;
+  waitForStore: boolean;
+  backlogMaxAgeSeconds: number;
+  backlogMaxBytes: number;
+  retentionHours: number;
+  drainLeaseSeconds: number;
+}
+
+export interface AlertSettings {
+  tickSeconds: number;
+  retryBaseSeconds: number;
+}
+
+export interface LlmSettings {
+  /** The key that encrypts connection secrets; absent: no connection may be stored. */
+  encryptionKey: Buffer | undefined;
+  /** Host names and addresses allowed although private (SSRF exceptions). */
+  whitelistedHosts: string[];
+  whitelistedIps: string[];
+}
+
+/** The datastores a role needs named. */
+type RequiredName =
+  | typeof ENV.databaseUrl
+  | typeof ENV.clickhouseUrl
+  | typeof ENV.redisUrl
+  | typeof INGESTION_LOG_S3_ENV.bucket
+  | typeof BACKUP_S3_ENV.bucket;
+
+export interface LoadOptions {
+  /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
+  require?: readonly RequiredName[];
+}
+
+/** The mode settings; a release 3 build defaults to what version 3 knows. */
+const modeSchema = fields({
+  release: [ENV.release, oneOfOr(RELEASES, '4')],
+  writeMode: [ENV.writeMode, oneOf(WRITE_MODES)],
+  nativeOtelBehaviour: [ENV.nativeOtelBehaviour, oneOf(OTEL_BEHAVIOURS)],
+  allowPreviewOptIn: [ENV.allowPreviewOptIn, optionalBool()],
+  enableHistoricBackfill: [ENV.enableHistoricBackfill, optionalBool()],
+  dropPidTidSortingTables: [ENV.dropPidTidSortingTables, optionalBool()],
+})
+  .transform((v): { mode: ModeSettings } => {
+    const d = v.release === '3' ? RELEASE_3_SETTINGS : V4_DEFAULTS;
+    return {
+      mode: {
+        release: v.release,
+        writeMode: v.writeMode ?? d.writeMode,
+        nativeOtelBehaviour: v.nativeOtelBehaviour ?? d.nativeOtelBehaviour,
+        allowPreviewOptIn: v.allowPreviewOptIn ?? d.allowPreviewOptIn,
+        enableHistoricBackfill: v.enableHistoricBackfill ?? d.enableHistoricBackfill,
+        dropPidTidSortingTables: v.dropPidTidSortingTables ?? d.dropPidTidSortingTables,
+      },
+    };
+  })
+  .superRefine(({ mode }, ctx) => {
+    for (const v of findViolations(mode))
+      ctx.addIssue({ code: 'custom', message: describeViolation(v, (k) => ENV[k]) });
+  });
+
+const operatorObject = z.string().transform((v, ctx): OperatorObject => {
+  const object = parseOperatorObject(v);
+  if (object) return object;
+  ctx.addIssue({ code: 'custom', message: 'must be <namespace>/<name> of an ObservabilityService' });
+  return z.NEVER;
+});
+
+/** The process's own settings: listeners, timing, lifecycle, identity. */
+const processSchema = fields({
+  propagationStuckThresholdMinutes: [
+    ENV.propagationStuckThresholdMinutes,
+    intOr(
+      { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
+      ENV_DEFAULTS.propagationStuckThresholdMinutes,
+    ),
+  ],
+  propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
+  propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
+  propagationChunkRows: [ENV.propagationChunkRows, limited('propagationChunkRows')],
+  databaseUrl: [ENV.databaseUrl, text()],
+  redisUrl: [ENV.redisUrl, text()],
+  host: [ENV.host, textOr(ENV_DEFAULTS.host)],
+  port: [ENV.port, intIn(ENV_LIMITS.port)],
+  metricsPort: [ENV.metricsPort, intIn(ENV_LIMITS.port)],
+  maxInFlightWrites: [ENV.maxInFlightWrites, limited('maxInFlightWrites')],
+  exportIntervalSeconds: [ENV.exportIntervalSeconds, limited('exportIntervalSeconds')],
+  operatorObject: [ENV.operatorObject, checked(operatorObject)],
+  logLevel: [ENV.logLevel, logLevel()],
+  shutdownDrainSeconds: [LIFECYCLE_ENV.shutdownDrainSeconds, limited('shutdownDrainSeconds')],
+  autoMigrationDisabled: [ENV.autoMigrationDisabled, bool(ENV_DEFAULTS.autoMigrationDisabled)],
+  backgroundMigrationsInWorker: [
+    ENV.backgroundMigrationsInWorker,
+    bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
+  ],
+  podName: [ENV.podName, text()],
+  jobName: [ENV.jobName, text()],
+}).superRefine((v, ctx) => {
+  if (v.metricsPort !== undefined && v.metricsPort === v.port)
+    ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
+});
+
+const clickhouseSchema = fields({
+  url: [
+    ENV.clickhouseUrl,
+    checked(
+      z.string().regex(/^(https?|chdb):\/\//, { error: 'must start with http://, https:// or chdb://' }),
+    ),
+  ],
+  user: [ENV.clickhouseUser, textOr(ENV_DEFAULTS.clickhouseUser)],
+  password: [ENV.clickhousePassword, verbatim()],
+  database: [ENV.clickhouseDb, textOr(ENV_DEFAULTS.clickhouseDb)],
+  clusterEnabled: [ENV.columnarClusterEnabled, bool(ENV_DEFAULTS.columnarClusterEnabled)],
+  clusterName: [ENV.columnarClusterName, textOr(ENV_DEFAULTS.columnarClusterName)],
+  useLightweightUpdate: [ENV.columnarUseLightweightUpdate, bool(ENV_DEFAULTS.columnarUseLightweightUpdate)],
+}).transform((c): { clickhouse: ClickHouseSettings } => ({ clickhouse: { ...c, url: c.url ?? '' } }));
+
+const mediaSchema = fields({
+  maxContentLength: [ENV.mediaMaxContentLength, limited('mediaMaxContentLength')],
+  downloadUrlExpirySeconds: [ENV.mediaDownloadUrlExpirySeconds, limited('mediaDownloadUrlExpirySeconds')],
+})
+  .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
+  .transform((media): { media: MediaSettings } => ({ media }));
+
+const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
+const ingestionLogSchema = fields({
+  waitForStore: [INGESTION_LOG_ENV.waitForStore, bool(ENV_DEFAULTS.ingestionLogWaitForStore)],
+  backlogMaxAgeSeconds: [INGESTION_LOG_ENV.backlogMaxAgeSeconds, limited('ingestionBacklogMaxAgeSeconds')],
+  backlogMaxBytes: [INGESTION_LOG_ENV.backlogMaxBytes, limited('ingestionBacklogMaxBytes')],
+  retentionHours: [INGESTION_LOG_ENV.retentionHours, limited('ingestionLogRetentionHours')],
+  drainLeaseSeconds: [INGESTION_LOG_ENV.drainLeaseSeconds, limited('ingestionLogDrainLeaseSeconds')],
+})
+  .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
+  .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));
+const otlpGrpcSchema = fields({
+  port: [OTLP_GRPC_ENV.port, intOr(ENV_LIMITS.otlpGrpcPort, OTLP_GRPC_PORT)],
+  certFile: [OTLP_GRPC_ENV.tlsCertFile, text()],
+  keyFile: [OTLP_GRPC_ENV.tlsKeyFile, text()],
+}).transform(({ port, certFile, keyFile }, ctx): { otlpGrpc: OtlpGrpcSettings } => {
+  // Refused inside the transform: an untransformed `port` would clash with PORT's in the intersection.
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${OTLP_GRPC_ENV.tlsCertFile} and ${OTLP_GRPC_ENV.tlsKeyFile} must be set together`,
+    });
+    return z.NEVER;
+  }
+  return {
+    otlpGrpc: {
+      port: port === 0 ? undefined : port,
+      tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
+    },
+  };
+});
+const backupStorageSchema = s3Schema(BACKUP_S3_ENV).transform((backupStorage) => ({ backupStorage }));
+
+const csv = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+const ipList = z
+  .string()
+  .transform(csv)
+  .superRefine((ips, ctx) => {
+    const bad = ips.filter((ip) => isIP(ip) === 0);
+    if (bad.length > 0)
+      ctx.addIssue({ code: 'custom', message: `has entries that are not IP addresses: ${bad.join(', ')}` });
+  });
+
+/** The key that seals stored secrets, as written: 64 hex characters (also `dev`'s key file). */
+export const encryptionKeyText = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, {
+    error: 'must be 64 hex characters (256 bits, e.g. openssl rand -hex 32)',
+  })
+  .transform((key) => Buffer.from(key, 'hex'));
+
+const llmSchema = fields({
+  encryptionKey: [LLM_ENV.encryptionKey, checked(encryptionKeyText)],
+  whitelistedHosts: [
+    LLM_ENV.llmConnectionWhitelistedHosts,
+    checked(z.string().transform((v) => csv(v).map((h) => h.toLowerCase()))),
+  ],
+  whitelistedIps: [LLM_ENV.llmConnectionWhitelistedIps, checked(ipList)],
+}).transform((l): { llm: LlmSettings } => ({
+  llm: { ...l, whitelistedHosts: l.whitelistedHosts ?? [], whitelistedIps: l.whitelistedIps ?? [] },
+}));
+
+const alertsSchema = fields({
+  tickSeconds: [ALERT_ENV.tickSeconds, limited('alertTickSeconds')],
+  retryBaseSeconds: [ALERT_ENV.retryBaseSeconds, limited('alertRetryBaseSeconds')],
+}).transform((alerts): { alerts: AlertSettings } => ({ alerts }));
+
+const requiredSchema = (names: readonly RequiredName[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, required()]))).transform(() => ({}));
+
+/** The schema of a role that needs `require` named; each part reads its own variables. */
+const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfig> =>
+  modeSchema
+    .and(processSchema)
+    .and(clickhouseSchema)
+    .and(mediaSchema)
+    .and(exportStorageSchema)
+    .and(backupStorageSchema)
+    .and(authSchema)
+    .and(llmSchema)
+    .and(backfillSchema)
+    .and(analyticsTimeoutsSchema)
+    .and(alertsSchema)
+    .and(ingestionLogSchema)
+    .and(otlpGrpcSchema)
+    .and(requiredSchema(require));
+
+/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
+export const loadConfig = (env: Env, opts: LoadOptions = {}): ServiceConfig =>
+  parseEnv(serviceSchema(opts.require ?? []), env);
+
+/** The datastores each role of the CLI needs named (`dev` brings its own embedded ones). */
+export const ROLE_REQUIRES = {
+  web: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  worker: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'],
+  migrate: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  backfill: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  preflight: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  backup: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
+  restore: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
+  'backup-prune': [BACKUP_S3_ENV.bucket],
+  'backup-verify': ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
+  producers: ['DATABASE_URL'],
+  models: ['DATABASE_URL'],
+  'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  ingestion: ['DATABASE_URL', 'CLICKHOUSE_URL', INGESTION_LOG_S3_ENV.bucket],
+  'create-project': ['DATABASE_URL'],
+  'create-user': ['DATABASE_URL'],
+  'create-org-key': ['DATABASE_URL'],
+  dev: [],
+} as const satisfies Record<string, LoadOptions['require']>;
+export type ServerRole = keyof typeof ROLE_REQUIRES;
+
+/** One role's configuration from an environment. */
+export const loadRoleConfig = (role: ServerRole, env: Env): ServiceConfig =>
+  loadConfig(env, { require: ROLE_REQUIRES[role] });
+
+export interface ProcessConfigOptions {
+  /** Values used where the process environment leaves a variable unset (e.g. `dev` binds 127.0.0.1). */
+  defaults?: Env;
+  /** Values that replace the process environment's (e.g. `dev`'s embedded analytics store). */
+  overrides?: Env;
+}
+
+/** The configuration of this process, from `process.env`: what each role's entry calls once. */
+export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {}): ServiceConfig {
+  return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
+}
+
+/**
+ * The environment a tool this process runs inherits (pg_dump, pg_restore: PATH, locale, TLS
+ * settings), not read as configuration.
+ */
+export const toolEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
+
+/** `analytics-server`'s settings: the credentials it accepts (none: any). */
+export interface AnalyticsServerConfig {
+  user: string | undefined;
+  password: string | undefined;
+}
+
+const analyticsServerSchema = fields({
+  user: [ENV.clickhouseUser, verbatim()],
+  password: [ENV.clickhousePassword, verbatim()],
+}).transform(
+  ({ user, password }): AnalyticsServerConfig => ({
+    user: user || undefined,
+    password: password || undefined,
+  }),
+);
+
+export const loadAnalyticsServerConfig = (env: Env): AnalyticsServerConfig =>
+  parseEnv(analyticsServerSchema, env);
+
+export const analyticsServerProcessConfig = (): AnalyticsServerConfig =>
+  loadAnalyticsServerConfig(process.env);
