@@ -44,7 +44,7 @@ export function decodeLogsExport(
 }
 
 /** What differs between the signals: the message type, the JSON's top-level field, the words of errors. */
-interface Signal {
+export interface Signal {
   type: () => protobuf.Type;
   field: string;
   label: string;
@@ -135,11 +135,11 @@ function tooLarge(maxBytes: number): OtlpDecodeError {
   );
 }
 
-function decodeProtobuf(signal: Signal, payload: Buffer): RawExport {
+/** A protobuf export message as a plain object (64-bit integers as strings, bytes as base64). */
+export function protobufObject(signal: Signal, payload: Buffer): Record<string, unknown> {
   const type = signal.type();
-  let raw: Record<string, unknown>;
   try {
-    raw = type.toObject(type.decode(payload), {
+    return type.toObject(type.decode(payload), {
       longs: String,
       bytes: String,
       arrays: true,
@@ -152,10 +152,10 @@ function decodeProtobuf(signal: Signal, payload: Buffer): RawExport {
       { cause: err },
     );
   }
-  return { raw: bounded(raw), toHex: base64BytesToHex };
 }
 
-function decodeJson(signal: Signal, payload: Buffer): RawExport {
+/** An OTLP/JSON export: one JSON object (a byte-order mark tolerated). */
+export function jsonObject(signal: Signal, payload: Buffer): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(payload.toString('utf8').replace(/^\uFEFF/, ''));
@@ -174,8 +174,18 @@ function decodeJson(signal: Signal, payload: Buffer): RawExport {
       `Failed to parse OTel JSON ${signal.label}: expected a JSON object with "${signal.field}"`,
     );
   }
-  return { raw: bounded(parsed as Record<string, unknown>), toHex: jsonIdToHex };
+  return parsed as Record<string, unknown>;
 }
+
+const decodeProtobuf = (signal: Signal, payload: Buffer): RawExport => ({
+  raw: bounded(protobufObject(signal, payload)),
+  toHex: base64BytesToHex,
+});
+
+const decodeJson = (signal: Signal, payload: Buffer): RawExport => ({
+  raw: bounded(jsonObject(signal, payload)),
+  toHex: jsonIdToHex,
+});
 
 /** Refuses an export nested deeper than MAX_JSON_DEPTH before anything walks it recursively. */
 function bounded(raw: Record<string, unknown>): Record<string, unknown> {

@@ -98,18 +98,23 @@ function attributionFor(principal: Principal, header: HeaderLookup): Attribution
 
 export const attributionOf = (req: FastifyRequest) => attributionFor(req.principal, headersOf(req));
 
+/** Where every accepted write goes: masked, through the log, merged under the locks into the store. */
+export const acceptDepsOf = (ctx: WebContext) => ({
+  store: ctx.store,
+  locks: ctx.locks,
+  tombstones: ctx.tombstones,
+  log: ctx.ingestionLog,
+  masking: ctx.masking,
+});
+
 /** What an ingestion use case needs of a call: its project, producer and the stores. */
 export function ingestionContextFor(ctx: WebContext, principal: Principal, header: HeaderLookup) {
   return {
     projectId: principal.projectId,
     settings: ctx.config.mode,
     attribution: attributionFor(principal, header),
-    store: ctx.store,
-    locks: ctx.locks,
-    tombstones: ctx.tombstones,
+    ...acceptDepsOf(ctx),
     models: ctx.models,
-    log: ctx.ingestionLog,
-    masking: ctx.masking,
   };
 }
 

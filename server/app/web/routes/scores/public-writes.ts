@@ -20,7 +20,7 @@ import {
 import { describeIssues } from '../../../../features/write-model/bodies.ts';
 import { BadRequest } from '../../../../kernel/errors.ts';
 import { found } from '../../core/answers.ts';
-import { attributionOf } from '../../core/context.ts';
+import { acceptDepsOf, attributionOf } from '../../core/context.ts';
 import type { PluginOptions } from '../../core/plugin-options.ts';
 import { offsetOf, paged, pageMetaResponse, projectRoutes, publicMount } from '../../core/project-routes.ts';
 import { q } from '../../core/route.ts';
@@ -55,11 +55,7 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions> = async (app, 
       const result = await writeApiScores(items, {
         projectId,
         attribution: attributionOf(req),
-        store: ctx.store,
-        locks: ctx.locks,
-        tombstones: ctx.tombstones,
-        log: ctx.ingestionLog,
-        masking: ctx.masking,
+        ...acceptDepsOf(ctx),
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (!Array.isArray(body)) {

@@ -27,6 +27,7 @@ import { writeApiScores } from '../../../../features/scores/api-scores.ts';
 import { findConfig, listConfigs } from '../../../../features/scores/config-store.ts';
 import { BadRequest, NotFound } from '../../../../kernel/errors.ts';
 import { notFound } from '../../core/answers.ts';
+import { acceptDepsOf } from '../../core/context.ts';
 import type { PluginOptions } from '../../core/plugin-options.ts';
 import { familyPlugin, uiMount } from '../../core/project-routes.ts';
 import { SERVICE_VERSION } from '../service/health.ts';
@@ -161,11 +162,7 @@ export const uiTracesPlugin = familyPlugin(uiMount(), (declare, ctx) => {
         projectId,
         authorUserId: req.session.user.id,
         attribution: { apiKey: '', sdkName: 'observatory-ui', sdkVersion: SERVICE_VERSION },
-        store: ctx.store,
-        locks: ctx.locks,
-        tombstones: ctx.tombstones,
-        log: ctx.ingestionLog,
-        masking: ctx.masking,
+        ...acceptDepsOf(ctx),
         findConfig: (id) => findConfig(ctx.pool, projectId, id),
       });
       if (result.errors[0]) throw new BadRequest(result.errors[0].message);
