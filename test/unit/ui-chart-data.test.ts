@@ -6,7 +6,7 @@ import {
   labelOf,
   metricKeys,
   timeSeriesOf,
-} from '../../server/ui/src/chart-data.ts';
+} from '../../server/ui/src/features/dashboards/chart-data.ts';
 
 const byModel = {
   view: 'observations' as const,

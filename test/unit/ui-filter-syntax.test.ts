@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { OBSERVATION_COLUMNS } from '../../server/reads/events-columns.ts';
 import { filterList } from '../../server/reads/filters.ts';
-import { type ColumnKind, formatFilters, parseFilterText } from '../../server/ui/src/filter-syntax.ts';
+import { type ColumnKind, formatFilters, parseFilterText } from '../../server/ui/src/shared/filter-syntax.ts';
 
 /** The columns as the server hands them to the UI (GET /api/ui/projects/:id). */
 const COLUMNS = Object.fromEntries(

@@ -8,8 +8,8 @@ import {
   formatTime,
   formatTokens,
   rangeBounds,
-} from '../../server/ui/src/format.ts';
-import { routeOf } from '../../server/ui/src/router.ts';
+} from '../../server/ui/src/shared/format.ts';
+import { routeOf } from '../../server/ui/src/shared/router.ts';
 
 describe('table formatting', () => {
   it.each([

@@ -1,7 +1,7 @@
 /** Dashboard metrics named as a reader says them, not by the metrics API's keys. */
 import { expect, it } from 'vitest';
 import type { WidgetDefinition } from '../../server/dashboards/model.ts';
-import { metricName } from '../../server/ui/src/metric-names.ts';
+import { metricName } from '../../server/ui/src/features/dashboards/metric-names.ts';
 
 type Metric = WidgetDefinition['metrics'][number];
 const ROOT = { column: 'isRootObservation', type: 'boolean' as const, operator: '=', value: true };

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelDefinition } from '../../server/ui/src/api.ts';
-import { EMPTY_FORM, formOf, parsePrices, requestOf } from '../../server/ui/src/model-form.ts';
+import type { ModelDefinition } from '../../server/ui/src/features/models/api.ts';
+import {
+  EMPTY_FORM,
+  formOf,
+  parsePrices,
+  requestOf,
+} from '../../server/ui/src/features/models/model-form.ts';
 
 describe('the models page form', () => {
   it.each([

@@ -6,7 +6,7 @@ import {
   traceBounds,
   treeOrder,
   waterfallBar,
-} from '../../server/ui/src/trace-model.ts';
+} from '../../server/ui/src/features/traces/trace-model.ts';
 
 const o = (id: string, parent: string | null, start: number, end: number | null) => ({
   id,
