@@ -14,8 +14,9 @@ import { Grid } from '../../shared/lists.tsx';
 import { navigate } from '../../shared/router.ts';
 import { type Project, projectsApi } from '../projects/api.ts';
 import { type ObservationRow, type TraceDetail, tracesApi } from '../traces/api.ts';
-import { ConfigValueInput, InputOutput } from '../traces/Trace.tsx';
+import { InputOutput } from '../traces/observation-detail.tsx';
 import { type QueueOverview, type QueueReview, queuesApi, type ScoreConfig } from './api.ts';
+import { ConfigValueInput } from './config-value-input.tsx';
 
 const queuePath = (projectId: string, queueId?: string) =>
   `/project/${encodeURIComponent(projectId)}/annotation-queues${queueId ? `/${encodeURIComponent(queueId)}` : ''}`;
