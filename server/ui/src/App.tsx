@@ -1,7 +1,8 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
 import { Alerts } from './features/alerts/Alerts.tsx';
-import { QueueReviewPage, Queues } from './features/annotation-queues/Queues.tsx';
+import { QueueReviewPage } from './features/annotation-queues/QueueReview.tsx';
+import { Queues } from './features/annotation-queues/Queues.tsx';
 import { Migration } from './features/backfill/Migration.tsx';
 import { DashboardPage, Dashboards } from './features/dashboards/Dashboards.tsx';
 import { Datasets, DatasetView } from './features/datasets/Datasets.tsx';
