@@ -7,25 +7,16 @@
  */
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { type FilterCondition, parseFilterText } from '../../shared/filter-syntax.ts';
-import {
-  formatCost,
-  formatLatency,
-  formatScore,
-  formatTime,
-  formatTokens,
-  rangeBounds,
-  TIME_RANGES,
-  type TimeRange,
-} from '../../shared/format.ts';
+import { rangeBounds, TIME_RANGES, type TimeRange } from '../../shared/format.ts';
 import { usePaged } from '../../shared/hooks.ts';
-import { traceHref } from '../../shared/link.tsx';
-import { Grid, LoadMore, WordsCell } from '../../shared/lists.tsx';
-import { navigate } from '../../shared/router.ts';
+import { Grid, LoadMore } from '../../shared/lists.tsx';
 import { AddToQueue } from '../annotation-queues/add-to-queue.tsx';
 import type { QueueObject } from '../annotation-queues/api.ts';
 import { type ProjectInfo, projectsApi } from '../projects/api.ts';
 import type { Deployment } from '../users/api.ts';
 import { type ObservationRow, tracesApi } from './api.ts';
+import { LegacyTraces } from './legacy-traces.tsx';
+import { HEADERS, ObservationRowView } from './observation-row.tsx';
 
 export const DEFAULT_FILTER = 'isRootObservation = true';
 
@@ -44,20 +35,6 @@ const SORTABLE: Record<string, string> = {
   Tokens: 'totalTokens',
   Cost: 'totalCost',
 };
-const HEADERS = [
-  'Name',
-  'Type',
-  'Start time',
-  'Latency',
-  'Model',
-  'Tokens',
-  'Cost',
-  'User',
-  'Session',
-  'Tags',
-  'Level',
-  'Scores',
-];
 
 /** What a row stands for in an annotation queue: a root row is its trace. */
 const queueObjectOf = (r: ObservationRow): QueueObject =>
@@ -221,154 +198,5 @@ export function Observations({ projectId, deployment }: { projectId: string; dep
         </>
       )}
     </main>
-  );
-}
-
-const LEGACY_FILTERS = { name: 'Trace name', userId: 'User', sessionId: 'Session' } as const;
-type LegacyFilter = Record<keyof typeof LEGACY_FILTERS, string>;
-
-function LegacyTraces({ projectId }: { projectId: string }) {
-  const empty: LegacyFilter = { name: '', userId: '', sessionId: '' };
-  const [draft, setDraft] = useState<LegacyFilter>(empty);
-  const [filter, setFilter] = useState<LegacyFilter>(empty);
-  const [page, setPage] = useState(1);
-  const [rows, setRows] = useState<ObservationRow[]>([]);
-  const [pages, setPages] = useState(0);
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    tracesApi.legacyTraces(projectId, { ...filter, page: String(page) }).then(
-      (r) => {
-        setRows(r.data);
-        setPages(r.meta.totalPages);
-        setError(undefined);
-      },
-      (e: Error) => setError(e.message),
-    );
-  }, [projectId, filter, page]);
-  return (
-    <>
-      <p className="muted">Version 3 experience: traces from the traces and observations tables.</p>
-      <form
-        className="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setPage(1);
-          setFilter(draft);
-        }}
-      >
-        {(Object.keys(LEGACY_FILTERS) as (keyof LegacyFilter)[]).map((k) => (
-          <input
-            key={k}
-            aria-label={LEGACY_FILTERS[k]}
-            placeholder={LEGACY_FILTERS[k]}
-            value={draft[k]}
-            onChange={(e) => setDraft({ ...draft, [k]: e.target.value })}
-          />
-        ))}
-        <button type="submit">Apply</button>
-      </form>
-      {error && <p className="error">{error}</p>}
-      <Grid className="observations" columns={HEADERS}>
-        {rows.map((r) => (
-          <ObservationRowView key={r.id} row={r} projectId={projectId} />
-        ))}
-      </Grid>
-      {rows.length === 0 && <p className="muted">No traces match.</p>}
-      <div className="pager">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-          Previous
-        </button>{' '}
-        page {page} of {Math.max(pages, 1)}{' '}
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-          Next
-        </button>
-      </div>
-    </>
-  );
-}
-
-/** A root row's total over its whole trace, under the observation's own value. */
-function TraceTotal({ text }: { text: string }) {
-  return (
-    <div className="trace-total" title="Total over the trace's observations">
-      trace Σ {text || '–'}
-    </div>
-  );
-}
-
-function ObservationRowView({
-  row: r,
-  projectId,
-  picked,
-  onPick,
-}: {
-  row: ObservationRow;
-  projectId: string;
-  /** Where rows can be picked (to add them to an annotation queue): whether this one is. */
-  picked?: boolean;
-  onPick?: (picked: boolean) => void;
-}) {
-  const href = traceHref(projectId, r.traceId);
-  return (
-    <>
-      <tr className={`level-${r.level.toLowerCase()}`}>
-        <td title={r.id}>
-          <a
-            href={href}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate(href);
-            }}
-          >
-            {r.name || '(unnamed)'}
-          </a>
-        </td>
-        <td>{r.type}</td>
-        <td>{formatTime(r.startTime)}</td>
-        <td className="num">{formatLatency(r.latency)}</td>
-        <td>{r.model ?? ''}</td>
-        <td className="num">
-          {formatTokens(r.usageDetails)}
-          {r.traceTotals && <TraceTotal text={formatTokens(r.traceTotals.usageDetails)} />}
-        </td>
-        <td className="num">
-          {formatCost(r.totalCost)}
-          {r.traceTotals && <TraceTotal text={formatCost(r.traceTotals.totalCost)} />}
-        </td>
-        <td>{r.userId ?? ''}</td>
-        <td>{r.sessionId ?? ''}</td>
-        <WordsCell words={r.tags} className="tag" />
-        <td>{r.level}</td>
-        <td>
-          {r.scores.map((s) => (
-            <span key={s.id} className="score" title={s.comment ?? undefined}>
-              {s.name}: {formatScore(s.value)}
-              {s.source === 'EVAL' && <span className="score-source"> (eval)</span>}
-            </span>
-          ))}
-        </td>
-        {onPick && (
-          // Its own cell, so that the name cell's accessible name stays the name.
-          <td>
-            <input
-              type="checkbox"
-              aria-label={`Pick ${r.name || r.id}`}
-              checked={picked}
-              onChange={(e) => onPick(e.target.checked)}
-            />
-          </td>
-        )}
-      </tr>
-      {r.match && (
-        <tr className="match">
-          <td colSpan={HEADERS.length + (onPick ? 1 : 0)}>
-            <span className="muted">{r.match.field}: </span>
-            {r.match.before}
-            <mark>{r.match.match}</mark>
-            {r.match.after}
-          </td>
-        </tr>
-      )}
-    </>
   );
 }
