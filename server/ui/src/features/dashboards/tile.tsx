@@ -7,7 +7,8 @@ import {
   type TileData,
   type WidgetDefinition,
 } from './api.ts';
-import { Chart, type XRange } from './charts.tsx';
+import { Chart } from './charts.tsx';
+import type { XRange } from './time-series-chart.tsx';
 
 export type Range = { fromTimestamp: string; toTimestamp: string };
 

@@ -1,3 +1,4 @@
+/** One row of the observations table (and of the version 3 traces table), with its search match under it. */
 import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../../shared/format.ts';
 import { traceHref } from '../../shared/link.tsx';
 import { WordsCell } from '../../shared/lists.tsx';
