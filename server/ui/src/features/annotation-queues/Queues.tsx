@@ -1,4 +1,7 @@
-/** Annotation queues: the project's queues with their progress and a form that makes one with a set of score configs. */
+/**
+ * Annotation queues: the project's queues with their progress and a form that makes one with a set
+ * of score configs.
+ */
 import { useCallback, useEffect, useState } from 'react';
 import { formatTime } from '../../shared/format.ts';
 import { usePicked, useWrite } from '../../shared/hooks.ts';

@@ -1,4 +1,8 @@
-/** The item under review: its object with input, output and scores, and the form that scores it and completes it. */
+/**
+ * The item under review: its object with input, output and scores, and the form that scores it and
+ * completes it. It reads the object through the traces client and shows it with the trace view's
+ * InputOutput, so a reviewer sees what the trace page shows.
+ */
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { formatScore, formatTime } from '../../shared/format.ts';
 import { useWrite } from '../../shared/hooks.ts';

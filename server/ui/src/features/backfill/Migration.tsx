@@ -4,7 +4,8 @@
  * propagation's health and lag; the producers `events_only` would refuse or change (a project
  * owner sees those of their projects) and the trace-level evaluators the cutover stops, each with
  * a button that replaces it by an observation rule; refreshed every few seconds. A failed step
- * names the command and the operator annotation that retry it.
+ * names the command and the operator annotation that retry it. The conversion is evaluation's
+ * call (evaluation/api.ts): the page only offers it where the cutover needs it.
  */
 import { useEffect, useState } from 'react';
 import { formatLatency, formatTime } from '../../shared/format.ts';

@@ -1,4 +1,7 @@
-/** LLM-as-a-judge: evaluators and their versions, evaluation rules, their mapping preview and execution log. */
+/**
+ * LLM-as-a-judge: evaluators and their versions, evaluation rules, their mapping preview and
+ * execution log.
+ */
 import type { publicEvaluator, publicRule } from '../../../../evaluation/api.ts';
 import type { LoggedExecution } from '../../../../evaluation/executions.ts';
 import { call, type NumberedPage, projectPath, ruleCalls } from '../../shared/api.ts';

@@ -1,4 +1,7 @@
-/** Spans two features: the LLM connections section comes from llm-connections, whose client evaluators and the playground share. */
+/**
+ * Spans two features: the LLM connections section comes from llm-connections, whose client
+ * evaluators and the playground share.
+ */
 import { useCallback } from 'react';
 import { useLoaded } from '../../shared/hooks.ts';
 import { LlmConnections } from '../llm-connections/LlmConnections.tsx';

@@ -1,4 +1,7 @@
-/** The settings page's masking section: the masking API is a project setting, so its calls are in projects/api.ts. */
+/**
+ * The settings page's masking section: the masking API is a project setting, so its calls are in
+ * projects/api.ts.
+ */
 import { useCallback, useState } from 'react';
 import { Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';

@@ -1,4 +1,7 @@
-/** The projects page's small forms: retention, a new name, a rename in place, a deletion confirmed by name. */
+/**
+ * The projects page's small forms: retention, a new name, a rename in place, a deletion confirmed
+ * by name.
+ */
 import { type FormEvent, useState } from 'react';
 import { useWrite } from '../../shared/hooks.ts';
 import { type Organization, type Project, projectsApi } from './api.ts';

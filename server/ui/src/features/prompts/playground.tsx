@@ -1,4 +1,7 @@
-/** The playground: runs a text or chat prompt with its variables on an LLM connection, saves it as a new version. */
+/**
+ * The playground: runs a text or chat prompt with its variables on an LLM connection, saves it as a
+ * new version.
+ */
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { ErrorAlert } from '../../shared/fields.tsx';
 import { type LlmConnection, llmConnectionsApi } from '../llm-connections/api.ts';

@@ -1,4 +1,7 @@
-/** A prompt's versions: each one's text and config, a line diff between any two, and the form that moves a label. */
+/**
+ * A prompt's versions: each one's text and config, a line diff between any two, and the form that
+ * moves a label.
+ */
 import { type FormEvent, useEffect, useState } from 'react';
 import { ErrorAlert } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';

@@ -1,4 +1,8 @@
-/** The forms under an observation: add it to a queue, score it (with a score config or freely), comment on it. */
+/**
+ * The forms under an observation: add it to a queue, score it (with a score config or freely),
+ * comment on it. Queues, score configs and scores are annotation-queues' client; the forms live
+ * with the trace view they sit in.
+ */
 import { useEffect, useState } from 'react';
 import { useWrite } from '../../shared/hooks.ts';
 import { AddToQueue } from '../annotation-queues/add-to-queue.tsx';

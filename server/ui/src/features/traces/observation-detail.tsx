@@ -1,4 +1,7 @@
-/** The selected observation: timings, usage, cost and what priced it, links, input and output, metadata, scores, comments. */
+/**
+ * The selected observation: timings, usage, cost and what priced it, links, input and output,
+ * metadata, scores, comments.
+ */
 import { formatCost, formatLatency, formatScore, formatTime, formatTokens } from '../../shared/format.ts';
 import { Link, traceHref } from '../../shared/link.tsx';
 import { Annotate } from './annotate.tsx';
