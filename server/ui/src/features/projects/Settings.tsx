@@ -4,7 +4,7 @@
  */
 import { useCallback } from 'react';
 import { useLoaded } from '../../shared/hooks.ts';
-import { LlmConnections } from '../llm-connections/LlmConnections.tsx';
+import { LlmConnections } from '../llm-connections/settings-section.tsx';
 import { projectsApi } from './api.ts';
 import { ApiKeys } from './api-keys.tsx';
 import { Masking } from './masking.tsx';
