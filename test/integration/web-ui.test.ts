@@ -13,7 +13,7 @@ import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt, UI_DIST } from '../../scripts/build-ui.ts';
-import { type ColumnKind, parseFilterText } from '../../server/app/ui/src/filter-syntax.ts';
+import { type ColumnKind, parseFilterText } from '../../server/app/ui/src/shared/filter-syntax.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {

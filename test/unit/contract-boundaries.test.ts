@@ -9,7 +9,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
     if (e.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|js|mjs)$/.test(e.name) ? [path] : [];
+    return /\.(ts|tsx|mts|js|mjs)$/.test(e.name) ? [path] : [];
   });
 }
 

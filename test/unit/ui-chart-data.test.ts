@@ -6,7 +6,7 @@ import {
   labelOf,
   metricKeys,
   timeSeriesOf,
-} from '../../server/app/ui/src/chart-data.ts';
+} from '../../server/app/ui/src/features/dashboards/chart-data.ts';
 
 const byModel = {
   view: 'observations' as const,

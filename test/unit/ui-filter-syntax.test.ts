@@ -3,7 +3,11 @@
  * by tables: each text, the filters the API documents for it (or the error and its position).
  */
 import { describe, expect, it } from 'vitest';
-import { type ColumnKind, formatFilters, parseFilterText } from '../../server/app/ui/src/filter-syntax.ts';
+import {
+  type ColumnKind,
+  formatFilters,
+  parseFilterText,
+} from '../../server/app/ui/src/shared/filter-syntax.ts';
 import { OBSERVATION_COLUMNS } from '../../server/features/reads/events-columns.ts';
 import { filterList } from '../../server/features/reads/filters.ts';
 

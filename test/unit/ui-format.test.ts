@@ -8,8 +8,8 @@ import {
   formatTime,
   formatTokens,
   rangeBounds,
-} from '../../server/app/ui/src/format.ts';
-import { routeOf } from '../../server/app/ui/src/router.ts';
+} from '../../server/app/ui/src/shared/format.ts';
+import { routeOf } from '../../server/app/ui/src/shared/router.ts';
 
 describe('table formatting', () => {
   it.each([

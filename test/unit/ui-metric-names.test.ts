@@ -1,6 +1,6 @@
 /** Dashboard metrics named as a reader says them, not by the metrics API's keys. */
 import { expect, it } from 'vitest';
-import { metricName } from '../../server/app/ui/src/metric-names.ts';
+import { metricName } from '../../server/app/ui/src/features/dashboards/metric-names.ts';
 import type { WidgetDefinition } from '../../server/features/dashboards/model.ts';
 
 type Metric = WidgetDefinition['metrics'][number];

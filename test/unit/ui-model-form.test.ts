@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelDefinition } from '../../server/app/ui/src/api.ts';
-import { EMPTY_FORM, formOf, parsePrices, requestOf } from '../../server/app/ui/src/model-form.ts';
+import type { ModelDefinition } from '../../server/app/ui/src/features/models/api.ts';
+import {
+  EMPTY_FORM,
+  formOf,
+  parsePrices,
+  requestOf,
+} from '../../server/app/ui/src/features/models/model-form.ts';
 
 describe('the models page form', () => {
   it.each([

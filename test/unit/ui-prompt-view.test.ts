@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { folderEntries, lineDiff, promptText, variablesOf } from '../../server/app/ui/src/prompt-view.ts';
+import {
+  folderEntries,
+  lineDiff,
+  promptText,
+  variablesOf,
+} from '../../server/app/ui/src/features/prompts/prompt-view.ts';
 
 describe('folderEntries', () => {
   const names = ['greet', 'team/a', 'team/b', 'team/deep/c', 'other/x', 'teamless'];

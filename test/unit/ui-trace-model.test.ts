@@ -6,7 +6,7 @@ import {
   traceBounds,
   treeOrder,
   waterfallBar,
-} from '../../server/app/ui/src/trace-model.ts';
+} from '../../server/app/ui/src/features/traces/trace-model.ts';
 
 const o = (id: string, parent: string | null, start: number, end: number | null) => ({
   id,

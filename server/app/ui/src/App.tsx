@@ -1,24 +1,27 @@
 /** The shell: loads the session, sends signed-out users to the sign-in page, picks the page. */
 import { useCallback, useEffect, useState } from 'react';
-import { api, type SessionInfo, setCsrfToken } from './api.ts';
-import { Link } from './link.tsx';
-import { Account } from './pages/Account.tsx';
-import { Alerts } from './pages/Alerts.tsx';
-import { DashboardPage, Dashboards } from './pages/Dashboards.tsx';
-import { Datasets, DatasetView } from './pages/Datasets.tsx';
-import { Evaluations } from './pages/Evaluations.tsx';
-import { Groupings } from './pages/Groupings.tsx';
-import { Invite } from './pages/Invite.tsx';
-import { Login } from './pages/Login.tsx';
-import { Migration } from './pages/Migration.tsx';
-import { Models } from './pages/Models.tsx';
-import { Observations } from './pages/Observations.tsx';
-import { Projects } from './pages/Projects.tsx';
-import { Prompts } from './pages/Prompts.tsx';
-import { QueueReviewPage, Queues } from './pages/Queues.tsx';
-import { Settings } from './pages/Settings.tsx';
-import { Trace } from './pages/Trace.tsx';
-import { navigate, routeOf, useLocation } from './router.ts';
+import { Alerts } from './features/alerts/Alerts.tsx';
+import { QueueReviewPage } from './features/annotation-queues/QueueReview.tsx';
+import { Queues } from './features/annotation-queues/Queues.tsx';
+import { Migration } from './features/backfill/Migration.tsx';
+import { DashboardPage } from './features/dashboards/DashboardPage.tsx';
+import { Dashboards } from './features/dashboards/Dashboards.tsx';
+import { Datasets, DatasetView } from './features/datasets/Datasets.tsx';
+import { Evaluations } from './features/evaluation/Evaluations.tsx';
+import { Models } from './features/models/Models.tsx';
+import { Projects } from './features/projects/Projects.tsx';
+import { Settings } from './features/projects/Settings.tsx';
+import { Prompts } from './features/prompts/Prompts.tsx';
+import { Groupings } from './features/traces/Groupings.tsx';
+import { Observations } from './features/traces/Observations.tsx';
+import { Trace } from './features/traces/Trace.tsx';
+import { Account } from './features/users/Account.tsx';
+import { type SessionInfo, usersApi } from './features/users/api.ts';
+import { Invite } from './features/users/Invite.tsx';
+import { Login } from './features/users/Login.tsx';
+import { setCsrfToken } from './shared/api.ts';
+import { Link } from './shared/link.tsx';
+import { navigate, routeOf, useLocation } from './shared/router.ts';
 
 export function App() {
   const path = useLocation();
@@ -31,7 +34,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    api.session().then(adopt, (e: Error) => setError(e.message));
+    usersApi.session().then(adopt, (e: Error) => setError(e.message));
   }, [adopt]);
 
   if (error) return <main className="centered error">Cannot reach the service: {error}</main>;
@@ -46,13 +49,13 @@ export function App() {
   }
 
   const togglePreview = async (enabled: boolean) => {
-    await api.setV4Preview(enabled);
-    adopt(await api.session());
+    await usersApi.setV4Preview(enabled);
+    adopt(await usersApi.session());
   };
 
   const signOut = async () => {
-    await api.logout();
-    adopt(await api.session());
+    await usersApi.logout();
+    adopt(await usersApi.session());
     navigate('/login');
   };
 
