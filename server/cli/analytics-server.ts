@@ -8,7 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { startAnalyticsServer } from '../analytics/http-interface.ts';
-import { analyticsServerProcessConfig } from '../config/env.ts';
+import { analyticsServerProcessConfig } from '../config/processes.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 
 export const USAGE = 'usage: observatory analytics-server --port N --data DIR [--host 127.0.0.1]';

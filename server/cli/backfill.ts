@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { BackfillFailure, BackfillManager, BackfillRefusal } from '../backfill/manager.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';

@@ -21,7 +21,7 @@ import {
 } from '../backup/run.ts';
 import { verifyBackup } from '../backup/verify.ts';
 import { verifyText } from '../backup/verify-plan.ts';
-import { processConfig, toolEnv } from '../config/env.ts';
+import { processConfig, toolEnv } from '../config/processes.ts';
 import {
   BACKUP_CLI,
   BACKUP_ID_PATTERN,

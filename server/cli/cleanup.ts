@@ -4,7 +4,7 @@
  * backfill's source and the last way back to a version 3 read path, so it refuses unless the
  * write mode is events_only. As the operator's Job, its success is recorded as the Job's result.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { onCluster } from '../migrations/analytics/dialect.ts';
 import { openDatastores } from '../runtime/datastores.ts';
 import { dialectOf } from '../runtime/schema.ts';

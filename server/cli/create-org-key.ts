@@ -4,7 +4,7 @@
  * keys and the memberships through the public API; it reads no project's data. `--data DIR`: in the
  * database of the `observatory dev` running on DIR, not DATABASE_URL's.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';

@@ -2,7 +2,7 @@
  * `observatory create-project --name NAME [--data DIR] [--json]`: prints the new project's keys,
  * once. `--data DIR`: in the database of the `observatory dev` running on DIR, not DATABASE_URL's.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';

@@ -7,7 +7,7 @@
  * the `observatory dev` running on DIR, not DATABASE_URL's.
  */
 import { text } from 'node:stream/consumers';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';

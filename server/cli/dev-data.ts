@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, encryptionKeyText, type ProcessConfigOptions } from '../config/env.ts';
+import { ConfigError, encryptionKeyText } from '../config/env.ts';
+import type { ProcessConfigOptions } from '../config/processes.ts';
 import { ENV } from '../contract/env.ts';
 
 /**

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { localBlobStore } from '../blobs/local.ts';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { memoryCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';
 import { startEmbeddedPostgres } from '../datastores/embedded-postgres.ts';

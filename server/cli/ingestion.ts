@@ -5,7 +5,7 @@
  * no file was written for S seconds (600). Idempotent; after a kill or a stall, run it again (or let
  * the workers drain what it queued).
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { parseIsoDateTime } from '../time/iso-datetime.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';

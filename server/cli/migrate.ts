@@ -10,7 +10,7 @@
 
 import type pg from 'pg';
 import { invalidateUnproven } from '../backfill/proof.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { pendingBefore } from '../ingestion/log/queue.ts';
 import { awaitLogDrained } from '../ingestion/log/wait-drained.ts';

@@ -3,7 +3,7 @@
  * file into PostgreSQL, so prices change without a release. An entry replaces the stored one of
  * its id unless the stored prices were read at a later date.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { RelationalMigrator } from '../migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../migrations/relational/versions.ts';

@@ -9,7 +9,7 @@
  * may go ahead is the operator's to decide with the contract's rule.
  */
 import { writeFile } from 'node:fs/promises';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { TERMINATION_MESSAGE_PATH } from '../contract/backup.ts';
 import { OLDEST_UPGRADABLE_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import type { PreflightSummary, SchemaReport } from '../contract/upgrade.ts';

@@ -9,7 +9,7 @@
  * cutover will refuse no current producer, and each legacy evaluator is a trace-level evaluation
  * rule that stops at the cutover.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
 import { createPool } from '../datastores/postgres.ts';
 import { producersSince } from '../producers/recorder.ts';

@@ -4,7 +4,7 @@
  * definitions (costs the SDK sent stay), in bounded batches, resumable: run the same command again
  * after a kill and it goes on from its checkpoint.
  */
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { recomputeCosts } from '../models/recompute.ts';
 import { toChText } from '../reads/sql.ts';
 import { openDatastores } from '../runtime/datastores.ts';

@@ -8,7 +8,7 @@ import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { createAnalyticsClient } from '../datastores/clickhouse.ts';

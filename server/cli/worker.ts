@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { s3BlobStore } from '../blobs/s3.ts';
-import { processConfig } from '../config/env.ts';
+import { processConfig } from '../config/processes.ts';
 import { PORTS } from '../contract/ports.ts';
 import { redisCoordination } from '../coordination/store.ts';
 import { backlog } from '../ingestion/log/queue.ts';
