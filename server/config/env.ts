@@ -218,23 +218,35 @@ const clickhouseSchema = fields({
   useLightweightUpdate: [ENV.columnarUseLightweightUpdate, bool(ENV_DEFAULTS.columnarUseLightweightUpdate)],
 }).transform((c): { clickhouse: ClickHouseSettings } => ({ clickhouse: { ...c, url: c.url ?? '' } }));
 
-const mediaSchema = fields({
+/** The media bucket (the worker deletes what expired traces leave) and the web's upload bounds. */
+const mediaBucketSchema = s3Schema(S3_ENV.media).transform((s3): { media: Pick<MediaSettings, 's3'> } => ({
+  media: { s3 },
+}));
+const mediaUploadsSchema = fields({
   maxContentLength: [ENV.mediaMaxContentLength, limited('mediaMaxContentLength')],
   downloadUrlExpirySeconds: [ENV.mediaDownloadUrlExpirySeconds, limited('mediaDownloadUrlExpirySeconds')],
-})
-  .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
-  .transform((media): { media: MediaSettings } => ({ media }));
+}).transform((media) => ({ media }));
 
 const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
-const ingestionLogSchema = fields({
+
+/**
+ * The ingestion log's bucket (every reader of the log), the web's bounds on writing to it, and
+ * the retention and drain lease of the worker (a restore replays within the retention).
+ */
+const ingestionLogBucketSchema = s3Schema(INGESTION_LOG_S3_ENV).transform(
+  (s3): { ingestionLog: Pick<IngestionLogSettings, 's3'> } => ({ ingestionLog: { s3 } }),
+);
+const ingestionLogWritesSchema = fields({
   waitForStore: [INGESTION_LOG_ENV.waitForStore, bool(ENV_DEFAULTS.ingestionLogWaitForStore)],
   backlogMaxAgeSeconds: [INGESTION_LOG_ENV.backlogMaxAgeSeconds, limited('ingestionBacklogMaxAgeSeconds')],
   backlogMaxBytes: [INGESTION_LOG_ENV.backlogMaxBytes, limited('ingestionBacklogMaxBytes')],
+}).transform((ingestionLog) => ({ ingestionLog }));
+const ingestionLogRetentionSchema = fields({
   retentionHours: [INGESTION_LOG_ENV.retentionHours, limited('ingestionLogRetentionHours')],
+}).transform((ingestionLog) => ({ ingestionLog }));
+const ingestionLogDrainSchema = fields({
   drainLeaseSeconds: [INGESTION_LOG_ENV.drainLeaseSeconds, limited('ingestionLogDrainLeaseSeconds')],
-})
-  .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
-  .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));
+}).transform((ingestionLog) => ({ ingestionLog }));
 const otlpGrpcSchema = fields({
   port: [OTLP_GRPC_ENV.port, intOr(ENV_LIMITS.otlpGrpcPort, OTLP_GRPC_PORT)],
   certFile: [OTLP_GRPC_ENV.tlsCertFile, text()],
@@ -359,7 +371,8 @@ export const PARTS = {
   job: part(fields({ jobName: [ENV.jobName, text()] })),
   /** The analytics store and the bounds of this process's statements in it. */
   analytics: part(clickhouseSchema.and(analyticsTimeoutsSchema)),
-  media: part(mediaSchema),
+  mediaBucket: part(mediaBucketSchema),
+  mediaUploads: part(mediaUploadsSchema),
   exportBucket: part(exportStorageSchema),
   backupBucket: part(backupStorageSchema),
   signIn: part(signInSchema),
@@ -368,7 +381,10 @@ export const PARTS = {
   llm: part(llmSchema),
   backfill: part(backfillSchema),
   alerts: part(alertsSchema),
-  ingestionLog: part(ingestionLogSchema),
+  ingestionLogBucket: part(ingestionLogBucketSchema),
+  ingestionLogWrites: part(ingestionLogWritesSchema),
+  ingestionLogRetention: part(ingestionLogRetentionSchema),
+  ingestionLogDrain: part(ingestionLogDrainSchema),
   otlpGrpc: part(otlpGrpcSchema),
 };
 export type PartName = keyof typeof PARTS;
