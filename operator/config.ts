@@ -30,7 +30,8 @@ export interface OperatorConfig {
   secretRollouts: boolean;
 }
 
-const operatorSchema = fields({
+/** The operator's schema, beside the server's processes' in the docs' table of variables. */
+export const operatorSchema = fields({
   logLevel: [ENV.logLevel, logLevel()],
   watchNamespace: [OPERATOR_ENV.watchNamespace, textOr('')],
   namespace: [OPERATOR_ENV.namespace, text()],

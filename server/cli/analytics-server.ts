@@ -7,7 +7,7 @@
  * are the credentials it accepts.
  */
 import { resolve } from 'node:path';
-import { analyticsServerProcessConfig } from '../kernel/config/env.ts';
+import { analyticsServerProcessConfig } from '../kernel/config/processes.ts';
 import { startAnalyticsServer } from '../platform/analytics-server/http-interface.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { openDatastores } from '../app/runtime/datastores.ts';
 import { BackfillFailure, BackfillManager, BackfillRefusal } from '../features/backfill/manager.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { dialectOf } from '../platform/migrations/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

@@ -28,7 +28,7 @@ import {
 } from '../features/backup/run.ts';
 import { verifyBackup } from '../features/backup/verify.ts';
 import { verifyText } from '../features/backup/verify-plan.ts';
-import { processConfig, toolEnv } from '../kernel/config/env.ts';
+import { processConfig, toolEnv } from '../kernel/config/processes.ts';
 import { createPool } from '../platform/datastores/postgres.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';

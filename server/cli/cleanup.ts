@@ -6,7 +6,7 @@
  */
 
 import { openDatastores } from '../app/runtime/datastores.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { onCluster } from '../platform/migrations/analytics/dialect.ts';
 import { dialectOf } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';

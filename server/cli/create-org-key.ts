@@ -6,7 +6,7 @@
  */
 
 import { createOrganizationKey } from '../features/projects/organizations.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { createPool } from '../platform/datastores/postgres.ts';
 import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ENV } from '../contract/env.ts';
-import { ConfigError, encryptionKeyText, type ProcessConfigOptions } from '../kernel/config/env.ts';
+import { ConfigError, encryptionKeyText } from '../kernel/config/env.ts';
+import type { ProcessConfigOptions } from '../kernel/config/processes.ts';
 
 /**
  * Writes `file` readable by this user only. A fresh file renamed into place: an existing file's

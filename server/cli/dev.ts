@@ -30,7 +30,7 @@ import { generatePassword, provisionUser } from '../features/users/provision.ts'
 import { setPassword, UserExists, userByEmail } from '../features/users/store.ts';
 import { pgEntityLocks } from '../features/write-model/entity-locks.ts';
 import { clickhouseStore } from '../features/write-model/store.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { localBlobStore } from '../platform/blobs/local.ts';
 import { s3BlobStore } from '../platform/blobs/s3.ts';
 import { memoryCoordination } from '../platform/coordination/store.ts';

@@ -7,7 +7,7 @@
  */
 
 import { parseIsoDateTime } from '../features/write-model/iso-datetime.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

@@ -14,7 +14,7 @@ import { RELEASE_3_SCHEMA_VERSION } from '../contract/schema-versions.ts';
 import { invalidateUnproven } from '../features/backfill/proof.ts';
 import { pendingBefore } from '../features/ingestion/log/queue.ts';
 import { awaitLogDrained } from '../features/ingestion/log/wait-drained.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { SchemaAheadError } from '../platform/migrations/analytics/runner.ts';
 import { migratorsFor } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';

@@ -6,7 +6,7 @@
 
 import { PriceFileError, readPriceFile } from '../features/models/price-file.ts';
 import { loadBuiltInModels } from '../features/models/store.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { createPool } from '../platform/datastores/postgres.ts';
 import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';

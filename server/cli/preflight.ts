@@ -15,7 +15,7 @@ import { OLDEST_UPGRADABLE_SCHEMA_VERSION } from '../contract/schema-versions.ts
 import type { PreflightSummary, SchemaReport } from '../contract/upgrade.ts';
 import { evaluatePreflight } from '../features/preflight/checks.ts';
 import { gatherFacts, redisVersion } from '../features/preflight/gather.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { redisCoordination } from '../platform/coordination/store.ts';
 import { migratorsFor } from '../platform/migrations/schema.ts';
 import { endOfJob } from './job-result.ts';

@@ -12,7 +12,7 @@
 
 import { DURATION_EXAMPLES, parseDuration } from '../contract/duration.ts';
 import { producersSince } from '../features/producers/recorder.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { createPool } from '../platform/datastores/postgres.ts';
 import { parseFlags, UsageError } from './usage.ts';
 

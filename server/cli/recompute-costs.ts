@@ -8,7 +8,7 @@
 import { openDatastores } from '../app/runtime/datastores.ts';
 import { recomputeCosts } from '../features/models/recompute.ts';
 import { toChText } from '../features/reads/sql.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { dialectOf } from '../platform/migrations/schema.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

@@ -30,7 +30,7 @@ import { ingestionTombstones } from '../features/tombstones/record.ts';
 import { memorySignInThrottle, redisSignInThrottle, signInRules } from '../features/users/login-throttle.ts';
 import { pgEntityLocks } from '../features/write-model/entity-locks.ts';
 import { clickhouseStore } from '../features/write-model/store.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { s3BlobStore } from '../platform/blobs/s3.ts';
 import { redisCoordination } from '../platform/coordination/store.ts';
 import { createAnalyticsClient } from '../platform/datastores/clickhouse.ts';

@@ -16,7 +16,7 @@ import { startWorkerJobs } from '../app/worker/jobs.ts';
 import { workerMetrics } from '../app/worker/metrics.ts';
 import { PORTS } from '../contract/ports.ts';
 import { backlog } from '../features/ingestion/log/queue.ts';
-import { processConfig } from '../kernel/config/env.ts';
+import { processConfig } from '../kernel/config/processes.ts';
 import { s3BlobStore } from '../platform/blobs/s3.ts';
 import { redisCoordination } from '../platform/coordination/store.ts';
 import { migratorsFor } from '../platform/migrations/schema.ts';

@@ -82,6 +82,28 @@ export function fields<F extends Fields>(f: F) {
   );
 }
 
+/**
+ * Each variable a process's schema reads with its schema, in the schema's order: the keys of every
+ * object in it, through its intersections and transforms (how `fields` and the parts compose). A
+ * variable read twice (a part's, and the process's requirement) is listed twice.
+ */
+export function variableSchemas(schema: z.core.$ZodType): [string, z.core.$ZodType][] {
+  const def = schema._zod.def;
+  if (def.type === 'object') return Object.entries((def as z.core.$ZodObjectDef).shape);
+  const inner =
+    def.type === 'pipe'
+      ? [(def as z.core.$ZodPipeDef).in, (def as z.core.$ZodPipeDef).out]
+      : def.type === 'intersection'
+        ? [(def as z.core.$ZodIntersectionDef).left, (def as z.core.$ZodIntersectionDef).right]
+        : [];
+  return inner.flatMap(variableSchemas);
+}
+
+/** The variables a process's schema reads. */
+export const variablesOf = (schema: z.core.$ZodType): string[] => [
+  ...new Set(variableSchemas(schema).map(([name]) => name)),
+];
+
 /** The one line naming each refused variable (the first problem of each), in the schema's order. */
 function describeIssues(issues: readonly z.core.$ZodIssue[], env: Env): string {
   const lines = new Map<string, string>();

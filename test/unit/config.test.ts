@@ -19,11 +19,14 @@ import {
   ConfigError,
   loadAnalyticsServerConfig,
   loadConfig,
-  loadRoleConfig,
-  ROLE_REQUIRES,
-  type ServerRole,
   type ServiceConfig,
 } from '../../server/kernel/config/env.ts';
+import {
+  loadRoleConfig,
+  SERVER_PROCESSES,
+  SERVER_SCHEMAS,
+  type ServerRole,
+} from '../../server/kernel/config/processes.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
 const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';
@@ -107,8 +110,8 @@ describe('configuration values', () => {
 
   it('names missing required variables without printing secrets', () => {
     const env = { CLICKHOUSE_URL: 'http://u:hunter2@h:8123', CLICKHOUSE_PASSWORD: 'hunter2', [MODE]: 'bad' };
-    expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).toThrow('DATABASE_URL is required');
-    expect(() => loadConfig(env, { require: ['DATABASE_URL'] })).not.toThrow('hunter2');
+    expect(() => loadRoleConfig('migrate', env)).toThrow('DATABASE_URL is required');
+    expect(() => loadRoleConfig('migrate', env)).not.toThrow('hunter2');
   });
 
   it('reads the alert timing, small for tests', () => {
@@ -210,9 +213,8 @@ describe('sign-in and session settings', () => {
 });
 
 const HEX_KEY = 'ab'.repeat(32);
-const ROLES = Object.keys(ROLE_REQUIRES) as ServerRole[];
+const ROLES = Object.keys(SERVER_PROCESSES) as ServerRole[];
 const BACKUP_ROLES: readonly ServerRole[] = ['backup', 'restore', 'backup-prune', 'backup-verify'];
-const OTHER_ROLES = ROLES.filter((r) => !BACKUP_ROLES.includes(r));
 const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | undefined): VariableCase[] => [
   {
     name: names.bucket,
@@ -232,7 +234,7 @@ const s3Cases = (names: S3EnvNames, read: (c: ServiceConfig) => S3Settings | und
 
 interface VariableCase {
   name: string;
-  /** The roles the case holds for (default every role). */
+  /** The roles the case holds for (default every role that reads the variable). */
   roles?: readonly ServerRole[];
   /** A value refused (undefined: every value is accepted as given). */
   bad: string | undefined;
@@ -484,9 +486,7 @@ const SERVER_VARIABLES: VariableCase[] = [
   },
   ...s3Cases(S3_ENV.media, (c) => c.media.s3),
   ...s3Cases(S3_ENV.export, (c) => c.exportStorage),
-  // The roles that do not back up refuse the destination's settings like any unused purpose's...
-  ...s3Cases(BACKUP_S3_ENV, (c) => c.backupStorage).map((v) => ({ ...v, roles: OTHER_ROLES })),
-  // ...the backup Jobs require its bucket and read the rest.
+  // The backup Jobs require the destination's bucket and read the rest (no other role reads them).
   ...backupCases(),
   // The ingestion log: optional for the web and the worker, required by `ingestion replay`.
   ...s3Cases(INGESTION_LOG_S3_ENV, (c) => c.ingestionLog.s3).map((v) => ({
@@ -632,9 +632,11 @@ const REQUIRED_VALUES: Record<string, string> = {
   [BACKUP_S3_ENV.bucket]: 'backups',
   [INGESTION_LOG_S3_ENV.bucket]: 'ingestion-log',
 };
-const forRole = (role: ServerRole) => (v: VariableCase) => v.roles === undefined || v.roles.includes(role);
+/** The cases of the variables `role` reads (those it does not read: config-per-process.test.ts). */
+const forRole = (role: ServerRole) => (v: VariableCase) =>
+  SERVER_SCHEMAS[role].variables.includes(v.name) && (v.roles === undefined || v.roles.includes(role));
 const baseOf = (role: ServerRole) =>
-  Object.fromEntries(ROLE_REQUIRES[role].map((name) => [name, REQUIRED_VALUES[name]]));
+  Object.fromEntries(SERVER_PROCESSES[role].require.map((name) => [name, REQUIRED_VALUES[name]]));
 
 /** Runs `load`, returning the ConfigError's message (fails when it does not throw one). */
 function refusal(load: () => unknown): string {
@@ -681,7 +683,9 @@ describe('every variable of every server role', () => {
     expect(v.read(loadRoleConfig(role, { ...baseOf(role), [name]: good }))).toEqual(v.expected);
   });
 
-  const required = ROLES.flatMap((role) => ROLE_REQUIRES[role].map((name) => [role, name] as const));
+  const required = ROLES.flatMap((role) =>
+    SERVER_PROCESSES[role].require.map((name) => [role, name] as const),
+  );
   it.each(required)('%s names %s when it is missing', (role, name) => {
     expect(refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: undefined }))).toBe(
       `invalid configuration: ${name} is required`,

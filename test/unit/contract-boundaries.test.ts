@@ -68,7 +68,7 @@ describe('server/contract/ imports nothing outside itself', () => {
 describe('configuration is read once, at each process entry', () => {
   // The modules that turn a process's environment into its typed configuration; the kubectl
   // plugin's entry hands its environment to kubeconfig loading, as kubectl does.
-  const READERS = ['server/kernel/config/env.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
+  const READERS = ['server/kernel/config/processes.ts', 'operator/config.ts', 'operator/kubectl/main.ts'];
   const product = (dir: string) =>
     sourceFiles(join(ROOT, dir)).filter((f) => !relative(ROOT, f).split(sep).includes('dist'));
 

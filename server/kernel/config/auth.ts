@@ -48,13 +48,20 @@ const publicUrl = z
   .transform((v) => new URL(v))
   .refine((u) => u.pathname === '/' || u.pathname === '', { error: noPath });
 
-export const authSchema = fields({
+/** How a web signs people in and keeps their sessions. */
+export const signInSchema = fields({
   trustedProxies: [AUTH_ENV.trustedProxies, checked(trustedProxies)],
-  publicUrl: [AUTH_ENV.publicUrl, checked(publicUrl)],
   sessionMaxAgeMinutes: [AUTH_ENV.sessionMaxAgeMinutes, limited('sessionMaxAgeMinutes')],
   signInLimitPerAccountAddress: [
     AUTH_ENV.signInLimitPerAccountAddress,
     limited('signInLimitPerAccountAddress'),
   ],
   signInLimitPerAddress: [AUTH_ENV.signInLimitPerAddress, limited('signInLimitPerAddress')],
-}).transform((a): { auth: AuthSettings } => ({ auth: { ...a, trustedProxies: a.trustedProxies ?? false } }));
+}).transform((a): { auth: Omit<AuthSettings, 'publicUrl'> } => ({
+  auth: { ...a, trustedProxies: a.trustedProxies ?? false },
+}));
+
+/** Where users reach the UI, apart: the worker's notifications link there too. */
+export const publicUrlSchema = fields({ publicUrl: [AUTH_ENV.publicUrl, checked(publicUrl)] }).transform(
+  (a): { auth: Pick<AuthSettings, 'publicUrl'> } => ({ auth: a }),
+);

@@ -1,8 +1,8 @@
 /**
- * The service configuration: one zod schema per role, built from the contract's names, defaults and
- * ranges (server/contract/env.ts) and parsed once at the role's entry. Every problem is reported as
- * one line naming the variables and the allowed values; nothing starts on a bad configuration.
- * The one module of the server that reads `process.env`.
+ * The service configuration in parts (datastores, listeners, blob storage, sign-in, ...), each a zod
+ * schema built from the contract's names, defaults and ranges (server/contract/env.ts); a process
+ * composes the parts it reads (processes.ts). Every problem is reported as one line naming the
+ * variables and the allowed values; nothing starts on a bad configuration.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
@@ -35,7 +35,6 @@ import {
   oneOfOr,
   optionalBool,
   parseEnv,
-  required,
   text,
   textOr,
   verbatim,
@@ -53,7 +52,7 @@ import {
   WRITE_MODES,
 } from '../../contract/write-modes.ts';
 import { analyticsTimeoutsSchema, type TimeoutOverrides } from './analytics-timeouts.ts';
-import { type AuthSettings, authSchema } from './auth.ts';
+import { type AuthSettings, publicUrlSchema, signInSchema } from './auth.ts';
 import { type BackfillTuning, backfillSchema } from './backfill-tuning.ts';
 import { type S3Settings, s3Schema } from './blob-storage.ts';
 
@@ -155,19 +154,6 @@ export interface LlmSettings {
   whitelistedIps: string[];
 }
 
-/** The datastores a role needs named. */
-type RequiredName =
-  | typeof ENV.databaseUrl
-  | typeof ENV.clickhouseUrl
-  | typeof ENV.redisUrl
-  | typeof INGESTION_LOG_S3_ENV.bucket
-  | typeof BACKUP_S3_ENV.bucket;
-
-export interface LoadOptions {
-  /** Variables that must be present for this role (e.g. DATABASE_URL for web). */
-  require?: readonly RequiredName[];
-}
-
 /** The mode settings; a release 3 build defaults to what version 3 knows. */
 const modeSchema = fields({
   release: [ENV.release, oneOfOr(RELEASES, '4')],
@@ -202,35 +188,16 @@ const operatorObject = z.string().transform((v, ctx): OperatorObject => {
   return z.NEVER;
 });
 
-/** The process's own settings: listeners, timing, lifecycle, identity. */
-const processSchema = fields({
-  propagationStuckThresholdMinutes: [
-    ENV.propagationStuckThresholdMinutes,
-    intOr(
-      { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
-      ENV_DEFAULTS.propagationStuckThresholdMinutes,
-    ),
-  ],
-  propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
-  propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
-  propagationChunkRows: [ENV.propagationChunkRows, limited('propagationChunkRows')],
-  databaseUrl: [ENV.databaseUrl, text()],
-  redisUrl: [ENV.redisUrl, text()],
-  host: [ENV.host, textOr(ENV_DEFAULTS.host)],
-  port: [ENV.port, intIn(ENV_LIMITS.port)],
+/** Where a server listens: HOST, and PORT where the process takes its port from the environment. */
+const host = [ENV.host, textOr(ENV_DEFAULTS.host)] as const;
+const port = [ENV.port, intIn(ENV_LIMITS.port)] as const;
+
+/** The web's listeners and their limit: its `/metrics` port must not be its API's. */
+const webListenersSchema = fields({
+  host,
+  port,
   metricsPort: [ENV.metricsPort, intIn(ENV_LIMITS.port)],
   maxInFlightWrites: [ENV.maxInFlightWrites, limited('maxInFlightWrites')],
-  exportIntervalSeconds: [ENV.exportIntervalSeconds, limited('exportIntervalSeconds')],
-  operatorObject: [ENV.operatorObject, checked(operatorObject)],
-  logLevel: [ENV.logLevel, logLevel()],
-  shutdownDrainSeconds: [LIFECYCLE_ENV.shutdownDrainSeconds, limited('shutdownDrainSeconds')],
-  autoMigrationDisabled: [ENV.autoMigrationDisabled, bool(ENV_DEFAULTS.autoMigrationDisabled)],
-  backgroundMigrationsInWorker: [
-    ENV.backgroundMigrationsInWorker,
-    bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
-  ],
-  podName: [ENV.podName, text()],
-  jobName: [ENV.jobName, text()],
 }).superRefine((v, ctx) => {
   if (v.metricsPort !== undefined && v.metricsPort === v.port)
     ctx.addIssue({ code: 'custom', message: `${ENV.metricsPort} must differ from ${ENV.port}` });
@@ -251,23 +218,35 @@ const clickhouseSchema = fields({
   useLightweightUpdate: [ENV.columnarUseLightweightUpdate, bool(ENV_DEFAULTS.columnarUseLightweightUpdate)],
 }).transform((c): { clickhouse: ClickHouseSettings } => ({ clickhouse: { ...c, url: c.url ?? '' } }));
 
-const mediaSchema = fields({
+/** The media bucket (the worker deletes what expired traces leave) and the web's upload bounds. */
+const mediaBucketSchema = s3Schema(S3_ENV.media).transform((s3): { media: Pick<MediaSettings, 's3'> } => ({
+  media: { s3 },
+}));
+const mediaUploadsSchema = fields({
   maxContentLength: [ENV.mediaMaxContentLength, limited('mediaMaxContentLength')],
   downloadUrlExpirySeconds: [ENV.mediaDownloadUrlExpirySeconds, limited('mediaDownloadUrlExpirySeconds')],
-})
-  .and(s3Schema(S3_ENV.media).transform((s3) => ({ s3 })))
-  .transform((media): { media: MediaSettings } => ({ media }));
+}).transform((media) => ({ media }));
 
 const exportStorageSchema = s3Schema(S3_ENV.export).transform((exportStorage) => ({ exportStorage }));
-const ingestionLogSchema = fields({
+
+/**
+ * The ingestion log's bucket (every reader of the log), the web's bounds on writing to it, and
+ * the retention and drain lease of the worker (a restore replays within the retention).
+ */
+const ingestionLogBucketSchema = s3Schema(INGESTION_LOG_S3_ENV).transform(
+  (s3): { ingestionLog: Pick<IngestionLogSettings, 's3'> } => ({ ingestionLog: { s3 } }),
+);
+const ingestionLogWritesSchema = fields({
   waitForStore: [INGESTION_LOG_ENV.waitForStore, bool(ENV_DEFAULTS.ingestionLogWaitForStore)],
   backlogMaxAgeSeconds: [INGESTION_LOG_ENV.backlogMaxAgeSeconds, limited('ingestionBacklogMaxAgeSeconds')],
   backlogMaxBytes: [INGESTION_LOG_ENV.backlogMaxBytes, limited('ingestionBacklogMaxBytes')],
+}).transform((ingestionLog) => ({ ingestionLog }));
+const ingestionLogRetentionSchema = fields({
   retentionHours: [INGESTION_LOG_ENV.retentionHours, limited('ingestionLogRetentionHours')],
+}).transform((ingestionLog) => ({ ingestionLog }));
+const ingestionLogDrainSchema = fields({
   drainLeaseSeconds: [INGESTION_LOG_ENV.drainLeaseSeconds, limited('ingestionLogDrainLeaseSeconds')],
-})
-  .and(s3Schema(INGESTION_LOG_S3_ENV).transform((s3) => ({ s3 })))
-  .transform((ingestionLog): { ingestionLog: IngestionLogSettings } => ({ ingestionLog }));
+}).transform((ingestionLog) => ({ ingestionLog }));
 const otlpGrpcSchema = fields({
   port: [OTLP_GRPC_ENV.port, intOr(ENV_LIMITS.otlpGrpcPort, OTLP_GRPC_PORT)],
   certFile: [OTLP_GRPC_ENV.tlsCertFile, text()],
@@ -329,74 +308,119 @@ const alertsSchema = fields({
   retryBaseSeconds: [ALERT_ENV.retryBaseSeconds, limited('alertRetryBaseSeconds')],
 }).transform((alerts): { alerts: AlertSettings } => ({ alerts }));
 
-const requiredSchema = (names: readonly RequiredName[]) =>
-  z.object(Object.fromEntries(names.map((name) => [name, required()]))).transform(() => ({}));
-
-/** The schema of a role that needs `require` named; each part reads its own variables. */
-const serviceSchema = (require: readonly RequiredName[]): z.ZodType<ServiceConfig> =>
-  modeSchema
-    .and(processSchema)
-    .and(clickhouseSchema)
-    .and(mediaSchema)
-    .and(exportStorageSchema)
-    .and(backupStorageSchema)
-    .and(authSchema)
-    .and(llmSchema)
-    .and(backfillSchema)
-    .and(analyticsTimeoutsSchema)
-    .and(alertsSchema)
-    .and(ingestionLogSchema)
-    .and(otlpGrpcSchema)
-    .and(requiredSchema(require));
-
-/** Parses and validates the whole configuration; throws ConfigError with one line on any problem. */
-export const loadConfig = (env: Env, opts: LoadOptions = {}): ServiceConfig =>
-  parseEnv(serviceSchema(opts.require ?? []), env);
-
-/** The datastores each role of the CLI needs named (`dev` brings its own embedded ones). */
-export const ROLE_REQUIRES = {
-  web: ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  worker: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'],
-  migrate: ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  backfill: ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  preflight: ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  cleanup: ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  backup: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
-  restore: ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
-  'backup-prune': [BACKUP_S3_ENV.bucket],
-  'backup-verify': ['DATABASE_URL', 'CLICKHOUSE_URL', BACKUP_S3_ENV.bucket],
-  producers: ['DATABASE_URL'],
-  models: ['DATABASE_URL'],
-  'recompute-costs': ['DATABASE_URL', 'CLICKHOUSE_URL'],
-  ingestion: ['DATABASE_URL', 'CLICKHOUSE_URL', INGESTION_LOG_S3_ENV.bucket],
-  'create-project': ['DATABASE_URL'],
-  'create-user': ['DATABASE_URL'],
-  'create-org-key': ['DATABASE_URL'],
-  dev: [],
-} as const satisfies Record<string, LoadOptions['require']>;
-export type ServerRole = keyof typeof ROLE_REQUIRES;
-
-/** One role's configuration from an environment. */
-export const loadRoleConfig = (role: ServerRole, env: Env): ServiceConfig =>
-  loadConfig(env, { require: ROLE_REQUIRES[role] });
-
-export interface ProcessConfigOptions {
-  /** Values used where the process environment leaves a variable unset (e.g. `dev` binds 127.0.0.1). */
-  defaults?: Env;
-  /** Values that replace the process environment's (e.g. `dev`'s embedded analytics store). */
-  overrides?: Env;
-}
-
-/** The configuration of this process, from `process.env`: what each role's entry calls once. */
-export function processConfig(role: ServerRole, opts: ProcessConfigOptions = {}): ServiceConfig {
-  return loadRoleConfig(role, { ...opts.defaults, ...process.env, ...opts.overrides });
-}
+/** A part's output: some of the configuration's settings (of a nested group, some of its keys). */
+type PartOutput = {
+  [K in keyof ServiceConfig]?: ServiceConfig[K] extends object ? Partial<ServiceConfig[K]> : ServiceConfig[K];
+};
+const part = <T extends PartOutput>(schema: z.ZodType<T>): z.ZodType<T> => schema;
 
 /**
- * The environment a tool this process runs inherits (pg_dump, pg_restore: PATH, locale, TLS
- * settings), not read as configuration.
+ * The settings in the groups processes read whole; each part parses its own variables only, so a
+ * process composed of some parts leaves every other variable alone.
  */
-export const toolEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
+export const PARTS = {
+  mode: part(modeSchema),
+  /** When propagation counts as stuck: the worker's health and the web's migration page. */
+  propagationWatch: part(
+    fields({
+      propagationStuckThresholdMinutes: [
+        ENV.propagationStuckThresholdMinutes,
+        intOr(
+          { min: 1, max: MAX_PROPAGATION_STUCK_THRESHOLD_MINUTES },
+          ENV_DEFAULTS.propagationStuckThresholdMinutes,
+        ),
+      ],
+    }),
+  ),
+  propagation: part(
+    fields({
+      propagationIntervalSeconds: [ENV.propagationIntervalSeconds, limited('propagationIntervalSeconds')],
+      propagationGraceSeconds: [ENV.propagationGraceSeconds, limited('propagationGraceSeconds')],
+      propagationChunkRows: [ENV.propagationChunkRows, limited('propagationChunkRows')],
+    }),
+  ),
+  relational: part(fields({ databaseUrl: [ENV.databaseUrl, text()] })),
+  redis: part(fields({ redisUrl: [ENV.redisUrl, text()] })),
+  /** `dev` takes its port from `--port`. */
+  host: part(fields({ host })),
+  listener: part(fields({ host, port })),
+  webListeners: part(webListenersSchema),
+  exportSchedule: part(
+    fields({ exportIntervalSeconds: [ENV.exportIntervalSeconds, limited('exportIntervalSeconds')] }),
+  ),
+  /** The migration page names the ObservabilityService in its kubectl commands. */
+  operatorObject: part(fields({ operatorObject: [ENV.operatorObject, checked(operatorObject)] })),
+  logging: part(fields({ logLevel: [ENV.logLevel, logLevel()] })),
+  shutdown: part(
+    fields({ shutdownDrainSeconds: [LIFECYCLE_ENV.shutdownDrainSeconds, limited('shutdownDrainSeconds')] }),
+  ),
+  autoMigration: part(
+    fields({ autoMigrationDisabled: [ENV.autoMigrationDisabled, bool(ENV_DEFAULTS.autoMigrationDisabled)] }),
+  ),
+  backfillInWorker: part(
+    fields({
+      backgroundMigrationsInWorker: [
+        ENV.backgroundMigrationsInWorker,
+        bool(ENV_DEFAULTS.backgroundMigrationsInWorker),
+      ],
+    }),
+  ),
+  /** The process's name in locks and leases. */
+  identity: part(fields({ podName: [ENV.podName, text()] })),
+  /** The operator's Job a command records its result under. */
+  job: part(fields({ jobName: [ENV.jobName, text()] })),
+  /** The analytics store and the bounds of this process's statements in it. */
+  analytics: part(clickhouseSchema.and(analyticsTimeoutsSchema)),
+  mediaBucket: part(mediaBucketSchema),
+  mediaUploads: part(mediaUploadsSchema),
+  exportBucket: part(exportStorageSchema),
+  backupBucket: part(backupStorageSchema),
+  signIn: part(signInSchema),
+  /** Also the worker's: the links its notifications carry. */
+  publicUrl: part(publicUrlSchema),
+  llm: part(llmSchema),
+  backfill: part(backfillSchema),
+  alerts: part(alertsSchema),
+  ingestionLogBucket: part(ingestionLogBucketSchema),
+  ingestionLogWrites: part(ingestionLogWritesSchema),
+  ingestionLogRetention: part(ingestionLogRetentionSchema),
+  ingestionLogDrain: part(ingestionLogDrainSchema),
+  otlpGrpc: part(otlpGrpcSchema),
+};
+export type PartName = keyof typeof PARTS;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+
+/** `parsed` over `defaults`, a nested group key by key (a part may set some of a group's keys). */
+const over = (defaults: ServiceConfig, parsed: PartOutput): ServiceConfig =>
+  Object.fromEntries(
+    Object.entries(defaults).map(([key, d]) => {
+      if (!(key in parsed)) return [key, d];
+      const p = parsed[key as keyof PartOutput];
+      return [key, isPlainObject(d) && isPlainObject(p) ? { ...d, ...p } : p];
+    }),
+  ) as unknown as ServiceConfig;
+
+const ALL_PARTS = Object.keys(PARTS) as PartName[];
+/** The parts in one order, so a refusal names the variables alike in every process. */
+const intersect = (parts: readonly PartName[]) =>
+  ALL_PARTS.filter((name) => parts.includes(name))
+    .map((name): z.ZodType<PartOutput> => PARTS[name])
+    .reduce((a, b) => a.and(b));
+
+/** Every setting at its default: what a process gets for the parts it does not read. */
+const DEFAULTS = parseEnv(intersect(ALL_PARTS), {}) as ServiceConfig;
+
+/**
+ * The configuration a process composed of `parts` reads: those parts from `env`, every other
+ * setting at its default (the process does not use it), so its code keeps one shape.
+ */
+export const composeConfig = (parts: readonly PartName[]): z.ZodType<ServiceConfig> =>
+  intersect(parts).transform((parsed) => over(DEFAULTS, parsed));
+
+/** Every part from `env` (what tests and tools that stand in for several processes read). */
+export const loadConfig = (env: Env): ServiceConfig => parseEnv(composeConfig(ALL_PARTS), env);
 
 /** `analytics-server`'s settings: the credentials it accepts (none: any). */
 export interface AnalyticsServerConfig {
@@ -404,7 +428,7 @@ export interface AnalyticsServerConfig {
   password: string | undefined;
 }
 
-const analyticsServerSchema = fields({
+export const analyticsServerSchema = fields({
   user: [ENV.clickhouseUser, verbatim()],
   password: [ENV.clickhousePassword, verbatim()],
 }).transform(
@@ -416,6 +440,3 @@ const analyticsServerSchema = fields({
 
 export const loadAnalyticsServerConfig = (env: Env): AnalyticsServerConfig =>
   parseEnv(analyticsServerSchema, env);
-
-export const analyticsServerProcessConfig = (): AnalyticsServerConfig =>
-  loadAnalyticsServerConfig(process.env);
