@@ -28,8 +28,6 @@ export const dashboardsApi = {
     id: string,
     body: { name: string; description?: string; defaultTimeRange?: DashboardRange },
   ) => call<Dashboard>('POST', `${projectPath(id)}/dashboards`, body),
-  updateDashboard: (id: string, dashboardId: string, body: Partial<Dashboard>) =>
-    call<Dashboard>('PATCH', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}`, body),
   deleteDashboard: (id: string, dashboardId: string) =>
     call<{ message: string }>('DELETE', `${projectPath(id)}/dashboards/${encodeURIComponent(dashboardId)}`),
   dashboardView: (id: string, dashboardId: string) =>
