@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import type {
   BackupRecord,
   ObservabilityService,
-  ObservabilityServiceSpec,
   ObservabilityServiceStatus,
 } from '../../operator/api/v1alpha1.ts';
 import {
@@ -24,11 +23,17 @@ import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupVerifySummary } from '../../server/contract/backup.ts';
+import {
+  dualSpec,
+  plannedObject,
+  quietWorld,
+  SINCE,
+  settledStatus,
+} from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { BACKUP_SPEC } from './operator-walks.ts';
 
 const NOW = new Date('2026-03-08T04:05:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
 const WEEKLY = '0 4 * * 0';
 
 const complete = (id: string, finishedAt: string): BackupRecord => ({
@@ -178,55 +183,22 @@ describe('the verdict', () => {
 
 // ---- the planner ----
 
-const spec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
+const spec = dualSpec({
   backfill: { enabled: false },
-  cutover: { approval: 'Automatic' },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
   backup: { ...BACKUP_SPEC, schedule: '0 3 * * *', retention: { keepLast: 1 }, verify: { schedule: WEEKLY } },
-};
-const steady: ObservabilityServiceStatus = {
-  state: 'Dual',
-  deployedImage: 'observatory:dev',
-  target: { state: 'Dual', since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  dualSince: SINCE,
+});
+const steady = settledStatus('Dual', {
   backups: [B2, B1],
   backupSchedule: { since: SINCE, lastScheduleTime: '2026-03-08T03:00:00.000Z' },
-};
+});
 const dueVerification = { since: SINCE, lastScheduleTime: '2026-03-01T04:00:00.000Z', backupsSince: 0 };
 
-function object(
+const object = (
   status: ObservabilityServiceStatus,
   annotations?: Record<string, string>,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: {
-      name: 'obs',
-      namespace: 'ns',
-      uid: 'uid-1',
-      generation: 3,
-      ...(annotations ? { annotations } : {}),
-    },
-    spec,
-    status,
-  };
-}
-const world = (o: ObservabilityService, jobs: ObservedJob[] = []): World => ({
-  deployments: rolledOut(o, 'Dual'),
-  services: {},
-  jobs,
-  producers: { known: true, producers: [] },
-  backfill: { known: true, steps: [] },
-  now: NOW,
-});
+): ObservabilityService => plannedObject(spec, status, { generation: 3, annotations });
+const world = (o: ObservabilityService, jobs: ObservedJob[] = []): World =>
+  quietWorld(NOW, { deployments: rolledOut(o, 'Dual'), jobs });
 const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.object] : []));
 const events = (actions: Action[]) =>
   actions.flatMap((a) => (a.kind === 'event' ? [`${a.type} ${a.reason}: ${a.message}`] : []));

@@ -12,23 +12,17 @@ import { plan } from '../../operator/planner/plan.ts';
 import { DRAIN_LIMIT_SECONDS } from '../../operator/planner/steps/hibernate.ts';
 import type { Action, ObservedDeployment, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
+import {
+  dualSpec,
+  plannedObject,
+  quietWorld,
+  SINCE,
+  settledStatus,
+} from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
-const spec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  upgrade: { backupConfirmed: true },
-  cutover: { approval: 'Automatic' },
-  worker: { replicas: 3 },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
-};
+const spec = dualSpec({ upgrade: { backupConfirmed: true }, worker: { replicas: 3 } });
 const SETTINGS = {
   writeMode: 'Dual',
   nativeOtelBehaviour: 'DualWrite',
@@ -36,11 +30,7 @@ const SETTINGS = {
   historicBackfill: true,
   dropScratchTables: false,
 } as const;
-const steady: ObservabilityServiceStatus = {
-  state: 'Dual',
-  deployedImage: 'observatory:dev',
-  target: { state: 'Dual', since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  dualSince: SINCE,
+const steady = settledStatus('Dual', {
   settings: SETTINGS,
   backfill: {
     completedSteps: 1,
@@ -49,32 +39,13 @@ const steady: ObservabilityServiceStatus = {
     progress: '1/4',
     currentJob: 'obs-backfill-2-x',
   },
-};
+});
 
-function object(
+const object = (
   s: Partial<ObservabilityServiceSpec>,
   status: ObservabilityServiceStatus,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: { name: 'obs', namespace: 'ns', uid: 'uid-1', generation: 7 },
-    spec: { ...spec, ...s },
-    status,
-  };
-}
-
-function world(patch: Partial<World> = {}): World {
-  return {
-    deployments: {},
-    services: {},
-    jobs: [],
-    producers: { known: true, producers: [] },
-    backfill: { known: true, steps: [] },
-    now: NOW,
-    ...patch,
-  };
-}
+): ObservabilityService => plannedObject({ ...spec, ...s }, status, { generation: 7 });
+const world = (patch: Partial<World> = {}): World => quietWorld(NOW, patch);
 
 /** Both Deployments at zero with no Pod left. */
 const atZero = (o: ObservabilityService): World['deployments'] => {
