@@ -23,13 +23,7 @@ import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupVerifySummary } from '../../server/contract/backup.ts';
-import {
-  dualSpec,
-  plannedObject,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { BACKUP_SPEC } from './operator-walks.ts';
 
@@ -193,10 +187,9 @@ const steady = settledStatus('Dual', {
 });
 const dueVerification = { since: SINCE, lastScheduleTime: '2026-03-01T04:00:00.000Z', backupsSince: 0 };
 
-const object = (
-  status: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService => plannedObject(spec, status, { generation: 3, annotations });
+const objectOn = objectsOn(spec, 3);
+const object = (status: ObservabilityServiceStatus, annotations?: Record<string, string>) =>
+  objectOn({}, status, annotations);
 const world = (o: ObservabilityService, jobs: ObservedJob[] = []): World =>
   quietWorld(NOW, { deployments: rolledOut(o, 'Dual'), jobs });
 const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.object] : []));

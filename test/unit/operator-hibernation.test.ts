@@ -12,13 +12,7 @@ import { plan } from '../../operator/planner/plan.ts';
 import { DRAIN_LIMIT_SECONDS } from '../../operator/planner/steps/hibernate.ts';
 import type { Action, ObservedDeployment, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
-import {
-  dualSpec,
-  plannedObject,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
@@ -41,10 +35,7 @@ const steady = settledStatus('Dual', {
   },
 });
 
-const object = (
-  s: Partial<ObservabilityServiceSpec>,
-  status: ObservabilityServiceStatus,
-): ObservabilityService => plannedObject({ ...spec, ...s }, status, { generation: 7 });
+const object = objectsOn(spec, 7);
 const world = (patch: Partial<World> = {}): World => quietWorld(NOW, patch);
 
 /** Both Deployments at zero with no Pod left. */

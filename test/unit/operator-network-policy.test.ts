@@ -5,13 +5,13 @@
 import type { V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../operator/api/effective.ts';
-import type { ObservabilityService, ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
+import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, World } from '../../operator/planner/types.ts';
 import { OPERATOR_PEER, renderNetworkPolicy } from '../../operator/render/network-policy.ts';
 import { renderDeployment, specHashOf } from '../../operator/render/workloads.ts';
 import { OTLP_GRPC_PORT, PORTS } from '../../server/contract/ports.ts';
-import { dualSpec, plannedObject, quietWorld, settledStatus } from '../fixtures/operator/planner-world.ts';
+import { dualSpec, objectsOn, quietWorld, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const base = dualSpec({ upgrade: { backupConfirmed: true } });
@@ -104,8 +104,7 @@ describe('renderNetworkPolicy', () => {
 });
 
 describe('planner: NetworkPolicies', () => {
-  const object = (extra: Partial<ObservabilityServiceSpec>): ObservabilityService =>
-    plannedObject({ ...base, ...extra }, settledStatus('Dual'));
+  const object = (extra: Partial<ObservabilityServiceSpec>) => objectsOn(base)(extra, settledStatus('Dual'));
   const observed = (extra: Partial<ObservabilityServiceSpec>): World['networkPolicies'] => {
     const ctx = ctxOf(extra);
     return {

@@ -9,22 +9,11 @@ import type {
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
-import {
-  dualSpec,
-  plannedObject,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const baseSpec = dualSpec({ upgrade: { backupConfirmed: true } });
-const object = (
-  spec: Partial<ObservabilityServiceSpec>,
-  status?: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService => plannedObject({ ...baseSpec, ...spec }, status, { annotations });
+const object = objectsOn(dualSpec({ upgrade: { backupConfirmed: true } }));
 const world = (patch: Partial<World> = {}): World => quietWorld(NOW, patch);
 
 const job = (
@@ -584,18 +573,19 @@ describe('planner: the cutover gates', () => {
     expect(p.status.blockedBy!.some((b) => b.startsWith('cutover:'))).toBe(true);
   });
 
+  /** A producer EventsOnly accepts: OTLP that loses server-side propagation there. */
+  const pythonLosingPropagation = {
+    sdkName: 'python',
+    sdkVersion: '3.2.0',
+    path: 'otel-dual-path',
+    consequence: 'loses-propagation',
+  } as const;
+
   it('does not hold on producers EventsOnly accepts (OTLP losing server-side propagation), and says so', () => {
     const p = run(eo(), {
       producers: {
         known: true,
-        producers: [
-          {
-            sdkName: 'python',
-            sdkVersion: '3.2.0',
-            path: 'otel-dual-path',
-            consequence: 'loses-propagation',
-          },
-        ],
+        producers: [pythonLosingPropagation],
       },
     });
     expect(p.status.target!.state).toBe('EventsOnly');
@@ -612,12 +602,7 @@ describe('planner: the cutover gates', () => {
         known: true,
         producers: [
           { sdkName: 'javascript', sdkVersion: '3.38.0', path: 'ingestion-api', consequence: 'refused' },
-          {
-            sdkName: 'python',
-            sdkVersion: '3.2.0',
-            path: 'otel-dual-path',
-            consequence: 'loses-propagation',
-          },
+          pythonLosingPropagation,
         ],
       },
     });

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type {
   BackupRecord,
   ObservabilityService,
-  ObservabilityServiceSpec,
   ObservabilityServiceStatus,
 } from '../../operator/api/v1alpha1.ts';
 import { plan } from '../../operator/planner/plan.ts';
@@ -12,13 +11,7 @@ import { protectedBackups } from '../../operator/planner/steps/scheduled-backup.
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupPruneSummary, BackupSummary } from '../../server/contract/backup.ts';
-import {
-  dualSpec,
-  plannedObject,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { BACKUP_SPEC } from './operator-walks.ts';
 
@@ -36,11 +29,7 @@ const scheduled = (extra: Partial<NonNullable<ObservabilityServiceStatus['backup
   ...extra,
 });
 
-const object = (
-  s: Partial<ObservabilityServiceSpec>,
-  status: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService => plannedObject({ ...spec, ...s }, status, { generation: 3, annotations });
+const object = objectsOn(spec, 3);
 
 const world = (o: ObservabilityService, patch: Partial<World> = {}): World =>
   quietWorld(NOW, { deployments: rolledOut(o, 'Dual'), ...patch });
