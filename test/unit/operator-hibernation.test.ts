@@ -12,20 +12,20 @@ import { plan } from '../../operator/planner/plan.ts';
 import { DRAIN_LIMIT_SECONDS } from '../../operator/planner/steps/hibernate.ts';
 import type { Action, ObservedDeployment, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
-import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
+import {
+  DUAL_SETTINGS,
+  dualSpec,
+  objectsOn,
+  quietWorld,
+  SINCE,
+  settledStatus,
+} from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const spec = dualSpec({ upgrade: { backupConfirmed: true }, worker: { replicas: 3 } });
-const SETTINGS = {
-  writeMode: 'Dual',
-  nativeOtelBehaviour: 'DualWrite',
-  allowPreviewOptIn: true,
-  historicBackfill: true,
-  dropScratchTables: false,
-} as const;
 const steady = settledStatus('Dual', {
-  settings: SETTINGS,
+  settings: DUAL_SETTINGS,
   backfill: {
     completedSteps: 1,
     totalSteps: 4,
@@ -164,7 +164,7 @@ describe('hibernation: the planner', () => {
     const moving: ObservabilityServiceStatus = {
       state: 'Legacy',
       deployedImage: 'observatory:dev',
-      target: { state: 'Dual', since: SINCE, image: 'observatory:dev', settings: SETTINGS },
+      target: { state: 'Dual', since: SINCE, image: 'observatory:dev', settings: DUAL_SETTINGS },
     };
     const o = object({ hibernate: true }, moving);
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Legacy') }) });
@@ -200,13 +200,13 @@ describe('hibernation: the planner', () => {
     expect(applied(first.actions)).toEqual(['web=1', 'worker=3']);
     expect(first.actions.some((a) => a.kind === 'createJob')).toBe(false);
     expect(first.status.phase).toBe('Waking');
-    expect(first.status.settings).toEqual(SETTINGS);
+    expect(first.status.settings).toEqual(DUAL_SETTINGS);
 
     const back = object({}, first.status);
     const second = plan({ object: back, world: world({ deployments: rolledOut(back, 'Dual') }) });
     expect(second.status.hibernation).toBeUndefined();
     expect(cond(second.status, 'Hibernated')).toMatchObject({ status: 'False', reason: 'Awake' });
-    expect(second.status.settings).toEqual(SETTINGS);
+    expect(second.status.settings).toEqual(DUAL_SETTINGS);
     // The backfill goes on at step 2.
     expect(second.actions).toContainEqual(
       expect.objectContaining({ kind: 'createJob', purpose: 'backfill-2' }),

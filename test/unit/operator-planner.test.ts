@@ -9,7 +9,14 @@ import type {
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
-import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
+import {
+  DUAL_SETTINGS,
+  dualSpec,
+  objectsOn,
+  quietWorld,
+  SINCE,
+  settledStatus,
+} from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
@@ -86,13 +93,7 @@ describe('planner: release 3 -> 4', () => {
       state: 'Dual',
       since: NOW.toISOString(),
       image: 'observatory:dev',
-      settings: {
-        writeMode: 'Dual',
-        nativeOtelBehaviour: 'DualWrite',
-        allowPreviewOptIn: true,
-        historicBackfill: true,
-        dropScratchTables: false,
-      },
+      settings: DUAL_SETTINGS,
     });
     expect(p.status.state).toBe('Release3');
   });
