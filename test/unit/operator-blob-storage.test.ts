@@ -16,6 +16,7 @@ import type { SourceDigests } from '../../operator/render/sources.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
 import { loadConfig, type ServiceConfig } from '../../server/kernel/config/env.ts';
+import { resolved } from '../fixtures/operator/kubelet-env.ts';
 import { renderContext, renderSpec } from '../fixtures/operator/render-context.ts';
 
 const base = renderSpec();
@@ -27,16 +28,6 @@ const deployment = (spec: ObservabilityServiceSpec, role: Role, sources?: Source
 const envOf = (spec: ObservabilityServiceSpec, role: Role): V1EnvVar[] =>
   deployment(spec, role).spec!.template.spec!.containers[0]!.env!;
 
-/** What the kubelet would hand the container: each secretKeyRef resolved to "<secret>:<key>". */
-function resolved(env: V1EnvVar[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of env) {
-    const ref = e.valueFrom?.secretKeyRef;
-    if (e.value !== undefined) out[e.name] = e.value;
-    else if (ref) out[e.name] = e.name.endsWith('URL') ? 'http://db.example:1' : `${ref.name}:${ref.key}`;
-  }
-  return out;
-}
 const configOf = (spec: ObservabilityServiceSpec, role: Role): ServiceConfig =>
   loadConfig(resolved(envOf(spec, role)));
 

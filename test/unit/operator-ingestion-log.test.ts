@@ -15,6 +15,7 @@ import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
 import { ENV_DEFAULTS, ENV_LIMITS, INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { loadConfig } from '../../server/kernel/config/env.ts';
+import { resolved } from '../fixtures/operator/kubelet-env.ts';
 import { renderContext, renderSpec } from '../fixtures/operator/render-context.ts';
 
 const base = renderSpec();
@@ -36,17 +37,6 @@ const jobEnv = (spec: ObservabilityServiceSpec, purpose: 'migrate' | 'backup' | 
     attempt: 0,
     ...(purpose === 'migrate' ? {} : { backup: { id: 'b1', include: ['analytics', 'relational'] } }),
   }).spec!.template.spec!.containers[0]!.env!;
-
-/** What the kubelet would hand the container: each secretKeyRef resolved to "<secret>:<key>". */
-function resolved(env: V1EnvVar[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of env) {
-    const ref = e.valueFrom?.secretKeyRef;
-    if (e.value !== undefined) out[e.name] = e.value;
-    else if (ref) out[e.name] = e.name.endsWith('URL') ? 'http://db.example:1' : `${ref.name}:${ref.key}`;
-  }
-  return out;
-}
 
 const full: Log = {
   bucket: 'obs-log',
