@@ -129,9 +129,8 @@ const VERIFIED: BackupVerifySummary = {
   differences: 0,
 };
 const DIFFERS: BackupVerifySummary = {
-  id: 'b2',
+  ...VERIFIED,
   result: 'Differs',
-  tables: 31,
   rows: { analytics: 0, relational: 90 },
   differences: 3,
   first: { part: 'analytics', table: 'traces', detail: '12 rows restored, recorded 40' },
