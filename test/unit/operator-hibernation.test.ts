@@ -12,18 +12,10 @@ import { plan } from '../../operator/planner/plan.ts';
 import { DRAIN_LIMIT_SECONDS } from '../../operator/planner/steps/hibernate.ts';
 import type { Action, ObservedDeployment, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
-import {
-  DUAL_SETTINGS,
-  dualSpec,
-  objectsOn,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { DUAL_SETTINGS, plannerTable, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const spec = dualSpec({ upgrade: { backupConfirmed: true }, worker: { replicas: 3 } });
 const steady = settledStatus('Dual', {
   settings: DUAL_SETTINGS,
   backfill: {
@@ -35,8 +27,11 @@ const steady = settledStatus('Dual', {
   },
 });
 
-const object = objectsOn(spec, 7);
-const world = (patch: Partial<World> = {}): World => quietWorld(NOW, patch);
+const { object, world } = plannerTable(
+  NOW,
+  { upgrade: { backupConfirmed: true }, worker: { replicas: 3 } },
+  7,
+);
 
 /** Both Deployments at zero with no Pod left. */
 const atZero = (o: ObservabilityService): World['deployments'] => {

@@ -9,19 +9,11 @@ import type {
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
-import {
-  DUAL_SETTINGS,
-  dualSpec,
-  objectsOn,
-  quietWorld,
-  SINCE,
-  settledStatus,
-} from '../fixtures/operator/planner-world.ts';
+import { DUAL_SETTINGS, plannerTable, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const object = objectsOn(dualSpec({ upgrade: { backupConfirmed: true } }));
-const world = (patch: Partial<World> = {}): World => quietWorld(NOW, patch);
+const { object, world } = plannerTable(NOW, { upgrade: { backupConfirmed: true } });
 
 const job = (
   o: ObservabilityService,
