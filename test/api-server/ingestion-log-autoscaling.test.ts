@@ -1,36 +1,14 @@
 // The real CRD on an API server alone: spec.blobStorage.ingestionLog bounded from the contract's
 // ranges, spec.worker.autoscaling defaulted and refused by its CEL rules with their messages, and the
 // log's variables refused in a template's env (the operator renders them).
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AUTOSCALING_DEFAULTS, type ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { ENV_LIMITS, INGESTION_LOG_ENV, INGESTION_LOG_S3_ENV } from '../../server/contract/env.ts';
-import { API_GROUP } from '../../server/contract/retries.ts';
-import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
-import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
+import { crdOnApiServer } from '../fixtures/operator/crd-on-api-server.ts';
 
-let api: ControlPlane;
-let custom: CustomObjectsApi;
-const target = {
-  group: API_GROUP,
-  version: 'v1alpha1',
-  namespace: 'default',
-  plural: 'observabilityservices',
-};
-
-beforeAll(async () => {
-  api = await startControlPlane();
-  custom = api.kubeconfig.makeApiClient(CustomObjectsApi);
-});
-afterAll(async () => {
-  await api?.stop();
-});
+const { create, refusal } = crdOnApiServer();
 
 const log = { bucket: 'obs-log' };
-const object = (name: string, extra: Partial<ObservabilityServiceSpec>) => ({
-  ...target,
-  body: minimalService({ ...minimalSpec('Dual'), ...extra }, { name, namespace: target.namespace }),
-});
 /** With the log unless `ingestionLog` is null. */
 const autoscaled = (autoscaling: Record<string, unknown>, ingestionLog: object | null = log) =>
   ({
@@ -38,18 +16,11 @@ const autoscaled = (autoscaling: Record<string, unknown>, ingestionLog: object |
     worker: { autoscaling: { enabled: true, maxReplicas: 4, ...autoscaling } },
   }) as Partial<ObservabilityServiceSpec>;
 
-const refusal = async (name: string, extra: Partial<ObservabilityServiceSpec>) => {
-  const e = await custom.createNamespacedCustomObject(object(name, extra)).catch((err: unknown) => err);
-  expect(e).toBeInstanceOf(ApiException);
-  expect((e as ApiException<unknown>).code).toBe(422);
-  return JSON.stringify((e as ApiException<unknown>).body);
-};
-
 describe('the ingestion log and worker autoscaling on the API server', () => {
   it('accepts an autoscaled worker with the log, filling in the defaults', async () => {
-    const created = (await custom.createNamespacedCustomObject(object('scaled', autoscaled({})))) as {
+    const created = await create<{
       spec: { worker: { replicas: number; autoscaling: Record<string, unknown> } };
-    };
+    }>('scaled', autoscaled({}));
     expect(created.spec.worker.autoscaling).toEqual({
       enabled: true,
       maxReplicas: 4,

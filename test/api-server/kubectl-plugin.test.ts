@@ -13,6 +13,8 @@ import { parse, stringify } from 'yaml';
 import { repoRoot } from '../../cluster/paths.ts';
 import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
 import { BACKFILL_JOB, BACKFILLING_GATES, backfillingStatus, condition } from '../fixtures/obsvc-status.ts';
+import { statusPatch } from '../fixtures/operator/status-patch.ts';
+import { userManifest } from '../fixtures/operator/user-manifest.ts';
 
 // Each plugin run starts Node and loads client-node: seconds each on a loaded two-core machine.
 const SLOW = 240_000;
@@ -50,24 +52,14 @@ async function ok(args: string[], env?: Record<string, string>): Promise<string>
 const live = async (name: string) => JSON.parse(await ok(['get', 'obsvc', name, '-n', NS, '-o', 'json']));
 
 const manifest = (name: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: { name, namespace: NS },
-    spec: {
-      release: '4',
-      image: 'observatory:dev',
+  JSON.stringify(
+    userManifest(name, NS, {
       writeMode: 'EventsOnly',
       nativeOtelBehaviour: 'Direct',
       upgrade: { backupConfirmed: true },
-      datastores: {
-        postgres: { urlSecretRef: { name: 'datastores', key: 'database' } },
-        clickhouse: { urlSecretRef: { name: 'datastores', key: 'clickhouse' } },
-        redis: { urlSecretRef: { name: 'datastores', key: 'redis' } },
-      },
       ...extra,
-    },
-  });
+    }),
+  );
 
 async function create(name: string, extra?: Record<string, unknown>): Promise<void> {
   const file = join(dir, `${name}.json`);
@@ -77,17 +69,7 @@ async function create(name: string, extra?: Record<string, unknown>): Promise<vo
 
 /** Writes .status through the status subresource, as the operator does. */
 async function writeStatus(name: string, status: Record<string, unknown>): Promise<void> {
-  await ok([
-    'patch',
-    'obsvc',
-    name,
-    '-n',
-    NS,
-    '--subresource=status',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  await ok(statusPatch(name, NS, status));
 }
 
 const backfilling = backfillingStatus;

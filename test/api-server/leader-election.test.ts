@@ -11,6 +11,8 @@ import { repoRoot } from '../../cluster/paths.ts';
 import { freePort } from '../../cluster/ports.ts';
 import { waitFor } from '../../cluster/wait.ts';
 import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
+import { statusPatch } from '../fixtures/operator/status-patch.ts';
+import { userManifest } from '../fixtures/operator/user-manifest.ts';
 import { scrapeOperator } from '../tools/operator-metrics.ts';
 
 const NS = 'obs';
@@ -94,21 +96,7 @@ async function patchSpec(patch: Record<string, unknown>) {
 beforeAll(async () => {
   api = await startControlPlane();
   await api.kubectl(['create', 'namespace', NS]);
-  const manifest = {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: { name: NAME, namespace: NS },
-    spec: {
-      release: '3',
-      image: 'observatory:dev',
-      web: { replicas: 1 },
-      datastores: {
-        postgres: { urlSecretRef: { name: 'datastores', key: 'database' } },
-        clickhouse: { urlSecretRef: { name: 'datastores', key: 'clickhouse' } },
-        redis: { urlSecretRef: { name: 'datastores', key: 'redis' } },
-      },
-    },
-  };
+  const manifest = userManifest(NAME, NS, { release: '3', web: { replicas: 1 } });
   await api.kubectl(['create', '-f', '-'], JSON.stringify(manifest));
   // Release 3 as a finished pass left it (no node runs its Jobs here): each pass keeps the
   // Deployments as rendered, so every spec change shows in them.
@@ -118,17 +106,7 @@ beforeAll(async () => {
     deployedImage: 'observatory:dev',
     target: { state: 'Release3', since, image: 'observatory:dev', schemaMigrated: true },
   };
-  await api.kubectl([
-    'patch',
-    'obsvc',
-    NAME,
-    '-n',
-    NS,
-    '--subresource=status',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  await api.kubectl(statusPatch(NAME, NS, status));
 }, SLOW);
 afterAll(async () => {
   for (const op of operators) op.child.kill('SIGKILL');

@@ -22,19 +22,11 @@ import { renderDisruptionBudget } from '../../operator/render/disruption.ts';
 import { renderJob } from '../../operator/render/jobs.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
 import { type ControlPlane, startControlPlane } from '../fixtures/api-server.ts';
+import { minimalSpec } from '../fixtures/obsvc-spec.ts';
 
 const NS = 'restricted';
 
-const base: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  datastores: {
-    postgres: { urlSecretRef: { name: 'db', key: 'url' } },
-    clickhouse: { urlSecretRef: { name: 'db', key: 'clickhouse' } },
-    redis: { urlSecretRef: { name: 'db', key: 'redis' } },
-  },
-};
+const base = minimalSpec('Dual', 'db');
 
 const everyField: ObservabilityServiceSpec = {
   ...base,

@@ -7,10 +7,13 @@
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1Container, V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { LocalClusterClient } from '../../cluster/local-cluster.ts';
 import { crdDir } from '../../cluster/paths.ts';
 import { waitFor } from '../../cluster/wait.ts';
+import { statusPatch } from '../fixtures/operator/status-patch.ts';
+import { userManifest } from '../fixtures/operator/user-manifest.ts';
 import { clients, createNamespace, deleteNamespaces, kubectlObservatory, localCluster } from './testing.ts';
 
 let cluster: LocalClusterClient;
@@ -32,26 +35,50 @@ afterAll(async () => {
   await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=true']);
 });
 
+/** A Job that runs one container of the local image once, restricted as the operator's Jobs are. */
+const nodeJob = (
+  metadata: V1ObjectMeta,
+  container: Pick<V1Container, 'name' | 'command' | 'env'>,
+): V1Job => ({
+  metadata,
+  spec: {
+    backoffLimit: 0,
+    template: {
+      spec: {
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            image: 'observatory:dev',
+            imagePullPolicy: 'Never',
+            securityContext: {
+              runAsNonRoot: true,
+              readOnlyRootFilesystem: true,
+              allowPrivilegeEscalation: false,
+            },
+            ...container,
+          },
+        ],
+      },
+    },
+  },
+});
+
+const jobComplete = (name: string) =>
+  waitFor(
+    `Job ${name} complete`,
+    async () => {
+      const j = await clients(cluster).batch.readNamespacedJob({ name, namespace: ns });
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
+
 it("prints the log of the current backfill Job's Pod, whole and its tail", async () => {
   const manifest = join(tmpdir(), `observatory-plugin-${process.pid}.json`);
   await writeFile(
     manifest,
-    JSON.stringify({
-      apiVersion: 'observatory.dev/v1alpha1',
-      kind: 'ObservabilityService',
-      metadata: { name: 'demo', namespace: ns },
-      spec: {
-        release: '4',
-        image: 'observatory:dev',
-        writeMode: 'Dual',
-        upgrade: { backupConfirmed: true },
-        datastores: {
-          postgres: { urlSecretRef: { name: 'datastores', key: 'database' } },
-          clickhouse: { urlSecretRef: { name: 'datastores', key: 'clickhouse' } },
-          redis: { urlSecretRef: { name: 'datastores', key: 'redis' } },
-        },
-      },
-    }),
+    JSON.stringify(userManifest('demo', ns, { writeMode: 'Dual', upgrade: { backupConfirmed: true } })),
   );
   await cluster.kubectl(['create', '-f', manifest]);
 
@@ -61,60 +88,25 @@ it("prints the log of the current backfill Job's Pod, whole and its tail", async
 
   await clients(cluster).batch.createNamespacedJob({
     namespace: ns,
-    body: {
-      metadata: { name: JOB },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          spec: {
-            restartPolicy: 'Never',
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: 'backfill',
-                image: 'observatory:dev',
-                imagePullPolicy: 'Never',
-                securityContext: {
-                  runAsNonRoot: true,
-                  readOnlyRootFilesystem: true,
-                  allowPrivilegeEscalation: false,
-                },
-                command: [
-                  'node',
-                  '-e',
-                  "for (const l of ['step 2: chunk 1/2', 'step 2: chunk 2/2', 'step 2 finished']) console.log(l)",
-                ],
-              },
-            ],
-          },
-        },
+    body: nodeJob(
+      { name: JOB },
+      {
+        name: 'backfill',
+        command: [
+          'node',
+          '-e',
+          "for (const l of ['step 2: chunk 1/2', 'step 2: chunk 2/2', 'step 2 finished']) console.log(l)",
+        ],
       },
-    },
+    ),
   });
   const status = {
     observedGeneration: 1,
     state: 'Dual',
     backfill: { completedSteps: 1, totalSteps: 4, currentStep: 2, currentJob: JOB, progress: '1/4' },
   };
-  await cluster.kubectl([
-    'patch',
-    'obsvc',
-    'demo',
-    '-n',
-    ns,
-    '--subresource=status',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
-  await waitFor(
-    `Job ${JOB} complete`,
-    async () => {
-      const j = await clients(cluster).batch.readNamespacedJob({ name: JOB, namespace: ns });
-      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
-    },
-    { timeoutMs: 180_000, intervalMs: 1000 },
-  );
+  await cluster.kubectl(statusPatch('demo', ns, status));
+  await jobComplete(JOB);
 
   const all = await plugin(['logs', 'demo', '-n', ns]);
   expect(all.stderr).toMatch(new RegExp(`^Pod ${JOB}-\\w+ of Job ${JOB}\\n$`));
@@ -140,8 +132,8 @@ it('writes a support bundle with the owned Job, its Pod log and no Secret value 
   const job = 'demo-preflight-report';
   await clients(cluster).batch.createNamespacedJob({
     namespace: ns,
-    body: {
-      metadata: {
+    body: nodeJob(
+      {
         name: job,
         ownerReferences: [
           {
@@ -153,45 +145,15 @@ it('writes a support bundle with the owned Job, its Pod log and no Secret value 
           },
         ],
       },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          spec: {
-            restartPolicy: 'Never',
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: 'preflight',
-                image: 'observatory:dev',
-                imagePullPolicy: 'Never',
-                securityContext: {
-                  runAsNonRoot: true,
-                  readOnlyRootFilesystem: true,
-                  allowPrivilegeEscalation: false,
-                },
-                // A careless log line that repeats a credential: the bundle must not carry it.
-                command: ['node', '-e', 'console.log("preflight connecting to " + process.env.DATABASE_URL)'],
-                env: [
-                  {
-                    name: 'DATABASE_URL',
-                    valueFrom: { secretKeyRef: { name: 'datastores', key: 'database' } },
-                  },
-                ],
-              },
-            ],
-          },
-        },
+      {
+        name: 'preflight',
+        // A careless log line that repeats a credential: the bundle must not carry it.
+        command: ['node', '-e', 'console.log("preflight connecting to " + process.env.DATABASE_URL)'],
+        env: [{ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'datastores', key: 'database' } } }],
       },
-    },
+    ),
   });
-  await waitFor(
-    `Job ${job} complete`,
-    async () => {
-      const j = await clients(cluster).batch.readNamespacedJob({ name: job, namespace: ns });
-      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
-    },
-    { timeoutMs: 180_000, intervalMs: 1000 },
-  );
+  await jobComplete(job);
 
   const dir = join(await mkdtemp(join(tmpdir(), 'observatory-report-')), 'bundle');
   const r = await plugin(['report', 'demo', '-n', ns, '-o', dir]);

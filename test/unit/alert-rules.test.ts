@@ -31,118 +31,74 @@ const base: StateInput = {
 };
 
 describe('the alert state machine', () => {
+  /** What one evaluation does: a notified transition, a silent stay, or a reminder while it stays. */
+  const moved = (state: string) => ({ state, changed: true, notify: 'transition' });
+  const stays = (state: string) => ({ state, changed: false, notify: null });
+  const reminds = (state: string) => ({ state, changed: false, notify: 'reminder' });
   it.each<[string, Partial<StateInput>, { state: string; changed: boolean; notify: string | null }]>([
     [
       'first evaluation, ok: stored, no notification',
       { previous: null, value: 1 },
       { state: 'ok', changed: true, notify: null },
     ],
-    [
-      'first evaluation, alerting: notifies',
-      { previous: null, value: 11 },
-      { state: 'alerting', changed: true, notify: 'transition' },
-    ],
-    ['stays ok', { value: 5 }, { state: 'ok', changed: false, notify: null }],
-    [
-      'ok to warning above the warning threshold',
-      { value: 6 },
-      { state: 'warning', changed: true, notify: 'transition' },
-    ],
-    [
-      'warning to alerting',
-      { previous: 'warning', value: 10.5 },
-      { state: 'alerting', changed: true, notify: 'transition' },
-    ],
-    [
-      'equal to the threshold does not breach >',
-      { value: 10 },
-      { state: 'warning', changed: true, notify: 'transition' },
-    ],
-    [
-      'equal to the threshold breaches >=',
-      { operator: '>=', value: 10 },
-      { state: 'alerting', changed: true, notify: 'transition' },
-    ],
-    [
-      'alerting resolves to ok',
-      { previous: 'alerting', value: 1 },
-      { state: 'ok', changed: true, notify: 'transition' },
-    ],
-    [
-      'no warning threshold: straight to alerting',
-      { warningThreshold: null, value: 11 },
-      { state: 'alerting', changed: true, notify: 'transition' },
-    ],
-    [
-      'no warning threshold: below alert is ok',
-      { warningThreshold: null, value: 9 },
-      { state: 'ok', changed: false, notify: null },
-    ],
+    ['first evaluation, alerting: notifies', { previous: null, value: 11 }, moved('alerting')],
+    ['stays ok', { value: 5 }, stays('ok')],
+    ['ok to warning above the warning threshold', { value: 6 }, moved('warning')],
+    ['warning to alerting', { previous: 'warning', value: 10.5 }, moved('alerting')],
+    ['equal to the threshold does not breach >', { value: 10 }, moved('warning')],
+    ['equal to the threshold breaches >=', { operator: '>=', value: 10 }, moved('alerting')],
+    ['alerting resolves to ok', { previous: 'alerting', value: 1 }, moved('ok')],
+    ['no warning threshold: straight to alerting', { warningThreshold: null, value: 11 }, moved('alerting')],
+    ['no warning threshold: below alert is ok', { warningThreshold: null, value: 9 }, stays('ok')],
     [
       '< : below the alert threshold alerts',
       { operator: '<', warningThreshold: 0.8, alertThreshold: 0.5, value: 0.4 },
-      { state: 'alerting', changed: true, notify: 'transition' },
+      moved('alerting'),
     ],
     [
       '<= : at the warning threshold warns',
       { operator: '<=', warningThreshold: 0.8, alertThreshold: 0.5, value: 0.8 },
-      { state: 'warning', changed: true, notify: 'transition' },
+      moved('warning'),
     ],
     [
       '< : above both is ok',
       { operator: '<', warningThreshold: 0.8, alertThreshold: 0.5, value: 0.9 },
-      { state: 'ok', changed: false, notify: null },
+      stays('ok'),
     ],
-    ['no data, mode ok', { value: null }, { state: 'ok', changed: false, notify: null }],
-    [
-      'no data, mode no_data',
-      { value: null, noDataMode: 'no_data' },
-      { state: 'no_data', changed: true, notify: 'transition' },
-    ],
-    [
-      'no data, mode alerting',
-      { value: null, noDataMode: 'alerting' },
-      { state: 'alerting', changed: true, notify: 'transition' },
-    ],
-    [
-      'NaN counts as no data',
-      { value: Number.NaN, noDataMode: 'no_data' },
-      { state: 'no_data', changed: true, notify: 'transition' },
-    ],
-    [
-      'no data to data resolves',
-      { previous: 'no_data', noDataMode: 'no_data', value: 1 },
-      { state: 'ok', changed: true, notify: 'transition' },
-    ],
+    ['no data, mode ok', { value: null }, stays('ok')],
+    ['no data, mode no_data', { value: null, noDataMode: 'no_data' }, moved('no_data')],
+    ['no data, mode alerting', { value: null, noDataMode: 'alerting' }, moved('alerting')],
+    ['NaN counts as no data', { value: Number.NaN, noDataMode: 'no_data' }, moved('no_data')],
+    ['no data to data resolves', { previous: 'no_data', noDataMode: 'no_data', value: 1 }, moved('ok')],
     [
       'still alerting, no re-notification interval',
       { previous: 'alerting', value: 20, lastNotifiedAt: 0 },
-      { state: 'alerting', changed: false, notify: null },
+      stays('alerting'),
     ],
     [
       'still alerting, inside the interval',
       { previous: 'alerting', value: 20, renotifyMs: 60_000, lastNotifiedAt: 990_000 },
-      { state: 'alerting', changed: false, notify: null },
+      stays('alerting'),
     ],
     [
       'still alerting, the interval passed: reminder',
       { previous: 'alerting', value: 20, renotifyMs: 60_000, lastNotifiedAt: 940_000 },
-      { state: 'alerting', changed: false, notify: 'reminder' },
+      reminds('alerting'),
     ],
     [
       'still alerting, never notified: reminder',
       { previous: 'alerting', value: 20, renotifyMs: 60_000 },
-      { state: 'alerting', changed: false, notify: 'reminder' },
+      reminds('alerting'),
     ],
     [
       'still warning, the interval passed: reminder',
       { previous: 'warning', value: 7, renotifyMs: 1, lastNotifiedAt: 0 },
-      { state: 'warning', changed: false, notify: 'reminder' },
+      reminds('warning'),
     ],
     [
       'still ok: never a reminder',
       { previous: 'ok', value: 1, renotifyMs: 1, lastNotifiedAt: 0 },
-      { state: 'ok', changed: false, notify: null },
+      stays('ok'),
     ],
   ])('%s', (_name, input, expected) => {
     expect(nextState({ ...base, ...input })).toEqual(expected);

@@ -107,43 +107,15 @@ function requests(seed: number, n: number) {
       const o = pick(['o1', 'o2', 'o3', 'o4']);
       const id = `r${r}e${e}`;
       const timestamp = at(r * 10 + e);
-      switch (pick(['trace-create', 'span-create', 'span-update', 'generation-create', 'score-create'])) {
-        case 'trace-create':
-          return {
-            id,
-            type: 'trace-create',
-            timestamp,
-            body: { id: t, name: `n${r}`, tags: [`g${e}`], metadata: { [`k${r}`]: e } },
-          };
-        case 'span-create':
-          return {
-            id,
-            type: 'span-create',
-            timestamp,
-            body: { id: o, traceId: t, name: `s${r}`, startTime: timestamp },
-          };
-        case 'span-update':
-          return {
-            id,
-            type: 'span-update',
-            timestamp,
-            body: { id: o, traceId: t, output: `out${r}`, endTime: timestamp },
-          };
-        case 'generation-create':
-          return {
-            id,
-            type: 'generation-create',
-            timestamp,
-            body: { id: o, traceId: t, model: 'gpt-4o', usage: { input: r, output: e } },
-          };
-        default:
-          return {
-            id,
-            type: 'score-create',
-            timestamp,
-            body: { id: `sc${r}`, traceId: t, name: 'q', value: r },
-          };
-      }
+      const bodies = {
+        'trace-create': { id: t, name: `n${r}`, tags: [`g${e}`], metadata: { [`k${r}`]: e } },
+        'span-create': { id: o, traceId: t, name: `s${r}`, startTime: timestamp },
+        'span-update': { id: o, traceId: t, output: `out${r}`, endTime: timestamp },
+        'generation-create': { id: o, traceId: t, model: 'gpt-4o', usage: { input: r, output: e } },
+        'score-create': { id: `sc${r}`, traceId: t, name: 'q', value: r },
+      };
+      const type = pick(Object.keys(bodies) as (keyof typeof bodies)[]);
+      return { id, type, timestamp, body: bodies[type] };
     }),
   );
 }

@@ -18,6 +18,19 @@ const settings = (writeMode: WriteMode) => ({
   nativeOtelBehaviour: writeMode === 'events_only' ? ('direct' as const) : ('dual_write' as const),
   enableHistoricBackfill: writeMode !== 'legacy',
 });
+/** What processBatch is given for project p in `mode`, writing to `store`, sent by `sender`. */
+const batchContext = (
+  mode: WriteMode,
+  store: ReturnType<typeof memoryStore>['store'],
+  sender = attribution,
+) => ({
+  projectId: 'p',
+  settings: settings(mode),
+  attribution: sender,
+  store,
+  locks,
+  tombstones: memoryTombstones().tombstones,
+});
 const ts = '2026-11-22T10:00:00.000Z';
 const ev = (id: string, type: string, body: object, timestamp = ts) => ({ id, type, timestamp, body });
 
@@ -49,14 +62,7 @@ describe('batch ingestion by write mode', () => {
     ['events_only', { traces: 0, observations: 0, scores: 1, observations_batch_staging: 0 }],
   ] as const)('%s writes %j', async (mode, counts) => {
     const m = memoryStore();
-    const result = await processBatch(batch, {
-      projectId: 'p',
-      settings: settings(mode),
-      attribution,
-      store: m.store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    });
+    const result = await processBatch(batch, batchContext(mode, m.store));
     for (const [table, n] of Object.entries(counts)) expect(m.rows(table)).toHaveLength(n);
     if (mode === 'events_only') {
       expect(result.successes.map((s) => s.id)).toEqual(['e4']);
@@ -66,14 +72,7 @@ describe('batch ingestion by write mode', () => {
       // JS/TS SDK 3.x is one of the SDKs events_only rejects: the refusal names it.
       expect(result.errors[0]!.error).toBe(refusalReason(attribution));
       const modern = { ...attribution, sdkName: 'javascript', sdkVersion: '5.4.0' };
-      const other = await processBatch(batch, {
-        projectId: 'p',
-        settings: settings(mode),
-        attribution: modern,
-        store: memoryStore().store,
-        locks,
-        tombstones: memoryTombstones().tombstones,
-      });
+      const other = await processBatch(batch, batchContext(mode, memoryStore().store, modern));
       expect(other.errors[0]!.error).toBe(EVENTS_ONLY_REFUSAL);
     } else {
       expect(result.errors).toEqual([]);
@@ -83,14 +82,7 @@ describe('batch ingestion by write mode', () => {
 
   it('stages the trace as virtual root span t-<traceId> of type SPAN with no parent', async () => {
     const m = memoryStore();
-    await processBatch(batch, {
-      projectId: 'p',
-      settings: settings('dual'),
-      attribution,
-      store: m.store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    });
+    await processBatch(batch, batchContext('dual', m.store));
     const root = m.rows('observations_batch_staging').find((r) => r['id'] === 't-t1')!;
     expect(root).toMatchObject({ type: 'SPAN', parent_observation_id: null, trace_id: 't1', name: 'chat' });
     expect(root['ingestion_sdk_version']).toBe('3.38.0');
@@ -98,14 +90,7 @@ describe('batch ingestion by write mode', () => {
 
   it('merges updates onto stored rows and keeps earlier fields', async () => {
     const m = memoryStore();
-    const ctx = {
-      projectId: 'p',
-      settings: settings('legacy'),
-      attribution,
-      store: m.store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    };
+    const ctx = batchContext('legacy', m.store);
     await processBatch(batch, ctx);
     await processBatch(
       [
@@ -146,14 +131,7 @@ describe('batch ingestion by write mode', () => {
     'in %s, a trace update that changes fields events carry updates its events: %j',
     async (mode, expected) => {
       const m = memoryStore();
-      const ctx = {
-        projectId: 'p',
-        settings: settings(mode),
-        attribution,
-        store: m.store,
-        locks,
-        tombstones: memoryTombstones().tombstones,
-      };
+      const ctx = batchContext(mode, m.store);
       await processBatch(batch, ctx);
       // The first batch creates the trace: nothing stored yet, nothing to update.
       expect(m.updates).toEqual([]);
@@ -180,14 +158,7 @@ describe('batch ingestion by write mode', () => {
         ev('bad3', 'span-create', { traceId: 't' }),
         ev('ok', 'score-create', { traceId: 't', name: 'n', value: 1 }),
       ],
-      {
-        projectId: 'p',
-        settings: settings('legacy'),
-        attribution,
-        store: m.store,
-        locks,
-        tombstones: memoryTombstones().tombstones,
-      },
+      batchContext('legacy', m.store),
     );
     expect(result.successes.map((s) => s.id)).toEqual(['ok']);
     expect(result.errors.map((e) => e.id)).toEqual(['bad1', 'bad2', 'bad3']);
@@ -291,14 +262,7 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
     ['legacy', []],
   ] as const)('%s: the root at the old time is deleted in events_full', async (mode, tombstones) => {
     const { store, rows } = memoryStore();
-    const ctx = {
-      projectId: 'p',
-      settings: settings(mode),
-      attribution,
-      store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    };
+    const ctx = batchContext(mode, store);
     await processBatch(create(ts), { ...ctx, now: 1 });
     expect(rows('events_full')).toEqual([]);
     await processBatch(create(later), { ...ctx, now: 2 });
@@ -308,14 +272,7 @@ describe("a trace's virtual root when the trace's timestamp moves", () => {
 
   it('an update that keeps the timestamp deletes nothing', async () => {
     const { store, rows } = memoryStore();
-    const ctx = {
-      projectId: 'p',
-      settings: settings('dual'),
-      attribution,
-      store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    };
+    const ctx = batchContext('dual', store);
     await processBatch(create(ts), { ...ctx, now: 1 });
     await processBatch(create(ts), { ...ctx, now: 2 });
     expect(rows('events_full')).toEqual([]);
@@ -367,14 +324,7 @@ describe('a batch update of a trace that OTLP spans made, in dual', () => {
     ['a batch trace gets its virtual root', false, ['t-to']],
   ] as const)('%s', async (_, fromOtlp, staged) => {
     const { store, rows } = memoryStore();
-    const ctx = {
-      projectId: 'p',
-      settings: settings('dual'),
-      attribution,
-      store,
-      locks,
-      tombstones: memoryTombstones().tombstones,
-    };
+    const ctx = batchContext('dual', store);
     await store.insert('traces', [
       { id: 'to', project_id: 'p', timestamp: chTime(ts), tags: [], metadata: {} },
     ]);

@@ -7,9 +7,9 @@ import {
   estimatesOf,
   renderEstimates,
 } from '../../operator/kubectl/estimates.ts';
-import type { PlanView } from '../../operator/kubectl/plan-view.ts';
 import { renderPlan } from '../../operator/kubectl/plan-view.ts';
 import type { BackfillReport, BackfillStep } from '../../server/contract/worker-api.ts';
+import { reconciledPlan } from '../fixtures/operator/plan-view.ts';
 
 const GIB = 1024 ** 3;
 const T0 = '2026-11-27T10:00:00.000Z';
@@ -189,18 +189,7 @@ describe('rendering', () => {
       '  step 2 (observations_to_scratch): 1,234,567 rows to move, needs about 12.0 GiB free (SHORT: the step will pause), about 4m at 5,400 rows/s (earlier steps)',
       '  step 3 (scratch_to_events): 10 rows to move, needs about 2.9 KiB free, duration unknown until a chunk finishes',
     ]);
-    const view: PlanView = {
-      name: 'demo',
-      namespace: 'obs',
-      generation: 3,
-      state: 'Dual',
-      actions: [],
-      plannedActions: [],
-      blockedBy: [],
-      unobserved: [],
-      estimates: e,
-    };
-    expect(renderPlan(view)).toContain(
+    expect(renderPlan(reconciledPlan({ estimates: e }))).toContain(
       `No actions: the object is reconciled.\n${renderEstimates(e).join('\n')}\n`,
     );
     expect(renderEstimates({ freeBytes: GIB, steps: [] })).toEqual([]);

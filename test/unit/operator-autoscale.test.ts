@@ -12,7 +12,7 @@ import type { AutoscalingSpec, AutoscalingStatus } from '../../operator/api/v1al
 import { type AutoscaleInput, decideWorkers } from '../../operator/planner/autoscale.ts';
 import type { IngestionBacklogReport, ObservedDeployment } from '../../operator/planner/types.ts';
 import { CALM, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
-import { AUTOSCALED, BACKUP_SPEC, base, path, play, runArb } from './operator-walks.ts';
+import { AUTOSCALED, BACKUP_SPEC, base, calmRun, path, play, runArb } from './operator-walks.ts';
 
 const policy: Required<AutoscalingSpec> = {
   enabled: true,
@@ -296,16 +296,7 @@ describe('one burst, decision by decision', () => {
 describe('through the planner, in the simulated world', () => {
   /** Dual reached and Ready, workers autoscaled on the backlog. */
   function dualWithAutoscaling(): FakeCluster {
-    return play({
-      seed: 11,
-      scenario: 'stayDual',
-      automatic: true,
-      drop: false,
-      replicas: 1,
-      chaos: CALM,
-      schedule: [],
-      autoscaling: true,
-    });
+    return play(calmRun('stayDual', { seed: 11, replicas: 1, autoscaling: true }));
   }
   const workerReplicas = (c: FakeCluster) => c.deployments.get('worker')!.object.spec!.replicas;
   const run = (c: FakeCluster, rounds: number) => {

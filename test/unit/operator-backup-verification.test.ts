@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import type {
   BackupRecord,
   ObservabilityService,
-  ObservabilityServiceSpec,
   ObservabilityServiceStatus,
 } from '../../operator/api/v1alpha1.ts';
 import {
@@ -24,11 +23,11 @@ import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupVerifySummary } from '../../server/contract/backup.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { BACKUP_SPEC } from './operator-walks.ts';
 
 const NOW = new Date('2026-03-08T04:05:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
 const WEEKLY = '0 4 * * 0';
 
 const complete = (id: string, finishedAt: string): BackupRecord => ({
@@ -130,9 +129,8 @@ const VERIFIED: BackupVerifySummary = {
   differences: 0,
 };
 const DIFFERS: BackupVerifySummary = {
-  id: 'b2',
+  ...VERIFIED,
   result: 'Differs',
-  tables: 31,
   rows: { analytics: 0, relational: 90 },
   differences: 3,
   first: { part: 'analytics', table: 'traces', detail: '12 rows restored, recorded 40' },
@@ -178,55 +176,21 @@ describe('the verdict', () => {
 
 // ---- the planner ----
 
-const spec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
+const spec = dualSpec({
   backfill: { enabled: false },
-  cutover: { approval: 'Automatic' },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
   backup: { ...BACKUP_SPEC, schedule: '0 3 * * *', retention: { keepLast: 1 }, verify: { schedule: WEEKLY } },
-};
-const steady: ObservabilityServiceStatus = {
-  state: 'Dual',
-  deployedImage: 'observatory:dev',
-  target: { state: 'Dual', since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  dualSince: SINCE,
+});
+const steady = settledStatus('Dual', {
   backups: [B2, B1],
   backupSchedule: { since: SINCE, lastScheduleTime: '2026-03-08T03:00:00.000Z' },
-};
+});
 const dueVerification = { since: SINCE, lastScheduleTime: '2026-03-01T04:00:00.000Z', backupsSince: 0 };
 
-function object(
-  status: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: {
-      name: 'obs',
-      namespace: 'ns',
-      uid: 'uid-1',
-      generation: 3,
-      ...(annotations ? { annotations } : {}),
-    },
-    spec,
-    status,
-  };
-}
-const world = (o: ObservabilityService, jobs: ObservedJob[] = []): World => ({
-  deployments: rolledOut(o, 'Dual'),
-  services: {},
-  jobs,
-  producers: { known: true, producers: [] },
-  backfill: { known: true, steps: [] },
-  now: NOW,
-});
+const objectOn = objectsOn(spec, 3);
+const object = (status: ObservabilityServiceStatus, annotations?: Record<string, string>) =>
+  objectOn({}, status, annotations);
+const world = (o: ObservabilityService, jobs: ObservedJob[] = []): World =>
+  quietWorld(NOW, { deployments: rolledOut(o, 'Dual'), jobs });
 const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.object] : []));
 const events = (actions: Action[]) =>
   actions.flatMap((a) => (a.kind === 'event' ? [`${a.type} ${a.reason}: ${a.message}`] : []));

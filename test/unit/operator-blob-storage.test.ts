@@ -7,7 +7,6 @@
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildCrd } from '../../operator/api/crd.ts';
-import { withDefaults } from '../../operator/api/effective.ts';
 import type { OpenApi } from '../../operator/api/schema.ts';
 import { OPERATOR_OWNED_ENV } from '../../operator/api/template.ts';
 import type { BlobStorage, ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
@@ -17,36 +16,18 @@ import type { SourceDigests } from '../../operator/render/sources.ts';
 import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
 import { loadConfig, type ServiceConfig } from '../../server/kernel/config/env.ts';
+import { resolved } from '../fixtures/operator/kubelet-env.ts';
+import { renderContext, renderSpec } from '../fixtures/operator/render-context.ts';
 
-const base: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  datastores: {
-    postgres: { urlSecretRef: { name: 'pg', key: 'url' } },
-    clickhouse: { urlSecretRef: { name: 'ch', key: 'url' } },
-    redis: { urlSecretRef: { name: 'redis', key: 'url' } },
-  },
-};
-const meta = { name: 'prod', namespace: 'obs', uid: 'u-1', generation: 1 };
+const base = renderSpec();
 type Role = 'web' | 'worker';
 
 const withBlobs = (blobStorage: BlobStorage): ObservabilityServiceSpec => ({ ...base, blobStorage });
 const deployment = (spec: ObservabilityServiceSpec, role: Role, sources?: SourceDigests) =>
-  renderDeployment({ meta, spec: withDefaults(spec), ...(sources ? { sources } : {}) }, role, 'Dual');
+  renderDeployment(renderContext(spec, sources), role, 'Dual');
 const envOf = (spec: ObservabilityServiceSpec, role: Role): V1EnvVar[] =>
   deployment(spec, role).spec!.template.spec!.containers[0]!.env!;
 
-/** What the kubelet would hand the container: each secretKeyRef resolved to "<secret>:<key>". */
-function resolved(env: V1EnvVar[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of env) {
-    const ref = e.valueFrom?.secretKeyRef;
-    if (e.value !== undefined) out[e.name] = e.value;
-    else if (ref) out[e.name] = e.name.endsWith('URL') ? 'http://db.example:1' : `${ref.name}:${ref.key}`;
-  }
-  return out;
-}
 const configOf = (spec: ObservabilityServiceSpec, role: Role): ServiceConfig =>
   loadConfig(resolved(envOf(spec, role)));
 
@@ -192,10 +173,12 @@ describe('spec.blobStorage read back by the server', () => {
   });
 
   it('the Jobs get no blob storage', () => {
-    const job = renderJob(
-      { meta, spec: withDefaults(withBlobs({ media, exports: exportsBucket })) },
-      { purpose: 'migrate', state: 'Dual', image: 'i', attempt: 0 },
-    );
+    const job = renderJob(renderContext(withBlobs({ media, exports: exportsBucket })), {
+      purpose: 'migrate',
+      state: 'Dual',
+      image: 'i',
+      attempt: 0,
+    });
     const names = job.spec!.template.spec!.containers[0]!.env!.map((e) => e.name);
     expect(names.filter((n) => n.startsWith('SERVICE_S3_') || n.startsWith('SERVICE_EXPORT_'))).toEqual([]);
   });

@@ -12,36 +12,12 @@ import { plan } from '../../operator/planner/plan.ts';
 import { DRAIN_LIMIT_SECONDS } from '../../operator/planner/steps/hibernate.ts';
 import type { Action, ObservedDeployment, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
+import { DUAL_SETTINGS, plannerTable, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
-const spec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  upgrade: { backupConfirmed: true },
-  cutover: { approval: 'Automatic' },
-  worker: { replicas: 3 },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
-};
-const SETTINGS = {
-  writeMode: 'Dual',
-  nativeOtelBehaviour: 'DualWrite',
-  allowPreviewOptIn: true,
-  historicBackfill: true,
-  dropScratchTables: false,
-} as const;
-const steady: ObservabilityServiceStatus = {
-  state: 'Dual',
-  deployedImage: 'observatory:dev',
-  target: { state: 'Dual', since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  dualSince: SINCE,
-  settings: SETTINGS,
+const steady = settledStatus('Dual', {
+  settings: DUAL_SETTINGS,
   backfill: {
     completedSteps: 1,
     totalSteps: 4,
@@ -49,32 +25,13 @@ const steady: ObservabilityServiceStatus = {
     progress: '1/4',
     currentJob: 'obs-backfill-2-x',
   },
-};
+});
 
-function object(
-  s: Partial<ObservabilityServiceSpec>,
-  status: ObservabilityServiceStatus,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: { name: 'obs', namespace: 'ns', uid: 'uid-1', generation: 7 },
-    spec: { ...spec, ...s },
-    status,
-  };
-}
-
-function world(patch: Partial<World> = {}): World {
-  return {
-    deployments: {},
-    services: {},
-    jobs: [],
-    producers: { known: true, producers: [] },
-    backfill: { known: true, steps: [] },
-    now: NOW,
-    ...patch,
-  };
-}
+const { object, world } = plannerTable(
+  NOW,
+  { upgrade: { backupConfirmed: true }, worker: { replicas: 3 } },
+  7,
+);
 
 /** Both Deployments at zero with no Pod left. */
 const atZero = (o: ObservabilityService): World['deployments'] => {
@@ -202,7 +159,7 @@ describe('hibernation: the planner', () => {
     const moving: ObservabilityServiceStatus = {
       state: 'Legacy',
       deployedImage: 'observatory:dev',
-      target: { state: 'Dual', since: SINCE, image: 'observatory:dev', settings: SETTINGS },
+      target: { state: 'Dual', since: SINCE, image: 'observatory:dev', settings: DUAL_SETTINGS },
     };
     const o = object({ hibernate: true }, moving);
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Legacy') }) });
@@ -238,13 +195,13 @@ describe('hibernation: the planner', () => {
     expect(applied(first.actions)).toEqual(['web=1', 'worker=3']);
     expect(first.actions.some((a) => a.kind === 'createJob')).toBe(false);
     expect(first.status.phase).toBe('Waking');
-    expect(first.status.settings).toEqual(SETTINGS);
+    expect(first.status.settings).toEqual(DUAL_SETTINGS);
 
     const back = object({}, first.status);
     const second = plan({ object: back, world: world({ deployments: rolledOut(back, 'Dual') }) });
     expect(second.status.hibernation).toBeUndefined();
     expect(cond(second.status, 'Hibernated')).toMatchObject({ status: 'False', reason: 'Awake' });
-    expect(second.status.settings).toEqual(SETTINGS);
+    expect(second.status.settings).toEqual(DUAL_SETTINGS);
     // The backfill goes on at step 2.
     expect(second.actions).toContainEqual(
       expect.objectContaining({ kind: 'createJob', purpose: 'backfill-2' }),

@@ -7,7 +7,6 @@
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildCrd } from '../../operator/api/crd.ts';
-import { withDefaults } from '../../operator/api/effective.ts';
 import type { OpenApi } from '../../operator/api/schema.ts';
 import { OPERATOR_OWNED_ENV } from '../../operator/api/template.ts';
 import type { BlobStorage, ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
@@ -16,18 +15,10 @@ import { renderDeployment } from '../../operator/render/workloads.ts';
 import { validate } from '../../operator/validation.ts';
 import { ENV_DEFAULTS, ENV_LIMITS, INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { loadConfig } from '../../server/kernel/config/env.ts';
+import { resolved } from '../fixtures/operator/kubelet-env.ts';
+import { renderContext, renderSpec } from '../fixtures/operator/render-context.ts';
 
-const base: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  datastores: {
-    postgres: { urlSecretRef: { name: 'pg', key: 'url' } },
-    clickhouse: { urlSecretRef: { name: 'ch', key: 'url' } },
-    redis: { urlSecretRef: { name: 'redis', key: 'url' } },
-  },
-};
-const meta = { name: 'prod', namespace: 'obs', uid: 'u-1', generation: 1 };
+const base = renderSpec();
 type Log = NonNullable<BlobStorage['ingestionLog']>;
 
 const withLog = (ingestionLog: Log, extra: Partial<ObservabilityServiceSpec> = {}) => ({
@@ -36,30 +27,16 @@ const withLog = (ingestionLog: Log, extra: Partial<ObservabilityServiceSpec> = {
   ...extra,
 });
 const envOf = (spec: ObservabilityServiceSpec, role: 'web' | 'worker'): V1EnvVar[] =>
-  renderDeployment({ meta, spec: withDefaults(spec) }, role, 'Dual').spec!.template.spec!.containers[0]!.env!;
+  renderDeployment(renderContext(spec), role, 'Dual').spec!.template.spec!.containers[0]!.env!;
 
 const jobEnv = (spec: ObservabilityServiceSpec, purpose: 'migrate' | 'backup' | 'restore'): V1EnvVar[] =>
-  renderJob(
-    { meta, spec: withDefaults(spec) },
-    {
-      purpose,
-      state: 'Dual',
-      image: 'i',
-      attempt: 0,
-      ...(purpose === 'migrate' ? {} : { backup: { id: 'b1', include: ['analytics', 'relational'] } }),
-    },
-  ).spec!.template.spec!.containers[0]!.env!;
-
-/** What the kubelet would hand the container: each secretKeyRef resolved to "<secret>:<key>". */
-function resolved(env: V1EnvVar[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of env) {
-    const ref = e.valueFrom?.secretKeyRef;
-    if (e.value !== undefined) out[e.name] = e.value;
-    else if (ref) out[e.name] = e.name.endsWith('URL') ? 'http://db.example:1' : `${ref.name}:${ref.key}`;
-  }
-  return out;
-}
+  renderJob(renderContext(spec), {
+    purpose,
+    state: 'Dual',
+    image: 'i',
+    attempt: 0,
+    ...(purpose === 'migrate' ? {} : { backup: { id: 'b1', include: ['analytics', 'relational'] } }),
+  }).spec!.template.spec!.containers[0]!.env!;
 
 const full: Log = {
   bucket: 'obs-log',

@@ -5,30 +5,16 @@
 import type { V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../operator/api/effective.ts';
-import type {
-  ObservabilityService,
-  ObservabilityServiceSpec,
-  ObservabilityServiceStatus,
-} from '../../operator/api/v1alpha1.ts';
+import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, World } from '../../operator/planner/types.ts';
 import { OPERATOR_PEER, renderNetworkPolicy } from '../../operator/render/network-policy.ts';
 import { renderDeployment, specHashOf } from '../../operator/render/workloads.ts';
 import { OTLP_GRPC_PORT, PORTS } from '../../server/contract/ports.ts';
+import { dualSpec, objectsOn, quietWorld, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
-const base: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  upgrade: { backupConfirmed: true },
-  cutover: { approval: 'Automatic' },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
-};
+const base = dualSpec({ upgrade: { backupConfirmed: true } });
 const meta = { name: 'obs', namespace: 'ns', uid: 'uid-1', generation: 5 };
 const ctxOf = (extra: Partial<ObservabilityServiceSpec>) => ({
   meta,
@@ -118,24 +104,7 @@ describe('renderNetworkPolicy', () => {
 });
 
 describe('planner: NetworkPolicies', () => {
-  const steady: ObservabilityServiceStatus = {
-    state: 'Dual',
-    deployedImage: 'observatory:dev',
-    target: {
-      state: 'Dual',
-      since: '2026-03-01T11:00:00.000Z',
-      image: 'observatory:dev',
-      schemaMigrated: true,
-    },
-    dualSince: '2026-03-01T11:00:00.000Z',
-  };
-  const object = (extra: Partial<ObservabilityServiceSpec>): ObservabilityService => ({
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: meta,
-    spec: { ...base, ...extra },
-    status: steady,
-  });
+  const object = (extra: Partial<ObservabilityServiceSpec>) => objectsOn(base)(extra, settledStatus('Dual'));
   const observed = (extra: Partial<ObservabilityServiceSpec>): World['networkPolicies'] => {
     const ctx = ctxOf(extra);
     return {
@@ -150,15 +119,10 @@ describe('planner: NetworkPolicies', () => {
     const o = object(extra);
     const p = plan({
       object: o,
-      world: {
+      world: quietWorld(new Date('2026-03-01T12:00:00Z'), {
         deployments: rolledOut(o, 'Dual'),
-        services: {},
-        jobs: [],
-        producers: { known: true, producers: [] },
-        backfill: { known: true, steps: [] },
-        now: new Date('2026-03-01T12:00:00Z'),
         ...(networkPolicies ? { networkPolicies } : {}),
-      },
+      }),
     });
     return p.actions.flatMap((a: Action) =>
       a.kind === 'applyNetworkPolicy'

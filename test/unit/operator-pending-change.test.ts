@@ -2,43 +2,27 @@
 import { describe, expect, it } from 'vitest';
 import type { ObservabilityService, ObservabilityServiceStatus } from '../../operator/api/v1alpha1.ts';
 import { pendingChange, renderPlan } from '../../operator/kubectl/plan-view.ts';
+import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
+import { reconciledPlan } from '../fixtures/operator/plan-view.ts';
+import { DUAL_SETTINGS } from '../fixtures/operator/planner-world.ts';
 
-const dualRecorded = {
-  writeMode: 'Dual',
-  nativeOtelBehaviour: 'DualWrite',
-  allowPreviewOptIn: true,
-  historicBackfill: true,
-  dropScratchTables: false,
-} as const;
-
-const object = (spec: Record<string, unknown>, status: ObservabilityServiceStatus): ObservabilityService => ({
-  apiVersion: 'observatory.dev/v1alpha1',
-  kind: 'ObservabilityService',
-  metadata: { name: 'demo', namespace: 'obs', uid: 'u', generation: 3 },
-  spec: {
-    release: '4',
-    image: 'observatory:dev',
-    upgrade: { backupConfirmed: true },
-    datastores: {
-      postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-      clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-      redis: { urlSecretRef: { name: 's', key: 'redis' } },
-    },
-    ...spec,
-  },
-  status,
-});
+const object = (spec: Record<string, unknown>, status: ObservabilityServiceStatus): ObservabilityService =>
+  minimalService(
+    { ...minimalSpec('Dual'), upgrade: { backupConfirmed: true }, ...spec },
+    { name: 'demo', namespace: 'obs', uid: 'u', generation: 3 },
+    status,
+  );
 
 describe('pendingChange', () => {
   const dual: ObservabilityServiceStatus = {
     state: 'Dual',
     deployedImage: 'observatory:dev',
-    settings: dualRecorded,
+    settings: DUAL_SETTINGS,
     target: {
       state: 'Dual',
       since: '2026-11-26T12:00:00.000Z',
       image: 'observatory:dev',
-      settings: dualRecorded,
+      settings: DUAL_SETTINGS,
     },
   };
 
@@ -60,17 +44,7 @@ describe('pendingChange', () => {
         /^approving \(kubectl observatory approve demo\).*Dual -> EventsOnly/,
       ),
     });
-    const text = renderPlan({
-      name: 'demo',
-      namespace: 'obs',
-      generation: 3,
-      state: 'Dual',
-      actions: [],
-      plannedActions: [],
-      blockedBy: [],
-      unobserved: [],
-      pending: p!,
-    });
+    const text = renderPlan(reconciledPlan({ pending: p! }));
     expect(text).toContain('Pending: Dual -> EventsOnly, not rendered into any Pod yet');
     expect(text).toContain('  SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: dual_write -> direct');
   });

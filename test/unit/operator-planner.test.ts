@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../operator/api/effective.ts';
 import type {
-  MigrationState,
   ObservabilityService,
   ObservabilityServiceSpec,
   ObservabilityServiceStatus,
@@ -10,54 +9,11 @@ import type {
 import { plan } from '../../operator/planner/plan.ts';
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { type JobPurpose, jobNameFor } from '../../operator/render/jobs.ts';
+import { DUAL_SETTINGS, plannerTable, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
-const baseSpec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  upgrade: { backupConfirmed: true },
-  cutover: { approval: 'Automatic' },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
-};
-
-function object(
-  spec: Partial<ObservabilityServiceSpec>,
-  status?: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: {
-      name: 'obs',
-      namespace: 'ns',
-      uid: 'uid-1',
-      generation: 5,
-      ...(annotations ? { annotations } : {}),
-    },
-    spec: { ...baseSpec, ...spec },
-    ...(status ? { status } : {}),
-  };
-}
-
-function world(patch: Partial<World> = {}): World {
-  return {
-    deployments: {},
-    services: {},
-    jobs: [],
-    producers: { known: true, producers: [] },
-    backfill: { known: true, steps: [] },
-    now: NOW,
-    ...patch,
-  };
-}
+const { object, world } = plannerTable(NOW, { upgrade: { backupConfirmed: true } });
 
 const job = (
   o: ObservabilityService,
@@ -77,20 +33,9 @@ const job = (
 const kinds = (actions: Action[]) => actions.map((a) => a.kind);
 const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.purpose] : []));
 const cond = (s: ObservabilityServiceStatus, type: string) => s.conditions?.find((c) => c.type === type);
-const steady = (
-  state: MigrationState,
-  extra: ObservabilityServiceStatus = {},
-): ObservabilityServiceStatus => ({
-  state,
-  deployedImage: 'observatory:dev',
-  target: { state, since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  ...(state === 'Dual' ? { dualSince: SINCE } : {}),
-  ...extra,
-});
-
 describe('planner: guards', () => {
   it('paused: writes status only, with the Paused condition', () => {
-    const o = object({ paused: true }, steady('Dual'));
+    const o = object({ paused: true }, settledStatus('Dual'));
     const p = plan({ object: o, world: world() });
     expect(kinds(p.actions)).toEqual(['writeStatus', 'event']);
     expect(cond(p.status, 'Paused')).toMatchObject({ status: 'True', observedGeneration: 5 });
@@ -98,7 +43,7 @@ describe('planner: guards', () => {
   });
 
   it('invalid spec: Stalled with the reason and field path, nothing else', () => {
-    const o = object({ writeMode: 'EventsOnly', nativeOtelBehaviour: 'DualWrite' }, steady('Dual'));
+    const o = object({ writeMode: 'EventsOnly', nativeOtelBehaviour: 'DualWrite' }, settledStatus('Dual'));
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual') }) });
     expect(kinds(p.actions)).toEqual(['writeStatus', 'event']);
     expect(cond(p.status, 'Stalled')).toMatchObject({
@@ -111,7 +56,7 @@ describe('planner: guards', () => {
   });
 
   it('after the commitment, a spec asking to go back is refused', () => {
-    const status = steady('Dual', {
+    const status = settledStatus('Dual', {
       target: { state: 'EventsOnly', since: SINCE, image: 'observatory:dev' },
     });
     const p = plan({ object: object({ writeMode: 'Dual' }, status), world: world() });
@@ -122,7 +67,7 @@ describe('planner: guards', () => {
 });
 
 describe('planner: release 3 -> 4', () => {
-  const r3 = steady('Release3');
+  const r3 = settledStatus('Release3');
 
   it('needs the backup confirmation', () => {
     const o = object({ upgrade: { backupConfirmed: false } }, r3);
@@ -140,13 +85,7 @@ describe('planner: release 3 -> 4', () => {
       state: 'Dual',
       since: NOW.toISOString(),
       image: 'observatory:dev',
-      settings: {
-        writeMode: 'Dual',
-        nativeOtelBehaviour: 'DualWrite',
-        allowPreviewOptIn: true,
-        historicBackfill: true,
-        dropScratchTables: false,
-      },
+      settings: DUAL_SETTINGS,
     });
     expect(p.status.state).toBe('Release3');
   });
@@ -213,7 +152,7 @@ describe('planner: release 3 -> 4', () => {
 });
 
 describe('planner: the backfill chain', () => {
-  const dual = steady('Dual');
+  const dual = settledStatus('Dual');
 
   it('starts only after the Dual rollout is complete on every pod (Rule 3)', () => {
     const o = object({}, dual);
@@ -326,8 +265,8 @@ describe('planner: the backfill chain', () => {
 });
 
 describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () => {
-  const dual = steady('Dual', { backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
-  const r3 = steady('Release3');
+  const dual = settledStatus('Dual', { backfill: { completedSteps: 1, totalSteps: 4, progress: '1/4' } });
+  const r3 = settledStatus('Release3');
   const passing = {
     ...r3,
     target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' },
@@ -384,7 +323,10 @@ describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () =
   });
 
   it('records a step the worker reported finished before its Job completed, once the Job completes', () => {
-    const o = object({}, steady('Dual', { backfill: { completedSteps: 0, totalSteps: 4, progress: '0/4' } }));
+    const o = object(
+      {},
+      settledStatus('Dual', { backfill: { completedSteps: 0, totalSteps: 4, progress: '0/4' } }),
+    );
     const deployments = rolledOut(o, 'Dual');
     const backfill = {
       known: true,
@@ -424,7 +366,7 @@ describe('planner: Job results outlive the Jobs (ttlSecondsAfterFinished)', () =
 });
 
 describe("planner: a result the Job's command recorded outlives its Pod and its Job", () => {
-  const r3 = steady('Release3');
+  const r3 = settledStatus('Release3');
   const passing = { ...r3, target: { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' } };
   const preflighted = { ...passing, target: { ...passing.target, preflightPassed: true } };
   const inputs = { pass: SINCE };
@@ -455,7 +397,7 @@ describe("planner: a result the Job's command recorded outlives its Pod and its 
     {
       purpose: 'cleanup' as const,
       spec: cleanupSpec,
-      status: steady('EventsOnly'),
+      status: settledStatus('EventsOnly'),
       state: 'EventsOnly' as const,
       inputs: undefined,
       done: (s: ObservabilityServiceStatus) => s.legacyTablesTruncated === true,
@@ -542,7 +484,7 @@ describe("planner: a result the Job's command recorded outlives its Pod and its 
 
 describe('planner: the cutover gates', () => {
   const done = { completedSteps: 4, totalSteps: 4, progress: '4/4' };
-  const dualDone = steady('Dual', { backfill: done });
+  const dualDone = settledStatus('Dual', { backfill: done });
   const healthy = [{ pod: 'w-0', result: 'healthy' as const }];
   const eo = (
     spec: Partial<ObservabilityServiceSpec> = {},
@@ -624,18 +566,19 @@ describe('planner: the cutover gates', () => {
     expect(p.status.blockedBy!.some((b) => b.startsWith('cutover:'))).toBe(true);
   });
 
+  /** A producer EventsOnly accepts: OTLP that loses server-side propagation there. */
+  const pythonLosingPropagation = {
+    sdkName: 'python',
+    sdkVersion: '3.2.0',
+    path: 'otel-dual-path',
+    consequence: 'loses-propagation',
+  } as const;
+
   it('does not hold on producers EventsOnly accepts (OTLP losing server-side propagation), and says so', () => {
     const p = run(eo(), {
       producers: {
         known: true,
-        producers: [
-          {
-            sdkName: 'python',
-            sdkVersion: '3.2.0',
-            path: 'otel-dual-path',
-            consequence: 'loses-propagation',
-          },
-        ],
+        producers: [pythonLosingPropagation],
       },
     });
     expect(p.status.target!.state).toBe('EventsOnly');
@@ -652,12 +595,7 @@ describe('planner: the cutover gates', () => {
         known: true,
         producers: [
           { sdkName: 'javascript', sdkVersion: '3.38.0', path: 'ingestion-api', consequence: 'refused' },
-          {
-            sdkName: 'python',
-            sdkVersion: '3.2.0',
-            path: 'otel-dual-path',
-            consequence: 'loses-propagation',
-          },
+          pythonLosingPropagation,
         ],
       },
     });
@@ -718,17 +656,19 @@ describe('planner: the cutover gates', () => {
   });
 
   it('holds until the backfill finished, or the retention window was dual-written', () => {
-    const running = steady('Dual', { backfill: { completedSteps: 2, totalSteps: 4, progress: '2/4' } });
+    const running = settledStatus('Dual', {
+      backfill: { completedSteps: 2, totalSteps: 4, progress: '2/4' },
+    });
     expect(run(eo({}, undefined, running)).status.target!.state).toBe('Dual');
     const noBackfill = {
       backfill: { enabled: false },
       cutover: { approval: 'Automatic' as const, retentionWindow: '30d' },
     };
-    const young = steady('Dual', { dualSince: '2026-02-20T12:00:00.000Z' });
+    const young = settledStatus('Dual', { dualSince: '2026-02-20T12:00:00.000Z' });
     const p = run(eo(noBackfill, undefined, young));
     expect(p.status.target!.state).toBe('Dual');
     expect(cond(p.status, 'CutoverReady')!.message).toContain('21d left');
-    const old = steady('Dual', { dualSince: '2026-01-20T12:00:00.000Z' });
+    const old = settledStatus('Dual', { dualSince: '2026-01-20T12:00:00.000Z' });
     expect(run(eo(noBackfill, undefined, old)).status.target!.state).toBe('EventsOnly');
   });
 
@@ -794,7 +734,7 @@ describe('planner: the cutover gates', () => {
   });
 
   it('never goes back once the intent is recorded, and finishes the cutover pass', () => {
-    const committed = steady('Dual', {
+    const committed = settledStatus('Dual', {
       backfill: done,
       target: { state: 'EventsOnly', since: SINCE, image: 'observatory:dev' },
     });
@@ -871,7 +811,7 @@ describe('planner: the settings of the approved state', () => {
       const settled = plan({
         object: object(
           { ...dualSpec, cutover: manual },
-          steady('Dual', { backfill: done, dualSince: longAgo }),
+          settledStatus('Dual', { backfill: done, dualSince: longAgo }),
         ),
         world: world({ deployments: rolledOut(dual, 'Dual') }),
       }).status;
@@ -917,7 +857,7 @@ describe('planner: the settings of the approved state', () => {
   );
 
   it('a spec that asks EventsOnly from Legacy passes through Dual with DualWrite, as Dual defaults', () => {
-    const legacy = steady('Legacy');
+    const legacy = settledStatus('Legacy');
     const o = object({ writeMode: 'EventsOnly', nativeOtelBehaviour: 'Direct' }, legacy);
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Legacy') }) });
     expect(p.status.target?.state).toBe('Dual');
@@ -928,7 +868,7 @@ describe('planner: the settings of the approved state', () => {
 describe('planner: rollback and steady states', () => {
   it('rolls back from Dual: intent, rollback Job on the deployed image, then release 3', () => {
     const r3 = { release: '3' as const, writeMode: undefined, image: 'observatory:v3' };
-    const dual = steady('Dual');
+    const dual = settledStatus('Dual');
     let o = object(r3, dual);
     let p = plan({ object: o, world: world({ deployments: rolledOut(object({}, dual), 'Dual') }) });
     expect(p.status.target).toMatchObject({ state: 'Release3', image: 'observatory:v3' });
@@ -945,7 +885,7 @@ describe('planner: rollback and steady states', () => {
   });
 
   it('waits for a running backfill Job before rolling back', () => {
-    const o = object({ release: '3', writeMode: undefined }, steady('Dual'));
+    const o = object({ release: '3', writeMode: undefined }, settledStatus('Dual'));
     const p = plan({
       object: o,
       world: world({ deployments: rolledOut(o, 'Dual'), jobs: [job(o, 'backfill-1', 'running')] }),
@@ -955,7 +895,7 @@ describe('planner: rollback and steady states', () => {
   });
 
   it('is Ready with kstatus conditions once the desired state is reached and done', () => {
-    const o = object({ backfill: { enabled: false } }, steady('Dual'));
+    const o = object({ backfill: { enabled: false } }, settledStatus('Dual'));
     const p = plan({ object: o, world: world({ deployments: rolledOut(o, 'Dual'), services: {} }) });
     expect(p.status.phase).toBe('Ready');
     expect(cond(p.status, 'Ready')).toMatchObject({ status: 'True', observedGeneration: 5 });
@@ -968,7 +908,7 @@ describe('planner: rollback and steady states', () => {
   it('truncates the legacy tables after the cutover when asked, once', () => {
     const o = object(
       { writeMode: 'EventsOnly', backfill: { enabled: false }, cleanup: { truncateLegacyTables: true } },
-      steady('EventsOnly'),
+      settledStatus('EventsOnly'),
     );
     const deployments = rolledOut(o, 'EventsOnly');
     expect(created(plan({ object: o, world: world({ deployments }) }).actions)).toEqual(['cleanup']);
@@ -987,7 +927,7 @@ describe('planner: analytics store pressure', () => {
   });
 
   it('no backfill Job starts while the worker reports the store short for it; the reason is in blockedBy', () => {
-    const o = object({}, steady('Dual'));
+    const o = object({}, settledStatus('Dual'));
     const deployments = rolledOut(o, 'Dual');
     const held = plan({ object: o, world: world({ deployments, backfill: report(1) }) });
     expect(created(held.actions)).toEqual([]);
@@ -1004,7 +944,7 @@ describe('planner: analytics store pressure', () => {
   });
 
   it('a running step keeps its Job and shows why it waits between chunks', () => {
-    const o = object({}, steady('Dual'));
+    const o = object({}, settledStatus('Dual'));
     const p = plan({
       object: o,
       world: world({
@@ -1030,7 +970,7 @@ describe('planner: maintenance windows', () => {
     );
 
   it('a backfill step waits for the window, then starts inside it; a running step goes on', () => {
-    const o = object({ maintenanceWindows }, steady('Dual'));
+    const o = object({ maintenanceWindows }, settledStatus('Dual'));
     const deployments = rolledOut(o, 'Dual');
     const outside = plan({ object: o, world: world({ deployments }) });
     expect(created(outside.actions)).toEqual([]);
@@ -1053,7 +993,7 @@ describe('planner: maintenance windows', () => {
   });
 
   it('a move to another mode and an image upgrade wait for the window; a rollback does not', () => {
-    const legacy = steady('Legacy');
+    const legacy = settledStatus('Legacy');
     const toDual = object({ maintenanceWindows }, legacy);
     const deployments = rolledOut(object({ writeMode: 'Legacy' }, legacy), 'Legacy');
     const outside = plan({ object: toDual, world: world({ deployments }) });
@@ -1076,7 +1016,7 @@ describe('planner: maintenance windows', () => {
   });
 
   it('the cutover is one more gate: closed outside the window, open inside it', () => {
-    const status = steady('Dual', { backfill: { completedSteps: 4, totalSteps: 4, progress: '4/4' } });
+    const status = settledStatus('Dual', { backfill: { completedSteps: 4, totalSteps: 4, progress: '4/4' } });
     const o = object({ maintenanceWindows, writeMode: 'EventsOnly' }, status);
     const w = (now = NOW) =>
       world({ deployments: rolledOut(o, 'Dual'), workerProbes: [{ pod: 'w-0', result: 'healthy' }], now });
@@ -1097,7 +1037,7 @@ describe('planner: maintenance windows', () => {
         backfill: { enabled: false },
         cleanup: { truncateLegacyTables: true },
       },
-      steady('EventsOnly'),
+      settledStatus('EventsOnly'),
     );
     const deployments = rolledOut(o, 'EventsOnly');
     const outside = plan({ object: o, world: world({ deployments }) });

@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto';
 import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildCrd } from '../../operator/api/crd.ts';
-import { withDefaults } from '../../operator/api/effective.ts';
 import type { OpenApi } from '../../operator/api/schema.ts';
 import { OPERATOR_OWNED_ENV } from '../../operator/api/template.ts';
 import type { MigrationState, ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
@@ -21,31 +20,14 @@ import {
   sourcesHash,
   sourcesRead,
 } from '../../operator/render/sources.ts';
-import { configHashOf, type RenderContext, renderDeployment } from '../../operator/render/workloads.ts';
+import { configHashOf, renderDeployment } from '../../operator/render/workloads.ts';
 import { sourceDigests } from '../../operator/runtime/observe.ts';
 import { loadConfig } from '../../server/kernel/config/env.ts';
+import { renderContext, renderSpec } from '../fixtures/operator/render-context.ts';
 
-const base: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  datastores: {
-    postgres: { urlSecretRef: { name: 'pg', key: 'url' } },
-    clickhouse: {
-      urlSecretRef: { name: 'ch', key: 'url' },
-      passwordSecretRef: { name: 'ch', key: 'password' },
-    },
-    redis: { urlSecretRef: { name: 'redis', key: 'url' } },
-  },
-};
-const meta = { name: 'prod', namespace: 'obs', uid: 'u-1', generation: 1 };
-const ctxOf = (spec: ObservabilityServiceSpec, sources?: SourceDigests): RenderContext => ({
-  meta,
-  spec: withDefaults(spec),
-  ...(sources ? { sources } : {}),
-});
+const base = renderSpec({ passwordSecretRef: { name: 'ch', key: 'password' } });
 const podOf = (spec: ObservabilityServiceSpec, role: 'web' | 'worker', state: MigrationState = 'Dual') =>
-  renderDeployment(ctxOf(spec), role, state).spec!.template;
+  renderDeployment(renderContext(spec), role, state).spec!.template;
 const containerOf = (pod: { spec?: V1PodSpec }): V1Container => pod.spec!.containers[0]!;
 
 /** The environment a Pod would see, with every secretKeyRef resolved to a plausible value. */
@@ -198,7 +180,7 @@ describe('the variables the operator owns', () => {
     for (const state of states) {
       for (const role of ['web', 'worker'] as const)
         for (const e of containerOf(podOf(base, role, state)).env!) rendered.add(e.name);
-      const job = renderJob(ctxOf(base), { purpose: 'migrate', state, image: 'i', attempt: 0 });
+      const job = renderJob(renderContext(base), { purpose: 'migrate', state, image: 'i', attempt: 0 });
       for (const e of job.spec!.template.spec!.containers[0]!.env!) rendered.add(e.name);
     }
     expect([...rendered].filter((n) => !OPERATOR_OWNED_ENV.includes(n))).toEqual([]);
@@ -291,7 +273,7 @@ describe('Pod templates', () => {
 
   it('the Jobs take their own template and resources', () => {
     const job = renderJob(
-      ctxOf({
+      renderContext({
         ...base,
         jobs: { template: { nodeSelector: { pool: 'batch' } }, resources: { limits: { memory: '2Gi' } } },
       }),
@@ -346,7 +328,12 @@ describe('Pod templates', () => {
   );
 
   it('a default Job Pod meets it too', () => {
-    const job = renderJob(ctxOf(base), { purpose: 'preflight', state: 'Legacy', image: 'i', attempt: 0 });
+    const job = renderJob(renderContext(base), {
+      purpose: 'preflight',
+      state: 'Legacy',
+      image: 'i',
+      attempt: 0,
+    });
     expect(restrictedViolations(job.spec!.template.spec!)).toEqual([]);
   });
 });
@@ -371,7 +358,7 @@ describe('PodDisruptionBudgets and rollout strategy', () => {
       want: { maxUnavailable: 0 },
     },
   ] as const)('$role with $spec -> $want', ({ role, spec, want }) => {
-    const pdb = renderDisruptionBudget(ctxOf({ ...base, ...spec } as ObservabilityServiceSpec), role);
+    const pdb = renderDisruptionBudget(renderContext({ ...base, ...spec } as ObservabilityServiceSpec), role);
     if (want === undefined) return expect(pdb).toBeUndefined();
     expect(pdb!.metadata!.name).toBe(`prod-${role}`);
     expect(pdb!.metadata!.ownerReferences![0]).toMatchObject({
@@ -380,13 +367,15 @@ describe('PodDisruptionBudgets and rollout strategy', () => {
       controller: true,
     });
     expect(pdb!.spec).toEqual({
-      selector: { matchLabels: renderDeployment(ctxOf(base), role, 'Dual').spec!.selector.matchLabels },
+      selector: {
+        matchLabels: renderDeployment(renderContext(base), role, 'Dual').spec!.selector.matchLabels,
+      },
       ...want,
     });
   });
 
   it('Deployments surge and never take a ready Pod away first', () => {
-    expect(renderDeployment(ctxOf(base), 'web', 'Dual').spec!.strategy).toEqual({
+    expect(renderDeployment(renderContext(base), 'web', 'Dual').spec!.strategy).toEqual({
       type: 'RollingUpdate',
       rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
     });
@@ -448,7 +437,7 @@ describe('the hash of what each role reads', () => {
   });
 
   it('a rotated datastore key changes the Pod template (and so rolls the Pods); another key does not', () => {
-    const render = (d: SourceDigests) => renderDeployment(ctxOf(base, d), 'web', 'Dual');
+    const render = (d: SourceDigests) => renderDeployment(renderContext(base, d), 'web', 'Dual');
     const before = render(digests('d1'));
     expect(before.spec!.template.metadata!.annotations![INPUTS_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
     expect(configHashOf(render(digests('d2')))).not.toBe(configHashOf(before));

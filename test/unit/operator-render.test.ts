@@ -2,31 +2,24 @@
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../operator/api/effective.ts';
-import type { MigrationState, ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
+import type { MigrationState } from '../../operator/api/v1alpha1.ts';
 import { jobArgs, jobNameFor, renderJob } from '../../operator/render/jobs.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../operator/render/names.ts';
 import { configHashOf, renderDeployment, renderService } from '../../operator/render/workloads.ts';
 import { findViolations } from '../../server/contract/write-modes.ts';
 import { loadConfig } from '../../server/kernel/config/env.ts';
+import { RENDER_META, renderSpec } from '../fixtures/operator/render-context.ts';
 
-const raw: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
-  datastores: {
-    postgres: { urlSecretRef: { name: 'pg', key: 'url' } },
-    clickhouse: {
-      urlSecretRef: { name: 'ch', key: 'url' },
-      userSecretRef: { name: 'ch', key: 'user' },
-      passwordSecretRef: { name: 'ch', key: 'password' },
-      database: 'obs',
-      clusterEnabled: true,
-    },
-    redis: { urlSecretRef: { name: 'redis', key: 'url' } },
+const raw = renderSpec(
+  {
+    userSecretRef: { name: 'ch', key: 'user' },
+    passwordSecretRef: { name: 'ch', key: 'password' },
+    database: 'obs',
+    clusterEnabled: true,
   },
-  worker: { replicas: 2 },
-};
-const meta = { name: 'prod', namespace: 'obs', uid: 'u-1', generation: 3 };
+  { worker: { replicas: 2 } },
+);
+const meta = { ...RENDER_META, generation: 3 };
 const ctx = { meta, spec: withDefaults(raw) };
 const envOf = (env: V1EnvVar[]) => Object.fromEntries(env.map((e) => [e.name, e.value ?? e.valueFrom]));
 const STATES: MigrationState[] = ['Release3', 'Legacy', 'Dual', 'EventsOnly'];

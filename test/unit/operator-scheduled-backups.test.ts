@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type {
   BackupRecord,
   ObservabilityService,
-  ObservabilityServiceSpec,
   ObservabilityServiceStatus,
 } from '../../operator/api/v1alpha1.ts';
 import { plan } from '../../operator/planner/plan.ts';
@@ -12,67 +11,28 @@ import { protectedBackups } from '../../operator/planner/steps/scheduled-backup.
 import type { Action, ObservedJob, World } from '../../operator/planner/types.ts';
 import { validate } from '../../operator/validation.ts';
 import type { BackupPruneSummary, BackupSummary } from '../../server/contract/backup.ts';
+import { dualSpec, objectsOn, quietWorld, SINCE, settledStatus } from '../fixtures/operator/planner-world.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
 import { BACKUP_SPEC } from './operator-walks.ts';
 
 const NOW = new Date('2026-03-02T03:05:00Z');
-const SINCE = '2026-03-01T11:00:00.000Z';
 const DUE = '2026-03-02T03:00:00.000Z';
 const ID = 'scheduled-20260302t030000z';
-const spec: ObservabilityServiceSpec = {
-  release: '4',
-  image: 'observatory:dev',
-  writeMode: 'Dual',
+const spec = dualSpec({
   backfill: { enabled: false },
-  cutover: { approval: 'Automatic' },
-  datastores: {
-    postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-    clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-    redis: { urlSecretRef: { name: 's', key: 'redis' } },
-  },
   backup: { ...BACKUP_SPEC, schedule: '0 3 * * *', retention: { keepLast: 3 } },
-};
-const steady: ObservabilityServiceStatus = {
-  state: 'Dual',
-  deployedImage: 'observatory:dev',
-  target: { state: 'Dual', since: SINCE, image: 'observatory:dev', schemaMigrated: true },
-  dualSince: SINCE,
-};
+});
+const steady = settledStatus('Dual');
 const scheduled = (extra: Partial<NonNullable<ObservabilityServiceStatus['backupSchedule']>> = {}) => ({
   since: SINCE,
   lastScheduleTime: '2026-03-01T03:00:00.000Z',
   ...extra,
 });
 
-function object(
-  s: Partial<ObservabilityServiceSpec>,
-  status: ObservabilityServiceStatus,
-  annotations?: Record<string, string>,
-): ObservabilityService {
-  return {
-    apiVersion: 'observatory.dev/v1alpha1',
-    kind: 'ObservabilityService',
-    metadata: {
-      name: 'obs',
-      namespace: 'ns',
-      uid: 'uid-1',
-      generation: 3,
-      ...(annotations ? { annotations } : {}),
-    },
-    spec: { ...spec, ...s },
-    status,
-  };
-}
+const object = objectsOn(spec, 3);
 
-const world = (o: ObservabilityService, patch: Partial<World> = {}): World => ({
-  deployments: rolledOut(o, 'Dual'),
-  services: {},
-  jobs: [],
-  producers: { known: true, producers: [] },
-  backfill: { known: true, steps: [] },
-  now: NOW,
-  ...patch,
-});
+const world = (o: ObservabilityService, patch: Partial<World> = {}): World =>
+  quietWorld(NOW, { deployments: rolledOut(o, 'Dual'), ...patch });
 
 const created = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'createJob' ? [a.object] : []));
 const cond = (s: ObservabilityServiceStatus, type: string) => s.conditions?.find((c) => c.type === type);

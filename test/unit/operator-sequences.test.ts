@@ -10,7 +10,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findFlicker, narrative } from '../fixtures/operator/condition-history.ts';
 import { CALM, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
-import { BACKUP_SPEC, base, path, play, runArb } from './operator-walks.ts';
+import { BACKUP_SPEC, base, calmRun, path, play, runArb } from './operator-walks.ts';
+
+/** The Jobs of the documented path from release 3 to EventsOnly, in order. */
+const DOCUMENTED_JOBS = [
+  'preflight',
+  'migrate',
+  'backfill-1',
+  'backfill-2',
+  'backfill-3',
+  'backfill-4',
+  'backfill-5',
+  'migrate',
+];
 
 function sequenceSeed(): number {
   const value = process.env['OBSERVATORY_SEQUENCE_SEED'];
@@ -44,56 +56,21 @@ describe('operator planner: whole migrations in a simulated world', () => {
   }, 240_000);
 
   it('a calm upgrade from release 3 to EventsOnly takes the documented path', () => {
-    const c = play({
-      seed: 7,
-      scenario: 'toEventsOnly',
-      automatic: true,
-      drop: true,
-      replicas: 2,
-      chaos: { jobFailure: 0, apiFailure: 0, probeFlake: 0, reportOutage: 0, cacheLag: 0 },
-      schedule: [],
-    });
+    const c = play(calmRun('toEventsOnly', { drop: true }));
     const transitions = c.log
       .filter((l) => l.includes('StateAdvanced'))
       .map((l) => l.replace(/^.*moved /, ''));
     expect(transitions).toEqual(['from Release3 to Dual', 'from Dual to EventsOnly']);
-    expect(c.jobsCreated).toEqual([
-      'preflight',
-      'migrate',
-      'backfill-1',
-      'backfill-2',
-      'backfill-3',
-      'backfill-4',
-      'backfill-5',
-      'migrate',
-    ]);
+    expect(c.jobsCreated).toEqual(DOCUMENTED_JOBS);
   });
 });
 
 describe('operator planner: maintenance windows', () => {
   it('the calm upgrade waits for each window and takes the documented path inside them', () => {
-    const c = play({
-      seed: 7,
-      scenario: 'toEventsOnly',
-      automatic: true,
-      drop: true,
-      replicas: 2,
-      chaos: CALM,
-      schedule: [],
-      windows: true,
-    });
+    const c = play(calmRun('toEventsOnly', { drop: true, windows: true }));
     // play() checks at every action that nothing disruptive started outside a window.
     expect(c.isConverged()).toBe(true);
-    expect(c.jobsCreated).toEqual([
-      'preflight',
-      'migrate',
-      'backfill-1',
-      'backfill-2',
-      'backfill-3',
-      'backfill-4',
-      'backfill-5',
-      'migrate',
-    ]);
+    expect(c.jobsCreated).toEqual(DOCUMENTED_JOBS);
     const waits = new Set(
       c.statuses.flatMap((r) =>
         (r.status.blockedBy ?? [])
@@ -117,16 +94,7 @@ describe('operator planner: a rotated Secret rolls the Pods that read it', () =>
     }
     return actions;
   };
-  const calmDual = () =>
-    play({
-      seed: 9,
-      scenario: 'stayDual',
-      automatic: true,
-      drop: false,
-      replicas: 2,
-      chaos: CALM,
-      schedule: [],
-    });
+  const calmDual = () => play(calmRun('stayDual', { seed: 9 }));
 
   it('a referenced key changes: both Deployments re-apply, Ready drops while rolling, the state stays Dual', () => {
     const c = calmDual();
@@ -158,15 +126,7 @@ describe('operator planner: a rotated Secret rolls the Pods that read it', () =>
 
 describe('operator planner: NetworkPolicies turned on and off', () => {
   it('applies and deletes both policies, never rolling the Pods nor moving the state', () => {
-    const c = play({
-      seed: 9,
-      scenario: 'stayDual',
-      automatic: true,
-      drop: false,
-      replicas: 2,
-      chaos: CALM,
-      schedule: [],
-    });
+    const c = play(calmRun('stayDual', { seed: 9 }));
     const settle = () => {
       const actions: string[] = [];
       for (let i = 0; i < 20; i++) {

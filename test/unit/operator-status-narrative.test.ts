@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findFlicker, narrative, type StatusRecord } from '../fixtures/operator/condition-history.ts';
 import { CALM, seededRng } from '../fixtures/operator/fake-cluster.ts';
-import { play, type Run } from './operator-walks.ts';
+import { calmRun, play, type Run } from './operator-walks.ts';
 
 const schedule = (seed: number, n: number) => {
   const rng = seededRng(seed);
@@ -15,15 +15,7 @@ const schedule = (seed: number, n: number) => {
 };
 
 const WALKS: Record<string, Run> = {
-  'calm-manual-to-events-only': {
-    seed: 7,
-    scenario: 'toEventsOnly',
-    automatic: false,
-    drop: true,
-    replicas: 2,
-    chaos: CALM,
-    schedule: [],
-  },
+  'calm-manual-to-events-only': calmRun('toEventsOnly', { automatic: false, drop: true }),
   'flaky-probes-to-events-only': {
     seed: 11,
     scenario: 'toEventsOnly',

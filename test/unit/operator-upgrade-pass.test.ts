@@ -22,98 +22,61 @@ const spec = (writeMode: ObservabilityServiceSpec['writeMode'], image: string): 
 });
 const target = (state: MigrationState, image: string): Target => ({ state, since: SINCE, image });
 
+/** Image a running in `state`, with the pass `target` recorded when given. */
+const running = (state: MigrationState, pass?: Target): ObservabilityServiceStatus => ({
+  state,
+  deployedImage: 'a',
+  ...(pass ? { target: pass } : {}),
+});
+
 describe('isImageUpgrade', () => {
-  const cases: { name: string; status: ObservabilityServiceStatus; pass: Target; upgrade: boolean }[] = [
-    {
-      name: 'a new image in the running release 4 state',
-      status: { state: 'Dual', deployedImage: 'a' },
-      pass: target('Dual', 'b'),
-      upgrade: true,
-    },
-    {
-      name: 'a new image in EventsOnly',
-      status: { state: 'EventsOnly', deployedImage: 'a' },
-      pass: target('EventsOnly', 'b'),
-      upgrade: true,
-    },
-    {
-      name: 'the same image (a settings rollout)',
-      status: { state: 'Dual', deployedImage: 'a' },
-      pass: target('Dual', 'a'),
-      upgrade: false,
-    },
-    {
-      name: 'a mode move',
-      status: { state: 'Legacy', deployedImage: 'a' },
-      pass: target('Dual', 'b'),
-      upgrade: false,
-    },
-    {
-      name: 'a new image in release 3',
-      status: { state: 'Release3', deployedImage: 'a' },
-      pass: target('Release3', 'b'),
-      upgrade: false,
-    },
-    { name: 'the first deployment', status: {}, pass: target('Dual', 'b'), upgrade: false },
+  const cases: [name: string, status: ObservabilityServiceStatus, pass: Target, upgrade: boolean][] = [
+    ['a new image in the running release 4 state', running('Dual'), target('Dual', 'b'), true],
+    ['a new image in EventsOnly', running('EventsOnly'), target('EventsOnly', 'b'), true],
+    ['the same image (a settings rollout)', running('Dual'), target('Dual', 'a'), false],
+    ['a mode move', running('Legacy'), target('Dual', 'b'), false],
+    ['a new image in release 3', running('Release3'), target('Release3', 'b'), false],
+    ['the first deployment', {}, target('Dual', 'b'), false],
   ];
-  for (const c of cases)
-    it(`${c.upgrade ? 'is' : 'is not'} ${c.name}`, () =>
-      expect(isImageUpgrade(c.status, c.pass)).toBe(c.upgrade));
+  for (const [name, status, pass, upgrade] of cases)
+    it(`${upgrade ? 'is' : 'is not'} ${name}`, () => expect(isImageUpgrade(status, pass)).toBe(upgrade));
 });
 
 describe('passOf: a new image within release 4 goes before a mode move', () => {
   const input = (s: ObservabilityServiceSpec, status: ObservabilityServiceStatus) =>
     ({ spec: withDefaults(s), status }) as StepInput;
-  const cases: {
-    name: string;
-    spec: ObservabilityServiceSpec;
-    status: ObservabilityServiceStatus;
-    want: MigrationState;
-    pass?: Target;
-  }[] = [
-    {
-      name: 'Legacy asking Dual on a new image: the image first, in Legacy',
-      spec: spec('Dual', 'b'),
-      status: { state: 'Legacy', deployedImage: 'a' },
-      want: 'Legacy',
-    },
-    {
-      name: 'Legacy asking Dual on the running image: the move',
-      spec: spec('Dual', 'a'),
-      status: { state: 'Legacy', deployedImage: 'a' },
-      want: 'Dual',
-    },
-    {
-      name: 'a rollback to release 3 on a new image: the rollback',
-      spec: spec(undefined, 'b'),
-      status: { state: 'Dual', deployedImage: 'a' },
-      want: 'Release3',
-    },
-    {
-      name: 'the cutover in progress: it finishes first, on its image',
-      spec: spec('EventsOnly', 'b'),
-      status: { state: 'Dual', deployedImage: 'a', target: target('EventsOnly', 'a') },
-      want: 'EventsOnly',
-      pass: target('EventsOnly', 'a'),
-    },
-    {
-      name: 'an upgrade in EventsOnly not yet migrating gives way to another image',
-      spec: spec('EventsOnly', 'c'),
-      status: { state: 'EventsOnly', deployedImage: 'a', target: target('EventsOnly', 'b') },
-      want: 'EventsOnly',
-    },
-    {
-      name: 'an upgrade migrating finishes first',
-      spec: spec('Dual', 'c'),
-      status: { state: 'Dual', deployedImage: 'a', target: { ...target('Dual', 'b'), schemaStarted: true } },
-      want: 'Dual',
-      pass: { ...target('Dual', 'b'), schemaStarted: true },
-    },
-  ];
-  for (const c of cases)
-    it(c.name, () => {
-      const view = passOf(input(c.spec, c.status));
-      expect(view.want).toBe(c.want);
-      expect(view.pass).toEqual(c.pass);
-    });
+  const migrating = { ...target('Dual', 'b'), schemaStarted: true };
+  it.each<[string, ObservabilityServiceSpec, ObservabilityServiceStatus, MigrationState, Target?]>([
+    [
+      'Legacy asking Dual on a new image: the image first, in Legacy',
+      spec('Dual', 'b'),
+      running('Legacy'),
+      'Legacy',
+    ],
+    ['Legacy asking Dual on the running image: the move', spec('Dual', 'a'), running('Legacy'), 'Dual'],
+    [
+      'a rollback to release 3 on a new image: the rollback',
+      spec(undefined, 'b'),
+      running('Dual'),
+      'Release3',
+    ],
+    [
+      'the cutover in progress: it finishes first, on its image',
+      spec('EventsOnly', 'b'),
+      running('Dual', target('EventsOnly', 'a')),
+      'EventsOnly',
+      target('EventsOnly', 'a'),
+    ],
+    [
+      'an upgrade in EventsOnly not yet migrating gives way to another image',
+      spec('EventsOnly', 'c'),
+      running('EventsOnly', target('EventsOnly', 'b')),
+      'EventsOnly',
+    ],
+    ['an upgrade migrating finishes first', spec('Dual', 'c'), running('Dual', migrating), 'Dual', migrating],
+  ])('%s', (_, s, status, want, pass) => {
+    const view = passOf(input(s, status));
+    expect(view.want).toBe(want);
+    expect(view.pass).toEqual(pass);
+  });
 });

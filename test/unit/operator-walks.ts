@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { ObservabilityServiceSpec } from '../../operator/api/v1alpha1.ts';
-import { type Chaos, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
+import { CALM, type Chaos, FakeCluster, seededRng } from '../fixtures/operator/fake-cluster.ts';
 
 export const base: ObservabilityServiceSpec = {
   release: '3',
@@ -114,6 +114,21 @@ export interface Run {
   /** The user hibernates and wakes the deployment at random (woken before the world cooperates). */
   hibernate?: boolean;
 }
+
+/**
+ * A walk where nothing goes wrong and only the user's changes happen: seed 7, automatic cutover,
+ * two workers, the scratch tables kept, unless `extra` says otherwise.
+ */
+export const calmRun = (scenario: Scenario, extra: Partial<Run> = {}): Run => ({
+  seed: 7,
+  scenario,
+  automatic: true,
+  drop: false,
+  replicas: 2,
+  chaos: CALM,
+  schedule: [],
+  ...extra,
+});
 
 /** The ingestion log and the worker autoscaler of the autoscaled walks. */
 export const AUTOSCALED: Pick<ObservabilityServiceSpec, 'blobStorage' | 'worker'> = {

@@ -60,19 +60,21 @@ const eventRow = (over: Record<string, unknown> = {}) => ({
 });
 
 describe('a stored row recomputed', () => {
+  /** What the v2 prices make of the stored row's 100 input and 10 output tokens. */
+  const V2_RECOMPUTED = {
+    modelId: 'v2',
+    usage: { input: 100, output: 10, total: 110 },
+    cost: { input: 0.0003, output: 0.00005, total: 0.00035 },
+    tierId: 'v2-std',
+    tierName: 'Standard',
+  };
+
   it.each([
     ['the same definition: nothing to write', pricing(acme('v1', 1e-6, 2e-6)), null],
     [
       'new prices: the new definition, its tier and its cost',
       pricing(acme('v2', 3e-6, 5e-6)),
-      {
-        modelId: 'v2',
-        usage: { input: 100, output: 10, total: 110 },
-        cost: { input: 0.0003, output: 0.00005, total: 0.00035 },
-        tierId: 'v2-std',
-        tierName: 'Standard',
-        totalCost: '',
-      },
+      { ...V2_RECOMPUTED, totalCost: '' },
     ],
     [
       'no definition matches any more: no model and no cost',
@@ -115,11 +117,7 @@ describe('a stored row recomputed', () => {
       traceId: 't',
       id: 's1',
       startTime: '2026-11-01 10:00:00.000000',
-      modelId: 'v2',
-      usage: { input: 100, output: 10, total: 110 },
-      cost: { input: 0.0003, output: 0.00005, total: 0.00035 },
-      tierId: 'v2-std',
-      tierName: 'Standard',
+      ...V2_RECOMPUTED,
       totalCost: '0.000350000000',
     });
   });

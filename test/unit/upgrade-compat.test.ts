@@ -4,48 +4,34 @@ import { readSummary } from '../../operator/planner/termination.ts';
 import { preflightSummarySchema, type SchemaReport, upgradeRefusal } from '../../server/contract/upgrade.ts';
 
 describe('upgradeRefusal', () => {
-  const cases: { name: string; report: SchemaReport; refused?: RegExp }[] = [
-    {
-      name: 'the next image from the version it starts at',
-      report: { database: 47, latest: 50, upgradableFrom: 47 },
-    },
-    {
-      name: 'a database newer than the oldest start',
-      report: { database: 48, latest: 50, upgradableFrom: 40 },
-    },
-    {
-      name: 'an image with every migration since the first',
-      report: { database: 37, latest: 50, upgradableFrom: 0 },
-    },
-    {
-      name: 'the same schema (a rebuild of the image)',
-      report: { database: 50, latest: 50, upgradableFrom: 47 },
-    },
-    {
-      name: 'an empty database, whatever the image squashed',
-      report: { database: 0, latest: 55, upgradableFrom: 50 },
-    },
-    {
-      name: 'a skip over migrations that require order',
-      report: { database: 47, latest: 55, upgradableFrom: 50 },
-      refused:
-        /schema version 47, older than 50, the oldest this image migrates from: upgrade through an image whose migrations start at or below 47 first/,
-    },
-    {
-      name: 'one version short of the oldest start',
-      report: { database: 49, latest: 55, upgradableFrom: 50 },
-      refused: /schema version 49, older than 50/,
-    },
-    {
-      name: 'an older image on a newer database',
-      report: { database: 50, latest: 47, upgradableFrom: 0 },
-      refused: /schema version 50, newer than 47, the newest this image knows/,
-    },
+  /** The database's schema version, the image's latest and the oldest it migrates from. */
+  const report = (database: number, latest: number, upgradableFrom: number): SchemaReport => ({
+    database,
+    latest,
+    upgradableFrom,
+  });
+  const cases: [name: string, report: SchemaReport, refused?: RegExp][] = [
+    ['the next image from the version it starts at', report(47, 50, 47)],
+    ['a database newer than the oldest start', report(48, 50, 40)],
+    ['an image with every migration since the first', report(37, 50, 0)],
+    ['the same schema (a rebuild of the image)', report(50, 50, 47)],
+    ['an empty database, whatever the image squashed', report(0, 55, 50)],
+    [
+      'a skip over migrations that require order',
+      report(47, 55, 50),
+      /schema version 47, older than 50, the oldest this image migrates from: upgrade through an image whose migrations start at or below 47 first/,
+    ],
+    ['one version short of the oldest start', report(49, 55, 50), /schema version 49, older than 50/],
+    [
+      'an older image on a newer database',
+      report(50, 47, 0),
+      /schema version 50, newer than 47, the newest this image knows/,
+    ],
   ];
-  for (const c of cases)
-    it(`${c.refused ? 'refuses' : 'allows'} ${c.name}`, () => {
-      const why = upgradeRefusal(c.report);
-      if (c.refused) expect(why).toMatch(c.refused);
+  for (const [name, r, refused] of cases)
+    it(`${refused ? 'refuses' : 'allows'} ${name}`, () => {
+      const why = upgradeRefusal(r);
+      if (refused) expect(why).toMatch(refused);
       else expect(why).toBeUndefined();
     });
 });
