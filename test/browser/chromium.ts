@@ -41,21 +41,6 @@ export interface Chromium {
   close(): Promise<{ blocked: string[]; errors: string[] }>;
 }
 
-/**
- * Closes a suite even when a step failed: the browser, then the service's processes, then the
- * stores they use. Returns what the browser's guard blocked and the pages' uncaught errors.
- */
-export async function closeSuite(
-  chromium: Chromium | undefined,
-  services: ({ stop(): Promise<unknown> } | undefined)[],
-  stores: ({ stop(): Promise<unknown> } | undefined)[],
-): Promise<{ blocked: string[]; errors: string[] } | undefined> {
-  const left = await chromium?.close();
-  await Promise.allSettled(services.map((s) => s?.stop()));
-  await Promise.allSettled(stores.map((s) => s?.stop()));
-  return left;
-}
-
 export async function startChromium(): Promise<Chromium> {
   const browser = await launchChromium();
   const tabs: Tab[] = [];

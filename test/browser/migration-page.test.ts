@@ -7,29 +7,21 @@
  * says the chain is. Real PostgreSQL, Redis and the analytics server.
  */
 import { Langfuse } from 'langfuse';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
-  type AnalyticsServer,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   LEGACY_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
+import { bodyRows, type Chromium, screenshot, startChromium } from './chromium.ts';
 
-let pgf: PostgresFixture;
-let redis: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let web: WebServer | undefined;
 let worker: WebServer | undefined;
 let chromium: Chromium;
@@ -70,7 +62,7 @@ async function sendHistory(url: string) {
 /** A project's user, or with `--role owner` in the deployment's organization: a deployment admin. */
 async function createUser(email: string, role: string, of: 'project' | 'deployment' = 'project') {
   const scope = of === 'deployment' ? [] : ['--project', project.projectId];
-  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], base);
+  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], stores.env);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim()) as { email: string; password: string };
 }
@@ -88,7 +80,7 @@ interface StepStatus {
 
 /** The steps table as the page should show what the backfill recorded (cells as text). */
 async function recordedSteps(): Promise<string[][]> {
-  const r = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL_ENV });
+  const r = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
   expect(r.code, r.stderr).toBe(0);
   return (JSON.parse(r.stdout) as { steps: StepStatus[] }).steps.map((s) => [
     String(s.step),
@@ -113,16 +105,10 @@ const shownSteps = (rows: string[][]): Shown[] =>
   });
 
 beforeAll(async () => {
-  [pgf, redis, ch, chromium] = await Promise.all([
-    startPostgres(),
-    startRedis(),
-    startAnalyticsServer(),
-    startChromium(),
-  ]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
-  const legacy = await startWeb({ ...base, ...LEGACY_ENV });
+  [stores, chromium] = await Promise.all([startStores({ redis: true }), startChromium()]);
+  const legacy = await startWeb({ ...stores.env, ...LEGACY_ENV });
   try {
-    project = await createProject(base, 'upgrading');
+    project = await createProject(stores.env, 'upgrading');
     await sendHistory(legacy.url);
   } finally {
     await legacy.stop();
@@ -133,18 +119,15 @@ beforeAll(async () => {
     createUser('project-owner@example.com', 'owner'),
   ]);
   // The operator's knobs of the chain, as the backfill integration test sets them.
-  const db = new pg.Client({ connectionString: pgf.url });
-  await db.connect();
-  try {
-    await db.query('UPDATE background_migrations SET args = args || $1::jsonb', [JSON.stringify(CHUNKING)]);
-  } finally {
-    await db.end();
-  }
-  web = await startWeb({ ...base, ...DUAL_ENV });
+  await stores.pool.query('UPDATE background_migrations SET args = args || $1::jsonb', [
+    JSON.stringify(CHUNKING),
+  ]);
+  web = await startWeb({ ...stores.env, ...DUAL_ENV });
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, worker], [ch, pgf, redis]);
+  const left = await chromium?.close();
+  await stopStores(stores, web, worker);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 
@@ -189,7 +172,7 @@ describe('the background migrations page', () => {
     ]);
     await screenshot(page, 'migration-before');
 
-    worker = await startWorker({ ...base, ...DUAL_ENV });
+    worker = await startWorker({ ...stores.env, ...DUAL_ENV });
     // The page refreshes itself; the test only reads it, twice a second, until steps 1-4 finished.
     const seen: Shown[][] = [shownSteps(before)];
     let runningShot = false;

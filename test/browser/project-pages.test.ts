@@ -14,37 +14,16 @@ import { Langfuse } from 'langfuse';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { createUiUser, openBrowser, request } from '../fixtures/ui-client.ts';
-import { bodyRows, type Chromium, closeSuite, screenshot, startChromium } from './chromium.ts';
+import { basicAuth, MODE_ENV, type Project, startWeb, type WebServer } from '../fixtures/service.ts';
+import { createProjectMember, openBrowser, request } from '../fixtures/ui-client.ts';
+import { bodyRows, screenshot } from './chromium.ts';
+import { type BrowserSuite, closeBrowserSuite, type Person, startBrowserSuite } from './suite.ts';
 
-let pg: PostgresFixture;
-let redis: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
-let web: WebServer;
+let suite: BrowserSuite<'owner' | 'viewer'>;
 let legacyWeb: WebServer;
-let worker: WebServer;
-let chromium: Chromium;
 let projectA: Project;
 let projectB: Project;
-const users = {} as Record<
-  'owner' | 'viewer' | 'outsider',
-  { userId: string; email: string; password: string }
->;
+const users = {} as Record<'owner' | 'viewer' | 'outsider', Person>;
 
 /** What the SDK was asked to send, per trace: the model the pages are compared with. */
 interface Sent {
@@ -66,7 +45,7 @@ const CHAT = [
 ];
 
 function sendTraces(p: Project) {
-  return traceWithJsSdk({ ...p, baseUrl: web.url }, () => {
+  return traceWithJsSdk({ ...p, baseUrl: suite.web.url }, () => {
     for (let i = 0; i < TRACES; i++) {
       const startMs = T0 + i * 1000;
       const userId = `user-${i % 3}`;
@@ -113,9 +92,7 @@ function sendTraces(p: Project) {
   });
 }
 
-const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
-
-const tab = (who?: { email: string; password: string }) => chromium.open(web.url, who);
+const tab = (who?: { email: string; password: string }) => suite.chromium.open(suite.web.url, who);
 
 const byName = (name: string) => sent.find((s) => s.name === name)!;
 const traceUrl = (p: Project, traceId: string) => `/project/${p.projectId}/traces/${traceId}`;
@@ -126,32 +103,32 @@ const section = (page: Page, heading: string) =>
   page.getByRole('heading', { name: heading, exact: true }).locator('xpath=following-sibling::*[1]');
 
 async function publicApi<T>(path: string): Promise<T> {
-  const res = await fetch(`${web.url}${path}`, { headers: { authorization: basicAuth(projectA) } });
+  const res = await fetch(`${suite.web.url}${path}`, { headers: { authorization: basicAuth(projectA) } });
   expect(res.status, path).toBe(200);
   return (await res.json()) as T;
 }
 
 beforeAll(async () => {
-  [pg, redis, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [worker, legacyWeb, chromium, projectA, projectB] = await Promise.all([
-    startWorker({ ...base, ...MODE_ENV.events_only }),
-    startWeb({ ...base, ...MODE_ENV.legacy }),
-    startChromium(),
-    createProject(base, 'browser-a'),
-    createProject(base, 'browser-b'),
+  suite = await startBrowserSuite({
+    project: 'browser-a',
+    others: ['browser-b'],
+    worker: true,
+    people: {
+      owner: { email: 'owner@example.com', role: 'owner' },
+      viewer: { email: 'viewer@example.com', role: 'viewer' },
+    },
+  });
+  [projectA, projectB] = [suite.project, suite.others[0]!];
+  [legacyWeb, users.outsider] = await Promise.all([
+    startWeb({ ...suite.env, ...MODE_ENV.legacy }),
+    createProjectMember(suite.env, 'outsider@example.com', projectB.projectId, 'owner'),
   ]);
-  [users.owner, users.viewer, users.outsider] = await Promise.all([
-    createUser('owner@example.com', ['--project', projectA.projectId, '--role', 'owner']),
-    createUser('viewer@example.com', ['--project', projectA.projectId, '--role', 'viewer']),
-    createUser('outsider@example.com', ['--project', projectB.projectId, '--role', 'owner']),
-  ]);
+  Object.assign(users, suite.people);
   await sendTraces(projectA);
 });
 
 afterAll(async () => {
-  const left = await closeSuite(chromium, [web, legacyWeb, worker], [ch, pg, redis]);
+  const left = await closeBrowserSuite(suite, legacyWeb);
   expect(left).toEqual({ blocked: [], errors: [] });
 });
 
@@ -306,7 +283,7 @@ describe('the owner', () => {
   });
 
   it('annotates with a score config: the config picks name and type, the value is chosen by label', async () => {
-    const created = await fetch(`${web.url}/api/public/score-configs`, {
+    const created = await fetch(`${suite.web.url}/api/public/score-configs`, {
       method: 'POST',
       headers: { authorization: basicAuth(projectA), 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -390,7 +367,7 @@ describe('the owner', () => {
     expect((await page.request.get(`/api/ui/projects/${projectA.projectId}`)).status()).toBe(200);
     await screenshot(page, 'password-changed');
     const signIn = async (password: string) => {
-      const b = await openBrowser(web.url);
+      const b = await openBrowser(suite.web.url);
       const r = await request(b, 'POST', '/api/ui/auth/login', {
         body: { email: users.owner.email, password },
         headers: { 'x-csrf-token': b.csrf },
@@ -493,7 +470,7 @@ describe('the version 3 experience (write mode legacy)', () => {
     }
     await lf.shutdownAsync();
 
-    const page = await chromium.open(legacyWeb.url, users.owner);
+    const page = await suite.chromium.open(legacyWeb.url, users.owner);
     for (const [nav, heading, key, other] of [
       ['sessions', 'Sessions', 'sessionId', 'userId'],
       ['users', 'Users', 'userId', 'sessionId'],

@@ -34,7 +34,11 @@ export interface BrowserSuite<P extends string> extends ServiceSuite {
 export async function startBrowserSuite<P extends string>(
   options: BrowserSuiteOptions<P>,
 ): Promise<BrowserSuite<P>> {
-  const service = await startServiceSuite({ ...options, env: { ...MODE_ENV.events_only, ...options.env } });
+  const env = options.env;
+  const service = await startServiceSuite({
+    ...options,
+    env: (s) => ({ ...MODE_ENV.events_only, ...(typeof env === 'function' ? env(s) : env) }),
+  });
   let chromium: Chromium | undefined;
   try {
     chromium = await startChromium();

@@ -15,18 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventOf } from '../../server/features/alerts/job.ts';
 import { findRule, recordEvaluation } from '../../server/features/alerts/store.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { type Project, startWorker, type WebServer } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 import {
   type Received,
@@ -35,49 +26,44 @@ import {
   type WebhookReceiver,
 } from '../fixtures/webhook-receiver.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let web: WebServer;
+let suite: ServiceSuite;
+/** The suite's worker and a second one: the rules are evaluated by whichever claims them. */
 let workers: WebServer[] = [];
 let project: Project;
 let other: Project;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  [pg, ch, redis, receiver] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
+  [suite, receiver] = await Promise.all([
+    startServiceSuite({
+      project: 'alerted',
+      others: ['other'],
+      worker: true,
+      env: {
+        SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+        SERVICE_ALERT_TICK_SECONDS: '1',
+        SERVICE_ALERT_RETRY_BASE_SECONDS: '1',
+      },
+    }),
     startWebhookReceiver(),
   ]);
-  const env = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    SERVICE_ALERT_TICK_SECONDS: '1',
-    SERVICE_ALERT_RETRY_BASE_SECONDS: '1',
-  };
-  web = await startWeb(env);
-  workers = await Promise.all([startWorker(env), startWorker(env)]);
-  [project, other] = await Promise.all([createProject(env, 'alerted'), createProject(env, 'other')]);
+  workers = [suite.worker!, await startWorker(suite.env)];
+  [project, other] = [suite.project, suite.others[0]!];
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), ...workers.map((w) => w.stop())]);
-  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop(), receiver?.stop()]);
+  await stopServiceSuite(suite, ...workers, receiver);
 });
 
 const call = (method: string, path: string, body?: unknown, as = project) =>
-  callJson(`${web.url}/api/public`, as, method, path, body);
+  callJson(`${suite.web.url}/api/public`, as, method, path, body);
 
 /** Sends one generation per latency with the JS SDK (OTLP), each ending a second ago. */
 async function sendObservations(name: string, latenciesMs: number[]): Promise<void> {
   const end = Date.now() - 1000;
-  await withSdkTracer(project, web.url, () => {
+  await withSdkTracer(project, suite.web.url, () => {
     for (const ms of latenciesMs) {
       const gen = startObservation(
         name,
@@ -380,7 +366,7 @@ describe('overlapping evaluations', () => {
     const id = created.body.id;
     // The workers' first evaluation stores ok; the next is due in a day.
     await waitFor('the first evaluation', async () => ((await rule(id)).state === 'ok' ? true : undefined));
-    const pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
+    const pool = new pgLib.Pool({ connectionString: suite.pg.url, max: 2 });
     try {
       // Two evaluations of the same claimed snapshot (a PATCH or a slow query can let them overlap).
       const claimed = (await findRule(pool, project.projectId, id))!;

@@ -5,14 +5,11 @@
  * `events_full` exactly once after FINAL, with the fields the spec names, row by row.
  */
 
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyRange } from '../../server/features/backfill/chunks.ts';
 import { TRACES_KEY } from '../../server/features/backfill/sql.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { startProcess } from '../fixtures/processes.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
@@ -21,9 +18,9 @@ import {
   LEGACY_ENV,
   type Project,
   ROOT,
-  startAnalyticsServer,
   startWeb,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const LEGACY = LEGACY_ENV;
 const DUAL = { ...DUAL_ENV, SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true' };
@@ -31,11 +28,8 @@ const DUAL = { ...DUAL_ENV, SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING
 const CHUNK_ROWS = 3;
 const TUNING = { SERVICE_BACKFILL_CHUNK_ROWS: String(CHUNK_ROWS), SERVICE_BACKFILL_THROTTLE_MS: '150' };
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let project: Project;
-let db: pg.Pool;
 // biome-ignore lint/suspicious/noExplicitAny: rows read back from the store are compared field by field
 type StoreRow = Record<string, any>;
 const TRACES = 24;
@@ -93,7 +87,7 @@ async function ingest(url: string, batch: object[]) {
 }
 
 async function query<T>(sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query: sql,
     query_params: { p: project.projectId, ...params },
     format: 'JSONEachRow',
@@ -103,20 +97,18 @@ async function query<T>(sql: string, params: Record<string, unknown> = {}): Prom
 }
 
 const backfill = (step: number, env: Env = {}) =>
-  cli(['backfill', 'run', '--step', String(step)], { ...base, ...DUAL, ...env });
+  cli(['backfill', 'run', '--step', String(step)], { ...stores.env, ...DUAL, ...env });
 
 beforeAll(async () => {
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  db = new pg.Pool({ connectionString: pgf.url, max: 2 });
-  const legacy = await startWeb({ ...base, ...LEGACY });
-  project = await createProject(base, 'backfill');
+  stores = await startStores();
+  const legacy = await startWeb({ ...stores.env, ...LEGACY });
+  project = await createProject(stores.env, 'backfill');
   for (let i = 0; i < TRACES; i++) await ingest(legacy.url, historicBatch(i));
   // An experiment: a dataset item and a run item linking the first trace to it.
-  await db.query("INSERT INTO datasets (id, project_id, name) VALUES ('ds1', $1, 'golden')", [
+  await stores.pool.query("INSERT INTO datasets (id, project_id, name) VALUES ('ds1', $1, 'golden')", [
     project.projectId,
   ]);
-  await db.query(
+  await stores.pool.query(
     `INSERT INTO dataset_items (id, project_id, dataset_id, input, expected_output) VALUES ('item1', $1, 'ds1', '{"q":0}', '"42"')`,
     [project.projectId],
   );
@@ -144,7 +136,7 @@ beforeAll(async () => {
       body: { id: 'h-1-b1', traceId: 'h-1', parentObservationId: 'h-1-b', name: 'b1', startTime: at },
     },
   ]);
-  await db.query(
+  await stores.pool.query(
     `INSERT INTO dataset_items (id, project_id, dataset_id, input, expected_output) VALUES ('item2', $1, 'ds1', '{"q":1}', '"43"')`,
     [project.projectId],
   );
@@ -160,17 +152,14 @@ beforeAll(async () => {
     expect(res.status).toBe(200);
   }
   // Bookmarks are set on the trace (a newer version of its row, as the version 3 UI writes it).
-  await ch.client.command({
+  await stores.ch.client.command({
     query: `INSERT INTO traces SELECT * REPLACE (true AS bookmarked, event_ts + INTERVAL 1 SECOND AS event_ts)
             FROM traces FINAL WHERE project_id = '${project.projectId}' AND id IN ('h-1', 'h-6')`,
   });
   await legacy.stop();
 }, 300_000);
 
-afterAll(async () => {
-  await db?.end();
-  await Promise.all([ch?.stop(), pgf?.stop()]);
-});
+afterAll(() => stopStores(stores));
 
 describe('the historic backfill chain', () => {
   it('refuses to run while the write mode is legacy, and out of order', async () => {
@@ -180,7 +169,7 @@ describe('the historic backfill chain', () => {
     const early = await backfill(3);
     expect(early.code).toBe(1);
     expect(early.stderr).toContain('waits for step 2');
-    const rows = await db.query(
+    const rows = await stores.pool.query(
       'SELECT count(*) AS n FROM background_migrations WHERE failed_at IS NOT NULL',
     );
     expect(Number(rows.rows[0].n)).toBe(0);
@@ -191,7 +180,7 @@ describe('the historic backfill chain', () => {
     expect(run.code, run.stderr).toBe(0);
     // Its statements are bounded for long work and carry progress headers: the client has nothing to warn about.
     expect(run.stderr).not.toContain('request_timeout is set');
-    const row = await db.query('SELECT args, state FROM background_migrations WHERE name LIKE $1', [
+    const row = await stores.pool.query('SELECT args, state FROM background_migrations WHERE name LIKE $1', [
       '%step_1%',
     ]);
     expect(row.rows[0].args).toMatchObject({ chunkRows: CHUNK_ROWS, throttleMs: 150 });
@@ -214,7 +203,7 @@ describe('the historic backfill chain', () => {
 
   it('runs steps 2-3 in small chunks, resuming after SIGKILLs without losing or duplicating rows', async () => {
     const doneChunks = async (step: number) => {
-      const r = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
+      const r = await stores.pool.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
         `%step_${step}%`,
       ]);
       return ((r.rows[0].state.chunks ?? []) as { done: boolean }[]).filter((c) => c.done).length;
@@ -227,7 +216,7 @@ describe('the historic backfill chain', () => {
           process.execPath,
           [`${ROOT}/server/bin/observatory.ts`, 'backfill', 'run', '--step', String(step)],
           {
-            env: { PATH: process.env['PATH'], ...base, ...DUAL, ...TUNING },
+            env: { PATH: process.env['PATH'], ...stores.env, ...DUAL, ...TUNING },
           },
         );
         // Killed mid-step: once its checkpoint shows one more chunk done (bounded wait).
@@ -235,7 +224,7 @@ describe('the historic backfill chain', () => {
           await new Promise((r) => setTimeout(r, 100));
         await child.kill('SIGKILL');
       }
-      const progress = await db.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
+      const progress = await stores.pool.query('SELECT state FROM background_migrations WHERE name LIKE $1', [
         `%step_${step}%`,
       ]);
       const chunks = (progress.rows[0].state.chunks ?? []) as { done: boolean }[];
@@ -379,7 +368,7 @@ describe('the historic backfill chain', () => {
       ).length,
     ).toBe(0);
     // Run again (the step re-opened): nothing changes, no row is added.
-    await db.query(
+    await stores.pool.query(
       "UPDATE background_migrations SET finished_at = NULL, state = '{}' WHERE name LIKE '%step_4%'",
     );
     expect((await backfill(4)).code).toBe(0);
@@ -392,27 +381,31 @@ describe('the historic backfill chain', () => {
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND name = 'observations_pid_tid_sorting'",
     );
     expect(scratch).toHaveLength(0);
-    const status = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL });
+    const status = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL });
     const steps = (JSON.parse(status.stdout) as { steps: { status: string }[] }).steps;
     expect(steps.map((s) => s.status)).toEqual(['finished', 'finished', 'finished', 'finished', 'finished']);
   });
 
   it('records a failure, halts, and resumes after `backfill retry`', async () => {
     // Re-open step 4 and make its source table disappear for a moment.
-    await db.query(
+    await stores.pool.query(
       "UPDATE background_migrations SET finished_at = NULL, state = '{}' WHERE name LIKE '%step_4%'",
     );
-    await ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt TO dataset_run_items_rmt_away' });
+    await stores.ch.client.command({
+      query: 'RENAME TABLE dataset_run_items_rmt TO dataset_run_items_rmt_away',
+    });
     const failed = await backfill(4);
     expect(failed.code).toBe(1);
-    const row = await db.query(
+    const row = await stores.pool.query(
       "SELECT failed_at, failed_reason FROM background_migrations WHERE name LIKE '%step_4%'",
     );
     expect(row.rows[0].failed_at).not.toBeNull();
     expect(row.rows[0].failed_reason).toContain('dataset_run_items_rmt');
     expect((await backfill(4)).stderr).toContain('backfill retry --step 4');
-    await ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt_away TO dataset_run_items_rmt' });
-    expect((await cli(['backfill', 'retry', '--step', '4'], { ...base, ...DUAL })).code).toBe(0);
+    await stores.ch.client.command({
+      query: 'RENAME TABLE dataset_run_items_rmt_away TO dataset_run_items_rmt',
+    });
+    expect((await cli(['backfill', 'retry', '--step', '4'], { ...stores.env, ...DUAL })).code).toBe(0);
     const resumed = await backfill(4);
     expect(resumed.code, resumed.stderr).toBe(0);
   });

@@ -10,13 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BACKUP_S3_ENV,
-  type BackupManifest,
-  backupKeys,
-  backupPruneSummarySchema,
-} from '../../server/contract/backup.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { type BackupManifest, backupKeys, backupPruneSummarySchema } from '../../server/contract/backup.ts';
+import { backupEnv, type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { cli, type Env } from '../fixtures/service.ts';
 
 const BUCKET = 'retention';
@@ -31,15 +26,7 @@ beforeAll(async () => {
   s3 = await startS3Server();
   await s3.createBucket(BUCKET);
   dir = mkdtempSync(join(tmpdir(), 'obs-retention-'));
-  env = {
-    [BACKUP_S3_ENV.bucket]: BUCKET,
-    [BACKUP_S3_ENV.prefix]: PREFIX,
-    [BACKUP_S3_ENV.endpoint]: s3.endpoint,
-    [BACKUP_S3_ENV.region]: S3_REGION,
-    [BACKUP_S3_ENV.forcePathStyle]: 'true',
-    [BACKUP_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [BACKUP_S3_ENV.secretAccessKey]: s3.secretAccessKey,
-  };
+  env = backupEnv(s3, BUCKET, PREFIX);
 }, 120_000);
 
 afterAll(async () => {

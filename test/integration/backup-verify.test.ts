@@ -12,36 +12,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKUP_CLI, backupManifestSchema, backupVerifySummarySchema } from '../../server/contract/backup.ts';
+import { backupEnv } from '../fixtures/s3.ts';
+import { basicAuth, cli, DUAL_ENV, type Env } from '../fixtures/service.ts';
 import {
-  BACKUP_CLI,
-  BACKUP_S3_ENV,
-  backupManifestSchema,
-  backupVerifySummarySchema,
-} from '../../server/contract/backup.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  cli,
-  createProject,
-  DUAL_ENV,
-  type Env,
-  startAnalyticsServer,
-  startWeb,
-} from '../fixtures/service.ts';
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 
 const BUCKET = 'verify';
 const PREFIX = 'obs/';
 const SETUP_TIMEOUT_MS = 300_000;
 const RUN_TIMEOUT_MS = 240_000;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let pool: pg.Pool;
+let suite: ServiceSuite & Given<{ s3: true }>;
 let env: Env;
 let dir: string;
 const printed: string[] = [];
@@ -53,24 +40,12 @@ const run = async (args: string[]) => {
 };
 
 beforeAll(async () => {
-  [pgf, ch, s3] = await Promise.all([startPostgres(), startAnalyticsServer(), startS3Server()]);
-  await s3.createBucket(BUCKET);
+  // The web in dual ingests the traces, then stops: the backups run on still stores.
+  suite = await startServiceSuite({ project: 'verify', s3: true, env: DUAL_ENV });
+  await suite.s3.createBucket(BUCKET);
   dir = mkdtempSync(join(tmpdir(), 'obs-verify-'));
-  pool = new pg.Pool({ connectionString: pgf.url, max: 2 });
-  const stores = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, ...DUAL_ENV };
-  env = {
-    ...stores,
-    [BACKUP_S3_ENV.bucket]: BUCKET,
-    [BACKUP_S3_ENV.prefix]: PREFIX,
-    [BACKUP_S3_ENV.endpoint]: s3.endpoint,
-    [BACKUP_S3_ENV.region]: S3_REGION,
-    [BACKUP_S3_ENV.forcePathStyle]: 'true',
-    [BACKUP_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [BACKUP_S3_ENV.secretAccessKey]: s3.secretAccessKey,
-  };
-  const web = await startWeb(stores);
+  env = { ...suite.env, ...backupEnv(suite.s3, BUCKET, PREFIX) };
   try {
-    const project = await createProject(stores, 'verify');
     const now = Date.now();
     const batch = Array.from({ length: 30 }, (_, i) => [
       {
@@ -81,44 +56,46 @@ beforeAll(async () => {
     ])
       .flat()
       .map((e, n) => ({ id: `e${n}`, timestamp: new Date(now).toISOString(), ...e }));
-    const res = await fetch(`${web.url}/api/public/ingestion`, {
+    const res = await fetch(`${suite.web.url}/api/public/ingestion`, {
       method: 'POST',
-      headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+      headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
       body: JSON.stringify({ batch }),
     });
     expect(res.status).toBe(207);
   } finally {
-    await web.stop();
+    await suite.web.stop();
   }
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
-  await pool?.end();
-  await Promise.all([ch?.stop(), pgf?.stop(), s3?.stop()]);
+  await stopServiceSuite(suite);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Rows of every relational table, counted here. */
 async function relationalCounts(): Promise<Record<string, number>> {
-  const { rows } = await pool.query<{ s: string; t: string }>(
+  const { rows } = await suite.pool.query<{ s: string; t: string }>(
     `SELECT schemaname AS s, tablename AS t FROM pg_tables
      WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`,
   );
   const out: Record<string, number> = {};
   for (const { s, t } of rows)
-    out[`${s}.${t}`] = Number((await pool.query(`SELECT count(*) AS n FROM "${s}"."${t}"`)).rows[0].n);
+    out[`${s}.${t}`] = Number((await suite.pool.query(`SELECT count(*) AS n FROM "${s}"."${t}"`)).rows[0].n);
   return out;
 }
 
 /** Rows of every analytics table (views hold none), counted here. */
 async function analyticsCounts(): Promise<Record<string, number>> {
-  const rs = await ch.client.query({
+  const rs = await suite.ch.client.query({
     query: `SELECT name FROM system.tables WHERE database = 'default' AND engine NOT LIKE '%View' ORDER BY name`,
     format: 'JSONEachRow',
   });
   const out: Record<string, number> = {};
   for (const { name } of await rs.json<{ name: string }>()) {
-    const c = await ch.client.query({ query: `SELECT count() AS n FROM \`${name}\``, format: 'JSONEachRow' });
+    const c = await suite.ch.client.query({
+      query: `SELECT count() AS n FROM \`${name}\``,
+      format: 'JSONEachRow',
+    });
     out[name] = Number((await c.json<{ n: string }>())[0]!.n);
   }
   return out;
@@ -129,17 +106,17 @@ const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a +
 const getObject = async (key: string) =>
   Buffer.from(
     await (
-      await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
+      await suite.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
     ).Body!.transformToByteArray(),
   );
 const putObject = (key: string, body: Buffer) =>
-  s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+  suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
 
 async function scratchLeft(): Promise<string[]> {
-  const { rows } = await pool.query<{ d: string }>(
+  const { rows } = await suite.pool.query<{ d: string }>(
     `SELECT datname AS d FROM pg_database WHERE datname LIKE '%\\_verify'`,
   );
-  const rs = await ch.client.query({
+  const rs = await suite.ch.client.query({
     query: `SELECT name FROM system.databases WHERE name LIKE '%\\_verify'`,
     format: 'JSONEachRow',
   });
@@ -184,12 +161,12 @@ describe('observatory backup-verify', () => {
 
   it('passes with the exact figures, dropping a killed run’s scratch databases first and its own after', async () => {
     // What a verification killed midway leaves.
-    await ch.client.command({ query: 'CREATE DATABASE default_verify' });
-    await ch.client.command({
+    await suite.ch.client.command({ query: 'CREATE DATABASE default_verify' });
+    await suite.ch.client.command({
       query: 'CREATE TABLE default_verify.leftover (a UInt8) ENGINE = MergeTree ORDER BY a',
     });
-    const db = new URL(pgf.url).pathname.slice(1);
-    await pool.query(`CREATE DATABASE "${db}_verify"`);
+    const db = new URL(suite.pg.url).pathname.slice(1);
+    await suite.pool.query(`CREATE DATABASE "${db}_verify"`);
     expect((await scratchLeft()).length).toBe(2);
 
     const summary = await verify('v1');
@@ -242,8 +219,8 @@ describe('observatory backup-verify', () => {
   it('names the relational table a changed dump differs in', async () => {
     const key = `${PREFIX}v1/relational.dump`;
     const original = await getObject(key);
-    await pool.query('DELETE FROM api_keys');
-    const { stdout } = await promisify(execFile)('pg_dump', ['--format=custom', `--dbname=${pgf.url}`], {
+    await suite.pool.query('DELETE FROM api_keys');
+    const { stdout } = await promisify(execFile)('pg_dump', ['--format=custom', `--dbname=${suite.pg.url}`], {
       encoding: 'buffer',
       maxBuffer: 256 * 1024 * 1024,
       timeout: RUN_TIMEOUT_MS,
@@ -286,6 +263,6 @@ describe('observatory backup-verify', () => {
 
   it('prints no credential', () => {
     const all = printed.join('\n');
-    expect(all).not.toContain(s3.secretAccessKey);
+    expect(all).not.toContain(suite.s3.secretAccessKey);
   });
 });

@@ -17,36 +17,26 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from '../../cluster/observatory-cli.ts';
 import { observatoryCli } from '../../cluster/paths.ts';
 import { BACKUP_S3_ENV, backupManifestSchema, backupSummarySchema } from '../../server/contract/backup.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { backupEnv } from '../fixtures/s3.ts';
+import { basicAuth, cli, createProject, DUAL_ENV, type Env, startWeb } from '../fixtures/service.ts';
 import {
-  type AnalyticsServer,
-  basicAuth,
-  cli,
-  createProject,
-  DUAL_ENV,
-  type Env,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-} from '../fixtures/service.ts';
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 
 const BUCKET = 'backups';
 const PREFIX = 'obs/';
 const SETUP_TIMEOUT_MS = 300_000;
 const RUN_TIMEOUT_MS = 240_000;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let pool: pg.Pool;
+let suite: ServiceSuite & Given<{ s3: true }>;
 let env: Env;
-let project: Project;
 let dir: string;
 /** Everything every run printed, searched for credentials at the end. */
 const printed: string[] = [];
@@ -58,33 +48,20 @@ const run = async (args: string[], extra: Env = {}) => {
 };
 
 beforeAll(async () => {
-  [pgf, ch, s3] = await Promise.all([startPostgres(), startAnalyticsServer(), startS3Server()]);
-  await s3.createBucket(BUCKET);
+  // The web in dual ingests the first traces, then stops: the backups run on still stores.
+  suite = await startServiceSuite({ project: 'backup', s3: true, env: DUAL_ENV });
+  await suite.s3.createBucket(BUCKET);
   dir = mkdtempSync(join(tmpdir(), 'obs-backup-'));
-  pool = new pg.Pool({ connectionString: pgf.url, max: 2 });
-  const stores = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, ...DUAL_ENV };
-  env = {
-    ...stores,
-    [BACKUP_S3_ENV.bucket]: BUCKET,
-    [BACKUP_S3_ENV.prefix]: PREFIX,
-    [BACKUP_S3_ENV.endpoint]: s3.endpoint,
-    [BACKUP_S3_ENV.region]: S3_REGION,
-    [BACKUP_S3_ENV.forcePathStyle]: 'true',
-    [BACKUP_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [BACKUP_S3_ENV.secretAccessKey]: s3.secretAccessKey,
-  };
-  const web = await startWeb(stores);
+  env = { ...suite.env, ...backupEnv(suite.s3, BUCKET, PREFIX) };
   try {
-    project = await createProject(stores, 'backup');
-    await ingest(web.url, 'first', 40);
+    await ingest(suite.web.url, 'first', 40);
   } finally {
-    await web.stop();
+    await suite.web.stop();
   }
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
-  await pool?.end();
-  await Promise.all([ch?.stop(), pgf?.stop(), s3?.stop()]);
+  await stopServiceSuite(suite);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -121,7 +98,7 @@ async function ingest(url: string, prefix: string, traces: number): Promise<void
     .map((e, n) => ({ id: `${prefix}-e${n}`, timestamp: at(0), ...e }));
   const res = await fetch(`${url}/api/public/ingestion`, {
     method: 'POST',
-    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+    headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
     body: JSON.stringify({ batch }),
   });
   const body = (await res.json()) as { successes: unknown[]; errors: unknown[] };
@@ -131,12 +108,12 @@ async function ingest(url: string, prefix: string, traces: number): Promise<void
 
 /** Every row of every relational table, as sorted JSON lines per table. */
 async function relationalRows(): Promise<Record<string, string[]>> {
-  const { rows: tables } = await pool.query<{ t: string }>(
+  const { rows: tables } = await suite.pool.query<{ t: string }>(
     `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`,
   );
   const out: Record<string, string[]> = {};
   for (const { t } of tables) {
-    const { rows } = await pool.query<{ r: string }>(
+    const { rows } = await suite.pool.query<{ r: string }>(
       `SELECT row_to_json(snapshot_row)::text AS r FROM "${t}" snapshot_row`,
     );
     out[t] = rows.map((r) => r.r).sort();
@@ -149,14 +126,17 @@ async function relationalRows(): Promise<Record<string, string[]>> {
  * the engines that collapse rows, so a background merge between two reads changes nothing.
  */
 async function analyticsRows(): Promise<Record<string, string[]>> {
-  const rs = await ch.client.query({
+  const rs = await suite.ch.client.query({
     query: `SELECT name, engine FROM system.tables WHERE database = 'default' AND engine NOT LIKE '%View' ORDER BY name`,
     format: 'JSONEachRow',
   });
   const out: Record<string, string[]> = {};
   for (const { name, engine } of await rs.json<{ name: string; engine: string }>()) {
     const final = engine.endsWith('MergeTree') && engine !== 'MergeTree' ? ' FINAL' : '';
-    const rows = await ch.client.query({ query: `SELECT * FROM \`${name}\`${final}`, format: 'JSONEachRow' });
+    const rows = await suite.ch.client.query({
+      query: `SELECT * FROM \`${name}\`${final}`,
+      format: 'JSONEachRow',
+    });
     out[name] = (await rows.json()).map((r) => JSON.stringify(r)).sort();
   }
   return out;
@@ -168,7 +148,7 @@ async function objects(prefix: string) {
   const out: { key: string; size: number }[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.client.send(
+    const page = await suite.s3.client.send(
       new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix, ContinuationToken: token }),
     );
     for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size! });
@@ -180,7 +160,7 @@ async function objects(prefix: string) {
 const getObject = async (key: string) =>
   Buffer.from(
     await (
-      await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
+      await suite.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
     ).Body!.transformToByteArray(),
   );
 
@@ -243,16 +223,18 @@ describe('observatory backup and restore', () => {
   });
 
   it('restores every row of both databases after both were changed', async () => {
-    const web = await startWeb({ DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, ...DUAL_ENV });
+    const web = await startWeb(suite.env);
     try {
       await ingest(web.url, 'later', 10);
     } finally {
       await web.stop();
     }
-    await createProject({ DATABASE_URL: pgf.url }, 'after-backup');
-    await pool.query('DELETE FROM api_keys');
-    await ch.client.command({ query: 'TRUNCATE TABLE scores' });
-    await ch.client.command({ query: 'CREATE TABLE made_later (a UInt8) ENGINE = MergeTree ORDER BY a' });
+    await createProject({ DATABASE_URL: suite.pg.url }, 'after-backup');
+    await suite.pool.query('DELETE FROM api_keys');
+    await suite.ch.client.command({ query: 'TRUNCATE TABLE scores' });
+    await suite.ch.client.command({
+      query: 'CREATE TABLE made_later (a UInt8) ENGINE = MergeTree ORDER BY a',
+    });
     const changed = await snapshot();
     expect(changed).not.toEqual(before);
 
@@ -276,15 +258,17 @@ describe('observatory backup and restore', () => {
 
   it('keeps a deletion made after the backup: the restore deletes the traces again', async () => {
     const deleted = ['first-t0', 'first-t1'];
-    const stores = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, ...DUAL_ENV };
     const read = async (url: string, id: string) =>
-      (await fetch(`${url}/api/public/traces/${id}`, { headers: { authorization: basicAuth(project) } }))
-        .status;
-    let web = await startWeb(stores);
+      (
+        await fetch(`${url}/api/public/traces/${id}`, {
+          headers: { authorization: basicAuth(suite.project) },
+        })
+      ).status;
+    let web = await startWeb(suite.env);
     try {
       const res = await fetch(`${web.url}/api/public/traces`, {
         method: 'DELETE',
-        headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+        headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
         body: JSON.stringify({ traceIds: deleted }),
       });
       expect(res.status).toBe(200);
@@ -307,9 +291,11 @@ describe('observatory backup and restore', () => {
       ]),
     );
     expect((await snapshot()).analytics).toEqual(expected);
-    const { rows } = await pool.query('SELECT project_id, trace_id FROM trace_tombstones ORDER BY trace_id');
-    expect(rows).toEqual(deleted.map((trace_id) => ({ project_id: project.projectId, trace_id })));
-    web = await startWeb(stores);
+    const { rows } = await suite.pool.query(
+      'SELECT project_id, trace_id FROM trace_tombstones ORDER BY trace_id',
+    );
+    expect(rows).toEqual(deleted.map((trace_id) => ({ project_id: suite.project.projectId, trace_id })));
+    web = await startWeb(suite.env);
     try {
       expect([
         await read(web.url, 'first-t0'),
@@ -326,13 +312,13 @@ describe('observatory backup and restore', () => {
       const r = await run(['backup', '--id', id, '--termination-log', join(dir, id)]);
       expect(r.code, r.stderr).toBe(0);
     }
-    await s3.client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}b2/manifest.json` }));
+    await suite.s3.client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}b2/manifest.json` }));
     const data = (await objects(`${PREFIX}b3/analytics/data/`)).find((o) => o.key.endsWith('.bin'))!;
     const bytes = await getObject(data.key);
     bytes[0] = bytes[0]! ^ 0xff;
-    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: data.key, Body: bytes }));
-    await ch.client.command({ query: 'TRUNCATE TABLE scores' });
-    await pool.query('DELETE FROM api_keys');
+    await suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: data.key, Body: bytes }));
+    await suite.ch.client.command({ query: 'TRUNCATE TABLE scores' });
+    await suite.pool.query('DELETE FROM api_keys');
     const changed = await snapshot();
 
     const incomplete = await run(['restore', '--id', 'b2', '--termination-log', join(dir, 'r2')]);
@@ -357,7 +343,7 @@ describe('observatory backup and restore', () => {
 
   it('a backup killed mid-upload leaves no manifest; the same id then completes', async () => {
     // Enough relational data for a multipart upload of several parts.
-    await pool.query(
+    await suite.pool.query(
       `CREATE TABLE bulk AS SELECT g AS id, decode(string_agg(md5(g::text || '-' || h::text), ''), 'hex') AS b
        FROM generate_series(1, 20000) g, generate_series(1, 64) h GROUP BY g`,
     );
@@ -381,7 +367,7 @@ describe('observatory backup and restore', () => {
     const manifest = await manifestOf('killed');
     const dump = manifest.parts.find((p) => p.part === 'relational')!;
     expect(dump.bytes).toBeGreaterThan(16 * 1024 * 1024);
-    await pool.query('DROP TABLE bulk');
+    await suite.pool.query('DROP TABLE bulk');
   });
 
   it('never prints a credential, also when the destination refuses them', async () => {
@@ -392,8 +378,8 @@ describe('observatory backup and restore', () => {
     const wrong = `${r.stdout}${r.stderr}`;
     expect(wrong).not.toMatch(/wrong[0-9a-f]{16}/);
     for (const text of printed) {
-      expect(text).not.toContain(s3.secretAccessKey);
-      expect(text).not.toContain(s3.accessKeyId);
+      expect(text).not.toContain(suite.s3.secretAccessKey);
+      expect(text).not.toContain(suite.s3.accessKeyId);
     }
   });
 });

@@ -6,7 +6,6 @@
  * request between its read and its write while another request for the same trace runs.
  */
 import { Langfuse } from 'langfuse';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/features/ingestion/batch.ts';
@@ -15,18 +14,15 @@ import { pgEntityLocks } from '../../server/features/write-model/entity-locks.ts
 import { jsonText } from '../../server/features/write-model/records.ts';
 import { clickhouseStore, type IngestionStore } from '../../server/features/write-model/store.ts';
 import { chTime } from '../../server/features/write-model/time.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
-  type AnalyticsServer,
   createProject,
-  type Env,
   MODE_ENV,
   type Mode,
   type Project,
-  startAnalyticsServer,
   startWebPerMode,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: rows read back from the store are compared field by field
 type StoreRow = Record<string, any>;
@@ -34,29 +30,23 @@ type StoreRow = Record<string, any>;
 const MODES = Object.keys(MODE_ENV) as Mode[];
 const WAIT_MS = 30_000;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-let pool: pg.Pool;
+let stores: Stores;
 const webs = {} as Record<Mode, WebServer>;
 const projects = {} as Record<Mode, Project>;
 
 beforeAll(async () => {
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  Object.assign(webs, await startWebPerMode(base));
-  for (const mode of MODES) projects[mode] = await createProject(base, `race-${mode}`);
-  pool = new pg.Pool({ connectionString: pgf.url, max: 4 });
+  stores = await startStores();
+  Object.assign(webs, await startWebPerMode(stores.env));
+  for (const mode of MODES) projects[mode] = await createProject(stores.env, `race-${mode}`);
 }, 300_000);
 
 afterAll(async () => {
-  await pool?.end();
   await Promise.all(Object.values(webs).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pgf?.stop()]);
+  await stopStores(stores);
 });
 
 async function select(query: string, params: Record<string, unknown>): Promise<StoreRow[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query,
     query_params: params,
     format: 'JSONEachRow',
@@ -247,7 +237,7 @@ function withReadHook(inner: IngestionStore, afterRead: () => Promise<void>): In
 
 const waitingAdvisoryLocks = async () =>
   (
-    await pool.query<{ n: number }>(
+    await stores.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
     )
   ).rows[0]!.n;
@@ -264,16 +254,16 @@ describe('a request held between its read and its write', () => {
         nativeOtelBehaviour: 'dual_write' as const,
         enableHistoricBackfill: false,
       };
-      const store = clickhouseStore(ch.client, {
+      const store = clickhouseStore(stores.ch.client, {
         useLightweightUpdate: false,
         clusterEnabled: false,
         clusterName: 'default',
       });
       // Two web processes: each has its own in-process queue, so they meet at PostgreSQL's lock.
-      const [firstProcess, secondProcess] = [pgEntityLocks(pool), pgEntityLocks(pool)];
+      const [firstProcess, secondProcess] = [pgEntityLocks(stores.pool), pgEntityLocks(stores.pool)];
       const tombstones = ingestionTombstones({
-        pool,
-        analytics: ch.client,
+        pool: stores.pool,
+        analytics: stores.ch.client,
         release: '4',
         dialect: { cluster: false, clusterName: 'default' },
       });

@@ -12,22 +12,18 @@ import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bounded, eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
-  type AnalyticsServer,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   LEGACY_ENV,
   MODE_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const GPT_4O_ID = 'b9854a5c92dc496b997d99d20';
 const PER_TOKEN = {
@@ -50,10 +46,7 @@ interface Sent {
   sent: string;
 }
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let reader: WebServer;
 let miniId: string;
 
@@ -151,13 +144,12 @@ async function expectCosts(p: Project, s: Sent, within: number) {
 }
 
 beforeAll(async () => {
-  [pgf, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
+  stores = await startStores({ redis: true });
   // The legacy web applies the migrations; the reader on the same stores serves the events tables.
-  const legacy = await startWeb({ ...base, ...LEGACY_ENV });
+  const legacy = await startWeb({ ...stores.env, ...LEGACY_ENV });
   await legacy.stop();
-  reader = await startWeb({ ...base, ...MODE_ENV.events_only });
-  const p = await createProject(base, 'cost-models');
+  reader = await startWeb({ ...stores.env, ...MODE_ENV.events_only });
+  const p = await createProject(stores.env, 'cost-models');
   const models = await callApi(reader, p, 'GET', '/api/public/models?page=1&limit=500');
   miniId = String(
     ((models.body['data'] ?? []) as Body[]).find((m) => m['modelName'] === 'gpt-4o-mini')!['id'],
@@ -165,14 +157,13 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await reader?.stop();
-  await Promise.all([ch?.stop(), pgf?.stop(), redis?.stop()]);
+  await stopStores(stores, reader);
 });
 
 describe('release 3 SDK generations with a known model and no cost', () => {
   it('sent in legacy: the historic backfill carries their cost into the events tables', async () => {
-    const p = await createProject(base, 'cost-backfill');
-    const legacy = await startWeb({ ...base, ...LEGACY_ENV });
+    const p = await createProject(stores.env, 'cost-backfill');
+    const legacy = await startWeb({ ...stores.env, ...LEGACY_ENV });
     const sent = await sendRelease3(legacy.url, p, 'historic');
     // Written to the legacy tables (read there first, so the backfill finds them).
     await eventually(
@@ -186,7 +177,7 @@ describe('release 3 SDK generations with a known model and no cost', () => {
     await legacy.stop();
     for (const step of [1, 2, 3, 4, 5]) {
       const run = await cli(['backfill', 'run', '--step', String(step)], {
-        ...base,
+        ...stores.env,
         ...DUAL_ENV,
         SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
       });
@@ -196,9 +187,9 @@ describe('release 3 SDK generations with a known model and no cost', () => {
   }, 300_000);
 
   it('sent in dual: the propagation of their staging partition carries their cost', async () => {
-    const p = await createProject(base, 'cost-propagation');
+    const p = await createProject(stores.env, 'cost-propagation');
     const dual = {
-      ...base,
+      ...stores.env,
       ...DUAL_ENV,
       SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
       SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1',

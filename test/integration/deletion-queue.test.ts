@@ -10,30 +10,23 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Langfuse } from 'langfuse';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRACE_DELETION_BATCH } from '../../server/features/deletion/deletion-worker.ts';
 import { pruneTraceDeletions } from '../../server/features/deletion/queue.ts';
 import { api } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
-  type AnalyticsServer,
   createProject,
   type Env,
   MODE_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let pool: pg.Pool;
+let stores: Stores & Given<{ redis: true }>;
 let env: Env;
 let web: WebServer;
 let worker: WebServer | undefined;
@@ -41,23 +34,20 @@ let a: Project;
 let b: Project;
 
 beforeAll(async () => {
-  [db, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
+  stores = await startStores({ redis: true });
   env = {
-    DATABASE_URL: db.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
+    DATABASE_URL: stores.pg.url,
+    CLICKHOUSE_URL: stores.ch.url,
+    REDIS_URL: stores.redis.url,
     ...MODE_ENV.dual,
     COLUMNAR_USE_LIGHTWEIGHT_UPDATE: 'true',
   };
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
   web = await startWeb(env);
   [a, b] = await Promise.all([createProject(env, 'delq-a'), createProject(env, 'delq-b')]);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), worker?.stop()]);
-  await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop(), redis?.stop()]);
+  await stopStores(stores, web, worker);
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
@@ -68,7 +58,7 @@ const sdk = (p: Project) =>
 
 /** Traces `<prefix>-0 .. <prefix>-(n-1)` of a project, with two observations each and their events. */
 async function seed(projectId: string, prefix: string, n: number) {
-  const run = (query: string) => ch.client.command({ query, query_params: { p: projectId, prefix } });
+  const run = (query: string) => stores.ch.client.command({ query, query_params: { p: projectId, prefix } });
   const id = `concat({prefix:String}, '-', toString(number))`;
   await run(`INSERT INTO traces (id, project_id, timestamp, name, event_ts)
     SELECT ${id}, {p:String}, now64(3), 't', now64(3) FROM numbers(${n})`);
@@ -84,7 +74,7 @@ const ids = (prefix: string, n: number, from = 0) =>
 
 /** Every row of the project's traces whose id starts with `prefix`, as `table trace observation`. */
 async function rowsOf(projectId: string, prefix: string): Promise<string[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query: `SELECT 'traces' AS t, id AS trace, '' AS o FROM traces WHERE project_id = {p:String} AND startsWith(id, {x:String})
       UNION ALL SELECT 'observations', trace_id, id FROM observations WHERE project_id = {p:String} AND startsWith(trace_id, {x:String})
       UNION ALL SELECT 'events_full', trace_id, span_id FROM events_full WHERE project_id = {p:String} AND startsWith(trace_id, {x:String})
@@ -181,7 +171,7 @@ describe('queued trace deletion', () => {
     expect(await rowsOf(a.projectId, prefix)).toEqual(seededRows([t2!]));
     expect(await rowsOf(b.projectId, prefix)).toEqual(before.b);
     expect((await call(a, 'GET', '/api/public/trace-deletions')).body).toEqual({ data: [] });
-    const audited = await pool.query(
+    const audited = await stores.pool.query(
       `SELECT a.resource_id, k.public_key FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id
        WHERE a.project_id = $1 AND a.resource_type = 'trace' AND a.resource_id LIKE $2 ORDER BY a.resource_id`,
       [a.projectId, `${prefix}-%`],
@@ -193,8 +183,11 @@ describe('queued trace deletion', () => {
 
   it('keeps the bulk limit and the validation answers, and queues nothing for them', async () => {
     const queued = async () =>
-      (await pool.query('SELECT id FROM trace_deletions WHERE project_id = $1 ORDER BY id', [a.projectId]))
-        .rows;
+      (
+        await stores.pool.query('SELECT id FROM trace_deletions WHERE project_id = $1 ORDER BY id', [
+          a.projectId,
+        ])
+      ).rows;
     const before = await queued();
     for (const traceIds of [[], Array.from({ length: 1001 }, () => hex(4))]) {
       const res = await call(a, 'DELETE', '/api/public/traces', { traceIds });
@@ -256,7 +249,7 @@ describe('queued trace deletion', () => {
     );
     expect(await rowsOf(a.projectId, prefix)).toEqual([]);
     expect(await rowsOf(b.projectId, prefix)).toEqual(bRows);
-    const audits = await pool.query<{ resource_id: string; n: number }>(
+    const audits = await stores.pool.query<{ resource_id: string; n: number }>(
       `SELECT resource_id, count(*)::int AS n FROM audit_logs
        WHERE project_id = $1 AND resource_type = 'trace' AND resource_id LIKE $2 GROUP BY resource_id`,
       [a.projectId, `${prefix}-%`],
@@ -272,7 +265,7 @@ describe('queued trace deletion', () => {
   it('forgets finished deletions past their keep time, and only those', async () => {
     const rows = async () =>
       (
-        await pool.query<{ id: string; state: string }>(
+        await stores.pool.query<{ id: string; state: string }>(
           'SELECT id, state FROM trace_deletions WHERE project_id = $1 ORDER BY id',
           [a.projectId],
         )
@@ -281,10 +274,11 @@ describe('queued trace deletion', () => {
     const finished = before.filter((r) => r.state === 'succeeded');
     expect(finished.length).toBeGreaterThan(1);
     const [old, ...recent] = finished;
-    await pool.query("UPDATE trace_deletions SET finished_at = now() - interval '8 days' WHERE id = $1", [
-      old!.id,
-    ]);
-    expect(await pruneTraceDeletions(pool, 7 * 24 * 3_600_000)).toBe(1);
+    await stores.pool.query(
+      "UPDATE trace_deletions SET finished_at = now() - interval '8 days' WHERE id = $1",
+      [old!.id],
+    );
+    expect(await pruneTraceDeletions(stores.pool, 7 * 24 * 3_600_000)).toBe(1);
     expect(await rows()).toEqual(before.filter((r) => r.id !== old!.id));
     expect((await call(a, 'GET', `/api/public/trace-deletions/${old!.id}`)).status).toBe(404);
     expect((await call(a, 'GET', `/api/public/trace-deletions/${recent[0]!.id}`)).status).toBe(200);

@@ -12,36 +12,30 @@ import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { LangfuseClient } from '@langfuse/client';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { api, runPython } from '../conformance/env.ts';
 import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import { traceRowsOf } from '../fixtures/project-deletion.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
-  type AnalyticsServer,
   createProject,
   type Env,
   MODE_ENV,
   type Mode,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 const MODES = Object.keys(MODE_ENV) as Mode[];
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let pool: pg.Pool;
+let stores: Stores & Given<{ redis: true }>;
 /** Runs the queued trace deletions of every project (the media suite's own, with its bucket, last). */
 let worker: WebServer;
 const webs = {} as Record<Mode, WebServer>;
@@ -49,23 +43,21 @@ const projects = {} as Record<Mode, Project>;
 let other: Project;
 
 beforeAll(async () => {
-  [db, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  stores = await startStores({ redis: true });
+  // Redis is the worker's alone: the webs run without it.
+  const base: Env = { DATABASE_URL: stores.pg.url, CLICKHOUSE_URL: stores.ch.url };
   webs.legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
   webs.dual = await startWeb({ ...base, ...MODE_ENV.dual });
   webs.events_only = await startWeb({ ...base, ...MODE_ENV.events_only });
   // The worker deletes with mutations (`ALTER TABLE ... DELETE`); the queue's suite
   // (deletion-queue.test.ts) runs lightweight `DELETE FROM`: both forms run.
-  worker = await startWorker({ ...base, REDIS_URL: redis.url, ...MODE_ENV.events_only });
+  worker = await startWorker({ ...base, REDIS_URL: stores.redis.url, ...MODE_ENV.events_only });
   for (const mode of MODES) projects[mode] = await createProject(base, `del-${mode}`);
   other = await createProject(base, 'del-other');
 });
 
 afterAll(async () => {
-  await Promise.all([...Object.values(webs).map((w) => w.stop()), worker?.stop()]);
-  await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop(), redis?.stop()]);
+  await stopStores(stores, ...Object.values(webs), worker);
 });
 
 const PYTHON_SDK = '5.0.4';
@@ -117,7 +109,7 @@ describe('prompt deletion (langfuse.prompt.delete)', () => {
     });
     const versions = async () =>
       (
-        await pool.query(
+        await stores.pool.query(
           'SELECT version, labels FROM prompts WHERE project_id = $1 AND name = $2 ORDER BY version',
           [projects.dual.projectId, name],
         )
@@ -155,7 +147,7 @@ describe('prompt deletion (langfuse.prompt.delete)', () => {
       prompt: 'theirs',
     });
 
-    const audited = await pool.query(
+    const audited = await stores.pool.query(
       `SELECT a.resource_type, a.action, k.public_key FROM audit_logs a JOIN api_keys k ON k.id = a.api_key_id
        WHERE a.project_id = $1 AND a.resource_type = 'prompt' ORDER BY a.created_at`,
       [projects.dual.projectId],
@@ -177,7 +169,7 @@ async function seedAnalytics(projectId: string, traceId: string) {
   const ts = now();
   const obs = `${traceId}-obs`;
   const insert = (table: string, values: Record<string, unknown>[]) =>
-    ch.client.insert({ table, values, format: 'JSONEachRow' });
+    stores.ch.client.insert({ table, values, format: 'JSONEachRow' });
   await insert('traces', [{ id: traceId, project_id: projectId, timestamp: ts, name: 't', event_ts: ts }]);
   await insert('observations', [
     { id: obs, trace_id: traceId, project_id: projectId, type: 'SPAN', start_time: ts, event_ts: ts },
@@ -211,24 +203,24 @@ async function seedAnalytics(projectId: string, traceId: string) {
 /** Comments on the trace and its observation, and media: one content only the trace links, one shared. */
 async function seedRelational(projectId: string, traceId: string, shared: string) {
   const obs = `${traceId}-obs`;
-  await pool.query(
+  await stores.pool.query(
     `INSERT INTO comments (id, project_id, object_type, object_id, content)
      VALUES ($1, $2, 'TRACE', $3, 'c'), ($4, $2, 'OBSERVATION', $5, 'c')`,
     [hex(8), projectId, traceId, hex(8), obs],
   );
   const own = `${traceId}-media`;
   for (const id of [own, shared]) {
-    await pool.query(
+    await stores.pool.query(
       `INSERT INTO media (id, project_id, sha_256_hash, bucket_name, bucket_path, content_type, content_length)
        VALUES ($1, $2, $1, 'b', $1, 'image/png', 1) ON CONFLICT DO NOTHING`,
       [id, projectId],
     );
   }
-  await pool.query(
+  await stores.pool.query(
     `INSERT INTO trace_media (project_id, trace_id, media_id, field) VALUES ($1, $2, $3, 'input')`,
     [projectId, traceId, own],
   );
-  await pool.query(
+  await stores.pool.query(
     `INSERT INTO observation_media (project_id, trace_id, observation_id, media_id, field) VALUES ($1, $2, $3, $4, 'output')`,
     [projectId, traceId, obs, shared],
   );
@@ -245,18 +237,10 @@ const TRACE_COLUMN: Record<string, string> = {
 
 /** Every row of every table that belongs to one of the projects, as `table project trace`. */
 async function rowsOf(projectIds: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const [table, col] of Object.entries(TRACE_COLUMN)) {
-    const rs = await ch.client.query({
-      query: `SELECT project_id, ${col} AS trace FROM ${table} WHERE project_id IN {p:Array(String)}`,
-      query_params: { p: projectIds },
-      format: 'JSONEachRow',
-    });
-    for (const r of await rs.json<{ project_id: string; trace: string }>())
-      out.push(`${table} ${r.project_id} ${r.trace}`);
-  }
+  const out = await traceRowsOf(stores.ch.client, TRACE_COLUMN, projectIds);
   const q = async (sql: string, label: string) => {
-    for (const r of (await pool.query(sql, [projectIds])).rows) out.push(`${label} ${r.project_id} ${r.k}`);
+    for (const r of (await stores.pool.query(sql, [projectIds])).rows)
+      out.push(`${label} ${r.project_id} ${r.k}`);
   };
   await q(
     "SELECT project_id, object_type || ':' || object_id AS k FROM comments WHERE project_id = ANY($1)",
@@ -328,7 +312,7 @@ describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
       await deleted(webs[mode].url, projects[mode], await lf.api.trace.delete(c));
       expect(await rowsOf([p])).toEqual([]);
 
-      const audited = await pool.query(
+      const audited = await stores.pool.query(
         `SELECT a.resource_id, k.public_key FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id
        WHERE a.project_id = $1 AND a.resource_type = 'trace' AND a.action = 'delete'`,
         [p],
@@ -337,9 +321,10 @@ describe('trace deletion (api.trace.delete and deleteMultiple)', () => {
       expect(new Set(audited.rows.map((r) => r.public_key))).toEqual(new Set([projects[mode].publicKey]));
       expect(
         (
-          await pool.query("SELECT 1 FROM audit_logs WHERE project_id = $1 AND resource_type = 'trace'", [
-            other.projectId,
-          ])
+          await stores.pool.query(
+            "SELECT 1 FROM audit_logs WHERE project_id = $1 AND resource_type = 'trace'",
+            [other.projectId],
+          )
         ).rowCount,
       ).toBe(0);
     },
@@ -381,9 +366,10 @@ describe('deletion through the Python SDK (langfuse 5.0.4)', () => {
       before.filter((r) => !r.endsWith(` ${x}`) && !r.endsWith(` ${y}`)),
     );
     expect((await rowsOf([p.projectId])).filter((r) => r.endsWith(` ${z}`))).toHaveLength(6);
-    const prompts = await pool.query("SELECT 1 FROM prompts WHERE project_id = $1 AND name LIKE 'py-%'", [
-      p.projectId,
-    ]);
+    const prompts = await stores.pool.query(
+      "SELECT 1 FROM prompts WHERE project_id = $1 AND name LIKE 'py-%'",
+      [p.projectId],
+    );
     expect(prompts.rows).toEqual([]);
   });
 });
@@ -398,11 +384,15 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
   beforeAll(async () => {
     s3 = await startS3Server((line) => process.stderr.write(`${line}\n`));
     await s3.createBucket(BUCKET);
-    const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, ...s3.env('media', BUCKET, PREFIX) };
+    const base: Env = {
+      DATABASE_URL: stores.pg.url,
+      CLICKHOUSE_URL: stores.ch.url,
+      ...s3.env('media', BUCKET, PREFIX),
+    };
     web = await startWeb({ ...base, ...MODE_ENV.events_only });
     // The deleting worker removes media objects: it needs the bucket too.
     await worker.stop();
-    worker = await startWorker({ ...base, REDIS_URL: redis.url, ...MODE_ENV.events_only });
+    worker = await startWorker({ ...base, REDIS_URL: stores.redis.url, ...MODE_ENV.events_only });
     project = await createProject(base, 'del-media');
     new NodeTracerProvider().register();
   }, 1_200_000);
@@ -434,7 +424,7 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
     const events = async (traceId: string) =>
       (
         await (
-          await ch.client.query({
+          await stores.ch.client.query({
             query: 'SELECT span_id FROM events_full WHERE project_id = {p:String} AND trace_id = {t:String}',
             query_params: { p: project.projectId, t: traceId },
             format: 'JSONEachRow',
@@ -454,16 +444,16 @@ describe('trace deletion with media in S3 (uploaded by the JS SDK)', () => {
 
     await deleted(web.url, mediaProject, await lf.api.trace.deleteMultiple({ traceIds: [second.traceId] }));
     expect(await objectExists(key)).toBe(false);
-    const media = await pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
+    const media = await stores.pool.query('SELECT id FROM media WHERE project_id = $1', [project.projectId]);
     expect(media.rows).toEqual([]);
   });
 });
 
 describe('the audit_logs migration', () => {
   it('goes down (table dropped, the rest kept) and up again', async () => {
-    const migrator = new RelationalMigrator(pool, relationalMigrationsFor('4'));
+    const migrator = new RelationalMigrator(stores.pool, relationalMigrationsFor('4'));
     const table = async (name: string) =>
-      (await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present;
+      (await stores.pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present;
     expect(await table('audit_logs')).toBe(true);
     // Every migration after 18, the audit log's, goes down, newest first, and comes up again.
     const after18 = relationalMigrationsFor('4')

@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import type { ClickHouseClient } from '@clickhouse/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExportPass } from '../../server/features/exports/job.ts';
 import { loadConfig } from '../../server/kernel/config/env.ts';
@@ -24,20 +23,16 @@ import type { BlobStore } from '../../server/platform/blobs/store.ts';
 import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
 import { ensurePyArrow } from '../conformance/python-sdks.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
-  type AnalyticsServer,
   createProject,
   type Env,
   MODE_ENV,
   type Mode,
-  startAnalyticsServer,
   startWebPerMode,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const BUCKET = 'exports';
 const PREFIX = 'exports/';
@@ -46,11 +41,7 @@ const SETUP_TIMEOUT_MS = 1_200_000;
 /** The first export window: five whole hours ago. */
 const T0 = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let redis: RedisFixture;
-let pool: pg.Pool;
+let stores: Stores & Given<{ redis: true; buckets: string[] }>;
 let webs: Record<Mode, WebServer>;
 let base: Env;
 let project: Omit<ModeServer, 'url'>;
@@ -60,34 +51,21 @@ let pyarrow: string;
 const at = (mode: Mode): ModeServer => ({ url: webs[mode].url, ...project });
 
 beforeAll(async () => {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  [pgf, ch, s3, redis, pyarrow] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startS3Server(log),
-    startRedis(),
-    ensurePyArrow(log),
+  [stores, pyarrow] = await Promise.all([
+    startStores({ redis: true, buckets: [BUCKET] }),
+    ensurePyArrow((line) => process.stderr.write(`${line}\n`)),
   ]);
-  await s3.createBucket(BUCKET);
-  base = {
-    DATABASE_URL: pgf.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    ...s3.env('export', BUCKET, PREFIX),
-  };
+  base = { ...stores.env, ...stores.s3.env('export', BUCKET, PREFIX) };
   webs = await startWebPerMode(base);
   project = await createProject(base, 'exports');
-  pool = new pg.Pool({ connectionString: pgf.url, max: 4 });
   blobs = s3BlobStore(loadConfig(base).exportStorage!);
-  analytics = createAnalyticsClient({ url: ch.url });
+  analytics = createAnalyticsClient({ url: stores.ch.url });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   blobs?.close();
   await analytics?.close();
-  await pool?.end();
-  await Promise.all(Object.values(webs ?? {}).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pgf?.stop(), s3?.stop(), redis?.stop()]);
+  await stopStores(stores, ...Object.values(webs ?? {}));
 });
 
 interface Sent {
@@ -150,7 +128,7 @@ const getExport = async (s: ModeServer, id: string) =>
   (await api<ExportWire>(s, 'GET', `/api/public/exports/${id}`)).body;
 
 async function objectText(key: string): Promise<string> {
-  const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  const out = await stores.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   return out.Body!.transformToString();
 }
 const jsonl = (text: string) =>
@@ -170,7 +148,7 @@ const fileOf = (id: string, source: string, w: number, ext: string) =>
 
 const pass = (mode: Mode, now: number, store: BlobStore = blobs) =>
   runExportPass({
-    pool,
+    pool: stores.pool,
     analytics,
     blobs: store,
     storagePrefix: PREFIX,
@@ -304,7 +282,7 @@ async function readParquet(keys: string[]): Promise<ParquetFile[]> {
   try {
     const paths = await Promise.all(
       keys.map(async (key, i) => {
-        const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+        const out = await stores.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
         expect(out.ContentType).toBe('application/vnd.apache.parquet');
         const path = join(dir, `${i}.parquet`);
         await writeFile(path, await out.Body!.transformToByteArray());

@@ -13,30 +13,30 @@ import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startActiveObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
-import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { encodeEntry, logKey } from '../../server/features/ingestion/log/entry.ts';
 import { LegacyChanges } from '../../server/features/write-model/changes.ts';
 import { ensurePythonSdk, pythonOf } from '../conformance/python-sdks.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
-import { startRedis } from '../fixtures/redis.ts';
-import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   type Project,
   startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import {
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 /** How long the store stays down: a restart gone wrong, far past the SDKs' own retries (#38: five minutes). */
@@ -53,51 +53,38 @@ const PYTHON_SDK = '4.7.1';
 const PYTHON_LANE = join(dirname(fileURLToPath(import.meta.url)), 'python', 'outage_lane.py');
 const BUCKET = 'ingestion-log';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let redis: Awaited<ReturnType<typeof startRedis>>;
-let pool: pgLib.Pool;
-let base: Env;
+let suite: ServiceSuite & Given<{ worker: true; buckets: string[] }>;
 let durable: WebServer;
 let bounded: WebServer;
 let worker: WebServer;
 let project: Project;
 
 beforeAll(async () => {
-  [pg, ch, s3, redis] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startS3Server(),
-    startRedis(),
+  [suite] = await Promise.all([
+    startServiceSuite({
+      project: 'ingestion-log',
+      worker: true,
+      buckets: [BUCKET],
+      env: ({ s3 }) => ({
+        ...s3.env('ingestionLog', BUCKET),
+        ...DUAL_ENV,
+        // The historic backfill (its own suite) would copy the same spans into events_full meanwhile.
+        SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+      }),
+    }),
     ensurePythonSdk(PYTHON_SDK, (line) => process.stdout.write(`${line}\n`)),
   ]);
-  await s3.createBucket(BUCKET);
-  base = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    ...s3.env('ingestionLog', BUCKET),
-    ...DUAL_ENV,
-    // The historic backfill (its own suite) would copy the same spans into events_full meanwhile.
-    SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
-  };
-  // One web writes the rows itself and falls back to the log; one answers at the log, with the
-  // smallest backlog bound, so the outage passes it.
-  durable = await startWeb(base);
+  // One web (the suite's) writes the rows itself and falls back to the log; one answers at the
+  // log, with the smallest backlog bound, so the outage passes it.
+  [durable, worker, project] = [suite.web, suite.worker, suite.project];
   bounded = await startWeb({
-    ...base,
+    ...suite.env,
     [INGESTION_LOG_ENV.waitForStore]: 'false',
     [INGESTION_LOG_ENV.backlogMaxAgeSeconds]: '10',
   });
-  worker = await startWorker(base);
-  project = await createProject(base, 'ingestion-log');
-  pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
 }, 600_000);
 afterAll(async () => {
-  await pool?.end();
-  await Promise.all([durable?.stop(), bounded?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite, bounded, worker);
 });
 
 interface Answer {
@@ -135,12 +122,17 @@ async function sendBatch(web: WebServer, id: string, answers: Answer[]): Promise
 }
 
 const query = async <T>(sql: string, params: Record<string, unknown>) =>
-  (await (await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json()) as T[];
+  (await (
+    await suite.ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })
+  ).json()) as T[];
 
 const pending = async () =>
   Number(
-    (await pool.query<{ n: string }>('SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL'))
-      .rows[0]!.n,
+    (
+      await suite.pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL',
+      )
+    ).rows[0]!.n,
   );
 
 describe('the ingestion log with the analytics store down', () => {
@@ -214,12 +206,12 @@ describe('the ingestion log with the analytics store down', () => {
         pythonLane(),
       ]);
       await new Promise((r) => setTimeout(r, BEFORE_MS));
-      await ch.kill();
+      await suite.ch.kill();
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       // The worker that lived through the outage stops before the store is back, so the backlog is
       // still there when the next test's drainer is killed in the middle of it.
       await worker.stop();
-      ch = await startAnalyticsServer({ dir: ch.dir, port: Number(new URL(ch.url).port) });
+      suite.ch = await startAnalyticsServer({ dir: suite.ch.dir, port: Number(new URL(suite.ch.url).port) });
       await traffic;
       await lf.shutdownAsync();
 
@@ -242,11 +234,11 @@ describe('the ingestion log with the analytics store down', () => {
       // it: its claim is left leased, and the next worker takes it again once the lease ran out.
       const count = async (where: string) =>
         Number(
-          (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ingestion_log WHERE ${where}`)).rows[0]!
-            .n,
+          (await suite.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ingestion_log WHERE ${where}`))
+            .rows[0]!.n,
         );
       const before = await count('drained_at IS NOT NULL');
-      worker = await startWorker(base);
+      worker = await startWorker(suite.env);
       await waitFor(
         'the drain to start',
         async () => ((await count('drained_at IS NOT NULL')) > before ? true : undefined),
@@ -255,18 +247,18 @@ describe('the ingestion log with the analytics store down', () => {
       await worker.process.kill('SIGKILL');
       const leftAtKill = await pending();
       const claimedAtKill = await count('drained_at IS NULL AND lease_until > now()');
-      worker = await startWorker(base);
+      worker = await startWorker(suite.env);
       await waitFor(
         'the drain to empty the log',
         async () => ((await pending()) === 0 ? true : undefined),
         DRAIN_WAIT_MS,
       ).catch(async (err: Error) => {
         // What is left, and why: the first thing to read when the drain falls behind.
-        const left = await pool.query(
+        const left = await suite.pool.query(
           `SELECT attempts, lease_until > now() AS leased, left(last_error, 200) AS error, count(*) AS files
 FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10`,
         );
-        const waiting = await pool.query(
+        const waiting = await suite.pool.query(
           "SELECT state, wait_event_type, wait_event, left(query, 120) AS query, now() - query_start AS running FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle'",
         );
         const running = await query('SELECT elapsed, left(query, 200) AS query FROM system.processes', {});
@@ -346,7 +338,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
       const before = await snapshot();
       expect(before.traces.length).toBeGreaterThan(20);
       for (const table of ['traces', 'observations', 'scores', 'events_full', 'observations_batch_staging'])
-        await ch.client.command({
+        await suite.ch.client.command({
           query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:String}`,
           query_params: { p: project.projectId },
           clickhouse_settings: { mutations_sync: '2' },
@@ -356,7 +348,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
       const to = new Date(Date.now() + 60_000).toISOString();
       const out = await cli(
         ['ingestion', 'replay', '--from', from, '--to', to, '--project', project.projectId, '--json'],
-        base,
+        suite.env,
         REPLAY_WAIT_MS,
       );
       expect(out.code, out.stderr).toBe(0);
@@ -369,7 +361,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
   );
 
   it('a replay counts an unreadable file of its window as unreadable, never as written', async () => {
-    const mixed = await createProject(base, 'ingestion-log-unreadable');
+    const mixed = await createProject(suite.env, 'ingestion-log-unreadable');
     const receivedAt = Date.now();
     const readable = encodeEntry({
       projectId: mixed.projectId,
@@ -384,7 +376,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     const files = [readable, '{"not": "a log entry"}'];
     for (const body of files) {
       const key = logKey('', { projectId: mixed.projectId, receivedAt, id: randomUUID() });
-      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+      await suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
     }
     const out = await cli(
       [
@@ -398,7 +390,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
         mixed.projectId,
         '--json',
       ],
-      base,
+      suite.env,
       60_000,
     );
     expect(out.code, out.stderr).toBe(1);
@@ -406,7 +398,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
   }, 90_000);
 
   it('a replay the store keeps refusing stops after --max-stall-seconds, naming why, its file left queued', async () => {
-    const stalled = await createProject(base, 'ingestion-log-stalled');
+    const stalled = await createProject(suite.env, 'ingestion-log-stalled');
     const receivedAt = Date.now();
     // A logged write whose row the store refuses (a start time it cannot parse).
     const body = encodeEntry({
@@ -422,7 +414,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
       ],
     });
     const key = logKey('', { projectId: stalled.projectId, receivedAt, id: randomUUID() });
-    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+    await suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
     const from = new Date(receivedAt - 60_000).toISOString();
     const to = new Date(receivedAt + 60_000).toISOString();
     const out = await cli(
@@ -438,7 +430,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
         '--max-stall-seconds',
         '3',
       ],
-      base,
+      suite.env,
       60_000,
     );
     expect(out.code).toBe(1);
@@ -446,7 +438,7 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     expect(last).toMatch(
       /^observatory ingestion: replay stopped: no file written for 3 s, 1 of 1 files left queued for the workers \(the store answered: .+\)$/,
     );
-    const left = await pool.query<{ drained: boolean }>(
+    const left = await suite.pool.query<{ drained: boolean }>(
       'SELECT drained_at IS NOT NULL AS drained FROM ingestion_log WHERE key = $1',
       [key],
     );

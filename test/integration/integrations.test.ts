@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { ClickHouseClient } from '@clickhouse/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { destinationOf, runBlobIntegrationPass } from '../../server/features/integrations/blob-job.ts';
@@ -21,21 +20,13 @@ import { loadConfig } from '../../server/kernel/config/env.ts';
 import type { BlobStore } from '../../server/platform/blobs/store.ts';
 import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import { type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { cli, MODE_ENV, type Project, startWorker } from '../fixtures/service.ts';
 import {
-  type AnalyticsServer,
-  cli,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 
 const BUCKET = 'tenant-exports';
@@ -47,54 +38,40 @@ const T0 = Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR;
 /** A clock after the third window closed and its delivery lag passed. */
 const NOW = T0 + 3 * HOUR + 30 * 60_000;
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let redis: RedisFixture;
+let suite: ServiceSuite & Given<{ redis: true; buckets: string[] }>;
 let receiver: WebhookReceiver;
-let web: WebServer;
-let pool: pg.Pool;
 let analytics: ClickHouseClient;
-let base: Env;
 let org: { publicKey: string; secretKey: string };
 let project: Project;
 
-const adminServer = (): ModeServer => ({ url: web.url, projectId: '', ...org });
-const projectServer = (): ModeServer => ({ url: web.url, ...project });
-const config = () => loadConfig({ ...base, ...MODE_ENV.events_only });
+const adminServer = (): ModeServer => ({ url: suite.web.url, projectId: '', ...org });
+const projectServer = (): ModeServer => ({ url: suite.web.url, ...project });
+const config = () => loadConfig({ ...suite.env, ...MODE_ENV.events_only });
 
 beforeAll(async () => {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  [db, ch, s3, redis, receiver] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startS3Server(log),
-    startRedis(),
+  [suite, receiver] = await Promise.all([
+    startServiceSuite({
+      project: 'integrations',
+      redis: true,
+      buckets: [BUCKET],
+      env: {
+        ENCRYPTION_KEY: KEY,
+        SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+        ...MODE_ENV.events_only,
+      },
+    }),
     startWebhookReceiver(),
   ]);
-  await s3.createBucket(BUCKET);
-  base = {
-    DATABASE_URL: db.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    ENCRYPTION_KEY: KEY,
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-  };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  const r = await cli(['create-org-key', '--json'], base);
+  project = suite.project;
+  const r = await cli(['create-org-key', '--json'], suite.env);
   expect(r.code, r.stderr).toBe(0);
   org = JSON.parse(r.stdout.trim());
-  project = await createProject(base, 'integrations');
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  analytics = createAnalyticsClient({ url: ch.url });
+  analytics = createAnalyticsClient({ url: suite.ch.url });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await analytics?.close();
-  await pool?.end();
-  await web?.stop();
-  await receiver?.stop();
-  await Promise.all([ch?.stop(), db?.stop(), s3?.stop(), redis?.stop()]);
+  await stopServiceSuite(suite, receiver);
 });
 
 interface Sent {
@@ -148,11 +125,11 @@ async function sendAt(window: number, userId?: string): Promise<void> {
 }
 
 async function objectKeys(prefix: string): Promise<string[]> {
-  const out = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+  const out = await suite.s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
   return (out.Contents ?? []).map((o) => o.Key!).sort();
 }
 async function gzJsonl(key: string): Promise<Record<string, unknown>[]> {
-  const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  const out = await suite.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   return gunzipSync(Buffer.from(await out.Body!.transformToByteArray()))
     .toString('utf8')
     .split('\n')
@@ -164,10 +141,10 @@ const integrationBody = () => ({
   projectId: project.projectId,
   type: 'S3_COMPATIBLE',
   bucketName: BUCKET,
-  endpoint: s3.endpoint,
+  endpoint: suite.s3.endpoint,
   region: 'us-east-1',
-  accessKeyId: s3.accessKeyId,
-  secretAccessKey: s3.secretAccessKey,
+  accessKeyId: suite.s3.accessKeyId,
+  secretAccessKey: suite.s3.secretAccessKey,
   prefix: 'observatory/',
   exportFrequency: 'hourly',
   enabled: true,
@@ -217,7 +194,7 @@ describe('blob storage integrations', () => {
     );
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('accessKeyId');
-    expect((await pool.query('SELECT id FROM blob_storage_integrations')).rows).toEqual([]);
+    expect((await suite.pool.query('SELECT id FROM blob_storage_integrations')).rows).toEqual([]);
     expect(await objectKeys('observatory/.observatory-connection-test')).toEqual([]);
   });
 
@@ -241,12 +218,12 @@ describe('blob storage integrations', () => {
       lastError: null,
     });
     expect(res.body).not.toHaveProperty('secretAccessKey');
-    expect(JSON.stringify(res.body)).not.toContain(s3.secretAccessKey);
+    expect(JSON.stringify(res.body)).not.toContain(suite.s3.secretAccessKey);
     expect(await objectKeys('observatory/.observatory-connection-test')).toHaveLength(1);
-    const { rows } = await pool.query(
+    const { rows } = await suite.pool.query(
       'SELECT secret_access_key_encrypted AS s FROM blob_storage_integrations',
     );
-    expect(rows[0].s).not.toContain(s3.secretAccessKey);
+    expect(rows[0].s).not.toContain(suite.s3.secretAccessKey);
 
     const list = await api<{ data: { id: string }[] }>(
       adminServer(),
@@ -254,7 +231,7 @@ describe('blob storage integrations', () => {
       '/api/public/integrations/blob-storage',
     );
     expect(list.body.data.map((i) => i.id)).toEqual([id]);
-    expect(JSON.stringify(list.body)).not.toContain(s3.secretAccessKey);
+    expect(JSON.stringify(list.body)).not.toContain(suite.s3.secretAccessKey);
     const status = await api(adminServer(), 'GET', `/api/public/integrations/blob-storage/${id}`);
     expect(status.body).toEqual({
       id,
@@ -308,7 +285,7 @@ describe('blob storage integrations', () => {
     };
     const settings = config().mode;
     const cut = await runBlobIntegrationPass({
-      pool,
+      pool: suite.pool,
       analytics,
       llm,
       settings,
@@ -324,7 +301,7 @@ describe('blob storage integrations', () => {
     );
     expect(error.body).toMatchObject({ syncStatus: 'error', lastSyncAt: new Date(T0 + HOUR).toISOString() });
 
-    const done = await runBlobIntegrationPass({ pool, analytics, llm, settings, now: () => NOW });
+    const done = await runBlobIntegrationPass({ pool: suite.pool, analytics, llm, settings, now: () => NOW });
     expect(done).toMatchObject({ windows: 2, files: 4, failed: [] });
     const folder = `observatory/${project.projectId}/`;
     const keys = await objectKeys(folder);
@@ -353,7 +330,9 @@ describe('blob storage integrations', () => {
       lastError: null,
     });
     // Nothing more is due at this clock.
-    expect(await runBlobIntegrationPass({ pool, analytics, llm, settings, now: () => NOW })).toMatchObject({
+    expect(
+      await runBlobIntegrationPass({ pool: suite.pool, analytics, llm, settings, now: () => NOW }),
+    ).toMatchObject({
       windows: 0,
       files: 0,
     });
@@ -399,12 +378,12 @@ describe('the PostHog export', () => {
     });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect(JSON.stringify(put.body)).not.toContain('phc_secret_key');
-    const { rows } = await pool.query('SELECT api_key_encrypted AS k FROM posthog_integrations');
+    const { rows } = await suite.pool.query('SELECT api_key_encrypted AS k FROM posthog_integrations');
     expect(rows[0].k).not.toContain('phc_secret_key');
 
     receiver.script('/batch/', [500, 200]);
     const r = await runPostHogPass({
-      pool,
+      pool: suite.pool,
       analytics,
       llm: config().llm,
       baseUrl: 'https://obs.example',
@@ -450,7 +429,7 @@ describe('the PostHog export', () => {
     ]);
     // The checkpoint moved: a second pass at the same clock sends nothing.
     const again = await runPostHogPass({
-      pool,
+      pool: suite.pool,
       analytics,
       llm: config().llm,
       baseUrl: '',
@@ -461,10 +440,16 @@ describe('the PostHog export', () => {
   });
 
   it('a 401 is not retried and is recorded; DELETE removes the integration', async () => {
-    await pool.query('UPDATE posthog_integrations SET checkpoint = $1', [new Date(T0)]);
+    await suite.pool.query('UPDATE posthog_integrations SET checkpoint = $1', [new Date(T0)]);
     receiver.script('/batch/', [401]);
     const before = receiver.on('/batch/').length;
-    const r = await runPostHogPass({ pool, analytics, llm: config().llm, baseUrl: '', now: () => NOW });
+    const r = await runPostHogPass({
+      pool: suite.pool,
+      analytics,
+      llm: config().llm,
+      baseUrl: '',
+      now: () => NOW,
+    });
     expect(r.failed).toEqual([
       { projectId: project.projectId, error: 'PostHog answered 401 to POST /batch/' },
     ]);
@@ -496,7 +481,7 @@ describe('the worker', () => {
     receiver.script('/batch/', [200]);
     const before = receiver.on('/batch/').length;
     const worker = await startWorker({
-      ...base,
+      ...suite.env,
       ...MODE_ENV.events_only,
       SERVICE_EXPORT_INTERVAL_SECONDS: '1',
       SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
@@ -530,7 +515,7 @@ describe('the worker', () => {
     const keys = await objectKeys(folder);
     const ids: string[] = [];
     for (const key of keys) {
-      const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+      const out = await suite.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
       const [header, ...lines] = (await out.Body!.transformToString()).trim().split('\r\n');
       if (!header) continue;
       const column = header.split(',').indexOf('id');

@@ -18,16 +18,8 @@ import { fetchJobResults } from '../../operator/runtime/probes.ts';
 import type { JobResultsReport } from '../../server/contract/worker-api.ts';
 import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  cli,
-  type Env,
-  startAnalyticsServer,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli, type Env, startWorker, type WebServer } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const SINCE = '2026-03-01T11:00:00.000Z';
 const pass = { state: 'Dual' as const, since: SINCE, image: 'observatory:dev' };
@@ -46,10 +38,7 @@ const cleaningUp = minimalService(
   },
 );
 
-let pgf: PostgresFixture;
-let redisf: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let worker: WebServer;
 
 /** The Job the operator renders for this step, and the literal environment of its container. */
@@ -79,7 +68,7 @@ function jobOf(
 async function runAsJob(o: ObservabilityService, purpose: JobPurpose, state: MigrationState) {
   const { job, env } = jobOf(o, purpose, state);
   const args = job.spec!.template.spec!.containers[0]!.args!;
-  return { name: job.metadata!.name!, run: await cli(args, { ...env, ...base }) };
+  return { name: job.metadata!.name!, run: await cli(args, { ...env, ...stores.env }) };
 }
 
 const report = async (): Promise<JobResultsReport> => {
@@ -115,18 +104,16 @@ const killed = (name: string, purpose: JobPurpose): ObservedJob => ({
 });
 
 beforeAll(async () => {
-  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
+  stores = await startStores({ redis: true });
   // A release 3 deployment, migrated by hand (no Job: nothing recorded), and its worker.
-  const release3 = { ...base, SERVICE_RELEASE: '3' };
+  const release3 = { ...stores.env, SERVICE_RELEASE: '3' };
   const migrated = await cli(['migrate', 'up'], release3);
   expect(migrated.code, migrated.stderr).toBe(0);
   worker = await startWorker(release3);
 }, 180_000);
 
 afterAll(async () => {
-  await worker?.stop();
-  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+  await stopStores(stores, worker);
 });
 
 describe('the results of the preflight, migrate and cleanup Jobs', () => {
@@ -173,7 +160,7 @@ describe('the results of the preflight, migrate and cleanup Jobs', () => {
 
   it('a failure is recorded with what the command said; a later success of the same Job replaces it, and stays', async () => {
     const name = 'obs-migrate-retried';
-    const job = { ...base, SERVICE_JOB_NAME: name };
+    const job = { ...stores.env, SERVICE_JOB_NAME: name };
     const ahead = await cli(['migrate', 'up', '--to', '48'], job);
     expect(ahead.code).toBe(1);
     expect(await recorded(name)).toMatchObject({
@@ -189,7 +176,7 @@ describe('the results of the preflight, migrate and cleanup Jobs', () => {
 
   it('a command run by hand (no Job name) records nothing', async () => {
     const before = (await report()).results.length;
-    const run = await cli(['migrate', 'up'], base);
+    const run = await cli(['migrate', 'up'], stores.env);
     expect(run.code, run.stderr).toBe(0);
     expect((await report()).results).toHaveLength(before);
   }, 240_000);

@@ -17,7 +17,6 @@ import { SeverityNumber } from '@opentelemetry/api-logs';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
-import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { runExportPass } from '../../server/features/exports/job.ts';
@@ -27,20 +26,21 @@ import { createAnalyticsClient } from '../../server/platform/datastores/clickhou
 import { api, eventually, type ModeServer } from '../conformance/env.ts';
 import { exporters } from '../fixtures/otel-producers.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { startRedis } from '../fixtures/redis.ts';
-import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   type AnalyticsServer,
   createProject,
   DUAL_ENV,
-  type Env,
   startAnalyticsServer,
   startWeb,
-  startWorker,
   type WebServer,
-  type WebWithGrpc,
 } from '../fixtures/service.ts';
+import {
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 
 const EMAIL = 'jane.doe@example.org';
 const CARD = '4111 1111 1111 1111';
@@ -58,48 +58,30 @@ const LOG_BUCKET = 'ingestion-log';
 const EXPORT_BUCKET = 'exports';
 const WAIT_MS = 120_000;
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let redis: Awaited<ReturnType<typeof startRedis>>;
-let pool: pgLib.Pool;
+let suite: ServiceSuite & Given<{ worker: true; buckets: string[] }>;
 let analytics: ClickHouseClient;
-let base: Env;
-let web: WebWithGrpc;
-let worker: WebServer;
 let server: ModeServer;
 
 beforeAll(async () => {
-  [pg, ch, s3, redis] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startS3Server(),
-    startRedis(),
-  ]);
-  await Promise.all([s3.createBucket(LOG_BUCKET), s3.createBucket(EXPORT_BUCKET)]);
-  base = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    ...s3.env('ingestionLog', LOG_BUCKET),
-    ...s3.env('export', EXPORT_BUCKET),
-    ...DUAL_ENV,
-    SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
-    // Every write goes through a log file and the worker's drain.
-    [INGESTION_LOG_ENV.waitForStore]: 'false',
-  };
-  web = await startWeb(base);
-  worker = await startWorker(base);
-  const project = await createProject(base, 'masking');
-  server = { url: web.url, ...project };
-  pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
-  analytics = createAnalyticsClient({ url: ch.url });
+  suite = await startServiceSuite({
+    project: 'masking',
+    worker: true,
+    buckets: [LOG_BUCKET, EXPORT_BUCKET],
+    env: ({ s3 }) => ({
+      ...s3.env('ingestionLog', LOG_BUCKET),
+      ...s3.env('export', EXPORT_BUCKET),
+      ...DUAL_ENV,
+      SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
+      // Every write goes through a log file and the worker's drain.
+      [INGESTION_LOG_ENV.waitForStore]: 'false',
+    }),
+  });
+  server = { url: suite.web.url, ...suite.project };
+  analytics = createAnalyticsClient({ url: suite.ch.url });
 }, 300_000);
 afterAll(async () => {
   await analytics?.close();
-  await pool?.end();
-  await Promise.all([web?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 /**
@@ -107,7 +89,7 @@ afterAll(async () => {
  * span's metadata and the logs' bodies carry the secrets. Resolves to the trace id.
  */
 async function sendOtelChat(grpc: boolean): Promise<string> {
-  const exporter = exporters(web, server, grpc ? web.grpcAddress : undefined);
+  const exporter = exporters(suite.web, server, grpc ? suite.web.grpcAddress : undefined);
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new SimpleSpanProcessor(exporter.traces)],
   });
@@ -181,7 +163,11 @@ describe('masking rules', () => {
     const auth = `Basic ${Buffer.from(`${server.publicKey}:${server.secretKey}`).toString('base64')}`;
     // The batch SDK: a trace and a generation.
     const batchTrace = randomUUID();
-    const lf = new Langfuse({ publicKey: server.publicKey, secretKey: server.secretKey, baseUrl: web.url });
+    const lf = new Langfuse({
+      publicKey: server.publicKey,
+      secretKey: server.secretKey,
+      baseUrl: suite.web.url,
+    });
     const trace = lf.trace({
       id: batchTrace,
       name: 'batch',
@@ -193,7 +179,7 @@ describe('masking rules', () => {
 
     // A legacy endpoint.
     const legacyTrace = randomUUID();
-    const legacy = await fetch(`${web.url}/api/public/traces`, {
+    const legacy = await fetch(`${suite.web.url}/api/public/traces`, {
       method: 'POST',
       headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify({ id: legacyTrace, name: 'legacy', output: TEXT }),
@@ -201,7 +187,7 @@ describe('masking rules', () => {
     expect(legacy.status).toBeLessThan(300);
 
     // OTLP from the OpenTelemetry-based SDK (direct to events_full in dual, and to the legacy tables).
-    const otelTrace = await withSdkTracer(server, web.url, () =>
+    const otelTrace = await withSdkTracer(server, suite.web.url, () =>
       startActiveObservation('otel', async (span) => {
         span.update({ input: TEXT, output: { answer: TEXT }, metadata: { key: KEY } });
         return span.traceId;
@@ -238,8 +224,8 @@ describe('masking rules', () => {
     await eventually(
       'every log file drained',
       async () =>
-        (await pool.query('SELECT count(*)::int AS n FROM ingestion_log WHERE drained_at IS NULL')).rows[0]
-          .n === 0 || undefined,
+        (await suite.pool.query('SELECT count(*)::int AS n FROM ingestion_log WHERE drained_at IS NULL'))
+          .rows[0].n === 0 || undefined,
       WAIT_MS,
     );
     const traces = await eventually(
@@ -305,9 +291,9 @@ describe('masking rules', () => {
       startAt: new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString(),
     });
     expect(exp.status, JSON.stringify(exp.body)).toBe(201);
-    const config = loadConfig({ ...base, DATABASE_URL: pg.url });
+    const config = loadConfig({ ...suite.env, DATABASE_URL: suite.pg.url });
     const written = await runExportPass({
-      pool,
+      pool: suite.pool,
       analytics,
       blobs: s3BlobStore(config.exportStorage!),
       storagePrefix: config.exportStorage!.prefix,
@@ -337,28 +323,28 @@ describe('masking rules', () => {
     }
     expect(replacements).toBeGreaterThan(10);
     // Every table of PostgreSQL (a rule's pattern is not a secret: it names none).
-    const pgTables = await pool.query<{ table_name: string }>(
+    const pgTables = await suite.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
     );
     for (const { table_name } of pgTables.rows) {
-      const { rows: all } = await pool.query(`SELECT t::text AS row FROM "${table_name}" t`);
+      const { rows: all } = await suite.pool.query(`SELECT t::text AS row FROM "${table_name}" t`);
       look(`postgres ${table_name}`, all.map((r) => r.row).join('\n'));
     }
     // Every object of every bucket: the ingestion log's files and the export.
     const objects: Record<string, number> = {};
     for (const bucket of [LOG_BUCKET, EXPORT_BUCKET]) {
-      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket }));
+      const listed = await suite.s3.client.send(new ListObjectsV2Command({ Bucket: bucket }));
       objects[bucket] = listed.Contents?.length ?? 0;
       for (const o of listed.Contents ?? []) {
-        const body = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key! }));
+        const body = await suite.s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key! }));
         look(`s3 ${bucket}/${o.Key}`, await body.Body!.transformToString());
       }
     }
     expect(objects[LOG_BUCKET]).toBeGreaterThan(3);
     expect(objects[EXPORT_BUCKET]).toBeGreaterThan(0);
     // What the processes logged.
-    look('web log', web.process.output());
-    look('worker log', worker.process.output());
+    look('web log', suite.web.process.output());
+    look('worker log', suite.worker.process.output());
     expect(found).toEqual([]);
   });
 
@@ -377,7 +363,7 @@ describe('masking rules', () => {
   });
 
   it('are audited, and a disabled rule stops applying', async () => {
-    const { rows: audited } = await pool.query<{ action: string }>(
+    const { rows: audited } = await suite.pool.query<{ action: string }>(
       "SELECT action FROM audit_logs WHERE resource_type = 'masking-rule' ORDER BY created_at",
     );
     expect(audited.map((r) => r.action)).toEqual(['create', 'create', 'create', 'create']);
@@ -398,7 +384,7 @@ describe('masking rules', () => {
     expect(item.body.input).toBe(`customer ${CUSTOMER}`);
     const deleted = await api(server, 'DELETE', `/api/public/unstable/masking-rules/${customers.id}`);
     expect(deleted.status).toBe(200);
-    const { rows: after } = await pool.query<{ action: string }>(
+    const { rows: after } = await suite.pool.query<{ action: string }>(
       "SELECT action FROM audit_logs WHERE resource_type = 'masking-rule' ORDER BY created_at",
     );
     expect(after.map((r) => r.action).slice(-2)).toEqual(['update', 'delete']);

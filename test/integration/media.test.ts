@@ -10,22 +10,12 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { LangfuseClient } from '@langfuse/client';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { Langfuse, LangfuseMedia } from 'langfuse';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, bounded, eventually, type ModeServer, runPython } from '../conformance/env.ts';
 import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { dataUri, mediaIdOfImage, randomPng, sha256Base64, traceImageWithJsSdk } from '../fixtures/media.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type S3Server, startS3Server } from '../fixtures/s3.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  MODE_ENV,
-  type Mode,
-  startAnalyticsServer,
-  startWebPerMode,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, MODE_ENV, type Mode, startWebPerMode, type WebServer } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const MODES = Object.keys(MODE_ENV) as Mode[];
 const PYTHON_SDK = '5.0.4';
@@ -36,10 +26,7 @@ const DOWNLOAD_URL_SECONDS = 600;
 const SETUP_TIMEOUT_MS = 1_200_000;
 const FLUSH_MS = 30_000;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let pool: pg.Pool;
+let stores: Stores & Given<{ buckets: string[] }>;
 let webs: Record<Mode, WebServer>;
 let projects: { a: Omit<ModeServer, 'url'>; b: Omit<ModeServer, 'url'> };
 const serverOf = (mode: Mode, who: 'a' | 'b' = 'a'): ModeServer => ({
@@ -49,25 +36,20 @@ const serverOf = (mode: Mode, who: 'a' | 'b' = 'a'): ModeServer => ({
 
 beforeAll(async () => {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  [pgf, ch, s3] = await Promise.all([startPostgres(), startAnalyticsServer(), startS3Server(log)]);
-  await s3.createBucket(BUCKET);
+  stores = await startStores({ buckets: [BUCKET] });
   const base = {
-    DATABASE_URL: pgf.url,
-    CLICKHOUSE_URL: ch.url,
-    ...s3.env('media', BUCKET, PREFIX),
+    ...stores.env,
+    ...stores.s3.env('media', BUCKET, PREFIX),
     SERVICE_S3_MEDIA_DOWNLOAD_URL_EXPIRY_SECONDS: String(DOWNLOAD_URL_SECONDS),
   };
   [webs] = await Promise.all([startWebPerMode(base), ensurePythonSdk(PYTHON_SDK, log)]);
   projects = { a: await createProject(base, 'media-a'), b: await createProject(base, 'media-b') };
-  pool = new pg.Pool({ connectionString: pgf.url, max: 2 });
   // The OpenTelemetry context manager, so that the JS SDK's spans nest as in an application.
   new NodeTracerProvider().register();
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
-  await pool?.end();
-  await Promise.all(Object.values(webs ?? {}).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pgf?.stop(), s3?.stop()]);
+  await stopStores(stores, ...Object.values(webs ?? {}));
 });
 
 interface MediaRecord {
@@ -92,7 +74,7 @@ async function expectMediaServed(s: ModeServer, mediaId: string, image: Buffer):
   const download = await fetch(r.body.url, { signal: AbortSignal.timeout(10_000) });
   expect(download.status).toBe(200);
   expect(Buffer.from(await download.arrayBuffer()).equals(image)).toBe(true);
-  const object = await s3.client.send(
+  const object = await stores.s3.client.send(
     new GetObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}${s.projectId}/${mediaId}.png` }),
   );
   expect(Buffer.from(await object.Body!.transformToByteArray()).equals(image)).toBe(true);
@@ -135,7 +117,11 @@ async function expectResolvesToImage(s: ModeServer, stored: unknown, image: Buff
 }
 
 async function linksOf(mediaId: string, projectId: string) {
-  const { rows } = await pool.query<{ trace_id: string; observation_id: string | null; field: string }>(
+  const { rows } = await stores.pool.query<{
+    trace_id: string;
+    observation_id: string | null;
+    field: string;
+  }>(
     `SELECT trace_id, observation_id, field FROM observation_media WHERE project_id = $1 AND media_id = $2
      UNION ALL SELECT trace_id, NULL, field FROM trace_media WHERE project_id = $1 AND media_id = $2
      ORDER BY 1, 2`,

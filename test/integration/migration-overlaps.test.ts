@@ -11,24 +11,18 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
-  LEGACY_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let project: Project;
 let dual: WebServer;
 
@@ -111,7 +105,7 @@ async function sendTrace(name: string, k: number) {
 }
 
 async function events(table = 'events_full'): Promise<EventRow[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query: `SELECT trace_id, span_id, parent_span_id, toString(start_time) AS start_time FROM ${table} FINAL
             WHERE project_id = {p:String} ORDER BY trace_id, start_time, parent_span_id, span_id`,
     query_params: { p: project.projectId },
@@ -129,21 +123,18 @@ const sortRows = (rows: EventRow[]) =>
       x.span_id.localeCompare(y.span_id),
   );
 
-const backfill = (step: number) => cli(['backfill', 'run', '--step', String(step)], { ...base, ...DUAL_ENV });
+const backfill = (step: number) =>
+  cli(['backfill', 'run', '--step', String(step)], { ...stores.env, ...DUAL_ENV });
 
 beforeAll(async () => {
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  // A release 4 web in legacy applies the migrations, as an upgrade would; then dual write.
-  const legacy = await startWeb({ ...base, ...LEGACY_ENV });
-  await legacy.stop();
-  dual = await startWeb({ ...base, ...DUAL_ENV });
-  project = await createProject(base, 'overlaps');
+  // Migrated as an upgrade migrates them; then dual write.
+  stores = await startStores({ migrated: true });
+  dual = await startWeb({ ...stores.env, ...DUAL_ENV });
+  project = await createProject(stores.env, 'overlaps');
 }, 300_000);
 
 afterAll(async () => {
-  await dual?.stop();
-  await Promise.all([ch?.stop(), pgf?.stop()]);
+  await stopStores(stores, dual);
 });
 
 describe('spans written directly in dual, then backfilled', () => {
@@ -176,7 +167,7 @@ interface StepReport {
 }
 
 async function backfillStatus(): Promise<StepReport[]> {
-  const r = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL_ENV });
+  const r = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
   expect(r.code, r.stderr).toBe(0);
   return (JSON.parse(r.stdout) as { steps: StepReport[] }).steps;
 }
@@ -187,7 +178,7 @@ describe('a rollback to release 3, then a new upgrade', () => {
   it('the rewind resets the steps whose output it dropped, with their checkpoints', async () => {
     expect(await statuses()).toEqual(['1:finished', '2:finished', '3:finished', '4:pending', '5:dormant']);
     await dual.stop();
-    const down = await cli(['migrate', 'down', '--to', '37'], { ...base, ...DUAL_ENV });
+    const down = await cli(['migrate', 'down', '--to', '37'], { ...stores.env, ...DUAL_ENV });
     expect(down.code, down.stderr).toBe(0);
     expect(down.stderr).toContain('backfill steps 1, 2, 3, 4, 5 reset');
     const reset = await backfillStatus();
@@ -201,7 +192,7 @@ describe('a rollback to release 3, then a new upgrade', () => {
   });
 
   it('the next upgrade brings every historic span back exactly once', async () => {
-    const up = await cli(['migrate', 'up'], { ...base, ...DUAL_ENV });
+    const up = await cli(['migrate', 'up'], { ...stores.env, ...DUAL_ENV });
     expect(up.code, up.stderr).toBe(0);
     expect(await events()).toEqual([]);
     for (const step of [1, 2, 3]) {
@@ -210,11 +201,11 @@ describe('a rollback to release 3, then a new upgrade', () => {
       expect(r.stderr).toContain(`backfill step ${step} finished`);
     }
     expect(await events()).toHaveLength(12);
-    dual = await startWeb({ ...base, ...DUAL_ENV });
+    dual = await startWeb({ ...stores.env, ...DUAL_ENV });
   });
 
   it('a finished step whose table was replaced since (a restore) is not reported finished', async () => {
-    const sql = (query: string) => ch.client.command({ query });
+    const sql = (query: string) => stores.ch.client.command({ query });
     await sql('CREATE TABLE events_full_restored AS events_full');
     await sql('EXCHANGE TABLES events_full AND events_full_restored');
     await sql('DROP TABLE events_full_restored');

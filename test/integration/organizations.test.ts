@@ -9,62 +9,40 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
-import {
-  type AnalyticsServer,
-  cli,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { createUiUser } from '../fixtures/ui-client.ts';
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let pool: pg.Pool;
-let base: Env;
+let suite: ServiceSuite;
 let org: { publicKey: string; secretKey: string };
 let bystander: Project;
 
 const hex = (n: number) => randomBytes(n).toString('hex');
-const admin = () => new LangfuseClient({ ...org, baseUrl: web.url });
-/** The web as `api` calls it with the key pair `k`. */
+const admin = () => new LangfuseClient({ ...org, baseUrl: suite.web.url });
+/** The suite.web as `api` calls it with the key pair `k`. */
 const server = (k: { publicKey: string; secretKey: string }) => ({
-  url: web.url,
+  url: suite.web.url,
   projectId: '',
   publicKey: k.publicKey,
   secretKey: k.secretKey,
 });
 const asProject = (k: { publicKey: string; secretKey: string }) =>
-  new LangfuseClient({ ...k, baseUrl: web.url });
+  new LangfuseClient({ ...k, baseUrl: suite.web.url });
 
 beforeAll(async () => {
-  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  web = await startWeb({ ...base, ...MODE_ENV.dual });
-  const r = await cli(['create-org-key', '--note', 'terraform', '--json'], base);
+  suite = await startServiceSuite({ project: 'bystander', env: MODE_ENV.dual });
+  bystander = suite.project;
+  const r = await cli(['create-org-key', '--note', 'terraform', '--json'], suite.env);
   expect(r.code, r.stderr).toBe(0);
   org = JSON.parse(r.stdout.trim());
-  bystander = await createProject(base, 'bystander');
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop()]);
-});
+afterAll(() => stopServiceSuite(suite));
 
-const analyticsRows = (projectIds: string[]) => rowsOf(ch.client, projectIds);
+const analyticsRows = (projectIds: string[]) => rowsOf(suite.ch.client, projectIds);
 
 describe('projects', () => {
   it('creates, renames and deletes a project; its keys stop at once and its data goes with the worker pass', async () => {
@@ -143,16 +121,17 @@ describe('projects', () => {
     ]);
 
     // The worker's pass (run here, as its tick does) removes the data and then the project.
-    const removed = await projectDeletionPass(pool, ch.client);
+    const removed = await projectDeletionPass(suite.pool, suite.ch.client);
     expect(removed).toEqual([created.id]);
     expect(await analyticsRows([created.id])).toEqual([]);
     expect(await analyticsRows([bystander.projectId])).toEqual(bystanderRows);
-    expect((await pool.query('SELECT 1 FROM projects WHERE id = $1', [created.id])).rowCount).toBe(0);
-    const audited = await pool.query('SELECT resource_type, action FROM audit_logs WHERE project_id = $1', [
-      created.id,
-    ]);
+    expect((await suite.pool.query('SELECT 1 FROM projects WHERE id = $1', [created.id])).rowCount).toBe(0);
+    const audited = await suite.pool.query(
+      'SELECT resource_type, action FROM audit_logs WHERE project_id = $1',
+      [created.id],
+    );
     expect(audited.rows).toEqual([{ resource_type: 'project', action: 'project-deletion' }]);
-    expect(await projectDeletionPass(pool, ch.client)).toEqual([]);
+    expect(await projectDeletionPass(suite.pool, suite.ch.client)).toEqual([]);
   });
 
   it('API keys: predefined pairs, listing without secrets, revocation; bad bodies named; other organizations not found', async () => {
@@ -189,11 +168,11 @@ describe('projects', () => {
     await expect(admin().api.projects.deleteApiKey(p.id, made.id)).rejects.toMatchObject({ statusCode: 404 });
 
     // Another organization's key sees none of this one's projects.
-    await pool.query(
+    await suite.pool.query(
       "INSERT INTO organizations (id, name) VALUES ('other-org', 'Other') ON CONFLICT DO NOTHING",
     );
-    const r = await cli(['create-org-key', '--org', 'other-org', '--json'], base);
-    const stranger = new LangfuseClient({ ...JSON.parse(r.stdout.trim()), baseUrl: web.url });
+    const r = await cli(['create-org-key', '--org', 'other-org', '--json'], suite.env);
+    const stranger = new LangfuseClient({ ...JSON.parse(r.stdout.trim()), baseUrl: suite.web.url });
     expect((await stranger.api.organizations.getOrganizationProjects()).projects).toEqual([]);
     await expect(stranger.api.projects.getApiKeys(p.id)).rejects.toMatchObject({ statusCode: 404 });
     await expect(stranger.api.projects.delete(p.id)).rejects.toMatchObject({ statusCode: 404 });
@@ -222,7 +201,7 @@ describe('projects', () => {
 
 describe('memberships', () => {
   it('organization and project memberships with the reference roles; ADMIN and strangers refused', async () => {
-    const user = await createUiUser(base, `m-${hex(3)}@example.com`, [
+    const user = await createUiUser(suite.env, `m-${hex(3)}@example.com`, [
       '--role',
       'viewer',
       '--project',

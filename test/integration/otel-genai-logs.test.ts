@@ -16,32 +16,18 @@ import { eventually } from '../conformance/env.ts';
 import { ensureHashedVenv } from '../fixtures/hashed-venv.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  ROOT,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV, ROOT } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
 const HERE = join(ROOT, 'test/fixtures/otel-genai');
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
+let suite: ServiceSuite;
 let judge: Judge;
-let project: Project;
 let python: string;
 
 beforeAll(async () => {
-  [pg, ch, judge, python] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
+  [suite, judge, python] = await Promise.all([
+    startServiceSuite({ project: 'otel-genai-logs', env: MODE_ENV.events_only }),
     startJudge(),
     ensureHashedVenv(
       'otel-genai-venv',
@@ -49,10 +35,7 @@ beforeAll(async () => {
       'openai + opentelemetry-instrumentation-openai-v2 2.4b0 + the OTLP http exporter',
     ),
   ]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  project = await createProject(base, 'otel-genai-logs');
-  const model = await callApi(web, project, 'POST', '/api/public/models', {
+  const model = await callApi(suite.web, suite.project, 'POST', '/api/public/models', {
     modelName: 'smollm2-135m',
     // The request's model name and the server's answer (the GGUF's name) both match.
     matchPattern: '(?i).*smollm2.*',
@@ -64,8 +47,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  await web?.stop();
-  await Promise.all([judge?.stop(), ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite, judge);
 });
 
 const QUESTION = 'What is the capital of France?';
@@ -79,8 +61,8 @@ async function chat(env: Record<string, string>): Promise<{ traceId: string; spa
       OPENAI_BASE_URL: judge.baseUrl,
       OPENAI_API_KEY: 'sk-no-key-needed',
       MODEL: JUDGE_MODEL,
-      OTEL_EXPORTER_OTLP_ENDPOINT: `${web.url}/api/public/otel`,
-      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=${encodeURIComponent(basicAuth(project))}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `${suite.web.url}/api/public/otel`,
+      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=${encodeURIComponent(basicAuth(suite.project))}`,
       ...env,
     },
     timeoutMs: 120_000,
@@ -96,8 +78,8 @@ function observations(traceId: string, spanId: string): Promise<Body[]> {
     `observations of ${traceId}`,
     async () => {
       const r = await callApi(
-        web,
-        project,
+        suite.web,
+        suite.project,
         'GET',
         `/api/public/v2/observations?traceId=${traceId}&fields=core,basic,io,model,usage`,
       );
@@ -186,8 +168,8 @@ describe("the same app's GenAI metrics (the instrumentation's own, over OTLP htt
       'the GenAI metrics of both calls',
       async () => {
         const r = await callApi(
-          web,
-          project,
+          suite.web,
+          suite.project,
           'GET',
           `/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`,
         );
@@ -196,7 +178,12 @@ describe("the same app's GenAI metrics (the instrumentation's own, over OTLP htt
       },
       30_000,
     );
-    const all = await callApi(web, project, 'GET', '/api/public/v2/observations?fields=core,usage&limit=100');
+    const all = await callApi(
+      suite.web,
+      suite.project,
+      'GET',
+      '/api/public/v2/observations?fields=core,usage&limit=100',
+    );
     const generations = ((all.body.data ?? []) as Body[]).filter((o) => o['type'] === 'GENERATION');
     expect(generations.length).toBe(2);
     const usage = (k: string) =>

@@ -16,39 +16,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
 import { freePort } from '../fixtures/ports.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { type ManagedProcess, startProcess, waitUntilReady } from '../fixtures/processes.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebWithGrpc,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { ensureOtelcol } from '../tools/otelcol.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebWithGrpc;
-let project: Project;
+let suite: ServiceSuite;
 let collector: ManagedProcess;
 let collectorUrl: string;
 let dir: string;
 const started = Date.now();
 
 beforeAll(async () => {
-  const [binary] = await Promise.all([
+  let binary: string;
+  [binary, suite] = await Promise.all([
     ensureOtelcol((line) => process.stderr.write(`${line}\n`)),
-    (async () => {
-      [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-    })(),
+    startServiceSuite({ project: 'collector', env: MODE_ENV.events_only }),
   ]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  project = await createProject(base, 'collector');
   const httpPort = await freePort();
   collectorUrl = `http://127.0.0.1:${httpPort}`;
   dir = mkdtempSync(join(tmpdir(), 'otelcol-'));
@@ -65,12 +49,12 @@ processors:
     timeout: 200ms
 exporters:
   otlp_grpc:
-    endpoint: ${web.grpcAddress}
+    endpoint: ${suite.web.grpcAddress}
     compression: gzip
     tls:
       insecure: true
     headers:
-      authorization: "${basicAuth(project)}"
+      authorization: "${basicAuth(suite.project)}"
 service:
   telemetry:
     metrics:
@@ -95,8 +79,7 @@ service:
 
 afterAll(async () => {
   await collector?.kill('SIGTERM');
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -117,8 +100,8 @@ describe('an app behind the OpenTelemetry Collector, forwarding over gRPC', () =
       'the span, forwarded',
       async () => {
         const r = await callApi(
-          web,
-          project,
+          suite.web,
+          suite.project,
           'GET',
           `/api/public/v2/observations?traceId=${traceId}&fields=core,basic`,
         );
@@ -160,7 +143,7 @@ describe('an app behind the OpenTelemetry Collector, forwarding over gRPC', () =
     const rows = await eventually(
       'the metric, forwarded',
       async () => {
-        const r = await callApi(web, project, 'GET', `/api/public/v2/metrics?query=${query}`);
+        const r = await callApi(suite.web, suite.project, 'GET', `/api/public/v2/metrics?query=${query}`);
         const data = r.body.data ?? [];
         return data.length > 0 ? data : undefined;
       },

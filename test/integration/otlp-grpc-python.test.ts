@@ -9,57 +9,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { ensureHashedVenv } from '../fixtures/hashed-venv.ts';
 import { callApi } from '../fixtures/mode-webs.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  ROOT,
-  startAnalyticsServer,
-  startWeb,
-  type WebWithGrpc,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV, type Project, ROOT } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
 const HERE = join(ROOT, 'test/fixtures/otlp-python');
 let python: string;
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebWithGrpc;
+let suite: ServiceSuite;
 let project: Project;
 let other: Project;
 const started = Date.now();
 
 beforeAll(async () => {
-  [python, pg, ch] = await Promise.all([
+  [python, suite] = await Promise.all([
     ensureHashedVenv(
       'otlp-python-venv',
       join(HERE, 'requirements.txt'),
       'opentelemetry-exporter-otlp-proto-grpc 1.45.2',
     ),
-    startPostgres(),
-    startAnalyticsServer(),
+    startServiceSuite({ project: 'py-grpc', others: ['py-grpc-other'], env: MODE_ENV.events_only }),
   ]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [project, other] = await Promise.all([
-    createProject(base, 'py-grpc'),
-    createProject(base, 'py-grpc-other'),
-  ]);
+  [project, other] = [suite.project, suite.others[0]!];
 }, 900_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
-});
+afterAll(() => stopServiceSuite(suite));
 
 async function exportFromPython(authorization: string) {
   const out = await runCommand(
     'python-otlp',
     python,
-    [join(HERE, 'export_grpc.py'), `http://${web.grpcAddress}`, authorization],
+    [join(HERE, 'export_grpc.py'), `http://${suite.web.grpcAddress}`, authorization],
     { timeoutMs: 60_000 },
   );
   return JSON.parse(out.trim().split('\n').at(-1)!) as { traceId: string; spans: string; metrics: string };
@@ -96,7 +75,7 @@ describe('Python opentelemetry-exporter-otlp-proto-grpc', () => {
       'the span as an observation',
       async () => {
         const r = await callApi(
-          web,
+          suite.web,
           project,
           'GET',
           `/api/public/v2/observations?traceId=${sent.traceId}&fields=core,basic,model`,
@@ -120,16 +99,16 @@ describe('Python opentelemetry-exporter-otlp-proto-grpc', () => {
       sum_value: sum,
       sum_measurements: 1,
     });
-    const metrics = await callApi(web, project, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
+    const metrics = await callApi(suite.web, project, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
     expect(metrics.body.data).toEqual([
       row('gen_ai.client.operation.duration', '', 0.25),
       row('gen_ai.client.token.usage', 'input', 42),
       row('gen_ai.client.token.usage', 'output', 7),
     ]);
-    const elsewhere = await callApi(web, other, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
+    const elsewhere = await callApi(suite.web, other, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
     expect(elsewhere.body.data).toEqual([]);
     const otherObservations = await callApi(
-      web,
+      suite.web,
       other,
       'GET',
       `/api/public/v2/observations?traceId=${sent.traceId}`,
@@ -140,9 +119,9 @@ describe('Python opentelemetry-exporter-otlp-proto-grpc', () => {
   it('fails both exports with a wrong key and stores nothing', async () => {
     const sent = await exportFromPython(basicAuth({ ...other, secretKey: 'sk-wrong' }));
     expect(sent).toMatchObject({ spans: 'FAILURE', metrics: 'FAILURE' });
-    const r = await callApi(web, other, 'GET', `/api/public/v2/observations?traceId=${sent.traceId}`);
+    const r = await callApi(suite.web, other, 'GET', `/api/public/v2/observations?traceId=${sent.traceId}`);
     expect(r.body.data).toEqual([]);
-    const metrics = await callApi(web, other, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
+    const metrics = await callApi(suite.web, other, 'GET', `/api/public/v2/metrics?query=${tokenQuery()}`);
     expect(metrics.body.data).toEqual([]);
   });
 });

@@ -26,22 +26,11 @@ import {
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
 import { CHAT_QUESTION, sendChat } from '../fixtures/otel-producers.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { runCommand } from '../fixtures/processes.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebWithGrpc,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV, type Project, startWeb, type WebWithGrpc } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebWithGrpc;
+let suite: ServiceSuite;
 /** A second web whose gRPC port takes TLS from a certificate made here for 127.0.0.1. */
 let tlsWeb: WebWithGrpc;
 let tlsDir: string;
@@ -49,27 +38,27 @@ let alpha: Project;
 let beta: Project;
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  suite = await startServiceSuite({
+    project: 'grpc-alpha',
+    others: ['grpc-beta'],
+    env: MODE_ENV.events_only,
+  });
+  [alpha, beta] = [suite.project, suite.others[0]!];
   tlsDir = mkdtempSync(join(tmpdir(), 'otlp-grpc-tls-'));
   await runCommand('openssl', 'openssl', [
     ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'],
     ...['-addext', 'subjectAltName=IP:127.0.0.1'],
     ...['-keyout', join(tlsDir, 'key.pem'), '-out', join(tlsDir, 'cert.pem')],
   ]);
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
   tlsWeb = await startWeb({
-    ...base,
-    ...MODE_ENV.events_only,
+    ...suite.env,
     SERVICE_OTLP_GRPC_TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
     SERVICE_OTLP_GRPC_TLS_KEY_FILE: join(tlsDir, 'key.pem'),
   });
-  [alpha, beta] = await Promise.all([createProject(base, 'grpc-alpha'), createProject(base, 'grpc-beta')]);
 });
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), tlsWeb?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopServiceSuite(suite, tlsWeb);
   if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
 });
 
@@ -101,7 +90,7 @@ async function sendSpan(
   span.end();
   await provider.forceFlush();
   const exporter = new OTLPTraceExporter({
-    url: opts.tls ? `https://${opts.tls.address}` : `http://${web.grpcAddress}`,
+    url: opts.tls ? `https://${opts.tls.address}` : `http://${suite.web.grpcAddress}`,
     metadata: authMetadata(authorization),
     ...(opts.tls ? { credentials: credentials.createSsl(opts.tls.ca) } : {}),
     ...(opts.gzip ? { compression: GZIP } : {}),
@@ -115,7 +104,12 @@ async function sendSpan(
 }
 
 async function observationsOf(p: Project, traceId: string): Promise<Body[]> {
-  const r = await callApi(web, p, 'GET', `/api/public/v2/observations?traceId=${traceId}&fields=core,basic`);
+  const r = await callApi(
+    suite.web,
+    p,
+    'GET',
+    `/api/public/v2/observations?traceId=${traceId}&fields=core,basic`,
+  );
   return (r.body.data ?? []) as Body[];
 }
 
@@ -131,7 +125,7 @@ const readBack = (p: Project, traceId: string, count: number) =>
 
 /** A raw TraceService/Export call: bytes in, the status and the decoded answer out. */
 function rawExport(authorization: string | undefined, body: Uint8Array) {
-  const client = new Client(web.grpcAddress, credentials.createInsecure());
+  const client = new Client(suite.web.grpcAddress, credentials.createInsecure());
   const metadata = authorization === undefined ? new Metadata() : authMetadata(authorization);
   return new Promise<{ code: number; details: string; answer: Record<string, unknown> | undefined }>(
     (resolve) => {
@@ -246,12 +240,12 @@ describe('TraceService over gRPC', () => {
   });
 
   it('takes logs from the OTel JS gRPC log exporter: GenAI events fill their span, others are its events', async () => {
-    const { traceId, spanId } = await sendChat(web, alpha, false, web.grpcAddress);
+    const { traceId, spanId } = await sendChat(suite.web, alpha, false, suite.web.grpcAddress);
     const data = await eventually(
       `the chat of ${traceId} with its content`,
       async () => {
         const r = await callApi(
-          web,
+          suite.web,
           alpha,
           'GET',
           `/api/public/v2/observations?traceId=${traceId}&fields=core,basic,io`,

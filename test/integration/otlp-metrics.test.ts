@@ -19,41 +19,25 @@ import {
   exportMetricsServiceResponseType,
 } from '../../server/features/otel/otlp-proto.ts';
 import { callApi } from '../fixtures/mode-webs.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebWithGrpc,
-} from '../fixtures/service.ts';
+import { basicAuth, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebWithGrpc;
+let suite: ServiceSuite;
 let viaGrpc: Project;
 let viaHttp: Project;
 let bystander: Project;
 const started = Date.now();
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  [viaGrpc, viaHttp, bystander] = await Promise.all([
-    createProject(base, 'metrics-grpc'),
-    createProject(base, 'metrics-http'),
-    createProject(base, 'metrics-none'),
-  ]);
+  suite = await startServiceSuite({
+    project: 'metrics-grpc',
+    others: ['metrics-http', 'metrics-none'],
+    env: MODE_ENV.events_only,
+  });
+  [viaGrpc, viaHttp, bystander] = [suite.project, ...suite.others] as [Project, Project, Project];
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), pg?.stop()]);
-});
+afterAll(() => stopServiceSuite(suite));
 
 const grpcAuth = (authorization: string) => {
   const m = new Metadata();
@@ -130,7 +114,7 @@ async function storedMetrics(p: Project) {
     toTimestamp: new Date(Date.now() + 60_000).toISOString(),
   };
   const r = await callApi(
-    web,
+    suite.web,
     p,
     'GET',
     `/api/public/v2/metrics?query=${encodeURIComponent(JSON.stringify(query))}`,
@@ -159,7 +143,7 @@ const EXPECTED = [
 ];
 
 async function pointsCounted(): Promise<Record<string, number>> {
-  const text = await (await fetch(`${web.url}/metrics`)).text();
+  const text = await (await fetch(`${suite.web.url}/metrics`)).text();
   return Object.fromEntries(
     [...text.matchAll(/^observatory_web_otlp_metric_points_total\{outcome="(\w+)"\} (\d+)$/gm)].map((m) => [
       m[1]!,
@@ -173,7 +157,7 @@ describe('the GenAI metrics over OTLP', () => {
     const before = await pointsCounted();
     await runApp(
       new GrpcMetricExporter({
-        url: `http://${web.grpcAddress}`,
+        url: `http://${suite.web.grpcAddress}`,
         metadata: grpcAuth(basicAuth(viaGrpc)),
         compression: 'gzip' as NonNullable<
           ConstructorParameters<typeof GrpcMetricExporter>[0]
@@ -192,7 +176,7 @@ describe('the GenAI metrics over OTLP', () => {
   it('/api/public/otel/v1/metrics over http/protobuf: the same rows, in its own project', async () => {
     await runApp(
       new ProtoMetricExporter({
-        url: `${web.url}/api/public/otel/v1/metrics`,
+        url: `${suite.web.url}/api/public/otel/v1/metrics`,
         headers: { Authorization: basicAuth(viaHttp) },
       }),
     );
@@ -204,7 +188,7 @@ describe('the GenAI metrics over OTLP', () => {
 
 /** A raw MetricsService/Export call with an export built here. */
 function rawMetricsExport(authorization: string | undefined, body: Uint8Array) {
-  const client = new Client(web.grpcAddress, credentials.createInsecure());
+  const client = new Client(suite.web.grpcAddress, credentials.createInsecure());
   return new Promise<{ code: number; details: string; answer: Record<string, unknown> | undefined }>(
     (resolve) => {
       client.makeUnaryRequest(

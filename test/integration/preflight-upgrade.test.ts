@@ -19,37 +19,32 @@ import {
 import { preflightSummarySchema, upgradeRefusal } from '../../server/contract/upgrade.ts';
 import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 import { rolledOut } from '../fixtures/operator/rolled-out.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import { type AnalyticsServer, cli, type Env, startAnalyticsServer } from '../fixtures/service.ts';
+import { cli } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
-let pgf: PostgresFixture;
-let redisf: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let dir: string;
 
 beforeAll(async () => {
-  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
+  stores = await startStores({ redis: true });
   dir = mkdtempSync(join(tmpdir(), 'preflight-upgrade-'));
 }, 180_000);
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+  await stopStores(stores);
 });
 
 async function preflight(name: string) {
   const file = join(dir, name);
-  const run = await cli(['preflight', '--json', '--termination-log', file], base);
+  const run = await cli(['preflight', '--json', '--termination-log', file], stores.env);
   expect(run.code, run.stderr).toBe(0);
   return { document: JSON.parse(run.stdout), message: readFileSync(file, 'utf8') };
 }
 
 describe('observatory preflight: the schema report of an image upgrade', () => {
   it('reports the database version, the newest known and the oldest start, and the planner goes on with it', async () => {
-    const migrated = await cli(['migrate', 'up'], base);
+    const migrated = await cli(['migrate', 'up'], stores.env);
     expect(migrated.code, migrated.stderr).toBe(0);
     const schema = { database: LATEST_SCHEMA_VERSION, latest: LATEST_SCHEMA_VERSION, upgradableFrom: 0 };
     expect(OLDEST_UPGRADABLE_SCHEMA_VERSION).toBe(0);
@@ -66,7 +61,7 @@ describe('observatory preflight: the schema report of an image upgrade', () => {
     });
 
     // An older database, as a deployment two versions back would have it.
-    const down = await cli(['migrate', 'down', '--to', '40', '--log-wait-seconds', '0'], base);
+    const down = await cli(['migrate', 'down', '--to', '40', '--log-wait-seconds', '0'], stores.env);
     expect(down.code, down.stderr).toBe(0);
     const older = await preflight('older');
     const report = readSummary(preflightSummarySchema, older.message);

@@ -8,40 +8,26 @@
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
+let suite: ServiceSuite;
 let project: Project;
 let lf: Langfuse;
 
 beforeAll(async () => {
-  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  const base: Env = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  project = await createProject(base, 'composition');
-  lf = new Langfuse({ publicKey: project.publicKey, secretKey: project.secretKey, baseUrl: web.url });
+  suite = await startServiceSuite({ project: 'composition', env: MODE_ENV.events_only });
+  project = suite.project;
+  lf = new Langfuse({ publicKey: project.publicKey, secretKey: project.secretKey, baseUrl: suite.web.url });
 });
 
 afterAll(async () => {
   await lf?.shutdownAsync();
-  await web?.stop();
-  await Promise.all([ch?.stop(), db?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 const call = (method: string, path: string, body?: unknown) =>
-  api<Record<string, unknown>>({ url: web.url, ...project }, method, path, body);
+  api<Record<string, unknown>>({ url: suite.web.url, ...project }, method, path, body);
 const tag = (body: string) => `@@@langfusePrompt:${body}@@@`;
 
 describe('prompt composition', () => {

@@ -13,17 +13,8 @@ import { LEASE_MS } from '../../server/app/worker/propagation/job.ts';
 import { PROPAGATION_KEYS } from '../../server/features/events/propagation-record.ts';
 import { CORE_TRUNCATION } from '../../server/platform/migrations/analytics/tables.ts';
 import { historyStatements, OBS_PER_TRACE } from '../bench/history.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  cli,
-  DUAL_ENV,
-  type Env,
-  startAnalyticsServer,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli, DUAL_ENV, startWorker, type WebServer } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 const TRACES = 300;
@@ -40,10 +31,7 @@ const WORKER_ENV = {
   SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
 };
 
-let pgf: PostgresFixture;
-let redisf: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let redis: Redis;
 let worker: WebServer | undefined;
 let large: string;
@@ -57,29 +45,28 @@ const stage = (from: number, to: number, minutesAgo: number) =>
    WHERE toUInt32(substring(trace_id, 2)) >= ${from} AND toUInt32(substring(trace_id, 2)) < ${to}`;
 
 beforeAll(async () => {
-  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
-  const migrated = await cli(['migrate', 'up'], { ...base, ...DUAL_ENV });
+  stores = await startStores({ redis: true });
+  const migrated = await cli(['migrate', 'up'], { ...stores.env, ...DUAL_ENV });
   expect(migrated.code, migrated.stderr).toBe(0);
-  for (const statement of historyStatements(TRACES)) await ch.client.command({ query: statement });
-  await ch.client.command({ query: stage(0, TRACES - LATE_TRACES, 12) });
-  await ch.client.command({ query: stage(TRACES - LATE_TRACES, TRACES, 6) });
+  for (const statement of historyStatements(TRACES)) await stores.ch.client.command({ query: statement });
+  await stores.ch.client.command({ query: stage(0, TRACES - LATE_TRACES, 12) });
+  await stores.ch.client.command({ query: stage(TRACES - LATE_TRACES, TRACES, 6) });
   [large, late] = (
     await rows<{ p: string }>(
       'SELECT DISTINCT toString(toStartOfInterval(s3_first_seen_timestamp, INTERVAL 3 MINUTE)) AS p FROM observations_batch_staging ORDER BY p',
     )
   ).map((r) => r.p) as [string, string];
-  redis = new Redis(redisf.url);
+  redis = new Redis(stores.redis.url);
 }, 180_000);
 
 afterAll(async () => {
   redis?.disconnect();
   await worker?.process.kill('SIGKILL');
-  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+  await stopStores(stores);
 });
 
 async function rows<T>(query: string): Promise<T[]> {
-  return (await ch.client.query({ query, format: 'JSONEachRow' })).json<T>();
+  return (await stores.ch.client.query({ query, format: 'JSONEachRow' })).json<T>();
 }
 
 interface Progress {
@@ -109,7 +96,7 @@ async function killWhen(what: string, ready: (p: Progress) => boolean, timeoutMs
 
 describe('chunked propagation under SIGKILL', () => {
   it('resumes a large partition after two kills of the worker process without a missing or doubled row', async () => {
-    worker = await startWorker({ ...base, ...WORKER_ENV });
+    worker = await startWorker({ ...stores.env, ...WORKER_ENV });
     const first = await killWhen(
       'the first chunk recorded',
       (p) => p.partition === large && p.done >= 1,
@@ -122,7 +109,7 @@ describe('chunked propagation under SIGKILL', () => {
 
     // A new worker (no Pod name, so another identity) waits for the dead one's lease, then resumes
     // where the record says.
-    worker = await startWorker({ ...base, ...WORKER_ENV });
+    worker = await startWorker({ ...stores.env, ...WORKER_ENV });
     const second = await killWhen(
       'two more chunks recorded by the restarted worker',
       (p) => p.done >= first.done + 2,
@@ -133,7 +120,7 @@ describe('chunked propagation under SIGKILL', () => {
     expect(second.done).toBeLessThan(planned.length);
     expect(await redis.get(PROPAGATION_KEYS.cursor)).toBeNull();
 
-    worker = await startWorker({ ...base, ...WORKER_ENV });
+    worker = await startWorker({ ...stores.env, ...WORKER_ENV });
     await waitFor(
       'the cursor past the late partition',
       async () => ((await redis.get(PROPAGATION_KEYS.cursor)) === late ? true : undefined),

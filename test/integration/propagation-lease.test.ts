@@ -16,17 +16,8 @@ import {
   memoryCoordination,
   redisCoordination,
 } from '../../server/platform/coordination/store.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
-import {
-  type AnalyticsServer,
-  cli,
-  DUAL_ENV,
-  type Env,
-  startAnalyticsServer,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { cli, DUAL_ENV, startWorker, type WebServer } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 const WORKER_ENV = {
@@ -40,32 +31,28 @@ const WORKER_ENV = {
 const LONG_LEASE_MS = 600_000;
 const STARTUP_MS = 60_000;
 
-let pgf: PostgresFixture;
-let redisf: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let datastores: Stores & Given<{ redis: true }>;
 let redis: Redis;
 const workers: WebServer[] = [];
 
 beforeAll(async () => {
-  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
-  const migrated = await cli(['migrate', 'up'], { ...base, ...DUAL_ENV });
+  datastores = await startStores({ redis: true });
+  const migrated = await cli(['migrate', 'up'], { ...datastores.env, ...DUAL_ENV });
   expect(migrated.code, migrated.stderr).toBe(0);
-  redis = new Redis(redisf.url);
+  redis = new Redis(datastores.redis.url);
 }, 180_000);
 
 afterAll(async () => {
   redis?.disconnect();
   await Promise.all(workers.map((w) => w.process.kill('SIGKILL')));
-  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+  await stopStores(datastores);
 });
 
 const holderValue = () => redis.get(PROPAGATION_KEYS.lease);
 const identityOf = (value: string | null) => (value === null ? null : (value.split('/')[0] ?? ''));
 
 async function worker(podName: string): Promise<WebServer> {
-  const w = await startWorker({ ...base, ...WORKER_ENV, POD_NAME: podName });
+  const w = await startWorker({ ...datastores.env, ...WORKER_ENV, POD_NAME: podName });
   workers.push(w);
   return w;
 }
@@ -84,7 +71,7 @@ const heldBy = (podName: string, timeoutMs: number, other?: string | null) =>
 
 describe('the lease rules', () => {
   const stores: [string, () => Coordination][] = [
-    ['redis', () => redisCoordination(redisf.url)],
+    ['redis', () => redisCoordination(datastores.redis.url)],
     ['in-process', memoryCoordination],
   ];
   for (const [name, open] of stores)

@@ -4,43 +4,15 @@
  * ClickHouse engine. Data is seeded through the write path (batch ingestion, run-item links).
  */
 import { LangfuseClient } from '@langfuse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWebPerMode,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { modeWebsForSuite } from '../fixtures/mode-webs.ts';
+import { basicAuth, MODE_ENV, type Project } from '../fixtures/service.ts';
 
 const MODES = MODE_ENV;
 type Mode = keyof typeof MODES;
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-const webs = {} as Record<Mode, WebServer>;
-const projects = {} as Record<Mode, Project>;
-let other: Project;
-
-beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  Object.assign(webs, await startWebPerMode(base));
-  for (const mode of Object.keys(MODES) as Mode[])
-    projects[mode] = await createProject(base, `reads-${mode}`);
-  other = await createProject(base, 'reads-other');
-});
-
-afterAll(async () => {
-  await Promise.all(Object.values(webs).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pg?.stop()]);
-});
+const s = modeWebsForSuite('reads');
+const { webs, projects } = s;
 
 const sdk = (mode: Mode, p: Project = projects[mode]) =>
   new LangfuseClient({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: webs[mode].url });
@@ -135,7 +107,7 @@ describe('datasets', () => {
     expect(listed.data.map((d) => d.name).sort()).toEqual(['big', 'other-ds', 'qa']);
   });
 
-  it('gets and deletes an item; other projects see nothing', async () => {
+  it('gets and deletes an item; s.other projects see nothing', async () => {
     const lf = sdk('events_only');
     await lf.api.datasetItems.create({ datasetName: 'qa', id: 'gone', input: 'x' });
     expect((await lf.api.datasetItems.get('gone')).input).toBe('x');
@@ -143,11 +115,11 @@ describe('datasets', () => {
       message: 'Dataset item successfully deleted',
     });
     expect((await call('events_only', 'GET', '/api/public/dataset-items/gone')).status).toBe(404);
-    expect((await call('events_only', 'GET', '/api/public/v2/datasets/qa', undefined, other)).status).toBe(
+    expect((await call('events_only', 'GET', '/api/public/v2/datasets/qa', undefined, s.other)).status).toBe(
       404,
     );
     expect(
-      (await call('events_only', 'GET', '/api/public/dataset-items/src-1', undefined, other)).status,
+      (await call('events_only', 'GET', '/api/public/dataset-items/src-1', undefined, s.other)).status,
     ).toBe(404);
     const v1 = await call('events_only', 'GET', '/api/public/datasets/qa');
     expect(v1.status).toBe(200);
@@ -294,7 +266,7 @@ describe.each(['legacy', 'dual'] as const)('legacy reads in %s', (mode) => {
       message: 'Dataset run successfully deleted',
     });
     expect((await call(mode, 'GET', '/api/public/datasets/runs-ds/runs/run-1')).status).toBe(404);
-    const rs = await ch.client.query({
+    const rs = await s.stores.ch.client.query({
       query: 'SELECT count() AS n FROM dataset_run_items_rmt FINAL WHERE project_id = {p:String}',
       query_params: { p: projects[mode].projectId },
       format: 'JSONEachRow',
@@ -303,9 +275,9 @@ describe.each(['legacy', 'dual'] as const)('legacy reads in %s', (mode) => {
   });
 
   it('isolates projects', async () => {
-    expect((await call(mode, 'GET', `/api/public/traces/${traceId}`, undefined, other)).status).toBe(404);
-    expect((await call(mode, 'GET', '/api/public/traces', undefined, other)).body.data).toEqual([]);
-    expect((await call(mode, 'GET', `/api/public/scores/${traceId}-score`, undefined, other)).status).toBe(
+    expect((await call(mode, 'GET', `/api/public/traces/${traceId}`, undefined, s.other)).status).toBe(404);
+    expect((await call(mode, 'GET', '/api/public/traces', undefined, s.other)).body.data).toEqual([]);
+    expect((await call(mode, 'GET', `/api/public/scores/${traceId}-score`, undefined, s.other)).status).toBe(
       404,
     );
   });

@@ -9,22 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildObservationList } from '../../server/features/reads/observations.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { basicAuth, createProject, type Project, startWeb, type WebServer } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let web: WebServer;
 let dualNoPreview: WebServer;
 let legacyWeb: WebServer;
@@ -139,25 +128,24 @@ async function get(path: string, p: Project = project, url = web.url) {
 }
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' });
+  stores = await startStores();
+  web = await startWeb({ ...stores.env, SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' });
   [dualNoPreview, legacyWeb] = await Promise.all([
     startWeb({
-      ...base,
+      ...stores.env,
       SERVICE_MIGRATION_V4_WRITE_MODE: 'dual',
       SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
       SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false',
     }),
     startWeb({
-      ...base,
+      ...stores.env,
       SERVICE_MIGRATION_V4_WRITE_MODE: 'legacy',
       SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR: 'dual_write',
       SERVICE_BACKGROUND_MIGRATION_V4_ENABLE_HISTORIC_BACKFILL: 'false',
     }),
   ]);
-  project = await createProject(base, 'v4-reads');
-  other = await createProject(base, 'v4-other');
+  project = await createProject(stores.env, 'v4-reads');
+  other = await createProject(stores.env, 'v4-other');
   lf = new LangfuseClient({ publicKey: project.publicKey, secretKey: project.secretKey, baseUrl: web.url });
   const res = await post(web.url, '/api/public/otel/v1/traces', seedSpans(), project);
   expect(res.status).toBe(200);
@@ -206,8 +194,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), dualNoPreview?.stop(), legacyWeb?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopStores(stores, web, dualNoPreview, legacyWeb);
 });
 
 describe('observations v2', () => {
@@ -354,7 +341,7 @@ describe('observations v2', () => {
         limit: 10,
         textIndex,
       });
-      const rs = await ch.client.query({
+      const rs = await stores.ch.client.query({
         query: q.sql,
         query_params: q.params,
         format: 'JSONEachRow',

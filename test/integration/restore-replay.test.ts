@@ -9,28 +9,24 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_S3_ENV, backupSummarySchema, restoreSummarySchema } from '../../server/contract/backup.ts';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { REPLAY_MARGIN_MS } from '../../server/features/backup/replay-window.ts';
 import type { RestoreResult } from '../../server/features/backup/run.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { startRedis } from '../fixtures/redis.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { S3_REGION } from '../fixtures/s3.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
   DUAL_ENV,
   type Env,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 const LOG_BUCKET = 'ingestion-log';
@@ -46,11 +42,7 @@ const DRAIN_WAIT_MS = 120_000;
 const TABLES = ['traces', 'observations', 'scores'] as const;
 const STAMPED = ['event_ts', 'updated_at'];
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let redis: Awaited<ReturnType<typeof startRedis>>;
-let pool: pgLib.Pool;
+let datastores: Stores & Given<{ redis: true; buckets: string[] }>;
 let stores: Env;
 let withLog: Env;
 let backupEnv: Env;
@@ -60,27 +52,21 @@ let worker: WebServer | undefined;
 let project: Project;
 
 beforeAll(async () => {
-  [pg, ch, s3, redis] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startS3Server(),
-    startRedis(),
-  ]);
-  await Promise.all([s3.createBucket(LOG_BUCKET), s3.createBucket(BACKUP_BUCKET)]);
-  stores = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url, ...DUAL_ENV };
+  datastores = await startStores({ redis: true, buckets: [LOG_BUCKET, BACKUP_BUCKET] });
+  stores = { ...datastores.env, ...DUAL_ENV };
   withLog = {
     ...stores,
-    ...s3.env('ingestionLog', LOG_BUCKET, 'obs/'),
+    ...datastores.s3.env('ingestionLog', LOG_BUCKET, 'obs/'),
     // The historic backfill (its own suite) would copy the same rows meanwhile.
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
   };
   backupEnv = {
     [BACKUP_S3_ENV.bucket]: BACKUP_BUCKET,
-    [BACKUP_S3_ENV.endpoint]: s3.endpoint,
+    [BACKUP_S3_ENV.endpoint]: datastores.s3.endpoint,
     [BACKUP_S3_ENV.region]: S3_REGION,
     [BACKUP_S3_ENV.forcePathStyle]: 'true',
-    [BACKUP_S3_ENV.accessKeyId]: s3.accessKeyId,
-    [BACKUP_S3_ENV.secretAccessKey]: s3.secretAccessKey,
+    [BACKUP_S3_ENV.accessKeyId]: datastores.s3.accessKeyId,
+    [BACKUP_S3_ENV.secretAccessKey]: datastores.s3.secretAccessKey,
   };
   // One web writes the rows itself as well; one answers once the write is in the log.
   [durable, deferred, worker] = await Promise.all([
@@ -89,14 +75,11 @@ beforeAll(async () => {
     startWorker(withLog),
   ]);
   project = await createProject(stores, 'restore-replay');
-  pool = new pgLib.Pool({ connectionString: pg.url, max: 2 });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   rmSync(terminationDir, { recursive: true, force: true });
-  await pool?.end();
-  await Promise.all([durable?.stop(), deferred?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), s3?.stop(), redis?.stop(), pg?.stop()]);
+  await stopStores(datastores, durable, deferred, worker);
 });
 
 /** One batch request: `n` traces with a generation and a score each, and updates of `update`'s generations. */
@@ -131,8 +114,11 @@ async function ingest(web: WebServer, prefix: string, n: number, update: string[
 
 const pending = async () =>
   Number(
-    (await pool.query<{ n: string }>('SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL'))
-      .rows[0]!.n,
+    (
+      await datastores.pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL',
+      )
+    ).rows[0]!.n,
   );
 
 const drained = () =>
@@ -146,7 +132,7 @@ const drained = () =>
 async function snapshot(): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const table of TABLES) {
-    const rs = await ch.client.query({
+    const rs = await datastores.ch.client.query({
       query: `SELECT * EXCEPT (${STAMPED.join(', ')}) FROM ${table} FINAL`,
       format: 'JSONEachRow',
     });
@@ -158,7 +144,10 @@ async function snapshot(): Promise<Record<string, string[]>> {
 const traceIds = async () =>
   (
     await (
-      await ch.client.query({ query: 'SELECT id FROM traces FINAL ORDER BY id', format: 'JSONEachRow' })
+      await datastores.ch.client.query({
+        query: 'SELECT id FROM traces FINAL ORDER BY id',
+        format: 'JSONEachRow',
+      })
     ).json<{ id: string }>()
   ).map((r) => r.id);
 
@@ -199,7 +188,7 @@ describe('a restore replays the ingestion log after the backup', () => {
     await worker!.stop();
     worker = undefined;
     held = await ingest(deferred!, 'held', 5, first.slice(0, 5));
-    const oldest = await pool.query<{ at: Date }>(
+    const oldest = await datastores.pool.query<{ at: Date }>(
       'SELECT min(received_at) AS at FROM ingestion_log WHERE drained_at IS NULL',
     );
     expect(await pending()).toBe(1);

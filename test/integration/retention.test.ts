@@ -10,59 +10,51 @@
 import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { LangfuseClient } from '@langfuse/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRetentionPass } from '../../server/features/deletion/retention.ts';
 import type { TraceDeletionDeps } from '../../server/features/deletion/traces.ts';
 import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
 import type { BlobStore } from '../../server/platform/blobs/store.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { S3_REGION, type S3Server, startS3Server } from '../fixtures/s3.ts';
+import { traceRowsOf } from '../fixtures/project-deletion.ts';
+import { S3_REGION } from '../fixtures/s3.ts';
+import { MODE_ENV, type Project } from '../fixtures/service.ts';
 import {
-  type AnalyticsServer,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 
 const BUCKET = 'retention-media';
 const DAY = 24 * 60 * 60 * 1000;
 const NOW = new Date();
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let s3: S3Server;
-let pool: pg.Pool;
-let web: WebServer;
+let suite: ServiceSuite & Given<{ buckets: string[] }>;
 let media: BlobStore;
 let deps: TraceDeletionDeps;
 let kept: Project;
 let other: Project;
-let base: Env;
 
 beforeAll(async () => {
-  [db, ch, s3] = await Promise.all([startPostgres(), startAnalyticsServer(), startS3Server()]);
-  await s3.createBucket(BUCKET);
-  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  web = await startWeb({ ...base, ...MODE_ENV.dual });
-  [kept, other] = [await createProject(base, 'ret-kept'), await createProject(base, 'ret-other')];
+  suite = await startServiceSuite({
+    project: 'ret-kept',
+    others: ['ret-other'],
+    buckets: [BUCKET],
+    env: MODE_ENV.dual,
+  });
+  [kept, other] = [suite.project, suite.others[0]!];
   media = s3BlobStore({
     bucket: BUCKET,
     prefix: '',
     region: S3_REGION,
-    endpoint: s3.endpoint,
+    endpoint: suite.s3.endpoint,
     forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    credentials: { accessKeyId: suite.s3.accessKeyId, secretAccessKey: suite.s3.secretAccessKey },
   });
   deps = {
-    pool,
-    analytics: ch.client,
+    pool: suite.pool,
+    analytics: suite.ch.client,
     mediaBlobs: media,
     release: '4',
     form: 'mutation',
@@ -72,9 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   media?.close();
-  await web?.stop();
-  await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop(), s3?.stop()]);
+  await stopServiceSuite(suite);
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
@@ -88,7 +78,7 @@ const at = (daysAgo: number) =>
 async function seedTrace(projectId: string, traceId: string, traceAge: number, spanAge = traceAge) {
   const obs = `${traceId}-obs`;
   const insert = (table: string, values: Record<string, unknown>[]) =>
-    ch.client.insert({ table, values, format: 'JSONEachRow' });
+    suite.ch.client.insert({ table, values, format: 'JSONEachRow' });
   const [t, s] = [at(traceAge), at(spanAge)];
   await insert('traces', [{ id: traceId, project_id: projectId, timestamp: t, name: 't', event_ts: t }]);
   await insert('observations', [
@@ -107,25 +97,25 @@ async function seedTrace(projectId: string, traceId: string, traceAge: number, s
     },
   ]);
   await insert('events_full', [{ span_id: obs, trace_id: traceId, project_id: projectId, start_time: s }]);
-  await pool.query(
+  await suite.pool.query(
     `INSERT INTO comments (id, project_id, object_type, object_id, content) VALUES ($1, $2, 'TRACE', $3, 'c')`,
     [hex(8), projectId, traceId],
   );
   const key = `${projectId}/${traceId}.png`;
-  await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: randomBytes(16) }));
-  await pool.query(
+  await suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: randomBytes(16) }));
+  await suite.pool.query(
     `INSERT INTO media (id, project_id, sha_256_hash, bucket_name, bucket_path, content_type, content_length)
      VALUES ($1, $2, $1, $3, $4, 'image/png', 16)`,
     [`${traceId}-media`, projectId, BUCKET, key],
   );
-  await pool.query(
+  await suite.pool.query(
     `INSERT INTO trace_media (project_id, trace_id, media_id, field) VALUES ($1, $2, $3, 'input')`,
     [projectId, traceId, `${traceId}-media`],
   );
 }
 
 async function seedTracelessScore(projectId: string, id: string, age: number) {
-  await ch.client.insert({
+  await suite.ch.client.insert({
     table: 'scores',
     values: [
       {
@@ -153,26 +143,19 @@ const TRACE_COLUMN: Record<string, string> = {
 
 /** Every row of the projects' traces in every table, as `table project trace`, and their media objects. */
 async function rowsOf(projectIds: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const [table, col] of Object.entries(TRACE_COLUMN)) {
-    const rs = await ch.client.query({
-      query: `SELECT project_id, ${col} AS trace FROM ${table} WHERE project_id IN {p:Array(String)}`,
-      query_params: { p: projectIds },
-      format: 'JSONEachRow',
-    });
-    for (const r of await rs.json<{ project_id: string; trace: string }>())
-      out.push(`${table} ${r.project_id} ${r.trace}`);
-  }
-  const comments = await pool.query('SELECT project_id, object_id FROM comments WHERE project_id = ANY($1)', [
-    projectIds,
-  ]);
+  const out = await traceRowsOf(suite.ch.client, TRACE_COLUMN, projectIds);
+  const comments = await suite.pool.query(
+    'SELECT project_id, object_id FROM comments WHERE project_id = ANY($1)',
+    [projectIds],
+  );
   for (const r of comments.rows) out.push(`comments ${r.project_id} ${r.object_id}`);
-  const rows = await pool.query('SELECT project_id, id, bucket_path FROM media WHERE project_id = ANY($1)', [
-    projectIds,
-  ]);
+  const rows = await suite.pool.query(
+    'SELECT project_id, id, bucket_path FROM media WHERE project_id = ANY($1)',
+    [projectIds],
+  );
   for (const r of rows.rows) {
     out.push(`media ${r.project_id} ${r.id}`);
-    const head = await s3.client
+    const head = await suite.s3.client
       .send(new HeadObjectCommand({ Bucket: BUCKET, Key: r.bucket_path }))
       .catch(() => undefined);
     if (head) out.push(`object ${r.bucket_path}`);
@@ -191,19 +174,19 @@ function traceRows(projectId: string, traceId: string): string[] {
 
 describe('setting retention', () => {
   it('owners set it through the UI, members cannot, bounds named; the public API shows it as the SDK reads it', async () => {
-    const owner = await createUiUser(base, `owner-${hex(3)}@example.com`, [
+    const owner = await createUiUser(suite.env, `owner-${hex(3)}@example.com`, [
       '--role',
       'owner',
       '--project',
       kept.projectId,
     ]);
-    const member = await createUiUser(base, `member-${hex(3)}@example.com`, [
+    const member = await createUiUser(suite.env, `member-${hex(3)}@example.com`, [
       '--role',
       'member',
       '--project',
       kept.projectId,
     ]);
-    const [o, m] = [await signIn(web.url, owner), await signIn(web.url, member)];
+    const [o, m] = [await signIn(suite.web.url, owner), await signIn(suite.web.url, member)];
     const put = (b: typeof o, retentionDays: unknown) =>
       request(b, 'PUT', `/api/ui/projects/${kept.projectId}/retention`, {
         body: { retentionDays },
@@ -219,7 +202,7 @@ describe('setting retention', () => {
     const sdk = new LangfuseClient({
       publicKey: kept.publicKey,
       secretKey: kept.secretKey,
-      baseUrl: web.url,
+      baseUrl: suite.web.url,
     });
     expect((await sdk.api.projects.get()).data[0]).not.toHaveProperty('retentionDays');
 
@@ -233,22 +216,23 @@ describe('setting retention', () => {
     });
 
     // Another project's owner cannot reach it (the project scope answers as for a missing project).
-    const stranger = await createUiUser(base, `stranger-${hex(3)}@example.com`, [
+    const stranger = await createUiUser(suite.env, `stranger-${hex(3)}@example.com`, [
       '--role',
       'owner',
       '--project',
       other.projectId,
     ]);
-    expect((await put(await signIn(web.url, stranger), 3)).status).toBe(404);
+    expect((await put(await signIn(suite.web.url, stranger), 3)).status).toBe(404);
     expect((await sdk.api.projects.get()).data[0]).toMatchObject({ retentionDays: 30 });
   });
 });
 
 describe('the retention pass', () => {
   it('deletes what expired, everywhere, audited; keeps the rest whole; one replica per project', async () => {
-    await pool.query('UPDATE projects SET retention_days = 30, retention_applied_at = NULL WHERE id = $1', [
-      kept.projectId,
-    ]);
+    await suite.pool.query(
+      'UPDATE projects SET retention_days = 30, retention_applied_at = NULL WHERE id = $1',
+      [kept.projectId],
+    );
     const [old, mixed, recent, old2] = [hex(16), hex(16), hex(16), hex(16)];
     await seedTrace(kept.projectId, old, 40);
     await seedTrace(kept.projectId, old2, 31);
@@ -275,7 +259,7 @@ describe('the retention pass', () => {
       before.filter((r) => !expired.includes(r)),
     );
 
-    const audited = await pool.query(
+    const audited = await suite.pool.query(
       `SELECT resource_type, resource_id, action, api_key_id FROM audit_logs WHERE project_id = $1 AND action = 'retention'
        ORDER BY resource_type, resource_id`,
       [kept.projectId],

@@ -9,12 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Langfuse } from 'langfuse';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { startRedis } from '../fixtures/redis.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
@@ -22,11 +18,11 @@ import {
   type Env,
   LEGACY_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 const TRACES = 14;
@@ -34,26 +30,21 @@ const DELETED = 10;
 const MONTH_MS = 31 * 24 * 3600_000;
 const EVENTS_ONLY = { SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only' } as const;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: Awaited<ReturnType<typeof startRedis>>;
+let stores: Stores & Given<{ redis: true }>;
 let base: Env;
-let db: pg.Pool;
 let legacy: WebServer;
 let eventsOnly: WebServer;
 
 beforeAll(async () => {
-  [pgf, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  db = new pg.Pool({ connectionString: pgf.url, max: 2 });
+  stores = await startStores({ redis: true });
+  // Redis is the worker's alone: the webs run without it.
+  base = { DATABASE_URL: stores.pg.url, CLICKHOUSE_URL: stores.ch.url };
   legacy = await startWeb({ ...base, ...LEGACY_ENV });
   eventsOnly = await startWeb({ ...base, ...EVENTS_ONLY });
 });
 
 afterAll(async () => {
-  await Promise.all([legacy?.stop(), eventsOnly?.stop()]);
-  await db?.end();
-  await Promise.all([ch?.stop(), pgf?.stop(), redis?.stop()]);
+  await stopStores(stores, legacy, eventsOnly);
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
@@ -80,7 +71,7 @@ async function runDeletion(web: WebServer, env: Env, p: Project, answer: Record<
   const worker = await startWorker({
     ...base,
     ...env,
-    REDIS_URL: redis.url,
+    REDIS_URL: stores.redis.url,
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
   });
   try {
@@ -110,7 +101,7 @@ async function observationsV2(p: Project, traceIds: string[]): Promise<string[]>
 }
 
 async function tombstonesOf(p: Project) {
-  const { rows } = await db.query(
+  const { rows } = await stores.pool.query(
     `SELECT t.trace_id, k.public_key FROM trace_tombstones t LEFT JOIN api_keys k ON k.id = t.api_key_id
      WHERE t.project_id = $1 ORDER BY t.trace_id`,
     [p.projectId],
@@ -159,7 +150,7 @@ describe('traces deleted between backfill steps 2 and 3 (npm langfuse 3.x, DELET
     expect(res.status).toBe(200);
     await runDeletion(legacy, LEGACY_ENV, project, res.body);
     // The scratch copy step 2 made loses the deleted traces' observations at once.
-    const scratch = await ch.client.query({
+    const scratch = await stores.ch.client.query({
       query:
         'SELECT DISTINCT trace_id FROM observations_pid_tid_sorting WHERE project_id = {p:String} ORDER BY trace_id',
       query_params: { p: project.projectId },

@@ -11,40 +11,28 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   createProject,
   DUAL_ENV,
-  type Env,
-  LEGACY_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: rows read back from the store are compared field by field
 type StoreRow = Record<string, any>;
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let project: Project;
 
 beforeAll(async () => {
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  // A release 4 web in legacy applies the migrations, as an upgrade would.
-  const legacy = await startWeb({ ...base, ...LEGACY_ENV });
-  await legacy.stop();
-  project = await createProject(base, 'trace-updates');
+  stores = await startStores({ migrated: true });
+  project = await createProject(stores.env, 'trace-updates');
 }, 300_000);
 
-afterAll(async () => {
-  await Promise.all([ch?.stop(), pgf?.stop()]);
-});
+afterAll(() => stopStores(stores));
 
 /** A root and a child through the real OTLP exporter with the version 4 header (direct write). */
 async function sendTrace(web: WebServer, name: string): Promise<string> {
@@ -69,7 +57,7 @@ async function sendTrace(web: WebServer, name: string): Promise<string> {
 }
 
 async function rows(table: string, traceId: string): Promise<StoreRow[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query: `SELECT * FROM ${table} FINAL WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY span_id`,
     query_params: { p: project.projectId, t: traceId },
     format: 'JSONEachRow',
@@ -85,7 +73,7 @@ describe.each([
   ['false', 'a mutation'],
 ])('with COLUMNAR_USE_LIGHTWEIGHT_UPDATE=%s (%s)', (lightweight) => {
   it('a batch trace update in dual reaches the events written directly, in both events tables', async () => {
-    const web = await startWeb({ ...base, ...DUAL_ENV, COLUMNAR_USE_LIGHTWEIGHT_UPDATE: lightweight });
+    const web = await startWeb({ ...stores.env, ...DUAL_ENV, COLUMNAR_USE_LIGHTWEIGHT_UPDATE: lightweight });
     try {
       const traceId = await sendTrace(web, `agent-${lightweight}`);
       const other = await sendTrace(web, `other-${lightweight}`);
@@ -146,7 +134,7 @@ describe.each([
       }
       expect(await rows('events_full', other)).toEqual(otherBefore);
       // The OTLP root stays the trace's one root: no virtual root t-<id> is staged beside it.
-      const staged = await ch.client.query({
+      const staged = await stores.ch.client.query({
         query:
           'SELECT id FROM observations_batch_staging FINAL WHERE project_id = {p:String} AND trace_id = {t:String}',
         query_params: { p: project.projectId, t: traceId },

@@ -8,23 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createUiUser, openBrowser, request, signIn } from '../fixtures/ui-client.ts';
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let base: Env;
+let suite: ServiceSuite;
 let project: Project;
 let other: Project;
 let owner: Browser;
@@ -34,33 +22,28 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 const send = (b: Browser, method: string, path: string, body?: unknown) =>
   request(b, method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-csrf-token': b.csrf } });
 const user = async (role: string, p: Project = project) => {
-  const u = await createUiUser(base, `${role}-${hex(3)}@example.com`, [
+  const u = await createUiUser(suite.env, `${role}-${hex(3)}@example.com`, [
     '--role',
     role,
     '--project',
     p.projectId,
   ]);
-  return { ...u, browser: await signIn(web.url, u) };
+  return { ...u, browser: await signIn(suite.web.url, u) };
 };
 
 beforeAll(async () => {
-  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.dual });
-  [project, other] = [await createProject(base, 'admin-a'), await createProject(base, 'admin-b')];
+  suite = await startServiceSuite({ project: 'admin-a', others: ['admin-b'], env: MODE_ENV.dual });
+  [project, other] = [suite.project, suite.others[0]!];
   owner = (await user('owner')).browser;
   stranger = (await user('owner', other)).browser;
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all([ch?.stop(), db?.stop()]);
-});
+afterAll(() => stopServiceSuite(suite));
 
 describe('API keys', () => {
   const keys = () => `/api/ui/projects/${project.projectId}/api-keys`;
   const sdk = (publicKey: string, secretKey: string) =>
-    new LangfuseClient({ publicKey, secretKey, baseUrl: web.url });
+    new LangfuseClient({ publicKey, secretKey, baseUrl: suite.web.url });
 
   it('lists masked, creates with the secret once (it works), revokes (refused at once)', async () => {
     const listed = await send(owner, 'GET', keys());
@@ -128,11 +111,11 @@ describe('members and invitations', () => {
     });
     expect(invited.status).toBe(201);
     expect(invited.body.invitation).toMatchObject({ email, role: 'member' });
-    expect(invited.body.link).toMatch(new RegExp(`^${web.url}/invite/[A-Za-z0-9_-]{43}$`));
+    expect(invited.body.link).toMatch(new RegExp(`^${suite.web.url}/invite/[A-Za-z0-9_-]{43}$`));
     const token = tokenOf(invited.body.link);
     expect((await send(owner, 'GET', path('/members'))).body.invitations).toEqual([invited.body.invitation]);
 
-    const visitor = await openBrowser(web.url);
+    const visitor = await openBrowser(suite.web.url);
     expect((await request(visitor, 'GET', `/api/ui/invitations/${token}`)).body).toEqual({
       email,
       role: 'member',
@@ -159,7 +142,7 @@ describe('members and invitations', () => {
     expect((await request(visitor, 'GET', `/api/ui/invitations/${token}`)).status).toBe(404);
     expect(
       (
-        await send(await openBrowser(web.url), 'POST', `/api/ui/invitations/${token}/accept`, {
+        await send(await openBrowser(suite.web.url), 'POST', `/api/ui/invitations/${token}/accept`, {
           name: 'X',
           password,
         })
@@ -167,7 +150,7 @@ describe('members and invitations', () => {
     ).toBe(404);
     expect((await send(owner, 'GET', path('/members'))).body.invitations).toEqual([]);
     // The new account signs in with its password.
-    expect(await roleIn(await signIn(web.url, { email, password }))).toBe('member');
+    expect(await roleIn(await signIn(suite.web.url, { email, password }))).toBe('member');
 
     const members = (await send(owner, 'GET', path('/members'))).body.members;
     const newcomer = members.find((m: { email: string }) => m.email === email);
@@ -190,7 +173,7 @@ describe('members and invitations', () => {
   });
 
   it('an existing account joins while signed in as itself; bad invitations are refused naming the field', async () => {
-    const existing = await createUiUser(base, `existing-${hex(3)}@example.com`, [
+    const existing = await createUiUser(suite.env, `existing-${hex(3)}@example.com`, [
       '--role',
       'viewer',
       '--project',
@@ -200,7 +183,7 @@ describe('members and invitations', () => {
       await send(owner, 'POST', path('/invitations'), { email: existing.email, role: 'viewer' })
     ).body;
     const token = tokenOf(link);
-    const anonymous = await openBrowser(web.url);
+    const anonymous = await openBrowser(suite.web.url);
     expect((await request(anonymous, 'GET', `/api/ui/invitations/${token}`)).body.existingUser).toBe(true);
     expect(
       (
@@ -212,7 +195,7 @@ describe('members and invitations', () => {
     ).toBe(409);
     expect((await send(anonymous, 'POST', `/api/ui/invitations/${token}/join`)).status).toBe(401);
     expect((await send(stranger, 'POST', `/api/ui/invitations/${token}/join`)).status).toBe(403);
-    const me = await signIn(web.url, existing);
+    const me = await signIn(suite.web.url, existing);
     expect((await send(me, 'POST', `/api/ui/invitations/${token}/join`)).status).toBe(200);
     expect(await roleIn(me)).toBe('viewer');
 

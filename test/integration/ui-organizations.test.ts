@@ -8,57 +8,36 @@
  * all but the current one, and a revoked browser is signed out.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
+import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { type Browser, createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 
-let db: PostgresFixture;
-let ch: AnalyticsServer;
-let web: WebServer;
-let pool: pg.Pool;
-let base: Env;
+let suite: ServiceSuite;
 let project: Project;
 let other: Project;
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const send = (b: Browser, method: string, path: string, body?: unknown) =>
   request(b, method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-csrf-token': b.csrf } });
-const newUser = (args: string[]) => createUiUser(base, `u-${hex(4)}@example.com`, args);
-const browserOf = async (args: string[]) => signIn(web.url, await newUser(args));
+const newUser = (args: string[]) => createUiUser(suite.env, `u-${hex(4)}@example.com`, args);
+const browserOf = async (args: string[]) => signIn(suite.web.url, await newUser(args));
 
 beforeAll(async () => {
-  [db, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url };
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  web = await startWeb({ ...base, ...MODE_ENV.dual });
-  [project, other] = [await createProject(base, 'ui-org-a'), await createProject(base, 'ui-org-b')];
+  suite = await startServiceSuite({ project: 'ui-org-a', others: ['ui-org-b'], env: MODE_ENV.dual });
+  [project, other] = [suite.project, suite.others[0]!];
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await pool?.end();
-  await Promise.all([ch?.stop(), db?.stop()]);
-});
+afterAll(() => stopServiceSuite(suite));
 
-const analyticsRows = (projectId: string) => rowsOf(ch.client, [projectId]);
+const analyticsRows = (projectId: string) => rowsOf(suite.ch.client, [projectId]);
 
 describe('organizations and projects', () => {
   it('an owner creates and renames an organization, creates, renames and deletes a project in it; all audited', async () => {
     const owner = await newUser(['--role', 'owner', '--project', project.projectId]);
-    const b = await signIn(web.url, owner);
+    const b = await signIn(suite.web.url, owner);
     const viewer = await browserOf(['--role', 'viewer', '--project', project.projectId]);
     const stranger = await browserOf(['--role', 'owner', '--project', other.projectId]);
 
@@ -108,7 +87,7 @@ describe('organizations and projects', () => {
 
     // Data in it, through a key made in the UI.
     const key = (await send(b, 'POST', `${projectPath}/api-keys`, { note: 'ingest' })).body;
-    const keyed = { url: web.url, projectId: p.id, publicKey: key.publicKey, secretKey: key.secretKey };
+    const keyed = { url: suite.web.url, projectId: p.id, publicKey: key.publicKey, secretKey: key.secretKey };
     const traceId = hex(16);
     const now = new Date().toISOString();
     const ingest = await api(keyed, 'POST', '/api/public/ingestion', {
@@ -145,13 +124,13 @@ describe('organizations and projects', () => {
     expect(JSON.stringify(early.body)).toContain('projects');
 
     // The worker's pass (run here, as its tick does) removes the data and then the project.
-    const removed = await projectDeletionPass(pool, ch.client);
+    const removed = await projectDeletionPass(suite.pool, suite.ch.client);
     expect(removed).toEqual([p.id]);
     expect(await analyticsRows(p.id)).toEqual([]);
     expect(await analyticsRows(other.projectId)).toEqual(othersRows);
-    expect((await pool.query('SELECT 1 FROM projects WHERE id = $1', [p.id])).rowCount).toBe(0);
+    expect((await suite.pool.query('SELECT 1 FROM projects WHERE id = $1', [p.id])).rowCount).toBe(0);
 
-    const audited = await pool.query(
+    const audited = await suite.pool.query(
       `SELECT project_id, org_id, user_id, resource_type, resource_id, action FROM audit_logs
         WHERE org_id = $1 OR project_id = $2 ORDER BY created_at, action`,
       [org.id, p.id],
@@ -217,13 +196,13 @@ describe('organizations and projects', () => {
     expect((await send(b, 'DELETE', orgPath, { confirmName: 'Acme Inc' })).status).toBe(200);
     expect((await send(b, 'GET', '/api/ui/organizations')).body.data).toEqual([]);
     expect((await send(b, 'PUT', orgPath, { name: 'back' })).status).toBe(404);
-    const left = await pool.query(
+    const left = await suite.pool.query(
       `SELECT (SELECT count(*)::int FROM organizations WHERE id = $1) AS orgs,
               (SELECT count(*)::int FROM organization_memberships WHERE org_id = $1) AS memberships`,
       [org.id],
     );
     expect(left.rows).toEqual([{ orgs: 0, memberships: 0 }]);
-    const deletion = await pool.query(
+    const deletion = await suite.pool.query(
       `SELECT user_id, resource_id FROM audit_logs WHERE org_id = $1 AND resource_type = 'organization' AND action = 'delete'`,
       [org.id],
     );
@@ -231,7 +210,7 @@ describe('organizations and projects', () => {
   });
 
   it('a project owner renames and deletes a project of the default organization; members cannot', async () => {
-    const doomed = await createProject(base, 'ui-doomed');
+    const doomed = await createProject(suite.env, 'ui-doomed');
     const owner = await browserOf(['--role', 'owner', '--project', doomed.projectId]);
     const member = await browserOf(['--role', 'member', '--project', doomed.projectId]);
     const path = `/api/ui/projects/${doomed.projectId}`;
@@ -242,7 +221,9 @@ describe('organizations and projects', () => {
     expect((await send(owner, 'DELETE', path, {})).status).toBe(400);
     expect((await send(owner, 'DELETE', path, { confirmName: 'ui-doomed-2' })).status).toBe(202);
     expect((await send(member, 'GET', path)).status).toBe(404);
-    const marked = await pool.query('SELECT deleted_at FROM projects WHERE id = $1', [doomed.projectId]);
+    const marked = await suite.pool.query('SELECT deleted_at FROM projects WHERE id = $1', [
+      doomed.projectId,
+    ]);
     expect(marked.rows[0]?.deleted_at).toBeInstanceOf(Date);
   });
 
@@ -253,14 +234,18 @@ describe('organizations and projects', () => {
     });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.body)).toContain('orgId');
-    expect((await pool.query(`SELECT 1 FROM organizations WHERE id = 'default'`)).rowCount).toBe(1);
+    expect((await suite.pool.query(`SELECT 1 FROM organizations WHERE id = 'default'`)).rowCount).toBe(1);
   });
 });
 
 describe("the signed-in user's sessions", () => {
   it('lists them without tokens, marks the current one, revokes one and then all others', async () => {
     const u = await newUser(['--role', 'viewer', '--project', project.projectId]);
-    const [a, b, c] = [await signIn(web.url, u), await signIn(web.url, u), await signIn(web.url, u)];
+    const [a, b, c] = [
+      await signIn(suite.web.url, u),
+      await signIn(suite.web.url, u),
+      await signIn(suite.web.url, u),
+    ];
     const someoneElse = await browserOf(['--role', 'viewer', '--project', project.projectId]);
 
     const listed = await send(a, 'GET', '/api/ui/account/sessions');

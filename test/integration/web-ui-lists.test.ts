@@ -7,26 +7,21 @@
  */
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   MODE_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { createUiUser, keysetPages, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let web: WebServer;
 let dual: WebServer;
 let legacy: WebServer;
@@ -105,18 +100,20 @@ function expected(projectId: string, grouping: 'session' | 'user'): Row[] {
   );
 }
 
-const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
+const createUser = (email: string, args: string[]) => createUiUser(stores.env, email, args);
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
+  stores = await startStores();
+  legacy = await startWeb({ ...stores.env, ...MODE_ENV.legacy });
   [web, dual] = await Promise.all([
     // Run as an operator runs it: the web knows its ObservabilityService.
-    startWeb({ ...base, ...MODE_ENV.events_only, SERVICE_OPERATOR_OBJECT: 'observability/demo' }),
-    startWeb({ ...base, ...DUAL_ENV }),
+    startWeb({ ...stores.env, ...MODE_ENV.events_only, SERVICE_OPERATOR_OBJECT: 'observability/demo' }),
+    startWeb({ ...stores.env, ...DUAL_ENV }),
   ]);
-  [projectA, projectB] = await Promise.all([createProject(base, 'lists-a'), createProject(base, 'lists-b')]);
+  [projectA, projectB] = await Promise.all([
+    createProject(stores.env, 'lists-a'),
+    createProject(stores.env, 'lists-b'),
+  ]);
   const made = await Promise.all([
     // An owner of the deployment's organization: a deployment admin, who sees the backfill chain.
     createUser('owner@example.com', ['--role', 'owner']),
@@ -130,8 +127,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), dual?.stop(), legacy?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopStores(stores, web, dual, legacy);
 });
 
 describe('sessions and users lists', () => {
@@ -291,10 +287,10 @@ describe('the background migrations page', () => {
       [4, 'pending', 0],
       [5, 'dormant', 0],
     ]);
-    const run = await cli(['backfill', 'run', '--step', '1'], { ...base, ...DUAL_ENV });
+    const run = await cli(['backfill', 'run', '--step', '1'], { ...stores.env, ...DUAL_ENV });
     expect(run.code, run.stderr).toBe(0);
     const after = await request(b, 'GET', '/api/ui/migration');
-    const status = await cli(['backfill', 'status', '--json'], { ...base, ...DUAL_ENV });
+    const status = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
     const recorded = (JSON.parse(status.stdout) as { steps: Row[] }).steps;
     expect(after.body.steps).toEqual(recorded.map((s) => ({ ...s, retry: null })));
     expect(after.body.steps[0]).toMatchObject({ status: 'finished', failedReason: null });
@@ -304,12 +300,12 @@ describe('the background migrations page', () => {
 
   it('names the failure and the command that retries it', async () => {
     const b = await signIn(dual.url, users.owner);
-    await ch.client.command({ query: 'RENAME TABLE observations TO observations_away' });
+    await stores.ch.client.command({ query: 'RENAME TABLE observations TO observations_away' });
     try {
-      const run = await cli(['backfill', 'run', '--step', '2'], { ...base, ...DUAL_ENV });
+      const run = await cli(['backfill', 'run', '--step', '2'], { ...stores.env, ...DUAL_ENV });
       expect(run.code).toBe(1);
     } finally {
-      await ch.client.command({ query: 'RENAME TABLE observations_away TO observations' });
+      await stores.ch.client.command({ query: 'RENAME TABLE observations_away TO observations' });
     }
     const page = await request(b, 'GET', '/api/ui/migration');
     const step2 = page.body.steps[1];
@@ -328,7 +324,7 @@ describe('the background migrations page', () => {
     );
     // The command the page names is the one that clears the failure.
     const [cmd, ...args] = step2.retry.command.split(' ').slice(1);
-    const retried = await cli([cmd, ...args], { ...base, ...DUAL_ENV });
+    const retried = await cli([cmd, ...args], { ...stores.env, ...DUAL_ENV });
     expect(retried.code, retried.stderr).toBe(0);
     const after = await request(b, 'GET', '/api/ui/migration');
     expect(after.body.steps[1]).toMatchObject({ failedReason: null, retry: null });

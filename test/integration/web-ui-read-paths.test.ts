@@ -15,29 +15,22 @@ import { join } from 'node:path';
 import { LangfuseClient } from '@langfuse/client';
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
-  type AnalyticsServer,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   MODE_ENV,
   type Project,
   ROOT,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { type Browser, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let dual: WebServer;
 let eventsOnly: WebServer;
 let worker: WebServer;
@@ -52,7 +45,7 @@ const SDK_VERSION = (
 /** A user with `role` in `of`, or in the deployment's organization (an owner there is a deployment admin). */
 async function createUser(email: string, role: string, of: Project | 'deployment' = project) {
   const scope = of === 'deployment' ? [] : ['--project', of.projectId];
-  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], base);
+  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], stores.env);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim()) as { email: string; password: string };
 }
@@ -123,22 +116,20 @@ function sendTraces(web: WebServer, specs: { name: string; input: unknown; outpu
 }
 
 beforeAll(async () => {
-  [pg, ch, redis] = await Promise.all([startPostgres(), startAnalyticsServer(), startRedis()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redis.url };
-  const dualEnv = { ...base, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' };
+  stores = await startStores({ redis: true });
+  const dualEnv = { ...stores.env, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' };
   dual = await startWeb(dualEnv);
   [eventsOnly, worker] = await Promise.all([
-    startWeb({ ...base, ...MODE_ENV.events_only }),
+    startWeb({ ...stores.env, ...MODE_ENV.events_only }),
     startWorker({ ...dualEnv, SERVICE_EVENT_PROPAGATION_INTERVAL_SECONDS: '1' }),
   ]);
-  project = await createProject(base, 'read-paths');
+  project = await createProject(stores.env, 'read-paths');
   users.owner = await createUser('owner@example.com', 'owner', 'deployment');
   users.viewer = await createUser('viewer@example.com', 'viewer');
 });
 
 afterAll(async () => {
-  await Promise.all([dual?.stop(), eventsOnly?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop()]);
+  await stopStores(stores, dual, eventsOnly, worker);
 });
 
 describe('the version 3 experience (dual, preview opt-in off)', () => {
@@ -411,7 +402,7 @@ describe('migration page', () => {
   });
 
   it("shows a project owner their projects' producers and nothing of the deployment", async () => {
-    const other = await createProject(base, 'read-paths-other');
+    const other = await createProject(stores.env, 'read-paths-other');
     const otherOwner = await createUser('other-owner@example.com', 'owner', other);
     const batch = (id: string) => ({
       batch: [{ id, type: 'trace-create' as const, timestamp: new Date().toISOString(), body: { id } }],
@@ -451,7 +442,7 @@ describe('events_only reads no legacy table', () => {
 
     const existing = (
       await (
-        await ch.client.query({
+        await stores.ch.client.query({
           query:
             "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('traces', 'observations', 'dataset_run_items_rmt')",
           format: 'JSONEachRow',
@@ -459,7 +450,8 @@ describe('events_only reads no legacy table', () => {
       ).json<{ name: string }>()
     ).map((t) => t.name);
     expect(existing).toContain('traces');
-    for (const t of existing) await ch.client.command({ query: `RENAME TABLE ${t} TO ${t}_hidden_by_test` });
+    for (const t of existing)
+      await stores.ch.client.command({ query: `RENAME TABLE ${t} TO ${t}_hidden_by_test` });
 
     // The control: the version 3 pages of the dual web need them.
     for (const path of ['traces', 'sessions', 'users']) {

@@ -10,24 +10,19 @@
  */
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   createProject,
   DUAL_ENV,
-  type Env,
   MODE_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { createUiUser, keysetPages, type Row, request, signIn } from '../fixtures/ui-client.ts';
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let legacy: WebServer;
 let dual: WebServer;
 let eventsOnly: WebServer;
@@ -120,18 +115,20 @@ function expected(projectId: string, grouping: 'session' | 'user', fromMs = 0): 
 
 const rounded = (rows: Row[]) => rows.map((r) => ({ ...r, totalCost: Number(r.totalCost.toFixed(9)) }));
 
-const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
+const createUser = (email: string, args: string[]) => createUiUser(stores.env, email, args);
 
 beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
+  stores = await startStores();
   // Legacy starts alone first: it applies the migrations the other two then find.
-  legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
+  legacy = await startWeb({ ...stores.env, ...MODE_ENV.legacy });
   [dual, eventsOnly] = await Promise.all([
-    startWeb({ ...base, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' }),
-    startWeb({ ...base, ...MODE_ENV.events_only }),
+    startWeb({ ...stores.env, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' }),
+    startWeb({ ...stores.env, ...MODE_ENV.events_only }),
   ]);
-  [projectA, projectB] = await Promise.all([createProject(base, 'v3-a'), createProject(base, 'v3-b')]);
+  [projectA, projectB] = await Promise.all([
+    createProject(stores.env, 'v3-a'),
+    createProject(stores.env, 'v3-b'),
+  ]);
   [users.memberA, users.viewerB] = await Promise.all([
     createUser('member@example.com', ['--project', projectA.projectId, '--role', 'member']),
     createUser('viewer@example.com', ['--project', projectB.projectId, '--role', 'viewer']),
@@ -140,8 +137,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([legacy?.stop(), dual?.stop(), eventsOnly?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop()]);
+  await stopStores(stores, legacy, dual, eventsOnly);
 });
 
 describe('the version 3 sessions and users lists', () => {

@@ -14,20 +14,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt, UI_DIST } from '../../scripts/build-ui.ts';
 import { type ColumnKind, parseFilterText } from '../../server/app/ui/src/shared/filter-syntax.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
-  type Env,
   MODE_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import {
   type Browser,
   cookieHeader,
@@ -39,9 +36,7 @@ import {
   signIn as signInAt,
 } from '../fixtures/ui-client.ts';
 
-let pgf: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores;
 let web: WebServer;
 let legacy: WebServer;
 let projectA: Project;
@@ -107,7 +102,7 @@ async function sendTraces(p: Project) {
   });
 }
 
-const createUser = (email: string, args: string[]) => createUiUser(base, email, args);
+const createUser = (email: string, args: string[]) => createUiUser(stores.env, email, args);
 
 const openBrowser = (url = web.url) => openAt(url);
 const signIn = (who: { email: string; password: string }, url = web.url) => signInAt(url, who);
@@ -127,11 +122,13 @@ async function apiIds(p: Project, filter: unknown[]) {
 
 beforeAll(async () => {
   await ensureUiBuilt();
-  [pgf, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url };
-  web = await startWeb({ ...base, ...MODE_ENV.events_only });
-  legacy = await startWeb({ ...base, ...MODE_ENV.legacy });
-  [projectA, projectB] = await Promise.all([createProject(base, 'ui-a'), createProject(base, 'ui-b')]);
+  stores = await startStores();
+  web = await startWeb({ ...stores.env, ...MODE_ENV.events_only });
+  legacy = await startWeb({ ...stores.env, ...MODE_ENV.legacy });
+  [projectA, projectB] = await Promise.all([
+    createProject(stores.env, 'ui-a'),
+    createProject(stores.env, 'ui-b'),
+  ]);
   const made = await Promise.all([
     createUser('Owner@Example.com', ['--project', projectA.projectId, '--role', 'owner']),
     createUser('viewer@example.com', ['--project', projectA.projectId, '--role', 'viewer']),
@@ -153,8 +150,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([web?.stop(), legacy?.stop()]);
-  await Promise.all([ch?.stop(), pgf?.stop()]);
+  await stopStores(stores, web, legacy);
 });
 
 describe('the served bundle', () => {
@@ -323,10 +319,10 @@ describe('projects and roles', () => {
   });
 
   it('create-user refuses a second user with the same email and a role that does not exist', async () => {
-    const again = await cli(['create-user', '--email', 'OWNER@example.com', '--json'], base);
+    const again = await cli(['create-user', '--email', 'OWNER@example.com', '--json'], stores.env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('a user with email owner@example.com exists');
-    const badRole = await cli(['create-user', '--email', 'x@example.com', '--role', 'admin'], base);
+    const badRole = await cli(['create-user', '--email', 'x@example.com', '--role', 'admin'], stores.env);
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain('--role must be one of owner, member, viewer');
   });
@@ -599,7 +595,7 @@ describe('the trace view', () => {
       ],
     });
     const archived = await createConfig({ name: 'old-scale', dataType: 'NUMERIC', minValue: 0, maxValue: 5 });
-    const db = new pg.Pool({ connectionString: pgf.url, max: 1 });
+    const db = new pg.Pool({ connectionString: stores.pg.url, max: 1 });
     try {
       await db.query('UPDATE score_configs SET is_archived = true WHERE id = $1', [archived.id]);
     } finally {

@@ -10,22 +10,18 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchProducers } from '../../operator/runtime/probes.ts';
 import { backfillReportSchema, type ProducersReport } from '../../server/contract/worker-api.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
 import {
-  type AnalyticsServer,
   basicAuth,
   cli,
   createProject,
   DUAL_ENV,
-  type Env,
   LEGACY_ENV,
   type Project,
-  startAnalyticsServer,
   startWeb,
   startWorker,
   type WebServer,
 } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 const DUAL = DUAL_ENV;
 const LEGACY = LEGACY_ENV;
@@ -36,28 +32,23 @@ const FAST = {
   SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
 };
 
-let pgf: PostgresFixture;
-let redisf: RedisFixture;
-let ch: AnalyticsServer;
-let base: Env;
+let stores: Stores & Given<{ redis: true }>;
 let web: WebServer;
 let worker: WebServer;
 let project: Project;
 let redis: Redis;
 
 beforeAll(async () => {
-  [pgf, redisf, ch] = await Promise.all([startPostgres(), startRedis(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pgf.url, CLICKHOUSE_URL: ch.url, REDIS_URL: redisf.url };
-  web = await startWeb({ ...base, ...DUAL });
-  project = await createProject(base, 'worker');
-  worker = await startWorker({ ...base, ...DUAL, ...FAST });
-  redis = new Redis(redisf.url);
+  stores = await startStores({ redis: true });
+  web = await startWeb({ ...stores.env, ...DUAL });
+  project = await createProject(stores.env, 'worker');
+  worker = await startWorker({ ...stores.env, ...DUAL, ...FAST });
+  redis = new Redis(stores.redis.url);
 }, 180_000);
 
 afterAll(async () => {
   redis?.disconnect();
-  await Promise.all([web?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), pgf?.stop(), redisf?.stop()]);
+  await stopStores(stores, web, worker);
 });
 
 async function health(url: string) {
@@ -69,7 +60,7 @@ async function health(url: string) {
 }
 
 async function rows<T>(query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await ch.client.query({
+  const rs = await stores.ch.client.query({
     query,
     query_params: { p: project.projectId, ...params },
     format: 'JSONEachRow',
@@ -208,7 +199,7 @@ describe('health probe', () => {
   });
 
   it('passes where dual write does not run', async () => {
-    const legacy = await startWorker({ ...base, ...LEGACY, ...FAST });
+    const legacy = await startWorker({ ...stores.env, ...LEGACY, ...FAST });
     await redis.set('observatory:event-propagation:last-success-at', String(Date.now() - 60 * 60_000));
     const h = await health(legacy.url);
     expect(h.status).toBe(200);
@@ -218,7 +209,7 @@ describe('health probe', () => {
 
   it('passes in events_only, where the job only drains, even when it makes no progress', async () => {
     const eventsOnly = await startWorker({
-      ...base,
+      ...stores.env,
       ...FAST,
       SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
     });
@@ -233,7 +224,12 @@ describe('health probe', () => {
   });
 
   it('fails readiness once SIGTERM arrived, while draining', async () => {
-    const draining = await startWorker({ ...base, ...DUAL, ...FAST, SERVICE_SHUTDOWN_DRAIN_SECONDS: '3' });
+    const draining = await startWorker({
+      ...stores.env,
+      ...DUAL,
+      ...FAST,
+      SERVICE_SHUTDOWN_DRAIN_SECONDS: '3',
+    });
     expect((await fetch(`${draining.url}/api/ready`)).status).toBe(200);
     process.kill(-draining.process.pid, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
@@ -248,13 +244,18 @@ describe('preflight', () => {
     // A release 3 deployment's databases: its checks apply only before the move (on a release 4
     // schema they are not applicable, test/integration/preflight-upgrade.test.ts).
     const name = 'preflight_v3';
-    const admin = new pg.Client({ connectionString: pgf.url });
+    const admin = new pg.Client({ connectionString: stores.pg.url });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-    await ch.client.command({ query: `CREATE DATABASE ${name}` });
-    const url = new URL(pgf.url);
+    await stores.ch.client.command({ query: `CREATE DATABASE ${name}` });
+    const url = new URL(stores.pg.url);
     url.pathname = `/${name}`;
-    const release3 = { ...base, DATABASE_URL: url.toString(), CLICKHOUSE_DB: name, SERVICE_RELEASE: '3' };
+    const release3 = {
+      ...stores.env,
+      DATABASE_URL: url.toString(),
+      CLICKHOUSE_DB: name,
+      SERVICE_RELEASE: '3',
+    };
     const migrated = await cli(['migrate', 'up'], release3);
     expect(migrated.code, migrated.stderr).toBe(0);
     const db = new pg.Pool({ connectionString: release3.DATABASE_URL, max: 1 });
@@ -331,7 +332,7 @@ describe('producer report', () => {
       (await otlp({ 'x-service-ingestion-version': '4', 'x-langfuse-sdk-name': 'custom-v4' })).status,
     ).toBe(200);
     await new Promise((r) => setTimeout(r, 6_000)); // the web flushes its tally every few seconds
-    const r = await cli(['producers', '--since', '1h', '--json'], base);
+    const r = await cli(['producers', '--since', '1h', '--json'], stores.env);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as {
       producers: { publicKey: string; sdkName: string; sdkVersion: string; path: string }[];
@@ -348,7 +349,7 @@ describe('producer report', () => {
     expect(seen.some((s) => s.startsWith('langfuse-js@3.') && s.endsWith(':ingestion-api'))).toBe(true);
     expect(seen.some((s) => s.startsWith('custom-v4'))).toBe(false);
     expect(report.producers.every((p) => p.publicKey === project.publicKey)).toBe(true);
-    expect((await cli(['producers', '--since', 'soon'], base)).code).toBe(2);
+    expect((await cli(['producers', '--since', 'soon'], stores.env)).code).toBe(2);
     const viaWorker = (await (await fetch(`${worker.url}/api/producers?since=1h`)).json()) as typeof report;
     expect(viaWorker.producers.map((p) => `${p.sdkName}@${p.sdkVersion}:${p.path}`).sort()).toEqual(
       [...seen].sort(),
@@ -358,7 +359,7 @@ describe('producer report', () => {
 
   it('takes a compound quiet period (1h30m) through the CLI, the worker and the operator client', async () => {
     const spec = { producerQuietPeriod: '1h30m' };
-    const cliReport = await cli(['producers', '--since', spec.producerQuietPeriod, '--json'], base);
+    const cliReport = await cli(['producers', '--since', spec.producerQuietPeriod, '--json'], stores.env);
     expect(cliReport.code, cliReport.stderr).toBe(0);
     const fromCli = JSON.parse(cliReport.stdout) as ProducersReport;
     const port = Number(new URL(worker.url).port);
@@ -385,7 +386,7 @@ describe('producer report', () => {
     const traces = await rows<{ n: string }>('SELECT count() AS n FROM traces');
     expect(backfill.store!.sources[0]!.rows).toBe(Number(traces[0]!.n));
     expect(backfill.store!.pressure).toBeNull();
-    const cleanup = await cli(['cleanup', 'truncate-legacy-tables'], { ...base, ...DUAL });
+    const cleanup = await cli(['cleanup', 'truncate-legacy-tables'], { ...stores.env, ...DUAL });
     expect(cleanup.code).toBe(1);
     expect(cleanup.stderr).toContain('only in write mode events_only');
   });

@@ -11,49 +11,20 @@ import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Langfuse } from 'langfuse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { exchange } from '../../cluster/exchange.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import {
-  type AnalyticsServer,
-  basicAuth,
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { modeWebsForSuite } from '../fixtures/mode-webs.ts';
+import { basicAuth, MODE_ENV } from '../fixtures/service.ts';
 
 const MODES = MODE_ENV;
 type Mode = keyof typeof MODES;
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let base: Env;
-const webs = {} as Record<Mode, WebServer>;
-const projects = {} as Record<Mode, Project>;
-
-beforeAll(async () => {
-  [pg, ch] = await Promise.all([startPostgres(), startAnalyticsServer()]);
-  base = { DATABASE_URL: pg.url, CLICKHOUSE_URL: ch.url };
-  // The first web applies the migrations; the others start on the migrated schema.
-  webs.legacy = await startWeb({ ...base, ...MODES.legacy });
-  [webs.dual, webs.events_only] = await Promise.all([
-    startWeb({ ...base, ...MODES.dual }),
-    startWeb({ ...base, ...MODES.events_only }),
-  ]);
-  for (const mode of Object.keys(MODES) as Mode[]) projects[mode] = await createProject(base, `p-${mode}`);
-});
-
-afterAll(async () => {
-  await Promise.all(Object.values(webs).map((w) => w.stop()));
-  await Promise.all([ch?.stop(), pg?.stop()]);
-});
+// One web per mode on the same stores (the legacy web applies the migrations), a project each.
+const s = modeWebsForSuite('p');
+const { webs, projects } = s;
 
 async function count(table: string, projectId: string, where = '1'): Promise<number> {
-  const rs = await ch.client.query({
+  const rs = await s.stores.ch.client.query({
     query: `SELECT count() AS n FROM ${table} FINAL WHERE project_id = {p:String} AND ${where}`,
     query_params: { p: projectId },
     format: 'JSONEachRow',
@@ -65,7 +36,7 @@ async function rows<T = Record<string, unknown>>(
   query: string,
   params: Record<string, unknown>,
 ): Promise<T[]> {
-  const rs = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
+  const rs = await s.stores.ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
   return rs.json<T>();
 }
 
