@@ -13,7 +13,7 @@ import { operatorSchema } from '../operator/config.ts';
 import { ENV } from '../server/contract/env.ts';
 import { variableSchemas } from '../server/contract/env-schema.ts';
 import { V4_DEFAULTS } from '../server/contract/write-modes.ts';
-import { type ProcessSchema, processSchema, SERVER_SCHEMAS } from '../server/kernel/config/processes.ts';
+import { type ProcessSchema, processSchema, serverSchemas } from '../server/kernel/config/processes.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const configDoc = join(repoRoot, 'docs', 'cli.md');
@@ -22,7 +22,7 @@ const END = '<!-- config-table:end -->';
 
 /** Every process by its command's name: the server's and the operator's. */
 export const PROCESS_SCHEMAS: Record<string, ProcessSchema> = {
-  ...SERVER_SCHEMAS,
+  ...serverSchemas(),
   operator: processSchema(operatorSchema),
 };
 

@@ -24,8 +24,8 @@ import {
 import {
   loadRoleConfig,
   SERVER_PROCESSES,
-  SERVER_SCHEMAS,
   type ServerRole,
+  serverSchemas,
 } from '../../server/kernel/config/processes.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
@@ -632,6 +632,7 @@ const REQUIRED_VALUES: Record<string, string> = {
   [BACKUP_S3_ENV.bucket]: 'backups',
   [INGESTION_LOG_S3_ENV.bucket]: 'ingestion-log',
 };
+const SERVER_SCHEMAS = serverSchemas();
 /** The cases of the variables `role` reads (those it does not read: config-per-process.test.ts). */
 const forRole = (role: ServerRole) => (v: VariableCase) =>
   SERVER_SCHEMAS[role].variables.includes(v.name) && (v.roles === undefined || v.roles.includes(role));

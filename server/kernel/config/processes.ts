@@ -151,13 +151,16 @@ export const processSchema = (schema: z.ZodType<unknown>): ProcessSchema => ({
   variables: variablesOf(schema),
 });
 
-/** Every process of the server by its command's name (the operator's is operator/config.ts). */
-export const SERVER_SCHEMAS: Record<ServerRole | 'analytics-server', ProcessSchema> = {
+/**
+ * Every process of the server by its command's name (the operator's is operator/config.ts). A
+ * function: only the docs' table and the tests need every schema, so no process builds them at start.
+ */
+export const serverSchemas = (): Record<ServerRole | 'analytics-server', ProcessSchema> => ({
   ...(Object.fromEntries(
     Object.entries(SERVER_PROCESSES).map(([role, p]) => [role, processSchema(roleSchema(p))]),
   ) as Record<ServerRole, ProcessSchema>),
   'analytics-server': processSchema(analyticsServerSchema),
-};
+});
 
 export interface ProcessConfigOptions {
   /** Values used where the process environment leaves a variable unset (e.g. `dev` binds 127.0.0.1). */
