@@ -56,6 +56,8 @@ export async function startS3Server(
     '--port',
     `${host}:${port}`,
     '--quiet',
+    // As S3 itself does: without it every request opens a connection of its own.
+    '--keep-alive',
     'posix',
     '--sidecar',
     sidecar,

@@ -50,6 +50,8 @@ import { line, quantile, ratio } from './report.ts';
 const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
 const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 const TRACES = 10;
+/** Requests each web serves (and the worker drains) before a case is measured. */
+const WARMUP_REQUESTS = 40;
 const BUCKET = 'ingestion-log';
 const PROF_DIR = process.env['BENCH_CPU_PROF_DIR'];
 /** Longest wait for the drain to catch up after the last acknowledgement. */
@@ -148,13 +150,41 @@ export async function benchIngestionLog(): Promise<void> {
           const bodies = Array.from({ length: REQUESTS }, (_, i) => new Uint8Array(make(i, TRACES)));
           const spans = REQUESTS * TRACES * SPANS_PER_TRACE;
           const tag = `${mode}-${protocol.ok}`;
-          const [directProject, logProject, ceilingProject] = await Promise.all(
-            ['direct', 'log', 'ceiling'].map((k) => createProject(base, `log-${tag}-${k}`)),
+          const [directProject, logProject, ceilingProject, warmProject] = await Promise.all(
+            ['direct', 'log', 'ceiling', 'warm'].map((k) => createProject(base, `log-${tag}-${k}`)),
           );
           const headersOf = (p: { publicKey: string; secretKey: string }) => ({
             ...protocol.headers,
             authorization: basicAuth(p as Parameters<typeof basicAuth>[0]),
           });
+          const pendingIn = async (projectId: string) =>
+            Number(
+              (
+                await queue.query<{ n: string }>(
+                  'SELECT count(*) AS n FROM ingestion_log WHERE project_id = $1 AND drained_at IS NULL',
+                  [projectId],
+                )
+              ).rows[0]!.n,
+            );
+          const drained = (projectId: string) =>
+            waitFor(
+              'the drain',
+              async () => ((await pendingIn(projectId)) === 0 ? true : undefined),
+              DRAIN_WAIT_MS,
+            );
+          // The figures are the steady state's: each process first serves requests of another
+          // project, so loading its modules and tokenizer tables is not counted.
+          for (const web of [direct, logged])
+            await pool(WARMUP_REQUESTS, CONCURRENCY, async (i) => {
+              await send(
+                web.url,
+                protocol,
+                headersOf(warmProject!),
+                bodies[i % bodies.length]!,
+                'ingestion-log',
+              );
+            });
+          await drained(warmProject!.projectId);
           const d = await phase(
             { ch, web: direct },
             protocol,
@@ -162,26 +192,13 @@ export async function benchIngestionLog(): Promise<void> {
             headersOf(directProject!),
             async () => {},
           );
-          const pendingOf = async () =>
-            Number(
-              (
-                await queue.query<{ n: string }>(
-                  'SELECT count(*) AS n FROM ingestion_log WHERE project_id = $1 AND drained_at IS NULL',
-                  [logProject!.projectId],
-                )
-              ).rows[0]!.n,
-            );
           const l = await phase(
             { ch, web: logged, worker },
             protocol,
             bodies,
             headersOf(logProject!),
             async () => {
-              await waitFor(
-                'the drain',
-                async () => ((await pendingOf()) === 0 ? true : undefined),
-                DRAIN_WAIT_MS,
-              );
+              await drained(logProject!.projectId);
             },
           );
           const lag = (
@@ -228,6 +245,7 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
             '  web + worker CPU s per 10k spans (direct, log)',
             `${cpu10k(d.webCpu)}, ${cpu10k(l.webCpu + l.workerCpu)}`,
           );
+          line('  log: web, worker CPU s per 10k spans', `${cpu10k(l.webCpu)}, ${cpu10k(l.workerCpu)}`);
         }
       } finally {
         await Promise.all([direct.stop(), logged.stop(), worker.stop()]);
