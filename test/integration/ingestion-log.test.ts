@@ -15,7 +15,7 @@ import { startActiveObservation } from '@langfuse/tracing';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
-import { encodeEntry, logKey } from '../../server/features/ingestion/log/entry.ts';
+import { encodeLogFile, logKey } from '../../server/features/ingestion/log/entry.ts';
 import { LegacyChanges } from '../../server/features/write-model/changes.ts';
 import { ensurePythonSdk, pythonOf } from '../conformance/python-sdks.ts';
 import { runCommand } from '../fixtures/processes.ts';
@@ -363,16 +363,18 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
   it('a replay counts an unreadable file of its window as unreadable, never as written', async () => {
     const mixed = await createProject(suite.env, 'ingestion-log-unreadable');
     const receivedAt = Date.now();
-    const readable = encodeEntry({
-      projectId: mixed.projectId,
-      receivedAt,
-      attribution: { apiKey: mixed.publicKey, sdkName: 'test', sdkVersion: '1' },
-      targets: { legacy: false, staging: false, events: false },
-      virtualRoots: false,
-      changes: new LegacyChanges(),
-      scores: [],
-      events: [],
-    });
+    const readable = encodeLogFile([
+      {
+        projectId: mixed.projectId,
+        receivedAt,
+        attribution: { apiKey: mixed.publicKey, sdkName: 'test', sdkVersion: '1' },
+        targets: { legacy: false, staging: false, events: false },
+        virtualRoots: false,
+        changes: new LegacyChanges(),
+        scores: [],
+        events: [],
+      },
+    ]);
     const files = [readable, '{"not": "a log entry"}'];
     for (const body of files) {
       const key = logKey('', { projectId: mixed.projectId, receivedAt, id: randomUUID() });
@@ -401,18 +403,20 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     const stalled = await createProject(suite.env, 'ingestion-log-stalled');
     const receivedAt = Date.now();
     // A logged write whose row the store refuses (a start time it cannot parse).
-    const body = encodeEntry({
-      projectId: stalled.projectId,
-      receivedAt,
-      attribution: { apiKey: stalled.publicKey, sdkName: 'test', sdkVersion: '1' },
-      targets: { legacy: false, staging: false, events: true },
-      virtualRoots: false,
-      changes: new LegacyChanges(),
-      scores: [],
-      events: [
-        { project_id: stalled.projectId, trace_id: 'stalled', span_id: 'stalled', start_time: 'never' },
-      ],
-    });
+    const body = encodeLogFile([
+      {
+        projectId: stalled.projectId,
+        receivedAt,
+        attribution: { apiKey: stalled.publicKey, sdkName: 'test', sdkVersion: '1' },
+        targets: { legacy: false, staging: false, events: true },
+        virtualRoots: false,
+        changes: new LegacyChanges(),
+        scores: [],
+        events: [
+          { project_id: stalled.projectId, trace_id: 'stalled', span_id: 'stalled', start_time: 'never' },
+        ],
+      },
+    ]);
     const key = logKey('', { projectId: stalled.projectId, receivedAt, id: randomUUID() });
     await suite.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
     const from = new Date(receivedAt - 60_000).toISOString();

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/features/ingestion/batch.ts';
 import {
-  decodeEntry,
-  encodeEntry,
+  decodeLogFile,
+  encodeLogFile,
   hourFolder,
   hoursBetween,
   logKey,
@@ -171,17 +171,25 @@ describe('the drain writes many logged requests as the web wrote them one by one
       for (const w of writes)
         await applyWrites([w], { store: oneByOne.store, locks, tombstones: memoryTombstones().tombstones });
       const drained = memoryStore();
-      // Through the file format, as the drain reads them, in claims of a few files.
-      const files = writes.map((w) => decodeEntry(encodeEntry(w)));
-      for (let at = 0; at < files.length; at += 7)
-        await applyWrites(files.slice(at, at + 7), {
+      // Through the file format, as the drain reads them: files of one to four requests committed
+      // together, in claims of a few files.
+      const files: IngestionWrite[][] = [];
+      for (let at = 0, size = 1; at < writes.length; at += size, size = 1 + (size % 4))
+        files.push(decodeLogFile(encodeLogFile(writes.slice(at, at + size))));
+      expect(files.flat()).toHaveLength(writes.length);
+      for (let at = 0; at < files.length; at += 3)
+        await applyWrites(files.slice(at, at + 3).flat(), {
           store: drained.store,
           locks,
           tombstones: memoryTombstones().tombstones,
         });
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
       // And a redelivery of every claim changes nothing a reader sees.
-      await applyWrites(files, { store: drained.store, locks, tombstones: memoryTombstones().tombstones });
+      await applyWrites(files.flat(), {
+        store: drained.store,
+        locks,
+        tombstones: memoryTombstones().tombstones,
+      });
       expect(visible(drained.rows)).toEqual(visible(oneByOne.rows));
     },
   );
@@ -276,8 +284,36 @@ describe('the drain writes many logged requests as the web wrote them one by one
     expect(runs(writes)).toEqual(want);
   });
 
-  it('a file that is not a log entry is refused naming the field', () => {
-    expect(() => decodeEntry(JSON.stringify({ v: 1, projectId: 'p' }))).toThrow(/receivedAt/);
-    expect(() => decodeEntry(JSON.stringify({ v: 2 }))).toThrow(/not an ingestion log entry: v/);
+  it('a file that is not a log file is refused naming the field', () => {
+    expect(() => decodeLogFile(JSON.stringify({ v: 1, projectId: 'p' }))).toThrow(/receivedAt/);
+    expect(() => decodeLogFile(JSON.stringify({ v: 2, writes: [{ projectId: 'p' }] }))).toThrow(
+      /not an ingestion log file: writes\.0\.receivedAt/,
+    );
+    expect(() => decodeLogFile(JSON.stringify({ v: 2, writes: [] }))).toThrow(
+      /not an ingestion log file: writes/,
+    );
+    expect(() => decodeLogFile(JSON.stringify({ v: 3 }))).toThrow(/not an ingestion log file: v/);
+  });
+
+  it('a file of one write logged before requests were committed together (version 1) still reads', () => {
+    const v1 = {
+      v: 1,
+      projectId: 'p',
+      receivedAt: 1_796_461_621_234,
+      attribution: { apiKey: 'pk', sdkName: 'python', sdkVersion: '3.0.0' },
+      targets: { legacy: true, staging: true, events: false },
+      virtualRoots: false,
+      traces: [['t1', [{ patch: { id: 't1', name: 'n' }, at: '2026-12-05T09:07:01.234Z', isUpdate: false }]]],
+      observations: [],
+      scores: [],
+      events: [],
+    };
+    const [w, ...rest] = decodeLogFile(JSON.stringify(v1));
+    expect(rest).toEqual([]);
+    expect(w!.changes.traces.get('t1')).toEqual(v1.traces[0]![1]);
+    expect(JSON.parse(encodeLogFile([w!]))).toEqual({
+      v: 2,
+      writes: [{ ...v1, v: undefined }].map(({ v: _, ...x }) => x),
+    });
   });
 });

@@ -12,7 +12,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
 import { filledRows } from '../../server/features/ingestion/genai-fill.ts';
-import { decodeEntry, encodeEntry } from '../../server/features/ingestion/log/entry.ts';
+import { decodeLogFile, encodeLogFile } from '../../server/features/ingestion/log/entry.ts';
 import { ingestOtlpLogsRequest } from '../../server/features/ingestion/otlp-logs.ts';
 import { applyWrites, type IngestionWrite } from '../../server/features/ingestion/write.ts';
 import type { ModelCatalog } from '../../server/features/models/catalog.ts';
@@ -375,7 +375,8 @@ describe('a span and its GenAI log events in the events tables, through the inge
   ])('%s: the span ends with the content', async (_name, writes) => {
     const { store, rows } = memoryStore();
     const { tombstones } = memoryTombstones();
-    for (const w of writes) await applyWrites([decodeEntry(encodeEntry(w))], { store, locks, tombstones });
+    for (const w of writes)
+      await applyWrites(decodeLogFile(encodeLogFile([w])), { store, locks, tombstones });
     const spans = rows('events_full').filter((r) => r['span_id'] === SPAN);
     expect(spans.at(-1)).toMatchObject({
       input: logs.contents[0]!.content.input,

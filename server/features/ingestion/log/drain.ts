@@ -11,7 +11,7 @@ import { isStoreUnavailable } from '../../../kernel/errors.ts';
 import { wakeablePause } from '../../../kernel/passes.ts';
 import type { BlobStore } from '../../../platform/blobs/store.ts';
 import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
-import { decodeEntry } from './entry.ts';
+import { decodeLogFile } from './entry.ts';
 import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
 
 export interface DrainOptions {
@@ -44,11 +44,17 @@ const READ_CONCURRENCY = 16;
 
 const rowsOf = (w: IngestionWrite) => w.changes.size + w.scores.length + w.events.length;
 
+/** A claimed file and the writes it holds, in the order logged. */
+interface Loaded {
+  file: ClaimedFile;
+  writes: IngestionWrite[];
+}
+
 async function load(
   blobs: BlobStore,
   files: ClaimedFile[],
-): Promise<{ loaded: { file: ClaimedFile; write: IngestionWrite }[]; dead: [string, string][] }> {
-  const loaded: { file: ClaimedFile; write: IngestionWrite }[] = [];
+): Promise<{ loaded: Loaded[]; dead: [string, string][] }> {
+  const loaded: Loaded[] = [];
   const dead: [string, string][] = [];
   for (let at = 0; at < files.length; at += READ_CONCURRENCY) {
     const slice = files.slice(at, at + READ_CONCURRENCY);
@@ -60,7 +66,7 @@ async function load(
         continue;
       }
       try {
-        loaded.push({ file, write: decodeEntry(body.toString('utf8')) });
+        loaded.push({ file, writes: decodeLogFile(body.toString('utf8')) });
       } catch (err) {
         dead.push([file.key, (err as Error).message]);
       }
@@ -72,7 +78,7 @@ async function load(
 /** A claim with its files read: what the next write takes. */
 interface Claim {
   claimed: ClaimedFile[];
-  loaded: { file: ClaimedFile; write: IngestionWrite }[];
+  loaded: Loaded[];
   dead: [string, string][];
 }
 
@@ -104,12 +110,12 @@ async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
     const keys = group.map((l) => l.file.key);
     try {
       await applyWrites(
-        group.map((l) => l.write),
+        group.flatMap((l) => l.writes),
         o.deps,
       );
       await markDrained(o.pool, keys);
       report.files += group.length;
-      for (const l of group) report.rows += rowsOf(l.write);
+      for (const l of group) for (const w of l.writes) report.rows += rowsOf(w);
     } catch (err) {
       report.failed += group.length;
       report.error = (err as Error).message;

@@ -1,5 +1,6 @@
 /**
- * The ingestion log's files: where each accepted write is stored and in what form. Keys sort by
+ * The ingestion log's files: where accepted writes are stored (the requests of a project committed
+ * together share one file) and in what form. Keys sort by
  * time, then project: `<prefix>ingestion-log/v1/<yyyy-mm-dd>/<hh>/<projectId>/<ms>-<id>.json`, so
  * one hour of every project, or of one project, is one listing (the sweeper's and the replay's).
  */
@@ -56,8 +57,7 @@ const row = z.custom<Row>((v) => typeof v === 'object' && v !== null && !Array.i
   error: 'must be an object',
 });
 const change = z.object({ patch: row, at: z.string(), isUpdate: z.boolean() });
-const entryFile = z.object({
-  v: z.literal(1),
+const logged = z.object({
   projectId: z.string().min(1),
   receivedAt: z.number().int().nonnegative(),
   attribution: z.object({ apiKey: z.string(), sdkName: z.string(), sdkVersion: z.string() }),
@@ -71,32 +71,31 @@ const entryFile = z.object({
   events: z.array(row),
   fills: z.array(z.object({ traceId: z.string(), spanId: z.string() })).optional(),
 });
+/** Version 1 held one write (files logged before requests were committed together); 2 holds several. */
+const logFile = z.discriminatedUnion('v', [
+  logged.extend({ v: z.literal(1) }),
+  z.object({ v: z.literal(2), writes: z.array(logged).min(1) }),
+]);
 
-/** The file's body: the write as JSON (a patch's absent fields stay absent). */
-export function encodeEntry(w: IngestionWrite): string {
-  return JSON.stringify({
-    v: 1,
-    projectId: w.projectId,
-    receivedAt: w.receivedAt,
-    attribution: w.attribution,
-    targets: w.targets,
-    virtualRoots: w.virtualRoots,
-    traces: [...w.changes.traces],
-    observations: [...w.changes.observations],
-    scores: w.scores,
-    events: w.events,
-    ...(w.fills && w.fills.length > 0 ? { fills: w.fills } : {}),
-  });
+const loggedOf = (w: IngestionWrite) => ({
+  projectId: w.projectId,
+  receivedAt: w.receivedAt,
+  attribution: w.attribution,
+  targets: w.targets,
+  virtualRoots: w.virtualRoots,
+  traces: [...w.changes.traces],
+  observations: [...w.changes.observations],
+  scores: w.scores,
+  events: w.events,
+  ...(w.fills && w.fills.length > 0 ? { fills: w.fills } : {}),
+});
+
+/** A file's body: the writes of the requests committed together, as JSON (a patch's absent fields stay absent). */
+export function encodeLogFile(writes: readonly IngestionWrite[]): string {
+  return JSON.stringify({ v: 2, writes: writes.map(loggedOf) });
 }
 
-/** The write a file holds; throws, naming the first bad field, on a file that is not one. */
-export function decodeEntry(body: string): IngestionWrite {
-  const parsed = entryFile.safeParse(JSON.parse(body));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`not an ingestion log entry: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
-  const e = parsed.data;
+function writeOf(e: z.infer<typeof logged>): IngestionWrite {
   const changes = new LegacyChanges();
   for (const [id, list] of e.traces) changes.traces.set(id, list as Change<TraceBody>[]);
   for (const [id, list] of e.observations) changes.observations.set(id, list as ObservationChange[]);
@@ -111,4 +110,15 @@ export function decodeEntry(body: string): IngestionWrite {
     events: e.events,
     fills: e.fills,
   };
+}
+
+/** The writes a file holds, in the order logged; throws, naming the first bad field, on a file that is not one. */
+export function decodeLogFile(body: string): IngestionWrite[] {
+  const parsed = logFile.safeParse(JSON.parse(body));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`not an ingestion log file: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const f = parsed.data;
+  return f.v === 1 ? [writeOf(f)] : f.writes.map(writeOf);
 }

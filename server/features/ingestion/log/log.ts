@@ -1,16 +1,19 @@
 /**
- * The ingestion log as the web writes it: each accepted write is stored as one file in blob
- * storage, then queued; only then is the request acknowledged. With `waitForStore` the web also
- * writes the rows itself before answering (reads see them at once, as without a log), and a store
- * that fails or is down no longer fails the request: the file is durable, and the worker's drain
- * writes it once the store is back.
+ * The ingestion log as the web writes it: accepted writes are stored in blob storage, then queued;
+ * only then are their requests acknowledged. Concurrent requests of a project are committed
+ * together: one file and one queue row for all of them, as a database's group commit shares one
+ * log flush, since a file's fixed cost (an S3 request, a queue insert) outweighs one request's
+ * rows. With `waitForStore` the web also writes the rows itself before answering (reads see them at
+ * once, as without a log), and a store that fails or is down no longer fails the requests: the
+ * file is durable, and the worker's drain writes it once the store is back.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { isStoreUnavailable } from '../../../kernel/errors.ts';
 import type { BlobStore } from '../../../platform/blobs/store.ts';
+import { Coalescer } from '../../write-model/group-commit.ts';
 import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
-import { encodeEntry, logKey } from './entry.ts';
+import { encodeLogFile, logKey } from './entry.ts';
 import { type Backlog, backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
 
 /**
@@ -18,6 +21,15 @@ import { type Backlog, backlog, enqueue, markDrained, markFailed, unlease } from
  * so a drain picks it up only when the web failed or died.
  */
 export const INLINE_LEASE_MS = 60_000;
+
+/** Requests per file at most: a file stays a few MB, one drain claim's share of a large claim. */
+const MAX_WRITES_PER_FILE = 64;
+
+/**
+ * Longest wait of a file for the requests the last one of its project had (group-commit.ts): the
+ * spread of requests answered together coming back, below the file's own time.
+ */
+const FILE_LINGER_MS = 20;
 
 export interface LogOptions {
   blobs: BlobStore;
@@ -35,39 +47,48 @@ export interface LogOptions {
   drainBehind: () => boolean;
 }
 
+interface Logged {
+  write: IngestionWrite;
+  deps: WriteDeps;
+}
+
 export function blobIngestionLog(o: LogOptions): IngestionLog {
+  /** Writes one file of a project's writes, queues it, and (inline) applies it. */
+  const commit = async (projectId: string, callers: Logged[][]) => {
+    const logged = callers.flat();
+    const writes = logged.map((l) => l.write);
+    // The file sorts by its oldest write, so the drain takes it no later than one file of that write.
+    const receivedAt = Math.min(...writes.map((w) => w.receivedAt));
+    const key = logKey(o.prefix, { projectId, receivedAt, id: randomUUID() });
+    // Encoded to bytes once: what is stored, and its length.
+    const body = Buffer.from(encodeLogFile(writes));
+    await o.blobs.put(key, body, 'application/json');
+    const file = { key, projectId, receivedAt, bytes: body.length };
+    const inline = o.waitForStore && !o.drainBehind();
+    await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
+    if (inline) await applyInline(key, writes, logged[0]!.deps);
+    return callers.map(() => undefined);
+  };
+  const applyInline = async (key: string, writes: IngestionWrite[], deps: WriteDeps) => {
+    try {
+      await applyWrites(writes, deps);
+      await markDrained(o.pool, [key]);
+    } catch (err) {
+      o.onApplyFailed(err as Error);
+      // The drain may take it at once instead of after the lease; a store that is down refused
+      // nothing in particular, so the drain need not write this file alone.
+      const handOver = isStoreUnavailable(err)
+        ? unlease(o.pool, [key])
+        : markFailed(o.pool, [key], (err as Error).message);
+      await handOver.catch(() => {});
+    }
+  };
+  const files = new Coalescer<Logged, void>(commit, {
+    maxRows: MAX_WRITES_PER_FILE,
+    lingerMs: FILE_LINGER_MS,
+  });
   return {
-    async record(write: IngestionWrite, deps: WriteDeps) {
-      const key = logKey(o.prefix, {
-        projectId: write.projectId,
-        receivedAt: write.receivedAt,
-        id: randomUUID(),
-      });
-      // Encoded to bytes once: what is stored, and its length.
-      const body = Buffer.from(encodeEntry(write));
-      await o.blobs.put(key, body, 'application/json');
-      const file = {
-        key,
-        projectId: write.projectId,
-        receivedAt: write.receivedAt,
-        bytes: body.length,
-      };
-      const inline = o.waitForStore && !o.drainBehind();
-      await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
-      if (!inline) return;
-      try {
-        await applyWrites([write], deps);
-        await markDrained(o.pool, [key]);
-      } catch (err) {
-        o.onApplyFailed(err as Error);
-        // The drain may take it at once instead of after the lease; a store that is down refused
-        // nothing in particular, so the drain need not write this file alone.
-        const handOver = isStoreUnavailable(err)
-          ? unlease(o.pool, [key])
-          : markFailed(o.pool, [key], (err as Error).message);
-        await handOver.catch(() => {});
-      }
-    },
+    record: (write, deps) => files.submit(write.projectId, [{ write, deps }]),
   };
 }
 
