@@ -252,6 +252,7 @@ describe("Prometheus's own checks", () => {
       'ObservatoryBackupOverdue',
       'ObservatoryCutoverBlocked',
       'ObservatoryIngestionBacklog',
+      'ObservatoryIngestionRefused',
       'ObservatoryMigrationStalled',
       'ObservatoryOperatorDown',
       'ObservatoryOperatorNoLeader',

@@ -448,4 +448,45 @@ FROM ingestion_log WHERE drained_at IS NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIM
     );
     expect(left.rows).toEqual([{ drained: false }]);
   }, 90_000);
+
+  it('concurrent requests share files; with a file the store keeps refusing queued, every other one is drained', async () => {
+    // The previous test left a file the store refuses in the queue: it holds back its own project only.
+    const refusedBefore = await suite.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM ingestion_log WHERE drained_at IS NULL AND last_error IS NOT NULL',
+    );
+    expect(Number(refusedBefore.rows[0]!.n)).toBeGreaterThan(0);
+    const since = new Date();
+    const answers: Answer[] = [];
+    const REQUESTS = 24;
+    await Promise.all(
+      Array.from({ length: REQUESTS }, (_, i) =>
+        sendBatch(i % 2 === 0 ? durable : bounded, `group-${i}`, answers),
+      ),
+    );
+    expect(answers.filter((a) => a.status !== 207)).toEqual([]);
+    const files = async () =>
+      (
+        await suite.pool.query<{ files: string; pending: string }>(
+          `SELECT count(*) AS files, count(*) FILTER (WHERE drained_at IS NULL) AS pending
+FROM ingestion_log WHERE project_id = $1 AND received_at >= $2`,
+          [project.projectId, since],
+        )
+      ).rows[0]!;
+    await waitFor('the drain', async () => ((await files()).pending === '0' ? true : undefined), 120_000);
+    // Fewer files than requests: concurrent requests of a project were committed together.
+    expect(Number((await files()).files)).toBeLessThan(REQUESTS);
+    const ids = answers.map((a) => a.id).sort();
+    const observations = await query<{ id: string; output: string | null }>(
+      'SELECT id, output FROM observations FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} ORDER BY id',
+      { p: project.projectId, ids },
+    );
+    expect(observations).toEqual(
+      ids
+        .flatMap((id) => [
+          { id: `${id}-g1`, output: 'a' },
+          { id: `${id}-g2`, output: '{"ok":true}' },
+        ])
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
+  }, 180_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The ingestion log's queue on real PostgreSQL: claims go oldest first, one drain at a time per
  * project (a later update must be written after an earlier one), the same drain may claim ahead,
- * a file handed back or failed is the next one claimed, and a file the web writes itself does not
- * hold its project.
+ * a file handed back is the next one claimed, a refused one after its retry (holding only its
+ * project), and a file the web writes itself does not hold its project.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,20 +55,26 @@ describe('claims of the ingestion log', () => {
     await markDrained(pool, keys([...p, ...q]));
   });
 
-  it('a failed file is claimed again first, before anything newer of its project', async () => {
+  it('a refused file waits for its retry, holding its project only; then it is claimed again first', async () => {
     const p = files('p-b', 3);
-    await enqueue(pool, p);
+    const q = files('q-b', 1);
+    await enqueue(pool, [...p, ...q]);
     const first = await claim(pool, 3, LEASE, 'drain-1');
     expect(keys(first)).toEqual(keys(p));
-    // The first file failed; the drain hands back what it did not write.
-    await markFailed(pool, [p[0]!.key], 'store down');
+    // The store refused the first file; the drain hands back what it did not write.
+    await markFailed(pool, [p[0]!.key], 'refused');
     await release(pool, keys(p.slice(1)));
+    // Until its retry (half a second after a first attempt) no drain takes its project, the drain
+    // that refused it included; other projects go on.
+    expect(keys(await claim(pool, 10, LEASE, 'drain-1'))).toEqual(keys(q));
+    expect(await claim(pool, 10, LEASE, 'drain-2')).toEqual([]);
+    await new Promise((r) => setTimeout(r, 600));
     const again = await claim(pool, 3, LEASE, 'drain-2');
     expect(keys(again)).toEqual(keys(p));
     // Handed back is not an attempt; refused is, and is written alone from then on.
     expect(again.map((f) => f.attempts)).toEqual([2, 1, 1]);
     expect(again.map((f) => f.refusedBefore)).toEqual([true, false, false]);
-    await markDrained(pool, keys(p));
+    await markDrained(pool, keys([...p, ...q]));
   });
 
   it("a file the web writes itself neither is claimed nor holds its project's other files", async () => {

@@ -73,10 +73,13 @@ describe('log keys', () => {
 describe('backlog bound', () => {
   const bounds = { backlogMaxAgeSeconds: 600, backlogMaxBytes: 1000 };
   it.each([
-    [{ files: 0, bytes: 0, oldestAgeSeconds: 0 }, undefined],
-    [{ files: 5, bytes: 1000, oldestAgeSeconds: 600 }, undefined],
-    [{ files: 5, bytes: 10, oldestAgeSeconds: 601 }, /oldest pending write is 601 s old \(bound 600 s\)/],
-    [{ files: 5, bytes: 1001, oldestAgeSeconds: 1 }, /1001 bytes pending \(bound 1000\)/],
+    [{ files: 0, bytes: 0, oldestAgeSeconds: 0, refused: 0 }, undefined],
+    [{ files: 5, bytes: 1000, oldestAgeSeconds: 600, refused: 0 }, undefined],
+    [
+      { files: 5, bytes: 10, oldestAgeSeconds: 601, refused: 0 },
+      /oldest pending write is 601 s old \(bound 600 s\)/,
+    ],
+    [{ files: 5, bytes: 1001, oldestAgeSeconds: 1, refused: 3 }, /1001 bytes pending \(bound 1000\)/],
   ])('%j: %s', (backlog, message) => {
     const refusal = backlogRefusal(backlog, bounds);
     if (message === undefined) expect(refusal).toBeUndefined();

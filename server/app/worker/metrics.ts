@@ -36,6 +36,10 @@ export function workerMetrics() {
     'observatory_ingestion_log_oldest_pending_age_seconds',
     'Seconds since the oldest undrained write was accepted (0: none pending)',
   );
+  const refusedFiles = log(
+    'observatory_ingestion_log_refused_files',
+    'Ingestion log files the analytics store refused, pending and retried (left out of the oldest age)',
+  );
   const drained = (name: string, help: string) => new Counter({ name, help, registers: [registry] });
   const drainedFiles = drained(
     'observatory_ingestion_log_drained_files_total',
@@ -65,6 +69,7 @@ export function workerMetrics() {
       pendingFiles.set(b.files);
       pendingBytes.set(b.bytes);
       oldestAge.set(b.oldestAgeSeconds);
+      refusedFiles.set(b.refused);
     },
     onPropagation(m: PropagationMetrics) {
       backlog.set(m.backlog);

@@ -89,51 +89,65 @@ async function claimAndLoad(o: DrainOptions): Promise<Claim> {
     : { claimed, ...(await load(o.blobs, claimed)) };
 }
 
+/** What a claim's write left behind for the next claim, beside its report. */
+interface Written {
+  report: DrainReport;
+  /** The store was down: nothing of the claim after the failure was tried. */
+  storeDown: boolean;
+  /** Projects whose file the store refused: nothing newer of theirs may be written before it. */
+  refused: Set<string>;
+}
+
 /** Writes a loaded claim and checkpoints it: what was written, redelivered, failed. */
-async function writeClaim(o: DrainOptions, c: Claim): Promise<DrainReport> {
+async function writeClaim(o: DrainOptions, c: Claim): Promise<Written> {
   const report: DrainReport = { files: 0, rows: 0, redeliveries: 0, failed: 0, dead: 0 };
-  if (c.claimed.length === 0) return report;
+  const refused = new Set<string>();
+  if (c.claimed.length === 0) return { report, storeDown: false, refused };
   report.redeliveries = c.claimed.filter((f) => f.attempts > 1).length;
   for (const [key, why] of c.dead) await markDead(o.pool, [key], why);
   report.dead = c.dead.length;
   // In the order accepted: consecutive files share a commit, except one the store refused before,
-  // which is written alone, so a file the store refuses holds back only itself. After a failure
-  // nothing newer is written: the rest is handed back, claimable again at once, oldest first. A
-  // store that is down refuses no file in particular: then the failed files are handed back too.
-  const groups: (typeof c.loaded)[] = [];
+  // which is written alone, so a file the store refuses holds back only itself and the newer files
+  // of its project, handed back (claimable again at once, oldest first; the refused one after a
+  // backoff). A store that is down refuses no file in particular: then the rest is handed back.
+  const groups: Loaded[][] = [];
   for (const l of c.loaded) {
     const last = groups.at(-1);
     if (last && !l.file.refusedBefore && !last[0]!.file.refusedBefore) last.push(l);
     else groups.push([l]);
   }
   for (const [i, group] of groups.entries()) {
-    const keys = group.map((l) => l.file.key);
+    const held = group.filter((l) => refused.has(l.file.projectId)).map((l) => l.file.key);
+    await release(o.pool, held).catch(() => {});
+    const todo = group.filter((l) => !refused.has(l.file.projectId));
+    if (todo.length === 0) continue;
+    const keys = todo.map((l) => l.file.key);
     try {
       await applyWrites(
-        group.flatMap((l) => l.writes),
+        todo.flatMap((l) => l.writes),
         o.deps,
       );
       await markDrained(o.pool, keys);
-      report.files += group.length;
-      for (const l of group) for (const w of l.writes) report.rows += rowsOf(w);
+      report.files += todo.length;
+      for (const l of todo) for (const w of l.writes) report.rows += rowsOf(w);
     } catch (err) {
-      report.failed += group.length;
-      report.error = (err as Error).message;
-      const rest = groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key));
-      if (isStoreUnavailable(err)) await release(o.pool, [...keys, ...rest]).catch(() => {});
-      else {
-        await markFailed(o.pool, keys, report.error).catch(() => {});
-        await release(o.pool, rest).catch(() => {});
+      report.failed += todo.length;
+      report.error ??= (err as Error).message;
+      if (isStoreUnavailable(err)) {
+        const rest = groups.slice(i + 1).flatMap((g) => g.map((l) => l.file.key));
+        await release(o.pool, [...keys, ...rest]).catch(() => {});
+        return { report, storeDown: true, refused };
       }
-      break;
+      await markFailed(o.pool, keys, (err as Error).message).catch(() => {});
+      for (const l of todo) refused.add(l.file.projectId);
     }
   }
-  return report;
+  return { report, storeDown: false, refused };
 }
 
 /** One claim's worth: what was written, redelivered, failed. */
 export async function drainOnce(o: DrainOptions): Promise<DrainReport> {
-  return writeClaim(o, await claimAndLoad(o));
+  return (await writeClaim(o, await claimAndLoad(o))).report;
 }
 
 export interface DrainLoopOptions extends DrainOptions {
@@ -149,7 +163,8 @@ const MAX_BACKOFF_MS = 10_000;
 /**
  * Drains until stopped: at once again after a full batch, after `idleMs` otherwise. While a full
  * claim is written, the next one is claimed and read from blob storage, so the store waits for
- * neither; claims are still written one after the other, in order.
+ * neither; claims are still written one after the other, in order. A store that is down pauses
+ * the drain (doubling from `idleMs`); a file it refuses waits for its own retry, alone.
  */
 export function startDrain(o: DrainLoopOptions) {
   let stopped = false;
@@ -157,16 +172,19 @@ export function startDrain(o: DrainLoopOptions) {
   const loop = (async () => {
     let backoff = o.idleMs;
     let next: Promise<Claim> | undefined;
-    // A claim read ahead and not to be written now is handed back rather than left to its lease
-    // (newer files of its projects would otherwise be claimed before it).
-    const handBackAhead = async () => {
+    // Files read ahead and not to be written now are handed back rather than left to their lease
+    // (newer files of their projects would otherwise be claimed before them): all of them, or
+    // those of the projects `only` names.
+    const handBackAhead = async (only?: Set<string>) => {
       const ahead = await next?.catch(() => undefined);
       next = undefined;
-      if (ahead && ahead.claimed.length > 0)
-        await release(
-          o.pool,
-          ahead.claimed.map((f) => f.key),
-        ).catch(() => {});
+      if (!ahead) return;
+      const back = only ? ahead.claimed.filter((f) => only.has(f.projectId)) : ahead.claimed;
+      await release(
+        o.pool,
+        back.map((f) => f.key),
+      ).catch(() => {});
+      if (only && back.length < ahead.claimed.length) next = Promise.resolve(without(ahead, only));
     };
     while (!stopped) {
       try {
@@ -177,14 +195,15 @@ export function startDrain(o: DrainLoopOptions) {
           next = claimAndLoad(o);
           next.catch(() => {}); // seen when awaited
         }
-        const r = await writeClaim(o, current);
-        o.onReport(r);
-        if (r.failed > 0) {
+        const { report, storeDown, refused } = await writeClaim(o, current);
+        o.onReport(report);
+        if (storeDown) {
           // What was read ahead is newer than what failed: handed back, to be written after it.
           await handBackAhead();
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
           await pause(backoff);
         } else {
+          if (refused.size > 0) await handBackAhead(refused);
           backoff = o.idleMs;
           if (!full) await pause(o.idleMs);
         }
@@ -206,3 +225,10 @@ export function startDrain(o: DrainLoopOptions) {
     },
   };
 }
+
+/** A claim without the files of some projects. */
+const without = (c: Claim, projects: Set<string>): Claim => ({
+  claimed: c.claimed.filter((f) => !projects.has(f.projectId)),
+  loaded: c.loaded.filter((l) => !projects.has(l.file.projectId)),
+  dead: c.dead,
+});

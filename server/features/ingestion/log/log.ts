@@ -131,7 +131,7 @@ const BEHIND_SECONDS = 10;
  * that fails keeps the last answer (the queue being unreachable fails the writes anyway).
  */
 export function backlogGate(pool: pg.Pool, bounds: BacklogBounds, now = () => Date.now()) {
-  let last: Backlog = { files: 0, bytes: 0, oldestAgeSeconds: 0 };
+  let last: Backlog = { files: 0, bytes: 0, oldestAgeSeconds: 0, refused: 0 };
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
   return {

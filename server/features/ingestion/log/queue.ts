@@ -25,8 +25,13 @@ export interface ClaimedFile extends QueuedFile {
 export interface Backlog {
   files: number;
   bytes: number;
-  /** Seconds since the oldest pending file was accepted (0: none pending). */
+  /**
+   * Seconds since the oldest pending file was accepted (0: none pending), leaving out files the
+   * store refused: one such file holds back its project, not everyone's writes.
+   */
   oldestAgeSeconds: number;
+  /** Pending files the store refused (retried alone, after a backoff). */
+  refused: number;
 }
 
 /**
@@ -149,13 +154,17 @@ export async function unlease(pool: pg.Pool, keys: string[]): Promise<void> {
 }
 
 /**
- * Records why the store refused a claimed file; it stays pending, claimable again at once (the
- * drain's backoff spaces the tries), and is written alone from then on.
+ * Records why the store refused a file; it stays pending and is written alone from then on. A
+ * claimed one is retried after a backoff that doubles with its attempts (half a second to ten),
+ * and until then its project is held by nobody and claimed by no drain, so nothing newer of the
+ * project is written before it; one the web failed to write itself is claimable at once.
  */
 export async function markFailed(pool: pg.Pool, keys: string[], error: string): Promise<void> {
   if (keys.length === 0) return;
   await pool.query(
-    'UPDATE ingestion_log SET last_error = $2, lease_until = NULL WHERE key = ANY($1::text[])',
+    `UPDATE ingestion_log SET last_error = $2, holder = NULL,
+  lease_until = CASE WHEN attempts > 0 THEN now() + make_interval(secs => least(10, 0.5 * power(2, attempts - 1))) END
+WHERE key = ANY($1::text[])`,
     [keys, error.slice(0, 2000)],
   );
 }
@@ -173,13 +182,19 @@ export async function markDead(pool: pg.Pool, keys: string[], error: string): Pr
 }
 
 export async function backlog(pool: pg.Pool): Promise<Backlog> {
-  const { rows } = await pool.query<{ files: string; bytes: string; age: number | null }>(
+  const { rows } = await pool.query<{ files: string; bytes: string; age: number | null; refused: string }>(
     `SELECT count(*) AS files, coalesce(sum(bytes), 0) AS bytes,
-  extract(epoch FROM now() - min(received_at))::float8 AS age
+  extract(epoch FROM now() - min(received_at) FILTER (WHERE last_error IS NULL))::float8 AS age,
+  count(*) FILTER (WHERE last_error IS NOT NULL) AS refused
 FROM ingestion_log WHERE drained_at IS NULL`,
   );
   const r = rows[0]!;
-  return { files: Number(r.files), bytes: Number(r.bytes), oldestAgeSeconds: Math.max(0, r.age ?? 0) };
+  return {
+    files: Number(r.files),
+    bytes: Number(r.bytes),
+    oldestAgeSeconds: Math.max(0, r.age ?? 0),
+    refused: Number(r.refused),
+  };
 }
 
 /** When the oldest file not drained yet was accepted (ms); undefined when none is pending. */
