@@ -124,7 +124,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   // OTLP decoded and mapped (priced through models).
   ['features/otel'],
   // The use cases of ingestion (route -> decode -> price -> log -> drain -> store); its routes'
-  // context is the one of every route that writes.
+  // context is the one of every route that accepts writes (the scores' too).
   ['features/ingestion'],
   // Features built on them; the backfill waits on the log, and its page shows the producers;
   // deleting an LLM connection pauses the evaluation rules that use it.

@@ -1,7 +1,7 @@
 /**
  * What the ingestion routes need of the process, and what a write needs of a call: its project,
  * its producer (the SDK headers) and the stores every accepted write goes through. Routes of
- * other features that write (scores, dataset run items) take the same context.
+ * other features that accept writes the same way (scores) take the same context.
  */
 import type { FastifyRequest } from 'fastify';
 import type { ProducerPath } from '../../../contract/worker-api.ts';
