@@ -8,9 +8,9 @@
  */
 import { text } from 'node:stream/consumers';
 import { provisionUser } from '../features/users/provision.ts';
-import { isRole, ROLES } from '../features/users/roles.ts';
 import { checkEmail, checkPassword, UserExists } from '../features/users/store.ts';
 import { processConfig } from '../kernel/config/processes.ts';
+import { isRole, ROLES } from '../kernel/roles.ts';
 import { createPool } from '../platform/datastores/postgres.ts';
 import { RelationalMigrator } from '../platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../platform/migrations/relational/versions.ts';

@@ -6,8 +6,8 @@
  * the workers drain what it queued).
  */
 
-import { parseIsoDateTime } from '../features/write-model/iso-datetime.ts';
 import { processConfig } from '../kernel/config/processes.ts';
+import { parseIsoDateTime } from '../kernel/iso-datetime.ts';
 import { replayConfiguredLog } from './log-replay.ts';
 import { intFlag, parseFlags, UsageError } from './usage.ts';
 

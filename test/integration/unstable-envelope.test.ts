@@ -10,9 +10,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { AnySpec } from '../../server/app/web/core/route.ts';
 import { createProject } from '../../server/features/projects/keys.ts';
 import { createOrganizationKey } from '../../server/features/projects/organizations.ts';
+import type { AnySpec } from '../../server/platform/http/route.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 /** The codes of the reference's `PublicApiErrorCode` enum. */

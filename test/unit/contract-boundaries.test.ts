@@ -88,19 +88,22 @@ describe('configuration is read once, at each process entry', () => {
 const SERVER_LAYERS: readonly (readonly string[])[] = [
   // What the operator shares: write modes, env names, ports, the worker's API. Imports nothing.
   ['contract'],
-  // Pure building blocks: errors, configuration parsing, timers.
-  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts'],
+  // Pure building blocks: errors, configuration parsing, timers, the accepted date-times, roles.
+  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts', 'kernel/iso-datetime.ts', 'kernel/roles.ts'],
   // Adapters: the datastores, coordination, schema migrations, blob storage, the embedded
-  // analytics engine's HTTP server.
+  // analytics engine's HTTP server, and what every feature's routes share (route specs, gates,
+  // answers, the base of the route contexts).
   [
     'platform/datastores',
     'platform/coordination',
     'platform/migrations',
     'platform/blobs',
     'platform/analytics-server',
+    'platform/http',
   ],
-  // Features, lowest first. Users, LLM connections and job results stand on the adapters alone.
-  ['features/users', 'features/llm-connections', 'features/job-results'],
+  // Features, lowest first; each holds its routes (features/<f>/routes). Users, job results and
+  // the audit log stand on the adapters alone.
+  ['features/users', 'features/job-results', 'features/audit'],
   // What version 4's writers and readers of events share: the legacy-to-events mapping, the
   // staging partitions, the propagation record.
   ['features/events'],
@@ -120,11 +123,14 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   ],
   // OTLP decoded and mapped (priced through models).
   ['features/otel'],
-  // The use cases of ingestion (route -> decode -> price -> log -> drain -> store), and the
-  // backfill, which waits on the log.
-  ['features/ingestion', 'features/backfill'],
-  // Features built on them.
+  // The use cases of ingestion (route -> decode -> price -> log -> drain -> store); its routes'
+  // context is the one of every route that accepts writes (the scores' too).
+  ['features/ingestion'],
+  // Features built on them; the backfill waits on the log, and its page shows the producers;
+  // deleting an LLM connection pauses the evaluation rules that use it.
   [
+    'features/llm-connections',
+    'features/backfill',
     'features/deletion',
     'features/prompts',
     'features/scores',
@@ -141,7 +147,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   ],
   // A process's assembly: datastores opened, logger, shutdown, the encryption key checked.
   ['app/runtime'],
-  // The processes' work: the worker's jobs, the web's routes (app/web/routes/<feature>), the UI.
+  // The processes' work: the worker's jobs, the web's composition of the features' routes, the UI.
   ['app/worker', 'app/web', 'app/ui'],
   // The composition root that starts every role, and the executables.
   ['cli'],

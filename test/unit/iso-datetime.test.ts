@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIsoDateTime } from '../../server/features/write-model/iso-datetime.ts';
+import { parseIsoDateTime } from '../../server/kernel/iso-datetime.ts';
 
 describe('parseIsoDateTime', () => {
   it.each([

@@ -27,8 +27,8 @@ import {
 } from '../../server/features/users/login-throttle.ts';
 import { passwordProblem } from '../../server/features/users/password-policy.ts';
 import { hashPassword, verifyPassword } from '../../server/features/users/passwords.ts';
-import { effectiveRole } from '../../server/features/users/roles.ts';
 import type { TrustedProxies } from '../../server/kernel/config/auth.ts';
+import { effectiveRole } from '../../server/kernel/roles.ts';
 import { SCENARIO_RULES, throttleScenario } from '../fixtures/sign-in-throttle.ts';
 
 describe('passwords', () => {

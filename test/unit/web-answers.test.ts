@@ -1,7 +1,7 @@
-/** The answers every web family shares (`server/app/web/core/answers.ts`), by tables. */
+/** The answers every web family shares (`server/platform/http/answers.ts`), by tables. */
 import { describe, expect, it } from 'vitest';
-import { found, notFound, translating, when } from '../../server/app/web/core/answers.ts';
 import { Conflict, NotFound } from '../../server/kernel/errors.ts';
+import { found, notFound, translating, when } from '../../server/platform/http/answers.ts';
 
 class NameTaken extends Error {}
 class Elsewhere extends Error {}

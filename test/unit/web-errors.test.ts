@@ -14,7 +14,6 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { handleError } from '../../server/app/web/core/error-handler.ts';
-import { collectRouteSpecs, route } from '../../server/app/web/core/route.ts';
 import {
   BadRequest,
   Conflict,
@@ -27,6 +26,7 @@ import {
   TooManyRequests,
   Unauthorized,
 } from '../../server/kernel/errors.ts';
+import { collectRouteSpecs, route } from '../../server/platform/http/route.ts';
 
 const withProps = (message: string, props: Record<string, unknown>) =>
   Object.assign(new Error(message), props);

@@ -1,7 +1,7 @@
 /** Which deployments serve which gate: the spec's per-mode endpoint rules as a table. */
 import { describe, expect, it } from 'vitest';
-import { type Gate, refusalOf } from '../../server/app/web/core/gates.ts';
 import { type ModeSettings, RELEASE_3_SETTINGS, V4_DEFAULTS } from '../../server/contract/write-modes.ts';
+import { type Gate, refusalOf } from '../../server/platform/http/gates.ts';
 
 const v4 = (over: Partial<ModeSettings>): ModeSettings => ({ release: '4', ...V4_DEFAULTS, ...over });
 const DEPLOYMENTS: Record<string, ModeSettings> = {

@@ -1,52 +1,53 @@
 /**
- * The web container's HTTP application: one encapsulated plugin per API family, in a folder per
- * feature with its public (`public.ts`) and UI (`ui.ts`) halves apart (docs/public-api.md, "Where
- * the routes live"). Health is public; the web UI's routes sit behind a user session; every other
+ * The web container's HTTP application: one encapsulated plugin per API family, each in its
+ * feature's `routes/` with its public (`public.ts`) and UI (`ui.ts`) halves apart (docs/public-api.md,
+ * "Where the routes live"), registered here in its scope with the process's context. Health is public; the web UI's routes sit behind a user session; every other
  * family sits behind project-key authentication, and the write families share one bound on
  * concurrent writes. A route its write mode does not serve answers 404 from a hook of its scope.
  * `/metrics` serves Prometheus metrics.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
+import { alertsPlugin } from '../../features/alerts/routes/public.ts';
+import { annotationQueuesPlugin } from '../../features/annotation-queues/routes/public.ts';
+import { commentsPlugin } from '../../features/comments/routes/public.ts';
+import { dashboardsPlugin } from '../../features/dashboards/routes/public.ts';
+import { datasetsPlugin } from '../../features/datasets/routes/public.ts';
+import { traceDeletionPlugin } from '../../features/deletion/routes/traces.ts';
 import { envelopeOf } from '../../features/evaluation/errors.ts';
+import { evaluationsPlugin } from '../../features/evaluation/routes/public.ts';
+import { exportsPlugin } from '../../features/exports/routes/public.ts';
+import { ingestionPlugin } from '../../features/ingestion/routes/batch.ts';
+import { legacyWritesPlugin } from '../../features/ingestion/routes/legacy-writes.ts';
+import { otlpPlugin } from '../../features/ingestion/routes/otlp.ts';
+import { integrationsPlugin } from '../../features/integrations/routes/public.ts';
+import { llmConnectionsPlugin } from '../../features/llm-connections/routes/public.ts';
+import { maskingPlugin } from '../../features/masking/routes/family.ts';
+import { localBlobsPlugin } from '../../features/media/routes/local-blobs.ts';
+import { mediaPlugin } from '../../features/media/routes/public.ts';
+import { modelsPlugin } from '../../features/models/routes/public.ts';
+import { organizationsPlugin } from '../../features/projects/routes/organizations.ts';
+import { projectsPlugin } from '../../features/projects/routes/projects.ts';
+import { promptsPlugin } from '../../features/prompts/routes/public.ts';
+import { legacyReadsPlugin } from '../../features/reads/routes/legacy-public.ts';
+import { metricsPlugin } from '../../features/reads/routes/metrics-public.ts';
+import { v4ReadsPlugin } from '../../features/reads/routes/v4-public.ts';
+import { scoresPlugin } from '../../features/scores/routes/public-reads.ts';
+import { scoreWritesPlugin } from '../../features/scores/routes/public-writes.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../features/write-model/limits.ts';
 import type { TrustedProxies } from '../../kernel/config/auth.ts';
 import { BadRequest, HttpError, NotFound } from '../../kernel/errors.ts';
+import { modeGate } from '../../platform/http/gates.ts';
+import type { PluginOptions } from '../../platform/http/plugin-options.ts';
+import { collectRouteSpecs } from '../../platform/http/route.ts';
 import { collectAllowedMethods } from './core/allowed-methods.ts';
 import { requireOrganizationKey, requireProjectKey } from './core/auth.ts';
 import type { WebContext } from './core/context.ts';
-import { handleError } from './core/error-handler.ts';
-import { modeGate } from './core/gates.ts';
+import { answerEnvelopes, handleError } from './core/error-handler.ts';
 import { limitBacklog, limitConcurrentWrites } from './core/overload.ts';
 import { instrumentRequests } from './core/request-metrics.ts';
-import { collectRouteSpecs } from './core/route.ts';
-import { alertsPlugin } from './routes/alerts/public.ts';
-import { annotationQueuesPlugin } from './routes/annotation-queues/public.ts';
-import { commentsPlugin } from './routes/comments/public.ts';
-import { dashboardsPlugin } from './routes/dashboards/public.ts';
-import { datasetsPlugin } from './routes/datasets/public.ts';
-import { evaluationsPlugin } from './routes/evaluation/public.ts';
-import { exportsPlugin } from './routes/exports/public.ts';
-import { ingestionPlugin } from './routes/ingestion/batch.ts';
-import { otlpPlugin } from './routes/ingestion/otlp.ts';
-import { integrationsPlugin } from './routes/integrations/public.ts';
-import { legacyReadsPlugin } from './routes/legacy/public-reads.ts';
-import { legacyWritesPlugin } from './routes/legacy/public-writes.ts';
-import { llmConnectionsPlugin } from './routes/llm-connections/public.ts';
-import { maskingPlugin } from './routes/masking/routes.ts';
-import { localBlobsPlugin } from './routes/media/local-blobs.ts';
-import { mediaPlugin } from './routes/media/public.ts';
-import { metricsPlugin } from './routes/metrics/public.ts';
-import { modelsPlugin } from './routes/models/public.ts';
-import { organizationsPlugin } from './routes/projects/organizations.ts';
-import { projectsPlugin } from './routes/projects/projects.ts';
-import { promptsPlugin } from './routes/prompts/public.ts';
-import { scoresPlugin } from './routes/scores/public-reads.ts';
-import { scoreWritesPlugin } from './routes/scores/public-writes.ts';
-import { healthPlugin } from './routes/service/health.ts';
-import { openapiPlugin } from './routes/service/openapi.ts';
-import { traceDeletionPlugin } from './routes/traces/deletion.ts';
-import { v4ReadsPlugin } from './routes/traces/public.ts';
+import { healthPlugin } from './service/health.ts';
+import { openapiPlugin } from './service/openapi.ts';
 import { uiAssetsPlugin } from './ui-shell/assets.ts';
 import { uiPlugin } from './ui-shell/plugin.ts';
 
@@ -125,10 +126,10 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
       writes.register(otlpPlugin, { ctx });
       writes.register(legacyWritesPlugin, { ctx });
     });
-    // Every other family: a route its write mode does not serve answers 404 (core/gates.ts).
+    // Every other family: a route its write mode does not serve answers 404 (platform/http/gates.ts).
     api.register(async (served) => {
       served.addHook('onRequest', modeGate(ctx));
-      for (const plugin of [
+      const plugins: FastifyPluginAsync<PluginOptions<WebContext>>[] = [
         legacyReadsPlugin,
         v4ReadsPlugin,
         datasetsPlugin,
@@ -141,17 +142,18 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
         mediaPlugin,
         exportsPlugin,
         metricsPlugin,
-        dashboardsPlugin,
         projectsPlugin,
         openapiPlugin,
         llmConnectionsPlugin,
-        evaluationsPlugin,
-        alertsPlugin,
         annotationQueuesPlugin,
-        maskingPlugin,
-      ]) {
-        served.register(plugin, { ctx });
-      }
+      ];
+      for (const plugin of plugins) served.register(plugin, { ctx });
+      // The unstable families answer their envelope `{message, code, details?}`.
+      served.register(async (unstable) => {
+        answerEnvelopes(unstable);
+        for (const plugin of [dashboardsPlugin, evaluationsPlugin, alertsPlugin, maskingPlugin])
+          unstable.register(plugin, { ctx });
+      });
     });
   });
 

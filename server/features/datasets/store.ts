@@ -3,6 +3,7 @@
  * and the web UI's dataset pages. Every statement is scoped by the caller's project.
  */
 import type pg from 'pg';
+import { pageMeta } from '../../platform/http/project-routes.ts';
 import {
   type DatasetItemRow,
   type DatasetRow,
@@ -10,7 +11,6 @@ import {
   itemListQueries,
   mapDataset,
   mapDatasetItem,
-  pageMeta,
   SQL,
 } from '../reads/datasets.ts';
 

@@ -9,8 +9,8 @@
  * with the connection and leaves the project marked; the next pass repeats the idempotent steps.
  */
 import type pg from 'pg';
+import { audit } from '../audit/audit.ts';
 import { recordProjectTombstone } from '../tombstones/record.ts';
-import { audit } from './audit.ts';
 import { deleteStatement } from './trace-deletion-sql.ts';
 import type { TraceDeletionDeps } from './traces.ts';
 

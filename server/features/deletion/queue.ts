@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
+import type { AuditActor } from '../audit/audit.ts';
 import { recordTraceTombstones } from '../tombstones/record.ts';
-import type { AuditActor } from './audit.ts';
 import { type BatchSlice, type DeletionState, planBatch, stateAfter } from './deletion-batches.ts';
 
 /** A queued deletion as its owner sees it. */

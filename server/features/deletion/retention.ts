@@ -6,7 +6,7 @@
  * PostgreSQL (SKIP LOCKED), so two workers never run the same project at once; a pass cut short
  * (a kill, a restart, its batch bound) leaves the project due again, and every step is idempotent.
  */
-import { audit } from './audit.ts';
+import { audit } from '../audit/audit.ts';
 import { expiredTracelessScoresQuery, expiredTracesQuery } from './retention-sql.ts';
 import { scoreDeleteStatement } from './trace-deletion-sql.ts';
 import { deleteTraces, type TraceDeletionDeps } from './traces.ts';

@@ -12,11 +12,11 @@ import type { ServiceConfig } from '../../kernel/config/env.ts';
 import type { BlobStore } from '../../platform/blobs/store.ts';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
 import type { Dialect } from '../../platform/migrations/analytics/dialect.ts';
+import { type AuditActor, audit } from '../audit/audit.ts';
 import { SCRATCH_TABLE } from '../backfill/sql.ts';
 import { recordTraceTombstones } from '../tombstones/record.ts';
 import { traceTables } from '../tombstones/tables.ts';
 import type { UpdateForm } from '../write-model/trace-events-update.ts';
-import { type AuditActor, audit } from './audit.ts';
 import { deleteStatement, traceDeleteStatement, traceObservationIdsQuery } from './trace-deletion-sql.ts';
 
 export interface TraceDeletionDeps {

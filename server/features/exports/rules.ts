@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { behaviourOf, type ModeSettings } from '../../contract/write-modes.ts';
-import { isoDateTime } from '../write-model/iso-datetime.ts';
+import { isoDateTime } from '../../kernel/iso-datetime.ts';
 
 export const EXPORT_SOURCES = ['LEGACY_TRACES_OBSERVATIONS', 'ENRICHED_OBSERVATIONS', 'SCORES'] as const;
 export type ExportSource = (typeof EXPORT_SOURCES)[number];

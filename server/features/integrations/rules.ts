@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ModeSettings } from '../../contract/write-modes.ts';
+import { isoDateTime, parseIsoDateTime } from '../../kernel/iso-datetime.ts';
 import { type ExportSource, type ExportWindow, extensionOf, sourceRefusal, stamp } from '../exports/rules.ts';
 import { FIELD_GROUPS as READ_FIELD_GROUPS } from '../reads/observations.ts';
-import { isoDateTime, parseIsoDateTime } from '../write-model/iso-datetime.ts';
 import { chTimeToIso } from '../write-model/time.ts';
 
 export const BLOB_TYPES = ['S3', 'S3_COMPATIBLE', 'AZURE_BLOB_STORAGE'] as const;

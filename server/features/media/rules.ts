@@ -6,7 +6,7 @@
  * upload happens, so the server must derive the same id, and the same bytes give the same id.
  */
 import { z } from 'zod';
-import { isoDateTime } from '../write-model/iso-datetime.ts';
+import { isoDateTime } from '../../kernel/iso-datetime.ts';
 
 /** Accepted content types and the extension of their objects: the reference SDKs' list (JS 5.x, the longest). */
 export const MEDIA_CONTENT_TYPES = {

@@ -7,11 +7,11 @@
  * counts, a limit) is left out and counted as OTLP's partial success. Pure.
  */
 import { createHash } from 'node:crypto';
+import { timestampInRange } from '../../kernel/iso-datetime.ts';
 import {
   MAX_ATTRIBUTES_PER_SPAN,
   MAX_DATA_POINTS_PER_EXPORT,
   MAX_HISTOGRAM_BOUNDS,
-  timestampInRange,
 } from '../write-model/limits.ts';
 import { chTime } from '../write-model/time.ts';
 import { type Attributes, asText, attr, isMeaningful, toAttributes } from './attributes.ts';

@@ -1,4 +1,4 @@
-import { TIMESTAMP_RANGE, timestampInRange } from '../write-model/limits.ts';
+import { TIMESTAMP_RANGE, timestampInRange } from '../../kernel/iso-datetime.ts';
 import {
   type Attributes,
   asText,

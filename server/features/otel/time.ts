@@ -3,7 +3,7 @@
  * with exactly six fractional digits (`2024-05-01T12:00:00.123456Z`). BigInt keeps the microseconds that a
  * JS Date (milliseconds) would drop.
  */
-import { timestampInRange } from '../write-model/limits.ts';
+import { timestampInRange } from '../../kernel/iso-datetime.ts';
 
 /** ISO string with microsecond precision for a count of microseconds since the epoch. */
 export function microsToIso(micros: bigint): string {

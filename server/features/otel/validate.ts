@@ -1,3 +1,4 @@
+import { MAX_TIMESTAMP_MS, TIMESTAMP_RANGE } from '../../kernel/iso-datetime.ts';
 import {
   MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_ATTRIBUTES_PER_EXPORT,
@@ -5,8 +6,6 @@ import {
   MAX_EVENTS_PER_SPAN,
   MAX_LINKS_PER_SPAN,
   MAX_SPANS_PER_EXPORT,
-  MAX_TIMESTAMP_MS,
-  TIMESTAMP_RANGE,
 } from '../write-model/limits.ts';
 import { OtlpValidationError } from './errors.ts';
 import { isValidHexId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.ts';

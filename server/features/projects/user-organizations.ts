@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { isRole, type Role } from '../../kernel/roles.ts';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
-import { isRole, type Role } from '../users/roles.ts';
 
 export interface OrganizationAccess {
   id: string;

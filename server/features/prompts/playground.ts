@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import { BadRequest } from '../../kernel/errors.ts';
+import type { Role } from '../../kernel/roles.ts';
 import { renderPrompt } from '../evaluation/rules.ts';
 import type { ChatMessage } from '../llm-connections/adapters.ts';
-import type { Role } from '../users/roles.ts';
 import { PRODUCTION } from './rules.ts';
 
 const message = z.object({ role: z.string().min(1), content: z.string() });

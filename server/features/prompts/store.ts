@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
-import { audit } from '../deletion/audit.ts';
+import { audit } from '../audit/audit.ts';
 import { type Lookup, type ResolutionGraph, resolveComposition } from './composition.ts';
 import {
   type CreatePromptRequest,

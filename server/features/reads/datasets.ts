@@ -65,11 +65,6 @@ export function mapDatasetItem(r: DatasetItemRow) {
   };
 }
 
-/** Page metadata of the page-numbered APIs. */
-export function pageMeta(page: number, limit: number, totalItems: number) {
-  return { page, limit, totalItems, totalPages: Math.ceil(totalItems / limit) };
-}
-
 /**
  * JSON for a JSONB parameter. Undefined and null become SQL NULL, which the upsert keeps: the SDKs
  * send `null` for every field the caller left out, so null means "not given", like absent.

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { BadRequest } from '../../kernel/errors.ts';
-import { isoDateTime, parseIsoDateTime } from '../write-model/iso-datetime.ts';
+import { isoDateTime, parseIsoDateTime } from '../../kernel/iso-datetime.ts';
 import {
   type ColumnTable,
   type CompileContext,

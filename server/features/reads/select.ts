@@ -1,6 +1,6 @@
 /** What every reader shares: running a built query, a page with its total, the text-index probe. */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { pageMeta } from './datasets.ts';
+import { pageMeta } from '../../platform/http/project-routes.ts';
 import type { PagedQuery } from './legacy.ts';
 import type { Query } from './sql.ts';
 

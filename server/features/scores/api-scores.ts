@@ -6,10 +6,10 @@
  * acknowledged only once they are durable (in the ingestion log, or the store without one).
  */
 import { z } from 'zod';
+import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../../kernel/iso-datetime.ts';
 import { type AcceptDeps, acceptWrite } from '../ingestion/write.ts';
 import { describeIssues, type ScoreBody, scoreBody } from '../write-model/bodies.ts';
 import { LegacyChanges } from '../write-model/changes.ts';
-import { ISO_DATETIME_MESSAGE, parseIsoDateTime } from '../write-model/iso-datetime.ts';
 import { type Attribution, type Row, scoreRow } from '../write-model/records.ts';
 import type { IngestionStore } from '../write-model/store.ts';
 import { chTime } from '../write-model/time.ts';

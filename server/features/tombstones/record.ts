@@ -27,7 +27,7 @@ import { traceColumn, traceTables } from './tables.ts';
 
 type Queryable = Pick<pg.Pool, 'query'>;
 
-/** Who deleted: an API key (by its public key), a signed-in user, or a policy (server/features/deletion/audit.ts). */
+/** Who deleted: an API key (by its public key), a signed-in user, or a policy (server/features/audit/audit.ts). */
 export type TombstoneActor = { publicKey: string } | { userId: string } | { policy: string };
 
 /**

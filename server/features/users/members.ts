@@ -1,13 +1,13 @@
 /**
  * A project's people: its members (direct grants and its organization's members, the project's own
- * grant winning, as ./roles.ts), role changes and removals that never leave the project without an
+ * grant winning, as server/kernel/roles.ts), role changes and removals that never leave the project without an
  * owner, and one-time invitations. An invitation's link carries a 256-bit random token; only its
  * SHA-256 is stored, it expires, and accepting it is one transaction that also consumes it.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { effectiveRole, isRole, type Role } from '../../kernel/roles.ts';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
-import { effectiveRole, isRole, type Role } from './roles.ts';
 import { checkPassword, createUser, normalizeEmail, UserExists } from './store.ts';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;

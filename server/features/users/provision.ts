@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { Role } from './roles.ts';
+import type { Role } from '../../kernel/roles.ts';
 import { createUser, grantOrganization, grantProject, type User } from './store.ts';
 
 export interface NewUser {

@@ -5,9 +5,9 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { effectiveRole, isRole, type Role } from '../../kernel/roles.ts';
 import { passwordProblem } from './password-policy.ts';
 import { hashPassword } from './passwords.ts';
-import { effectiveRole, isRole, type Role } from './roles.ts';
 
 export interface User {
   id: string;

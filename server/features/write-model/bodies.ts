@@ -5,13 +5,8 @@
  */
 import { z } from 'zod';
 import { describeIssueList } from '../../kernel/errors.ts';
-import {
-  COST_LIMIT_USD,
-  MAX_EVENTS_PER_BATCH,
-  MAX_TOKEN_COUNT,
-  TIMESTAMP_RANGE,
-  timestampInRange,
-} from './limits.ts';
+import { TIMESTAMP_RANGE, timestampInRange } from '../../kernel/iso-datetime.ts';
+import { COST_LIMIT_USD, MAX_EVENTS_PER_BATCH, MAX_TOKEN_COUNT } from './limits.ts';
 
 /** Observation kinds stored in `events_full.type`. */
 export const OBSERVATION_TYPES = [

@@ -40,13 +40,6 @@ export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
 /** Costs are stored as Decimal(18, 12): below one million USD. */
 export const COST_LIMIT_USD = 1_000_000;
 
-/**
- * Timestamps the analytics store keeps as sent: DateTime64's range is 1900-01-01 to 2299-12-31; a
- * time outside would be stored as another date.
- */
-export const MIN_TIMESTAMP_MS = Date.UTC(1900, 0, 1);
-export const MAX_TIMESTAMP_MS = Date.UTC(2300, 0, 1) - 1;
-
 /** Deepest nesting of a JSON value (an object or array at the top is depth 1); stops once past `max`. */
 export function jsonDepthExceeds(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
@@ -60,13 +53,6 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
   }
   return false;
 }
-
-/** Epoch milliseconds within the stored range. */
-export function timestampInRange(ms: number): boolean {
-  return Number.isFinite(ms) && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
-}
-
-export const TIMESTAMP_RANGE = '1900-01-01T00:00:00Z to 2299-12-31T23:59:59.999Z';
 
 /**
  * A body over its size limit is answered 413 at once while what the client still sends is read

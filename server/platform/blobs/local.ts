@@ -2,7 +2,7 @@
  * The blob store of `observatory dev`: one "bucket" is a directory, each object one file named by
  * its encoded key (so `a/b` and `a/b/c` can both exist, as in S3), written to a temporary file and
  * renamed into place so a reader never sees half an object. Presigned URLs point at the dev
- * process itself (app/web/routes/media/local-blobs.ts serves them), signed and expiring (signed-url.ts).
+ * process itself (server/features/media/routes/local-blobs.ts serves them), signed and expiring (signed-url.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';

@@ -5,9 +5,9 @@
  */
 
 import type { OtlpExport } from '../../../features/ingestion/otlp.ts';
+import { type HeaderLookup, producerHeaderIn } from '../../../features/ingestion/routes/context.ts';
 import { parseIngestionVersionHeader } from '../../../features/otel/validate.ts';
 import { HttpError } from '../../../kernel/errors.ts';
-import { type HeaderLookup, producerHeaderIn } from '../core/context.ts';
 
 export function grpcExport(body: Uint8Array, header: HeaderLookup): OtlpExport {
   const headerName =

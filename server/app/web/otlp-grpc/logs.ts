@@ -4,9 +4,10 @@
  */
 
 import { ingestOtlpLogsBody } from '../../../features/ingestion/otlp-logs.ts';
+import { ingestionContextFor, recordRefusedPathFor } from '../../../features/ingestion/routes/context.ts';
 import { logsExportResponseProto } from '../../../features/otel/otlp-proto.ts';
 import { HttpError } from '../../../kernel/errors.ts';
-import { ingestionContextFor, recordRefusedPathFor, type WebContext } from '../core/context.ts';
+import type { WebContext } from '../core/context.ts';
 import { grpcExport } from './export-of.ts';
 import type { OtlpExportHandler } from './server.ts';
 

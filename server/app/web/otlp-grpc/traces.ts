@@ -5,9 +5,10 @@
  */
 
 import { ingestOtlpExport } from '../../../features/ingestion/otlp.ts';
+import { ingestionContextFor, recordRefusedPathFor } from '../../../features/ingestion/routes/context.ts';
 import { exportResponseProto } from '../../../features/otel/otlp-proto.ts';
 import { HttpError } from '../../../kernel/errors.ts';
-import { ingestionContextFor, recordRefusedPathFor, type WebContext } from '../core/context.ts';
+import type { WebContext } from '../core/context.ts';
 import { grpcExport } from './export-of.ts';
 import type { OtlpExportHandler } from './server.ts';
 

@@ -11,11 +11,12 @@ import { readPathOf } from '../../../features/users/read-path.ts';
 import { revokeOtherSessions, revokeSession, sessionsOf } from '../../../features/users/sessions.ts';
 import { projectsOf, setV4Preview } from '../../../features/users/store.ts';
 import { Conflict } from '../../../kernel/errors.ts';
-import { found } from '../core/answers.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
+import { found } from '../../../platform/http/answers.ts';
+import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
+import { route } from '../../../platform/http/route.ts';
+import type { WebContext } from '../core/context.ts';
 
-export const uiAccountPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+export const uiAccountPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async (app, { ctx }) => {
   route(
     app,
     { method: 'GET', url: '/api/ui/projects', tag: 'UI', summary: "The signed-in user's projects" },

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { PluginOptions } from '../core/plugin-options.ts';
+import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
 
 const UI_DIST = resolve(import.meta.dirname, '../../ui/dist');
 

@@ -1,38 +1,46 @@
 /**
  * The web UI's JSON routes (`/api/ui`), in nested scopes whose hooks state who may reach them
- * (../ui-shell/scope.ts): sign-in is the one family outside a session; every other route is in the
+ * (scope.ts): sign-in is the one family outside a session; every other route is in the
  * signed-in scope (session, CSRF, write-mode gate), and within it either the user's own routes,
  * the organizations (their own scopes), the owners' migration page, or the project scope (`:projectId` of the path, the route's role).
  */
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyPluginAsync } from 'fastify';
-import { modeGate } from '../core/gates.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { uiAlertsPlugin } from '../routes/alerts/ui.ts';
-import { uiAnnotationQueuesPlugin } from '../routes/annotation-queues/ui.ts';
-import { uiMigrationPlugin } from '../routes/backfill/ui.ts';
-import { uiDashboardsPlugin } from '../routes/dashboards/ui.ts';
-import { uiDatasetsPlugin } from '../routes/datasets/ui.ts';
-import { uiEvaluationsPlugin } from '../routes/evaluation/ui.ts';
-import { uiLegacyTracesPlugin } from '../routes/legacy/ui.ts';
-import { uiMaskingPlugin } from '../routes/masking/routes.ts';
-import { uiModelsPlugin } from '../routes/models/ui.ts';
-import { uiApiKeysPlugin } from '../routes/projects/ui-api-keys.ts';
-import { uiOrganizationsPlugin } from '../routes/projects/ui-organizations.ts';
-import { uiProjectsPlugin } from '../routes/projects/ui-projects.ts';
-import { uiPromptsPlugin } from '../routes/prompts/ui.ts';
-import { uiTraceDeletionPlugin } from '../routes/traces/deletion.ts';
-import { uiTracesPlugin } from '../routes/traces/ui.ts';
-import { uiListsPlugin } from '../routes/traces/ui-sessions-users.ts';
-import { uiInvitationsPlugin } from '../routes/users/ui-invitations.ts';
-import { uiMembersPlugin } from '../routes/users/ui-members.ts';
+import { uiAlertsPlugin } from '../../../features/alerts/routes/ui.ts';
+import { uiAnnotationQueuesPlugin } from '../../../features/annotation-queues/routes/ui.ts';
+import { uiMigrationPlugin } from '../../../features/backfill/routes/ui.ts';
+import { uiCommentsPlugin } from '../../../features/comments/routes/ui.ts';
+import { uiDashboardsPlugin } from '../../../features/dashboards/routes/ui.ts';
+import { uiDatasetsPlugin } from '../../../features/datasets/routes/ui.ts';
+import { uiTraceDeletionPlugin } from '../../../features/deletion/routes/traces.ts';
+import { uiEvaluationsPlugin } from '../../../features/evaluation/routes/ui.ts';
+import { uiMaskingPlugin } from '../../../features/masking/routes/family.ts';
+import { uiModelsPlugin } from '../../../features/models/routes/ui.ts';
+import { uiApiKeysPlugin } from '../../../features/projects/routes/ui-api-keys.ts';
+import { uiOrganizationsPlugin } from '../../../features/projects/routes/ui-organizations.ts';
+import { uiProjectsPlugin } from '../../../features/projects/routes/ui-projects.ts';
+import { uiPromptsPlugin } from '../../../features/prompts/routes/ui.ts';
+import { uiLegacyTracesPlugin } from '../../../features/reads/routes/legacy-ui.ts';
+import { uiListsPlugin } from '../../../features/reads/routes/ui-sessions-users.ts';
+import { uiTracesPlugin } from '../../../features/reads/routes/ui-trace.ts';
+import { uiScoresPlugin } from '../../../features/scores/routes/ui.ts';
+import { uiMembersPlugin } from '../../../features/users/routes/ui-members.ts';
+import { modeGate } from '../../../platform/http/gates.ts';
+import type { PluginOptions, UiScopes } from '../../../platform/http/plugin-options.ts';
+import type { WebContext } from '../core/context.ts';
+import { answerEnvelopes } from '../core/error-handler.ts';
 import { uiAccountPlugin } from './account.ts';
 import { COOKIE_PLUGIN_OPTIONS } from './cookies.ts';
-import { requireProject } from './scope.ts';
+import { uiInvitationsPlugin } from './invitations.ts';
+import { requireOrganization, requireOwner, requireProject } from './scope.ts';
 import { requireUiSession } from './session.ts';
 import { uiAuthPlugin } from './sign-in.ts';
 
-export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+export const uiPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async (app, { ctx }) => {
+  const scopes: UiScopes = {
+    owners: (scope, refusal) => requireOwner(scope, ctx, refusal),
+    organization: (scope) => requireOrganization(scope, ctx),
+  };
   // Sessions and the CSRF double submit live in cookies: parsed for every route of this scope.
   await app.register(fastifyCookie, COOKIE_PLUGIN_OPTIONS);
   app.register(uiAuthPlugin, { ctx });
@@ -41,29 +49,34 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) 
     requireUiSession(signedIn, ctx);
     signedIn.addHook('onRequest', modeGate(ctx));
     signedIn.register(uiAccountPlugin, { ctx });
-    signedIn.register(uiOrganizationsPlugin, { ctx });
-    signedIn.register(uiMigrationPlugin, { ctx });
+    signedIn.register(uiOrganizationsPlugin, { ctx, scopes });
+    signedIn.register(uiMigrationPlugin, { ctx, scopes });
     signedIn.register(async (project) => {
       requireProject(project, ctx);
-      for (const plugin of [
+      const plugins: FastifyPluginAsync<PluginOptions<WebContext>>[] = [
         uiProjectsPlugin,
         uiTracesPlugin,
+        uiScoresPlugin,
+        uiCommentsPlugin,
         uiTraceDeletionPlugin,
         uiLegacyTracesPlugin,
         uiDatasetsPlugin,
         uiListsPlugin,
         uiDashboardsPlugin,
-        uiEvaluationsPlugin,
         uiAlertsPlugin,
         uiApiKeysPlugin,
         uiMembersPlugin,
         uiPromptsPlugin,
         uiAnnotationQueuesPlugin,
         uiModelsPlugin,
-        uiMaskingPlugin,
-      ]) {
-        project.register(plugin, { ctx });
-      }
+      ];
+      for (const plugin of plugins) project.register(plugin, { ctx });
+      // Evaluation and masking answer the unstable API's envelope, as their public routes do.
+      project.register(async (envelopes) => {
+        answerEnvelopes(envelopes);
+        envelopes.register(uiEvaluationsPlugin, { ctx });
+        envelopes.register(uiMaskingPlugin, { ctx });
+      });
     });
   });
 };

@@ -11,24 +11,17 @@
  *   project (403 otherwise); `req.owner` says which, and so what the route may show.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { type OrganizationAccess, organizationsOf } from '../../../features/projects/user-organizations.ts';
 import { isDeploymentAdmin } from '../../../features/users/deployment-admin.ts';
-import type { Role } from '../../../features/users/roles.ts';
 import { type ProjectAccess, projectsOf } from '../../../features/users/store.ts';
 import { Forbidden, NotFound } from '../../../kernel/errors.ts';
+import type { Role } from '../../../kernel/roles.ts';
 import type { WebContext } from '../core/context.ts';
 
 /** A deployment admin sees the whole deployment; any other owner, the projects listed. */
 export interface Ownership {
   deploymentAdmin: boolean;
   projectIds: string[];
-}
-
-/** The least role a project route needs, and what a user below it is told. */
-export interface RoleNeed {
-  atLeast: Role;
-  refusal: string;
 }
 
 declare module 'fastify' {
@@ -39,9 +32,6 @@ declare module 'fastify' {
     org: OrganizationAccess;
     /** What an owner scope's user may see. */
     owner: Ownership;
-  }
-  interface FastifyContextConfig {
-    role?: RoleNeed;
   }
 }
 
@@ -104,6 +94,3 @@ export function requireOwner(app: FastifyInstance, ctx: WebContext, refusal: str
     req.owner = { deploymentAdmin, projectIds };
   });
 }
-
-/** The path parameters of a project route. */
-export const projectParams = z.object({ projectId: z.string().min(1) });

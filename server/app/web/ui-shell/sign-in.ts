@@ -27,10 +27,10 @@ import {
   userByEmail,
 } from '../../../features/users/store.ts';
 import { BadRequest, TooManyRequests, Unauthorized } from '../../../kernel/errors.ts';
+import { refusalOf } from '../../../platform/http/gates.ts';
+import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
+import { route } from '../../../platform/http/route.ts';
 import type { WebContext } from '../core/context.ts';
-import { refusalOf } from '../core/gates.ts';
-import type { PluginOptions } from '../core/plugin-options.ts';
-import { route } from '../core/route.ts';
 import {
   CSRF_COOKIE,
   checkCsrf,
@@ -91,7 +91,7 @@ async function limitPerAddress(app: FastifyInstance, ctx: WebContext) {
   );
 }
 
-export const uiAuthPlugin: FastifyPluginAsync<PluginOptions> = async (app, { ctx }) => {
+export const uiAuthPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async (app, { ctx }) => {
   const throttle =
     ctx.signIns ?? memorySignInThrottle(signInRules(ctx.config.auth.signInLimitPerAccountAddress));
   // What the user's pages may read: the deployment's read path, and the user's preview choice where
