@@ -6,22 +6,13 @@
  * `GET /api/public/v2/metrics` cannot disagree. Pure.
  */
 import { z } from 'zod';
+import { AGGREGATIONS, type Aggregation } from '../reads/aggregations.ts';
 import { type FilterCondition, filterCondition } from '../reads/filters.ts';
 import { own } from '../reads/lookup.ts';
-import { AGGREGATIONS, type MetricsQuery } from '../reads/metrics.ts';
+import type { MetricsQuery } from '../reads/metrics.ts';
 import { METRICS_V2_VIEWS } from '../reads/metrics-views.ts';
+import { CHART_TYPES } from './catalog.ts';
 
-export const CHART_TYPES = [
-  'LINE_TIME_SERIES',
-  'AREA_TIME_SERIES',
-  'BAR_TIME_SERIES',
-  'HORIZONTAL_BAR',
-  'VERTICAL_BAR',
-  'PIE',
-  'NUMBER',
-  'HISTOGRAM',
-  'PIVOT_TABLE',
-] as const;
 export type ChartType = (typeof CHART_TYPES)[number];
 
 /** Charts drawn over time: their query groups by a time bucket. */
@@ -95,7 +86,7 @@ export interface WidgetDefinition {
   description: string;
   view: (typeof WIDGET_VIEWS)[number];
   dimensions: { field: string }[];
-  metrics: { measure: string; agg: (typeof AGGREGATIONS)[number] }[];
+  metrics: { measure: string; agg: Aggregation }[];
   filters: FilterCondition[];
   chartType: ChartType;
   chartConfig: ChartConfig;
