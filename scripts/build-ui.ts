@@ -14,10 +14,11 @@ export const UI_ROOT = join(ROOT, 'server/app/ui');
 export const UI_DIST = join(UI_ROOT, 'dist');
 const STAMP = join(UI_DIST, '.build-hash');
 /**
- * The server modules the UI bundles besides its own tree: plain lists with no imports, stated once
- * for the API and the UI's menus. The image's build stage copies them beside server/app/ui.
+ * The server modules the UI bundles besides its own tree, stated once for the API and the UI: pure
+ * and with no imports of their own. The image's build stage copies them beside server/app/ui.
  */
 export const SHARED_MODULES = [
+  'server/contract/duration.ts',
   'server/features/dashboards/catalog.ts',
   'server/features/reads/aggregations.ts',
 ];
