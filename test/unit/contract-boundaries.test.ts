@@ -88,8 +88,8 @@ describe('configuration is read once, at each process entry', () => {
 const SERVER_LAYERS: readonly (readonly string[])[] = [
   // What the operator shares: write modes, env names, ports, the worker's API. Imports nothing.
   ['contract'],
-  // Pure building blocks: errors, configuration parsing, timers.
-  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts'],
+  // Pure building blocks: errors, configuration parsing, timers, comparisons.
+  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts', 'kernel/comparisons.ts'],
   // Adapters: the datastores, coordination, schema migrations, blob storage, the embedded
   // analytics engine's HTTP server.
   [
