@@ -36,6 +36,10 @@ COPY package.json package-lock.json tsconfig.json ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY scripts/build-ui.ts ./scripts/
 COPY server/app/ui ./server/app/ui
+# The server modules the UI bundles too (SHARED_MODULES in scripts/build-ui.ts).
+COPY server/contract/duration.ts ./server/contract/
+COPY server/features/dashboards/catalog.ts ./server/features/dashboards/
+COPY server/features/reads/aggregations.ts ./server/features/reads/
 RUN node scripts/build-ui.ts
 COPY scripts/build-operator.ts ./scripts/
 COPY server ./server

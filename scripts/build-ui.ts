@@ -13,6 +13,15 @@ const ROOT = resolve(import.meta.dirname, '..');
 export const UI_ROOT = join(ROOT, 'server/app/ui');
 export const UI_DIST = join(UI_ROOT, 'dist');
 const STAMP = join(UI_DIST, '.build-hash');
+/**
+ * The server modules the UI bundles besides its own tree, stated once for the API and the UI: pure
+ * and with no imports of their own. The image's build stage copies them beside server/app/ui.
+ */
+export const SHARED_MODULES = [
+  'server/contract/duration.ts',
+  'server/features/dashboards/catalog.ts',
+  'server/features/reads/aggregations.ts',
+];
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -22,10 +31,14 @@ function files(dir: string): string[] {
   });
 }
 
-/** Hash of everything the build reads: the UI's sources and config, and the locked dependencies. */
+/** Hash of everything the build reads: the UI's sources and config, the shared modules, and the locked dependencies. */
 export function sourceHash(): string {
   const h = createHash('sha256');
-  for (const f of [...files(UI_ROOT), join(ROOT, 'package-lock.json')].sort()) {
+  for (const f of [
+    ...files(UI_ROOT),
+    ...SHARED_MODULES.map((m) => join(ROOT, m)),
+    join(ROOT, 'package-lock.json'),
+  ].sort()) {
     h.update(relative(ROOT, f)).update('\0').update(readFileSync(f)).update('\0');
   }
   return h.digest('hex');

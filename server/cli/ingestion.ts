@@ -9,7 +9,7 @@
 import { processConfig } from '../kernel/config/processes.ts';
 import { parseIsoDateTime } from '../kernel/iso-datetime.ts';
 import { replayConfiguredLog } from './log-replay.ts';
-import { intFlag, parseFlags, UsageError } from './usage.ts';
+import { intFlag, parseFlags, UsageError, WINDOW_FLAGS } from './usage.ts';
 
 const USAGE =
   'usage: observatory ingestion replay --from ISO --to ISO [--project ID] [--max-stall-seconds S] [--json]';
@@ -23,11 +23,8 @@ function time(value: string | undefined, name: string): number {
 
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    project: { type: 'string' },
+    ...WINDOW_FLAGS,
     'max-stall-seconds': { type: 'string' },
-    json: { type: 'boolean' },
   });
   if (positionals.length !== 1 || positionals[0] !== 'replay') throw new UsageError(USAGE);
   const fromMs = time(values.from, 'from');

@@ -10,7 +10,7 @@ import { recomputeCosts } from '../features/models/recompute.ts';
 import { toChText } from '../features/reads/sql.ts';
 import { processConfig } from '../kernel/config/processes.ts';
 import { dialectOf } from '../platform/migrations/schema.ts';
-import { intFlag, parseFlags, UsageError } from './usage.ts';
+import { intFlag, parseFlags, UsageError, WINDOW_FLAGS } from './usage.ts';
 
 const USAGE =
   'usage: observatory recompute-costs --from ISO --to ISO [--project ID] [--batch-size N] [--json]';
@@ -27,13 +27,7 @@ function time(value: string | undefined, name: string): string {
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    project: { type: 'string' },
-    'batch-size': { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const { values, positionals } = parseFlags(args, { ...WINDOW_FLAGS, 'batch-size': { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(USAGE);
   const from = time(values.from, 'from');
   const to = time(values.to, 'to');

@@ -20,3 +20,11 @@ export function intFlag(value: string | undefined, name: string): number | undef
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer`);
   return n;
 }
+
+/** The flags of a command over a window of time, of one project or all: `--from ISO --to ISO [--project ID] [--json]`. */
+export const WINDOW_FLAGS = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  project: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;

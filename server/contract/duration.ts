@@ -21,9 +21,12 @@ export function parseDuration(text: string): number | undefined {
   return ms;
 }
 
-/** A compact human form for messages ("2d3h", "45m", "12s"): the two largest units. */
-export function formatDuration(ms: number): string {
-  let rest = Math.max(0, Math.ceil(ms / 1000));
+/**
+ * Whole seconds in the grammar's units, largest first ("1h30m", "0s" for none), at most `most` of
+ * them (the rest left out, not rounded).
+ */
+export function durationText(seconds: number, most = 4): string {
+  let rest = seconds;
   const parts: string[] = [];
   for (const [unit, size] of [
     ['d', 86_400],
@@ -35,5 +38,8 @@ export function formatDuration(ms: number): string {
     if (n > 0) parts.push(`${n}${unit}`);
     rest -= n * size;
   }
-  return parts.slice(0, 2).join('') || '0s';
+  return parts.slice(0, most).join('') || '0s';
 }
+
+/** A compact human form for messages ("2d3h", "45m", "12s"): the two largest units. */
+export const formatDuration = (ms: number): string => durationText(Math.max(0, Math.ceil(ms / 1000)), 2);

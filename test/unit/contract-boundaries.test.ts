@@ -88,8 +88,16 @@ describe('configuration is read once, at each process entry', () => {
 const SERVER_LAYERS: readonly (readonly string[])[] = [
   // What the operator shares: write modes, env names, ports, the worker's API. Imports nothing.
   ['contract'],
-  // Pure building blocks: errors, configuration parsing, timers, the accepted date-times, roles.
-  ['kernel/errors.ts', 'kernel/config', 'kernel/passes.ts', 'kernel/iso-datetime.ts', 'kernel/roles.ts'],
+  // Pure building blocks: errors, configuration parsing, timers, the accepted date-times, roles,
+  // comparisons.
+  [
+    'kernel/errors.ts',
+    'kernel/config',
+    'kernel/passes.ts',
+    'kernel/iso-datetime.ts',
+    'kernel/roles.ts',
+    'kernel/comparisons.ts',
+  ],
   // Adapters: the datastores, coordination, schema migrations, blob storage, the embedded
   // analytics engine's HTTP server, and what every feature's routes share (route specs, gates,
   // answers, the base of the route contexts).

@@ -8,9 +8,10 @@ import { z } from 'zod';
 import { DURATION_EXAMPLES, parseDuration } from '../../contract/duration.ts';
 import { HttpError } from '../../kernel/errors.ts';
 import { PublicApiError } from '../evaluation/errors.ts';
+import { AGGREGATIONS, type Aggregation } from '../reads/aggregations.ts';
 import { filterList } from '../reads/filters.ts';
 import { own } from '../reads/lookup.ts';
-import { AGGREGATIONS, buildMetrics, type MetricsQuery } from '../reads/metrics.ts';
+import { buildMetrics, type MetricsQuery } from '../reads/metrics.ts';
 import { METRICS_V2_VIEWS } from '../reads/metrics-views.ts';
 import { type AlertState, NO_DATA_MODES, type NoDataMode, OPERATORS, type Operator } from './state.ts';
 
@@ -18,7 +19,7 @@ import { type AlertState, NO_DATA_MODES, type NoDataMode, OPERATORS, type Operat
 export const ALERT_VIEWS = ['observations', 'scores-numeric'] as const;
 /** Every aggregation to one number (a histogram is not one). */
 export const ALERT_AGGREGATIONS = AGGREGATIONS.filter((a) => a !== 'histogram') as Exclude<
-  (typeof AGGREGATIONS)[number],
+  Aggregation,
   'histogram'
 >[];
 const MAX_WINDOW_SECONDS = 31 * 86_400;

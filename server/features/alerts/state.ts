@@ -3,10 +3,11 @@
  * the previous state, the new state and whether to notify (a transition, or a reminder while the
  * rule stays out of `ok` past its re-notification interval). Pure: no I/O.
  */
+import { COMPARE, type Comparison } from '../../kernel/comparisons.ts';
 
 export const ALERT_STATES = ['ok', 'warning', 'alerting', 'no_data'] as const;
 export type AlertState = (typeof ALERT_STATES)[number];
-export const OPERATORS = ['>', '>=', '<', '<='] as const;
+export const OPERATORS = ['>', '>=', '<', '<='] as const satisfies Comparison[];
 export type Operator = (typeof OPERATORS)[number];
 /** What a window without data counts as. */
 export const NO_DATA_MODES = ['ok', 'no_data', 'alerting'] as const;
@@ -37,18 +38,8 @@ export interface StateOutput {
   notify: NotifyKind | null;
 }
 
-export function breaches(value: number, operator: Operator, threshold: number): boolean {
-  switch (operator) {
-    case '>':
-      return value > threshold;
-    case '>=':
-      return value >= threshold;
-    case '<':
-      return value < threshold;
-    case '<=':
-      return value <= threshold;
-  }
-}
+export const breaches = (value: number, operator: Operator, threshold: number): boolean =>
+  COMPARE[operator](value, threshold);
 
 export function stateOf(
   i: Pick<StateInput, 'value' | 'operator' | 'warningThreshold' | 'alertThreshold' | 'noDataMode'>,

@@ -6,23 +6,18 @@
  * `GET /api/public/v2/metrics` cannot disagree. Pure.
  */
 import { z } from 'zod';
+import { AGGREGATIONS, type Aggregation } from '../reads/aggregations.ts';
 import { type FilterCondition, filterCondition } from '../reads/filters.ts';
 import { own } from '../reads/lookup.ts';
-import { AGGREGATIONS, type MetricsQuery } from '../reads/metrics.ts';
+import type { MetricsQuery } from '../reads/metrics.ts';
 import { METRICS_V2_VIEWS } from '../reads/metrics-views.ts';
+import { CHART_TYPES } from './catalog.ts';
 
-export const CHART_TYPES = [
-  'LINE_TIME_SERIES',
-  'AREA_TIME_SERIES',
-  'BAR_TIME_SERIES',
-  'HORIZONTAL_BAR',
-  'VERTICAL_BAR',
-  'PIE',
-  'NUMBER',
-  'HISTOGRAM',
-  'PIVOT_TABLE',
-] as const;
 export type ChartType = (typeof CHART_TYPES)[number];
+
+/** A change: any of the fields of `fields`, at least one (`message` when none). */
+const someOf = <Shape extends z.ZodRawShape>(fields: z.ZodObject<Shape>, message: string) =>
+  fields.partial().refine((v) => Object.keys(v).length > 0, message);
 
 /** Charts drawn over time: their query groups by a time bucket. */
 export const TIME_SERIES: ReadonlySet<ChartType> = new Set([
@@ -83,9 +78,7 @@ export const createWidgetRequest = z.object({
   chartType: z.enum(CHART_TYPES),
   chartConfig: chartConfigInput.optional(),
 });
-export const updateWidgetRequest = createWidgetRequest
-  .partial()
-  .refine((b) => Object.keys(b).length > 0, 'at least one field is required');
+export const updateWidgetRequest = someOf(createWidgetRequest, 'at least one field is required');
 export type CreateWidget = z.infer<typeof createWidgetRequest>;
 export type UpdateWidget = z.infer<typeof updateWidgetRequest>;
 
@@ -95,7 +88,7 @@ export interface WidgetDefinition {
   description: string;
   view: (typeof WIDGET_VIEWS)[number];
   dimensions: { field: string }[];
-  metrics: { measure: string; agg: (typeof AGGREGATIONS)[number] }[];
+  metrics: { measure: string; agg: Aggregation }[];
   filters: FilterCondition[];
   chartType: ChartType;
   chartConfig: ChartConfig;
@@ -142,10 +135,10 @@ export const createPlacementRequest = z.discriminatedUnion('type', [
 export type CreatePlacement = z.infer<typeof createPlacementRequest>;
 
 /** A move or resize: the fields given change, the rest (and the tile's content and id) stay. */
-export const updatePlacementRequest = z
-  .strictObject(placementFields)
-  .partial()
-  .refine((v) => Object.keys(v).length > 0, 'At least one of x, y, width, height is required');
+export const updatePlacementRequest = someOf(
+  z.strictObject(placementFields),
+  'At least one of x, y, width, height is required',
+);
 export type UpdatePlacement = z.infer<typeof updatePlacementRequest>;
 
 const definition = z.object({ widgets: z.array(placement).max(100) });
@@ -158,10 +151,7 @@ const dashboardFields = {
   defaultTimeRange: z.enum(TIME_RANGES).optional(),
 };
 export const createDashboardRequest = z.object(dashboardFields);
-export const updateDashboardRequest = z
-  .object(dashboardFields)
-  .partial()
-  .refine((v) => Object.keys(v).length > 0, 'At least one field is required');
+export const updateDashboardRequest = someOf(z.object(dashboardFields), 'At least one field is required');
 export type CreateDashboard = z.infer<typeof createDashboardRequest>;
 export type UpdateDashboard = z.infer<typeof updateDashboardRequest>;
 

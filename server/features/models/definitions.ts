@@ -9,6 +9,7 @@ export const MODEL_UNITS = ['CHARACTERS', 'TOKENS', 'MILLISECONDS', 'SECONDS', '
 export type ModelUnit = (typeof MODEL_UNITS)[number];
 export const TOKENIZER_IDS = ['openai', 'claude'] as const;
 export const TIER_OPERATORS = ['gt', 'gte', 'lt', 'lte', 'eq', 'neq'] as const;
+export type TierOperator = (typeof TIER_OPERATORS)[number];
 
 const safePattern = z.string().superRefine((p, ctx) => {
   const problem = patternProblem(p);

@@ -2,8 +2,10 @@
  * Pure cost logic: which definition prices a model name at a time, which of its tiers applies to
  * a usage, and the cost per usage type with its total. No I/O; tested by tables.
  */
+
+import { COMPARE, type Comparison } from '../../kernel/comparisons.ts';
 import { COST_LIMIT_USD } from '../write-model/limits.ts';
-import type { ModelDefinition, PricingTier, TierCondition } from './definitions.ts';
+import type { ModelDefinition, PricingTier, TierCondition, TierOperator } from './definitions.ts';
 import { type Pattern, rememberedPattern } from './patterns.ts';
 
 export interface CompiledModel {
@@ -67,22 +69,17 @@ export interface TierAttributes {
 const usagePattern = (pattern: string, caseSensitive: boolean): Pattern =>
   rememberedPattern(pattern, !caseSensitive);
 
-function compare(op: string, left: number, right: number): boolean {
-  switch (op) {
-    case 'gt':
-      return left > right;
-    case 'gte':
-      return left >= right;
-    case 'lt':
-      return left < right;
-    case 'lte':
-      return left <= right;
-    case 'eq':
-      return left === right;
-    default:
-      return left !== right;
-  }
-}
+/** The tier conditions' operators as symbols; an unknown one compares as `neq` did. */
+const SYMBOL_OF: Record<TierOperator, Comparison> = {
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  eq: '=',
+  neq: '!=',
+};
+const compare = (op: TierOperator, left: number, right: number): boolean =>
+  COMPARE[Object.hasOwn(SYMBOL_OF, op) ? SYMBOL_OF[op] : '!='](left, right);
 
 const asText = (v: unknown) =>
   typeof v === 'string' ? v : v === undefined || v === null ? null : JSON.stringify(v);

@@ -17,29 +17,27 @@ export interface DecodeOptions {
 
 type Format = 'protobuf' | 'json';
 
+/** An export's body with the headers that say how to read it, and the bounds to decode it within. */
+type ExportBody = [
+  body: Buffer,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  options?: DecodeOptions,
+];
+
 /**
  * Decodes the body of `POST …/v1/traces` into an ExportTraceServiceRequest (see otlp-types.ts).
  * Throws OtlpDecodeError. The result is structurally normalized but not validated: run
  * `validateTraceExport` on it before use, as a JSON body can hold anything.
  */
-export function decodeTraceExport(
-  body: Buffer,
-  contentType: string | undefined,
-  contentEncoding: string | undefined,
-  options: DecodeOptions = {},
-): ExportTraceServiceRequest {
-  const { raw, toHex } = decodeBody(TRACES, body, contentType, contentEncoding, options);
+export function decodeTraceExport(...body: ExportBody): ExportTraceServiceRequest {
+  const { raw, toHex } = decodeBody(TRACES, ...body);
   return normalizeExport(raw, toHex);
 }
 
 /** As decodeTraceExport, for the body of `POST …/v1/logs` (validated while it is mapped, map-logs.ts). */
-export function decodeLogsExport(
-  body: Buffer,
-  contentType: string | undefined,
-  contentEncoding: string | undefined,
-  options: DecodeOptions = {},
-): ExportLogsServiceRequest {
-  const { raw, toHex } = decodeBody(LOGS, body, contentType, contentEncoding, options);
+export function decodeLogsExport(...body: ExportBody): ExportLogsServiceRequest {
+  const { raw, toHex } = decodeBody(LOGS, ...body);
   return normalizeLogsExport(raw, toHex);
 }
 
@@ -60,10 +58,7 @@ interface RawExport {
 
 function decodeBody(
   signal: Signal,
-  body: Buffer,
-  contentType: string | undefined,
-  contentEncoding: string | undefined,
-  options: DecodeOptions,
+  ...[body, contentType, contentEncoding, options = {}]: ExportBody
 ): RawExport {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_DECODED_BYTES;
   const format = formatOf(contentType);

@@ -37,17 +37,6 @@ message Resource {
   repeated KeyValue attributes = 1;
   uint32 dropped_attributes_count = 2;
 }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-message ResourceSpans {
-  Resource resource = 1;
-  repeated ScopeSpans scope_spans = 2;
-  string schema_url = 3;
-}
-message ScopeSpans {
-  InstrumentationScope scope = 1;
-  repeated Span spans = 2;
-  string schema_url = 3;
-}
 message Span {
   bytes trace_id = 1;
   bytes span_id = 2;
@@ -85,23 +74,7 @@ message Status {
   string message = 2;
   int32 code = 3;
 }
-message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1; }
-message ExportTracePartialSuccess {
-  int64 rejected_spans = 1;
-  string error_message = 2;
-}
 
-message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
-message ResourceMetrics {
-  Resource resource = 1;
-  repeated ScopeMetrics scope_metrics = 2;
-  string schema_url = 3;
-}
-message ScopeMetrics {
-  InstrumentationScope scope = 1;
-  repeated Metric metrics = 2;
-  string schema_url = 3;
-}
 message Metric {
   string name = 1;
   string description = 2;
@@ -152,22 +125,6 @@ message HistogramDataPoint {
 }
 // Exponential histogram and summary points are counted, not read: every field is skipped.
 message DataPointCount {}
-message ExportMetricsServiceResponse { ExportMetricsPartialSuccess partial_success = 1; }
-message ExportMetricsPartialSuccess {
-  int64 rejected_data_points = 1;
-  string error_message = 2;
-}
-message ExportLogsServiceRequest { repeated ResourceLogs resource_logs = 1; }
-message ResourceLogs {
-  Resource resource = 1;
-  repeated ScopeLogs scope_logs = 2;
-  string schema_url = 3;
-}
-message ScopeLogs {
-  InstrumentationScope scope = 1;
-  repeated LogRecord log_records = 2;
-  string schema_url = 3;
-}
 message LogRecord {
   fixed64 time_unix_nano = 1;
   fixed64 observed_time_unix_nano = 11;
@@ -181,16 +138,40 @@ message LogRecord {
   bytes span_id = 10;
   string event_name = 12;
 }
-message ExportLogsServiceResponse { ExportLogsPartialSuccess partial_success = 1; }
-message ExportLogsPartialSuccess {
-  int64 rejected_log_records = 1;
+`;
+
+/**
+ * A collector service's request (resources, their scopes, the scopes' items) and its response with
+ * the partial success: the same messages for traces, metrics and logs but for their names.
+ */
+type Signal = 'Trace' | 'Metrics' | 'Logs';
+const exportMessages = (signal: Signal, items: string, item: string, itemField: string, rejected: string) => `
+message Export${signal}ServiceRequest { repeated Resource${items} resource_${items.toLowerCase()} = 1; }
+message Resource${items} {
+  Resource resource = 1;
+  repeated Scope${items} scope_${items.toLowerCase()} = 2;
+  string schema_url = 3;
+}
+message Scope${items} {
+  InstrumentationScope scope = 1;
+  repeated ${item} ${itemField} = 2;
+  string schema_url = 3;
+}
+message Export${signal}ServiceResponse { Export${signal}PartialSuccess partial_success = 1; }
+message Export${signal}PartialSuccess {
+  int64 rejected_${rejected} = 1;
   string error_message = 2;
 }
 `;
 
 let root: protobuf.Root | undefined;
 const otlpType = (name: string) => {
-  root ??= protobuf.parse(OTLP_PROTO).root;
+  root ??= protobuf.parse(
+    OTLP_PROTO +
+      exportMessages('Trace', 'Spans', 'Span', 'spans', 'spans') +
+      exportMessages('Metrics', 'Metrics', 'Metric', 'metrics', 'data_points') +
+      exportMessages('Logs', 'Logs', 'LogRecord', 'log_records', 'log_records'),
+  ).root;
   return root.lookupType(`otlp.${name}`);
 };
 
@@ -214,85 +195,53 @@ export function exportMetricsServiceResponseType(): protobuf.Type {
   return otlpType('ExportMetricsServiceResponse');
 }
 
-/** Spans refused while the others were accepted (OTLP partial success); null when all were accepted. */
-export type PartialSuccess = { rejectedSpans: number; errorMessage: string } | null;
-
-/** An ExportTraceServiceResponse: empty when every span was accepted, else with `partial_success`. */
-export function exportResponseProto(partial: PartialSuccess): Buffer {
-  const type = exportTraceServiceResponseType();
-  const message = partial
-    ? type.fromObject({
-        partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage },
-      })
-    : type.create();
-  return Buffer.from(type.encode(message).finish());
-}
-
-/**
- * The answer to an accepted export in the request's encoding: an ExportTraceServiceResponse, empty
- * when every span was accepted, or with `partial_success` (OTLP/JSON's int64 as a decimal string).
- */
-export function exportResponseBody(protobufEncoding: boolean, partial: PartialSuccess): Buffer | object {
-  if (protobufEncoding) return exportResponseProto(partial);
-  return partial
-    ? {
-        partialSuccess: {
-          rejectedSpans: String(partial.rejectedSpans),
-          errorMessage: partial.errorMessage,
-        },
-      }
-    : {};
-}
-
-/** Data points refused while the others were accepted; null when all were accepted. */
-export type MetricsPartialSuccess = { rejectedDataPoints: number; errorMessage: string } | null;
-
-/** An ExportMetricsServiceResponse: empty when every point was accepted, else with `partial_success`. */
-export function exportMetricsResponseProto(partial: MetricsPartialSuccess): Buffer {
-  const type = exportMetricsServiceResponseType();
-  return Buffer.from(
-    type.encode(partial ? type.fromObject({ partialSuccess: partial }) : type.create()).finish(),
-  );
-}
-
-/** The same answer in OTLP/JSON (int64 as a decimal string). */
-export const exportMetricsResponseJson = (partial: MetricsPartialSuccess): object =>
-  partial
-    ? {
-        partialSuccess: {
-          rejectedDataPoints: String(partial.rejectedDataPoints),
-          errorMessage: partial.errorMessage,
-        },
-      }
-    : {};
-
 /** The ExportLogsServiceRequest message type. */
 export function exportLogsServiceRequestType(): protobuf.Type {
   return otlpType('ExportLogsServiceRequest');
 }
 
+/** What an export refused while the rest was accepted (OTLP partial success): its count and why. */
+type Refused<Count extends string> = ({ [K in Count]: number } & { errorMessage: string }) | null;
+/** Any signal's refusal, as the encoders take it. */
+type Counted = Readonly<Record<string, number | string>> | null;
+/** Spans refused while the others were accepted; null when all were accepted. */
+export type PartialSuccess = Refused<'rejectedSpans'>;
+/** Data points refused while the others were accepted; null when all were accepted. */
+export type MetricsPartialSuccess = Refused<'rejectedDataPoints'>;
 /** Log records refused while the others were accepted; null when all were accepted. */
-export type LogsPartialSuccess = { rejectedLogRecords: number; errorMessage: string } | null;
+export type LogsPartialSuccess = Refused<'rejectedLogRecords'>;
 
-/** An ExportLogsServiceResponse: empty when every record was accepted, else with `partial_success`. */
-export function logsExportResponseProto(partial: LogsPartialSuccess): Buffer {
-  const type = otlpType('ExportLogsServiceResponse');
-  const message = partial ? type.fromObject({ partialSuccess: partial }) : type.create();
-  return Buffer.from(type.encode(message).finish());
+/** An Export<signal>ServiceResponse: empty when everything was accepted, else with `partial_success`. */
+function responseProto(signal: Signal, partial: Counted): Buffer {
+  const type = otlpType(`Export${signal}ServiceResponse`);
+  return Buffer.from(
+    type.encode(partial ? type.fromObject({ partialSuccess: partial }) : type.create()).finish(),
+  );
 }
+
+/** The same answer in OTLP/JSON: the int64 count as a decimal string. */
+function responseJson(partial: Counted): object {
+  if (!partial) return {};
+  const counted = Object.entries(partial).map(([k, v]) => [k, k === 'errorMessage' ? v : String(v)]);
+  return { partialSuccess: Object.fromEntries(counted) };
+}
+
+export const exportResponseProto = (partial: PartialSuccess): Buffer => responseProto('Trace', partial);
+
+/** The answer to an accepted trace export in the request's encoding (ExportTraceServiceResponse). */
+export const exportResponseBody = (protobufEncoding: boolean, partial: PartialSuccess): Buffer | object =>
+  protobufEncoding ? responseProto('Trace', partial) : responseJson(partial);
+
+export const exportMetricsResponseProto = (partial: MetricsPartialSuccess): Buffer =>
+  responseProto('Metrics', partial);
+
+export const exportMetricsResponseJson = (partial: MetricsPartialSuccess): object => responseJson(partial);
+
+export const logsExportResponseProto = (partial: LogsPartialSuccess): Buffer =>
+  responseProto('Logs', partial);
 
 /** The answer to an accepted logs export in the request's encoding (ExportLogsServiceResponse). */
-export function logsExportResponseBody(
+export const logsExportResponseBody = (
   protobufEncoding: boolean,
   partial: LogsPartialSuccess,
-): Buffer | object {
-  if (protobufEncoding) return logsExportResponseProto(partial);
-  return partial
-    ? {
-        partialSuccess: {
-          rejectedLogRecords: String(partial.rejectedLogRecords),
-          errorMessage: partial.errorMessage,
-        },
-      }
-    : {};
-}
+): Buffer | object => (protobufEncoding ? responseProto('Logs', partial) : responseJson(partial));

@@ -346,23 +346,22 @@ export const buildScoreById = (projectId: string, id: string): Query =>
 export const buildScoresOfTrace = (projectId: string, traceId: string): Query =>
   rowsWhere('scores', 'trace_id', traceId, projectId, 'timestamp, id');
 
-/** Trace fields the score lists attach (`trace: {userId, tags, environment, sessionId}`). */
-export function buildTracesByIds(projectId: string, ids: string[]): Query {
+/** `columns` of the project's traces with these ids. */
+function tracesByIds(columns: string, projectId: string, ids: string[]): Query {
   const p = new Params();
   return {
-    sql: `SELECT id, user_id, tags, environment, session_id FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id IN ${p.strs(ids)}`,
+    sql: `SELECT ${columns} FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id IN ${p.strs(ids)}`,
     params: p.values,
   };
 }
 
+/** Trace fields the score lists attach (`trace: {userId, tags, environment, sessionId}`). */
+export const buildTracesByIds = (projectId: string, ids: string[]): Query =>
+  tracesByIds('id, user_id, tags, environment, session_id', projectId, ids);
+
 /** The outputs of traces, by id (a dataset run's results in the version 3 experience). */
-export function buildTraceOutputs(projectId: string, ids: string[]): Query {
-  const p = new Params();
-  return {
-    sql: `SELECT id, output FROM traces FINAL WHERE project_id = ${p.str(projectId)} AND id IN ${p.strs(ids)}`,
-    params: p.values,
-  };
-}
+export const buildTraceOutputs = (projectId: string, ids: string[]): Query =>
+  tracesByIds('id, output', projectId, ids);
 
 export interface DailyMetricsRequest {
   projectId: string;

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { BadRequest } from '../../kernel/errors.ts';
 import { isoDateTime, parseIsoDateTime } from '../../kernel/iso-datetime.ts';
+import { AGGREGATIONS, type Aggregation } from './aggregations.ts';
 import {
   type ColumnTable,
   type CompileContext,
@@ -18,19 +19,6 @@ import {
 import { own } from './lookup.ts';
 import { Params, type Query, toIso, Where } from './sql.ts';
 
-export const AGGREGATIONS = [
-  'sum',
-  'avg',
-  'count',
-  'max',
-  'min',
-  'p50',
-  'p75',
-  'p90',
-  'p95',
-  'p99',
-  'histogram',
-] as const;
 export const GRANULARITIES = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 
@@ -101,13 +89,7 @@ export function autoGranularity(fromIso: string, toIso: string): Exclude<Granula
   return 'month';
 }
 
-function aggregate(
-  agg: (typeof AGGREGATIONS)[number],
-  expr: string,
-  isCount: boolean,
-  p: Params,
-  bins: number,
-): string {
+function aggregate(agg: Aggregation, expr: string, isCount: boolean, p: Params, bins: number): string {
   if (agg === 'count') return isCount ? 'count()' : `count(${expr})`;
   if (agg === 'histogram') return `histogram(${p.add(bins, 'UInt32')})(toFloat64(${expr}))`;
   if (agg.startsWith('p')) return `quantile(${Number(agg.slice(1)) / 100})(${expr})`;

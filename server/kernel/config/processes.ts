@@ -35,6 +35,15 @@ const STORES = ['mode', 'relational', 'analytics'] as const satisfies PartName[]
 /** What a command that writes the relational database alone reads (its migrations per release). */
 const RELATIONAL = ['mode', 'relational'] as const satisfies PartName[];
 const BACKUP = [...STORES, 'backupBucket'] as const satisfies PartName[];
+/** What the worker's jobs read, in the worker and in `dev`. */
+const WORKER_JOBS = [
+  'propagationWatch',
+  'propagation',
+  'alerts',
+  'backfill',
+  'backfillInWorker',
+  'identity',
+] as const satisfies PartName[];
 
 /** Each server process (a CLI command) and what it reads; `dev` brings its own embedded databases. */
 export const SERVER_PROCESSES = {
@@ -75,12 +84,7 @@ export const SERVER_PROCESSES = {
       'ingestionLogDrain',
       'publicUrl',
       'llm',
-      'propagationWatch',
-      'propagation',
-      'alerts',
-      'backfill',
-      'backfillInWorker',
-      'identity',
+      ...WORKER_JOBS,
     ],
     require: [DB, CH, ENV.redisUrl],
   },
@@ -99,12 +103,7 @@ export const SERVER_PROCESSES = {
       'publicUrl',
       'llm',
       'operatorObject',
-      'propagationWatch',
-      'propagation',
-      'alerts',
-      'backfill',
-      'backfillInWorker',
-      'identity',
+      ...WORKER_JOBS,
     ],
     require: [],
   },

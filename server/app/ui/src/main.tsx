@@ -1,3 +1,4 @@
+/** The bundle's entry: mounts the shell (App.tsx) in the page's `#root`, with the styles. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';

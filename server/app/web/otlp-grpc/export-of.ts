@@ -1,13 +1,21 @@
 /**
  * A gRPC export as the HTTP endpoints' use cases take it: the message's bytes as an
  * `application/x-protobuf` body (grpc-js has already decompressed it) and the producer from the
- * call's metadata, read with the HTTP headers' rules.
+ * call's metadata, read with the HTTP headers' rules; and the handler of a service that hands it to
+ * its use case.
  */
 
-import type { OtlpExport } from '../../../features/ingestion/otlp.ts';
-import { type HeaderLookup, producerHeaderIn } from '../../../features/ingestion/routes/context.ts';
+import type { OtlpContext, OtlpExport } from '../../../features/ingestion/otlp.ts';
+import {
+  type HeaderLookup,
+  ingestionContextFor,
+  producerHeaderIn,
+  recordRefusedPathFor,
+} from '../../../features/ingestion/routes/context.ts';
 import { parseIngestionVersionHeader } from '../../../features/otel/validate.ts';
 import { HttpError } from '../../../kernel/errors.ts';
+import type { WebContext } from '../core/context.ts';
+import type { OtlpExportHandler } from './server.ts';
 
 export function grpcExport(body: Uint8Array, header: HeaderLookup): OtlpExport {
   const headerName =
@@ -27,3 +35,28 @@ export function grpcExport(body: Uint8Array, header: HeaderLookup): OtlpExport {
     },
   };
 }
+
+/** What an HTTP endpoint's use case made of an export: written, some of it rejected on its own, or refused. */
+type Ingested<Rejected> =
+  | { kind: 'written'; rejected: Rejected | null }
+  | { kind: 'refused'; status: number; message: string };
+
+/**
+ * A collector service's handler that hands the export to its HTTP endpoint's use case, with the
+ * same project, attribution and dual-path report: a refusal is the call's error, else the answer
+ * says what was rejected.
+ */
+export const ingestingExportHandler =
+  <Rejected>(
+    ingest: (exp: OtlpExport, ctx: OtlpContext) => Promise<Ingested<Rejected>>,
+    answer: (rejected: Rejected | null) => Buffer,
+  ) =>
+  (ctx: WebContext): OtlpExportHandler =>
+  async ({ body, principal, header }) => {
+    const outcome = await ingest(grpcExport(body, header), {
+      ...ingestionContextFor(ctx, principal, header),
+      onDualPath: () => recordRefusedPathFor(ctx, principal, header, 'otel-dual-path'),
+    });
+    if (outcome.kind === 'refused') throw new HttpError(outcome.status, outcome.message);
+    return answer(outcome.rejected);
+  };

@@ -15,36 +15,44 @@ export interface RelationalMigration {
   bothReleases?: true;
 }
 
+/**
+ * The columns most tables open or close with: the owning project, and when a row was made and
+ * changed. Interpolated as text, so each migration's SQL is the same as when it was written out.
+ */
+const PROJECT_ID = 'project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE';
+const TIMESTAMPS =
+  'created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()';
+
 const LEGACY_TRACING_TABLES = `
 CREATE TABLE IF NOT EXISTS traces (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   timestamp TIMESTAMPTZ NOT NULL DEFAULT now(), name TEXT, user_id TEXT, metadata JSONB,
   release TEXT, version TEXT, input JSONB, output JSONB, session_id TEXT, public BOOLEAN NOT NULL DEFAULT false,
   bookmarked BOOLEAN NOT NULL DEFAULT false, tags TEXT[] NOT NULL DEFAULT '{}',
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id)
 );
 CREATE TABLE IF NOT EXISTS observations (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   trace_id TEXT, type TEXT NOT NULL, name TEXT, start_time TIMESTAMPTZ NOT NULL DEFAULT now(),
   end_time TIMESTAMPTZ, parent_observation_id TEXT, level TEXT NOT NULL DEFAULT 'DEFAULT',
   status_message TEXT, version TEXT, model TEXT, input JSONB, output JSONB, metadata JSONB,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id)
 );
 CREATE TABLE IF NOT EXISTS scores (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   timestamp TIMESTAMPTZ NOT NULL DEFAULT now(), name TEXT NOT NULL, value DOUBLE PRECISION,
   string_value TEXT, source TEXT NOT NULL, comment TEXT, trace_id TEXT, observation_id TEXT,
   data_type TEXT NOT NULL DEFAULT 'NUMERIC',
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id)
 );
 CREATE TABLE IF NOT EXISTS dataset_run_items (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   dataset_run_id TEXT NOT NULL REFERENCES dataset_runs(id) ON DELETE CASCADE,
   dataset_item_id TEXT NOT NULL, trace_id TEXT NOT NULL, observation_id TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id)
 );`;
 
@@ -55,10 +63,10 @@ export const RELATIONAL_MIGRATIONS: RelationalMigration[] = [
     up: `
 CREATE TABLE projects (
   id TEXT PRIMARY KEY, name TEXT NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE TABLE api_keys (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   public_key TEXT NOT NULL UNIQUE,
   -- SHA-256 of the secret key: secrets are 256-bit random values, so a fast hash is safe to store
   -- and to check on every request; the secret itself is shown once and never stored.
@@ -85,23 +93,23 @@ CREATE TABLE background_migrations (
     name: 'datasets',
     up: `
 CREATE TABLE datasets (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   name TEXT NOT NULL, description TEXT, metadata JSONB, input_schema JSONB, expected_output_schema JSONB,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id), UNIQUE (project_id, name)
 );
 CREATE TABLE dataset_items (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   dataset_id TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'ACTIVE', input JSONB, expected_output JSONB,
   metadata JSONB, source_trace_id TEXT, source_observation_id TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (id, project_id), FOREIGN KEY (dataset_id, project_id) REFERENCES datasets(id, project_id) ON DELETE CASCADE
 );
 CREATE INDEX dataset_items_dataset_idx ON dataset_items(project_id, dataset_id, created_at);
 CREATE TABLE dataset_runs (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   dataset_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT, metadata JSONB,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (dataset_id, project_id, name)
 );`,
     down: 'DROP TABLE IF EXISTS dataset_runs; DROP TABLE IF EXISTS dataset_items; DROP TABLE IF EXISTS datasets;',
@@ -151,7 +159,7 @@ CREATE INDEX producer_activity_last_seen_idx ON producer_activity(last_seen);`,
     up: `
 CREATE TABLE IF NOT EXISTS organizations (
   id TEXT PRIMARY KEY, name TEXT NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 INSERT INTO organizations (id, name) VALUES ('default', 'Default organization') ON CONFLICT (id) DO NOTHING;
 ALTER TABLE projects ADD COLUMN IF NOT EXISTS org_id TEXT NOT NULL DEFAULT 'default' REFERENCES organizations(id);`,
@@ -163,11 +171,11 @@ ALTER TABLE projects ADD COLUMN IF NOT EXISTS org_id TEXT NOT NULL DEFAULT 'defa
     bothReleases: true,
     up: `
 CREATE TABLE IF NOT EXISTS prompts (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, prompt JSONB NOT NULL,
   config JSONB NOT NULL DEFAULT '{}', labels TEXT[] NOT NULL DEFAULT '{}', tags TEXT[] NOT NULL DEFAULT '{}',
   commit_message TEXT, created_by TEXT NOT NULL DEFAULT 'API',
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name, version)
 );
 CREATE INDEX IF NOT EXISTS prompts_project_updated_idx ON prompts(project_id, updated_at);`,
@@ -179,10 +187,10 @@ CREATE INDEX IF NOT EXISTS prompts_project_updated_idx ON prompts(project_id, up
     bothReleases: true,
     up: `
 CREATE TABLE IF NOT EXISTS score_configs (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, data_type TEXT NOT NULL, is_archived BOOLEAN NOT NULL DEFAULT false,
   min_value DOUBLE PRECISION, max_value DOUBLE PRECISION, categories JSONB, description TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS score_configs_project_idx ON score_configs(project_id, created_at);`,
     down: 'DROP TABLE IF EXISTS score_configs;',
@@ -193,9 +201,9 @@ CREATE INDEX IF NOT EXISTS score_configs_project_idx ON score_configs(project_id
     bothReleases: true,
     up: `
 CREATE TABLE IF NOT EXISTS comments (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   object_type TEXT NOT NULL, object_id TEXT NOT NULL, content TEXT NOT NULL, author_user_id TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS comments_object_idx ON comments(project_id, object_type, object_id, created_at);`,
     down: 'DROP TABLE IF EXISTS comments;',
@@ -209,7 +217,7 @@ CREATE INDEX IF NOT EXISTS comments_object_idx ON comments(project_id, object_ty
     up: `
 CREATE TABLE IF NOT EXISTS users (
   id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT, password_hash TEXT NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE TABLE IF NOT EXISTS organization_memberships (
   org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
@@ -218,7 +226,7 @@ CREATE TABLE IF NOT EXISTS organization_memberships (
   created_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (org_id, user_id)
 );
 CREATE TABLE IF NOT EXISTS project_memberships (
-  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  ${PROJECT_ID},
   user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
   role TEXT NOT NULL CHECK (role IN ('owner', 'member', 'viewer')),
   created_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (project_id, user_id)
@@ -240,11 +248,11 @@ CREATE INDEX IF NOT EXISTS user_sessions_user_idx ON user_sessions(user_id);`,
     // the links say which trace or observation field references it.
     up: `
 CREATE TABLE IF NOT EXISTS media (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   sha_256_hash TEXT NOT NULL, bucket_name TEXT NOT NULL, bucket_path TEXT NOT NULL,
   content_type TEXT NOT NULL, content_length BIGINT NOT NULL,
   uploaded_at TIMESTAMPTZ, upload_http_status INTEGER, upload_http_error TEXT, upload_time_ms INTEGER,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (project_id, id), UNIQUE (project_id, sha_256_hash)
 );
 CREATE TABLE IF NOT EXISTS trace_media (
@@ -270,11 +278,11 @@ CREATE INDEX IF NOT EXISTS observation_media_media_idx ON observation_media(proj
     // `checkpoint` is the end of the last window written: the next window starts there.
     up: `
 CREATE TABLE IF NOT EXISTS export_configs (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   source TEXT NOT NULL, format TEXT NOT NULL, frequency TEXT NOT NULL, prefix TEXT NOT NULL DEFAULT '',
   checkpoint TIMESTAMPTZ NOT NULL, windows_written INTEGER NOT NULL DEFAULT 0, rows_written BIGINT NOT NULL DEFAULT 0,
   last_run_at TIMESTAMPTZ, last_skip_reason TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS export_configs_project_idx ON export_configs(project_id, created_at);`,
     down: 'DROP TABLE IF EXISTS export_configs;',
@@ -300,7 +308,7 @@ CREATE TABLE IF NOT EXISTS models (
   model_name TEXT NOT NULL, match_pattern TEXT NOT NULL, start_date TIMESTAMPTZ, unit TEXT,
   tokenizer_id TEXT, tokenizer_config JSONB, pricing_tiers JSONB NOT NULL,
   source TEXT, source_date DATE,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE UNIQUE INDEX IF NOT EXISTS models_project_name_idx ON models(project_id, model_name)
   WHERE project_id IS NOT NULL;
@@ -315,11 +323,11 @@ CREATE INDEX IF NOT EXISTS models_project_idx ON models(project_id);`,
     // ciphertext (server/features/llm-connections/secrets.ts); only the masked key and the header names are readable.
     up: `
 CREATE TABLE IF NOT EXISTS llm_connections (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   provider TEXT NOT NULL, adapter TEXT NOT NULL, secret_key TEXT NOT NULL, display_secret_key TEXT NOT NULL,
   base_url TEXT, custom_models TEXT[] NOT NULL DEFAULT '{}', with_default_models BOOLEAN NOT NULL DEFAULT true,
   extra_headers TEXT, extra_header_keys TEXT[] NOT NULL DEFAULT '{}', config JSONB,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, provider)
 );`,
     down: 'DROP TABLE IF EXISTS llm_connections;',
@@ -333,19 +341,19 @@ CREATE TABLE IF NOT EXISTS llm_connections (
     // per rule, evaluator and observation, claimed with SKIP LOCKED, retried at `next_attempt_at`.
     up: `
 CREATE TABLE IF NOT EXISTS evaluators (
-  id TEXT NOT NULL, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT NOT NULL, ${PROJECT_ID},
   name TEXT NOT NULL, version INTEGER NOT NULL, prompt TEXT NOT NULL, output_definition JSONB NOT NULL,
   model_config JSONB, variables TEXT[] NOT NULL, mapping JSONB,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   PRIMARY KEY (project_id, name, version)
 );
 CREATE INDEX IF NOT EXISTS evaluators_id_idx ON evaluators(project_id, id);
 CREATE TABLE IF NOT EXISTS evaluation_rules (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, target TEXT NOT NULL, enabled BOOLEAN NOT NULL, sampling DOUBLE PRECISION NOT NULL,
   filter JSONB NOT NULL DEFAULT '[]', paused_reason TEXT, paused_message TEXT,
   scan_cursor TIMESTAMPTZ NOT NULL DEFAULT now(),
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name)
 );
 CREATE TABLE IF NOT EXISTS evaluation_rule_evaluators (
@@ -353,13 +361,13 @@ CREATE TABLE IF NOT EXISTS evaluation_rule_evaluators (
   evaluator_id TEXT NOT NULL, mapping JSONB, PRIMARY KEY (rule_id, position)
 );
 CREATE TABLE IF NOT EXISTS evaluation_executions (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   rule_id TEXT NOT NULL, evaluator_id TEXT NOT NULL, evaluator_version INTEGER,
   trace_id TEXT NOT NULL, observation_id TEXT NOT NULL, observation_start_time TIMESTAMPTZ NOT NULL,
   status TEXT NOT NULL DEFAULT 'PENDING', attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT now(), locked_by TEXT, locked_until TIMESTAMPTZ,
   error TEXT, score_id TEXT, provider TEXT,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (rule_id, evaluator_id, observation_id)
 );
 CREATE INDEX IF NOT EXISTS evaluation_executions_due_idx ON evaluation_executions(status, next_attempt_at);`,
@@ -390,13 +398,13 @@ CREATE INDEX IF NOT EXISTS audit_logs_project_idx ON audit_logs(project_id, crea
     // are the durable delivery queue; each try is one attempt row.
     up: `
 CREATE TABLE IF NOT EXISTS alert_channels (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, type TEXT NOT NULL, url TEXT, secret TEXT NOT NULL, display_secret TEXT NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name)
 );
 CREATE TABLE IF NOT EXISTS alert_rules (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, description TEXT, view TEXT NOT NULL, measure TEXT NOT NULL, aggregation TEXT NOT NULL,
   filters JSONB NOT NULL DEFAULT '[]', operator TEXT NOT NULL,
   warning_threshold DOUBLE PRECISION, alert_threshold DOUBLE PRECISION NOT NULL,
@@ -404,7 +412,7 @@ CREATE TABLE IF NOT EXISTS alert_rules (
   renotify_seconds INTEGER, paused BOOLEAN NOT NULL DEFAULT false,
   state TEXT, state_since TIMESTAMPTZ, last_value DOUBLE PRECISION, last_evaluated_at TIMESTAMPTZ,
   last_notified_at TIMESTAMPTZ, next_evaluation_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name)
 );
 CREATE INDEX IF NOT EXISTS alert_rules_due_idx ON alert_rules(next_evaluation_at) WHERE NOT paused;
@@ -419,7 +427,7 @@ CREATE TABLE IF NOT EXISTS alert_state_history (
 );
 CREATE INDEX IF NOT EXISTS alert_state_history_rule_idx ON alert_state_history(rule_id, evaluated_at);
 CREATE TABLE IF NOT EXISTS alert_notifications (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   rule_id TEXT REFERENCES alert_rules(id) ON DELETE CASCADE,
   channel_id TEXT NOT NULL REFERENCES alert_channels(id) ON DELETE CASCADE,
   kind TEXT NOT NULL, event JSONB NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
@@ -446,18 +454,18 @@ CREATE TABLE IF NOT EXISTS alert_notification_attempts (
     // A placed widget cannot be deleted (RESTRICT), as the reference answers 409.
     up: `
 CREATE TABLE IF NOT EXISTS dashboards (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', filters JSONB NOT NULL DEFAULT '[]',
   default_time_range TEXT NOT NULL DEFAULT '24h',
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS dashboards_project_idx ON dashboards(project_id, updated_at);
 CREATE TABLE IF NOT EXISTS dashboard_widgets (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', view TEXT NOT NULL,
   dimensions JSONB NOT NULL, metrics JSONB NOT NULL, filters JSONB NOT NULL,
   chart_type TEXT NOT NULL, chart_config JSONB NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS dashboard_widgets_project_idx ON dashboard_widgets(project_id, updated_at);
 CREATE TABLE IF NOT EXISTS dashboard_placements (
@@ -522,9 +530,9 @@ DROP TABLE IF EXISTS dataset_item_events;`,
     // assigned to each queue. Items and assignments go with their queue.
     up: `
 CREATE TABLE IF NOT EXISTS annotation_queues (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, description TEXT, score_config_ids TEXT[] NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name)
 );
 CREATE INDEX IF NOT EXISTS annotation_queues_project_idx ON annotation_queues(project_id, created_at DESC);
@@ -534,7 +542,7 @@ CREATE TABLE IF NOT EXISTS annotation_queue_items (
   object_id TEXT NOT NULL, object_type TEXT NOT NULL CHECK (object_type IN ('TRACE', 'OBSERVATION', 'SESSION')),
   status TEXT NOT NULL DEFAULT 'PENDING' CHECK (status IN ('PENDING', 'COMPLETED')),
   completed_at TIMESTAMPTZ, annotator_user_id TEXT REFERENCES users(id) ON DELETE SET NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE INDEX IF NOT EXISTS annotation_queue_items_queue_idx
   ON annotation_queue_items(project_id, queue_id, created_at DESC);
@@ -585,7 +593,7 @@ ALTER TABLE projects DROP COLUMN IF EXISTS retention_days;`,
     // 256-bit random token, as API secrets), the link itself is shown once to the inviter.
     up: `
 CREATE TABLE IF NOT EXISTS project_invitations (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   email TEXT NOT NULL, role TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
   invited_by TEXT REFERENCES users(id) ON DELETE SET NULL,
   created_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NOT NULL, accepted_at TIMESTAMPTZ
@@ -630,14 +638,14 @@ CREATE TABLE IF NOT EXISTS blob_storage_integrations (
   file_type TEXT NOT NULL, export_mode TEXT NOT NULL, export_start_date TIMESTAMPTZ,
   compressed BOOLEAN NOT NULL DEFAULT true, export_source TEXT NOT NULL, export_field_groups JSONB,
   checkpoint TIMESTAMPTZ NOT NULL, last_sync_at TIMESTAMPTZ, last_error TEXT, last_error_at TIMESTAMPTZ,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );
 CREATE TABLE IF NOT EXISTS posthog_integrations (
   project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
   host TEXT NOT NULL, api_key_encrypted TEXT NOT NULL, enabled BOOLEAN NOT NULL,
   checkpoint TIMESTAMPTZ NOT NULL, last_sync_at TIMESTAMPTZ, events_sent BIGINT NOT NULL DEFAULT 0,
   last_error TEXT, last_error_at TIMESTAMPTZ,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  ${TIMESTAMPS}
 );`,
     down: `
 DROP TABLE IF EXISTS posthog_integrations;
@@ -720,10 +728,10 @@ CREATE TABLE IF NOT EXISTS job_results (
     // applied to every accepted write before it is stored, on release 3 too.
     up: `
 CREATE TABLE IF NOT EXISTS masking_rules (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   name TEXT NOT NULL, detector TEXT NOT NULL, pattern TEXT, replacement TEXT,
   enabled BOOLEAN NOT NULL DEFAULT true, dataset_items BOOLEAN NOT NULL DEFAULT false,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   UNIQUE (project_id, name),
   CHECK ((detector = 'custom') = (pattern IS NOT NULL))
 );`,
@@ -756,11 +764,11 @@ CREATE INDEX IF NOT EXISTS trace_tombstones_deleted_at_idx ON trace_tombstones (
     // twice. The actor is the caller's, for the audit log. The rows go with their project.
     up: `
 CREATE TABLE IF NOT EXISTS trace_deletions (
-  id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id TEXT PRIMARY KEY, ${PROJECT_ID},
   actor JSONB NOT NULL, trace_ids TEXT[] NOT NULL, done INTEGER NOT NULL DEFAULT 0,
   state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'succeeded', 'failed')),
   error TEXT, attempts INTEGER NOT NULL DEFAULT 0, holder TEXT, lease_until TIMESTAMPTZ,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  ${TIMESTAMPS},
   finished_at TIMESTAMPTZ
 );
 CREATE INDEX IF NOT EXISTS trace_deletions_pending_idx ON trace_deletions (created_at, id)

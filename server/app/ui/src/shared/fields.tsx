@@ -1,3 +1,4 @@
+/** Form pieces the pages share: labelled inputs and choices, a form's state, the error alert. */
 import { type ChangeEvent, type InputHTMLAttributes, useState } from 'react';
 
 /** A required input under its label; the caller holds its value. */

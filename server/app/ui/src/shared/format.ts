@@ -1,4 +1,5 @@
 /** How the table shows values: latency, cost, tokens, times, score values, time ranges. Pure. */
+import { durationText } from '../../../../contract/duration.ts';
 
 /** Seconds as `850ms`, `2.35s`, `3m 05s`; empty when unknown. */
 export function formatLatency(seconds: number | null | undefined): string {
@@ -12,19 +13,7 @@ export function formatLatency(seconds: number | null | undefined): string {
 /** A duration the API gives in seconds (`3600s`) as an admin writes it (`1h`, `1h30m`, `45s`). */
 export function formatSeconds(text: string): string {
   const m = /^(\d+)s$/.exec(text);
-  if (!m) return text;
-  let rest = Number(m[1]);
-  const parts: string[] = [];
-  for (const [unit, size] of [
-    ['d', 86_400],
-    ['h', 3_600],
-    ['m', 60],
-    ['s', 1],
-  ] as const) {
-    if (rest >= size) parts.push(`${Math.floor(rest / size)}${unit}`);
-    rest %= size;
-  }
-  return parts.join('') || '0s';
+  return m ? durationText(Number(m[1])) : text;
 }
 
 /** US dollars with enough digits to see a fraction of a cent: `$0.000123`, `$1.23`. */

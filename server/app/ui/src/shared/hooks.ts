@@ -1,3 +1,4 @@
+/** The React hooks the pages share: loading, writing, paging, toggling, debounced previews, checkbox picks. */
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import type { Page } from './api.ts';
 

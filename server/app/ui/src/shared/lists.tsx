@@ -1,3 +1,4 @@
+/** List pieces the pages share: the grid table, its detail row, show/hide and load-more buttons, a words cell. */
 import type { ReactNode } from 'react';
 
 /**

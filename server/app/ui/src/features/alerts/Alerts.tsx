@@ -5,6 +5,7 @@
  * routes under the project's UI scope; the worker evaluates the rules.
  */
 import { useCallback, useState } from 'react';
+import { AGGREGATION_MENU } from '../../../../../features/reads/aggregations.ts';
 import { Choice, Input, useForm } from '../../shared/fields.tsx';
 import { formatSeconds, formatTime } from '../../shared/format.ts';
 import { useLoaded, useToggled, useWrite } from '../../shared/hooks.ts';
@@ -12,7 +13,8 @@ import { DetailRow, Grid, ShowHide } from '../../shared/lists.tsx';
 import { type AlertChannel, type AlertRule, alertsApi } from './api.ts';
 
 const VIEWS = ['observations', 'scores-numeric'] as const;
-const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
+/** A histogram is not one number to compare. */
+const AGGREGATIONS = AGGREGATION_MENU.filter((a) => a !== 'histogram');
 const OPERATORS = ['>', '>=', '<', '<='] as const;
 const NO_DATA_MODES = ['ok', 'no_data', 'alerting'] as const;
 const STATE_WORDS: Record<string, string> = {

@@ -1,34 +1,12 @@
 /** The widget editor: view, grouping, measure, aggregation, chart, with a live preview. */
 import { useCallback, useMemo, useState } from 'react';
+import { CHART_TYPES } from '../../../../../features/dashboards/catalog.ts';
+import { AGGREGATION_MENU } from '../../../../../features/reads/aggregations.ts';
 import { useDebounced } from '../../shared/hooks.ts';
 import { type CreateWidget, dashboardsApi } from './api.ts';
 import { Chart } from './charts.tsx';
 import { type Range, secondsOf } from './tile.tsx';
 
-const CHART_TYPES: CreateWidget['chartType'][] = [
-  'LINE_TIME_SERIES',
-  'AREA_TIME_SERIES',
-  'BAR_TIME_SERIES',
-  'HORIZONTAL_BAR',
-  'VERTICAL_BAR',
-  'PIE',
-  'NUMBER',
-  'HISTOGRAM',
-  'PIVOT_TABLE',
-];
-const AGGS: CreateWidget['metrics'][number]['agg'][] = [
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'p50',
-  'p75',
-  'p90',
-  'p95',
-  'p99',
-  'histogram',
-];
 const MEASURES: Record<CreateWidget['view'], string[]> = {
   observations: [
     'count',
@@ -112,7 +90,7 @@ export function WidgetEditor({
     250,
   );
 
-  const select = <T extends string>(label: string, value: T, options: T[], set: (v: T) => void) => (
+  const select = <T extends string>(label: string, value: T, options: readonly T[], set: (v: T) => void) => (
     <label>
       {label}{' '}
       <select value={value} onChange={(e) => set(e.target.value as T)}>
@@ -137,7 +115,7 @@ export function WidgetEditor({
         })}
         {select('Group by', dimension, DIMENSIONS[view], setDimension)}
         {select('Measure', measure, MEASURES[view], setMeasure)}
-        {select('Aggregation', agg, AGGS, setAgg)}
+        {select('Aggregation', agg, AGGREGATION_MENU, setAgg)}
         {select('Chart', chartType, CHART_TYPES, setChartType)}
         <label>
           Rows{' '}

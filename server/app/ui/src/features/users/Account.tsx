@@ -1,3 +1,4 @@
+/** The account page: the user's sessions and the password change. */
 import { useCallback, useEffect, useState } from 'react';
 import { Field } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';

@@ -1,3 +1,4 @@
+/** The page an invitation link opens. */
 import { type FormEvent, useEffect, useState } from 'react';
 import { ErrorAlert, Field } from '../../shared/fields.tsx';
 import { navigate } from '../../shared/router.ts';

@@ -1,3 +1,4 @@
+/** The sign-in page: email and password; the session it starts goes to the shell. */
 import { useState } from 'react';
 import { setCsrfToken } from '../../shared/api.ts';
 import { Field } from '../../shared/fields.tsx';
