@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PENDING_PER_RULE } from '../../server/features/evaluation/scan.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import {
+  booleanEvaluator,
   JUDGE_CATEGORIES,
   JUDGE_MODEL,
   type Judge,
@@ -32,6 +33,7 @@ import {
   qaGenerationRule,
   startJudge,
 } from '../fixtures/judge.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { cli as cliRun, MODE_ENV, startWeb, startWorker } from '../fixtures/service.ts';
@@ -49,8 +51,7 @@ beforeAll(async () => {
     worker: true,
     env: {
       ...MODE_ENV.events_only,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+      ...llmConnectionEnv(),
       LOG_LEVEL: 'info',
     },
   });
@@ -209,16 +210,14 @@ describe('observation rules judged by a real model', () => {
         })
       ).status,
     ).toBe(200);
-    const evaluator = await call('POST', '/unstable/evaluators', {
-      name: 'dead-check',
-      prompt: 'Answer: {{answer}}',
-      outputDefinition: {
-        dataType: 'BOOLEAN',
-        reasoning: { description: 'Why.' },
-        score: { description: 'Fine?' },
-      },
-      modelConfig: { provider: 'dead-judge', model: JUDGE_MODEL },
-    });
+    const evaluator = await call(
+      'POST',
+      '/unstable/evaluators',
+      booleanEvaluator('dead-check', 'Answer: {{answer}}', 'Fine?', {
+        provider: 'dead-judge',
+        model: JUDGE_MODEL,
+      }),
+    );
     expect(evaluator.status).toBe(200);
     const rule = await call('POST', '/unstable/evaluation-rules', {
       name: 'dead-live',

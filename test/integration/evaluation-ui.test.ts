@@ -8,9 +8,9 @@
  * failed attempt with its reason (the connection's port has no server), pause and enable; viewers
  * cannot write, and the owner of another project gets 404 on this project's rule, log and preview.
  */
-import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
@@ -37,8 +37,7 @@ beforeAll(async () => {
     worker: true,
     env: {
       ...MODE_ENV.events_only,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+      ...llmConnectionEnv(),
     },
   });
   other = await createProject(suite.env, 'evaluations-other');
