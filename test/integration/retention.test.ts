@@ -24,7 +24,7 @@ import {
   startServiceSuite,
   stopServiceSuite,
 } from '../fixtures/service-suite.ts';
-import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+import { newProjectMember, request, signIn } from '../fixtures/ui-client.ts';
 
 const BUCKET = 'retention-media';
 const DAY = 24 * 60 * 60 * 1000;
@@ -174,18 +174,8 @@ function traceRows(projectId: string, traceId: string): string[] {
 
 describe('setting retention', () => {
   it('owners set it through the UI, members cannot, bounds named; the public API shows it as the SDK reads it', async () => {
-    const owner = await createUiUser(suite.env, `owner-${hex(3)}@example.com`, [
-      '--role',
-      'owner',
-      '--project',
-      kept.projectId,
-    ]);
-    const member = await createUiUser(suite.env, `member-${hex(3)}@example.com`, [
-      '--role',
-      'member',
-      '--project',
-      kept.projectId,
-    ]);
+    const owner = await newProjectMember(suite.env, kept.projectId, 'owner');
+    const member = await newProjectMember(suite.env, kept.projectId, 'member');
     const [o, m] = [await signIn(suite.web.url, owner), await signIn(suite.web.url, member)];
     const put = (b: typeof o, retentionDays: unknown) =>
       request(b, 'PUT', `/api/ui/projects/${kept.projectId}/retention`, {
@@ -216,12 +206,7 @@ describe('setting retention', () => {
     });
 
     // Another project's owner cannot reach it (the project scope answers as for a missing project).
-    const stranger = await createUiUser(suite.env, `stranger-${hex(3)}@example.com`, [
-      '--role',
-      'owner',
-      '--project',
-      other.projectId,
-    ]);
+    const stranger = await newProjectMember(suite.env, other.projectId, 'owner');
     expect((await put(await signIn(suite.web.url, stranger), 3)).status).toBe(404);
     expect((await sdk.api.projects.get()).data[0]).toMatchObject({ retentionDays: 30 });
   });
