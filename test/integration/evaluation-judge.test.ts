@@ -29,6 +29,7 @@ import {
   JUDGE_MODEL,
   type Judge,
   judgeConnection,
+  judgeScore,
   qaEvaluator,
   qaGenerationRule,
   startJudge,
@@ -39,6 +40,7 @@ import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { cli as cliRun, MODE_ENV, startWeb, startWorker } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { createProjectMember, request, signIn } from '../fixtures/ui-client.ts';
+import { waitFor as waitUntil } from '../fixtures/wait.ts';
 
 let suite: ServiceSuite;
 let judge: Judge;
@@ -49,11 +51,7 @@ beforeAll(async () => {
   suite = await startServiceSuite({
     project: 'judged',
     worker: true,
-    env: {
-      ...MODE_ENV.events_only,
-      ...llmConnectionEnv(),
-      LOG_LEVEL: 'info',
-    },
+    env: { ...MODE_ENV.events_only, ...llmConnectionEnv(), LOG_LEVEL: 'info' },
   });
   db = new pgLib.Client({ connectionString: suite.pg.url });
   await db.connect();
@@ -95,16 +93,9 @@ async function evalScores(o: { traceId: string; id: string }): Promise<Body[]> {
   return res.body.data;
 }
 
-/** Polls until `probe` returns a value; every wait bounded. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+/** A judgment on this machine takes longer than the fixture's default wait. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000) =>
+  waitUntil(what, probe, timeoutMs);
 
 const execution = async (observationId: string) =>
   (await db.query('SELECT * FROM evaluation_executions WHERE observation_id = $1', [observationId]))
@@ -399,11 +390,7 @@ describe('in write mode dual with the preview (the other mode that writes versio
       300_000,
     );
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      source: 'EVAL',
-      name: 'qa-correctness',
-      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(judgeScore('qa-correctness', ruleId, evaluatorId));
     expect(await execution(other.id)).toBeUndefined();
   }, 330_000);
 });
@@ -441,12 +428,9 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       return res.body.data.length > 0 ? (res.body.data as Body[]) : undefined;
     });
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      name: 'qa-correctness',
-      source: 'EVAL',
-      subject: { kind: 'trace', id: judged.id },
-      metadata: { evaluation_rule_id: traceRuleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(
+      judgeScore('qa-correctness', traceRuleId, evaluatorId, { kind: 'trace', id: judged.id }),
+    );
     expect(JUDGE_CATEGORIES).toContain(score!.value);
     expect(await execution(skipped.id)).toBeUndefined();
   });
