@@ -20,6 +20,7 @@ import {
   type Judge,
   judgeConnection,
   judgeEvaluator,
+  judgeScore,
   startJudge,
 } from '../fixtures/judge.ts';
 import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
@@ -257,12 +258,9 @@ describe('in legacy: the dataset run items lead to what is judged', () => {
     await sdk.shutdownAsync();
     const [score, ...more] = await scoresOf(trace.id);
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      name: 'expected-match',
-      source: 'EVAL',
-      subject: { kind: 'trace', id: trace.id },
-      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(
+      judgeScore('expected-match', ruleId, evaluatorId, { kind: 'trace', id: trace.id }),
+    );
     expect(JUDGE_CATEGORIES).toContain(score!.value);
   });
 });
