@@ -23,13 +23,8 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-alerts',
     worker: true,
-    env: {
-      ...llmConnectionEnv(),
-      SERVICE_ALERT_TICK_SECONDS: '1',
-    },
-    people: {
-      owner: { email: 'alerts-owner@example.com', role: 'owner' },
-    },
+    env: { ...llmConnectionEnv(), SERVICE_ALERT_TICK_SECONDS: '1' },
+    people: { owner: 'owner' },
   });
   const end = Date.now() - 1000;
   await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {

@@ -44,12 +44,8 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-evaluations',
     worker: true,
-    env: {
-      ...llmConnectionEnv(),
-    },
-    people: {
-      owner: { email: 'evaluations-owner@example.com', role: 'owner' },
-    },
+    env: llmConnectionEnv(),
+    people: { owner: 'owner' },
   });
   await sendQa('What is the capital of France?', 'Paris');
   const lf = new LangfuseClient({

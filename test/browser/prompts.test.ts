@@ -27,13 +27,8 @@ beforeAll(async () => {
   judge = await startJudge();
   suite = await startBrowserSuite({
     project: 'browser-prompts',
-    env: {
-      ...llmConnectionEnv(),
-    },
-    people: {
-      owner: { email: 'prompts-owner@example.com', role: 'owner' },
-      member: { email: 'prompts-member@example.com', role: 'member' },
-    },
+    env: llmConnectionEnv(),
+    people: { owner: 'owner', member: 'member' },
   });
   expect((await call('PUT', '/api/public/llm-connections', judgeConnection(judge))).status).toBe(200);
   expect(
