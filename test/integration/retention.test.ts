@@ -15,7 +15,7 @@ import { runRetentionPass } from '../../server/features/deletion/retention.ts';
 import type { TraceDeletionDeps } from '../../server/features/deletion/traces.ts';
 import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
 import type { BlobStore } from '../../server/platform/blobs/store.ts';
-import { traceRowsOf } from '../fixtures/project-deletion.ts';
+import { insertTraceRows, traceRowsOf } from '../fixtures/project-deletion.ts';
 import { S3_REGION } from '../fixtures/s3.ts';
 import { MODE_ENV, type Project } from '../fixtures/service.ts';
 import {
@@ -76,27 +76,7 @@ const at = (daysAgo: number) =>
  * row is `traceAge` days old, its observation and event `spanAge` days old.
  */
 async function seedTrace(projectId: string, traceId: string, traceAge: number, spanAge = traceAge) {
-  const obs = `${traceId}-obs`;
-  const insert = (table: string, values: Record<string, unknown>[]) =>
-    suite.ch.client.insert({ table, values, format: 'JSONEachRow' });
-  const [t, s] = [at(traceAge), at(spanAge)];
-  await insert('traces', [{ id: traceId, project_id: projectId, timestamp: t, name: 't', event_ts: t }]);
-  await insert('observations', [
-    { id: obs, trace_id: traceId, project_id: projectId, type: 'SPAN', start_time: s, event_ts: s },
-  ]);
-  await insert('scores', [
-    {
-      id: `${traceId}-score`,
-      trace_id: traceId,
-      project_id: projectId,
-      timestamp: t,
-      name: 'q',
-      value: 1,
-      source: 'API',
-      event_ts: t,
-    },
-  ]);
-  await insert('events_full', [{ span_id: obs, trace_id: traceId, project_id: projectId, start_time: s }]);
+  await insertTraceRows(suite.ch.client, projectId, traceId, { trace: at(traceAge), span: at(spanAge) });
   await suite.pool.query(
     `INSERT INTO comments (id, project_id, object_type, object_id, content) VALUES ($1, $2, 'TRACE', $3, 'c')`,
     [hex(8), projectId, traceId],
