@@ -8,6 +8,7 @@
 
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillStep, backfillSteps } from '../fixtures/backfill.ts';
 import { withOtlpTracer } from '../fixtures/otlp-tracer.ts';
 import { cli, createProject, DUAL_ENV, type Project, startWeb, type WebServer } from '../fixtures/service.ts';
 import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
@@ -110,8 +111,7 @@ const sortRows = (rows: EventRow[]) =>
       x.span_id.localeCompare(y.span_id),
   );
 
-const backfill = (step: number) =>
-  cli(['backfill', 'run', '--step', String(step)], { ...stores.env, ...DUAL_ENV });
+const backfill = (step: number) => backfillStep(stores.env, step);
 
 beforeAll(async () => {
   // Migrated as an upgrade migrates them; then dual write.
@@ -154,9 +154,7 @@ interface StepReport {
 }
 
 async function backfillStatus(): Promise<StepReport[]> {
-  const r = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { steps: StepReport[] }).steps;
+  return backfillSteps<StepReport>(stores.env);
 }
 
 const statuses = async () => (await backfillStatus()).map((s) => `${s.step}:${s.status}`);
