@@ -22,7 +22,7 @@ export interface Person {
 }
 
 export interface BrowserSuiteOptions<P extends string> extends ServiceSuiteOptions {
-  /** Each person by the name the tests use, and their role in the project (address `<name>@<project>.example.com`). */
+  /** Each person by the name the tests use, and their role in the project (address `<name>@example.com`). */
   people: Record<P, 'owner' | 'admin' | 'member' | 'viewer'>;
 }
 
@@ -45,12 +45,7 @@ export async function startBrowserSuite<P extends string>(
     const named = Object.entries(options.people) as [P, string][];
     const created = await Promise.all(
       named.map(([name, role]) =>
-        createProjectMember(
-          service.env,
-          `${name}@${options.project}.example.com`,
-          service.project.projectId,
-          role,
-        ),
+        createProjectMember(service.env, `${name}@example.com`, service.project.projectId, role),
       ),
     );
     const people = Object.fromEntries(named.map(([name], i) => [name, created[i]!])) as Record<P, Person>;
