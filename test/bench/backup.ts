@@ -24,18 +24,13 @@ import { startPostgres } from '../fixtures/postgres.ts';
 import { S3_REGION, startS3Server } from '../fixtures/s3.ts';
 import { cli, startAnalyticsServer } from '../fixtures/service.ts';
 import { historyStatements } from './history.ts';
-import { line, ratio } from './report.ts';
+import { line, ratio, seconds } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_BACKUP_TRACES'] ?? 100_000);
 const ROWS = Number(process.env['BENCH_BACKUP_ROWS'] ?? 1_000_000);
 const RUN_TIMEOUT_MS = 1_800_000;
 const MiB = 1024 * 1024;
 
-const seconds = async (fn: () => Promise<unknown>) => {
-  const t = performance.now();
-  await fn();
-  return (performance.now() - t) / 1000;
-};
 const rate = (bytes: number, s: number) => `${(bytes / MiB / s).toFixed(1)} MiB/s (${s.toFixed(2)} s)`;
 const rowRate = (rows: number, s: number) => `${Math.round(rows / s)} rows/s (${s.toFixed(2)} s)`;
 

@@ -28,7 +28,7 @@ import { migrationsFor } from '../../server/platform/migrations/analytics/versio
 import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
-import { line, ratio } from './report.ts';
+import { line, ratio, seconds } from './report.ts';
 
 const TRACES = Number(process.env['BENCH_DELETION_TRACES'] ?? 60_000);
 const OBS_PER_TRACE = 4;
@@ -42,11 +42,6 @@ export async function benchDeletion(): Promise<void> {
   const pool = createPool(pgf.url, 4);
   const run = (query: string, params: Record<string, unknown> = {}) =>
     ch.command({ query, query_params: params, clickhouse_settings: { max_execution_time: 0 } });
-  const seconds = async (fn: () => Promise<unknown>) => {
-    const t = performance.now();
-    await fn();
-    return (performance.now() - t) / 1000;
-  };
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
     await new AnalyticsMigrator(ch, SINGLE_NODE, migrationsFor('4')).up();

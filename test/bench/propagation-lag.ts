@@ -10,14 +10,8 @@
  * observations and of four times as many, timed on the same store (the worker stopped).
  */
 import { Langfuse } from 'langfuse';
-import pino from 'pino';
-import { PropagationJob } from '../../server/app/worker/propagation/job.ts';
-import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import { STAGING_WINDOW_MS } from '../../server/features/events/staging.ts';
-import { TombstoneGuard } from '../../server/features/tombstones/record.ts';
-import { memoryCoordination } from '../../server/platform/coordination/store.ts';
 import { createPool } from '../../server/platform/datastores/postgres.ts';
-import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
 import { startPostgres } from '../fixtures/postgres.ts';
 import { startRedis } from '../fixtures/redis.ts';
 import {
@@ -29,6 +23,7 @@ import {
   startWorker,
 } from '../fixtures/service.ts';
 import { historyStatements, OBS_PER_TRACE } from './history.ts';
+import { benchPropagationJob } from './propagation-job.ts';
 import { line, ratio } from './report.ts';
 
 const SAMPLES = Number(process.env['BENCH_LAG_SAMPLES'] ?? 1);
@@ -105,16 +100,7 @@ export async function benchPropagationLag(): Promise<void> {
         query: `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
       });
       const pool = createPool(pgf.url, 2);
-      const job = new PropagationJob({
-        analytics: ch.client,
-        coordination: memoryCoordination(),
-        log: pino({ level: 'silent' }),
-        workerId: 'bench',
-        intervalMs: 60_000,
-        graceSeconds: 30,
-        chunkRows: ENV_DEFAULTS.propagationChunkRows,
-        tombstones: new TombstoneGuard(pool, { analytics: ch.client, release: '4', dialect: SINGLE_NODE }),
-      });
+      const job = benchPropagationJob(ch.client, pool);
       const t = performance.now();
       const outcome = await job.runOnce();
       processing.push((performance.now() - t) / 1000);

@@ -9,3 +9,10 @@ export const quantile = (xs: number[], q: number): number => {
 };
 
 export const ratio = (value: number, baseline: number): string => (value / baseline).toFixed(3);
+
+/** How long `fn` took, in seconds. */
+export const seconds = async (fn: () => Promise<unknown>): Promise<number> => {
+  const t = performance.now();
+  await fn();
+  return (performance.now() - t) / 1000;
+};

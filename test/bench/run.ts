@@ -29,13 +29,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseSettings } from '@clickhouse/client';
-import pino from 'pino';
-import { PropagationJob } from '../../server/app/worker/propagation/job.ts';
 import { ELIGIBILITY_MARGIN_MS } from '../../server/app/worker/propagation/schedule.ts';
-import { ENV_DEFAULTS } from '../../server/contract/env.ts';
 import { BackfillManager } from '../../server/features/backfill/manager.ts';
-import { TombstoneGuard } from '../../server/features/tombstones/record.ts';
-import { memoryCoordination } from '../../server/platform/coordination/store.ts';
 import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { createPool } from '../../server/platform/datastores/postgres.ts';
 import { SINGLE_NODE } from '../../server/platform/migrations/analytics/dialect.ts';
@@ -65,9 +60,10 @@ import { benchIngestionLog } from './ingestion-log.ts';
 import { benchIngestionRules } from './ingestion-rules.ts';
 import { benchMasking } from './masking.ts';
 import { benchOperator } from './operator.ts';
+import { benchPropagationJob } from './propagation-job.ts';
 import { benchPropagationLag } from './propagation-lag.ts';
 import { benchReads } from './reads.ts';
-import { line, ratio } from './report.ts';
+import { line, ratio, seconds } from './report.ts';
 import { benchUi } from './ui.ts';
 
 const TRACES = Number(process.env['BENCH_TRACES'] ?? 20_000);
@@ -110,11 +106,6 @@ async function benchBackfillAndPropagation(): Promise<void> {
     const rs = await ch.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' });
     return Number((await rs.json<{ n: string }>())[0]!.n);
   };
-  const time = async (fn: () => Promise<unknown>) => {
-    const t = performance.now();
-    await fn();
-    return (performance.now() - t) / 1000;
-  };
 
   try {
     await new RelationalMigrator(pool, relationalMigrationsFor('4')).up();
@@ -126,9 +117,9 @@ async function benchBackfillAndPropagation(): Promise<void> {
       await run('TRUNCATE TABLE events_full');
       await run('TRUNCATE TABLE events_core');
     };
-    const baseline = await time(() => run(PLAIN_COPY));
+    const baseline = await seconds(() => run(PLAIN_COPY));
     await truncate();
-    const unmerged = await time(() => run(PLAIN_COPY, UNMERGED_INSERT));
+    const unmerged = await seconds(() => run(PLAIN_COPY, UNMERGED_INSERT));
     await truncate();
 
     const manager = new BackfillManager({
@@ -140,7 +131,7 @@ async function benchBackfillAndPropagation(): Promise<void> {
     });
     // Steps 1-3 run in order; step 1 (roots) is timed apart so the observation figure compares like with like.
     await manager.runStep(1);
-    const backfill = await time(async () => {
+    const backfill = await seconds(async () => {
       await manager.runStep(2);
       await manager.runStep(3);
     });
@@ -155,17 +146,8 @@ async function benchBackfillAndPropagation(): Promise<void> {
     await run(
       `INSERT INTO observations_batch_staging SELECT *, toDateTime64('2026-11-01 00:01:00', 3) AS s3_first_seen_timestamp, 'pk', 'bench', '0' FROM observations`,
     );
-    const job = new PropagationJob({
-      analytics: ch,
-      coordination: memoryCoordination(),
-      log: pino({ level: 'silent' }),
-      workerId: 'bench',
-      intervalMs: 60_000,
-      graceSeconds: 30,
-      chunkRows: ENV_DEFAULTS.propagationChunkRows,
-      tombstones: new TombstoneGuard(pool, { analytics: ch, release: '4', dialect: SINGLE_NODE }),
-    });
-    const propagation = await time(() => job.runOnce());
+    const job = benchPropagationJob(ch, pool);
+    const propagation = await seconds(() => job.runOnce());
     // Runs are aligned to the moment a partition becomes eligible (schedule.ts): no tick wait.
     const worstLag = 30 + ELIGIBILITY_MARGIN_MS / 1000 + propagation;
 

@@ -17,10 +17,7 @@ let suite: BrowserSuite<'owner'>;
 let page: Page;
 
 beforeAll(async () => {
-  suite = await startBrowserSuite({
-    project: 'browser-admin',
-    people: { owner: { email: 'admin-owner@example.com', role: 'owner' } },
-  });
+  suite = await startBrowserSuite({ project: 'browser-admin', people: { owner: 'owner' } });
   page = await suite.chromium.open(suite.web.url, suite.people.owner);
 });
 

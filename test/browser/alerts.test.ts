@@ -6,11 +6,11 @@
  * through the page is evaluated by the worker, shows its state in words, notifies the receiver,
  * shows its history, and pauses.
  */
-import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../fixtures/webhook-receiver.ts';
 import { screenshot } from './chromium.ts';
 import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
@@ -23,14 +23,8 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-alerts',
     worker: true,
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-      SERVICE_ALERT_TICK_SECONDS: '1',
-    },
-    people: {
-      owner: { email: 'alerts-owner@example.com', role: 'owner' },
-    },
+    env: { ...llmConnectionEnv(), SERVICE_ALERT_TICK_SECONDS: '1' },
+    people: { owner: 'owner' },
   });
   const end = Date.now() - 1000;
   await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {

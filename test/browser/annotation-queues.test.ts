@@ -25,10 +25,7 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-queues',
     worker: true,
-    people: {
-      owner: { email: 'queue-owner@example.com', role: 'owner' },
-      reviewer: { email: 'queue-reviewer@example.com', role: 'member' },
-    },
+    people: { owner: 'owner', reviewer: 'member' },
   });
   const start = Date.now() - 10 * 60_000;
   await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {

@@ -72,9 +72,7 @@ let suite: BrowserSuite<'owner'>;
 beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-dash',
-    people: {
-      owner: { email: 'dash-owner@example.com', role: 'owner' },
-    },
+    people: { owner: 'owner' },
   });
   await sendTraces();
 });

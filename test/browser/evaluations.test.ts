@@ -12,7 +12,6 @@
  * trace view; pause, and the pause the connection's deletion causes, with its reason.
  * The model's verdicts are not judged (a 135M model), only what the pages make of them.
  */
-import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
@@ -21,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PENDING_PER_RULE } from '../../server/features/evaluation/scan.ts';
 import { traceWithJsSdk } from '../fixtures/js-sdk.ts';
 import { JUDGE_MODEL, type Judge, startJudge } from '../fixtures/judge.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { screenshot } from './chromium.ts';
 import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
@@ -44,13 +44,8 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-evaluations',
     worker: true,
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    },
-    people: {
-      owner: { email: 'evaluations-owner@example.com', role: 'owner' },
-    },
+    env: llmConnectionEnv(),
+    people: { owner: 'owner' },
   });
   await sendQa('What is the capital of France?', 'Paris');
   const lf = new LangfuseClient({

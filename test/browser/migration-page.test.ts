@@ -8,8 +8,8 @@
  */
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillSteps } from '../fixtures/backfill.ts';
 import {
-  cli,
   createProject,
   DUAL_ENV,
   LEGACY_ENV,
@@ -19,6 +19,7 @@ import {
   type WebServer,
 } from '../fixtures/service.ts';
 import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
+import { createUiUser } from '../fixtures/ui-client.ts';
 import { bodyRows, type Chromium, screenshot, startChromium } from './chromium.ts';
 
 let stores: Stores & Given<{ redis: true }>;
@@ -60,11 +61,9 @@ async function sendHistory(url: string) {
 }
 
 /** A project's user, or with `--role owner` in the deployment's organization: a deployment admin. */
-async function createUser(email: string, role: string, of: 'project' | 'deployment' = 'project') {
+function createUser(email: string, role: string, of: 'project' | 'deployment' = 'project') {
   const scope = of === 'deployment' ? [] : ['--project', project.projectId];
-  const r = await cli(['create-user', '--email', email, '--json', ...scope, '--role', role], stores.env);
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout.trim()) as { email: string; password: string };
+  return createUiUser(stores.env, email, [...scope, '--role', role]);
 }
 
 const tab = (who: { email: string; password: string }) => chromium.open(web!.url, who);
@@ -80,9 +79,7 @@ interface StepStatus {
 
 /** The steps table as the page should show what the backfill recorded (cells as text). */
 async function recordedSteps(): Promise<string[][]> {
-  const r = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { steps: StepStatus[] }).steps.map((s) => [
+  return (await backfillSteps<StepStatus>(stores.env)).map((s) => [
     String(s.step),
     s.name,
     s.status,

@@ -21,10 +21,7 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-models',
     worker: true,
-    people: {
-      owner: { email: 'models-owner@example.com', role: 'owner' },
-      viewer: { email: 'models-viewer@example.com', role: 'viewer' },
-    },
+    people: { owner: 'owner', viewer: 'viewer' },
   });
 });
 

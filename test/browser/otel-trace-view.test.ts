@@ -19,9 +19,7 @@ let linked: Awaited<ReturnType<typeof sendLinkedTraces>>;
 beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-otel-trace-view',
-    people: {
-      viewer: { email: 'otel-viewer@example.com', role: 'viewer' },
-    },
+    people: { viewer: 'viewer' },
   });
   chat = await sendChat(suite.web, suite.project, true);
   linked = await sendLinkedTraces(suite.web, suite.project);

@@ -113,10 +113,7 @@ beforeAll(async () => {
     project: 'browser-a',
     others: ['browser-b'],
     worker: true,
-    people: {
-      owner: { email: 'owner@example.com', role: 'owner' },
-      viewer: { email: 'viewer@example.com', role: 'viewer' },
-    },
+    people: { owner: 'owner', viewer: 'viewer' },
   });
   [projectA, projectB] = [suite.project, suite.others[0]!];
   [legacyWeb, users.outsider] = await Promise.all([

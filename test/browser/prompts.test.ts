@@ -7,12 +7,12 @@
  * 127.0.0.1), showing its completion, tokens and the cost the project's model definition gives,
  * for a text prompt and a chat prompt, then saving one as a new version the SDK reads.
  */
-import { randomBytes } from 'node:crypto';
 import { Langfuse } from 'langfuse';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../conformance/env.ts';
 import { JUDGE_MODEL, type Judge, judgeConnection, startJudge } from '../fixtures/judge.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { bodyRows, screenshot } from './chromium.ts';
 import { type BrowserSuite, closeBrowserSuite, startBrowserSuite } from './suite.ts';
 
@@ -27,14 +27,8 @@ beforeAll(async () => {
   judge = await startJudge();
   suite = await startBrowserSuite({
     project: 'browser-prompts',
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    },
-    people: {
-      owner: { email: 'prompts-owner@example.com', role: 'owner' },
-      member: { email: 'prompts-member@example.com', role: 'member' },
-    },
+    env: llmConnectionEnv(),
+    people: { owner: 'owner', member: 'member' },
   });
   expect((await call('PUT', '/api/public/llm-connections', judgeConnection(judge))).status).toBe(200);
   expect(

@@ -20,12 +20,7 @@ let suite: BrowserSuite<'owner'>;
 let page: Page;
 
 beforeAll(async () => {
-  suite = await startBrowserSuite({
-    project: 'browser-settings',
-    people: {
-      owner: { email: 'settings-owner@example.com', role: 'owner' },
-    },
-  });
+  suite = await startBrowserSuite({ project: 'browser-settings', people: { owner: 'owner' } });
   page = await suite.chromium.open(suite.web.url, suite.people.owner);
 });
 

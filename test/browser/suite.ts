@@ -22,8 +22,8 @@ export interface Person {
 }
 
 export interface BrowserSuiteOptions<P extends string> extends ServiceSuiteOptions {
-  /** Each person by the name the tests use: their email and their role in the project. */
-  people: Record<P, { email: string; role: 'owner' | 'admin' | 'member' | 'viewer' }>;
+  /** Each person by the name the tests use, and their role in the project (address `<name>@example.com`). */
+  people: Record<P, 'owner' | 'admin' | 'member' | 'viewer'>;
 }
 
 export interface BrowserSuite<P extends string> extends ServiceSuite {
@@ -42,9 +42,11 @@ export async function startBrowserSuite<P extends string>(
   let chromium: Chromium | undefined;
   try {
     chromium = await startChromium();
-    const named = Object.entries(options.people) as [P, { email: string; role: string }][];
+    const named = Object.entries(options.people) as [P, string][];
     const created = await Promise.all(
-      named.map(([, p]) => createProjectMember(service.env, p.email, service.project.projectId, p.role)),
+      named.map(([name, role]) =>
+        createProjectMember(service.env, `${name}@example.com`, service.project.projectId, role),
+      ),
     );
     const people = Object.fromEntries(named.map(([name], i) => [name, created[i]!])) as Record<P, Person>;
     return { ...service, chromium, people };

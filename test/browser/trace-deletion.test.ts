@@ -27,10 +27,7 @@ beforeAll(async () => {
   suite = await startBrowserSuite({
     project: 'browser-trace-deletion',
     redis: true,
-    people: {
-      owner: { email: 'deleting-owner@example.com', role: 'owner' },
-      member: { email: 'deleting-member@example.com', role: 'member' },
-    },
+    people: { owner: 'owner', member: 'member' },
   });
   ({ owner, member } = suite.people);
   await traceWithJsSdk({ ...suite.project, baseUrl: suite.web.url }, () => {

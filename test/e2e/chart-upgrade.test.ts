@@ -11,7 +11,6 @@
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { V1Pod } from '@kubernetes/client-node';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { S3_REGION } from '../../cluster/datastores/s3.ts';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
@@ -32,6 +31,7 @@ import {
 import { sleep, waitFor } from '../../cluster/wait.ts';
 import type { ObservabilityServiceStatus } from '../../operator/api/v1alpha1.ts';
 import { localCluster } from '../cluster/testing.ts';
+import { backfillCheckpoint } from '../fixtures/backfill.ts';
 import {
   createExport,
   type ExportBucket,
@@ -75,20 +75,7 @@ async function deleteOperatorPodSoon(maxDelayMs = 5_000) {
 }
 
 /** The step's checkpoint in background_migrations: chunks done and in all. */
-async function checkpoint(step: number): Promise<{ done: number; total: number }> {
-  const db = new pg.Client({ connectionString: d.pg.url });
-  await db.connect();
-  try {
-    const r = await db.query<{ state: { chunks?: { done: boolean }[] } }>(
-      'SELECT state FROM background_migrations WHERE name LIKE $1',
-      [`%step_${step}_%`],
-    );
-    const chunks = r.rows[0]?.state.chunks ?? [];
-    return { done: chunks.filter((c) => c.done).length, total: chunks.length };
-  } finally {
-    await db.end();
-  }
-}
+const checkpoint = (step: number) => backfillCheckpoint(d.pg.url, step);
 
 /**
  * Deletes the Pod of backfill step `step` in the middle of its work: once its checkpoint shows some

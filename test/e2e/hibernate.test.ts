@@ -8,7 +8,6 @@
  * row reaches events_full.
  */
 import { AppsV1Api, BatchV1Api } from '@kubernetes/client-node';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDeployment, localPlatform } from '../../cluster/scenario/local-deployment.ts';
 import {
@@ -25,6 +24,7 @@ import {
 } from '../../cluster/scenario/scenario.ts';
 import { waitFor } from '../../cluster/wait.ts';
 import { localCluster } from '../cluster/testing.ts';
+import { backfillCheckpoint } from '../fixtures/backfill.ts';
 
 const NAME = 'parked';
 const NS = 'obs-hibernate';
@@ -45,20 +45,7 @@ afterAll(async () => {
 }, 600_000);
 
 /** The step's checkpoint in background_migrations: chunks done and in all. */
-async function checkpoint(step: number): Promise<{ done: number; total: number }> {
-  const db = new pg.Client({ connectionString: d.pg.url });
-  await db.connect();
-  try {
-    const r = await db.query<{ state: { chunks?: { done: boolean }[] } }>(
-      'SELECT state FROM background_migrations WHERE name LIKE $1',
-      [`%step_${step}_%`],
-    );
-    const chunks = r.rows[0]?.state.chunks ?? [];
-    return { done: chunks.filter((c) => c.done).length, total: chunks.length };
-  } finally {
-    await db.end();
-  }
-}
+const checkpoint = (step: number) => backfillCheckpoint(d.pg.url, step);
 
 function setHibernate(value: boolean): void {
   const r = d.kubectl([

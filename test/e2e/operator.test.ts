@@ -401,17 +401,7 @@ describe('a release 3 deployment walks to EventsOnly', () => {
     expect(message).toMatch(/backfill-4|step 4/);
     expect(message).toMatch(/retry-backfill/);
     await drainWebDuringDual();
-    const events = d.kubectl([
-      'get',
-      'events',
-      '-n',
-      'obs',
-      '--field-selector',
-      `involvedObject.name=${NAME}`,
-      '-o',
-      'json',
-    ]);
-    expect((JSON.parse(events.stdout).items as unknown[]).length).toBeGreaterThan(3);
+    expect(d.events(`involvedObject.name=${NAME}`).length).toBeGreaterThan(3);
     await d.ch.client.command({ query: 'RENAME TABLE dataset_run_items_rmt_away TO dataset_run_items_rmt' });
     expect(
       d.kubectl(['annotate', 'obsvc', NAME, '-n', 'obs', '--overwrite', 'observatory.dev/retry-backfill=4'])

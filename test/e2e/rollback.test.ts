@@ -439,19 +439,7 @@ describe('rollback from Dual to release 3', () => {
       status: 'False',
       reason: 'VerificationFailed',
     });
-    const warned = d.kubectl([
-      'get',
-      'events',
-      '-n',
-      'rb',
-      '--field-selector',
-      'reason=BackupVerificationFailed',
-      '-o',
-      'json',
-    ]);
-    const messages = (JSON.parse(warned.stdout).items as { type: string; message: string }[]).map(
-      (e) => `${e.type}: ${e.message}`,
-    );
+    const messages = d.events('reason=BackupVerificationFailed').map((e) => `${e.type}: ${e.message}`);
     expect(messages.some((m) => m.startsWith('Warning: ') && m.includes('traces'))).toBe(true);
     // The scratch databases are dropped after each verification.
     const client = new pg.Client({ connectionString: d.pg.url });

@@ -8,13 +8,14 @@
  * transition (no duplicate from the second worker), a paused rule never notifies, a reminder comes
  * after the re-notification interval, a failing receiver gets retries with backoff, each recorded.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventOf } from '../../server/features/alerts/job.ts';
 import { findRule, recordEvaluation } from '../../server/features/alerts/store.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { type Project, startWorker, type WebServer } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
@@ -41,8 +42,7 @@ beforeAll(async () => {
       worker: true,
       env: {
         SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-        SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+        ...llmConnectionEnv(),
         SERVICE_ALERT_TICK_SECONDS: '1',
         SERVICE_ALERT_RETRY_BASE_SECONDS: '1',
       },

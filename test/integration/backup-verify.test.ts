@@ -7,45 +7,33 @@
  * the scratch databases are gone after every run and no credential is printed.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_CLI, backupManifestSchema, backupVerifySummarySchema } from '../../server/contract/backup.ts';
-import { backupEnv } from '../fixtures/s3.ts';
-import { basicAuth, cli, DUAL_ENV, type Env } from '../fixtures/service.ts';
 import {
-  type Given,
-  type ServiceSuite,
-  startServiceSuite,
-  stopServiceSuite,
-} from '../fixtures/service-suite.ts';
+  BACKUP_RUN_TIMEOUT_MS,
+  type BackupSuite,
+  startBackupSuite,
+  stopBackupSuite,
+} from '../fixtures/backup-suite.ts';
+import { basicAuth } from '../fixtures/service.ts';
 
 const BUCKET = 'verify';
 const PREFIX = 'obs/';
 const SETUP_TIMEOUT_MS = 300_000;
-const RUN_TIMEOUT_MS = 240_000;
 
-let suite: ServiceSuite & Given<{ s3: true }>;
-let env: Env;
+let backups: BackupSuite;
+let suite: BackupSuite['suite'];
 let dir: string;
-const printed: string[] = [];
-
-const run = async (args: string[]) => {
-  const r = await cli(args, env, RUN_TIMEOUT_MS);
-  printed.push(r.stdout, r.stderr);
-  return r;
-};
+let printed: string[];
+let run: BackupSuite['run'];
 
 beforeAll(async () => {
   // The web in dual ingests the traces, then stops: the backups run on still stores.
-  suite = await startServiceSuite({ project: 'verify', s3: true, env: DUAL_ENV });
-  await suite.s3.createBucket(BUCKET);
-  dir = mkdtempSync(join(tmpdir(), 'obs-verify-'));
-  env = { ...suite.env, ...backupEnv(suite.s3, BUCKET, PREFIX) };
-  try {
+  backups = await startBackupSuite('verify', BUCKET, PREFIX, async (suite) => {
     const now = Date.now();
     const batch = Array.from({ length: 30 }, (_, i) => [
       {
@@ -62,15 +50,11 @@ beforeAll(async () => {
       body: JSON.stringify({ batch }),
     });
     expect(res.status).toBe(207);
-  } finally {
-    await suite.web.stop();
-  }
+  });
+  ({ suite, dir, printed, run } = backups);
 }, SETUP_TIMEOUT_MS);
 
-afterAll(async () => {
-  await stopServiceSuite(suite);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopBackupSuite(backups));
 
 /** Rows of every relational table, counted here. */
 async function relationalCounts(): Promise<Record<string, number>> {
@@ -223,7 +207,7 @@ describe('observatory backup-verify', () => {
     const { stdout } = await promisify(execFile)('pg_dump', ['--format=custom', `--dbname=${suite.pg.url}`], {
       encoding: 'buffer',
       maxBuffer: 256 * 1024 * 1024,
-      timeout: RUN_TIMEOUT_MS,
+      timeout: BACKUP_RUN_TIMEOUT_MS,
     });
     await putObject(key, stdout);
     try {

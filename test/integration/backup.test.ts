@@ -8,8 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   DeleteObjectCommand,
@@ -21,52 +20,38 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from '../../cluster/observatory-cli.ts';
 import { observatoryCli } from '../../cluster/paths.ts';
 import { BACKUP_S3_ENV, backupManifestSchema, backupSummarySchema } from '../../server/contract/backup.ts';
-import { backupEnv } from '../fixtures/s3.ts';
-import { basicAuth, cli, createProject, DUAL_ENV, type Env, startWeb } from '../fixtures/service.ts';
 import {
-  type Given,
-  type ServiceSuite,
-  startServiceSuite,
-  stopServiceSuite,
-} from '../fixtures/service-suite.ts';
+  BACKUP_RUN_TIMEOUT_MS,
+  type BackupSuite,
+  startBackupSuite,
+  stopBackupSuite,
+} from '../fixtures/backup-suite.ts';
+import { basicAuth, createProject, type Env, type Project, startWeb } from '../fixtures/service.ts';
 
 const BUCKET = 'backups';
 const PREFIX = 'obs/';
 const SETUP_TIMEOUT_MS = 300_000;
-const RUN_TIMEOUT_MS = 240_000;
 
-let suite: ServiceSuite & Given<{ s3: true }>;
+let backups: BackupSuite;
+let suite: BackupSuite['suite'];
 let env: Env;
 let dir: string;
 /** Everything every run printed, searched for credentials at the end. */
-const printed: string[] = [];
-
-const run = async (args: string[], extra: Env = {}) => {
-  const r = await cli(args, { ...env, ...extra }, RUN_TIMEOUT_MS);
-  printed.push(r.stdout, r.stderr);
-  return r;
-};
+let printed: string[];
+let run: BackupSuite['run'];
 
 beforeAll(async () => {
   // The web in dual ingests the first traces, then stops: the backups run on still stores.
-  suite = await startServiceSuite({ project: 'backup', s3: true, env: DUAL_ENV });
-  await suite.s3.createBucket(BUCKET);
-  dir = mkdtempSync(join(tmpdir(), 'obs-backup-'));
-  env = { ...suite.env, ...backupEnv(suite.s3, BUCKET, PREFIX) };
-  try {
-    await ingest(suite.web.url, 'first', 40);
-  } finally {
-    await suite.web.stop();
-  }
+  backups = await startBackupSuite('backup', BUCKET, PREFIX, (s) =>
+    ingest(s.web.url, s.project, 'first', 40),
+  );
+  ({ suite, env, dir, printed, run } = backups);
 }, SETUP_TIMEOUT_MS);
 
-afterAll(async () => {
-  await stopServiceSuite(suite);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopBackupSuite(backups));
 
 /** Traces, each with a span, a generation and a score, through the public ingestion API. */
-async function ingest(url: string, prefix: string, traces: number): Promise<void> {
+async function ingest(url: string, project: Project, prefix: string, traces: number): Promise<void> {
   const now = Date.now();
   const at = (ms: number) => new Date(now + ms).toISOString();
   const batch = Array.from({ length: traces }, (_, i) => {
@@ -98,7 +83,7 @@ async function ingest(url: string, prefix: string, traces: number): Promise<void
     .map((e, n) => ({ id: `${prefix}-e${n}`, timestamp: at(0), ...e }));
   const res = await fetch(`${url}/api/public/ingestion`, {
     method: 'POST',
-    headers: { authorization: basicAuth(suite.project), 'content-type': 'application/json' },
+    headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
     body: JSON.stringify({ batch }),
   });
   const body = (await res.json()) as { successes: unknown[]; errors: unknown[] };
@@ -225,7 +210,7 @@ describe('observatory backup and restore', () => {
   it('restores every row of both databases after both were changed', async () => {
     const web = await startWeb(suite.env);
     try {
-      await ingest(web.url, 'later', 10);
+      await ingest(web.url, suite.project, 'later', 10);
     } finally {
       await web.stop();
     }
@@ -390,8 +375,8 @@ function killAtFirstUploadedPart(child: ChildProcess): Promise<string> {
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`no upload progress within ${RUN_TIMEOUT_MS} ms: ${out}`));
-    }, RUN_TIMEOUT_MS);
+      reject(new Error(`no upload progress within ${BACKUP_RUN_TIMEOUT_MS} ms: ${out}`));
+    }, BACKUP_RUN_TIMEOUT_MS);
     const onData = (c: Buffer) => {
       out += c.toString();
       if (out.includes('relational dump')) child.kill('SIGKILL');

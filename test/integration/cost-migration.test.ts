@@ -11,9 +11,9 @@
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bounded, eventually } from '../conformance/env.ts';
+import { backfillStep } from '../fixtures/backfill.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
 import {
-  cli,
   createProject,
   DUAL_ENV,
   LEGACY_ENV,
@@ -176,11 +176,10 @@ describe('release 3 SDK generations with a known model and no cost', () => {
     );
     await legacy.stop();
     for (const step of [1, 2, 3, 4, 5]) {
-      const run = await cli(['backfill', 'run', '--step', String(step)], {
-        ...stores.env,
-        ...DUAL_ENV,
-        SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
-      });
+      const run = await backfillStep(
+        { ...stores.env, SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true' },
+        step,
+      );
       expect(run.code, run.stderr).toBe(0);
     }
     await expectCosts(p, sent, 30_000);

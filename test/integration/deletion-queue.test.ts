@@ -14,51 +14,44 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRACE_DELETION_BATCH } from '../../server/features/deletion/deletion-worker.ts';
 import { pruneTraceDeletions } from '../../server/features/deletion/queue.ts';
 import { api } from '../conformance/env.ts';
+import { MODE_ENV, type Project, startWorker, type WebServer } from '../fixtures/service.ts';
 import {
-  createProject,
-  type Env,
-  MODE_ENV,
-  type Project,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
-import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
+  type Given,
+  type ServiceSuite,
+  startServiceSuite,
+  stopServiceSuite,
+} from '../fixtures/service-suite.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
-let stores: Stores & Given<{ redis: true }>;
-let env: Env;
-let web: WebServer;
+let suite: ServiceSuite & Given<{ redis: true }>;
 let worker: WebServer | undefined;
 let a: Project;
 let b: Project;
 
 beforeAll(async () => {
-  stores = await startStores({ redis: true });
-  env = {
-    DATABASE_URL: stores.pg.url,
-    CLICKHOUSE_URL: stores.ch.url,
-    REDIS_URL: stores.redis.url,
-    ...MODE_ENV.dual,
-    COLUMNAR_USE_LIGHTWEIGHT_UPDATE: 'true',
-  };
-  web = await startWeb(env);
-  [a, b] = await Promise.all([createProject(env, 'delq-a'), createProject(env, 'delq-b')]);
+  suite = await startServiceSuite({
+    project: 'delq-a',
+    others: ['delq-b'],
+    redis: true,
+    env: { ...MODE_ENV.dual, COLUMNAR_USE_LIGHTWEIGHT_UPDATE: 'true' },
+  });
+  a = suite.project;
+  [b] = suite.others as [Project];
 }, 120_000);
 
 afterAll(async () => {
-  await stopStores(stores, web, worker);
+  await stopServiceSuite(suite, worker);
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const call = (p: Project, method: string, path: string, body?: unknown) =>
-  api<Record<string, unknown>>({ url: web.url, ...p }, method, path, body);
+  api<Record<string, unknown>>({ url: suite.web.url, ...p }, method, path, body);
 const sdk = (p: Project) =>
-  new Langfuse({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: web.url, enabled: true });
+  new Langfuse({ publicKey: p.publicKey, secretKey: p.secretKey, baseUrl: suite.web.url, enabled: true });
 
 /** Traces `<prefix>-0 .. <prefix>-(n-1)` of a project, with two observations each and their events. */
 async function seed(projectId: string, prefix: string, n: number) {
-  const run = (query: string) => stores.ch.client.command({ query, query_params: { p: projectId, prefix } });
+  const run = (query: string) => suite.ch.client.command({ query, query_params: { p: projectId, prefix } });
   const id = `concat({prefix:String}, '-', toString(number))`;
   await run(`INSERT INTO traces (id, project_id, timestamp, name, event_ts)
     SELECT ${id}, {p:String}, now64(3), 't', now64(3) FROM numbers(${n})`);
@@ -74,7 +67,7 @@ const ids = (prefix: string, n: number, from = 0) =>
 
 /** Every row of the project's traces whose id starts with `prefix`, as `table trace observation`. */
 async function rowsOf(projectId: string, prefix: string): Promise<string[]> {
-  const rs = await stores.ch.client.query({
+  const rs = await suite.ch.client.query({
     query: `SELECT 'traces' AS t, id AS trace, '' AS o FROM traces WHERE project_id = {p:String} AND startsWith(id, {x:String})
       UNION ALL SELECT 'observations', trace_id, id FROM observations WHERE project_id = {p:String} AND startsWith(trace_id, {x:String})
       UNION ALL SELECT 'events_full', trace_id, span_id FROM events_full WHERE project_id = {p:String} AND startsWith(trace_id, {x:String})
@@ -155,7 +148,7 @@ describe('queued trace deletion', () => {
     expect((await call(b, 'GET', `/api/public/trace-deletions/${oneId}`)).status).toBe(404);
     expect((await call(b, 'GET', '/api/public/trace-deletions')).body).toEqual({ data: [] });
 
-    worker = await startWorker(env);
+    worker = await startWorker(suite.env);
     await until('both deletions succeed', async () =>
       (await Promise.all([deletionOf(a, oneId), deletionOf(a, manyId)])).every(
         (d) => d.status === 'succeeded',
@@ -171,7 +164,7 @@ describe('queued trace deletion', () => {
     expect(await rowsOf(a.projectId, prefix)).toEqual(seededRows([t2!]));
     expect(await rowsOf(b.projectId, prefix)).toEqual(before.b);
     expect((await call(a, 'GET', '/api/public/trace-deletions')).body).toEqual({ data: [] });
-    const audited = await stores.pool.query(
+    const audited = await suite.pool.query(
       `SELECT a.resource_id, k.public_key FROM audit_logs a LEFT JOIN api_keys k ON k.id = a.api_key_id
        WHERE a.project_id = $1 AND a.resource_type = 'trace' AND a.resource_id LIKE $2 ORDER BY a.resource_id`,
       [a.projectId, `${prefix}-%`],
@@ -184,7 +177,7 @@ describe('queued trace deletion', () => {
   it('keeps the bulk limit and the validation answers, and queues nothing for them', async () => {
     const queued = async () =>
       (
-        await stores.pool.query('SELECT id FROM trace_deletions WHERE project_id = $1 ORDER BY id', [
+        await suite.pool.query('SELECT id FROM trace_deletions WHERE project_id = $1 ORDER BY id', [
           a.projectId,
         ])
       ).rows;
@@ -223,7 +216,7 @@ describe('queued trace deletion', () => {
     const progress = async () => Promise.all(deletions.map((id) => deletionOf(a, id)));
     const deleted = (ds: Deletion[]) => ds.reduce((s, d) => s + d.deletedCount, 0);
 
-    const first = await startWorker(env);
+    const first = await startWorker(suite.env);
     worker = first;
     await until('a first batch is done', async () => deleted(await progress()) > 0);
     await first.process.kill('SIGKILL');
@@ -240,7 +233,7 @@ describe('queued trace deletion', () => {
     // The progress is durable: still there when no worker runs.
     expect(deleted(await progress())).toBe(doneAtKill);
 
-    worker = await startWorker(env);
+    worker = await startWorker(suite.env);
     await until('every deletion succeeds', async () =>
       (await progress()).every((d) => d.status === 'succeeded'),
     );
@@ -249,7 +242,7 @@ describe('queued trace deletion', () => {
     );
     expect(await rowsOf(a.projectId, prefix)).toEqual([]);
     expect(await rowsOf(b.projectId, prefix)).toEqual(bRows);
-    const audits = await stores.pool.query<{ resource_id: string; n: number }>(
+    const audits = await suite.pool.query<{ resource_id: string; n: number }>(
       `SELECT resource_id, count(*)::int AS n FROM audit_logs
        WHERE project_id = $1 AND resource_type = 'trace' AND resource_id LIKE $2 GROUP BY resource_id`,
       [a.projectId, `${prefix}-%`],
@@ -265,7 +258,7 @@ describe('queued trace deletion', () => {
   it('forgets finished deletions past their keep time, and only those', async () => {
     const rows = async () =>
       (
-        await stores.pool.query<{ id: string; state: string }>(
+        await suite.pool.query<{ id: string; state: string }>(
           'SELECT id, state FROM trace_deletions WHERE project_id = $1 ORDER BY id',
           [a.projectId],
         )
@@ -274,11 +267,11 @@ describe('queued trace deletion', () => {
     const finished = before.filter((r) => r.state === 'succeeded');
     expect(finished.length).toBeGreaterThan(1);
     const [old, ...recent] = finished;
-    await stores.pool.query(
+    await suite.pool.query(
       "UPDATE trace_deletions SET finished_at = now() - interval '8 days' WHERE id = $1",
       [old!.id],
     );
-    expect(await pruneTraceDeletions(stores.pool, 7 * 24 * 3_600_000)).toBe(1);
+    expect(await pruneTraceDeletions(suite.pool, 7 * 24 * 3_600_000)).toBe(1);
     expect(await rows()).toEqual(before.filter((r) => r.id !== old!.id));
     expect((await call(a, 'GET', `/api/public/trace-deletions/${old!.id}`)).status).toBe(404);
     expect((await call(a, 'GET', `/api/public/trace-deletions/${recent[0]!.id}`)).status).toBe(200);

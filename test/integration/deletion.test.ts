@@ -18,7 +18,7 @@ import { relationalMigrationsFor } from '../../server/platform/migrations/relati
 import { api, runPython } from '../conformance/env.ts';
 import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { mediaIdOfImage, randomPng, traceImageWithJsSdk } from '../fixtures/media.ts';
-import { traceRowsOf } from '../fixtures/project-deletion.ts';
+import { insertTraceRows, traceRowsOf } from '../fixtures/project-deletion.ts';
 import { type S3Server, startS3Server } from '../fixtures/s3.ts';
 import {
   createProject,
@@ -168,36 +168,23 @@ const now = () => new Date().toISOString().replace('T', ' ').replace('Z', '');
 async function seedAnalytics(projectId: string, traceId: string) {
   const ts = now();
   const obs = `${traceId}-obs`;
-  const insert = (table: string, values: Record<string, unknown>[]) =>
-    stores.ch.client.insert({ table, values, format: 'JSONEachRow' });
-  await insert('traces', [{ id: traceId, project_id: projectId, timestamp: ts, name: 't', event_ts: ts }]);
-  await insert('observations', [
-    { id: obs, trace_id: traceId, project_id: projectId, type: 'SPAN', start_time: ts, event_ts: ts },
-  ]);
-  await insert('scores', [
-    {
-      id: `${traceId}-score`,
-      trace_id: traceId,
-      project_id: projectId,
-      timestamp: ts,
-      name: 'q',
-      value: 1,
-      source: 'API',
-      event_ts: ts,
-    },
-  ]);
-  await insert('observations_batch_staging', [
-    {
-      id: obs,
-      trace_id: traceId,
-      project_id: projectId,
-      type: 'SPAN',
-      start_time: ts,
-      event_ts: ts,
-      s3_first_seen_timestamp: ts,
-    },
-  ]);
-  await insert('events_full', [{ span_id: obs, trace_id: traceId, project_id: projectId, start_time: ts }]);
+  await insertTraceRows(stores.ch.client, projectId, traceId, { trace: ts, span: ts });
+  // The staging copy too: a deletion must not leave the span there to be propagated again.
+  await stores.ch.client.insert({
+    table: 'observations_batch_staging',
+    values: [
+      {
+        id: obs,
+        trace_id: traceId,
+        project_id: projectId,
+        type: 'SPAN',
+        start_time: ts,
+        event_ts: ts,
+        s3_first_seen_timestamp: ts,
+      },
+    ],
+    format: 'JSONEachRow',
+  });
 }
 
 /** Comments on the trace and its observation, and media: one content only the trace links, one shared. */

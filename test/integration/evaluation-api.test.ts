@@ -4,9 +4,9 @@
  * templates, the documented 400/404/409/422 cases with their `code` and `details`, pausing when
  * the connection goes away, and another project's key seeing nothing.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
+import { llmConnectionEnv, UNCALLED_CONNECTION } from '../fixtures/llm-connection-env.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 
@@ -18,8 +18,7 @@ beforeAll(async () => {
     project: 'eval-api',
     env: {
       ...MODE_ENV.events_only,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+      ...llmConnectionEnv(),
     },
   });
   other = await createProject(suite.env, 'eval-api-other');
@@ -33,15 +32,7 @@ type Body = JsonBody;
 const call = (method: string, path: string, body?: unknown, p: Project = suite.project) =>
   callJson(`${suite.web.url}/api/public`, p, method, path, body);
 
-const connection = () =>
-  call('PUT', '/llm-connections', {
-    provider: 'judge',
-    adapter: 'openai',
-    secretKey: 'sk-local',
-    baseURL: 'http://127.0.0.1:9/v1',
-    customModels: ['smollm2'],
-    withDefaultModels: false,
-  });
+const connection = () => call('PUT', '/llm-connections', UNCALLED_CONNECTION);
 
 const OUTPUT = {
   dataType: 'CATEGORICAL',

@@ -6,10 +6,11 @@
  * once. In process (events_only) over real PostgreSQL and the embedded ClickHouse engine; the
  * scan is the worker's own function, run pass by pass.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanRules } from '../../server/features/evaluation/scan.ts';
 import { createProject } from '../../server/features/projects/keys.ts';
+import { booleanEvaluator } from '../fixtures/judge.ts';
+import { llmConnectionEnv, UNCALLED_CONNECTION } from '../fixtures/llm-connection-env.ts';
 import { type InProcessWeb, type Stores, serveWeb, startStores } from '../fixtures/web-in-process.ts';
 
 let stores: Stores;
@@ -20,36 +21,19 @@ beforeAll(async () => {
   stores = await startStores();
   web = await serveWeb(stores, {
     SERVICE_MIGRATION_V4_WRITE_MODE: 'events_only',
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
+    ...llmConnectionEnv(),
   });
   const project = await createProject(stores.pool, 'evaluation-delay');
   auth = `Basic ${Buffer.from(`${project.publicKey}:${project.secretKey}`).toString('base64')}`;
   // An evaluator that passes the preflight (a connection offering its model); nothing calls it here.
   for (const [path, body] of [
-    [
-      '/llm-connections',
-      {
-        provider: 'judge',
-        adapter: 'openai',
-        secretKey: 'sk-local',
-        baseURL: 'http://127.0.0.1:9/v1',
-        customModels: ['smollm2'],
-        withDefaultModels: false,
-      },
-    ],
+    ['/llm-connections', UNCALLED_CONNECTION],
     [
       '/unstable/evaluators',
-      {
-        name: 'delay-check',
-        prompt: 'Answer: {{output}}',
-        outputDefinition: {
-          dataType: 'BOOLEAN',
-          reasoning: { description: 'Why.' },
-          score: { description: 'Is it right?' },
-        },
-        modelConfig: { provider: 'judge', model: 'smollm2' },
-      },
+      booleanEvaluator('delay-check', 'Answer: {{output}}', 'Is it right?', {
+        provider: 'judge',
+        model: 'smollm2',
+      }),
     ],
   ] as const) {
     const res = await call(path === '/llm-connections' ? 'PUT' : 'POST', path, body);

@@ -13,7 +13,6 @@
 import { randomBytes } from 'node:crypto';
 import { LangfuseClient } from '@langfuse/client';
 import { Langfuse } from 'langfuse';
-import pgLib from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import {
@@ -21,33 +20,23 @@ import {
   type Judge,
   judgeConnection,
   judgeEvaluator,
+  judgeScore,
   startJudge,
 } from '../fixtures/judge.ts';
-import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
-import { type RedisFixture, startRedis } from '../fixtures/redis.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
-import {
-  type AnalyticsServer,
-  createProject,
-  type Project,
-  startAnalyticsServer,
-  startWeb,
-  startWorker,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { createProject, type Project, startWeb, startWorker, type WebServer } from '../fixtures/service.ts';
+import { type Given, type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 type Body = JsonBody;
 
-let pg: PostgresFixture;
-let ch: AnalyticsServer;
-let redis: RedisFixture;
+let stores: Stores & Given<{ redis: true }>;
 let judge: Judge;
 let web: WebServer | undefined;
 let worker: WebServer | undefined;
 let project: Project;
-let db: pgLib.Client;
 let base: Record<string, string>;
 
 const MODES: Record<string, Record<string, string>> = {
@@ -74,29 +63,14 @@ async function switchTo(mode: string) {
 }
 
 beforeAll(async () => {
-  [pg, ch, redis, judge] = await Promise.all([
-    startPostgres(),
-    startAnalyticsServer(),
-    startRedis(),
-    startJudge(),
-  ]);
-  base = {
-    DATABASE_URL: pg.url,
-    CLICKHOUSE_URL: ch.url,
-    REDIS_URL: redis.url,
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    LOG_LEVEL: 'info',
-  };
+  [stores, judge] = await Promise.all([startStores({ redis: true }), startJudge()]);
+  base = { ...stores.env, ...llmConnectionEnv(), LOG_LEVEL: 'info' };
   project = await createProject({ ...base, ...MODES['legacy'] }, 'experiments-judged');
-  db = new pgLib.Client({ connectionString: pg.url });
-  await db.connect();
 }, 240_000);
 
 afterAll(async () => {
-  await db?.end();
   await Promise.all([web?.stop(), worker?.stop()]);
-  await Promise.all([ch?.stop(), pg?.stop(), redis?.stop(), judge?.stop()]);
+  await stopStores(stores, judge);
 });
 
 const call = (method: string, path: string, body?: unknown) =>
@@ -153,7 +127,8 @@ const scoresOf = (traceId: string) =>
   );
 
 const executionsOf = async (traceId: string) =>
-  (await db.query('SELECT * FROM evaluation_executions WHERE trace_id = $1', [traceId])).rows as Body[];
+  (await stores.pool.query('SELECT * FROM evaluation_executions WHERE trace_id = $1', [traceId]))
+    .rows as Body[];
 
 /** The judge writes its score before it records the execution as completed, so the record may trail the score. */
 const settledExecutionsOf = (traceId: string) =>
@@ -283,12 +258,9 @@ describe('in legacy: the dataset run items lead to what is judged', () => {
     await sdk.shutdownAsync();
     const [score, ...more] = await scoresOf(trace.id);
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      name: 'expected-match',
-      source: 'EVAL',
-      subject: { kind: 'trace', id: trace.id },
-      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(
+      judgeScore('expected-match', ruleId, evaluatorId, { kind: 'trace', id: trace.id }),
+    );
     expect(JUDGE_CATEGORIES).toContain(score!.value);
   });
 });

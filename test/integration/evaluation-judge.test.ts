@@ -24,19 +24,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PENDING_PER_RULE } from '../../server/features/evaluation/scan.ts';
 import { callJson, type JsonBody } from '../fixtures/api-client.ts';
 import {
+  booleanEvaluator,
   JUDGE_CATEGORIES,
   JUDGE_MODEL,
   type Judge,
   judgeConnection,
+  judgeScore,
   qaEvaluator,
   qaGenerationRule,
   startJudge,
 } from '../fixtures/judge.ts';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { cli as cliRun, MODE_ENV, startWeb, startWorker } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
 import { createProjectMember, request, signIn } from '../fixtures/ui-client.ts';
+import { waitFor as waitUntil } from '../fixtures/wait.ts';
 
 let suite: ServiceSuite;
 let judge: Judge;
@@ -47,12 +51,7 @@ beforeAll(async () => {
   suite = await startServiceSuite({
     project: 'judged',
     worker: true,
-    env: {
-      ...MODE_ENV.events_only,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-      LOG_LEVEL: 'info',
-    },
+    env: { ...MODE_ENV.events_only, ...llmConnectionEnv(), LOG_LEVEL: 'info' },
   });
   db = new pgLib.Client({ connectionString: suite.pg.url });
   await db.connect();
@@ -94,16 +93,9 @@ async function evalScores(o: { traceId: string; id: string }): Promise<Body[]> {
   return res.body.data;
 }
 
-/** Polls until `probe` returns a value; every wait bounded. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+/** A judgment on this machine takes longer than the fixture's default wait. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000) =>
+  waitUntil(what, probe, timeoutMs);
 
 const execution = async (observationId: string) =>
   (await db.query('SELECT * FROM evaluation_executions WHERE observation_id = $1', [observationId]))
@@ -209,16 +201,14 @@ describe('observation rules judged by a real model', () => {
         })
       ).status,
     ).toBe(200);
-    const evaluator = await call('POST', '/unstable/evaluators', {
-      name: 'dead-check',
-      prompt: 'Answer: {{answer}}',
-      outputDefinition: {
-        dataType: 'BOOLEAN',
-        reasoning: { description: 'Why.' },
-        score: { description: 'Fine?' },
-      },
-      modelConfig: { provider: 'dead-judge', model: JUDGE_MODEL },
-    });
+    const evaluator = await call(
+      'POST',
+      '/unstable/evaluators',
+      booleanEvaluator('dead-check', 'Answer: {{answer}}', 'Fine?', {
+        provider: 'dead-judge',
+        model: JUDGE_MODEL,
+      }),
+    );
     expect(evaluator.status).toBe(200);
     const rule = await call('POST', '/unstable/evaluation-rules', {
       name: 'dead-live',
@@ -400,11 +390,7 @@ describe('in write mode dual with the preview (the other mode that writes versio
       300_000,
     );
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      source: 'EVAL',
-      name: 'qa-correctness',
-      metadata: { evaluation_rule_id: ruleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(judgeScore('qa-correctness', ruleId, evaluatorId));
     expect(await execution(other.id)).toBeUndefined();
   }, 330_000);
 });
@@ -442,12 +428,9 @@ describe('Legacy trace-level evaluators: run in dual, listed for the cutover, st
       return res.body.data.length > 0 ? (res.body.data as Body[]) : undefined;
     });
     expect(more).toEqual([]);
-    expect(score).toMatchObject({
-      name: 'qa-correctness',
-      source: 'EVAL',
-      subject: { kind: 'trace', id: judged.id },
-      metadata: { evaluation_rule_id: traceRuleId, evaluator_id: evaluatorId },
-    });
+    expect(score).toMatchObject(
+      judgeScore('qa-correctness', traceRuleId, evaluatorId, { kind: 'trace', id: judged.id }),
+    );
     expect(JUDGE_CATEGORIES).toContain(score!.value);
     expect(await execution(skipped.id)).toBeUndefined();
   });

@@ -8,14 +8,14 @@
  * failed attempt with its reason (the connection's port has no server), pause and enable; viewers
  * cannot write, and the owner of another project gets 404 on this project's rule, log and preview.
  */
-import { randomBytes } from 'node:crypto';
 import { startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { llmConnectionEnv } from '../fixtures/llm-connection-env.ts';
 import { freePort } from '../fixtures/ports.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createProjectMember, type Row, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, createProjectMember, type Row, request, send, signIn } from '../fixtures/ui-client.ts';
 import { waitFor } from '../fixtures/wait.ts';
 
 let suite: ServiceSuite;
@@ -27,19 +27,13 @@ let sent: { traceId: string; id: string };
 let deadPort: number;
 
 const base = () => `/api/ui/projects/${suite.project.projectId}`;
-const write = (b: Browser, method: string, path: string, body?: unknown) =>
-  request(b, method, path, { headers: { 'x-csrf-token': b.csrf }, ...(body === undefined ? {} : { body }) });
 
 beforeAll(async () => {
   deadPort = await freePort();
   suite = await startServiceSuite({
     project: 'evaluations-ui',
     worker: true,
-    env: {
-      ...MODE_ENV.events_only,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SERVICE_LLM_CONNECTION_WHITELISTED_IPS: '127.0.0.1',
-    },
+    env: { ...MODE_ENV.events_only, ...llmConnectionEnv() },
   });
   other = await createProject(suite.env, 'evaluations-other');
   const users = await Promise.all([
@@ -79,7 +73,7 @@ describe('the evaluations routes of the UI', () => {
       customModels: ['judge-model'],
       withDefaultModels: false,
     };
-    const saved = await write(owner, 'PUT', `${base()}/llm-connections`, connection);
+    const saved = await send(owner, 'PUT', `${base()}/llm-connections`, connection);
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
     expect(saved.body).toMatchObject({ provider: 'local', extraHeaderKeys: ['x-team'] });
     const list = await request(owner, 'GET', `${base()}/llm-connections`);
@@ -89,7 +83,7 @@ describe('the evaluations routes of the UI', () => {
     expect(text).not.toContain('header-value-never-shown');
     expect(list.body.data[0].displaySecretKey).toBe('...7890');
 
-    const refused = await write(owner, 'PUT', `${base()}/llm-connections`, {
+    const refused = await send(owner, 'PUT', `${base()}/llm-connections`, {
       ...connection,
       provider: 'metadata',
       baseURL: 'http://169.254.169.254/v1',
@@ -97,7 +91,7 @@ describe('the evaluations routes of the UI', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.message).toMatch(/^baseURL: /);
 
-    const byViewer = await write(viewer, 'PUT', `${base()}/llm-connections`, connection);
+    const byViewer = await send(viewer, 'PUT', `${base()}/llm-connections`, connection);
     expect(byViewer.status).toBe(403);
     expect(byViewer.body.message).toBe('only owners change LLM connections');
     expect((await request(stranger, 'GET', `${base()}/llm-connections`)).status).toBe(404);
@@ -108,7 +102,7 @@ describe('the evaluations routes of the UI', () => {
     const evaluators = await request(owner, 'GET', `${base()}/evaluators?limit=100`);
     const template = (evaluators.body.data as Row[]).find((e) => e.name === 'correctness')!;
     expect(template).toMatchObject({ managed: true, version: 1, variables: ['input', 'output'] });
-    const made = await write(owner, 'POST', `${base()}/evaluators`, {
+    const made = await send(owner, 'POST', `${base()}/evaluators`, {
       name: 'ui-correctness',
       type: 'llm_as_judge',
       prompt: template.prompt,
@@ -117,7 +111,7 @@ describe('the evaluations routes of the UI', () => {
     });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     expect(made.body).toMatchObject({ managed: false, version: 1 });
-    const next = await write(owner, 'POST', `${base()}/evaluators`, {
+    const next = await send(owner, 'POST', `${base()}/evaluators`, {
       name: 'ui-correctness',
       prompt: template.prompt,
       outputDefinition: template.outputDefinition,
@@ -157,14 +151,14 @@ describe('the evaluations routes of the UI', () => {
         },
       ],
     };
-    expect((await write(viewer, 'POST', `${base()}/evaluation-rules`, rule)).status).toBe(403);
-    const created = await write(owner, 'POST', `${base()}/evaluation-rules`, rule);
+    expect((await send(viewer, 'POST', `${base()}/evaluation-rules`, rule)).status).toBe(403);
+    const created = await send(owner, 'POST', `${base()}/evaluation-rules`, rule);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body).toMatchObject({ status: 'active', legacy: false, target: 'observation' });
     ruleId = created.body.id;
 
     // A bad mapping answers the API's envelope naming the field.
-    const bad = await write(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, {
+    const bad = await send(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, {
       mapping: [{ variable: 'input', source: 'input', jsonPath: 'question' }],
     });
     expect(bad.status).toBe(400);
@@ -173,7 +167,7 @@ describe('the evaluations routes of the UI', () => {
 
   it("previews the mapping on the SDK's observation as the judge resolves it", async () => {
     const preview = async (mapping: Row[], filter: Row[] = []) =>
-      write(owner, 'POST', `${base()}/evaluation-rules/preview`, {
+      send(owner, 'POST', `${base()}/evaluation-rules/preview`, {
         target: 'observation',
         filter,
         evaluator: 'ui-correctness',
@@ -231,9 +225,9 @@ describe('the evaluations routes of the UI', () => {
     });
     expect(failed.error).toMatch(/^provider unreachable: .*ECONNREFUSED/);
 
-    const paused = await write(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, { enabled: false });
+    const paused = await send(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, { enabled: false });
     expect(paused.body).toMatchObject({ enabled: false, status: 'inactive' });
-    const enabled = await write(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, { enabled: true });
+    const enabled = await send(owner, 'PATCH', `${base()}/evaluation-rules/${ruleId}`, { enabled: true });
     expect(enabled.body).toMatchObject({ enabled: true, status: 'active', pausedReason: null });
   });
 
@@ -248,7 +242,7 @@ describe('the evaluations routes of the UI', () => {
         { target: 'observation', evaluator: 'ui-correctness', mapping: [] },
       ],
     ] as const) {
-      const res = await write(stranger, method, path, body);
+      const res = await send(stranger, method, path, body);
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(JSON.stringify(res.body)).not.toContain(sent.id);
     }
@@ -263,7 +257,7 @@ describe('the evaluations routes of the UI', () => {
 
   it('deleting the connection pauses the rule with its reason', async () => {
     const [c] = (await request(owner, 'GET', `${base()}/llm-connections`)).body.data as Row[];
-    expect((await write(owner, 'DELETE', `${base()}/llm-connections/${c!.id}`)).status).toBe(200);
+    expect((await send(owner, 'DELETE', `${base()}/llm-connections/${c!.id}`)).status).toBe(200);
     const rule = await request(owner, 'GET', `${base()}/evaluation-rules/${ruleId}`);
     expect(rule.body).toMatchObject({ status: 'paused', pausedReason: 'LLM_CONNECTION_DELETED' });
   });

@@ -7,19 +7,10 @@
  */
 
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  basicAuth,
-  cli,
-  createProject,
-  DUAL_ENV,
-  type Project,
-  startWeb,
-  type WebServer,
-} from '../fixtures/service.ts';
+import { backfillStep, backfillSteps } from '../fixtures/backfill.ts';
+import { withOtlpTracer } from '../fixtures/otlp-tracer.ts';
+import { cli, createProject, DUAL_ENV, type Project, startWeb, type WebServer } from '../fixtures/service.ts';
 import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
 
 let stores: Stores;
@@ -48,36 +39,33 @@ const msText = ([s, ns]: [number, number]) =>
  * children, each exported as it ends (children first, as a SimpleSpanProcessor does).
  */
 async function sendTrace(name: string, k: number) {
-  const exporter = new OTLPTraceExporter({
-    url: `${dual.url}/api/public/otel/v1/traces`,
-    headers: { Authorization: basicAuth(project), 'x-service-ingestion-version': '4' },
-  });
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': 'py-like-app' }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  const tracer = provider.getTracer('agent-app');
   const times = {
     root: hr(k * 10_000, 123_456),
     a: hr(k * 10_000 + 5, 987_001),
     b: hr(k * 10_000 + 9, 400_999),
   };
-  const root = tracer.startSpan(name, {
-    startTime: times.root,
-    attributes: { 'langfuse.user.id': `user-${k}`, 'langfuse.session.id': `session-${k}` },
-  });
-  const ctx = trace.setSpan(ROOT_CONTEXT, root);
-  const a = tracer.startSpan('retrieve', { startTime: times.a }, ctx);
-  a.end(hr(k * 10_000 + 50, 1));
-  const b = tracer.startSpan(
-    'llm',
-    { startTime: times.b, attributes: { 'gen_ai.request.model': 'gpt-4o-mini' } },
-    ctx,
+  const { root, a, b } = await withOtlpTracer(
+    dual,
+    project,
+    { service: 'py-like-app', tracer: 'agent-app' },
+    (tracer) => {
+      const root = tracer.startSpan(name, {
+        startTime: times.root,
+        attributes: { 'langfuse.user.id': `user-${k}`, 'langfuse.session.id': `session-${k}` },
+      });
+      const ctx = trace.setSpan(ROOT_CONTEXT, root);
+      const a = tracer.startSpan('retrieve', { startTime: times.a }, ctx);
+      a.end(hr(k * 10_000 + 50, 1));
+      const b = tracer.startSpan(
+        'llm',
+        { startTime: times.b, attributes: { 'gen_ai.request.model': 'gpt-4o-mini' } },
+        ctx,
+      );
+      b.end(hr(k * 10_000 + 80, 2));
+      root.end(hr(k * 10_000 + 99, 3));
+      return { root, a, b };
+    },
   );
-  b.end(hr(k * 10_000 + 80, 2));
-  root.end(hr(k * 10_000 + 99, 3));
-  await provider.forceFlush();
-  await provider.shutdown();
   const traceId = root.spanContext().traceId;
   return {
     traceId,
@@ -123,8 +111,7 @@ const sortRows = (rows: EventRow[]) =>
       x.span_id.localeCompare(y.span_id),
   );
 
-const backfill = (step: number) =>
-  cli(['backfill', 'run', '--step', String(step)], { ...stores.env, ...DUAL_ENV });
+const backfill = (step: number) => backfillStep(stores.env, step);
 
 beforeAll(async () => {
   // Migrated as an upgrade migrates them; then dual write.
@@ -167,9 +154,7 @@ interface StepReport {
 }
 
 async function backfillStatus(): Promise<StepReport[]> {
-  const r = await cli(['backfill', 'status', '--json'], { ...stores.env, ...DUAL_ENV });
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { steps: StepReport[] }).steps;
+  return backfillSteps<StepReport>(stores.env);
 }
 
 const statuses = async () => (await backfillStatus()).map((s) => `${s.step}:${s.status}`);

@@ -14,7 +14,7 @@ import { api } from '../conformance/env.ts';
 import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
 import { cli, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { createUiUser } from '../fixtures/ui-client.ts';
+import { newProjectMember } from '../fixtures/ui-client.ts';
 
 let suite: ServiceSuite;
 let org: { publicKey: string; secretKey: string };
@@ -201,12 +201,7 @@ describe('projects', () => {
 
 describe('memberships', () => {
   it('organization and project memberships with the reference roles; ADMIN and strangers refused', async () => {
-    const user = await createUiUser(suite.env, `m-${hex(3)}@example.com`, [
-      '--role',
-      'viewer',
-      '--project',
-      bystander.projectId,
-    ]);
+    const user = await newProjectMember(suite.env, bystander.projectId, 'viewer');
     const a = admin().api.organizations;
     expect(await a.updateOrganizationMembership({ userId: user.userId, role: 'MEMBER' })).toEqual({
       userId: user.userId,

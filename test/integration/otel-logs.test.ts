@@ -10,7 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../conformance/env.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
-import { CHAT_QUESTION, CHAT_TOOL_CALL, sendChat } from '../fixtures/otel-producers.ts';
+import {
+  CHAT_QUESTION,
+  CHAT_TOOL_CALL,
+  chatEvents,
+  chatEventsOf,
+  sendChat,
+} from '../fixtures/otel-producers.ts';
 import { basicAuth, type Mode } from '../fixtures/service.ts';
 
 const s = modeWebsForSuite('otel-logs');
@@ -70,16 +76,7 @@ describe.each(MODES)('OTLP logs in write mode %s', (mode) => {
       expect(byName['chat gpt-4o-mini']).toMatchObject({ id: spanId, type: 'GENERATION' });
       expect(json(byName['chat gpt-4o-mini']!['input'])).toEqual(EXPECTED_INPUT);
       expect(json(byName['chat gpt-4o-mini']!['output'])).toEqual(EXPECTED_OUTPUT);
-      expect(
-        data
-          .filter((o) => o['type'] === 'EVENT')
-          .map((o) => [o['name'], o['level'], o['parentObservationId']])
-          .sort(),
-      ).toEqual([
-        ['WARN', 'WARNING', spanId],
-        ['gen_ai.choice', 'DEFAULT', spanId],
-        ['gen_ai.user.message', 'DEFAULT', spanId],
-      ]);
+      expect(chatEventsOf(data)).toEqual(chatEvents(spanId));
     }
   });
 });

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, credentials, Metadata, status } from '@grpc/grpc-js';
+import { Client, credentials, status } from '@grpc/grpc-js';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -24,8 +24,9 @@ import {
   exportTraceServiceResponseType,
 } from '../../server/features/otel/otlp-proto.ts';
 import { eventually } from '../conformance/env.ts';
+import { grpcAuth, rawGrpcExport } from '../fixtures/grpc-export.ts';
 import { type Body, callApi } from '../fixtures/mode-webs.ts';
-import { CHAT_QUESTION, sendChat } from '../fixtures/otel-producers.ts';
+import { CHAT_QUESTION, chatEvents, chatEventsOf, sendChat } from '../fixtures/otel-producers.ts';
 import { runCommand } from '../fixtures/processes.ts';
 import { basicAuth, MODE_ENV, type Project, startWeb, type WebWithGrpc } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
@@ -62,12 +63,6 @@ afterAll(async () => {
   if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
 });
 
-const authMetadata = (authorization: string) => {
-  const m = new Metadata();
-  m.set('authorization', authorization);
-  return m;
-};
-
 /** The exporters' CompressionAlgorithm.GZIP (its enum lives in a package they do not re-export). */
 const GZIP = 'gzip' as NonNullable<
   NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>['compression']
@@ -91,7 +86,7 @@ async function sendSpan(
   await provider.forceFlush();
   const exporter = new OTLPTraceExporter({
     url: opts.tls ? `https://${opts.tls.address}` : `http://${suite.web.grpcAddress}`,
-    metadata: authMetadata(authorization),
+    metadata: grpcAuth(authorization),
     ...(opts.tls ? { credentials: credentials.createSsl(opts.tls.ca) } : {}),
     ...(opts.gzip ? { compression: GZIP } : {}),
   });
@@ -124,30 +119,14 @@ const readBack = (p: Project, traceId: string, count: number) =>
   );
 
 /** A raw TraceService/Export call: bytes in, the status and the decoded answer out. */
-function rawExport(authorization: string | undefined, body: Uint8Array) {
-  const client = new Client(suite.web.grpcAddress, credentials.createInsecure());
-  const metadata = authorization === undefined ? new Metadata() : authMetadata(authorization);
-  return new Promise<{ code: number; details: string; answer: Record<string, unknown> | undefined }>(
-    (resolve) => {
-      client.makeUnaryRequest(
-        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from(body),
-        metadata,
-        (err, answer) => {
-          client.close();
-          const type = exportTraceServiceResponseType();
-          resolve({
-            code: err?.code ?? status.OK,
-            details: err?.details ?? '',
-            answer: answer ? type.toObject(type.decode(answer), { longs: Number }) : undefined,
-          });
-        },
-      );
-    },
+const rawExport = (authorization: string | undefined, body: Uint8Array) =>
+  rawGrpcExport(
+    suite.web.grpcAddress,
+    '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+    exportTraceServiceResponseType(),
+    authorization,
+    body,
   );
-}
 
 const hex = (n: number, bytes: number) => Buffer.from(n.toString(16).padStart(bytes * 2, '0'), 'hex');
 
@@ -258,16 +237,7 @@ describe('TraceService over gRPC', () => {
     const chat = data.find((o) => o['id'] === spanId)!;
     expect(chat).toMatchObject({ type: 'GENERATION' });
     expect(JSON.stringify(chat['input'])).toContain(CHAT_QUESTION);
-    expect(
-      data
-        .filter((o) => o['type'] === 'EVENT')
-        .map((o) => [o['name'], o['level'], o['parentObservationId']])
-        .sort(),
-    ).toEqual([
-      ['WARN', 'WARNING', spanId],
-      ['gen_ai.choice', 'DEFAULT', spanId],
-      ['gen_ai.user.message', 'DEFAULT', spanId],
-    ]);
+    expect(chatEventsOf(data)).toEqual(chatEvents(spanId));
     // Nothing of it in the other project.
     expect(await observationsOf(beta, traceId)).toEqual([]);
   });
@@ -295,7 +265,7 @@ describe('the limits and TLS of the gRPC port', () => {
         (b: Buffer) => b,
         (b: Buffer) => b,
         Buffer.alloc(0),
-        authMetadata(basicAuth(alpha)),
+        grpcAuth(basicAuth(alpha)),
         { deadline: Date.now() + 5_000 },
         (err) => {
           client.close();

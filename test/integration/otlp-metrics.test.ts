@@ -4,7 +4,7 @@
  * (`/api/public/otel/v1/metrics`), unchanged. What was stored is read back through Metrics API v2
  * (the `genai-metrics` view), per project; other metrics are counted on `/metrics`, not stored.
  */
-import { Client, credentials, Metadata, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -18,6 +18,7 @@ import {
   exportMetricsServiceRequestType,
   exportMetricsServiceResponseType,
 } from '../../server/features/otel/otlp-proto.ts';
+import { grpcAuth, rawGrpcExport } from '../fixtures/grpc-export.ts';
 import { callApi } from '../fixtures/mode-webs.ts';
 import { basicAuth, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
@@ -38,12 +39,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => stopServiceSuite(suite));
-
-const grpcAuth = (authorization: string) => {
-  const m = new Metadata();
-  m.set('authorization', authorization);
-  return m;
-};
 
 /**
  * An app instrumented as opentelemetry-instrumentation-openai-v2 is: two chat calls, their token
@@ -187,29 +182,14 @@ describe('the GenAI metrics over OTLP', () => {
 });
 
 /** A raw MetricsService/Export call with an export built here. */
-function rawMetricsExport(authorization: string | undefined, body: Uint8Array) {
-  const client = new Client(suite.web.grpcAddress, credentials.createInsecure());
-  return new Promise<{ code: number; details: string; answer: Record<string, unknown> | undefined }>(
-    (resolve) => {
-      client.makeUnaryRequest(
-        '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from(body),
-        authorization === undefined ? new Metadata() : grpcAuth(authorization),
-        (err, answer) => {
-          client.close();
-          const type = exportMetricsServiceResponseType();
-          resolve({
-            code: err?.code ?? status.OK,
-            details: err?.details ?? '',
-            answer: answer ? type.toObject(type.decode(answer), { longs: Number }) : undefined,
-          });
-        },
-      );
-    },
+const rawMetricsExport = (authorization: string | undefined, body: Uint8Array) =>
+  rawGrpcExport(
+    suite.web.grpcAddress,
+    '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+    exportMetricsServiceResponseType(),
+    authorization,
+    body,
   );
-}
 
 function tokenExport(points: { model: string; bucketCounts: number[] }[]): Uint8Array {
   const type = exportMetricsServiceRequestType();

@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKUP_S3_ENV, backupSummarySchema, restoreSummarySchema } from '../../server/contract/backup.ts';
+import { backupSummarySchema, restoreSummarySchema } from '../../server/contract/backup.ts';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { REPLAY_MARGIN_MS } from '../../server/features/backup/replay-window.ts';
 import type { RestoreResult } from '../../server/features/backup/run.ts';
-import { S3_REGION } from '../fixtures/s3.ts';
+import { backupEnv } from '../fixtures/s3.ts';
 import {
   basicAuth,
   cli,
@@ -45,7 +45,7 @@ const STAMPED = ['event_ts', 'updated_at'];
 let datastores: Stores & Given<{ redis: true; buckets: string[] }>;
 let stores: Env;
 let withLog: Env;
-let backupEnv: Env;
+let backups: Env;
 let durable: WebServer | undefined;
 let deferred: WebServer | undefined;
 let worker: WebServer | undefined;
@@ -60,14 +60,7 @@ beforeAll(async () => {
     // The historic backfill (its own suite) would copy the same rows meanwhile.
     SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',
   };
-  backupEnv = {
-    [BACKUP_S3_ENV.bucket]: BACKUP_BUCKET,
-    [BACKUP_S3_ENV.endpoint]: datastores.s3.endpoint,
-    [BACKUP_S3_ENV.region]: S3_REGION,
-    [BACKUP_S3_ENV.forcePathStyle]: 'true',
-    [BACKUP_S3_ENV.accessKeyId]: datastores.s3.accessKeyId,
-    [BACKUP_S3_ENV.secretAccessKey]: datastores.s3.secretAccessKey,
-  };
+  backups = backupEnv(datastores.s3, BACKUP_BUCKET);
   // One web writes the rows itself as well; one answers once the write is in the log.
   [durable, deferred, worker] = await Promise.all([
     startWeb(withLog),
@@ -165,7 +158,7 @@ const restore = async (env: Env, include?: string) => {
     termination,
     '--json',
   ];
-  const r = await cli(args, { ...env, ...backupEnv }, RUN_TIMEOUT_MS);
+  const r = await cli(args, { ...env, ...backups }, RUN_TIMEOUT_MS);
   expect(r.code, r.stderr).toBe(0);
   return {
     result: JSON.parse(r.stdout.trim()) as RestoreResult,
@@ -194,7 +187,7 @@ describe('a restore replays the ingestion log after the backup', () => {
     expect(await pending()).toBe(1);
     const r = await cli(
       ['backup', '--id', 'b1', '--termination-log', join(terminationDir, 'backup'), '--json'],
-      { ...withLog, ...backupEnv },
+      { ...withLog, ...backups },
       RUN_TIMEOUT_MS,
     );
     expect(r.code, r.stderr).toBe(0);

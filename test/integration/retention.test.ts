@@ -15,7 +15,7 @@ import { runRetentionPass } from '../../server/features/deletion/retention.ts';
 import type { TraceDeletionDeps } from '../../server/features/deletion/traces.ts';
 import { s3BlobStore } from '../../server/platform/blobs/s3.ts';
 import type { BlobStore } from '../../server/platform/blobs/store.ts';
-import { traceRowsOf } from '../fixtures/project-deletion.ts';
+import { insertTraceRows, traceRowsOf } from '../fixtures/project-deletion.ts';
 import { S3_REGION } from '../fixtures/s3.ts';
 import { MODE_ENV, type Project } from '../fixtures/service.ts';
 import {
@@ -24,7 +24,7 @@ import {
   startServiceSuite,
   stopServiceSuite,
 } from '../fixtures/service-suite.ts';
-import { createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+import { newProjectMember, request, signIn } from '../fixtures/ui-client.ts';
 
 const BUCKET = 'retention-media';
 const DAY = 24 * 60 * 60 * 1000;
@@ -76,27 +76,7 @@ const at = (daysAgo: number) =>
  * row is `traceAge` days old, its observation and event `spanAge` days old.
  */
 async function seedTrace(projectId: string, traceId: string, traceAge: number, spanAge = traceAge) {
-  const obs = `${traceId}-obs`;
-  const insert = (table: string, values: Record<string, unknown>[]) =>
-    suite.ch.client.insert({ table, values, format: 'JSONEachRow' });
-  const [t, s] = [at(traceAge), at(spanAge)];
-  await insert('traces', [{ id: traceId, project_id: projectId, timestamp: t, name: 't', event_ts: t }]);
-  await insert('observations', [
-    { id: obs, trace_id: traceId, project_id: projectId, type: 'SPAN', start_time: s, event_ts: s },
-  ]);
-  await insert('scores', [
-    {
-      id: `${traceId}-score`,
-      trace_id: traceId,
-      project_id: projectId,
-      timestamp: t,
-      name: 'q',
-      value: 1,
-      source: 'API',
-      event_ts: t,
-    },
-  ]);
-  await insert('events_full', [{ span_id: obs, trace_id: traceId, project_id: projectId, start_time: s }]);
+  await insertTraceRows(suite.ch.client, projectId, traceId, { trace: at(traceAge), span: at(spanAge) });
   await suite.pool.query(
     `INSERT INTO comments (id, project_id, object_type, object_id, content) VALUES ($1, $2, 'TRACE', $3, 'c')`,
     [hex(8), projectId, traceId],
@@ -174,18 +154,8 @@ function traceRows(projectId: string, traceId: string): string[] {
 
 describe('setting retention', () => {
   it('owners set it through the UI, members cannot, bounds named; the public API shows it as the SDK reads it', async () => {
-    const owner = await createUiUser(suite.env, `owner-${hex(3)}@example.com`, [
-      '--role',
-      'owner',
-      '--project',
-      kept.projectId,
-    ]);
-    const member = await createUiUser(suite.env, `member-${hex(3)}@example.com`, [
-      '--role',
-      'member',
-      '--project',
-      kept.projectId,
-    ]);
+    const owner = await newProjectMember(suite.env, kept.projectId, 'owner');
+    const member = await newProjectMember(suite.env, kept.projectId, 'member');
     const [o, m] = [await signIn(suite.web.url, owner), await signIn(suite.web.url, member)];
     const put = (b: typeof o, retentionDays: unknown) =>
       request(b, 'PUT', `/api/ui/projects/${kept.projectId}/retention`, {
@@ -216,12 +186,7 @@ describe('setting retention', () => {
     });
 
     // Another project's owner cannot reach it (the project scope answers as for a missing project).
-    const stranger = await createUiUser(suite.env, `stranger-${hex(3)}@example.com`, [
-      '--role',
-      'owner',
-      '--project',
-      other.projectId,
-    ]);
+    const stranger = await newProjectMember(suite.env, other.projectId, 'owner');
     expect((await put(await signIn(suite.web.url, stranger), 3)).status).toBe(404);
     expect((await sdk.api.projects.get()).data[0]).toMatchObject({ retentionDays: 30 });
   });

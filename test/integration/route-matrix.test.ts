@@ -32,6 +32,7 @@ import { AnalyticsMigrator } from '../../server/platform/migrations/analytics/ru
 import { migrationsFor } from '../../server/platform/migrations/analytics/versions.ts';
 import { RelationalMigrator } from '../../server/platform/migrations/relational/runner.ts';
 import { relationalMigrationsFor } from '../../server/platform/migrations/relational/versions.ts';
+import { booleanEvaluator } from '../fixtures/judge.ts';
 import { type PostgresFixture, startPostgres } from '../fixtures/postgres.ts';
 import { LEGACY_ENV } from '../fixtures/service.ts';
 
@@ -569,15 +570,7 @@ const VALID: [string, Case][] = [
     json(
       'POST',
       '/api/public/unstable/evaluators',
-      {
-        name: 'm-eval',
-        prompt: '{{output}}',
-        outputDefinition: {
-          dataType: 'BOOLEAN',
-          reasoning: { description: 'r' },
-          score: { description: 's' },
-        },
-      },
+      booleanEvaluator('m-eval', '{{output}}', 's'),
       'always',
       422,
     ),

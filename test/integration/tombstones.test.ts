@@ -10,11 +10,10 @@
 import { randomBytes } from 'node:crypto';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillStep } from '../fixtures/backfill.ts';
 import {
   basicAuth,
-  cli,
   createProject,
-  DUAL_ENV,
   type Env,
   LEGACY_ENV,
   type Project,
@@ -134,12 +133,14 @@ describe('traces deleted between backfill steps 2 and 3 (npm langfuse 3.x, DELET
     await sdk.shutdownAsync();
 
     const step = async (n: number) => {
-      const r = await cli(['backfill', 'run', '--step', String(n)], {
-        ...base,
-        ...DUAL_ENV,
-        SERVICE_BACKFILL_CHUNK_ROWS: '5',
-        SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
-      });
+      const r = await backfillStep(
+        {
+          ...base,
+          SERVICE_BACKFILL_CHUNK_ROWS: '5',
+          SERVICE_BACKGROUND_MIGRATION_V4_DROP_PID_TID_SORTING_TABLES: 'true',
+        },
+        n,
+      );
       expect(r.code, `backfill step ${n}: ${r.stderr}`).toBe(0);
     };
     await step(1);

@@ -7,10 +7,8 @@
  */
 
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withOtlpTracer } from '../fixtures/otlp-tracer.ts';
 import {
   basicAuth,
   createProject,
@@ -36,24 +34,15 @@ afterAll(() => stopStores(stores));
 
 /** A root and a child through the real OTLP exporter with the version 4 header (direct write). */
 async function sendTrace(web: WebServer, name: string): Promise<string> {
-  const exporter = new OTLPTraceExporter({
-    url: `${web.url}/api/public/otel/v1/traces`,
-    headers: { Authorization: basicAuth(project), 'x-service-ingestion-version': '4' },
+  return withOtlpTracer(web, project, { service: 'app', tracer: 'app' }, (tracer) => {
+    // The trace attributes on every span, as the SDKs propagate them.
+    const attributes = { 'langfuse.user.id': 'user-old', 'langfuse.session.id': 'session-old' };
+    const root = tracer.startSpan(name, { attributes });
+    const child = tracer.startSpan('llm', { attributes }, trace.setSpan(ROOT_CONTEXT, root));
+    child.end();
+    root.end();
+    return root.spanContext().traceId;
   });
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': 'app' }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  const tracer = provider.getTracer('app');
-  // The trace attributes on every span, as the SDKs propagate them.
-  const attributes = { 'langfuse.user.id': 'user-old', 'langfuse.session.id': 'session-old' };
-  const root = tracer.startSpan(name, { attributes });
-  const child = tracer.startSpan('llm', { attributes }, trace.setSpan(ROOT_CONTEXT, root));
-  child.end();
-  root.end();
-  await provider.forceFlush();
-  await provider.shutdown();
-  return root.spanContext().traceId;
 }
 
 async function rows(table: string, traceId: string): Promise<StoreRow[]> {

@@ -10,7 +10,7 @@ import { LangfuseClient } from '@langfuse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createUiUser, openBrowser, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, newProjectMember, openBrowser, request, send, signIn } from '../fixtures/ui-client.ts';
 
 let suite: ServiceSuite;
 let project: Project;
@@ -19,15 +19,8 @@ let owner: Browser;
 let stranger: Browser;
 
 const hex = (n: number) => randomBytes(n).toString('hex');
-const send = (b: Browser, method: string, path: string, body?: unknown) =>
-  request(b, method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-csrf-token': b.csrf } });
 const user = async (role: string, p: Project = project) => {
-  const u = await createUiUser(suite.env, `${role}-${hex(3)}@example.com`, [
-    '--role',
-    role,
-    '--project',
-    p.projectId,
-  ]);
+  const u = await newProjectMember(suite.env, p.projectId, role);
   return { ...u, browser: await signIn(suite.web.url, u) };
 };
 
@@ -173,12 +166,7 @@ describe('members and invitations', () => {
   });
 
   it('an existing account joins while signed in as itself; bad invitations are refused naming the field', async () => {
-    const existing = await createUiUser(suite.env, `existing-${hex(3)}@example.com`, [
-      '--role',
-      'viewer',
-      '--project',
-      other.projectId,
-    ]);
+    const existing = await newProjectMember(suite.env, other.projectId, 'viewer');
     const { link } = (
       await send(owner, 'POST', path('/invitations'), { email: existing.email, role: 'viewer' })
     ).body;

@@ -13,15 +13,13 @@ import { api } from '../conformance/env.ts';
 import { projectDeletionPass, analyticsRows as rowsOf } from '../fixtures/project-deletion.ts';
 import { createProject, MODE_ENV, type Project } from '../fixtures/service.ts';
 import { type ServiceSuite, startServiceSuite, stopServiceSuite } from '../fixtures/service-suite.ts';
-import { type Browser, createUiUser, request, signIn } from '../fixtures/ui-client.ts';
+import { type Browser, createUiUser, request, send, signIn } from '../fixtures/ui-client.ts';
 
 let suite: ServiceSuite;
 let project: Project;
 let other: Project;
 
 const hex = (n: number) => randomBytes(n).toString('hex');
-const send = (b: Browser, method: string, path: string, body?: unknown) =>
-  request(b, method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-csrf-token': b.csrf } });
 const newUser = (args: string[]) => createUiUser(suite.env, `u-${hex(4)}@example.com`, args);
 const browserOf = async (args: string[]) => signIn(suite.web.url, await newUser(args));
 

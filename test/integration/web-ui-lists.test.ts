@@ -13,9 +13,8 @@ import {
   cli,
   createProject,
   DUAL_ENV,
-  MODE_ENV,
   type Project,
-  startWeb,
+  startWebPerMode,
   type WebServer,
 } from '../fixtures/service.ts';
 import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
@@ -104,12 +103,11 @@ const createUser = (email: string, args: string[]) => createUiUser(stores.env, e
 
 beforeAll(async () => {
   stores = await startStores();
-  legacy = await startWeb({ ...stores.env, ...MODE_ENV.legacy });
-  [web, dual] = await Promise.all([
-    // Run as an operator runs it: the web knows its ObservabilityService.
-    startWeb({ ...stores.env, ...MODE_ENV.events_only, SERVICE_OPERATOR_OBJECT: 'observability/demo' }),
-    startWeb({ ...stores.env, ...DUAL_ENV }),
-  ]);
+  // Run as an operator runs it: the events_only web knows its ObservabilityService.
+  const webs = await startWebPerMode(stores.env, {
+    events_only: { SERVICE_OPERATOR_OBJECT: 'observability/demo' },
+  });
+  [legacy, dual, web] = [webs.legacy, webs.dual, webs.events_only];
   [projectA, projectB] = await Promise.all([
     createProject(stores.env, 'lists-a'),
     createProject(stores.env, 'lists-b'),

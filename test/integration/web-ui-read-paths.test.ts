@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { LangfuseClient } from '@langfuse/client';
 import { propagateAttributes, startObservation } from '@langfuse/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
+import { type SentTrace, withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   cli,
   createProject,
@@ -80,14 +80,7 @@ const get = async (b: Browser, path: string) => {
   return r.body;
 };
 
-interface SentTrace {
-  traceId: string;
-  rootId: string;
-  genId: string;
-  name: string;
-  userId: string;
-  sessionId: string;
-  tags: string[];
+interface SentIo extends SentTrace {
   input: unknown;
   output: unknown;
 }
@@ -109,7 +102,7 @@ function sendTraces(web: WebServer, specs: { name: string; input: unknown; outpu
         gen.end();
         root.update({ output: s.output });
         root.end();
-        return { ...s, ...attrs, traceId: root.traceId, rootId: root.id, genId: gen.id } as SentTrace;
+        return { ...s, ...attrs, traceId: root.traceId, rootId: root.id, genId: gen.id } as SentIo;
       });
     }),
   );
@@ -133,7 +126,7 @@ afterAll(async () => {
 });
 
 describe('the version 3 experience (dual, preview opt-in off)', () => {
-  let sent: SentTrace[];
+  let sent: SentIo[];
   beforeAll(async () => {
     sent = await sendTraces(dual, [
       { name: 'greet', input: { q: 'hello' }, output: 'hi there' },

@@ -13,10 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
   createProject,
-  DUAL_ENV,
-  MODE_ENV,
   type Project,
-  startWeb,
+  startWebPerMode,
   type WebServer,
 } from '../fixtures/service.ts';
 import { type Stores, startStores, stopStores } from '../fixtures/service-suite.ts';
@@ -119,12 +117,10 @@ const createUser = (email: string, args: string[]) => createUiUser(stores.env, e
 
 beforeAll(async () => {
   stores = await startStores();
-  // Legacy starts alone first: it applies the migrations the other two then find.
-  legacy = await startWeb({ ...stores.env, ...MODE_ENV.legacy });
-  [dual, eventsOnly] = await Promise.all([
-    startWeb({ ...stores.env, ...DUAL_ENV, SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' }),
-    startWeb({ ...stores.env, ...MODE_ENV.events_only }),
-  ]);
+  const webs = await startWebPerMode(stores.env, {
+    dual: { SERVICE_MIGRATION_V4_ALLOW_PREVIEW_OPT_IN: 'false' },
+  });
+  [legacy, dual, eventsOnly] = [webs.legacy, webs.dual, webs.events_only];
   [projectA, projectB] = await Promise.all([
     createProject(stores.env, 'v3-a'),
     createProject(stores.env, 'v3-b'),

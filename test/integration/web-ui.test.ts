@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt, UI_DIST } from '../../scripts/build-ui.ts';
 import { type ColumnKind, parseFilterText } from '../../server/app/ui/src/shared/filter-syntax.ts';
-import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
+import { type SentTrace, withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
   basicAuth,
   cli,
@@ -48,14 +48,7 @@ const users = {} as Record<
 >;
 
 /** What the SDK was asked to send, per trace: the model the table is compared with. */
-interface Sent {
-  traceId: string;
-  rootId: string;
-  genId: string;
-  name: string;
-  userId: string;
-  sessionId: string;
-  tags: string[];
+interface Sent extends SentTrace {
   model: string;
   usage: { input: number; output: number; total: number };
 }

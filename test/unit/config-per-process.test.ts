@@ -11,6 +11,7 @@ import { type Env, INGESTION_LOG_S3_ENV, S3_ENV, type S3EnvNames } from '../../s
 import { parseEnv } from '../../server/contract/env-schema.ts';
 import { ConfigError } from '../../server/kernel/config/env.ts';
 import { SERVER_PROCESSES, type ServerRole } from '../../server/kernel/config/processes.ts';
+import { requiredEnvOf } from '../fixtures/required-env.ts';
 
 /** A value refused wherever the variable is read, or why the variable has none. */
 type Bad =
@@ -107,22 +108,6 @@ const BAD: Record<string, Bad> = {
   OPERATOR_SECRET_ROLLOUTS: { value: 'maybe' },
 };
 
-const REQUIRED_VALUES: Record<string, string> = {
-  DATABASE_URL: 'postgres://db/x',
-  CLICKHOUSE_URL: 'http://ch:8123',
-  REDIS_URL: 'redis://r:6379',
-  [BACKUP_S3_ENV.bucket]: 'backups',
-  [INGESTION_LOG_S3_ENV.bucket]: 'ingestion-log',
-};
-
-/** What a process needs set to start at all. */
-const baseOf = (process: string): Env =>
-  Object.fromEntries(
-    ((SERVER_PROCESSES as Record<string, { require: readonly string[] }>)[process]?.require ?? []).map(
-      (name) => [name, REQUIRED_VALUES[name]],
-    ),
-  );
-
 const PROCESSES = Object.keys(PROCESS_SCHEMAS);
 const EVERY_VARIABLE = [...new Set(PROCESSES.flatMap((p) => PROCESS_SCHEMAS[p]!.variables))];
 const parse = (process: string, env: Env) => parseEnv(PROCESS_SCHEMAS[process]!.schema, env);
@@ -131,7 +116,7 @@ const parse = (process: string, env: Env) => parseEnv(PROCESS_SCHEMAS[process]!.
 function badFor(process: string, variable: string): { value: string } | { none: string } {
   const bad = BAD[variable]!;
   if ('none' in bad) return bad;
-  if (bad.unless !== undefined && baseOf(process)[bad.unless] !== undefined)
+  if (bad.unless !== undefined && requiredEnvOf(process)[bad.unless] !== undefined)
     return { none: `accepted as given while ${bad.unless} is set, which ${process} requires` };
   return bad;
 }
@@ -164,11 +149,11 @@ const ANY_TEXT = 'any text: 42 / yes';
 
 describe.each(PROCESSES)('%s', (process) => {
   it('starts on its required variables alone', () => {
-    expect(() => parse(process, baseOf(process))).not.toThrow();
+    expect(() => parse(process, requiredEnvOf(process))).not.toThrow();
   });
 
   it.each(valued.filter(([p]) => p === process))('%s %s %s=%s', (_, verb, variable, value) => {
-    const load = () => parse(process, { ...baseOf(process), [variable]: value });
+    const load = () => parse(process, { ...requiredEnvOf(process), [variable]: value });
     if (verb === 'ignores') {
       expect(load).not.toThrow();
       return;
@@ -179,7 +164,7 @@ describe.each(PROCESSES)('%s', (process) => {
 
   // A variable without a bad value (free text, or one accepted as given here) starts on any text.
   it.each(anyValue.filter(([p]) => p === process))('%s accepts any %s (%s)', (_, variable) => {
-    expect(() => parse(process, { ...baseOf(process), [variable]: ANY_TEXT })).not.toThrow();
+    expect(() => parse(process, { ...requiredEnvOf(process), [variable]: ANY_TEXT })).not.toThrow();
   });
 });
 

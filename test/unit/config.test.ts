@@ -27,6 +27,7 @@ import {
   type ServerRole,
   serverSchemas,
 } from '../../server/kernel/config/processes.ts';
+import { requiredEnvOf } from '../fixtures/required-env.ts';
 
 const MODE = 'SERVICE_MIGRATION_V4_WRITE_MODE';
 const OTEL = 'SERVICE_MIGRATION_V4_NATIVE_OTEL_BEHAVIOUR';
@@ -625,19 +626,10 @@ function backupCases(): VariableCase[] {
   ];
 }
 
-const REQUIRED_VALUES: Record<string, string> = {
-  DATABASE_URL: 'postgres://db/x',
-  CLICKHOUSE_URL: 'http://ch:8123',
-  REDIS_URL: 'redis://r:6379',
-  [BACKUP_S3_ENV.bucket]: 'backups',
-  [INGESTION_LOG_S3_ENV.bucket]: 'ingestion-log',
-};
 const SERVER_SCHEMAS = serverSchemas();
 /** The cases of the variables `role` reads (those it does not read: config-per-process.test.ts). */
 const forRole = (role: ServerRole) => (v: VariableCase) =>
   SERVER_SCHEMAS[role].variables.includes(v.name) && (v.roles === undefined || v.roles.includes(role));
-const baseOf = (role: ServerRole) =>
-  Object.fromEntries(SERVER_PROCESSES[role].require.map((name) => [name, REQUIRED_VALUES[name]]));
 
 /** Runs `load`, returning the ConfigError's message (fails when it does not throw one). */
 function refusal(load: () => unknown): string {
@@ -672,7 +664,7 @@ describe('every variable of every server role', () => {
       .map((v) => [role, v.name, v.bad!] as const),
   );
   it.each(refused)('%s refuses %s=%s in one line naming it', (role, name, bad) => {
-    const message = refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: bad }));
+    const message = refusal(() => loadRoleConfig(role, { ...requiredEnvOf(role), [name]: bad }));
     expect(message).toMatch(/^invalid configuration: [^\n]+$/);
     expect(message).toContain(name);
   });
@@ -681,14 +673,14 @@ describe('every variable of every server role', () => {
     SERVER_VARIABLES.filter(forRole(role)).map((v) => [role, v.name, v.good, v] as const),
   );
   it.each(accepted)('%s reads %s=%s', (role, name, good, v) => {
-    expect(v.read(loadRoleConfig(role, { ...baseOf(role), [name]: good }))).toEqual(v.expected);
+    expect(v.read(loadRoleConfig(role, { ...requiredEnvOf(role), [name]: good }))).toEqual(v.expected);
   });
 
   const required = ROLES.flatMap((role) =>
     SERVER_PROCESSES[role].require.map((name) => [role, name] as const),
   );
   it.each(required)('%s names %s when it is missing', (role, name) => {
-    expect(refusal(() => loadRoleConfig(role, { ...baseOf(role), [name]: undefined }))).toBe(
+    expect(refusal(() => loadRoleConfig(role, { ...requiredEnvOf(role), [name]: undefined }))).toBe(
       `invalid configuration: ${name} is required`,
     );
   });
@@ -823,7 +815,7 @@ describe('the one line of a refusal', () => {
 });
 
 describe('the web’s OTLP/gRPC listener', () => {
-  const base = baseOf('web');
+  const base = requiredEnvOf('web');
   it('listens on 4317 in plaintext by default', () => {
     expect(loadRoleConfig('web', base).otlpGrpc).toEqual({ port: 4317, tls: undefined });
   });

@@ -10,6 +10,7 @@ import { type Blocked, type CacheState, reconcileBlocked } from '../../operator/
 import type { Kube } from '../../operator/runtime/kube.ts';
 import { operatorMetrics } from '../../operator/runtime/serve.ts';
 import { WorkQueue } from '../../operator/runtime/workqueue.ts';
+import { minimalService, minimalSpec } from '../fixtures/obsvc-spec.ts';
 
 const synced = (name: string, s = true): CacheState => ({ name, synced: s });
 
@@ -61,21 +62,11 @@ describe('a closed work queue', () => {
 });
 
 /** A release 3 object whose first pass recorded its intent: the next writes status, then a child. */
-const object: ObservabilityService = {
-  apiVersion: 'observatory.dev/v1alpha1',
-  kind: 'ObservabilityService',
-  metadata: { name: 'obs', namespace: 'ns', uid: 'u', generation: 1, resourceVersion: '7' },
-  spec: {
-    release: '3',
-    image: 'observatory:dev',
-    datastores: {
-      postgres: { urlSecretRef: { name: 's', key: 'pg' } },
-      clickhouse: { urlSecretRef: { name: 's', key: 'ch' } },
-      redis: { urlSecretRef: { name: 's', key: 'redis' } },
-    },
-  },
-  status: { target: { state: 'Release3', since: '2026-11-26T12:00:00.000Z', image: 'observatory:dev' } },
-};
+const object: ObservabilityService = minimalService(
+  { release: '3', image: 'observatory:dev', datastores: minimalSpec(undefined).datastores },
+  { uid: 'u', generation: 1, resourceVersion: '7' },
+  { target: { state: 'Release3', since: '2026-11-26T12:00:00.000Z', image: 'observatory:dev' } },
+);
 
 /** A reconciler over empty caches whose writes are recorded, and a gate the test moves. */
 function harness(gate: (writes: number) => Blocked | undefined) {
