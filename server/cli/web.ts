@@ -19,6 +19,7 @@ import { startOtlpGrpc } from '../app/web/otlp-grpc/server.ts';
 import { PORTS } from '../contract/ports.ts';
 import { traceDeletionDeps } from '../features/deletion/traces.ts';
 import { backlogGate, blobIngestionLog } from '../features/ingestion/log/log.ts';
+import { backlog } from '../features/ingestion/log/queue.ts';
 import { MaskingCatalog } from '../features/masking/catalog.ts';
 import { ModelCatalog } from '../features/models/catalog.ts';
 import { BUILT_IN_PRICE_FILE, readPriceFile } from '../features/models/price-file.ts';
@@ -77,7 +78,7 @@ export async function run(_args: string[]): Promise<number> {
   const exportBlobs = config.exportStorage ? s3BlobStore(config.exportStorage) : undefined;
   const logSettings = config.ingestionLog;
   const logBlobs = logSettings.s3 ? s3BlobStore(logSettings.s3) : undefined;
-  const ingestionBacklog = logBlobs && backlogGate(stores.pool, logSettings);
+  const ingestionBacklog = logBlobs && backlogGate(() => backlog(stores.pool), logSettings);
   const ingestionLog =
     ingestionBacklog &&
     logBlobs &&

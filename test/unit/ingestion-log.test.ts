@@ -14,7 +14,8 @@ import {
   logKey,
   parseLogKey,
 } from '../../server/features/ingestion/log/entry.ts';
-import { backlogRefusal } from '../../server/features/ingestion/log/log.ts';
+import { backlogGate, backlogRefusal } from '../../server/features/ingestion/log/log.ts';
+import type { Backlog } from '../../server/features/ingestion/log/queue.ts';
 import { applyWrites, type IngestionWrite, runsOf } from '../../server/features/ingestion/write.ts';
 import { LegacyChanges } from '../../server/features/write-model/changes.ts';
 import type { EntityLocks } from '../../server/features/write-model/entity-locks.ts';
@@ -318,5 +319,73 @@ describe('the drain writes many logged requests as the web wrote them one by one
       v: 2,
       writes: [{ ...v1, v: undefined }].map(({ v: _, ...x }) => x),
     });
+  });
+});
+
+describe("the web's backlog gate", () => {
+  const bounds = { backlogMaxAgeSeconds: 10, backlogMaxBytes: 1_000 };
+  const over: Backlog = { files: 9, bytes: 10, oldestAgeSeconds: 300, refused: 0 };
+  const clear: Backlog = { files: 0, bytes: 0, oldestAgeSeconds: 0, refused: 0 };
+  /** A gate whose reads the test answers one by one, on a clock it moves. */
+  const gateOf = () => {
+    const clock = { ms: 0 };
+    const pending: ((b: Backlog) => void)[] = [];
+    let reads = 0;
+    const gate = backlogGate(
+      () => {
+        reads++;
+        return new Promise<Backlog>((resolve) => pending.push(resolve));
+      },
+      bounds,
+      () => clock.ms,
+    );
+    return { gate, clock, answer: (b: Backlog) => pending.shift()!(b), reads: () => reads };
+  };
+  const refused = async (p: Promise<unknown>) => (await p) !== undefined;
+
+  it('reads at most once a second; a fresh answer serves the writes meanwhile without waiting', async () => {
+    const { gate, clock, answer, reads } = gateOf();
+    const first = gate.refusal();
+    answer(over);
+    expect(await refused(first)).toBe(true);
+    clock.ms += 500;
+    expect(await refused(gate.refusal())).toBe(true);
+    expect(reads()).toBe(1);
+    // A second later a new read starts; the answer it replaces is still fresh enough to serve.
+    clock.ms += 500;
+    const during = gate.refusal();
+    expect(reads()).toBe(2);
+    answer(clear);
+    expect(await refused(during)).toBe(false);
+  });
+
+  it('after an idle spell, writes wait for the read under way instead of the answer from before it', async () => {
+    const { gate, clock, answer, reads } = gateOf();
+    const outage = gate.refusal();
+    answer(over);
+    expect(await refused(outage)).toBe(true);
+    clock.ms += 5 * 60_000;
+    // Several writes at once: one starts the read, all of them wait for it.
+    const writes = [gate.refusal(), gate.refusal(), gate.refusal()];
+    expect(reads()).toBe(2);
+    answer(clear);
+    expect(await Promise.all(writes.map(refused))).toEqual([false, false, false]);
+  });
+
+  it('a read that fails keeps the last answer', async () => {
+    const clock = { ms: 0 };
+    const unreachable = Promise.reject(new Error('queue unreachable'));
+    unreachable.catch(() => {});
+    const answers = [Promise.resolve(over), unreachable];
+    const gate = backlogGate(
+      () => answers.shift()!,
+      bounds,
+      () => clock.ms,
+    );
+    expect(await refused(gate.refusal())).toBe(true);
+    clock.ms += 2_000;
+    expect(await refused(gate.refusal())).toBe(true);
+    expect(answers).toEqual([]);
+    expect(gate.behind()).toBe(true);
   });
 });

@@ -14,7 +14,7 @@ import type { BlobStore } from '../../../platform/blobs/store.ts';
 import { Coalescer } from '../../write-model/group-commit.ts';
 import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { encodeLogFile, logKey } from './entry.ts';
-import { type Backlog, backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
+import { type Backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
 
 /**
  * How long a file the web writes itself is kept from the drains: far longer than a write takes,
@@ -128,10 +128,13 @@ const BEHIND_SECONDS = 10;
 
 /**
  * The backlog as the web sees it, read at most once a second whatever the request rate; a read
- * that fails keeps the last answer (the queue being unreachable fails the writes anyway).
+ * that fails keeps the last answer (the queue being unreachable fails the writes anyway). While a
+ * read is under way, writes wait for it unless the last answer is fresh: after an idle spell the
+ * answer from before it (an outage's backlog, say) would refuse writes the backlog no longer bounds.
  */
-export function backlogGate(pool: pg.Pool, bounds: BacklogBounds, now = () => Date.now()) {
+export function backlogGate(read: () => Promise<Backlog>, bounds: BacklogBounds, now = () => Date.now()) {
   let last: Backlog = { files: 0, bytes: 0, oldestAgeSeconds: 0, refused: 0 };
+  let lastAt = Number.NEGATIVE_INFINITY;
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
   return {
@@ -139,16 +142,17 @@ export function backlogGate(pool: pg.Pool, bounds: BacklogBounds, now = () => Da
     async refusal() {
       if (now() - readAt >= BACKLOG_REFRESH_MS && !reading) {
         readAt = now();
-        reading = backlog(pool)
+        reading = read()
           .then((b) => {
             last = b;
+            lastAt = now();
           })
           .catch(() => {})
           .finally(() => {
             reading = undefined;
           });
-        await reading;
       }
+      if (reading && now() - lastAt >= BACKLOG_REFRESH_MS) await reading;
       return backlogRefusal(last, bounds);
     },
     /** Whether the drain is behind, as last read. */
