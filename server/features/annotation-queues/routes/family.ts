@@ -107,14 +107,10 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/annotation-queues/:queueId',
-      summary: 'Get an annotation queue',
-      response: annotationQueue,
-    },
-    async ({ params, projectId }) => queueOf(projectId, params.queueId),
+  declare.lookup(
+    { path: '/annotation-queues/:queueId', summary: 'Get an annotation queue', response: annotationQueue },
+    'Annotation queue',
+    ({ params, projectId }) => findQueue(ctx.pool, projectId, params.queueId),
   );
 
   if (mount.queueChanges) {
