@@ -195,9 +195,12 @@ export const paged = <T>(p: { page: number; limit: number }, data: T[], total: n
 });
 
 /** The documented `meta` of a page. */
-export const pageMetaResponse = z.object({
+const pageMetaResponse = z.object({
   page: z.number(),
   limit: z.number(),
   totalItems: z.number(),
   totalPages: z.number(),
 });
+
+/** The documented response of a page of `item`s, as `paged` answers it. */
+export const pageResponse = (item: z.ZodType) => z.object({ data: z.array(item), meta: pageMetaResponse });

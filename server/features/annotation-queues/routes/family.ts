@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
 import { found, translating, when } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import { type ProjectMount, pageMetaResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, pageResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { auditAs } from '../../audit/routes/audit.ts';
 import {
@@ -86,7 +86,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
       path: '/annotation-queues',
       summary: 'List annotation queues, newest first',
       query: z.object(page),
-      response: z.object({ data: z.array(annotationQueue), meta: pageMetaResponse }),
+      response: pageResponse(annotationQueue),
     },
     ({ projectId }, limit, offset) => listQueues(ctx.pool, projectId, limit, offset),
   );
@@ -162,7 +162,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
       path: '/annotation-queues/:queueId/items',
       summary: 'List the items of an annotation queue, newest first, optionally by status',
       query: z.object({ ...page, status: queueStatus.optional() }),
-      response: z.object({ data: z.array(annotationQueueItem), meta: pageMetaResponse }),
+      response: pageResponse(annotationQueueItem),
     },
     async ({ params, query, projectId }, limit, offset) => {
       await queueOf(projectId, params.queueId);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
-import { familyPlugin, pageMetaResponse, publicMount } from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { traceRootedAt } from '../root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../rules.ts';
@@ -53,7 +53,7 @@ export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'
         objectId: z.string().min(1).optional(),
         authorUserId: z.string().optional(),
       }),
-      response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
+      response: pageResponse(comment),
     },
     async ({ query, projectId }, limit, offset) => {
       let targets: CommentTarget[] = [];

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { LLM_ENV } from '../../../contract/env.ts';
 import { BadRequest, NotConfigured } from '../../../kernel/errors.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import { type ProjectMount, pageMetaResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, pageResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
 import { pauseRulesOfProvider } from '../../evaluation/store.ts';
 import { baseUrlProblem } from '../address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../connection-store.ts';
@@ -38,7 +38,7 @@ export function llmConnectionRoutes(app: FastifyInstance, ctx: RouteContext, mou
     {
       path: '/llm-connections',
       summary: 'List the LLM connections of the project (secrets excluded)',
-      response: z.object({ data: z.array(connection), meta: pageMetaResponse }),
+      response: pageResponse(connection),
     },
     ({ projectId }, limit, offset) => listConnections(ctx.pool, projectId, limit, offset),
     publicConnection,

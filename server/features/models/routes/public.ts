@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
 import { translating, when } from '../../../platform/http/answers.ts';
-import { familyPlugin, pageMetaResponse, publicMount } from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { createModelRequest, MODEL_UNITS, type ModelDefinition, toApiModel } from '../definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../store.ts';
@@ -53,7 +53,7 @@ export const modelsPlugin = familyPlugin<ModelsRouteContext>(
         path: '/models',
         summary: "The project's own and the built-in model definitions, by name, unit and newest start date",
         query: z.object(q.page(1000, 50)),
-        response: z.object({ data: z.array(model), meta: pageMetaResponse }),
+        response: pageResponse(model),
       },
       ({ projectId }, limit, offset) => listModels(ctx.pool, projectId, limit, offset),
       toApiModel,

@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { NotFound } from '../../../kernel/errors.ts';
-import { familyPlugin, pageMetaResponse, publicMount } from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { type Parsed, q } from '../../../platform/http/route.ts';
 import {
   createPromptRequest,
@@ -136,7 +136,7 @@ export const promptsPlugin = familyPlugin(publicMount('/api/public', 'Prompts'),
         fromUpdatedAt: q.datetime().optional(),
         toUpdatedAt: q.datetime().optional(),
       }),
-      response: z.object({ data: z.array(promptMeta), meta: pageMetaResponse }),
+      response: pageResponse(promptMeta),
     },
     // The store takes the filters alone: the page's fields are left out of them.
     ({ query: { page, limit, ...filter }, projectId }, _limit, offset) =>
