@@ -163,10 +163,7 @@ export async function updateRule(pool: pg.Pool, rule: AlertRule, d: RuleDefiniti
 const rules = projectRecords(RULES, RULES_ORDER, toRule);
 export const findRule = rules.find;
 
-export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await rules.page(pool, projectId, limit, offset);
-  return { rules: items, total };
-}
+export const listRules = rules.page;
 
 export function deleteRule(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
   return deleteProjectRow(pool, 'alert_rules', projectId, id);
@@ -201,7 +198,7 @@ export async function ruleHistory(pool: pg.Pool, ruleId: string, limit: number, 
     value: r.value,
     evaluatedAt: r.evaluated_at.toISOString(),
   }));
-  return { entries, total: count.rows[0]!.n };
+  return { items: entries, total: count.rows[0]!.n };
 }
 
 /** Claims up to `limit` due, unpaused rules and moves each one's due time a frequency ahead. */
@@ -371,10 +368,7 @@ export async function findUsableChannel(pool: pg.Pool, key: Buffer, projectId: s
 
 const channels = projectRecords('alert_channels', 'created_at, id', toChannel);
 
-export async function listChannels(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await channels.page(pool, projectId, limit, offset);
-  return { channels: items, total };
-}
+export const listChannels = channels.page;
 
 export function deleteChannel(pool: pg.Pool, projectId: string, id: string): Promise<boolean> {
   return deleteProjectRow(pool, 'alert_channels', projectId, id);
@@ -535,5 +529,5 @@ export async function listNotifications(
     createdAt: r.created_at.toISOString(),
     attempts: r.attempt_list,
   }));
-  return { notifications: views, total: count.rows[0]!.n };
+  return { items: views, total: count.rows[0]!.n };
 }

@@ -123,10 +123,7 @@ export function deleteQueue(pool: pg.Pool, projectId: string, id: string): Promi
 const queues = projectRecords('annotation_queues', 'created_at DESC, id DESC', toQueue);
 export const findQueue = queues.find;
 
-export async function listQueues(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await queues.page(pool, projectId, limit, offset);
-  return { queues: items, total };
-}
+export const listQueues = queues.page;
 
 /** Pending and completed items of each of the project's queues, by queue id. */
 export async function queueProgress(pool: pg.Pool, projectId: string) {

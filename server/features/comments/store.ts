@@ -73,5 +73,5 @@ export async function listComments(
     ),
     pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM comments WHERE ${where}`, params),
   ]);
-  return { data: list.rows.map(toComment), total: count.rows[0]!.n };
+  return { items: list.rows.map(toComment), total: count.rows[0]!.n };
 }

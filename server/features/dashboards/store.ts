@@ -162,7 +162,7 @@ export async function listDashboards(
   projectId: string,
   limit: number,
   offset: number,
-): Promise<{ dashboards: Dashboard[]; total: number }> {
+): Promise<{ items: Dashboard[]; total: number }> {
   const { rows, total } = await projectPage<DashboardRow>(
     pool,
     'dashboards',
@@ -175,7 +175,7 @@ export async function listDashboards(
     pool,
     rows.map((r) => r.id),
   );
-  return { dashboards: rows.map((r) => toDashboard(r, placements)), total };
+  return { items: rows.map((r) => toDashboard(r, placements)), total };
 }
 
 async function dashboardRow(db: Db, projectId: string, id: string, lock = false): Promise<DashboardRow> {
@@ -325,15 +325,7 @@ export const deletePlacement = (pool: pg.Pool, projectId: string, dashboardId: s
 
 const widgets = projectRecords('dashboard_widgets', 'updated_at DESC, id', toWidget);
 
-export async function listWidgets(
-  pool: pg.Pool,
-  projectId: string,
-  limit: number,
-  offset: number,
-): Promise<{ widgets: Widget[]; total: number }> {
-  const { items, total } = await widgets.page(pool, projectId, limit, offset);
-  return { widgets: items, total };
-}
+export const listWidgets = widgets.page;
 
 export async function getWidget(pool: pg.Pool, projectId: string, id: string): Promise<Widget> {
   const widget = await widgets.find(pool, projectId, id);

@@ -54,13 +54,13 @@ export async function listRuns(
   pool: pg.Pool,
   projectId: string,
   datasetId: string,
-  page: number,
   limit: number,
+  offset: number,
 ) {
   const [runs, count] = await Promise.all([
     pool.query<RunRow>(
       'SELECT * FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4',
-      [projectId, datasetId, limit, (page - 1) * limit],
+      [projectId, datasetId, limit, offset],
     ),
     pool.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2',

@@ -248,10 +248,7 @@ const toRule = (r: RuleRow): Rule => ({
 const rules = projectRecords(RULES, RULES_ORDER, toRule);
 export const findRule = rules.find;
 
-export async function listRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await rules.page(pool, projectId, limit, offset);
-  return { rules: items, total };
-}
+export const listRules = rules.page;
 
 /** Every enabled, unpaused rule of `target` of every project (the worker's scan). */
 export async function activeRules(pool: pg.Pool, target: Target): Promise<(Rule & { scanCursor: string })[]> {

@@ -76,10 +76,7 @@ export async function upsertConnection(
 
 const connections = projectRecords('llm_connections', 'created_at, id', toConnection);
 
-export async function listConnections(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await connections.page(pool, projectId, limit, offset);
-  return { connections: items, total };
-}
+export const listConnections = connections.page;
 
 /** Deletes the connection; its provider name when it existed. */
 export const deleteConnection = (pool: pg.Pool, projectId: string, id: string) =>

@@ -33,9 +33,7 @@ const toRule = (r: RuleRow): MaskingRule => ({
 const rules = projectRecords('masking_rules', 'created_at, id', toRule);
 export const findMaskingRule = rules.find;
 
-export async function listMaskingRules(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  return rules.page(pool, projectId, limit, offset);
-}
+export const listMaskingRules = rules.page;
 
 /** The project's enabled rules, in the order they apply (oldest first). */
 export async function enabledMaskingRules(pool: pg.Pool, projectId: string): Promise<MaskingRule[]> {

@@ -57,18 +57,19 @@ export async function visibleModels(pool: pg.Pool, projectId: string): Promise<M
 export async function listModels(
   pool: pg.Pool,
   projectId: string,
-  page: { page: number; limit: number },
-): Promise<{ data: ModelDefinition[]; total: number }> {
+  limit: number,
+  offset: number,
+): Promise<{ items: ModelDefinition[]; total: number }> {
   const [list, count] = await Promise.all([
     pool.query<ModelRow>(
       `SELECT ${COLUMNS} FROM models WHERE ${VISIBLE}
        ORDER BY model_name ASC, unit ASC, start_date DESC NULLS LAST, project_id ASC NULLS LAST, id ASC
        LIMIT $2 OFFSET $3`,
-      [projectId, page.limit, (page.page - 1) * page.limit],
+      [projectId, limit, offset],
     ),
     pool.query<{ n: string }>(`SELECT count(*) AS n FROM models WHERE ${VISIBLE}`, [projectId]),
   ]);
-  return { data: list.rows.map(fromRow), total: Number(count.rows[0]!.n) };
+  return { items: list.rows.map(fromRow), total: Number(count.rows[0]!.n) };
 }
 
 export async function getModel(

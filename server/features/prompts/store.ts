@@ -233,7 +233,7 @@ export async function listPromptMeta(
       params,
     ),
   ]);
-  return { data: summarizeVersions(versions.rows.map((r) => toPrompt(r))), total: count.rows[0]!.n };
+  return { items: summarizeVersions(versions.rows.map((r) => toPrompt(r))), total: count.rows[0]!.n };
 }
 
 /**

@@ -73,7 +73,4 @@ export async function updateConfig(pool: pg.Pool, c: ScoreConfig): Promise<Score
 const configs = projectRecords('score_configs', 'created_at DESC, id', toConfig);
 export const findConfig = configs.find;
 
-export async function listConfigs(pool: pg.Pool, projectId: string, limit: number, offset: number) {
-  const { items, total } = await configs.page(pool, projectId, limit, offset);
-  return { configs: items, total };
-}
+export const listConfigs = configs.page;

@@ -70,7 +70,8 @@ type ProjectInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>
 
 /**
  * Declares the routes of a family on a mount: `declare({ method, path, summary, ... }, handler)`,
- * `declare.lookup(...)` and `declare.deletion(...)` for the `GET` and `DELETE` of one entity.
+ * `declare.lookup(...)` and `declare.deletion(...)` for the `GET` and `DELETE` of one entity,
+ * `declare.listing(...)` for a page of them.
  */
 export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
   const declare = <
@@ -134,7 +135,31 @@ export function projectRoutes(app: FastifyInstance, mount: ProjectMount) {
       return { message: `${what} successfully deleted` };
     });
 
-  return Object.assign(declare, { lookup, deletion });
+  /**
+   * `GET path`, a page of the project's entities in the shape `{data, meta}`: `list` answers the
+   * page's items (each presented by `present`) and their total; the query is `?page=&limit=` unless
+   * the spec names one with more filters.
+   */
+  const listing = <
+    Path extends string,
+    T,
+    Q extends z.ZodType<{ page: number; limit: number }> = typeof pageQuery,
+    P extends z.ZodType = PathIds<Path>,
+  >(
+    spec: EntitySpec<Path, P> & { query?: Q },
+    list: (
+      input: ProjectInput<P, Q, z.ZodUnknown>,
+      limit: number,
+      offset: number,
+    ) => Promise<{ items: T[]; total: number }>,
+    present: (item: T) => unknown = (item) => item,
+  ): void =>
+    declare<Path, P, Q>({ method: 'GET', query: pageQuery as z.ZodType as Q, ...spec }, async (input) => {
+      const { items, total } = await list(input, input.query.limit, offsetOf(input.query));
+      return paged(input.query, await Promise.all(items.map((item) => present(item))), total);
+    });
+
+  return Object.assign(declare, { lookup, deletion, listing });
 }
 
 /** The plugin of a family whose routes are all declared on `mount`. */
@@ -170,9 +195,12 @@ export const paged = <T>(p: { page: number; limit: number }, data: T[], total: n
 });
 
 /** The documented `meta` of a page. */
-export const pageMetaResponse = z.object({
+const pageMetaResponse = z.object({
   page: z.number(),
   limit: z.number(),
   totalItems: z.number(),
   totalPages: z.number(),
 });
+
+/** The documented response of a page of `item`s, as `paged` answers it. */
+export const pageResponse = (item: z.ZodType) => z.object({ data: z.array(item), meta: pageMetaResponse });

@@ -15,13 +15,7 @@ import { LLM_ENV } from '../../../contract/env.ts';
 import { NotConfigured } from '../../../kernel/errors.ts';
 import { found } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import {
-  offsetOf,
-  type ProjectMount,
-  paged,
-  pageQuery,
-  projectRoutes,
-} from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, pageQuery, projectRoutes } from '../../../platform/http/project-routes.ts';
 import { PublicApiError } from '../../evaluation/errors.ts';
 import { baseUrlProblem } from '../../llm-connections/address-policy.ts';
 import { AddressRefused, checkHost } from '../../llm-connections/guarded-http.ts';
@@ -112,17 +106,10 @@ export function alertRoutes(app: FastifyInstance, ctx: RouteContext, mount: Proj
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/alert-rules',
-      summary: 'List alert rules with their state',
-      query: pageQuery,
-    },
-    async ({ query, projectId }) => {
-      const { rules, total } = await listRules(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, rules.map(publicRule), total);
-    },
+  declare.listing(
+    { path: '/alert-rules', summary: 'List alert rules with their state' },
+    ({ projectId }, limit, offset) => listRules(ctx.pool, projectId, limit, offset),
+    publicRule,
   );
 
   declare(
@@ -159,17 +146,14 @@ export function alertRoutes(app: FastifyInstance, ctx: RouteContext, mount: Proj
     ({ params, projectId }) => deleteRule(ctx.pool, projectId, params.alertRuleId),
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/alert-rules/:alertRuleId/history',
       summary: 'The state transitions of an alert rule, newest first',
-      query: pageQuery,
     },
-    async ({ params, query, projectId }) => {
+    async ({ params, projectId }, limit, offset) => {
       const rule = await loadRule(projectId, params.alertRuleId);
-      const { entries, total } = await ruleHistory(ctx.pool, rule.id, query.limit, offsetOf(query));
-      return paged(query, entries, total);
+      return ruleHistory(ctx.pool, rule.id, limit, offset);
     },
   );
 
@@ -190,21 +174,10 @@ export function alertRoutes(app: FastifyInstance, ctx: RouteContext, mount: Proj
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/alert-channels',
-      summary: 'List alert channels (secrets excluded)',
-      query: pageQuery,
-    },
-    async ({ query, projectId }) => {
-      const { channels, total } = await listChannels(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(
-        query,
-        channels.map((c) => publicChannel(c)),
-        total,
-      );
-    },
+  declare.listing(
+    { path: '/alert-channels', summary: 'List alert channels (secrets excluded)' },
+    ({ projectId }, limit, offset) => listChannels(ctx.pool, projectId, limit, offset),
+    publicChannel,
   );
 
   declare.lookup(
@@ -284,9 +257,8 @@ export function alertRoutes(app: FastifyInstance, ctx: RouteContext, mount: Proj
     },
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/alert-notifications',
       summary: 'Notifications, newest first, each with its delivery attempts',
       query: pageQuery.extend({
@@ -294,15 +266,13 @@ export function alertRoutes(app: FastifyInstance, ctx: RouteContext, mount: Proj
         channelId: z.string().min(1).optional(),
       }),
     },
-    async ({ query, projectId }) => {
-      const { notifications, total } = await listNotifications(
+    ({ query, projectId }, limit, offset) =>
+      listNotifications(
         ctx.pool,
         projectId,
         { ruleId: query.ruleId, channelId: query.channelId },
-        query.limit,
-        offsetOf(query),
-      );
-      return paged(query, notifications, total);
-    },
+        limit,
+        offset,
+      ),
   );
 }

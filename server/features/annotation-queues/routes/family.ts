@@ -11,13 +11,7 @@ import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
 import { found, translating, when } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import {
-  offsetOf,
-  type ProjectMount,
-  paged,
-  pageMetaResponse,
-  projectRoutes,
-} from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, pageResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { auditAs } from '../../audit/routes/audit.ts';
 import {
@@ -87,18 +81,14 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     return found(await findItem(ctx.pool, projectId, queueId, itemId), 'Annotation queue item', itemId);
   };
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/annotation-queues',
       summary: 'List annotation queues, newest first',
       query: z.object(page),
-      response: z.object({ data: z.array(annotationQueue), meta: pageMetaResponse }),
+      response: pageResponse(annotationQueue),
     },
-    async ({ query, projectId }) => {
-      const { queues, total } = await listQueues(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, queues, total);
-    },
+    ({ projectId }, limit, offset) => listQueues(ctx.pool, projectId, limit, offset),
   );
 
   declare(
@@ -117,14 +107,10 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/annotation-queues/:queueId',
-      summary: 'Get an annotation queue',
-      response: annotationQueue,
-    },
-    async ({ params, projectId }) => queueOf(projectId, params.queueId),
+  declare.lookup(
+    { path: '/annotation-queues/:queueId', summary: 'Get an annotation queue', response: annotationQueue },
+    'Annotation queue',
+    ({ params, projectId }) => findQueue(ctx.pool, projectId, params.queueId),
   );
 
   if (mount.queueChanges) {
@@ -171,25 +157,16 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     );
   }
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/annotation-queues/:queueId/items',
       summary: 'List the items of an annotation queue, newest first, optionally by status',
       query: z.object({ ...page, status: queueStatus.optional() }),
-      response: z.object({ data: z.array(annotationQueueItem), meta: pageMetaResponse }),
+      response: pageResponse(annotationQueueItem),
     },
-    async ({ params, query, projectId }) => {
+    async ({ params, query, projectId }, limit, offset) => {
       await queueOf(projectId, params.queueId);
-      const { items, total } = await listItems(
-        ctx.pool,
-        projectId,
-        params.queueId,
-        query.status,
-        query.limit,
-        offsetOf(query),
-      );
-      return paged(query, items, total);
+      return listItems(ctx.pool, projectId, params.queueId, query.status, limit, offset);
     },
   );
 

@@ -43,7 +43,7 @@ export const uiAnnotationQueuesPlugin: FastifyPluginAsync<PluginOptions> = async
       summary: "The project's annotation queues with their pending and completed counts, and its members",
     },
     async ({ projectId }) => {
-      const [{ queues }, progress, members] = await Promise.all([
+      const [{ items: queues }, progress, members] = await Promise.all([
         listQueues(ctx.pool, projectId, 200, 0),
         queueProgress(ctx.pool, projectId),
         projectMembers(ctx.pool, projectId),

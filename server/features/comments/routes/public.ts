@@ -6,13 +6,7 @@
  */
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
-import {
-  familyPlugin,
-  offsetOf,
-  paged,
-  pageMetaResponse,
-  publicMount,
-} from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { traceRootedAt } from '../root-observation.ts';
 import { type CommentTarget, createCommentRequest, objectType, shownTargets } from '../rules.ts';
@@ -48,9 +42,8 @@ export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'
     },
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/comments',
       summary:
         'List comments, newest first; an observation that roots a trace also shows the trace’s comments',
@@ -60,9 +53,9 @@ export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'
         objectId: z.string().min(1).optional(),
         authorUserId: z.string().optional(),
       }),
-      response: z.object({ data: z.array(comment), meta: pageMetaResponse }),
+      response: pageResponse(comment),
     },
-    async ({ query, projectId }) => {
+    async ({ query, projectId }, limit, offset) => {
       let targets: CommentTarget[] = [];
       if (query.objectId !== undefined) {
         if (query.objectType === undefined)
@@ -75,14 +68,13 @@ export const commentsPlugin = familyPlugin(publicMount('/api/public', 'Comments'
             : undefined;
         targets = shownTargets(asked, root);
       }
-      const { data, total } = await listComments(
+      return listComments(
         ctx.pool,
         projectId,
         { targets, objectType: query.objectType, authorUserId: query.authorUserId },
-        query.limit,
-        offsetOf(query),
+        limit,
+        offset,
       );
-      return paged(query, data, total);
     },
   );
 

@@ -8,13 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { BadRequest } from '../../../kernel/errors.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import {
-  offsetOf,
-  type ProjectMount,
-  paged,
-  pageQuery,
-  projectRoutes,
-} from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, projectRoutes } from '../../../platform/http/project-routes.ts';
 import {
   type CreateWidget,
   chartConfigFor,
@@ -70,22 +64,9 @@ function patched(w: Widget, patch: UpdateWidget): WidgetDefinition {
 export function dashboardRoutes(app: FastifyInstance, ctx: RouteContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
 
-  declare(
-    {
-      method: 'GET',
-      path: '/dashboards',
-      summary: 'List the dashboards of the project, most recently updated first',
-      query: pageQuery,
-    },
-    async ({ query, projectId }) => {
-      const { dashboards, total } = await store.listDashboards(
-        ctx.pool,
-        projectId,
-        query.limit,
-        offsetOf(query),
-      );
-      return paged(query, dashboards, total);
-    },
+  declare.listing(
+    { path: '/dashboards', summary: 'List the dashboards of the project, most recently updated first' },
+    ({ projectId }, limit, offset) => store.listDashboards(ctx.pool, projectId, limit, offset),
   );
   declare(
     {
@@ -155,17 +136,12 @@ export function dashboardRoutes(app: FastifyInstance, ctx: RouteContext, mount: 
       store.deletePlacement(ctx.pool, projectId, params.dashboardId, params.placementId),
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/dashboard-widgets',
       summary: 'List the dashboard widgets of the project, most recently updated first',
-      query: pageQuery,
     },
-    async ({ query, projectId }) => {
-      const { widgets, total } = await store.listWidgets(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, widgets, total);
-    },
+    ({ projectId }, limit, offset) => store.listWidgets(ctx.pool, projectId, limit, offset),
   );
   declare(
     {

@@ -12,7 +12,7 @@ import { BadRequest } from '../../../kernel/errors.ts';
 import { parseIsoDateTime } from '../../../kernel/iso-datetime.ts';
 import { found, notFound } from '../../../platform/http/answers.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
-import { pageMetaResponse, projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
+import { pageResponse, projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import {
   type DatasetItemRow,
@@ -115,7 +115,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions<DatasetsRouteConte
         path,
         summary: 'List datasets',
         query: pageQuery,
-        response: z.object({ data: z.array(dataset), meta: pageMetaResponse }),
+        response: pageResponse(dataset),
       },
       async ({ query, projectId }) => listDatasets(ctx.pool, projectId, query.page, query.limit),
     );
@@ -199,7 +199,7 @@ export const datasetsPlugin: FastifyPluginAsync<PluginOptions<DatasetsRouteConte
         sourceObservationId: z.string().optional(),
         version: q.datetime().optional(),
       }),
-      response: z.object({ data: z.array(datasetItem), meta: pageMetaResponse }),
+      response: pageResponse(datasetItem),
     },
     async ({ query, projectId }) => {
       let datasetId: string | undefined;

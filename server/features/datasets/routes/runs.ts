@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { found, notFound } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import { paged, projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
+import { projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { buildRunItems, buildRunItemTombstones, mapRunItem } from '../../reads/legacy.ts';
 import { runPaged, select } from '../../reads/select.ts';
@@ -65,21 +65,16 @@ export function legacyRunRoutes(app: FastifyInstance, ctx: RouteContext): void {
     },
   );
 
-  legacy(
+  legacy.listing(
     {
-      method: 'GET',
       path: '/datasets/:datasetName/runs',
       summary: 'Runs of a dataset (deprecated; 404 in events_only)',
       query: z.object(page),
     },
-    async ({ params, query, projectId }) => {
+    async ({ params, projectId }, limit, offset) => {
       const ds = found(await findDataset(projectId, params.datasetName), 'Dataset', params.datasetName);
-      const runs = await listRuns(ctx.pool, projectId, ds.id, query.page, query.limit);
-      return paged(
-        query,
-        runs.rows.map((r) => mapRun(r, ds.name)),
-        runs.total,
-      );
+      const runs = await listRuns(ctx.pool, projectId, ds.id, limit, offset);
+      return { items: runs.rows.map((r) => mapRun(r, ds.name)), total: runs.total };
     },
   );
 

@@ -58,7 +58,7 @@ export const uiDatasetsPlugin = familyPlugin(uiMount(), (declare, ctx) => {
         };
       });
     }
-    const { rows } = await listRuns(ctx.pool, projectId, datasetId, 1, 200);
+    const { rows } = await listRuns(ctx.pool, projectId, datasetId, 200, 0);
     return rows.map((r) => ({
       id: r.id,
       name: r.name,

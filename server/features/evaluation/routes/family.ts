@@ -10,13 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { behaviourOf } from '../../../contract/write-modes.ts';
 import { found } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import {
-  offsetOf,
-  type ProjectMount,
-  paged,
-  pageQuery,
-  projectRoutes,
-} from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, projectRoutes } from '../../../platform/http/project-routes.ts';
 import {
   createEvaluator,
   createEvaluatorRequest,
@@ -47,18 +41,16 @@ export function evaluationRoutes(app: FastifyInstance, ctx: RouteContext, mount:
     async ({ body, projectId }) => publicEvaluator(await createEvaluator(ctx.pool, projectId, body)),
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/evaluators',
       summary: 'List the latest version of each evaluator (the project’s, then the managed templates)',
-      query: pageQuery,
     },
-    async ({ query, projectId }) => {
+    async ({ projectId }, limit, offset) => {
       const all = await listEvaluators(ctx.pool, projectId);
-      const start = offsetOf(query);
-      return paged(query, all.slice(start, start + query.limit).map(publicEvaluator), all.length);
+      return { items: all.slice(offset, offset + limit), total: all.length };
     },
+    publicEvaluator,
   );
 
   declare.lookup(
@@ -90,17 +82,10 @@ export function evaluationRoutes(app: FastifyInstance, ctx: RouteContext, mount:
     },
   );
 
-  declare(
-    {
-      method: 'GET',
-      path: '/evaluation-rules',
-      summary: 'List evaluation rules',
-      query: pageQuery,
-    },
-    async ({ query, projectId }) => {
-      const { rules, total } = await listRules(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, await Promise.all(rules.map((r) => publicRule(ctx.pool, r))), total);
-    },
+  declare.listing(
+    { path: '/evaluation-rules', summary: 'List evaluation rules' },
+    ({ projectId }, limit, offset) => listRules(ctx.pool, projectId, limit, offset),
+    (r) => publicRule(ctx.pool, r),
   );
 
   declare(

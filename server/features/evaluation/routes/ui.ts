@@ -12,8 +12,7 @@ import { z } from 'zod';
 import { behaviourOf } from '../../../contract/write-modes.ts';
 import { notFound } from '../../../platform/http/answers.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
-import { offsetOf, paged, projectRoutes, uiMount } from '../../../platform/http/project-routes.ts';
-import { q } from '../../../platform/http/route.ts';
+import { offsetOf, paged, pageQuery, projectRoutes, uiMount } from '../../../platform/http/project-routes.ts';
 import { llmConnectionRoutes } from '../../llm-connections/routes/family.ts';
 import { buildScoresById, rowScore } from '../../reads/row-scores.ts';
 import { select } from '../../reads/select.ts';
@@ -59,7 +58,7 @@ export const uiEvaluationsPlugin: FastifyPluginAsync<PluginOptions> = async (app
       path: '/evaluation-rules/:evaluationRuleId/executions',
       summary:
         "A rule's executions, newest first: status, attempts, failure reason, score and judge trace; how many wait",
-      query: z.object(q.page(100, 50)),
+      query: pageQuery,
     },
     async ({ params, query, projectId }) => {
       const rule = await ruleOf(ctx, projectId, params.evaluationRuleId);

@@ -11,14 +11,7 @@ import { z } from 'zod';
 import { LLM_ENV } from '../../../contract/env.ts';
 import { BadRequest, NotConfigured } from '../../../kernel/errors.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
-import {
-  offsetOf,
-  type ProjectMount,
-  paged,
-  pageMetaResponse,
-  pageQuery,
-  projectRoutes,
-} from '../../../platform/http/project-routes.ts';
+import { type ProjectMount, pageResponse, projectRoutes } from '../../../platform/http/project-routes.ts';
 import { pauseRulesOfProvider } from '../../evaluation/store.ts';
 import { baseUrlProblem } from '../address-policy.ts';
 import { deleteConnection, listConnections, upsertConnection } from '../connection-store.ts';
@@ -41,18 +34,14 @@ const connection = z.object({
 
 export function llmConnectionRoutes(app: FastifyInstance, ctx: RouteContext, mount: ProjectMount): void {
   const declare = projectRoutes(app, mount);
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/llm-connections',
       summary: 'List the LLM connections of the project (secrets excluded)',
-      query: pageQuery,
-      response: z.object({ data: z.array(connection), meta: pageMetaResponse }),
+      response: pageResponse(connection),
     },
-    async ({ query, projectId }) => {
-      const { connections, total } = await listConnections(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, connections.map(publicConnection), total);
-    },
+    ({ projectId }, limit, offset) => listConnections(ctx.pool, projectId, limit, offset),
+    publicConnection,
   );
 
   declare(

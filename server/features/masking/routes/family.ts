@@ -12,10 +12,7 @@ import { found } from '../../../platform/http/answers.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
 import {
-  offsetOf,
   type ProjectMount,
-  paged,
-  pageQuery,
   projectRoutes,
   publicMount,
   uiMount,
@@ -66,12 +63,8 @@ function maskingRoutes(app: FastifyInstance, ctx: MaskingRouteContext, mount: Pr
     },
   );
 
-  declare(
-    { method: 'GET', path: '/masking-rules', summary: 'List masking rules', query: pageQuery },
-    async ({ query, projectId }) => {
-      const { items, total } = await listMaskingRules(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, items, total);
-    },
+  declare.listing({ path: '/masking-rules', summary: 'List masking rules' }, ({ projectId }, limit, offset) =>
+    listMaskingRules(ctx.pool, projectId, limit, offset),
   );
 
   declare.lookup(

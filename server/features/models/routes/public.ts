@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../../kernel/errors.ts';
 import { translating, when } from '../../../platform/http/answers.ts';
-import { familyPlugin, paged, publicMount } from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { createModelRequest, MODEL_UNITS, type ModelDefinition, toApiModel } from '../definitions.ts';
 import { createModel, DuplicateModelName, deleteModel, getModel, listModels } from '../store.ts';
@@ -48,26 +48,15 @@ export function written(ctx: ModelsRouteContext, projectId: string, model: Model
 export const modelsPlugin = familyPlugin<ModelsRouteContext>(
   publicMount('/api/public', 'Models'),
   (declare, ctx) => {
-    declare(
+    declare.listing(
       {
-        method: 'GET',
         path: '/models',
         summary: "The project's own and the built-in model definitions, by name, unit and newest start date",
         query: z.object(q.page(1000, 50)),
-        response: z.object({
-          data: z.array(model),
-          meta: z.object({
-            page: z.number(),
-            limit: z.number(),
-            totalItems: z.number(),
-            totalPages: z.number(),
-          }),
-        }),
+        response: pageResponse(model),
       },
-      async ({ query, projectId }) => {
-        const { data, total } = await listModels(ctx.pool, projectId, query);
-        return paged(query, data.map(toApiModel), total);
-      },
+      ({ projectId }, limit, offset) => listModels(ctx.pool, projectId, limit, offset),
+      toApiModel,
     );
 
     declare(

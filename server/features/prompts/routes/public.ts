@@ -9,13 +9,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { NotFound } from '../../../kernel/errors.ts';
-import {
-  familyPlugin,
-  offsetOf,
-  paged,
-  pageMetaResponse,
-  publicMount,
-} from '../../../platform/http/project-routes.ts';
+import { familyPlugin, pageResponse, publicMount } from '../../../platform/http/project-routes.ts';
 import { type Parsed, q } from '../../../platform/http/route.ts';
 import {
   createPromptRequest,
@@ -130,9 +124,8 @@ export const promptsPlugin = familyPlugin(publicMount('/api/public', 'Prompts'),
     getOne,
   );
 
-  declare(
+  declare.listing(
     {
-      method: 'GET',
       path: '/v2/prompts',
       summary: 'List prompt names with their versions, labels and tags',
       query: z.object({
@@ -143,13 +136,11 @@ export const promptsPlugin = familyPlugin(publicMount('/api/public', 'Prompts'),
         fromUpdatedAt: q.datetime().optional(),
         toUpdatedAt: q.datetime().optional(),
       }),
-      response: z.object({ data: z.array(promptMeta), meta: pageMetaResponse }),
+      response: pageResponse(promptMeta),
     },
-    async ({ query, projectId }) => {
-      const { page, limit, ...filter } = query;
-      const { data, total } = await listPromptMeta(ctx.pool, projectId, filter, limit, offsetOf(query));
-      return paged(query, data, total);
-    },
+    // The store takes the filters alone: the page's fields are left out of them.
+    ({ query: { page, limit, ...filter }, projectId }, _limit, offset) =>
+      listPromptMeta(ctx.pool, projectId, filter, limit, offset),
   );
 
   const deleteQuery = z

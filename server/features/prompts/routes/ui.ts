@@ -26,8 +26,8 @@ export const uiPromptsPlugin = familyPlugin<ModelsRouteContext>(uiMount(WRITE), 
       query: z.object(q.page(1000, 500)),
     },
     async ({ query, projectId }) => {
-      const { data, total } = await listPromptMeta(ctx.pool, projectId, {}, query.limit, offsetOf(query));
-      return { data, total };
+      const { items, total } = await listPromptMeta(ctx.pool, projectId, {}, query.limit, offsetOf(query));
+      return { data: items, total };
     },
   );
 

@@ -42,7 +42,7 @@ export async function traceComments(
     500,
     0,
   );
-  return comments.data;
+  return comments.items;
 }
 
 /** The trace view's definitions by id: those that priced its observations, as they are now. */

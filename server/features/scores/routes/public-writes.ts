@@ -8,13 +8,7 @@ import { z } from 'zod';
 import { BadRequest } from '../../../kernel/errors.ts';
 import { found } from '../../../platform/http/answers.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
-import {
-  offsetOf,
-  paged,
-  pageMetaResponse,
-  projectRoutes,
-  publicMount,
-} from '../../../platform/http/project-routes.ts';
+import { pageResponse, projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { acceptDepsOf, attributionOf, type IngestionRouteContext } from '../../ingestion/routes/context.ts';
 import { describeIssues } from '../../write-model/bodies.ts';
@@ -96,18 +90,14 @@ export const scoreWritesPlugin: FastifyPluginAsync<PluginOptions<IngestionRouteC
     async ({ body, projectId }) => createConfig(ctx.pool, projectId, body),
   );
 
-  configs(
+  configs.listing(
     {
-      method: 'GET',
       path: '/score-configs',
       summary: 'List score configs, newest first',
       query: z.object(q.page(1000, 50)),
-      response: z.object({ data: z.array(scoreConfig), meta: pageMetaResponse }),
+      response: pageResponse(scoreConfig),
     },
-    async ({ query, projectId }) => {
-      const { configs, total } = await listConfigs(ctx.pool, projectId, query.limit, offsetOf(query));
-      return paged(query, configs, total);
-    },
+    ({ projectId }, limit, offset) => listConfigs(ctx.pool, projectId, limit, offset),
   );
 
   configs.lookup(

@@ -19,7 +19,7 @@ export const uiScoresPlugin = familyPlugin<IngestionRouteContext>(uiMount(), (de
       summary: "The project's score configs an annotator can score with (archived ones left out)",
     },
     async ({ projectId }) => {
-      const { configs } = await listConfigs(ctx.pool, projectId, 100, 0);
+      const { items: configs } = await listConfigs(ctx.pool, projectId, 100, 0);
       return { data: configs.filter((c) => !c.isArchived) };
     },
   );
