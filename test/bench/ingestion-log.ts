@@ -6,8 +6,8 @@
  *     queue) and a worker that drains it: the acknowledgement rate and latency, the end-to-end rate
  *     (first request sent to last file drained) and the visibility lag (accepted to drained, from
  *     the queue's own timestamps, p50/p99);
- *   - the store's ceiling: the same rows in bulk inserts; the ratios log / ceiling (goal 0.7) and
- *     direct / ceiling;
+ *   - the store's ceiling: the same rows in bulk inserts; the ratios log acknowledged and end to end
+ *     / ceiling (goal 0.7) and direct / ceiling;
  *   - CPU seconds per 10k spans of the store, the web and the worker, and parts per 10k spans.
  * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 200, at BENCH_INGEST_CONCURRENCY, 8).
  * BENCH_CPU_PROF_DIR: the log's web and worker write V8 CPU profiles (`--cpu-prof`) there on exit.
@@ -227,6 +227,10 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
             `${Number(lag.p50).toFixed(0)} ms, ${Number(lag.p99).toFixed(0)} ms`,
           );
           line('  store ceiling (bulk), spans/s', `${Math.round(ceiling.spansPerSecond)}`);
+          line(
+            '  ratio log acknowledged / ceiling',
+            `${ratio(l.ackSpansPerSecond, ceiling.spansPerSecond)} (goal 0.7)`,
+          );
           line(
             '  ratio log end to end / ceiling',
             `${ratio(l.spansPerSecond, ceiling.spansPerSecond)} (goal 0.7)`,
