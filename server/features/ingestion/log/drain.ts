@@ -108,8 +108,8 @@ async function writeClaim(o: DrainOptions, c: Claim): Promise<Written> {
   report.dead = c.dead.length;
   // In the order accepted: consecutive files share a commit, except one the store refused before,
   // which is written alone, so a file the store refuses holds back only itself and the newer files
-  // of its project, handed back (claimable again at once, oldest first; the refused one after a
-  // backoff). A store that is down refuses no file in particular: then the rest is handed back.
+  // of its project, handed back (claimed again after it, once its backoff passed). A store that is
+  // down refuses no file in particular: then the rest of the claim is handed back.
   const groups: Loaded[][] = [];
   for (const l of c.loaded) {
     const last = groups.at(-1);
