@@ -2,11 +2,10 @@
  * The OTLP trace export use case, as processBatch is the batch endpoint's: decode the export on the
  * export worker in the forms the write needs, then write the accepted spans (through the ingestion log when there is one) where the write mode
  * and the producer say (server/contract/write-modes.ts): the legacy tables through the batch
- * endpoint's commit, `events_full` directly (priced), or both. The web handler reads the request's
+ * endpoint's commit, `events_full` directly (priced when applied), or both. The web handler reads the request's
  * headers and answers; nothing here knows HTTP.
  */
 import { otelTargets } from '../../contract/write-modes.ts';
-import { priceEventRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import { processExport } from '../otel/export-pool.ts';
 import { addOtelChanges } from '../otel/rows.ts';
@@ -14,7 +13,6 @@ import { LegacyChanges } from '../write-model/changes.ts';
 import type { Row } from '../write-model/records.ts';
 import type { BatchContext } from './batch.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
-import { forEachInSlices } from './slices.ts';
 import { acceptWrite } from './write.ts';
 
 export interface OtlpExport {
@@ -57,10 +55,6 @@ export async function ingestOtlpExport(exp: OtlpExport, ctx: OtlpContext): Promi
   if (!realTime) ctx.onDualPath();
   const changes = new LegacyChanges();
   if (targets.legacy) addOtelChanges(changes, outcome.spans);
-  if (targets.events) {
-    const pricing = await ctx.models.pricingFor(projectId);
-    await forEachInSlices(outcome.rows, (row) => priceEventRow(pricing, row));
-  }
   await acceptWrite(
     {
       projectId,

@@ -1,9 +1,11 @@
 /**
  * What one accepted ingestion request writes, decided in full when it is accepted (ids, versions,
- * targets, prices), so that writing it later, again, or together with other requests gives the
- * same rows: the unit the ingestion log stores and its drain applies.
+ * targets), so that writing it later, again, or together with other requests gives the
+ * same rows: the unit the ingestion log stores and its drain applies. Prices are the catalog's
+ * when it is applied, as the reference's worker prices what it takes off its queue.
  */
 import type { WriteTargets } from '../../contract/write-modes.ts';
+import { priceEventRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import type { IngestionTombstones } from '../tombstones/record.ts';
 import type { LegacyChanges } from '../write-model/changes.ts';
@@ -12,6 +14,7 @@ import type { Attribution, Row } from '../write-model/records.ts';
 import type { IngestionStore, SpanRef } from '../write-model/store.ts';
 import { commitLegacyChanges } from './commit.ts';
 import { fillGenAiContent } from './genai-fill.ts';
+import { forEachInSlices } from './slices.ts';
 import { traceIdsOf, withoutTraces } from './tombstone-filter.ts';
 
 export interface IngestionWrite {
@@ -24,7 +27,7 @@ export interface IngestionWrite {
   virtualRoots: boolean;
   changes: LegacyChanges;
   scores: Row[];
-  /** Rows of `events_full` written directly, priced. */
+  /** Rows of `events_full` written directly; priced when they are applied. */
   events: Row[];
   /**
    * Spans whose GenAI log content is brought into their `events_full` row once `events` are in
@@ -186,7 +189,14 @@ async function applyRun(run: IngestionWrite[], deps: WriteDeps): Promise<void> {
     });
   }
   const events = run.flatMap((w) => w.events);
-  if (events.length > 0) await deps.store.insert('events_full', events);
+  if (events.length > 0) {
+    // Priced here, as legacy rows are at their merge: in the drain, off the acknowledgement's path.
+    if (deps.models) {
+      const pricing = await deps.models.pricingFor(projectId);
+      await forEachInSlices(events, (row) => priceEventRow(pricing, row));
+    }
+    await deps.store.insert('events_full', events);
+  }
   const fills = run.flatMap((w) => w.fills ?? []);
   if (fills.length > 0) await fillGenAiContent(deps.store, projectId, fills, Date.now());
 }
