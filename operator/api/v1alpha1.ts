@@ -191,7 +191,7 @@ const blobStorage = object(
           ...s3Fields(INGESTION_LOG_S3_ENV),
           waitForStore: optional(
             boolean({
-              description: `The web also writes each request's rows to the analytics store before it answers, so reads see them at once; false: it answers once the write is in the log and leaves the rows to the workers' drain (${INGESTION_LOG_ENV.waitForStore}). Default ${ENV_DEFAULTS.ingestionLogWaitForStore}.`,
+              description: `false: the web answers once the write is in the log and leaves the rows to the workers' drain, which writes them in large batches; true: it also writes each request's rows to the analytics store before it answers, so reads see them at once (${INGESTION_LOG_ENV.waitForStore}). Default ${ENV_DEFAULTS.ingestionLogWaitForStore}.`,
             }),
           ),
           backlogMaxAgeSeconds: optional(

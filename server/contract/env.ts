@@ -234,7 +234,8 @@ export const ENV_DEFAULTS = {
   shutdownDrainSeconds: 3,
   autoMigrationDisabled: false,
   backgroundMigrationsInWorker: true,
-  ingestionLogWaitForStore: true,
+  /** Acknowledged once durable in the log; the drain writes the store in large batches (docs/ingestion-log.md). */
+  ingestionLogWaitForStore: false,
   ingestionBacklogMaxAgeSeconds: 3600,
   /** 10 GiB. */
   ingestionBacklogMaxBytes: 10 * 1024 ** 3,

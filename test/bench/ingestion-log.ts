@@ -2,12 +2,14 @@
  * The ingestion log's figure of `npm run bench -- ingestion-log`: for each case (OTLP protobuf and
  * the batch endpoint, in `dual` and `events_only`; BENCH_INGEST_CASES selects), in the same run:
  *   - direct: the web that answers once the analytics store wrote the rows (no log);
+ *   - inline: a web with the log in its default mode, which answers once the write is in the log and
+ *     its rows in the store (its group commit writes many requests' rows per statement);
  *   - log: a web that answers once the write is durable in the log (an S3 server and the PostgreSQL
  *     queue) and a worker that drains it: the acknowledgement rate and latency, the end-to-end rate
  *     (first request sent to last file drained) and the visibility lag (accepted to drained, from
  *     the queue's own timestamps, p50/p99);
- *   - the store's ceiling: the same rows in bulk inserts; the ratios log acknowledged and end to end
- *     / ceiling (goal 0.7) and direct / ceiling;
+ *   - the store's ceiling: the same rows in bulk inserts; the ratios inline, log acknowledged and end
+ *     to end / ceiling (goal 0.7) and direct / ceiling;
  *   - CPU seconds per 10k spans of the store, the web and the worker, and parts per 10k spans.
  * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 200, at BENCH_INGEST_CONCURRENCY, 8).
  * BENCH_CPU_PROF_DIR: the log's web and worker write V8 CPU profiles (`--cpu-prof`) there on exit.
@@ -140,6 +142,7 @@ export async function benchIngestionLog(): Promise<void> {
       if (!cases.some(([, m]) => m === mode)) continue;
       const env = { ...base, ...MODE_ENV[mode] };
       const direct = await startWeb(env);
+      const inline = await startWeb({ ...env, ...logEnv, [INGESTION_LOG_ENV.waitForStore]: 'true' });
       const logged = await startWeb({ ...env, ...logEnv });
       const worker = await startWorker({ ...env, ...logEnv });
       try {
@@ -150,8 +153,8 @@ export async function benchIngestionLog(): Promise<void> {
           const bodies = Array.from({ length: REQUESTS }, (_, i) => new Uint8Array(make(i, TRACES)));
           const spans = REQUESTS * TRACES * SPANS_PER_TRACE;
           const tag = `${mode}-${protocol.ok}`;
-          const [directProject, logProject, ceilingProject, warmProject] = await Promise.all(
-            ['direct', 'log', 'ceiling', 'warm'].map((k) => createProject(base, `log-${tag}-${k}`)),
+          const [directProject, inlineProject, logProject, ceilingProject, warmProject] = await Promise.all(
+            ['direct', 'inline', 'log', 'ceiling', 'warm'].map((k) => createProject(base, `log-${tag}-${k}`)),
           );
           const headersOf = (p: { publicKey: string; secretKey: string }) => ({
             ...protocol.headers,
@@ -174,7 +177,7 @@ export async function benchIngestionLog(): Promise<void> {
             );
           // The figures are the steady state's: each process first serves requests of another
           // project, so loading its modules and tokenizer tables is not counted.
-          for (const web of [direct, logged])
+          for (const web of [direct, inline, logged])
             await pool(WARMUP_REQUESTS, CONCURRENCY, async (i) => {
               await send(
                 web.url,
@@ -191,6 +194,15 @@ export async function benchIngestionLog(): Promise<void> {
             bodies,
             headersOf(directProject!),
             async () => {},
+          );
+          const i = await phase(
+            { ch, web: inline, worker },
+            protocol,
+            bodies,
+            headersOf(inlineProject!),
+            async () => {
+              await drained(inlineProject!.projectId);
+            },
           );
           const l = await phase(
             { ch, web: logged, worker },
@@ -218,6 +230,10 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
             `${Math.round(d.spansPerSecond)}, ${d.p50.toFixed(0)} ms, ${d.p99.toFixed(0)} ms`,
           );
           line(
+            '  inline (default): stored spans/s, ack p50, p99',
+            `${Math.round(i.spansPerSecond)}, ${i.p50.toFixed(0)} ms, ${i.p99.toFixed(0)} ms`,
+          );
+          line(
             '  log: acknowledged spans/s, ack p50, p99',
             `${Math.round(l.ackSpansPerSecond)}, ${l.p50.toFixed(0)} ms, ${l.p99.toFixed(0)} ms`,
           );
@@ -227,6 +243,7 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
             `${Number(lag.p50).toFixed(0)} ms, ${Number(lag.p99).toFixed(0)} ms`,
           );
           line('  store ceiling (bulk), spans/s', `${Math.round(ceiling.spansPerSecond)}`);
+          line('  ratio inline / ceiling', `${ratio(i.spansPerSecond, ceiling.spansPerSecond)} (goal 0.7)`);
           line(
             '  ratio log acknowledged / ceiling',
             `${ratio(l.ackSpansPerSecond, ceiling.spansPerSecond)} (goal 0.7)`,
@@ -238,21 +255,21 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
           line('  ratio direct / ceiling', ratio(d.spansPerSecond, ceiling.spansPerSecond));
           line('  ratio ack latency p99, log / direct', ratio(l.p99, d.p99));
           line(
-            '  parts per 10k spans (direct, log, bulk)',
-            `${per10k(d.parts)}, ${per10k(l.parts)}, ${per10k(ceiling.parts)}`,
+            '  parts per 10k spans (direct, inline, log, bulk)',
+            `${per10k(d.parts)}, ${per10k(i.parts)}, ${per10k(l.parts)}, ${per10k(ceiling.parts)}`,
           );
           line(
-            '  store CPU s per 10k spans (direct, log, bulk)',
-            `${cpu10k(d.storeCpu)}, ${cpu10k(l.storeCpu)}, ${cpu10k(ceiling.storeCpu)}`,
+            '  store CPU s per 10k spans (direct, inline, log, bulk)',
+            `${cpu10k(d.storeCpu)}, ${cpu10k(i.storeCpu)}, ${cpu10k(l.storeCpu)}, ${cpu10k(ceiling.storeCpu)}`,
           );
           line(
-            '  web + worker CPU s per 10k spans (direct, log)',
-            `${cpu10k(d.webCpu)}, ${cpu10k(l.webCpu + l.workerCpu)}`,
+            '  web + worker CPU s per 10k spans (direct, inline, log)',
+            `${cpu10k(d.webCpu)}, ${cpu10k(i.webCpu + i.workerCpu)}, ${cpu10k(l.webCpu + l.workerCpu)}`,
           );
           line('  log: web, worker CPU s per 10k spans', `${cpu10k(l.webCpu)}, ${cpu10k(l.workerCpu)}`);
         }
       } finally {
-        await Promise.all([direct.stop(), logged.stop(), worker.stop()]);
+        await Promise.all([direct.stop(), inline.stop(), logged.stop(), worker.stop()]);
       }
     }
   } finally {

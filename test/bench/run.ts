@@ -7,7 +7,7 @@
  *   2. Dual-write propagation of one staging partition: processing time and the worst-case lag it
  *      implies past the 3-minute staging window (grace + processing); propagation-lag.ts measures
  *      the whole lag end to end.
- *   3. Ingestion (ingestion.ts); through the ingestion log and its drain against the direct web and
+ *   3. Ingestion (ingestion.ts, and with it ingestion-log.ts); through the ingestion log and its drain against the direct web and
  *      the store's bulk ceiling (ingestion-log.ts); the operator (operator.ts), reads (reads.ts), the UI's observations
  *      page against API v2 (ui.ts) and exports
  *      (exports.ts), each with its own baseline.
@@ -178,7 +178,8 @@ async function benchBackfillAndPropagation(): Promise<void> {
 if (selected('backfill')) await benchBackfillAndPropagation();
 if (selected('backfill-memory')) await benchBackfillMemory();
 if (selected('ingestion')) await benchIngestion();
-if (selected('ingestion-log')) await benchIngestionLog();
+// The web's figure with the ingestion log is part of the ingestion figure.
+if (selected('ingestion-log') || selected('ingestion')) await benchIngestionLog();
 if (selected('cost')) await benchCost();
 if (selected('ingestion-cost')) await benchIngestionCost();
 if (selected('ingestion-rules')) await benchIngestionRules();

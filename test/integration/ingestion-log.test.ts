@@ -67,6 +67,7 @@ beforeAll(async () => {
       buckets: [BUCKET],
       env: ({ s3 }) => ({
         ...s3.env('ingestionLog', BUCKET),
+        [INGESTION_LOG_ENV.waitForStore]: 'true',
         ...DUAL_ENV,
         // The historic backfill (its own suite) would copy the same spans into events_full meanwhile.
         SERVICE_BACKGROUND_MIGRATIONS_IN_WORKER: 'false',

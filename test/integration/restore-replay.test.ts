@@ -63,7 +63,7 @@ beforeAll(async () => {
   backups = backupEnv(datastores.s3, BACKUP_BUCKET);
   // One web writes the rows itself as well; one answers once the write is in the log.
   [durable, deferred, worker] = await Promise.all([
-    startWeb(withLog),
+    startWeb({ ...withLog, [INGESTION_LOG_ENV.waitForStore]: 'true' }),
     startWeb({ ...withLog, [INGESTION_LOG_ENV.waitForStore]: 'false' }),
     startWorker(withLog),
   ]);

@@ -505,9 +505,9 @@ const SERVER_VARIABLES: VariableCase[] = [
   {
     name: INGESTION_LOG_ENV.waitForStore,
     bad: 'yes',
-    good: 'false',
+    good: 'true',
     read: (c) => c.ingestionLog.waitForStore,
-    expected: false,
+    expected: true,
   },
   {
     name: INGESTION_LOG_ENV.backlogMaxAgeSeconds,
