@@ -89,7 +89,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
   // What the operator shares: write modes, env names, ports, the worker's API. Imports nothing.
   ['contract'],
   // Pure building blocks: errors, configuration parsing, timers, the accepted date-times, roles,
-  // comparisons.
+  // comparisons, PATCH merging.
   [
     'kernel/errors.ts',
     'kernel/config',
@@ -97,6 +97,7 @@ const SERVER_LAYERS: readonly (readonly string[])[] = [
     'kernel/iso-datetime.ts',
     'kernel/roles.ts',
     'kernel/comparisons.ts',
+    'kernel/patches.ts',
   ],
   // Adapters: the datastores, coordination, schema migrations, blob storage, the embedded
   // analytics engine's HTTP server, and what every feature's routes share (route specs, gates,

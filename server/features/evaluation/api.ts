@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { z } from 'zod';
+import { patchedFields } from '../../kernel/patches.ts';
 import { findConnection } from '../llm-connections/connection-store.ts';
 import { PublicApiError } from './errors.ts';
 import { outputDefinition, outputProblem } from './outputs.ts';
@@ -370,12 +371,7 @@ export async function updateRule(
     pool,
     rule.projectId,
     {
-      name: req.name ?? rule.name,
-      target: req.target ?? rule.target,
-      enabled: req.enabled ?? rule.enabled,
-      sampling: req.sampling ?? rule.sampling,
-      delay: req.delay ?? rule.delay,
-      filter: req.filter ?? rule.filter,
+      ...patchedFields(rule, req, ['name', 'target', 'enabled', 'sampling', 'delay', 'filter']),
       pausedReason: rule.pausedReason,
       pausedMessage: rule.pausedMessage,
     },

@@ -206,15 +206,9 @@ export interface Rule {
   updatedAt: string;
 }
 
-interface RuleRow {
-  id: string;
+/** A row of evaluation_rules with its assignments; the columns named like the rule's fields hold the same. */
+interface RuleRow extends Pick<Rule, 'id' | 'name' | 'target' | 'enabled' | 'sampling' | 'delay' | 'filter'> {
   project_id: string;
-  name: string;
-  target: Target;
-  enabled: boolean;
-  sampling: number;
-  delay: number;
-  filter: FilterCondition[];
   paused_reason: string | null;
   paused_message: string | null;
   assignments: Assignment[] | null;

@@ -115,8 +115,7 @@ function scope(value: unknown): OtlpInstrumentationScope {
 
 function span(s: Obj, toHexId: IdConverter): OtlpSpan {
   return {
-    traceId: toHexId(s.traceId, TRACE_ID_BYTES) as string,
-    spanId: toHexId(s.spanId, SPAN_ID_BYTES) as string,
+    ...spanContext(s, toHexId),
     parentSpanId: isEmptyId(s.parentSpanId) ? '' : (toHexId(s.parentSpanId, SPAN_ID_BYTES) as string),
     traceState: str(s.traceState),
     flags: int(s.flags),
@@ -130,6 +129,14 @@ function span(s: Obj, toHexId: IdConverter): OtlpSpan {
     links: list(s.links, (l) => link(l, toHexId)),
     droppedLinksCount: int(s.droppedLinksCount),
     status: status(s.status),
+  };
+}
+
+/** The trace and span ids a span or a link names, as hex. */
+function spanContext(o: Obj, toHexId: IdConverter): Pick<OtlpSpan, 'traceId' | 'spanId'> {
+  return {
+    traceId: toHexId(o.traceId, TRACE_ID_BYTES) as string,
+    spanId: toHexId(o.spanId, SPAN_ID_BYTES) as string,
   };
 }
 
@@ -147,8 +154,7 @@ function event(e: Obj): OtlpSpanEvent {
 
 function link(l: Obj, toHexId: IdConverter): OtlpSpanLink {
   return {
-    traceId: toHexId(l.traceId, TRACE_ID_BYTES) as string,
-    spanId: toHexId(l.spanId, SPAN_ID_BYTES) as string,
+    ...spanContext(l, toHexId),
     traceState: str(l.traceState),
     ...attributed(l),
     flags: int(l.flags),

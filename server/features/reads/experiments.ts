@@ -21,29 +21,34 @@ import {
   zipMetadata,
 } from './sql.ts';
 
-/** The columns structured `filter` conditions may use, by endpoint. */
-const EXPERIMENT_FILTER_COLUMNS: Record<string, string> = {
+/**
+ * The columns each endpoint filters on, by the name of both its csv parameter and the column of its
+ * structured `filter` conditions.
+ */
+const EXPERIMENT_FILTER_COLUMNS = {
   id: 'experiment_id',
   name: 'experiment_name',
   datasetId: 'experiment_dataset_id',
-};
-const ITEM_FILTER_COLUMNS: Record<string, string> = {
+} as const;
+const ITEM_FILTER_COLUMNS = {
   experimentId: 'experiment_id',
   experimentName: 'experiment_name',
   experimentItemId: 'experiment_item_id',
   datasetId: 'experiment_dataset_id',
-};
+} as const;
+
+/** The csv filters of a read, one list of values per filter column of its endpoint. */
+type CsvFilters<Columns> = { [Name in keyof Columns]?: string[] | undefined };
 
 /** csv filters plus `filter` conditions of types string/stringOptions on the allowed columns. */
-function idFilters(
+function idFilters<Columns extends Record<string, string>>(
   where: Where,
-  csv: Record<string, string[] | undefined>,
-  filters: FilterCondition[],
-  columns: Record<string, string>,
+  r: CsvFilters<Columns> & { filters: FilterCondition[] },
+  columns: Columns,
 ): Where {
   const { p } = where;
-  for (const [name, values] of Object.entries(csv)) where.anyOf(columns[name]!, values);
-  for (const f of filters) {
+  for (const [name, column] of Object.entries(columns)) where.anyOf(column, r[name]);
+  for (const f of r.filters) {
     const col = own(columns, f.column);
     if (!col)
       throw new BadRequest(
@@ -95,21 +100,12 @@ const windowWhere = (p: Params, r: ExperimentWindowRequest, narrower: string[] =
     r.toStartTime,
   );
 
-export interface ExperimentsRequest extends ExperimentWindowRequest {
-  id?: string[] | undefined;
-  name?: string[] | undefined;
-  datasetId?: string[] | undefined;
-}
+export type ExperimentsRequest = ExperimentWindowRequest & CsvFilters<typeof EXPERIMENT_FILTER_COLUMNS>;
 
 /** One row per experiment, ordered by its latest activity, newest first. */
 export function buildExperiments(r: ExperimentsRequest): Query {
   const p = new Params();
-  const where = idFilters(
-    windowWhere(p, r),
-    { id: r.id, name: r.name, datasetId: r.datasetId },
-    r.filters,
-    EXPERIMENT_FILTER_COLUMNS,
-  );
+  const where = idFilters(windowWhere(p, r), r, EXPERIMENT_FILTER_COLUMNS);
   const cursor = parseCursor(r.cursor);
   const sql = [
     'SELECT experiment_id AS id,',
@@ -157,12 +153,10 @@ export const ITEM_FIELD_GROUPS = [
 ] as const;
 export type ItemFieldGroup = (typeof ITEM_FIELD_GROUPS)[number];
 
-export interface ExperimentItemsRequest extends ExperimentWindowRequest {
+export interface ExperimentItemsRequest
+  extends ExperimentWindowRequest,
+    CsvFilters<typeof ITEM_FILTER_COLUMNS> {
   groups: Set<ItemFieldGroup>;
-  experimentId?: string[] | undefined;
-  experimentName?: string[] | undefined;
-  experimentItemId?: string[] | undefined;
-  datasetId?: string[] | undefined;
 }
 
 /** Item root spans, newest first; input and output need `events_full` (core keeps them truncated). */
@@ -170,13 +164,7 @@ export function buildExperimentItems(r: ExperimentItemsRequest): Query {
   const p = new Params();
   const where = idFilters(
     windowWhere(p, r, ['span_id = experiment_item_root_span_id']),
-    {
-      experimentId: r.experimentId,
-      experimentName: r.experimentName,
-      experimentItemId: r.experimentItemId,
-      datasetId: r.datasetId,
-    },
-    r.filters,
+    r,
     ITEM_FILTER_COLUMNS,
   );
   const cursor = parseCursor(r.cursor);

@@ -5,10 +5,11 @@
  * its use case.
  */
 
-import type { OtlpContext, OtlpExport } from '../../../features/ingestion/otlp.ts';
+import type { OtlpExport } from '../../../features/ingestion/otlp.ts';
 import {
   type HeaderLookup,
   ingestionContextFor,
+  type OtlpIngest,
   producerHeaderIn,
   recordRefusedPathFor,
 } from '../../../features/ingestion/routes/context.ts';
@@ -36,21 +37,13 @@ export function grpcExport(body: Uint8Array, header: HeaderLookup): OtlpExport {
   };
 }
 
-/** What an HTTP endpoint's use case made of an export: written, some of it rejected on its own, or refused. */
-type Ingested<Rejected> =
-  | { kind: 'written'; rejected: Rejected | null }
-  | { kind: 'refused'; status: number; message: string };
-
 /**
  * A collector service's handler that hands the export to its HTTP endpoint's use case, with the
  * same project, attribution and dual-path report: a refusal is the call's error, else the answer
  * says what was rejected.
  */
 export const ingestingExportHandler =
-  <Rejected>(
-    ingest: (exp: OtlpExport, ctx: OtlpContext) => Promise<Ingested<Rejected>>,
-    answer: (rejected: Rejected | null) => Buffer,
-  ) =>
+  <Rejected>(ingest: OtlpIngest<Rejected>, answer: (rejected: Rejected | null) => Buffer) =>
   (ctx: WebContext): OtlpExportHandler =>
   async ({ body, principal, header }) => {
     const outcome = await ingest(grpcExport(body, header), {

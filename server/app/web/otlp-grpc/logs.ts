@@ -4,11 +4,10 @@
  */
 
 import { ingestOtlpLogsBody } from '../../../features/ingestion/otlp-logs.ts';
+import { logsPartialSuccess } from '../../../features/ingestion/partial-success.ts';
 import { logsExportResponseProto } from '../../../features/otel/otlp-proto.ts';
 import { ingestingExportHandler } from './export-of.ts';
 
 export const logsExportHandler = ingestingExportHandler(ingestOtlpLogsBody, (rejected) =>
-  logsExportResponseProto(
-    rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
-  ),
+  logsExportResponseProto(logsPartialSuccess(rejected)),
 );

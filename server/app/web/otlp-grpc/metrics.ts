@@ -4,6 +4,7 @@
  */
 
 import { ingestOtlpMetrics } from '../../../features/ingestion/otlp-metrics.ts';
+import { metricsPartialSuccess } from '../../../features/ingestion/partial-success.ts';
 import { exportMetricsResponseProto } from '../../../features/otel/otlp-proto.ts';
 import { HttpError } from '../../../kernel/errors.ts';
 import type { WebContext } from '../core/context.ts';
@@ -17,8 +18,5 @@ export const metricsExportHandler =
       { projectId: principal.projectId, store: ctx.store, tally: ctx.metricPoints },
     );
     if (outcome.kind === 'refused') throw new HttpError(outcome.status, outcome.message);
-    const { rejected } = outcome;
-    return exportMetricsResponseProto(
-      rejected && { rejectedDataPoints: rejected.points, errorMessage: rejected.message },
-    );
+    return exportMetricsResponseProto(metricsPartialSuccess(outcome.rejected));
   };

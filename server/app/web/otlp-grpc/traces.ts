@@ -5,9 +5,10 @@
  */
 
 import { ingestOtlpExport } from '../../../features/ingestion/otlp.ts';
+import { spansPartialSuccess } from '../../../features/ingestion/partial-success.ts';
 import { exportResponseProto } from '../../../features/otel/otlp-proto.ts';
 import { ingestingExportHandler } from './export-of.ts';
 
 export const traceExportHandler = ingestingExportHandler(ingestOtlpExport, (rejected) =>
-  exportResponseProto(rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message }),
+  exportResponseProto(spansPartialSuccess(rejected)),
 );

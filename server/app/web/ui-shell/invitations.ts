@@ -8,22 +8,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { acceptInvitation, InvalidAccount, openInvitation } from '../../../features/users/members.ts';
 import { memberConflict } from '../../../features/users/routes/ui-members.ts';
-import { createSession } from '../../../features/users/store.ts';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../../kernel/errors.ts';
 import { translating, when } from '../../../platform/http/answers.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
 import { route } from '../../../platform/http/route.ts';
 import type { WebContext } from '../core/context.ts';
-import {
-  CSRF_COOKIE,
-  checkCsrf,
-  cookiesOf,
-  requireUiSession,
-  SESSION_COOKIE,
-  sessionClient,
-  sessionMaxAgeMs,
-  setCookie,
-} from './session.ts';
+import { CSRF_COOKIE, checkCsrf, cookiesOf, openSession, requireUiSession } from './session.ts';
 
 const tokenParams = z.object({ token: z.string().min(20).max(100) });
 
@@ -75,8 +65,7 @@ export const uiInvitationsPlugin: FastifyPluginAsync<PluginOptions<WebContext>> 
         memberConflict,
         invalidAccount,
       );
-      const session = await createSession(ctx.pool, userId, sessionMaxAgeMs(ctx), sessionClient(req));
-      setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
+      const session = await openSession(ctx, req, reply, userId);
       return { projectId: invitation.projectId, csrfToken: session.csrfToken };
     },
   );

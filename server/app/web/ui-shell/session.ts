@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PREVIEW_OFF, readPathOf } from '../../../features/users/read-path.ts';
-import { type Session, type SessionClient, sessionOf } from '../../../features/users/store.ts';
+import { createSession, type Session, type SessionClient, sessionOf } from '../../../features/users/store.ts';
 import { Forbidden, NotFound, Unauthorized } from '../../../kernel/errors.ts';
 import type { WebContext } from '../core/context.ts';
 import { cookieAttributes, secureFor } from './cookies.ts';
@@ -87,10 +87,17 @@ export function checkCsrf(req: FastifyRequest, expected: string | undefined): vo
 }
 
 /** The client a new session is opened from, for the user's sessions list. */
-export const sessionClient = (req: FastifyRequest): SessionClient => ({
+const sessionClient = (req: FastifyRequest): SessionClient => ({
   userAgent: req.headers['user-agent'],
   ip: req.ip,
 });
+
+/** Opens a session of `userId` for this request's client and sets its cookie on the reply. */
+export async function openSession(ctx: WebContext, req: FastifyRequest, reply: FastifyReply, userId: string) {
+  const session = await createSession(ctx.pool, userId, sessionMaxAgeMs(ctx), sessionClient(req));
+  setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
+  return session;
+}
 
 export async function currentSession(ctx: WebContext, req: FastifyRequest): Promise<Session | undefined> {
   const token = cookiesOf(req)[SESSION_COOKIE];

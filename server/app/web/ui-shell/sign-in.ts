@@ -20,7 +20,6 @@ import { decoyHash, verifyPassword } from '../../../features/users/passwords.ts'
 import { PREVIEW_OFF, readPathOf } from '../../../features/users/read-path.ts';
 import {
   checkPassword,
-  createSession,
   deleteSession,
   normalizeEmail,
   setPassword,
@@ -37,10 +36,9 @@ import {
   cookiesOf,
   csrfCookieToken,
   currentSession,
+  openSession,
   requireUiSession,
   SESSION_COOKIE,
-  sessionClient,
-  sessionMaxAgeMs,
   setCookie,
 } from './session.ts';
 
@@ -133,8 +131,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async
       async ({ body, req, reply }) => {
         checkCsrf(req, cookiesOf(req)[CSRF_COOKIE]);
         const user = await checkSignIn(ctx, throttle, req, normalizeEmail(body.email), body.password);
-        const session = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx), sessionClient(req));
-        setCookie(ctx, req, reply, SESSION_COOKIE, session.token, sessionMaxAgeMs(ctx));
+        const session = await openSession(ctx, req, reply, user.id);
         return {
           user: { id: user.id, email: user.email, name: user.name },
           csrfToken: session.csrfToken,
@@ -162,8 +159,7 @@ export const uiAuthPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async
           if (problem) throw new BadRequest('Invalid request data', problem);
           const user = await checkSignIn(ctx, throttle, req, email, body.currentPassword);
           await setPassword(ctx.pool, user.email, body.newPassword);
-          const fresh = await createSession(ctx.pool, user.id, sessionMaxAgeMs(ctx), sessionClient(req));
-          setCookie(ctx, req, reply, SESSION_COOKIE, fresh.token, sessionMaxAgeMs(ctx));
+          const fresh = await openSession(ctx, req, reply, user.id);
           return { ok: true, csrfToken: fresh.csrfToken };
         },
       );

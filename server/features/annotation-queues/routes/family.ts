@@ -46,9 +46,6 @@ import {
 
 const page = q.page(1000, 50);
 
-/** An assignment's id in the audit log: its queue and its user. */
-const assignmentId = (queueId: string, userId: string) => `${queueId}/${userId}`;
-
 /** A name the project has already is a 400 naming `name`. */
 const nameTaken = (name: string | undefined) =>
   when(QueueNameTaken, () => new BadRequest(`name: a queue named ${name} exists`));
@@ -80,6 +77,21 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     await queueOf(projectId, queueId);
     return found(await findItem(ctx.pool, projectId, queueId, itemId), 'Annotation queue item', itemId);
   };
+  /** Records a change to an item in the audit log. */
+  const auditItem = (req: FastifyRequest, action: 'create' | 'update' | 'delete', itemId: string) =>
+    auditAs(ctx, req, { resourceType: 'annotation-queue-item', action, resourceId: itemId });
+  /** Records a change to an assignment in the audit log, its id there `<queueId>/<userId>`. */
+  const auditAssignment = (
+    req: FastifyRequest,
+    action: 'create' | 'delete',
+    queueId: string,
+    userId: string,
+  ) =>
+    auditAs(ctx, req, {
+      resourceType: 'annotation-queue-assignment',
+      action,
+      resourceId: `${queueId}/${userId}`,
+    });
 
   declare.listing(
     {
@@ -192,11 +204,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     async ({ params, body, projectId, req }) => {
       await queueOf(projectId, params.queueId);
       const item = await createItem(ctx.pool, projectId, params.queueId, body);
-      await auditAs(ctx, req, {
-        resourceType: 'annotation-queue-item',
-        action: 'create',
-        resourceId: item.id,
-      });
+      await auditItem(req, 'create', item.id);
       return item;
     },
   );
@@ -224,11 +232,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
         'Annotation queue item',
         params.itemId,
       );
-      await auditAs(ctx, req, {
-        resourceType: 'annotation-queue-item',
-        action: 'update',
-        resourceId: updated.id,
-      });
+      await auditItem(req, 'update', updated.id);
       return updated;
     },
   );
@@ -248,11 +252,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
         'Annotation queue item',
         params.itemId,
       );
-      await auditAs(ctx, req, {
-        resourceType: 'annotation-queue-item',
-        action: 'delete',
-        resourceId: params.itemId,
-      });
+      await auditItem(req, 'delete', params.itemId);
       return { success: true, message: 'Annotation queue item deleted successfully' };
     },
   );
@@ -271,11 +271,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
         throw new NotFound(`userId: no user ${body.userId} in this project`);
       }
       await assign(ctx.pool, projectId, params.queueId, body.userId);
-      await auditAs(ctx, req, {
-        resourceType: 'annotation-queue-assignment',
-        action: 'create',
-        resourceId: assignmentId(params.queueId, body.userId),
-      });
+      await auditAssignment(req, 'create', params.queueId, body.userId);
       return { userId: body.userId, queueId: params.queueId, projectId };
     },
   );
@@ -291,11 +287,7 @@ export function annotationQueueRoutes(app: FastifyInstance, ctx: RouteContext, m
     async ({ params, body, projectId, req }) => {
       await queueOf(projectId, params.queueId);
       await unassign(ctx.pool, projectId, params.queueId, body.userId);
-      await auditAs(ctx, req, {
-        resourceType: 'annotation-queue-assignment',
-        action: 'delete',
-        resourceId: assignmentId(params.queueId, body.userId),
-      });
+      await auditAssignment(req, 'delete', params.queueId, body.userId);
       return { success: true };
     },
   );

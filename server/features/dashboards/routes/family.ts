@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { BadRequest } from '../../../kernel/errors.ts';
+import { patchedFields } from '../../../kernel/patches.ts';
 import type { RouteContext } from '../../../platform/http/context.ts';
 import { type ProjectMount, projectRoutes } from '../../../platform/http/project-routes.ts';
 import {
@@ -50,12 +51,7 @@ function patched(w: Widget, patch: UpdateWidget): WidgetDefinition {
   const chartType = patch.chartType ?? w.chartType;
   const config = patch.chartConfig ?? (patch.chartType ? undefined : w.chartConfig);
   return widgetDefinition({
-    name: patch.name ?? w.name,
-    description: patch.description ?? w.description,
-    view: patch.view ?? w.view,
-    dimensions: patch.dimensions ?? w.dimensions,
-    metrics: patch.metrics ?? w.metrics,
-    filters: patch.filters ?? w.filters,
+    ...patchedFields(w, patch, ['name', 'description', 'view', 'dimensions', 'metrics', 'filters']),
     chartType,
     chartConfig: config ? { ...config, type: config.type ?? chartType } : undefined,
   });

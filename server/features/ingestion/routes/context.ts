@@ -12,6 +12,7 @@ import type { IngestionTombstones } from '../../tombstones/record.ts';
 import type { EntityLocks } from '../../write-model/entity-locks.ts';
 import type { Attribution } from '../../write-model/records.ts';
 import type { IngestionStore } from '../../write-model/store.ts';
+import type { OtlpContext, OtlpExport } from '../otlp.ts';
 import type { MetricPointTally } from '../otlp-metrics.ts';
 import type { IngestionLog, WriteMasking } from '../write.ts';
 
@@ -43,6 +44,17 @@ export interface IngestionRouteContext extends RouteContext {
   /** Counts OTLP metric points by what became of them (the web's `/metrics`); absent: not counted. */
   metricPoints?: MetricPointTally | undefined;
 }
+
+/**
+ * An OTLP export's use case (traces, logs), which both transports hand their exports to: written,
+ * some of it rejected on its own (OTLP's partial success), or refused.
+ */
+export type OtlpIngest<Rejected> = (
+  exp: OtlpExport,
+  ctx: OtlpContext,
+) => Promise<
+  { kind: 'written'; rejected: Rejected | null } | { kind: 'refused'; status: number; message: string }
+>;
 
 /** A request's header (lower-case name) as one value: HTTP headers or gRPC metadata. */
 export type HeaderLookup = (name: string) => string | undefined;

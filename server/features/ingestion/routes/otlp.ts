@@ -9,7 +9,7 @@
  * `POST /api/public/otel/v1/metrics`: OTLP/HTTP metrics, the GenAI metrics stored per project
  * (server/features/ingestion/otlp-metrics.ts), the others counted; release 4 only (its table's schema).
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { refusalOf } from '../../../platform/http/gates.ts';
 import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
 import { closeExportPool } from '../../otel/export-pool.ts';
@@ -23,9 +23,11 @@ import { parseIngestionVersionHeader } from '../../otel/validate.ts';
 import { ingestOtlpExport, type OtlpExport } from '../otlp.ts';
 import { ingestOtlpLogsBody } from '../otlp-logs.ts';
 import { ingestOtlpMetrics } from '../otlp-metrics.ts';
+import { logsPartialSuccess, metricsPartialSuccess, spansPartialSuccess } from '../partial-success.ts';
 import {
   type IngestionRouteContext,
   ingestionContextOf,
+  type OtlpIngest,
   producerHeader,
   recordRefusedPath,
 } from './context.ts';
@@ -42,76 +44,64 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions<IngestionRouteContext>
     done(null, body);
   });
 
-  const openapi = {
-    method: 'POST',
-    url: '/api/public/otel/v1/traces',
-    tag: 'Ingestion',
-    summary: 'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
-  } as const;
-  otlp.post(openapi.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, async (req, reply) => {
-    const exp = exportOf(req);
-    if (exp instanceof Error) return refuse(reply, 400, exp.message);
-    const outcome = await ingestOtlpExport(exp, contextOf(req));
-    if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
-    const { rejected } = outcome;
-    return answer(req, reply, (protobuf) =>
-      exportResponseBody(
-        protobuf,
-        rejected && { rejectedSpans: rejected.spans, errorMessage: rejected.message },
-      ),
-    );
-  });
+  exportEndpoint(
+    '/api/public/otel/v1/traces',
+    'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
+    ingesting(ingestOtlpExport, (protobuf, rejected) =>
+      exportResponseBody(protobuf, spansPartialSuccess(rejected)),
+    ),
+  );
 
-  const logsOpenapi = {
-    method: 'POST',
-    url: '/api/public/otel/v1/logs',
-    tag: 'Ingestion',
-    summary: 'OTLP/HTTP logs export (protobuf or JSON, optionally gzip): records stored on their observation',
-  } as const;
-  otlp.post(
-    logsOpenapi.url,
-    { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: logsOpenapi } },
+  exportEndpoint(
+    '/api/public/otel/v1/logs',
+    'OTLP/HTTP logs export (protobuf or JSON, optionally gzip): records stored on their observation',
+    ingesting(ingestOtlpLogsBody, (protobuf, rejected) =>
+      logsExportResponseBody(protobuf, logsPartialSuccess(rejected)),
+    ),
+  );
+
+  exportEndpoint(
+    '/api/public/otel/v1/metrics',
+    'OTLP/HTTP metrics export: the GenAI metrics are stored, others counted',
     async (req, reply) => {
-      const exp = exportOf(req);
-      if (exp instanceof Error) return refuse(reply, 400, exp.message);
-      const outcome = await ingestOtlpLogsBody(exp, contextOf(req));
+      const refusal = refusalOf('release-4', ctx.config.mode);
+      if (refusal !== undefined) return refuse(reply, 404, refusal);
+      const outcome = await ingestOtlpMetrics(sentBody(req), {
+        projectId: req.principal.projectId,
+        store: ctx.store,
+        tally: ctx.metricPoints,
+      });
       if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
-      const { rejected } = outcome;
+      const partial = metricsPartialSuccess(outcome.rejected);
       return answer(req, reply, (protobuf) =>
-        logsExportResponseBody(
-          protobuf,
-          rejected && { rejectedLogRecords: rejected.records, errorMessage: rejected.message },
-        ),
+        protobuf ? exportMetricsResponseProto(partial) : exportMetricsResponseJson(partial),
       );
     },
   );
 
-  const metrics = {
-    method: 'POST',
-    url: '/api/public/otel/v1/metrics',
-    tag: 'Ingestion',
-    summary: 'OTLP/HTTP metrics export: the GenAI metrics are stored, others counted',
-  } as const;
-  otlp.post(metrics.url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi: metrics } }, async (req, reply) => {
-    const refusal = refusalOf('release-4', ctx.config.mode);
-    if (refusal !== undefined) return refuse(reply, 404, refusal);
-    const outcome = await ingestOtlpMetrics(
-      {
-        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-        contentType: req.headers['content-type'],
-        contentEncoding: req.headers['content-encoding'],
-      },
-      { projectId: req.principal.projectId, store: ctx.store, tally: ctx.metricPoints },
-    );
-    if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
-    const partial = outcome.rejected && {
-      rejectedDataPoints: outcome.rejected.points,
-      errorMessage: outcome.rejected.message,
+  /** Serves an OTLP/HTTP export endpoint, documented under Ingestion; its body arrives raw (above). */
+  function exportEndpoint(url: string, summary: string, handler: RouteHandlerMethod) {
+    const openapi = { method: 'POST', url, tag: 'Ingestion', summary } as const;
+    otlp.post(url, { bodyLimit: OTLP_BODY_LIMIT, config: { openapi } }, handler);
+  }
+
+  /**
+   * The handler of an export endpoint: the export goes to its use case with the request's project
+   * and producer; a refusal is its status, else the 200 says what was rejected, as the gRPC
+   * services' handlers do (server/app/web/otlp-grpc/export-of.ts).
+   */
+  function ingesting<Rejected>(
+    ingest: OtlpIngest<Rejected>,
+    body: (protobuf: boolean, rejected: Rejected | null) => Buffer | object,
+  ) {
+    return async (req: FastifyRequest, reply: FastifyReply) => {
+      const exp = exportOf(req);
+      if (exp instanceof Error) return refuse(reply, 400, exp.message);
+      const outcome = await ingest(exp, contextOf(req));
+      if (outcome.kind === 'refused') return refuse(reply, outcome.status, outcome.message);
+      return answer(req, reply, (protobuf) => body(protobuf, outcome.rejected));
     };
-    return answer(req, reply, (protobuf) =>
-      protobuf ? exportMetricsResponseProto(partial) : exportMetricsResponseJson(partial),
-    );
-  });
+  }
 
   /** The request's body and producer headers; an Error for a bad ingestion-version header. */
   function exportOf(req: FastifyRequest): OtlpExport | Error {
@@ -122,9 +112,7 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions<IngestionRouteContext>
     const version = parseIngestionVersionHeader(producerHeader(req, 'ingestion-version'), headerName);
     if (version instanceof Error) return version;
     return {
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
+      ...sentBody(req),
       producer: {
         ingestionVersion: version ?? undefined,
         sdkName: producerHeader(req, 'sdk-name'),
@@ -140,6 +128,13 @@ export const otlpPlugin: FastifyPluginAsync<PluginOptions<IngestionRouteContext>
     };
   }
 };
+
+/** An export's bytes as sent, with the headers that say how to decode them. */
+const sentBody = (req: FastifyRequest) => ({
+  body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+  contentType: req.headers['content-type'],
+  contentEncoding: req.headers['content-encoding'],
+});
 
 /** OTLP answers in the request's encoding. */
 const isProtobuf = (req: FastifyRequest) =>
