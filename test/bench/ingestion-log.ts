@@ -230,7 +230,7 @@ FROM (SELECT extract(epoch FROM drained_at - received_at) * 1000 AS ms FROM inge
             `${Math.round(d.spansPerSecond)}, ${d.p50.toFixed(0)} ms, ${d.p99.toFixed(0)} ms`,
           );
           line(
-            '  inline (default): stored spans/s, ack p50, p99',
+            '  inline (wait for store): stored spans/s, ack p50, p99',
             `${Math.round(i.spansPerSecond)}, ${i.p50.toFixed(0)} ms, ${i.p99.toFixed(0)} ms`,
           );
           line(
