@@ -3,6 +3,7 @@
  * the drain rests on: writing many logged requests in one go gives the rows that writing them one
  * after another gives (what the web did before the log).
  */
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS, type WriteMode } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/features/ingestion/batch.ts';
@@ -12,7 +13,9 @@ import {
   hourFolder,
   hoursBetween,
   logKey,
+  packLogFile,
   parseLogKey,
+  readLogFile,
 } from '../../server/features/ingestion/log/entry.ts';
 import { backlogGate, backlogRefusal } from '../../server/features/ingestion/log/log.ts';
 import type { Backlog } from '../../server/features/ingestion/log/queue.ts';
@@ -43,10 +46,12 @@ describe('log keys', () => {
     ],
   ])('prefix %j, project %j: %s', (prefix, projectId, receivedAt, start) => {
     const key = logKey(prefix, { projectId, receivedAt, id });
-    expect(key).toBe(`${start}${id}.json`);
+    expect(key).toBe(`${start}${id}.json.gz`);
     expect(key.startsWith(hourFolder(prefix, receivedAt, projectId))).toBe(true);
     expect(key.startsWith(hourFolder(prefix, receivedAt))).toBe(true);
     expect(parseLogKey(prefix, key)).toEqual({ projectId, receivedAt, id });
+    // Files written before they were compressed keep their names.
+    expect(parseLogKey(prefix, key.replace(/\.gz$/, ''))).toEqual({ projectId, receivedAt, id });
   });
   it.each([
     ['other/ingestion-log/v1/2026-12-05/09/p/1796461621234-x.json'],
@@ -297,6 +302,31 @@ describe('the drain writes many logged requests as the web wrote them one by one
       /not an ingestion log file: writes/,
     );
     expect(() => decodeLogFile(JSON.stringify({ v: 3 }))).toThrow(/not an ingestion log file: v/);
+  });
+
+  it('a file is stored gzipped, which zlib reads back to its JSON; a file stored as plain JSON still reads', async () => {
+    const writes = [
+      {
+        projectId: 'p',
+        receivedAt: 1_796_461_621_234,
+        attribution: { apiKey: 'pk', sdkName: 'python', sdkVersion: '3.0.0' },
+        targets: { legacy: false, staging: false, events: true },
+        virtualRoots: false,
+        changes: new LegacyChanges(),
+        scores: [],
+        events: Array.from({ length: 20 }, (_, i) => ({
+          span_id: `s${i}`,
+          input: 'the same prompt '.repeat(40),
+        })),
+      },
+    ];
+    const stored = await packLogFile(writes);
+    const text = encodeLogFile(writes);
+    expect(gunzipSync(stored).toString('utf8')).toBe(text);
+    expect(stored.length).toBeLessThan(text.length / 4);
+    expect(await readLogFile(stored)).toEqual(decodeLogFile(text));
+    expect(await readLogFile(Buffer.from(text))).toEqual(decodeLogFile(text));
+    await expect(readLogFile(Buffer.from([0x1f, 0x8b, 0, 0]))).rejects.toThrow();
   });
 
   it('a file of one write logged before requests were committed together (version 1) still reads', () => {

@@ -11,7 +11,7 @@ import { isStoreUnavailable } from '../../../kernel/errors.ts';
 import { wakeablePause } from '../../../kernel/passes.ts';
 import type { BlobStore } from '../../../platform/blobs/store.ts';
 import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
-import { decodeLogFile } from './entry.ts';
+import { readLogFile } from './entry.ts';
 import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
 
 export interface DrainOptions {
@@ -58,18 +58,17 @@ async function load(
   const dead: [string, string][] = [];
   for (let at = 0; at < files.length; at += READ_CONCURRENCY) {
     const slice = files.slice(at, at + READ_CONCURRENCY);
-    const bodies = await Promise.all(slice.map((f) => blobs.get(f.key)));
+    const read = await Promise.all(
+      slice.map(async (f) => {
+        const body = await blobs.get(f.key);
+        if (body === undefined) return new Error('log file missing');
+        return readLogFile(body).catch((err: Error) => err);
+      }),
+    );
     for (const [i, file] of slice.entries()) {
-      const body = bodies[i];
-      if (body === undefined) {
-        dead.push([file.key, 'log file missing']);
-        continue;
-      }
-      try {
-        loaded.push({ file, writes: decodeLogFile(body.toString('utf8')) });
-      } catch (err) {
-        dead.push([file.key, (err as Error).message]);
-      }
+      const writes = read[i]!;
+      if (writes instanceof Error) dead.push([file.key, writes.message]);
+      else loaded.push({ file, writes });
     }
   }
   return { loaded, dead };

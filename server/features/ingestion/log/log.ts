@@ -13,7 +13,7 @@ import { isStoreUnavailable } from '../../../kernel/errors.ts';
 import type { BlobStore } from '../../../platform/blobs/store.ts';
 import { Coalescer } from '../../write-model/group-commit.ts';
 import { applyWrites, type IngestionLog, type IngestionWrite, type WriteDeps } from '../write.ts';
-import { encodeLogFile, logKey } from './entry.ts';
+import { logKey, packLogFile } from './entry.ts';
 import { type Backlog, enqueue, markDrained, markFailed, unlease } from './queue.ts';
 
 /**
@@ -60,9 +60,8 @@ export function blobIngestionLog(o: LogOptions): IngestionLog {
     // The file sorts by its oldest write, so the drain takes it no later than one file of that write.
     const receivedAt = Math.min(...writes.map((w) => w.receivedAt));
     const key = logKey(o.prefix, { projectId, receivedAt, id: randomUUID() });
-    // Encoded to bytes once: what is stored, and its length.
-    const body = Buffer.from(encodeLogFile(writes));
-    await o.blobs.put(key, body, 'application/json');
+    const body = await packLogFile(writes);
+    await o.blobs.put(key, body, 'application/gzip');
     const file = { key, projectId, receivedAt, bytes: body.length };
     const inline = o.waitForStore && !o.drainBehind();
     await enqueue(o.pool, [file], inline ? INLINE_LEASE_MS : 0);
