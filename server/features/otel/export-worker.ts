@@ -1,8 +1,7 @@
 /**
  * Worker thread that turns an OTLP request body into observations (logs exports too: runLogs): decode, validate, map (a span
  * refused on its own is left out and counted, OTLP's partial success), and for a
- * direct write the `events_full` rows. These steps create objects per attribute and serialize each
- * observation (its `event_bytes`); off the main thread they cannot hold the event loop, and what
+ * direct write the `events_full` rows. These steps create objects per attribute; off the main thread they cannot hold the event loop, and what
  * comes back (observations and rows whose metadata is already text) costs the main thread about a copy.
  */
 import { parentPort } from 'node:worker_threads';
