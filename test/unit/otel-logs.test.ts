@@ -15,6 +15,7 @@ import { filledRows } from '../../server/features/ingestion/genai-fill.ts';
 import { decodeLogFile, encodeLogFile } from '../../server/features/ingestion/log/entry.ts';
 import { ingestOtlpLogsRequest } from '../../server/features/ingestion/otlp-logs.ts';
 import { applyWrites, type IngestionWrite } from '../../server/features/ingestion/write.ts';
+import { ProjectPricing } from '../../server/features/models/apply.ts';
 import type { ModelCatalog } from '../../server/features/models/catalog.ts';
 import { decodeLogsExport } from '../../server/features/otel/decode.ts';
 import { type GenAiRecord, genAiContent } from '../../server/features/otel/genai-log-content.ts';
@@ -394,7 +395,8 @@ describe('ingestOtlpLogsRequest (the entry a transport calls with a decoded requ
     store,
     locks,
     tombstones: memoryTombstones().tombstones,
-    models: {} as ModelCatalog,
+    // No definitions: log records name no model, and nothing is priced.
+    models: { pricingFor: async () => new ProjectPricing([]) } as unknown as ModelCatalog,
     onDualPath: () => {},
   });
 
