@@ -27,6 +27,7 @@ import {
   createProject,
   type Env,
   MODE_ENV,
+  type Project,
   startAnalyticsServer,
   startWeb,
   startWorker,
@@ -195,24 +196,13 @@ export async function benchIngestionLog(): Promise<void> {
             headersOf(directProject!),
             async () => {},
           );
-          const i = await phase(
-            { ch, web: inline, worker },
-            protocol,
-            bodies,
-            headersOf(inlineProject!),
-            async () => {
-              await drained(inlineProject!.projectId);
-            },
-          );
-          const l = await phase(
-            { ch, web: logged, worker },
-            protocol,
-            bodies,
-            headersOf(logProject!),
-            async () => {
-              await drained(logProject!.projectId);
-            },
-          );
+          // A web with the log ends its phase once the queue holds nothing of its project undrained.
+          const loggedPhase = (web: WebServer, project: Project) =>
+            phase({ ch, web, worker }, protocol, bodies, headersOf(project), async () => {
+              await drained(project.projectId);
+            });
+          const i = await loggedPhase(inline, inlineProject!);
+          const l = await loggedPhase(logged, logProject!);
           const lag = (
             await queue.query<{ p50: number; p99: number }>(
               `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
