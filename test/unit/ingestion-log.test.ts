@@ -19,14 +19,8 @@ import {
 } from '../../server/features/ingestion/log/entry.ts';
 import { backlogGate, backlogRefusal } from '../../server/features/ingestion/log/log.ts';
 import type { Backlog } from '../../server/features/ingestion/log/queue.ts';
-import {
-  applyWrites,
-  type DecodedWrite,
-  type IngestionWrite,
-  runsOf,
-} from '../../server/features/ingestion/write.ts';
+import { applyWrites, type IngestionWrite, runsOf } from '../../server/features/ingestion/write.ts';
 import { LegacyChanges } from '../../server/features/write-model/changes.ts';
-import { encodedRows, type WriteRows } from '../../server/features/write-model/encoded-rows.ts';
 import type { EntityLocks } from '../../server/features/write-model/entity-locks.ts';
 import type { Row } from '../../server/features/write-model/records.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
@@ -248,9 +242,9 @@ describe('the drain writes many logged requests as the web wrote them one by one
       changes,
       scores: [],
       events: span ? [{ project_id: projectId, trace_id: traceId, span_id: span }] : [],
-    } satisfies DecodedWrite;
+    } satisfies IngestionWrite;
   };
-  const runs = (ws: DecodedWrite[]) =>
+  const runs = (ws: IngestionWrite[]) =>
     runsOf(ws).map((r) =>
       r.map(
         (w) =>
@@ -333,34 +327,6 @@ describe('the drain writes many logged requests as the web wrote them one by one
     expect(await readLogFile(stored)).toEqual(decodeLogFile(text));
     expect(await readLogFile(Buffer.from(text))).toEqual(decodeLogFile(text));
     await expect(readLogFile(Buffer.from([0x1f, 0x8b, 0, 0]))).rejects.toThrow();
-  });
-
-  it('rows encoded where they were built (the OTLP worker) make the file their objects make, and read back as those objects', () => {
-    const rows = [
-      { span_id: 's1', input: 'a "quoted" prompt\n', usage_details: { input: 3 } },
-      { span_id: 's2', input: '', metadata: {} },
-    ];
-    const w = (events: WriteRows) => ({
-      projectId: 'p',
-      receivedAt: 1_796_461_621_234,
-      attribution: { apiKey: 'pk', sdkName: 'python', sdkVersion: '3.0.0' },
-      targets: { legacy: false, staging: false, events: true },
-      virtualRoots: false,
-      changes: new LegacyChanges(),
-      scores: [],
-      events,
-      fills: [{ traceId: 't', spanId: 's2' }],
-    });
-    const text = encodeLogFile([w(encodedRows(rows)), w([])]);
-    expect(text).toBe(encodeLogFile([w(rows), w([])]));
-    expect(JSON.parse(text)).toEqual({
-      v: 2,
-      writes: [rows, []].map((events) => {
-        const { changes: _, ...rest } = w(events);
-        return { ...rest, traces: [], observations: [] };
-      }),
-    });
-    expect(decodeLogFile(text).map((d) => d.events)).toEqual([rows, []]);
   });
 
   it('a file of one write logged before requests were committed together (version 1) still reads', () => {

@@ -9,14 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { V4_DEFAULTS } from '../../server/contract/write-modes.ts';
 import { processBatch } from '../../server/features/ingestion/batch.ts';
 import { traceIdsOf, withoutTraces } from '../../server/features/ingestion/tombstone-filter.ts';
-import { applyWrites, type DecodedWrite } from '../../server/features/ingestion/write.ts';
+import { applyWrites, type IngestionWrite } from '../../server/features/ingestion/write.ts';
 import {
   byProject,
   lateTombstones,
   tombstoneKey,
   tombstoneParams,
 } from '../../server/features/tombstones/sql.ts';
-import { decodedRows } from '../../server/features/write-model/encoded-rows.ts';
 import type { EntityLocks } from '../../server/features/write-model/entity-locks.ts';
 import { memoryStore, memoryTombstones } from '../fixtures/memory-store.ts';
 
@@ -35,8 +34,8 @@ const batch = [
   ev('e7', 'score-create', { id: 'sc3', sessionId: 'sess', name: 'q', value: 3 }),
 ];
 
-async function accepted(): Promise<DecodedWrite[]> {
-  const writes: DecodedWrite[] = [];
+async function accepted(): Promise<IngestionWrite[]> {
+  const writes: IngestionWrite[] = [];
   await processBatch(batch, {
     projectId: 'p',
     settings: { ...V4_DEFAULTS, release: '4' as const, writeMode: 'legacy' as const },
@@ -44,7 +43,7 @@ async function accepted(): Promise<DecodedWrite[]> {
     store: memoryStore().store,
     locks,
     tombstones: memoryTombstones().tombstones,
-    log: { record: async (w) => void writes.push({ ...w, events: decodedRows(w.events) }) },
+    log: { record: async (w) => void writes.push(w) },
   });
   return writes;
 }

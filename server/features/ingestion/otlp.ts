@@ -10,6 +10,7 @@ import type { ModelCatalog } from '../models/catalog.ts';
 import { processExport } from '../otel/export-pool.ts';
 import { addOtelChanges } from '../otel/rows.ts';
 import { LegacyChanges } from '../write-model/changes.ts';
+import type { Row } from '../write-model/records.ts';
 import type { BatchContext } from './batch.ts';
 import { isRealTimeProducer, type Producer } from './sdk-versions.ts';
 import { acceptWrite } from './write.ts';
@@ -64,9 +65,14 @@ export async function ingestOtlpExport(exp: OtlpExport, ctx: OtlpContext): Promi
       changes,
       scores: [],
       events: targets.events ? outcome.rows : [],
-      fills: targets.events ? outcome.awaitingContent : [],
+      fills: targets.events ? outcome.rows.filter(awaitsLogContent).map(spanOf) : [],
     },
     ctx,
   );
   return { kind: 'written', count: outcome.count, rejected: outcome.rejected };
 }
+
+/** A generation written without input or output: log events of its call may have come first. */
+const awaitsLogContent = (row: Row) =>
+  row['type'] === 'GENERATION' && (row['input'] === '' || row['output'] === '');
+const spanOf = (row: Row) => ({ traceId: String(row['trace_id']), spanId: String(row['span_id']) });

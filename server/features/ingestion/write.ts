@@ -9,7 +9,6 @@ import { priceEventRow } from '../models/apply.ts';
 import type { ModelCatalog } from '../models/catalog.ts';
 import type { IngestionTombstones } from '../tombstones/record.ts';
 import type { LegacyChanges } from '../write-model/changes.ts';
-import { decodedRows, rowCount, type WriteRows } from '../write-model/encoded-rows.ts';
 import type { EntityLocks } from '../write-model/entity-locks.ts';
 import type { Attribution, Row } from '../write-model/records.ts';
 import type { IngestionStore, SpanRef } from '../write-model/store.ts';
@@ -29,7 +28,7 @@ export interface IngestionWrite {
   changes: LegacyChanges;
   scores: Row[];
   /** Rows of `events_full` written directly; priced when they are applied. */
-  events: WriteRows;
+  events: Row[];
   /**
    * Spans whose GenAI log content is brought into their `events_full` row once `events` are in
    * (genai-fill.ts): the spans of the log events written, the generations written without content.
@@ -52,13 +51,8 @@ export interface IngestionLog {
   record(write: IngestionWrite, deps: WriteDeps): Promise<void>;
 }
 
-/** A write whose `events_full` rows are objects: what is applied, and what a log file holds once read. */
-export type DecodedWrite = Omit<IngestionWrite, 'events'> & { events: Row[] };
-
-const decodedWrite = (w: IngestionWrite): DecodedWrite => ({ ...w, events: decodedRows(w.events) });
-
 export const isEmptyWrite = (w: IngestionWrite) =>
-  w.changes.size === 0 && w.scores.length === 0 && rowCount(w.events) === 0;
+  w.changes.size === 0 && w.scores.length === 0 && w.events.length === 0;
 
 /** The project's masking rules applied to a write's content (server/features/masking/). */
 export interface WriteMasking {
@@ -84,14 +78,14 @@ export async function acceptWrite(write: IngestionWrite, ctx: AcceptDeps): Promi
 }
 
 /** What must be equal for writes to share one commit: the row context every merged row gets. */
-const runKey = (w: DecodedWrite) => JSON.stringify([w.projectId, w.attribution, w.targets, w.virtualRoots]);
+const runKey = (w: IngestionWrite) => JSON.stringify([w.projectId, w.attribution, w.targets, w.virtualRoots]);
 
 /**
  * The rows a write reads or changes: its traces (with those of its observations, scores and
  * events, whose rows follow their trace's), observations, scores and events. Two writes with no
  * key in common give the same rows in either order.
  */
-function footprint(w: DecodedWrite): Set<string> {
+function footprint(w: IngestionWrite): Set<string> {
   const keys = new Set<string>();
   for (const id of w.changes.traces.keys()) keys.add(`t:${id}`);
   for (const [id, list] of w.changes.observations) {
@@ -116,7 +110,7 @@ const overlaps = (a: Set<string>, b: Set<string>) => {
 
 interface Run {
   key: string;
-  writes: DecodedWrite[];
+  writes: IngestionWrite[];
   footprint: Set<string>;
 }
 
@@ -126,7 +120,7 @@ interface Run {
  * that run. Producers sending side by side (an OTLP exporter and a batch SDK, two API keys) write
  * different traces, so a claim of their interleaved requests is a few commits, not one per request.
  */
-export function runsOf(writes: DecodedWrite[]): DecodedWrite[][] {
+export function runsOf(writes: IngestionWrite[]): IngestionWrite[][] {
   const runs: Run[] = [];
   for (const w of writes) {
     const key = runKey(w);
@@ -154,8 +148,8 @@ export function runsOf(writes: DecodedWrite[]): DecodedWrite[][] {
  * projects side by side. Every row is durable in the store when this resolves.
  */
 export async function applyWrites(writes: IngestionWrite[], deps: WriteDeps): Promise<void> {
-  const byProject = new Map<string, DecodedWrite[]>();
-  for (const w of writes.map(decodedWrite)) {
+  const byProject = new Map<string, IngestionWrite[]>();
+  for (const w of writes) {
     const list = byProject.get(w.projectId);
     if (list) list.push(w);
     else byProject.set(w.projectId, [w]);
@@ -176,7 +170,7 @@ export async function applyWrites(writes: IngestionWrite[], deps: WriteDeps): Pr
   );
 }
 
-async function applyRun(run: DecodedWrite[], deps: WriteDeps): Promise<void> {
+async function applyRun(run: IngestionWrite[], deps: WriteDeps): Promise<void> {
   const { projectId, attribution, targets, virtualRoots } = run[0]!;
   const changes = run
     .filter((w) => w.changes.size > 0)

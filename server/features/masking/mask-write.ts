@@ -7,7 +7,6 @@
 
 import type { IngestionWrite } from '../ingestion/write.ts';
 import { LegacyChanges } from '../write-model/changes.ts';
-import { decodedRows } from '../write-model/encoded-rows.ts';
 import type { Row } from '../write-model/records.ts';
 import type { Masker } from './masker.ts';
 
@@ -74,6 +73,6 @@ export function maskWrite(m: Masker, w: IngestionWrite): IngestionWrite {
     ...w,
     changes,
     scores: w.scores.map((r) => maskScore(m, r)),
-    events: decodedRows(w.events).map((r) => maskEventRow(m, r)),
+    events: w.events.map((r) => maskEventRow(m, r)),
   };
 }

@@ -4,9 +4,7 @@
  * another, and builds the `events_full` rows of a direct write.
  */
 import { Worker } from 'node:worker_threads';
-import type { EncodedRows } from '../write-model/encoded-rows.ts';
 import type { Attribution, Row } from '../write-model/records.ts';
-import type { SpanRef } from '../write-model/store.ts';
 import type { MappedLogs } from './map-logs.ts';
 import type { MapContext, OtelObservation } from './types.ts';
 
@@ -36,10 +34,7 @@ export type ExportOutcome =
       kind: 'mapped';
       count: number;
       spans: OtelObservation[];
-      /** Encoded on the worker: the log stores them as they are (server/features/write-model/encoded-rows.ts). */
-      rows: EncodedRows;
-      /** The generations among `rows` written without input or output: log events of their call may have come first. */
-      awaitingContent: SpanRef[];
+      rows: Row[];
       nowMs: number;
       /** Spans refused on their own while others were accepted: OTLP's partial success. */
       rejected: { spans: number; message: string } | null;

@@ -5,8 +5,6 @@
  * comes back (observations and rows whose metadata is already text) costs the main thread about a copy.
  */
 import { parentPort } from 'node:worker_threads';
-import { encodedRows } from '../write-model/encoded-rows.ts';
-import type { Row } from '../write-model/records.ts';
 import { decodeLogsExport, decodeTraceExport } from './decode.ts';
 import { OtlpDecodeError } from './errors.ts';
 import type { ExportJob, ExportOutcome, LogsJob, LogsOutcome, WorkerJob } from './export-pool.ts';
@@ -43,8 +41,7 @@ function run(job: ExportJob): ExportOutcome {
       kind: 'mapped',
       count: spans.length,
       spans: job.want.spans ? spans : [],
-      rows: encodedRows(rows),
-      awaitingContent: rows.filter(awaitsLogContent).map(spanOf),
+      rows,
       nowMs: now,
       rejected: rejection ?? null,
     };
@@ -52,10 +49,6 @@ function run(job: ExportJob): ExportOutcome {
     return failure(err);
   }
 }
-
-const awaitsLogContent = (row: Row) =>
-  row['type'] === 'GENERATION' && (row['input'] === '' || row['output'] === '');
-const spanOf = (row: Row) => ({ traceId: String(row['trace_id']), spanId: String(row['span_id']) });
 
 /** Logs: decode and map (each record with trace context an EVENT of its span), rows when asked. */
 function runLogs(job: LogsJob): LogsOutcome {

@@ -10,7 +10,7 @@ import type pg from 'pg';
 import { isStoreUnavailable } from '../../../kernel/errors.ts';
 import { wakeablePause } from '../../../kernel/passes.ts';
 import type { BlobStore } from '../../../platform/blobs/store.ts';
-import { applyWrites, type DecodedWrite, type WriteDeps } from '../write.ts';
+import { applyWrites, type IngestionWrite, type WriteDeps } from '../write.ts';
 import { readLogFile } from './entry.ts';
 import { type ClaimedFile, claim, markDead, markDrained, markFailed, release } from './queue.ts';
 
@@ -42,12 +42,12 @@ export interface DrainReport {
 /** Files read from blob storage at once. */
 const READ_CONCURRENCY = 16;
 
-const rowsOf = (w: DecodedWrite) => w.changes.size + w.scores.length + w.events.length;
+const rowsOf = (w: IngestionWrite) => w.changes.size + w.scores.length + w.events.length;
 
 /** A claimed file and the writes it holds, in the order logged. */
 interface Loaded {
   file: ClaimedFile;
-  writes: DecodedWrite[];
+  writes: IngestionWrite[];
 }
 
 async function load(

@@ -9,9 +9,8 @@ import { constants, gunzip, gzip } from 'node:zlib';
 import { z } from 'zod';
 import type { TraceBody } from '../../write-model/bodies.ts';
 import { type Change, LegacyChanges, type ObservationChange } from '../../write-model/changes.ts';
-import { rowsJson } from '../../write-model/encoded-rows.ts';
 import type { Row } from '../../write-model/records.ts';
-import type { DecodedWrite, IngestionWrite } from '../write.ts';
+import type { IngestionWrite } from '../write.ts';
 
 export const LOG_ROOT = 'ingestion-log/v1/';
 const MS_DIGITS = 13;
@@ -90,19 +89,16 @@ const loggedOf = (w: IngestionWrite) => ({
   traces: [...w.changes.traces],
   observations: [...w.changes.observations],
   scores: w.scores,
+  events: w.events,
   ...(w.fills && w.fills.length > 0 ? { fills: w.fills } : {}),
 });
 
-/** A write's JSON, its `events` spliced in last as they were encoded (rows built off the main thread come as text). */
-const loggedText = (w: IngestionWrite) =>
-  `${JSON.stringify(loggedOf(w)).slice(0, -1)},"events":${rowsJson(w.events)}}`;
-
 /** A file's body: the writes of the requests committed together, as JSON (a patch's absent fields stay absent). */
 export function encodeLogFile(writes: readonly IngestionWrite[]): string {
-  return `{"v":2,"writes":[${writes.map(loggedText).join(',')}]}`;
+  return JSON.stringify({ v: 2, writes: writes.map(loggedOf) });
 }
 
-function writeOf(e: z.infer<typeof logged>): DecodedWrite {
+function writeOf(e: z.infer<typeof logged>): IngestionWrite {
   const changes = new LegacyChanges();
   for (const [id, list] of e.traces) changes.traces.set(id, list as Change<TraceBody>[]);
   for (const [id, list] of e.observations) changes.observations.set(id, list as ObservationChange[]);
@@ -120,7 +116,7 @@ function writeOf(e: z.infer<typeof logged>): DecodedWrite {
 }
 
 /** The writes a file holds, in the order logged; throws, naming the first bad field, on a file that is not one. */
-export function decodeLogFile(body: string): DecodedWrite[] {
+export function decodeLogFile(body: string): IngestionWrite[] {
   const parsed = logFile.safeParse(JSON.parse(body));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -150,7 +146,7 @@ export async function packLogFile(writes: readonly IngestionWrite[]): Promise<Bu
 }
 
 /** The writes a stored file holds, gzipped or (files written before compression) not. */
-export async function readLogFile(body: Buffer): Promise<DecodedWrite[]> {
+export async function readLogFile(body: Buffer): Promise<IngestionWrite[]> {
   const gz = body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1];
   return decodeLogFile(
     (gz ? await gunzipped(body, { chunkSize: INFLATE_CHUNK_BYTES }) : body).toString('utf8'),
