@@ -6,7 +6,7 @@
  * concurrent writes. A route its write mode does not serve answers 404 from a hook of its scope.
  * `/metrics` serves Prometheus metrics.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { alertsPlugin } from '../../features/alerts/routes/public.ts';
 import { annotationQueuesPlugin } from '../../features/annotation-queues/routes/public.ts';
@@ -38,12 +38,11 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../features/write-model/lim
 import type { TrustedProxies } from '../../kernel/config/auth.ts';
 import { BadRequest, HttpError, NotFound } from '../../kernel/errors.ts';
 import { modeGate } from '../../platform/http/gates.ts';
-import type { PluginOptions } from '../../platform/http/plugin-options.ts';
 import { collectRouteSpecs } from '../../platform/http/route.ts';
 import { collectAllowedMethods } from './core/allowed-methods.ts';
 import { requireOrganizationKey, requireProjectKey } from './core/auth.ts';
 import type { WebContext } from './core/context.ts';
-import { answerEnvelopes, handleError } from './core/error-handler.ts';
+import { handleError, registerFamilies } from './core/error-handler.ts';
 import { limitBacklog, limitConcurrentWrites } from './core/overload.ts';
 import { instrumentRequests } from './core/request-metrics.ts';
 import { healthPlugin } from './service/health.ts';
@@ -129,31 +128,30 @@ export function buildWebApp(ctx: WebContext, opts: WebOptions = {}): FastifyInst
     // Every other family: a route its write mode does not serve answers 404 (platform/http/gates.ts).
     api.register(async (served) => {
       served.addHook('onRequest', modeGate(ctx));
-      const plugins: FastifyPluginAsync<PluginOptions<WebContext>>[] = [
-        legacyReadsPlugin,
-        v4ReadsPlugin,
-        datasetsPlugin,
-        scoresPlugin,
-        scoreWritesPlugin,
-        promptsPlugin,
-        traceDeletionPlugin,
-        modelsPlugin,
-        commentsPlugin,
-        mediaPlugin,
-        exportsPlugin,
-        metricsPlugin,
-        projectsPlugin,
-        openapiPlugin,
-        llmConnectionsPlugin,
-        annotationQueuesPlugin,
-      ];
-      for (const plugin of plugins) served.register(plugin, { ctx });
-      // The unstable families answer their envelope `{message, code, details?}`.
-      served.register(async (unstable) => {
-        answerEnvelopes(unstable);
-        for (const plugin of [dashboardsPlugin, evaluationsPlugin, alertsPlugin, maskingPlugin])
-          unstable.register(plugin, { ctx });
-      });
+      registerFamilies(
+        served,
+        ctx,
+        [
+          legacyReadsPlugin,
+          v4ReadsPlugin,
+          datasetsPlugin,
+          scoresPlugin,
+          scoreWritesPlugin,
+          promptsPlugin,
+          traceDeletionPlugin,
+          modelsPlugin,
+          commentsPlugin,
+          mediaPlugin,
+          exportsPlugin,
+          metricsPlugin,
+          projectsPlugin,
+          openapiPlugin,
+          llmConnectionsPlugin,
+          annotationQueuesPlugin,
+        ],
+        // The unstable families answer their envelope `{message, code, details?}`.
+        [dashboardsPlugin, evaluationsPlugin, alertsPlugin, maskingPlugin],
+      );
     });
   });
 

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { projectRow } from '../../platform/datastores/project-page.ts';
 import { inTransaction } from '../../platform/datastores/transaction.ts';
 import type { AuditActor } from '../audit/audit.ts';
 import { recordTraceTombstones } from '../tombstones/record.ts';
@@ -38,6 +39,13 @@ interface Row {
 
 const VIEW_COLUMNS =
   'id, state, cardinality(trace_ids) AS total, done, error, created_at, updated_at, finished_at';
+
+/** The deletions' rows as `view` reads them. */
+const VIEWED = {
+  table: 'trace_deletions',
+  select: `SELECT ${VIEW_COLUMNS} FROM trace_deletions`,
+  alias: 'trace_deletions',
+};
 
 const view = (r: Row): TraceDeletionView => ({
   id: r.id,
@@ -77,11 +85,8 @@ export async function traceDeletionOf(
   projectId: string,
   id: string,
 ): Promise<TraceDeletionView | undefined> {
-  const { rows } = await pool.query<Row>(
-    `SELECT ${VIEW_COLUMNS} FROM trace_deletions WHERE project_id = $1 AND id = $2`,
-    [projectId, id],
-  );
-  return rows[0] && view(rows[0]);
+  const row = await projectRow<Row>(pool, VIEWED, projectId, id);
+  return row && view(row);
 }
 
 /** The project's deletions not finished yet, newest first; with `traceId`, those that delete it. */

@@ -3,8 +3,12 @@ import type { ObservationType } from '../write-model/bodies.ts';
 /** Observation levels stored in `events_full.level`. */
 export type ObservationLevel = 'DEBUG' | 'DEFAULT' | 'WARNING' | 'ERROR';
 
-/** Trace-domain attributes (`langfuse.trace.*` and the user/session/tag conventions) as sent on this span. */
-export interface OtelTraceAttributes {
+/**
+ * Trace-domain attributes (`langfuse.trace.*` and the user/session/tag conventions) as sent on this
+ * span: the user, session, tags, public flag, version and release read as the observation's do.
+ */
+export interface OtelTraceAttributes
+  extends Pick<OtelObservation, 'userId' | 'sessionId' | 'tags' | 'public' | 'version' | 'release'> {
   /** `langfuse.trace.name`. */
   name: string | null;
   /** `langfuse.trace.input`, JSON-encoded unless already a string. */
@@ -13,18 +17,6 @@ export interface OtelTraceAttributes {
   output: string | null;
   /** `langfuse.trace.metadata` (JSON and dotted keys, span and resource) as top-level key → string. */
   metadata: Record<string, string>;
-  /** Same sources as the observation's userId. */
-  userId: string | null;
-  /** Same sources as the observation's sessionId. */
-  sessionId: string | null;
-  /** Same sources as the observation's tags. */
-  tags: string[];
-  /** `langfuse.trace.public` / `langfuse.public`; null when not sent. */
-  public: boolean | null;
-  /** Same as the observation's version. */
-  version: string | null;
-  /** Same as the observation's release. */
-  release: string | null;
 }
 
 /** Experiment (dataset run) attributes, present when the span ran inside an SDK experiment. */

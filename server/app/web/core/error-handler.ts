@@ -5,7 +5,13 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
 import { envelopeOf } from '../../../features/evaluation/errors.ts';
 import { MAX_DRAIN_BYTES, MAX_DRAIN_MS } from '../../../features/write-model/limits.ts';
 import {
@@ -14,6 +20,8 @@ import {
   ServiceUnavailable,
   TooManyRequests,
 } from '../../../kernel/errors.ts';
+import type { PluginOptions } from '../../../platform/http/plugin-options.ts';
+import type { WebContext } from './context.ts';
 
 /** invalid_byte_sequence_for_encoding, untranslatable_character. */
 const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);
@@ -24,6 +32,9 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
 const WRITE_NOT_ACKNOWLEDGED =
   'The service could not store this request; nothing was acknowledged. Retry later.';
 const READ_UNAVAILABLE = 'A datastore is unavailable; retry later.';
+
+/** An API family's plugin, registered with the web context. */
+type WebFamily = FastifyPluginAsync<PluginOptions<WebContext>>;
 
 const isWrite = (req: FastifyRequest) => req.method !== 'GET' && req.method !== 'HEAD';
 
@@ -96,10 +107,23 @@ export function handleError(err: FastifyError, req: FastifyRequest, reply: Fasti
   return sendHttpError(reply, asHttpError(err, req));
 }
 
-/** Errors of every route of `app` answer the unstable API's envelope `{message, code, details?}`. */
-export function answerEnvelopes(app: FastifyInstance): void {
-  app.setErrorHandler((err, req, reply) => {
-    const http = asHttpError(err as FastifyError, req);
-    return retryAfter(reply, http).send(envelopeOf(http, req.body !== undefined && req.body !== null));
+/**
+ * Registers route families in `scope`: `families` as they are, `enveloped` (the unstable API's, and
+ * the UI routes that share their errors) in a child scope whose errors answer the unstable API's
+ * envelope `{message, code, details?}`.
+ */
+export function registerFamilies(
+  scope: FastifyInstance,
+  ctx: WebContext,
+  families: readonly WebFamily[],
+  enveloped: readonly WebFamily[],
+): void {
+  for (const family of families) scope.register(family, { ctx });
+  scope.register(async (unstable) => {
+    unstable.setErrorHandler((err, req, reply) => {
+      const http = asHttpError(err as FastifyError, req);
+      return retryAfter(reply, http).send(envelopeOf(http, req.body !== undefined && req.body !== null));
+    });
+    for (const family of enveloped) unstable.register(family, { ctx });
   });
 }

@@ -28,7 +28,7 @@ import { uiMembersPlugin } from '../../../features/users/routes/ui-members.ts';
 import { modeGate } from '../../../platform/http/gates.ts';
 import type { PluginOptions, UiScopes } from '../../../platform/http/plugin-options.ts';
 import type { WebContext } from '../core/context.ts';
-import { answerEnvelopes } from '../core/error-handler.ts';
+import { registerFamilies } from '../core/error-handler.ts';
 import { uiAccountPlugin } from './account.ts';
 import { COOKIE_PLUGIN_OPTIONS } from './cookies.ts';
 import { uiInvitationsPlugin } from './invitations.ts';
@@ -53,30 +53,29 @@ export const uiPlugin: FastifyPluginAsync<PluginOptions<WebContext>> = async (ap
     signedIn.register(uiMigrationPlugin, { ctx, scopes });
     signedIn.register(async (project) => {
       requireProject(project, ctx);
-      const plugins: FastifyPluginAsync<PluginOptions<WebContext>>[] = [
-        uiProjectsPlugin,
-        uiTracesPlugin,
-        uiScoresPlugin,
-        uiCommentsPlugin,
-        uiTraceDeletionPlugin,
-        uiLegacyTracesPlugin,
-        uiDatasetsPlugin,
-        uiListsPlugin,
-        uiDashboardsPlugin,
-        uiAlertsPlugin,
-        uiApiKeysPlugin,
-        uiMembersPlugin,
-        uiPromptsPlugin,
-        uiAnnotationQueuesPlugin,
-        uiModelsPlugin,
-      ];
-      for (const plugin of plugins) project.register(plugin, { ctx });
-      // Evaluation and masking answer the unstable API's envelope, as their public routes do.
-      project.register(async (envelopes) => {
-        answerEnvelopes(envelopes);
-        envelopes.register(uiEvaluationsPlugin, { ctx });
-        envelopes.register(uiMaskingPlugin, { ctx });
-      });
+      registerFamilies(
+        project,
+        ctx,
+        [
+          uiProjectsPlugin,
+          uiTracesPlugin,
+          uiScoresPlugin,
+          uiCommentsPlugin,
+          uiTraceDeletionPlugin,
+          uiLegacyTracesPlugin,
+          uiDatasetsPlugin,
+          uiListsPlugin,
+          uiDashboardsPlugin,
+          uiAlertsPlugin,
+          uiApiKeysPlugin,
+          uiMembersPlugin,
+          uiPromptsPlugin,
+          uiAnnotationQueuesPlugin,
+          uiModelsPlugin,
+        ],
+        // Evaluation and masking answer the unstable API's envelope, as their public routes do.
+        [uiEvaluationsPlugin, uiMaskingPlugin],
+      );
     });
   });
 };

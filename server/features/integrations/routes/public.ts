@@ -103,13 +103,25 @@ export const integrationsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
     if ((await organizationProjects(pool, orgId, projectId)).length === 0)
       throw notFound('project', projectId);
   };
-  /** The integration `id`, if its project belongs to the key's organization. */
-  const blobOf = async (orgId: string, id: string) => {
-    const i = await findBlobIntegration(pool, { id });
-    if (!i || !(await orgProjectIds(orgId)).includes(i.projectId))
-      throw notFound('blob storage integration', id);
-    return i;
-  };
+  /**
+   * `<method> BASE/:id`: what `answer` makes of the integration `id`, or a 404 unless its project
+   * belongs to the key's organization.
+   */
+  const onBlob = (
+    method: 'GET' | 'DELETE',
+    summary: string,
+    answer: (i: BlobIntegration) => Promise<unknown>,
+  ) =>
+    route(
+      app,
+      { method, url: `${BASE}/:id`, tag: TAG, summary, params: idParams },
+      async ({ params, req }) => {
+        const i = await findBlobIntegration(pool, { id: params.id });
+        if (!i || !(await orgProjectIds(req.organization.orgId)).includes(i.projectId))
+          throw notFound('blob storage integration', params.id);
+        return answer(i);
+      },
+    );
 
   route(
     app,
@@ -195,54 +207,30 @@ export const integrationsPlugin: FastifyPluginAsync<PluginOptions> = async (app,
     },
   );
 
-  route(
-    app,
-    {
-      method: 'GET',
-      url: `${BASE}/:id`,
-      tag: TAG,
-      summary: 'Sync status of a blob storage integration',
-      params: idParams,
-    },
-    async ({ params, req }) => {
-      const i = await blobOf(req.organization.orgId, params.id);
-      return {
-        id: i.id,
-        projectId: i.projectId,
-        syncStatus: syncStatus(
-          {
-            enabled: i.enabled,
-            lastError: i.lastError,
-            lastSyncAt: lastSyncOf(i),
-            checkpoint: i.checkpoint.getTime(),
-            frequency: i.exportFrequency,
-          },
-          Date.now(),
-        ),
+  onBlob('GET', 'Sync status of a blob storage integration', async (i) => ({
+    id: i.id,
+    projectId: i.projectId,
+    syncStatus: syncStatus(
+      {
         enabled: i.enabled,
-        lastSyncAt: iso(i.lastSyncAt),
-        nextSyncAt: nextSyncOf(i),
         lastError: i.lastError,
-        lastErrorAt: iso(i.lastErrorAt),
-      };
-    },
-  );
+        lastSyncAt: lastSyncOf(i),
+        checkpoint: i.checkpoint.getTime(),
+        frequency: i.exportFrequency,
+      },
+      Date.now(),
+    ),
+    enabled: i.enabled,
+    lastSyncAt: iso(i.lastSyncAt),
+    nextSyncAt: nextSyncOf(i),
+    lastError: i.lastError,
+    lastErrorAt: iso(i.lastErrorAt),
+  }));
 
-  route(
-    app,
-    {
-      method: 'DELETE',
-      url: `${BASE}/:id`,
-      tag: TAG,
-      summary: 'Delete a blob storage integration',
-      params: idParams,
-    },
-    async ({ params, req }) => {
-      const i = await blobOf(req.organization.orgId, params.id);
-      await deleteBlobIntegration(pool, i.id);
-      return { message: 'Blob storage integration deleted successfully' };
-    },
-  );
+  onBlob('DELETE', 'Delete a blob storage integration', async (i) => {
+    await deleteBlobIntegration(pool, i.id);
+    return { message: 'Blob storage integration deleted successfully' };
+  });
 
   route(
     app,

@@ -1,4 +1,4 @@
-/** Form pieces the pages share: labelled inputs and choices, a form's state, the error alert. */
+/** Form pieces the pages share: labelled inputs, checkboxes and choices, a form's state, the error alert. */
 import { type ChangeEvent, type InputHTMLAttributes, useState } from 'react';
 
 /** A required input under its label; the caller holds its value. */
@@ -22,13 +22,23 @@ export function Field({
 /** The keys of `F` that hold text. */
 type TextKey<F> = { [K in keyof F]: F[K] extends string ? K : never }[keyof F];
 
-/** A form's fields held as one object; `bind(k)` is the value and change handler of the text field `k`. */
+/** The keys of `F` that hold a flag. */
+type FlagKey<F> = { [K in keyof F]: F[K] extends boolean ? K : never }[keyof F];
+
+/**
+ * A form's fields held as one object; `bind(k)` is the value and change handler of the text field
+ * `k`, `check(k)` those of the flag `k` (a checkbox's).
+ */
 export function useForm<F extends object>(initial: F) {
   const [form, setForm] = useState(initial);
   const set = (k: keyof F) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [k]: e.target.value }));
   const bind = (k: TextKey<F>) => ({ value: form[k] as string, onChange: set(k) });
-  return { form, setForm, bind };
+  const check = (k: FlagKey<F>) => ({
+    checked: form[k] as boolean,
+    onChange: (e: { target: { checked: boolean } }) => setForm((f) => ({ ...f, [k]: e.target.checked })),
+  });
+  return { form, setForm, bind, check };
 }
 
 /** An optional text input after its label (`bind(k)` of `useForm` spread on it). */
@@ -36,6 +46,15 @@ export function Input({ label, ...input }: { label: string } & InputHTMLAttribut
   return (
     <label>
       {label} <input {...input} />
+    </label>
+  );
+}
+
+/** A checkbox before its label (`check(k)` of `useForm` spread on it). */
+export function Check({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
+  return (
+    <label>
+      <input type="checkbox" {...input} /> {label}
     </label>
   );
 }

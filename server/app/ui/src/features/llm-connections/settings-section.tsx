@@ -1,6 +1,6 @@
 /** The settings page's LLM connections section and its form. */
 import { useCallback, useState } from 'react';
-import { Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
+import { Check, Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';
 import { Grid } from '../../shared/lists.tsx';
@@ -100,7 +100,7 @@ function ConnectionForm({
   editing: LlmConnection | undefined;
   onSaved: () => void;
 }) {
-  const { form, setForm, bind } = useForm({
+  const { form, setForm, bind, check } = useForm({
     provider: editing?.provider ?? '',
     adapter: editing?.adapter ?? 'openai',
     baseURL: editing?.baseURL ?? '',
@@ -158,14 +158,7 @@ function ConnectionForm({
       <label>
         Custom models <input {...bind('customModels')} placeholder="comma-separated" />
       </label>
-      <label>
-        <input
-          type="checkbox"
-          checked={form.withDefaultModels}
-          onChange={(e) => setForm((f) => ({ ...f, withDefaultModels: e.target.checked }))}
-        />{' '}
-        Offer the adapter's default models
-      </label>
+      <Check label="Offer the adapter's default models" {...check('withDefaultModels')} />
       <button type="submit">{editing ? 'Update connection' : 'Create connection'}</button>
       {saved && <p role="status">{saved}</p>}
       <ErrorAlert error={error} />

@@ -3,7 +3,7 @@
  * projects/api.ts.
  */
 import { useCallback, useState } from 'react';
-import { Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
+import { Check, Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';
 import { Grid } from '../../shared/lists.tsx';
 import { type MaskingPreview, projectsApi } from './api.ts';
@@ -20,7 +20,7 @@ export function Masking({ projectId }: { projectId: string }) {
   );
   const rules = data?.data ?? [];
   const [preview, setPreview] = useState<MaskingPreview | undefined>();
-  const { form, setForm, bind } = useForm({
+  const { form, setForm, bind, check } = useForm({
     name: '',
     detector: 'email' as (typeof DETECTORS)[number],
     pattern: '',
@@ -80,14 +80,7 @@ export function Masking({ projectId }: { projectId: string }) {
         <Choice label="Detector" {...bind('detector')} options={DETECTORS} />
         {form.detector === 'custom' && <Input label="RE2 pattern" {...bind('pattern')} />}
         <Input label="Replacement" {...bind('replacement')} placeholder="the detector's default" />
-        <label>
-          <input
-            type="checkbox"
-            checked={form.datasetItems}
-            onChange={(e) => setForm((f) => ({ ...f, datasetItems: e.target.checked }))}
-          />{' '}
-          Also mask dataset items
-        </label>
+        <Check label="Also mask dataset items" {...check('datasetItems')} />
         <button type="submit">Create masking rule</button>
         <ErrorAlert error={createError} />
       </form>
