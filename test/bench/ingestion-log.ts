@@ -11,7 +11,7 @@
  *   - the store's ceiling: the same rows in bulk inserts; the ratios inline, log acknowledged and end
  *     to end / ceiling (goal 0.7) and direct / ceiling;
  *   - CPU seconds per 10k spans of the store, the web and the worker, and parts per 10k spans.
- * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 200, at BENCH_INGEST_CONCURRENCY, 8).
+ * Requests carry 50 spans (BENCH_INGEST_REQUESTS, default 1000, at BENCH_INGEST_CONCURRENCY, 8).
  * BENCH_CPU_PROF_DIR: the log's web and worker write V8 CPU profiles (`--cpu-prof`) there on exit.
  */
 import { mkdtempSync } from 'node:fs';
@@ -50,7 +50,11 @@ import {
 import { cpuSeconds, settle } from './proc.ts';
 import { line, quantile, ratio } from './report.ts';
 
-const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 200);
+/**
+ * 1000: a phase of several seconds. With 200 or 600 a phase lasts one to three seconds, and its
+ * figure moves with the first claims and the ceiling's own spread more than with the path measured.
+ */
+const REQUESTS = Number(process.env['BENCH_INGEST_REQUESTS'] ?? 1000);
 const CONCURRENCY = Number(process.env['BENCH_INGEST_CONCURRENCY'] ?? 8);
 const TRACES = 10;
 /** Requests each web serves (and the worker drains) before a case is measured. */
