@@ -7,9 +7,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { createAnalyticsClient } from '../../server/platform/datastores/clickhouse.ts';
 import { statementBounds } from '../../server/platform/datastores/statement-bounds.ts';
 import { observatoryCli } from '../paths.ts';
-import { freePort } from '../ports.ts';
 import type { DatastoreOptions } from './postgres.ts';
-import { startProcess, waitUntilReady } from './processes.ts';
+import { startOnFreePort, startProcess, waitUntilReady } from './processes.ts';
 
 export interface AnalyticsServer {
   url: string;
@@ -33,19 +32,24 @@ export interface AnalyticsServerOptions extends DatastoreOptions {
 export async function startAnalyticsServer(options: AnalyticsServerOptions = {}): Promise<AnalyticsServer> {
   const host = options.host ?? '127.0.0.1';
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'obs-analytics-'));
-  const port = options.port ?? (await freePort(host));
-  const child = startProcess('analytics-server', process.execPath, [
-    observatoryCli,
-    'analytics-server',
-    '--host',
-    host,
-    '--port',
-    String(port),
-    '--data',
-    dir,
-  ]);
-  const url = `http://${host}:${port}`;
-  await waitUntilReady(child, async () => (await fetch(`${url}/ping`)).ok, { timeoutMs: 60_000 });
+  const start = async (port: number) => {
+    const child = startProcess('analytics-server', process.execPath, [
+      observatoryCli,
+      'analytics-server',
+      '--host',
+      host,
+      '--port',
+      String(port),
+      '--data',
+      dir,
+    ]);
+    const url = `http://${host}:${port}`;
+    await waitUntilReady(child, async () => (await fetch(`${url}/ping`)).ok, { timeoutMs: 60_000 });
+    return { child, url };
+  };
+  // A restart on a given port must get that port; a new server takes any free one.
+  const { child, url } =
+    options.port === undefined ? await startOnFreePort(host, start) : await start(options.port);
   // Loads and checks run statements of up to two minutes: bounded as a job's, with progress headers.
   const client = createAnalyticsClient({ url }, statementBounds('jobs', { requestTimeoutSeconds: 120 }));
   return {

@@ -3,14 +3,13 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../ports.ts';
 import {
   ensureAptPackages,
   type ManagedProcess,
   onProcessExit,
-  ProcessStartError,
   removeDirSync,
   runCommand,
+  startOnFreePort,
   startProcess,
   waitUntilReady,
 } from './processes.ts';
@@ -184,9 +183,7 @@ async function startServer(
   major: number,
   command: (binary: string, args: string[]) => [string, string[]],
 ): Promise<{ child: ManagedProcess; url: string }> {
-  // The free port can be taken between our probe and postgres binding it; then try another.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort(host);
+  return startOnFreePort(host, async (port) => {
     const url = `postgres://postgres@${host}:${port}/postgres`;
     const child = startProcess(
       `postgres ${major} on port ${port}`,
@@ -215,10 +212,9 @@ async function startServer(
       return { child, url };
     } catch (err) {
       await child.kill();
-      const portTaken = err instanceof ProcessStartError && /address already in use/i.test(err.output);
-      if (!portTaken || attempt >= 3) throw err;
+      throw err;
     }
-  }
+  });
 }
 
 /**

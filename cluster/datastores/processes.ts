@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
+import { freePort } from '../ports.ts';
 
 /** Work that must happen even when the calling process ends without calling stop(): synchronous only. */
 const exitCleanups: Array<() => void> = [];
@@ -220,6 +221,24 @@ export async function waitUntilReady(
       );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts a server on a free port of host. A port free at the probe can still be bound by someone
+ * else before the server binds it; then `start` fails with "address in use" and gets another port.
+ * `start` stops whatever it started before it throws.
+ */
+export async function startOnFreePort<T>(host: string, start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort(host));
+    } catch (err) {
+      const portTaken = err instanceof ProcessStartError && /address already in use/i.test(err.output);
+      if (!portTaken || attempt >= PORT_ATTEMPTS) throw err;
+    }
   }
 }
 

@@ -2,14 +2,13 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../ports.ts';
 import type { DatastoreOptions } from './postgres.ts';
 import {
   ensureAptPackages,
   type ManagedProcess,
   onProcessExit,
-  ProcessStartError,
   removeDirSync,
+  startOnFreePort,
   startProcess,
   waitUntilReady,
 } from './processes.ts';
@@ -69,9 +68,7 @@ async function startServer(
   dir: string,
   host: string,
 ): Promise<{ child: ManagedProcess; port: number }> {
-  // The free port can be taken between our probe and redis binding it; then try another.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort(host);
+  return startOnFreePort(host, async (port) => {
     const child = startProcess(
       `redis-server on port ${port}`,
       binary,
@@ -99,10 +96,9 @@ async function startServer(
       return { child, port };
     } catch (err) {
       await child.kill();
-      const portTaken = err instanceof ProcessStartError && /address already in use/i.test(err.output);
-      if (!portTaken || attempt >= 3) throw err;
+      throw err;
     }
-  }
+  });
 }
 
 /** PING over a raw socket: ready means +PONG, not merely an open port (it answers -LOADING first). */

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { type BlobPurpose, INGESTION_LOG_S3_ENV, S3_ENV } from '../../server/contract/env.ts';
 import { ensureVersitygw } from '../go-tools.ts';
-import { freePort } from '../ports.ts';
 import type { DatastoreOptions } from './postgres.ts';
-import { removeDirSync, startProcess, waitUntilReady } from './processes.ts';
+import { removeDirSync, startOnFreePort, startProcess, waitUntilReady } from './processes.ts';
 
 export const S3_REGION = 'us-east-1';
 const READY_TIMEOUT_MS = 30_000;
@@ -44,26 +43,25 @@ export async function startS3Server(
   mkdirSync(sidecar);
   const accessKeyId = `test${randomBytes(6).toString('hex')}`;
   const secretAccessKey = randomBytes(24).toString('base64url');
-  const port = await freePort(host);
-  const endpoint = `http://${host}:${port}`;
-  const child = startProcess('versitygw', binary, [
-    '--access',
-    accessKeyId,
-    '--secret',
-    secretAccessKey,
-    '--region',
-    S3_REGION,
-    '--port',
-    `${host}:${port}`,
-    '--quiet',
-    // As S3 itself does: without it every request opens a connection of its own.
-    '--keep-alive',
-    'posix',
-    '--sidecar',
-    sidecar,
-    data,
-  ]);
-  try {
+  const start = async (port: number) => {
+    const endpoint = `http://${host}:${port}`;
+    const child = startProcess('versitygw', binary, [
+      '--access',
+      accessKeyId,
+      '--secret',
+      secretAccessKey,
+      '--region',
+      S3_REGION,
+      '--port',
+      `${host}:${port}`,
+      '--quiet',
+      // As S3 itself does: without it every request opens a connection of its own.
+      '--keep-alive',
+      'posix',
+      '--sidecar',
+      sidecar,
+      data,
+    ]);
     // Any HTTP answer (an anonymous request gets 403) means the gateway serves.
     await waitUntilReady(
       child,
@@ -72,10 +70,12 @@ export async function startS3Server(
         timeoutMs: READY_TIMEOUT_MS,
       },
     );
-  } catch (err) {
+    return { child, endpoint };
+  };
+  const { child, endpoint } = await startOnFreePort(host, start).catch((err: unknown) => {
     removeDirSync(dir);
     throw err;
-  }
+  });
   const client = new S3Client({
     region: S3_REGION,
     endpoint,
