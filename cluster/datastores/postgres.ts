@@ -207,13 +207,8 @@ async function startServer(
       // Immediate shutdown: fast, and unlike SIGKILL it removes postgres's SysV shared memory.
       { killSignal: 'SIGQUIT' },
     );
-    try {
-      await waitUntilReady(child, () => canQuery(url), { timeoutMs: 30_000, intervalMs: 50 });
-      return { child, url };
-    } catch (err) {
-      await child.kill();
-      throw err;
-    }
+    await waitUntilReady(child, () => canQuery(url), { timeoutMs: 30_000, intervalMs: 50 });
+    return { child, url };
   });
 }
 

@@ -229,7 +229,7 @@ const PORT_ATTEMPTS = 3;
 /**
  * Starts a server on a free port of host. A port free at the probe can still be bound by someone
  * else before the server binds it; then `start` fails with "address in use" and gets another port.
- * `start` stops whatever it started before it throws.
+ * `start` must leave nothing running when it throws, as waitUntilReady does for its child.
  */
 export async function startOnFreePort<T>(host: string, start: (port: number) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -91,13 +91,8 @@ async function startServer(
       ],
       { cwd: dir },
     );
-    try {
-      await waitUntilReady(child, () => answersPing(host, port), { timeoutMs: 20_000, intervalMs: 25 });
-      return { child, port };
-    } catch (err) {
-      await child.kill();
-      throw err;
-    }
+    await waitUntilReady(child, () => answersPing(host, port), { timeoutMs: 20_000, intervalMs: 25 });
+    return { child, port };
   });
 }
 
