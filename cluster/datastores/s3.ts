@@ -30,13 +30,18 @@ export interface S3Server {
   stop(): Promise<void>;
 }
 
+export interface S3ServerOptions extends DatastoreOptions {
+  /** Where the objects are kept (in a fresh directory under it; default the system's temporary directory). */
+  parentDir?: string;
+}
+
 export async function startS3Server(
   log: (line: string) => void = () => {},
-  options: DatastoreOptions = {},
+  options: S3ServerOptions = {},
 ): Promise<S3Server> {
   const host = options.host ?? '127.0.0.1';
   const binary = await ensureVersitygw(log);
-  const dir = mkdtempSync(join(tmpdir(), 'obs-s3-'));
+  const dir = mkdtempSync(join(options.parentDir ?? tmpdir(), 'obs-s3-'));
   const data = join(dir, 'data');
   const sidecar = join(dir, 'meta');
   mkdirSync(data);

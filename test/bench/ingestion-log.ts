@@ -119,7 +119,7 @@ export async function benchIngestionLog(): Promise<void> {
   const [pgf, ch, s3, redis] = await Promise.all([
     startPostgres(),
     startAnalyticsServer({ dir: storeDir }),
-    startS3Server(),
+    startS3Server(undefined, { parentDir: STORE_ROOT }),
     startRedis(),
   ]);
   await s3.createBucket(BUCKET);
@@ -139,7 +139,7 @@ export async function benchIngestionLog(): Promise<void> {
     ...(PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROF_DIR}` } : {}),
   };
   process.stdout.write(
-    `\nIngestion log: web + worker draining, against the direct web, analytics server over HTTP (data in ${STORE_ROOT}); ${REQUESTS} requests of ${TRACES * SPANS_PER_TRACE} spans, ${CONCURRENCY} concurrent\n\n`,
+    `\nIngestion log: web + worker draining, against the direct web, analytics server over HTTP (its data and the log's objects in ${STORE_ROOT}); ${REQUESTS} requests of ${TRACES * SPANS_PER_TRACE} spans, ${CONCURRENCY} concurrent\n\n`,
   );
   const cases = selectedCases();
   try {

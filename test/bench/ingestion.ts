@@ -63,11 +63,13 @@ const SMALL_TRACES = 10;
 const FULL_TRACES = Math.floor(512 / SPANS_PER_TRACE);
 const FULL_REQUESTS = Number(process.env['BENCH_INGEST_FULL_REQUESTS'] ?? 40);
 /**
- * Where the analytics server keeps its data (BENCH_STORE_DIR, default /dev/shm). On an ext4 without
- * a journal (this machine's root), every file creation scans past the inodes freed in the last
- * seconds (`find_inode_bit` -> `recently_deleted`): measured at 30 % of the store's CPU during the
- * web's run, a cost of creating files that journaled ext4 and XFS volumes do not have and that
- * falls on small inserts most. A tmpfs keeps that artefact out of both sides of the ratio.
+ * Where the analytics server keeps its data, and the S3 server the ingestion log's objects
+ * (BENCH_STORE_DIR, default /dev/shm). On an ext4 without a journal (this machine's root), every
+ * file creation scans past the inodes freed in the last seconds (`find_inode_bit` ->
+ * `recently_deleted`): measured at 30 % of the store's CPU during the web's run, a cost of creating
+ * files that journaled ext4 and XFS volumes do not have and that falls on small inserts most (and on
+ * the log, one object per group of requests). A tmpfs keeps that artefact out of both sides of the
+ * ratio.
  */
 export const STORE_ROOT = process.env['BENCH_STORE_DIR'] ?? '/dev/shm';
 /** Tables ingestion writes directly (events_core is filled by the materialized view). */
