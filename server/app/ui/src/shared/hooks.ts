@@ -1,17 +1,18 @@
 /** The React hooks the pages share: loading, writing, paging, toggling, debounced previews, checkbox picks. */
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type DependencyList, type FormEvent, useCallback, useEffect, useState } from 'react';
 import type { Page } from './api.ts';
 
 /**
- * What a page or section fetched, loaded when `fetch` changes (wrap it in `useCallback` with what it
- * reads): `data` is undefined until the first answer and kept when a later one fails. `error` is the
+ * What a page or section fetched, loaded again when `deps` (what `fetch` reads, as for `useEffect`)
+ * change: `data` is undefined until the first answer and kept when a later one fails. `error` is the
  * last failure's message; `act` runs a write, clearing the error first, then reloads, or shows its
  * failure.
  */
-export function useLoaded<T>(fetch: () => Promise<T>) {
+export function useLoaded<T>(fetch: () => Promise<T>, deps: DependencyList) {
   const [data, setData] = useState<T | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const reload = useCallback(() => fetch().then(setData, (e: Error) => setError(e.message)), [fetch]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what fetch reads (checked there, see biome.json)
+  const reload = useCallback(() => fetch().then(setData, (e: Error) => setError(e.message)), deps);
   useEffect(() => {
     void reload();
   }, [reload]);

@@ -4,7 +4,7 @@
  * new channel (a webhook's signing secret is shown once, when it is made). The alerts API's own
  * routes under the project's UI scope; the worker evaluates the rules.
  */
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { AGGREGATION_MENU } from '../../../../../features/reads/aggregations.ts';
 import { Choice, Input, useForm } from '../../shared/fields.tsx';
 import { formatSeconds, formatTime } from '../../shared/format.ts';
@@ -30,10 +30,8 @@ export function Alerts({ projectId }: { projectId: string }) {
     error,
     reload: load,
   } = useLoaded(
-    useCallback(
-      () => Promise.all([alertsApi.alertRules(projectId), alertsApi.alertChannels(projectId)]),
-      [projectId],
-    ),
+    () => Promise.all([alertsApi.alertRules(projectId), alertsApi.alertChannels(projectId)]),
+    [projectId],
   );
 
   if (error) return <main className="error">{error}</main>;

@@ -6,7 +6,7 @@
  * observation of the project, resolved by the server with the judge's own code; and each rule's
  * execution log (status, score, reasoning, the judge's trace, failures with their reason).
  */
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { useLoaded } from '../../shared/hooks.ts';
 import { Link } from '../../shared/link.tsx';
 import { Grid } from '../../shared/lists.tsx';
@@ -22,16 +22,14 @@ export function Evaluations({ projectId }: { projectId: string }) {
     error,
     reload: load,
   } = useLoaded(
-    useCallback(
-      () =>
-        Promise.all([
-          evaluationApi.evaluators(projectId),
-          evaluationApi.evaluationRules(projectId),
-          llmConnectionsApi.llmConnections(projectId),
-          evaluationApi.ruleFilterColumns(projectId),
-        ]),
-      [projectId],
-    ),
+    () =>
+      Promise.all([
+        evaluationApi.evaluators(projectId),
+        evaluationApi.evaluationRules(projectId),
+        llmConnectionsApi.llmConnections(projectId),
+        evaluationApi.ruleFilterColumns(projectId),
+      ]),
+    [projectId],
   );
   const [template, setTemplate] = useState<Evaluator | undefined>();
   const [editing, setEditing] = useState<EvaluationRule | undefined>();

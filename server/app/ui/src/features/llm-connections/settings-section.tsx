@@ -1,5 +1,5 @@
 /** The settings page's LLM connections section and its form. */
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { Check, Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';
@@ -20,9 +20,7 @@ export function LlmConnections({ projectId }: { projectId: string }) {
     error,
     reload,
     act,
-  } = useLoaded(
-    useCallback(() => llmConnectionsApi.llmConnections(projectId).then((r) => r.data), [projectId]),
-  );
+  } = useLoaded(() => llmConnectionsApi.llmConnections(projectId).then((r) => r.data), [projectId]);
   const [editing, setEditing] = useState<LlmConnection | undefined>();
   const remove = (c: LlmConnection) => act(llmConnectionsApi.deleteLlmConnection(projectId, c.id));
 

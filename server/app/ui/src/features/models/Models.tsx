@@ -5,7 +5,7 @@
  * the reference does. "Test a model name" asks the server which definition ingestion would price
  * that name with now.
  */
-import { type FormEvent, useCallback, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { Choice, Input, useForm } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';
@@ -30,14 +30,12 @@ export function Models({ projectId }: { projectId: string }) {
     reload: load,
     act,
   } = useLoaded(
-    useCallback(
-      () =>
-        Promise.all([modelsApi.models(projectId), projectsApi.project(projectId)]).then(([m, info]) => ({
-          models: m.data,
-          canWrite: info.project.role !== 'viewer',
-        })),
-      [projectId],
-    ),
+    () =>
+      Promise.all([modelsApi.models(projectId), projectsApi.project(projectId)]).then(([m, info]) => ({
+        models: m.data,
+        canWrite: info.project.role !== 'viewer',
+      })),
+    [projectId],
   );
   const { models, canWrite = false } = data ?? {};
   const [editing, setEditing] = useState<Editing>({ kind: 'new' });

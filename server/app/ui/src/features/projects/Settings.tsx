@@ -2,7 +2,6 @@
  * Spans two features: the LLM connections section comes from llm-connections, whose client
  * evaluators and the playground share.
  */
-import { useCallback } from 'react';
 import { useLoaded } from '../../shared/hooks.ts';
 import { LlmConnections } from '../llm-connections/settings-section.tsx';
 import { projectsApi } from './api.ts';
@@ -16,7 +15,8 @@ import { Members } from './members.tsx';
  */
 export function Settings({ projectId }: { projectId: string }) {
   const { data: role, error } = useLoaded(
-    useCallback(() => projectsApi.project(projectId).then((p) => p.project.role), [projectId]),
+    () => projectsApi.project(projectId).then((p) => p.project.role),
+    [projectId],
   );
   if (error) return <main className="error">{error}</main>;
   if (!role) return <main className="muted">Loading…</main>;

@@ -1,5 +1,5 @@
 /** The project's API keys, for owners: listed masked, created (the secret shown once) and revoked. */
-import { type FormEvent, useCallback, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { ErrorAlert } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded } from '../../shared/hooks.ts';
@@ -11,7 +11,7 @@ export function ApiKeys({ projectId }: { projectId: string }) {
     data: keys = [],
     error,
     act,
-  } = useLoaded(useCallback(() => projectsApi.apiKeys(projectId).then((r) => r.data), [projectId]));
+  } = useLoaded(() => projectsApi.apiKeys(projectId).then((r) => r.data), [projectId]);
   const [note, setNote] = useState('');
   const [created, setCreated] = useState<{ publicKey: string; secretKey: string } | undefined>();
   const create = (e: FormEvent) => {

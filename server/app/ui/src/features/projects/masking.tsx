@@ -2,7 +2,7 @@
  * The settings page's masking section: the masking API is a project setting, so its calls are in
  * projects/api.ts.
  */
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { Check, Choice, ErrorAlert, Input, useForm } from '../../shared/fields.tsx';
 import { useLoaded, useWrite } from '../../shared/hooks.ts';
 import { Grid } from '../../shared/lists.tsx';
@@ -15,9 +15,7 @@ const DETECTORS = ['email', 'card_number', 'api_key', 'iban', 'phone_number', 'c
  * (server/features/masking/), with a dry run over the project's most recent observations.
  */
 export function Masking({ projectId }: { projectId: string }) {
-  const { data, error, act, reload } = useLoaded(
-    useCallback(() => projectsApi.maskingRules(projectId), [projectId]),
-  );
+  const { data, error, act, reload } = useLoaded(() => projectsApi.maskingRules(projectId), [projectId]);
   const rules = data?.data ?? [];
   const [preview, setPreview] = useState<MaskingPreview | undefined>();
   const { form, setForm, bind, check } = useForm({

@@ -1,5 +1,5 @@
 /** The project's members and pending invitations; owners change roles, remove members, invite. */
-import { type FormEvent, useCallback, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { ErrorAlert } from '../../shared/fields.tsx';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded } from '../../shared/hooks.ts';
@@ -9,7 +9,7 @@ import { type Project, projectsApi } from './api.ts';
 const ROLES: Project['role'][] = ['owner', 'member', 'viewer'];
 
 export function Members({ projectId, owner }: { projectId: string; owner: boolean }) {
-  const { data, error, act } = useLoaded(useCallback(() => projectsApi.members(projectId), [projectId]));
+  const { data, error, act } = useLoaded(() => projectsApi.members(projectId), [projectId]);
   const members = data?.members ?? [];
   const invitations = data?.invitations ?? [];
   const [email, setEmail] = useState('');

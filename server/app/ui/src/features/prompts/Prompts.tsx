@@ -6,7 +6,7 @@
  * variables to a model of the project's LLM connections, shows the completion with its tokens and
  * cost, and saves the prompt tried as a new version.
  */
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { formatTime } from '../../shared/format.ts';
 import { useLoaded } from '../../shared/hooks.ts';
 import { Grid, WordsCell } from '../../shared/lists.tsx';
@@ -20,7 +20,7 @@ export function Prompts({ projectId }: { projectId: string }) {
     data: prompts,
     error,
     reload: load,
-  } = useLoaded(useCallback(() => promptsApi.prompts(projectId).then((p) => p.data), [projectId]));
+  } = useLoaded(() => promptsApi.prompts(projectId).then((p) => p.data), [projectId]);
   const [folder, setFolder] = useState('');
   const [selected, setSelected] = useState<string | undefined>();
   const [draft, setDraft] = useState<PromptVersion | undefined>();
