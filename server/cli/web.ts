@@ -63,7 +63,9 @@ export async function run(_args: string[]): Promise<number> {
       return 2;
     }
     await loadBuiltInModels(stores.pool, readPriceFile(BUILT_IN_PRICE_FILE));
-    warmTokenizers();
+    // Only a web that writes the store before it answers prices what it accepts; behind the log the
+    // drain does, and the encoders (about 120 MB of heap, 1.5 s of CPU to build) would sit unused.
+    if (!config.ingestionLog.s3 || config.ingestionLog.waitForStore) warmTokenizers();
   } catch (err) {
     await stores.close();
     if (err instanceof SchemaAheadError) {

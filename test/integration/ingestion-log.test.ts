@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startActiveObservation } from '@langfuse/tracing';
+import { Tiktoken } from 'js-tiktoken/lite';
+import o200k from 'js-tiktoken/ranks/o200k_base';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
@@ -489,5 +491,51 @@ FROM ingestion_log WHERE project_id = $1 AND received_at >= $2`,
         ])
         .sort((a, b) => (a.id < b.id ? -1 : 1)),
     );
+  }, 180_000);
+
+  it('prices in the drain: a generation without usage, acknowledged at the log, is counted with its tokenizer', async () => {
+    // `bounded` answers at the log, so it never builds a tokenizer: the worker counts, when it drains.
+    const id = `priced-${randomUUID()}`;
+    const messages = [{ role: 'user', content: 'Let us circle back when we have more bandwidth.' }];
+    const answer = 'We will talk later when we are less busy.';
+    const now = new Date().toISOString();
+    const res = await fetch(`${bounded.url}/api/public/ingestion`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(project), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: [
+          {
+            id: `${id}-e`,
+            type: 'generation-create',
+            timestamp: now,
+            body: { id, traceId: id, name: 'llm', model: 'gpt-4o-mini', input: messages, output: answer },
+          },
+        ],
+      }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(res.status).toBe(207);
+    expect(((await res.json()) as { errors: unknown[] }).errors).toEqual([]);
+    // OpenAI's rule (js-tiktoken's encoder, not the service's): 3 per message, each field, 3 priming the reply.
+    const enc = new Tiktoken(o200k);
+    const input =
+      3 + messages.reduce((n, m) => n + 3 + enc.encode(m.role).length + enc.encode(m.content).length, 0);
+    const output = enc.encode(answer).length;
+    const [row] = await waitFor(
+      'the drained generation',
+      async () => {
+        const rows = await query<{ usage: Record<string, string> }>(
+          'SELECT usage_details AS usage FROM observations FINAL WHERE project_id = {p:String} AND id = {id:String}',
+          { p: project.projectId, id },
+        );
+        return rows.length > 0 ? rows : undefined;
+      },
+      120_000,
+    );
+    expect(Object.fromEntries(Object.entries(row!.usage).map(([k, v]) => [k, Number(v)]))).toEqual({
+      input,
+      output,
+      total: input + output,
+    });
   }, 180_000);
 });

@@ -46,7 +46,7 @@ function encoder(model: string): Tiktoken {
 /**
  * Builds the encoders now: decoding the ranks takes about half a second of CPU each (seconds on a
  * busy machine), which the first generation to need one would otherwise wait for, blocking the
- * event loop. The web calls it before it listens, so readiness includes it.
+ * event loop. A web that writes the store itself calls it before it listens, so readiness includes it.
  */
 export function warmTokenizers(): void {
   for (const model of ['gpt-4', 'gpt-4o']) encoder(model);
