@@ -14,8 +14,9 @@ import {
   parseObservationCursor,
   simpleFilters,
 } from '../../server/features/reads/observations.ts';
+import { toIso } from '../../server/features/reads/row-values.ts';
 import { buildScoresV3, mapScoreV3 } from '../../server/features/reads/scores.ts';
-import { Params, toChText, toIso, Where } from '../../server/features/reads/sql.ts';
+import { Params, toChText, Where } from '../../server/features/reads/sql.ts';
 import { BadRequest } from '../../server/kernel/errors.ts';
 
 const HOSTILE = "x' OR 1=1 --";

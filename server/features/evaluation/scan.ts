@@ -15,7 +15,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
 import { type ColumnTable, compileFilters } from '../reads/filters.ts';
-import { Params, toChText, toIso } from '../reads/sql.ts';
+import { toIso } from '../reads/row-values.ts';
+import { Params, toChText } from '../reads/sql.ts';
 import { chTimeToIso } from '../write-model/time.ts';
 import { enqueueExecutions, type NewExecution, pendingByRule } from './executions.ts';
 import { ruleColumns, sampled, type Target } from './rules.ts';

@@ -8,18 +8,8 @@
 import { BadRequest } from '../../kernel/errors.ts';
 import type { FilterCondition } from './filters.ts';
 import { own } from './lookup.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  orNull,
-  Params,
-  type Query,
-  spanOf,
-  toIso,
-  Where,
-  withFieldGroups,
-  zipMetadata,
-} from './sql.ts';
+import { orNull, spanOf, toIso, withFieldGroups, zipMetadata } from './row-values.ts';
+import { decodeCursor, encodeCursor, Params, type Query, Where } from './sql.ts';
 
 /**
  * The columns each endpoint filters on, by the name of both its csv parameter and the column of its

@@ -6,7 +6,8 @@
  */
 import { BadRequest } from '../../kernel/errors.ts';
 import { INPUT_TOKENS, OUTPUT_TOKENS, TOTAL_COST, TOTAL_TOKENS } from './events-columns.ts';
-import { decodeCursor, encodeCursor, num, Params, type Query, toIso, Where } from './sql.ts';
+import { num, toIso } from './row-values.ts';
+import { decodeCursor, encodeCursor, Params, type Query, Where } from './sql.ts';
 
 export const GROUPINGS = ['session', 'user'] as const;
 export type Grouping = (typeof GROUPINGS)[number];

@@ -5,7 +5,7 @@
  * Rows come out in the shapes the version 4 pages use, so one page renders either read path.
  */
 import { indexScores, scoresOfRow } from './row-scores.ts';
-import { num, numberMap, orNull, parseMaybeJson, toIso } from './sql.ts';
+import { num, numberMap, orNull, parseMaybeJson, toIso } from './row-values.ts';
 import { costSource } from './trace-totals.ts';
 import { treeOrder } from './tree-order.ts';
 

@@ -5,17 +5,8 @@
  */
 import { BadRequest } from '../../kernel/errors.ts';
 import { own } from './lookup.ts';
-import {
-  metadataObject,
-  num,
-  numberMap,
-  orNull,
-  Params,
-  parseMaybeJson,
-  type Query,
-  toIso,
-  Where,
-} from './sql.ts';
+import { metadataObject, num, numberMap, orNull, parseMaybeJson, toIso } from './row-values.ts';
+import { Params, type Query, Where } from './sql.ts';
 
 type Row = Record<string, unknown>;
 

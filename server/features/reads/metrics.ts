@@ -17,7 +17,8 @@ import {
   parseJsonParam,
 } from './filters.ts';
 import { own } from './lookup.ts';
-import { Params, type Query, toIso, Where } from './sql.ts';
+import { toIso } from './row-values.ts';
+import { Params, type Query, Where } from './sql.ts';
 
 export const GRANULARITIES = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
 type Granularity = (typeof GRANULARITIES)[number];

@@ -11,20 +11,16 @@ import { LATENCY_MS, OBSERVATION_COLUMNS, TOTAL_COST, TOTAL_TOKENS, TTFT_MS } fr
 import { type CompileContext, compileFilters, type FilterCondition, fullTextMatch } from './filters.ts';
 import { own } from './lookup.ts';
 import {
-  decodeCursor,
-  encodeCursor,
   num,
   numberMap,
   orNull,
-  Params,
   parseMaybeJson,
-  type Query,
   spanOf,
   toIso,
-  Where,
   withFieldGroups,
   zipMetadata,
-} from './sql.ts';
+} from './row-values.ts';
+import { decodeCursor, encodeCursor, Params, type Query, Where } from './sql.ts';
 
 export const FIELD_GROUPS = [
   'core',

@@ -3,8 +3,9 @@
  * reference shows trace-level scores), an observation's own scores on it. Pure builder and mapper.
  */
 
+import { orNull } from './row-values.ts';
 import { scoreValue } from './scores.ts';
-import { orNull, Params, type Query } from './sql.ts';
+import { Params, type Query } from './sql.ts';
 
 type Row = Record<string, unknown>;
 

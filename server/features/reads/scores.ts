@@ -4,18 +4,8 @@
  * (timestamp, id) descending, and the value typed by data type. Pure builders and mappers.
  */
 import { BadRequest } from '../../kernel/errors.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  metadataObject,
-  num,
-  orNull,
-  Params,
-  type Query,
-  toIso,
-  Where,
-  withFieldGroups,
-} from './sql.ts';
+import { metadataObject, num, orNull, toIso, withFieldGroups } from './row-values.ts';
+import { decodeCursor, encodeCursor, Params, type Query, Where } from './sql.ts';
 
 export const SCORE_FIELD_GROUPS = ['details', 'subject', 'annotation'] as const;
 export type ScoreFieldGroup = (typeof SCORE_FIELD_GROUPS)[number];

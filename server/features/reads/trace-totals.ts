@@ -3,7 +3,8 @@
  * trace's root observation and in the trace view. Pure builder and mapper.
  */
 import { TOTAL_COST } from './events-columns.ts';
-import { num, numberMap, Params, type Query } from './sql.ts';
+import { num, numberMap } from './row-values.ts';
+import { Params, type Query } from './sql.ts';
 
 type Row = Record<string, unknown>;
 

@@ -16,9 +16,9 @@ import { q } from '../../../platform/http/route.ts';
 import { buildExperimentItems, buildExperiments, mapExperiment } from '../../reads/experiments.ts';
 import { buildRunItems, buildTraceOutputs } from '../../reads/legacy.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
+import { orNull } from '../../reads/row-values.ts';
 import { compareRuns, type RunResult } from '../../reads/run-comparison.ts';
 import { type Row, select } from '../../reads/select.ts';
-import { orNull } from '../../reads/sql.ts';
 import { readPathOf } from '../../users/read-path.ts';
 import { findDatasetById, listDatasetItems, listDatasets, listRuns } from '../store.ts';
 

@@ -25,9 +25,9 @@ import {
 } from '../../reads/observations.ts';
 import { readObservationPage } from '../../reads/routes/observation-page.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../../reads/row-scores.ts';
+import { zipMetadata } from '../../reads/row-values.ts';
 import { snippetOf } from '../../reads/search-snippet.ts';
 import { select } from '../../reads/select.ts';
-import { zipMetadata } from '../../reads/sql.ts';
 import { buildTraceTotals, indexTraceTotals } from '../../reads/trace-totals.ts';
 import { markProjectDeleted, updateProject } from '../organizations.ts';
 import type { ProjectsRouteContext } from './context.ts';

@@ -14,7 +14,7 @@ import { visibleModels } from '../../models/store.ts';
 import { FIELD_GROUPS, type FieldGroup, mapObservation, rowKey } from '../observations.ts';
 import { buildRowScores, indexScores, scoresOfRow } from '../row-scores.ts';
 import { select } from '../select.ts';
-import { numberMap, zipMetadata } from '../sql.ts';
+import { numberMap, zipMetadata } from '../row-values.ts';
 import { buildTraceTotals, costSource, indexTraceTotals } from '../trace-totals.ts';
 import { treeOrder } from '../tree-order.ts';
 import { readObservationPage } from './observation-page.ts';

@@ -5,9 +5,9 @@ import type { RouteContext } from '../../../platform/http/context.ts';
 import { projectRoutes, publicMount } from '../../../platform/http/project-routes.ts';
 import { q } from '../../../platform/http/route.ts';
 import { buildScoreById, buildScoreList, buildTracesByIds } from '../../reads/legacy.ts';
+import { orNull } from '../../reads/row-values.ts';
 import { mapScoreLegacy } from '../../reads/scores.ts';
 import { type Row, runPaged, select } from '../../reads/select.ts';
-import { orNull } from '../../reads/sql.ts';
 
 const scoreListQuery = z.object({
   ...q.page(100, 50),
