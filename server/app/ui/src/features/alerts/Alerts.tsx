@@ -25,11 +25,7 @@ const STATE_WORDS: Record<string, string> = {
 };
 
 export function Alerts({ projectId }: { projectId: string }) {
-  const {
-    data,
-    error,
-    reload: load,
-  } = useLoaded(
+  const { data, error, reload } = useLoaded(
     () => Promise.all([alertsApi.alertRules(projectId), alertsApi.alertChannels(projectId)]),
     [projectId],
   );
@@ -47,10 +43,10 @@ export function Alerts({ projectId }: { projectId: string }) {
         columns={['Rule', 'Metric', 'Condition', 'State', 'Last value', 'Last evaluated', '']}
       >
         {rules.map((r) => (
-          <RuleRow key={r.id} projectId={projectId} rule={r} onChange={load} />
+          <RuleRow key={r.id} projectId={projectId} rule={r} onChange={reload} />
         ))}
       </Grid>
-      <NewRule projectId={projectId} channels={channels} onCreated={load} />
+      <NewRule projectId={projectId} channels={channels} onCreated={reload} />
       <h2>Channels</h2>
       <Grid
         empty={channels.length === 0 && 'No channel yet: rules without one only record their state.'}
@@ -61,7 +57,7 @@ export function Alerts({ projectId }: { projectId: string }) {
           <ChannelRow key={c.id} projectId={projectId} channel={c} />
         ))}
       </Grid>
-      <NewChannel projectId={projectId} onCreated={load} />
+      <NewChannel projectId={projectId} onCreated={reload} />
     </main>
   );
 }

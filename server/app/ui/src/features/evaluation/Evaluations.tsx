@@ -17,11 +17,7 @@ import { RuleForm } from './rule-form.tsx';
 import { RuleRow } from './rule-list.tsx';
 
 export function Evaluations({ projectId }: { projectId: string }) {
-  const {
-    data,
-    error,
-    reload: load,
-  } = useLoaded(
+  const { data, error, reload } = useLoaded(
     () =>
       Promise.all([
         evaluationApi.evaluators(projectId),
@@ -64,7 +60,7 @@ export function Evaluations({ projectId }: { projectId: string }) {
         templates={evaluators}
         start={template}
         connections={connections}
-        onCreated={load}
+        onCreated={reload}
       />
       <h2>Rules</h2>
       <Grid
@@ -73,7 +69,7 @@ export function Evaluations({ projectId }: { projectId: string }) {
         columns={['Rule', 'Target', 'Evaluators', 'State', 'Sampling', 'Delay', 'Filter', '']}
       >
         {rules.map((r) => (
-          <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={load} />
+          <RuleRow key={r.id} projectId={projectId} rule={r} onEdit={setEditing} onChange={reload} />
         ))}
       </Grid>
       <RuleForm
@@ -85,7 +81,7 @@ export function Evaluations({ projectId }: { projectId: string }) {
         onSaved={() => {
           setEditing(undefined);
           setSaves((n) => n + 1);
-          void load();
+          void reload();
         }}
       />
     </main>

@@ -24,12 +24,7 @@ type Editing =
   | { kind: 'override'; model: ModelDefinition };
 
 export function Models({ projectId }: { projectId: string }) {
-  const {
-    data,
-    error,
-    reload: load,
-    act,
-  } = useLoaded(
+  const { data, error, reload, act } = useLoaded(
     () =>
       Promise.all([modelsApi.models(projectId), projectsApi.project(projectId)]).then(([m, info]) => ({
         models: m.data,
@@ -111,7 +106,7 @@ export function Models({ projectId }: { projectId: string }) {
           editing={editing}
           onDone={async () => {
             setEditing({ kind: 'new' });
-            await load();
+            await reload();
           }}
         />
       )}

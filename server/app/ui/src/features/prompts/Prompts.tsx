@@ -19,7 +19,7 @@ export function Prompts({ projectId }: { projectId: string }) {
   const {
     data: prompts,
     error,
-    reload: load,
+    reload,
   } = useLoaded(() => promptsApi.prompts(projectId).then((p) => p.data), [projectId]);
   const [folder, setFolder] = useState('');
   const [selected, setSelected] = useState<string | undefined>();
@@ -28,7 +28,7 @@ export function Prompts({ projectId }: { projectId: string }) {
 
   const changed = () => {
     setGeneration((g) => g + 1);
-    void load();
+    void reload();
   };
 
   if (error) return <main className="error">{error}</main>;
