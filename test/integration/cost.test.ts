@@ -9,13 +9,12 @@
  */
 import { LangfuseClient } from '@langfuse/client';
 import { type LangfuseGenerationAttributes, startObservation } from '@langfuse/tracing';
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200k from 'js-tiktoken/ranks/o200k_base';
 import { Langfuse } from 'langfuse';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bounded, eventually, runPython } from '../conformance/env.ts';
 import { ensurePythonSdk } from '../conformance/python-sdks.ts';
 import { type Body, callApi, MODES, modeWebsForSuite } from '../fixtures/mode-webs.ts';
+import { chatUsage } from '../fixtures/openai-usage.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import type { Mode, Project } from '../fixtures/service.ts';
 
@@ -118,11 +117,7 @@ describe.each(MODES)('%s: generations from @langfuse/otel 5.x', (mode) => {
     ];
     const answer = 'We will talk later when we are less busy.';
     const g = await sendGeneration(mode, { model: 'gpt-4o-mini', input: messages, output: answer });
-    // OpenAI's rule: 3 per message, each field's tokens, 3 priming the reply (gpt-4o-mini: o200k).
-    const enc = new Tiktoken(o200k);
-    const input =
-      3 + messages.reduce((n, m) => n + 3 + enc.encode(m.role).length + enc.encode(m.content).length, 0);
-    const output = enc.encode(answer).length;
+    const { input, output } = chatUsage(messages, answer);
     for (const api of READS[mode]) {
       const v = await readCost(mode, api, g.traceId, g.id);
       expect(v.usageDetails, api).toEqual({ input, output, total: input + output });

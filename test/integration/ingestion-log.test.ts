@@ -12,14 +12,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startActiveObservation } from '@langfuse/tracing';
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200k from 'js-tiktoken/ranks/o200k_base';
 import { Langfuse } from 'langfuse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGESTION_LOG_ENV } from '../../server/contract/env.ts';
 import { encodeLogFile, logKey } from '../../server/features/ingestion/log/entry.ts';
 import { LegacyChanges } from '../../server/features/write-model/changes.ts';
 import { ensurePythonSdk, pythonOf } from '../conformance/python-sdks.ts';
+import { chatUsage } from '../fixtures/openai-usage.ts';
 import { runCommand } from '../fixtures/processes.ts';
 import { withSdkTracer } from '../fixtures/sdk-tracer.ts';
 import {
@@ -516,11 +515,7 @@ FROM ingestion_log WHERE project_id = $1 AND received_at >= $2`,
     });
     expect(res.status).toBe(207);
     expect(((await res.json()) as { errors: unknown[] }).errors).toEqual([]);
-    // OpenAI's rule (js-tiktoken's encoder, not the service's): 3 per message, each field, 3 priming the reply.
-    const enc = new Tiktoken(o200k);
-    const input =
-      3 + messages.reduce((n, m) => n + 3 + enc.encode(m.role).length + enc.encode(m.content).length, 0);
-    const output = enc.encode(answer).length;
+    const { input, output } = chatUsage(messages, answer);
     const [row] = await waitFor(
       'the drained generation',
       async () => {
