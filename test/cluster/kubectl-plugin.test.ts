@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { waitEstablished } from '../../cluster/crds.ts';
 import type { LocalClusterClient } from '../../cluster/local-cluster.ts';
 import { crdDir } from '../../cluster/paths.ts';
 import { waitFor } from '../../cluster/wait.ts';
@@ -27,7 +28,8 @@ beforeAll(async () => {
   cluster = localCluster();
   // The chart installs the CRD in the operator's files; this file applies it alone and removes it.
   await cluster.kubectl(['apply', '-f', join(crdDir, 'observatory.dev_observabilityservices.yaml')]);
-  await cluster.kubectl(['wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s']);
+  // Polled, not `kubectl wait`: that errors while the new CRD has no status conditions yet.
+  await waitEstablished(cluster.kubeconfig, [CRD], 60_000);
   await createNamespace(cluster, ns);
 });
 afterAll(async () => {
