@@ -39,15 +39,24 @@ export class ReplayStalled extends Error {
   override name = 'ReplayStalled';
 }
 
-/** How many of `keys` are still queued, and how many were set aside as unreadable (drained with an error). */
-async function stateOf(pool: pg.Pool, keys: string[]): Promise<{ pending: number; dead: number }> {
-  const { rows } = await pool.query<{ pending: string; dead: string }>(
+/**
+ * How many of `keys` are still queued, how many were set aside as unreadable (drained with an
+ * error), and why the store refused one still queued: recorded by whichever drain tried it, a
+ * worker's or this process's.
+ */
+async function stateOf(
+  pool: pg.Pool,
+  keys: string[],
+): Promise<{ pending: number; dead: number; refusal: string | undefined }> {
+  const { rows } = await pool.query<{ pending: string; dead: string; refusal: string | null }>(
     `SELECT count(*) FILTER (WHERE drained_at IS NULL) AS pending,
-            count(*) FILTER (WHERE drained_at IS NOT NULL AND last_error IS NOT NULL) AS dead
+            count(*) FILTER (WHERE drained_at IS NOT NULL AND last_error IS NOT NULL) AS dead,
+            min(last_error) FILTER (WHERE drained_at IS NULL) AS refusal
        FROM ingestion_log WHERE key = ANY($1::text[])`,
     [keys],
   );
-  return { pending: Number(rows[0]!.pending), dead: Number(rows[0]!.dead) };
+  const r = rows[0]!;
+  return { pending: Number(r.pending), dead: Number(r.dead), refusal: r.refusal ?? undefined };
 }
 
 export async function replayLog(
@@ -64,15 +73,18 @@ export async function replayLog(
   onProgress(progress);
   // Requeued, every key has no error; one the drains set aside since is this replay's dead file
   // (a drain's own count also holds other files it claimed).
-  let state = files.length === 0 ? { pending: 0, dead: 0 } : await stateOf(o.pool, keys);
+  let state = files.length === 0 ? { pending: 0, dead: 0, refusal: undefined } : await stateOf(o.pool, keys);
   const holder = `replay-${randomUUID()}`;
   let movedAt = performance.now();
   let lastError: string | undefined;
   while (state.pending > 0) {
     // This process drains too (workers may be scaled down after a restore); claims are shared.
     const r = await drainOnce({ ...o, batchFiles: REPLAY_BATCH_FILES, leaseMs: REPLAY_LEASE_MS, holder });
-    lastError = r.error ?? lastError;
     const now = await stateOf(o.pool, keys);
+    // Why the store refused one of this replay's files, whichever drain tried it (a worker may have
+    // claimed it first); else what this process's drain met: a store that is down refuses no file
+    // in particular, so nothing is recorded on the files.
+    lastError = now.refusal ?? r.error ?? lastError;
     if (now.pending < state.pending) movedAt = performance.now();
     state = now;
     progress.dead = state.dead;
